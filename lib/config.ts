@@ -1,0 +1,51 @@
+import { z } from 'zod';
+
+const flag = z
+  .enum(['true', 'false', '1', '0'])
+  .default('false')
+  .transform((value) => value === 'true' || value === '1');
+
+const commaList = z
+  .string()
+  .default('')
+  .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
+
+/**
+ * Every setting the service reads, validated once at module load so that a bad value
+ * fails the cold start instead of the first request that happens to need it.
+ */
+const configSchema = z.object({
+  TABLE_NAME: z.string().min(3).default('container-hosting'),
+  /** Set only for DynamoDB Local; Lambda uses the regional endpoint. */
+  DYNAMODB_ENDPOINT: z.url().optional(),
+  AWS_REGION: z.string().min(1).default('us-east-1'),
+  /** Loopback http redirect URIs for OAuth apps; on for the local stack, off on AWS by default. */
+  ALLOW_INSECURE_REDIRECT_URIS: flag,
+  /** Fixed public origin (https://api.example.com) used for OAuth metadata; derived from the request when unset. */
+  PUBLIC_BASE_URL: z.url().optional(),
+  /** How long start and restart wait for a task to run before answering 504. */
+  START_BUDGET_MS: z.coerce.number().int().min(0).max(28_000).default(25_000),
+  CONTAINER_RUNTIME: z.enum(['ecs', 'local']).default('ecs'),
+  ECS_CLUSTER_ARN: z.string().optional(),
+  ECS_TASK_DEFINITION_ARN: z.string().optional(),
+  ECS_CONTAINER_NAME: z.string().default('app'),
+  ECS_SUBNET_IDS: commaList,
+  ECS_SECURITY_GROUP_IDS: commaList,
+  ECS_ASSIGN_PUBLIC_IP: flag,
+  /** The local runtime's container process; `{hostname}` and `{port}` are substituted. */
+  LOCAL_CONTAINER_COMMAND: z.string().optional(),
+  LOCAL_CONTAINER_DIR: z.string().default('.data/containers'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}
+
+export const config: Config = loadConfig();

@@ -1,0 +1,30 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** Credential prefixes (product.md section 2). */
+export const CREDENTIAL_PREFIX = {
+  session: 'svss_',
+  personalAccessToken: 'svpat_',
+  accessToken: 'svat_',
+  refreshToken: 'svrt_',
+  clientSecret: 'svcs_',
+} as const;
+
+/** A fresh credential: the prefix plus 256 random bits in base64url. */
+export function newSecret(prefix: string): string {
+  return prefix + randomBytes(32).toString('base64url');
+}
+
+/** How every credential is stored: the hex SHA-256 of the whole string. */
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+/**
+ * Compares two strings in time that depends only on their lengths' digests, so neither
+ * the content nor the length of the expected value leaks through timing.
+ */
+export function constantTimeEqual(presented: string, expected: string): boolean {
+  const a = createHash('sha256').update(presented, 'utf8').digest();
+  const b = createHash('sha256').update(expected, 'utf8').digest();
+  return timingSafeEqual(a, b) && presented.length === expected.length;
+}

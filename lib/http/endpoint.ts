@@ -1,0 +1,64 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { z } from 'zod';
+import { TimeoutError } from '../errors.js';
+import { resolveCredential } from '../identity/wiring.js';
+import type { ApiRequest, AuthenticatedRequest } from './api-request.js';
+import { toLambdaResult } from './lambda-result.js';
+import { authenticate, type CredentialResolver } from './middleware/authenticate.js';
+import { errorEnvelope } from './middleware/error-envelope.js';
+import { normalizeRequest } from './middleware/normalize-request.js';
+import { parseBody } from './middleware/parse-body.js';
+import type { EndpointContext } from './middleware/types.js';
+import { validateInput } from './middleware/validate-input.js';
+import type { Reply } from './reply.js';
+import { routeById, type routes, type RouteId } from './routes.js';
+
+type RouteOf<Id extends RouteId> = Extract<(typeof routes)[number], { id: Id }>;
+
+/** Routes that require a credential hand their function a request with a principal. */
+export type RequestFor<Id extends RouteId, Body, Query> =
+  RouteOf<Id>['access'] extends 'public' | 'browser' ? ApiRequest<Body, Query> : AuthenticatedRequest<Body, Query>;
+
+export interface EndpointOptions<BodySchema extends z.ZodType | undefined, QuerySchema extends z.ZodType | undefined> {
+  body?: BodySchema;
+  query?: QuerySchema;
+  /** Tests swap the credential lookup; production uses the DynamoDB store. */
+  resolveCredential?: CredentialResolver;
+}
+
+type Parsed<Schema, Fallback> = Schema extends z.ZodType ? z.infer<Schema> : Fallback;
+
+/** Lambda gives up at its timeout; answer 504 in the envelope a little before that. */
+const TIMEOUT_MARGIN_MS = 500;
+
+/**
+ * Wraps an endpoint function in the middleware chain every route shares. The order of the
+ * `use` calls is the order of checks in product.md section 1.
+ */
+export function endpoint<
+  Id extends RouteId,
+  BodySchema extends z.ZodType | undefined = undefined,
+  QuerySchema extends z.ZodType | undefined = undefined,
+>(
+  routeId: Id,
+  options: EndpointOptions<BodySchema, QuerySchema>,
+  run: (request: RequestFor<Id, Parsed<BodySchema, unknown>, Parsed<QuerySchema, Record<string, string>>>) => Promise<Reply>,
+) {
+  const route = routeById(routeId);
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, EndpointContext>({
+    timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
+    timeoutEarlyResponse: () => {
+      throw new TimeoutError('The request took too long');
+    },
+  })
+    .use(errorEnvelope())
+    .use(normalizeRequest())
+    .use(authenticate(route, options.resolveCredential ?? resolveCredential))
+    .use(parseBody(route))
+    .use(validateInput({ body: options.body, query: options.query }))
+    .handler(async (_event, context) => {
+      const reply = await run(context.api as never);
+      return toLambdaResult({ ...reply, headers: { 'X-Request-Id': context.api.requestId, ...reply.headers } });
+    });
+}

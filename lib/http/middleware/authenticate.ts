@@ -1,0 +1,82 @@
+import { CsrfRejectedError, ForbiddenError, UnauthorizedError } from '../../errors.js';
+import type { Authentication } from '../../identity/identity-service.js';
+import type { Principal } from '../../identity/principal.js';
+import { constantTimeEqual } from '../../identity/secrets.js';
+import type { ApiRequest } from '../api-request.js';
+import { SESSION_COOKIE } from '../cookies.js';
+import type { Route } from '../routes.js';
+import type { EndpointMiddleware } from './types.js';
+
+/** Looks a presented credential up; `undefined` when unknown, expired or revoked. */
+export type CredentialResolver = (token: string) => Promise<Authentication | undefined>;
+
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+function presentedCredential(request: ApiRequest): string | undefined {
+  const authorization = request.headers['authorization'];
+  if (authorization !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    // A malformed Authorization header is an invalid credential, not an absent one.
+    return match?.[1] ?? '';
+  }
+  return request.cookies[SESSION_COOKIE];
+}
+
+function presentedCsrfToken(request: ApiRequest<string | undefined>, route: Route): string | undefined {
+  const header = request.headers['x-csrf-token'];
+  if (header !== undefined) return header;
+  const isForm = request.headers['content-type']?.startsWith('application/x-www-form-urlencoded');
+  if ((route.body === 'form' || route.body === 'json-or-form') && isForm && request.body) {
+    return new URLSearchParams(request.body).get('csrf_token') ?? undefined;
+  }
+  return undefined;
+}
+
+function assertAllowed(route: Route, principal: Principal): void {
+  if (route.access === 'session' && principal.kind !== 'session') {
+    throw new ForbiddenError('This endpoint needs a browser session');
+  }
+  if ((route.access === 'account' || route.access === 'admin') && principal.kind === 'oauth') {
+    throw new ForbiddenError('OAuth access tokens cannot call this endpoint');
+  }
+  if (route.access === 'admin' && principal.role !== 'admin') {
+    throw new ForbiddenError('This endpoint is for administrators');
+  }
+  if (route.access === 'api' && route.scope && !principal.scopes.includes(route.scope)) {
+    throw new ForbiddenError(`This token lacks the ${route.scope} scope`);
+  }
+}
+
+/**
+ * Credentials (401), then CSRF for sessions on unsafe methods (403 CSRF_REJECTED), then the
+ * route's access level and scope (403 FORBIDDEN): the order product.md section 1 fixes.
+ */
+export function authenticate(route: Route, resolve: CredentialResolver): EndpointMiddleware {
+  return {
+    name: 'authenticate',
+    before: async (request) => {
+      const api = request.context.api as ApiRequest<string | undefined>;
+      if (route.access === 'public') return;
+      const token = presentedCredential(api);
+      if (token === undefined || token === '') {
+        if (route.access === 'browser' && token === undefined) return;
+        throw new UnauthorizedError();
+      }
+      const resolved = await resolve(token);
+      if (!resolved) {
+        if (route.access === 'browser') return;
+        throw new UnauthorizedError();
+      }
+      const { principal } = resolved;
+      if (resolved.sideEffect) request.context.pendingWork.push(resolved.sideEffect);
+      if (principal.kind === 'session' && UNSAFE_METHODS.has(api.method)) {
+        const csrf = presentedCsrfToken(api, route);
+        if (csrf === undefined || !principal.csrfToken || !constantTimeEqual(csrf, principal.csrfToken)) {
+          throw new CsrfRejectedError();
+        }
+      }
+      if (route.access !== 'browser') assertAllowed(route, principal);
+      api.principal = principal;
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { ApiRequest } from '../api-request.js';
+import { parseCookies } from '../cookies.js';
+import type { EndpointMiddleware } from './types.js';
+
+function lowerCaseHeaders(event: APIGatewayProxyEvent): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    if (value !== undefined) headers[name.toLowerCase()] = value;
+  }
+  return headers;
+}
+
+/** API Gateway strips the stage from `path` but not from `requestContext.path`. */
+function basePathOf(event: APIGatewayProxyEvent): string {
+  const fullPath = event.requestContext?.path ?? event.path;
+  return fullPath.endsWith(event.path) ? fullPath.slice(0, fullPath.length - event.path.length) : '';
+}
+
+export function toApiRequest(event: APIGatewayProxyEvent, requestId: string): ApiRequest<string | undefined> {
+  const headers = lowerCaseHeaders(event);
+  const host = headers['x-forwarded-host'] ?? headers['host'] ?? 'localhost';
+  const scheme = headers['x-forwarded-proto']?.split(',')[0]?.trim() ?? 'http';
+  const rawBody =
+    event.body === null || event.body === undefined
+      ? undefined
+      : event.isBase64Encoded
+        ? Buffer.from(event.body, 'base64').toString('utf8')
+        : event.body;
+  const query: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) {
+    if (value !== undefined) query[name] = value;
+  }
+  const params: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.pathParameters ?? {})) {
+    if (value !== undefined) params[name] = value;
+  }
+  return {
+    requestId,
+    method: event.httpMethod,
+    path: event.path,
+    origin: `${scheme}://${host}`,
+    basePath: basePathOf(event),
+    params,
+    query,
+    headers,
+    cookies: parseCookies(headers['cookie']),
+    body: rawBody,
+    sourceIp: event.requestContext?.identity?.sourceIp ?? '',
+    principal: undefined,
+  };
+}
+
+/**
+ * Turns the API Gateway event into the `ApiRequest` the later middlewares refine, and waits
+ * for the request's background work before the response leaves.
+ */
+export function normalizeRequest(): EndpointMiddleware {
+  return {
+    name: 'normalizeRequest',
+    before: async (request) => {
+      request.context.api = toApiRequest(request.event, request.context.awsRequestId);
+      request.context.pendingWork = [];
+    },
+    // Work started for the request (bookkeeping writes) must finish before Lambda freezes.
+    after: async (request) => {
+      await Promise.allSettled(request.context.pendingWork ?? []);
+    },
+    onError: async (request) => {
+      await Promise.allSettled(request.context.pendingWork ?? []);
+    },
+  };
+}

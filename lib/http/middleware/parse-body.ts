@@ -1,0 +1,69 @@
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import { BadRequestError, PayloadTooLargeError } from '../../errors.js';
+import type { ApiRequest } from '../api-request.js';
+import type { Route } from '../routes.js';
+import type { EndpointMiddleware, EndpointRequest } from './types.js';
+
+/** product.md section 5: JSON bodies up to 16 KiB. */
+export const MAX_BODY_BYTES = 16 * 1024;
+
+const jsonParser = httpJsonBodyParser();
+
+/** RFC 6749 section 3.1: a parameter sent twice makes the request invalid. */
+export function parseForm(body: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(body)) {
+    if (Object.hasOwn(fields, name)) throw new BadRequestError(`Parameter ${name} is repeated`);
+    fields[name] = value;
+  }
+  return fields;
+}
+
+async function parseJson(request: EndpointRequest, rawBody: string, contentType: string): Promise<unknown> {
+  request.event.headers = { ...request.event.headers, 'content-type': contentType };
+  request.event.body = rawBody;
+  request.event.isBase64Encoded = false;
+  try {
+    await jsonParser.before!(request as never);
+  } catch {
+    throw new BadRequestError(
+      contentType ? 'The request body is not valid JSON' : 'Send the body as JSON with Content-Type: application/json',
+    );
+  }
+  return request.event.body;
+}
+
+/**
+ * Decodes the body the route accepts: JSON (through middy's JSON parser), or for OAuth's
+ * endpoints also application/x-www-form-urlencoded. Routes without a body ignore one.
+ */
+export function parseBody(route: Route): EndpointMiddleware {
+  return {
+    name: 'parseBody',
+    before: async (request) => {
+      const api = request.context.api as ApiRequest<unknown>;
+      const rawBody = typeof api.body === 'string' ? api.body : undefined;
+      if (rawBody !== undefined && Buffer.byteLength(rawBody, 'utf8') > MAX_BODY_BYTES) {
+        throw new PayloadTooLargeError(`Request bodies are limited to ${MAX_BODY_BYTES} bytes`);
+      }
+      if (route.body === 'none') {
+        api.body = undefined;
+        return;
+      }
+      const contentType = (api.headers['content-type'] ?? '').toLowerCase();
+      const acceptsForm = route.body === 'form' || route.body === 'json-or-form';
+      const acceptsJson = route.body === 'json' || route.body === 'json-or-form';
+      if (acceptsForm && contentType.startsWith('application/x-www-form-urlencoded')) {
+        api.body = parseForm(rawBody ?? '');
+        return;
+      }
+      if (!acceptsJson) {
+        throw new BadRequestError('Send the body as application/x-www-form-urlencoded');
+      }
+      if (rawBody === undefined || rawBody.trim() === '') {
+        throw new BadRequestError('A JSON request body is required');
+      }
+      api.body = await parseJson(request, rawBody, contentType);
+    },
+  };
+}

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import type { Page } from '../store/pagination.js';
+import type { ApiRequest } from './api-request.js';
+import { ok, type Reply } from './reply.js';
+
+/** product.md section 3: `limit` 1..1000 (default 100) and an opaque `cursor`. */
+export const pageQuerySchema = z.strictObject({
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/, 'must be a whole number from 1 to 1000')
+    .transform(Number)
+    .pipe(z.number().int().min(1, 'must be at least 1').max(1000, 'must be at most 1000'))
+    .default(100),
+  cursor: z.string().min(1).max(2048).optional(),
+});
+
+export type PageQuery = z.infer<typeof pageQuerySchema>;
+
+/** `200 { data: [...] }` with the next page's URL in a `Link: <…>; rel="next"` header. */
+export function pageReply<T>(request: ApiRequest<unknown, PageQuery>, page: Page<T>): Reply {
+  if (!page.nextCursor) return ok(page.items);
+  const next = new URL(`${request.origin}${request.basePath}${request.path}`);
+  next.searchParams.set('limit', String(request.query.limit));
+  next.searchParams.set('cursor', page.nextCursor);
+  return ok(page.items, { Link: `<${next.toString()}>; rel="next"` });
+}

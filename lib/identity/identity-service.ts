@@ -1,0 +1,186 @@
+import { createHash } from 'node:crypto';
+import { NotFoundError, RateLimitedError, UnauthorizedError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Page, PageRequest } from '../store/pagination.js';
+import type { CredentialRecord, IdentityStore, PersonalAccessToken, User } from './identity-store.js';
+import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
+import { ALL_SCOPES, type Principal, type Role } from './principal.js';
+import { CREDENTIAL_PREFIX, newSecret, sha256Hex } from './secrets.js';
+
+export const SESSION_LIFETIME_SECONDS = 12 * 60 * 60;
+export const LOGIN_FAILURE_LIMIT = 5;
+export const LOGIN_LOCKOUT_SECONDS = 15 * 60;
+/** A PAT's last-used time is written at most this often, so reads stay cheap. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+/** Longer strings are no credential of ours; refuse them before hashing. */
+const MAX_CREDENTIAL_LENGTH = 256;
+
+const KNOWN_PREFIXES = [CREDENTIAL_PREFIX.session, CREDENTIAL_PREFIX.personalAccessToken, CREDENTIAL_PREFIX.accessToken];
+
+export interface Authentication {
+  principal: Principal;
+  /** Bookkeeping the response need not wait for before it is built (a PAT's last use). */
+  sideEffect?: Promise<unknown>;
+}
+
+export interface SignedInSession {
+  token: string;
+  csrfToken: string;
+  expiresAt: string;
+  user: User;
+}
+
+export interface IssuedPersonalAccessToken {
+  id: string;
+  name: string;
+  token: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+/**
+ * The CSRF token of a session is derived from the session token, so it needs no storage
+ * and cannot be computed from what the table holds (the token's plain SHA-256).
+ */
+export function csrfTokenFor(sessionToken: string): string {
+  return createHash('sha256').update(`csrf\0${sessionToken}`, 'utf8').digest('base64url');
+}
+
+export class IdentityService {
+  constructor(
+    private readonly store: IdentityStore,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async createUser(input: { email: string; password: string; role?: Role }): Promise<User> {
+    const user = {
+      id: newId(),
+      email: normalizeEmail(input.email),
+      role: input.role ?? 'user',
+      createdAt: this.now().toISOString(),
+    };
+    await this.store.createUser({ ...user, passwordHash: await hashPassword(input.password) });
+    return user;
+  }
+
+  async getUser(userId: string): Promise<User> {
+    const user = await this.store.getUser(userId);
+    if (!user) throw new NotFoundError('User not found');
+    return user;
+  }
+
+  listUsers(page: PageRequest): Promise<Page<User>> {
+    return this.store.listUsers(page);
+  }
+
+  /**
+   * Email and password to a session. Five failures for one email within 15 minutes lock
+   * that email for 15 minutes; a wrong email and a wrong password look and take the same.
+   */
+  async signIn(emailInput: string, password: string): Promise<SignedInSession> {
+    const email = normalizeEmail(emailInput);
+    const now = this.now();
+    const [failures, user] = await Promise.all([this.store.getLoginFailures(email), this.store.findUserByEmail(email)]);
+    if (failures?.lockedUntil && Date.parse(failures.lockedUntil) > now.getTime()) {
+      throw new RateLimitedError(
+        'Too many failed sign-ins for this email; try again later',
+        (Date.parse(failures.lockedUntil) - now.getTime()) / 1000,
+      );
+    }
+    const passwordMatches = await verifyPassword(password, user?.passwordHash ?? (await decoyPasswordHash()));
+    if (!user || !passwordMatches) {
+      const recorded = await this.store.recordLoginFailure(email, now, LOGIN_LOCKOUT_SECONDS);
+      if (recorded.count >= LOGIN_FAILURE_LIMIT) {
+        await this.store.lockLogin(email, new Date(now.getTime() + LOGIN_LOCKOUT_SECONDS * 1000));
+      }
+      throw new UnauthorizedError('Wrong email or password');
+    }
+    if (failures) await this.store.clearLoginFailures(email);
+
+    const token = newSecret(CREDENTIAL_PREFIX.session);
+    const expiresAt = new Date(now.getTime() + SESSION_LIFETIME_SECONDS * 1000).toISOString();
+    await this.store.putCredential({
+      tokenHash: sha256Hex(token),
+      kind: 'session',
+      userId: user.id,
+      role: user.role,
+      scopes: ALL_SCOPES,
+      expiresAt,
+    });
+    const { passwordHash: _passwordHash, ...publicUser } = user;
+    return { token, csrfToken: csrfTokenFor(token), expiresAt, user: publicUser };
+  }
+
+  async signOut(principal: Principal): Promise<void> {
+    await this.store.deleteCredential(principal.credentialHash);
+  }
+
+  /** Any presented bearer credential to a principal; `undefined` when it is not a live one. */
+  async authenticate(token: string): Promise<Authentication | undefined> {
+    if (token.length > MAX_CREDENTIAL_LENGTH || !KNOWN_PREFIXES.some((prefix) => token.startsWith(prefix))) {
+      return undefined;
+    }
+    const tokenHash = sha256Hex(token);
+    const credential = await this.store.getCredential(tokenHash);
+    const now = this.now();
+    // DynamoDB deletes expired items lazily, so expiry is checked here, not left to TTL.
+    if (!credential || Date.parse(credential.expiresAt) <= now.getTime()) return undefined;
+    const principal: Principal = {
+      userId: credential.userId,
+      role: credential.role,
+      kind: credential.kind,
+      scopes: credential.scopes,
+      credentialHash: tokenHash,
+      expiresAt: credential.expiresAt,
+      ...(credential.clientId ? { clientId: credential.clientId } : {}),
+      ...(credential.kind === 'session' ? { csrfToken: csrfTokenFor(token) } : {}),
+    };
+    return { principal, sideEffect: this.noteUse(credential, now) };
+  }
+
+  private noteUse(credential: CredentialRecord, now: Date): Promise<void> | undefined {
+    if (credential.kind !== 'pat' || !credential.tokenId) return undefined;
+    const lastUsed = credential.lastUsedAt ? Date.parse(credential.lastUsedAt) : 0;
+    if (now.getTime() - lastUsed < LAST_USED_RESOLUTION_MS) return undefined;
+    return this.store.recordPersonalAccessTokenUse(credential, now.toISOString());
+  }
+
+  async createPersonalAccessToken(
+    principal: Principal,
+    input: { name: string; expiresInDays: number },
+  ): Promise<IssuedPersonalAccessToken> {
+    const now = this.now();
+    const token = newSecret(CREDENTIAL_PREFIX.personalAccessToken);
+    const tokenHash = sha256Hex(token);
+    const metadata: PersonalAccessToken = {
+      id: newId(now.getTime()),
+      userId: principal.userId,
+      name: input.name,
+      tokenHash,
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + input.expiresInDays * 86_400_000).toISOString(),
+      lastUsedAt: null,
+    };
+    await this.store.createPersonalAccessToken(metadata, {
+      tokenHash,
+      kind: 'pat',
+      userId: principal.userId,
+      role: principal.role,
+      scopes: ALL_SCOPES,
+      expiresAt: metadata.expiresAt,
+      tokenId: metadata.id,
+    });
+    return { id: metadata.id, name: metadata.name, token, createdAt: metadata.createdAt, expiresAt: metadata.expiresAt };
+  }
+
+  async listPersonalAccessTokens(principal: Principal, page: PageRequest): Promise<Page<PersonalAccessToken>> {
+    return this.store.listPersonalAccessTokens(principal.userId, page);
+  }
+
+  async deletePersonalAccessToken(principal: Principal, tokenId: string): Promise<void> {
+    const deleted = await this.store.deletePersonalAccessToken(principal.userId, tokenId);
+    if (!deleted) throw new NotFoundError('Token not found');
+  }
+}

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+
+/** Request bodies of the identity endpoints (product.md section 2). */
+export const signInBody = z.strictObject({
+  email: z.string().min(1).max(320),
+  password: z.string().min(1).max(1024),
+});
+
+export const createUserBody = z.strictObject({
+  email: z.email().max(320),
+  password: z.string().min(12, 'must be at least 12 characters').max(1024),
+  role: z.enum(['user', 'admin']).default('user'),
+});
+
+export const createTokenBody = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  expires_in_days: z.int().min(1).max(365).default(90),
+});

@@ -1,0 +1,28 @@
+import type { IssuedPersonalAccessToken, SignedInSession } from './identity-service.js';
+import type { PersonalAccessToken, User } from './identity-store.js';
+
+/** The public JSON shapes of identity resources (product.md section 2). */
+export const userView = (user: User) => ({ id: user.id, email: user.email, role: user.role, created_at: user.createdAt });
+
+export const sessionView = (session: SignedInSession) => ({
+  token: session.token,
+  csrf_token: session.csrfToken,
+  expires_at: session.expiresAt,
+  user: userView(session.user),
+});
+
+export const personalAccessTokenView = (token: PersonalAccessToken) => ({
+  id: token.id,
+  name: token.name,
+  created_at: token.createdAt,
+  expires_at: token.expiresAt,
+  last_used_at: token.lastUsedAt,
+});
+
+export const issuedPersonalAccessTokenView = (token: IssuedPersonalAccessToken) => ({
+  id: token.id,
+  name: token.name,
+  token: token.token,
+  created_at: token.createdAt,
+  expires_at: token.expiresAt,
+});

@@ -1,0 +1,8 @@
+import { DynamoIdentityStore } from '../store/dynamo-identity-store.js';
+import { IdentityService } from './identity-service.js';
+
+/** One store and service per container, shared by every request it serves. */
+export const identityStore = new DynamoIdentityStore();
+export const identityService = new IdentityService(identityStore);
+
+export const resolveCredential = (token: string) => identityService.authenticate(token);

@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import { isLoopbackOrigin, serializeCookie } from '../http/cookies.js';
+import { escapeHtml } from '../http/reply.js';
+import { page } from './layout.js';
+
+/**
+ * Login CSRF uses a double-submit cookie: there is no session yet to bind a token to, so the
+ * form carries a random value that must equal the one in this short-lived cookie.
+ */
+export const LOGIN_CSRF_COOKIE = 'sv_login_csrf';
+const LOGIN_CSRF_LIFETIME_SECONDS = 30 * 60;
+export const DEFAULT_AFTER_LOGIN = '/login';
+
+export function newLoginCsrf(origin: string): { token: string; cookie: string } {
+  const token = randomBytes(32).toString('base64url');
+  const cookie = serializeCookie(LOGIN_CSRF_COOKIE, token, {
+    maxAgeSeconds: LOGIN_CSRF_LIFETIME_SECONDS,
+    secure: !isLoopbackOrigin(origin),
+    path: '/',
+  });
+  return { token, cookie };
+}
+
+/**
+ * `next` is honoured only as a path on this site: it must start with one slash, and must
+ * not start with `//` or `/\`, which browsers read as another host.
+ */
+export function safeNextPath(next: string | undefined): string {
+  if (!next || next.length > 2048 || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) {
+    return DEFAULT_AFTER_LOGIN;
+  }
+  // Control characters and backslashes can make a browser resolve the path elsewhere.
+  if (/[\u0000-\u001f\\]/.test(next)) return DEFAULT_AFTER_LOGIN;
+  const resolved = new URL(next, 'https://same-site.invalid');
+  if (resolved.origin !== 'https://same-site.invalid') return DEFAULT_AFTER_LOGIN;
+  return `${resolved.pathname}${resolved.search}`;
+}
+
+export interface LoginFormView {
+  action: string;
+  csrfToken: string;
+  next: string;
+  email?: string;
+  error?: string;
+}
+
+export function loginFormPage(view: LoginFormView): string {
+  return page(
+    'Sign in',
+    `<h1>Sign in</h1>
+${view.error ? `<p class="error" role="alert">${escapeHtml(view.error)}</p>` : ''}
+<form method="post" action="${escapeHtml(view.action)}">
+  <input type="hidden" name="csrf_token" value="${escapeHtml(view.csrfToken)}">
+  <input type="hidden" name="next" value="${escapeHtml(view.next)}">
+  <label for="email">Email</label>
+  <input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(view.email ?? '')}">
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="current-password" required>
+  <button type="submit">Sign in</button>
+</form>`,
+  );
+}
+
+export function signedInPage(email: string): string {
+  return page('Signed in', `<h1>Signed in</h1><p>You are signed in as <strong>${escapeHtml(email)}</strong>.</p>`);
+}

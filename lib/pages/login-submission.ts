@@ -1,0 +1,45 @@
+import { HttpError } from '../errors.js';
+import type { ApiRequest } from '../http/api-request.js';
+import { html, redirect, type Reply } from '../http/reply.js';
+import { sessionCookie } from '../http/session-cookie.js';
+import { constantTimeEqual } from '../identity/secrets.js';
+import { identityService } from '../identity/wiring.js';
+import { LOGIN_CSRF_COOKIE, loginFormPage, newLoginCsrf, safeNextPath } from './login-page.js';
+
+const field = (body: unknown, name: string): string => {
+  const value = (body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : '';
+};
+
+/**
+ * POST /login: checks the double-submitted CSRF value, signs in, sets the session cookie
+ * and sends the browser on to `next` (303). A failure re-renders the form with the error.
+ */
+export async function handleLoginSubmission(request: ApiRequest): Promise<Reply> {
+  const email = field(request.body, 'email');
+  const next = safeNextPath(field(request.body, 'next'));
+  const rerender = (statusCode: number, error: string) => {
+    const csrf = newLoginCsrf(request.origin);
+    return html(
+      statusCode,
+      loginFormPage({ action: `${request.basePath}/login`, csrfToken: csrf.token, next, email, error }),
+      {},
+      [csrf.cookie],
+    );
+  };
+
+  const expectedCsrf = request.cookies[LOGIN_CSRF_COOKIE];
+  const presentedCsrf = field(request.body, 'csrf_token');
+  if (!expectedCsrf || !presentedCsrf || !constantTimeEqual(presentedCsrf, expectedCsrf)) {
+    return rerender(403, 'Your sign-in form expired. Please try again.');
+  }
+  try {
+    const session = await identityService.signIn(email, field(request.body, 'password'));
+    return redirect(`${request.basePath}${next}`, 303, [sessionCookie(session.token, request.origin)]);
+  } catch (error) {
+    if (error instanceof HttpError && (error.statusCode === 401 || error.statusCode === 429)) {
+      return rerender(error.statusCode, error.message);
+    }
+    throw error;
+  }
+}

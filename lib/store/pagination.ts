@@ -1,0 +1,76 @@
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BadRequestError } from '../errors.js';
+import { documentClient, tableName } from './dynamo.js';
+
+export interface Page<T> {
+  items: T[];
+  /** Opaque; present when there may be more. */
+  nextCursor?: string;
+}
+
+export interface PageRequest {
+  limit: number;
+  cursor?: string;
+}
+
+interface PartitionQuery {
+  index?: string;
+  partitionAttribute: string;
+  partitionValue: string;
+  sortAttribute: string;
+  /** Only items whose sort key starts with this. */
+  sortPrefix?: string;
+}
+
+const KEY_VALUE = /^[\w#:.+@-]{1,512}$/;
+
+function encodeCursor(lastKey: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify(lastKey), 'utf8').toString('base64url');
+}
+
+/**
+ * A cursor is the last key of the previous page. It comes back from the client, so it is
+ * checked to be a key of the very same partition before DynamoDB sees it: a forged one
+ * could otherwise read another user's partition or make the query fail.
+ */
+function decodeCursor(cursor: string, query: PartitionQuery, keyAttributes: string[]): Record<string, string> {
+  const invalid = () => new BadRequestError('Invalid cursor');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid();
+  const entries = Object.entries(parsed as Record<string, unknown>);
+  const names = entries.map(([name]) => name).sort();
+  if (names.join() !== [...keyAttributes].sort().join()) throw invalid();
+  for (const [, value] of entries) {
+    if (typeof value !== 'string' || !KEY_VALUE.test(value)) throw invalid();
+  }
+  const key = parsed as Record<string, string>;
+  if (key[query.partitionAttribute] !== query.partitionValue) throw invalid();
+  if (query.sortPrefix && !key[query.sortAttribute]!.startsWith(query.sortPrefix)) throw invalid();
+  return key;
+}
+
+/** One page of a partition, newest first (keys end in UUIDv7 ids). */
+export async function queryPage(query: PartitionQuery, page: PageRequest): Promise<Page<Record<string, unknown>>> {
+  const keyAttributes = ['pk', 'sk', ...(query.index ? [query.partitionAttribute, query.sortAttribute] : [])];
+  const input: QueryCommandInput = {
+    TableName: tableName,
+    IndexName: query.index,
+    KeyConditionExpression: query.sortPrefix ? '#p = :p AND begins_with(#s, :prefix)' : '#p = :p',
+    ExpressionAttributeNames: { '#p': query.partitionAttribute, ...(query.sortPrefix ? { '#s': query.sortAttribute } : {}) },
+    ExpressionAttributeValues: { ':p': query.partitionValue, ...(query.sortPrefix ? { ':prefix': query.sortPrefix } : {}) },
+    ScanIndexForward: false,
+    Limit: page.limit,
+    ExclusiveStartKey: page.cursor ? decodeCursor(page.cursor, query, keyAttributes) : undefined,
+  };
+  const result = await documentClient.send(new QueryCommand(input));
+  const items = result.Items ?? [];
+  return {
+    items,
+    ...(result.LastEvaluatedKey ? { nextCursor: encodeCursor(result.LastEvaluatedKey) } : {}),
+  };
+}

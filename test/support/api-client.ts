@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
+import type { Role } from '../../lib/identity/principal.js';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface CallOptions {
+  token?: string;
+  body?: unknown;
+  /** Sent as is, e.g. a form-encoded string. */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+/** A real HTTP call; JSON bodies are parsed when the response says JSON. */
+export async function call(baseUrl: string, method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers['authorization'] = `Bearer ${options.token}`;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
+  const text = await response.text();
+  const isJson = response.headers.get('content-type')?.includes('application/json');
+  return { status: response.status, headers: response.headers, body: isJson && text ? JSON.parse(text) : text, text };
+}
+
+export interface SignedInUser {
+  userId: string;
+  email: string;
+  password: string;
+  role: Role;
+  /** The session token (`svss_…`), usable as a bearer credential. */
+  sessionToken: string;
+  csrfToken: string;
+  /** Value for a Cookie header carrying the session. */
+  cookie: string;
+}
+
+/** Creates a user straight in this test file's table and signs them in over HTTP. */
+export async function signedInUser(baseUrl: string, role: Role = 'user'): Promise<SignedInUser> {
+  const { identityService } = await import('../../lib/identity/wiring.js');
+  const email = `${role}-${randomUUID()}@example.com`;
+  const password = `pw-${randomUUID()}`;
+  const user = await identityService.createUser({ email, password, role });
+  const response = await call(baseUrl, 'POST', '/api/v1/sessions', { body: { email, password } });
+  if (response.status !== 200) throw new Error(`sign-in failed: ${response.status} ${response.text}`);
+  const { token, csrf_token: csrfToken } = response.body.data;
+  return { userId: user.id, email, password, role, sessionToken: token, csrfToken, cookie: `sv_session=${token}` };
+}
+
+/** A personal access token for a signed-in user, created over HTTP. */
+export async function personalAccessToken(baseUrl: string, user: SignedInUser, name = 'test'): Promise<string> {
+  const response = await call(baseUrl, 'POST', '/api/v1/tokens', {
+    token: user.sessionToken,
+    headers: { 'x-csrf-token': user.csrfToken },
+    body: { name },
+  });
+  if (response.status !== 200) throw new Error(`token creation failed: ${response.status} ${response.text}`);
+  return response.body.data.token;
+}
+
+/** The envelope every failure uses. */
+export const errorEnvelope = (code: string) => ({ error: { code, message: expect.any(String) } });

@@ -46,7 +46,7 @@ export function endpoint<
   run: (request: RequestFor<Id, Parsed<BodySchema, unknown>, Parsed<QuerySchema, Record<string, string>>>) => Promise<Reply>,
 ) {
   const route = routeById(routeId);
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, EndpointContext>({
+  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, EndpointContext>({
     timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
     timeoutEarlyResponse: () => {
       throw new TimeoutError('The request took too long');
@@ -61,4 +61,6 @@ export function endpoint<
       const reply = await run(context.api as never);
       return toLambdaResult({ ...reply, headers: { 'X-Request-Id': context.api.requestId, ...reply.headers } });
     });
+  // The OpenAPI generator reads the schemas from here, so they are declared only once.
+  return Object.assign(handler, { route, inputSchemas: { body: options.body, query: options.query } });
 }

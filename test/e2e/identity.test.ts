@@ -23,7 +23,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const asSession = (who: SignedInUser, withCsrf = true) => ({
+const asSession = (who: SignedInUser, withCsrf = true): { token: string; headers: Record<string, string> } => ({
   token: who.sessionToken,
   headers: withCsrf ? { 'x-csrf-token': who.csrfToken } : {},
 });

@@ -1,0 +1,150 @@
+import { z } from 'zod';
+import type { InputSchemas } from './middleware/validate-input.js';
+import type { Route } from './routes.js';
+
+type JsonObject = Record<string, unknown>;
+
+const errorCodes: Record<number, { code: string; description: string }> = {
+  400: { code: 'BAD_REQUEST', description: 'Malformed request, or missing or invalid fields or parameters' },
+  401: { code: 'UNAUTHORIZED', description: 'No valid credentials' },
+  403: { code: 'FORBIDDEN', description: 'Authenticated but not allowed (CSRF_REJECTED for a session request without a valid x-csrf-token)' },
+  404: { code: 'NOT_FOUND', description: 'No such resource, or not yours; also a path id that is not a UUID' },
+  409: { code: 'CONFLICT', description: 'A uniqueness or state conflict' },
+  413: { code: 'PAYLOAD_TOO_LARGE', description: 'JSON bodies are limited to 16 KiB' },
+  429: { code: 'RATE_LIMITED', description: 'Throttled; see Retry-After where present' },
+  500: { code: 'INTERNAL_ERROR', description: 'Unexpected server error' },
+};
+
+const DESCRIPTION = `Container hosting with an OAuth 2.0 provider.
+
+Every success is \`{ "data": ... }\` except the OAuth token endpoint's bare token response; every failure is
+\`{ "error": { "code", "message" } }\`. Clients branch on the status and \`error.code\`, never the message.
+
+Checks run in this order: route (404 / 405 METHOD_NOT_ALLOWED) → credentials (401) → CSRF for session requests on
+POST, PATCH and DELETE (403 CSRF_REJECTED) → role or scope (403 FORBIDDEN) → body and query (400 BAD_REQUEST) →
+resource (404 NOT_FOUND; a path id that is not a UUID is 404 too) → state or uniqueness (409 CONFLICT).
+JSON bodies are limited to 16 KiB (413). Lists are newest first, take \`limit\` (1..1000, default 100) and an opaque
+\`cursor\`, and give the next page's URL in a \`Link: <…>; rel="next"\` header.`;
+
+function securityFor(route: Route): JsonObject[] | undefined {
+  switch (route.access) {
+    case 'public':
+      return [];
+    case 'browser':
+      return [{}, { sessionCookie: [] }];
+    case 'session':
+      return [{ sessionCookie: [] }, { bearer: [] }];
+    case 'account':
+    case 'admin':
+      return [{ bearer: [] }, { sessionCookie: [] }];
+    case 'api':
+      return [{ bearer: [] }, { sessionCookie: [] }, { oauth2: route.scope ? [route.scope] : [] }];
+  }
+}
+
+function errorStatuses(route: Route, schemas: InputSchemas): number[] {
+  const statuses = new Set<number>([500]);
+  if (route.access !== 'public' && route.access !== 'browser') {
+    statuses.add(401);
+    if (route.access !== 'api' || route.scope || route.method !== 'GET') statuses.add(403);
+  }
+  if (route.body !== 'none' || schemas.body || schemas.query) statuses.add(400);
+  if (route.body !== 'none') statuses.add(413);
+  if (route.path.includes('{')) statuses.add(404);
+  if (route.rateLimited) statuses.add(429);
+  return [...statuses].sort();
+}
+
+function jsonSchemaOf(schema: z.ZodType): JsonObject {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonObject;
+  return rest;
+}
+
+function queryParameters(schema: z.ZodType | undefined): JsonObject[] {
+  if (!schema) return [];
+  const json = jsonSchemaOf(schema) as { properties?: Record<string, JsonObject>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: 'query',
+    required: json.required?.includes(name) ?? false,
+    schema: property,
+  }));
+}
+
+function operation(route: Route, schemas: InputSchemas): JsonObject {
+  const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: name!.endsWith('_id') ? { type: 'string', format: 'uuid' } : { type: 'string' },
+  }));
+  const content: JsonObject = {};
+  const bodySchema = schemas.body ? jsonSchemaOf(schemas.body) : { type: 'object' };
+  if (route.body === 'json' || route.body === 'json-or-form') content['application/json'] = { schema: bodySchema };
+  if (route.body === 'form' || route.body === 'json-or-form') {
+    content['application/x-www-form-urlencoded'] = { schema: bodySchema };
+  }
+  const responses: JsonObject = { 200: { description: 'Success' } };
+  for (const status of errorStatuses(route, schemas)) {
+    responses[status] = { $ref: `#/components/responses/Error${status}` };
+  }
+  return {
+    operationId: route.id,
+    summary: route.summary,
+    security: securityFor(route),
+    parameters: [...pathParameters, ...queryParameters(schemas.query)],
+    ...(route.body === 'none' ? {} : { requestBody: { required: true, content } }),
+    responses,
+  };
+}
+
+/** The OpenAPI 3.1 document of the API, built from the route table and each endpoint's schemas. */
+export function openApiDocument(endpoints: Array<{ route: Route; inputSchemas: InputSchemas }>): JsonObject {
+  const paths: Record<string, Record<string, JsonObject>> = {};
+  for (const { route, inputSchemas } of endpoints) {
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, inputSchemas);
+  }
+  const errorResponses: JsonObject = {};
+  for (const [status, { code, description }] of Object.entries(errorCodes)) {
+    errorResponses[`Error${status}`] = {
+      description: `${code}: ${description}`,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Container Hosting Service', version: '1.0.0', description: DESCRIPTION },
+    paths,
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'svpat_ personal access token, svat_ OAuth access token or svss_ session token' },
+        sessionCookie: { type: 'apiKey', in: 'cookie', name: 'sv_session', description: 'Unsafe methods also need x-csrf-token' },
+        oauth2: {
+          type: 'oauth2',
+          flows: {
+            authorizationCode: {
+              authorizationUrl: '/api/v1/oauth/authorize',
+              tokenUrl: '/api/v1/oauth/token',
+              refreshUrl: '/api/v1/oauth/token',
+              scopes: { 'containers:read': 'Read containers and metrics', 'containers:write': 'Create and control containers' },
+            },
+          },
+        },
+      },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: { code: { type: 'string', pattern: '^[A-Z_]+$' }, message: { type: 'string' } },
+            },
+          },
+        },
+      },
+      responses: errorResponses,
+    },
+  };
+}

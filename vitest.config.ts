@@ -1,0 +1,49 @@
+import { defineConfig } from 'vitest/config';
+
+/** Integration and e2e tests share one DynamoDB Local and get a fresh table per file. */
+const withDynamoDbLocal = {
+  globalSetup: ['test/support/global-dynamodb.ts'],
+  setupFiles: ['test/support/setup-env.ts'],
+};
+
+export default defineConfig({
+  test: {
+    // Sized for two cores. Each file gets a fresh module graph, so configuration parsed at
+    // module load sees that file's own table and directories.
+    pool: 'forks',
+    // The SDK's notice that it will need Node 22 from 2027; Lambda runs nodejs22.x already.
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    maxWorkers: 2,
+    isolate: true,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          ...withDynamoDbLocal,
+          testTimeout: 20_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          ...withDynamoDbLocal,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 120_000 },
+      },
+    ],
+  },
+});

@@ -1,0 +1,9 @@
+import { endpoint } from '../../lib/http/endpoint.js';
+import { pageQuerySchema, pageReply } from '../../lib/http/pagination.js';
+import { oauthAppView } from '../../lib/oauth/views.js';
+import { oauthService } from '../../lib/oauth/wiring.js';
+
+export const handler = endpoint('listApps', { query: pageQuerySchema }, async (request) => {
+  const page = await oauthService.listApps(request.principal, request.query);
+  return pageReply(request, { ...page, items: page.items.map(oauthAppView) });
+});

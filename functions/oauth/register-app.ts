@@ -1,0 +1,14 @@
+import { endpoint } from '../../lib/http/endpoint.js';
+import { ok } from '../../lib/http/reply.js';
+import { registerAppBody } from '../../lib/oauth/schemas.js';
+import { registeredOAuthAppView } from '../../lib/oauth/views.js';
+import { oauthService } from '../../lib/oauth/wiring.js';
+
+export const handler = endpoint('registerApp', { body: registerAppBody }, async ({ principal, body }) => {
+  const registered = await oauthService.registerApp(principal, {
+    name: body.name,
+    description: body.description,
+    redirectUris: body.redirect_uris,
+  });
+  return ok(registeredOAuthAppView(registered), { 'Cache-Control': 'no-store' });
+});

@@ -1,0 +1,14 @@
+import { endpoint } from '../../lib/http/endpoint.js';
+import { ok } from '../../lib/http/reply.js';
+import { updateAppBody } from '../../lib/oauth/schemas.js';
+import { oauthAppView } from '../../lib/oauth/views.js';
+import { oauthService } from '../../lib/oauth/wiring.js';
+
+export const handler = endpoint('updateApp', { body: updateAppBody }, async ({ principal, params, body }) => {
+  const app = await oauthService.updateApp(principal, params.app_id!, {
+    name: body.name,
+    description: body.description,
+    redirectUris: body.redirect_uris,
+  });
+  return ok(oauthAppView(app));
+});

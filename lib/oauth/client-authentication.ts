@@ -1,0 +1,66 @@
+import { BadRequestError, UnauthorizedError } from '../errors.js';
+
+/** What a client presented to authenticate itself at the token or revocation endpoint. */
+export interface ClientCredentials {
+  clientId: string;
+  clientSecret: string;
+  /** RFC 6749 section 5.2: a failed Basic authentication is answered with a Basic challenge. */
+  method: 'client_secret_basic' | 'client_secret_post';
+}
+
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/** RFC 6749 appendix B: the client id and secret are form-encoded before Basic encoding. */
+function formUrlDecode(value: string): string | undefined {
+  try {
+    return decodeURIComponent(value.replaceAll('+', ' '));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `Authorization: Basic base64(urlencode(client_id) ":" urlencode(client_secret))`
+ * (RFC 6749 section 2.3.1, RFC 7617). `undefined` when the header is not well formed.
+ */
+export function parseBasicAuthorization(header: string): { clientId: string; clientSecret: string } | undefined {
+  const match = /^Basic +([^\s]+) *$/i.exec(header);
+  if (!match || !BASE64.test(match[1]!) || match[1]!.length % 4 !== 0) return undefined;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const separator = decoded.indexOf(':');
+  if (separator < 0) return undefined;
+  const clientId = formUrlDecode(decoded.slice(0, separator));
+  const clientSecret = formUrlDecode(decoded.slice(separator + 1));
+  if (!clientId || clientSecret === undefined) return undefined;
+  return { clientId, clientSecret };
+}
+
+/** The 401 a failed client authentication gets, with the challenge RFC 6749 section 5.2 asks for. */
+export function invalidClient(method: ClientCredentials['method'] | undefined, message = 'Invalid client credentials'): UnauthorizedError {
+  const error = new UnauthorizedError(message);
+  if (method === 'client_secret_basic') error.headers['WWW-Authenticate'] = 'Basic realm="oauth", charset="UTF-8"';
+  return error;
+}
+
+/**
+ * The client's credentials from the Authorization header or the body parameters, never
+ * both: RFC 6749 section 2.3 allows one authentication method per request (400 otherwise).
+ * A body `client_id` equal to the Basic one is allowed, as section 3.2.1 lets clients send it.
+ */
+export function clientCredentialsOf(
+  authorization: string | undefined,
+  parameters: { client_id?: string; client_secret?: string },
+): ClientCredentials {
+  if (authorization !== undefined) {
+    const basic = parseBasicAuthorization(authorization);
+    if (!basic) throw invalidClient('client_secret_basic', 'The Authorization header must be HTTP Basic with the client id and secret');
+    if (parameters.client_secret !== undefined || (parameters.client_id !== undefined && parameters.client_id !== basic.clientId)) {
+      throw new BadRequestError('Send the client credentials either in the Authorization header or in the body, not both');
+    }
+    return { ...basic, method: 'client_secret_basic' };
+  }
+  if (parameters.client_id === undefined || parameters.client_secret === undefined) {
+    throw invalidClient(undefined, 'Client authentication is required: client_id and client_secret, or HTTP Basic');
+  }
+  return { clientId: parameters.client_id, clientSecret: parameters.client_secret, method: 'client_secret_post' };
+}

@@ -1,0 +1,28 @@
+import { ALL_SCOPES } from '../identity/principal.js';
+
+const CLIENT_AUTHENTICATION_METHODS = ['client_secret_basic', 'client_secret_post'];
+
+/**
+ * The issuer identifier (RFC 8414 section 2): the configured public origin, or the origin
+ * and stage path the request came in on.
+ */
+export function issuerFor(publicBaseUrl: string | undefined, origin: string, basePath: string): string {
+  return (publicBaseUrl ?? `${origin}${basePath}`).replace(/\/+$/, '');
+}
+
+/** RFC 8414 section 2: what a standard client library needs to discover this server. */
+export function authorizationServerMetadata(issuer: string) {
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/api/v1/oauth/authorize`,
+    token_endpoint: `${issuer}/api/v1/oauth/token`,
+    revocation_endpoint: `${issuer}/api/v1/oauth/token/revoke`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    token_endpoint_auth_methods_supported: CLIENT_AUTHENTICATION_METHODS,
+    revocation_endpoint_auth_methods_supported: CLIENT_AUTHENTICATION_METHODS,
+    code_challenge_methods_supported: ['S256'],
+    scopes_supported: [...ALL_SCOPES],
+  };
+}

@@ -1,0 +1,108 @@
+import { BadRequestError } from '../errors.js';
+import type { OAuthScope } from '../identity/principal.js';
+import { isUuid } from '../ids.js';
+import { isS256CodeChallenge } from './pkce.js';
+import { parseScope } from './scopes.js';
+
+/** Longer values than this are no parameter of ours; refused before they reach the table. */
+const MAX_PARAMETER_LENGTH = 2048;
+
+/**
+ * A token or revocation request body as OAuth parameters: JSON or form, every value a
+ * string. RFC 6749 section 3.2: parameters without a value count as omitted, and
+ * unrecognised ones are ignored.
+ */
+export function oauthParameters(body: unknown): Record<string, string> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new BadRequestError('The request body must be a JSON object or a form');
+  }
+  const parameters: Record<string, string> = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (value === undefined || value === null || value === '') continue;
+    if (typeof value !== 'string') throw new BadRequestError(`Parameter ${name} must be a string`);
+    if (value.length > MAX_PARAMETER_LENGTH) throw new BadRequestError(`Parameter ${name} is too long`);
+    parameters[name] = value;
+  }
+  return parameters;
+}
+
+export interface AuthorizeParameters {
+  clientId: string;
+  redirectUri: string;
+  state: string;
+  scopes: OAuthScope[];
+  codeChallenge?: string;
+}
+
+/**
+ * The authorize request's query (RFC 6749 section 4.1.1, RFC 7636 section 4.3). Every
+ * problem is a 400 answered directly: nothing is redirected before the client and its
+ * redirect URI are known to match (section 4.1.2.1).
+ */
+export function parseAuthorizeParameters(query: Record<string, string>): AuthorizeParameters {
+  const value = (name: string): string | undefined => {
+    const raw = query[name];
+    if (raw !== undefined && raw.length > MAX_PARAMETER_LENGTH) throw new BadRequestError(`Parameter ${name} is too long`);
+    return raw === '' ? undefined : raw;
+  };
+  const responseType = value('response_type');
+  if (responseType === undefined) throw new BadRequestError('response_type is required');
+  if (responseType !== 'code') throw new BadRequestError('response_type must be code');
+  const clientId = value('client_id');
+  if (clientId === undefined) throw new BadRequestError('client_id is required');
+  if (!isUuid(clientId)) throw new BadRequestError('client_id must be a UUID');
+  const redirectUri = value('redirect_uri');
+  if (redirectUri === undefined) throw new BadRequestError('redirect_uri is required');
+  const state = value('state');
+  if (state === undefined) throw new BadRequestError('state is required');
+  const scopes = parseScope(value('scope'));
+  if (!scopes) throw new BadRequestError('scope must be a space-separated subset of containers:read containers:write');
+  const codeChallenge = value('code_challenge');
+  const codeChallengeMethod = value('code_challenge_method');
+  if (codeChallenge === undefined) {
+    if (codeChallengeMethod !== undefined) throw new BadRequestError('code_challenge_method needs a code_challenge');
+    return { clientId, redirectUri, state, scopes };
+  }
+  // RFC 7636 section 4.3 defaults a missing method to plain, which this server refuses.
+  if (codeChallengeMethod !== 'S256') throw new BadRequestError('code_challenge_method must be S256');
+  if (!isS256CodeChallenge(codeChallenge)) throw new BadRequestError('code_challenge must be 43 base64url characters');
+  return { clientId, redirectUri, state, scopes, codeChallenge };
+}
+
+export type TokenRequest =
+  | { grantType: 'authorization_code'; code: string; redirectUri: string; codeVerifier?: string }
+  | { grantType: 'refresh_token'; refreshToken: string; scopes?: OAuthScope[] };
+
+/** The grant a token request asks for (RFC 6749 sections 4.1.3 and 6), or why it is malformed. */
+export function parseTokenRequest(parameters: Record<string, string>): TokenRequest | BadRequestError {
+  switch (parameters.grant_type) {
+    case undefined:
+      return new BadRequestError('grant_type is required');
+    case 'authorization_code': {
+      const { code, redirect_uri: redirectUri, code_verifier: codeVerifier } = parameters;
+      if (code === undefined) return new BadRequestError('code is required');
+      if (redirectUri === undefined) return new BadRequestError('redirect_uri is required');
+      return { grantType: 'authorization_code', code, redirectUri, ...(codeVerifier !== undefined ? { codeVerifier } : {}) };
+    }
+    case 'refresh_token': {
+      const refreshToken = parameters.refresh_token;
+      if (refreshToken === undefined) return new BadRequestError('refresh_token is required');
+      if (parameters.scope === undefined) return { grantType: 'refresh_token', refreshToken };
+      const scopes = parseScope(parameters.scope);
+      if (!scopes) return new BadRequestError('scope must be a space-separated subset of containers:read containers:write');
+      return { grantType: 'refresh_token', refreshToken, scopes };
+    }
+    default:
+      return new BadRequestError('grant_type must be authorization_code or refresh_token');
+  }
+}
+
+/** RFC 7009 section 2.1 names the parameter `token`; the interface spec calls it `refresh_token`. */
+export function tokenToRevoke(parameters: Record<string, string>): string | BadRequestError {
+  const { token, refresh_token: refreshToken } = parameters;
+  if (token !== undefined && refreshToken !== undefined && token !== refreshToken) {
+    return new BadRequestError('Send the token to revoke once, as token or as refresh_token');
+  }
+  const value = token ?? refreshToken;
+  return value ?? new BadRequestError('refresh_token (or token) is required');
+}

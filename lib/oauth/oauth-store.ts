@@ -1,0 +1,145 @@
+import type { CredentialRecord } from '../identity/identity-store.js';
+import type { OAuthScope, Role } from '../identity/principal.js';
+import type { Page, PageRequest } from '../store/pagination.js';
+
+/** A registered third-party application, as its owner manages it. */
+export interface OAuthApp {
+  id: string;
+  clientId: string;
+  ownerId: string;
+  name: string;
+  description: string;
+  redirectUris: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What the token endpoint needs of an application, found by `client_id`. */
+export interface OAuthClient {
+  clientId: string;
+  appId: string;
+  secretHash: string;
+}
+
+export type AppChanges = Partial<Pick<OAuthApp, 'name' | 'description' | 'redirectUris'>>;
+
+/** A validated authorize request waiting for the user's decision on the consent page. */
+export interface AuthorizationRequest {
+  id: string;
+  appId: string;
+  clientId: string;
+  redirectUri: string;
+  scopes: OAuthScope[];
+  state: string;
+  codeChallenge?: string;
+  expiresAt: string;
+}
+
+/** Stored by hash only. `grantId` is chosen at issue time so a replay can find what the code produced. */
+export interface AuthorizationCode {
+  codeHash: string;
+  appId: string;
+  clientId: string;
+  userId: string;
+  role: Role;
+  scopes: OAuthScope[];
+  redirectUri: string;
+  codeChallenge?: string;
+  grantId: string;
+  redeemed: boolean;
+  expiresAt: string;
+}
+
+/** One user's authorization of one application; every token descends from exactly one. */
+export interface Grant {
+  id: string;
+  appId: string;
+  clientId: string;
+  userId: string;
+  scopes: OAuthScope[];
+  createdAt: string;
+  /** At most 90 days after the code was redeemed; no token of the grant outlives it. */
+  expiresAt: string;
+}
+
+/** Stored by hash only; rotated tokens are kept until they expire so a replay is recognised. */
+export interface RefreshToken {
+  tokenHash: string;
+  grantId: string;
+  appId: string;
+  clientId: string;
+  userId: string;
+  role: Role;
+  scopes: OAuthScope[];
+  state: 'active' | 'rotated';
+  expiresAt: string;
+  grantExpiresAt: string;
+}
+
+/** The new refresh token and the access-token credential a grant hands out together. */
+export interface TokenIssue {
+  refreshToken: RefreshToken;
+  accessToken: CredentialRecord;
+}
+
+/** Why a token transaction did not commit. */
+export type TokenWriteFailure =
+  /** The code was redeemed or the refresh token rotated (or revoked) by someone else first. */
+  | 'already-used'
+  /** The client's secret changed or the application was deleted since it was read. */
+  | 'client-changed'
+  /** The grant was revoked since the refresh token was read. */
+  | 'grant-revoked';
+
+export type TokenWriteOutcome = { committed: true } | { committed: false; reason: TokenWriteFailure };
+
+/** Persistence of OAuth applications, authorization requests, codes, grants and tokens. */
+export interface OAuthStore {
+  /** Writes the application and its client lookup together. */
+  createApp(app: OAuthApp, secretHash: string): Promise<void>;
+  /** `undefined` when missing or being deleted. */
+  getApp(appId: string): Promise<OAuthApp | undefined>;
+  listApps(ownerId: string, page: PageRequest): Promise<Page<OAuthApp>>;
+  /** `undefined` when the application is gone or not the owner's. */
+  updateApp(ownerId: string, appId: string, changes: AppChanges, updatedAt: string): Promise<OAuthApp | undefined>;
+  /** False when the application is gone or not the owner's. */
+  replaceClientSecret(ownerId: string, app: OAuthApp, secretHash: string, updatedAt: string): Promise<boolean>;
+  /**
+   * Removes the application's client first, so no code exchange, refresh or consent can
+   * commit any more, then everything the application issued; resumable if interrupted.
+   */
+  deleteApp(app: OAuthApp): Promise<void>;
+  /** An application that is being deleted still answers, so its deletion can be resumed. */
+  getAppForDeletion(appId: string): Promise<OAuthApp | undefined>;
+  getClient(clientId: string): Promise<OAuthClient | undefined>;
+
+  putAuthorizationRequest(request: AuthorizationRequest): Promise<void>;
+  getAuthorizationRequest(requestId: string): Promise<AuthorizationRequest | undefined>;
+  /** Deletes the request and returns it; only one caller ever gets it back. */
+  takeAuthorizationRequest(requestId: string): Promise<AuthorizationRequest | undefined>;
+  /**
+   * Consumes the request and stores the code in one transaction, provided the client still
+   * exists. False when the request was already consumed or the application is gone.
+   */
+  issueAuthorizationCode(requestId: string, code: AuthorizationCode): Promise<boolean>;
+
+  /** One round trip: the client by id and the code by hash. */
+  getClientAndCode(clientId: string, codeHash: string): Promise<{ client?: OAuthClient; code?: AuthorizationCode }>;
+  /** One round trip: the client by id and the refresh token by hash. */
+  getClientAndRefreshToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken }>;
+  /** One round trip: the client by id and an access-token credential by hash. */
+  getClientAndAccessToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; accessToken?: CredentialRecord }>;
+  /**
+   * One transaction: marks the code redeemed (if it still is unredeemed), checks the client's
+   * secret is still `client.secretHash`, creates the grant and writes the tokens.
+   */
+  redeemAuthorizationCode(code: AuthorizationCode, client: OAuthClient, grant: Grant, tokens: TokenIssue): Promise<TokenWriteOutcome>;
+  /**
+   * One transaction: retires `previous` (if it is still active), checks the client's secret
+   * and the grant are unchanged, and writes the new tokens.
+   */
+  rotateRefreshToken(previous: RefreshToken, client: OAuthClient, tokens: TokenIssue): Promise<TokenWriteOutcome>;
+  /** Ends the grant, then deletes every refresh and access token it issued. Idempotent. */
+  revokeGrant(appId: string, grantId: string): Promise<void>;
+  revokeAccessToken(accessToken: CredentialRecord): Promise<void>;
+}

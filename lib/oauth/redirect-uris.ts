@@ -1,0 +1,33 @@
+/** Hosts a native or development client may use over plain http (RFC 8252 section 7.3). */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+const MAX_REDIRECT_URI_LENGTH = 2000;
+
+export interface RedirectUriRules {
+  /** http on a loopback host; the local stack allows it, an AWS stage does not by default. */
+  allowInsecureLoopback: boolean;
+}
+
+/**
+ * Why a redirect URI cannot be registered, or `undefined` when it can (product.md section 4,
+ * RFC 6749 section 3.1.2): absolute, no fragment, https, or http on loopback when allowed.
+ * It is later compared to the authorize request's `redirect_uri` as an exact string.
+ */
+export function redirectUriProblem(uri: string, rules: RedirectUriRules): string | undefined {
+  if (uri.length > MAX_REDIRECT_URI_LENGTH) return `must be at most ${MAX_REDIRECT_URI_LENGTH} characters`;
+  if (/[\s\u0000-\u001f\u007f]/.test(uri)) return 'must not contain whitespace or control characters';
+  if (uri.includes('#')) return 'must not contain a fragment';
+  // `https:host` parses, but only `scheme://authority` is an absolute URL a client can match exactly.
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) return 'must be an absolute URL';
+  let parsed: URL;
+  try {
+    parsed = new URL(uri);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (parsed.username || parsed.password) return 'must not contain credentials';
+  if (parsed.protocol === 'https:') return parsed.hostname ? undefined : 'must name a host';
+  if (parsed.protocol === 'http:' && LOOPBACK_HOSTS.has(parsed.hostname)) {
+    return rules.allowInsecureLoopback ? undefined : 'must use https (http loopback URIs are not allowed here)';
+  }
+  return 'must use https (http only on localhost, 127.0.0.1 or [::1] where allowed)';
+}

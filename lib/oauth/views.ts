@@ -1,0 +1,42 @@
+import type { AppWithSecret, TokenSet } from './oauth-service.js';
+import type { OAuthApp } from './oauth-store.js';
+import { formatScope } from './scopes.js';
+
+/** The public JSON shapes of OAuth resources (interface.md section 2, product.md section 4). */
+export const oauthAppView = (app: OAuthApp) => ({
+  id: app.id,
+  client_id: app.clientId,
+  name: app.name,
+  description: app.description,
+  redirect_uris: app.redirectUris,
+  created_at: app.createdAt,
+  updated_at: app.updatedAt,
+});
+
+/** Registration is the one response that shows the secret next to the new application. */
+export const registeredOAuthAppView = ({ app, clientSecret }: AppWithSecret) => ({
+  id: app.id,
+  client_id: app.clientId,
+  client_secret: clientSecret,
+  name: app.name,
+  description: app.description,
+  redirect_uris: app.redirectUris,
+  created_at: app.createdAt,
+});
+
+export const rotatedOAuthAppView = ({ app, clientSecret }: AppWithSecret) => ({
+  ...oauthAppView(app),
+  client_secret: clientSecret,
+});
+
+/** RFC 6749 section 5.1: the bare token response, not wrapped in `data`. */
+export const tokenResponseView = (tokens: TokenSet) => ({
+  access_token: tokens.accessToken,
+  token_type: 'Bearer',
+  expires_in: tokens.expiresIn,
+  refresh_token: tokens.refreshToken,
+  scope: formatScope(tokens.scopes),
+});
+
+/** RFC 6749 section 5.1: responses carrying tokens must not be cached. */
+export const TOKEN_RESPONSE_HEADERS = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };

@@ -1,0 +1,6 @@
+import { DynamoOAuthStore } from '../store/dynamo-oauth-store.js';
+import { OAuthService } from './oauth-service.js';
+
+/** One store and service per container, shared by every request it serves. */
+export const oauthStore = new DynamoOAuthStore();
+export const oauthService = new OAuthService(oauthStore);

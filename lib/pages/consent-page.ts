@@ -1,0 +1,111 @@
+import { BadRequestError } from '../errors.js';
+import type { ApiRequest, AuthenticatedRequest } from '../http/api-request.js';
+import { html, redirect, escapeHtml, type Reply } from '../http/reply.js';
+import type { OAuthScope } from '../identity/principal.js';
+import { identityService } from '../identity/wiring.js';
+import type { PendingAuthorization } from '../oauth/oauth-service.js';
+import { oauthService } from '../oauth/wiring.js';
+import { SCOPE_DESCRIPTIONS } from '../oauth/scopes.js';
+import { page } from './layout.js';
+
+export const CONSENT_PATH = '/oauth/consent';
+
+export interface ConsentView {
+  action: string;
+  csrfToken: string;
+  requestId: string;
+  appName: string;
+  appDescription: string;
+  redirectHost: string;
+  scopes: readonly OAuthScope[];
+  userEmail: string;
+}
+
+export function consentPage(view: ConsentView): string {
+  const scopes = view.scopes
+    .map((scope) => `<li><strong>${escapeHtml(scope)}</strong>: ${escapeHtml(SCOPE_DESCRIPTIONS[scope])}</li>`)
+    .join('\n');
+  return page(
+    `Authorize ${view.appName}`,
+    `<h1>Authorize <span id="app-name">${escapeHtml(view.appName)}</span>?</h1>
+${view.appDescription ? `<p id="app-description">${escapeHtml(view.appDescription)}</p>` : ''}
+<p>Signed in as <strong id="user-email">${escapeHtml(view.userEmail)}</strong>.</p>
+<p>This application asks to act on your behalf:</p>
+<ul class="scopes" id="scopes">
+${scopes}
+</ul>
+<p class="muted">You will be sent back to <strong id="redirect-host">${escapeHtml(view.redirectHost)}</strong>.</p>
+<form method="post" action="${escapeHtml(view.action)}">
+  <input type="hidden" name="csrf_token" value="${escapeHtml(view.csrfToken)}">
+  <input type="hidden" name="request" value="${escapeHtml(view.requestId)}">
+  <button type="submit" name="decision" value="approve">Approve</button>
+  <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</form>`,
+  );
+}
+
+export function consentErrorPage(message: string): string {
+  return page('Authorization failed', `<h1>Authorization failed</h1>\n<p class="error" role="alert">${escapeHtml(message)}</p>`);
+}
+
+/** A failed request is shown to the person in the browser, as a page, not as JSON. */
+async function orErrorPage(answer: () => Promise<Reply>): Promise<Reply> {
+  try {
+    return await answer();
+  } catch (error) {
+    if (error instanceof BadRequestError) return html(400, consentErrorPage(error.message));
+    throw error;
+  }
+}
+
+/**
+ * GET /oauth/consent: the application, the scopes and the signed-in user, with Approve and
+ * Deny. Without a session the browser goes to the login page first and comes back here.
+ */
+export async function showConsent(request: ApiRequest): Promise<Reply> {
+  const requestId = request.query.request;
+  if (!requestId) return html(400, consentErrorPage('The authorization request is missing; start again from the application'));
+  const principal = request.principal;
+  if (principal?.kind !== 'session' || !principal.csrfToken) {
+    const next = `${CONSENT_PATH}?request=${encodeURIComponent(requestId)}`;
+    return redirect(`${request.basePath}/login?next=${encodeURIComponent(next)}`);
+  }
+  const csrfToken = principal.csrfToken;
+  return orErrorPage(async () => {
+    const [pending, user] = await Promise.all([
+      oauthService.pendingAuthorization(requestId),
+      identityService.getUser(principal.userId),
+    ]);
+    return html(200, consentPage(consentViewOf(pending, { csrfToken, userEmail: user.email, action: `${request.basePath}${CONSENT_PATH}` })));
+  });
+}
+
+function consentViewOf(
+  { request, app }: PendingAuthorization,
+  context: Pick<ConsentView, 'csrfToken' | 'userEmail' | 'action'>,
+): ConsentView {
+  return {
+    ...context,
+    requestId: request.id,
+    appName: app.name,
+    appDescription: app.description,
+    redirectHost: new URL(request.redirectUri).host,
+    scopes: request.scopes,
+  };
+}
+
+export interface ConsentDecision {
+  request: string;
+  decision: 'approve' | 'deny';
+}
+
+/** POST /oauth/consent: the request is consumed either way and the browser sent back to the client. */
+export function answerConsent(request: AuthenticatedRequest<ConsentDecision>): Promise<Reply> {
+  return orErrorPage(async () => {
+    const location =
+      request.body.decision === 'approve'
+        ? await oauthService.approveAuthorization(request.principal, request.body.request)
+        : await oauthService.denyAuthorization(request.body.request);
+    return redirect(location);
+  });
+}

@@ -1,0 +1,559 @@
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type BatchGetCommandInput,
+  type BatchGetCommandOutput,
+  type BatchWriteCommandInput,
+  type BatchWriteCommandOutput,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CredentialRecord } from '../identity/identity-store.js';
+import type { OAuthScope, Role } from '../identity/principal.js';
+import type {
+  AppChanges,
+  AuthorizationCode,
+  AuthorizationRequest,
+  Grant,
+  OAuthApp,
+  OAuthClient,
+  OAuthStore,
+  RefreshToken,
+  TokenIssue,
+  TokenWriteFailure,
+  TokenWriteOutcome,
+} from '../oauth/oauth-store.js';
+import { credentialItem, toCredential } from './dynamo-identity-store.js';
+import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactionCancellationCodes, transactWrite } from './dynamo.js';
+import { INDEX, keys, TTL_ATTRIBUTE, type ItemKey } from './keys.js';
+import { queryPage, type Page, type PageRequest } from './pagination.js';
+
+type Item = Record<string, unknown>;
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+const epochSeconds = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
+const expiring = (expiresAt: string) => ({ expires_at: expiresAt, [TTL_ATTRIBUTE]: epochSeconds(expiresAt) });
+
+/** Many of one grant's refresh attempts may race; losing transactions retry until the winner has committed. */
+const TOKEN_TRANSACTION_ATTEMPTS = 6;
+/** BatchWriteItem's limit per call. */
+const BATCH_WRITE_LIMIT = 25;
+const UNPROCESSED_RETRIES = 8;
+/** Grants revoked side by side while an application is deleted. */
+const GRANT_REVOCATION_CONCURRENCY = 8;
+
+/** The state of a code or refresh token; `#status` in expressions, as STATUS is a reserved word. */
+const STATUS = { '#status': 'status' } as const;
+
+function appItem(app: OAuthApp): Item {
+  return {
+    ...keys.oauthApp(app.id),
+    ...keys.oauthAppOfOwner(app.ownerId, app.id),
+    entity: 'oauth_app',
+    id: app.id,
+    client_id: app.clientId,
+    owner_id: app.ownerId,
+    name: app.name,
+    description: app.description,
+    redirect_uris: app.redirectUris,
+    created_at: app.createdAt,
+    updated_at: app.updatedAt,
+  };
+}
+
+function toApp(item: Item): OAuthApp {
+  return {
+    id: item.id as string,
+    clientId: item.client_id as string,
+    ownerId: item.owner_id as string,
+    name: item.name as string,
+    description: item.description as string,
+    redirectUris: item.redirect_uris as string[],
+    createdAt: item.created_at as string,
+    updatedAt: item.updated_at as string,
+  };
+}
+
+function toClient(item: Item): OAuthClient {
+  return { clientId: item.client_id as string, appId: item.app_id as string, secretHash: item.secret_hash as string };
+}
+
+function toAuthorizationRequest(item: Item): AuthorizationRequest {
+  return {
+    id: item.id as string,
+    appId: item.app_id as string,
+    clientId: item.client_id as string,
+    redirectUri: item.redirect_uri as string,
+    scopes: item.scopes as OAuthScope[],
+    state: item.client_state as string,
+    ...(item.code_challenge ? { codeChallenge: item.code_challenge as string } : {}),
+    expiresAt: item.expires_at as string,
+  };
+}
+
+function toAuthorizationCode(item: Item): AuthorizationCode {
+  return {
+    codeHash: item.code_hash as string,
+    appId: item.app_id as string,
+    clientId: item.client_id as string,
+    userId: item.user_id as string,
+    role: item.role as Role,
+    scopes: item.scopes as OAuthScope[],
+    redirectUri: item.redirect_uri as string,
+    ...(item.code_challenge ? { codeChallenge: item.code_challenge as string } : {}),
+    grantId: item.grant_id as string,
+    redeemed: item.status === 'redeemed',
+    expiresAt: item.expires_at as string,
+  };
+}
+
+function refreshTokenItem(token: RefreshToken): Item {
+  return {
+    ...keys.refreshToken(token.tokenHash),
+    entity: 'oauth_refresh_token',
+    token_hash: token.tokenHash,
+    grant_id: token.grantId,
+    app_id: token.appId,
+    client_id: token.clientId,
+    user_id: token.userId,
+    role: token.role,
+    scopes: token.scopes,
+    status: token.state,
+    grant_expires_at: token.grantExpiresAt,
+    ...expiring(token.expiresAt),
+  };
+}
+
+function toRefreshToken(item: Item): RefreshToken {
+  return {
+    tokenHash: item.token_hash as string,
+    grantId: item.grant_id as string,
+    appId: item.app_id as string,
+    clientId: item.client_id as string,
+    userId: item.user_id as string,
+    role: item.role as Role,
+    scopes: item.scopes as OAuthScope[],
+    state: item.status === 'rotated' ? 'rotated' : 'active',
+    expiresAt: item.expires_at as string,
+    grantExpiresAt: item.grant_expires_at as string,
+  };
+}
+
+const put = (item: Item, mustBeNew = true): TransactItem => ({
+  Put: { TableName: tableName, Item: item, ...(mustBeNew ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}) },
+});
+
+/** The client still exists and still has the secret the caller was authenticated with. */
+const clientUnchanged = (client: OAuthClient): TransactItem => ({
+  ConditionCheck: {
+    TableName: tableName,
+    Key: keys.oauthClient(client.clientId),
+    ConditionExpression: 'attribute_exists(pk) AND secret_hash = :secretHash',
+    ExpressionAttributeValues: { ':secretHash': client.secretHash },
+  },
+});
+
+/** The new refresh token, the access-token credential, and their entries in the grant's index. */
+function tokenWrites({ refreshToken, accessToken }: TokenIssue): TransactItem[] {
+  const grantId = refreshToken.grantId;
+  return [
+    put(refreshTokenItem(refreshToken)),
+    put({
+      ...keys.grantRefreshToken(grantId, refreshToken.tokenHash),
+      entity: 'oauth_grant_token',
+      token_kind: 'refresh',
+      token_hash: refreshToken.tokenHash,
+      ...expiring(refreshToken.expiresAt),
+    }),
+    put(credentialItem(accessToken)),
+    put({
+      ...keys.grantAccessToken(grantId, accessToken.tokenHash),
+      entity: 'oauth_grant_token',
+      token_kind: 'access',
+      token_hash: accessToken.tokenHash,
+      ...expiring(accessToken.expiresAt),
+    }),
+  ];
+}
+
+/** Which item's condition failed decides the answer; anything else is not ours to interpret. */
+async function tokenTransaction(
+  items: TransactItem[],
+  failureByPosition: Array<TokenWriteFailure | undefined>,
+): Promise<TokenWriteOutcome> {
+  try {
+    await transactWrite({ TransactItems: items }, TOKEN_TRANSACTION_ATTEMPTS);
+    return { committed: true };
+  } catch (error) {
+    if (!isTransactionConditionFailure(error)) throw error;
+    const codes = transactionCancellationCodes(error);
+    const failed = codes.findIndex((code) => code === 'ConditionalCheckFailed');
+    const reason = failureByPosition[failed];
+    if (!reason) throw error;
+    return { committed: false, reason };
+  }
+}
+
+/** One BatchGetItem, strongly consistent; only unprocessed keys (throttling) cost another call. */
+async function batchGet(itemKeys: ItemKey[]): Promise<Map<string, Item>> {
+  const found = new Map<string, Item>();
+  let requestItems: BatchGetCommandInput['RequestItems'] = { [tableName]: { Keys: itemKeys, ConsistentRead: true } };
+  for (let attempt = 0; requestItems && Object.keys(requestItems).length > 0; attempt += 1) {
+    if (attempt >= UNPROCESSED_RETRIES) throw new Error('BatchGetItem left keys unprocessed');
+    if (attempt > 0) await sleep(20 * 2 ** attempt * Math.random());
+    const result: BatchGetCommandOutput = await documentClient.send(new BatchGetCommand({ RequestItems: requestItems }));
+    for (const item of result.Responses?.[tableName] ?? []) found.set(item.pk as string, item);
+    requestItems = result.UnprocessedKeys;
+  }
+  return found;
+}
+
+async function batchDelete(itemKeys: ItemKey[]): Promise<void> {
+  for (let start = 0; start < itemKeys.length; start += BATCH_WRITE_LIMIT) {
+    let requestItems: BatchWriteCommandInput['RequestItems'] = {
+      [tableName]: itemKeys.slice(start, start + BATCH_WRITE_LIMIT).map((key) => ({ DeleteRequest: { Key: key } })),
+    };
+    for (let attempt = 0; requestItems && Object.keys(requestItems).length > 0; attempt += 1) {
+      if (attempt >= UNPROCESSED_RETRIES) throw new Error('BatchWriteItem left deletes unprocessed');
+      if (attempt > 0) await sleep(20 * 2 ** attempt * Math.random());
+      const result: BatchWriteCommandOutput = await documentClient.send(new BatchWriteCommand({ RequestItems: requestItems }));
+      requestItems = result.UnprocessedItems;
+    }
+  }
+}
+
+/** Every item of one main-table partition, read consistently so that nothing just written is missed. */
+async function queryPartition(partitionKey: string): Promise<Item[]> {
+  const items: Item[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await documentClient.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': partitionKey },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(result.Items ?? []));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+export class DynamoOAuthStore implements OAuthStore {
+  async createApp(app: OAuthApp, secretHash: string): Promise<void> {
+    await transactWrite({
+      TransactItems: [
+        put(appItem(app)),
+        put({ ...keys.oauthClient(app.clientId), entity: 'oauth_client', client_id: app.clientId, app_id: app.id, secret_hash: secretHash }),
+      ],
+    });
+  }
+
+  async getApp(appId: string): Promise<OAuthApp | undefined> {
+    const item = await this.getAppItem(appId);
+    return item && item.status !== 'deleting' ? toApp(item) : undefined;
+  }
+
+  async getAppForDeletion(appId: string): Promise<OAuthApp | undefined> {
+    const item = await this.getAppItem(appId);
+    return item ? toApp(item) : undefined;
+  }
+
+  private async getAppItem(appId: string): Promise<Item | undefined> {
+    const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.oauthApp(appId), ConsistentRead: true }));
+    return Item;
+  }
+
+  async listApps(ownerId: string, page: PageRequest): Promise<Page<OAuthApp>> {
+    const result = await queryPage(
+      { index: INDEX.byOwner, partitionAttribute: 'gsi1pk', partitionValue: keys.oauthAppsOfOwnerPartition(ownerId), sortAttribute: 'gsi1sk' },
+      page,
+    );
+    return { ...result, items: result.items.map(toApp) };
+  }
+
+  async updateApp(ownerId: string, appId: string, changes: AppChanges, updatedAt: string): Promise<OAuthApp | undefined> {
+    const fields: Record<string, unknown> = {
+      name: changes.name,
+      description: changes.description,
+      redirect_uris: changes.redirectUris,
+      updated_at: updatedAt,
+    };
+    const present = Object.entries(fields).filter(([, value]) => value !== undefined);
+    try {
+      const { Attributes } = await documentClient.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: keys.oauthApp(appId),
+          UpdateExpression: `SET ${present.map(([name]) => `#${name} = :${name}`).join(', ')}`,
+          ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner AND attribute_not_exists(#status)',
+          ExpressionAttributeNames: { ...STATUS, ...Object.fromEntries(present.map(([name]) => [`#${name}`, name])) },
+          ExpressionAttributeValues: { ':owner': ownerId, ...Object.fromEntries(present.map(([name, value]) => [`:${name}`, value])) },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toApp(Attributes!);
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async replaceClientSecret(ownerId: string, app: OAuthApp, secretHash: string, updatedAt: string): Promise<boolean> {
+    try {
+      await transactWrite({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName,
+              Key: keys.oauthApp(app.id),
+              UpdateExpression: 'SET updated_at = :updatedAt',
+              ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner AND attribute_not_exists(#status)',
+              ExpressionAttributeNames: STATUS,
+              ExpressionAttributeValues: { ':updatedAt': updatedAt, ':owner': ownerId },
+            },
+          },
+          {
+            Update: {
+              TableName: tableName,
+              Key: keys.oauthClient(app.clientId),
+              UpdateExpression: 'SET secret_hash = :secretHash',
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeValues: { ':secretHash': secretHash },
+            },
+          },
+        ],
+      });
+      return true;
+    } catch (error) {
+      if (isTransactionConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async deleteApp(app: OAuthApp): Promise<void> {
+    // First the client, so that every in-flight exchange, refresh and consent fails its
+    // client check; the application leaves its owner's list at the same moment.
+    try {
+      await transactWrite({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName,
+              Key: keys.oauthApp(app.id),
+              UpdateExpression: 'SET #status = :deleting REMOVE gsi1pk, gsi1sk',
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeNames: STATUS,
+              ExpressionAttributeValues: { ':deleting': 'deleting' },
+            },
+          },
+          { Delete: { TableName: tableName, Key: keys.oauthClient(app.clientId) } },
+        ],
+      });
+    } catch (error) {
+      // A concurrent deletion got there first; finishing the purge twice is harmless.
+      if (!isTransactionConditionFailure(error)) throw error;
+    }
+    // Anything committed before the client disappeared is visible to this consistent read.
+    const members = await queryPartition(keys.oauthAppPartition(app.id));
+    const grantIds = members.filter((member) => (member.sk as string).startsWith(keys.appGrantPrefix)).map((grant) => grant.id as string);
+    for (let start = 0; start < grantIds.length; start += GRANT_REVOCATION_CONCURRENCY) {
+      await Promise.all(grantIds.slice(start, start + GRANT_REVOCATION_CONCURRENCY).map((grantId) => this.revokeGrant(app.id, grantId)));
+    }
+    const codes = members.filter((member) => (member.sk as string).startsWith(keys.appAuthorizationCodePrefix));
+    await batchDelete(
+      codes.flatMap((code) => [keys.authorizationCode(code.code_hash as string), { pk: code.pk as string, sk: code.sk as string }]),
+    );
+    await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.oauthApp(app.id) }));
+  }
+
+  async getClient(clientId: string): Promise<OAuthClient | undefined> {
+    const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.oauthClient(clientId), ConsistentRead: true }));
+    return Item ? toClient(Item) : undefined;
+  }
+
+  async putAuthorizationRequest(request: AuthorizationRequest): Promise<void> {
+    await documentClient.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: {
+          ...keys.authorizationRequest(request.id),
+          entity: 'oauth_authorization_request',
+          id: request.id,
+          app_id: request.appId,
+          client_id: request.clientId,
+          redirect_uri: request.redirectUri,
+          scopes: request.scopes,
+          client_state: request.state,
+          code_challenge: request.codeChallenge,
+          ...expiring(request.expiresAt),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  async getAuthorizationRequest(requestId: string): Promise<AuthorizationRequest | undefined> {
+    const { Item } = await documentClient.send(
+      new GetCommand({ TableName: tableName, Key: keys.authorizationRequest(requestId), ConsistentRead: true }),
+    );
+    return Item ? toAuthorizationRequest(Item) : undefined;
+  }
+
+  async takeAuthorizationRequest(requestId: string): Promise<AuthorizationRequest | undefined> {
+    const { Attributes } = await documentClient.send(
+      new DeleteCommand({ TableName: tableName, Key: keys.authorizationRequest(requestId), ReturnValues: 'ALL_OLD' }),
+    );
+    return Attributes ? toAuthorizationRequest(Attributes) : undefined;
+  }
+
+  async issueAuthorizationCode(requestId: string, code: AuthorizationCode): Promise<boolean> {
+    try {
+      await transactWrite({
+        TransactItems: [
+          { Delete: { TableName: tableName, Key: keys.authorizationRequest(requestId), ConditionExpression: 'attribute_exists(pk)' } },
+          { ConditionCheck: { TableName: tableName, Key: keys.oauthClient(code.clientId), ConditionExpression: 'attribute_exists(pk)' } },
+          put({
+            ...keys.authorizationCode(code.codeHash),
+            entity: 'oauth_authorization_code',
+            code_hash: code.codeHash,
+            app_id: code.appId,
+            client_id: code.clientId,
+            user_id: code.userId,
+            role: code.role,
+            scopes: code.scopes,
+            redirect_uri: code.redirectUri,
+            code_challenge: code.codeChallenge,
+            grant_id: code.grantId,
+            status: 'issued',
+            ...expiring(code.expiresAt),
+          }),
+          put({
+            ...keys.appAuthorizationCode(code.appId, code.codeHash),
+            entity: 'oauth_app_code',
+            code_hash: code.codeHash,
+            ...expiring(code.expiresAt),
+          }),
+        ],
+      });
+      return true;
+    } catch (error) {
+      if (isTransactionConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async getClientAndCode(clientId: string, codeHash: string): Promise<{ client?: OAuthClient; code?: AuthorizationCode }> {
+    const clientKey = keys.oauthClient(clientId);
+    const codeKey = keys.authorizationCode(codeHash);
+    const found = await batchGet([clientKey, codeKey]);
+    const client = found.get(clientKey.pk);
+    const code = found.get(codeKey.pk);
+    return { ...(client ? { client: toClient(client) } : {}), ...(code ? { code: toAuthorizationCode(code) } : {}) };
+  }
+
+  async getClientAndRefreshToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken }> {
+    const clientKey = keys.oauthClient(clientId);
+    const tokenKey = keys.refreshToken(tokenHash);
+    const found = await batchGet([clientKey, tokenKey]);
+    const client = found.get(clientKey.pk);
+    const token = found.get(tokenKey.pk);
+    return { ...(client ? { client: toClient(client) } : {}), ...(token ? { refreshToken: toRefreshToken(token) } : {}) };
+  }
+
+  async getClientAndAccessToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; accessToken?: CredentialRecord }> {
+    const clientKey = keys.oauthClient(clientId);
+    const tokenKey = keys.credential(tokenHash);
+    const found = await batchGet([clientKey, tokenKey]);
+    const client = found.get(clientKey.pk);
+    const token = found.get(tokenKey.pk);
+    return { ...(client ? { client: toClient(client) } : {}), ...(token ? { accessToken: toCredential(token) } : {}) };
+  }
+
+  redeemAuthorizationCode(code: AuthorizationCode, client: OAuthClient, grant: Grant, tokens: TokenIssue): Promise<TokenWriteOutcome> {
+    return tokenTransaction(
+      [
+        {
+          Update: {
+            TableName: tableName,
+            Key: keys.authorizationCode(code.codeHash),
+            UpdateExpression: 'SET #status = :redeemed',
+            ConditionExpression: '#status = :issued',
+            ExpressionAttributeNames: STATUS,
+            ExpressionAttributeValues: { ':redeemed': 'redeemed', ':issued': 'issued' },
+          },
+        },
+        clientUnchanged(client),
+        put({
+          ...keys.appGrant(grant.appId, grant.id),
+          entity: 'oauth_grant',
+          id: grant.id,
+          client_id: grant.clientId,
+          user_id: grant.userId,
+          scopes: grant.scopes,
+          created_at: grant.createdAt,
+          ...expiring(grant.expiresAt),
+        }),
+        ...tokenWrites(tokens),
+      ],
+      ['already-used', 'client-changed'],
+    );
+  }
+
+  rotateRefreshToken(previous: RefreshToken, client: OAuthClient, tokens: TokenIssue): Promise<TokenWriteOutcome> {
+    return tokenTransaction(
+      [
+        {
+          Update: {
+            TableName: tableName,
+            Key: keys.refreshToken(previous.tokenHash),
+            UpdateExpression: 'SET #status = :rotated',
+            // Exactly one of any number of concurrent refreshes finds the token still active.
+            ConditionExpression: '#status = :active',
+            ExpressionAttributeNames: STATUS,
+            ExpressionAttributeValues: { ':rotated': 'rotated', ':active': 'active' },
+          },
+        },
+        clientUnchanged(client),
+        {
+          ConditionCheck: {
+            TableName: tableName,
+            Key: keys.appGrant(previous.appId, previous.grantId),
+            ConditionExpression: 'attribute_exists(pk)',
+          },
+        },
+        ...tokenWrites(tokens),
+      ],
+      ['already-used', 'client-changed', 'grant-revoked'],
+    );
+  }
+
+  async revokeGrant(appId: string, grantId: string): Promise<void> {
+    // Ending the grant first makes every later rotation fail its grant check; whatever
+    // committed before is in the grant's partition, which is read consistently after.
+    await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.appGrant(appId, grantId) }));
+    const members = await queryPartition(keys.grantPartition(grantId));
+    await batchDelete(
+      members.flatMap((member) => {
+        const tokenHash = member.token_hash as string;
+        const tokenKey = member.token_kind === 'refresh' ? keys.refreshToken(tokenHash) : keys.credential(tokenHash);
+        return [tokenKey, { pk: member.pk as string, sk: member.sk as string }];
+      }),
+    );
+  }
+
+  async revokeAccessToken(accessToken: CredentialRecord): Promise<void> {
+    await batchDelete([
+      keys.credential(accessToken.tokenHash),
+      ...(accessToken.grantId ? [keys.grantAccessToken(accessToken.grantId, accessToken.tokenHash)] : []),
+    ]);
+  }
+}

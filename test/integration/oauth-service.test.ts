@@ -1,0 +1,385 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { BadRequestError, UnauthorizedError } from '../../lib/errors.js';
+import { ALL_SCOPES, type Principal } from '../../lib/identity/principal.js';
+import { identityService } from '../../lib/identity/wiring.js';
+import type { ClientCredentials } from '../../lib/oauth/client-authentication.js';
+import { GRANT_LIFETIME_SECONDS, OAuthService, type TokenSet } from '../../lib/oauth/oauth-service.js';
+import { oauthService, oauthStore } from '../../lib/oauth/wiring.js';
+import { s256CodeChallenge } from '../../lib/oauth/pkce.js';
+import { documentClient, tableName } from '../../lib/store/dynamo.js';
+import { keys } from '../../lib/store/keys.js';
+
+const REDIRECT_URI = 'http://127.0.0.1:9999/callback';
+const DAY_MS = 86_400_000;
+
+let owner: Principal;
+let user: Principal;
+
+async function principalFor(role: 'user' | 'admin'): Promise<Principal> {
+  const created = await identityService.createUser({ email: `${role}-${randomUUID()}@example.com`, password: 'correct horse battery', role });
+  return {
+    userId: created.id,
+    role,
+    kind: 'session',
+    scopes: ALL_SCOPES,
+    credentialHash: 'not-used',
+    expiresAt: new Date(Date.now() + DAY_MS).toISOString(),
+  };
+}
+
+beforeAll(async () => {
+  owner = await principalFor('user');
+  user = await principalFor('user');
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+interface RegisteredClient {
+  appId: string;
+  credentials: ClientCredentials;
+}
+
+async function registerClient(service: OAuthService = oauthService): Promise<RegisteredClient> {
+  const { app, clientSecret } = await service.registerApp(owner, { name: 'Dashboard', description: '', redirectUris: [REDIRECT_URI] });
+  return { appId: app.id, credentials: { clientId: app.clientId, clientSecret, method: 'client_secret_post' } };
+}
+
+/** Runs the authorize and consent steps as the user and returns the code from the redirect. */
+async function authorizationCode(client: RegisteredClient, service: OAuthService = oauthService, codeVerifier?: string): Promise<string> {
+  const requestId = await service.startAuthorization({
+    clientId: client.credentials.clientId,
+    redirectUri: REDIRECT_URI,
+    state: 'state-1',
+    scopes: [...ALL_SCOPES],
+    ...(codeVerifier ? { codeChallenge: s256CodeChallenge(codeVerifier) } : {}),
+  });
+  const location = new URL(await service.approveAuthorization(user, requestId));
+  expect(location.searchParams.get('state')).toBe('state-1');
+  return location.searchParams.get('code')!;
+}
+
+const exchange = (client: RegisteredClient, code: string, service: OAuthService = oauthService, extra: Record<string, string> = {}) =>
+  service.issueTokens(client.credentials, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, ...extra });
+
+const refresh = (client: RegisteredClient, refreshToken: string, service: OAuthService = oauthService) =>
+  service.issueTokens(client.credentials, { grant_type: 'refresh_token', refresh_token: refreshToken });
+
+async function tokensFor(client: RegisteredClient): Promise<TokenSet> {
+  return exchange(client, await authorizationCode(client));
+}
+
+const authenticates = async (accessToken: string) => (await identityService.authenticate(accessToken)) !== undefined;
+
+/** Counts the DynamoDB calls (round trips) made while `act` runs. */
+async function countRoundTrips<T>(act: () => Promise<T>): Promise<{ result: T; roundTrips: number; commands: string[] }> {
+  const send = vi.spyOn(documentClient, 'send');
+  const result = await act();
+  const commands = send.mock.calls.map(([command]) => command.constructor.name);
+  send.mockRestore();
+  return { result, roundTrips: commands.length, commands };
+}
+
+/**
+ * Holds every call of a store read until `count` calls have read, so that all of them
+ * reach their transaction with the same view: the conditional write alone must decide.
+ */
+function holdReadsUntilAll<K extends 'getClientAndCode' | 'getClientAndRefreshToken'>(method: K, count: number): void {
+  const read = oauthStore[method].bind(oauthStore) as (...args: unknown[]) => Promise<unknown>;
+  let arrived = 0;
+  let release!: () => void;
+  const everyoneHasRead = new Promise<void>((resolve) => (release = resolve));
+  vi.spyOn(oauthStore, method).mockImplementation((async (...args: unknown[]) => {
+    const result = await read(...args);
+    arrived += 1;
+    if (arrived === count) release();
+    await everyoneHasRead;
+    return result;
+  }) as never);
+}
+
+async function settle<T>(attempts: Array<Promise<T>>): Promise<{ successes: T[]; failures: unknown[] }> {
+  const outcomes = await Promise.allSettled(attempts);
+  return {
+    successes: outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : [])),
+    failures: outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : [])),
+  };
+}
+
+describe('authorization code exchange', () => {
+  it('costs two DynamoDB round trips: one BatchGetItem and one TransactWriteItems', async () => {
+    const client = await registerClient();
+    const code = await authorizationCode(client);
+
+    const { result, roundTrips, commands } = await countRoundTrips(() => exchange(client, code));
+
+    expect(commands).toEqual(['BatchGetCommand', 'TransactWriteCommand']);
+    expect(roundTrips).toBeLessThanOrEqual(2);
+    expect(result).toMatchObject({ expiresIn: 900, scopes: ['containers:read', 'containers:write'] });
+    expect(result.accessToken).toMatch(/^svat_[\w-]{43}$/);
+    expect(result.refreshToken).toMatch(/^svrt_[\w-]{43}$/);
+    const authentication = await identityService.authenticate(result.accessToken);
+    expect(authentication?.principal).toMatchObject({ userId: user.userId, kind: 'oauth', clientId: client.credentials.clientId });
+  });
+
+  it('lets exactly one of 20 concurrent redemptions of one code win, then revokes what the winner got', async () => {
+    const client = await registerClient();
+    const code = await authorizationCode(client);
+
+    const { successes, failures } = await settle(Array.from({ length: 20 }, () => exchange(client, code)));
+
+    expect(successes).toHaveLength(1);
+    expect(failures).toHaveLength(19);
+    for (const failure of failures) expect(failure).toBeInstanceOf(BadRequestError);
+    const [winner] = successes as [TokenSet];
+    expect(await authenticates(winner.accessToken)).toBe(false);
+    await expect(refresh(client, winner.refreshToken)).rejects.toBeInstanceOf(BadRequestError);
+  });
+
+  it('lets exactly one of 20 redemptions win even when all of them read the code before any writes', async () => {
+    const client = await registerClient();
+    const code = await authorizationCode(client);
+    holdReadsUntilAll('getClientAndCode', 20);
+
+    const { successes, failures } = await settle(Array.from({ length: 20 }, () => exchange(client, code)));
+
+    expect(successes).toHaveLength(1);
+    for (const failure of failures) expect(failure).toBeInstanceOf(BadRequestError);
+    expect(await authenticates((successes[0] as TokenSet).accessToken)).toBe(false);
+  });
+
+  it('revokes the tokens of a code when the code is presented a second time later', async () => {
+    const client = await registerClient();
+    const code = await authorizationCode(client);
+    const tokens = await exchange(client, code);
+    expect(await authenticates(tokens.accessToken)).toBe(true);
+
+    await expect(exchange(client, code)).rejects.toThrow(/already used/);
+
+    expect(await authenticates(tokens.accessToken)).toBe(false);
+    await expect(refresh(client, tokens.refreshToken)).rejects.toBeInstanceOf(BadRequestError);
+  });
+
+  it('refuses a code issued to another client without using it up', async () => {
+    const client = await registerClient();
+    const otherClient = await registerClient();
+    const code = await authorizationCode(client);
+
+    await expect(exchange(otherClient, code)).rejects.toThrow(/authorization code is invalid/);
+
+    await expect(exchange(client, code)).resolves.toMatchObject({ expiresIn: 900 });
+  });
+
+  it('refuses a code after ten minutes', async () => {
+    let now = Date.now();
+    const clockedService = new OAuthService(oauthStore, () => new Date(now));
+    const client = await registerClient(clockedService);
+    const code = await authorizationCode(client, clockedService);
+
+    now += 10 * 60_000;
+
+    await expect(exchange(client, code, clockedService)).rejects.toThrow(/expired/);
+  });
+
+  it('needs the PKCE verifier that matches the challenge', async () => {
+    const client = await registerClient();
+    const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+    const code = await authorizationCode(client, oauthService, verifier);
+
+    await expect(exchange(client, code)).rejects.toThrow(/code_verifier is required/);
+    await expect(exchange(client, code, oauthService, { code_verifier: `${verifier.slice(0, -1)}Y` })).rejects.toThrow(/does not match/);
+
+    await expect(exchange(client, code, oauthService, { code_verifier: verifier })).resolves.toMatchObject({ expiresIn: 900 });
+  });
+});
+
+describe('refresh token rotation', () => {
+  it('costs two DynamoDB round trips: one BatchGetItem and one TransactWriteItems', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+
+    const { result, roundTrips, commands } = await countRoundTrips(() => refresh(client, tokens.refreshToken));
+
+    expect(commands).toEqual(['BatchGetCommand', 'TransactWriteCommand']);
+    expect(roundTrips).toBeLessThanOrEqual(2);
+    expect(result.refreshToken).not.toBe(tokens.refreshToken);
+    expect(await authenticates(result.accessToken)).toBe(true);
+  });
+
+  it('lets exactly one of 20 concurrent refreshes of one token win', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+
+    const { successes, failures } = await settle(Array.from({ length: 20 }, () => refresh(client, tokens.refreshToken)));
+
+    expect(successes).toHaveLength(1);
+    expect(failures).toHaveLength(19);
+    for (const failure of failures) expect(failure).toBeInstanceOf(BadRequestError);
+    // The losers presented a token that was rotated by then: reuse, so the grant is revoked.
+    const [winner] = successes as [TokenSet];
+    expect(await authenticates(winner.accessToken)).toBe(false);
+  });
+
+  it('lets exactly one of 20 refreshes win even when all of them read the token before any writes', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    holdReadsUntilAll('getClientAndRefreshToken', 20);
+
+    const { successes, failures } = await settle(Array.from({ length: 20 }, () => refresh(client, tokens.refreshToken)));
+
+    expect(successes).toHaveLength(1);
+    for (const failure of failures) expect(failure).toBeInstanceOf(BadRequestError);
+    expect(await authenticates((successes[0] as TokenSet).accessToken)).toBe(false);
+  });
+
+  it('revokes the whole grant when a rotated refresh token is replayed', async () => {
+    const client = await registerClient();
+    const first = await tokensFor(client);
+    const second = await refresh(client, first.refreshToken);
+    const third = await refresh(client, second.refreshToken);
+    expect(await authenticates(third.accessToken)).toBe(true);
+
+    await expect(refresh(client, first.refreshToken)).rejects.toThrow(/already used/);
+
+    expect(await authenticates(first.accessToken)).toBe(false);
+    expect(await authenticates(second.accessToken)).toBe(false);
+    expect(await authenticates(third.accessToken)).toBe(false);
+    await expect(refresh(client, third.refreshToken)).rejects.toBeInstanceOf(BadRequestError);
+  });
+
+  it('refuses a refresh token presented by another client, and leaves it usable', async () => {
+    const client = await registerClient();
+    const otherClient = await registerClient();
+    const tokens = await tokensFor(client);
+
+    await expect(refresh(otherClient, tokens.refreshToken)).rejects.toThrow(/refresh token is invalid/);
+
+    await expect(refresh(client, tokens.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });
+  });
+
+  it('never issues a token that outlives the 90-day grant', async () => {
+    let now = Date.now();
+    const clockedService = new OAuthService(oauthStore, () => new Date(now));
+    const client = await registerClient(clockedService);
+    const grantedAt = now;
+    let tokens = await exchange(client, await authorizationCode(client, clockedService), clockedService);
+
+    for (const day of [29, 58, 87]) {
+      now = grantedAt + day * DAY_MS;
+      tokens = await refresh(client, tokens.refreshToken, clockedService);
+      expect(tokens.expiresIn).toBe(900);
+    }
+    now = grantedAt + GRANT_LIFETIME_SECONDS * 1000 - 100_000;
+    tokens = await refresh(client, tokens.refreshToken, clockedService);
+    expect(tokens.expiresIn).toBe(100);
+
+    now = grantedAt + GRANT_LIFETIME_SECONDS * 1000;
+    await expect(refresh(client, tokens.refreshToken, clockedService)).rejects.toThrow(/expired/);
+  });
+
+  it('refuses a refresh token after 30 days', async () => {
+    let now = Date.now();
+    const clockedService = new OAuthService(oauthStore, () => new Date(now));
+    const client = await registerClient(clockedService);
+    const tokens = await exchange(client, await authorizationCode(client, clockedService), clockedService);
+
+    now += 30 * DAY_MS;
+
+    await expect(refresh(client, tokens.refreshToken, clockedService)).rejects.toThrow(/expired/);
+  });
+});
+
+describe('client secret rotation', () => {
+  it('stops the old secret at once and accepts the new one', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    const code = await authorizationCode(client);
+
+    const { clientSecret } = await oauthService.rotateClientSecret(owner, client.appId);
+
+    await expect(refresh(client, tokens.refreshToken)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(exchange(client, code)).rejects.toBeInstanceOf(UnauthorizedError);
+    const rotated = { ...client, credentials: { ...client.credentials, clientSecret } };
+    await expect(refresh(rotated, tokens.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });
+    await expect(exchange(rotated, code)).resolves.toMatchObject({ expiresIn: 900 });
+  });
+});
+
+describe('application deletion', () => {
+  it('stops every code, access token and refresh token of the application before it returns', async () => {
+    const client = await registerClient();
+    const first = await tokensFor(client);
+    const second = await tokensFor(client);
+    const unusedCode = await authorizationCode(client);
+    const pendingRequest = await oauthService.startAuthorization({
+      clientId: client.credentials.clientId,
+      redirectUri: REDIRECT_URI,
+      state: 's',
+      scopes: [...ALL_SCOPES],
+    });
+
+    await oauthService.deleteApp(owner, client.appId);
+
+    expect(await authenticates(first.accessToken)).toBe(false);
+    expect(await authenticates(second.accessToken)).toBe(false);
+    await expect(refresh(client, first.refreshToken)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(exchange(client, unusedCode)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(oauthService.approveAuthorization(user, pendingRequest)).rejects.toBeInstanceOf(BadRequestError);
+    const { Items } = await documentClient.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.oauthAppPartition(client.appId) },
+        ConsistentRead: true,
+      }),
+    );
+    expect(Items).toEqual([]);
+  });
+
+  it('is refused for anyone but the owner', async () => {
+    const client = await registerClient();
+
+    await expect(oauthService.deleteApp(user, client.appId)).rejects.toThrow(/not found/);
+
+    await expect(oauthService.getApp(owner, client.appId)).resolves.toMatchObject({ id: client.appId });
+  });
+});
+
+describe('revocation', () => {
+  it('revokes the whole grant of a refresh token', async () => {
+    const client = await registerClient();
+    const first = await tokensFor(client);
+    const second = await refresh(client, first.refreshToken);
+
+    await oauthService.revokeToken(client.credentials, { token: second.refreshToken });
+
+    expect(await authenticates(first.accessToken)).toBe(false);
+    expect(await authenticates(second.accessToken)).toBe(false);
+    await expect(refresh(client, second.refreshToken)).rejects.toBeInstanceOf(BadRequestError);
+  });
+
+  it('refuses to revoke another client’s token, and revokes nothing', async () => {
+    const client = await registerClient();
+    const otherClient = await registerClient();
+    const tokens = await tokensFor(client);
+
+    await expect(oauthService.revokeToken(otherClient.credentials, { refresh_token: tokens.refreshToken })).rejects.toBeInstanceOf(
+      BadRequestError,
+    );
+
+    expect(await authenticates(tokens.accessToken)).toBe(true);
+  });
+
+  it('revokes a single access token and leaves the refresh token working', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+
+    await oauthService.revokeToken(client.credentials, { token: tokens.accessToken });
+
+    expect(await authenticates(tokens.accessToken)).toBe(false);
+    await expect(refresh(client, tokens.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });
+  });
+});

@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { authorizationServerMetadata, issuerFor } from '../../../lib/oauth/metadata.js';
+
+describe('issuerFor', () => {
+  it('prefers the configured public base URL, without a trailing slash', () => {
+    expect(issuerFor('https://api.example.com/', 'https://abc.execute-api.aws', '/prod')).toBe('https://api.example.com');
+  });
+
+  it('falls back to the origin and stage path the request came in on', () => {
+    expect(issuerFor(undefined, 'https://abc.execute-api.aws', '/prod')).toBe('https://abc.execute-api.aws/prod');
+    expect(issuerFor(undefined, 'http://127.0.0.1:3000', '')).toBe('http://127.0.0.1:3000');
+  });
+});
+
+describe('authorizationServerMetadata', () => {
+  it('puts every endpoint under the issuer and offers only S256 and secret-based client authentication', () => {
+    const metadata = authorizationServerMetadata('https://api.example.com/prod');
+
+    expect(metadata.token_endpoint).toBe('https://api.example.com/prod/api/v1/oauth/token');
+    expect(metadata.authorization_endpoint).toBe('https://api.example.com/prod/api/v1/oauth/authorize');
+    expect(metadata.revocation_endpoint).toBe('https://api.example.com/prod/api/v1/oauth/token/revoke');
+    expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
+    expect(metadata.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post']);
+  });
+});

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { BadRequestError } from '../../../lib/errors.js';
+import { oauthParameters, parseAuthorizeParameters, parseTokenRequest, tokenToRevoke } from '../../../lib/oauth/oauth-parameters.js';
+
+const CLIENT_ID = '0190f5c2-7a3e-7b1c-8d2e-123456789abc';
+const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+const authorizeQuery = {
+  response_type: 'code',
+  client_id: CLIENT_ID,
+  redirect_uri: 'https://app.example.com/cb',
+  state: 'xyz',
+};
+
+describe('parseAuthorizeParameters', () => {
+  it('defaults to both scopes and no PKCE', () => {
+    expect(parseAuthorizeParameters(authorizeQuery)).toEqual({
+      clientId: CLIENT_ID,
+      redirectUri: 'https://app.example.com/cb',
+      state: 'xyz',
+      scopes: ['containers:read', 'containers:write'],
+    });
+  });
+
+  it('keeps an S256 challenge and a narrower scope', () => {
+    const parsed = parseAuthorizeParameters({ ...authorizeQuery, scope: 'containers:read', code_challenge: CHALLENGE, code_challenge_method: 'S256' });
+    expect(parsed).toMatchObject({ scopes: ['containers:read'], codeChallenge: CHALLENGE });
+  });
+
+  it('ignores parameters it does not know (RFC 6749 section 3.1)', () => {
+    expect(parseAuthorizeParameters({ ...authorizeQuery, nonce: 'n', prompt: 'consent' }).clientId).toBe(CLIENT_ID);
+  });
+
+  it.each([
+    ['no response_type', { response_type: undefined }, /response_type/],
+    ['response_type token', { response_type: 'token' }, /response_type/],
+    ['no client_id', { client_id: undefined }, /client_id/],
+    ['a client_id that is not a UUID', { client_id: 'abc' }, /client_id/],
+    ['no redirect_uri', { redirect_uri: '' }, /redirect_uri/],
+    ['no state', { state: undefined }, /state/],
+    ['an unknown scope', { scope: 'everything' }, /scope/],
+    ['the plain method', { code_challenge: CHALLENGE, code_challenge_method: 'plain' }, /S256/],
+    ['a challenge without a method', { code_challenge: CHALLENGE }, /S256/],
+    ['a method without a challenge', { code_challenge_method: 'S256' }, /code_challenge/],
+    ['a malformed challenge', { code_challenge: 'short', code_challenge_method: 'S256' }, /43/],
+  ])('refuses %s with a 400', (_case, override, message) => {
+    const query = Object.fromEntries(
+      Object.entries({ ...authorizeQuery, ...override }).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    );
+    expect(() => parseAuthorizeParameters(query)).toThrow(BadRequestError);
+    expect(() => parseAuthorizeParameters(query)).toThrow(message);
+  });
+});
+
+describe('oauthParameters', () => {
+  it('drops empty values and keeps strings', () => {
+    expect(oauthParameters({ grant_type: 'refresh_token', scope: '', extra: null })).toEqual({ grant_type: 'refresh_token' });
+  });
+
+  it.each([
+    ['a number', { code: 42 }],
+    ['an array body', []],
+    ['a null body', null],
+  ])('refuses %s', (_case, body) => {
+    expect(() => oauthParameters(body)).toThrow(BadRequestError);
+  });
+});
+
+describe('parseTokenRequest', () => {
+  it('reads an authorization_code request with its verifier', () => {
+    expect(parseTokenRequest({ grant_type: 'authorization_code', code: 'c', redirect_uri: 'r', code_verifier: 'v' })).toEqual({
+      grantType: 'authorization_code',
+      code: 'c',
+      redirectUri: 'r',
+      codeVerifier: 'v',
+    });
+  });
+
+  it('reads a refresh_token request with a narrower scope', () => {
+    expect(parseTokenRequest({ grant_type: 'refresh_token', refresh_token: 't', scope: 'containers:read' })).toEqual({
+      grantType: 'refresh_token',
+      refreshToken: 't',
+      scopes: ['containers:read'],
+    });
+  });
+
+  it.each([
+    ['no grant_type', {}],
+    ['the password grant', { grant_type: 'password' }],
+    ['a code exchange without code', { grant_type: 'authorization_code', redirect_uri: 'r' }],
+    ['a code exchange without redirect_uri', { grant_type: 'authorization_code', code: 'c' }],
+    ['a refresh without refresh_token', { grant_type: 'refresh_token' }],
+    ['a refresh with an unknown scope', { grant_type: 'refresh_token', refresh_token: 't', scope: 'root' }],
+  ])('reports %s as a bad request', (_case, parameters) => {
+    expect(parseTokenRequest(parameters)).toBeInstanceOf(BadRequestError);
+  });
+});
+
+describe('tokenToRevoke', () => {
+  it("takes RFC 7009's token or the spec's refresh_token", () => {
+    expect(tokenToRevoke({ token: 'a' })).toBe('a');
+    expect(tokenToRevoke({ refresh_token: 'a' })).toBe('a');
+  });
+
+  it('refuses two different tokens, and none', () => {
+    expect(tokenToRevoke({ token: 'a', refresh_token: 'b' })).toBeInstanceOf(BadRequestError);
+    expect(tokenToRevoke({})).toBeInstanceOf(BadRequestError);
+  });
+});

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { keys } from '../../../lib/store/keys.js';
+
+describe('OAuth keys', () => {
+  it('find an application by id and by client id, in separate items', () => {
+    expect(keys.oauthApp('a1')).toEqual({ pk: 'OAUTH_APP#a1', sk: 'OAUTH_APP' });
+    expect(keys.oauthClient('c1')).toEqual({ pk: 'OAUTH_CLIENT#c1', sk: 'OAUTH_CLIENT' });
+  });
+
+  it("list a user's applications in the owner index", () => {
+    expect(keys.oauthAppOfOwner('u1', 'a1')).toEqual({ gsi1pk: 'OWNER#u1#OAUTH_APP', gsi1sk: 'OAUTH_APP#a1' });
+    expect(keys.oauthAppsOfOwnerPartition('u1')).toBe(keys.oauthAppOfOwner('u1', 'a1').gsi1pk);
+  });
+
+  it("put an application's grants and codes in the application's partition", () => {
+    const partition = keys.oauthAppPartition('a1');
+    expect(keys.oauthApp('a1').pk).toBe(partition);
+    expect(keys.appGrant('a1', 'g1')).toEqual({ pk: partition, sk: 'OAUTH_GRANT#g1' });
+    expect(keys.appAuthorizationCode('a1', 'h1')).toEqual({ pk: partition, sk: 'OAUTH_CODE#h1' });
+    expect(keys.appGrant('a1', 'g1').sk.startsWith(keys.appGrantPrefix)).toBe(true);
+    expect(keys.appAuthorizationCode('a1', 'h1').sk.startsWith(keys.appAuthorizationCodePrefix)).toBe(true);
+    expect(keys.oauthApp('a1').sk.startsWith(keys.appGrantPrefix)).toBe(false);
+  });
+
+  it("index every token of a grant in the grant's partition", () => {
+    const partition = keys.grantPartition('g1');
+    expect(keys.grantRefreshToken('g1', 'r1')).toEqual({ pk: partition, sk: 'REFRESH#r1' });
+    expect(keys.grantAccessToken('g1', 'x1')).toEqual({ pk: partition, sk: 'ACCESS#x1' });
+    expect(keys.grantRefreshToken('g1', 'r1').sk.startsWith(keys.grantRefreshTokenPrefix)).toBe(true);
+    expect(keys.grantAccessToken('g1', 'x1').sk.startsWith(keys.grantAccessTokenPrefix)).toBe(true);
+  });
+
+  it('find pending requests, codes and refresh tokens by id or hash', () => {
+    expect(keys.authorizationRequest('q1')).toEqual({ pk: 'OAUTH_REQUEST#q1', sk: 'OAUTH_REQUEST' });
+    expect(keys.authorizationCode('h1')).toEqual({ pk: 'OAUTH_CODE#h1', sk: 'OAUTH_CODE' });
+    expect(keys.refreshToken('h1')).toEqual({ pk: 'OAUTH_REFRESH#h1', sk: 'OAUTH_REFRESH' });
+  });
+});

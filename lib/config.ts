@@ -35,6 +35,8 @@ const configSchema = z.object({
   /** The local runtime's container process; `{hostname}` and `{port}` are substituted. */
   LOCAL_CONTAINER_COMMAND: z.string().optional(),
   LOCAL_CONTAINER_DIR: z.string().default('.data/containers'),
+  /** How long a local container process must stay up before it counts as running (ECS's PROVISIONING → RUNNING). */
+  LOCAL_CONTAINER_READY_MS: z.coerce.number().int().min(0).max(10_000).default(300),
 });
 
 export type Config = z.infer<typeof configSchema>;

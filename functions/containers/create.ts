@@ -1,0 +1,15 @@
+import { containerView } from '../../lib/containers/container.js';
+import { createContainerBody } from '../../lib/containers/schemas.js';
+import { containerService } from '../../lib/containers/wiring.js';
+import { endpoint } from '../../lib/http/endpoint.js';
+import { ok } from '../../lib/http/reply.js';
+
+export const handler = endpoint('createContainer', { body: createContainerBody }, async ({ principal, body }) => {
+  const container = await containerService.create(principal, {
+    hostname: body.hostname,
+    cpuCores: body.cpu_cores,
+    memoryMb: body.memory_mb,
+    diskGb: body.disk_gb,
+  });
+  return ok(containerView(container));
+});

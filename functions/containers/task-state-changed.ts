@@ -1,0 +1,27 @@
+import middy from '@middy/core';
+import type { EventBridgeEvent } from 'aws-lambda';
+import { containerService } from '../../lib/containers/wiring.js';
+import { log } from '../../lib/log.js';
+import { taskStatusFromEcs, type EcsTaskFields } from '../../lib/runtimes/ecs-runtime.js';
+
+/**
+ * EventBridge "ECS Task State Change" → the container's state. A malformed event or a task
+ * not started for a container is dropped; a failure to apply one is thrown, so Lambda's
+ * asynchronous retries deliver it again (applying is idempotent).
+ */
+export const handler = middy<EventBridgeEvent<'ECS Task State Change', EcsTaskFields>, void>().handler(async (event) => {
+  const status = taskStatusFromEcs(event.detail ?? {});
+  if (!status) {
+    log.warn('Ignored a task state change without a container', { eventId: event.id });
+    return;
+  }
+  const outcome = await containerService.applyTaskStatus(status);
+  log.info('Task state change', {
+    eventId: event.id,
+    containerId: status.containerId,
+    taskArn: status.taskArn,
+    version: status.version,
+    lastStatus: status.lastStatus,
+    outcome,
+  });
+});

@@ -1,0 +1,280 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ConflictError, InternalError, NotFoundError, TimeoutError } from '../errors.js';
+import { newId } from '../ids.js';
+import { describeError, log } from '../log.js';
+import type { Page, PageRequest } from '../store/pagination.js';
+import type { Caller, ContainerSpec, StoredContainer } from './container.js';
+import type { ContainerStore } from './container-store.js';
+import { clampPercent, type ContainerMetrics, type TaskUsageSource } from './metrics.js';
+import type { ContainerRuntime, TaskStatus } from './runtime.js';
+import { provisionedDiskGbFor } from './task-size.js';
+import { containerStateFor } from './task-status.js';
+import { planTransition, type ContainerAction } from './transitions.js';
+
+export interface ContainerServiceOptions {
+  /** How long start and restart wait for a task to run (START_BUDGET_MS). */
+  startBudgetMs: number;
+  /** First pause between task status checks; doubles up to `maxPollIntervalMs`. */
+  pollIntervalMs?: number;
+  maxPollIntervalMs?: number;
+  now?: () => number;
+}
+
+/** How a task status event was taken. */
+export type TaskStatusOutcome = 'applied' | 'ignored';
+
+/** Reasons ECS records on the tasks we stop. */
+const STOP_REASON = {
+  stop: 'Container stopped through the API',
+  restart: 'Container restarted through the API',
+  delete: 'Container deleted through the API',
+  superseded: 'Superseded by a concurrent change to the container',
+} as const;
+
+/** How long a task may stay invisible to describe calls before it counts as gone. */
+const MISSING_TASK_GRACE_MS = 60_000;
+
+/** ECS clientToken: at most 64 characters; a UUID, a colon and the version fit. */
+export const launchToken = (containerId: string, version: number): string => `${containerId}:${version}`;
+
+/**
+ * The container lifecycle: creation, the transitions of product.md section 3, deletion,
+ * metrics, and the task status changes that move a container between states.
+ *
+ * Every transition reads the container, decides from the transition table, and commits with
+ * a write conditional on the version it read: a caller that lost a race gets 409 and has
+ * changed nothing. Task launches carry a client token per (container, version), so a launch
+ * retried after a crash or by a concurrent waiter finds the same task.
+ */
+export class ContainerService {
+  private readonly startBudgetMs: number;
+  private readonly pollIntervalMs: number;
+  private readonly maxPollIntervalMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly store: ContainerStore,
+    private readonly runtime: ContainerRuntime,
+    private readonly usage: TaskUsageSource,
+    options: ContainerServiceOptions,
+  ) {
+    this.startBudgetMs = options.startBudgetMs;
+    this.pollIntervalMs = options.pollIntervalMs ?? 100;
+    this.maxPollIntervalMs = options.maxPollIntervalMs ?? 2000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Writes the container (provisioning) and claims its hostname in one transaction, then
+   * runs its first task. A launch the runtime refuses leaves the container `failed`, and the
+   * record is still answered, so the caller learns its id and can start or delete it.
+   */
+  async create(caller: Caller, spec: ContainerSpec): Promise<StoredContainer> {
+    const now = new Date(this.now()).toISOString();
+    const container: StoredContainer = {
+      id: newId(this.now()),
+      userId: caller.userId,
+      ...spec,
+      state: 'provisioning',
+      createdAt: now,
+      updatedAt: now,
+      version: 1,
+    };
+    await this.store.create(container);
+    try {
+      return await this.launch(container);
+    } catch (error) {
+      if (error instanceof ContainerLaunchFailed || error instanceof ConflictError) {
+        const current = await this.store.get(container.id);
+        if (current) return current;
+      }
+      throw error;
+    }
+  }
+
+  async get(caller: Caller, containerId: string): Promise<StoredContainer> {
+    const container = await this.store.get(containerId);
+    if (!container || (caller.role !== 'admin' && container.userId !== caller.userId)) {
+      throw new NotFoundError('Container not found');
+    }
+    return container;
+  }
+
+  /** Newest first: the caller's own containers, or every container for an admin. */
+  list(caller: Caller, page: PageRequest): Promise<Page<StoredContainer>> {
+    return caller.role === 'admin' ? this.store.listAll(page) : this.store.listOwnedBy(caller.userId, page);
+  }
+
+  start(caller: Caller, containerId: string): Promise<StoredContainer> {
+    return this.transition(caller, containerId, 'start');
+  }
+
+  stop(caller: Caller, containerId: string): Promise<StoredContainer> {
+    return this.transition(caller, containerId, 'stop');
+  }
+
+  restart(caller: Caller, containerId: string): Promise<StoredContainer> {
+    return this.transition(caller, containerId, 'restart');
+  }
+
+  /** Stops the task, then removes the container and frees its hostname in one transaction. */
+  async delete(caller: Caller, containerId: string): Promise<void> {
+    const container = await this.get(caller, containerId);
+    if (container.taskArn && (container.state === 'provisioning' || container.state === 'running')) {
+      await this.runtime.stopTask(container.taskArn, STOP_REASON.delete);
+    }
+    await this.store.delete(container);
+  }
+
+  /** A container that is not running uses nothing; a running one is measured, never estimated. */
+  async metrics(caller: Caller, containerId: string): Promise<ContainerMetrics> {
+    const container = await this.get(caller, containerId);
+    const totals = { memory_total_mb: container.memoryMb, disk_total_gb: provisionedDiskGbFor(container.diskGb) };
+    if (container.state !== 'running' || !container.taskArn) {
+      return { cpu_percent: 0, memory_used_mb: 0, disk_used_gb: 0, ...totals };
+    }
+    const usage = await this.usage.usageOf({ taskArn: container.taskArn, containerId, cpuCores: container.cpuCores });
+    return {
+      cpu_percent: clampPercent(usage.cpuPercent),
+      memory_used_mb: Math.max(0, usage.memoryUsedMb),
+      disk_used_gb: Math.max(0, usage.diskUsedGb),
+      ...totals,
+    };
+  }
+
+  /**
+   * Applies a task status change, from an ECS event or a local process: the one path by
+   * which a container moves out of provisioning or into failed on its own. Statuses arrive
+   * at least once and out of order, so one is applied only if its task is still the
+   * container's and its version is newer than any applied.
+   */
+  async applyTaskStatus(status: TaskStatus): Promise<TaskStatusOutcome> {
+    return (await this.observe(status)).outcome;
+  }
+
+  private async observe(status: TaskStatus): Promise<{ outcome: TaskStatusOutcome; container?: StoredContainer }> {
+    const container = await this.store.get(status.containerId);
+    if (!container || container.taskArn !== status.taskArn) return { outcome: 'ignored', container };
+    if (container.taskVersion !== undefined && status.version <= container.taskVersion) return { outcome: 'ignored', container };
+    const update = {
+      taskArn: status.taskArn,
+      taskVersion: status.version,
+      state: containerStateFor(status) ?? container.state,
+    };
+    const updated = await this.store.applyTaskStatus(container.id, update, new Date(this.now()).toISOString());
+    if (updated) return { outcome: 'applied', container: updated };
+    return { outcome: 'ignored', container: await this.store.get(container.id) };
+  }
+
+  private async transition(caller: Caller, containerId: string, action: ContainerAction): Promise<StoredContainer> {
+    const deadline = this.now() + this.startBudgetMs;
+    const container = await this.get(caller, containerId);
+    const plan = planTransition(container.state, action);
+    const stopReason = action === 'restart' ? STOP_REASON.restart : STOP_REASON.stop;
+    switch (plan.kind) {
+      case 'unchanged':
+        return container;
+      case 'wait':
+        return this.waitUntilRunning(container, deadline);
+      case 'stop': {
+        // Stopping first: a caller that then loses the race has only stopped a task the winner stops or replaces too.
+        if (plan.stopTask && container.taskArn) await this.runtime.stopTask(container.taskArn, stopReason);
+        return this.store.beginTransition(container.id, container.version, 'stopped', this.isoNow());
+      }
+      case 'run': {
+        if (plan.stopTask && container.taskArn) await this.runtime.stopTask(container.taskArn, stopReason);
+        const claimed = await this.store.beginTransition(container.id, container.version, 'provisioning', this.isoNow());
+        return this.waitUntilRunning(await this.launchOrFail(claimed), deadline);
+      }
+    }
+  }
+
+  /** Runs the task of the container's current version and attaches it. */
+  private async launch(container: StoredContainer): Promise<StoredContainer> {
+    let taskArn: string;
+    try {
+      taskArn = await this.runtime.runTask({
+        containerId: container.id,
+        hostname: container.hostname,
+        cpuCores: container.cpuCores,
+        memoryMb: container.memoryMb,
+        diskGb: container.diskGb,
+        clientToken: launchToken(container.id, container.version),
+      });
+    } catch (error) {
+      log.error('Task launch failed', { containerId: container.id, version: container.version, ...describeError(error) });
+      await this.store.markFailed(container.id, container.version, this.isoNow());
+      throw new ContainerLaunchFailed();
+    }
+    const attached = await this.store.attachTask(container.id, container.version, taskArn);
+    if (attached) return attached;
+    const current = await this.store.get(container.id);
+    // A concurrent waiter launched with the same token, so got and attached this very task.
+    if (current && current.version === container.version && current.taskArn === taskArn) return current;
+    await this.runtime.stopTask(taskArn, STOP_REASON.superseded);
+    if (!current) throw new NotFoundError('Container not found');
+    throw new ConflictError('The container was changed by another request meanwhile; nothing was done');
+  }
+
+  private async launchOrFail(container: StoredContainer): Promise<StoredContainer> {
+    try {
+      return await this.launch(container);
+    } catch (error) {
+      if (error instanceof ContainerLaunchFailed) throw new InternalError('The container failed to start');
+      throw error;
+    }
+  }
+
+  /**
+   * Polls the task with backoff until the container runs, fails, or the budget is spent. The
+   * task keeps starting after a 504, so a repeated start waits for the same task.
+   */
+  private async waitUntilRunning(container: StoredContainer, deadline: number): Promise<StoredContainer> {
+    // Provisioning without a task: a launch was interrupted; the same token finds or starts its task.
+    const current = container.taskArn ? container : await this.launchOrFail(container);
+    const { version, taskArn } = current;
+    let interval = this.pollIntervalMs;
+    for (;;) {
+      const status = await this.runtime.describeTask(taskArn!);
+      const latest = status ? (await this.observe(status)).container : await this.containerOfMissingTask(current);
+      if (!latest) throw new NotFoundError('Container not found');
+      if (latest.version !== version || latest.taskArn !== taskArn) {
+        throw new ConflictError('The container was changed by another request while it was starting');
+      }
+      if (latest.state === 'running') return latest;
+      if (latest.state === 'failed') throw new InternalError('The container failed to start');
+      if (latest.state === 'stopped') throw new ConflictError('The container was stopped while it was starting');
+      const remaining = deadline - this.now();
+      if (remaining <= 0) {
+        throw new TimeoutError('The container is still starting; start it again to keep waiting');
+      }
+      await sleep(Math.min(interval, remaining));
+      interval = Math.min(interval * 2, this.maxPollIntervalMs);
+    }
+  }
+
+  /**
+   * ECS is eventually consistent, so a task just launched may not be visible yet; one that
+   * stays missing long after it was attached is gone (ECS forgets stopped tasks after about
+   * an hour, the local runtime forgets its tasks when it restarts), and the start has failed.
+   */
+  private async containerOfMissingTask(container: StoredContainer): Promise<StoredContainer | undefined> {
+    const latest = await this.store.get(container.id);
+    if (!latest || latest.version !== container.version || latest.taskArn !== container.taskArn) return latest;
+    if (this.now() - Date.parse(latest.updatedAt) < MISSING_TASK_GRACE_MS) return latest;
+    log.warn('Task of a starting container is gone', { containerId: container.id, taskArn: container.taskArn });
+    return (await this.store.markFailed(container.id, container.version, this.isoNow())) ?? (await this.store.get(container.id));
+  }
+
+  private isoNow(): string {
+    return new Date(this.now()).toISOString();
+  }
+}
+
+/** A launch the runtime refused; the container is already marked failed. */
+class ContainerLaunchFailed extends Error {
+  constructor() {
+    super('The container failed to start');
+    this.name = 'ContainerLaunchFailed';
+  }
+}

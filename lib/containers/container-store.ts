@@ -1,0 +1,37 @@
+import type { Page, PageRequest } from '../store/pagination.js';
+import type { ContainerState, StoredContainer } from './container.js';
+
+/** A change a task status makes to its container. */
+export interface TaskStatusUpdate {
+  taskArn: string;
+  taskVersion: number;
+  state: ContainerState;
+}
+
+/**
+ * Persistence for containers. Writes that belong to a transition are conditional on the
+ * container's `version`, so of two concurrent transitions exactly one takes effect.
+ */
+export interface ContainerStore {
+  /** Writes the container and claims its hostname together; `ConflictError` when the hostname is taken. */
+  create(container: StoredContainer): Promise<void>;
+  get(containerId: string): Promise<StoredContainer | undefined>;
+  listOwnedBy(userId: string, page: PageRequest): Promise<Page<StoredContainer>>;
+  listAll(page: PageRequest): Promise<Page<StoredContainer>>;
+  /**
+   * Starts a transition: moves the container to `state` at `expectedVersion + 1` and detaches
+   * its task. `ConflictError` when the version moved on, `NotFoundError` when it is gone.
+   */
+  beginTransition(containerId: string, expectedVersion: number, state: ContainerState, now: string): Promise<StoredContainer>;
+  /** Records the task of a transition; undefined when the container moved on or already has one. */
+  attachTask(containerId: string, version: number, taskArn: string): Promise<StoredContainer | undefined>;
+  /** Marks a transition failed; undefined when the container moved on. */
+  markFailed(containerId: string, version: number, now: string): Promise<StoredContainer | undefined>;
+  /**
+   * Applies a task status if the task is still the container's and the status is newer than
+   * any applied; undefined otherwise.
+   */
+  applyTaskStatus(containerId: string, update: TaskStatusUpdate, now: string): Promise<StoredContainer | undefined>;
+  /** Deletes the container and frees its hostname together; `ConflictError`/`NotFoundError` as for transitions. */
+  delete(container: StoredContainer): Promise<void>;
+}

@@ -1,0 +1,29 @@
+/** What a container is using right now, as the metrics endpoint answers it. */
+export interface ContainerMetrics {
+  cpu_percent: number;
+  memory_used_mb: number;
+  memory_total_mb: number;
+  disk_used_gb: number;
+  disk_total_gb: number;
+}
+
+export interface TaskUsageQuery {
+  taskArn: string;
+  containerId: string;
+  cpuCores: number;
+}
+
+/** Measured use of a running task; figures with no measurement yet are 0. */
+export interface TaskUsage {
+  /** Percent of the container's own CPU allocation. */
+  cpuPercent: number;
+  memoryUsedMb: number;
+  diskUsedGb: number;
+}
+
+/** Where usage figures come from: CloudWatch Container Insights, or the local OS. */
+export interface TaskUsageSource {
+  usageOf(task: TaskUsageQuery): Promise<TaskUsage>;
+}
+
+export const clampPercent = (value: number): number => (Number.isFinite(value) ? Math.min(100, Math.max(0, value)) : 0);

@@ -1,0 +1,60 @@
+import type { ContainerSpec } from './container.js';
+
+/** What a runtime needs to launch a container's task. */
+export interface TaskLaunch extends ContainerSpec {
+  containerId: string;
+  /**
+   * The same token for the same (container, transition): a retried launch returns the task
+   * the first attempt created instead of starting a second one.
+   */
+  clientToken: string;
+}
+
+/** ECS's task lifecycle statuses; the local runtime reports the same ones. */
+export type TaskLastStatus =
+  | 'PROVISIONING'
+  | 'PENDING'
+  | 'ACTIVATING'
+  | 'RUNNING'
+  | 'DEACTIVATING'
+  | 'STOPPING'
+  | 'DEPROVISIONING'
+  | 'STOPPED';
+
+/**
+ * A task as a runtime reports it, from a state change event or a describe call. `version`
+ * grows with every change of the task, which orders events that arrive out of order.
+ */
+export interface TaskStatus {
+  taskArn: string;
+  /** The container the task was started for (ECS `startedBy`). */
+  containerId: string;
+  version: number;
+  lastStatus: TaskLastStatus | (string & {});
+  desiredStatus: string;
+  /** Set once the task has reached RUNNING. */
+  startedAt?: string;
+  stopCode?: string;
+  stoppedReason?: string;
+}
+
+/** Where containers run: ECS Fargate, or processes on this machine. */
+export interface ContainerRuntime {
+  /** Starts a task and answers its ARN; fails with `TaskLaunchError` when the runtime refuses. */
+  runTask(launch: TaskLaunch): Promise<string>;
+  /** Asks the task to stop; does not wait, and a task that is already gone is not an error. */
+  stopTask(taskArn: string, reason: string): Promise<void>;
+  /** The task's current status, or undefined when the runtime does not (or no longer) know it. */
+  describeTask(taskArn: string): Promise<TaskStatus | undefined>;
+}
+
+/** The runtime refused to start a task (ECS RunTask `failures`, a process that cannot spawn). */
+export class TaskLaunchError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TaskLaunchError';
+  }
+}
+
+/** Receives task status changes; the EventBridge function and the local runtime both feed it. */
+export type TaskStatusListener = (status: TaskStatus) => Promise<unknown>;

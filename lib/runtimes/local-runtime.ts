@@ -1,0 +1,265 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ContainerRuntime, TaskLastStatus, TaskLaunch, TaskStatus, TaskStatusListener } from '../containers/runtime.js';
+import { onShutdown } from '../local/lifecycle.js';
+import { describeError, log } from '../log.js';
+
+export interface LocalRuntimeOptions {
+  /** Each container works in `<rootDir>/<container id>`. */
+  rootDir: string;
+  /** Shell command; `{hostname}` and `{port}` are substituted. Default: scripts/local-container.mjs on this Node. */
+  command?: string;
+  /** How long a process must stay up before it counts as running. */
+  readyAfterMs: number;
+  /** How long a stopped process gets between SIGTERM and SIGKILL. */
+  stopGraceMs?: number;
+}
+
+/** A running container process, for the local metrics source. */
+export interface LocalTaskProcess {
+  pid: number;
+  workDir: string;
+}
+
+interface LocalTask {
+  taskArn: string;
+  containerId: string;
+  workDir: string;
+  child?: ChildProcess;
+  version: number;
+  lastStatus: TaskLastStatus;
+  desiredStatus: 'RUNNING' | 'STOPPED';
+  spawnedAt: number;
+  startedAt?: string;
+  stopCode?: string;
+  stoppedReason?: string;
+  stopRequest?: string;
+  readyTimer?: NodeJS.Timeout;
+  killTimer?: NodeJS.Timeout;
+  exited: Promise<void>;
+  markExited: () => void;
+  /** Status notifications of one task are delivered in order. */
+  notifications: Promise<void>;
+}
+
+const defaultContainerScript = fileURLToPath(new URL('../../scripts/local-container.mjs', import.meta.url));
+
+/** Process groups still alive in this process, killed on exit so that none outlives it. */
+const liveProcessGroups = new Set<number>();
+const exitHookKey = Symbol.for('container-hosting.local-runtime.exit-hook');
+const processWithHook = process as NodeJS.Process & { [exitHookKey]?: true };
+if (!processWithHook[exitHookKey]) {
+  processWithHook[exitHookKey] = true;
+  process.on('exit', () => {
+    for (const pid of liveProcessGroups) killGroup(pid, 'SIGKILL');
+  });
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+async function freeLoopbackPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolveListen);
+  });
+  const address = server.address();
+  await new Promise((resolveClose) => server.close(resolveClose));
+  if (address === null || typeof address === 'string') throw new Error('Could not find a free port');
+  return address.port;
+}
+
+/**
+ * Runs each container as a real OS process in its own process group, reporting the task
+ * lifecycle ECS reports: PROVISIONING until the process has stayed up `readyAfterMs`, then
+ * RUNNING, then STOPPED when it exits, each change with a higher version and delivered to
+ * the listener (the same function ECS task state change events reach).
+ */
+export class LocalRuntime implements ContainerRuntime {
+  private readonly tasks = new Map<string, LocalTask>();
+  private readonly taskByClientToken = new Map<string, string>();
+  private listener: TaskStatusListener | undefined;
+  private unregisterShutdown: (() => void) | undefined;
+  private readonly rootDir: string;
+  private readonly stopGraceMs: number;
+
+  constructor(private readonly options: LocalRuntimeOptions) {
+    this.rootDir = resolve(options.rootDir);
+    this.stopGraceMs = options.stopGraceMs ?? 2000;
+  }
+
+  /** Where task status changes go; the wiring points this at the container service. */
+  onTaskStatus(listener: TaskStatusListener): void {
+    this.listener = listener;
+  }
+
+  async runTask(launch: TaskLaunch): Promise<string> {
+    const existing = this.taskByClientToken.get(launch.clientToken);
+    if (existing) return existing;
+    const taskArn = `arn:local:ecs:local:000000000000:task/local/${randomUUID().replaceAll('-', '')}`;
+    this.taskByClientToken.set(launch.clientToken, taskArn);
+    let markExited!: () => void;
+    const task: LocalTask = {
+      taskArn,
+      containerId: launch.containerId,
+      workDir: join(this.rootDir, launch.containerId),
+      version: 1,
+      lastStatus: 'PROVISIONING',
+      desiredStatus: 'RUNNING',
+      spawnedAt: Date.now(),
+      exited: new Promise<void>((resolveExit) => (markExited = resolveExit)),
+      markExited,
+      notifications: Promise.resolve(),
+    };
+    this.tasks.set(taskArn, task);
+    this.ensureShutdownHook();
+    try {
+      const port = await freeLoopbackPort();
+      this.spawnProcess(task, launch.hostname, port);
+    } catch (error) {
+      this.settle(task, undefined, undefined, `The process could not start: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    this.notify(task);
+    return taskArn;
+  }
+
+  async stopTask(taskArn: string, reason: string): Promise<void> {
+    const task = this.tasks.get(taskArn);
+    if (!task || task.lastStatus === 'STOPPED' || task.desiredStatus === 'STOPPED') return;
+    task.desiredStatus = 'STOPPED';
+    task.stopRequest = reason;
+    clearTimeout(task.readyTimer);
+    const pid = task.child?.pid;
+    if (pid === undefined) return;
+    killGroup(pid, 'SIGTERM');
+    task.killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), this.stopGraceMs);
+    task.killTimer.unref();
+  }
+
+  async describeTask(taskArn: string): Promise<TaskStatus | undefined> {
+    const task = this.tasks.get(taskArn);
+    return task ? this.statusOf(task) : undefined;
+  }
+
+  /** The live process of a running task, or undefined. */
+  processOf(taskArn: string): LocalTaskProcess | undefined {
+    const task = this.tasks.get(taskArn);
+    const pid = task?.child?.pid;
+    if (!task || pid === undefined || task.lastStatus === 'STOPPED') return undefined;
+    return { pid, workDir: task.workDir };
+  }
+
+  /** Stops every process and waits (bounded) for them to exit. */
+  async stopAll(): Promise<void> {
+    const live = [...this.tasks.values()].filter((task) => task.lastStatus !== 'STOPPED');
+    await Promise.all(live.map((task) => this.stopTask(task.taskArn, 'The local stack is shutting down')));
+    const allExited = Promise.all(live.map((task) => task.exited));
+    const timedOut = await Promise.race([allExited.then(() => false), sleep(this.stopGraceMs + 500).then(() => true)]);
+    if (timedOut) for (const task of live) if (task.child?.pid) killGroup(task.child.pid, 'SIGKILL');
+    await Promise.race([allExited, sleep(1000)]);
+    await Promise.allSettled(live.map((task) => task.notifications));
+  }
+
+  private spawnProcess(task: LocalTask, hostname: string, port: number): void {
+    mkdirSync(task.workDir, { recursive: true });
+    const [command, args] = this.options.command
+      ? ['/bin/sh', ['-c', this.options.command.replaceAll('{hostname}', hostname).replaceAll('{port}', String(port))]]
+      : [process.execPath, [defaultContainerScript]];
+    const logFile = openSync(join(task.workDir, 'container.log'), 'a');
+    try {
+      // Its own process group (detached), so stopping kills whatever the command started too.
+      const child = spawn(command, args, {
+        cwd: task.workDir,
+        detached: true,
+        stdio: ['ignore', logFile, logFile],
+        // Only what a container should see: never the service's own credentials.
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: task.workDir,
+          CONTAINER_HOSTNAME: hostname,
+          CONTAINER_ID: task.containerId,
+          PORT: String(port),
+        },
+      });
+      task.child = child;
+      if (child.pid !== undefined) liveProcessGroups.add(child.pid);
+      child.unref();
+      child.once('error', (error) => this.settle(task, undefined, undefined, `The process could not start: ${error.message}`));
+      child.once('exit', (code, signal) => this.settle(task, code, signal));
+    } finally {
+      closeSync(logFile);
+    }
+    task.readyTimer = setTimeout(() => this.markRunning(task), this.options.readyAfterMs);
+    task.readyTimer.unref();
+  }
+
+  private markRunning(task: LocalTask): void {
+    if (task.lastStatus !== 'PROVISIONING' || task.desiredStatus !== 'RUNNING') return;
+    task.lastStatus = 'RUNNING';
+    task.startedAt = new Date().toISOString();
+    task.version += 1;
+    this.notify(task);
+  }
+
+  private settle(task: LocalTask, code: number | null | undefined, signal: NodeJS.Signals | null | undefined, failure?: string): void {
+    if (task.lastStatus === 'STOPPED') return;
+    clearTimeout(task.readyTimer);
+    clearTimeout(task.killTimer);
+    if (task.child?.pid !== undefined) liveProcessGroups.delete(task.child.pid);
+    const stoppedByRequest = task.stopRequest !== undefined;
+    task.lastStatus = 'STOPPED';
+    task.desiredStatus = 'STOPPED';
+    task.version += 1;
+    // The stop codes ECS uses for the same situations.
+    task.stopCode = stoppedByRequest ? 'UserInitiated' : task.startedAt ? 'EssentialContainerExited' : 'TaskFailedToStart';
+    task.stoppedReason =
+      failure ?? task.stopRequest ?? (signal ? `The process was killed by ${signal}` : `The process exited with code ${code}`);
+    task.markExited();
+    // A process that dies at once is reported no sooner than it could have been running, so the
+    // service has attached the task to its container by then and the change is not lost.
+    const earliest = task.spawnedAt + this.options.readyAfterMs;
+    this.notify(task, Math.max(0, earliest - Date.now()));
+  }
+
+  private statusOf(task: LocalTask): TaskStatus {
+    return {
+      taskArn: task.taskArn,
+      containerId: task.containerId,
+      version: task.version,
+      lastStatus: task.lastStatus,
+      desiredStatus: task.desiredStatus,
+      ...(task.startedAt ? { startedAt: task.startedAt } : {}),
+      ...(task.stopCode ? { stopCode: task.stopCode } : {}),
+      ...(task.stoppedReason ? { stoppedReason: task.stoppedReason } : {}),
+    };
+  }
+
+  private notify(task: LocalTask, delayMs = 0): void {
+    const status = this.statusOf(task);
+    task.notifications = task.notifications
+      .then(async () => {
+        if (delayMs > 0) await sleep(delayMs);
+        await this.listener?.(status);
+      })
+      .catch((error: unknown) => log.error('Applying a local task status failed', { taskArn: task.taskArn, ...describeError(error) }));
+  }
+
+  private ensureShutdownHook(): void {
+    if (this.unregisterShutdown) return;
+    this.unregisterShutdown = onShutdown('local container runtime', async () => {
+      this.unregisterShutdown = undefined;
+      await this.stopAll();
+    });
+  }
+}

@@ -1,0 +1,193 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import type { StoredContainer } from '../../../lib/containers/container.js';
+import { ConflictError, NotFoundError } from '../../../lib/errors.js';
+import { newId } from '../../../lib/ids.js';
+import { DynamoContainerStore } from '../../../lib/store/dynamo-container-store.js';
+import { documentClient, tableName } from '../../../lib/store/dynamo.js';
+import { keys } from '../../../lib/store/keys.js';
+
+const store = new DynamoContainerStore();
+const ownerId = newId();
+const NOW = '2025-01-01T00:00:00.000Z';
+
+let hostnameCounter = 0;
+const uniqueHostname = () => `host-${process.pid}-${(hostnameCounter += 1)}`;
+
+function container(change: Partial<StoredContainer> = {}): StoredContainer {
+  return {
+    id: newId(),
+    userId: ownerId,
+    hostname: uniqueHostname(),
+    state: 'provisioning',
+    cpuCores: 1,
+    memoryMb: 512,
+    diskGb: 18,
+    createdAt: NOW,
+    updatedAt: NOW,
+    version: 1,
+    ...change,
+  };
+}
+
+const rawItem = async (key: { pk: string; sk: string }) =>
+  (await documentClient.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }))).Item;
+
+describe('DynamoContainerStore', () => {
+  it('creates a container with its hostname claim and reads it back', async () => {
+    const created = container();
+
+    await store.create(created);
+
+    expect(await store.get(created.id)).toEqual(created);
+    expect(await rawItem(keys.hostname(created.hostname))).toMatchObject({ container_id: created.id });
+  });
+
+  it('refuses a second container with a taken hostname, writing nothing', async () => {
+    const first = container();
+    await store.create(first);
+    const second = container({ hostname: first.hostname });
+
+    await expect(store.create(second)).rejects.toBeInstanceOf(ConflictError);
+    expect(await store.get(second.id)).toBeUndefined();
+    expect(await rawItem(keys.hostname(first.hostname))).toMatchObject({ container_id: first.id });
+  });
+
+  it('lets exactly one of 20 concurrent creates of one hostname win', async () => {
+    const hostname = uniqueHostname();
+    const contenders = Array.from({ length: 20 }, () => container({ hostname }));
+
+    const outcomes = await Promise.allSettled(contenders.map((candidate) => store.create(candidate)));
+
+    const winners = contenders.filter((_, index) => outcomes[index]!.status === 'fulfilled');
+    const reasons = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
+    expect(winners).toHaveLength(1);
+    expect(reasons).toHaveLength(19);
+    for (const reason of reasons) expect(reason).toBeInstanceOf(ConflictError);
+    const stored = await Promise.all(contenders.map((candidate) => store.get(candidate.id)));
+    expect(stored.filter(Boolean).map((item) => item!.id)).toEqual([winners[0]!.id]);
+    expect(await rawItem(keys.hostname(hostname))).toMatchObject({ container_id: winners[0]!.id });
+  });
+
+  it('begins a transition at the next version and detaches the task', async () => {
+    const created = container();
+    await store.create(created);
+    await store.attachTask(created.id, 1, 'task-1');
+
+    const next = await store.beginTransition(created.id, 1, 'stopped', '2025-01-02T00:00:00.000Z');
+
+    expect(next).toEqual({ ...created, state: 'stopped', version: 2, updatedAt: '2025-01-02T00:00:00.000Z' });
+  });
+
+  it('lets one of two concurrent transitions from the same version win; the other gets ConflictError', async () => {
+    const created = container();
+    await store.create(created);
+
+    const outcomes = await Promise.allSettled([
+      store.beginTransition(created.id, 1, 'stopped', NOW),
+      store.beginTransition(created.id, 1, 'provisioning', NOW),
+    ]);
+
+    const won = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+    const lost = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
+    expect(won).toHaveLength(1);
+    expect(lost).toEqual([expect.any(ConflictError)]);
+    expect(await store.get(created.id)).toEqual(won[0]);
+  });
+
+  it('answers NotFoundError for a transition of a container that is gone', async () => {
+    await expect(store.beginTransition(newId(), 1, 'stopped', NOW)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('attaches a task only at the transition’s version and only once', async () => {
+    const created = container();
+    await store.create(created);
+
+    expect(await store.attachTask(created.id, 2, 'task-x')).toBeUndefined();
+    expect((await store.attachTask(created.id, 1, 'task-1'))!.taskArn).toBe('task-1');
+    expect(await store.attachTask(created.id, 1, 'task-2')).toBeUndefined();
+    expect((await store.get(created.id))!.taskArn).toBe('task-1');
+  });
+
+  it('applies a task status only for the attached task and only when it is newer', async () => {
+    const created = container();
+    await store.create(created);
+    await store.attachTask(created.id, 1, 'task-1');
+
+    const applied = await store.applyTaskStatus(created.id, { taskArn: 'task-1', taskVersion: 3, state: 'running' }, NOW);
+    const older = await store.applyTaskStatus(created.id, { taskArn: 'task-1', taskVersion: 2, state: 'failed' }, NOW);
+    const equal = await store.applyTaskStatus(created.id, { taskArn: 'task-1', taskVersion: 3, state: 'failed' }, NOW);
+    const otherTask = await store.applyTaskStatus(created.id, { taskArn: 'task-0', taskVersion: 9, state: 'failed' }, NOW);
+
+    expect(applied).toMatchObject({ state: 'running', taskVersion: 3 });
+    expect([older, equal, otherTask]).toEqual([undefined, undefined, undefined]);
+    expect(await store.get(created.id)).toMatchObject({ state: 'running', taskVersion: 3 });
+  });
+
+  it('marks a transition failed only at its version', async () => {
+    const created = container();
+    await store.create(created);
+
+    expect(await store.markFailed(created.id, 2, NOW)).toBeUndefined();
+    expect(await store.markFailed(created.id, 1, NOW)).toMatchObject({ state: 'failed', version: 1 });
+  });
+
+  it('deletes the container and frees its hostname for a new container', async () => {
+    const created = container();
+    await store.create(created);
+
+    await store.delete(created);
+
+    expect(await store.get(created.id)).toBeUndefined();
+    expect(await rawItem(keys.hostname(created.hostname))).toBeUndefined();
+    await expect(store.create(container({ hostname: created.hostname }))).resolves.toBeUndefined();
+  });
+
+  it('refuses to delete a container read at a stale version, deleting nothing', async () => {
+    const created = container();
+    await store.create(created);
+    await store.beginTransition(created.id, 1, 'stopped', NOW);
+
+    await expect(store.delete(created)).rejects.toBeInstanceOf(ConflictError);
+    expect(await store.get(created.id)).toBeDefined();
+    expect(await rawItem(keys.hostname(created.hostname))).toBeDefined();
+  });
+
+  it('answers NotFoundError when deleting a container that is gone', async () => {
+    const created = container();
+    await store.create(created);
+    await store.delete(created);
+
+    await expect(store.delete(created)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it("pages through an owner's containers newest first, and through all containers", async () => {
+    const owner = newId();
+    const mine: StoredContainer[] = [];
+    for (let index = 0; index < 5; index += 1) {
+      const item = container({ userId: owner, id: newId(Date.now() + index) });
+      await store.create(item);
+      mine.push(item);
+    }
+    const newestFirst = mine.map((item) => item.id).reverse();
+
+    const first = await store.listOwnedBy(owner, { limit: 2 });
+    const second = await store.listOwnedBy(owner, { limit: 2, cursor: first.nextCursor });
+    const third = await store.listOwnedBy(owner, { limit: 2, cursor: second.nextCursor });
+
+    expect([...first.items, ...second.items, ...third.items].map((item) => item.id)).toEqual(newestFirst);
+    expect(third.nextCursor).toBeUndefined();
+    const all = await store.listAll({ limit: 1000 });
+    expect(all.items.map((item) => item.id)).toEqual(expect.arrayContaining(newestFirst));
+    expect(all.items.map((item) => item.id)).toEqual([...all.items.map((item) => item.id)].sort().reverse());
+  });
+
+  it("refuses a cursor from another owner's listing", async () => {
+    const owner = newId();
+    await store.create(container({ userId: owner }));
+    await store.create(container({ userId: owner }));
+    const page = await store.listOwnedBy(owner, { limit: 1 });
+
+    await expect(store.listOwnedBy(ownerId, { limit: 1, cursor: page.nextCursor })).rejects.toThrow('Invalid cursor');
+  });
+});

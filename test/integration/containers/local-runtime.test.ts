@@ -1,0 +1,175 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { TaskLaunch, TaskStatus } from '../../../lib/containers/runtime.js';
+import { LocalMetrics } from '../../../lib/metrics/local-metrics.js';
+import { LocalRuntime } from '../../../lib/runtimes/local-runtime.js';
+import { newId } from '../../../lib/ids.js';
+
+const rootDir = process.env.LOCAL_CONTAINER_DIR!;
+const runtime = new LocalRuntime({ rootDir, readyAfterMs: 200, stopGraceMs: 500 });
+const seen: TaskStatus[] = [];
+runtime.onTaskStatus(async (status) => {
+  seen.push(status);
+});
+const metrics = new LocalMetrics(runtime, 100);
+
+afterAll(() => runtime.stopAll());
+
+const launch = (change: Partial<TaskLaunch> = {}): TaskLaunch => {
+  const containerId = newId();
+  return { containerId, hostname: 'local-web', cpuCores: 1, memoryMb: 512, diskGb: 18, clientToken: `${containerId}:1`, ...change };
+};
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await sleep(20);
+  }
+}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('LocalRuntime', () => {
+  it('runs a container as a process that is PROVISIONING first, then RUNNING, in its own directory', async () => {
+    const request = launch();
+
+    const taskArn = await runtime.runTask(request);
+
+    expect((await runtime.describeTask(taskArn))!.lastStatus).toBe('PROVISIONING');
+    const running = await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+    expect(running).toMatchObject({ containerId: request.containerId, lastStatus: 'RUNNING', desiredStatus: 'RUNNING', version: 2 });
+    expect(running!.startedAt).toEqual(expect.any(String));
+    const workDir = join(rootDir, request.containerId);
+    await until(async () => existsSync(join(workDir, 'ready')), Boolean);
+    expect(JSON.parse(await readFile(join(workDir, 'ready'), 'utf8'))).toMatchObject({ hostname: 'local-web' });
+  });
+
+  it('answers the same task for the same client token, starting one process', async () => {
+    const request = launch();
+
+    const [first, second] = await Promise.all([runtime.runTask(request), runtime.runTask(request)]);
+
+    expect(second).toBe(first);
+    expect(await runtime.runTask(request)).toBe(first);
+  });
+
+  it('stops the whole process group and reports STOPPED with UserInitiated', async () => {
+    const taskArn = await runtime.runTask(launch());
+    await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+    const { pid } = runtime.processOf(taskArn)!;
+
+    await runtime.stopTask(taskArn, 'test stop');
+
+    const stopped = await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
+    expect(stopped).toMatchObject({ lastStatus: 'STOPPED', desiredStatus: 'STOPPED', stopCode: 'UserInitiated', stoppedReason: 'test stop' });
+    expect(isAlive(pid)).toBe(false);
+    expect(runtime.processOf(taskArn)).toBeUndefined();
+  });
+
+  it('reports a process that exits before it could run as TaskFailedToStart', async () => {
+    const failing = new LocalRuntime({ rootDir, command: 'exit 3', readyAfterMs: 200 });
+
+    const taskArn = await failing.runTask(launch());
+
+    const stopped = await until(() => failing.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
+    expect(stopped).toMatchObject({ lastStatus: 'STOPPED', stopCode: 'TaskFailedToStart', stoppedReason: 'The process exited with code 3' });
+    expect(stopped!.startedAt).toBeUndefined();
+  });
+
+  it('reports a process that exits after running as EssentialContainerExited', async () => {
+    const exiting = new LocalRuntime({ rootDir, command: 'sleep 0.4', readyAfterMs: 100 });
+
+    const taskArn = await exiting.runTask(launch());
+
+    const stopped = await until(() => exiting.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
+    expect(stopped).toMatchObject({ lastStatus: 'STOPPED', stopCode: 'EssentialContainerExited', version: 3 });
+    expect(stopped!.startedAt).toEqual(expect.any(String));
+  });
+
+  it('substitutes {hostname} and {port} in a configured command', async () => {
+    const custom = new LocalRuntime({ rootDir, command: 'echo "{hostname} {port}" > out.txt; sleep 5', readyAfterMs: 50 });
+    const request = launch({ hostname: 'named-box' });
+
+    const taskArn = await custom.runTask(request);
+
+    const out = join(rootDir, request.containerId, 'out.txt');
+    await until(async () => existsSync(out) && (await readFile(out, 'utf8')).length > 0, Boolean);
+    expect(await readFile(out, 'utf8')).toMatch(/^named-box \d+\n$/);
+    await custom.stopTask(taskArn, 'done');
+    await custom.stopAll();
+  });
+
+  it('tells the listener every status change of a task, in version order', async () => {
+    const taskArn = await runtime.runTask(launch());
+    await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+    await runtime.stopTask(taskArn, 'test stop');
+    await until(async () => seen.filter((status) => status.taskArn === taskArn).length, (count) => count >= 3);
+
+    const changes = seen.filter((status) => status.taskArn === taskArn).map((status) => [status.version, status.lastStatus]);
+
+    expect(changes).toEqual([
+      [1, 'PROVISIONING'],
+      [2, 'RUNNING'],
+      [3, 'STOPPED'],
+    ]);
+  });
+
+  it('answers undefined for a task it does not know', async () => {
+    expect(await runtime.describeTask('arn:local:ecs:local:000000000000:task/local/unknown')).toBeUndefined();
+    await expect(runtime.stopTask('arn:local:ecs:local:000000000000:task/local/unknown', 'x')).resolves.toBeUndefined();
+  });
+});
+
+describe('LocalMetrics', () => {
+  it('measures a running process: real resident memory, CPU within 0..100, and the bytes in its directory', async () => {
+    const taskArn = await runtime.runTask(launch());
+    await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+
+    const usage = await metrics.usageOf({ taskArn, containerId: 'x', cpuCores: 1 });
+
+    expect(usage.memoryUsedMb).toBeGreaterThan(5);
+    expect(usage.cpuPercent).toBeGreaterThanOrEqual(0);
+    expect(usage.cpuPercent).toBeLessThanOrEqual(100);
+    expect(usage.diskUsedGb).toBeGreaterThan(0);
+  });
+
+  it('counts the CPU a busy process burns against its core allocation', async () => {
+    const busy = new LocalRuntime({ rootDir, command: `"${process.execPath}" -e "for(;;){}"`, readyAfterMs: 50 });
+    const busyMetrics = new LocalMetrics(busy, 300);
+    const busyTask = await busy.runTask(launch());
+    const idleTask = await runtime.runTask(launch());
+    await until(() => busy.describeTask(busyTask), (status) => status?.lastStatus === 'RUNNING');
+    await until(() => runtime.describeTask(idleTask), (status) => status?.lastStatus === 'RUNNING');
+
+    const oneCore = await busyMetrics.usageOf({ taskArn: busyTask, containerId: 'x', cpuCores: 1 });
+    const twoCores = await busyMetrics.usageOf({ taskArn: busyTask, containerId: 'x', cpuCores: 2 });
+    const idle = await metrics.usageOf({ taskArn: idleTask, containerId: 'x', cpuCores: 1 });
+    await busy.stopAll();
+
+    // A single-threaded loop uses at most one core: all of a 1-core allocation, half of a 2-core one.
+    // How much it gets depends on the machine's load, so only the bounds are exact.
+    expect(oneCore.cpuPercent).toBeGreaterThan(idle.cpuPercent + 5);
+    expect(twoCores.cpuPercent).toBeGreaterThan(0);
+    expect(twoCores.cpuPercent).toBeLessThanOrEqual(55);
+  });
+
+  it('reports zeros for a task with no live process', async () => {
+    const taskArn = await runtime.runTask(launch());
+    await runtime.stopTask(taskArn, 'stop');
+    await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
+
+    expect(await metrics.usageOf({ taskArn, containerId: 'x', cpuCores: 1 })).toEqual({ cpuPercent: 0, memoryUsedMb: 0, diskUsedGb: 0 });
+  });
+});

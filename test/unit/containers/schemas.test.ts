@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { createContainerBody } from '../../../lib/containers/schemas.js';
+
+const parse = (body: unknown) => createContainerBody.safeParse(body);
+const issuesOf = (body: unknown): string[] => {
+  const result = parse(body);
+  return result.success ? [] : result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+};
+
+describe('createContainerBody', () => {
+  it('fills in the defaults: 1 core, 512 MB, 18 GB', () => {
+    expect(parse({ hostname: 'web' })).toEqual({
+      success: true,
+      data: { hostname: 'web', cpu_cores: 1, memory_mb: 512, disk_gb: 18 },
+    });
+  });
+
+  it('accepts every field at once', () => {
+    expect(parse({ hostname: 'big', cpu_cores: 16, memory_mb: 122880, disk_gb: 32 }).data).toEqual({
+      hostname: 'big',
+      cpu_cores: 16,
+      memory_mb: 122880,
+      disk_gb: 32,
+    });
+  });
+
+  describe('hostname', () => {
+    it.each(['a', '0', 'web-1', 'a1-b2-c3', 'x'.repeat(63), `a${'-'.repeat(61)}b`])('accepts %s', (hostname) => {
+      expect(parse({ hostname }).success).toBe(true);
+    });
+
+    it.each([
+      ['empty', ''],
+      ['64 characters', 'x'.repeat(64)],
+      ['a leading hyphen', '-web'],
+      ['a trailing hyphen', 'web-'],
+      ['upper case', 'Web'],
+      ['a dot', 'web.example'],
+      ['an underscore', 'web_1'],
+      ['a space', 'web 1'],
+      ['a trailing newline', 'web\n'],
+      ['non-ASCII letters', 'wéb'],
+    ])('refuses %s', (_what, hostname) => {
+      expect(issuesOf({ hostname })).toEqual([expect.stringMatching(/^hostname: /)]);
+    });
+
+    it('is required', () => {
+      expect(issuesOf({})).toEqual([expect.stringMatching(/^hostname: /)]);
+    });
+
+    it('must be a string', () => {
+      expect(parse({ hostname: 42 }).success).toBe(false);
+    });
+  });
+
+  describe('cpu_cores', () => {
+    it.each([1, 2, 4, 8, 16])('accepts %i', (cpu_cores) => {
+      expect(parse({ hostname: 'web', cpu_cores }).success).toBe(true);
+    });
+
+    it.each([0, 3, 32, -1, 1.5, '1', null, true])('refuses %j', (cpu_cores) => {
+      expect(issuesOf({ hostname: 'web', cpu_cores })).toEqual(['cpu_cores: must be one of 1, 2, 4, 8 or 16']);
+    });
+  });
+
+  describe('memory_mb', () => {
+    it('accepts the 512 MB minimum', () => {
+      expect(parse({ hostname: 'web', memory_mb: 512 }).success).toBe(true);
+    });
+
+    it('refuses less than 512 MB', () => {
+      expect(issuesOf({ hostname: 'web', memory_mb: 511 })).toEqual([expect.stringMatching(/^memory_mb: /)]);
+    });
+
+    it.each([
+      [1, 8192],
+      [2, 16384],
+      [4, 30720],
+      [8, 61440],
+      [16, 122880],
+    ])('accepts the maximum for %i cores (%i MB) and refuses one more, saying the maximum', (cpu_cores, max) => {
+      expect(parse({ hostname: 'web', cpu_cores, memory_mb: max }).success).toBe(true);
+
+      const issues = issuesOf({ hostname: 'web', cpu_cores, memory_mb: max + 1 });
+
+      expect(issues).toHaveLength(1);
+      expect(issues[0]).toMatch(new RegExp(`^memory_mb: must be at most ${max} for ${cpu_cores} CPU cores?$`));
+    });
+
+    it.each([1024.5, '1024', null, [1024], Number.NaN])('refuses %j', (memory_mb) => {
+      expect(issuesOf({ hostname: 'web', memory_mb })).toEqual([expect.stringMatching(/^memory_mb: /)]);
+    });
+  });
+
+  describe('disk_gb', () => {
+    it.each([18, 19, 20, 21, 32])('accepts %i', (disk_gb) => {
+      expect(parse({ hostname: 'web', disk_gb }).success).toBe(true);
+    });
+
+    it.each([17, 33, 0, -18, 18.5, '18', null, false])('refuses %j', (disk_gb) => {
+      expect(issuesOf({ hostname: 'web', disk_gb })).toEqual([expect.stringMatching(/^disk_gb: /)]);
+    });
+  });
+
+  it('refuses unknown fields', () => {
+    expect(issuesOf({ hostname: 'web', image: 'nginx' })).toEqual([expect.stringMatching(/image/)]);
+  });
+});

@@ -1,0 +1,28 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { routes } from '../../../lib/http/routes.js';
+import { buildOpenApiJson, OPENAPI_PATH } from '../../../scripts/openapi-build.js';
+
+describe('the OpenAPI document', () => {
+  it('is committed as generated from the route table (run npm run openapi after changing a route)', async () => {
+    const generated = await buildOpenApiJson();
+    expect(await readFile(OPENAPI_PATH, 'utf8')).toBe(generated);
+  });
+
+  it('describes every route, with its request body schema and error responses', async () => {
+    const document = JSON.parse(await buildOpenApiJson());
+    for (const route of routes) {
+      const operation = document.paths[route.path]?.[route.method.toLowerCase()];
+      expect(operation, `${route.method} ${route.path}`).toBeDefined();
+      expect(operation.operationId).toBe(route.id);
+      if (route.access !== 'public' && route.access !== 'browser') expect(operation.responses['401']).toBeDefined();
+    }
+    const createContainer = document.paths['/api/v1/containers'].post;
+    expect(createContainer.requestBody.content['application/json'].schema).toMatchObject({
+      type: 'object',
+      required: ['hostname'],
+      additionalProperties: false,
+    });
+    expect(createContainer.security).toContainEqual({ oauth2: ['containers:write'] });
+  });
+});

@@ -1,12 +1,15 @@
+import { execFile } from 'node:child_process';
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import type { TaskUsage, TaskUsageQuery, TaskUsageSource } from '../containers/metrics.js';
 import type { LocalTaskProcess } from '../runtimes/local-runtime.js';
 
 /** Linux reports CPU times in clock ticks of 1/100 s (USER_HZ, fixed at 100 on every architecture). */
 const TICKS_PER_SECOND = 100;
 const BYTES_PER_GB = 1024 ** 3;
+const execFileAsync = promisify(execFile);
 
 export interface LocalTaskProcesses {
   processOf(taskArn: string): LocalTaskProcess | undefined;
@@ -18,7 +21,7 @@ interface ProcessSample {
 }
 
 /**
- * Measures a local container from the OS (Linux /proc): CPU time of its whole process group
+ * Measures a local container from the OS (Linux /proc, or ps elsewhere): CPU time of its whole process group
  * over a short interval, resident memory of the group, and the bytes under its working
  * directory. A task with no live process uses nothing.
  */
@@ -46,7 +49,11 @@ export class LocalMetrics implements TaskUsageSource {
 }
 
 /** CPU time and resident memory summed over every process in the group. */
-async function sampleProcessGroup(processGroupId: number): Promise<ProcessSample> {
+function sampleProcessGroup(processGroupId: number): Promise<ProcessSample> {
+  return process.platform === 'linux' ? sampleFromProc(processGroupId) : sampleFromPs(processGroupId);
+}
+
+async function sampleFromProc(processGroupId: number): Promise<ProcessSample> {
   const sample: ProcessSample = { cpuTicks: 0, rssKb: 0 };
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -61,6 +68,27 @@ async function sampleProcessGroup(processGroupId: number): Promise<ProcessSample
     if (rss) sample.rssKb += Number(rss[1]);
   }
   return sample;
+}
+
+/** Elsewhere (macOS, the BSDs) there is no /proc; ps reports the same figures. */
+export async function sampleFromPs(processGroupId: number): Promise<ProcessSample> {
+  const sample: ProcessSample = { cpuTicks: 0, rssKb: 0 };
+  const { stdout } = await execFileAsync('ps', ['-A', '-o', 'pgid=,rss=,time=']);
+  for (const line of stdout.split('\n')) {
+    const [group, rssKb, cpuTime] = line.trim().split(/\s+/);
+    if (Number(group) !== processGroupId || !rssKb || !cpuTime) continue;
+    sample.rssKb += Number(rssKb);
+    sample.cpuTicks += cpuTimeSeconds(cpuTime) * TICKS_PER_SECOND;
+  }
+  return sample;
+}
+
+/** ps's cumulative CPU time, `[[dd-]hh:]mm:ss[.cc]`, in seconds. */
+export function cpuTimeSeconds(value: string): number {
+  const [days, clock] = value.includes('-') ? value.split('-') : ['0', value];
+  return (clock ?? '')
+    .split(':')
+    .reduce((total, part) => total * 60 + Number(part), 0) + Number(days) * 86_400;
 }
 
 async function bytesUnder(path: string): Promise<number> {

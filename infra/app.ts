@@ -1,0 +1,3 @@
+import { buildApp } from './build-app.js';
+
+buildApp().app.synth();

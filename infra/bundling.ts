@@ -1,0 +1,75 @@
+import { buildSync, type BuildOptions } from 'esbuild';
+import { basename, dirname, join, posix, sep } from 'node:path';
+
+/**
+ * esbuild's ESM output has no `require`; CommonJS dependencies that call it for Node
+ * built-ins need one, so every bundle starts by defining it.
+ */
+const defineRequireBanner =
+  "import { createRequire as createRequireForBundle } from 'node:module';const require = createRequireForBundle(import.meta.url);";
+
+/**
+ * The one set of esbuild options for Lambda bundles: ServiceFunction deploys what they
+ * produce and scripts/bundle-sizes.ts measures the same output.
+ */
+export const lambdaBundleOptions = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node22',
+  minify: true,
+  sourcemap: true,
+  // Stack traces need only the mappings; embedded sources would double the package.
+  sourcesContent: false,
+  mainFields: ['module', 'main'],
+  banner: { js: defineRequireBanner },
+  // The SDK is bundled, not taken from the runtime, so functions run the versions the tests ran.
+  external: [],
+  outExtension: { '.js': '.mjs' },
+  logLevel: 'silent',
+} as const satisfies BuildOptions;
+
+/** Lambda loads `index.handler` from `index.mjs`. */
+export const BUNDLE_HANDLER = 'index.handler';
+
+export interface BundleFile {
+  /** File name inside the function's package, e.g. `index.mjs`. */
+  name: string;
+  contents: Uint8Array;
+}
+
+/**
+ * Never written (esbuild returns the files in memory), but source map paths are relative to it:
+ * inside the source root they do not depend on where the repository is checked out, so the
+ * same sources give the same asset hash on every machine.
+ */
+const outDirIn = (sourceRoot: string): string => join(sourceRoot, '.lambda-bundles');
+
+/**
+ * Bundles handler modules (paths relative to `sourceRoot`) in one esbuild run, which parses
+ * shared dependencies once instead of once per function. Returns each entry's files.
+ */
+export function bundleHandlers(sourceRoot: string, entries: Iterable<string>): Map<string, BundleFile[]> {
+  const unique = [...new Set(entries)];
+  const outNameOf = (entry: string): string => entry.split(sep).join(posix.sep).replace(/\.[cm]?[jt]sx?$/, '');
+  const result = buildSync({
+    ...lambdaBundleOptions,
+    mainFields: [...lambdaBundleOptions.mainFields],
+    external: [...lambdaBundleOptions.external],
+    entryPoints: unique.map((entry) => ({ in: join(sourceRoot, entry), out: `${outNameOf(entry)}/index` })),
+    absWorkingDir: sourceRoot,
+    outdir: outDirIn(sourceRoot),
+    write: false,
+  });
+
+  const bundles = new Map<string, BundleFile[]>();
+  for (const entry of unique) {
+    const directory = join(outDirIn(sourceRoot), outNameOf(entry));
+    const files = result.outputFiles
+      .filter((file) => dirname(file.path) === directory)
+      .map((file) => ({ name: basename(file.path), contents: file.contents }));
+    if (!files.some((file) => file.name === 'index.mjs')) throw new Error(`esbuild produced no index.mjs for ${entry}`);
+    bundles.set(entry, files);
+  }
+  return bundles;
+}

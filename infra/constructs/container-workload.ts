@@ -1,0 +1,139 @@
+import { Fn, Stack } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as ecs from 'aws-cdk-lib/aws-ecs';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { WorkloadAccess } from './route-permissions.js';
+
+/** The container every workload task runs; RunTask overrides address it by this name. */
+export const WORKLOAD_CONTAINER_NAME = 'app';
+
+export interface ExistingNetwork {
+  vpcId: string;
+  /** Private subnets with a route to the internet, one per zone. */
+  subnetIds: readonly string[];
+  availabilityZones: readonly string[];
+}
+
+export interface ContainerWorkloadProps {
+  image: string;
+  taskFamily: string;
+  natGateways: number;
+  /** Runs tasks in this VPC instead of creating one; given without lookups so synth stays offline. */
+  existingNetwork?: ExistingNetwork;
+}
+
+/**
+ * Where user containers run: a Fargate task family in an ECS cluster with Container Insights
+ * (enhanced, per-task metrics), private subnets and a security group that admits nothing.
+ * Functions start a task per container with RunTask and size it through overrides.
+ */
+export class ContainerWorkload extends Construct {
+  readonly vpc: ec2.IVpc;
+  readonly cluster: ecs.Cluster;
+  readonly taskDefinition: ecs.FargateTaskDefinition;
+  readonly taskRole: iam.Role;
+  readonly executionRole: iam.Role;
+  readonly securityGroup: ec2.SecurityGroup;
+  readonly taskSubnetIds: string[];
+
+  constructor(scope: Construct, id: string, props: ContainerWorkloadProps) {
+    super(scope, id);
+    this.vpc = props.existingNetwork ? importVpc(this, props.existingNetwork) : createVpc(this, props.natGateways);
+    this.taskSubnetIds = this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }).subnetIds;
+
+    this.cluster = new ecs.Cluster(this, 'Cluster', {
+      vpc: this.vpc,
+      containerInsightsV2: ecs.ContainerInsights.ENHANCED,
+    });
+
+    this.securityGroup = new ec2.SecurityGroup(this, 'TaskSecurityGroup', {
+      vpc: this.vpc,
+      description: 'Workload tasks: no inbound traffic, outbound to pull images and reach the internet',
+      allowAllOutbound: true,
+    });
+
+    const stack = Stack.of(this);
+    this.taskRole = new iam.Role(this, 'TaskRole', {
+      description: 'Role of workload tasks; user containers get no AWS permissions',
+      // Confused-deputy guard recommended for ECS task roles.
+      assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com').withConditions({
+        ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'ecs', resource: '*' }) },
+        StringEquals: { 'aws:SourceAccount': stack.account },
+      }),
+    });
+    this.executionRole = new iam.Role(this, 'ExecutionRole', {
+      description: 'Lets ECS write workload task logs',
+      assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
+    });
+
+    this.taskDefinition = new ecs.FargateTaskDefinition(this, 'TaskDefinition', {
+      family: props.taskFamily,
+      // The smallest Fargate size; RunTask overrides CPU, memory and ephemeral storage per container.
+      cpu: 256,
+      memoryLimitMiB: 512,
+      taskRole: this.taskRole,
+      executionRole: this.executionRole,
+    });
+    const logGroup = new logs.LogGroup(this, 'TaskLogs', { retention: logs.RetentionDays.ONE_MONTH });
+    this.taskDefinition.addContainer(WORKLOAD_CONTAINER_NAME, {
+      containerName: WORKLOAD_CONTAINER_NAME,
+      image: ecs.ContainerImage.fromRegistry(props.image),
+      essential: true,
+      logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: WORKLOAD_CONTAINER_NAME }),
+    });
+  }
+
+  /** What a function needs to be granted run, stop and describe on this workload. */
+  get access(): WorkloadAccess {
+    return {
+      clusterArn: this.cluster.clusterArn,
+      clusterName: this.cluster.clusterName,
+      taskDefinitionFamily: this.taskDefinition.family,
+      taskRole: this.taskRole,
+      executionRole: this.executionRole,
+    };
+  }
+
+  /** The settings lib/config.ts reads to run tasks on ECS. */
+  get functionEnvironment(): Record<string, string> {
+    return {
+      CONTAINER_RUNTIME: 'ecs',
+      ECS_CLUSTER_ARN: this.cluster.clusterArn,
+      ECS_TASK_DEFINITION_ARN: this.taskDefinition.taskDefinitionArn,
+      ECS_CONTAINER_NAME: WORKLOAD_CONTAINER_NAME,
+      ECS_SUBNET_IDS: Fn.join(',', this.taskSubnetIds),
+      ECS_SECURITY_GROUP_IDS: this.securityGroup.securityGroupId,
+      ECS_ASSIGN_PUBLIC_IP: 'false',
+    };
+  }
+}
+
+function createVpc(scope: Construct, natGateways: number): ec2.Vpc {
+  const flowLogs = new logs.LogGroup(scope, 'VpcFlowLogs', { retention: logs.RetentionDays.ONE_MONTH });
+  return new ec2.Vpc(scope, 'Vpc', {
+    maxAzs: 2,
+    natGateways,
+    subnetConfiguration: [
+      { name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
+      { name: 'tasks', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 20 },
+    ],
+    // Restricting the default group needs a custom-resource Lambda; nothing here uses that group.
+    restrictDefaultSecurityGroup: false,
+    flowLogs: {
+      all: {
+        destination: ec2.FlowLogDestination.toCloudWatchLogs(flowLogs),
+        trafficType: ec2.FlowLogTrafficType.ALL,
+      },
+    },
+  });
+}
+
+function importVpc(scope: Construct, network: ExistingNetwork): ec2.IVpc {
+  return ec2.Vpc.fromVpcAttributes(scope, 'Vpc', {
+    vpcId: network.vpcId,
+    availabilityZones: [...network.availabilityZones],
+    privateSubnetIds: [...network.subnetIds],
+  });
+}

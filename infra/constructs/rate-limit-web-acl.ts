@@ -1,0 +1,108 @@
+import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
+import { Construct } from 'constructs';
+
+export interface RateLimitWebAclProps {
+  /** Route paths (API Gateway templates) whose requests count against the per-IP limit. */
+  rateLimitedPaths: readonly string[];
+  /** Requests per IP per 5-minute window on those paths. */
+  limitPer5Min: number;
+  /** ARN of the API Gateway stage to protect. */
+  stageArn: string;
+}
+
+const RATE_LIMITED_BODY_KEY = 'rate-limited';
+const RATE_LIMITED_BODY = JSON.stringify({
+  error: { code: 'RATE_LIMITED', message: 'Too many requests; slow down' },
+});
+
+/**
+ * A small regional web ACL: one rate-based rule on the credential-guessing paths that answers
+ * 429 in the service's envelope, and the AWS common rule set in count mode for visibility.
+ */
+export class RateLimitWebAcl extends Construct {
+  readonly webAcl: wafv2.CfnWebACL;
+
+  constructor(scope: Construct, id: string, props: RateLimitWebAclProps) {
+    super(scope, id);
+    const rules: wafv2.CfnWebACL.RuleProperty[] = [];
+    if (props.rateLimitedPaths.length > 0) {
+      const pathMatches = props.rateLimitedPaths.map(pathMatch);
+      rules.push({
+        name: 'rate-limit-sign-in-and-tokens',
+        priority: 0,
+        action: {
+          block: { customResponse: { responseCode: 429, customResponseBodyKey: RATE_LIMITED_BODY_KEY } },
+        },
+        statement: {
+          rateBasedStatement: {
+            aggregateKeyType: 'IP',
+            limit: props.limitPer5Min,
+            evaluationWindowSec: 300,
+            scopeDownStatement: pathMatches.length === 1 ? pathMatches[0] : { orStatement: { statements: pathMatches } },
+          },
+        },
+        visibilityConfig: visibility('rate-limit-sign-in-and-tokens'),
+      });
+    }
+    rules.push({
+      name: 'aws-common-rule-set',
+      priority: 1,
+      // Counted, not enforced: a managed-rule block would reach clients as WAF_FILTERED, which the
+      // API answers as RATE_LIMITED, and these rules misfire on OAuth inputs (below).
+      overrideAction: { count: {} },
+      statement: {
+        managedRuleGroupStatement: {
+          vendorName: 'AWS',
+          name: 'AWSManagedRulesCommonRuleSet',
+          // Kept at count even if the group is ever enforced: bodies up to 16 KiB are valid (the
+          // rule stops at 8 KB), and loopback redirect URIs (http://127.0.0.1/...) look like RFI.
+          ruleActionOverrides: ['SizeRestrictions_BODY', 'GenericRFI_BODY', 'GenericRFI_QUERYARGUMENTS'].map((name) => ({
+            name,
+            actionToUse: { count: {} },
+          })),
+        },
+      },
+      visibilityConfig: visibility('aws-common-rule-set'),
+    });
+
+    this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
+      scope: 'REGIONAL',
+      defaultAction: { allow: {} },
+      customResponseBodies: {
+        [RATE_LIMITED_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: RATE_LIMITED_BODY },
+      },
+      rules,
+      visibilityConfig: visibility('container-hosting-api'),
+    });
+    new wafv2.CfnWebACLAssociation(this, 'StageAssociation', {
+      resourceArn: props.stageArn,
+      webAclArn: this.webAcl.attrArn,
+    });
+  }
+}
+
+function visibility(metricName: string): wafv2.CfnWebACL.VisibilityConfigProperty {
+  return { cloudWatchMetricsEnabled: true, metricName, sampledRequestsEnabled: true };
+}
+
+/**
+ * Matches the end of the URL-decoded URI path: on the execute-api endpoint the path starts with
+ * the stage name (/prod/login), behind a custom domain it does not (/login), and a trailing
+ * slash or a percent-encoded letter must not slip past the limit.
+ */
+function pathPattern(path: string): string {
+  const segments = path
+    .split('/')
+    .map((segment) => (segment.startsWith('{') ? '[^/]+' : segment.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&')));
+  return `${segments.join('/')}/?$`;
+}
+
+function pathMatch(path: string): wafv2.CfnWebACL.StatementProperty {
+  return {
+    regexMatchStatement: {
+      fieldToMatch: { uriPath: {} },
+      regexString: pathPattern(path),
+      textTransformations: [{ priority: 0, type: 'URL_DECODE' }],
+    },
+  };
+}

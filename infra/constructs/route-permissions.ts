@@ -1,0 +1,137 @@
+import { ArnFormat, Stack } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type { Construct } from 'constructs';
+import type { RoutePermissions } from '../../lib/http/routes.js';
+import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
+
+/** ConditionCheckItem lets a transaction assert on an item it does not write. */
+export const TABLE_READ_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:ConditionCheckItem',
+] as const;
+
+/** TransactWriteItems has no action of its own: it needs the action of each item it writes. */
+export const TABLE_WRITE_ACTIONS = [
+  ...TABLE_READ_ACTIONS,
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+] as const;
+
+export interface TableAccess {
+  table: dynamodb.ITable;
+  indexNames: readonly string[];
+}
+
+/** What a function needs to know about the container workload to be allowed to run it. */
+export interface WorkloadAccess {
+  clusterArn: string;
+  clusterName: string;
+  taskDefinitionFamily: string;
+  taskRole: iam.IRole;
+  executionRole: iam.IRole;
+}
+
+export interface PermissionTargets {
+  table: TableAccess;
+  workload?: WorkloadAccess;
+}
+
+/**
+ * Turns a route's declared permissions into the narrowest IAM statements that serve them:
+ * the table and its named indexes (no Scan), ECS actions on our cluster's tasks and our task
+ * family only, and PassRole for just the two workload roles, just to ECS tasks.
+ */
+export function grantRoutePermissions(role: iam.IRole & Construct, permissions: RoutePermissions, targets: PermissionTargets): void {
+  const { table, indexNames } = targets.table;
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: [...(permissions.table === 'write' ? TABLE_WRITE_ACTIONS : TABLE_READ_ACTIONS)],
+      resources: [table.tableArn, ...indexNames.map((name) => `${table.tableArn}/index/${name}`)],
+    }),
+  );
+
+  const ecsActions = permissions.ecs ?? [];
+  if (ecsActions.length > 0) {
+    if (!targets.workload) throw new Error('A route asks for ECS permissions but the stack has no container workload');
+    grantWorkloadActions(role, ecsActions, targets.workload);
+  }
+
+  if (permissions.metrics) {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }),
+    );
+    acknowledgeNagRule(
+      role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'cloudwatch:GetMetricData has no resource-level permissions (IAM service authorization reference), so its resource must be "*"; it is the only action granted on "*".',
+    );
+  }
+}
+
+function grantWorkloadActions(
+  role: iam.IRole & Construct,
+  actions: ReadonlyArray<'run' | 'stop' | 'describe'>,
+  workload: WorkloadAccess,
+): void {
+  const stack = Stack.of(role);
+  const tasksInCluster = stack.formatArn({
+    service: 'ecs',
+    resource: 'task',
+    resourceName: `${workload.clusterName}/*`,
+    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+  });
+  const inCluster = { ArnEquals: { 'ecs:cluster': workload.clusterArn } };
+
+  if (actions.includes('run')) {
+    // Any revision of our one family: every deployment registers a new revision.
+    const anyRevisionOfFamily = stack.formatArn({
+      service: 'ecs',
+      resource: 'task-definition',
+      resourceName: `${workload.taskDefinitionFamily}:*`,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['ecs:RunTask'], resources: [anyRevisionOfFamily], conditions: inCluster }),
+    );
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['iam:PassRole'],
+        resources: [workload.taskRole.roleArn, workload.executionRole.roleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
+      }),
+    );
+    // RunTask with tags is also authorized as TagResource on the task it creates.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['ecs:TagResource'],
+        resources: [tasksInCluster],
+        conditions: { StringEquals: { 'ecs:CreateAction': 'RunTask' } },
+      }),
+    );
+    acknowledgeWildcardResource(
+      role,
+      anyRevisionOfFamily,
+      'ecs:RunTask is limited to our one task definition family; the revision is a wildcard because every deployment registers a new one, and the ecs:cluster condition keeps the tasks in our cluster.',
+    );
+  }
+  if (actions.includes('stop')) {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['ecs:StopTask'], resources: [tasksInCluster], conditions: inCluster }),
+    );
+  }
+  if (actions.includes('describe')) {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['ecs:DescribeTasks'], resources: [tasksInCluster], conditions: inCluster }),
+    );
+  }
+  acknowledgeWildcardResource(
+    role,
+    tasksInCluster,
+    'Task ARNs are created at run time, so task actions (StopTask, DescribeTasks, TagResource only as part of RunTask) are limited to the tasks of our own cluster, task/<cluster>/*, and no further.',
+  );
+}

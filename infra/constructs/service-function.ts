@@ -1,0 +1,88 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { BUNDLE_HANDLER } from '../bundling.js';
+import { acknowledgeNagRule } from '../nag.js';
+import { repositoryRoot } from '../paths.js';
+import { FunctionBundles } from './function-bundles.js';
+
+export interface ServiceFunctionProps {
+  /** Handler module relative to `sourceRoot`; it exports `handler`. */
+  entry: string;
+  tableName: string;
+  /** Where `entry` lives; the repository root unless a test says otherwise. */
+  sourceRoot?: string;
+  /** Shared with the other functions of a stack so that all bundles come from one esbuild run. */
+  bundles?: FunctionBundles;
+  timeout?: Duration;
+  memorySize?: number;
+  environment?: Record<string, string>;
+  description?: string;
+  /** Where failed asynchronous invocations go after Lambda's own retries. */
+  deadLetterQueue?: sqs.IQueue;
+}
+
+export const DEFAULT_TIMEOUT = Duration.seconds(10);
+export const DEFAULT_MEMORY_MB = 512;
+
+/**
+ * The house Lambda function: Node.js 22 on arm64, a minified ESM bundle with source maps (see
+ * infra/bundling.ts), its own log group with a retention, and its own role that starts with
+ * nothing but writing to that group.
+ * Grants come from the route table through grantRoutePermissions.
+ */
+export class ServiceFunction extends Construct {
+  /** The handler module the function was bundled from, relative to the source root. */
+  readonly entry: string;
+  readonly function: NodejsFunction;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    super(scope, id);
+    const sourceRoot = props.sourceRoot ?? repositoryRoot;
+    this.entry = props.entry;
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
+    // A role of our own instead of the default one, which carries the AWSLambdaBasicExecutionRole
+    // managed policy (logs:* on every log group of the account).
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Runs ${Stack.of(this).stackName}/${id}`,
+    });
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [this.logGroup.logGroupArn],
+      }),
+    );
+
+    this.function = new NodejsFunction(this, 'Function', {
+      code: (props.bundles ?? new FunctionBundles(sourceRoot)).codeFor(props.entry),
+      handler: BUNDLE_HANDLER,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize ?? DEFAULT_MEMORY_MB,
+      timeout: props.timeout ?? DEFAULT_TIMEOUT,
+      description: props.description,
+      role: this.role,
+      logGroup: this.logGroup,
+      deadLetterQueue: props.deadLetterQueue,
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        TABLE_NAME: props.tableName,
+        ...props.environment,
+      },
+    });
+
+    acknowledgeNagRule(
+      this.function,
+      'AwsSolutions-L1',
+      'The runtime is pinned to nodejs22.x on purpose: bundles target node22 and the service is tested on Node 22; a newer runtime is a deliberate upgrade, not drift.',
+    );
+  }
+}

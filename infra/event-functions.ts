@@ -1,0 +1,8 @@
+import type { RoutePermissions } from '../lib/http/routes.js';
+
+/** The handler of ECS task state change events; not a route, so it is not in the route table. */
+export const taskStateChangedFunction = {
+  id: 'taskStateChanged',
+  handler: 'functions/containers/task-state-changed.ts',
+  permissions: { table: 'write' } as RoutePermissions,
+} as const;

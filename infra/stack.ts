@@ -1,0 +1,127 @@
+import { CfnOutput, Duration, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { routes as routeTable, type Route, type RoutePermissions } from '../lib/http/routes.js';
+import { ContainerWorkload } from './constructs/container-workload.js';
+import { FunctionBundles } from './constructs/function-bundles.js';
+import { RateLimitWebAcl } from './constructs/rate-limit-web-acl.js';
+import { grantRoutePermissions } from './constructs/route-permissions.js';
+import { ServiceFunction } from './constructs/service-function.js';
+import { ServiceRestApi, type RouteIntegration } from './constructs/service-rest-api.js';
+import { ServiceTable } from './constructs/service-table.js';
+import { TaskStateEvents } from './constructs/task-state-events.js';
+import { taskStateChangedFunction } from './event-functions.js';
+import { repositoryRoot } from './paths.js';
+import type { DeploymentSettings } from './settings.js';
+
+export interface ContainerHostingStackProps extends StackProps {
+  settings: DeploymentSettings;
+  /** The route table; tests may pass a subset. */
+  routes?: readonly Route[];
+  /** Where handler files live; the repository root unless a test says otherwise. */
+  sourceRoot?: string;
+}
+
+/**
+ * The whole service on AWS: one table, one function per route behind a regional REST API with
+ * a WAF rate rule, and the ECS cluster and task family that run users' containers.
+ */
+export class ContainerHostingStack extends Stack {
+  readonly api: ServiceRestApi;
+  readonly functions = new Map<string, ServiceFunction>();
+
+  constructor(scope: Construct, id: string, props: ContainerHostingStackProps) {
+    super(scope, id, props);
+    const { settings } = props;
+    const routes: readonly Route[] = props.routes ?? routeTable;
+    const sourceRoot = props.sourceRoot ?? repositoryRoot;
+    const handlers = [...routes, taskStateChangedFunction];
+    requireHandlerFiles(sourceRoot, handlers);
+    const bundles = new FunctionBundles(sourceRoot, handlers.map((fn) => fn.handler));
+    Tags.of(this).add('service', 'container-hosting');
+
+    const store = new ServiceTable(this, 'Store');
+    const workload = new ContainerWorkload(this, 'Containers', {
+      image: settings.containerImage,
+      taskFamily: settings.taskFamily,
+      natGateways: settings.natGateways,
+      existingNetwork:
+        settings.vpcId && settings.subnetIds && settings.availabilityZones
+          ? { vpcId: settings.vpcId, subnetIds: settings.subnetIds, availabilityZones: settings.availabilityZones }
+          : undefined,
+    });
+
+    const everyFunctionEnvironment: Record<string, string> = {
+      ALLOW_INSECURE_REDIRECT_URIS: String(settings.allowInsecureRedirectUris),
+      ...(settings.publicBaseUrl ? { PUBLIC_BASE_URL: settings.publicBaseUrl } : {}),
+    };
+    const containerEnvironment: Record<string, string> = {
+      ...workload.functionEnvironment,
+      START_BUDGET_MS: String(settings.startBudgetMs),
+    };
+    const environmentFor = (permissions: RoutePermissions): Record<string, string> => ({
+      ...everyFunctionEnvironment,
+      ...((permissions.ecs?.length ?? 0) > 0 || permissions.metrics ? containerEnvironment : {}),
+    });
+    const permissionTargets = {
+      table: { table: store.table, indexNames: store.indexNames },
+      workload: workload.access,
+    };
+
+    const integrations: RouteIntegration[] = [];
+    for (const route of routes) {
+      const serviceFunction = new ServiceFunction(this, route.id, {
+        entry: route.handler,
+        bundles,
+        tableName: store.table.tableName,
+        timeout: route.timeoutSeconds === undefined ? undefined : Duration.seconds(route.timeoutSeconds),
+        environment: environmentFor(route.permissions),
+        description: `${route.method} ${route.path}`,
+      });
+      grantRoutePermissions(serviceFunction.role, route.permissions, permissionTargets);
+      this.functions.set(route.id, serviceFunction);
+      integrations.push({ id: route.id, method: route.method, path: route.path, handler: serviceFunction.function });
+    }
+
+    this.api = new ServiceRestApi(this, 'Http', {
+      stageName: settings.stage,
+      throttleRateLimit: settings.throttleRateLimit,
+      throttleBurstLimit: settings.throttleBurstLimit,
+      tracing: settings.apiTracing,
+    });
+    this.api.addRoutes(integrations);
+
+    new RateLimitWebAcl(this, 'Firewall', {
+      rateLimitedPaths: [...new Set(routes.filter((route) => route.rateLimited).map((route) => route.path))],
+      limitPer5Min: settings.authRateLimitPer5Min,
+      stageArn: this.api.api.deploymentStage.stageArn,
+    });
+
+    const taskStateEvents = new TaskStateEvents(this, 'TaskStateEvents', { clusterArn: workload.cluster.clusterArn });
+    const taskStateChanged = new ServiceFunction(this, taskStateChangedFunction.id, {
+      entry: taskStateChangedFunction.handler,
+      bundles,
+      tableName: store.table.tableName,
+      environment: environmentFor(taskStateChangedFunction.permissions),
+      description: 'ECS task state change events',
+      deadLetterQueue: taskStateEvents.deadLetterQueue,
+    });
+    grantRoutePermissions(taskStateChanged.role, taskStateChangedFunction.permissions, permissionTargets);
+    taskStateEvents.deliverTo(taskStateChanged.function);
+    this.functions.set(taskStateChangedFunction.id, taskStateChanged);
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.api.url, description: 'Base URL of the API (the stage)' });
+    new CfnOutput(this, 'TableName', { value: store.table.tableName });
+    new CfnOutput(this, 'ClusterArn', { value: workload.cluster.clusterArn });
+    new CfnOutput(this, 'TaskStateDeadLetterQueueUrl', { value: taskStateEvents.deadLetterQueue.queueUrl });
+  }
+}
+
+function requireHandlerFiles(sourceRoot: string, functions: ReadonlyArray<{ id: string; handler: string }>): void {
+  const missing = functions.filter((fn) => !existsSync(join(sourceRoot, fn.handler)));
+  if (missing.length > 0) {
+    const list = missing.map((fn) => `${fn.handler} (${fn.id})`).join(', ');
+    throw new Error(`Missing handler files under ${sourceRoot}: ${list}`);
+  }
+}

@@ -1,0 +1,93 @@
+import { Token } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildApp } from '../../infra/build-app.js';
+import { routes as routeTable, type Route } from '../../lib/http/routes.js';
+import { propertiesOfOnly, resourcesOfType } from './template-queries.js';
+
+// A few rows keep bundling short; the full table is synthesized in container-hosting-stack.test.ts.
+const someRoutes: readonly Route[] = (routeTable as readonly Route[]).filter((route) =>
+  ['createSession', 'startContainer'].includes(route.id),
+);
+
+// One output directory for every app here lets CDK reuse the bundles between them.
+const outdir = mkdtempSync(join(tmpdir(), 'infra-app-test-'));
+
+const environmentOf = (template: Template, description: string): Record<string, string> =>
+  resourcesOfType(template, 'AWS::Lambda::Function').find(([, fn]) => fn.Properties?.Description === description)?.[1]
+    .Properties?.Environment?.Variables ?? {};
+
+describe('buildApp', () => {
+  it('synthesizes offline: no account, no region, no lookups, and cdk-nag finds nothing', () => {
+    // Prepare
+    const { app, stack } = buildApp({ outdir, routes: someRoutes });
+    // Act: with the AWS Solutions plugin registered, any unacknowledged finding throws here.
+    const assembly = app.synth();
+    // Assess
+    expect(assembly.manifest.missing).toBeUndefined();
+    expect(Token.isUnresolved(stack.account)).toBe(true);
+    expect(Token.isUnresolved(stack.region)).toBe(true);
+  });
+
+  it('reads the deployment settings from context', () => {
+    // Prepare
+    const context = {
+      stage: 'staging',
+      throttleRateLimit: '5',
+      throttleBurstLimit: '10',
+      authRateLimitPer5Min: '500',
+      allowInsecureRedirectUris: 'true',
+      startBudgetMs: '20000',
+      containerImage: 'registry.example.com/app:1',
+    };
+    // Act
+    const template = Template.fromStack(buildApp({ outdir, context, routes: someRoutes, nagChecks: false }).stack);
+    // Assess
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'staging',
+      MethodSettings: [{ ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 }],
+    });
+    const webAcl = propertiesOfOnly(template, 'AWS::WAFv2::WebACL');
+    expect(webAcl.Rules[0].Statement.RateBasedStatement.Limit).toBe(500);
+    expect(environmentOf(template, 'POST /api/v1/containers/{container_id}/start')).toMatchObject({
+      ALLOW_INSECURE_REDIRECT_URIS: 'true',
+      START_BUDGET_MS: '20000',
+    });
+    template.hasResourceProperties('AWS::ECS::TaskDefinition', { ContainerDefinitions: [{ Image: 'registry.example.com/app:1' }] });
+  });
+
+  it('uses an existing VPC given by ids, without a lookup', () => {
+    // Prepare
+    const context = {
+      vpcId: 'vpc-0123456789abcdef0',
+      subnetIds: 'subnet-0aaaaaaaaaaaaaaaa,subnet-0bbbbbbbbbbbbbbbb',
+      availabilityZones: 'eu-west-1a,eu-west-1b',
+    };
+    // Act
+    const { app, stack } = buildApp({ outdir, context, routes: someRoutes, nagChecks: false });
+    const template = Template.fromStack(stack);
+    // Assess
+    expect(app.synth().manifest.missing).toBeUndefined();
+    template.resourceCountIs('AWS::EC2::VPC', 0);
+    template.hasResourceProperties('AWS::EC2::SecurityGroup', { VpcId: 'vpc-0123456789abcdef0' });
+    expect(environmentOf(template, 'POST /api/v1/containers/{container_id}/start').ECS_SUBNET_IDS).toBe(
+      'subnet-0aaaaaaaaaaaaaaaa,subnet-0bbbbbbbbbbbbbbbb',
+    );
+  });
+
+  it('rejects an invalid setting and names it', () => {
+    // Act and Assess
+    expect(() => buildApp({ context: { throttleRateLimit: 'fast' }, routes: someRoutes, nagChecks: false })).toThrow(/throttleRateLimit/);
+  });
+
+  it('names a handler file that does not exist', () => {
+    // Prepare
+    const [route] = someRoutes;
+    const broken: Route = { ...route!, handler: 'functions/nowhere/missing.ts' };
+    // Act and Assess
+    expect(() => buildApp({ routes: [broken], nagChecks: false })).toThrow(/functions\/nowhere\/missing\.ts/);
+  });
+});

@@ -1,0 +1,458 @@
+import type { CfnElement } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../infra/build-app.js';
+import type { ContainerHostingStack } from '../../infra/stack.js';
+import { taskStateChangedFunction } from '../../infra/event-functions.js';
+import { routes as routeTable, type Route } from '../../lib/http/routes.js';
+import { tableDefinition } from '../../lib/store/table-definition.js';
+import {
+  actionsOf,
+  apiMethods,
+  flatten,
+  propertiesOfOnly,
+  resource,
+  resourcesOfType,
+  statementsOfRole,
+  statementsWithAction,
+} from './template-queries.js';
+
+const routes: readonly Route[] = routeTable;
+const TABLE_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+
+// Synthesizing bundles every handler, so the whole file shares one synthesis.
+let app: ReturnType<typeof buildApp>['app'];
+let stack: ContainerHostingStack;
+let template: Template;
+
+const logicalIdOf = (element: unknown): string => stack.getLogicalId(element as CfnElement);
+const functionOf = (id: string) => {
+  const serviceFunction = stack.functions.get(id);
+  if (!serviceFunction) throw new Error(`No function ${id}`);
+  return {
+    serviceFunction,
+    logicalId: logicalIdOf(serviceFunction.function.node.defaultChild),
+    roleLogicalId: logicalIdOf(serviceFunction.role.node.defaultChild),
+    properties: resource(template, logicalIdOf(serviceFunction.function.node.defaultChild)).Properties ?? {},
+  };
+};
+
+beforeAll(() => {
+  // Prepare: no account, region or context beyond the defaults, as in an offline `cdk synth`.
+  ({ app, stack } = buildApp({ nagChecks: false }));
+  // Act
+  template = Template.fromStack(stack);
+});
+
+describe('ContainerHostingStack functions', () => {
+  it('creates one Node.js 22 arm64 function per route row, plus the task state handler', () => {
+    // Assess
+    const functions = resourcesOfType(template, 'AWS::Lambda::Function');
+    expect(functions).toHaveLength(routes.length + 1);
+    for (const [, fn] of functions) {
+      expect(fn.Properties?.Runtime).toBe('nodejs22.x');
+      expect(fn.Properties?.Architectures).toEqual(['arm64']);
+      expect(fn.Properties?.Handler).toBe('index.handler');
+      expect(fn.Properties?.Environment?.Variables?.NODE_OPTIONS).toBe('--enable-source-maps');
+      expect(fn.Properties?.Environment?.Variables?.TABLE_NAME).toBeDefined();
+    }
+  });
+
+  it("bundles each function from its route's handler file", () => {
+    // Assess
+    for (const route of routes) expect(functionOf(route.id).serviceFunction.entry).toBe(route.handler);
+    expect(functionOf(taskStateChangedFunction.id).serviceFunction.entry).toBe(taskStateChangedFunction.handler);
+  });
+
+  it('uses the route timeout where the table sets one, else 10 seconds', () => {
+    // Assess
+    for (const route of routes) expect(functionOf(route.id).properties.Timeout).toBe(route.timeoutSeconds ?? 10);
+  });
+
+  it('gives each function its own log group with a retention', () => {
+    // Assess
+    for (const route of routes) {
+      const { properties } = functionOf(route.id);
+      const logGroupId = properties.LoggingConfig?.LogGroup?.Ref;
+      expect(resource(template, logGroupId).Properties?.RetentionInDays).toBe(30);
+    }
+  });
+
+  it('passes the ECS settings and start budget only to functions that use ECS or metrics', () => {
+    // Assess
+    for (const route of routes) {
+      const variables = functionOf(route.id).properties.Environment?.Variables ?? {};
+      const usesContainers = (route.permissions.ecs?.length ?? 0) > 0 || route.permissions.metrics === true;
+      expect(variables.ALLOW_INSECURE_REDIRECT_URIS).toBe('false');
+      if (usesContainers) {
+        expect(variables).toMatchObject({
+          CONTAINER_RUNTIME: 'ecs',
+          ECS_CONTAINER_NAME: 'app',
+          ECS_ASSIGN_PUBLIC_IP: 'false',
+          START_BUDGET_MS: '25000',
+        });
+        for (const name of ['ECS_CLUSTER_ARN', 'ECS_TASK_DEFINITION_ARN', 'ECS_SUBNET_IDS', 'ECS_SECURITY_GROUP_IDS']) {
+          expect(variables[name], `${route.id} ${name}`).toBeDefined();
+        }
+      } else {
+        expect(Object.keys(variables).filter((name) => name.startsWith('ECS_')), route.id).toEqual([]);
+        expect(variables.START_BUDGET_MS, route.id).toBeUndefined();
+      }
+    }
+  });
+});
+
+describe('ContainerHostingStack REST API', () => {
+  it('is a regional REST API', () => {
+    // Assess
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
+  });
+
+  it("has a Lambda proxy method for every route, on the route's path and method, calling its function", () => {
+    // Prepare
+    const methods = apiMethods(template);
+    // Assess
+    for (const route of routes) {
+      const method = methods.find((candidate) => candidate.path === route.path && candidate.httpMethod === route.method);
+      expect(method, `${route.method} ${route.path}`).toBeDefined();
+      expect(method?.properties.Integration?.Type).toBe('AWS_PROXY');
+      expect(JSON.stringify(method?.properties.Integration?.Uri)).toContain(functionOf(route.id).logicalId);
+      expect(method?.properties.AuthorizationType).toBe('NONE');
+    }
+  });
+
+  it("answers other methods on a route's resource with a 405 mock listing the allowed ones", () => {
+    // Prepare
+    const methods = apiMethods(template);
+    const allowedByPath = new Map<string, string[]>();
+    for (const route of routes) allowedByPath.set(route.path, [...(allowedByPath.get(route.path) ?? []), route.method]);
+    // Assess
+    for (const [path, allowed] of allowedByPath) {
+      const any = methods.find((method) => method.path === path && method.httpMethod === 'ANY');
+      expect(any, path).toBeDefined();
+      const integration = any?.properties.Integration;
+      expect(integration?.Type).toBe('MOCK');
+      const [response] = integration?.IntegrationResponses ?? [];
+      expect(response.StatusCode).toBe('405');
+      expect(response.ResponseParameters['method.response.header.Allow']).toBe(`'${[...new Set(allowed)].sort().join(', ')}'`);
+      const body = JSON.parse(response.ResponseTemplates['application/json']);
+      expect(body.error.code).toBe('METHOD_NOT_ALLOWED');
+      expect(typeof body.error.message).toBe('string');
+    }
+  });
+
+  it('adds no ANY mock to resources without routes, so unknown paths stay 404', () => {
+    // Prepare
+    const routePaths = new Set(routes.map((route) => route.path));
+    // Assess
+    const stray = apiMethods(template).filter((method) => method.httpMethod === 'ANY' && !routePaths.has(method.path));
+    expect(stray).toEqual([]);
+  });
+
+  it.each([
+    ['MISSING_AUTHENTICATION_TOKEN', '404', 'NOT_FOUND'],
+    ['THROTTLED', '429', 'RATE_LIMITED'],
+    ['REQUEST_TOO_LARGE', '413', 'PAYLOAD_TOO_LARGE'],
+    ['INTEGRATION_TIMEOUT', '504', 'TIMEOUT'],
+    ['INTEGRATION_FAILURE', '500', 'INTERNAL_ERROR'],
+    ['WAF_FILTERED', '429', 'RATE_LIMITED'],
+    ['ACCESS_DENIED', '403', 'FORBIDDEN'],
+    ['UNSUPPORTED_MEDIA_TYPE', '400', 'BAD_REQUEST'],
+    ['BAD_REQUEST_BODY', '400', 'BAD_REQUEST'],
+    ['BAD_REQUEST_PARAMETERS', '400', 'BAD_REQUEST'],
+    ['DEFAULT_4XX', '400', 'BAD_REQUEST'],
+    ['DEFAULT_5XX', '500', 'INTERNAL_ERROR'],
+  ])('rewrites the %s gateway response to %s %s in the envelope', (type, statusCode, code) => {
+    // Prepare
+    const [response] = resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse')
+      .map(([, gatewayResponse]) => gatewayResponse.Properties ?? {})
+      .filter((properties) => properties.ResponseType === type);
+    // Assess
+    expect(response?.StatusCode).toBe(statusCode);
+    expect(response?.ResponseParameters).toEqual({ 'gatewayresponse.header.Content-Type': "'application/json'" });
+    const rendered = String(response?.ResponseTemplates['application/json']).replace('$context.error.messageString', '"a message"');
+    const body = JSON.parse(rendered);
+    expect(body).toEqual({ error: { code, message: expect.any(String) } });
+  });
+
+  it('throttles the stage, writes JSON access logs and logs errors without request data', () => {
+    // Assess
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'prod',
+      MethodSettings: [
+        {
+          HttpMethod: '*',
+          ResourcePath: '/*',
+          ThrottlingRateLimit: 50,
+          ThrottlingBurstLimit: 100,
+          LoggingLevel: 'ERROR',
+          DataTraceEnabled: false,
+          MetricsEnabled: true,
+        },
+      ],
+    });
+    const stage = propertiesOfOnly(template, 'AWS::ApiGateway::Stage');
+    const sampleLine = String(stage.AccessLogSetting.Format).replace('$context.error.messageString', '"a message"');
+    expect(() => JSON.parse(sampleLine)).not.toThrow();
+  });
+
+  it('outputs the API URL', () => {
+    // Assess
+    expect(Object.keys(template.toJSON().Outputs)).toContain('ApiUrl');
+  });
+});
+
+describe('ContainerHostingStack table', () => {
+  it('is the single table of lib/store/table-definition.ts', () => {
+    // Assess
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: tableDefinition.partitionKey, KeyType: 'HASH' },
+        { AttributeName: tableDefinition.sortKey, KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: tableDefinition.globalIndexes.map((index) => ({
+        IndexName: index.name,
+        KeySchema: [
+          { AttributeName: index.partitionKey, KeyType: 'HASH' },
+          { AttributeName: index.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      })),
+      TimeToLiveSpecification: { AttributeName: tableDefinition.ttlAttribute, Enabled: true },
+    });
+  });
+
+  it('is on demand, encrypted with the AWS managed key, recoverable, protected and retained', () => {
+    // Assess
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: {
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        // SSE enabled without a key of our own: the AWS managed key (aws/dynamodb).
+        SSESpecification: Match.objectEquals({ SSEEnabled: true }),
+        DeletionProtectionEnabled: true,
+      },
+    });
+  });
+});
+
+describe('ContainerHostingStack least privilege', () => {
+  it('never allows Scan or a wildcard action to any function', () => {
+    // Assess
+    for (const id of [...routes.map((route) => route.id), taskStateChangedFunction.id]) {
+      const actions = actionsOf(statementsOfRole(template, functionOf(id).roleLogicalId));
+      expect(actions, id).not.toContain('dynamodb:Scan');
+      expect(actions.filter((action) => action.includes('*')), id).toEqual([]);
+    }
+  });
+
+  it('gives read-only routes no table writes', () => {
+    // Prepare
+    const readOnly = routes.filter((route) => route.permissions.table === 'read');
+    // Assess
+    expect(readOnly.length).toBeGreaterThan(0);
+    for (const route of readOnly) {
+      const actions = actionsOf(statementsOfRole(template, functionOf(route.id).roleLogicalId));
+      expect(actions, route.id).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+      expect(actions.filter((action) => TABLE_WRITES.includes(action)), route.id).toEqual([]);
+    }
+  });
+
+  it('gives writing routes and the task state handler the item writes', () => {
+    // Assess
+    for (const id of [...routes.filter((route) => route.permissions.table === 'write').map((route) => route.id), taskStateChangedFunction.id]) {
+      expect(actionsOf(statementsOfRole(template, functionOf(id).roleLogicalId)), id).toEqual(expect.arrayContaining(TABLE_WRITES));
+    }
+  });
+
+  it('scopes table access to the table and its named indexes', () => {
+    // Prepare
+    const tableId = resourcesOfType(template, 'AWS::DynamoDB::Table')[0]?.[0];
+    const statement = statementsWithAction(statementsOfRole(template, functionOf(routes[0]!.id).roleLogicalId), 'dynamodb:GetItem')[0];
+    // Assess
+    expect((statement?.Resource as unknown[]).map(flatten).sort()).toEqual(
+      [`<${tableId}.Arn>`, ...tableDefinition.globalIndexes.map((index) => `<${tableId}.Arn>/index/${index.name}`)].sort(),
+    );
+  });
+
+  it('allows ecs:RunTask only to routes that run tasks, on our task family in our cluster', () => {
+    // Assess
+    for (const route of routes) {
+      const statements = statementsWithAction(statementsOfRole(template, functionOf(route.id).roleLogicalId), 'ecs:RunTask');
+      if (!route.permissions.ecs?.includes('run')) {
+        expect(statements, route.id).toEqual([]);
+        continue;
+      }
+      expect(statements, route.id).toHaveLength(1);
+      expect(flatten(statements[0]?.Resource)).toBe(
+        'arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/container-hosting-workload:*',
+      );
+      expect(Object.keys(statements[0]?.Condition?.ArnEquals ?? {})).toEqual(['ecs:cluster']);
+    }
+  });
+
+  it('lets task runners pass only the two workload roles, and only to ECS tasks', () => {
+    // Prepare
+    const runner = routes.find((route) => route.permissions.ecs?.includes('run'));
+    expect(runner).toBeDefined();
+    // Act
+    const [passRole] = statementsWithAction(statementsOfRole(template, functionOf(runner!.id).roleLogicalId), 'iam:PassRole');
+    // Assess
+    expect(passRole?.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } });
+    expect((passRole?.Resource as unknown[]).map(flatten).sort()).toEqual(
+      [
+        `<${logicalIdOf(stack.node.findChild('Containers').node.findChild('TaskRole').node.defaultChild)}.Arn>`,
+        `<${logicalIdOf(stack.node.findChild('Containers').node.findChild('ExecutionRole').node.defaultChild)}.Arn>`,
+      ].sort(),
+    );
+    const [tagging] = statementsWithAction(statementsOfRole(template, functionOf(runner!.id).roleLogicalId), 'ecs:TagResource');
+    expect(tagging?.Condition).toEqual({ StringEquals: { 'ecs:CreateAction': 'RunTask' } });
+  });
+
+  it('limits stopping and describing to tasks in our cluster', () => {
+    // Assess
+    for (const route of routes) {
+      const statements = statementsOfRole(template, functionOf(route.id).roleLogicalId);
+      for (const [permission, action] of [['stop', 'ecs:StopTask'], ['describe', 'ecs:DescribeTasks']] as const) {
+        const granted = statementsWithAction(statements, action);
+        if (!route.permissions.ecs?.includes(permission)) {
+          expect(granted, `${route.id} ${action}`).toEqual([]);
+          continue;
+        }
+        expect(flatten(granted[0]?.Resource)).toMatch(/^arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task\/<\w+>\/\*$/);
+      }
+    }
+  });
+
+  it('allows cloudwatch:GetMetricData only to routes that read metrics', () => {
+    // Assess
+    for (const route of routes) {
+      const granted = statementsWithAction(statementsOfRole(template, functionOf(route.id).roleLogicalId), 'cloudwatch:GetMetricData');
+      expect(granted.length > 0, route.id).toBe(route.permissions.metrics === true);
+    }
+  });
+});
+
+describe('ContainerHostingStack web ACL', () => {
+  const rateRule = () => {
+    const webAcl = propertiesOfOnly(template, 'AWS::WAFv2::WebACL');
+    return { webAcl, rule: webAcl.Rules.find((rule: any) => rule.Statement.RateBasedStatement) };
+  };
+
+  it('rate-limits each IP on every rate-limited route path of the table', () => {
+    // Prepare
+    const { rule } = rateRule();
+    const limitedPaths = [...new Set(routes.filter((route) => route.rateLimited).map((route) => route.path))];
+    // Act
+    const scopeDown = rule.Statement.RateBasedStatement.ScopeDownStatement;
+    const matches = scopeDown.OrStatement?.Statements ?? [scopeDown];
+    // Assess
+    expect(rule.Statement.RateBasedStatement).toMatchObject({ AggregateKeyType: 'IP', Limit: 100, EvaluationWindowSec: 300 });
+    const patterns: RegExp[] = matches.map((match: any) => new RegExp(match.RegexMatchStatement.RegexString));
+    const limited = (path: string) => patterns.some((pattern) => pattern.test(path));
+    for (const path of limitedPaths) {
+      for (const requested of [path, `/prod${path}`, `/prod${path}/`]) expect(limited(requested), requested).toBe(true);
+    }
+    for (const route of routes.filter((candidate) => !limitedPaths.includes(candidate.path))) {
+      expect(limited(`/prod${route.path}`), route.path).toBe(false);
+    }
+    expect(limitedPaths).toEqual(expect.arrayContaining(['/login', '/api/v1/sessions']));
+  });
+
+  it('blocks with 429 and the RATE_LIMITED envelope', () => {
+    // Prepare
+    const { webAcl, rule } = rateRule();
+    // Act
+    const { ResponseCode, CustomResponseBodyKey } = rule.Action.Block.CustomResponse;
+    const body = webAcl.CustomResponseBodies[CustomResponseBodyKey];
+    // Assess
+    expect(ResponseCode).toBe(429);
+    expect(body.ContentType).toBe('APPLICATION_JSON');
+    expect(JSON.parse(body.Content)).toEqual({ error: { code: 'RATE_LIMITED', message: expect.any(String) } });
+  });
+
+  it('only counts the AWS common rule set, with the 8 KB body rule never blocking', () => {
+    // Prepare
+    const { webAcl } = rateRule();
+    // Act
+    const common = webAcl.Rules.find((rule: any) => rule.Statement.ManagedRuleGroupStatement?.Name === 'AWSManagedRulesCommonRuleSet');
+    // Assess
+    expect(common.OverrideAction).toEqual({ Count: {} });
+    expect(common.Statement.ManagedRuleGroupStatement.RuleActionOverrides).toContainEqual({
+      Name: 'SizeRestrictions_BODY',
+      ActionToUse: { Count: {} },
+    });
+  });
+
+  it('is associated with the API stage', () => {
+    // Assess
+    const association = propertiesOfOnly(template, 'AWS::WAFv2::WebACLAssociation');
+    expect(flatten(association.ResourceArn)).toMatch(/:apigateway:<AWS::Region>::\/restapis\/<\w+>\/stages\/<\w+>$/);
+  });
+});
+
+describe('ContainerHostingStack containers', () => {
+  it('runs an ECS cluster with enhanced Container Insights', () => {
+    // Assess
+    template.hasResourceProperties('AWS::ECS::Cluster', { ClusterSettings: [{ Name: 'containerInsights', Value: 'enhanced' }] });
+  });
+
+  it('defines the workload task family with one app container that logs to CloudWatch', () => {
+    // Assess
+    template.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      Family: 'container-hosting-workload',
+      Cpu: '256',
+      Memory: '512',
+      NetworkMode: 'awsvpc',
+      RequiresCompatibilities: ['FARGATE'],
+      ContainerDefinitions: [
+        {
+          Name: 'app',
+          Image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+          LogConfiguration: { LogDriver: 'awslogs' },
+        },
+      ],
+    });
+  });
+
+  it('creates a two-zone VPC with flow logs and a task security group that admits nothing', () => {
+    // Assess
+    expect(resourcesOfType(template, 'AWS::EC2::Subnet')).toHaveLength(4);
+    template.resourceCountIs('AWS::EC2::FlowLog', 1);
+    const securityGroup = propertiesOfOnly(template, 'AWS::EC2::SecurityGroup');
+    expect(securityGroup.SecurityGroupIngress).toBeUndefined();
+  });
+
+  it('sends task state changes of our cluster to the handler, with retries and a dead-letter queue', () => {
+    // Prepare
+    const rule = propertiesOfOnly(template, 'AWS::Events::Rule');
+    const clusterId = resourcesOfType(template, 'AWS::ECS::Cluster')[0]?.[0];
+    // Assess
+    expect(rule.EventPattern).toEqual({
+      source: ['aws.ecs'],
+      'detail-type': ['ECS Task State Change'],
+      detail: { clusterArn: [{ 'Fn::GetAtt': [clusterId, 'Arn'] }] },
+    });
+    const [target] = rule.Targets;
+    expect(flatten(target.Arn)).toBe(`<${functionOf(taskStateChangedFunction.id).logicalId}.Arn>`);
+    expect(target.RetryPolicy).toMatchObject({ MaximumRetryAttempts: expect.any(Number) });
+    expect(target.DeadLetterConfig.Arn).toBeDefined();
+    template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true });
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: { Statement: [{ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }, {}] },
+    });
+  });
+});
+
+describe('ContainerHostingStack cdk-nag', () => {
+  it('has no unacknowledged AwsSolutions errors or warnings', () => {
+    // Act
+    const { violations } = new AwsSolutionsChecks().validateScope(app);
+    // Assess
+    const report = violations.map((violation) => `${violation.severity} ${violation.ruleName}: ${violation.violatingResources.map((r) => r.constructPath).join(', ')}`);
+    expect(report).toEqual([]);
+  });
+});

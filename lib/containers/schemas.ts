@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { maxMemoryMbFor } from './task-size.js';
 
 /** RFC 1123 label: 1..63 lowercase letters, digits and inner hyphens. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { InputSchemas } from './middleware/validate-input.js';
 import type { Route } from './routes.js';
 

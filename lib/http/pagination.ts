@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Page } from '../store/pagination.js';
 import type { ApiRequest } from './api-request.js';
 import { ok, type Reply } from './reply.js';

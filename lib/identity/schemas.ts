@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Request bodies of the identity endpoints (product.md section 2). */
 export const signInBody = z.strictObject({

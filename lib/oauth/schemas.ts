@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { config } from '../config.js';
 import { redirectUriProblem } from './redirect-uris.js';
 

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { endpoint } from '../../../lib/http/endpoint.js';
 import { ok } from '../../../lib/http/reply.js';
 import type { Authentication } from '../../../lib/identity/identity-service.js';

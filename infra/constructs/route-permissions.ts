@@ -3,6 +3,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import type { RoutePermissions } from '../../lib/http/routes.js';
+import { keys } from '../../lib/store/keys.js';
 import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
 
 /** ConditionCheckItem lets a transaction assert on an item it does not write. */
@@ -71,6 +72,25 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
       'cloudwatch:GetMetricData has no resource-level permissions (IAM service authorization reference), so its resource must be "*"; it is the only action granted on "*".',
     );
   }
+}
+
+/**
+ * Authentication records when a personal access token was last used, on every route a PAT
+ * may call, including read-only ones. This lets a read-only function write exactly that:
+ * the `last_used_at` attribute of credential and token items, and nothing else.
+ */
+export function grantCredentialUseBookkeeping(role: iam.IRole & Construct, table: TableAccess): void {
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['dynamodb:UpdateItem'],
+      resources: [table.table.tableArn],
+      conditions: {
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [keys.credential('*').pk, keys.user('*').pk] },
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'last_used_at'] },
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+      },
+    }),
+  );
 }
 
 function grantWorkloadActions(

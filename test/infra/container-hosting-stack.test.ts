@@ -249,15 +249,26 @@ describe('ContainerHostingStack least privilege', () => {
     }
   });
 
-  it('gives read-only routes no table writes', () => {
+  it('gives read-only routes no table writes but the last-used time of a personal access token', () => {
     // Prepare
     const readOnly = routes.filter((route) => route.permissions.table === 'read');
     // Assess
     expect(readOnly.length).toBeGreaterThan(0);
     for (const route of readOnly) {
-      const actions = actionsOf(statementsOfRole(template, functionOf(route.id).roleLogicalId));
-      expect(actions, route.id).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
-      expect(actions.filter((action) => TABLE_WRITES.includes(action)), route.id).toEqual([]);
+      const statements = statementsOfRole(template, functionOf(route.id).roleLogicalId);
+      expect(actionsOf(statements), route.id).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+      const writes = statements.filter((statement) => actionsOf([statement]).some((action) => TABLE_WRITES.includes(action)));
+      if (route.access === 'public') {
+        expect(writes, route.id).toEqual([]);
+        continue;
+      }
+      expect(writes, route.id).toHaveLength(1);
+      expect(actionsOf(writes)).toEqual(['dynamodb:UpdateItem']);
+      expect(writes[0]?.Condition).toEqual({
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CREDENTIAL#*', 'USER#*'] },
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'last_used_at'] },
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+      });
     }
   });
 

@@ -13,6 +13,9 @@ import { ensureTable } from '../lib/local/table.js';
 
 const IN_MEMORY = ':memory:';
 
+// The SDK's notice that it will need Node 22 from 2027; Lambda runs nodejs22.x already.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 const port = Number(process.env.PORT ?? 3000);
 const host = process.env.HOST ?? '127.0.0.1';
 const dataDirSetting = process.env.DATA_DIR ?? '.data';
@@ -50,8 +53,6 @@ async function main(): Promise<void> {
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
-    // The SDK's notice that it will need Node 22 from 2027; Lambda runs nodejs22.x already.
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   });
   await ensureTable(endpoint, process.env.TABLE_NAME!);
 

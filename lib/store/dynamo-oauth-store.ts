@@ -247,6 +247,19 @@ async function queryPartition(partitionKey: string): Promise<Item[]> {
   return items;
 }
 
+/** The client and one other item in a single BatchGetItem: the first of a grant's two round trips. */
+async function clientWith<T>(
+  clientId: string,
+  otherKey: ItemKey,
+  toOther: (item: Item) => T,
+): Promise<{ client?: OAuthClient; other?: T }> {
+  const clientKey = keys.oauthClient(clientId);
+  const found = await batchGet([clientKey, otherKey]);
+  const client = found.get(clientKey.pk);
+  const other = found.get(otherKey.pk);
+  return { ...(client ? { client: toClient(client) } : {}), ...(other ? { other: toOther(other) } : {}) };
+}
+
 export class DynamoOAuthStore implements OAuthStore {
   async createApp(app: OAuthApp, secretHash: string): Promise<void> {
     await transactWrite({
@@ -452,30 +465,18 @@ export class DynamoOAuthStore implements OAuthStore {
   }
 
   async getClientAndCode(clientId: string, codeHash: string): Promise<{ client?: OAuthClient; code?: AuthorizationCode }> {
-    const clientKey = keys.oauthClient(clientId);
-    const codeKey = keys.authorizationCode(codeHash);
-    const found = await batchGet([clientKey, codeKey]);
-    const client = found.get(clientKey.pk);
-    const code = found.get(codeKey.pk);
-    return { ...(client ? { client: toClient(client) } : {}), ...(code ? { code: toAuthorizationCode(code) } : {}) };
+    const { client, other } = await clientWith(clientId, keys.authorizationCode(codeHash), toAuthorizationCode);
+    return { ...(client ? { client } : {}), ...(other ? { code: other } : {}) };
   }
 
   async getClientAndRefreshToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken }> {
-    const clientKey = keys.oauthClient(clientId);
-    const tokenKey = keys.refreshToken(tokenHash);
-    const found = await batchGet([clientKey, tokenKey]);
-    const client = found.get(clientKey.pk);
-    const token = found.get(tokenKey.pk);
-    return { ...(client ? { client: toClient(client) } : {}), ...(token ? { refreshToken: toRefreshToken(token) } : {}) };
+    const { client, other } = await clientWith(clientId, keys.refreshToken(tokenHash), toRefreshToken);
+    return { ...(client ? { client } : {}), ...(other ? { refreshToken: other } : {}) };
   }
 
   async getClientAndAccessToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; accessToken?: CredentialRecord }> {
-    const clientKey = keys.oauthClient(clientId);
-    const tokenKey = keys.credential(tokenHash);
-    const found = await batchGet([clientKey, tokenKey]);
-    const client = found.get(clientKey.pk);
-    const token = found.get(tokenKey.pk);
-    return { ...(client ? { client: toClient(client) } : {}), ...(token ? { accessToken: toCredential(token) } : {}) };
+    const { client, other } = await clientWith(clientId, keys.credential(tokenHash), toCredential);
+    return { ...(client ? { client } : {}), ...(other ? { accessToken: other } : {}) };
   }
 
   redeemAuthorizationCode(code: AuthorizationCode, client: OAuthClient, grant: Grant, tokens: TokenIssue): Promise<TokenWriteOutcome> {

@@ -1,4 +1,4 @@
-import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../lib/http/routes.js';
@@ -8,6 +8,7 @@ import { documentClient, tableName } from '../../lib/store/dynamo.js';
 import { keys } from '../../lib/store/keys.js';
 import { call, errorEnvelope, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { wholeTableAsText } from '../support/table-scan.js';
 import {
   approvedRedirect,
   asSession,
@@ -685,14 +686,7 @@ describe('the table after all of the above', () => {
   it('holds no client secret, code, refresh token or access token in plain text', async () => {
     const approved = await approvedRedirect(baseUrl, stranger, app);
     issuedSecrets.push(approved.searchParams.get('code')!);
-    const items: Array<Record<string, unknown>> = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await documentClient.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: startKey, ConsistentRead: true }));
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    const everything = JSON.stringify(items);
+    const { text: everything } = await wholeTableAsText();
 
     expect(issuedSecrets.length).toBeGreaterThan(40);
     const leaked = issuedSecrets.filter((secret) => everything.includes(secret));

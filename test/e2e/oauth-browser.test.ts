@@ -1,13 +1,12 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as client from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documentClient, tableName } from '../../lib/store/dynamo.js';
 import { call, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { launchBrowser } from '../support/browser.js';
 import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { wholeTableAsText } from '../support/table-scan.js';
 import { registerApp, type RegisteredApp } from '../support/oauth-flow.js';
 
 /** The third-party application's side: a loopback server that receives the browser after consent. */
@@ -221,14 +220,7 @@ describe('the authorization code flow with openid-client and Chromium', () => {
   });
 
   it('leaves no client secret, code, refresh token or access token in plain text in the table', async () => {
-    const items: Array<Record<string, unknown>> = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await documentClient.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: startKey, ConsistentRead: true }));
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    const everything = JSON.stringify(items);
+    const { text: everything } = await wholeTableAsText();
 
     expect(issuedSecrets.length).toBeGreaterThanOrEqual(14);
     expect(issuedSecrets.filter((secret) => everything.includes(secret))).toEqual([]);

@@ -9,10 +9,11 @@ const errorCodes: Record<number, { code: string; description: string }> = {
   401: { code: 'UNAUTHORIZED', description: 'No valid credentials' },
   403: { code: 'FORBIDDEN', description: 'Authenticated but not allowed (CSRF_REJECTED for a session request without a valid x-csrf-token)' },
   404: { code: 'NOT_FOUND', description: 'No such resource, or not yours; also a path id that is not a UUID' },
-  409: { code: 'CONFLICT', description: 'A uniqueness or state conflict' },
+  409: { code: 'CONFLICT', description: 'A uniqueness or state conflict: a taken hostname or email, or a concurrent change that won' },
   413: { code: 'PAYLOAD_TOO_LARGE', description: 'JSON bodies are limited to 16 KiB' },
   429: { code: 'RATE_LIMITED', description: 'Throttled; see Retry-After where present' },
-  500: { code: 'INTERNAL_ERROR', description: 'Unexpected server error' },
+  500: { code: 'INTERNAL_ERROR', description: 'Unexpected server error; for start and restart, the container failed to start' },
+  504: { code: 'TIMEOUT', description: 'The container is still starting after the start budget; start it again to keep waiting' },
 };
 
 const DESCRIPTION = `Container hosting with an OAuth 2.0 provider.
@@ -52,6 +53,7 @@ function errorStatuses(route: Route, schemas: InputSchemas): number[] {
   if (route.body !== 'none') statuses.add(413);
   if (route.path.includes('{')) statuses.add(404);
   if (route.rateLimited) statuses.add(429);
+  for (const status of route.alsoAnswers ?? []) statuses.add(status);
   return [...statuses].sort();
 }
 

@@ -47,6 +47,8 @@ export interface Route {
   summary: string;
   /** Rate-limited by the WAF rule for credential-guessing endpoints. */
   rateLimited?: boolean;
+  /** Failures beyond those the access level, body and path imply; documented in OpenAPI. */
+  alsoAnswers?: ReadonlyArray<409 | 504>;
 }
 
 const read = { table: 'read' } as const;
@@ -60,19 +62,19 @@ export const routes = [
   { id: 'createToken', method: 'POST', path: '/api/v1/tokens', handler: 'functions/tokens/create.ts', access: 'account', body: 'json', permissions: write, summary: 'Create a personal access token' },
   { id: 'listTokens', method: 'GET', path: '/api/v1/tokens', handler: 'functions/tokens/list.ts', access: 'account', body: 'none', permissions: read, summary: "List the caller's personal access tokens" },
   { id: 'deleteToken', method: 'DELETE', path: '/api/v1/tokens/{token_id}', handler: 'functions/tokens/delete.ts', access: 'account', body: 'none', permissions: write, summary: 'Revoke a personal access token' },
-  { id: 'createUser', method: 'POST', path: '/api/v1/users', handler: 'functions/users/create.ts', access: 'admin', body: 'json', permissions: write, summary: 'Create a user (admin)' },
+  { id: 'createUser', method: 'POST', path: '/api/v1/users', handler: 'functions/users/create.ts', access: 'admin', body: 'json', permissions: write, alsoAnswers: [409], summary: 'Create a user (admin)' },
   { id: 'listUsers', method: 'GET', path: '/api/v1/users', handler: 'functions/users/list.ts', access: 'admin', body: 'none', permissions: read, summary: 'List users (admin)' },
   { id: 'getMe', method: 'GET', path: '/api/v1/users/me', handler: 'functions/users/me.ts', access: 'api', body: 'none', permissions: read, summary: 'The calling user' },
   { id: 'loginPage', method: 'GET', path: '/login', handler: 'functions/pages/login-form.ts', access: 'browser', body: 'none', permissions: read, summary: 'Sign-in page' },
   { id: 'loginSubmit', method: 'POST', path: '/login', handler: 'functions/pages/login-submit.ts', access: 'public', body: 'form', permissions: write, rateLimited: true, summary: 'Sign-in form submission' },
   // Containers
   { id: 'listContainers', method: 'GET', path: '/api/v1/containers', handler: 'functions/containers/list.ts', access: 'api', scope: 'containers:read', body: 'none', permissions: read, summary: "List containers: the caller's own, or every container for admins" },
-  { id: 'createContainer', method: 'POST', path: '/api/v1/containers', handler: 'functions/containers/create.ts', access: 'api', scope: 'containers:write', body: 'json', permissions: { table: 'write', ecs: ['run'] }, summary: 'Create a container and start its first task' },
+  { id: 'createContainer', method: 'POST', path: '/api/v1/containers', handler: 'functions/containers/create.ts', access: 'api', scope: 'containers:write', body: 'json', permissions: { table: 'write', ecs: ['run', 'stop'] }, alsoAnswers: [409], summary: 'Create a container and start its first task' },
   { id: 'getContainer', method: 'GET', path: '/api/v1/containers/{container_id}', handler: 'functions/containers/get.ts', access: 'api', scope: 'containers:read', body: 'none', permissions: read, summary: 'Get a container' },
-  { id: 'deleteContainer', method: 'DELETE', path: '/api/v1/containers/{container_id}', handler: 'functions/containers/delete.ts', access: 'api', scope: 'containers:write', body: 'none', permissions: { table: 'write', ecs: ['stop'] }, summary: 'Stop and delete a container, freeing its hostname' },
-  { id: 'startContainer', method: 'POST', path: '/api/v1/containers/{container_id}/start', handler: 'functions/containers/start.ts', access: 'api', scope: 'containers:write', body: 'none', permissions: { table: 'write', ecs: ['run', 'stop', 'describe'] }, timeoutSeconds: 29, summary: 'Start a container and wait until it runs' },
-  { id: 'stopContainer', method: 'POST', path: '/api/v1/containers/{container_id}/stop', handler: 'functions/containers/stop.ts', access: 'api', scope: 'containers:write', body: 'none', permissions: { table: 'write', ecs: ['stop'] }, summary: 'Stop a container' },
-  { id: 'restartContainer', method: 'POST', path: '/api/v1/containers/{container_id}/restart', handler: 'functions/containers/restart.ts', access: 'api', scope: 'containers:write', body: 'none', permissions: { table: 'write', ecs: ['run', 'stop', 'describe'] }, timeoutSeconds: 29, summary: 'Restart a container on a new task and wait until it runs' },
+  { id: 'deleteContainer', method: 'DELETE', path: '/api/v1/containers/{container_id}', handler: 'functions/containers/delete.ts', access: 'api', scope: 'containers:write', body: 'none', permissions: { table: 'write', ecs: ['stop'] }, alsoAnswers: [409], summary: 'Stop and delete a container, freeing its hostname' },
+  { id: 'startContainer', method: 'POST', path: '/api/v1/containers/{container_id}/start', handler: 'functions/containers/start.ts', access: 'api', scope: 'containers:write', body: 'none', permissions: { table: 'write', ecs: ['run', 'stop', 'describe'] }, timeoutSeconds: 29, alsoAnswers: [409, 504], summary: 'Start a container and wait until it runs' },
+  { id: 'stopContainer', method: 'POST', path: '/api/v1/containers/{container_id}/stop', handler: 'functions/containers/stop.ts', access: 'api', scope: 'containers:write', body: 'none', permissions: { table: 'write', ecs: ['stop'] }, alsoAnswers: [409], summary: 'Stop a container' },
+  { id: 'restartContainer', method: 'POST', path: '/api/v1/containers/{container_id}/restart', handler: 'functions/containers/restart.ts', access: 'api', scope: 'containers:write', body: 'none', permissions: { table: 'write', ecs: ['run', 'stop', 'describe'] }, timeoutSeconds: 29, alsoAnswers: [409, 504], summary: 'Restart a container on a new task and wait until it runs' },
   { id: 'getContainerMetrics', method: 'GET', path: '/api/v1/containers/{container_id}/metrics', handler: 'functions/containers/get-metrics.ts', access: 'api', scope: 'containers:read', body: 'none', permissions: { table: 'read', metrics: true }, summary: "A container's current CPU, memory and disk use" },
   // OAuth 2.0
   { id: 'registerApp', method: 'POST', path: '/api/v1/oauth/apps', handler: 'functions/oauth/register-app.ts', access: 'account', body: 'json', permissions: write, summary: 'Register an OAuth application; the client secret is shown once' },

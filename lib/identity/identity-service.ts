@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { NotFoundError, RateLimitedError, UnauthorizedError } from '../errors.js';
+import { BadRequestError, NotFoundError, RateLimitedError, UnauthorizedError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../store/pagination.js';
 import type { CredentialRecord, IdentityStore, PersonalAccessToken, User } from './identity-store.js';
@@ -9,6 +9,7 @@ import { CREDENTIAL_PREFIX, newSecret, sha256Hex } from './secrets.js';
 
 export const SESSION_LIFETIME_SECONDS = 12 * 60 * 60;
 export const LOGIN_FAILURE_LIMIT = 5;
+export const MIN_PASSWORD_LENGTH = 12;
 export const LOGIN_LOCKOUT_SECONDS = 15 * 60;
 /** A PAT's last-used time is written at most this often, so reads stay cheap. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -55,6 +56,9 @@ export class IdentityService {
   ) {}
 
   async createUser(input: { email: string; password: string; role?: Role }): Promise<User> {
+    if (input.password.length < MIN_PASSWORD_LENGTH) {
+      throw new BadRequestError(`The password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    }
     const user = {
       id: newId(),
       email: normalizeEmail(input.email),
@@ -82,22 +86,21 @@ export class IdentityService {
   async signIn(emailInput: string, password: string): Promise<SignedInSession> {
     const email = normalizeEmail(emailInput);
     const now = this.now();
-    const [failures, user] = await Promise.all([this.store.getLoginFailures(email), this.store.findUserByEmail(email)]);
-    if (failures?.lockedUntil && Date.parse(failures.lockedUntil) > now.getTime()) {
-      throw new RateLimitedError(
-        'Too many failed sign-ins for this email; try again later',
-        (Date.parse(failures.lockedUntil) - now.getTime()) / 1000,
-      );
+    const [attempt, user] = await Promise.all([
+      this.store.reserveLoginAttempt(email, now, LOGIN_LOCKOUT_SECONDS, LOGIN_FAILURE_LIMIT),
+      this.store.findUserByEmail(email),
+    ]);
+    if (!attempt.allowed) {
+      throw new RateLimitedError('Too many failed sign-ins for this email; try again later', attempt.retryAfterSeconds);
     }
     const passwordMatches = await verifyPassword(password, user?.passwordHash ?? (await decoyPasswordHash()));
     if (!user || !passwordMatches) {
-      const recorded = await this.store.recordLoginFailure(email, now, LOGIN_LOCKOUT_SECONDS);
-      if (recorded.count >= LOGIN_FAILURE_LIMIT) {
-        await this.store.lockLogin(email, new Date(now.getTime() + LOGIN_LOCKOUT_SECONDS * 1000));
+      if (attempt.attempt >= LOGIN_FAILURE_LIMIT) {
+        await this.store.lockLogin(email, new Date(now.getTime() + LOGIN_LOCKOUT_SECONDS * 1000), LOGIN_FAILURE_LIMIT);
       }
       throw new UnauthorizedError('Wrong email or password');
     }
-    if (failures) await this.store.clearLoginFailures(email);
+    await this.store.clearLoginAttempts(email);
 
     const token = newSecret(CREDENTIAL_PREFIX.session);
     const expiresAt = new Date(now.getTime() + SESSION_LIFETIME_SECONDS * 1000).toISOString();
@@ -175,8 +178,11 @@ export class IdentityService {
     return { id: metadata.id, name: metadata.name, token, createdAt: metadata.createdAt, expiresAt: metadata.expiresAt };
   }
 
+  /** Live tokens only: an expired one lingers in the table until TTL removes it, at no set time. */
   async listPersonalAccessTokens(principal: Principal, page: PageRequest): Promise<Page<PersonalAccessToken>> {
-    return this.store.listPersonalAccessTokens(principal.userId, page);
+    const listed = await this.store.listPersonalAccessTokens(principal.userId, page);
+    const now = this.now().getTime();
+    return { ...listed, items: listed.items.filter((token) => Date.parse(token.expiresAt) > now) };
   }
 
   async deletePersonalAccessToken(principal: Principal, tokenId: string): Promise<void> {

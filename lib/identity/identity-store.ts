@@ -39,11 +39,10 @@ export interface PersonalAccessToken {
   lastUsedAt: string | null;
 }
 
-export interface LoginFailures {
-  count: number;
-  windowEndsAt: string;
-  lockedUntil?: string;
-}
+/** Whether a sign-in for an email may check its password now. */
+export type LoginAttempt =
+  | { allowed: true; /** This attempt's number within the window, counting it. */ attempt: number }
+  | { allowed: false; retryAfterSeconds: number };
 
 /** Persistence for users, credentials and login throttling. */
 export interface IdentityStore {
@@ -64,9 +63,14 @@ export interface IdentityStore {
   deletePersonalAccessToken(userId: string, tokenId: string): Promise<boolean>;
   recordPersonalAccessTokenUse(credential: CredentialRecord, usedAt: string): Promise<void>;
 
-  getLoginFailures(email: string): Promise<LoginFailures | undefined>;
-  /** Counts one failure in the current window (starting one when none is open) and returns the count. */
-  recordLoginFailure(email: string, now: Date, window: number): Promise<LoginFailures>;
-  lockLogin(email: string, until: Date): Promise<void>;
-  clearLoginFailures(email: string): Promise<void>;
+  /**
+   * Counts an attempt against the email before its password is checked, atomically, so
+   * that parallel guesses cannot all get past the limit. Refused once `limit` attempts fall
+   * in the window; a window starts at the first attempt and lasts `windowSeconds`.
+   */
+  reserveLoginAttempt(email: string, now: Date, windowSeconds: number, limit: number): Promise<LoginAttempt>;
+  /** Refuses further attempts until `until`. */
+  lockLogin(email: string, until: Date, limit: number): Promise<void>;
+  /** Forgets the email's attempts after a successful sign-in. */
+  clearLoginAttempts(email: string): Promise<void>;
 }

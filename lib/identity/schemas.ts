@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { MIN_PASSWORD_LENGTH } from './identity-service.js';
 
 /** Request bodies of the identity endpoints (product.md section 2). */
 export const signInBody = z.strictObject({
@@ -8,7 +9,7 @@ export const signInBody = z.strictObject({
 
 export const createUserBody = z.strictObject({
   email: z.email().max(320),
-  password: z.string().min(12, 'must be at least 12 characters').max(1024),
+  password: z.string().min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`).max(1024),
   role: z.enum(['user', 'admin']).default('user'),
 });
 

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import type { ApiRequest } from '../http/api-request.js';
 import { isLoopbackOrigin, serializeCookie } from '../http/cookies.js';
-import { escapeHtml } from '../http/reply.js';
+import { escapeHtml, html, redirect, type Reply } from '../http/reply.js';
+import { identityService } from '../identity/wiring.js';
 import { page } from './layout.js';
 
 /**
@@ -63,4 +65,18 @@ ${view.error ? `<p class="error" role="alert">${escapeHtml(view.error)}</p>` : '
 
 export function signedInPage(email: string): string {
   return page('Signed in', `<h1>Signed in</h1><p>You are signed in as <strong>${escapeHtml(email)}</strong>.</p>`);
+}
+
+/**
+ * GET /login: a signed-in browser goes straight on to `next` (or sees who it is signed in
+ * as); anyone else gets the form, with a fresh CSRF value in it and in a cookie.
+ */
+export async function loginPageReply({ principal, query, origin, basePath }: ApiRequest): Promise<Reply> {
+  const next = safeNextPath(query.next);
+  if (principal?.kind === 'session') {
+    if (next !== DEFAULT_AFTER_LOGIN) return redirect(`${basePath}${next}`, 303);
+    return html(200, signedInPage((await identityService.getUser(principal.userId)).email));
+  }
+  const csrf = newLoginCsrf(origin);
+  return html(200, loginFormPage({ action: `${basePath}/login`, csrfToken: csrf.token, next }), {}, [csrf.cookie]);
 }

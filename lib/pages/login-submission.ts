@@ -3,6 +3,7 @@ import type { ApiRequest } from '../http/api-request.js';
 import { html, redirect, type Reply } from '../http/reply.js';
 import { sessionCookie } from '../http/session-cookie.js';
 import { constantTimeEqual } from '../identity/secrets.js';
+import { signInBody } from '../identity/schemas.js';
 import { identityService } from '../identity/wiring.js';
 import { LOGIN_CSRF_COOKIE, loginFormPage, newLoginCsrf, safeNextPath } from './login-page.js';
 
@@ -18,12 +19,12 @@ const field = (body: unknown, name: string): string => {
 export async function handleLoginSubmission(request: ApiRequest): Promise<Reply> {
   const email = field(request.body, 'email');
   const next = safeNextPath(field(request.body, 'next'));
-  const rerender = (statusCode: number, error: string) => {
+  const rerender = (statusCode: number, error: string, headers: Record<string, string> = {}) => {
     const csrf = newLoginCsrf(request.origin);
     return html(
       statusCode,
       loginFormPage({ action: `${request.basePath}/login`, csrfToken: csrf.token, next, email, error }),
-      {},
+      headers,
       [csrf.cookie],
     );
   };
@@ -33,12 +34,15 @@ export async function handleLoginSubmission(request: ApiRequest): Promise<Reply>
   if (!expectedCsrf || !presentedCsrf || !constantTimeEqual(presentedCsrf, expectedCsrf)) {
     return rerender(403, 'Your sign-in form expired. Please try again.');
   }
+  const credentials = signInBody.safeParse({ email, password: field(request.body, 'password') });
+  // No account has an email or password outside these bounds: answer as for wrong ones.
+  if (!credentials.success) return rerender(401, 'Wrong email or password');
   try {
-    const session = await identityService.signIn(email, field(request.body, 'password'));
+    const session = await identityService.signIn(credentials.data.email, credentials.data.password);
     return redirect(`${request.basePath}${next}`, 303, [sessionCookie(session.token, request.origin)]);
   } catch (error) {
     if (error instanceof HttpError && (error.statusCode === 401 || error.statusCode === 429)) {
-      return rerender(error.statusCode, error.message);
+      return rerender(error.statusCode, error.message, error.headers);
     }
     throw error;
   }

@@ -1,9 +1,11 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError } from '../errors.js';
 import type {
   CredentialRecord,
   IdentityStore,
-  LoginFailures,
+  LoginAttempt,
   PersonalAccessToken,
   User,
   UserWithPassword,
@@ -232,19 +234,7 @@ export class DynamoIdentityStore implements IdentityStore {
     ]);
   }
 
-  async getLoginFailures(email: string): Promise<LoginFailures | undefined> {
-    const { Item } = await documentClient.send(
-      new GetCommand({ TableName: tableName, Key: keys.loginFailures(email), ConsistentRead: true }),
-    );
-    if (!Item) return undefined;
-    return {
-      count: Item.failures as number,
-      windowEndsAt: Item.window_ends_at as string,
-      lockedUntil: Item.locked_until as string | undefined,
-    };
-  }
-
-  async recordLoginFailure(email: string, now: Date, windowSeconds: number): Promise<LoginFailures> {
+  async reserveLoginAttempt(email: string, now: Date, windowSeconds: number, limit: number): Promise<LoginAttempt> {
     const key = keys.loginFailures(email);
     const nowIso = now.toISOString();
     for (let attempt = 0; attempt < 3; attempt += 1) {
@@ -253,53 +243,56 @@ export class DynamoIdentityStore implements IdentityStore {
           new UpdateCommand({
             TableName: tableName,
             Key: key,
-            UpdateExpression: 'ADD failures :one',
-            ConditionExpression: 'attribute_exists(pk) AND window_ends_at > :now',
-            ExpressionAttributeValues: { ':one': 1, ':now': nowIso },
-            ReturnValues: 'ALL_NEW',
+            UpdateExpression: 'ADD attempts :one',
+            ConditionExpression: 'attribute_exists(pk) AND window_ends_at > :now AND attempts < :limit',
+            ExpressionAttributeValues: { ':one': 1, ':now': nowIso, ':limit': limit },
+            ReturnValues: 'UPDATED_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         );
-        return {
-          count: Attributes!.failures as number,
-          windowEndsAt: Attributes!.window_ends_at as string,
-          lockedUntil: Attributes!.locked_until as string | undefined,
-        };
+        return { allowed: true, attempt: Attributes!.attempts as number };
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
+        // The item that failed the condition comes back in DynamoDB's wire format.
+        const failedOn = (error as { Item?: Record<string, AttributeValue> }).Item;
+        const windowEndsAt = failedOn ? (unmarshall(failedOn).window_ends_at as string | undefined) : undefined;
+        if (windowEndsAt && windowEndsAt > nowIso) {
+          return { allowed: false, retryAfterSeconds: (Date.parse(windowEndsAt) - now.getTime()) / 1000 };
+        }
       }
-      // No open window: start one, unless a concurrent failure just did (then count into it).
+      // No open window: start one, unless a concurrent attempt just did (then count into it).
       const windowEndsAt = new Date(now.getTime() + windowSeconds * 1000).toISOString();
       try {
         await documentClient.send(
           new PutCommand({
             TableName: tableName,
-            Item: { ...key, entity: 'login_failures', failures: 1, window_ends_at: windowEndsAt, [TTL_ATTRIBUTE]: epochSeconds(windowEndsAt) },
+            Item: { ...key, entity: 'login_attempts', attempts: 1, window_ends_at: windowEndsAt, [TTL_ATTRIBUTE]: epochSeconds(windowEndsAt) },
             ConditionExpression: 'attribute_not_exists(pk) OR window_ends_at <= :now',
             ExpressionAttributeValues: { ':now': nowIso },
           }),
         );
-        return { count: 1, windowEndsAt };
+        return { allowed: true, attempt: 1 };
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
       }
     }
-    throw new Error('Could not record a login failure');
+    throw new Error('Could not count a sign-in attempt');
   }
 
-  async lockLogin(email: string, until: Date): Promise<void> {
+  async lockLogin(email: string, until: Date, limit: number): Promise<void> {
     const untilIso = until.toISOString();
     await documentClient.send(
       new UpdateCommand({
         TableName: tableName,
         Key: keys.loginFailures(email),
-        UpdateExpression: 'SET locked_until = :until, window_ends_at = :until, #ttl = :epoch',
+        UpdateExpression: 'SET attempts = :limit, window_ends_at = :until, #ttl = :epoch',
         ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
-        ExpressionAttributeValues: { ':until': untilIso, ':epoch': epochSeconds(untilIso) },
+        ExpressionAttributeValues: { ':limit': limit, ':until': untilIso, ':epoch': epochSeconds(untilIso) },
       }),
     );
   }
 
-  async clearLoginFailures(email: string): Promise<void> {
+  async clearLoginAttempts(email: string): Promise<void> {
     await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.loginFailures(email) }));
   }
 }

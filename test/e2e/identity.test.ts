@@ -1,3 +1,4 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, errorEnvelope, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
@@ -100,6 +101,31 @@ describe('POST /api/v1/sessions', () => {
     const otherEmail = await call(baseUrl, 'POST', '/api/v1/sessions', { body: { email: user.email, password: user.password } });
     expect(otherEmail.status).toBe(200);
   });
+  it('checks at most five passwords for an email even when twenty guesses arrive at once', async () => {
+    const victim = await signedInUser(baseUrl);
+    const guesses = await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        call(baseUrl, 'POST', '/api/v1/sessions', { body: { email: victim.email, password: `guess-${index}` } }),
+      ),
+    );
+    const statuses = guesses.map((response) => response.status).sort();
+    expect(statuses).toEqual([...Array(5).fill(401), ...Array(15).fill(429)]);
+    const afterwards = await call(baseUrl, 'POST', '/api/v1/sessions', { body: { email: victim.email, password: victim.password } });
+    expect(afterwards).toMatchObject({ status: 429, body: errorEnvelope('RATE_LIMITED') });
+  });
+
+  it('forgets earlier failures once the right password is given', async () => {
+    const forgetful = await signedInUser(baseUrl);
+    for (let attempt = 1; attempt <= 4; attempt += 1) {
+      await call(baseUrl, 'POST', '/api/v1/sessions', { body: { email: forgetful.email, password: 'wrong' } });
+    }
+    const right = await call(baseUrl, 'POST', '/api/v1/sessions', { body: { email: forgetful.email, password: forgetful.password } });
+    expect(right.status).toBe(200);
+    for (let attempt = 1; attempt <= 4; attempt += 1) {
+      const wrong = await call(baseUrl, 'POST', '/api/v1/sessions', { body: { email: forgetful.email, password: 'wrong' } });
+      expect(wrong.status).toBe(401);
+    }
+  });
 });
 
 describe('the current session', () => {
@@ -189,6 +215,25 @@ describe('personal access tokens', () => {
     expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: pat })).status).toBe(401);
     const again = await call(baseUrl, 'DELETE', `/api/v1/tokens/${cli.id}`, asSession(owner));
     expect(again).toMatchObject({ status: 404, body: errorEnvelope('NOT_FOUND') });
+  });
+
+  it('leave the list once expired, although the table may still hold them', async () => {
+    const owner = await signedInUser(baseUrl);
+    await personalAccessToken(baseUrl, owner, 'short-lived');
+    await personalAccessToken(baseUrl, owner, 'long-lived');
+    const [longLived, shortLived] = (await call(baseUrl, 'GET', '/api/v1/tokens', { token: owner.sessionToken })).body.data;
+    const { documentClient, tableName } = await import('../../lib/store/dynamo.js');
+    const { keys } = await import('../../lib/store/keys.js');
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.personalAccessToken(owner.userId, shortLived.id),
+        UpdateExpression: 'SET expires_at = :past',
+        ExpressionAttributeValues: { ':past': new Date(Date.now() - 1000).toISOString() },
+      }),
+    );
+    const list = await call(baseUrl, 'GET', '/api/v1/tokens', { token: owner.sessionToken });
+    expect(list.body.data.map((token: { id: string }) => token.id)).toEqual([longLived.id]);
   });
 
   it("answers 404 for another user's token and for an id that is not a UUID", async () => {

@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import type { CredentialRecord } from '../identity/identity-store.js';
 import type { OAuthScope, Principal } from '../identity/principal.js';
-import { constantTimeEqual, CREDENTIAL_PREFIX, newSecret, sha256Hex } from '../identity/secrets.js';
+import { constantTimeEqual, CREDENTIAL_PREFIX, MAX_CREDENTIAL_LENGTH, newSecret, sha256Hex } from '../identity/secrets.js';
 import { isUuid, newId } from '../ids.js';
 import type { Page, PageRequest } from '../store/pagination.js';
 import { invalidClient, type ClientCredentials } from './client-authentication.js';
 import type {
   AppChanges,
+  AppSummary,
   AuthorizationCode,
   AuthorizationRequest,
   Grant,
@@ -26,8 +27,6 @@ export const ACCESS_TOKEN_LIFETIME_SECONDS = 900;
 export const REFRESH_TOKEN_LIFETIME_SECONDS = 30 * 86_400;
 export const GRANT_LIFETIME_SECONDS = 90 * 86_400;
 
-/** Longer strings are no token of ours; refused before hashing. */
-const MAX_TOKEN_LENGTH = 256;
 const AUTHORIZATION_REQUEST_ID = /^[A-Za-z0-9_-]{43}$/;
 /** Compared against when the client does not exist, so both cases take the same time. */
 const NO_SECRET_HASH = sha256Hex('no such client');
@@ -51,10 +50,10 @@ export interface AppWithSecret {
   clientSecret: string;
 }
 
-/** A pending authorize request together with the application it is for, as the consent page shows them. */
+/** A pending authorize request together with what the consent page shows of its application. */
 export interface PendingAuthorization {
   request: AuthorizationRequest;
-  app: OAuthApp;
+  app: AppSummary;
 }
 
 const isoAfter = (now: Date, seconds: number): string => new Date(now.getTime() + seconds * 1000).toISOString();
@@ -69,6 +68,7 @@ function redirectWith(redirectUri: string, parameters: Record<string, string>): 
 
 const invalidGrant = (message: string) => new BadRequestError(message);
 const requestGone = () => new BadRequestError('This authorization request has expired or was already answered; start again from the application');
+const appGone = () => new BadRequestError('The application no longer exists');
 
 /**
  * The OAuth 2.0 authorization server: applications, the authorization code flow with PKCE,
@@ -145,6 +145,7 @@ export class OAuthService {
       id: randomBytes(32).toString('base64url'),
       appId: app.id,
       clientId: client.clientId,
+      app: { name: app.name, description: app.description },
       redirectUri: parameters.redirectUri,
       scopes: parameters.scopes,
       state: parameters.state,
@@ -155,22 +156,18 @@ export class OAuthService {
     return request.id;
   }
 
+  /** The request as the consent page shows it: one read, with the application as it was at authorize. */
   async pendingAuthorization(requestId: string): Promise<PendingAuthorization> {
-    if (!AUTHORIZATION_REQUEST_ID.test(requestId)) throw requestGone();
-    const request = await this.store.getAuthorizationRequest(requestId);
-    // DynamoDB deletes expired items lazily, so expiry is checked here, not left to TTL.
-    if (!request || this.hasExpired(request.expiresAt)) throw requestGone();
-    const app = await this.store.getApp(request.appId);
-    if (!app) throw new BadRequestError('The application no longer exists');
+    const request = await this.unexpiredRequest(requestId);
+    // Requests stored before the application was kept with them are at most 10 minutes old.
+    const app = request.app ?? (await this.store.getApp(request.appId));
+    if (!app) throw appGone();
     return { request, app };
   }
 
   /** The user approved: consumes the request, issues a code, and returns where to send the browser. */
   async approveAuthorization(principal: Principal, requestId: string): Promise<string> {
-    const { request, app } = await this.pendingAuthorization(requestId);
-    if (!app.redirectUris.includes(request.redirectUri)) {
-      throw new BadRequestError('The application no longer accepts this redirect URI; start again from the application');
-    }
+    const { request, app } = await this.decidableRequest(requestId);
     const code = randomBytes(32).toString('base64url');
     const issued = await this.store.issueAuthorizationCode(request.id, {
       codeHash: sha256Hex(code),
@@ -191,9 +188,9 @@ export class OAuthService {
 
   /** The user denied (RFC 6749 section 4.1.2.1): the request is consumed and the client told `access_denied`. */
   async denyAuthorization(requestId: string): Promise<string> {
-    if (!AUTHORIZATION_REQUEST_ID.test(requestId)) throw requestGone();
-    const request = await this.store.takeAuthorizationRequest(requestId);
-    if (!request || this.hasExpired(request.expiresAt)) throw requestGone();
+    const { request } = await this.decidableRequest(requestId);
+    // The delete decides: of concurrent decisions on one request, only one gets it back.
+    if (!(await this.store.takeAuthorizationRequest(request.id))) throw requestGone();
     return redirectWith(request.redirectUri, { error: 'access_denied', state: request.state });
   }
 
@@ -218,7 +215,7 @@ export class OAuthService {
    */
   async revokeToken(credentials: ClientCredentials, parameters: Record<string, string>): Promise<void> {
     const token = tokenToRevoke(parameters);
-    if (token instanceof BadRequestError || !this.isPlausibleClientId(credentials) || token.length > MAX_TOKEN_LENGTH) {
+    if (token instanceof BadRequestError || !this.isPlausibleClientId(credentials) || token.length > MAX_CREDENTIAL_LENGTH) {
       await this.authenticateClient(credentials);
       if (token instanceof BadRequestError) throw token;
       return;
@@ -246,7 +243,7 @@ export class OAuthService {
     credentials: ClientCredentials,
     request: Extract<TokenRequest, { grantType: 'authorization_code' }>,
   ): Promise<TokenSet> {
-    if (!this.isPlausibleClientId(credentials) || request.code.length > MAX_TOKEN_LENGTH) {
+    if (!this.isPlausibleClientId(credentials) || request.code.length > MAX_CREDENTIAL_LENGTH) {
       await this.authenticateClient(credentials);
       throw invalidGrant('The authorization code is invalid');
     }
@@ -388,6 +385,29 @@ export class OAuthService {
     }
   }
 
+  private async unexpiredRequest(requestId: string): Promise<AuthorizationRequest> {
+    if (!AUTHORIZATION_REQUEST_ID.test(requestId)) throw requestGone();
+    const request = await this.store.getAuthorizationRequest(requestId);
+    // DynamoDB deletes expired items lazily, so expiry is checked here, not left to TTL.
+    if (!request || this.hasExpired(request.expiresAt)) throw requestGone();
+    return request;
+  }
+
+  /**
+   * A request the user may answer, with its application read afresh: the consent page showed
+   * a snapshot, but the browser is only ever sent to a redirect URI that is registered now.
+   */
+  private async decidableRequest(requestId: string): Promise<{ request: AuthorizationRequest; app: OAuthApp }> {
+    const request = await this.unexpiredRequest(requestId);
+    const app = await this.store.getApp(request.appId);
+    if (!app) throw appGone();
+    // RFC 6749 section 3.1.2.4: an unregistered redirect URI is never redirected to.
+    if (!app.redirectUris.includes(request.redirectUri)) {
+      throw new BadRequestError('The application no longer accepts this redirect URI; start again from the application');
+    }
+    return { request, app };
+  }
+
   private async authenticateClient(credentials: ClientCredentials): Promise<OAuthClient> {
     const client = this.isPlausibleClientId(credentials) ? await this.store.getClient(credentials.clientId) : undefined;
     this.verifyClient(credentials, client);
@@ -405,7 +425,7 @@ export class OAuthService {
   }
 
   private isPlausible(token: string, prefix: string): boolean {
-    return token.length <= MAX_TOKEN_LENGTH && token.startsWith(prefix);
+    return token.length <= MAX_CREDENTIAL_LENGTH && token.startsWith(prefix);
   }
 
   private hasExpired(expiresAt: string): boolean {

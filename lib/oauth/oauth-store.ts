@@ -23,11 +23,20 @@ export interface OAuthClient {
 
 export type AppChanges = Partial<Pick<OAuthApp, 'name' | 'description' | 'redirectUris'>>;
 
+/** What the consent page shows of an application. */
+export type AppSummary = Pick<OAuthApp, 'name' | 'description'>;
+
 /** A validated authorize request waiting for the user's decision on the consent page. */
 export interface AuthorizationRequest {
   id: string;
   appId: string;
   clientId: string;
+  /**
+   * The application as it was when the request was made, so the consent page need not read
+   * it again; the decision re-reads the application itself. Absent from requests stored
+   * before it was kept.
+   */
+  app?: AppSummary;
   redirectUri: string;
   scopes: OAuthScope[];
   state: string;

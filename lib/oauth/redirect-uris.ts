@@ -1,5 +1,5 @@
-/** Hosts a native or development client may use over plain http (RFC 8252 section 7.3). */
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+import { LOOPBACK_HOSTNAMES } from '../http/cookies.js';
+
 const MAX_REDIRECT_URI_LENGTH = 2000;
 
 export interface RedirectUriRules {
@@ -26,7 +26,8 @@ export function redirectUriProblem(uri: string, rules: RedirectUriRules): string
   }
   if (parsed.username || parsed.password) return 'must not contain credentials';
   if (parsed.protocol === 'https:') return parsed.hostname ? undefined : 'must name a host';
-  if (parsed.protocol === 'http:' && LOOPBACK_HOSTS.has(parsed.hostname)) {
+  // RFC 8252 section 7.3: native and development clients may use plain http on loopback.
+  if (parsed.protocol === 'http:' && LOOPBACK_HOSTNAMES.has(parsed.hostname)) {
     return rules.allowInsecureLoopback ? undefined : 'must use https (http loopback URIs are not allowed here)';
   }
   return 'must use https (http only on localhost, 127.0.0.1 or [::1] where allowed)';

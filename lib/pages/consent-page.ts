@@ -1,4 +1,4 @@
-import { BadRequestError } from '../errors.js';
+import { HttpError } from '../errors.js';
 import type { ApiRequest, AuthenticatedRequest } from '../http/api-request.js';
 import { html, redirect, escapeHtml, type Reply } from '../http/reply.js';
 import type { OAuthScope } from '../identity/principal.js';
@@ -48,12 +48,12 @@ export function consentErrorPage(message: string): string {
   return page('Authorization failed', `<h1>Authorization failed</h1>\n<p class="error" role="alert">${escapeHtml(message)}</p>`);
 }
 
-/** A failed request is shown to the person in the browser, as a page, not as JSON. */
+/** A failed request is shown to the person in the browser, as a page with the error's status, not as JSON. */
 async function orErrorPage(answer: () => Promise<Reply>): Promise<Reply> {
   try {
     return await answer();
   } catch (error) {
-    if (error instanceof BadRequestError) return html(400, consentErrorPage(error.message));
+    if (error instanceof HttpError) return html(error.statusCode, consentErrorPage(error.message), error.headers);
     throw error;
   }
 }
@@ -72,6 +72,7 @@ export async function showConsent(request: ApiRequest): Promise<Reply> {
   }
   const csrfToken = principal.csrfToken;
   return orErrorPage(async () => {
+    // Side by side, and the request carries what the page shows of the application: one round trip.
     const [pending, user] = await Promise.all([
       oauthService.pendingAuthorization(requestId),
       identityService.getUser(principal.userId),

@@ -30,14 +30,13 @@ import type {
 } from '../oauth/oauth-store.js';
 import { credentialItem, toCredential } from './dynamo-identity-store.js';
 import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactionCancellationCodes, transactWrite } from './dynamo.js';
-import { INDEX, keys, TTL_ATTRIBUTE, type ItemKey } from './keys.js';
+import { INDEX, keys, TTL_ATTRIBUTE, ttlEpochSeconds, type ItemKey } from './keys.js';
 import { queryPage, type Page, type PageRequest } from './pagination.js';
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-const epochSeconds = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
-const expiring = (expiresAt: string) => ({ expires_at: expiresAt, [TTL_ATTRIBUTE]: epochSeconds(expiresAt) });
+const expiring = (expiresAt: string) => ({ expires_at: expiresAt, [TTL_ATTRIBUTE]: ttlEpochSeconds(expiresAt) });
 
 /** Many of one grant's refresh attempts may race; losing transactions retry until the winner has committed. */
 const TOKEN_TRANSACTION_ATTEMPTS = 6;
@@ -88,6 +87,7 @@ function toAuthorizationRequest(item: Item): AuthorizationRequest {
     id: item.id as string,
     appId: item.app_id as string,
     clientId: item.client_id as string,
+    ...(typeof item.app_name === 'string' ? { app: { name: item.app_name, description: item.app_description as string } } : {}),
     redirectUri: item.redirect_uri as string,
     scopes: item.scopes as OAuthScope[],
     state: item.client_state as string,
@@ -403,6 +403,8 @@ export class DynamoOAuthStore implements OAuthStore {
           id: request.id,
           app_id: request.appId,
           client_id: request.clientId,
+          app_name: request.app?.name,
+          app_description: request.app?.description,
           redirect_uri: request.redirectUri,
           scopes: request.scopes,
           client_state: request.state,

@@ -1,4 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../lib/http/routes.js';
@@ -341,6 +341,19 @@ describe('the consent page', () => {
     const response = await call(baseUrl, 'GET', `/oauth/consent?request=${'x'.repeat(43)}`, { headers: { cookie: stranger.cookie } });
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+  });
+
+  it('answers an HTML error page, not JSON, when the user record is gone but the session still works', async () => {
+    const orphan = await signedInUser(baseUrl);
+    issuedSecrets.push(orphan.sessionToken);
+    const requestId = await startAuthorization(baseUrl, { response_type: 'code', client_id: app.client_id, redirect_uri: REDIRECT_URI, state: 's' });
+    await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.user(orphan.userId) }));
+
+    const response = await call(baseUrl, 'GET', `/oauth/consent?request=${requestId}`, { headers: { cookie: orphan.cookie } });
+
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(response.text).toContain('Authorization failed');
   });
 
   it('approves once: a code and the state go to the redirect URI, and the request cannot be answered again', async () => {

@@ -1,13 +1,15 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BadRequestError, UnauthorizedError } from '../../lib/errors.js';
+import type { ApiRequest } from '../../lib/http/api-request.js';
 import { ALL_SCOPES, type Principal } from '../../lib/identity/principal.js';
 import { identityService } from '../../lib/identity/wiring.js';
 import type { ClientCredentials } from '../../lib/oauth/client-authentication.js';
 import { GRANT_LIFETIME_SECONDS, OAuthService, type TokenSet } from '../../lib/oauth/oauth-service.js';
 import { oauthService, oauthStore } from '../../lib/oauth/wiring.js';
 import { s256CodeChallenge } from '../../lib/oauth/pkce.js';
+import { showConsent } from '../../lib/pages/consent-page.js';
 import { documentClient, tableName } from '../../lib/store/dynamo.js';
 import { keys } from '../../lib/store/keys.js';
 
@@ -74,20 +76,37 @@ async function tokensFor(client: RegisteredClient): Promise<TokenSet> {
 
 const authenticates = async (accessToken: string) => (await identityService.authenticate(accessToken)) !== undefined;
 
-/** Counts the DynamoDB calls (round trips) made while `act` runs. */
-async function countRoundTrips<T>(act: () => Promise<T>): Promise<{ result: T; roundTrips: number; commands: string[] }> {
-  const send = vi.spyOn(documentClient, 'send');
+/**
+ * Counts the DynamoDB calls (round trips) made while `act` runs, and how many of them had to
+ * wait for one another: a call's depth is one more than the deepest call that had finished
+ * before it started, so calls made side by side count once in `serialRoundTrips`.
+ */
+async function countRoundTrips<T>(
+  act: () => Promise<T>,
+): Promise<{ result: T; roundTrips: number; serialRoundTrips: number; commands: string[] }> {
+  const callThrough = documentClient.send.bind(documentClient) as (...args: unknown[]) => Promise<unknown>;
+  let deepestFinished = 0;
+  let serialRoundTrips = 0;
+  const send = vi.spyOn(documentClient, 'send').mockImplementation((async (...args: unknown[]) => {
+    const depth = deepestFinished + 1;
+    try {
+      return await callThrough(...args);
+    } finally {
+      deepestFinished = Math.max(deepestFinished, depth);
+      serialRoundTrips = Math.max(serialRoundTrips, depth);
+    }
+  }) as never);
   const result = await act();
   const commands = send.mock.calls.map(([command]) => command.constructor.name);
   send.mockRestore();
-  return { result, roundTrips: commands.length, commands };
+  return { result, roundTrips: commands.length, serialRoundTrips, commands };
 }
 
 /**
  * Holds every call of a store read until `count` calls have read, so that all of them
  * reach their transaction with the same view: the conditional write alone must decide.
  */
-function holdReadsUntilAll<K extends 'getClientAndCode' | 'getClientAndRefreshToken'>(method: K, count: number): void {
+function holdReadsUntilAll<K extends 'getClientAndCode' | 'getClientAndRefreshToken' | 'getAuthorizationRequest'>(method: K, count: number): void {
   const read = oauthStore[method].bind(oauthStore) as (...args: unknown[]) => Promise<unknown>;
   let arrived = 0;
   let release!: () => void;
@@ -289,6 +308,113 @@ describe('refresh token rotation', () => {
     now += 30 * DAY_MS;
 
     await expect(refresh(client, tokens.refreshToken, clockedService)).rejects.toThrow(/expired/);
+  });
+});
+
+const startRequest = (client: RegisteredClient): Promise<string> =>
+  oauthService.startAuthorization({ clientId: client.credentials.clientId, redirectUri: REDIRECT_URI, state: 'state-1', scopes: [...ALL_SCOPES] });
+
+/** GET /oauth/consent as the endpoint hands it over, the session already authenticated. */
+const consentPageRequest = (requestId: string, who: Principal): ApiRequest => ({
+  requestId: 'req-test',
+  method: 'GET',
+  path: '/oauth/consent',
+  origin: 'http://127.0.0.1:3000',
+  basePath: '',
+  params: {},
+  query: { request: requestId },
+  headers: {},
+  cookies: {},
+  body: undefined,
+  sourceIp: '127.0.0.1',
+  principal: { ...who, csrfToken: 'csrf-token' },
+});
+
+describe('the consent page', () => {
+  it('costs one serial DynamoDB round trip after authentication: the request and the user, read side by side', async () => {
+    const { app } = await oauthService.registerApp(owner, {
+      name: 'Dashboard',
+      description: 'Shows your containers',
+      redirectUris: [REDIRECT_URI],
+    });
+    const requestId = await oauthService.startAuthorization({ clientId: app.clientId, redirectUri: REDIRECT_URI, state: 's', scopes: [...ALL_SCOPES] });
+    const { email } = await identityService.getUser(user.userId);
+
+    const { result, serialRoundTrips, commands } = await countRoundTrips(() => showConsent(consentPageRequest(requestId, user)));
+
+    expect(commands).toEqual(['GetCommand', 'GetCommand']);
+    expect(serialRoundTrips).toBe(1);
+    expect(result.statusCode).toBe(200);
+    expect(result.body).toContain('<span id="app-name">Dashboard</span>');
+    expect(result.body).toContain('Shows your containers');
+    expect(result.body).toContain(email);
+  });
+
+  it('still shows a request stored before the application was kept with it, reading the application after the request', async () => {
+    const { app } = await oauthService.registerApp(owner, { name: 'Older', description: '', redirectUris: [REDIRECT_URI] });
+    const requestId = randomBytes(32).toString('base64url');
+    await oauthStore.putAuthorizationRequest({
+      id: requestId,
+      appId: app.id,
+      clientId: app.clientId,
+      redirectUri: REDIRECT_URI,
+      scopes: [...ALL_SCOPES],
+      state: 's',
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    });
+
+    const { result, serialRoundTrips } = await countRoundTrips(() => showConsent(consentPageRequest(requestId, user)));
+
+    expect(serialRoundTrips).toBe(2);
+    expect(result.statusCode).toBe(200);
+    expect(result.body).toContain('<span id="app-name">Older</span>');
+  });
+
+  it('answers an HTML error page with status 404 when the signed-in user no longer exists', async () => {
+    const requestId = await startRequest(await registerClient());
+
+    const result = await showConsent(consentPageRequest(requestId, { ...user, userId: randomUUID() }));
+
+    expect(result.statusCode).toBe(404);
+    expect(result.headers['Content-Type']).toMatch(/^text\/html/);
+    expect(result.body).toContain('Authorization failed');
+  });
+});
+
+describe('the consent decision', () => {
+  it('refuses approve and deny for a redirect URI the application has since removed, and leaves the request unanswered', async () => {
+    const client = await registerClient();
+    const requestId = await startRequest(client);
+    await oauthService.updateApp(owner, client.appId, { redirectUris: ['http://127.0.0.1:9999/elsewhere'] });
+
+    await expect(oauthService.approveAuthorization(user, requestId)).rejects.toThrow(/no longer accepts this redirect URI/);
+    await expect(oauthService.denyAuthorization(requestId)).rejects.toThrow(/no longer accepts this redirect URI/);
+
+    await oauthService.updateApp(owner, client.appId, { redirectUris: [REDIRECT_URI] });
+    const location = new URL(await oauthService.denyAuthorization(requestId));
+    expect(Object.fromEntries(location.searchParams)).toEqual({ error: 'access_denied', state: 'state-1' });
+  });
+
+  it('refuses to deny once the application is deleted', async () => {
+    const client = await registerClient();
+    const requestId = await startRequest(client);
+    await oauthService.deleteApp(owner, client.appId);
+
+    await expect(oauthService.denyAuthorization(requestId)).rejects.toBeInstanceOf(BadRequestError);
+  });
+
+  it('lets exactly one of 20 decisions on one request win even when all of them read it before any consumes it', async () => {
+    const requestId = await startRequest(await registerClient());
+    holdReadsUntilAll('getAuthorizationRequest', 20);
+
+    const { successes, failures } = await settle(
+      Array.from({ length: 20 }, (_, index) =>
+        index % 2 === 0 ? oauthService.approveAuthorization(user, requestId) : oauthService.denyAuthorization(requestId),
+      ),
+    );
+
+    expect(successes).toHaveLength(1);
+    for (const failure of failures) expect(failure).toBeInstanceOf(BadRequestError);
   });
 });
 

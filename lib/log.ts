@@ -5,6 +5,8 @@
 type Fields = Record<string, unknown>;
 
 function write(level: 'info' | 'warn' | 'error', message: string, fields: Fields): void {
+  // Read here, not through lib/config: the local launcher logs before it has set the
+  // environment that configuration is parsed from.
   if (process.env.LOG_LEVEL === 'silent') return;
   const line = JSON.stringify({ level, message, time: new Date().toISOString(), ...fields });
   if (level === 'error') console.error(line);

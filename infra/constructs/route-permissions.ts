@@ -49,12 +49,14 @@ export interface PermissionTargets {
  */
 export function grantRoutePermissions(role: iam.IRole & Construct, permissions: RoutePermissions, targets: PermissionTargets): void {
   const { table, indexNames } = targets.table;
-  role.addToPrincipalPolicy(
-    new iam.PolicyStatement({
-      actions: [...(permissions.table === 'write' ? TABLE_WRITE_ACTIONS : TABLE_READ_ACTIONS)],
-      resources: [table.tableArn, ...indexNames.map((name) => `${table.tableArn}/index/${name}`)],
-    }),
-  );
+  if (permissions.table !== 'none') {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: [...(permissions.table === 'write' ? TABLE_WRITE_ACTIONS : TABLE_READ_ACTIONS)],
+        resources: [table.tableArn, ...indexNames.map((name) => `${table.tableArn}/index/${name}`)],
+      }),
+    );
+  }
 
   const ecsActions = permissions.ecs ?? [];
   if (ecsActions.length > 0) {

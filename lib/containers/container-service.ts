@@ -70,7 +70,7 @@ export class ContainerService {
    * record is still answered, so the caller learns its id and can start or delete it.
    */
   async create(caller: Caller, spec: ContainerSpec): Promise<StoredContainer> {
-    const now = new Date(this.now()).toISOString();
+    const now = this.isoNow();
     const container: StoredContainer = {
       id: newId(this.now()),
       userId: caller.userId,
@@ -161,7 +161,7 @@ export class ContainerService {
       taskVersion: status.version,
       state: containerStateFor(status) ?? container.state,
     };
-    const updated = await this.store.applyTaskStatus(container.id, update, new Date(this.now()).toISOString());
+    const updated = await this.store.applyTaskStatus(container.id, update, this.isoNow());
     if (updated) return { outcome: 'applied', container: updated };
     return { outcome: 'ignored', container: await this.store.get(container.id) };
   }

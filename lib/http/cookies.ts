@@ -17,11 +17,13 @@ export function parseCookies(header: string | undefined): Record<string, string>
   return cookies;
 }
 
+/** Hosts that never leave the machine: browsers treat plain http to them as secure enough. */
+export const LOOPBACK_HOSTNAMES: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
+
 /** Browsers drop `Secure` cookies on plain-http loopback, so only loopback goes without. */
 export function isLoopbackOrigin(origin: string): boolean {
   try {
-    const { hostname } = new URL(origin);
-    return hostname === 'localhost' || hostname === '127.0.0.1' || hostname === '[::1]';
+    return LOOPBACK_HOSTNAMES.has(new URL(origin).hostname);
   } catch {
     return false;
   }

@@ -1,3 +1,5 @@
+import type { OAuthScope } from '../identity/principal.js';
+
 /**
  * The one route table. The CDK stack creates a function and an API Gateway method per row,
  * the local server dispatches on it, and the OpenAPI document is generated from it.
@@ -19,12 +21,11 @@ export type Access =
   /** Any credential; OAuth access tokens need the route's `scope`. */
   | 'api';
 
-export type OAuthScope = 'containers:read' | 'containers:write';
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** What the function behind a route may touch; the CDK stack turns this into IAM grants. */
 export interface RoutePermissions {
-  table: 'read' | 'write';
+  table: 'none' | 'read' | 'write';
   ecs?: ReadonlyArray<'run' | 'stop' | 'describe'>;
   metrics?: boolean;
 }
@@ -88,7 +89,7 @@ export const routes = [
   { id: 'consentDecision', method: 'POST', path: '/oauth/consent', handler: 'functions/pages/consent-decision.ts', access: 'session', body: 'form', permissions: write, summary: 'Consent form submission' },
   { id: 'token', method: 'POST', path: '/api/v1/oauth/token', handler: 'functions/oauth/token.ts', access: 'public', body: 'json-or-form', permissions: write, rateLimited: true, summary: 'Exchange an authorization code or a refresh token for tokens' },
   { id: 'revokeToken', method: 'POST', path: '/api/v1/oauth/token/revoke', handler: 'functions/oauth/revoke-token.ts', access: 'public', body: 'json-or-form', permissions: write, summary: 'Revoke a refresh token and its grant, or an access token (RFC 7009)' },
-  { id: 'authorizationServerMetadata', method: 'GET', path: '/.well-known/oauth-authorization-server', handler: 'functions/oauth/metadata.ts', access: 'public', body: 'none', permissions: read, summary: 'OAuth 2.0 authorization server metadata (RFC 8414)' },
+  { id: 'authorizationServerMetadata', method: 'GET', path: '/.well-known/oauth-authorization-server', handler: 'functions/oauth/metadata.ts', access: 'public', body: 'none', permissions: { table: 'none' }, summary: 'OAuth 2.0 authorization server metadata (RFC 8414)' },
 ] as const satisfies readonly Route[];
 
 export type RouteId = (typeof routes)[number]['id'];

@@ -5,7 +5,7 @@ import type { Page, PageRequest } from '../store/pagination.js';
 import type { CredentialRecord, IdentityStore, PersonalAccessToken, User } from './identity-store.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
 import { ALL_SCOPES, type Principal, type Role } from './principal.js';
-import { CREDENTIAL_PREFIX, newSecret, sha256Hex } from './secrets.js';
+import { CREDENTIAL_PREFIX, MAX_CREDENTIAL_LENGTH, newSecret, sha256Hex } from './secrets.js';
 
 export const SESSION_LIFETIME_SECONDS = 12 * 60 * 60;
 export const LOGIN_FAILURE_LIMIT = 5;
@@ -13,8 +13,6 @@ export const MIN_PASSWORD_LENGTH = 12;
 export const LOGIN_LOCKOUT_SECONDS = 15 * 60;
 /** A PAT's last-used time is written at most this often, so reads stay cheap. */
 const LAST_USED_RESOLUTION_MS = 60_000;
-/** Longer strings are no credential of ours; refuse them before hashing. */
-const MAX_CREDENTIAL_LENGTH = 256;
 
 const KNOWN_PREFIXES = [CREDENTIAL_PREFIX.session, CREDENTIAL_PREFIX.personalAccessToken, CREDENTIAL_PREFIX.accessToken];
 

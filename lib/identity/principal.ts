@@ -19,5 +19,3 @@ export interface Principal {
   /** Set for sessions: derived from the session token, never stored. */
   csrfToken?: string;
 }
-
-export const isAdmin = (principal: Principal): boolean => principal.role === 'admin';

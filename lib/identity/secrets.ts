@@ -9,6 +9,9 @@ export const CREDENTIAL_PREFIX = {
   clientSecret: 'svcs_',
 } as const;
 
+/** Longer strings are no credential of ours, and are refused before hashing. */
+export const MAX_CREDENTIAL_LENGTH = 256;
+
 /** A fresh credential: the prefix plus 256 random bits in base64url. */
 export function newSecret(prefix: string): string {
   return prefix + randomBytes(32).toString('base64url');

@@ -11,6 +11,7 @@ import {
   TimeoutError,
   type HttpError,
 } from '../errors.js';
+import { errorReply } from '../http/middleware/error-envelope.js';
 import { routes as routeTable, type Route } from '../http/routes.js';
 import { describeError, log } from '../log.js';
 import { createRouteMatcher } from './route-matcher.js';
@@ -367,10 +368,10 @@ function writeProxyResult(response: ServerResponse, result: APIGatewayProxyResul
   response.end(Buffer.from(body, result.isBase64Encoded ? 'base64' : 'utf8'));
 }
 
+/** The failures API Gateway answers itself, in the envelope the functions use. */
 function sendError(response: ServerResponse, error: HttpError): void {
-  const payload = JSON.stringify({ error: { code: error.code, message: error.message } });
-  response.statusCode = error.statusCode;
-  for (const [name, value] of Object.entries(error.headers)) response.setHeader(name, value);
-  response.setHeader('Content-Type', 'application/json');
-  response.end(payload);
+  const reply = errorReply(error, randomUUID());
+  response.statusCode = reply.statusCode;
+  for (const [name, value] of Object.entries(reply.headers)) response.setHeader(name, value);
+  response.end(reply.body);
 }

@@ -12,12 +12,10 @@ import type {
 } from '../identity/identity-store.js';
 import type { CredentialKind, OAuthScope, Role } from '../identity/principal.js';
 import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
-import { INDEX, keys, TTL_ATTRIBUTE } from './keys.js';
+import { INDEX, keys, TTL_ATTRIBUTE, ttlEpochSeconds } from './keys.js';
 import { queryPage, type Page, type PageRequest } from './pagination.js';
 
 type Item = Record<string, unknown>;
-
-const epochSeconds = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
 
 function toUser(item: Item): User {
   return { id: item.id as string, email: item.email as string, role: item.role as Role, createdAt: item.created_at as string };
@@ -28,12 +26,13 @@ export function credentialItem(credential: CredentialRecord): Item {
   return {
     ...keys.credential(credential.tokenHash),
     entity: 'credential',
+    token_hash: credential.tokenHash,
     kind: credential.kind,
     user_id: credential.userId,
     role: credential.role,
     scopes: [...credential.scopes],
     expires_at: credential.expiresAt,
-    [TTL_ATTRIBUTE]: epochSeconds(credential.expiresAt),
+    [TTL_ATTRIBUTE]: ttlEpochSeconds(credential.expiresAt),
     token_id: credential.tokenId,
     last_used_at: credential.lastUsedAt,
     client_id: credential.clientId,
@@ -44,7 +43,7 @@ export function credentialItem(credential: CredentialRecord): Item {
 
 export function toCredential(item: Item): CredentialRecord {
   return {
-    tokenHash: (item.pk as string).slice('CREDENTIAL#'.length),
+    tokenHash: item.token_hash as string,
     kind: item.kind as CredentialKind,
     userId: item.user_id as string,
     role: item.role as Role,
@@ -171,7 +170,7 @@ export class DynamoIdentityStore implements IdentityStore {
               token_hash: token.tokenHash,
               created_at: token.createdAt,
               expires_at: token.expiresAt,
-              [TTL_ATTRIBUTE]: epochSeconds(token.expiresAt),
+              [TTL_ATTRIBUTE]: ttlEpochSeconds(token.expiresAt),
             },
             ConditionExpression: 'attribute_not_exists(pk)',
           },
@@ -266,7 +265,7 @@ export class DynamoIdentityStore implements IdentityStore {
         await documentClient.send(
           new PutCommand({
             TableName: tableName,
-            Item: { ...key, entity: 'login_attempts', attempts: 1, window_ends_at: windowEndsAt, [TTL_ATTRIBUTE]: epochSeconds(windowEndsAt) },
+            Item: { ...key, entity: 'login_attempts', attempts: 1, window_ends_at: windowEndsAt, [TTL_ATTRIBUTE]: ttlEpochSeconds(windowEndsAt) },
             ConditionExpression: 'attribute_not_exists(pk) OR window_ends_at <= :now',
             ExpressionAttributeValues: { ':now': nowIso },
           }),
@@ -287,7 +286,7 @@ export class DynamoIdentityStore implements IdentityStore {
         Key: keys.loginFailures(email),
         UpdateExpression: 'SET attempts = :limit, window_ends_at = :until, #ttl = :epoch',
         ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
-        ExpressionAttributeValues: { ':limit': limit, ':until': untilIso, ':epoch': epochSeconds(untilIso) },
+        ExpressionAttributeValues: { ':limit': limit, ':until': untilIso, ':epoch': ttlEpochSeconds(untilIso) },
       }),
     );
   }

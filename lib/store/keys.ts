@@ -28,6 +28,9 @@ export const INDEX = {
 /** Attribute DynamoDB's TTL reads (epoch seconds). Readers still check expiry themselves. */
 export const TTL_ATTRIBUTE = 'expires_at_epoch';
 
+/** The TTL attribute's value for an ISO 8601 expiry. */
+export const ttlEpochSeconds = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
+
 const join = (...parts: string[]): string => parts.join('#');
 
 export const keys = {

@@ -272,6 +272,17 @@ describe('ContainerHostingStack least privilege', () => {
     }
   });
 
+  it('gives routes that never read the table no table access at all', () => {
+    // Prepare
+    const tableless = routes.filter((route) => route.permissions.table === 'none');
+    // Assess
+    expect(tableless.map((route) => route.id)).toEqual(['authorizationServerMetadata']);
+    for (const route of tableless) {
+      const actions = actionsOf(statementsOfRole(template, functionOf(route.id).roleLogicalId));
+      expect(actions.filter((action) => action.startsWith('dynamodb:')), route.id).toEqual([]);
+    }
+  });
+
   it('gives writing routes and the task state handler the item writes', () => {
     // Assess
     for (const id of [...routes.filter((route) => route.permissions.table === 'write').map((route) => route.id), taskStateChangedFunction.id]) {

@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { ApiRequest } from '../api-request.js';
 import { parseCookies } from '../cookies.js';
-import type { EndpointMiddleware } from './types.js';
+import { describeError, log } from '../../log.js';
+import type { EndpointMiddleware, EndpointRequest } from './types.js';
 
 function lowerCaseHeaders(event: APIGatewayProxyEvent): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -19,7 +20,8 @@ function basePathOf(event: APIGatewayProxyEvent): string {
 
 export function toApiRequest(event: APIGatewayProxyEvent, requestId: string): ApiRequest<string | undefined> {
   const headers = lowerCaseHeaders(event);
-  const host = headers['x-forwarded-host'] ?? headers['host'] ?? 'localhost';
+  // API Gateway's own record of the domain called; X-Forwarded-Host would be the client's say-so.
+  const host = event.requestContext?.domainName ?? headers['host'] ?? 'localhost';
   const scheme = headers['x-forwarded-proto']?.split(',')[0]?.trim() ?? 'http';
   const rawBody =
     event.body === null || event.body === undefined
@@ -51,6 +53,15 @@ export function toApiRequest(event: APIGatewayProxyEvent, requestId: string): Ap
   };
 }
 
+async function settle(request: EndpointRequest): Promise<void> {
+  const outcomes = await Promise.allSettled(request.context.pendingWork ?? []);
+  for (const outcome of outcomes) {
+    if (outcome.status === 'rejected') {
+      log.warn('background work failed', { requestId: request.context.awsRequestId, ...describeError(outcome.reason) });
+    }
+  }
+}
+
 /**
  * Turns the API Gateway event into the `ApiRequest` the later middlewares refine, and waits
  * for the request's background work before the response leaves.
@@ -63,11 +74,7 @@ export function normalizeRequest(): EndpointMiddleware {
       request.context.pendingWork = [];
     },
     // Work started for the request (bookkeeping writes) must finish before Lambda freezes.
-    after: async (request) => {
-      await Promise.allSettled(request.context.pendingWork ?? []);
-    },
-    onError: async (request) => {
-      await Promise.allSettled(request.context.pendingWork ?? []);
-    },
+    after: (request) => settle(request),
+    onError: (request) => settle(request),
   };
 }

@@ -4,5 +4,6 @@ import type { RoutePermissions } from '../lib/http/routes.js';
 export const taskStateChangedFunction = {
   id: 'taskStateChanged',
   handler: 'functions/containers/task-state-changed.ts',
-  permissions: { table: 'write' } as RoutePermissions,
+  // It reads a container and updates its state in place; it never creates or deletes one.
+  permissions: { table: 'update' } as RoutePermissions,
 } as const;

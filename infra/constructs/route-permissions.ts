@@ -14,6 +14,8 @@ export const TABLE_READ_ACTIONS = [
   'dynamodb:ConditionCheckItem',
 ] as const;
 
+export const TABLE_UPDATE_ACTIONS = [...TABLE_READ_ACTIONS, 'dynamodb:UpdateItem'] as const;
+
 /** TransactWriteItems has no action of its own: it needs the action of each item it writes. */
 export const TABLE_WRITE_ACTIONS = [
   ...TABLE_READ_ACTIONS,
@@ -22,6 +24,8 @@ export const TABLE_WRITE_ACTIONS = [
   'dynamodb:DeleteItem',
   'dynamodb:BatchWriteItem',
 ] as const;
+
+const TABLE_ACTIONS = { read: TABLE_READ_ACTIONS, update: TABLE_UPDATE_ACTIONS, write: TABLE_WRITE_ACTIONS } as const;
 
 export interface TableAccess {
   table: dynamodb.ITable;
@@ -52,7 +56,7 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
   if (permissions.table !== 'none') {
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({
-        actions: [...(permissions.table === 'write' ? TABLE_WRITE_ACTIONS : TABLE_READ_ACTIONS)],
+        actions: [...TABLE_ACTIONS[permissions.table]],
         resources: [table.tableArn, ...indexNames.map((name) => `${table.tableArn}/index/${name}`)],
       }),
     );

@@ -25,7 +25,8 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** What the function behind a route may touch; the CDK stack turns this into IAM grants. */
 export interface RoutePermissions {
-  table: 'none' | 'read' | 'write';
+  /** `update`: read, and change items in place (UpdateItem), but never put or delete them. */
+  table: 'none' | 'read' | 'update' | 'write';
   ecs?: ReadonlyArray<'run' | 'stop' | 'describe'>;
   metrics?: boolean;
 }

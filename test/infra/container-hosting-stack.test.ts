@@ -283,11 +283,18 @@ describe('ContainerHostingStack least privilege', () => {
     }
   });
 
-  it('gives writing routes and the task state handler the item writes', () => {
+  it('gives writing routes the item writes', () => {
     // Assess
-    for (const id of [...routes.filter((route) => route.permissions.table === 'write').map((route) => route.id), taskStateChangedFunction.id]) {
+    for (const id of routes.filter((route) => route.permissions.table === 'write').map((route) => route.id)) {
       expect(actionsOf(statementsOfRole(template, functionOf(id).roleLogicalId)), id).toEqual(expect.arrayContaining(TABLE_WRITES));
     }
+  });
+
+  it('lets the task state handler update containers in place, and neither put nor delete items', () => {
+    // Assess
+    const actions = actionsOf(statementsOfRole(template, functionOf(taskStateChangedFunction.id).roleLogicalId));
+    expect(actions.filter((action) => TABLE_WRITES.includes(action))).toEqual(['dynamodb:UpdateItem']);
+    expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem']));
   });
 
   it('scopes table access to the table and its named indexes', () => {

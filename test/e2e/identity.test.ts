@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, errorEnvelope, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
+import { asSession, call, errorEnvelope, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { startTestStack, type TestStack } from '../support/local-stack.js';
 import { wholeTableAsText } from '../support/table-scan.js';
 
@@ -22,11 +22,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.close();
-});
-
-const asSession = (who: SignedInUser, withCsrf = true): { token: string; headers: Record<string, string> } => ({
-  token: who.sessionToken,
-  headers: withCsrf ? { 'x-csrf-token': who.csrfToken } : {},
 });
 
 describe('POST /api/v1/sessions', () => {

@@ -54,7 +54,10 @@ let app: RegisteredApp;
 const issuedSecrets: string[] = [];
 
 beforeAll(async () => {
-  [stack, browser, callback] = await Promise.all([startTestStack(), launchBrowser(), startCallbackServer()]);
+  // One after another, so that whatever started is assigned and closed by afterAll if a later start fails.
+  stack = await startTestStack();
+  callback = await startCallbackServer();
+  browser = await launchBrowser();
   context = await browser.newContext();
   developer = await signedInUser(stack.baseUrl);
   person = await signedInUser(stack.baseUrl);

@@ -56,6 +56,12 @@ export async function signedInUser(baseUrl: string, role: Role = 'user'): Promis
   return { userId: user.id, email, password, role, sessionToken: token, csrfToken, cookie: `sv_session=${token}` };
 }
 
+/** Call options that authenticate as the user's session, with its CSRF token unless told not to. */
+export const asSession = (who: SignedInUser, withCsrf = true): { token: string; headers: Record<string, string> } => ({
+  token: who.sessionToken,
+  headers: withCsrf ? { 'x-csrf-token': who.csrfToken } : {},
+});
+
 /** A personal access token for a signed-in user, created over HTTP. */
 export async function personalAccessToken(baseUrl: string, user: SignedInUser, name = 'test'): Promise<string> {
   const response = await call(baseUrl, 'POST', '/api/v1/tokens', {

@@ -1,4 +1,4 @@
-import { call, type ApiResponse, type SignedInUser } from './api-client.js';
+import { asSession, call, type ApiResponse, type SignedInUser } from './api-client.js';
 
 /** An application as registration returns it, secret included. */
 export interface RegisteredApp {
@@ -16,7 +16,7 @@ export const basicAuthorization = (clientId: string, clientSecret: string): stri
 
 export const formBody = (fields: Record<string, string>): string => new URLSearchParams(fields).toString();
 
-export const asSession = (who: SignedInUser) => ({ token: who.sessionToken, headers: { 'x-csrf-token': who.csrfToken } });
+export { asSession };
 
 export async function registerApp(baseUrl: string, owner: SignedInUser, body: Record<string, unknown>): Promise<RegisteredApp> {
   const response = await call(baseUrl, 'POST', '/api/v1/oauth/apps', { ...asSession(owner), body });

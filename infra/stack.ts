@@ -96,7 +96,7 @@ export class ContainerHostingStack extends Stack {
     this.api.addRoutes(integrations);
 
     new RateLimitWebAcl(this, 'Firewall', {
-      rateLimitedPaths: [...new Set(routes.filter((route) => route.rateLimited).map((route) => route.path))],
+      rateLimitedRoutes: routes.filter((route) => route.rateLimited).map(({ method, path }) => ({ method, path })),
       limitPer5Min: settings.authRateLimitPer5Min,
       stageArn: this.api.api.deploymentStage.stageArn,
     });

@@ -1,9 +1,11 @@
-import { Fn, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Fn, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { acknowledgeNagRule } from '../nag.js';
 import type { WorkloadAccess } from './route-permissions.js';
 
 /** The container every workload task runs; RunTask overrides address it by this name. */
@@ -17,6 +19,7 @@ export interface ExistingNetwork {
 }
 
 export interface ContainerWorkloadProps {
+  /** An image reference; a private Amazon ECR one gets the execution role its pull permissions. */
   image: string;
   taskFamily: string;
   natGateways: number;
@@ -64,7 +67,7 @@ export class ContainerWorkload extends Construct {
       }),
     });
     this.executionRole = new iam.Role(this, 'ExecutionRole', {
-      description: 'Lets ECS write workload task logs',
+      description: 'Lets ECS pull the workload image and write workload task logs',
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
     });
 
@@ -79,7 +82,7 @@ export class ContainerWorkload extends Construct {
     const logGroup = new logs.LogGroup(this, 'TaskLogs', { retention: logs.RetentionDays.ONE_MONTH });
     this.taskDefinition.addContainer(WORKLOAD_CONTAINER_NAME, {
       containerName: WORKLOAD_CONTAINER_NAME,
-      image: ecs.ContainerImage.fromRegistry(props.image),
+      image: containerImageFor(this, props.image, this.executionRole),
       essential: true,
       logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: WORKLOAD_CONTAINER_NAME }),
     });
@@ -108,6 +111,58 @@ export class ContainerWorkload extends Construct {
       ECS_ASSIGN_PUBLIC_IP: 'false',
     };
   }
+}
+
+export interface PrivateEcrImage {
+  account: string;
+  region: string;
+  repositoryName: string;
+  /** A tag, or a digest starting with `sha256:`. */
+  tagOrDigest: string;
+}
+
+// <account>.dkr.ecr[-fips].<region>.amazonaws.com[.cn]/<repository>[:tag|@digest], per the ECR
+// naming rules for repositories (lowercase, with / . _ - separators), tags and digests.
+const PRIVATE_ECR_IMAGE =
+  /^(?<account>\d{12})\.dkr\.ecr(?:-fips)?\.(?<region>[a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com(?:\.cn)?\/(?<repositoryName>[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*)(?::(?<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})|@(?<digest>sha256:[a-f0-9]{64}))?$/;
+
+/** The parts of a private Amazon ECR image reference; undefined for any other registry. */
+export function parsePrivateEcrImage(image: string): PrivateEcrImage | undefined {
+  const groups = PRIVATE_ECR_IMAGE.exec(image)?.groups;
+  if (!groups?.account || !groups.region || !groups.repositoryName) return undefined;
+  return {
+    account: groups.account,
+    region: groups.region,
+    repositoryName: groups.repositoryName,
+    // Docker's default when a reference names no tag.
+    tagOrDigest: groups.digest ?? groups.tag ?? 'latest',
+  };
+}
+
+/**
+ * fromRegistry grants nothing, so a private ECR image is imported as a repository: the image
+ * then grants the execution role pull on that repository (and GetAuthorizationToken) at bind.
+ */
+function containerImageFor(scope: Construct, image: string, executionRole: iam.Role): ecs.ContainerImage {
+  const privateImage = parsePrivateEcrImage(image);
+  if (!privateImage) return ecs.ContainerImage.fromRegistry(image);
+  const repository = ecr.Repository.fromRepositoryAttributes(scope, 'ImageRepository', {
+    repositoryName: privateImage.repositoryName,
+    repositoryArn: Stack.of(scope).formatArn({
+      service: 'ecr',
+      account: privateImage.account,
+      region: privateImage.region,
+      resource: 'repository',
+      resourceName: privateImage.repositoryName,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    }),
+  });
+  acknowledgeNagRule(
+    executionRole,
+    'AwsSolutions-IAM5[Resource::*]',
+    'ecr:GetAuthorizationToken has no resource-level permissions (IAM service authorization reference), so its resource must be "*"; the image pull actions themselves are limited to the one workload repository.',
+  );
+  return ecs.ContainerImage.fromEcrRepository(repository, privateImage.tagOrDigest);
 }
 
 function createVpc(scope: Construct, natGateways: number): ec2.Vpc {

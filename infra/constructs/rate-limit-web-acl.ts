@@ -1,10 +1,20 @@
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import type { HttpMethod } from '../../lib/http/routes.js';
+
+/** A route by method and path (an API Gateway template such as `/api/v1/tokens/{token_id}`). */
+export interface RateLimitedRoute {
+  method: HttpMethod;
+  path: string;
+}
 
 export interface RateLimitWebAclProps {
-  /** Route paths (API Gateway templates) whose requests count against the per-IP limit. */
-  rateLimitedPaths: readonly string[];
-  /** Requests per IP per 5-minute window on those paths. */
+  /**
+   * Routes whose requests count against the per-IP limit. Matched by method and path, so a page
+   * view on the same path (GET /login on every consent redirect) does not use up sign-in attempts.
+   */
+  rateLimitedRoutes: readonly RateLimitedRoute[];
+  /** Requests per IP per 5-minute window on those routes. */
   limitPer5Min: number;
   /** ARN of the API Gateway stage to protect. */
   stageArn: string;
@@ -16,7 +26,7 @@ const RATE_LIMITED_BODY = JSON.stringify({
 });
 
 /**
- * A small regional web ACL: one rate-based rule on the credential-guessing paths that answers
+ * A small regional web ACL: one rate-based rule on the credential-guessing routes that answers
  * 429 in the service's envelope, and the AWS common rule set in count mode for visibility.
  */
 export class RateLimitWebAcl extends Construct {
@@ -25,8 +35,8 @@ export class RateLimitWebAcl extends Construct {
   constructor(scope: Construct, id: string, props: RateLimitWebAclProps) {
     super(scope, id);
     const rules: wafv2.CfnWebACL.RuleProperty[] = [];
-    if (props.rateLimitedPaths.length > 0) {
-      const pathMatches = props.rateLimitedPaths.map(pathMatch);
+    if (props.rateLimitedRoutes.length > 0) {
+      const routeMatches = props.rateLimitedRoutes.map(routeMatch);
       rules.push({
         name: 'rate-limit-sign-in-and-tokens',
         priority: 0,
@@ -38,7 +48,7 @@ export class RateLimitWebAcl extends Construct {
             aggregateKeyType: 'IP',
             limit: props.limitPer5Min,
             evaluationWindowSec: 300,
-            scopeDownStatement: pathMatches.length === 1 ? pathMatches[0] : { orStatement: { statements: pathMatches } },
+            scopeDownStatement: routeMatches.length === 1 ? routeMatches[0] : { orStatement: { statements: routeMatches } },
           },
         },
         visibilityConfig: visibility('rate-limit-sign-in-and-tokens'),
@@ -97,12 +107,26 @@ function pathPattern(path: string): string {
   return `${segments.join('/')}/?$`;
 }
 
-function pathMatch(path: string): wafv2.CfnWebACL.StatementProperty {
+function routeMatch(route: RateLimitedRoute): wafv2.CfnWebACL.StatementProperty {
   return {
-    regexMatchStatement: {
-      fieldToMatch: { uriPath: {} },
-      regexString: pathPattern(path),
-      textTransformations: [{ priority: 0, type: 'URL_DECODE' }],
+    andStatement: {
+      statements: [
+        {
+          byteMatchStatement: {
+            fieldToMatch: { method: {} },
+            searchString: route.method,
+            positionalConstraint: 'EXACTLY',
+            textTransformations: [{ priority: 0, type: 'NONE' }],
+          },
+        },
+        {
+          regexMatchStatement: {
+            fieldToMatch: { uriPath: {} },
+            regexString: pathPattern(route.path),
+            textTransformations: [{ priority: 0, type: 'URL_DECODE' }],
+          },
+        },
+      ],
     },
   };
 }

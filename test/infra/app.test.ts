@@ -1,5 +1,5 @@
 import { Token } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,6 +57,23 @@ describe('buildApp', () => {
       START_BUDGET_MS: '20000',
     });
     template.hasResourceProperties('AWS::ECS::TaskDefinition', { ContainerDefinitions: [{ Image: 'registry.example.com/app:1' }] });
+  });
+
+  it('synthesizes a private ECR image from context with pull permissions, and cdk-nag finds nothing', () => {
+    // Prepare
+    const context = { containerImage: '111122223333.dkr.ecr.eu-west-1.amazonaws.com/team/app:v1' };
+    const { app, stack } = buildApp({ outdir, context, routes: someRoutes });
+    // Act: with the AWS Solutions plugin registered, any unacknowledged finding throws here.
+    app.synth();
+    // Assess
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Action: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'] }),
+        ]),
+      },
+    });
   });
 
   it('uses an existing VPC given by ids, without a lookup', () => {

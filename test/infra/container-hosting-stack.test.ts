@@ -70,10 +70,10 @@ describe('ContainerHostingStack functions', () => {
     for (const route of routes) expect(functionOf(route.id).properties.Timeout).toBe(route.timeoutSeconds ?? 10);
   });
 
-  it('gives each function its own log group with a retention', () => {
+  it('gives each function, the task state handler included, its own log group with a retention', () => {
     // Assess
-    for (const route of routes) {
-      const { properties } = functionOf(route.id);
+    for (const id of [...routes.map((route) => route.id), taskStateChangedFunction.id]) {
+      const { properties } = functionOf(id);
       const logGroupId = properties.LoggingConfig?.LogGroup?.Ref;
       expect(resource(template, logGroupId).Properties?.RetentionInDays).toBe(30);
     }
@@ -131,14 +131,36 @@ describe('ContainerHostingStack REST API', () => {
     for (const [path, allowed] of allowedByPath) {
       const any = methods.find((method) => method.path === path && method.httpMethod === 'ANY');
       expect(any, path).toBeDefined();
+      const allowHeader = [...new Set(allowed)].sort().join(', ');
       const integration = any?.properties.Integration;
       expect(integration?.Type).toBe('MOCK');
-      const [response] = integration?.IntegrationResponses ?? [];
-      expect(response.StatusCode).toBe('405');
-      expect(response.ResponseParameters['method.response.header.Allow']).toBe(`'${[...new Set(allowed)].sort().join(', ')}'`);
-      const body = JSON.parse(response.ResponseTemplates['application/json']);
-      expect(body.error.code).toBe('METHOD_NOT_ALLOWED');
-      expect(typeof body.error.message).toBe('string');
+      // A mock answers with the status its request template names, whatever the body type.
+      expect(integration?.PassthroughBehavior, path).toBe('WHEN_NO_MATCH');
+      expect(integration?.RequestTemplates, path).toEqual({
+        'application/json': '{"statusCode": 405}',
+        'application/x-www-form-urlencoded': '{"statusCode": 405}',
+        'text/plain': '{"statusCode": 405}',
+      });
+      expect(integration?.IntegrationResponses, path).toEqual([
+        {
+          StatusCode: '405',
+          ResponseParameters: {
+            'method.response.header.Allow': `'${allowHeader}'`,
+            'method.response.header.Content-Type': "'application/json'",
+          },
+          ResponseTemplates: { 'application/json': expect.any(String) },
+        },
+      ]);
+      const body = JSON.parse(integration.IntegrationResponses[0].ResponseTemplates['application/json']);
+      expect(body, path).toEqual({
+        error: { code: 'METHOD_NOT_ALLOWED', message: `Method not allowed; this resource allows ${allowHeader}` },
+      });
+      expect(any?.properties.MethodResponses, path).toEqual([
+        {
+          StatusCode: '405',
+          ResponseParameters: { 'method.response.header.Allow': true, 'method.response.header.Content-Type': true },
+        },
+      ]);
     }
   });
 
@@ -150,9 +172,12 @@ describe('ContainerHostingStack REST API', () => {
     expect(stray).toEqual([]);
   });
 
-  it.each([
+  const gatewayResponses: ReadonlyArray<[type: string, statusCode: string, code: string]> = [
     ['MISSING_AUTHENTICATION_TOKEN', '404', 'NOT_FOUND'],
+    ['INVALID_SIGNATURE', '404', 'NOT_FOUND'],
+    ['RESOURCE_NOT_FOUND', '404', 'NOT_FOUND'],
     ['THROTTLED', '429', 'RATE_LIMITED'],
+    ['QUOTA_EXCEEDED', '429', 'RATE_LIMITED'],
     ['REQUEST_TOO_LARGE', '413', 'PAYLOAD_TOO_LARGE'],
     ['INTEGRATION_TIMEOUT', '504', 'TIMEOUT'],
     ['INTEGRATION_FAILURE', '500', 'INTERNAL_ERROR'],
@@ -163,17 +188,27 @@ describe('ContainerHostingStack REST API', () => {
     ['BAD_REQUEST_PARAMETERS', '400', 'BAD_REQUEST'],
     ['DEFAULT_4XX', '400', 'BAD_REQUEST'],
     ['DEFAULT_5XX', '500', 'INTERNAL_ERROR'],
-  ])('rewrites the %s gateway response to %s %s in the envelope', (type, statusCode, code) => {
+  ];
+  const gatewayResponseProperties = () =>
+    resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse').map(([, gatewayResponse]) => gatewayResponse.Properties ?? {});
+
+  it.each(gatewayResponses)('rewrites the %s gateway response to %s %s in the envelope', (type, statusCode, code) => {
     // Prepare
-    const [response] = resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse')
-      .map(([, gatewayResponse]) => gatewayResponse.Properties ?? {})
-      .filter((properties) => properties.ResponseType === type);
+    const [response, ...duplicates] = gatewayResponseProperties().filter((properties) => properties.ResponseType === type);
     // Assess
+    expect(duplicates).toEqual([]);
     expect(response?.StatusCode).toBe(statusCode);
     expect(response?.ResponseParameters).toEqual({ 'gatewayresponse.header.Content-Type': "'application/json'" });
     const rendered = String(response?.ResponseTemplates['application/json']).replace('$context.error.messageString', '"a message"');
     const body = JSON.parse(rendered);
     expect(body).toEqual({ error: { code, message: expect.any(String) } });
+  });
+
+  it('rewrites no gateway response beyond those listed', () => {
+    // Assess
+    expect(gatewayResponseProperties().map((properties) => properties.ResponseType).sort()).toEqual(
+      gatewayResponses.map(([type]) => type).sort(),
+    );
   });
 
   it('throttles the stage, writes JSON access logs and logs errors without request data', () => {
@@ -371,24 +406,52 @@ describe('ContainerHostingStack web ACL', () => {
     return { webAcl, rule: webAcl.Rules.find((rule: any) => rule.Statement.RateBasedStatement) };
   };
 
-  it('rate-limits each IP on every rate-limited route path of the table', () => {
-    // Prepare
-    const { rule } = rateRule();
-    const limitedPaths = [...new Set(routes.filter((route) => route.rateLimited).map((route) => route.path))];
-    // Act
-    const scopeDown = rule.Statement.RateBasedStatement.ScopeDownStatement;
-    const matches = scopeDown.OrStatement?.Statements ?? [scopeDown];
+  /** Evaluates the rate rule's scope-down statement for a request, as WAF would. */
+  const inRateLimitScope = (method: string, uriPath: string): boolean => {
+    const matches = (statement: any): boolean => {
+      if (statement.OrStatement) return statement.OrStatement.Statements.some(matches);
+      if (statement.AndStatement) return statement.AndStatement.Statements.every(matches);
+      if (statement.ByteMatchStatement?.FieldToMatch?.Method && statement.ByteMatchStatement.PositionalConstraint === 'EXACTLY') {
+        return method === statement.ByteMatchStatement.SearchString;
+      }
+      if (statement.RegexMatchStatement?.FieldToMatch?.UriPath) {
+        return new RegExp(statement.RegexMatchStatement.RegexString).test(uriPath);
+      }
+      throw new Error(`Statement not understood by this test: ${JSON.stringify(statement)}`);
+    };
+    return matches(rateRule().rule.Statement.RateBasedStatement.ScopeDownStatement);
+  };
+
+  it('rate-limits each IP over a 5-minute window', () => {
     // Assess
-    expect(rule.Statement.RateBasedStatement).toMatchObject({ AggregateKeyType: 'IP', Limit: 100, EvaluationWindowSec: 300 });
-    const patterns: RegExp[] = matches.map((match: any) => new RegExp(match.RegexMatchStatement.RegexString));
-    const limited = (path: string) => patterns.some((pattern) => pattern.test(path));
-    for (const path of limitedPaths) {
-      for (const requested of [path, `/prod${path}`, `/prod${path}/`]) expect(limited(requested), requested).toBe(true);
-    }
-    for (const route of routes.filter((candidate) => !limitedPaths.includes(candidate.path))) {
-      expect(limited(`/prod${route.path}`), route.path).toBe(false);
-    }
-    expect(limitedPaths).toEqual(expect.arrayContaining(['/login', '/api/v1/sessions']));
+    expect(rateRule().rule.Statement.RateBasedStatement).toMatchObject({ AggregateKeyType: 'IP', Limit: 100, EvaluationWindowSec: 300 });
+  });
+
+  it.each([
+    ['POST', '/login'],
+    ['POST', '/api/v1/sessions'],
+    ['POST', '/api/v1/oauth/token'],
+  ])('counts %s %s against the limit, with or without the stage prefix and a trailing slash', (method, path) => {
+    // Assess
+    for (const requested of [path, `/prod${path}`, `/prod${path}/`]) expect(inRateLimitScope(method, requested), requested).toBe(true);
+  });
+
+  it('does not count GET /login, the page every consent redirect lands on', () => {
+    // Assess
+    expect(inRateLimitScope('GET', '/login')).toBe(false);
+    expect(inRateLimitScope('GET', '/prod/login')).toBe(false);
+  });
+
+  it('counts exactly the rate-limited rows of the route table, by method and path', () => {
+    // Prepare
+    const limited = routes.filter((route) => route.rateLimited).map((route) => `${route.method} ${route.path}`);
+    // Act
+    const inScope = routes
+      .filter((route) => inRateLimitScope(route.method, `/prod${route.path}`))
+      .map((route) => `${route.method} ${route.path}`);
+    // Assess
+    expect(inScope.sort()).toEqual(limited.sort());
+    expect(limited.sort()).toEqual(['POST /api/v1/oauth/token', 'POST /api/v1/sessions', 'POST /login']);
   });
 
   it('blocks with 429 and the RATE_LIMITED envelope', () => {

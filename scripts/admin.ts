@@ -10,6 +10,14 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 
+// The SDK's notice that it will need Node 22 from 2027; Lambda runs nodejs22.x already.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+// DynamoDB Local accepts any credentials, but the SDK still needs some to sign with.
+if (process.env.DYNAMODB_ENDPOINT && !process.env.AWS_ACCESS_KEY_ID && !process.env.AWS_PROFILE) {
+  process.env.AWS_ACCESS_KEY_ID = 'local';
+  process.env.AWS_SECRET_ACCESS_KEY = 'local';
+}
+
 const usage = 'usage: npm run admin -- create-user --email EMAIL [--role user|admin] [--password-stdin]';
 
 async function readStdin(): Promise<string> {
@@ -19,14 +27,21 @@ async function readStdin(): Promise<string> {
 }
 
 async function main(): Promise<number> {
-  const { positionals, values } = parseArgs({
-    allowPositionals: true,
-    options: {
-      email: { type: 'string' },
-      role: { type: 'string', default: 'user' },
-      'password-stdin': { type: 'boolean', default: false },
-    },
-  });
+  let parsedArgs;
+  try {
+    parsedArgs = parseArgs({
+      allowPositionals: true,
+      options: {
+        email: { type: 'string' },
+        role: { type: 'string', default: 'user' },
+        'password-stdin': { type: 'boolean', default: false },
+      },
+    });
+  } catch (error) {
+    console.error(`${error instanceof Error ? error.message : String(error)}\n${usage}`);
+    return 2;
+  }
+  const { positionals, values } = parsedArgs;
   if (positionals[0] !== 'create-user' || !values.email || !['user', 'admin'].includes(values.role!)) {
     console.error(usage);
     return 2;
@@ -54,4 +69,23 @@ async function main(): Promise<number> {
   }
 }
 
-process.exitCode = await main();
+/** One line an operator can act on, without a stack trace. */
+function explain(error: unknown): string {
+  const table = process.env.TABLE_NAME || 'container-hosting';
+  const where = process.env.DYNAMODB_ENDPOINT ? `DynamoDB at ${process.env.DYNAMODB_ENDPOINT}` : 'DynamoDB';
+  if (!(error instanceof Error)) return String(error);
+  if (error.name === 'ResourceNotFoundException') return `Table ${table} not found in ${where} (check TABLE_NAME and DYNAMODB_ENDPOINT)`;
+  // Connection failures from Node's socket layer carry a code; an AggregateError has no message of its own.
+  const code = (error as NodeJS.ErrnoException).code ?? (error as { errors?: NodeJS.ErrnoException[] }).errors?.[0]?.code;
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ECONNRESET') {
+    return `Cannot reach ${where} (${code})${process.env.DYNAMODB_ENDPOINT ? '; is npm start running?' : ''}`;
+  }
+  return (error.message || error.name).replace(/\s+/g, ' ').trim();
+}
+
+try {
+  process.exitCode = await main();
+} catch (error) {
+  console.error(`admin: ${explain(error)}`);
+  process.exitCode = 1;
+}

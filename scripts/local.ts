@@ -17,6 +17,7 @@ const IN_MEMORY = ':memory:';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const port = Number(process.env.PORT ?? 3000);
+const dynamoDbPort = process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : undefined;
 const host = process.env.HOST ?? '127.0.0.1';
 const dataDirSetting = process.env.DATA_DIR ?? '.data';
 const inMemory = dataDirSetting === IN_MEMORY;
@@ -27,26 +28,41 @@ let dynamoDb: DynamoDbLocal | undefined;
 let server: LocalServer | undefined;
 let temporaryDir: string | undefined;
 let shuttingDown = false;
+let shutdownRequestedAt = 0;
+
+/**
+ * tsx (the `start` script) relays a signal to this process again when this process has not
+ * acknowledged it within 30 ms, which on a busy machine happens, so one Ctrl-C can arrive
+ * twice. A second one this soon is that, not a request to force.
+ */
+const REPEATED_SIGNAL_MS = 1_000;
 
 async function main(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`PORT must be a port number, got ${process.env.PORT}`);
+  if (dynamoDbPort !== undefined && !(Number.isInteger(dynamoDbPort) && dynamoDbPort > 0 && dynamoDbPort <= 65_535)) {
+    throw new Error(`DYNAMODB_PORT must be a port number, got ${process.env.DYNAMODB_PORT}`);
+  }
 
   const dataDir = inMemory ? undefined : resolve(dataDirSetting);
   if (inMemory) temporaryDir = await mkdtemp(join(tmpdir(), 'container-hosting-'));
   const containerDir = join(dataDir ?? temporaryDir!, 'containers');
 
+  const tableName = process.env.TABLE_NAME || 'container-hosting';
   let endpoint = process.env.DYNAMODB_ENDPOINT;
   if (endpoint) {
-    console.log(`Using DynamoDB at ${endpoint} (DYNAMODB_ENDPOINT is set)`);
+    console.log(`Using DynamoDB at ${endpoint}, table ${tableName} (DYNAMODB_ENDPOINT is set)`);
   } else {
-    dynamoDb = await startDynamoDbLocal({ dataDir: dataDir && join(dataDir, 'dynamodb') });
+    dynamoDb = await startDynamoDbLocal({ dataDir: dataDir && join(dataDir, 'dynamodb'), port: dynamoDbPort });
     endpoint = dynamoDb.endpoint;
+    if (dynamoDb.killedLeftoverPid) console.log(`Stopped the DynamoDB Local an earlier run left running (pid ${dynamoDb.killedLeftoverPid})`);
+    // What `npm run admin` needs: DYNAMODB_ENDPOINT and TABLE_NAME.
+    console.log(`DynamoDB Local on ${endpoint}, table ${tableName}`);
   }
 
   // lib/config reads these at module load, so they must be set before any handler is imported.
   setDefaultEnv({
     DYNAMODB_ENDPOINT: endpoint,
-    TABLE_NAME: 'container-hosting',
+    TABLE_NAME: tableName,
     CONTAINER_RUNTIME: 'local',
     LOCAL_CONTAINER_DIR: containerDir,
     ALLOW_INSECURE_REDIRECT_URIS: 'true',
@@ -57,6 +73,7 @@ async function main(): Promise<void> {
   await ensureTable(endpoint, process.env.TABLE_NAME!);
 
   await ensureAdmin();
+  await recoverContainers();
 
   const { startLocalServer } = await import('../lib/local/server.js');
   server = await startLocalServer({ host, port });
@@ -75,6 +92,14 @@ async function ensureAdmin(): Promise<void> {
   else console.log(`Admin ${adminEmail} created with the password from ADMIN_PASSWORD`);
 }
 
+/** After an unclean exit, container processes may be left over and containers still read running. */
+async function recoverContainers(): Promise<void> {
+  const { recoverLocalContainers } = await import('../lib/containers/wiring.js');
+  const { processesKilled, containersStopped } = await recoverLocalContainers();
+  if (processesKilled > 0) console.log(`Stopped ${processesKilled} container process(es) an earlier run left running`);
+  if (containersStopped > 0) console.log(`Marked ${containersStopped} container(s) stopped: their processes did not outlive the last run`);
+}
+
 /** Stops everything in the reverse order of starting it; containers still need the table. */
 async function shutDown(): Promise<void> {
   await server?.close().catch((error: unknown) => console.error('Closing the HTTP server failed:', error));
@@ -85,11 +110,13 @@ async function shutDown(): Promise<void> {
 
 function onSignal(signal: NodeJS.Signals): void {
   if (shuttingDown) {
+    if (Date.now() - shutdownRequestedAt < REPEATED_SIGNAL_MS) return;
     console.error(`Received ${signal} again; exiting without cleaning up.`);
     // The exit hook of DynamoDB Local still kills the Java process.
     process.exit(1);
   }
   shuttingDown = true;
+  shutdownRequestedAt = Date.now();
   console.log(`Received ${signal}; shutting down (press Ctrl-C again to force).`);
   void shutDown().then(
     () => process.exit(0),

@@ -117,13 +117,51 @@ export class ContainerService {
     return this.transition(caller, containerId, 'restart');
   }
 
-  /** Stops the task, then removes the container and frees its hostname in one transaction. */
+  /**
+   * Stops the task, then removes the container and frees its hostname in one transaction, then
+   * lets the runtime free what it kept for the container.
+   */
   async delete(caller: Caller, containerId: string): Promise<void> {
     const container = await this.get(caller, containerId);
     if (container.taskArn && (container.state === 'provisioning' || container.state === 'running')) {
       await this.runtime.stopTask(container.taskArn, STOP_REASON.delete);
     }
     await this.store.delete(container);
+    try {
+      await this.runtime.releaseContainer?.(container.id);
+    } catch (error) {
+      // The container is gone either way; what is left over only takes space.
+      log.warn('Releasing a deleted container on the runtime failed', { containerId: container.id, ...describeError(error) });
+    }
+  }
+
+  /**
+   * For a runtime that has restarted and lost its tasks (the local stack after an unclean
+   * exit): every container whose state says it has a live task (provisioning, running) but
+   * whose task is not among `knownTaskArns` is recorded stopped, as a stop would leave it.
+   * Reads every container, so it is a start-up job, never part of a request. Answers how
+   * many containers it stopped.
+   */
+  async stopContainersWithLostTasks(knownTaskArns: ReadonlySet<string>): Promise<number> {
+    let stopped = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await this.store.listAll({ limit: 100, ...(cursor ? { cursor } : {}) });
+      for (const container of page.items) {
+        const plan = planTransition(container.state, 'stop');
+        const hasLiveTask = plan.kind === 'stop' && plan.stopTask;
+        if (!hasLiveTask || (container.taskArn && knownTaskArns.has(container.taskArn))) continue;
+        try {
+          await this.store.beginTransition(container.id, container.version, 'stopped', this.isoNow());
+          stopped += 1;
+        } catch (error) {
+          // Changed or deleted meanwhile: whoever did it decided its state.
+          if (!(error instanceof ConflictError || error instanceof NotFoundError)) throw error;
+        }
+      }
+      cursor = page.nextCursor;
+    } while (cursor);
+    return stopped;
   }
 
   /** A container that is not running uses nothing; a running one is measured, never estimated. */

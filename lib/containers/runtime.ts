@@ -46,6 +46,11 @@ export interface ContainerRuntime {
   stopTask(taskArn: string, reason: string): Promise<void>;
   /** The task's current status, or undefined when the runtime does not (or no longer) know it. */
   describeTask(taskArn: string): Promise<TaskStatus | undefined>;
+  /**
+   * Frees what a deleted container kept on the runtime beyond its tasks (the local runtime's
+   * working directory), once its task is gone. Runtimes that keep nothing (ECS) omit it.
+   */
+  releaseContainer?(containerId: string): Promise<void>;
 }
 
 /** The runtime refused to start a task (ECS RunTask `failures`, a process that cannot spawn). */

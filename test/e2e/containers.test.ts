@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, errorEnvelope, personalAccessToken, signedInUser, type ApiResponse, type SignedInUser } from '../support/api-client.js';
 import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { pollUntil } from '../support/poll.js';
 
 let stack: TestStack;
 let baseUrl: string;
@@ -40,13 +40,9 @@ async function createContainer(token = userToken, body: Record<string, unknown> 
 }
 
 /** Polls GET until the container is in `state`; answers the last record. */
-async function waitForState(id: string, state: string, token = userToken, timeoutMs = 5000): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const response = await api('GET', `/api/v1/containers/${id}`, token);
-    if (response.body.data?.state === state || Date.now() > deadline) return response.body.data;
-    await sleep(25);
-  }
+async function waitForState(id: string, state: string, token = userToken): Promise<Record<string, unknown>> {
+  const last = await pollUntil(() => api('GET', `/api/v1/containers/${id}`, token), (response) => response.body.data?.state === state);
+  return last.body.data;
 }
 
 async function runningContainer(token = userToken): Promise<string> {

@@ -1,51 +1,192 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../support/api-client.js';
 
 const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
-const tsxCli = fileURLToPath(new URL('../../node_modules/tsx/dist/cli.mjs', import.meta.url));
+const execFileAsync = promisify(execFile);
 
+const ADMIN_EMAIL = 'admin@example.com';
+const ADMIN_PASSWORD = 'correct horse battery staple';
+
+interface Stack {
+  process: ChildProcess;
+  baseUrl: string;
+  output: ReturnType<typeof collectOutput>;
+}
+
+/*
+ * The stack runs three times on one DATA_DIR, as a developer would run it: a first start,
+ * a start after a clean Ctrl-C, and a start after the stack was killed with SIGKILL.
+ */
 describe('npm start', () => {
-  let stack: ChildProcess | undefined;
-  afterAll(() => {
-    if (stack?.exitCode === null) stack.kill('SIGKILL');
+  let dataDir: string;
+  let dynamoDbPort: number;
+  const stacks: ChildProcess[] = [];
+  /** Every process group seen, so that a failing run leaves nothing behind. */
+  const processGroups = new Set<number>();
+  let containerId: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'npm-start-'));
+    dynamoDbPort = await freePort();
   });
 
-  it('serves the API, then stops everything it started on SIGINT', async () => {
+  afterAll(async () => {
+    for (const stack of stacks) {
+      if (stack.exitCode !== null || stack.signalCode !== null) continue;
+      for (const pid of await descendantsOf(stack.pid!)) processGroups.add(pid);
+      processGroups.add(stack.pid!);
+    }
+    for (const group of processGroups) killGroup(group);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  async function startStack(env: NodeJS.ProcessEnv = {}): Promise<Stack> {
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: ':memory:', ADMIN_PASSWORD: 'correct horse battery staple' };
+    const fullEnv: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, ...env };
     // This file's own test table and directories must not leak into the stack under test.
-    for (const name of ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'LOCAL_CONTAINER_DIR']) delete env[name];
+    for (const name of ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'LOCAL_CONTAINER_DIR', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'LOG_LEVEL']) {
+      if (!(name in env)) delete fullEnv[name];
+    }
+    // The same command as the `start` script, without npm in between; its own process group,
+    // as a terminal gives it, so the test can Ctrl-C it and clean up all of it.
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/local.ts'], { cwd: repositoryRoot, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    stacks.push(child);
+    processGroups.add(child.pid!);
+    const output = collectOutput(child);
+    const listening = await output.waitFor(/listening on (http:\/\/\S+)/, 30_000);
+    expect(listening[1]).toBe(`http://127.0.0.1:${port}`);
+    return { process: child, baseUrl: listening[1]!, output };
+  }
 
-    // The same command as the `start` script, without npm in between.
-    stack = spawn(process.execPath, [tsxCli, 'scripts/local.ts'], { cwd: repositoryRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const output = collectOutput(stack);
+  async function signInAsAdmin(baseUrl: string): Promise<{ token: string; headers: Record<string, string> }> {
+    const response = await call(baseUrl, 'POST', '/api/v1/sessions', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
+    expect(response.status).toBe(200);
+    return { token: response.body.data.token, headers: { 'x-csrf-token': response.body.data.csrf_token } };
+  }
 
-    const listeningLine = await output.waitFor(/listening on (http:\/\/\S+)/, 60_000);
-    const baseUrl = listeningLine[1]!;
-    expect(baseUrl).toBe(`http://127.0.0.1:${port}`);
-    expect(output.text()).toContain('Admin admin@example.com created');
+  async function containerState(baseUrl: string, auth: { token: string }): Promise<string> {
+    const response = await call(baseUrl, 'GET', `/api/v1/containers/${containerId}`, auth);
+    expect(response.status).toBe(200);
+    return response.body.data.state;
+  }
 
-    const response = await fetch(`${baseUrl}/no/such/route`);
-    expect(response.status).toBe(404);
-    expect(await response.json()).toEqual({ error: { code: 'NOT_FOUND', message: 'No route for GET /no/such/route' } });
+  /** The pid the container's process wrote once it listened (scripts/local-container.mjs). */
+  async function containerPid(): Promise<number> {
+    const readyFile = join(dataDir, 'containers', containerId, 'ready');
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const ready = await readFile(readyFile, 'utf8').catch(() => undefined);
+      if (ready) {
+        const { pid } = JSON.parse(ready) as { pid: number };
+        processGroups.add(pid);
+        return pid;
+      }
+      if (Date.now() > deadline) throw new Error(`The container never wrote ${readyFile}`);
+      await sleep(50);
+    }
+  }
 
-    const dynamoDb = await findDynamoDbLocal(stack.pid!);
+  async function dynamoDbLocalOf(stack: Stack): Promise<{ pid: number; port: number }> {
+    const dynamoDb = await findDynamoDbLocal(stack.process.pid!);
     expect(dynamoDb, 'a DynamoDB Local process under the stack').toBeDefined();
+    processGroups.add(dynamoDb!.pid);
+    return dynamoDb!;
+  }
 
-    const exited = once(stack, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-    stack.kill('SIGINT');
-    const [exitCode] = await withTimeout(exited, 15_000, () => `npm start did not exit within 15 s:\n${output.text()}`);
+  async function interrupt(stack: Stack): Promise<void> {
+    const exited = once(stack.process, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    // As a terminal's Ctrl-C: to the whole foreground process group.
+    process.kill(-stack.process.pid!, 'SIGINT');
+    const [exitCode] = await withTimeout(exited, 15_000, () => `npm start did not exit within 15 s:\n${stack.output.text()}`);
+    expect(exitCode, stack.output.text()).toBe(0);
+  }
 
-    expect(exitCode).toBe(0);
-    expect(isRunning(dynamoDb!.pid)).toBe(false);
-    expect(await acceptsConnections(dynamoDb!.port)).toBe(false);
-    expect(await acceptsConnections(port)).toBe(false);
+  it('serves the API and runs containers as processes, then stops all of it on Ctrl-C', async () => {
+    const stack = await startStack();
+    expect(stack.output.text()).toMatch(/^DynamoDB Local on http:\/\/127\.0\.0\.1:\d+, table container-hosting$/m);
+    expect(stack.output.text()).toContain(`Admin ${ADMIN_EMAIL} created`);
+    const notFound = await call(stack.baseUrl, 'GET', '/no/such/route');
+    expect(notFound.status).toBe(404);
+    expect(notFound.body).toEqual({ error: { code: 'NOT_FOUND', message: 'No route for GET /no/such/route' } });
+
+    const admin = await signInAsAdmin(stack.baseUrl);
+    const created = await call(stack.baseUrl, 'POST', '/api/v1/containers', { ...admin, body: { hostname: 'npm-start' } });
+    expect(created.status).toBe(200);
+    containerId = created.body.data.id;
+    expect(await pollState(() => containerState(stack.baseUrl, admin), 'running')).toBe('running');
+    const container = await containerPid();
+    const dynamoDb = await dynamoDbLocalOf(stack);
+    expect(isRunning(container)).toBe(true);
+
+    await interrupt(stack);
+
+    expect(isRunning(container)).toBe(false);
+    expect(isRunning(dynamoDb.pid)).toBe(false);
+    expect(await acceptsConnections(dynamoDb.port)).toBe(false);
+    expect(await acceptsConnections(Number(new URL(stack.baseUrl).port))).toBe(false);
+  });
+
+  it('starts again on the same DATA_DIR, on a pinned DYNAMODB_PORT: the admin and the container are still there, stopped', async () => {
+    const stack = await startStack({ DYNAMODB_PORT: String(dynamoDbPort) });
+    expect(stack.output.text()).toContain(`DynamoDB Local on http://127.0.0.1:${dynamoDbPort}, table container-hosting\n`);
+    expect(stack.output.text()).toContain(`Admin ${ADMIN_EMAIL} already exists`);
+    const admin = await signInAsAdmin(stack.baseUrl);
+    expect(await containerState(stack.baseUrl, admin)).toBe('stopped');
+
+    const started = await call(stack.baseUrl, 'POST', `/api/v1/containers/${containerId}/start`, admin);
+
+    expect(started.status).toBe(200);
+    expect(started.body.data.state).toBe('running');
+    expect(isRunning(await containerPid())).toBe(true);
+  });
+
+  it('after the stack was killed with SIGKILL, a start ends what the last run left running and reports the container stopped', async () => {
+    const previous = stacks.at(-1)!;
+    const leftContainer = await containerPid();
+    const leftDynamoDb = await findDynamoDbLocal(previous.pid!);
+    expect(leftDynamoDb).toBeDefined();
+    processGroups.add(leftDynamoDb!.pid);
+    const killed = once(previous, 'exit');
+    process.kill(-previous.pid!, 'SIGKILL');
+    await killed;
+    // Nothing stopped them: both are still running, the old DynamoDB Local on the pinned port.
+    expect(isRunning(leftContainer)).toBe(true);
+    expect(isRunning(leftDynamoDb!.pid)).toBe(true);
+
+    const stack = await startStack({ DYNAMODB_PORT: String(dynamoDbPort) });
+
+    expect(stack.output.text()).toContain(`Stopped the DynamoDB Local an earlier run left running (pid ${leftDynamoDb!.pid})`);
+    expect(stack.output.text()).toContain('Stopped 1 container process(es) an earlier run left running');
+    expect(stack.output.text()).toContain('Marked 1 container(s) stopped');
+    expect(isRunning(leftContainer)).toBe(false);
+    expect(isRunning(leftDynamoDb!.pid)).toBe(false);
+    const admin = await signInAsAdmin(stack.baseUrl);
+    expect(await containerState(stack.baseUrl, admin)).toBe('stopped');
+    const metrics = await call(stack.baseUrl, 'GET', `/api/v1/containers/${containerId}/metrics`, admin);
+    expect(metrics.body.data).toMatchObject({ cpu_percent: 0, memory_used_mb: 0 });
+
+    await interrupt(stack);
   });
 });
+
+async function pollState(read: () => Promise<string>, wanted: string, timeoutMs = 5_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await read();
+    if (state === wanted || Date.now() > deadline) return state;
+    await sleep(50);
+  }
+}
 
 function collectOutput(child: ChildProcess): {
   text(): string;
@@ -79,15 +220,17 @@ function collectOutput(child: ChildProcess): {
   };
 }
 
-/** Walks the process tree under `rootPid` for the DynamoDB Local Java process and its port. */
-async function findDynamoDbLocal(rootPid: number): Promise<{ pid: number; port: number } | undefined> {
-  const { stdout } = await promisify(execFile)('ps', ['-e', '-o', 'pid=,ppid=,args=']);
-  const processes = stdout
+async function processTable(): Promise<Array<{ pid: number; ppid: number; args: string }>> {
+  const { stdout } = await execFileAsync('ps', ['-e', '-o', 'pid=,ppid=,args=']);
+  return stdout
     .split('\n')
     .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
     .filter((match): match is RegExpExecArray => match !== null)
     .map((match) => ({ pid: Number(match[1]), ppid: Number(match[2]), args: match[3]! }));
+}
 
+async function descendantsOf(rootPid: number): Promise<Set<number>> {
+  const processes = await processTable();
   const descendants = new Set([rootPid]);
   for (let grew = true; grew; ) {
     grew = false;
@@ -98,15 +241,36 @@ async function findDynamoDbLocal(rootPid: number): Promise<{ pid: number; port: 
       }
     }
   }
-  const java = processes.find((candidate) => descendants.has(candidate.pid) && candidate.args.includes('DynamoDBLocal.jar'));
+  return descendants;
+}
+
+/** Walks the process tree under `rootPid` for the DynamoDB Local Java process and its port. */
+async function findDynamoDbLocal(rootPid: number): Promise<{ pid: number; port: number } | undefined> {
+  const descendants = await descendantsOf(rootPid);
+  const java = (await processTable()).find((candidate) => descendants.has(candidate.pid) && candidate.args.includes('DynamoDBLocal.jar'));
   const port = java && /-port (\d+)/.exec(java.args)?.[1];
   return java && port ? { pid: java.pid, port: Number(port) } : undefined;
 }
 
+function killGroup(processGroup: number): void {
+  try {
+    process.kill(-processGroup, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Alive and not a zombie: an orphan killed where init does not reap stays one, yet is gone. */
 function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  if (process.platform !== 'linux') return true;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
   } catch {
     return false;
   }

@@ -1,32 +1,100 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { Context, EventBridgeEvent } from 'aws-lambda';
-import { afterAll, describe, expect, it } from 'vitest';
-import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
+import { createHash } from 'node:crypto';
+import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import { DescribeTasksCommand, RunTaskCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
+import type { EventBridgeEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { handler as taskStateChanged } from '../../../functions/containers/task-state-changed.js';
+import { config } from '../../../lib/config.js';
+import type { Caller, ContainerState, StoredContainer } from '../../../lib/containers/container.js';
+import { ContainerService } from '../../../lib/containers/container-service.js';
+import { runtimeFor } from '../../../lib/containers/runtime-selection.js';
+import type { ContainerAction } from '../../../lib/containers/transitions.js';
 import { containerService, containerStore } from '../../../lib/containers/wiring.js';
-import { ConflictError, NotFoundError } from '../../../lib/errors.js';
+import { ConflictError, InternalError, NotFoundError, TimeoutError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
-import type { EcsTaskFields } from '../../../lib/runtimes/ecs-runtime.js';
-import { handler as taskStateChanged } from '../../../functions/containers/task-state-changed.js';
+import { LocalMetrics } from '../../../lib/metrics/local-metrics.js';
+import { cloudWatchClient } from '../../../lib/metrics/cloudwatch-metrics.js';
+import { ecsClient, type EcsTaskFields } from '../../../lib/runtimes/ecs-runtime.js';
+import { LocalRuntime } from '../../../lib/runtimes/local-runtime.js';
+import { lambdaContext } from '../../support/lambda-event.js';
+import { pollUntil } from '../../support/poll.js';
+
+/*
+ * The container service as it runs on AWS: the production wiring (EcsRuntime and
+ * CloudWatchMetrics on their module-scope clients) over this file's DynamoDB Local table,
+ * with task state events fed through the real EventBridge function. Only ECS and CloudWatch
+ * are faked, at the SDK client, and every test asserts each command they received.
+ */
+const ECS = vi.hoisted(() => {
+  const settings = {
+    CONTAINER_RUNTIME: 'ecs',
+    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
+    ECS_TASK_DEFINITION_ARN: 'arn:aws:ecs:us-east-1:123456789012:task-definition/workload:3',
+    ECS_SUBNET_IDS: 'subnet-a,subnet-b',
+    ECS_SECURITY_GROUP_IDS: 'sg-1',
+  };
+  // Before the imports above load lib/config.
+  Object.assign(process.env, settings);
+  return settings;
+});
+const CLUSTER_ARN = ECS.ECS_CLUSTER_ARN;
+
+/** The reasons ECS records on the tasks the service stops. */
+const STOP_REASON = {
+  stop: 'Container stopped through the API',
+  restart: 'Container restarted through the API',
+  delete: 'Container deleted through the API',
+};
+
+const ecsMock = mockClient(ecsClient);
+const cloudWatchMock = mockClient(cloudWatchClient);
 
 const owner: Caller = { userId: newId(), role: 'user' };
-const spec = (hostname: string) => ({ hostname, cpuCores: 1, memoryMb: 512, diskGb: 18 });
-let counter = 0;
-const hostname = () => `svc-${process.pid}-${(counter += 1)}`;
+const stranger: Caller = { userId: newId(), role: 'user' };
+const admin: Caller = { userId: newId(), role: 'admin' };
+let hostnameCounter = 0;
+const spec = () => ({ hostname: `svc-${process.pid}-${(hostnameCounter += 1)}`, cpuCores: 2, memoryMb: 4096, diskGb: 21 });
 
-afterAll(() => runShutdown());
+/**
+ * The task ECS runs for a client token: the same one for a repeated token, as ECS's
+ * idempotency makes it. The service's token is `<container id>:<transition version>`.
+ */
+const taskIdOfToken = (clientToken: string) => createHash('md5').update(clientToken).digest('hex');
+const taskArnOfToken = (clientToken: string) => `arn:aws:ecs:us-east-1:123456789012:task/workloads/${taskIdOfToken(clientToken)}`;
+const taskIdFor = (containerId: string, version: number) => taskIdOfToken(`${containerId}:${version}`);
+const taskArnFor = (containerId: string, version: number) => taskArnOfToken(`${containerId}:${version}`);
 
-async function until(containerId: string, done: (container: StoredContainer | undefined) => boolean, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const container = await containerStore.get(containerId);
-    if (done(container) || Date.now() > deadline) return container;
-    await sleep(25);
-  }
+/** RunTask refusals to answer before launching again (reasons, as ECS reports them in `failures`). */
+let refusals: string[] = [];
+const refuseNextLaunch = (reason = 'RESOURCE:MEMORY') => refusals.push(reason);
+
+/** The task of the container's transition `version`, as DescribeTasks reports it. */
+function ecsTask(containerId: string, version: number, taskVersion: number, lastStatus: string, stopped: Partial<Task> = {}): Task {
+  return {
+    taskArn: taskArnFor(containerId, version),
+    clusterArn: CLUSTER_ARN,
+    startedBy: containerId,
+    version: taskVersion,
+    lastStatus,
+    desiredStatus: lastStatus === 'STOPPED' ? 'STOPPED' : 'RUNNING',
+    ...(lastStatus === 'RUNNING' ? { startedAt: new Date() } : {}),
+    ...stopped,
+  };
 }
 
-function taskStateEvent(detail: EcsTaskFields): EventBridgeEvent<'ECS Task State Change', EcsTaskFields> {
-  return {
+/** DescribeTasks answers these tasks in turn, then the last one for good. */
+function ecsReports(...tasks: Task[]): void {
+  let behavior = ecsMock.on(DescribeTasksCommand);
+  for (const task of tasks.slice(0, -1)) behavior = behavior.resolvesOnce({ tasks: [task], failures: [] });
+  behavior.resolves({ tasks: tasks.slice(-1), failures: [] });
+}
+
+/** Feeds a task change to the EventBridge function as an "ECS Task State Change" event. */
+async function taskStateChange(task: Task): Promise<void> {
+  const detail: EcsTaskFields & { clusterArn?: string } = { ...task, startedAt: task.startedAt?.toISOString() };
+  const event: EventBridgeEvent<'ECS Task State Change', EcsTaskFields> = {
     version: '0',
     id: newId(),
     'detail-type': 'ECS Task State Change',
@@ -34,107 +102,603 @@ function taskStateEvent(detail: EcsTaskFields): EventBridgeEvent<'ECS Task State
     account: '123456789012',
     time: new Date().toISOString(),
     region: 'us-east-1',
-    resources: detail.taskArn ? [detail.taskArn] : [],
+    resources: [task.taskArn!],
     detail,
   };
+  await taskStateChanged(event, lambdaContext());
 }
 
-const invoke = (detail: EcsTaskFields) => taskStateChanged(taskStateEvent(detail), {} as Context);
+const stopTaskOutput = (input: { task: string }) => ({ task: { taskArn: input.task, desiredStatus: 'STOPPED' } });
 
-describe('ContainerService with DynamoDB and the local runtime', () => {
-  it('creates a provisioning container whose process then reports it running', async () => {
-    const created = await containerService.create(owner, spec(hostname()));
+type AwsCall = [command: string, input: unknown];
 
-    expect(created.state).toBe('provisioning');
-    expect(created.taskArn).toEqual(expect.any(String));
-    expect((await until(created.id, (container) => container?.state === 'running'))!.state).toBe('running');
+/** Every command ECS and CloudWatch received, in the order sent, with its input. */
+const awsCalls = (): AwsCall[] =>
+  [...ecsMock.calls(), ...cloudWatchMock.calls()]
+    .sort((a, b) => (a.calledBefore(b) ? -1 : 1))
+    .map((call) => [call.args[0].constructor.name, call.args[0].input]);
+
+const runTask = (container: StoredContainer, version: number): AwsCall => [
+  'RunTaskCommand',
+  expect.objectContaining({ cluster: CLUSTER_ARN, startedBy: container.id, clientToken: `${container.id}:${version}` }),
+];
+const stopTask = (container: StoredContainer, version: number, reason: string): AwsCall => [
+  'StopTaskCommand',
+  { cluster: CLUSTER_ARN, task: taskArnFor(container.id, version), reason },
+];
+const describeTasks = (container: StoredContainer, version: number): AwsCall => [
+  'DescribeTasksCommand',
+  { cluster: CLUSTER_ARN, tasks: [taskArnFor(container.id, version)] },
+];
+
+/** The container once ECS has reported its first task RUNNING. */
+async function reportedRunning(created: StoredContainer): Promise<StoredContainer> {
+  await taskStateChange(ecsTask(created.id, 1, 3, 'RUNNING'));
+  return (await containerStore.get(created.id))!;
+}
+
+const runningContainer = async () => reportedRunning(await containerService.create(owner, spec()));
+
+/** A container in `state`, and the commands that getting it there sent. */
+async function containerIn(state: ContainerState): Promise<{ container: StoredContainer; prepared: AwsCall[] }> {
+  const created = await containerService.create(owner, spec());
+  const launched = [runTask(created, 1)];
+  switch (state) {
+    case 'provisioning':
+      return { container: created, prepared: launched };
+    case 'running':
+      return { container: await reportedRunning(created), prepared: launched };
+    case 'stopped':
+      await reportedRunning(created);
+      return { container: await containerService.stop(owner, created.id), prepared: [...launched, stopTask(created, 1, STOP_REASON.stop)] };
+    case 'failed':
+      await taskStateChange(ecsTask(created.id, 1, 2, 'STOPPED', { stopCode: 'TaskFailedToStart', stoppedReason: 'CannotPullContainerError' }));
+      return { container: (await containerStore.get(created.id))!, prepared: launched };
+  }
+}
+
+/**
+ * Holds each of the first `count` container reads until all of them have read, so every
+ * transition decides on the same version and only the conditional write tells them apart.
+ */
+function holdReadsUntil(count: number): void {
+  const read = containerStore.get.bind(containerStore);
+  let arrived = 0;
+  let release!: () => void;
+  const everyoneHasRead = new Promise<void>((resolve) => (release = resolve));
+  vi.spyOn(containerStore, 'get').mockImplementation(async (containerId) => {
+    const container = await read(containerId);
+    arrived += 1;
+    if (arrived === count) release();
+    await everyoneHasRead;
+    return container;
+  });
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((done) => (resolve = done));
+  return { promise, resolve };
+}
+
+beforeEach(() => {
+  ecsMock.reset();
+  cloudWatchMock.reset();
+  refusals = [];
+  ecsMock.on(RunTaskCommand).callsFake((input) => {
+    const reason = refusals.shift();
+    if (reason) return { tasks: [], failures: [{ reason }] };
+    const task = { taskArn: taskArnOfToken(input.clientToken), clusterArn: CLUSTER_ARN, startedBy: input.startedBy, version: 1, lastStatus: 'PROVISIONING' };
+    return { tasks: [task], failures: [] };
+  });
+  ecsMock.on(StopTaskCommand).callsFake(stopTaskOutput);
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+afterAll(() => runShutdown());
+
+describe('ContainerService.create on ECS', () => {
+  it('stores the container as provisioning and runs one Fargate task sized, tagged and tokened for it', async () => {
+    const wanted = spec();
+
+    const created = await containerService.create(owner, wanted);
+
+    expect(created).toMatchObject({ ...wanted, userId: owner.userId, state: 'provisioning', version: 1, taskArn: taskArnFor(created.id, 1) });
+    expect(await containerStore.get(created.id)).toEqual(created);
+    expect(awsCalls()).toEqual([
+      [
+        'RunTaskCommand',
+        {
+          cluster: CLUSTER_ARN,
+          taskDefinition: ECS.ECS_TASK_DEFINITION_ARN,
+          launchType: 'FARGATE',
+          count: 1,
+          networkConfiguration: {
+            awsvpcConfiguration: { subnets: ['subnet-a', 'subnet-b'], securityGroups: ['sg-1'], assignPublicIp: 'DISABLED' },
+          },
+          overrides: {
+            cpu: '2048',
+            memory: '4096',
+            containerOverrides: [{ name: 'app', memory: 4096, environment: [{ name: 'CONTAINER_HOSTNAME', value: wanted.hostname }] }],
+            ephemeralStorage: { sizeInGiB: 21 },
+          },
+          startedBy: created.id,
+          tags: [
+            { key: 'container-id', value: created.id },
+            { key: 'hostname', value: wanted.hostname },
+          ],
+          enableECSManagedTags: true,
+          clientToken: `${created.id}:1`,
+        },
+      ],
+    ]);
   });
 
-  it('refuses a duplicate hostname with ConflictError', async () => {
-    const name = hostname();
-    await containerService.create(owner, spec(name));
+  it('answers the container as failed, not an error, when RunTask reports failures', async () => {
+    refuseNextLaunch();
 
-    await expect(containerService.create({ userId: newId(), role: 'user' }, spec(name))).rejects.toBeInstanceOf(ConflictError);
+    const created = await containerService.create(owner, spec());
+
+    expect(created).toMatchObject({ state: 'failed', version: 1 });
+    expect(created.taskArn).toBeUndefined();
+    expect(await containerStore.get(created.id)).toEqual(created);
+    expect(awsCalls()).toEqual([runTask(created, 1)]);
   });
 
-  it('stops, starts and restarts a container, waiting for a running process each time it starts', async () => {
-    const created = await containerService.create(owner, spec(hostname()));
-    await until(created.id, (container) => container?.state === 'running');
+  it('refuses a taken hostname with ConflictError, before running any task', async () => {
+    const first = await containerService.create(owner, spec());
 
-    const stopped = await containerService.stop(owner, created.id);
-    const started = await containerService.start(owner, created.id);
-    const restarted = await containerService.restart(owner, created.id);
-
-    expect([stopped.state, started.state, restarted.state]).toEqual(['stopped', 'running', 'running']);
-    expect(new Set([created.taskArn, started.taskArn, restarted.taskArn]).size).toBe(3);
-    expect(restarted.version).toBe(4);
-  });
-
-  it('keeps two concurrent transitions consistent: a loser gets ConflictError and the state is the last winner’s', async () => {
-    const created = await containerService.create(owner, spec(hostname()));
-    await until(created.id, (container) => container?.state === 'running');
-
-    const outcomes = await Promise.allSettled([containerService.stop(owner, created.id), containerService.restart(owner, created.id)]);
-
-    // Overlapping calls: one wins and one gets 409. Calls the scheduler happened to serialize
-    // both win, each from the version the other left. Either way nothing is half-written.
-    const won = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
-    const lost = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
-    expect(won.length).toBeGreaterThanOrEqual(1);
-    expect(lost).toEqual(Array(2 - won.length).fill(expect.any(ConflictError)));
-    const lastWinner = won.reduce((latest, candidate) => (candidate.version > latest.version ? candidate : latest));
-    const final = await containerStore.get(created.id);
-    expect(final).toMatchObject({ state: lastWinner.state, version: 1 + won.length });
-    expect(final?.taskArn).toBe(lastWinner.taskArn);
-  });
-
-  it('deletes a container and frees its hostname', async () => {
-    const name = hostname();
-    const created = await containerService.create(owner, spec(name));
-
-    await containerService.delete(owner, created.id);
-
-    await expect(containerService.get(owner, created.id)).rejects.toBeInstanceOf(NotFoundError);
-    await expect(containerService.create(owner, spec(name))).resolves.toMatchObject({ hostname: name });
-  });
-
-  it('marks a container failed when its process exits before it runs', async () => {
-    const { LocalRuntime } = await import('../../../lib/runtimes/local-runtime.js');
-    const { LocalMetrics } = await import('../../../lib/metrics/local-metrics.js');
-    const { ContainerService } = await import('../../../lib/containers/container-service.js');
-    const failing = new LocalRuntime({ rootDir: process.env.LOCAL_CONTAINER_DIR!, command: 'exit 1', readyAfterMs: 100 });
-    const service = new ContainerService(containerStore, failing, new LocalMetrics(failing), { startBudgetMs: 2000 });
-    failing.onTaskStatus((status) => service.applyTaskStatus(status));
-
-    const created = await service.create(owner, spec(hostname()));
-
-    expect((await until(created.id, (container) => container?.state === 'failed'))!.state).toBe('failed');
+    await expect(containerService.create(stranger, { ...spec(), hostname: first.hostname })).rejects.toBeInstanceOf(ConflictError);
+    expect(awsCalls()).toEqual([runTask(first, 1)]);
   });
 });
 
-describe('task-state-changed function', () => {
-  it('applies ECS events to the container they were started for, ignoring duplicates, older versions and stale tasks', async () => {
-    const created = await containerService.create(owner, spec(hostname()));
-    // Take the container's task over with an ECS-like one, as if it ran on Fargate.
-    const taskArn = 'arn:aws:ecs:us-east-1:123456789012:task/workloads/0123456789abcdef0123456789abcdef';
-    await containerService.stop(owner, created.id);
-    const claimed = await containerStore.beginTransition(created.id, 2, 'provisioning', new Date().toISOString());
-    await containerStore.attachTask(created.id, claimed.version, taskArn);
-    const base = { taskArn, startedBy: created.id, desiredStatus: 'RUNNING' };
+describe('ECS task state change events', () => {
+  it('move a provisioning container to running when its task runs', async () => {
+    const created = await containerService.create(owner, spec());
 
-    await invoke({ ...base, version: 3, lastStatus: 'RUNNING', startedAt: '2025-01-01T00:00:00.000Z' });
-    expect(await containerStore.get(created.id)).toMatchObject({ state: 'running', taskVersion: 3 });
+    await taskStateChange(ecsTask(created.id, 1, 2, 'PENDING'));
+    const pending = await containerStore.get(created.id);
+    await taskStateChange(ecsTask(created.id, 1, 3, 'RUNNING'));
 
-    await invoke({ ...base, version: 3, lastStatus: 'RUNNING', startedAt: '2025-01-01T00:00:00.000Z' });
-    await invoke({ ...base, version: 2, lastStatus: 'PENDING' });
-    await invoke({ ...base, taskArn: `${taskArn}0`, version: 9, lastStatus: 'STOPPED', desiredStatus: 'STOPPED', stopCode: 'EssentialContainerExited' });
-    expect(await containerStore.get(created.id)).toMatchObject({ state: 'running', taskVersion: 3 });
-
-    await invoke({ ...base, version: 5, lastStatus: 'STOPPED', desiredStatus: 'STOPPED', stopCode: 'EssentialContainerExited' });
-    expect(await containerStore.get(created.id)).toMatchObject({ state: 'failed', taskVersion: 5 });
+    expect(pending).toMatchObject({ state: 'provisioning', taskVersion: 2 });
+    expect(await containerStore.get(created.id)).toMatchObject({ state: 'running', version: 1, taskVersion: 3 });
+    expect(awsCalls()).toEqual([runTask(created, 1)]);
   });
 
-  it('drops an event for a task not started for a container', async () => {
-    await expect(invoke({ taskArn: 'arn:aws:ecs:us-east-1:1:task/c/t', startedBy: 'ecs-svc/1', version: 1, lastStatus: 'RUNNING' })).resolves.toBeUndefined();
+  it('mark a container failed when its task stops before running', async () => {
+    const created = await containerService.create(owner, spec());
+
+    await taskStateChange(ecsTask(created.id, 1, 2, 'STOPPED', { stopCode: 'TaskFailedToStart', stoppedReason: 'CannotPullContainerError' }));
+
+    expect(await containerStore.get(created.id)).toMatchObject({ state: 'failed', version: 1, taskVersion: 2 });
+    expect(awsCalls()).toEqual([runTask(created, 1)]);
+  });
+
+  it('mark a running container failed when its task stops on its own, and stopped when someone stops it through ECS', async () => {
+    const crashed = await runningContainer();
+    const stoppedElsewhere = await runningContainer();
+
+    await taskStateChange(ecsTask(crashed.id, 1, 5, 'STOPPED', { stopCode: 'EssentialContainerExited' }));
+    await taskStateChange(ecsTask(stoppedElsewhere.id, 1, 5, 'STOPPED', { stopCode: 'UserInitiated', stoppedReason: 'Stopped in the console' }));
+
+    expect(await containerStore.get(crashed.id)).toMatchObject({ state: 'failed', taskVersion: 5 });
+    expect(await containerStore.get(stoppedElsewhere.id)).toMatchObject({ state: 'stopped', taskVersion: 5 });
+    expect(awsCalls()).toEqual([runTask(crashed, 1), runTask(stoppedElsewhere, 1)]);
+  });
+
+  it('are ignored when repeated, older than one applied, or about a task that is no longer the container’s', async () => {
+    const running = await runningContainer();
+    const before = await containerStore.get(running.id);
+
+    await taskStateChange(ecsTask(running.id, 1, 3, 'RUNNING'));
+    await taskStateChange(ecsTask(running.id, 1, 2, 'PENDING'));
+    await taskStateChange(ecsTask(running.id, 7, 9, 'STOPPED', { stopCode: 'EssentialContainerExited' }));
+
+    expect(await containerStore.get(running.id)).toEqual(before);
+    expect(awsCalls()).toEqual([runTask(running, 1)]);
+  });
+
+  it('are ignored for the task our own stop detached, so its UserInitiated stop changes nothing', async () => {
+    const running = await runningContainer();
+    const stopped = await containerService.stop(owner, running.id);
+
+    await taskStateChange(ecsTask(running.id, 1, 5, 'STOPPED', { stopCode: 'UserInitiated', stoppedReason: STOP_REASON.stop }));
+
+    expect(await containerStore.get(running.id)).toEqual(stopped);
+    expect(awsCalls()).toEqual([runTask(running, 1), stopTask(running, 1, STOP_REASON.stop)]);
+  });
+
+  it('are dropped when the task was not started for a container, or its container does not exist', async () => {
+    const created = await containerService.create(owner, spec());
+
+    await taskStateChange({ ...ecsTask(created.id, 1, 3, 'RUNNING'), startedBy: 'ecs-svc/1234567890' });
+    await taskStateChange(ecsTask(newId(), 1, 3, 'RUNNING'));
+
+    expect(await containerStore.get(created.id)).toEqual(created);
+    expect(awsCalls()).toEqual([runTask(created, 1)]);
+  });
+});
+
+interface TransitionCell {
+  from: ContainerState;
+  action: ContainerAction;
+  does: string;
+  /** What DescribeTasks reports, in turn, for the task of the resulting version. */
+  reports: string[];
+  to: { state: ContainerState; version: number };
+  /** The commands the action sends, after those that prepared the container. */
+  sends: (container: StoredContainer) => AwsCall[];
+}
+
+/** product.md section 3, cell by cell. */
+const TRANSITION_TABLE: TransitionCell[] = [
+  {
+    from: 'provisioning',
+    action: 'start',
+    does: 'waits until its task runs',
+    reports: ['PROVISIONING', 'RUNNING'],
+    to: { state: 'running', version: 1 },
+    sends: (container) => [describeTasks(container, 1), describeTasks(container, 1)],
+  },
+  {
+    from: 'provisioning',
+    action: 'stop',
+    does: 'stops its task and records stopped',
+    reports: [],
+    to: { state: 'stopped', version: 2 },
+    sends: (container) => [stopTask(container, 1, STOP_REASON.stop)],
+  },
+  {
+    from: 'provisioning',
+    action: 'restart',
+    does: 'stops its task, runs a new one and waits for it',
+    reports: ['RUNNING'],
+    to: { state: 'running', version: 2 },
+    sends: (container) => [stopTask(container, 1, STOP_REASON.restart), runTask(container, 2), describeTasks(container, 2)],
+  },
+  {
+    from: 'running',
+    action: 'start',
+    does: 'changes nothing',
+    reports: [],
+    to: { state: 'running', version: 1 },
+    sends: () => [],
+  },
+  {
+    from: 'running',
+    action: 'stop',
+    does: 'stops its task and records stopped',
+    reports: [],
+    to: { state: 'stopped', version: 2 },
+    sends: (container) => [stopTask(container, 1, STOP_REASON.stop)],
+  },
+  {
+    from: 'running',
+    action: 'restart',
+    does: 'stops its task, runs a new one and waits for it',
+    reports: ['PENDING', 'RUNNING'],
+    to: { state: 'running', version: 2 },
+    sends: (container) => [stopTask(container, 1, STOP_REASON.restart), runTask(container, 2), describeTasks(container, 2), describeTasks(container, 2)],
+  },
+  {
+    from: 'stopped',
+    action: 'start',
+    does: 'runs a new task and waits for it',
+    reports: ['PROVISIONING', 'RUNNING'],
+    to: { state: 'running', version: 3 },
+    sends: (container) => [runTask(container, 3), describeTasks(container, 3), describeTasks(container, 3)],
+  },
+  {
+    from: 'stopped',
+    action: 'stop',
+    does: 'changes nothing',
+    reports: [],
+    to: { state: 'stopped', version: 2 },
+    sends: () => [],
+  },
+  {
+    from: 'stopped',
+    action: 'restart',
+    does: 'runs a new task and waits for it',
+    reports: ['RUNNING'],
+    to: { state: 'running', version: 3 },
+    sends: (container) => [runTask(container, 3), describeTasks(container, 3)],
+  },
+  {
+    from: 'failed',
+    action: 'start',
+    does: 'runs a new task and waits for it',
+    reports: ['PENDING', 'RUNNING'],
+    to: { state: 'running', version: 2 },
+    sends: (container) => [runTask(container, 2), describeTasks(container, 2), describeTasks(container, 2)],
+  },
+  {
+    from: 'failed',
+    action: 'stop',
+    does: 'records stopped without stopping the task that already has',
+    reports: [],
+    to: { state: 'stopped', version: 2 },
+    sends: () => [],
+  },
+  {
+    from: 'failed',
+    action: 'restart',
+    does: 'runs a new task and waits for it',
+    reports: ['RUNNING'],
+    to: { state: 'running', version: 2 },
+    sends: (container) => [runTask(container, 2), describeTasks(container, 2)],
+  },
+];
+
+describe('ContainerService transitions on ECS (product.md section 3)', () => {
+  for (const { from, action, does, reports, to, sends } of TRANSITION_TABLE) {
+    it(`${action} of a ${from} container ${does}`, async () => {
+      const { container, prepared } = await containerIn(from);
+      if (reports.length > 0) ecsReports(...reports.map((lastStatus, index) => ecsTask(container.id, to.version, index + 1, lastStatus)));
+
+      const after = await containerService[action](owner, container.id);
+
+      expect(after).toMatchObject(to);
+      // A running container owns the task of its version; a stopped one owns none.
+      expect(after.taskArn).toBe(to.state === 'running' ? taskArnFor(container.id, to.version) : undefined);
+      expect(await containerStore.get(container.id)).toEqual(after);
+      expect(awsCalls()).toEqual([...prepared, ...sends(container)]);
+    });
+  }
+
+  it('start answers 504 TimeoutError when the task is not running within the budget; the task keeps starting and a repeated start waits for that same task', async () => {
+    const created = await containerService.create(owner, spec());
+    const startedAt = Date.now();
+    // Every DescribeTasks round trip takes 100 ms on the clock of this 250 ms budget, so it times out after the third.
+    const { runtime, usage } = runtimeFor(config);
+    const impatient = new ContainerService(containerStore, runtime, usage, {
+      startBudgetMs: 250,
+      now: () => startedAt + 100 * ecsMock.commandCalls(DescribeTasksCommand).length,
+    });
+    ecsReports(
+      ecsTask(created.id, 1, 1, 'PROVISIONING'),
+      ecsTask(created.id, 1, 2, 'PROVISIONING'),
+      ecsTask(created.id, 1, 3, 'PENDING'),
+      ecsTask(created.id, 1, 4, 'RUNNING'),
+    );
+
+    const timedOut = await impatient.start(owner, created.id).catch((error: unknown) => error);
+    const meanwhile = await containerStore.get(created.id);
+    const started = await containerService.start(owner, created.id);
+
+    expect(timedOut).toBeInstanceOf(TimeoutError);
+    expect(timedOut).toMatchObject({ statusCode: 504, code: 'TIMEOUT' });
+    expect(meanwhile).toMatchObject({ state: 'provisioning', version: 1, taskArn: created.taskArn, taskVersion: 3 });
+    expect(started).toMatchObject({ state: 'running', version: 1, taskArn: created.taskArn, taskVersion: 4 });
+    expect(awsCalls()).toEqual([runTask(created, 1), ...Array<AwsCall>(4).fill(describeTasks(created, 1))]);
+  });
+
+  it('start answers 500 InternalError and leaves the container failed when its task stops before running', async () => {
+    const { container, prepared } = await containerIn('stopped');
+    ecsReports(
+      ecsTask(container.id, 3, 1, 'PENDING'),
+      ecsTask(container.id, 3, 2, 'STOPPED', { stopCode: 'TaskFailedToStart', stoppedReason: 'CannotPullContainerError' }),
+    );
+
+    const failure = await containerService.start(owner, container.id).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(InternalError);
+    expect(failure).toMatchObject({ statusCode: 500 });
+    expect(await containerStore.get(container.id)).toMatchObject({ state: 'failed', version: 3, taskArn: taskArnFor(container.id, 3) });
+    expect(awsCalls()).toEqual([...prepared, runTask(container, 3), describeTasks(container, 3), describeTasks(container, 3)]);
+  });
+
+  it('start answers 500 InternalError and leaves the container failed when RunTask reports failures', async () => {
+    const { container, prepared } = await containerIn('stopped');
+    refuseNextLaunch();
+
+    const failure = await containerService.start(owner, container.id).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(InternalError);
+    expect(failure).toMatchObject({ statusCode: 500 });
+    const stored = await containerStore.get(container.id);
+    expect(stored).toMatchObject({ state: 'failed', version: 3 });
+    expect(stored?.taskArn).toBeUndefined();
+    expect(awsCalls()).toEqual([...prepared, runTask(container, 3)]);
+  });
+
+  it('of two transitions that read the same version, exactly one commits; the other gets ConflictError and runs no task', async () => {
+    const running = await runningContainer();
+    holdReadsUntil(2);
+    let stopping: Promise<StoredContainer> | undefined;
+    // The restart's StopTask answers only once the stop has committed, so the stop is the one that wins.
+    ecsMock.on(StopTaskCommand, { reason: STOP_REASON.restart }).callsFake(async (input) => {
+      await stopping?.catch(() => undefined);
+      return stopTaskOutput(input);
+    });
+
+    stopping = containerService.stop(owner, running.id);
+    const [stopped, restarted] = await Promise.allSettled([stopping, containerService.restart(owner, running.id)]);
+
+    expect(stopped).toEqual({ status: 'fulfilled', value: expect.objectContaining({ state: 'stopped', version: 2 }) });
+    expect(restarted).toEqual({ status: 'rejected', reason: expect.any(ConflictError) });
+    expect(await containerStore.get(running.id)).toEqual((stopped as PromiseFulfilledResult<StoredContainer>).value);
+    expect(awsCalls().map(([command]) => command)).toEqual(['RunTaskCommand', 'StopTaskCommand', 'StopTaskCommand']);
+    expect(awsCalls()).toEqual(
+      expect.arrayContaining([runTask(running, 1), stopTask(running, 1, STOP_REASON.stop), stopTask(running, 1, STOP_REASON.restart)]),
+    );
+  });
+
+  /** DescribeTasks of the container's first task answers PROVISIONING only once `answer` resolves; any later task runs at once. */
+  function holdFirstTaskReport(container: StoredContainer): { asked: Promise<void>; answer: () => void } {
+    const asked = deferred();
+    const answer = deferred();
+    ecsMock.on(DescribeTasksCommand).callsFake(async (input: { tasks: string[] }) => {
+      if (input.tasks[0] !== taskArnFor(container.id, 1)) return { tasks: [ecsTask(container.id, 2, 1, 'RUNNING')], failures: [] };
+      asked.resolve();
+      await answer.promise;
+      return { tasks: [ecsTask(container.id, 1, 2, 'PROVISIONING')], failures: [] };
+    });
+    return { asked: asked.promise, answer: answer.resolve };
+  }
+
+  it('a start waiting for its task answers ConflictError when a stop commits meanwhile', async () => {
+    const created = await containerService.create(owner, spec());
+    const firstTask = holdFirstTaskReport(created);
+
+    const starting = containerService.start(owner, created.id).catch((error: unknown) => error);
+    await firstTask.asked;
+    const stopped = await containerService.stop(owner, created.id);
+    firstTask.answer();
+
+    expect(await starting).toBeInstanceOf(ConflictError);
+    expect(stopped).toMatchObject({ state: 'stopped', version: 2 });
+    expect(await containerStore.get(created.id)).toEqual(stopped);
+    expect(awsCalls()).toEqual([runTask(created, 1), describeTasks(created, 1), stopTask(created, 1, STOP_REASON.stop)]);
+  });
+
+  it('a start waiting for its task answers ConflictError, not the other task, when a restart commits meanwhile', async () => {
+    const created = await containerService.create(owner, spec());
+    const firstTask = holdFirstTaskReport(created);
+
+    const starting = containerService.start(owner, created.id).catch((error: unknown) => error);
+    await firstTask.asked;
+    const restarted = await containerService.restart(owner, created.id);
+    firstTask.answer();
+
+    expect(await starting).toBeInstanceOf(ConflictError);
+    expect(restarted).toMatchObject({ state: 'running', version: 2, taskArn: taskArnFor(created.id, 2) });
+    expect(await containerStore.get(created.id)).toEqual(restarted);
+    expect(awsCalls()).toEqual([
+      runTask(created, 1),
+      describeTasks(created, 1),
+      stopTask(created, 1, STOP_REASON.restart),
+      runTask(created, 2),
+      describeTasks(created, 2),
+    ]);
+  });
+
+  it('a start finding a provisioning container without a task finishes the interrupted launch with that version’s token', async () => {
+    const created = await containerService.create(owner, spec());
+    // As if a restart died between claiming version 2 and attaching its task.
+    await containerStore.beginTransition(created.id, 1, 'provisioning', new Date().toISOString());
+    ecsReports(ecsTask(created.id, 2, 1, 'RUNNING'));
+
+    const started = await containerService.start(owner, created.id);
+
+    expect(started).toMatchObject({ state: 'running', version: 2, taskArn: taskArnFor(created.id, 2) });
+    expect(awsCalls()).toEqual([runTask(created, 1), runTask(created, 2), describeTasks(created, 2)]);
+  });
+});
+
+describe('ContainerService visibility', () => {
+  it('answers NotFoundError to anyone but the owner and admins, for every action, without touching the task', async () => {
+    const running = await runningContainer();
+
+    for (const act of [
+      () => containerService.get(stranger, running.id),
+      () => containerService.start(stranger, running.id),
+      () => containerService.stop(stranger, running.id),
+      () => containerService.restart(stranger, running.id),
+      () => containerService.delete(stranger, running.id),
+      () => containerService.metrics(stranger, running.id),
+    ]) {
+      await expect(act()).rejects.toBeInstanceOf(NotFoundError);
+    }
+    expect(await containerService.get(owner, running.id)).toEqual(running);
+    expect(await containerService.get(admin, running.id)).toEqual(running);
+    expect(awsCalls()).toEqual([runTask(running, 1)]);
+  });
+
+  it('lists only the caller’s own containers, and every container for an admin', async () => {
+    const lister: Caller = { userId: newId(), role: 'user' };
+    const mine = await containerService.create(lister, spec());
+    const theirs = await containerService.create(stranger, spec());
+
+    const own = await containerService.list(lister, { limit: 100 });
+    const all = await containerService.list(admin, { limit: 1000 });
+
+    expect(own.items.map((item) => item.id)).toEqual([mine.id]);
+    expect(all.items.map((item) => item.id)).toEqual(expect.arrayContaining([mine.id, theirs.id]));
+    expect(awsCalls()).toEqual([runTask(mine, 1), runTask(theirs, 1)]);
+  });
+});
+
+describe('ContainerService.delete on ECS', () => {
+  it('stops the running task, then removes the container and frees its hostname', async () => {
+    const running = await runningContainer();
+
+    await containerService.delete(owner, running.id);
+
+    await expect(containerService.get(owner, running.id)).rejects.toBeInstanceOf(NotFoundError);
+    const again = await containerService.create(stranger, { ...spec(), hostname: running.hostname });
+    expect(awsCalls()).toEqual([runTask(running, 1), stopTask(running, 1, STOP_REASON.delete), runTask(again, 1)]);
+  });
+});
+
+describe('ContainerService.metrics from CloudWatch', () => {
+  it('measures a running container’s task in Container Insights, clamping CPU to 100 and reporting the provisioned totals', async () => {
+    const running = await runningContainer();
+    const latest = (Id: string, value: number) => ({ Id, Values: [value], Timestamps: [new Date()] });
+    cloudWatchMock.on(GetMetricDataCommand).resolves({
+      MetricDataResults: [latest('cpuUtilized', 2100), latest('cpuReserved', 2048), latest('memoryUtilized', 700), latest('ephemeralStorageUtilized', 0.5)],
+    });
+
+    const metrics = await containerService.metrics(owner, running.id);
+
+    expect(metrics).toEqual({ cpu_percent: 100, memory_used_mb: 700, memory_total_mb: 4096, disk_used_gb: 0.5, disk_total_gb: 21 });
+    const dimensions = [
+      { Name: 'ClusterName', Value: 'workloads' },
+      { Name: 'TaskId', Value: taskIdFor(running.id, 1) },
+    ];
+    const query = (Id: string, MetricName: string) => ({
+      Id,
+      MetricStat: { Metric: { Namespace: 'ECS/ContainerInsights', MetricName, Dimensions: dimensions }, Period: 60, Stat: 'Average' },
+      ReturnData: true,
+    });
+    expect(awsCalls()).toEqual([
+      runTask(running, 1),
+      [
+        'GetMetricDataCommand',
+        {
+          MetricDataQueries: [
+            query('cpuUtilized', 'CpuUtilized'),
+            query('cpuReserved', 'CpuReserved'),
+            query('memoryUtilized', 'MemoryUtilized'),
+            query('ephemeralStorageUtilized', 'EphemeralStorageUtilized'),
+          ],
+          StartTime: expect.any(Date),
+          EndTime: expect.any(Date),
+          ScanBy: 'TimestampDescending',
+        },
+      ],
+    ]);
+  });
+
+  it('reports zeros for every used figure of a container that is not running, without asking CloudWatch', async () => {
+    const created = await containerService.create(owner, { ...spec(), diskGb: 18 });
+
+    expect(await containerService.metrics(owner, created.id)).toEqual({
+      cpu_percent: 0,
+      memory_used_mb: 0,
+      memory_total_mb: 4096,
+      disk_used_gb: 0,
+      disk_total_gb: 20,
+    });
+    expect(awsCalls()).toEqual([runTask(created, 1)]);
+  });
+});
+
+describe('ContainerService with the local runtime', () => {
+  it('marks a container failed when its process exits before it runs', async () => {
+    const failing = new LocalRuntime({ rootDir: config.LOCAL_CONTAINER_DIR, command: 'exit 1', readyAfterMs: 100 });
+    const service = new ContainerService(containerStore, failing, new LocalMetrics(failing), { startBudgetMs: 2000 });
+    failing.onTaskStatus((status) => service.applyTaskStatus(status));
+
+    const created = await service.create(owner, spec());
+
+    expect(created.state).toBe('provisioning');
+    const settled = await pollUntil(() => containerStore.get(created.id), (container) => container?.state !== 'provisioning');
+    expect(settled?.state).toBe('failed');
+    expect(awsCalls()).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -129,6 +130,108 @@ describe('LocalRuntime', () => {
   it('answers undefined for a task it does not know', async () => {
     expect(await runtime.describeTask('arn:local:ecs:local:000000000000:task/local/unknown')).toBeUndefined();
     await expect(runtime.stopTask('arn:local:ecs:local:000000000000:task/local/unknown', 'x')).resolves.toBeUndefined();
+  });
+});
+
+/** A process in its own group (detached), as the runtime starts them, that a test can watch exit. */
+async function leftoverProcess(
+  workDir: string,
+  options: { ownGroup?: boolean; ownerPid?: number } = {},
+): Promise<{ child: ChildProcess; pidFile: string; exited: Promise<unknown> }> {
+  await mkdir(workDir, { recursive: true });
+  const child = spawn('sleep', ['30'], { cwd: workDir, detached: options.ownGroup ?? true, stdio: 'ignore' });
+  const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
+  const pidFile = join(workDir, `process-${child.pid}.pid`);
+  // The pid and, as the runtime writes it, the pid of the process that started it; an earlier run's owner is gone.
+  await writeFile(pidFile, `${child.pid}\n${options.ownerPid ?? 999_999_999}\n`);
+  return { child, pidFile, exited };
+}
+
+describe('LocalRuntime across restarts', () => {
+  it('keeps a pid file for each running process in its container directory, and removes it when the process exits', async () => {
+    const request = launch();
+    const taskArn = await runtime.runTask(request);
+    const { pid } = runtime.processOf(taskArn)!;
+    const workDir = join(rootDir, request.containerId);
+
+    // The process, and the process that owns it: this one.
+    expect(await readFile(join(workDir, `process-${pid}.pid`), 'utf8')).toBe(`${pid}\n${process.pid}\n`);
+    await runtime.stopTask(taskArn, 'test stop');
+    await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
+
+    expect((await readdir(workDir)).filter((name) => name.endsWith('.pid'))).toEqual([]);
+  });
+
+  it('kills the process groups an earlier run left behind, as their pid files record them', async () => {
+    const fresh = new LocalRuntime({ rootDir, readyAfterMs: 200 });
+    const leftover = await leftoverProcess(join(rootDir, newId()));
+
+    const killed = await fresh.killLeftoverProcesses();
+
+    expect(killed).toBe(1);
+    await expect(Promise.race([leftover.exited.then(() => 'exited'), sleep(2000).then(() => 'still running')])).resolves.toBe('exited');
+    expect(existsSync(leftover.pidFile)).toBe(false);
+  });
+
+  it('leaves alone a recorded pid that no longer leads its own group, or started after the file was written', async () => {
+    const fresh = new LocalRuntime({ rootDir, readyAfterMs: 200 });
+    const notLeader = await leftoverProcess(join(rootDir, newId()), { ownGroup: false });
+    const reused = await leftoverProcess(join(rootDir, newId()));
+    // A file from an hour ago names a process that started just now: the pid was reused.
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    await utimes(reused.pidFile, anHourAgo, anHourAgo);
+
+    const killed = await fresh.killLeftoverProcesses();
+
+    expect(killed).toBe(0);
+    expect(isAlive(notLeader.child.pid!)).toBe(true);
+    expect(isAlive(reused.child.pid!)).toBe(true);
+    expect(existsSync(notLeader.pidFile) || existsSync(reused.pidFile)).toBe(false);
+    notLeader.child.kill('SIGKILL');
+    reused.child.kill('SIGKILL');
+  });
+
+  it('leaves alone the processes of a stack that is still running, this one included', async () => {
+    const fresh = new LocalRuntime({ rootDir, readyAfterMs: 200 });
+    const ownedByLiveStack = await leftoverProcess(join(rootDir, newId()), { ownerPid: process.ppid });
+    const taskArn = await runtime.runTask(launch());
+    const { pid } = runtime.processOf(taskArn)!;
+
+    const killed = await fresh.killLeftoverProcesses();
+
+    expect(killed).toBe(0);
+    expect(isAlive(ownedByLiveStack.child.pid!)).toBe(true);
+    expect(existsSync(ownedByLiveStack.pidFile)).toBe(true);
+    expect(isAlive(pid)).toBe(true);
+    ownedByLiveStack.child.kill('SIGKILL');
+  });
+
+  it('knows no tasks when fresh, and every task it started', async () => {
+    const fresh = new LocalRuntime({ rootDir, readyAfterMs: 200 });
+    expect(fresh.knownTaskArns().size).toBe(0);
+
+    const taskArn = await fresh.runTask(launch());
+
+    expect([...fresh.knownTaskArns()]).toEqual([taskArn]);
+    await fresh.stopAll();
+  });
+
+  it('releases a container: its process is gone, then its directory', async () => {
+    const request = launch();
+    const taskArn = await runtime.runTask(request);
+    await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+    const { pid } = runtime.processOf(taskArn)!;
+
+    await runtime.stopTask(taskArn, 'Container deleted through the API');
+    await runtime.releaseContainer(request.containerId);
+
+    expect(isAlive(pid)).toBe(false);
+    expect(existsSync(join(rootDir, request.containerId))).toBe(false);
+    expect(await runtime.describeTask(taskArn)).toBeUndefined();
+  });
+
+  it('refuses to release anything outside its root directory', async () => {
+    await expect(runtime.releaseContainer('../escape')).rejects.toThrow('Not a container id');
   });
 });
 

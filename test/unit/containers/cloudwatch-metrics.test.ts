@@ -16,33 +16,38 @@ beforeEach(() => {
   cloudWatchMock.reset();
 });
 
+/** Exactly one GetMetricData was sent: the task's four Container Insights metrics, latest minute first. */
+function expectOneQueryForTheTask(): void {
+  const dimensions = [
+    { Name: 'ClusterName', Value: 'workloads' },
+    { Name: 'TaskId', Value: '0123456789abcdef0123456789abcdef' },
+  ];
+  const stat = (metricName: string) => ({
+    Metric: { Namespace: 'ECS/ContainerInsights', MetricName: metricName, Dimensions: dimensions },
+    Period: 60,
+    Stat: 'Average',
+  });
+  expect(cloudWatchMock.calls()).toHaveLength(1);
+  expect(cloudWatchMock.commandCalls(GetMetricDataCommand)[0]!.args[0].input).toEqual({
+    MetricDataQueries: [
+      { Id: 'cpuUtilized', MetricStat: stat('CpuUtilized'), ReturnData: true },
+      { Id: 'cpuReserved', MetricStat: stat('CpuReserved'), ReturnData: true },
+      { Id: 'memoryUtilized', MetricStat: stat('MemoryUtilized'), ReturnData: true },
+      { Id: 'ephemeralStorageUtilized', MetricStat: stat('EphemeralStorageUtilized'), ReturnData: true },
+    ],
+    StartTime: new Date(NOW - 5 * 60_000),
+    EndTime: new Date(NOW),
+    ScanBy: 'TimestampDescending',
+  });
+}
+
 describe('CloudWatchMetrics', () => {
   it("asks Container Insights for the task's CPU, memory and storage over the last 5 minutes, per minute", async () => {
     cloudWatchMock.on(GetMetricDataCommand).resolves({ MetricDataResults: [] });
 
     await metrics.usageOf(query);
 
-    expect(cloudWatchMock.calls()).toHaveLength(1);
-    const dimensions = [
-      { Name: 'ClusterName', Value: 'workloads' },
-      { Name: 'TaskId', Value: '0123456789abcdef0123456789abcdef' },
-    ];
-    const stat = (metricName: string) => ({
-      Metric: { Namespace: 'ECS/ContainerInsights', MetricName: metricName, Dimensions: dimensions },
-      Period: 60,
-      Stat: 'Average',
-    });
-    expect(cloudWatchMock.commandCalls(GetMetricDataCommand)[0]!.args[0].input).toEqual({
-      MetricDataQueries: [
-        { Id: 'cpuUtilized', MetricStat: stat('CpuUtilized'), ReturnData: true },
-        { Id: 'cpuReserved', MetricStat: stat('CpuReserved'), ReturnData: true },
-        { Id: 'memoryUtilized', MetricStat: stat('MemoryUtilized'), ReturnData: true },
-        { Id: 'ephemeralStorageUtilized', MetricStat: stat('EphemeralStorageUtilized'), ReturnData: true },
-      ],
-      StartTime: new Date(NOW - 5 * 60_000),
-      EndTime: new Date(NOW),
-      ScanBy: 'TimestampDescending',
-    });
+    expectOneQueryForTheTask();
   });
 
   it('maps the latest datapoint of each metric: CPU as a share of the reserved CPU', async () => {
@@ -56,6 +61,7 @@ describe('CloudWatchMetrics', () => {
     });
 
     expect(await metrics.usageOf(query)).toEqual({ cpuPercent: 25, memoryUsedMb: 300, diskUsedGb: 1.25 });
+    expectOneQueryForTheTask();
   });
 
   it('clamps CPU above the reservation to 100 percent', async () => {
@@ -64,6 +70,7 @@ describe('CloudWatchMetrics', () => {
     });
 
     expect((await metrics.usageOf(query)).cpuPercent).toBe(100);
+    expectOneQueryForTheTask();
   });
 
   it('reads 0 for every figure while the task has no datapoints yet', async () => {
@@ -72,6 +79,7 @@ describe('CloudWatchMetrics', () => {
     });
 
     expect(await metrics.usageOf(query)).toEqual({ cpuPercent: 0, memoryUsedMb: 0, diskUsedGb: 0 });
+    expectOneQueryForTheTask();
   });
 });
 

@@ -1,6 +1,7 @@
 import { DescribeTasksCommand, ECSClient, RunTaskCommand, StopTaskCommand } from '@aws-sdk/client-ecs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { launchToken } from '../../../lib/containers/container-service.js';
 import { TaskLaunchError, type TaskLaunch } from '../../../lib/containers/runtime.js';
 import { clusterNameOf, EcsRuntime, taskStatusFromEcs } from '../../../lib/runtimes/ecs-runtime.js';
 
@@ -102,10 +103,16 @@ describe('EcsRuntime.runTask', () => {
     );
   });
 
-  it('keeps the client token within the 64 characters ECS allows', async () => {
-    await runtime.runTask(launch({ clientToken: `${CONTAINER_ID}:123456789` }));
+  it("sends the service's launch token as it is, and even at the largest version it fits the 64 characters ECS allows", async () => {
+    const clientToken = launchToken(CONTAINER_ID, Number.MAX_SAFE_INTEGER);
 
-    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input.clientToken!.length).toBeLessThanOrEqual(64);
+    await runtime.runTask(launch({ clientToken }));
+
+    expect(clientToken.length).toBeLessThanOrEqual(64);
+    expect(ecsMock.calls()).toHaveLength(1);
+    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input).toEqual(
+      runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }, clientToken),
+    );
   });
 
   it('fails with TaskLaunchError, carrying the reasons, when RunTask reports failures', async () => {
@@ -113,12 +120,19 @@ describe('EcsRuntime.runTask', () => {
 
     await expect(runtime.runTask(launch())).rejects.toThrow(new TaskLaunchError('RunTask started no task: RESOURCE:MEMORY: no capacity'));
     expect(ecsMock.calls()).toHaveLength(1);
+    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input).toEqual(
+      runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }),
+    );
   });
 
   it('passes other RunTask errors on', async () => {
     ecsMock.on(RunTaskCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
 
     await expect(runtime.runTask(launch())).rejects.toThrow('denied');
+    expect(ecsMock.calls()).toHaveLength(1);
+    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input).toEqual(
+      runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }),
+    );
   });
 });
 
@@ -140,12 +154,16 @@ describe('EcsRuntime.stopTask', () => {
     ecsMock.on(StopTaskCommand).rejects(Object.assign(new Error('The referenced task was not found.'), { name: 'InvalidParameterException' }));
 
     await expect(runtime.stopTask(TASK_ARN, 'gone')).resolves.toBeUndefined();
+    expect(ecsMock.calls()).toHaveLength(1);
+    expect(ecsMock.commandCalls(StopTaskCommand)[0]!.args[0].input).toEqual({ cluster: CLUSTER_ARN, task: TASK_ARN, reason: 'gone' });
   });
 
   it('passes other StopTask errors on', async () => {
     ecsMock.on(StopTaskCommand).rejects(Object.assign(new Error('slow down'), { name: 'ThrottlingException' }));
 
     await expect(runtime.stopTask(TASK_ARN, 'busy')).rejects.toThrow('slow down');
+    expect(ecsMock.calls()).toHaveLength(1);
+    expect(ecsMock.commandCalls(StopTaskCommand)[0]!.args[0].input).toEqual({ cluster: CLUSTER_ARN, task: TASK_ARN, reason: 'busy' });
   });
 });
 
@@ -175,6 +193,8 @@ describe('EcsRuntime.describeTask', () => {
     ecsMock.on(DescribeTasksCommand).resolves({ tasks: [], failures: [{ arn: TASK_ARN, reason: 'MISSING' }] });
 
     expect(await runtime.describeTask(TASK_ARN)).toBeUndefined();
+    expect(ecsMock.calls()).toHaveLength(1);
+    expect(ecsMock.commandCalls(DescribeTasksCommand)[0]!.args[0].input).toEqual({ cluster: CLUSTER_ARN, tasks: [TASK_ARN] });
   });
 });
 

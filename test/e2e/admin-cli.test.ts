@@ -1,0 +1,57 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { identityService } from '../../lib/identity/wiring.js';
+
+const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
+const tsxCli = fileURLToPath(new URL('../../node_modules/tsx/dist/cli.mjs', import.meta.url));
+
+/**
+ * `npm run admin -- …` without npm in between, as an operator runs it against `npm start`:
+ * DYNAMODB_ENDPOINT and TABLE_NAME (this file's table on DynamoDB Local, from setup-env) and
+ * no AWS credentials at all.
+ */
+function runAdmin(args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
+  for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'LOG_LEVEL']) delete env[name];
+  const child = spawn(process.execPath, [tsxCli, 'scripts/admin.ts', ...args], { cwd: repositoryRoot, env, stdio: 'pipe' });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  child.stdin.end(options.stdin ?? '');
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+describe('npm run admin against DynamoDB Local', () => {
+  it('creates a user who can then sign in, with no AWS credentials in the environment', async () => {
+    const email = `ops-${randomUUID()}@example.com`;
+    const password = `pw-${randomUUID()}`;
+
+    const result = await runAdmin(['create-user', '--email', email, '--role', 'admin', '--password-stdin'], { stdin: `${password}\n` });
+
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`^Created admin ${email} \\([0-9a-f-]{36}\\)\\n$`));
+    const session = await identityService.signIn(email, password);
+    expect(session).toMatchObject({ token: expect.stringMatching(/^svss_/), user: { email, role: 'admin' } });
+  });
+
+  it('fails with one clear line and a non-zero exit when DynamoDB cannot be reached', async () => {
+    const result = await runAdmin(['create-user', '--email', `ops-${randomUUID()}@example.com`], {
+      env: { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' },
+    });
+
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe('admin: Cannot reach DynamoDB at http://127.0.0.1:9 (ECONNREFUSED); is npm start running?\n');
+  });
+
+  it('names the table when it does not exist', async () => {
+    const result = await runAdmin(['create-user', '--email', `ops-${randomUUID()}@example.com`], { env: { TABLE_NAME: 'no-such-table' } });
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^admin: Table no-such-table not found in DynamoDB at http:\/\/127\.0\.0\.1:\d+ \(check TABLE_NAME and DYNAMODB_ENDPOINT\)\n$/);
+  });
+});

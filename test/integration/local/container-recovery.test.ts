@@ -1,0 +1,139 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Caller, ContainerState, StoredContainer } from '../../../lib/containers/container.js';
+import { containerService, containerStore, recoverLocalContainers } from '../../../lib/containers/wiring.js';
+import { newId } from '../../../lib/ids.js';
+import { runShutdown } from '../../../lib/local/lifecycle.js';
+
+/*
+ * The local stack's start-up after an unclean exit (kill -9): the table still says
+ * `running` for containers whose processes this fresh runtime never started, and some of
+ * those processes may still be alive. Production wiring over this file's table and
+ * container directory (CONTAINER_RUNTIME=local, set by setup-env).
+ */
+const containerDir = process.env.LOCAL_CONTAINER_DIR!;
+const admin: Caller = { userId: newId(), role: 'admin' };
+const owner: Caller = { userId: newId(), role: 'user' };
+let hostnameCounter = 0;
+
+afterAll(() => runShutdown());
+
+/** A container as an earlier run of the stack left it in the table. */
+async function leftInTable(state: ContainerState, task: { taskArn?: string } = {}): Promise<StoredContainer> {
+  const now = new Date().toISOString();
+  const container: StoredContainer = {
+    id: newId(),
+    userId: owner.userId,
+    hostname: `recovered-${process.pid}-${(hostnameCounter += 1)}`,
+    cpuCores: 1,
+    memoryMb: 512,
+    diskGb: 18,
+    state,
+    createdAt: now,
+    updatedAt: now,
+    version: 2,
+    ...(task.taskArn ? { taskArn: task.taskArn, taskVersion: 2 } : {}),
+  };
+  await containerStore.create(container);
+  return container;
+}
+
+const taskOfEarlierRun = () => `arn:local:ecs:local:000000000000:task/local/${newId().replaceAll('-', '')}`;
+
+/** A container process an earlier run started and recorded, still running. */
+async function leftoverProcess(containerId: string): Promise<{ pid: number; exited: Promise<unknown> }> {
+  const workDir = join(containerDir, containerId);
+  await mkdir(workDir, { recursive: true });
+  const child = spawn('sleep', ['30'], { cwd: workDir, detached: true, stdio: 'ignore' });
+  const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
+  await writeFile(join(workDir, `process-${child.pid}.pid`), `${child.pid}\n`);
+  return { pid: child.pid!, exited };
+}
+
+async function pollUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() >= deadline) return value;
+    await sleep(25);
+  }
+}
+
+const stateOf = async (container: StoredContainer) => (await containerStore.get(container.id))?.state;
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('recoverLocalContainers', () => {
+  it('kills the processes an earlier run left behind and records stopped the containers whose tasks it lost', async () => {
+    const running = await leftInTable('running', { taskArn: taskOfEarlierRun() });
+    const provisioning = await leftInTable('provisioning', { taskArn: taskOfEarlierRun() });
+    const launchInterrupted = await leftInTable('provisioning');
+    const stopped = await leftInTable('stopped');
+    const failed = await leftInTable('failed', { taskArn: taskOfEarlierRun() });
+    const leftover = await leftoverProcess(running.id);
+
+    const recovered = await recoverLocalContainers();
+
+    expect(recovered).toEqual({ processesKilled: 1, containersStopped: 3 });
+    await expect(Promise.race([leftover.exited.then(() => 'exited'), sleep(2000).then(() => 'still running')])).resolves.toBe('exited');
+    expect(await stateOf(running)).toBe('stopped');
+    expect(await stateOf(provisioning)).toBe('stopped');
+    expect(await stateOf(launchInterrupted)).toBe('stopped');
+    expect(await stateOf(stopped)).toBe('stopped');
+    expect(await stateOf(failed)).toBe('failed');
+    const after = await containerStore.get(running.id);
+    expect(after).toMatchObject({ version: running.version + 1 });
+    expect(after!.taskArn).toBeUndefined();
+  });
+
+  it('leaves a recovered container startable: start runs a real process again, and its metrics are measured', async () => {
+    const container = await leftInTable('running', { taskArn: taskOfEarlierRun() });
+    await recoverLocalContainers();
+
+    const started = await containerService.start(admin, container.id);
+
+    expect(started.state).toBe('running');
+    const readyFile = join(containerDir, container.id, 'ready');
+    await pollUntil(async () => existsSync(readyFile), Boolean);
+    const { pid } = JSON.parse(await readFile(readyFile, 'utf8')) as { pid: number };
+    expect(isAlive(pid)).toBe(true);
+    expect((await containerService.metrics(admin, container.id)).memory_used_mb).toBeGreaterThan(0);
+  });
+
+  it('leaves alone a container whose task the runtime knows', async () => {
+    const created = await containerService.create(owner, { hostname: `recovered-${process.pid}-live`, cpuCores: 1, memoryMb: 512, diskGb: 18 });
+    const running = await pollUntil(() => containerService.get(owner, created.id), (container) => container.state === 'running');
+
+    const recovered = await recoverLocalContainers();
+
+    expect(recovered).toEqual({ processesKilled: 0, containersStopped: 0 });
+    expect(await containerService.get(owner, created.id)).toEqual(running);
+  });
+});
+
+describe('ContainerService.delete on the local runtime', () => {
+  it("removes the container's directory once its process is gone", async () => {
+    const created = await containerService.create(owner, { hostname: `deleted-${process.pid}`, cpuCores: 1, memoryMb: 512, diskGb: 18 });
+    await pollUntil(() => containerService.get(owner, created.id), (container) => container.state === 'running');
+    const workDir = join(containerDir, created.id);
+    await pollUntil(async () => existsSync(join(workDir, 'ready')), Boolean);
+    const { pid } = JSON.parse(await readFile(join(workDir, 'ready'), 'utf8')) as { pid: number };
+
+    await containerService.delete(owner, created.id);
+
+    expect(isAlive(pid)).toBe(false);
+    expect(existsSync(workDir)).toBe(false);
+    expect(await containerStore.get(created.id)).toBeUndefined();
+  });
+});

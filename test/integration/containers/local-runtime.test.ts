@@ -8,6 +8,7 @@ import type { TaskLaunch, TaskStatus } from '../../../lib/containers/runtime.js'
 import { LocalMetrics } from '../../../lib/metrics/local-metrics.js';
 import { LocalRuntime } from '../../../lib/runtimes/local-runtime.js';
 import { newId } from '../../../lib/ids.js';
+import { pollUntil } from '../../support/poll.js';
 
 const rootDir = process.env.LOCAL_CONTAINER_DIR!;
 const runtime = new LocalRuntime({ rootDir, readyAfterMs: 200, stopGraceMs: 500 });
@@ -23,15 +24,6 @@ const launch = (change: Partial<TaskLaunch> = {}): TaskLaunch => {
   const containerId = newId();
   return { containerId, hostname: 'local-web', cpuCores: 1, memoryMb: 512, diskGb: 18, clientToken: `${containerId}:1`, ...change };
 };
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await sleep(20);
-  }
-}
 
 const isAlive = (pid: number) => {
   try {
@@ -49,11 +41,11 @@ describe('LocalRuntime', () => {
     const taskArn = await runtime.runTask(request);
 
     expect((await runtime.describeTask(taskArn))!.lastStatus).toBe('PROVISIONING');
-    const running = await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+    const running = await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
     expect(running).toMatchObject({ containerId: request.containerId, lastStatus: 'RUNNING', desiredStatus: 'RUNNING', version: 2 });
     expect(running!.startedAt).toEqual(expect.any(String));
     const workDir = join(rootDir, request.containerId);
-    await until(async () => existsSync(join(workDir, 'ready')), Boolean);
+    await pollUntil(async () => existsSync(join(workDir, 'ready')), Boolean);
     expect(JSON.parse(await readFile(join(workDir, 'ready'), 'utf8'))).toMatchObject({ hostname: 'local-web' });
   });
 
@@ -68,12 +60,12 @@ describe('LocalRuntime', () => {
 
   it('stops the whole process group and reports STOPPED with UserInitiated', async () => {
     const taskArn = await runtime.runTask(launch());
-    await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+    await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
     const { pid } = runtime.processOf(taskArn)!;
 
     await runtime.stopTask(taskArn, 'test stop');
 
-    const stopped = await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
+    const stopped = await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
     expect(stopped).toMatchObject({ lastStatus: 'STOPPED', desiredStatus: 'STOPPED', stopCode: 'UserInitiated', stoppedReason: 'test stop' });
     expect(isAlive(pid)).toBe(false);
     expect(runtime.processOf(taskArn)).toBeUndefined();
@@ -84,7 +76,7 @@ describe('LocalRuntime', () => {
 
     const taskArn = await failing.runTask(launch());
 
-    const stopped = await until(() => failing.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
+    const stopped = await pollUntil(() => failing.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
     expect(stopped).toMatchObject({ lastStatus: 'STOPPED', stopCode: 'TaskFailedToStart', stoppedReason: 'The process exited with code 3' });
     expect(stopped!.startedAt).toBeUndefined();
   });
@@ -94,7 +86,7 @@ describe('LocalRuntime', () => {
 
     const taskArn = await exiting.runTask(launch());
 
-    const stopped = await until(() => exiting.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
+    const stopped = await pollUntil(() => exiting.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
     expect(stopped).toMatchObject({ lastStatus: 'STOPPED', stopCode: 'EssentialContainerExited', version: 3 });
     expect(stopped!.startedAt).toEqual(expect.any(String));
   });
@@ -106,7 +98,7 @@ describe('LocalRuntime', () => {
     const taskArn = await custom.runTask(request);
 
     const out = join(rootDir, request.containerId, 'out.txt');
-    await until(async () => existsSync(out) && (await readFile(out, 'utf8')).length > 0, Boolean);
+    await pollUntil(async () => existsSync(out) && (await readFile(out, 'utf8')).length > 0, Boolean);
     expect(await readFile(out, 'utf8')).toMatch(/^named-box \d+\n$/);
     await custom.stopTask(taskArn, 'done');
     await custom.stopAll();
@@ -114,9 +106,9 @@ describe('LocalRuntime', () => {
 
   it('tells the listener every status change of a task, in version order', async () => {
     const taskArn = await runtime.runTask(launch());
-    await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+    await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
     await runtime.stopTask(taskArn, 'test stop');
-    await until(async () => seen.filter((status) => status.taskArn === taskArn).length, (count) => count >= 3);
+    await pollUntil(async () => seen.filter((status) => status.taskArn === taskArn).length, (count) => count >= 3);
 
     const changes = seen.filter((status) => status.taskArn === taskArn).map((status) => [status.version, status.lastStatus]);
 
@@ -157,7 +149,7 @@ describe('LocalRuntime across restarts', () => {
     // The process, and the process that owns it: this one.
     expect(await readFile(join(workDir, `process-${pid}.pid`), 'utf8')).toBe(`${pid}\n${process.pid}\n`);
     await runtime.stopTask(taskArn, 'test stop');
-    await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
+    await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
 
     expect((await readdir(workDir)).filter((name) => name.endsWith('.pid'))).toEqual([]);
   });
@@ -219,7 +211,7 @@ describe('LocalRuntime across restarts', () => {
   it('releases a container: its process is gone, then its directory', async () => {
     const request = launch();
     const taskArn = await runtime.runTask(request);
-    await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+    await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
     const { pid } = runtime.processOf(taskArn)!;
 
     await runtime.stopTask(taskArn, 'Container deleted through the API');
@@ -238,7 +230,7 @@ describe('LocalRuntime across restarts', () => {
 describe('LocalMetrics', () => {
   it('measures a running process: real resident memory, CPU within 0..100, and the bytes in its directory', async () => {
     const taskArn = await runtime.runTask(launch());
-    await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+    await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
 
     const usage = await metrics.usageOf({ taskArn, containerId: 'x', cpuCores: 1 });
 
@@ -253,8 +245,8 @@ describe('LocalMetrics', () => {
     const busyMetrics = new LocalMetrics(busy, 300);
     const busyTask = await busy.runTask(launch());
     const idleTask = await runtime.runTask(launch());
-    await until(() => busy.describeTask(busyTask), (status) => status?.lastStatus === 'RUNNING');
-    await until(() => runtime.describeTask(idleTask), (status) => status?.lastStatus === 'RUNNING');
+    await pollUntil(() => busy.describeTask(busyTask), (status) => status?.lastStatus === 'RUNNING');
+    await pollUntil(() => runtime.describeTask(idleTask), (status) => status?.lastStatus === 'RUNNING');
 
     const oneCore = await busyMetrics.usageOf({ taskArn: busyTask, containerId: 'x', cpuCores: 1 });
     const twoCores = await busyMetrics.usageOf({ taskArn: busyTask, containerId: 'x', cpuCores: 2 });
@@ -271,7 +263,7 @@ describe('LocalMetrics', () => {
   it('reports zeros for a task with no live process', async () => {
     const taskArn = await runtime.runTask(launch());
     await runtime.stopTask(taskArn, 'stop');
-    await until(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
+    await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
 
     expect(await metrics.usageOf({ taskArn, containerId: 'x', cpuCores: 1 })).toEqual({ cpuPercent: 0, memoryUsedMb: 0, diskUsedGb: 0 });
   });

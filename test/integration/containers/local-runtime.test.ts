@@ -9,6 +9,7 @@ import { LocalMetrics } from '../../../lib/metrics/local-metrics.js';
 import { LocalRuntime } from '../../../lib/runtimes/local-runtime.js';
 import { newId } from '../../../lib/ids.js';
 import { pollUntil } from '../../support/poll.js';
+import { isRunning } from '../../support/processes.js';
 
 const rootDir = process.env.LOCAL_CONTAINER_DIR!;
 const runtime = new LocalRuntime({ rootDir, readyAfterMs: 200, stopGraceMs: 500 });
@@ -23,15 +24,6 @@ afterAll(() => runtime.stopAll());
 const launch = (change: Partial<TaskLaunch> = {}): TaskLaunch => {
   const containerId = newId();
   return { containerId, hostname: 'local-web', cpuCores: 1, memoryMb: 512, diskGb: 18, clientToken: `${containerId}:1`, ...change };
-};
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 };
 
 describe('LocalRuntime', () => {
@@ -67,7 +59,7 @@ describe('LocalRuntime', () => {
 
     const stopped = await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
     expect(stopped).toMatchObject({ lastStatus: 'STOPPED', desiredStatus: 'STOPPED', stopCode: 'UserInitiated', stoppedReason: 'test stop' });
-    expect(isAlive(pid)).toBe(false);
+    expect(isRunning(pid)).toBe(false);
     expect(runtime.processOf(taskArn)).toBeUndefined();
   });
 
@@ -176,8 +168,8 @@ describe('LocalRuntime across restarts', () => {
     const killed = await fresh.killLeftoverProcesses();
 
     expect(killed).toBe(0);
-    expect(isAlive(notLeader.child.pid!)).toBe(true);
-    expect(isAlive(reused.child.pid!)).toBe(true);
+    expect(isRunning(notLeader.child.pid!)).toBe(true);
+    expect(isRunning(reused.child.pid!)).toBe(true);
     expect(existsSync(notLeader.pidFile) || existsSync(reused.pidFile)).toBe(false);
     notLeader.child.kill('SIGKILL');
     reused.child.kill('SIGKILL');
@@ -192,9 +184,9 @@ describe('LocalRuntime across restarts', () => {
     const killed = await fresh.killLeftoverProcesses();
 
     expect(killed).toBe(0);
-    expect(isAlive(ownedByLiveStack.child.pid!)).toBe(true);
+    expect(isRunning(ownedByLiveStack.child.pid!)).toBe(true);
     expect(existsSync(ownedByLiveStack.pidFile)).toBe(true);
-    expect(isAlive(pid)).toBe(true);
+    expect(isRunning(pid)).toBe(true);
     ownedByLiveStack.child.kill('SIGKILL');
   });
 
@@ -217,7 +209,7 @@ describe('LocalRuntime across restarts', () => {
     await runtime.stopTask(taskArn, 'Container deleted through the API');
     await runtime.releaseContainer(request.containerId);
 
-    expect(isAlive(pid)).toBe(false);
+    expect(isRunning(pid)).toBe(false);
     expect(existsSync(join(rootDir, request.containerId))).toBe(false);
     expect(await runtime.describeTask(taskArn)).toBeUndefined();
   });

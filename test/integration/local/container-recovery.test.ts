@@ -8,6 +8,7 @@ import type { Caller, ContainerState, StoredContainer } from '../../../lib/conta
 import { containerService, containerStore, recoverLocalContainers } from '../../../lib/containers/wiring.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
+import { isRunning } from '../../support/processes.js';
 
 /*
  * The local stack's start-up after an unclean exit (kill -9): the table still says
@@ -65,15 +66,6 @@ async function pollUntil<T>(read: () => Promise<T>, done: (value: T) => boolean,
 
 const stateOf = async (container: StoredContainer) => (await containerStore.get(container.id))?.state;
 
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 describe('recoverLocalContainers', () => {
   it('kills the processes an earlier run left behind and records stopped the containers whose tasks it lost', async () => {
     const running = await leftInTable('running', { taskArn: taskOfEarlierRun() });
@@ -107,7 +99,7 @@ describe('recoverLocalContainers', () => {
     const readyFile = join(containerDir, container.id, 'ready');
     await pollUntil(async () => existsSync(readyFile), Boolean);
     const { pid } = JSON.parse(await readFile(readyFile, 'utf8')) as { pid: number };
-    expect(isAlive(pid)).toBe(true);
+    expect(isRunning(pid)).toBe(true);
     expect((await containerService.metrics(admin, container.id)).memory_used_mb).toBeGreaterThan(0);
   });
 
@@ -132,7 +124,7 @@ describe('ContainerService.delete on the local runtime', () => {
 
     await containerService.delete(owner, created.id);
 
-    expect(isAlive(pid)).toBe(false);
+    expect(isRunning(pid)).toBe(false);
     expect(existsSync(workDir)).toBe(false);
     expect(await containerStore.get(created.id)).toBeUndefined();
   });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { dynamoDbLocalCommand, startDynamoDbLocal } from '../../../lib/local/dynamodb-local.js';
+import { isRunning } from '../../support/processes.js';
 
 /*
  * The DynamoDB Local this test run shares (test/support/global-dynamodb.ts starts it with
@@ -61,16 +62,8 @@ describe('startDynamoDbLocal on a data directory', () => {
 
     await expect(startDynamoDbLocal({ dataDir })).rejects.toThrow(`${dataDir} is in use by another local stack (process ${process.ppid})`);
 
-    expect(isAlive(pid)).toBe(true);
+    expect(isRunning(pid)).toBe(true);
     await rm(dataDir, { recursive: true, force: true });
   });
 });
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -159,10 +159,7 @@ export class OAuthService {
   /** The request as the consent page shows it: one read, with the application as it was at authorize. */
   async pendingAuthorization(requestId: string): Promise<PendingAuthorization> {
     const request = await this.unexpiredRequest(requestId);
-    // Requests stored before the application was kept with them are at most 10 minutes old.
-    const app = request.app ?? (await this.store.getApp(request.appId));
-    if (!app) throw appGone();
-    return { request, app };
+    return { request, app: request.app };
   }
 
   /** The user approved: consumes the request, issues a code, and returns where to send the browser. */

@@ -33,10 +33,9 @@ export interface AuthorizationRequest {
   clientId: string;
   /**
    * The application as it was when the request was made, so the consent page need not read
-   * it again; the decision re-reads the application itself. Absent from requests stored
-   * before it was kept.
+   * it again; the decision re-reads the application itself.
    */
-  app?: AppSummary;
+  app: AppSummary;
   redirectUri: string;
   scopes: OAuthScope[];
   state: string;

@@ -87,7 +87,7 @@ function toAuthorizationRequest(item: Item): AuthorizationRequest {
     id: item.id as string,
     appId: item.app_id as string,
     clientId: item.client_id as string,
-    ...(typeof item.app_name === 'string' ? { app: { name: item.app_name, description: item.app_description as string } } : {}),
+    app: { name: item.app_name as string, description: item.app_description as string },
     redirectUri: item.redirect_uri as string,
     scopes: item.scopes as OAuthScope[],
     state: item.client_state as string,

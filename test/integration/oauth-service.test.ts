@@ -1,5 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BadRequestError, UnauthorizedError } from '../../lib/errors.js';
 import type { ApiRequest } from '../../lib/http/api-request.js';
@@ -348,26 +348,6 @@ describe('the consent page', () => {
     expect(result.body).toContain('<span id="app-name">Dashboard</span>');
     expect(result.body).toContain('Shows your containers');
     expect(result.body).toContain(email);
-  });
-
-  it('still shows a request stored before the application was kept with it, reading the application after the request', async () => {
-    const { app } = await oauthService.registerApp(owner, { name: 'Older', description: '', redirectUris: [REDIRECT_URI] });
-    const requestId = randomBytes(32).toString('base64url');
-    await oauthStore.putAuthorizationRequest({
-      id: requestId,
-      appId: app.id,
-      clientId: app.clientId,
-      redirectUri: REDIRECT_URI,
-      scopes: [...ALL_SCOPES],
-      state: 's',
-      expiresAt: new Date(Date.now() + 60_000).toISOString(),
-    });
-
-    const { result, serialRoundTrips } = await countRoundTrips(() => showConsent(consentPageRequest(requestId, user)));
-
-    expect(serialRoundTrips).toBe(2);
-    expect(result.statusCode).toBe(200);
-    expect(result.body).toContain('<span id="app-name">Older</span>');
   });
 
   it('answers an HTML error page with status 404 when the signed-in user no longer exists', async () => {

@@ -32,6 +32,20 @@ const configSchema = z.object({
   ECS_SUBNET_IDS: commaList,
   ECS_SECURITY_GROUP_IDS: commaList,
   ECS_ASSIGN_PUBLIC_IP: flag,
+  /** The image a container runs when its owner names none (CDK context `containerImage`). */
+  CONTAINER_IMAGE: z.string().min(1).max(255).default('public.ecr.aws/nginx/nginx:stable-alpine'),
+  /** Registry prefixes a container's image must start with (context `allowedImagePrefixes`); empty allows any. */
+  ALLOWED_IMAGE_PREFIXES: commaList,
+  /**
+   * Where containers answer: `{hostname}.{APPS_DOMAIN}` (context `appsDomain` on AWS; `localhost:{port}` on the
+   * local stack). Unset: containers are not reachable and their `url` is null.
+   */
+  APPS_DOMAIN: z
+    .string()
+    .regex(/^[a-z0-9.-]+(:\d{1,5})?$/i, 'must be a domain name, optionally with a port')
+    .optional(),
+  /** `https` behind the load balancer on AWS; `http` on the local stack. */
+  APPS_URL_SCHEME: z.enum(['http', 'https']).default('https'),
   /** The local runtime's container process; `{hostname}` and `{port}` are substituted. */
   LOCAL_CONTAINER_COMMAND: z.string().optional(),
   LOCAL_CONTAINER_DIR: z.string().default('.data/containers'),
@@ -51,3 +65,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 export const config: Config = loadConfig();
+
+/**
+ * The one place a container's public URL is decided: `https://{hostname}.{APPS_DOMAIN}/` on AWS,
+ * `http://{hostname}.localhost:{port}/` on the local stack, null where nothing routes to containers.
+ */
+export function appUrlFor(hostname: string, settings: Pick<Config, 'APPS_DOMAIN' | 'APPS_URL_SCHEME'> = config): string | null {
+  return settings.APPS_DOMAIN ? `${settings.APPS_URL_SCHEME}://${hostname}.${settings.APPS_DOMAIN}/` : null;
+}

@@ -91,3 +91,9 @@ export class TimeoutError extends HttpError {
   readonly statusCode = 504;
   readonly code = 'TIMEOUT';
 }
+
+/** The endpoint exists but the feature is not enabled on this deployment. */
+export class NotImplementedError extends HttpError {
+  readonly statusCode = 501;
+  readonly code = 'NOT_IMPLEMENTED';
+}

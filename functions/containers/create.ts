@@ -10,6 +10,10 @@ export const handler = endpoint('createContainer', { body: createContainerBody }
     cpuCores: body.cpu_cores,
     memoryMb: body.memory_mb,
     diskGb: body.disk_gb,
+    image: body.image,
+    port: body.port,
+    env: body.env,
+    command: body.command,
   });
   return ok(containerView(container));
 });

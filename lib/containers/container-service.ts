@@ -1,13 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConflictError, InternalError, NotFoundError, TimeoutError } from '../errors.js';
+import { BadRequestError, ConflictError, InternalError, NotFoundError, TimeoutError } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
 import type { Page, PageRequest } from '../store/pagination.js';
-import type { Caller, ContainerSpec, StoredContainer } from './container.js';
+import { TASK_HISTORY_LENGTH, type Caller, type ContainerSpec, type StoredContainer, type Workload } from './container.js';
 import type { ContainerStore } from './container-store.js';
-import { clampPercent, type ContainerMetrics, type TaskUsageSource } from './metrics.js';
+import type { ContainerLogs, LogPage } from './logs.js';
+import { clampPercent, roundTo, type ContainerMetrics, type TaskUsageSource } from './metrics.js';
 import type { ContainerRuntime, TaskStatus } from './runtime.js';
-import { provisionedDiskGbFor } from './task-size.js';
+import { maxMemoryMbFor, provisionedDiskGbFor } from './task-size.js';
 import { containerStateFor } from './task-status.js';
 import { planTransition, type ContainerAction } from './transitions.js';
 
@@ -18,6 +19,15 @@ export interface ContainerServiceOptions {
   pollIntervalMs?: number;
   maxPollIntervalMs?: number;
   now?: () => number;
+  /** Where the container's output is read; without it, logs answer none. */
+  logs?: ContainerLogs;
+}
+
+/** What a caller may read of a container's output (GET …/logs). */
+export interface LogRequest {
+  limit: number;
+  since?: string;
+  cursor?: string;
 }
 
 /** How a task status event was taken. */
@@ -51,6 +61,7 @@ export class ContainerService {
   private readonly pollIntervalMs: number;
   private readonly maxPollIntervalMs: number;
   private readonly now: () => number;
+  private readonly logs: ContainerLogs | undefined;
 
   constructor(
     private readonly store: ContainerStore,
@@ -62,6 +73,7 @@ export class ContainerService {
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
     this.maxPollIntervalMs = options.maxPollIntervalMs ?? 2000;
     this.now = options.now ?? Date.now;
+    this.logs = options.logs;
   }
 
   /**
@@ -79,6 +91,7 @@ export class ContainerService {
       createdAt: now,
       updatedAt: now,
       version: 1,
+      taskHistory: [],
     };
     await this.store.create(container);
     try {
@@ -103,6 +116,31 @@ export class ContainerService {
   /** Newest first: the caller's own containers, or every container for an admin. */
   list(caller: Caller, page: PageRequest): Promise<Page<StoredContainer>> {
     return caller.role === 'admin' ? this.store.listAll(page) : this.store.listOwnedBy(caller.userId, page);
+  }
+
+  /**
+   * Changes what the container runs from its next start or restart on; the running task, if
+   * any, keeps running as it was. Conditional on the version read, like a transition, so a
+   * concurrent transition or change wins or loses as a whole (409).
+   */
+  async update(caller: Caller, containerId: string, changes: Partial<Workload>): Promise<StoredContainer> {
+    const container = await this.get(caller, containerId);
+    const cpuCores = changes.cpuCores ?? container.cpuCores;
+    const memoryMb = changes.memoryMb ?? container.memoryMb;
+    const maxMemoryMb = maxMemoryMbFor(cpuCores);
+    if (memoryMb > maxMemoryMb) {
+      throw new BadRequestError(
+        `Invalid request body: memory_mb: must be at most ${maxMemoryMb} for ${cpuCores} CPU core${cpuCores === 1 ? '' : 's'}`,
+      );
+    }
+    return this.store.updateWorkload(container.id, container.version, changes, this.isoNow());
+  }
+
+  /** The container's output across its recent tasks, oldest first. */
+  async readLogs(caller: Caller, containerId: string, request: LogRequest): Promise<LogPage> {
+    const container = await this.get(caller, containerId);
+    if (!this.logs || container.taskHistory.length === 0) return { lines: [] };
+    return this.logs.read({ containerId: container.id, taskIds: container.taskHistory, ...request });
   }
 
   start(caller: Caller, containerId: string): Promise<StoredContainer> {
@@ -169,14 +207,16 @@ export class ContainerService {
     const container = await this.get(caller, containerId);
     const totals = { memory_total_mb: container.memoryMb, disk_total_gb: provisionedDiskGbFor(container.diskGb) };
     if (container.state !== 'running' || !container.taskArn) {
-      return { cpu_percent: 0, memory_used_mb: 0, disk_used_gb: 0, ...totals };
+      return { cpu_percent: 0, memory_used_mb: 0, disk_used_gb: 0, ...totals, sampled_at: null };
     }
     const usage = await this.usage.usageOf({ taskArn: container.taskArn, containerId, cpuCores: container.cpuCores });
+    // Two decimals of a percent and of a megabyte, three of a gigabyte (a megabyte): finer is noise.
     return {
-      cpu_percent: clampPercent(usage.cpuPercent),
-      memory_used_mb: Math.max(0, usage.memoryUsedMb),
-      disk_used_gb: Math.max(0, usage.diskUsedGb),
+      cpu_percent: roundTo(clampPercent(usage.cpuPercent), 2),
+      memory_used_mb: roundTo(Math.max(0, usage.memoryUsedMb), 2),
+      disk_used_gb: roundTo(Math.max(0, usage.diskUsedGb), 3),
       ...totals,
+      sampled_at: usage.sampledAt ?? null,
     };
   }
 
@@ -234,6 +274,10 @@ export class ContainerService {
       taskArn = await this.runtime.runTask({
         containerId: container.id,
         hostname: container.hostname,
+        image: container.image,
+        port: container.port,
+        env: container.env,
+        command: container.command,
         cpuCores: container.cpuCores,
         memoryMb: container.memoryMb,
         diskGb: container.diskGb,
@@ -244,7 +288,8 @@ export class ContainerService {
       await this.store.markFailed(container.id, container.version, this.isoNow());
       throw new ContainerLaunchFailed();
     }
-    const attached = await this.store.attachTask(container.id, container.version, taskArn);
+    const taskHistory = [taskArn, ...container.taskHistory.filter((arn) => arn !== taskArn)].slice(0, TASK_HISTORY_LENGTH);
+    const attached = await this.store.attachTask(container.id, container.version, taskArn, taskHistory);
     if (attached) return attached;
     const current = await this.store.get(container.id);
     // A concurrent waiter launched with the same token, so got and attached this very task.

@@ -1,5 +1,5 @@
 import type { Page, PageRequest } from '../store/pagination.js';
-import type { ContainerState, StoredContainer } from './container.js';
+import type { ContainerState, StoredContainer, Workload } from './container.js';
 
 /** A change a task status makes to its container. */
 export interface TaskStatusUpdate {
@@ -23,8 +23,18 @@ export interface ContainerStore {
    * its task. `ConflictError` when the version moved on, `NotFoundError` when it is gone.
    */
   beginTransition(containerId: string, expectedVersion: number, state: ContainerState, now: string): Promise<StoredContainer>;
-  /** Records the task of a transition; undefined when the container moved on or already has one. */
-  attachTask(containerId: string, version: number, taskArn: string): Promise<StoredContainer | undefined>;
+  /**
+   * Records the task of a transition, with the container's task history (newest first) that
+   * now includes it; undefined when the container moved on or already has a task.
+   */
+  attachTask(containerId: string, version: number, taskArn: string, taskHistory: string[]): Promise<StoredContainer | undefined>;
+  /**
+   * Changes what the container's next task runs, at `expectedVersion + 1`, keeping its state and
+   * task. `ConflictError` when the version moved on, `NotFoundError` when it is gone.
+   */
+  updateWorkload(containerId: string, expectedVersion: number, changes: Partial<Workload>, now: string): Promise<StoredContainer>;
+  /** The container that holds a hostname, if any (eventually consistent: for routing, not for decisions). */
+  containerIdOfHostname(hostname: string): Promise<string | undefined>;
   /** Marks a transition failed; undefined when the container moved on. */
   markFailed(containerId: string, version: number, now: string): Promise<StoredContainer | undefined>;
   /**

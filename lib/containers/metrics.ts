@@ -5,6 +5,8 @@ export interface ContainerMetrics {
   memory_total_mb: number;
   disk_used_gb: number;
   disk_total_gb: number;
+  /** ISO 8601 time of the figures' datapoint; null when there is none (not running, or no sample yet). */
+  sampled_at: string | null;
 }
 
 export interface TaskUsageQuery {
@@ -19,6 +21,8 @@ export interface TaskUsage {
   cpuPercent: number;
   memoryUsedMb: number;
   diskUsedGb: number;
+  /** ISO 8601 time of the datapoint the figures come from; absent when there is none yet. */
+  sampledAt?: string;
 }
 
 /** Where usage figures come from: CloudWatch Container Insights, or the local OS. */
@@ -27,3 +31,9 @@ export interface TaskUsageSource {
 }
 
 export const clampPercent = (value: number): number => (Number.isFinite(value) ? Math.min(100, Math.max(0, value)) : 0);
+
+/** `value` rounded to `decimals` places. */
+export const roundTo = (value: number, decimals: number): number => {
+  const factor = 10 ** decimals;
+  return Math.round(value * factor) / factor;
+};

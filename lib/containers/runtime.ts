@@ -1,8 +1,25 @@
-import type { ContainerSpec } from './container.js';
+/**
+ * What a container's task runs: the contract every runtime implements. The runtime gives the
+ * process `env` plus `PORT` (the local runtime also `CONTAINER_HOSTNAME`, `CONTAINER_ID` and
+ * `CONTAINER_IMAGE`), and nothing of the service's own environment.
+ */
+export interface WorkloadSpec {
+  containerId: string;
+  hostname: string;
+  /** An OCI image reference (the local runtime only passes it on as CONTAINER_IMAGE). */
+  image: string;
+  /** Where the process listens. The local runtime picks a free loopback port instead and passes that as PORT. */
+  port: number;
+  env: Record<string, string>;
+  /** An argv run without a shell, replacing the image's command; null runs the image's own. */
+  command: string[] | null;
+  cpuCores: number;
+  memoryMb: number;
+  diskGb: number;
+}
 
 /** What a runtime needs to launch a container's task. */
-export interface TaskLaunch extends ContainerSpec {
-  containerId: string;
+export interface TaskLaunch extends WorkloadSpec {
   /**
    * The same token for the same (container, transition): a retried launch returns the task
    * the first attempt created instead of starting a second one.

@@ -1,5 +1,7 @@
 import * as z from 'zod';
+import { config } from '../config.js';
 import { maxMemoryMbFor } from './task-size.js';
+import { commandSchema, DEFAULT_PORT, envSchema, imageSchema, portSchema } from './workload-rules.js';
 
 /** RFC 1123 label: 1..63 lowercase letters, digits and inner hyphens. */
 export const HOSTNAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -9,25 +11,58 @@ export const MIN_MEMORY_MB = 512;
 export const MIN_DISK_GB = 18;
 export const MAX_DISK_GB = 32;
 
-/** Body of POST /api/v1/containers (product.md section 3). */
+const cpuCores = z.literal(CPU_CORE_CHOICES, { error: 'must be one of 1, 2, 4, 8 or 16' });
+const memoryMb = z.int('must be a whole number').min(MIN_MEMORY_MB);
+const diskGb = z.int('must be a whole number').min(MIN_DISK_GB).max(MAX_DISK_GB);
+const image = imageSchema(config.ALLOWED_IMAGE_PREFIXES);
+
+/** Memory must fit the CPU size (Fargate's table, lib/containers/task-size.ts). */
+export function memoryFitsCpu(cpu: number, memory: number, context: z.RefinementCtx): void {
+  const max = maxMemoryMbFor(cpu);
+  if (memory > max) {
+    context.addIssue({
+      code: 'custom',
+      path: ['memory_mb'],
+      message: `must be at most ${max} for ${cpu} CPU core${cpu === 1 ? '' : 's'}`,
+    });
+  }
+}
+
+/** Body of POST /api/v1/containers (product.md section 3, docs/containers.md). */
 export const createContainerBody = z
   .strictObject({
     hostname: z
       .string()
       .regex(HOSTNAME_PATTERN, 'must be 1 to 63 lowercase letters, digits or hyphens, starting and ending with a letter or digit'),
-    cpu_cores: z.literal(CPU_CORE_CHOICES, { error: 'must be one of 1, 2, 4, 8 or 16' }).default(1),
-    memory_mb: z.int('must be a whole number').min(MIN_MEMORY_MB).default(MIN_MEMORY_MB),
-    disk_gb: z.int('must be a whole number').min(MIN_DISK_GB).max(MAX_DISK_GB).default(MIN_DISK_GB),
+    cpu_cores: cpuCores.default(1),
+    memory_mb: memoryMb.default(MIN_MEMORY_MB),
+    disk_gb: diskGb.default(MIN_DISK_GB),
+    image: image.default(config.CONTAINER_IMAGE),
+    port: portSchema.default(DEFAULT_PORT),
+    env: envSchema.default({}),
+    command: commandSchema.nullable().default(null),
   })
-  .superRefine((body, context) => {
-    const max = maxMemoryMbFor(body.cpu_cores);
-    if (body.memory_mb > max) {
-      context.addIssue({
-        code: 'custom',
-        path: ['memory_mb'],
-        message: `must be at most ${max} for ${body.cpu_cores} CPU core${body.cpu_cores === 1 ? '' : 's'}`,
-      });
-    }
-  });
+  .superRefine((body, context) => memoryFitsCpu(body.cpu_cores, body.memory_mb, context));
 
 export type CreateContainerBody = z.infer<typeof createContainerBody>;
+
+/**
+ * Body of PATCH /api/v1/containers/{id}: any non-empty subset of the fields a container runs.
+ * `env` replaces the whole set; `command: null` goes back to the image's own command. Whether
+ * memory still fits the CPU size is checked against the stored record by the service.
+ */
+export const updateContainerBody = z
+  .strictObject({
+    image: image.optional(),
+    port: portSchema.optional(),
+    env: envSchema.optional(),
+    command: commandSchema.nullable().optional(),
+    cpu_cores: cpuCores.optional(),
+    memory_mb: memoryMb.optional(),
+    disk_gb: diskGb.optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, {
+    message: 'must change at least one of image, port, env, command, cpu_cores, memory_mb, disk_gb',
+  });
+
+export type UpdateContainerBody = z.infer<typeof updateContainerBody>;

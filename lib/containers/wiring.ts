@@ -1,6 +1,8 @@
 import { config } from '../config.js';
 import { DynamoContainerStore } from '../store/dynamo-container-store.js';
 import { ContainerService } from './container-service.js';
+import { NotImplementedError } from '../errors.js';
+import type { ContainerLogs } from './logs.js';
 import type { TaskUsageSource } from './metrics.js';
 import type { ContainerRuntime } from './runtime.js';
 import { runtimeFor } from './runtime-selection.js';
@@ -23,12 +25,27 @@ export const containerRuntime: ContainerRuntime = {
 };
 
 const taskUsage: TaskUsageSource = { usageOf: async (task) => selection().usage.usageOf(task) };
+const containerLogs: ContainerLogs = {
+  read: async (query) => {
+    const logs = selection().logs;
+    if (!logs) throw new NotImplementedError('Container logs are not available on this deployment yet');
+    return logs.read(query);
+  },
+};
 
 /** One store and service per process, shared by every request it serves. */
 export const containerStore = new DynamoContainerStore();
 export const containerService = new ContainerService(containerStore, containerRuntime, taskUsage, {
   startBudgetMs: config.START_BUDGET_MS,
+  logs: containerLogs,
 });
+
+/** The local stack's proxy finds a hostname's container and its process's port through this. */
+export const localRouting = {
+  containerIdOfHostname: (hostname: string) => containerStore.containerIdOfHostname(hostname),
+  container: (containerId: string) => containerStore.get(containerId),
+  portOf: (taskArn: string) => selection().local?.portOf(taskArn),
+};
 
 // Local processes report their changes through the same path ECS task state events take.
 if (config.CONTAINER_RUNTIME === 'local') {

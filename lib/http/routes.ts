@@ -29,6 +29,8 @@ export interface RoutePermissions {
   table: 'none' | 'read' | 'update' | 'write';
   ecs?: ReadonlyArray<'run' | 'stop' | 'describe'>;
   metrics?: boolean;
+  /** Read the containers' log groups (CloudWatch Logs). */
+  logs?: boolean;
 }
 
 export interface Route {
@@ -73,11 +75,13 @@ export const routes = [
   { id: 'listContainers', method: 'GET', path: '/api/v1/containers', handler: 'functions/containers/list.ts', access: 'api', scope: 'containers:read', body: 'none', permissions: read, summary: "List containers: the caller's own, or every container for admins" },
   { id: 'createContainer', method: 'POST', path: '/api/v1/containers', handler: 'functions/containers/create.ts', access: 'api', scope: 'containers:write', body: 'json', permissions: { table: 'write', ecs: ['run', 'stop'] }, alsoAnswers: [409], summary: 'Create a container and start its first task' },
   { id: 'getContainer', method: 'GET', path: '/api/v1/containers/{container_id}', handler: 'functions/containers/get.ts', access: 'api', scope: 'containers:read', body: 'none', permissions: read, summary: 'Get a container' },
+  { id: 'updateContainer', method: 'PATCH', path: '/api/v1/containers/{container_id}', handler: 'functions/containers/update.ts', access: 'api', scope: 'containers:write', body: 'json', permissions: { table: 'update' }, alsoAnswers: [409], summary: 'Change what a container runs from its next start or restart' },
   { id: 'deleteContainer', method: 'DELETE', path: '/api/v1/containers/{container_id}', handler: 'functions/containers/delete.ts', access: 'api', scope: 'containers:write', body: 'none', permissions: { table: 'write', ecs: ['stop'] }, alsoAnswers: [409], summary: 'Stop and delete a container, freeing its hostname' },
   { id: 'startContainer', method: 'POST', path: '/api/v1/containers/{container_id}/start', handler: 'functions/containers/start.ts', access: 'api', scope: 'containers:write', body: 'none', permissions: { table: 'write', ecs: ['run', 'stop', 'describe'] }, timeoutSeconds: 29, alsoAnswers: [409, 504], summary: 'Start a container and wait until it runs' },
   { id: 'stopContainer', method: 'POST', path: '/api/v1/containers/{container_id}/stop', handler: 'functions/containers/stop.ts', access: 'api', scope: 'containers:write', body: 'none', permissions: { table: 'write', ecs: ['stop'] }, alsoAnswers: [409], summary: 'Stop a container' },
   { id: 'restartContainer', method: 'POST', path: '/api/v1/containers/{container_id}/restart', handler: 'functions/containers/restart.ts', access: 'api', scope: 'containers:write', body: 'none', permissions: { table: 'write', ecs: ['run', 'stop', 'describe'] }, timeoutSeconds: 29, alsoAnswers: [409, 504], summary: 'Restart a container on a new task and wait until it runs' },
   { id: 'getContainerMetrics', method: 'GET', path: '/api/v1/containers/{container_id}/metrics', handler: 'functions/containers/get-metrics.ts', access: 'api', scope: 'containers:read', body: 'none', permissions: { table: 'read', metrics: true }, summary: "A container's current CPU, memory and disk use" },
+  { id: 'getContainerLogs', method: 'GET', path: '/api/v1/containers/{container_id}/logs', handler: 'functions/containers/get-logs.ts', access: 'api', scope: 'containers:read', body: 'none', permissions: { table: 'read', logs: true }, summary: "A container's output, oldest first, across its recent tasks" },
   // OAuth 2.0
   { id: 'registerApp', method: 'POST', path: '/api/v1/oauth/apps', handler: 'functions/oauth/register-app.ts', access: 'account', body: 'json', permissions: write, summary: 'Register an OAuth application; the client secret is shown once' },
   { id: 'listApps', method: 'GET', path: '/api/v1/oauth/apps', handler: 'functions/oauth/list-apps.ts', access: 'account', body: 'none', permissions: read, summary: "List the caller's OAuth applications" },

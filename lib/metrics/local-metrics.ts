@@ -39,11 +39,13 @@ export class LocalMetrics implements TaskUsageSource {
     await sleep(this.sampleMs);
     const after = await sampleProcessGroup(target.pid);
     const elapsedSeconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+    const sampledAt = new Date().toISOString();
     const cpuSeconds = Math.max(0, after.cpuTicks - before.cpuTicks) / TICKS_PER_SECOND;
     return {
       cpuPercent: (cpuSeconds / elapsedSeconds / task.cpuCores) * 100,
       memoryUsedMb: Math.round((after.rssKb / 1024) * 100) / 100,
       diskUsedGb: (await bytesUnder(target.workDir)) / BYTES_PER_GB,
+      sampledAt,
     };
   }
 }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -10,11 +10,15 @@ import type { ContainerRuntime, TaskLastStatus, TaskLaunch, TaskStatus, TaskStat
 import { onShutdown } from '../local/lifecycle.js';
 import { killRecordedProcessGroup, removePidFile, writePidFile } from '../local/pid-files.js';
 import { describeError, log } from '../log.js';
+import { LocalLogWriter, localLogFile } from './local-logs.js';
 
 export interface LocalRuntimeOptions {
   /** Each container works in `<rootDir>/<container id>`. */
   rootDir: string;
-  /** Shell command; `{hostname}` and `{port}` are substituted. Default: scripts/local-container.mjs on this Node. */
+  /**
+   * Shell command for containers without a `command` of their own; `{hostname}` and `{port}` are
+   * substituted. Default: scripts/local-container.mjs on this Node.
+   */
   command?: string;
   /** How long a process must stay up before it counts as running. */
   readyAfterMs: number;
@@ -32,7 +36,10 @@ interface LocalTask {
   taskArn: string;
   containerId: string;
   workDir: string;
+  /** The loopback port the process was told to listen on (its PORT). */
+  port?: number;
   child?: ChildProcess;
+  logs?: LocalLogWriter;
   version: number;
   lastStatus: TaskLastStatus;
   desiredStatus: 'RUNNING' | 'STOPPED';
@@ -131,8 +138,8 @@ export class LocalRuntime implements ContainerRuntime {
     this.tasks.set(taskArn, task);
     this.ensureShutdownHook();
     try {
-      const port = await freeLoopbackPort();
-      this.spawnProcess(task, launch.hostname, port);
+      task.port = await freeLoopbackPort();
+      this.spawnProcess(task, launch, task.port);
     } catch (error) {
       this.settle(task, undefined, undefined, `The process could not start: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -164,6 +171,12 @@ export class LocalRuntime implements ContainerRuntime {
     const pid = task?.child?.pid;
     if (!task || pid === undefined || task.lastStatus === 'STOPPED') return undefined;
     return { pid, workDir: task.workDir };
+  }
+
+  /** Where a running task's process listens, for the local stack's proxy; undefined unless it runs. */
+  portOf(taskArn: string): number | undefined {
+    const task = this.tasks.get(taskArn);
+    return task?.lastStatus === 'RUNNING' ? task.port : undefined;
   }
 
   /** Every task this runtime knows; a fresh runtime knows none. */
@@ -220,38 +233,48 @@ export class LocalRuntime implements ContainerRuntime {
     await Promise.race([allExited, sleep(1000)]);
   }
 
-  private spawnProcess(task: LocalTask, hostname: string, port: number): void {
+  /**
+   * The container's own `command` as an argv (no shell), else the configured shell command,
+   * else the built-in server. The process sees the container's `env`, PORT and the
+   * CONTAINER_* variables, never the service's own environment (only PATH, to find programs).
+   */
+  private spawnProcess(task: LocalTask, launch: TaskLaunch, port: number): void {
     mkdirSync(task.workDir, { recursive: true });
-    const [command, args] = this.options.command
-      ? ['/bin/sh', ['-c', this.options.command.replaceAll('{hostname}', hostname).replaceAll('{port}', String(port))]]
-      : [process.execPath, [defaultContainerScript]];
-    const logFile = openSync(join(task.workDir, 'container.log'), 'a');
-    try {
-      // Its own process group (detached), so stopping kills whatever the command started too.
-      const child = spawn(command, args, {
-        cwd: task.workDir,
-        detached: true,
-        stdio: ['ignore', logFile, logFile],
-        // Only what a container should see: never the service's own credentials.
-        env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin',
-          HOME: task.workDir,
-          CONTAINER_HOSTNAME: hostname,
-          CONTAINER_ID: task.containerId,
-          PORT: String(port),
-        },
-      });
-      task.child = child;
-      if (child.pid !== undefined) {
-        liveProcessGroups.add(child.pid);
-        this.recordProcess(task, child.pid);
-      }
-      child.unref();
-      child.once('error', (error) => this.settle(task, undefined, undefined, `The process could not start: ${error.message}`));
-      child.once('exit', (code, signal) => this.settle(task, code, signal));
-    } finally {
-      closeSync(logFile);
+    const [command, args]: [string, string[]] = launch.command
+      ? [launch.command[0]!, launch.command.slice(1)]
+      : this.options.command
+        ? ['/bin/sh', ['-c', this.options.command.replaceAll('{hostname}', launch.hostname).replaceAll('{port}', String(port))]]
+        : [process.execPath, [defaultContainerScript]];
+    const logs = new LocalLogWriter(localLogFile(task.workDir, task.taskArn));
+    task.logs = logs;
+    // Its own process group (detached), so stopping kills whatever the command started too.
+    const child = spawn(command, args, {
+      cwd: task.workDir,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: task.workDir,
+        ...launch.env,
+        PORT: String(port),
+        CONTAINER_HOSTNAME: launch.hostname,
+        CONTAINER_ID: task.containerId,
+        CONTAINER_IMAGE: launch.image,
+      },
+    });
+    task.child = child;
+    if (child.pid !== undefined) {
+      liveProcessGroups.add(child.pid);
+      this.recordProcess(task, child.pid);
     }
+    logs.capture('stdout', child.stdout!);
+    logs.capture('stderr', child.stderr!);
+    // Neither the process nor its pipes keep this process alive.
+    child.unref();
+    (child.stdout as unknown as { unref?: () => void }).unref?.();
+    (child.stderr as unknown as { unref?: () => void }).unref?.();
+    child.once('error', (error) => this.settle(task, undefined, undefined, `The process could not start: ${error.message}`));
+    child.once('exit', (code, signal) => this.settle(task, code, signal));
     task.readyTimer = setTimeout(() => this.markRunning(task), this.options.readyAfterMs);
     task.readyTimer.unref();
   }
@@ -289,6 +312,7 @@ export class LocalRuntime implements ContainerRuntime {
     task.stopCode = stoppedByRequest ? 'UserInitiated' : task.startedAt ? 'EssentialContainerExited' : 'TaskFailedToStart';
     task.stoppedReason =
       failure ?? task.stopRequest ?? (signal ? `The process was killed by ${signal}` : `The process exited with code ${code}`);
+    void task.logs?.close();
     task.markExited();
     // A process that dies at once is reported no sooner than it could have been running, so the
     // service has attached the task to its container by then and the change is not lost.

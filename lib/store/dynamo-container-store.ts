@@ -1,6 +1,8 @@
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { ContainerState, StoredContainer } from '../containers/container.js';
+import type { ContainerState, StoredContainer, Workload } from '../containers/container.js';
 import type { ContainerStore, TaskStatusUpdate } from '../containers/container-store.js';
+import { config } from '../config.js';
+import { DEFAULT_PORT } from '../containers/workload-rules.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
 import { INDEX, keys } from './keys.js';
@@ -21,9 +23,14 @@ function containerItem(container: StoredContainer): Item {
     cpu_cores: container.cpuCores,
     memory_mb: container.memoryMb,
     disk_gb: container.diskGb,
+    image: container.image,
+    port: container.port,
+    env: container.env,
+    command: container.command,
     created_at: container.createdAt,
     updated_at: container.updatedAt,
     version: container.version,
+    task_history: container.taskHistory,
     task_arn: container.taskArn,
     task_version: container.taskVersion,
   };
@@ -38,9 +45,15 @@ function toContainer(item: Item): StoredContainer {
     cpuCores: item.cpu_cores as number,
     memoryMb: item.memory_mb as number,
     diskGb: item.disk_gb as number,
+    // Containers written before images, ports, env and commands existed run the deployment's defaults.
+    image: (item.image as string | undefined) ?? config.CONTAINER_IMAGE,
+    port: (item.port as number | undefined) ?? DEFAULT_PORT,
+    env: (item.env as Record<string, string> | undefined) ?? {},
+    command: (item.command as string[] | null | undefined) ?? null,
     createdAt: item.created_at as string,
     updatedAt: item.updated_at as string,
     version: item.version as number,
+    taskHistory: (item.task_history as string[] | undefined) ?? [],
     ...(item.task_arn !== undefined ? { taskArn: item.task_arn as string } : {}),
     ...(item.task_version !== undefined ? { taskVersion: item.task_version as number } : {}),
   };
@@ -113,13 +126,49 @@ export class DynamoContainerStore implements ContainerStore {
     throw new ConflictError('The container was changed by another request meanwhile; nothing was done');
   }
 
-  attachTask(containerId: string, version: number, taskArn: string): Promise<StoredContainer | undefined> {
+  attachTask(containerId: string, version: number, taskArn: string, taskHistory: string[]): Promise<StoredContainer | undefined> {
     return this.update({
       Key: keys.container(containerId),
-      UpdateExpression: 'SET task_arn = :taskArn',
+      UpdateExpression: 'SET task_arn = :taskArn, task_history = :taskHistory',
       ConditionExpression: 'attribute_exists(pk) AND version = :version AND attribute_not_exists(task_arn)',
-      ExpressionAttributeValues: { ':taskArn': taskArn, ':version': version },
+      ExpressionAttributeValues: { ':taskArn': taskArn, ':taskHistory': taskHistory, ':version': version },
     });
+  }
+
+  async updateWorkload(containerId: string, expectedVersion: number, changes: Partial<Workload>, now: string): Promise<StoredContainer> {
+    const attributes: Record<keyof Workload, string> = {
+      image: 'image',
+      port: 'port',
+      env: 'env',
+      command: 'command',
+      cpuCores: 'cpu_cores',
+      memoryMb: 'memory_mb',
+      diskGb: 'disk_gb',
+    };
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ':next': expectedVersion + 1, ':expected': expectedVersion, ':now': now };
+    const assignments = ['version = :next', 'updated_at = :now'];
+    for (const [field, value] of Object.entries(changes) as Array<[keyof Workload, unknown]>) {
+      if (value === undefined) continue;
+      names[`#${field}`] = attributes[field];
+      values[`:${field}`] = value;
+      assignments.push(`#${field} = :${field}`);
+    }
+    const updated = await this.update({
+      Key: keys.container(containerId),
+      UpdateExpression: `SET ${assignments.join(', ')}`,
+      ConditionExpression: 'attribute_exists(pk) AND version = :expected',
+      ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
+      ExpressionAttributeValues: values,
+    });
+    if (updated) return updated;
+    if (!(await this.get(containerId))) throw new NotFoundError('Container not found');
+    throw new ConflictError('The container was changed by another request meanwhile; nothing was done');
+  }
+
+  async containerIdOfHostname(hostname: string): Promise<string | undefined> {
+    const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.hostname(hostname) }));
+    return Item?.container_id as string | undefined;
   }
 
   markFailed(containerId: string, version: number, now: string): Promise<StoredContainer | undefined> {

@@ -1,0 +1,18 @@
+import { containerView } from '../../lib/containers/container.js';
+import { updateContainerBody } from '../../lib/containers/schemas.js';
+import { containerService } from '../../lib/containers/wiring.js';
+import { endpoint } from '../../lib/http/endpoint.js';
+import { ok } from '../../lib/http/reply.js';
+
+export const handler = endpoint('updateContainer', { body: updateContainerBody }, async ({ principal, params, body }) => {
+  const container = await containerService.update(principal, params.container_id!, {
+    image: body.image,
+    port: body.port,
+    env: body.env,
+    command: body.command,
+    cpuCores: body.cpu_cores,
+    memoryMb: body.memory_mb,
+    diskGb: body.disk_gb,
+  });
+  return ok(containerView(container));
+});

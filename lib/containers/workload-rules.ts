@@ -1,0 +1,55 @@
+import * as z from 'zod';
+
+/**
+ * The rules for what a container runs (docs/containers.md, "What a container runs"), shared by
+ * create and PATCH. The image grammar is the OCI distribution reference grammar
+ * (`[registry[:port]/]repository[:tag][@sha256:digest]`, as docs/containers.md spells out).
+ */
+const domainComponent = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
+const registry = `${domainComponent}(?:\\.${domainComponent})*(?::[0-9]{1,5})?`;
+const pathComponent = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
+export const IMAGE_REFERENCE_PATTERN = new RegExp(
+  `^(?:${registry}/)?${pathComponent}(?:/${pathComponent})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$`,
+);
+export const MAX_IMAGE_LENGTH = 255;
+export const DEFAULT_PORT = 8080;
+export const MAX_ENV_VARIABLES = 64;
+export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+export const MAX_ENV_VALUE_LENGTH = 4096;
+export const MAX_COMMAND_ARGS = 64;
+export const MAX_COMMAND_ARG_LENGTH = 1024;
+
+/** Set by the runtime (PORT) or by ECS and the AWS SDKs (AWS_*, ECS_*): a container may not override them. */
+export const isReservedEnvName = (name: string): boolean => name === 'PORT' || name.startsWith('AWS_') || name.startsWith('ECS_');
+
+export function imageSchema(allowedPrefixes: readonly string[]) {
+  return z
+    .string()
+    .max(MAX_IMAGE_LENGTH, `must be at most ${MAX_IMAGE_LENGTH} characters`)
+    .regex(IMAGE_REFERENCE_PATTERN, 'must be an OCI image reference: [registry/]repository[:tag][@sha256:digest]')
+    .refine((image) => allowedPrefixes.length === 0 || allowedPrefixes.some((prefix) => image.startsWith(prefix)), {
+      message: `must start with one of the allowed prefixes: ${allowedPrefixes.join(', ')}`,
+    });
+}
+
+export const portSchema = z.int('must be a whole number').min(1, 'must be from 1 to 65535').max(65_535, 'must be from 1 to 65535');
+
+export const envSchema = z
+  .record(
+    z.string().regex(ENV_NAME_PATTERN, 'names must match ^[A-Za-z_][A-Za-z0-9_]{0,127}$'),
+    z.string(`must be a string`).max(MAX_ENV_VALUE_LENGTH, `must be at most ${MAX_ENV_VALUE_LENGTH} characters`),
+  )
+  .superRefine((env, context) => {
+    const names = Object.keys(env);
+    if (names.length > MAX_ENV_VARIABLES) {
+      context.addIssue({ code: 'custom', message: `must hold at most ${MAX_ENV_VARIABLES} variables` });
+    }
+    for (const name of names.filter(isReservedEnvName)) {
+      context.addIssue({ code: 'custom', path: [name], message: 'is reserved (PORT, AWS_*, ECS_*)' });
+    }
+  });
+
+export const commandSchema = z
+  .array(z.string('must be a string').max(MAX_COMMAND_ARG_LENGTH, `must be at most ${MAX_COMMAND_ARG_LENGTH} characters`), 'must be an array of strings')
+  .min(1, 'must hold at least one string')
+  .max(MAX_COMMAND_ARGS, `must hold at most ${MAX_COMMAND_ARGS} strings`);

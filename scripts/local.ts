@@ -4,6 +4,7 @@
  * served over HTTP. See product.md section 7.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../lib/local/dynamodb-local.js';
@@ -59,8 +60,13 @@ async function main(): Promise<void> {
     console.log(`DynamoDB Local on ${endpoint}, table ${tableName}`);
   }
 
+  // Containers answer at http://{hostname}.localhost:{port}/, so the port must be known before config loads.
+  const listenPort = port === 0 ? await freeLoopbackPort(host) : port;
+
   // lib/config reads these at module load, so they must be set before any handler is imported.
   setDefaultEnv({
+    APPS_DOMAIN: `localhost:${listenPort}`,
+    APPS_URL_SCHEME: 'http',
     DYNAMODB_ENDPOINT: endpoint,
     TABLE_NAME: tableName,
     CONTAINER_RUNTIME: 'local',
@@ -76,8 +82,16 @@ async function main(): Promise<void> {
   await recoverContainers();
 
   const { startLocalServer } = await import('../lib/local/server.js');
-  server = await startLocalServer({ host, port });
+  server = await startLocalServer({ host, port: listenPort });
   console.log(`Container hosting service listening on ${server.url}`);
+}
+
+async function freeLoopbackPort(onHost: string): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolveListen, reject) => probe.once('error', reject).listen(0, onHost, resolveListen));
+  const { port: free } = probe.address() as AddressInfo;
+  await new Promise((resolveClose) => probe.close(resolveClose));
+  return free;
 }
 
 function setDefaultEnv(defaults: Record<string, string>): void {

@@ -14,6 +14,7 @@ import {
 import { errorReply } from '../http/middleware/error-envelope.js';
 import { routes as routeTable, type Route } from '../http/routes.js';
 import { describeError, log } from '../log.js';
+import { appHostnameOf, proxyToContainer, type AppRouting } from './app-proxy.js';
 import { createRouteMatcher } from './route-matcher.js';
 
 /** API Gateway's hard limits for REST APIs. */
@@ -59,6 +60,12 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   });
 
   async function serveRequest(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    // `{hostname}.localhost` is a container; every other Host (localhost, 127.0.0.1) is the API.
+    const appHostname = appHostnameOf(request.headers.host);
+    if (appHostname) {
+      await proxyToContainer(request, response, appHostname, await appRouting());
+      return;
+    }
     const startedAt = Date.now();
     const method = request.method ?? 'GET';
     const { rawPath, rawQuery } = splitRequestTarget(request.url ?? '/');
@@ -127,6 +134,11 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       }),
   };
 }
+
+/** Loaded on first use, like the handlers, after the stack has set the configuration they read. */
+let routing: Promise<AppRouting> | undefined;
+const appRouting = (): Promise<AppRouting> =>
+  (routing ??= import('../containers/wiring.js').then((wiring) => wiring.localRouting));
 
 function createHandlerLoader(): (route: Route) => Promise<LambdaHandler> {
   const cache = new Map<string, Promise<LambdaHandler>>();

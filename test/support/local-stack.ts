@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { runShutdown } from '../../lib/local/lifecycle.js';
 import { startLocalServer } from '../../lib/local/server.js';
 
@@ -12,7 +13,11 @@ export interface TestStack {
  * stops any containers the tests started.
  */
 export async function startTestStack(): Promise<TestStack> {
-  const server = await startLocalServer({ host: '127.0.0.1', port: 0 });
+  // Containers' url names the stack's port, and lib/config reads it when the first handler loads.
+  const port = await freePort();
+  process.env.APPS_DOMAIN = `localhost:${port}`;
+  process.env.APPS_URL_SCHEME = 'http';
+  const server = await startLocalServer({ host: '127.0.0.1', port });
   return {
     baseUrl: server.url,
     close: async () => {
@@ -20,4 +25,12 @@ export async function startTestStack(): Promise<TestStack> {
       await runShutdown();
     },
   };
+}
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
 }

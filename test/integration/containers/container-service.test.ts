@@ -55,7 +55,7 @@ const owner: Caller = { userId: newId(), role: 'user' };
 const stranger: Caller = { userId: newId(), role: 'user' };
 const admin: Caller = { userId: newId(), role: 'admin' };
 let hostnameCounter = 0;
-const spec = () => ({ hostname: `svc-${process.pid}-${(hostnameCounter += 1)}`, cpuCores: 2, memoryMb: 4096, diskGb: 21 });
+const spec = () => ({ hostname: `svc-${process.pid}-${(hostnameCounter += 1)}`, cpuCores: 2, memoryMb: 4096, diskGb: 21, image: 'public.ecr.aws/nginx/nginx:stable-alpine', port: 8080, env: {}, command: null });
 
 /**
  * The task ECS runs for a client token: the same one for a repeated token, as ECS's
@@ -645,7 +645,7 @@ describe('ContainerService.metrics from CloudWatch', () => {
 
     const metrics = await containerService.metrics(owner, running.id);
 
-    expect(metrics).toEqual({ cpu_percent: 100, memory_used_mb: 700, memory_total_mb: 4096, disk_used_gb: 0.5, disk_total_gb: 21 });
+    expect(metrics).toEqual({ cpu_percent: 100, memory_used_mb: 700, memory_total_mb: 4096, disk_used_gb: 0.5, disk_total_gb: 21, sampled_at: null });
     const dimensions = [
       { Name: 'ClusterName', Value: 'workloads' },
       { Name: 'TaskId', Value: taskIdFor(running.id, 1) },
@@ -683,6 +683,7 @@ describe('ContainerService.metrics from CloudWatch', () => {
       memory_total_mb: 4096,
       disk_used_gb: 0,
       disk_total_gb: 20,
+      sampled_at: null,
     });
     expect(awsCalls()).toEqual([runTask(created, 1)]);
   });

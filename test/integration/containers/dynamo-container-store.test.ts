@@ -26,6 +26,11 @@ function container(change: Partial<StoredContainer> = {}): StoredContainer {
     createdAt: NOW,
     updatedAt: NOW,
     version: 1,
+    image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+    port: 8080,
+    env: {},
+    command: null,
+    taskHistory: [],
     ...change,
   };
 }
@@ -72,11 +77,11 @@ describe('DynamoContainerStore', () => {
   it('begins a transition at the next version and detaches the task', async () => {
     const created = container();
     await store.create(created);
-    await store.attachTask(created.id, 1, 'task-1');
+    await store.attachTask(created.id, 1, 'task-1', ['task-1']);
 
     const next = await store.beginTransition(created.id, 1, 'stopped', '2025-01-02T00:00:00.000Z');
 
-    expect(next).toEqual({ ...created, state: 'stopped', version: 2, updatedAt: '2025-01-02T00:00:00.000Z' });
+    expect(next).toEqual({ ...created, state: 'stopped', version: 2, updatedAt: '2025-01-02T00:00:00.000Z', taskHistory: ['task-1'] });
   });
 
   it('lets one of two concurrent transitions from the same version win; the other gets ConflictError', async () => {
@@ -103,16 +108,16 @@ describe('DynamoContainerStore', () => {
     const created = container();
     await store.create(created);
 
-    expect(await store.attachTask(created.id, 2, 'task-x')).toBeUndefined();
-    expect((await store.attachTask(created.id, 1, 'task-1'))!.taskArn).toBe('task-1');
-    expect(await store.attachTask(created.id, 1, 'task-2')).toBeUndefined();
+    expect(await store.attachTask(created.id, 2, 'task-x', ['task-x'])).toBeUndefined();
+    expect((await store.attachTask(created.id, 1, 'task-1', ['task-1']))!.taskArn).toBe('task-1');
+    expect(await store.attachTask(created.id, 1, 'task-2', ['task-2'])).toBeUndefined();
     expect((await store.get(created.id))!.taskArn).toBe('task-1');
   });
 
   it('applies a task status only for the attached task and only when it is newer', async () => {
     const created = container();
     await store.create(created);
-    await store.attachTask(created.id, 1, 'task-1');
+    await store.attachTask(created.id, 1, 'task-1', ['task-1']);
 
     const applied = await store.applyTaskStatus(created.id, { taskArn: 'task-1', taskVersion: 3, state: 'running' }, NOW);
     const older = await store.applyTaskStatus(created.id, { taskArn: 'task-1', taskVersion: 2, state: 'failed' }, NOW);

@@ -23,7 +23,7 @@ afterAll(() => runtime.stopAll());
 
 const launch = (change: Partial<TaskLaunch> = {}): TaskLaunch => {
   const containerId = newId();
-  return { containerId, hostname: 'local-web', cpuCores: 1, memoryMb: 512, diskGb: 18, clientToken: `${containerId}:1`, ...change };
+  return { containerId, hostname: 'local-web', image: 'public.ecr.aws/nginx/nginx:stable-alpine', port: 8080, env: {}, command: null, cpuCores: 1, memoryMb: 512, diskGb: 18, clientToken: `${containerId}:1`, ...change };
 };
 
 describe('LocalRuntime', () => {

@@ -37,6 +37,11 @@ async function leftInTable(state: ContainerState, task: { taskArn?: string } = {
     createdAt: now,
     updatedAt: now,
     version: 2,
+    image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+    port: 8080,
+    env: {},
+    command: null,
+    taskHistory: task.taskArn ? [task.taskArn] : [],
     ...(task.taskArn ? { taskArn: task.taskArn, taskVersion: 2 } : {}),
   };
   await containerStore.create(container);
@@ -104,7 +109,7 @@ describe('recoverLocalContainers', () => {
   });
 
   it('leaves alone a container whose task the runtime knows', async () => {
-    const created = await containerService.create(owner, { hostname: `recovered-${process.pid}-live`, cpuCores: 1, memoryMb: 512, diskGb: 18 });
+    const created = await containerService.create(owner, { hostname: `recovered-${process.pid}-live`, cpuCores: 1, memoryMb: 512, diskGb: 18, image: 'public.ecr.aws/nginx/nginx:stable-alpine', port: 8080, env: {}, command: null });
     const running = await pollUntil(() => containerService.get(owner, created.id), (container) => container.state === 'running');
 
     const recovered = await recoverLocalContainers();
@@ -116,7 +121,7 @@ describe('recoverLocalContainers', () => {
 
 describe('ContainerService.delete on the local runtime', () => {
   it("removes the container's directory once its process is gone", async () => {
-    const created = await containerService.create(owner, { hostname: `deleted-${process.pid}`, cpuCores: 1, memoryMb: 512, diskGb: 18 });
+    const created = await containerService.create(owner, { hostname: `deleted-${process.pid}`, cpuCores: 1, memoryMb: 512, diskGb: 18, image: 'public.ecr.aws/nginx/nginx:stable-alpine', port: 8080, env: {}, command: null });
     await pollUntil(() => containerService.get(owner, created.id), (container) => container.state === 'running');
     const workDir = join(containerDir, created.id);
     await pollUntil(async () => existsSync(join(workDir, 'ready')), Boolean);

@@ -24,6 +24,10 @@ const runtime = new EcsRuntime({
 const launch = (overrides: Partial<TaskLaunch> = {}): TaskLaunch => ({
   containerId: CONTAINER_ID,
   hostname: 'web-1',
+  image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+  port: 8080,
+  env: {},
+  command: null,
   cpuCores: 1,
   memoryMb: 512,
   diskGb: 18,

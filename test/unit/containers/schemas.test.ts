@@ -8,19 +8,30 @@ const issuesOf = (body: unknown): string[] => {
 };
 
 describe('createContainerBody', () => {
-  it('fills in the defaults: 1 core, 512 MB, 18 GB', () => {
+  it("fills in the defaults: 1 core, 512 MB, 18 GB, the deployment's image, port 8080, no env, the image's command", () => {
     expect(parse({ hostname: 'web' })).toEqual({
       success: true,
-      data: { hostname: 'web', cpu_cores: 1, memory_mb: 512, disk_gb: 18 },
+      data: {
+        hostname: 'web',
+        cpu_cores: 1,
+        memory_mb: 512,
+        disk_gb: 18,
+        image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+        port: 8080,
+        env: {},
+        command: null,
+      },
     });
   });
 
   it('accepts every field at once', () => {
-    expect(parse({ hostname: 'big', cpu_cores: 16, memory_mb: 122880, disk_gb: 32 }).data).toEqual({
+    const workload = { image: 'ghcr.io/acme/web:1.2', port: 3000, env: { GREETING: 'hi' }, command: ['node', 'server.js'] };
+    expect(parse({ hostname: 'big', cpu_cores: 16, memory_mb: 122880, disk_gb: 32, ...workload }).data).toEqual({
       hostname: 'big',
       cpu_cores: 16,
       memory_mb: 122880,
       disk_gb: 32,
+      ...workload,
     });
   });
 
@@ -103,6 +114,6 @@ describe('createContainerBody', () => {
   });
 
   it('refuses unknown fields', () => {
-    expect(issuesOf({ hostname: 'web', image: 'nginx' })).toEqual([expect.stringMatching(/image/)]);
+    expect(issuesOf({ hostname: 'web', entrypoint: ['sh'] })).toEqual([expect.stringMatching(/entrypoint/)]);
   });
 });

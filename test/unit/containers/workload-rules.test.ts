@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { createContainerBody, updateContainerBody } from '../../../lib/containers/schemas.js';
+import { commandSchema, envSchema, imageSchema, portSchema } from '../../../lib/containers/workload-rules.js';
+
+const issuesOf = (schema: z.ZodType, value: unknown): string[] => {
+  const result = schema.safeParse(value);
+  return result.success ? [] : result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+};
+
+describe('image', () => {
+  const anyImage = imageSchema([]);
+  it.each([
+    'nginx',
+    'nginx:1.27-alpine',
+    'library/nginx:stable',
+    'public.ecr.aws/nginx/nginx:stable-alpine',
+    '123456789012.dkr.ecr.eu-west-1.amazonaws.com/team/app:v1',
+    'localhost:5000/app',
+    `ghcr.io/acme/web@sha256:${'a'.repeat(64)}`,
+    `ghcr.io/acme/web:1.0@sha256:${'0'.repeat(64)}`,
+  ])('accepts %s', (image) => {
+    expect(issuesOf(anyImage, image)).toEqual([]);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['upper case in the repository', 'acme/Web'],
+    ['a space', 'nginx latest'],
+    ['a shell metacharacter', 'nginx;rm'],
+    ['an empty tag', 'nginx:'],
+    ['a short digest', 'nginx@sha256:abc'],
+    ['a scheme', 'https://ghcr.io/acme/web'],
+    ['256 characters', `ghcr.io/${'a'.repeat(248)}`],
+  ])('refuses %s', (_what, image) => {
+    expect(issuesOf(anyImage, image)).not.toEqual([]);
+  });
+
+  it('refuses an image outside the allowed registry prefixes, and accepts one inside', () => {
+    const restricted = imageSchema(['123456789012.dkr.ecr.eu-west-1.amazonaws.com/', 'public.ecr.aws/']);
+    expect(issuesOf(restricted, 'docker.io/library/nginx')).toEqual([expect.stringMatching(/allowed prefixes/)]);
+    expect(issuesOf(restricted, 'public.ecr.aws/nginx/nginx')).toEqual([]);
+  });
+});
+
+describe('port', () => {
+  it.each([1, 80, 8080, 65535])('accepts %i', (port) => expect(issuesOf(portSchema, port)).toEqual([]));
+  it.each([0, 65536, -1, 80.5, '80'])('refuses %s', (port) => expect(issuesOf(portSchema, port)).not.toEqual([]));
+});
+
+describe('env', () => {
+  it('accepts 64 variables with 4096-character values', () => {
+    const env = Object.fromEntries(Array.from({ length: 64 }, (_, index) => [`VAR_${index}`, 'x'.repeat(4096)]));
+    expect(issuesOf(envSchema, env)).toEqual([]);
+  });
+
+  it('refuses a 65th variable', () => {
+    const env = Object.fromEntries(Array.from({ length: 65 }, (_, index) => [`VAR_${index}`, '']));
+    expect(issuesOf(envSchema, env)).toEqual([': must hold at most 64 variables']);
+  });
+
+  it.each([['1ABC'], ['WITH-DASH'], ['WITH SPACE'], ['É'], [`A${'B'.repeat(128)}`]])('refuses the name %s', (name) => {
+    expect(issuesOf(envSchema, { [name]: 'v' })).not.toEqual([]);
+  });
+
+  it.each([['PORT'], ['AWS_SECRET_ACCESS_KEY'], ['AWS_REGION'], ['ECS_CONTAINER_METADATA_URI']])('refuses the reserved name %s', (name) => {
+    expect(issuesOf(envSchema, { [name]: 'v' })).toEqual([`${name}: is reserved (PORT, AWS_*, ECS_*)`]);
+  });
+
+  it('refuses a value of 4097 characters and a value that is not a string', () => {
+    expect(issuesOf(envSchema, { LONG: 'x'.repeat(4097) })).toEqual(['LONG: must be at most 4096 characters']);
+    expect(issuesOf(envSchema, { NUMBER: 1 })).not.toEqual([]);
+  });
+});
+
+describe('command', () => {
+  it('accepts 64 strings of 1024 characters', () => {
+    expect(issuesOf(commandSchema, Array.from({ length: 64 }, () => 'x'.repeat(1024)))).toEqual([]);
+  });
+
+  it.each([
+    ['an empty array', []],
+    ['65 strings', Array.from({ length: 65 }, () => 'x')],
+    ['a 1025-character string', ['x'.repeat(1025)]],
+    ['a number', ['node', 1]],
+    ['a string instead of an array', 'node server.js'],
+  ])('refuses %s', (_what, command) => {
+    expect(issuesOf(commandSchema, command)).not.toEqual([]);
+  });
+});
+
+describe('createContainerBody and updateContainerBody', () => {
+  it('name the field in every issue', () => {
+    expect(issuesOf(createContainerBody, { hostname: 'web', port: 0 })).toEqual([expect.stringMatching(/^port: /)]);
+    expect(issuesOf(updateContainerBody, { env: { PORT: '1' } })).toEqual([expect.stringMatching(/^env\.PORT: /)]);
+    expect(issuesOf(updateContainerBody, { command: [] })).toEqual([expect.stringMatching(/^command: /)]);
+  });
+
+  it('PATCH takes any non-empty subset, and command: null goes back to the image command', () => {
+    expect(issuesOf(updateContainerBody, {})).toEqual([expect.stringMatching(/at least one/)]);
+    expect(updateContainerBody.parse({ command: null })).toEqual({ command: null });
+    expect(updateContainerBody.parse({ memory_mb: 1024, disk_gb: 20 })).toEqual({ memory_mb: 1024, disk_gb: 20 });
+    expect(issuesOf(updateContainerBody, { hostname: 'renamed' })).toContainEqual(expect.stringMatching(/hostname/));
+  });
+});

@@ -59,7 +59,13 @@ const containerRecord = (fields: Record<string, unknown>) => ({
   cpu_cores: 1,
   memory_mb: 512,
   disk_gb: 18,
+  image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+  port: 8080,
+  env: {},
+  command: null,
+  url: expect.stringMatching(/^http:\/\/[a-z0-9-]+\.localhost:\d+\/$/),
   created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+  updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
   ...fields,
 });
 
@@ -120,7 +126,7 @@ describe('POST /api/v1/containers', () => {
     const response = await api('POST', '/api/v1/containers', userToken, { hostname });
 
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ data: containerRecord({ hostname, state: 'provisioning' }) });
+    expect(response.body).toEqual({ data: containerRecord({ hostname, state: 'provisioning', url: `http://${hostname}.localhost:${new URL(baseUrl).port}/` }) });
   });
 
   it('creates a container with every field given', async () => {
@@ -281,13 +287,16 @@ describe('GET /api/v1/containers/{id}/metrics', () => {
       memory_total_mb: 512,
       disk_used_gb: expect.any(Number),
       disk_total_gb: 20,
+      sampled_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
+    expect(Date.now() - Date.parse(running.body.data.sampled_at)).toBeLessThan(60_000);
     expect(running.body.data.memory_used_mb).toBeGreaterThan(0);
-    expect(running.body.data.disk_used_gb).toBeGreaterThan(0);
+    // A few kilobytes of files: 0 GB to three decimals, never 7.45e-8.
+    expect(running.body.data.disk_used_gb).toBe(Number(running.body.data.disk_used_gb.toFixed(3)));
     expect(running.body.data.cpu_percent).toBeGreaterThanOrEqual(0);
     expect(running.body.data.cpu_percent).toBeLessThanOrEqual(100);
     expect(stopped.body).toEqual({
-      data: { cpu_percent: 0, memory_used_mb: 0, memory_total_mb: 512, disk_used_gb: 0, disk_total_gb: 20 },
+      data: { cpu_percent: 0, memory_used_mb: 0, memory_total_mb: 512, disk_used_gb: 0, disk_total_gb: 20, sampled_at: null },
     });
   });
 });

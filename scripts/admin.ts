@@ -53,7 +53,7 @@ async function main(): Promise<number> {
     console.error(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('\n'));
     return 2;
   }
-  const { identityService } = await import('../lib/identity/wiring.js');
+  const { identityService } = await import('../lib/wiring/identity.js');
   const { ConflictError } = await import('../lib/errors.js');
   try {
     const user = await identityService.createUser(parsed.data);

@@ -2,9 +2,9 @@ import { HttpError } from '../errors.js';
 import type { ApiRequest, AuthenticatedRequest } from '../http/api-request.js';
 import { html, redirect, escapeHtml, type Reply } from '../http/reply.js';
 import type { OAuthScope } from '../identity/principal.js';
-import { identityService } from '../identity/wiring.js';
+import { identityService } from '../wiring/identity.js';
 import type { PendingAuthorization } from '../oauth/oauth-service.js';
-import { oauthService } from '../oauth/wiring.js';
+import { oauthService } from '../wiring/oauth.js';
 import { SCOPE_DESCRIPTIONS } from '../oauth/scopes.js';
 import { page } from './layout.js';
 

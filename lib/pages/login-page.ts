@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ApiRequest } from '../http/api-request.js';
 import { isLoopbackOrigin, serializeCookie } from '../http/cookies.js';
 import { escapeHtml, html, redirect, type Reply } from '../http/reply.js';
-import { identityService } from '../identity/wiring.js';
+import { identityService } from '../wiring/identity.js';
 import { page } from './layout.js';
 
 /**

@@ -4,7 +4,7 @@ import { html, redirect, type Reply } from '../http/reply.js';
 import { sessionCookie } from '../http/session-cookie.js';
 import { constantTimeEqual } from '../identity/secrets.js';
 import { signInBody } from '../identity/schemas.js';
-import { identityService } from '../identity/wiring.js';
+import { identityService } from '../wiring/identity.js';
 import { LOGIN_CSRF_COOKIE, loginFormPage, newLoginCsrf, safeNextPath } from './login-page.js';
 
 const field = (body: unknown, name: string): string => {

@@ -1,7 +1,7 @@
 /**
  * `npm start`: the whole service on this machine. DynamoDB Local holds the table, the
  * local container runtime runs containers as processes, and every route's handler is
- * served over HTTP. See product.md section 7.
+ * served over HTTP. See README.md.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -38,7 +38,7 @@ const MISSING_TASK_GRACE_MS = 60_000;
 export const launchToken = (containerId: string, version: number): string => `${containerId}:${version}`;
 
 /**
- * The container lifecycle: creation, the transitions of product.md section 3, deletion,
+ * The container lifecycle: creation, the transitions of docs/containers.md, deletion,
  * metrics, and the task status changes that move a container between states.
  *
  * Every transition reads the container, decides from the transition table, and commits with

@@ -1,4 +1,4 @@
-/** A container's lifecycle state (product.md section 3). */
+/** A container's lifecycle state (docs/containers.md). */
 export type ContainerState = 'provisioning' | 'running' | 'stopped' | 'failed';
 
 export const CONTAINER_STATES: readonly ContainerState[] = ['provisioning', 'running', 'stopped', 'failed'];

@@ -9,7 +9,7 @@ export const MIN_MEMORY_MB = 512;
 export const MIN_DISK_GB = 18;
 export const MAX_DISK_GB = 32;
 
-/** Body of POST /api/v1/containers (product.md section 3). */
+/** Body of POST /api/v1/containers (docs/api-rules.md). */
 export const createContainerBody = z
   .strictObject({
     hostname: z

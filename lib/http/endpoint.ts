@@ -37,7 +37,7 @@ const TIMEOUT_MARGIN_MS = 500;
 
 /**
  * Wraps an endpoint function in the middleware chain every route shares. The order of the
- * `use` calls is the order of checks in product.md section 1.
+ * `use` calls is the order of checks in docs/api-rules.md.
  */
 export function endpoint<
   Id extends RouteId,

@@ -193,7 +193,7 @@ export class OAuthService {
 
   /**
    * The token endpoint. Client authentication is judged first (401), then the grant (400),
-   * the order product.md section 1 fixes; a malformed grant still costs one client lookup.
+   * the order docs/api-rules.md fixes; a malformed grant still costs one client lookup.
    */
   async issueTokens(credentials: ClientCredentials, parameters: Record<string, string>): Promise<TokenSet> {
     const request = parseTokenRequest(parameters);

@@ -51,7 +51,7 @@ function assertAllowed(route: Route, principal: Principal): void {
 
 /**
  * Credentials (401), then CSRF for sessions on unsafe methods (403 CSRF_REJECTED), then the
- * route's access level and scope (403 FORBIDDEN): the order product.md section 1 fixes.
+ * route's access level and scope (403 FORBIDDEN): the order docs/api-rules.md fixes.
  */
 /** `resolve` may be absent only for a public route, which never resolves a credential. */
 export function authenticate(route: Route, resolve: CredentialResolver | undefined): EndpointMiddleware {

@@ -338,7 +338,7 @@ interface TransitionCell {
   sends: (container: StoredContainer) => AwsCall[];
 }
 
-/** product.md section 3, cell by cell. */
+/** docs/containers.md, cell by cell. */
 const TRANSITION_TABLE: TransitionCell[] = [
   {
     from: 'provisioning',
@@ -438,7 +438,7 @@ const TRANSITION_TABLE: TransitionCell[] = [
   },
 ];
 
-describe('ContainerService transitions on ECS (product.md section 3)', () => {
+describe('ContainerService transitions on ECS (docs/containers.md)', () => {
   for (const { from, action, does, reports, to, sends } of TRANSITION_TABLE) {
     it(`${action} of a ${from} container ${does}`, async () => {
       const { container, prepared } = await containerIn(from);

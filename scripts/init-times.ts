@@ -31,6 +31,8 @@ const env = {
   AWS_SECRET_ACCESS_KEY: 'x',
   ECS_CLUSTER_ARN: 'arn:aws:ecs:eu-west-1:123456789012:cluster/c',
   ECS_TASK_DEFINITION_ARN: 'arn:aws:ecs:eu-west-1:123456789012:task-definition/t:1',
+  ECS_SUBNET_IDS: 'subnet-a',
+  ECS_SECURITY_GROUP_IDS: 'sg-a',
 };
 try {
   for (const [index, id] of ids.entries()) {

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConflictError, InternalError, NotFoundError, TimeoutError } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
-import type { Page, PageRequest } from '../store/pagination.js';
+import type { Page, PageRequest } from '../page.js';
 import type { Caller, ContainerSpec, StoredContainer } from './container.js';
 import type { ContainerStore } from './container-store.js';
 import { clampPercent, type ContainerMetrics, type TaskUsageSource } from './metrics.js';

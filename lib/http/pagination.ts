@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { Page } from '../store/pagination.js';
+import type { Page } from '../page.js';
 import type { ApiRequest } from './api-request.js';
 import { ok, type Reply } from './reply.js';
 

@@ -4,7 +4,7 @@ import type { CredentialRecord } from '../identity/identity-store.js';
 import type { OAuthScope, Principal } from '../identity/principal.js';
 import { constantTimeEqual, CREDENTIAL_PREFIX, MAX_CREDENTIAL_LENGTH, newSecret, sha256Hex } from '../identity/secrets.js';
 import { isUuid, newId } from '../ids.js';
-import type { Page, PageRequest } from '../store/pagination.js';
+import type { Page, PageRequest } from '../page.js';
 import { invalidClient, type ClientCredentials } from './client-authentication.js';
 import type {
   AppChanges,

@@ -340,7 +340,7 @@ describe('the consent page', () => {
     const requestId = await oauthService.startAuthorization({ clientId: app.clientId, redirectUri: REDIRECT_URI, state: 's', scopes: [...ALL_SCOPES] });
     const { email } = await identityService.getUser(user.userId);
 
-    const { result, serialRoundTrips, commands } = await countRoundTrips(() => showConsent(consentPageRequest(requestId, user)));
+    const { result, serialRoundTrips, commands } = await countRoundTrips(() => showConsent(consentPageRequest(requestId, user), { identityService, oauthService }));
 
     expect(commands).toEqual(['GetCommand', 'GetCommand']);
     expect(serialRoundTrips).toBe(1);
@@ -353,7 +353,7 @@ describe('the consent page', () => {
   it('answers an HTML error page with status 404 when the signed-in user no longer exists', async () => {
     const requestId = await startRequest(await registerClient());
 
-    const result = await showConsent(consentPageRequest(requestId, { ...user, userId: randomUUID() }));
+    const result = await showConsent(consentPageRequest(requestId, { ...user, userId: randomUUID() }), { identityService, oauthService });
 
     expect(result.statusCode).toBe(404);
     expect(result.headers['Content-Type']).toMatch(/^text\/html/);

@@ -27,9 +27,8 @@ async function readStdin(): Promise<string> {
 }
 
 async function main(): Promise<number> {
-  let parsedArgs;
-  try {
-    parsedArgs = parseArgs({
+  const parse = () =>
+    parseArgs({
       allowPositionals: true,
       options: {
         email: { type: 'string' },
@@ -37,6 +36,9 @@ async function main(): Promise<number> {
         'password-stdin': { type: 'boolean', default: false },
       },
     });
+  let parsedArgs: ReturnType<typeof parse>;
+  try {
+    parsedArgs = parse();
   } catch (error) {
     console.error(`${error instanceof Error ? error.message : String(error)}\n${usage}`);
     return 2;
@@ -53,7 +55,7 @@ async function main(): Promise<number> {
     console.error(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('\n'));
     return 2;
   }
-  const { identityService } = await import('../lib/identity/wiring.js');
+  const { identityService } = await import('../lib/wiring/identity.js');
   const { ConflictError } = await import('../lib/errors.js');
   try {
     const user = await identityService.createUser(parsed.data);

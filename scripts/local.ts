@@ -1,7 +1,7 @@
 /**
  * `npm start`: the whole service on this machine. DynamoDB Local holds the table, the
  * local container runtime runs containers as processes, and every route's handler is
- * served over HTTP. See product.md section 7.
+ * served over HTTP. See README.md.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
@@ -100,7 +100,8 @@ function setDefaultEnv(defaults: Record<string, string>): void {
 
 async function ensureAdmin(): Promise<void> {
   const { ensureAdminUser } = await import('../lib/identity/admin-bootstrap.js');
-  const { created, generatedPassword } = await ensureAdminUser(adminEmail, adminPassword);
+  const { identityService } = await import('../lib/wiring/identity.js');
+  const { created, generatedPassword } = await ensureAdminUser(identityService, adminEmail, adminPassword);
   if (!created) console.log(`Admin ${adminEmail} already exists`);
   else if (generatedPassword) console.log(`Admin ${adminEmail} created with password ${generatedPassword} (shown once)`);
   else console.log(`Admin ${adminEmail} created with the password from ADMIN_PASSWORD`);
@@ -108,7 +109,7 @@ async function ensureAdmin(): Promise<void> {
 
 /** After an unclean exit, container processes may be left over and containers still read running. */
 async function recoverContainers(): Promise<void> {
-  const { recoverLocalContainers } = await import('../lib/containers/wiring.js');
+  const { recoverLocalContainers } = await import('../lib/wiring/local-containers.js');
   const { processesKilled, containersStopped } = await recoverLocalContainers();
   if (processesKilled > 0) console.log(`Stopped ${processesKilled} container process(es) an earlier run left running`);
   if (containersStopped > 0) console.log(`Marked ${containersStopped} container(s) stopped: their processes did not outlive the last run`);

@@ -1,10 +1,14 @@
 import { containerView } from '../../lib/containers/container.js';
 import { createContainerBody } from '../../lib/containers/schemas.js';
-import { containerService } from '../../lib/containers/wiring.js';
+import { containerServiceWith } from '../../lib/wiring/containers.js';
+import { containerRuntime } from '#wiring/container-runtime';
 import { endpoint } from '../../lib/http/endpoint.js';
 import { ok } from '../../lib/http/reply.js';
+import { resolveCredential } from '../../lib/wiring/identity.js';
 
-export const handler = endpoint('createContainer', { body: createContainerBody }, async ({ principal, body }) => {
+const containerService = containerServiceWith({ runtime: containerRuntime });
+
+export const handler = endpoint('createContainer', { body: createContainerBody, resolveCredential }, async ({ principal, body }) => {
   const container = await containerService.create(principal, {
     hostname: body.hostname,
     cpuCores: body.cpu_cores,

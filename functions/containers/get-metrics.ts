@@ -1,7 +1,11 @@
-import { containerService } from '../../lib/containers/wiring.js';
+import { containerServiceWith } from '../../lib/wiring/containers.js';
+import { taskUsage } from '#wiring/task-usage';
 import { endpoint } from '../../lib/http/endpoint.js';
 import { ok } from '../../lib/http/reply.js';
+import { resolveCredential } from '../../lib/wiring/identity.js';
 
-export const handler = endpoint('getContainerMetrics', {}, async ({ principal, params }) => {
+const containerService = containerServiceWith({ usage: taskUsage });
+
+export const handler = endpoint('getContainerMetrics', { resolveCredential }, async ({ principal, params }) => {
   return ok(await containerService.metrics(principal, params.container_id!));
 });

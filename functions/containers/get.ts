@@ -1,8 +1,11 @@
 import { containerView } from '../../lib/containers/container.js';
-import { containerService } from '../../lib/containers/wiring.js';
+import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { endpoint } from '../../lib/http/endpoint.js';
 import { ok } from '../../lib/http/reply.js';
+import { resolveCredential } from '../../lib/wiring/identity.js';
 
-export const handler = endpoint('getContainer', {}, async ({ principal, params }) => {
+const containerService = containerServiceWith();
+
+export const handler = endpoint('getContainer', { resolveCredential }, async ({ principal, params }) => {
   return ok(containerView(await containerService.get(principal, params.container_id!)));
 });

@@ -1,9 +1,12 @@
 import { containerView } from '../../lib/containers/container.js';
-import { containerService } from '../../lib/containers/wiring.js';
+import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { endpoint } from '../../lib/http/endpoint.js';
 import { pageQuerySchema, pageReply } from '../../lib/http/pagination.js';
+import { resolveCredential } from '../../lib/wiring/identity.js';
 
-export const handler = endpoint('listContainers', { query: pageQuerySchema }, async (request) => {
+const containerService = containerServiceWith();
+
+export const handler = endpoint('listContainers', { query: pageQuerySchema, resolveCredential }, async (request) => {
   const page = await containerService.list(request.principal, request.query);
   return pageReply(request, { ...page, items: page.items.map(containerView) });
 });

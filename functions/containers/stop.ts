@@ -1,8 +1,12 @@
 import { containerView } from '../../lib/containers/container.js';
-import { containerService } from '../../lib/containers/wiring.js';
+import { containerServiceWith } from '../../lib/wiring/containers.js';
+import { containerRuntime } from '#wiring/container-runtime';
 import { endpoint } from '../../lib/http/endpoint.js';
 import { ok } from '../../lib/http/reply.js';
+import { resolveCredential } from '../../lib/wiring/identity.js';
 
-export const handler = endpoint('stopContainer', {}, async ({ principal, params }) => {
+const containerService = containerServiceWith({ runtime: containerRuntime });
+
+export const handler = endpoint('stopContainer', { resolveCredential }, async ({ principal, params }) => {
   return ok(containerView(await containerService.stop(principal, params.container_id!)));
 });

@@ -1,8 +1,10 @@
 import middy from '@middy/core';
 import type { EventBridgeEvent } from 'aws-lambda';
-import { containerService } from '../../lib/containers/wiring.js';
+import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { log } from '../../lib/log.js';
 import { taskStatusFromEcs, type EcsTaskFields } from '../../lib/runtimes/ecs-runtime.js';
+
+const containerService = containerServiceWith();
 
 /**
  * EventBridge "ECS Task State Change" → the container's state. A malformed event or a task

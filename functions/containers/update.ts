@@ -1,10 +1,13 @@
 import { containerView } from '../../lib/containers/container.js';
 import { updateContainerBody } from '../../lib/containers/schemas.js';
-import { containerService } from '../../lib/containers/wiring.js';
 import { endpoint } from '../../lib/http/endpoint.js';
 import { ok } from '../../lib/http/reply.js';
+import { containerServiceWith } from '../../lib/wiring/containers.js';
+import { resolveCredential } from '../../lib/wiring/identity.js';
 
-export const handler = endpoint('updateContainer', { body: updateContainerBody }, async ({ principal, params, body }) => {
+const containerService = containerServiceWith();
+
+export const handler = endpoint('updateContainer', { body: updateContainerBody, resolveCredential }, async ({ principal, params, body }) => {
   const container = await containerService.update(principal, params.container_id!, {
     image: body.image,
     port: body.port,

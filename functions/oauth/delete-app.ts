@@ -1,8 +1,9 @@
 import { endpoint } from '../../lib/http/endpoint.js';
 import { ok } from '../../lib/http/reply.js';
-import { oauthService } from '../../lib/oauth/wiring.js';
+import { oauthService } from '../../lib/wiring/oauth.js';
+import { resolveCredential } from '../../lib/wiring/identity.js';
 
-export const handler = endpoint('deleteApp', {}, async ({ principal, params }) => {
+export const handler = endpoint('deleteApp', { resolveCredential }, async ({ principal, params }) => {
   await oauthService.deleteApp(principal, params.app_id!);
   return ok('deleted');
 });

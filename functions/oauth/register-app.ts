@@ -2,9 +2,10 @@ import { endpoint } from '../../lib/http/endpoint.js';
 import { ok } from '../../lib/http/reply.js';
 import { registerAppBody } from '../../lib/oauth/schemas.js';
 import { registeredOAuthAppView } from '../../lib/oauth/views.js';
-import { oauthService } from '../../lib/oauth/wiring.js';
+import { oauthService } from '../../lib/wiring/oauth.js';
+import { resolveCredential } from '../../lib/wiring/identity.js';
 
-export const handler = endpoint('registerApp', { body: registerAppBody }, async ({ principal, body }) => {
+export const handler = endpoint('registerApp', { body: registerAppBody, resolveCredential }, async ({ principal, body }) => {
   const registered = await oauthService.registerApp(principal, {
     name: body.name,
     description: body.description,

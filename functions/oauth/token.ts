@@ -3,7 +3,7 @@ import { json } from '../../lib/http/reply.js';
 import { clientCredentialsOf } from '../../lib/oauth/client-authentication.js';
 import { oauthParameters } from '../../lib/oauth/oauth-parameters.js';
 import { TOKEN_RESPONSE_HEADERS, tokenResponseView } from '../../lib/oauth/views.js';
-import { oauthService } from '../../lib/oauth/wiring.js';
+import { oauthService } from '../../lib/wiring/oauth.js';
 
 export const handler = endpoint('token', {}, async ({ headers, body }) => {
   const parameters = oauthParameters(body);

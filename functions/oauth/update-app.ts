@@ -2,9 +2,10 @@ import { endpoint } from '../../lib/http/endpoint.js';
 import { ok } from '../../lib/http/reply.js';
 import { updateAppBody } from '../../lib/oauth/schemas.js';
 import { oauthAppView } from '../../lib/oauth/views.js';
-import { oauthService } from '../../lib/oauth/wiring.js';
+import { oauthService } from '../../lib/wiring/oauth.js';
+import { resolveCredential } from '../../lib/wiring/identity.js';
 
-export const handler = endpoint('updateApp', { body: updateAppBody }, async ({ principal, params, body }) => {
+export const handler = endpoint('updateApp', { body: updateAppBody, resolveCredential }, async ({ principal, params, body }) => {
   const app = await oauthService.updateApp(principal, params.app_id!, {
     name: body.name,
     description: body.description,

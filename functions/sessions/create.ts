@@ -3,7 +3,7 @@ import { ok } from '../../lib/http/reply.js';
 import { sessionCookie } from '../../lib/http/session-cookie.js';
 import { signInBody } from '../../lib/identity/schemas.js';
 import { sessionView } from '../../lib/identity/views.js';
-import { identityService } from '../../lib/identity/wiring.js';
+import { identityService } from '../../lib/wiring/identity.js';
 
 export const handler = endpoint('createSession', { body: signInBody }, async (request) => {
   const session = await identityService.signIn(request.body.email, request.body.password);

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BadRequestError, ConflictError, InternalError, NotFoundError, TimeoutError } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
-import type { Page, PageRequest } from '../store/pagination.js';
+import type { Page, PageRequest } from '../page.js';
 import { TASK_HISTORY_LENGTH, type Caller, type ContainerSpec, type StoredContainer, type Workload } from './container.js';
 import type { ContainerStore } from './container-store.js';
 import type { ContainerLogs, LogPage } from './logs.js';
@@ -48,7 +48,7 @@ const MISSING_TASK_GRACE_MS = 60_000;
 export const launchToken = (containerId: string, version: number): string => `${containerId}:${version}`;
 
 /**
- * The container lifecycle: creation, the transitions of product.md section 3, deletion,
+ * The container lifecycle: creation, the transitions of docs/containers.md, deletion,
  * metrics, and the task status changes that move a container between states.
  *
  * Every transition reads the container, decides from the transition table, and commits with

@@ -1,4 +1,4 @@
-import type { Page, PageRequest } from '../store/pagination.js';
+import type { Page, PageRequest } from '../page.js';
 import type { ContainerState, StoredContainer, Workload } from './container.js';
 
 /** A change a task status makes to its container. */

@@ -1,6 +1,6 @@
 import { appUrlFor } from '../config.js';
 
-/** A container's lifecycle state (product.md section 3). */
+/** A container's lifecycle state (docs/containers.md). */
 export type ContainerState = 'provisioning' | 'running' | 'stopped' | 'failed';
 
 export const CONTAINER_STATES: readonly ContainerState[] = ['provisioning', 'running', 'stopped', 'failed'];

@@ -28,7 +28,7 @@ export function memoryFitsCpu(cpu: number, memory: number, context: z.Refinement
   }
 }
 
-/** Body of POST /api/v1/containers (product.md section 3, docs/containers.md). */
+/** Body of POST /api/v1/containers (docs/api-rules.md, docs/containers.md). */
 export const createContainerBody = z
   .strictObject({
     hostname: z

@@ -25,7 +25,7 @@ const run: TransitionPlan = { kind: 'run', stopTask: false };
 const replaceTask: TransitionPlan = { kind: 'run', stopTask: true };
 
 /**
- * The transition table of product.md section 3, the one place it is written down.
+ * The transition table of docs/containers.md, the one place it is written down.
  * Fargate cannot restart a stopped task, so every start runs a new one. A failed container's
  * task has already stopped, so stopping it only records the new state.
  */

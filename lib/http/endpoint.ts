@@ -2,7 +2,6 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { z } from 'zod';
 import { TimeoutError } from '../errors.js';
-import { resolveCredential } from '../identity/wiring.js';
 import type { ApiRequest, AuthenticatedRequest } from './api-request.js';
 import { toLambdaResult } from './lambda-result.js';
 import { authenticate, type CredentialResolver } from './middleware/authenticate.js';
@@ -23,7 +22,11 @@ export type RequestFor<Id extends RouteId, Body, Query> =
 export interface EndpointOptions<BodySchema extends z.ZodType | undefined, QuerySchema extends z.ZodType | undefined> {
   body?: BodySchema;
   query?: QuerySchema;
-  /** Tests swap the credential lookup; production uses the DynamoDB store. */
+  /**
+   * How a bearer token or session cookie becomes a principal. Every route but the public ones
+   * needs it; the function's module passes the one it wires (lib/wiring/identity.ts), so a
+   * public route's bundle carries no credential store.
+   */
   resolveCredential?: CredentialResolver;
 }
 
@@ -34,7 +37,7 @@ const TIMEOUT_MARGIN_MS = 500;
 
 /**
  * Wraps an endpoint function in the middleware chain every route shares. The order of the
- * `use` calls is the order of checks in product.md section 1.
+ * `use` calls is the order of checks in docs/api-rules.md.
  */
 export function endpoint<
   Id extends RouteId,
@@ -46,6 +49,8 @@ export function endpoint<
   run: (request: RequestFor<Id, Parsed<BodySchema, unknown>, Parsed<QuerySchema, Record<string, string>>>) => Promise<Reply>,
 ) {
   const route = routeById(routeId);
+  const { resolveCredential } = options;
+  if (route.access !== 'public' && !resolveCredential) throw new Error(`${routeId} needs a credential resolver (route access ${route.access})`);
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, EndpointContext>({
     timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
     timeoutEarlyResponse: () => {
@@ -54,7 +59,7 @@ export function endpoint<
   })
     .use(errorEnvelope())
     .use(normalizeRequest())
-    .use(authenticate(route, options.resolveCredential ?? resolveCredential))
+    .use(authenticate(route, resolveCredential))
     .use(parseBody(route))
     .use(validateInput({ body: options.body, query: options.query }))
     .handler(async (_event, context) => {

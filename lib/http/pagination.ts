@@ -1,9 +1,9 @@
 import * as z from 'zod';
-import type { Page } from '../store/pagination.js';
+import type { Page } from '../page.js';
 import type { ApiRequest } from './api-request.js';
 import { ok, type Reply } from './reply.js';
 
-/** product.md section 3: `limit` 1..1000 (default 100) and an opaque `cursor`. */
+/** docs/api-rules.md: `limit` 1..1000 (default 100) and an opaque `cursor`. */
 export const pageQuerySchema = z.strictObject({
   limit: z
     .string()

@@ -18,7 +18,7 @@ export function json(statusCode: number, body: unknown, headers: Record<string, 
   return { statusCode, headers: { 'Content-Type': JSON_TYPE, ...headers }, body: JSON.stringify(body), ...(cookies ? { cookies } : {}) };
 }
 
-/** Headers every HTML page sends (product.md section 2): no framing, no referrer, no caching. */
+/** Headers every HTML page sends (docs/api-rules.md): no framing, no referrer, no caching. */
 export const PAGE_SECURITY_HEADERS: Record<string, string> = {
   'Content-Security-Policy':
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self' https: http://localhost:* http://127.0.0.1:* http://[::1]:*; frame-ancestors 'none'; base-uri 'none'",

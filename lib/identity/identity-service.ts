@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { BadRequestError, NotFoundError, RateLimitedError, UnauthorizedError } from '../errors.js';
 import { newId } from '../ids.js';
-import type { Page, PageRequest } from '../store/pagination.js';
+import type { Page, PageRequest } from '../page.js';
 import type { CredentialRecord, IdentityStore, PersonalAccessToken, User } from './identity-store.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
 import { ALL_SCOPES, type Principal, type Role } from './principal.js';

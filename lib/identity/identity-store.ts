@@ -1,4 +1,4 @@
-import type { Page, PageRequest } from '../store/pagination.js';
+import type { Page, PageRequest } from '../page.js';
 import type { CredentialKind, OAuthScope, Role } from './principal.js';
 
 export interface User {

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { MIN_PASSWORD_LENGTH } from './identity-service.js';
 
-/** Request bodies of the identity endpoints (product.md section 2). */
+/** Request bodies of the identity endpoints (docs/api-rules.md). */
 export const signInBody = z.strictObject({
   email: z.string().min(1).max(320),
   password: z.string().min(1).max(1024),

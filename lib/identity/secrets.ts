@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** Credential prefixes (product.md section 2). */
+/** Credential prefixes (docs/api-rules.md). */
 export const CREDENTIAL_PREFIX = {
   session: 'svss_',
   personalAccessToken: 'svpat_',

@@ -1,7 +1,7 @@
 import type { IssuedPersonalAccessToken, SignedInSession } from './identity-service.js';
 import type { PersonalAccessToken, User } from './identity-store.js';
 
-/** The public JSON shapes of identity resources (product.md section 2). */
+/** The public JSON shapes of identity resources (docs/api-rules.md). */
 export const userView = (user: User) => ({ id: user.id, email: user.email, role: user.role, created_at: user.createdAt });
 
 export const sessionView = (session: SignedInSession) => ({

@@ -138,7 +138,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 /** Loaded on first use, like the handlers, after the stack has set the configuration they read. */
 let routing: Promise<AppRouting> | undefined;
 const appRouting = (): Promise<AppRouting> =>
-  (routing ??= import('../containers/wiring.js').then((wiring) => wiring.localRouting));
+  (routing ??= import('../wiring/local-containers.js').then((wiring) => wiring.localAppRouting()));
 
 function createHandlerLoader(): (route: Route) => Promise<LambdaHandler> {
   const cache = new Map<string, Promise<LambdaHandler>>();

@@ -70,3 +70,8 @@ export class CloudWatchMetrics implements TaskUsageSource {
     };
   }
 }
+
+/** The cluster name from its ARN (arn:aws:ecs:region:account:cluster/name), or the name itself. */
+export function clusterNameOf(clusterArnOrName: string): string {
+  return clusterArnOrName.slice(clusterArnOrName.lastIndexOf('/') + 1);
+}

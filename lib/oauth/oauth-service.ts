@@ -4,7 +4,7 @@ import type { CredentialRecord } from '../identity/identity-store.js';
 import type { OAuthScope, Principal } from '../identity/principal.js';
 import { constantTimeEqual, CREDENTIAL_PREFIX, MAX_CREDENTIAL_LENGTH, newSecret, sha256Hex } from '../identity/secrets.js';
 import { isUuid, newId } from '../ids.js';
-import type { Page, PageRequest } from '../store/pagination.js';
+import type { Page, PageRequest } from '../page.js';
 import { invalidClient, type ClientCredentials } from './client-authentication.js';
 import type {
   AppChanges,
@@ -193,7 +193,7 @@ export class OAuthService {
 
   /**
    * The token endpoint. Client authentication is judged first (401), then the grant (400),
-   * the order product.md section 1 fixes; a malformed grant still costs one client lookup.
+   * the order docs/api-rules.md fixes; a malformed grant still costs one client lookup.
    */
   async issueTokens(credentials: ClientCredentials, parameters: Record<string, string>): Promise<TokenSet> {
     const request = parseTokenRequest(parameters);

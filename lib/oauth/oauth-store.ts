@@ -1,6 +1,6 @@
 import type { CredentialRecord } from '../identity/identity-store.js';
 import type { OAuthScope, Role } from '../identity/principal.js';
-import type { Page, PageRequest } from '../store/pagination.js';
+import type { Page, PageRequest } from '../page.js';
 
 /** A registered third-party application, as its owner manages it. */
 export interface OAuthApp {

@@ -8,7 +8,7 @@ export interface RedirectUriRules {
 }
 
 /**
- * Why a redirect URI cannot be registered, or `undefined` when it can (product.md section 4,
+ * Why a redirect URI cannot be registered, or `undefined` when it can (docs/oauth.md,
  * RFC 6749 section 3.1.2): absolute, no fragment, https, or http on loopback when allowed.
  * It is later compared to the authorize request's `redirect_uri` as an exact string.
  */

@@ -19,7 +19,7 @@ const redirectUris = z
 const name = z.string().trim().min(1).max(100);
 const description = z.string().max(1000);
 
-/** Request bodies of the application endpoints (product.md section 4); unknown fields are 400. */
+/** Request bodies of the application endpoints (docs/oauth.md); unknown fields are 400. */
 export const registerAppBody = z.strictObject({
   name,
   description: description.default(''),

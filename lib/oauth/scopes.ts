@@ -10,7 +10,7 @@ const isScope = (token: string): token is OAuthScope => (ALL_SCOPES as readonly 
 
 /**
  * RFC 6749 section 3.3: a space-delimited list of case-sensitive scope tokens whose order
- * does not matter. Absent or empty means every scope (product.md section 4). Returns the
+ * does not matter. Absent or empty means every scope (docs/oauth.md). Returns the
  * scopes in canonical order, or `undefined` when the value names anything unknown or is
  * not the grammar `scope-token *( SP scope-token )`.
  */

@@ -2,7 +2,7 @@ import type { AppWithSecret, TokenSet } from './oauth-service.js';
 import type { OAuthApp } from './oauth-store.js';
 import { formatScope } from './scopes.js';
 
-/** The public JSON shapes of OAuth resources (interface.md section 2, product.md section 4). */
+/** The public JSON shapes of OAuth resources (docs/oauth.md, docs/openapi.json). */
 export const oauthAppView = (app: OAuthApp) => ({
   id: app.id,
   client_id: app.clientId,

@@ -2,9 +2,9 @@ import { HttpError } from '../errors.js';
 import type { ApiRequest, AuthenticatedRequest } from '../http/api-request.js';
 import { html, redirect, escapeHtml, type Reply } from '../http/reply.js';
 import type { OAuthScope } from '../identity/principal.js';
-import { identityService } from '../identity/wiring.js';
+import type { IdentityService } from '../identity/identity-service.js';
 import type { PendingAuthorization } from '../oauth/oauth-service.js';
-import { oauthService } from '../oauth/wiring.js';
+import type { OAuthService } from '../oauth/oauth-service.js';
 import { SCOPE_DESCRIPTIONS } from '../oauth/scopes.js';
 import { page } from './layout.js';
 
@@ -62,7 +62,13 @@ async function orErrorPage(answer: () => Promise<Reply>): Promise<Reply> {
  * GET /oauth/consent: the application, the scopes and the signed-in user, with Approve and
  * Deny. Without a session the browser goes to the login page first and comes back here.
  */
-export async function showConsent(request: ApiRequest): Promise<Reply> {
+/** The services the consent pages call; the function modules pass the ones lib/wiring builds. */
+export interface ConsentServices {
+  identityService: Pick<IdentityService, 'getUser'>;
+  oauthService: Pick<OAuthService, 'pendingAuthorization' | 'approveAuthorization' | 'denyAuthorization'>;
+}
+
+export async function showConsent(request: ApiRequest, { identityService, oauthService }: ConsentServices): Promise<Reply> {
   const requestId = request.query.request;
   if (!requestId) return html(400, consentErrorPage('The authorization request is missing; start again from the application'));
   const principal = request.principal;
@@ -101,7 +107,7 @@ export interface ConsentDecision {
 }
 
 /** POST /oauth/consent: the request is consumed either way and the browser sent back to the client. */
-export function answerConsent(request: AuthenticatedRequest<ConsentDecision>): Promise<Reply> {
+export function answerConsent(request: AuthenticatedRequest<ConsentDecision>, { oauthService }: Pick<ConsentServices, 'oauthService'>): Promise<Reply> {
   return orErrorPage(async () => {
     const location =
       request.body.decision === 'approve'

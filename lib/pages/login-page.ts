@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ApiRequest } from '../http/api-request.js';
 import { isLoopbackOrigin, serializeCookie } from '../http/cookies.js';
 import { escapeHtml, html, redirect, type Reply } from '../http/reply.js';
-import { identityService } from '../identity/wiring.js';
+import type { IdentityService } from '../identity/identity-service.js';
 import { page } from './layout.js';
 
 /**
@@ -71,7 +71,10 @@ export function signedInPage(email: string): string {
  * GET /login: a signed-in browser goes straight on to `next` (or sees who it is signed in
  * as); anyone else gets the form, with a fresh CSRF value in it and in a cookie.
  */
-export async function loginPageReply({ principal, query, origin, basePath }: ApiRequest): Promise<Reply> {
+export async function loginPageReply(
+  { principal, query, origin, basePath }: ApiRequest,
+  identityService: Pick<IdentityService, 'getUser'>,
+): Promise<Reply> {
   const next = safeNextPath(query.next);
   if (principal?.kind === 'session') {
     if (next !== DEFAULT_AFTER_LOGIN) return redirect(`${basePath}${next}`, 303);

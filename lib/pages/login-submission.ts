@@ -4,7 +4,7 @@ import { html, redirect, type Reply } from '../http/reply.js';
 import { sessionCookie } from '../http/session-cookie.js';
 import { constantTimeEqual } from '../identity/secrets.js';
 import { signInBody } from '../identity/schemas.js';
-import { identityService } from '../identity/wiring.js';
+import type { IdentityService } from '../identity/identity-service.js';
 import { LOGIN_CSRF_COOKIE, loginFormPage, newLoginCsrf, safeNextPath } from './login-page.js';
 
 const field = (body: unknown, name: string): string => {
@@ -16,7 +16,7 @@ const field = (body: unknown, name: string): string => {
  * POST /login: checks the double-submitted CSRF value, signs in, sets the session cookie
  * and sends the browser on to `next` (303). A failure re-renders the form with the error.
  */
-export async function handleLoginSubmission(request: ApiRequest): Promise<Reply> {
+export async function handleLoginSubmission(request: ApiRequest, identityService: Pick<IdentityService, 'signIn'>): Promise<Reply> {
   const email = field(request.body, 'email');
   const next = safeNextPath(field(request.body, 'next'));
   const rerender = (statusCode: number, error: string, headers: Record<string, string> = {}) => {

@@ -126,7 +126,3 @@ export class EcsRuntime implements ContainerRuntime {
   }
 }
 
-/** The cluster name from its ARN (arn:aws:ecs:region:account:cluster/name), or the name itself. */
-export function clusterNameOf(clusterArnOrName: string): string {
-  return clusterArnOrName.slice(clusterArnOrName.lastIndexOf('/') + 1);
-}

@@ -1,65 +1,14 @@
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { ContainerState, StoredContainer, Workload } from '../containers/container.js';
 import type { ContainerStore, TaskStatusUpdate } from '../containers/container-store.js';
-import { config } from '../config.js';
-import { DEFAULT_PORT } from '../containers/workload-rules.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
+import { containerEntity, hostnameClaimEntity } from './entities/container.js';
+import type { Item } from './entities/item.js';
 import { INDEX, keys } from './keys.js';
 import { queryPage, type Page, type PageRequest } from './pagination.js';
 
-type Item = Record<string, unknown>;
-
-function containerItem(container: StoredContainer): Item {
-  return {
-    ...keys.container(container.id),
-    ...keys.containerOfOwner(container.userId, container.id),
-    ...keys.allContainers(container.id),
-    entity: 'container',
-    id: container.id,
-    user_id: container.userId,
-    hostname: container.hostname,
-    state: container.state,
-    cpu_cores: container.cpuCores,
-    memory_mb: container.memoryMb,
-    disk_gb: container.diskGb,
-    image: container.image,
-    port: container.port,
-    env: container.env,
-    command: container.command,
-    created_at: container.createdAt,
-    updated_at: container.updatedAt,
-    version: container.version,
-    task_history: container.taskHistory,
-    task_arn: container.taskArn,
-    task_version: container.taskVersion,
-  };
-}
-
-function toContainer(item: Item): StoredContainer {
-  return {
-    id: item.id as string,
-    userId: item.user_id as string,
-    hostname: item.hostname as string,
-    state: item.state as ContainerState,
-    cpuCores: item.cpu_cores as number,
-    memoryMb: item.memory_mb as number,
-    diskGb: item.disk_gb as number,
-    // Containers written before images, ports, env and commands existed run the deployment's defaults.
-    image: (item.image as string | undefined) ?? config.CONTAINER_IMAGE,
-    port: (item.port as number | undefined) ?? DEFAULT_PORT,
-    env: (item.env as Record<string, string> | undefined) ?? {},
-    command: (item.command as string[] | null | undefined) ?? null,
-    createdAt: item.created_at as string,
-    updatedAt: item.updated_at as string,
-    version: item.version as number,
-    taskHistory: (item.task_history as string[] | undefined) ?? [],
-    ...(item.task_arn !== undefined ? { taskArn: item.task_arn as string } : {}),
-    ...(item.task_version !== undefined ? { taskVersion: item.task_version as number } : {}),
-  };
-}
-
-const toPage = (page: Page<Item>): Page<StoredContainer> => ({ ...page, items: page.items.map(toContainer) });
+const toPage = (page: Page<Item>): Page<StoredContainer> => ({ ...page, items: page.items.map(containerEntity.fromItem) });
 
 export class DynamoContainerStore implements ContainerStore {
   async create(container: StoredContainer): Promise<void> {
@@ -69,11 +18,11 @@ export class DynamoContainerStore implements ContainerStore {
           {
             Put: {
               TableName: tableName,
-              Item: { ...keys.hostname(container.hostname), entity: 'hostname', hostname: container.hostname, container_id: container.id },
+              Item: hostnameClaimEntity.toItem(container),
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
-          { Put: { TableName: tableName, Item: containerItem(container), ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Put: { TableName: tableName, Item: containerEntity.toItem(container), ConditionExpression: 'attribute_not_exists(pk)' } },
         ],
       });
     } catch (error) {
@@ -87,7 +36,7 @@ export class DynamoContainerStore implements ContainerStore {
     const { Item } = await documentClient.send(
       new GetCommand({ TableName: tableName, Key: keys.container(containerId), ConsistentRead: true }),
     );
-    return Item ? toContainer(Item) : undefined;
+    return Item ? containerEntity.fromItem(Item) : undefined;
   }
 
   async listOwnedBy(userId: string, page: PageRequest): Promise<Page<StoredContainer>> {
@@ -231,7 +180,7 @@ export class DynamoContainerStore implements ContainerStore {
       const { Attributes } = await documentClient.send(
         new UpdateCommand({ TableName: tableName, ReturnValues: 'ALL_NEW', ...input }),
       );
-      return toContainer(Attributes!);
+      return containerEntity.fromItem(Attributes!);
     } catch (error) {
       if (isConditionFailure(error)) return undefined;
       throw error;

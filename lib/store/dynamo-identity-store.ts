@@ -10,64 +10,13 @@ import type {
   User,
   UserWithPassword,
 } from '../identity/identity-store.js';
-import type { CredentialKind, OAuthScope, Role } from '../identity/principal.js';
 import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
+import { credentialEntity } from './entities/credential.js';
+import { loginAttemptsEntity } from './entities/login-attempts.js';
+import { personalAccessTokenEntity } from './entities/personal-access-token.js';
+import { userEntity } from './entities/user.js';
 import { INDEX, keys, TTL_ATTRIBUTE, ttlEpochSeconds } from './keys.js';
 import { queryPage, type Page, type PageRequest } from './pagination.js';
-
-type Item = Record<string, unknown>;
-
-function toUser(item: Item): User {
-  return { id: item.id as string, email: item.email as string, role: item.role as Role, createdAt: item.created_at as string };
-}
-
-/** The stored form of any bearer credential; OAuth's store writes access tokens with it too. */
-export function credentialItem(credential: CredentialRecord): Item {
-  return {
-    ...keys.credential(credential.tokenHash),
-    entity: 'credential',
-    token_hash: credential.tokenHash,
-    kind: credential.kind,
-    user_id: credential.userId,
-    role: credential.role,
-    scopes: [...credential.scopes],
-    expires_at: credential.expiresAt,
-    [TTL_ATTRIBUTE]: ttlEpochSeconds(credential.expiresAt),
-    token_id: credential.tokenId,
-    last_used_at: credential.lastUsedAt,
-    client_id: credential.clientId,
-    app_id: credential.appId,
-    grant_id: credential.grantId,
-  };
-}
-
-export function toCredential(item: Item): CredentialRecord {
-  return {
-    tokenHash: item.token_hash as string,
-    kind: item.kind as CredentialKind,
-    userId: item.user_id as string,
-    role: item.role as Role,
-    scopes: (item.scopes as OAuthScope[] | undefined) ?? [],
-    expiresAt: item.expires_at as string,
-    tokenId: item.token_id as string | undefined,
-    lastUsedAt: item.last_used_at as string | undefined,
-    clientId: item.client_id as string | undefined,
-    appId: item.app_id as string | undefined,
-    grantId: item.grant_id as string | undefined,
-  };
-}
-
-function toPersonalAccessToken(item: Item): PersonalAccessToken {
-  return {
-    id: item.id as string,
-    userId: item.user_id as string,
-    name: item.name as string,
-    tokenHash: item.token_hash as string,
-    createdAt: item.created_at as string,
-    expiresAt: item.expires_at as string,
-    lastUsedAt: (item.last_used_at as string | undefined) ?? null,
-  };
-}
 
 export class DynamoIdentityStore implements IdentityStore {
   async createUser(user: UserWithPassword): Promise<void> {
@@ -77,30 +26,14 @@ export class DynamoIdentityStore implements IdentityStore {
           {
             Put: {
               TableName: tableName,
-              Item: {
-                ...keys.email(user.email),
-                entity: 'email',
-                user_id: user.id,
-                email: user.email,
-                role: user.role,
-                created_at: user.createdAt,
-                password_hash: user.passwordHash,
-              },
+              Item: userEntity.emailItem(user),
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
           {
             Put: {
               TableName: tableName,
-              Item: {
-                ...keys.user(user.id),
-                ...keys.allUsers(user.id),
-                entity: 'user',
-                id: user.id,
-                email: user.email,
-                role: user.role,
-                created_at: user.createdAt,
-              },
+              Item: userEntity.profileItem(user),
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
@@ -114,21 +47,14 @@ export class DynamoIdentityStore implements IdentityStore {
 
   async getUser(userId: string): Promise<User | undefined> {
     const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.user(userId) }));
-    return Item ? toUser(Item) : undefined;
+    return Item ? userEntity.fromProfile(Item) : undefined;
   }
 
   async findUserByEmail(email: string): Promise<UserWithPassword | undefined> {
     const { Item } = await documentClient.send(
       new GetCommand({ TableName: tableName, Key: keys.email(email), ConsistentRead: true }),
     );
-    if (!Item) return undefined;
-    return {
-      id: Item.user_id as string,
-      email: Item.email as string,
-      role: Item.role as Role,
-      createdAt: Item.created_at as string,
-      passwordHash: Item.password_hash as string,
-    };
+    return Item ? userEntity.fromEmailClaim(Item) : undefined;
   }
 
   async listUsers(page: PageRequest): Promise<Page<User>> {
@@ -136,11 +62,11 @@ export class DynamoIdentityStore implements IdentityStore {
       { index: INDEX.global, partitionAttribute: 'gsi2pk', partitionValue: keys.allUsersPartition, sortAttribute: 'gsi2sk' },
       page,
     );
-    return { ...result, items: result.items.map(toUser) };
+    return { ...result, items: result.items.map(userEntity.fromProfile) };
   }
 
   async putCredential(credential: CredentialRecord): Promise<void> {
-    await documentClient.send(new PutCommand({ TableName: tableName, Item: credentialItem(credential) }));
+    await documentClient.send(new PutCommand({ TableName: tableName, Item: credentialEntity.toItem(credential) }));
   }
 
   async getCredential(tokenHash: string): Promise<CredentialRecord | undefined> {
@@ -148,7 +74,7 @@ export class DynamoIdentityStore implements IdentityStore {
     const { Item } = await documentClient.send(
       new GetCommand({ TableName: tableName, Key: keys.credential(tokenHash), ConsistentRead: true }),
     );
-    return Item ? toCredential(Item) : undefined;
+    return Item ? credentialEntity.fromItem(Item) : undefined;
   }
 
   async deleteCredential(tokenHash: string): Promise<void> {
@@ -161,21 +87,11 @@ export class DynamoIdentityStore implements IdentityStore {
         {
           Put: {
             TableName: tableName,
-            Item: {
-              ...keys.personalAccessToken(token.userId, token.id),
-              entity: 'personal_access_token',
-              id: token.id,
-              user_id: token.userId,
-              name: token.name,
-              token_hash: token.tokenHash,
-              created_at: token.createdAt,
-              expires_at: token.expiresAt,
-              [TTL_ATTRIBUTE]: ttlEpochSeconds(token.expiresAt),
-            },
+            Item: personalAccessTokenEntity.toItem(token),
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
-        { Put: { TableName: tableName, Item: credentialItem(credential), ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Put: { TableName: tableName, Item: credentialEntity.toItem(credential), ConditionExpression: 'attribute_not_exists(pk)' } },
       ],
     });
   }
@@ -190,7 +106,7 @@ export class DynamoIdentityStore implements IdentityStore {
       },
       page,
     );
-    return { ...result, items: result.items.map(toPersonalAccessToken) };
+    return { ...result, items: result.items.map(personalAccessTokenEntity.fromItem) };
   }
 
   async deletePersonalAccessToken(userId: string, tokenId: string): Promise<boolean> {
@@ -201,7 +117,7 @@ export class DynamoIdentityStore implements IdentityStore {
       await transactWrite({
         TransactItems: [
           { Delete: { TableName: tableName, Key: key, ConditionExpression: 'attribute_exists(pk)' } },
-          { Delete: { TableName: tableName, Key: keys.credential(Item.token_hash as string) } },
+          { Delete: { TableName: tableName, Key: keys.credential(personalAccessTokenEntity.fromItem(Item).tokenHash) } },
         ],
       });
       return true;
@@ -249,12 +165,12 @@ export class DynamoIdentityStore implements IdentityStore {
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         );
-        return { allowed: true, attempt: Attributes!.attempts as number };
+        return { allowed: true, attempt: loginAttemptsEntity.attemptsOf(Attributes!) };
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
         // The item that failed the condition comes back in DynamoDB's wire format.
         const failedOn = (error as { Item?: Record<string, AttributeValue> }).Item;
-        const windowEndsAt = failedOn ? (unmarshall(failedOn).window_ends_at as string | undefined) : undefined;
+        const windowEndsAt = failedOn ? loginAttemptsEntity.windowEndOf(unmarshall(failedOn)) : undefined;
         if (windowEndsAt && windowEndsAt > nowIso) {
           return { allowed: false, retryAfterSeconds: (Date.parse(windowEndsAt) - now.getTime()) / 1000 };
         }
@@ -265,7 +181,7 @@ export class DynamoIdentityStore implements IdentityStore {
         await documentClient.send(
           new PutCommand({
             TableName: tableName,
-            Item: { ...key, entity: 'login_attempts', attempts: 1, window_ends_at: windowEndsAt, [TTL_ATTRIBUTE]: ttlEpochSeconds(windowEndsAt) },
+            Item: loginAttemptsEntity.firstAttemptItem(email, windowEndsAt),
             ConditionExpression: 'attribute_not_exists(pk) OR window_ends_at <= :now',
             ExpressionAttributeValues: { ':now': nowIso },
           }),

@@ -1,18 +1,10 @@
 import {
-  BatchGetCommand,
-  BatchWriteCommand,
   DeleteCommand,
   GetCommand,
   PutCommand,
-  QueryCommand,
   UpdateCommand,
-  type BatchGetCommandInput,
-  type BatchGetCommandOutput,
-  type BatchWriteCommandInput,
-  type BatchWriteCommandOutput,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CredentialRecord } from '../identity/identity-store.js';
 import type { OAuthScope, Role } from '../identity/principal.js';
 import type {
@@ -28,8 +20,18 @@ import type {
   TokenWriteFailure,
   TokenWriteOutcome,
 } from '../oauth/oauth-store.js';
-import { credentialItem, toCredential } from './dynamo-identity-store.js';
-import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactionCancellationCodes, transactWrite } from './dynamo.js';
+import { credentialItem, toCredential } from './entities/credential.js';
+import {
+  batchDelete,
+  batchGet,
+  documentClient,
+  isConditionFailure,
+  isTransactionConditionFailure,
+  queryPartition,
+  tableName,
+  transactionCancellationCodes,
+  transactWrite,
+} from './dynamo.js';
 import { INDEX, keys, TTL_ATTRIBUTE, ttlEpochSeconds, type ItemKey } from './keys.js';
 import { queryPage, type Page, type PageRequest } from './pagination.js';
 
@@ -40,9 +42,6 @@ const expiring = (expiresAt: string) => ({ expires_at: expiresAt, [TTL_ATTRIBUTE
 
 /** Many of one grant's refresh attempts may race; losing transactions retry until the winner has committed. */
 const TOKEN_TRANSACTION_ATTEMPTS = 6;
-/** BatchWriteItem's limit per call. */
-const BATCH_WRITE_LIMIT = 25;
-const UNPROCESSED_RETRIES = 8;
 /** Grants revoked side by side while an application is deleted. */
 const GRANT_REVOCATION_CONCURRENCY = 8;
 
@@ -197,54 +196,6 @@ async function tokenTransaction(
     if (!reason) throw error;
     return { committed: false, reason };
   }
-}
-
-/** One BatchGetItem, strongly consistent; only unprocessed keys (throttling) cost another call. */
-async function batchGet(itemKeys: ItemKey[]): Promise<Map<string, Item>> {
-  const found = new Map<string, Item>();
-  let requestItems: BatchGetCommandInput['RequestItems'] = { [tableName]: { Keys: itemKeys, ConsistentRead: true } };
-  for (let attempt = 0; requestItems && Object.keys(requestItems).length > 0; attempt += 1) {
-    if (attempt >= UNPROCESSED_RETRIES) throw new Error('BatchGetItem left keys unprocessed');
-    if (attempt > 0) await sleep(20 * 2 ** attempt * Math.random());
-    const result: BatchGetCommandOutput = await documentClient.send(new BatchGetCommand({ RequestItems: requestItems }));
-    for (const item of result.Responses?.[tableName] ?? []) found.set(item.pk as string, item);
-    requestItems = result.UnprocessedKeys;
-  }
-  return found;
-}
-
-async function batchDelete(itemKeys: ItemKey[]): Promise<void> {
-  for (let start = 0; start < itemKeys.length; start += BATCH_WRITE_LIMIT) {
-    let requestItems: BatchWriteCommandInput['RequestItems'] = {
-      [tableName]: itemKeys.slice(start, start + BATCH_WRITE_LIMIT).map((key) => ({ DeleteRequest: { Key: key } })),
-    };
-    for (let attempt = 0; requestItems && Object.keys(requestItems).length > 0; attempt += 1) {
-      if (attempt >= UNPROCESSED_RETRIES) throw new Error('BatchWriteItem left deletes unprocessed');
-      if (attempt > 0) await sleep(20 * 2 ** attempt * Math.random());
-      const result: BatchWriteCommandOutput = await documentClient.send(new BatchWriteCommand({ RequestItems: requestItems }));
-      requestItems = result.UnprocessedItems;
-    }
-  }
-}
-
-/** Every item of one main-table partition, read consistently so that nothing just written is missed. */
-async function queryPartition(partitionKey: string): Promise<Item[]> {
-  const items: Item[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const result = await documentClient.send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': partitionKey },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(result.Items ?? []));
-    startKey = result.LastEvaluatedKey;
-  } while (startKey);
-  return items;
 }
 
 /** The client and one other item in a single BatchGetItem: the first of a grant's two round trips. */

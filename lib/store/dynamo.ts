@@ -1,10 +1,20 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
+  type BatchGetCommandInput,
+  type BatchGetCommandOutput,
+  BatchWriteCommand,
+  type BatchWriteCommandInput,
+  type BatchWriteCommandOutput,
   DynamoDBDocumentClient,
+  QueryCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { config } from '../config.js';
+import type { Item } from './entities/item.js';
+import type { ItemKey } from './keys.js';
 
 /** Created once per container and shared by every store in it. */
 export const dynamoClient = new DynamoDBClient({
@@ -59,7 +69,64 @@ export async function transactWrite(input: TransactWriteCommandInput, attempts =
         !codes.includes('ConditionalCheckFailed') &&
         codes.some((code) => code !== undefined && RETRYABLE_CANCELLATIONS.has(code));
       if (!retryable || attempt >= attempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt * Math.random()));
+      await backoff(attempt);
     }
   }
+}
+
+/** BatchWriteItem's limit per call. */
+const BATCH_WRITE_LIMIT = 25;
+/** How often a batch call is repeated for what DynamoDB left unprocessed (throttling) before giving up. */
+const UNPROCESSED_RETRIES = 8;
+
+/** Full-jitter exponential backoff before retry `attempt` (1, 2, ...): up to 40 ms, 80 ms, ... */
+export const backoff = (attempt: number): Promise<void> => sleep(20 * 2 ** attempt * Math.random());
+
+/** One BatchGetItem, strongly consistent; only unprocessed keys (throttling) cost another call. */
+export async function batchGet(itemKeys: ItemKey[]): Promise<Map<string, Item>> {
+  const found = new Map<string, Item>();
+  let requestItems: BatchGetCommandInput['RequestItems'] = { [tableName]: { Keys: itemKeys, ConsistentRead: true } };
+  for (let attempt = 0; requestItems && Object.keys(requestItems).length > 0; attempt += 1) {
+    if (attempt >= UNPROCESSED_RETRIES) throw new Error('BatchGetItem left keys unprocessed');
+    if (attempt > 0) await backoff(attempt);
+    const result: BatchGetCommandOutput = await documentClient.send(new BatchGetCommand({ RequestItems: requestItems }));
+    for (const item of result.Responses?.[tableName] ?? []) found.set(item.pk as string, item);
+    requestItems = result.UnprocessedKeys;
+  }
+  return found;
+}
+
+/** Deletes the items in batches of BatchWriteItem's 25, retrying what DynamoDB left unprocessed. */
+export async function batchDelete(itemKeys: ItemKey[]): Promise<void> {
+  for (let start = 0; start < itemKeys.length; start += BATCH_WRITE_LIMIT) {
+    let requestItems: BatchWriteCommandInput['RequestItems'] = {
+      [tableName]: itemKeys.slice(start, start + BATCH_WRITE_LIMIT).map((key) => ({ DeleteRequest: { Key: key } })),
+    };
+    for (let attempt = 0; requestItems && Object.keys(requestItems).length > 0; attempt += 1) {
+      if (attempt >= UNPROCESSED_RETRIES) throw new Error('BatchWriteItem left deletes unprocessed');
+      if (attempt > 0) await backoff(attempt);
+      const result: BatchWriteCommandOutput = await documentClient.send(new BatchWriteCommand({ RequestItems: requestItems }));
+      requestItems = result.UnprocessedItems;
+    }
+  }
+}
+
+/** Every item of one main-table partition, read consistently so that nothing just written is missed. */
+export async function queryPartition(partitionKey: string): Promise<Item[]> {
+  const items: Item[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await documentClient.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': partitionKey },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(result.Items ?? []));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey);
+  return items;
 }

@@ -1,17 +1,9 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { BadRequestError } from '../errors.js';
+import type { Page, PageRequest } from '../page.js';
 import { documentClient, tableName } from './dynamo.js';
 
-export interface Page<T> {
-  items: T[];
-  /** Opaque; present when there may be more. */
-  nextCursor?: string;
-}
-
-export interface PageRequest {
-  limit: number;
-  cursor?: string;
-}
+export type { Page, PageRequest };
 
 interface PartitionQuery {
   index?: string;

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { identityService } from '../../lib/identity/wiring.js';
+import { identityService } from '../../lib/wiring/identity.js';
 
 const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
 const tsxCli = fileURLToPath(new URL('../../node_modules/tsx/dist/cli.mjs', import.meta.url));

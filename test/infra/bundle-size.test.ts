@@ -18,7 +18,7 @@ describe('function bundles', () => {
       const text = Buffer.from(code!).toString('utf8');
       expect(text, handler).toMatch(/\bexport\s*\{[^}]*\bas handler\b/);
       // Minified: no line of ordinary source length structure, few newlines for its size.
-      expect(text.split('\n').length, handler).toBeLessThan(text.length / 2000);
+      expect(text.split('\n').length, handler).toBeLessThan(text.length / 1000);
     }
   });
 });

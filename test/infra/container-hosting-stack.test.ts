@@ -337,7 +337,7 @@ describe('ContainerHostingStack least privilege', () => {
     const tableId = resourcesOfType(template, 'AWS::DynamoDB::Table')[0]?.[0];
     const statement = statementsWithAction(statementsOfRole(template, functionOf(routes[0]!.id).roleLogicalId), 'dynamodb:GetItem')[0];
     // Assess
-    expect((statement?.Resource as unknown[]).map(flatten).sort()).toEqual(
+    expect((statement!.Resource as unknown[]).map(flatten).sort()).toEqual(
       [`<${tableId}.Arn>`, ...tableDefinition.globalIndexes.map((index) => `<${tableId}.Arn>/index/${index.name}`)].sort(),
     );
   });
@@ -366,7 +366,7 @@ describe('ContainerHostingStack least privilege', () => {
     const [passRole] = statementsWithAction(statementsOfRole(template, functionOf(runner!.id).roleLogicalId), 'iam:PassRole');
     // Assess
     expect(passRole?.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } });
-    expect((passRole?.Resource as unknown[]).map(flatten).sort()).toEqual(
+    expect((passRole!.Resource as unknown[]).map(flatten).sort()).toEqual(
       [
         `<${logicalIdOf(stack.node.findChild('Containers').node.findChild('TaskRole').node.defaultChild)}.Arn>`,
         `<${logicalIdOf(stack.node.findChild('Containers').node.findChild('ExecutionRole').node.defaultChild)}.Arn>`,

@@ -4,10 +4,10 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BadRequestError, UnauthorizedError } from '../../lib/errors.js';
 import type { ApiRequest } from '../../lib/http/api-request.js';
 import { ALL_SCOPES, type Principal } from '../../lib/identity/principal.js';
-import { identityService } from '../../lib/identity/wiring.js';
+import { identityService } from '../../lib/wiring/identity.js';
 import type { ClientCredentials } from '../../lib/oauth/client-authentication.js';
 import { GRANT_LIFETIME_SECONDS, OAuthService, type TokenSet } from '../../lib/oauth/oauth-service.js';
-import { oauthService, oauthStore } from '../../lib/oauth/wiring.js';
+import { oauthService, oauthStore } from '../../lib/wiring/oauth.js';
 import { s256CodeChallenge } from '../../lib/oauth/pkce.js';
 import { showConsent } from '../../lib/pages/consent-page.js';
 import { documentClient, tableName } from '../../lib/store/dynamo.js';
@@ -340,7 +340,7 @@ describe('the consent page', () => {
     const requestId = await oauthService.startAuthorization({ clientId: app.clientId, redirectUri: REDIRECT_URI, state: 's', scopes: [...ALL_SCOPES] });
     const { email } = await identityService.getUser(user.userId);
 
-    const { result, serialRoundTrips, commands } = await countRoundTrips(() => showConsent(consentPageRequest(requestId, user)));
+    const { result, serialRoundTrips, commands } = await countRoundTrips(() => showConsent(consentPageRequest(requestId, user), { identityService, oauthService }));
 
     expect(commands).toEqual(['GetCommand', 'GetCommand']);
     expect(serialRoundTrips).toBe(1);
@@ -353,7 +353,7 @@ describe('the consent page', () => {
   it('answers an HTML error page with status 404 when the signed-in user no longer exists', async () => {
     const requestId = await startRequest(await registerClient());
 
-    const result = await showConsent(consentPageRequest(requestId, { ...user, userId: randomUUID() }));
+    const result = await showConsent(consentPageRequest(requestId, { ...user, userId: randomUUID() }), { identityService, oauthService });
 
     expect(result.statusCode).toBe(404);
     expect(result.headers['Content-Type']).toMatch(/^text\/html/);

@@ -46,7 +46,7 @@ export interface SignedInUser {
 
 /** Creates a user straight in this test file's table and signs them in over HTTP. */
 export async function signedInUser(baseUrl: string, role: Role = 'user'): Promise<SignedInUser> {
-  const { identityService } = await import('../../lib/identity/wiring.js');
+  const { identityService } = await import('../../lib/wiring/identity.js');
   const email = `${role}-${randomUUID()}@example.com`;
   const password = `pw-${randomUUID()}`;
   const user = await identityService.createUser({ email, password, role });

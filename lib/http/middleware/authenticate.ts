@@ -51,9 +51,10 @@ function assertAllowed(route: Route, principal: Principal): void {
 
 /**
  * Credentials (401), then CSRF for sessions on unsafe methods (403 CSRF_REJECTED), then the
- * route's access level and scope (403 FORBIDDEN): the order product.md section 1 fixes.
+ * route's access level and scope (403 FORBIDDEN): the order docs/api-rules.md fixes.
  */
-export function authenticate(route: Route, resolve: CredentialResolver): EndpointMiddleware {
+/** `resolve` may be absent only for a public route, which never resolves a credential. */
+export function authenticate(route: Route, resolve: CredentialResolver | undefined): EndpointMiddleware {
   return {
     name: 'authenticate',
     before: async (request) => {
@@ -64,6 +65,7 @@ export function authenticate(route: Route, resolve: CredentialResolver): Endpoin
         if (route.access === 'browser' && token === undefined) return;
         throw new UnauthorizedError();
       }
+      if (!resolve) throw new Error(`${route.id} has no credential resolver`);
       const resolved = await resolve(token);
       if (!resolved) {
         if (route.access === 'browser') return;

@@ -4,7 +4,7 @@ import type { ApiRequest } from '../api-request.js';
 import type { Route } from '../routes.js';
 import type { EndpointMiddleware, EndpointRequest } from './types.js';
 
-/** product.md section 5: JSON bodies up to 16 KiB. */
+/** docs/api-rules.md: JSON bodies up to 16 KiB. */
 export const MAX_BODY_BYTES = 16 * 1024;
 
 const jsonParser = httpJsonBodyParser();

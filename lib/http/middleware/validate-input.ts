@@ -24,7 +24,7 @@ export function parseInput<Schema extends z.ZodType>(schema: Schema, value: unkn
 
 /**
  * Body and query first (400), then path ids (404): a path id that is not a UUID names no
- * resource, so it is answered like a missing one (product.md section 1).
+ * resource, so it is answered like a missing one (docs/api-rules.md).
  */
 export function validateInput(schemas: InputSchemas): EndpointMiddleware {
   return {

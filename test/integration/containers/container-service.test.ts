@@ -8,9 +8,10 @@ import { handler as taskStateChanged } from '../../../functions/containers/task-
 import { config } from '../../../lib/config.js';
 import type { Caller, ContainerState, StoredContainer } from '../../../lib/containers/container.js';
 import { ContainerService } from '../../../lib/containers/container-service.js';
-import { runtimeFor } from '../../../lib/containers/runtime-selection.js';
 import type { ContainerAction } from '../../../lib/containers/transitions.js';
-import { containerService, containerStore } from '../../../lib/containers/wiring.js';
+import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
+import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
+import { taskUsage } from '../../../lib/wiring/task-usage.js';
 import { ConflictError, InternalError, NotFoundError, TimeoutError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
@@ -20,6 +21,9 @@ import { ecsClient, type EcsTaskFields } from '../../../lib/runtimes/ecs-runtime
 import { LocalRuntime } from '../../../lib/runtimes/local-runtime.js';
 import { lambdaContext } from '../../support/lambda-event.js';
 import { pollUntil } from '../../support/poll.js';
+
+/** What the start, stop, restart, delete and metrics functions compose, together. */
+const containerService = containerServiceWith({ runtime: containerRuntime, usage: taskUsage });
 
 /*
  * The container service as it runs on AWS: the production wiring (EcsRuntime and
@@ -334,7 +338,7 @@ interface TransitionCell {
   sends: (container: StoredContainer) => AwsCall[];
 }
 
-/** product.md section 3, cell by cell. */
+/** docs/containers.md, cell by cell. */
 const TRANSITION_TABLE: TransitionCell[] = [
   {
     from: 'provisioning',
@@ -434,7 +438,7 @@ const TRANSITION_TABLE: TransitionCell[] = [
   },
 ];
 
-describe('ContainerService transitions on ECS (product.md section 3)', () => {
+describe('ContainerService transitions on ECS (docs/containers.md)', () => {
   for (const { from, action, does, reports, to, sends } of TRANSITION_TABLE) {
     it(`${action} of a ${from} container ${does}`, async () => {
       const { container, prepared } = await containerIn(from);
@@ -454,8 +458,7 @@ describe('ContainerService transitions on ECS (product.md section 3)', () => {
     const created = await containerService.create(owner, spec());
     const startedAt = Date.now();
     // Every DescribeTasks round trip takes 100 ms on the clock of this 250 ms budget, so it times out after the third.
-    const { runtime, usage } = runtimeFor(config);
-    const impatient = new ContainerService(containerStore, runtime, usage, {
+    const impatient = new ContainerService(containerStore, containerRuntime, taskUsage, {
       startBudgetMs: 250,
       now: () => startedAt + 100 * ecsMock.commandCalls(DescribeTasksCommand).length,
     });

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
-import { containerService, containerStore } from '../../../lib/containers/wiring.js';
+import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
+import { localContainers } from '../../../lib/wiring/local-containers.js';
 import { ConflictError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
@@ -15,6 +16,7 @@ vi.hoisted(() => {
  * PATCH (ContainerService.update) on the local runtime over DynamoDB Local: its optimistic
  * locking against transitions, and the task history that restarts build.
  */
+const containerService = containerServiceWith({ runtime: localContainers().runtime });
 const owner: Caller = { userId: newId(), role: 'user' };
 let counter = 0;
 const spec = () => ({

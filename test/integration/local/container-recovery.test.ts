@@ -5,10 +5,16 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Caller, ContainerState, StoredContainer } from '../../../lib/containers/container.js';
-import { containerService, containerStore, recoverLocalContainers } from '../../../lib/containers/wiring.js';
+import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
+import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
+import { recoverLocalContainers } from '../../../lib/wiring/local-containers.js';
+import { taskUsage } from '../../../lib/wiring/task-usage.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { isRunning } from '../../support/processes.js';
+
+/** What the start, stop, restart, delete and metrics functions compose, together. */
+const containerService = containerServiceWith({ runtime: containerRuntime, usage: taskUsage });
 
 /*
  * The local stack's start-up after an unclean exit (kill -9): the table still says

@@ -3,7 +3,7 @@ import { CONTAINER_STATES } from '../../../lib/containers/container.js';
 import { CONTAINER_ACTIONS, planTransition, type TransitionPlan } from '../../../lib/containers/transitions.js';
 
 describe('planTransition', () => {
-  // product.md section 3, row by row.
+  // docs/containers.md, row by row.
   const expected: Record<string, TransitionPlan> = {
     'provisioning start': { kind: 'wait' },
     'provisioning stop': { kind: 'stop', stopTask: true },

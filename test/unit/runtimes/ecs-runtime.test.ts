@@ -3,7 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { launchToken } from '../../../lib/containers/container-service.js';
 import { TaskLaunchError, type TaskLaunch } from '../../../lib/containers/runtime.js';
-import { clusterNameOf, EcsRuntime, taskStatusFromEcs } from '../../../lib/runtimes/ecs-runtime.js';
+import { EcsRuntime, taskStatusFromEcs } from '../../../lib/runtimes/ecs-runtime.js';
 
 const ecsMock = mockClient(ECSClient);
 
@@ -234,12 +234,5 @@ describe('taskStatusFromEcs', () => {
     const task = { taskArn: TASK_ARN, startedBy: CONTAINER_ID, version: 1, lastStatus: 'PENDING', desiredStatus: 'RUNNING', ...change };
 
     expect(taskStatusFromEcs(task)).toBeUndefined();
-  });
-});
-
-describe('clusterNameOf', () => {
-  it('takes the name from a cluster ARN, and a bare name as it is', () => {
-    expect(clusterNameOf(CLUSTER_ARN)).toBe('workloads');
-    expect(clusterNameOf('workloads')).toBe('workloads');
   });
 });

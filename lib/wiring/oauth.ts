@@ -1,5 +1,5 @@
+import { OAuthService } from '../oauth/oauth-service.js';
 import { DynamoOAuthStore } from '../store/dynamo-oauth-store.js';
-import { OAuthService } from './oauth-service.js';
 
 /** One store and service per container, shared by every request it serves. */
 export const oauthStore = new DynamoOAuthStore();

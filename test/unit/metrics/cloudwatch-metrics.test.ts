@@ -1,7 +1,7 @@
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { CloudWatchMetrics, taskIdOf } from '../../../lib/metrics/cloudwatch-metrics.js';
+import { CloudWatchMetrics, clusterNameOf, taskIdOf } from '../../../lib/metrics/cloudwatch-metrics.js';
 
 const cloudWatchMock = mockClient(CloudWatchClient);
 
@@ -86,5 +86,12 @@ describe('CloudWatchMetrics', () => {
 describe('taskIdOf', () => {
   it('takes the id from a task ARN', () => {
     expect(taskIdOf(TASK_ARN)).toBe('0123456789abcdef0123456789abcdef');
+  });
+});
+
+describe('clusterNameOf', () => {
+  it('takes the name from a cluster ARN, and a bare name as it is', () => {
+    expect(clusterNameOf('arn:aws:ecs:us-east-1:123456789012:cluster/workloads')).toBe('workloads');
+    expect(clusterNameOf('workloads')).toBe('workloads');
   });
 });

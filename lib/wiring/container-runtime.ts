@@ -1,0 +1,11 @@
+import { config } from '../config.js';
+import type { ContainerRuntime } from '../containers/runtime.js';
+import { ecsRuntimeFrom } from './ecs-runtime.js';
+import { localContainers } from './local-containers.js';
+
+/**
+ * The container runtime CONTAINER_RUNTIME selects, for the local server and tests, which load
+ * the function modules from source. Lambda bundles never contain this module: infra/bundling.ts
+ * resolves it to lib/wiring/aws/container-runtime.ts, so they carry the ECS runtime only.
+ */
+export const containerRuntime: ContainerRuntime = config.CONTAINER_RUNTIME === 'local' ? localContainers().runtime : ecsRuntimeFrom(config);

@@ -1,0 +1,32 @@
+import { config } from '../config.js';
+import { ContainerService } from '../containers/container-service.js';
+import type { ContainerLogs } from '../containers/logs.js';
+import type { TaskUsageSource } from '../containers/metrics.js';
+import type { ContainerRuntime } from '../containers/runtime.js';
+import { DynamoContainerStore } from '../store/dynamo-container-store.js';
+
+/** One store per process, shared by every request it serves. */
+export const containerStore = new DynamoContainerStore();
+
+const notWired = (what: string) => async (): Promise<never> => {
+  throw new Error(`This function was composed without a ${what}`);
+};
+
+/** For a function whose route never reaches the runtime (get, list, task-state events). */
+const noRuntime: ContainerRuntime = { runTask: notWired('container runtime'), stopTask: notWired('container runtime'), describeTask: notWired('container runtime') };
+/** For a function whose route never reads task usage (all but get-metrics). */
+const noUsage: TaskUsageSource = { usageOf: notWired('task usage source') };
+
+/**
+ * The container service over the DynamoDB store with exactly the adapters a function uses:
+ * each function module passes the runtime (lib/wiring/container-runtime.ts) or usage source
+ * (lib/wiring/task-usage.ts) its route calls, so its bundle carries only those SDK clients.
+ */
+export function containerServiceWith(
+  adapters: { runtime?: ContainerRuntime; usage?: TaskUsageSource; logs?: ContainerLogs } = {},
+): ContainerService {
+  return new ContainerService(containerStore, adapters.runtime ?? noRuntime, adapters.usage ?? noUsage, {
+    startBudgetMs: config.START_BUDGET_MS,
+    ...(adapters.logs ? { logs: adapters.logs } : {}),
+  });
+}

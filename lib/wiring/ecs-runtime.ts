@@ -1,0 +1,23 @@
+import type { Config } from '../config.js';
+import { EcsRuntime } from '../runtimes/ecs-runtime.js';
+
+/** The ECS runtime for these settings, which are checked here: a function that starts tasks fails its cold start without them. */
+export function ecsRuntimeFrom(settings: Config): EcsRuntime {
+  const missing = [
+    !settings.ECS_CLUSTER_ARN && 'ECS_CLUSTER_ARN',
+    !settings.ECS_TASK_DEFINITION_ARN && 'ECS_TASK_DEFINITION_ARN',
+    settings.ECS_SUBNET_IDS.length === 0 && 'ECS_SUBNET_IDS',
+    settings.ECS_SECURITY_GROUP_IDS.length === 0 && 'ECS_SECURITY_GROUP_IDS',
+  ].filter((name): name is string => typeof name === 'string');
+  if (missing.length > 0) {
+    throw new Error(`Invalid configuration: CONTAINER_RUNTIME=ecs needs ${missing.join(', ')} (or set CONTAINER_RUNTIME=local)`);
+  }
+  return new EcsRuntime({
+    clusterArn: settings.ECS_CLUSTER_ARN!,
+    taskDefinitionArn: settings.ECS_TASK_DEFINITION_ARN!,
+    containerName: settings.ECS_CONTAINER_NAME,
+    subnetIds: settings.ECS_SUBNET_IDS,
+    securityGroupIds: settings.ECS_SECURITY_GROUP_IDS,
+    assignPublicIp: settings.ECS_ASSIGN_PUBLIC_IP,
+  });
+}

@@ -1,0 +1,54 @@
+import { buildSync } from 'esbuild';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { lambdaBundleOptions } from '../../infra/bundling.js';
+import { repositoryRoot } from '../../infra/paths.js';
+
+/** The packages and repository modules a function's bundle is built from, from esbuild's metafile. */
+function inputsOf(handler: string): string[] {
+  const result = buildSync({
+    ...lambdaBundleOptions,
+    mainFields: [...lambdaBundleOptions.mainFields],
+    conditions: [...lambdaBundleOptions.conditions],
+    external: [...lambdaBundleOptions.external],
+    sourcemap: false,
+    entryPoints: [join(repositoryRoot, handler)],
+    absWorkingDir: repositoryRoot,
+    outdir: join(repositoryRoot, '.lambda-bundles'),
+    write: false,
+    metafile: true,
+  });
+  return Object.values(result.metafile.outputs).flatMap((output) => Object.keys(output.inputs));
+}
+
+const has = (inputs: string[], fragment: string) => inputs.some((input) => input.includes(fragment));
+
+describe('function bundles', () => {
+  it('carry only the SDK clients their route calls', () => {
+    const metadata = inputsOf('functions/oauth/metadata.ts');
+    expect(has(metadata, '@aws-sdk/client-dynamodb')).toBe(false);
+
+    const get = inputsOf('functions/containers/get.ts');
+    expect(has(get, '@aws-sdk/client-dynamodb')).toBe(true);
+    expect(has(get, '@aws-sdk/client-ecs')).toBe(false);
+    expect(has(get, '@aws-sdk/client-cloudwatch')).toBe(false);
+
+    const start = inputsOf('functions/containers/start.ts');
+    expect(has(start, '@aws-sdk/client-ecs')).toBe(true);
+    expect(has(start, '@aws-sdk/client-cloudwatch')).toBe(false);
+    // The local runtime stays with the local server.
+    expect(has(start, 'lib/runtimes/local-runtime.ts')).toBe(false);
+    expect(has(start, 'lib/metrics/local-metrics.ts')).toBe(false);
+
+    const metrics = inputsOf('functions/containers/get-metrics.ts');
+    expect(has(metrics, '@aws-sdk/client-cloudwatch')).toBe(true);
+    expect(has(metrics, '@aws-sdk/client-ecs')).toBe(false);
+  });
+
+  it('take credentials from the environment Lambda sets, without the SDK default chain', () => {
+    const token = inputsOf('functions/oauth/token.ts');
+    expect(has(token, '@aws-sdk/credential-provider-env')).toBe(true);
+    expect(has(token, '@aws-sdk/credential-provider-node')).toBe(false);
+    expect(has(token, '@aws-sdk/nested-clients')).toBe(false);
+  });
+});

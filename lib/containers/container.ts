@@ -32,6 +32,9 @@ export interface Container extends ContainerSpec {
   updatedAt: string;
 }
 
+/** Where a container listens unless its owner says otherwise. */
+export const DEFAULT_PORT = 8080;
+
 /** How many task ids a container keeps, newest first, so its logs reach back past restarts. */
 export const TASK_HISTORY_LENGTH = 20;
 

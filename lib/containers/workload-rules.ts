@@ -1,5 +1,7 @@
 import * as z from 'zod';
 
+export { DEFAULT_PORT } from './container.js';
+
 /**
  * The rules for what a container runs (docs/containers.md, "What a container runs"), shared by
  * create and PATCH. The image grammar is the OCI distribution reference grammar
@@ -12,7 +14,6 @@ export const IMAGE_REFERENCE_PATTERN = new RegExp(
   `^(?:${registry}/)?${pathComponent}(?:/${pathComponent})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$`,
 );
 export const MAX_IMAGE_LENGTH = 255;
-export const DEFAULT_PORT = 8080;
 export const MAX_ENV_VARIABLES = 64;
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 export const MAX_ENV_VALUE_LENGTH = 4096;

@@ -1,6 +1,5 @@
 import { config } from '../../config.js';
-import type { ContainerState, StoredContainer } from '../../containers/container.js';
-import { DEFAULT_PORT } from '../../containers/workload-rules.js';
+import { type ContainerState, DEFAULT_PORT, type StoredContainer } from '../../containers/container.js';
 import { keys } from '../keys.js';
 import { asStored, type Item } from './item.js';
 

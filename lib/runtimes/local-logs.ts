@@ -2,6 +2,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BadRequestError } from '../errors.js';
 import { type ContainerLogs, type LogLine, type LogPage, type LogQuery, taskIdOf } from '../containers/logs.js';
 
@@ -18,6 +19,7 @@ export const localLogFile = (containerDir: string, taskArn: string): string => j
 export class LocalLogWriter {
   private readonly file: WriteStream;
   private readonly pending = new Map<LogLine['stream'], string>();
+  private readonly ended: Array<Promise<void>> = [];
 
   constructor(path: string) {
     mkdirSync(join(path, '..'), { recursive: true });
@@ -35,11 +37,23 @@ export class LocalLogWriter {
       this.pending.set(stream, lines.pop()!);
       for (const line of lines) this.write(stream, line);
     });
-    source.on('end', () => this.flush(stream));
+    this.ended.push(
+      new Promise((resolve) => {
+        source.on('end', () => {
+          this.flush(stream);
+          resolve();
+        });
+        source.on('error', () => resolve());
+      }),
+    );
   }
 
-  /** Writes what is left of unterminated lines and closes the file. */
-  close(): Promise<void> {
+  /**
+   * Once the streams have ended (a process's exit can come before its last output is read; at
+   * most a second is waited for), writes what is left of unterminated lines and closes the file.
+   */
+  async close(): Promise<void> {
+    await Promise.race([Promise.all(this.ended), sleep(1000)]);
     for (const stream of this.pending.keys()) this.flush(stream);
     return new Promise((resolve) => this.file.end(resolve));
   }

@@ -5,7 +5,7 @@ import type { Page, PageRequest } from '../page.js';
 import type { CredentialRecord, IdentityStore, PersonalAccessToken, User } from './identity-store.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
 import { ALL_SCOPES, type Principal, type Role } from './principal.js';
-import { CREDENTIAL_PREFIX, MAX_CREDENTIAL_LENGTH, newSecret, sha256Hex } from './secrets.js';
+import { CREDENTIAL_PREFIX, grantIdOf, MAX_CREDENTIAL_LENGTH, newSecret, sha256Hex } from './secrets.js';
 
 export const SESSION_LIFETIME_SECONDS = 12 * 60 * 60;
 export const LOGIN_FAILURE_LIMIT = 5;
@@ -124,7 +124,7 @@ export class IdentityService {
       return undefined;
     }
     const tokenHash = sha256Hex(token);
-    const credential = await this.store.getCredential(tokenHash);
+    const credential = await this.liveCredential(token, tokenHash);
     const now = this.now();
     // DynamoDB deletes expired items lazily, so expiry is checked here, not left to TTL.
     if (!credential || Date.parse(credential.expiresAt) <= now.getTime()) return undefined;
@@ -139,6 +139,22 @@ export class IdentityService {
       ...(credential.kind === 'session' ? { csrfToken: csrfTokenFor(token) } : {}),
     };
     return { principal, sideEffect: this.noteUse(credential, now) };
+  }
+
+  /**
+   * The credential, in one round trip. An OAuth access token carries its grant's id, and is
+   * live only while that grant is (docs/oauth.md): revoking the grant is one write.
+   */
+  private async liveCredential(token: string, tokenHash: string): Promise<CredentialRecord | undefined> {
+    if (!token.startsWith(CREDENTIAL_PREFIX.accessToken)) {
+      const credential = await this.store.getCredential(tokenHash);
+      return credential?.kind === 'oauth' ? undefined : credential;
+    }
+    const grantId = grantIdOf(token);
+    if (!grantId) return undefined;
+    const { credential, grant } = await this.store.getCredentialOfGrant(tokenHash, grantId);
+    if (!credential || credential.kind !== 'oauth' || !grant || credential.grantId !== grant.id || !grant.active) return undefined;
+    return Date.parse(grant.expiresAt) <= this.now().getTime() ? undefined : credential;
   }
 
   private noteUse(credential: CredentialRecord, now: Date): Promise<void> | undefined {

@@ -44,6 +44,13 @@ export type LoginAttempt =
   | { allowed: true; /** This attempt's number within the window, counting it. */ attempt: number }
   | { allowed: false; retryAfterSeconds: number };
 
+/** What an OAuth access token's use needs of its grant (docs/oauth.md). */
+export interface GrantState {
+  id: string;
+  active: boolean;
+  expiresAt: string;
+}
+
 /** Persistence for users, credentials and login throttling. */
 export interface IdentityStore {
   /** Fails with `ConflictError` when the email is taken. */
@@ -54,6 +61,8 @@ export interface IdentityStore {
 
   putCredential(credential: CredentialRecord): Promise<void>;
   getCredential(tokenHash: string): Promise<CredentialRecord | undefined>;
+  /** One round trip: an OAuth access token's credential by hash and the state of the grant it names. */
+  getCredentialOfGrant(tokenHash: string, grantId: string): Promise<{ credential?: CredentialRecord; grant?: GrantState }>;
   deleteCredential(tokenHash: string): Promise<void>;
 
   /** Writes the token's metadata and its credential together. */

@@ -31,3 +31,21 @@ export function constantTimeEqual(presented: string, expected: string): boolean 
   const b = createHash('sha256').update(expected, 'utf8').digest();
   return timingSafeEqual(a, b) && presented.length === expected.length;
 }
+
+/**
+ * A token of an OAuth grant: the prefix, 256 random bits, a dot and the grant's id. The id lets
+ * one BatchGetItem read the token and its grant together (docs/oauth.md); it is no secret,
+ * and alone it revokes nothing: every use and every revocation needs the token's hash to match.
+ */
+export function newGrantSecret(prefix: string, grantId: string): string {
+  return `${newSecret(prefix)}.${grantId}`;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The grant id a token of `newGrantSecret` carries; `undefined` for any other string. */
+export function grantIdOf(token: string): string | undefined {
+  const dot = token.lastIndexOf('.');
+  const grantId = dot < 0 ? '' : token.slice(dot + 1);
+  return UUID.test(grantId) ? grantId : undefined;
+}

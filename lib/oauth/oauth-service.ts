@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import type { CredentialRecord } from '../identity/identity-store.js';
 import type { OAuthScope, Principal } from '../identity/principal.js';
-import { constantTimeEqual, CREDENTIAL_PREFIX, MAX_CREDENTIAL_LENGTH, newSecret, sha256Hex } from '../identity/secrets.js';
+import { constantTimeEqual, CREDENTIAL_PREFIX, grantIdOf, MAX_CREDENTIAL_LENGTH, newGrantSecret, newSecret, sha256Hex } from '../identity/secrets.js';
 import { isUuid, newId } from '../ids.js';
 import type { Page, PageRequest } from '../page.js';
 import { invalidClient, type ClientCredentials } from './client-authentication.js';
@@ -217,12 +217,14 @@ export class OAuthService {
       if (token instanceof BadRequestError) throw token;
       return;
     }
-    if (token.startsWith(CREDENTIAL_PREFIX.refreshToken)) {
-      const { client, refreshToken } = await this.store.getClientAndRefreshToken(credentials.clientId, sha256Hex(token));
+    if (token.startsWith(CREDENTIAL_PREFIX.refreshToken) && grantIdOf(token)) {
+      const grantId = grantIdOf(token)!;
+      const { client, refreshToken, grant } = await this.store.getTokenGrant(credentials.clientId, sha256Hex(token), grantId);
       this.verifyClient(credentials, client);
-      if (!refreshToken || this.hasExpired(refreshToken.expiresAt)) return;
-      if (refreshToken.clientId !== client.clientId) throw new BadRequestError('This token was not issued to this client');
-      await this.store.revokeGrant(refreshToken.appId, refreshToken.grantId);
+      // Only the token's hash leads to its grant: knowing a grant id alone revokes nothing.
+      if (!refreshToken || !grant || refreshToken.grantId !== grant.id || this.hasExpired(refreshToken.expiresAt)) return;
+      if (grant.clientId !== client.clientId) throw new BadRequestError('This token was not issued to this client');
+      await this.store.revokeGrant(grant.id);
       return;
     }
     if (token.startsWith(CREDENTIAL_PREFIX.accessToken)) {
@@ -250,7 +252,7 @@ export class OAuthService {
     if (!code || code.clientId !== client.clientId) throw invalidGrant('The authorization code is invalid');
     if (code.redeemed) {
       // RFC 6749 section 4.1.2: a code used twice revokes what it produced.
-      await this.store.revokeGrant(code.appId, code.grantId);
+      await this.store.revokeGrant(code.grantId);
       throw invalidGrant('The authorization code was already used; the tokens issued for it are revoked');
     }
     if (this.hasExpired(code.expiresAt)) throw invalidGrant('The authorization code has expired');
@@ -258,20 +260,28 @@ export class OAuthService {
     this.checkCodeVerifier(code, request.codeVerifier);
 
     const now = this.now();
+    const expiresAt = isoAfter(now, GRANT_LIFETIME_SECONDS);
+    const issue = this.newTokens(
+      { id: code.grantId, clientId: code.clientId, appId: code.appId, userId: code.userId, role: code.role, scopes: code.scopes, expiresAt },
+      code.scopes,
+      now,
+    );
     const grant: Grant = {
       id: code.grantId,
       appId: code.appId,
       clientId: code.clientId,
       userId: code.userId,
+      role: code.role,
       scopes: code.scopes,
+      status: 'active',
+      refreshTokenHash: issue.records.refreshToken.tokenHash,
       createdAt: now.toISOString(),
-      expiresAt: isoAfter(now, GRANT_LIFETIME_SECONDS),
+      expiresAt,
     };
-    const issue = this.newTokens({ ...grant, role: code.role, grantExpiresAt: grant.expiresAt }, code.scopes, now);
     const outcome = await this.store.redeemAuthorizationCode(code, client, grant, issue.records);
     if (!outcome.committed) {
       if (outcome.reason === 'client-changed') throw invalidClient(credentials.method);
-      await this.store.revokeGrant(code.appId, code.grantId);
+      await this.store.revokeGrant(code.grantId);
       throw invalidGrant('The authorization code was already used; the tokens issued for it are revoked');
     }
     return issue.tokens;
@@ -281,47 +291,38 @@ export class OAuthService {
     credentials: ClientCredentials,
     request: Extract<TokenRequest, { grantType: 'refresh_token' }>,
   ): Promise<TokenSet> {
-    if (!this.isPlausibleClientId(credentials) || !this.isPlausible(request.refreshToken, CREDENTIAL_PREFIX.refreshToken)) {
+    const grantId = grantIdOf(request.refreshToken);
+    if (!this.isPlausibleClientId(credentials) || !this.isPlausible(request.refreshToken, CREDENTIAL_PREFIX.refreshToken) || !grantId) {
       await this.authenticateClient(credentials);
       throw invalidGrant('The refresh token is invalid');
     }
-    const { client, refreshToken } = await this.store.getClientAndRefreshToken(credentials.clientId, sha256Hex(request.refreshToken));
+    const tokenHash = sha256Hex(request.refreshToken);
+    const { client, refreshToken, grant } = await this.store.getTokenGrant(credentials.clientId, tokenHash, grantId);
     this.verifyClient(credentials, client);
-    if (!refreshToken || refreshToken.clientId !== client.clientId) throw invalidGrant('The refresh token is invalid');
-    if (refreshToken.state === 'rotated') {
+    if (!refreshToken || !grant || refreshToken.grantId !== grant.id || grant.clientId !== client.clientId) {
+      throw invalidGrant('The refresh token is invalid');
+    }
+    if (grant.status === 'revoked') throw invalidGrant('The refresh token has been revoked');
+    if (grant.refreshTokenHash !== tokenHash) {
       // A rotated token presented again means two parties hold it (RFC 9700 section 4.14.2).
-      await this.store.revokeGrant(refreshToken.appId, refreshToken.grantId);
+      await this.store.revokeGrant(grant.id);
       throw invalidGrant('The refresh token was already used; every token of this authorization is revoked');
     }
-    if (this.hasExpired(refreshToken.expiresAt)) throw invalidGrant('The refresh token has expired');
+    // DynamoDB deletes expired items lazily, so expiry is checked here, not left to TTL.
+    if (this.hasExpired(refreshToken.expiresAt) || this.hasExpired(grant.expiresAt)) throw invalidGrant('The refresh token has expired');
     // RFC 6749 section 6: a narrower scope may be asked for, never a wider one.
-    const scopes = request.scopes ?? refreshToken.scopes;
-    if (!scopes.every((scope) => refreshToken.scopes.includes(scope))) {
+    const scopes = request.scopes ?? grant.scopes;
+    if (!scopes.every((scope) => grant.scopes.includes(scope))) {
       throw invalidGrant('scope may not exceed what the user granted');
     }
 
-    const issue = this.newTokens(
-      {
-        id: refreshToken.grantId,
-        appId: refreshToken.appId,
-        clientId: refreshToken.clientId,
-        userId: refreshToken.userId,
-        role: refreshToken.role,
-        scopes: refreshToken.scopes,
-        grantExpiresAt: refreshToken.grantExpiresAt,
-      },
-      scopes,
-      this.now(),
-    );
-    const outcome = await this.store.rotateRefreshToken(refreshToken, client, issue.records);
+    const issue = this.newTokens(grant, scopes, this.now());
+    const outcome = await this.store.rotateRefreshToken(grant, tokenHash, issue.records);
     if (outcome.committed) return issue.tokens;
-    if (outcome.reason === 'client-changed') throw invalidClient(credentials.method);
-    if (outcome.reason === 'already-used') {
-      // Another request rotated it first: this one presented a token that is rotated now.
-      await this.store.revokeGrant(refreshToken.appId, refreshToken.grantId);
-      throw invalidGrant('The refresh token was already used; every token of this authorization is revoked');
-    }
-    throw invalidGrant('The refresh token has been revoked');
+    // Another request rotated it first (this one presented a token that is rotated now), or
+    // the grant was revoked meanwhile: either way the grant ends here.
+    await this.store.revokeGrant(grant.id);
+    throw invalidGrant('The refresh token was already used; every token of this authorization is revoked');
   }
 
   /**
@@ -329,13 +330,13 @@ export class OAuthService {
    * grant's scopes; the access token gets the requested ones. Neither outlives the grant.
    */
   private newTokens(
-    grant: Pick<Grant, 'id' | 'appId' | 'clientId' | 'userId' | 'scopes'> & { role: RefreshToken['role']; grantExpiresAt: string },
+    grant: Pick<Grant, 'id' | 'appId' | 'clientId' | 'userId' | 'role' | 'scopes' | 'expiresAt'>,
     accessScopes: OAuthScope[],
     now: Date,
   ): { tokens: TokenSet; records: TokenIssue } {
-    const refreshToken = newSecret(CREDENTIAL_PREFIX.refreshToken);
-    const accessToken = newSecret(CREDENTIAL_PREFIX.accessToken);
-    const accessExpiresAt = earlier(isoAfter(now, ACCESS_TOKEN_LIFETIME_SECONDS), grant.grantExpiresAt);
+    const refreshToken = newGrantSecret(CREDENTIAL_PREFIX.refreshToken, grant.id);
+    const accessToken = newGrantSecret(CREDENTIAL_PREFIX.accessToken, grant.id);
+    const accessExpiresAt = earlier(isoAfter(now, ACCESS_TOKEN_LIFETIME_SECONDS), grant.expiresAt);
     const accessRecord: CredentialRecord = {
       tokenHash: sha256Hex(accessToken),
       kind: 'oauth',
@@ -350,14 +351,7 @@ export class OAuthService {
     const refreshRecord: RefreshToken = {
       tokenHash: sha256Hex(refreshToken),
       grantId: grant.id,
-      appId: grant.appId,
-      clientId: grant.clientId,
-      userId: grant.userId,
-      role: grant.role,
-      scopes: grant.scopes,
-      state: 'active',
-      expiresAt: earlier(isoAfter(now, REFRESH_TOKEN_LIFETIME_SECONDS), grant.grantExpiresAt),
-      grantExpiresAt: grant.grantExpiresAt,
+      expiresAt: earlier(isoAfter(now, REFRESH_TOKEN_LIFETIME_SECONDS), grant.expiresAt),
     };
     return {
       tokens: {

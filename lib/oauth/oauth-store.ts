@@ -58,30 +58,30 @@ export interface AuthorizationCode {
   expiresAt: string;
 }
 
-/** One user's authorization of one application; every token descends from exactly one. */
+/**
+ * One user's authorization of one application; every token descends from exactly one and is
+ * checked against it at use. Revoking it is one write: `status` becomes `revoked`.
+ */
 export interface Grant {
   id: string;
   appId: string;
   clientId: string;
   userId: string;
+  role: Role;
   scopes: OAuthScope[];
+  status: 'active' | 'revoked';
+  /** The hash of the one refresh token that may be used next; any other of the grant's is rotated. */
+  refreshTokenHash: string;
   createdAt: string;
   /** At most 90 days after the code was redeemed; no token of the grant outlives it. */
   expiresAt: string;
 }
 
-/** Stored by hash only; rotated tokens are kept until they expire so a replay is recognised. */
+/** Stored by hash only, and kept until it expires so a replayed rotated token is recognised. */
 export interface RefreshToken {
   tokenHash: string;
   grantId: string;
-  appId: string;
-  clientId: string;
-  userId: string;
-  role: Role;
-  scopes: OAuthScope[];
-  state: 'active' | 'rotated';
   expiresAt: string;
-  grantExpiresAt: string;
 }
 
 /** The new refresh token and the access-token credential a grant hands out together. */
@@ -133,8 +133,8 @@ export interface OAuthStore {
 
   /** One round trip: the client by id and the code by hash. */
   getClientAndCode(clientId: string, codeHash: string): Promise<{ client?: OAuthClient; code?: AuthorizationCode }>;
-  /** One round trip: the client by id and the refresh token by hash. */
-  getClientAndRefreshToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken }>;
+  /** One round trip: the client by id, the refresh token by hash and the grant by id. */
+  getTokenGrant(clientId: string, tokenHash: string, grantId: string): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }>;
   /** One round trip: the client by id and an access-token credential by hash. */
   getClientAndAccessToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; accessToken?: CredentialRecord }>;
   /**
@@ -143,11 +143,11 @@ export interface OAuthStore {
    */
   redeemAuthorizationCode(code: AuthorizationCode, client: OAuthClient, grant: Grant, tokens: TokenIssue): Promise<TokenWriteOutcome>;
   /**
-   * One transaction: retires `previous` (if it is still active), checks the client's secret
-   * and the grant are unchanged, and writes the new tokens.
+   * Moves the grant from `previousHash` to the new refresh token, if the grant is still active
+   * and `previousHash` is still its current token, and writes the new tokens: three items.
    */
-  rotateRefreshToken(previous: RefreshToken, client: OAuthClient, tokens: TokenIssue): Promise<TokenWriteOutcome>;
-  /** Ends the grant, then deletes every refresh and access token it issued. Idempotent. */
-  revokeGrant(appId: string, grantId: string): Promise<void>;
+  rotateRefreshToken(grant: Grant, previousHash: string, tokens: TokenIssue): Promise<TokenWriteOutcome>;
+  /** Ends the grant: every token it issued stops working. One write; idempotent. */
+  revokeGrant(grantId: string): Promise<void>;
   revokeAccessToken(accessToken: CredentialRecord): Promise<void>;
 }

@@ -4,14 +4,16 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError } from '../errors.js';
 import type {
   CredentialRecord,
+  GrantState,
   IdentityStore,
   LoginAttempt,
   PersonalAccessToken,
   User,
   UserWithPassword,
 } from '../identity/identity-store.js';
-import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
+import { batchGet, documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
 import { credentialEntity } from './entities/credential.js';
+import { grantEntity } from './entities/oauth-grant.js';
 import { loginAttemptsEntity } from './entities/login-attempts.js';
 import { personalAccessTokenEntity } from './entities/personal-access-token.js';
 import { userEntity } from './entities/user.js';
@@ -75,6 +77,19 @@ export class DynamoIdentityStore implements IdentityStore {
       new GetCommand({ TableName: tableName, Key: keys.credential(tokenHash), ConsistentRead: true }),
     );
     return Item ? credentialEntity.fromItem(Item) : undefined;
+  }
+
+  async getCredentialOfGrant(tokenHash: string, grantId: string): Promise<{ credential?: CredentialRecord; grant?: GrantState }> {
+    const credentialKey = credentialEntity.key(tokenHash);
+    const grantKey = grantEntity.key(grantId);
+    const found = await batchGet([credentialKey, grantKey]);
+    const credential = found.get(credentialKey.pk);
+    const grantItem = found.get(grantKey.pk);
+    const grant = grantItem ? grantEntity.fromItem(grantItem) : undefined;
+    return {
+      ...(credential ? { credential: credentialEntity.fromItem(credential) } : {}),
+      ...(grant ? { grant: { id: grant.id, active: grant.status === 'active', expiresAt: grant.expiresAt } } : {}),
+    };
   }
 
   async deleteCredential(tokenHash: string): Promise<void> {

@@ -17,10 +17,12 @@ import type {
   OAuthStore,
   RefreshToken,
   TokenIssue,
-  TokenWriteFailure,
   TokenWriteOutcome,
 } from '../oauth/oauth-store.js';
-import { credentialItem, toCredential } from './entities/credential.js';
+import { toCredential } from './entities/credential.js';
+import { oauthClientEntity } from './entities/oauth-client.js';
+import { appGrantEntity } from './entities/oauth-grant.js';
+import * as tokenGrants from './dynamo-oauth-token-grants.js';
 import {
   batchDelete,
   batchGet,
@@ -29,7 +31,6 @@ import {
   isTransactionConditionFailure,
   queryPartition,
   tableName,
-  transactionCancellationCodes,
   transactWrite,
 } from './dynamo.js';
 import { INDEX, keys, TTL_ATTRIBUTE, ttlEpochSeconds, type ItemKey } from './keys.js';
@@ -40,8 +41,6 @@ type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[numb
 
 const expiring = (expiresAt: string) => ({ expires_at: expiresAt, [TTL_ATTRIBUTE]: ttlEpochSeconds(expiresAt) });
 
-/** Many of one grant's refresh attempts may race; losing transactions retry until the winner has committed. */
-const TOKEN_TRANSACTION_ATTEMPTS = 6;
 /** Grants revoked side by side while an application is deleted. */
 const GRANT_REVOCATION_CONCURRENCY = 8;
 
@@ -77,9 +76,7 @@ function toApp(item: Item): OAuthApp {
   };
 }
 
-function toClient(item: Item): OAuthClient {
-  return { clientId: item.client_id as string, appId: item.app_id as string, secretHash: item.secret_hash as string };
-}
+const toClient = oauthClientEntity.fromItem;
 
 function toAuthorizationRequest(item: Item): AuthorizationRequest {
   return {
@@ -111,92 +108,9 @@ function toAuthorizationCode(item: Item): AuthorizationCode {
   };
 }
 
-function refreshTokenItem(token: RefreshToken): Item {
-  return {
-    ...keys.refreshToken(token.tokenHash),
-    entity: 'oauth_refresh_token',
-    token_hash: token.tokenHash,
-    grant_id: token.grantId,
-    app_id: token.appId,
-    client_id: token.clientId,
-    user_id: token.userId,
-    role: token.role,
-    scopes: token.scopes,
-    status: token.state,
-    grant_expires_at: token.grantExpiresAt,
-    ...expiring(token.expiresAt),
-  };
-}
-
-function toRefreshToken(item: Item): RefreshToken {
-  return {
-    tokenHash: item.token_hash as string,
-    grantId: item.grant_id as string,
-    appId: item.app_id as string,
-    clientId: item.client_id as string,
-    userId: item.user_id as string,
-    role: item.role as Role,
-    scopes: item.scopes as OAuthScope[],
-    state: item.status === 'rotated' ? 'rotated' : 'active',
-    expiresAt: item.expires_at as string,
-    grantExpiresAt: item.grant_expires_at as string,
-  };
-}
-
 const put = (item: Item, mustBeNew = true): TransactItem => ({
   Put: { TableName: tableName, Item: item, ...(mustBeNew ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}) },
 });
-
-/** The client still exists and still has the secret the caller was authenticated with. */
-const clientUnchanged = (client: OAuthClient): TransactItem => ({
-  ConditionCheck: {
-    TableName: tableName,
-    Key: keys.oauthClient(client.clientId),
-    ConditionExpression: 'attribute_exists(pk) AND secret_hash = :secretHash',
-    ExpressionAttributeValues: { ':secretHash': client.secretHash },
-  },
-});
-
-/** The new refresh token, the access-token credential, and their entries in the grant's index. */
-function tokenWrites({ refreshToken, accessToken }: TokenIssue): TransactItem[] {
-  const grantId = refreshToken.grantId;
-  return [
-    put(refreshTokenItem(refreshToken)),
-    put({
-      ...keys.grantRefreshToken(grantId, refreshToken.tokenHash),
-      entity: 'oauth_grant_token',
-      token_kind: 'refresh',
-      token_hash: refreshToken.tokenHash,
-      ...expiring(refreshToken.expiresAt),
-    }),
-    put(credentialItem(accessToken)),
-    put({
-      ...keys.grantAccessToken(grantId, accessToken.tokenHash),
-      entity: 'oauth_grant_token',
-      token_kind: 'access',
-      token_hash: accessToken.tokenHash,
-      ...expiring(accessToken.expiresAt),
-    }),
-  ];
-}
-
-/** Which item's condition failed decides the answer; anything else is not ours to interpret. */
-async function tokenTransaction(
-  items: TransactItem[],
-  failureByPosition: Array<TokenWriteFailure | undefined>,
-): Promise<TokenWriteOutcome> {
-  try {
-    await transactWrite({ TransactItems: items }, TOKEN_TRANSACTION_ATTEMPTS);
-    return { committed: true };
-  } catch (error) {
-    if (!isTransactionConditionFailure(error)) throw error;
-    const codes = transactionCancellationCodes(error);
-    const failed = codes.findIndex((code) => code === 'ConditionalCheckFailed');
-    const reason = failureByPosition[failed];
-    if (!reason) throw error;
-    return { committed: false, reason };
-  }
-}
 
 /** The client and one other item in a single BatchGetItem: the first of a grant's two round trips. */
 async function clientWith<T>(
@@ -216,7 +130,7 @@ export class DynamoOAuthStore implements OAuthStore {
     await transactWrite({
       TransactItems: [
         put(appItem(app)),
-        put({ ...keys.oauthClient(app.clientId), entity: 'oauth_client', client_id: app.clientId, app_id: app.id, secret_hash: secretHash }),
+        put(oauthClientEntity.toItem({ clientId: app.clientId, appId: app.id, secretHash })),
       ],
     });
   }
@@ -328,14 +242,15 @@ export class DynamoOAuthStore implements OAuthStore {
     }
     // Anything committed before the client disappeared is visible to this consistent read.
     const members = await queryPartition(keys.oauthAppPartition(app.id));
-    const grantIds = members.filter((member) => (member.sk as string).startsWith(keys.appGrantPrefix)).map((grant) => grant.id as string);
-    for (let start = 0; start < grantIds.length; start += GRANT_REVOCATION_CONCURRENCY) {
-      await Promise.all(grantIds.slice(start, start + GRANT_REVOCATION_CONCURRENCY).map((grantId) => this.revokeGrant(app.id, grantId)));
+    const grants = members.filter((member) => (member.sk as string).startsWith(keys.appGrantPrefix));
+    for (let start = 0; start < grants.length; start += GRANT_REVOCATION_CONCURRENCY) {
+      await Promise.all(grants.slice(start, start + GRANT_REVOCATION_CONCURRENCY).map((entry) => tokenGrants.revokeGrant(appGrantEntity.grantIdOf(entry))));
     }
     const codes = members.filter((member) => (member.sk as string).startsWith(keys.appAuthorizationCodePrefix));
-    await batchDelete(
-      codes.flatMap((code) => [keys.authorizationCode(code.code_hash as string), { pk: code.pk as string, sk: code.sk as string }]),
-    );
+    await batchDelete([
+      ...codes.flatMap((code) => [keys.authorizationCode(code.code_hash as string), { pk: code.pk as string, sk: code.sk as string }]),
+      ...grants.map((entry) => ({ pk: entry.pk as string, sk: entry.sk as string })),
+    ]);
     await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.oauthApp(app.id) }));
   }
 
@@ -422,9 +337,8 @@ export class DynamoOAuthStore implements OAuthStore {
     return { ...(client ? { client } : {}), ...(other ? { code: other } : {}) };
   }
 
-  async getClientAndRefreshToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken }> {
-    const { client, other } = await clientWith(clientId, keys.refreshToken(tokenHash), toRefreshToken);
-    return { ...(client ? { client } : {}), ...(other ? { refreshToken: other } : {}) };
+  getTokenGrant(clientId: string, tokenHash: string, grantId: string): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }> {
+    return tokenGrants.getTokenGrant(clientId, tokenHash, grantId);
   }
 
   async getClientAndAccessToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; accessToken?: CredentialRecord }> {
@@ -433,81 +347,18 @@ export class DynamoOAuthStore implements OAuthStore {
   }
 
   redeemAuthorizationCode(code: AuthorizationCode, client: OAuthClient, grant: Grant, tokens: TokenIssue): Promise<TokenWriteOutcome> {
-    return tokenTransaction(
-      [
-        {
-          Update: {
-            TableName: tableName,
-            Key: keys.authorizationCode(code.codeHash),
-            UpdateExpression: 'SET #status = :redeemed',
-            ConditionExpression: '#status = :issued',
-            ExpressionAttributeNames: STATUS,
-            ExpressionAttributeValues: { ':redeemed': 'redeemed', ':issued': 'issued' },
-          },
-        },
-        clientUnchanged(client),
-        put({
-          ...keys.appGrant(grant.appId, grant.id),
-          entity: 'oauth_grant',
-          id: grant.id,
-          client_id: grant.clientId,
-          user_id: grant.userId,
-          scopes: grant.scopes,
-          created_at: grant.createdAt,
-          ...expiring(grant.expiresAt),
-        }),
-        ...tokenWrites(tokens),
-      ],
-      ['already-used', 'client-changed'],
-    );
+    return tokenGrants.redeemAuthorizationCode(code, client, grant, tokens);
   }
 
-  rotateRefreshToken(previous: RefreshToken, client: OAuthClient, tokens: TokenIssue): Promise<TokenWriteOutcome> {
-    return tokenTransaction(
-      [
-        {
-          Update: {
-            TableName: tableName,
-            Key: keys.refreshToken(previous.tokenHash),
-            UpdateExpression: 'SET #status = :rotated',
-            // Exactly one of any number of concurrent refreshes finds the token still active.
-            ConditionExpression: '#status = :active',
-            ExpressionAttributeNames: STATUS,
-            ExpressionAttributeValues: { ':rotated': 'rotated', ':active': 'active' },
-          },
-        },
-        clientUnchanged(client),
-        {
-          ConditionCheck: {
-            TableName: tableName,
-            Key: keys.appGrant(previous.appId, previous.grantId),
-            ConditionExpression: 'attribute_exists(pk)',
-          },
-        },
-        ...tokenWrites(tokens),
-      ],
-      ['already-used', 'client-changed', 'grant-revoked'],
-    );
+  rotateRefreshToken(grant: Grant, previousHash: string, tokens: TokenIssue): Promise<TokenWriteOutcome> {
+    return tokenGrants.rotateRefreshToken(grant, previousHash, tokens);
   }
 
-  async revokeGrant(appId: string, grantId: string): Promise<void> {
-    // Ending the grant first makes every later rotation fail its grant check; whatever
-    // committed before is in the grant's partition, which is read consistently after.
-    await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.appGrant(appId, grantId) }));
-    const members = await queryPartition(keys.grantPartition(grantId));
-    await batchDelete(
-      members.flatMap((member) => {
-        const tokenHash = member.token_hash as string;
-        const tokenKey = member.token_kind === 'refresh' ? keys.refreshToken(tokenHash) : keys.credential(tokenHash);
-        return [tokenKey, { pk: member.pk as string, sk: member.sk as string }];
-      }),
-    );
+  revokeGrant(grantId: string): Promise<void> {
+    return tokenGrants.revokeGrant(grantId);
   }
 
-  async revokeAccessToken(accessToken: CredentialRecord): Promise<void> {
-    await batchDelete([
-      keys.credential(accessToken.tokenHash),
-      ...(accessToken.grantId ? [keys.grantAccessToken(accessToken.grantId, accessToken.tokenHash)] : []),
-    ]);
+  revokeAccessToken(accessToken: CredentialRecord): Promise<void> {
+    return tokenGrants.revokeAccessToken(accessToken);
   }
 }

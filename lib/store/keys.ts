@@ -93,20 +93,17 @@ export const keys = {
     sk: join('OAUTH_CODE', codeHash),
   }),
   appAuthorizationCodePrefix: 'OAUTH_CODE#',
-  /** A grant lives while this item does: every token write of the grant condition-checks it. */
+  /**
+   * The application's index of its grants (one entry per grant, written with the grant), so
+   * deleting the application finds every grant with one consistent Query of the main table.
+   */
   appGrant: (appId: string, grantId: string): ItemKey => ({ pk: join('OAUTH_APP', appId), sk: join('OAUTH_GRANT', grantId) }),
   appGrantPrefix: 'OAUTH_GRANT#',
+  /**
+   * One user's authorization of one application: its status and the hash of its one current
+   * refresh token. Every refresh and every use of its access tokens reads it (docs/oauth.md).
+   */
+  grant: (grantId: string): ItemKey => ({ pk: join('OAUTH_GRANT', grantId), sk: 'OAUTH_GRANT' }),
+  /** Every refresh token a grant ever issued, so a rotated one is recognised when replayed. */
   refreshToken: (tokenHash: string): ItemKey => ({ pk: join('OAUTH_REFRESH', tokenHash), sk: 'OAUTH_REFRESH' }),
-  /** A grant's partition indexes every refresh and access token it issued, for revocation. */
-  grantPartition: (grantId: string): string => join('OAUTH_GRANT', grantId),
-  grantRefreshToken: (grantId: string, tokenHash: string): ItemKey => ({
-    pk: join('OAUTH_GRANT', grantId),
-    sk: join('REFRESH', tokenHash),
-  }),
-  grantRefreshTokenPrefix: 'REFRESH#',
-  grantAccessToken: (grantId: string, tokenHash: string): ItemKey => ({
-    pk: join('OAUTH_GRANT', grantId),
-    sk: join('ACCESS', tokenHash),
-  }),
-  grantAccessTokenPrefix: 'ACCESS#',
 } as const;

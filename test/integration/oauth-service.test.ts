@@ -103,10 +103,35 @@ async function countRoundTrips<T>(
 }
 
 /**
+ * Sums the capacity DynamoDB reports for every call made while `act` runs: read units for
+ * reads, write units for writes, and the units of any index write apart.
+ */
+async function measureCapacity<T>(act: () => Promise<T>): Promise<{ result: T; capacity: { writeUnits: number; readUnits: number; indexWriteUnits: number } }> {
+  const callThrough = documentClient.send.bind(documentClient) as (...args: unknown[]) => Promise<unknown>;
+  const capacity = { writeUnits: 0, readUnits: 0, indexWriteUnits: 0 };
+  type Consumed = { CapacityUnits?: number; GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> };
+  const send = vi.spyOn(documentClient, 'send').mockImplementation((async (command: { input: Record<string, unknown> }, ...rest: unknown[]) => {
+    command.input.ReturnConsumedCapacity = 'INDEXES';
+    const output = (await callThrough(command, ...rest)) as { ConsumedCapacity?: Consumed | Consumed[] };
+    const isRead = /Get|Query/.test(command.constructor.name);
+    const consumed = output.ConsumedCapacity;
+    for (const entry of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
+      if (isRead) capacity.readUnits += entry.CapacityUnits ?? 0;
+      else capacity.writeUnits += entry.CapacityUnits ?? 0;
+      for (const index of Object.values(entry.GlobalSecondaryIndexes ?? {})) capacity.indexWriteUnits += isRead ? 0 : (index.CapacityUnits ?? 0);
+    }
+    return output;
+  }) as never);
+  const result = await act();
+  send.mockRestore();
+  return { result, capacity };
+}
+
+/**
  * Holds every call of a store read until `count` calls have read, so that all of them
  * reach their transaction with the same view: the conditional write alone must decide.
  */
-function holdReadsUntilAll<K extends 'getClientAndCode' | 'getClientAndRefreshToken' | 'getAuthorizationRequest'>(method: K, count: number): void {
+function holdReadsUntilAll<K extends 'getClientAndCode' | 'getTokenGrant' | 'getAuthorizationRequest'>(method: K, count: number): void {
   const read = oauthStore[method].bind(oauthStore) as (...args: unknown[]) => Promise<unknown>;
   let arrived = 0;
   let release!: () => void;
@@ -138,8 +163,8 @@ describe('authorization code exchange', () => {
     expect(commands).toEqual(['BatchGetCommand', 'TransactWriteCommand']);
     expect(roundTrips).toBeLessThanOrEqual(2);
     expect(result).toMatchObject({ expiresIn: 900, scopes: ['containers:read', 'containers:write'] });
-    expect(result.accessToken).toMatch(/^svat_[\w-]{43}$/);
-    expect(result.refreshToken).toMatch(/^svrt_[\w-]{43}$/);
+    expect(result.accessToken).toMatch(/^svat_[\w-]{43}\.[0-9a-f-]{36}$/);
+    expect(result.refreshToken).toMatch(/^svrt_[\w-]{43}\.[0-9a-f-]{36}$/);
     const authentication = await identityService.authenticate(result.accessToken);
     expect(authentication?.principal).toMatchObject({ userId: user.userId, kind: 'oauth', clientId: client.credentials.clientId });
   });
@@ -216,16 +241,56 @@ describe('authorization code exchange', () => {
 });
 
 describe('refresh token rotation', () => {
-  it('costs two DynamoDB round trips: one BatchGetItem and one TransactWriteItems', async () => {
+  it('costs two serial DynamoDB round trips: one BatchGetItem, then an UpdateItem and a BatchWriteItem side by side', async () => {
     const client = await registerClient();
     const tokens = await tokensFor(client);
 
-    const { result, roundTrips, commands } = await countRoundTrips(() => refresh(client, tokens.refreshToken));
+    const { result, roundTrips, serialRoundTrips, commands } = await countRoundTrips(() => refresh(client, tokens.refreshToken));
 
-    expect(commands).toEqual(['BatchGetCommand', 'TransactWriteCommand']);
-    expect(roundTrips).toBeLessThanOrEqual(2);
+    expect(commands).toEqual(['BatchGetCommand', 'UpdateCommand', 'BatchWriteCommand']);
+    expect(roundTrips).toBe(3);
+    expect(serialRoundTrips).toBe(2);
     expect(result.refreshToken).not.toBe(tokens.refreshToken);
     expect(await authenticates(result.accessToken)).toBe(true);
+  });
+
+  it('writes three items of under 1 KB: 3 write capacity units, none of them in an index, after reading 3 units', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+
+    const { result, capacity } = await measureCapacity(() => refresh(client, tokens.refreshToken));
+
+    // DynamoDB Local reports ConsumedCapacity when asked (ReturnConsumedCapacity: INDEXES):
+    // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_ConsumedCapacity.html
+    expect(capacity.writeUnits).toBe(3);
+    expect(capacity.indexWriteUnits).toBe(0);
+    expect(capacity.readUnits).toBe(3);
+    expect(await authenticates(result.accessToken)).toBe(true);
+  });
+
+  it('authenticates an access token in one round trip: its credential and its grant in one BatchGetItem', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+
+    const { result, commands } = await countRoundTrips(() => identityService.authenticate(tokens.accessToken));
+
+    expect(commands).toEqual(['BatchGetCommand']);
+    expect(result?.principal).toMatchObject({ userId: user.userId, kind: 'oauth' });
+  });
+
+  it('refuses a refresh token whose grant id was swapped for another grant’s, and revokes neither grant', async () => {
+    const client = await registerClient();
+    const first = await tokensFor(client);
+    const second = await tokensFor(client);
+    const otherGrantId = second.refreshToken.slice(second.refreshToken.lastIndexOf('.') + 1);
+    const forged = `${first.refreshToken.slice(0, first.refreshToken.lastIndexOf('.'))}.${otherGrantId}`;
+
+    await expect(refresh(client, forged)).rejects.toThrow(/refresh token is invalid/);
+    await oauthService.revokeToken(client.credentials, { token: forged });
+
+    expect(await authenticates(first.accessToken)).toBe(true);
+    expect(await authenticates(second.accessToken)).toBe(true);
+    await expect(refresh(client, second.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });
   });
 
   it('lets exactly one of 20 concurrent refreshes of one token win', async () => {
@@ -245,7 +310,7 @@ describe('refresh token rotation', () => {
   it('lets exactly one of 20 refreshes win even when all of them read the token before any writes', async () => {
     const client = await registerClient();
     const tokens = await tokensFor(client);
-    holdReadsUntilAll('getClientAndRefreshToken', 20);
+    holdReadsUntilAll('getTokenGrant', 20);
 
     const { successes, failures } = await settle(Array.from({ length: 20 }, () => refresh(client, tokens.refreshToken)));
 

@@ -22,12 +22,8 @@ describe('OAuth keys', () => {
     expect(keys.oauthApp('a1').sk.startsWith(keys.appGrantPrefix)).toBe(false);
   });
 
-  it("index every token of a grant in the grant's partition", () => {
-    const partition = keys.grantPartition('g1');
-    expect(keys.grantRefreshToken('g1', 'r1')).toEqual({ pk: partition, sk: 'REFRESH#r1' });
-    expect(keys.grantAccessToken('g1', 'x1')).toEqual({ pk: partition, sk: 'ACCESS#x1' });
-    expect(keys.grantRefreshToken('g1', 'r1').sk.startsWith(keys.grantRefreshTokenPrefix)).toBe(true);
-    expect(keys.grantAccessToken('g1', 'x1').sk.startsWith(keys.grantAccessTokenPrefix)).toBe(true);
+  it('find a grant by its id, which the tokens carry', () => {
+    expect(keys.grant('g1')).toEqual({ pk: 'OAUTH_GRANT#g1', sk: 'OAUTH_GRANT' });
   });
 
   it('find pending requests, codes and refresh tokens by id or hash', () => {

@@ -1,0 +1,157 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { CredentialRecord } from '../identity/identity-store.js';
+import type { AuthorizationCode, Grant, OAuthClient, RefreshToken, TokenIssue, TokenWriteFailure, TokenWriteOutcome } from '../oauth/oauth-store.js';
+import {
+  batchDelete,
+  batchGet,
+  batchPut,
+  documentClient,
+  isConditionFailure,
+  isTransactionConditionFailure,
+  tableName,
+  transactionCancellationCodes,
+  transactWrite,
+} from './dynamo.js';
+import { credentialEntity } from './entities/credential.js';
+import { oauthClientEntity } from './entities/oauth-client.js';
+import { appGrantEntity, grantEntity } from './entities/oauth-grant.js';
+import { refreshTokenEntity } from './entities/oauth-refresh-token.js';
+import { keys } from './keys.js';
+
+/**
+ * The token-grant concern of the OAuth store: grants, refresh tokens, access tokens, and their
+ * revocation. The record design and its costs are in docs/oauth.md ("Records").
+ */
+
+/** Many redemptions of one code may race; losing transactions retry until the winner has committed. */
+const TOKEN_TRANSACTION_ATTEMPTS = 6;
+
+/** The state of a code or grant; `#status` in expressions, as STATUS is a reserved word. */
+const STATUS = { '#status': 'status' } as const;
+
+/** Round trip 1 of a refresh or a refresh-token revocation: client, token and grant in one BatchGetItem. */
+export async function getTokenGrant(
+  clientId: string,
+  tokenHash: string,
+  grantId: string,
+): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }> {
+  const clientKey = oauthClientEntity.key(clientId);
+  const tokenKey = refreshTokenEntity.key(tokenHash);
+  const grantKey = grantEntity.key(grantId);
+  const found = await batchGet([clientKey, tokenKey, grantKey]);
+  const client = found.get(clientKey.pk);
+  const token = found.get(tokenKey.pk);
+  const grant = found.get(grantKey.pk);
+  return {
+    ...(client ? { client: oauthClientEntity.fromItem(client) } : {}),
+    ...(token ? { refreshToken: refreshTokenEntity.fromItem(token) } : {}),
+    ...(grant ? { grant: grantEntity.fromItem(grant) } : {}),
+  };
+}
+
+/**
+ * One transaction: marks the code redeemed (if it still is unredeemed), checks the client's
+ * secret is unchanged, and writes the grant, its entry in the application's index and the tokens.
+ */
+export async function redeemAuthorizationCode(
+  code: AuthorizationCode,
+  client: OAuthClient,
+  grant: Grant,
+  { refreshToken, accessToken }: TokenIssue,
+): Promise<TokenWriteOutcome> {
+  const put = (item: Record<string, unknown>) => ({ Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
+  const failureByPosition: Array<TokenWriteFailure | undefined> = ['already-used', 'client-changed', 'already-used'];
+  try {
+    await transactWrite(
+      {
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName,
+              Key: keys.authorizationCode(code.codeHash),
+              UpdateExpression: 'SET #status = :redeemed',
+              ConditionExpression: '#status = :issued',
+              ExpressionAttributeNames: STATUS,
+              ExpressionAttributeValues: { ':redeemed': 'redeemed', ':issued': 'issued' },
+            },
+          },
+          {
+            ConditionCheck: {
+              TableName: tableName,
+              Key: oauthClientEntity.key(client.clientId),
+              ConditionExpression: 'attribute_exists(pk) AND secret_hash = :secretHash',
+              ExpressionAttributeValues: { ':secretHash': client.secretHash },
+            },
+          },
+          // A grant revoked before it was created (a replay that raced ahead) stays revoked.
+          put(grantEntity.toItem(grant)),
+          put(appGrantEntity.toItem(grant)),
+          put(refreshTokenEntity.toItem(refreshToken)),
+          put(credentialEntity.toItem(accessToken)),
+        ],
+      },
+      TOKEN_TRANSACTION_ATTEMPTS,
+    );
+    return { committed: true };
+  } catch (error) {
+    if (!isTransactionConditionFailure(error)) throw error;
+    const failed = transactionCancellationCodes(error).findIndex((code) => code === 'ConditionalCheckFailed');
+    const reason = failureByPosition[failed];
+    if (!reason) throw error;
+    return { committed: false, reason };
+  }
+}
+
+/**
+ * Round trip 2 of a refresh, three plain writes side by side: the grant moves to the new
+ * refresh token (the single conditional write that decides every race), and the new refresh
+ * token and access token are put. A loser's two puts are tokens nobody was given; they are
+ * never current on their grant, and TTL removes them.
+ */
+export async function rotateRefreshToken(grant: Grant, previousHash: string, { refreshToken, accessToken }: TokenIssue): Promise<TokenWriteOutcome> {
+  const [moved] = await Promise.all([
+    documentClient
+      .send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: grantEntity.key(grant.id),
+          UpdateExpression: 'SET refresh_hash = :next',
+          ConditionExpression: 'refresh_hash = :previous AND #status = :active',
+          ExpressionAttributeNames: STATUS,
+          ExpressionAttributeValues: { ':next': refreshToken.tokenHash, ':previous': previousHash, ':active': 'active' },
+        }),
+      )
+      .then(
+        () => true,
+        (error: unknown) => {
+          if (isConditionFailure(error)) return false;
+          throw error;
+        },
+      ),
+    batchPut([refreshTokenEntity.toItem(refreshToken), credentialEntity.toItem(accessToken)]),
+  ]);
+  return moved ? { committed: true } : { committed: false, reason: 'already-used' };
+}
+
+/** One write: the grant's status. Every token of the grant is checked against it at use. */
+export async function revokeGrant(grantId: string): Promise<void> {
+  try {
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: grantEntity.key(grantId),
+        UpdateExpression: 'SET #status = :revoked',
+        // Never creates a grant: a grant id nobody stored has nothing to revoke.
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: STATUS,
+        ExpressionAttributeValues: { ':revoked': 'revoked' },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}
+
+export async function revokeAccessToken(accessToken: CredentialRecord): Promise<void> {
+  await batchDelete([credentialEntity.key(accessToken.tokenHash)]);
+}

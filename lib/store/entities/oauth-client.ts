@@ -1,0 +1,25 @@
+import type { OAuthClient } from '../../oauth/oauth-store.js';
+import { keys } from '../keys.js';
+import { asStored, type Item } from './item.js';
+
+/** The token endpoint's lookup of an application by `client_id`, with its secret's hash. */
+interface StoredOAuthClient {
+  client_id: string;
+  app_id: string;
+  secret_hash: string;
+}
+
+export const oauthClientEntity = {
+  key: keys.oauthClient,
+  toItem: (client: OAuthClient): Item => ({
+    ...keys.oauthClient(client.clientId),
+    entity: 'oauth_client',
+    client_id: client.clientId,
+    app_id: client.appId,
+    secret_hash: client.secretHash,
+  }),
+  fromItem(item: Item): OAuthClient {
+    const stored = asStored<StoredOAuthClient>(item);
+    return { clientId: stored.client_id, appId: stored.app_id, secretHash: stored.secret_hash };
+  },
+};

@@ -1,0 +1,65 @@
+import type { OAuthScope, Role } from '../../identity/principal.js';
+import type { Grant } from '../../oauth/oauth-store.js';
+import { keys, TTL_ATTRIBUTE, ttlEpochSeconds } from '../keys.js';
+import { asStored, type Item } from './item.js';
+
+/** One grant, keyed by its id (docs/oauth.md, "Records"). */
+interface StoredGrant {
+  id: string;
+  app_id: string;
+  client_id: string;
+  user_id: string;
+  role: Role;
+  scopes: OAuthScope[];
+  status: Grant['status'];
+  refresh_hash: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export const grantEntity = {
+  key: keys.grant,
+  toItem: (grant: Grant): Item => ({
+    ...keys.grant(grant.id),
+    entity: 'oauth_grant',
+    id: grant.id,
+    app_id: grant.appId,
+    client_id: grant.clientId,
+    user_id: grant.userId,
+    role: grant.role,
+    scopes: [...grant.scopes],
+    status: grant.status,
+    refresh_hash: grant.refreshTokenHash,
+    created_at: grant.createdAt,
+    expires_at: grant.expiresAt,
+    [TTL_ATTRIBUTE]: ttlEpochSeconds(grant.expiresAt),
+  }),
+  fromItem(item: Item): Grant {
+    const stored = asStored<StoredGrant>(item);
+    return {
+      id: stored.id,
+      appId: stored.app_id,
+      clientId: stored.client_id,
+      userId: stored.user_id,
+      role: stored.role,
+      scopes: stored.scopes,
+      status: stored.status,
+      refreshTokenHash: stored.refresh_hash,
+      createdAt: stored.created_at,
+      expiresAt: stored.expires_at,
+    };
+  },
+};
+
+/** The application's index entry for one grant, so deleting the application can revoke it. */
+export const appGrantEntity = {
+  key: keys.appGrant,
+  toItem: (grant: Grant): Item => ({
+    ...keys.appGrant(grant.appId, grant.id),
+    entity: 'oauth_app_grant',
+    id: grant.id,
+    expires_at: grant.expiresAt,
+    [TTL_ATTRIBUTE]: ttlEpochSeconds(grant.expiresAt),
+  }),
+  grantIdOf: (item: Item): string => asStored<{ id: string }>(item).id,
+};

@@ -412,10 +412,10 @@ describe('POST /api/v1/oauth/token', () => {
     const response = await tokenRequest(baseUrl, app, exchangeBody(app, code));
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
-      access_token: expect.stringMatching(/^svat_[\w-]{43}$/),
+      access_token: expect.stringMatching(/^svat_[\w-]{43}\.[0-9a-f-]{36}$/),
       token_type: 'Bearer',
       expires_in: 900,
-      refresh_token: expect.stringMatching(/^svrt_[\w-]{43}$/),
+      refresh_token: expect.stringMatching(/^svrt_[\w-]{43}\.[0-9a-f-]{36}$/),
       scope: 'containers:read containers:write',
     });
     expect(response.headers.get('cache-control')).toBe('no-store');

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ApiRequest } from '../http/api-request.js';
-import { isLoopbackOrigin, serializeCookie } from '../http/cookies.js';
+import { serializeCookie } from '../http/cookies.js';
+import { loginCsrfCookieName, servedOnLoopback } from '../http/transport-security.js';
 import { escapeHtml, html, redirect, type Reply } from '../http/reply.js';
 import type { IdentityService } from '../identity/identity-service.js';
 import { page } from './layout.js';
@@ -9,15 +10,18 @@ import { page } from './layout.js';
  * Login CSRF uses a double-submit cookie: there is no session yet to bind a token to, so the
  * form carries a random value that must equal the one in this short-lived cookie.
  */
-export const LOGIN_CSRF_COOKIE = 'sv_login_csrf';
+export function loginCsrfCookieFor(origin: string): string {
+  return loginCsrfCookieName(servedOnLoopback(origin));
+}
 const LOGIN_CSRF_LIFETIME_SECONDS = 30 * 60;
 export const DEFAULT_AFTER_LOGIN = '/login';
 
 export function newLoginCsrf(origin: string): { token: string; cookie: string } {
   const token = randomBytes(32).toString('base64url');
-  const cookie = serializeCookie(LOGIN_CSRF_COOKIE, token, {
+  const loopback = servedOnLoopback(origin);
+  const cookie = serializeCookie(loginCsrfCookieName(loopback), token, {
     maxAgeSeconds: LOGIN_CSRF_LIFETIME_SECONDS,
-    secure: !isLoopbackOrigin(origin),
+    secure: !loopback,
     path: '/',
   });
   return { token, cookie };

@@ -198,7 +198,11 @@ describe('ContainerHostingStack REST API', () => {
     // Assess
     expect(duplicates).toEqual([]);
     expect(response?.StatusCode).toBe(statusCode);
-    expect(response?.ResponseParameters).toEqual({ 'gatewayresponse.header.Content-Type': "'application/json'" });
+    expect(response?.ResponseParameters).toEqual({
+      'gatewayresponse.header.Content-Type': "'application/json'",
+      'gatewayresponse.header.Cache-Control': "'no-store'",
+      'gatewayresponse.header.Strict-Transport-Security': "'max-age=31536000; includeSubDomains'",
+    });
     const rendered = String(response?.ResponseTemplates['application/json']).replace('$context.error.messageString', '"a message"');
     const body = JSON.parse(rendered);
     expect(body).toEqual({ error: { code, message: expect.any(String) } });

@@ -3,7 +3,7 @@ import { BadRequestError, NotFoundError, RateLimitedError, UnauthorizedError } f
 import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../page.js';
 import type { CredentialRecord, IdentityStore, PersonalAccessToken, User } from './identity-store.js';
-import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
+import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from './passwords.js';
 import { ALL_SCOPES, type Principal, type Role } from './principal.js';
 import { CREDENTIAL_PREFIX, MAX_CREDENTIAL_LENGTH, newSecret, sha256Hex } from './secrets.js';
 
@@ -91,7 +91,7 @@ export class IdentityService {
     if (!attempt.allowed) {
       throw new RateLimitedError('Too many failed sign-ins for this email; try again later', attempt.retryAfterSeconds);
     }
-    const passwordMatches = await verifyPassword(password, user?.passwordHash ?? (await decoyPasswordHash()));
+    const passwordMatches = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
     if (!user || !passwordMatches) {
       if (attempt.attempt >= LOGIN_FAILURE_LIMIT) {
         await this.store.lockLogin(email, new Date(now.getTime() + LOGIN_LOCKOUT_SECONDS * 1000), LOGIN_FAILURE_LIMIT);

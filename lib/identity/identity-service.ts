@@ -155,13 +155,17 @@ export class IdentityService {
     const now = this.now();
     const token = newSecret(CREDENTIAL_PREFIX.personalAccessToken);
     const tokenHash = sha256Hex(token);
+    // A PAT made with a PAT expires no later than its creator, so a leaked PAT cannot mint a
+    // longer-lived one; a session keeps the 1..365 day rule (README, "Security").
+    const requested = now.getTime() + input.expiresInDays * 86_400_000;
+    const expiresAtMs = principal.kind === 'pat' ? Math.min(requested, Date.parse(principal.expiresAt)) : requested;
     const metadata: PersonalAccessToken = {
       id: newId(now.getTime()),
       userId: principal.userId,
       name: input.name,
       tokenHash,
       createdAt: now.toISOString(),
-      expiresAt: new Date(now.getTime() + input.expiresInDays * 86_400_000).toISOString(),
+      expiresAt: new Date(expiresAtMs).toISOString(),
       lastUsedAt: null,
     };
     await this.store.createPersonalAccessToken(metadata, {

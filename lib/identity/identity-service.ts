@@ -130,7 +130,9 @@ export class IdentityService {
     if (!credential || Date.parse(credential.expiresAt) <= now.getTime()) return undefined;
     const principal: Principal = {
       userId: credential.userId,
-      role: credential.role,
+      // An OAuth access token always acts as its user's own account, admin or not: admin powers
+      // need a session or a PAT (README, "Security").
+      role: credential.kind === 'oauth' ? 'user' : credential.role,
       kind: credential.kind,
       scopes: credential.scopes,
       credentialHash: tokenHash,

@@ -62,7 +62,8 @@ async function main(): Promise<void> {
     process.env.AWS_SECRET_ACCESS_KEY = credentials.secretAccessKey;
     if (dynamoDb.killedLeftoverPid) console.log(`Stopped the DynamoDB Local an earlier run left running (pid ${dynamoDb.killedLeftoverPid})`);
     // What `npm run admin` needs: DYNAMODB_ENDPOINT and TABLE_NAME.
-    console.log(`DynamoDB Local on ${endpoint}, table ${tableName}, access key id in ${dataDir ? join(dataDir, 'dynamodb', 'access-key') : 'memory'}`);
+    console.log(`DynamoDB Local on ${endpoint}, table ${tableName}`);
+    if (dataDir) console.log(`Its access key id (npm run admin reads it from there): ${join(dataDir, 'dynamodb', 'access-key')}`);
   }
 
   // Containers answer at http://{hostname}.localhost:{port}/, so the port must be known before config loads.

@@ -483,6 +483,20 @@ describe('ContainerHostingStack web ACL', () => {
     });
   });
 
+  it('rate-limits each IP over the whole API too, answered 429 in the envelope (issue 7 item 10)', () => {
+    // Prepare
+    const { webAcl } = rateRule();
+    // Act
+    const wholeApi = webAcl.Rules.find((rule: any) => rule.Name === 'rate-limit-whole-api');
+    // Assess: no scope-down statement, so every request of an IP counts.
+    expect(wholeApi.Statement).toEqual({ RateBasedStatement: { AggregateKeyType: 'IP', Limit: 1500, EvaluationWindowSec: 300 } });
+    expect(wholeApi.Action.Block.CustomResponse.ResponseCode).toBe(429);
+    expect(JSON.parse(webAcl.CustomResponseBodies[wholeApi.Action.Block.CustomResponse.CustomResponseBodyKey].Content)).toEqual({
+      error: { code: 'RATE_LIMITED', message: expect.any(String) },
+    });
+    expect(new Set(webAcl.Rules.map((rule: any) => rule.Priority)).size).toBe(webAcl.Rules.length);
+  });
+
   it('is associated with the API stage', () => {
     // Assess
     const association = propertiesOfOnly(template, 'AWS::WAFv2::WebACLAssociation');

@@ -21,6 +21,12 @@ export interface RateLimitWebAclProps {
    * stage throttle every client shares (context `apiRateLimitPer5Min`).
    */
   apiLimitPer5Min: number;
+  /**
+   * Routes that write for an unauthenticated caller (GET /api/v1/oauth/authorize stores the
+   * pending request), with their own per-IP limit (context `authorizeRateLimitPer5Min`).
+   */
+  unauthenticatedWriteRoutes: readonly RateLimitedRoute[];
+  unauthenticatedWriteLimitPer5Min: number;
   /** ARN of the API Gateway stage to protect. */
   stageArn: string;
 }
@@ -70,9 +76,28 @@ export class RateLimitWebAcl extends Construct {
       statement: { rateBasedStatement: { aggregateKeyType: 'IP', limit: props.apiLimitPer5Min, evaluationWindowSec: 300 } },
       visibilityConfig: visibility('rate-limit-whole-api'),
     });
+    if (props.unauthenticatedWriteRoutes.length > 0) {
+      const routeMatches = props.unauthenticatedWriteRoutes.map(routeMatch);
+      rules.push({
+        name: 'rate-limit-unauthenticated-writes',
+        priority: 2,
+        action: {
+          block: { customResponse: { responseCode: 429, customResponseBodyKey: RATE_LIMITED_BODY_KEY } },
+        },
+        statement: {
+          rateBasedStatement: {
+            aggregateKeyType: 'IP',
+            limit: props.unauthenticatedWriteLimitPer5Min,
+            evaluationWindowSec: 300,
+            scopeDownStatement: routeMatches.length === 1 ? routeMatches[0] : { orStatement: { statements: routeMatches } },
+          },
+        },
+        visibilityConfig: visibility('rate-limit-unauthenticated-writes'),
+      });
+    }
     rules.push({
       name: 'aws-common-rule-set',
-      priority: 2,
+      priority: 3,
       // Counted, not enforced: a managed-rule block would reach clients as WAF_FILTERED, which the
       // API answers as RATE_LIMITED, and these rules misfire on OAuth inputs (below).
       overrideAction: { count: {} },

@@ -292,14 +292,19 @@ describe('GET /api/v1/oauth/authorize', () => {
     const parameters = Object.fromEntries(
       Object.entries({ ...valid(), ...override }).filter((entry): entry is [string, string] => entry[1] !== undefined),
     );
+    const before = await wholeTableAsText();
     const response = await call(baseUrl, 'GET', authorizePath(parameters));
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
     expect(response.headers.get('location')).toBeNull();
+    // Issue 7 item 9: an invalid request never writes.
+    expect(await wholeTableAsText()).toEqual(before);
   });
 
   it('answers an unknown client_id 404 NOT_FOUND', async () => {
+    const before = await wholeTableAsText();
     const response = await call(baseUrl, 'GET', authorizePath({ ...valid(), client_id: randomUUID() }));
     expect(response).toMatchObject({ status: 404, body: errorEnvelope('NOT_FOUND') });
+    expect(await wholeTableAsText()).toEqual(before);
   });
 });
 

@@ -497,6 +497,23 @@ describe('ContainerHostingStack web ACL', () => {
     expect(new Set(webAcl.Rules.map((rule: any) => rule.Priority)).size).toBe(webAcl.Rules.length);
   });
 
+  it('rate-limits GET /api/v1/oauth/authorize per IP, the one route that writes for anyone (issue 7 item 9)', () => {
+    // Prepare
+    const { webAcl } = rateRule();
+    // Act
+    const rule = webAcl.Rules.find((candidate: any) => candidate.Name === 'rate-limit-unauthenticated-writes');
+    const statement = rule.Statement.RateBasedStatement;
+    const [method, path] = statement.ScopeDownStatement.AndStatement.Statements;
+    // Assess
+    expect(statement).toMatchObject({ AggregateKeyType: 'IP', Limit: 100, EvaluationWindowSec: 300 });
+    expect(method.ByteMatchStatement.SearchString).toBe('GET');
+    for (const requested of ['/api/v1/oauth/authorize', '/prod/api/v1/oauth/authorize', '/prod/api/v1/oauth/authorize/']) {
+      expect(new RegExp(path.RegexMatchStatement.RegexString).test(requested), requested).toBe(true);
+    }
+    expect(new RegExp(path.RegexMatchStatement.RegexString).test('/prod/api/v1/oauth/token')).toBe(false);
+    expect(rule.Action.Block.CustomResponse.ResponseCode).toBe(429);
+  });
+
   it('is associated with the API stage', () => {
     // Assess
     const association = propertiesOfOnly(template, 'AWS::WAFv2::WebACLAssociation');

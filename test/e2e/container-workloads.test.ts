@@ -179,6 +179,20 @@ describe('http://{hostname}.localhost:{port}/ on the local stack', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it('routes a hostname to the container that holds it now, after the one before it was deleted', async () => {
+    const first = await servingContainer({ GREETING: 'first owner' });
+    expect(JSON.parse((await appRequest(first.url)).text).greeting).toBe('first owner');
+    await api('DELETE', `/api/v1/containers/${first.id}`);
+
+    const gone = await appRequest(first.url);
+    const second = await api('POST', '/api/v1/containers', { hostname: first.hostname, command: serverCommand, env: { GREETING: 'second owner' } });
+    await waitForState(second.body.data.id, 'running');
+    const served = await pollUntil(() => appRequest(first.url).catch(() => ({ status: 0, text: '{}' })), (response) => response.status === 200);
+
+    expect(gone.status).toBe(404);
+    expect(JSON.parse(served.text).greeting).toBe('second owner');
+  });
+
   it('never shadows the API: the stack host answers the API as before', async () => {
     const response = await call(baseUrl, 'GET', '/api/v1/containers', { token });
     expect(response.status).toBe(200);

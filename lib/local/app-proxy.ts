@@ -59,7 +59,16 @@ async function routeFor(hostname: string, routing: AppRouting): Promise<Route> {
 const RETRY_AFTER_SECONDS = 5;
 
 /** RFC 9110 section 7.6.1: connection-specific fields a proxy must not forward. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'upgrade',
+]);
 
 function forwardable(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const listed = String(headers.connection ?? '')

@@ -1,4 +1,3 @@
-import { config } from '../config.js';
 import { isLoopbackOrigin } from './cookies.js';
 import { HSTS_VALUE } from './reply.js';
 
@@ -9,7 +8,7 @@ import { HSTS_VALUE } from './reply.js';
  * everywhere else the session and login-CSRF cookies take the `__Host-` prefix
  * (RFC 6265bis section 4.1.3.2: Secure, Path=/, no Domain) and every response sends HSTS.
  */
-export function servedOnLoopback(requestOrigin: string | undefined, publicBaseUrl: string | undefined = config.PUBLIC_BASE_URL): boolean {
+export function servedOnLoopback(requestOrigin: string | undefined, publicBaseUrl: string | undefined = configuredPublicBaseUrl()): boolean {
   const origin = publicBaseUrl ?? requestOrigin;
   return origin !== undefined && isLoopbackOrigin(origin);
 }
@@ -27,4 +26,13 @@ export function loginCsrfCookieName(loopback: boolean): string {
 /** Headers every response sends besides its own: HSTS outside loopback. */
 export function transportHeaders(loopback: boolean): Record<string, string> {
   return loopback ? {} : { 'Strict-Transport-Security': HSTS_VALUE };
+}
+
+/**
+ * PUBLIC_BASE_URL as lib/config.ts validates it, read when asked: importing lib/config here would
+ * freeze the configuration at the first import of any HTTP module, before the local stack and the
+ * tests have set their environment.
+ */
+function configuredPublicBaseUrl(): string | undefined {
+  return process.env.PUBLIC_BASE_URL || undefined;
 }

@@ -7,15 +7,19 @@ import { resolveCredential } from '../../lib/wiring/identity.js';
 
 const containerService = containerServiceWith();
 
-export const handler = endpoint('updateContainer', { body: updateContainerBody, resolveCredential }, async ({ principal, params, body }) => {
-  const container = await containerService.update(principal, params.container_id!, {
-    image: body.image,
-    port: body.port,
-    env: body.env,
-    command: body.command,
-    cpuCores: body.cpu_cores,
-    memoryMb: body.memory_mb,
-    diskGb: body.disk_gb,
-  });
-  return ok(containerView(container));
-});
+export const handler = endpoint(
+  'updateContainer',
+  { body: updateContainerBody, resolveCredential },
+  async ({ principal, params, body }) => {
+    const container = await containerService.update(principal, params.container_id!, {
+      image: body.image,
+      port: body.port,
+      env: body.env,
+      command: body.command,
+      cpuCores: body.cpu_cores,
+      memoryMb: body.memory_mb,
+      diskGb: body.disk_gb,
+    });
+    return ok(containerView(container));
+  },
+);

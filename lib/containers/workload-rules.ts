@@ -51,6 +51,9 @@ export const envSchema = z
   });
 
 export const commandSchema = z
-  .array(z.string('must be a string').max(MAX_COMMAND_ARG_LENGTH, `must be at most ${MAX_COMMAND_ARG_LENGTH} characters`), 'must be an array of strings')
+  .array(
+    z.string('must be a string').max(MAX_COMMAND_ARG_LENGTH, `must be at most ${MAX_COMMAND_ARG_LENGTH} characters`),
+    'must be an array of strings',
+  )
   .min(1, 'must hold at least one string')
   .max(MAX_COMMAND_ARGS, `must hold at most ${MAX_COMMAND_ARGS} strings`);

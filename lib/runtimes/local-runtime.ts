@@ -173,10 +173,13 @@ export class LocalRuntime implements ContainerRuntime {
     return { pid, workDir: task.workDir };
   }
 
-  /** Where a running task's process listens, for the local stack's proxy; undefined unless it runs. */
+  /**
+   * Where a running task's process listens, for the local stack's proxy; undefined unless it
+   * runs and nobody has asked it to stop.
+   */
   portOf(taskArn: string): number | undefined {
     const task = this.tasks.get(taskArn);
-    return task?.lastStatus === 'RUNNING' ? task.port : undefined;
+    return task?.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING' ? task.port : undefined;
   }
 
   /** Every task this runtime knows; a fresh runtime knows none. */

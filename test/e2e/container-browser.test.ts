@@ -29,15 +29,24 @@ describe("a container's url in a browser", () => {
       body: { hostname: `browser-${process.pid}`, env: { GREETING: 'Hello from a container' }, command: [process.execPath, '-e', PAGE] },
     });
     const { id, url } = created.body.data;
-    await pollUntil(() => call(stack.baseUrl, 'GET', `/api/v1/containers/${id}`, { token }), (response) => response.body.data.state === 'running');
+    await pollUntil(
+      () => call(stack.baseUrl, 'GET', `/api/v1/containers/${id}`, { token }),
+      (response) => response.body.data.state === 'running',
+    );
     const page = await browser.newPage();
 
     // Chromium resolves *.localhost to loopback itself.
-    const first = await pollUntil(() => page.goto(url).then((response) => response?.status()), (status) => status === 200);
+    const first = await pollUntil(
+      () => page.goto(url).then((response) => response?.status()),
+      (status) => status === 200,
+    );
     const before = await page.textContent('h1');
     await call(stack.baseUrl, 'PATCH', `/api/v1/containers/${id}`, { token, body: { env: { GREETING: 'Changed with PATCH' } } });
     await call(stack.baseUrl, 'POST', `/api/v1/containers/${id}/restart`, { token });
-    const second = await pollUntil(() => page.goto(url).then((response) => response?.status()), (status) => status === 200);
+    const second = await pollUntil(
+      () => page.goto(url).then((response) => response?.status()),
+      (status) => status === 200,
+    );
     const after = await page.textContent('h1');
 
     expect(url).toMatch(/^http:\/\/browser-\d+\.localhost:\d+\/$/);

@@ -1,7 +1,15 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asSession, call, errorEnvelope, personalAccessToken, signedInUser, type ApiResponse, type SignedInUser } from '../support/api-client.js';
+import {
+  asSession,
+  call,
+  errorEnvelope,
+  personalAccessToken,
+  signedInUser,
+  type ApiResponse,
+  type SignedInUser,
+} from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { startTestStack, type TestStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
@@ -58,7 +66,10 @@ async function create(body: Record<string, unknown>): Promise<ApiResponse> {
 }
 
 async function waitForState(id: string, state: string): Promise<Record<string, any>> {
-  const last = await pollUntil(() => api('GET', `/api/v1/containers/${id}`), (response) => response.body.data?.state === state);
+  const last = await pollUntil(
+    () => api('GET', `/api/v1/containers/${id}`),
+    (response) => response.body.data?.state === state,
+  );
   return last.body.data;
 }
 
@@ -67,7 +78,10 @@ async function servingContainer(env: Record<string, string> = { GREETING: 'hello
   const created = await create({ command: serverCommand, env, image: 'ghcr.io/acme/web:1.0', port: 3000 });
   expect(created.status).toBe(200);
   const record = await waitForState(created.body.data.id, 'running');
-  await pollUntil(() => appRequest(record.url).catch(() => ({ status: 0 })), (response) => response.status === 200);
+  await pollUntil(
+    () => appRequest(record.url).catch(() => ({ status: 0 })),
+    (response) => response.status === 200,
+  );
   return record;
 }
 
@@ -93,7 +107,10 @@ describe('creating a container with image, port, env and command', () => {
       updated_at: response.body.data.created_at,
     });
     expect(response.body.data).not.toHaveProperty('task_history');
-    expect((await api('GET', `/api/v1/containers/${response.body.data.id}`)).body.data).toMatchObject({ env: { GREETING: 'hello' }, port: 3000 });
+    expect((await api('GET', `/api/v1/containers/${response.body.data.id}`)).body.data).toMatchObject({
+      env: { GREETING: 'hello' },
+      port: 3000,
+    });
   });
 
   it.each([
@@ -179,6 +196,27 @@ describe('http://{hostname}.localhost:{port}/ on the local stack', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it('routes a hostname to the container that holds it now, after the one before it was deleted', async () => {
+    const first = await servingContainer({ GREETING: 'first owner' });
+    expect(JSON.parse((await appRequest(first.url)).text).greeting).toBe('first owner');
+    await api('DELETE', `/api/v1/containers/${first.id}`);
+
+    const gone = await appRequest(first.url);
+    const second = await api('POST', '/api/v1/containers', {
+      hostname: first.hostname,
+      command: serverCommand,
+      env: { GREETING: 'second owner' },
+    });
+    await waitForState(second.body.data.id, 'running');
+    const served = await pollUntil(
+      () => appRequest(first.url).catch(() => ({ status: 0, text: '{}' })),
+      (response) => response.status === 200,
+    );
+
+    expect(gone.status).toBe(404);
+    expect(JSON.parse(served.text).greeting).toBe('second owner');
+  });
+
   it('never shadows the API: the stack host answers the API as before', async () => {
     const response = await call(baseUrl, 'GET', '/api/v1/containers', { token });
     expect(response.status).toBe(200);
@@ -230,7 +268,15 @@ describe('PATCH /api/v1/containers/{id}', () => {
 
     expect(response.status).toBe(400);
     expect(response.body.error.message).toMatch(message);
-    const workload = ({ image, port, env, command, cpu_cores, memory_mb, disk_gb }: Record<string, unknown>) => ({ image, port, env, command, cpu_cores, memory_mb, disk_gb });
+    const workload = ({ image, port, env, command, cpu_cores, memory_mb, disk_gb }: Record<string, unknown>) => ({
+      image,
+      port,
+      env,
+      command,
+      cpu_cores,
+      memory_mb,
+      disk_gb,
+    });
     expect(workload(after.body.data)).toEqual(workload(body.data));
   });
 
@@ -238,7 +284,10 @@ describe('PATCH /api/v1/containers/{id}', () => {
     const { body } = await create({});
     const stranger = await signedInUser(baseUrl);
 
-    const withoutCsrf = await call(baseUrl, 'PATCH', `/api/v1/containers/${body.data.id}`, { ...asSession(user, false), body: { port: 81 } });
+    const withoutCsrf = await call(baseUrl, 'PATCH', `/api/v1/containers/${body.data.id}`, {
+      ...asSession(user, false),
+      body: { port: 81 },
+    });
     const withCsrf = await call(baseUrl, 'PATCH', `/api/v1/containers/${body.data.id}`, { ...asSession(user), body: { port: 81 } });
     const notTheirs = await call(baseUrl, 'PATCH', `/api/v1/containers/${body.data.id}`, { ...asSession(stranger), body: { port: 82 } });
 
@@ -285,7 +334,10 @@ describe('GET /api/v1/containers/{id}/logs', () => {
     await appRequest(`${record.url}one`);
     await api('PATCH', `/api/v1/containers/${record.id}`, { env: { GREETING: 'second' } });
     await api('POST', `/api/v1/containers/${record.id}/restart`);
-    await pollUntil(() => appRequest(`${record.url}two`).catch(() => ({ status: 0 })), (response) => response.status === 200);
+    await pollUntil(
+      () => appRequest(`${record.url}two`).catch(() => ({ status: 0 })),
+      (response) => response.status === 200,
+    );
 
     const response = await pollUntil(
       () => api('GET', `/api/v1/containers/${record.id}/logs`),
@@ -317,7 +369,10 @@ describe('GET /api/v1/containers/{id}/logs', () => {
     const { body } = await create({ command: [process.execPath, '-e', "console.log('bye'); console.error('exiting 3'); process.exit(3)"] });
 
     const failed = await waitForState(body.data.id, 'failed');
-    const logs = await pollUntil(() => api('GET', `/api/v1/containers/${body.data.id}/logs`), (response) => response.body.data?.length === 2);
+    const logs = await pollUntil(
+      () => api('GET', `/api/v1/containers/${body.data.id}/logs`),
+      (response) => response.body.data?.length === 2,
+    );
 
     expect(failed.state).toBe('failed');
     // Two pipes: the order between them is the order the lines arrived, which the OS decides.
@@ -334,17 +389,31 @@ describe('GET /api/v1/containers/{id}/logs', () => {
     const { body } = await create({ command: printer });
     const id = body.data.id;
     await waitForState(id, 'running');
-    const all = await pollUntil(() => api('GET', `/api/v1/containers/${id}/logs`), (response) => response.body.data?.length === 12);
+    const all = await pollUntil(
+      () => api('GET', `/api/v1/containers/${id}/logs`),
+      (response) => response.body.data?.length === 12,
+    );
 
     const last3 = await api('GET', `/api/v1/containers/${id}/logs?limit=3`);
     const fromStart = await api('GET', `/api/v1/containers/${id}/logs?limit=5&since=${encodeURIComponent(all.body.data[0].timestamp)}`);
     const next = await call(fromStart.headers.get('link')!.match(/^<([^>]+)>; rel="next"$/)![1]!, 'GET', '', { token });
-    const future = await api('GET', `/api/v1/containers/${id}/logs?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
+    const future = await api(
+      'GET',
+      `/api/v1/containers/${id}/logs?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+    );
 
-    expect(all.body.data.map((line: { message: string }) => line.message)).toEqual(Array.from({ length: 12 }, (_, index) => `line ${index + 1}`));
+    expect(all.body.data.map((line: { message: string }) => line.message)).toEqual(
+      Array.from({ length: 12 }, (_, index) => `line ${index + 1}`),
+    );
     expect(last3.body.data.map((line: { message: string }) => line.message)).toEqual(['line 10', 'line 11', 'line 12']);
     expect(last3.headers.get('link')).toBeNull();
-    expect(fromStart.body.data.map((line: { message: string }) => line.message)).toEqual(['line 1', 'line 2', 'line 3', 'line 4', 'line 5']);
+    expect(fromStart.body.data.map((line: { message: string }) => line.message)).toEqual([
+      'line 1',
+      'line 2',
+      'line 3',
+      'line 4',
+      'line 5',
+    ]);
     expect(next.body.data.map((line: { message: string }) => line.message)).toEqual(['line 6', 'line 7', 'line 8', 'line 9', 'line 10']);
     expect(future.body).toEqual({ data: [] });
   });

@@ -19,11 +19,19 @@ export function appRequest(
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const outgoing = request(
-      { host: '127.0.0.1', port: target.port, method: options.method ?? 'GET', path: `${target.pathname}${target.search}`, headers: { host: target.host, ...options.headers } },
+      {
+        host: '127.0.0.1',
+        port: target.port,
+        method: options.method ?? 'GET',
+        path: `${target.pathname}${target.search}`,
+        headers: { host: target.host, ...options.headers },
+      },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }),
+        );
         response.on('error', reject);
       },
     );

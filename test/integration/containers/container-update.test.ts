@@ -35,7 +35,10 @@ afterAll(() => runShutdown());
 
 async function running(): Promise<StoredContainer> {
   const created = await containerService.create(owner, spec());
-  return pollUntil(() => containerService.get(owner, created.id), (container) => container.state === 'running');
+  return pollUntil(
+    () => containerService.get(owner, created.id),
+    (container) => container.state === 'running',
+  );
 }
 
 /** Every `get` waits until `count` of them have read, so concurrent callers all decide on the same version. */
@@ -91,7 +94,9 @@ describe('ContainerService.update', () => {
     vi.restoreAllMocks();
 
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
-    expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toEqual([{ status: 'rejected', reason: expect.any(ConflictError) }]);
+    expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toEqual([
+      { status: 'rejected', reason: expect.any(ConflictError) },
+    ]);
     expect((await containerStore.get(container.id))!.version).toBe(container.version + 1);
   });
 

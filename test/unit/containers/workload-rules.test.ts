@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import * as z from 'zod';
+import type * as z from 'zod';
 import { createContainerBody, updateContainerBody } from '../../../lib/containers/schemas.js';
 import { commandSchema, envSchema, imageSchema, portSchema } from '../../../lib/containers/workload-rules.js';
 
@@ -75,7 +75,12 @@ describe('env', () => {
 
 describe('command', () => {
   it('accepts 64 strings of 1024 characters', () => {
-    expect(issuesOf(commandSchema, Array.from({ length: 64 }, () => 'x'.repeat(1024)))).toEqual([]);
+    expect(
+      issuesOf(
+        commandSchema,
+        Array.from({ length: 64 }, () => 'x'.repeat(1024)),
+      ),
+    ).toEqual([]);
   });
 
   it.each([

@@ -79,7 +79,10 @@ describe('LocalContainerLogs', () => {
     await new Promise((resolve) => setImmediate(resolve));
     await writer.close();
 
-    const lines = (await readFile(file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line).message as string);
+    const lines = (await readFile(file, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).message as string);
     expect(lines.map((line) => line.length)).toEqual([16_384, 1, 10]);
     expect(lines[2]).toBe('no newline');
   });

@@ -155,7 +155,7 @@ export class IdentityService {
     const grantId = grantIdOf(token);
     if (!grantId) return undefined;
     const { credential, grant } = await this.store.getCredentialOfGrant(tokenHash, grantId);
-    if (!credential || credential.kind !== 'oauth' || !grant || credential.grantId !== grant.id || !grant.active) return undefined;
+    if (credential?.kind !== 'oauth' || !grant || credential.grantId !== grant.id || !grant.active) return undefined;
     return Date.parse(grant.expiresAt) <= this.now().getTime() ? undefined : credential;
   }
 

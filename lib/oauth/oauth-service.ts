@@ -230,7 +230,7 @@ export class OAuthService {
     if (token.startsWith(CREDENTIAL_PREFIX.accessToken)) {
       const { client, accessToken } = await this.store.getClientAndAccessToken(credentials.clientId, sha256Hex(token));
       this.verifyClient(credentials, client);
-      if (!accessToken || accessToken.kind !== 'oauth' || this.hasExpired(accessToken.expiresAt)) return;
+      if (accessToken?.kind !== 'oauth' || this.hasExpired(accessToken.expiresAt)) return;
       if (accessToken.clientId !== client.clientId) throw new BadRequestError('This token was not issued to this client');
       await this.store.revokeAccessToken(accessToken);
       return;

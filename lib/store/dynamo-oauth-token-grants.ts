@@ -95,7 +95,7 @@ export async function redeemAuthorizationCode(
     return { committed: true };
   } catch (error) {
     if (!isTransactionConditionFailure(error)) throw error;
-    const failed = transactionCancellationCodes(error).findIndex((code) => code === 'ConditionalCheckFailed');
+    const failed = transactionCancellationCodes(error).indexOf('ConditionalCheckFailed');
     const reason = failureByPosition[failed];
     if (!reason) throw error;
     return { committed: false, reason };

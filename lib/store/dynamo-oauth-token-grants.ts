@@ -4,7 +4,6 @@ import type { AuthorizationCode, Grant, OAuthClient, RefreshToken, TokenIssue, T
 import {
   batchDelete,
   batchGet,
-  batchPut,
   documentClient,
   isConditionFailure,
   isTransactionConditionFailure,
@@ -103,34 +102,37 @@ export async function redeemAuthorizationCode(
 }
 
 /**
- * Round trip 2 of a refresh, three plain writes side by side: the grant moves to the new
- * refresh token (the single conditional write that decides every race), and the new refresh
- * token and access token are put. A loser's two puts are tokens nobody was given; they are
- * never current on their grant, and TTL removes them.
+ * Round trip 2 of a refresh: one TransactWriteItems of three items. The grant moves to the
+ * new refresh token (its condition decides every race), and the new refresh token and access
+ * token are put. Nothing else is written: the old token is rotated by no longer being the
+ * grant's `refresh_hash`.
  */
 export async function rotateRefreshToken(grant: Grant, previousHash: string, { refreshToken, accessToken }: TokenIssue): Promise<TokenWriteOutcome> {
-  const [moved] = await Promise.all([
-    documentClient
-      .send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: grantEntity.key(grant.id),
-          UpdateExpression: 'SET refresh_hash = :next',
-          ConditionExpression: 'refresh_hash = :previous AND #status = :active',
-          ExpressionAttributeNames: STATUS,
-          ExpressionAttributeValues: { ':next': refreshToken.tokenHash, ':previous': previousHash, ':active': 'active' },
-        }),
-      )
-      .then(
-        () => true,
-        (error: unknown) => {
-          if (isConditionFailure(error)) return false;
-          throw error;
-        },
-      ),
-    batchPut([refreshTokenEntity.toItem(refreshToken), credentialEntity.toItem(accessToken)]),
-  ]);
-  return moved ? { committed: true } : { committed: false, reason: 'already-used' };
+  try {
+    await transactWrite(
+      {
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName,
+              Key: grantEntity.key(grant.id),
+              UpdateExpression: 'SET refresh_hash = :next',
+              ConditionExpression: 'refresh_hash = :previous AND #status = :active',
+              ExpressionAttributeNames: STATUS,
+              ExpressionAttributeValues: { ':next': refreshToken.tokenHash, ':previous': previousHash, ':active': 'active' },
+            },
+          },
+          { Put: { TableName: tableName, Item: refreshTokenEntity.toItem(refreshToken) } },
+          { Put: { TableName: tableName, Item: credentialEntity.toItem(accessToken) } },
+        ],
+      },
+      TOKEN_TRANSACTION_ATTEMPTS,
+    );
+    return { committed: true };
+  } catch (error) {
+    if (isTransactionConditionFailure(error)) return { committed: false, reason: 'already-used' };
+    throw error;
+  }
 }
 
 /** One write: the grant's status. Every token of the grant is checked against it at use. */

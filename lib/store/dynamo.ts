@@ -111,17 +111,6 @@ export async function batchDelete(itemKeys: ItemKey[]): Promise<void> {
   }
 }
 
-/** Puts up to 25 items in one BatchWriteItem, retrying what DynamoDB left unprocessed. */
-export async function batchPut(items: Item[]): Promise<void> {
-  let requestItems: BatchWriteCommandInput['RequestItems'] = { [tableName]: items.map((item) => ({ PutRequest: { Item: item } })) };
-  for (let attempt = 0; requestItems && Object.keys(requestItems).length > 0; attempt += 1) {
-    if (attempt >= UNPROCESSED_RETRIES) throw new Error('BatchWriteItem left puts unprocessed');
-    if (attempt > 0) await backoff(attempt);
-    const result: BatchWriteCommandOutput = await documentClient.send(new BatchWriteCommand({ RequestItems: requestItems }));
-    requestItems = result.UnprocessedItems;
-  }
-}
-
 /** Every item of one main-table partition, read consistently so that nothing just written is missed. */
 export async function queryPartition(partitionKey: string): Promise<Item[]> {
   const items: Item[] = [];

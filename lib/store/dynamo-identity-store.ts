@@ -13,7 +13,7 @@ import type {
 } from '../identity/identity-store.js';
 import { batchGet, documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
 import { credentialEntity } from './entities/credential.js';
-import { grantEntity } from './entities/oauth-grant.js';
+import { grantStateOf } from './entities/oauth-grant.js';
 import { loginAttemptsEntity } from './entities/login-attempts.js';
 import { personalAccessTokenEntity } from './entities/personal-access-token.js';
 import { userEntity } from './entities/user.js';
@@ -81,14 +81,13 @@ export class DynamoIdentityStore implements IdentityStore {
 
   async getCredentialOfGrant(tokenHash: string, grantId: string): Promise<{ credential?: CredentialRecord; grant?: GrantState }> {
     const credentialKey = credentialEntity.key(tokenHash);
-    const grantKey = grantEntity.key(grantId);
+    const grantKey = keys.grant(grantId);
     const found = await batchGet([credentialKey, grantKey]);
     const credential = found.get(credentialKey.pk);
-    const grantItem = found.get(grantKey.pk);
-    const grant = grantItem ? grantEntity.fromItem(grantItem) : undefined;
+    const grant = found.get(grantKey.pk);
     return {
       ...(credential ? { credential: credentialEntity.fromItem(credential) } : {}),
-      ...(grant ? { grant: { id: grant.id, active: grant.status === 'active', expiresAt: grant.expiresAt } } : {}),
+      ...(grant ? { grant: grantStateOf(grant) } : {}),
     };
   }
 

@@ -51,6 +51,12 @@ export const grantEntity = {
   },
 };
 
+/** What a use of an access token needs of its grant: a small read, so bundles that only authenticate stay small. */
+export function grantStateOf(item: Item): { id: string; active: boolean; expiresAt: string } {
+  const stored = asStored<Pick<StoredGrant, 'id' | 'status' | 'expires_at'>>(item);
+  return { id: stored.id, active: stored.status === 'active', expiresAt: stored.expires_at };
+}
+
 /** The application's index entry for one grant, so deleting the application can revoke it. */
 export const appGrantEntity = {
   key: keys.appGrant,

@@ -213,6 +213,8 @@ export class DynamoContainerStore implements ContainerStore {
   /**
    * The usage item's part of a transaction: ADD the deltas, on condition that what grows
    * stays within its limit. A charge larger than a limit on its own is refused unwritten.
+   * The transaction commits all or nothing, so a refused charge writes no container either
+   * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html).
    */
   private async usageUpdate(charge: QuotaCharge): Promise<TransactItem> {
     const room = roomFor(charge);

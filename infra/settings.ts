@@ -19,6 +19,10 @@ const settingsSchema = z
     throttleBurstLimit: z.coerce.number().int().nonnegative().default(100),
     /** Requests per IP per 5 minutes on the credential-guessing paths; WAF's minimum is 10. */
     authRateLimitPer5Min: z.coerce.number().int().min(10).max(2_000_000_000).default(100),
+    /** Requests per IP per 5 minutes over the whole API (WAF rate rule); WAF's minimum is 10. */
+    apiRateLimitPer5Min: z.coerce.number().int().min(10).max(2_000_000_000).default(1500),
+    /** Requests per IP per 5 minutes on GET /api/v1/oauth/authorize, which stores a pending request. */
+    authorizeRateLimitPer5Min: z.coerce.number().int().min(10).max(2_000_000_000).default(100),
     apiTracing: flag.default(false),
     containerImage: z.string().min(1).default('public.ecr.aws/nginx/nginx:stable-alpine'),
     taskFamily: z.string().regex(/^[A-Za-z0-9_-]{1,255}$/).default('container-hosting-workload'),

@@ -100,6 +100,9 @@ export class ContainerHostingStack extends Stack {
     new RateLimitWebAcl(this, 'Firewall', {
       rateLimitedRoutes: routes.filter((route) => route.rateLimited).map(({ method, path }) => ({ method, path })),
       limitPer5Min: settings.authRateLimitPer5Min,
+      apiLimitPer5Min: settings.apiRateLimitPer5Min,
+      unauthenticatedWriteRoutes: routes.filter((route) => route.id === 'authorize').map(({ method, path }) => ({ method, path })),
+      unauthenticatedWriteLimitPer5Min: settings.authorizeRateLimitPer5Min,
       stageArn: this.api.api.deploymentStage.stageArn,
     });
 

@@ -8,13 +8,22 @@
  * taken as arguments, where shell history and process listings would keep them.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 // The SDK's notice that it will need Node 22 from 2027; Lambda runs nodejs22.x already.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-// DynamoDB Local accepts any credentials, but the SDK still needs some to sign with.
+// DynamoDB Local keeps a database per access key id: `npm start`'s is in DATA_DIR/dynamodb/access-key.
 if (process.env.DYNAMODB_ENDPOINT && !process.env.AWS_ACCESS_KEY_ID && !process.env.AWS_PROFILE) {
-  process.env.AWS_ACCESS_KEY_ID = 'local';
+  const keyFile = join(process.env.DATA_DIR ?? '.data', 'dynamodb', 'access-key');
+  let stackKey: string | undefined;
+  try {
+    stackKey = readFileSync(keyFile, 'utf8').trim();
+  } catch {
+    // No npm start data directory: DynamoDB Local's database for the key `local`.
+  }
+  process.env.AWS_ACCESS_KEY_ID = stackKey || 'local';
   process.env.AWS_SECRET_ACCESS_KEY = 'local';
 }
 

@@ -50,14 +50,20 @@ async function main(): Promise<void> {
 
   const tableName = process.env.TABLE_NAME || 'container-hosting';
   let endpoint = process.env.DYNAMODB_ENDPOINT;
+  let credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
   if (endpoint) {
     console.log(`Using DynamoDB at ${endpoint}, table ${tableName} (DYNAMODB_ENDPOINT is set)`);
   } else {
     dynamoDb = await startDynamoDbLocal({ dataDir: dataDir && join(dataDir, 'dynamodb'), port: dynamoDbPort });
     endpoint = dynamoDb.endpoint;
+    // This stack's database is the one of its own random access key id (lib/local/dynamodb-local.ts).
+    credentials = dynamoDb.credentials;
+    process.env.AWS_ACCESS_KEY_ID = credentials.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = credentials.secretAccessKey;
     if (dynamoDb.killedLeftoverPid) console.log(`Stopped the DynamoDB Local an earlier run left running (pid ${dynamoDb.killedLeftoverPid})`);
     // What `npm run admin` needs: DYNAMODB_ENDPOINT and TABLE_NAME.
     console.log(`DynamoDB Local on ${endpoint}, table ${tableName}`);
+    if (dataDir) console.log(`Its access key id (npm run admin reads it from there): ${join(dataDir, 'dynamodb', 'access-key')}`);
   }
 
   // Containers answer at http://{hostname}.localhost:{port}/, so the port must be known before config loads.
@@ -73,8 +79,8 @@ async function main(): Promise<void> {
     LOCAL_CONTAINER_DIR: containerDir,
     ALLOW_INSECURE_REDIRECT_URIS: 'true',
     AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
   });
   await ensureTable(endpoint, process.env.TABLE_NAME!);
 

@@ -1,3 +1,4 @@
+import { HSTS_VALUE } from '../../lib/http/reply.js';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 
 /** `$context.error.messageString` is API Gateway's own message, already a quoted JSON string. */
@@ -48,7 +49,12 @@ export function addEnvelopeGatewayResponses(api: apigateway.RestApi): void {
     api.addGatewayResponse(response.type.responseType, {
       type: response.type,
       statusCode: response.statusCode,
-      responseHeaders: { 'Content-Type': "'application/json'" },
+      // The same defaults as every Lambda response (lib/http/lambda-result.ts): never cached, HSTS on AWS.
+      responseHeaders: {
+        'Content-Type': "'application/json'",
+        'Cache-Control': "'no-store'",
+        'Strict-Transport-Security': `'${HSTS_VALUE}'`,
+      },
       templates: { 'application/json': envelopeBody(response.code, response.message) },
     });
   }

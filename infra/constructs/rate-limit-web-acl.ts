@@ -16,6 +16,17 @@ export interface RateLimitWebAclProps {
   rateLimitedRoutes: readonly RateLimitedRoute[];
   /** Requests per IP per 5-minute window on those routes. */
   limitPer5Min: number;
+  /**
+   * Requests per IP per 5-minute window over the whole API, so one client cannot use up the
+   * stage throttle every client shares (context `apiRateLimitPer5Min`).
+   */
+  apiLimitPer5Min: number;
+  /**
+   * Routes that write for an unauthenticated caller (GET /api/v1/oauth/authorize stores the
+   * pending request), with their own per-IP limit (context `authorizeRateLimitPer5Min`).
+   */
+  unauthenticatedWriteRoutes: readonly RateLimitedRoute[];
+  unauthenticatedWriteLimitPer5Min: number;
   /** ARN of the API Gateway stage to protect. */
   stageArn: string;
 }
@@ -26,8 +37,8 @@ const RATE_LIMITED_BODY = JSON.stringify({
 });
 
 /**
- * A small regional web ACL: one rate-based rule on the credential-guessing routes that answers
- * 429 in the service's envelope, and the AWS common rule set in count mode for visibility.
+ * A small regional web ACL: a rate-based rule on the credential-guessing routes and one per IP
+ * over the whole API, both answering 429 in the service's envelope, and the AWS common rule set in count mode for visibility.
  */
 export class RateLimitWebAcl extends Construct {
   readonly webAcl: wafv2.CfnWebACL;
@@ -54,9 +65,39 @@ export class RateLimitWebAcl extends Construct {
         visibilityConfig: visibility('rate-limit-sign-in-and-tokens'),
       });
     }
+    // Every request, whatever its path: rate-based rules count per IP over the window
+    // (https://docs.aws.amazon.com/waf/latest/developerguide/waf-rule-statement-type-rate-based.html).
+    rules.push({
+      name: 'rate-limit-whole-api',
+      priority: 1,
+      action: {
+        block: { customResponse: { responseCode: 429, customResponseBodyKey: RATE_LIMITED_BODY_KEY } },
+      },
+      statement: { rateBasedStatement: { aggregateKeyType: 'IP', limit: props.apiLimitPer5Min, evaluationWindowSec: 300 } },
+      visibilityConfig: visibility('rate-limit-whole-api'),
+    });
+    if (props.unauthenticatedWriteRoutes.length > 0) {
+      const routeMatches = props.unauthenticatedWriteRoutes.map(routeMatch);
+      rules.push({
+        name: 'rate-limit-unauthenticated-writes',
+        priority: 2,
+        action: {
+          block: { customResponse: { responseCode: 429, customResponseBodyKey: RATE_LIMITED_BODY_KEY } },
+        },
+        statement: {
+          rateBasedStatement: {
+            aggregateKeyType: 'IP',
+            limit: props.unauthenticatedWriteLimitPer5Min,
+            evaluationWindowSec: 300,
+            scopeDownStatement: routeMatches.length === 1 ? routeMatches[0] : { orStatement: { statements: routeMatches } },
+          },
+        },
+        visibilityConfig: visibility('rate-limit-unauthenticated-writes'),
+      });
+    }
     rules.push({
       name: 'aws-common-rule-set',
-      priority: 1,
+      priority: 3,
       // Counted, not enforced: a managed-rule block would reach clients as WAF_FILTERED, which the
       // API answers as RATE_LIMITED, and these rules misfire on OAuth inputs (below).
       overrideAction: { count: {} },

@@ -64,7 +64,7 @@ export function endpoint<
     .use(validateInput({ body: options.body, query: options.query }))
     .handler(async (_event, context) => {
       const reply = await run(context.api as never);
-      return toLambdaResult({ ...reply, headers: { 'X-Request-Id': context.api.requestId, ...reply.headers } });
+      return toLambdaResult({ ...reply, headers: { 'X-Request-Id': context.api.requestId, ...reply.headers } }, context.api.origin);
     });
   // The OpenAPI generator reads the schemas from here, so they are declared only once.
   return Object.assign(handler, { route, inputSchemas: { body: options.body, query: options.query } });

@@ -1,14 +1,17 @@
 import { SESSION_LIFETIME_SECONDS } from '../identity/identity-service.js';
-import { isLoopbackOrigin, serializeCookie, SESSION_COOKIE } from './cookies.js';
+import { serializeCookie } from './cookies.js';
+import { servedOnLoopback, sessionCookieName } from './transport-security.js';
 
-/** `sv_session`: HttpOnly, SameSite=Lax, Path=/, Secure everywhere but loopback. */
+/**
+ * The session cookie: HttpOnly, SameSite=Lax, Path=/. Outside loopback it is
+ * `__Host-sv_session` and Secure; on loopback `sv_session` without Secure (transport-security.ts).
+ */
 export function sessionCookie(token: string, origin: string): string {
-  return serializeCookie(SESSION_COOKIE, token, {
-    maxAgeSeconds: SESSION_LIFETIME_SECONDS,
-    secure: !isLoopbackOrigin(origin),
-  });
+  const loopback = servedOnLoopback(origin);
+  return serializeCookie(sessionCookieName(loopback), token, { maxAgeSeconds: SESSION_LIFETIME_SECONDS, secure: !loopback });
 }
 
 export function clearedSessionCookie(origin: string): string {
-  return serializeCookie(SESSION_COOKIE, '', { maxAgeSeconds: 0, secure: !isLoopbackOrigin(origin) });
+  const loopback = servedOnLoopback(origin);
+  return serializeCookie(sessionCookieName(loopback), '', { maxAgeSeconds: 0, secure: !loopback });
 }

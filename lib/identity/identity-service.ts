@@ -3,7 +3,7 @@ import { BadRequestError, NotFoundError, RateLimitedError, UnauthorizedError } f
 import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../page.js';
 import type { CredentialRecord, IdentityStore, PersonalAccessToken, User } from './identity-store.js';
-import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
+import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from './passwords.js';
 import { ALL_SCOPES, type Principal, type Role } from './principal.js';
 import { CREDENTIAL_PREFIX, MAX_CREDENTIAL_LENGTH, newSecret, sha256Hex } from './secrets.js';
 
@@ -91,7 +91,7 @@ export class IdentityService {
     if (!attempt.allowed) {
       throw new RateLimitedError('Too many failed sign-ins for this email; try again later', attempt.retryAfterSeconds);
     }
-    const passwordMatches = await verifyPassword(password, user?.passwordHash ?? (await decoyPasswordHash()));
+    const passwordMatches = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
     if (!user || !passwordMatches) {
       if (attempt.attempt >= LOGIN_FAILURE_LIMIT) {
         await this.store.lockLogin(email, new Date(now.getTime() + LOGIN_LOCKOUT_SECONDS * 1000), LOGIN_FAILURE_LIMIT);
@@ -130,7 +130,9 @@ export class IdentityService {
     if (!credential || Date.parse(credential.expiresAt) <= now.getTime()) return undefined;
     const principal: Principal = {
       userId: credential.userId,
-      role: credential.role,
+      // An OAuth access token always acts as its user's own account, admin or not: admin powers
+      // need a session or a PAT (README, "Security").
+      role: credential.kind === 'oauth' ? 'user' : credential.role,
       kind: credential.kind,
       scopes: credential.scopes,
       credentialHash: tokenHash,
@@ -155,13 +157,17 @@ export class IdentityService {
     const now = this.now();
     const token = newSecret(CREDENTIAL_PREFIX.personalAccessToken);
     const tokenHash = sha256Hex(token);
+    // A PAT made with a PAT expires no later than its creator, so a leaked PAT cannot mint a
+    // longer-lived one; a session keeps the 1..365 day rule (README, "Security").
+    const requested = now.getTime() + input.expiresInDays * 86_400_000;
+    const expiresAtMs = principal.kind === 'pat' ? Math.min(requested, Date.parse(principal.expiresAt)) : requested;
     const metadata: PersonalAccessToken = {
       id: newId(now.getTime()),
       userId: principal.userId,
       name: input.name,
       tokenHash,
       createdAt: now.toISOString(),
-      expiresAt: new Date(now.getTime() + input.expiresInDays * 86_400_000).toISOString(),
+      expiresAt: new Date(expiresAtMs).toISOString(),
       lastUsedAt: null,
     };
     await this.store.createPersonalAccessToken(metadata, {

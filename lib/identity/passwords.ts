@@ -26,13 +26,17 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return timingSafeEqual(key, expected);
 }
 
-let decoy: Promise<string> | undefined;
-
 /**
- * A hash of no one's password, checked when the email is unknown so that a wrong email
- * takes as long as a wrong password. Made on first use to keep it out of cold starts.
+ * A hash of no one's password, checked when the email is unknown so that a wrong email takes as
+ * long as a wrong password. Built at module load, so the first unknown email costs the same one
+ * derivation as every other: random salt and random key in the real format need no scrypt run,
+ * and no password can match a key that was never derived.
  */
-export function decoyPasswordHash(): Promise<string> {
-  decoy ??= hashPassword(randomBytes(16).toString('hex'));
-  return decoy;
-}
+export const DECOY_PASSWORD_HASH: string = [
+  'scrypt',
+  PARAMETERS.N,
+  PARAMETERS.r,
+  PARAMETERS.p,
+  randomBytes(16).toString('base64url'),
+  randomBytes(PARAMETERS.keyLength).toString('base64url'),
+].join('$');

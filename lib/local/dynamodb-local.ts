@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -18,6 +19,8 @@ export interface DynamoDbLocalOptions {
 
 export interface DynamoDbLocal {
   endpoint: string;
+  /** The access key the stack's clients must sign with: it selects this stack's database. */
+  credentials: LocalCredentials;
   /** The pid of a DynamoDB Local an earlier run left on the same data directory, now killed. */
   killedLeftoverPid?: number;
   stop(): Promise<void>;
@@ -28,6 +31,41 @@ export interface DynamoDbLocalCommand {
   args: string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
+}
+
+export interface LocalCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/** The file in the data directory that keeps the stack's access key id (mode 0600). */
+export const ACCESS_KEY_FILE = 'access-key';
+/** The one region the local stack uses; DynamoDB Local keeps a database per access key id and region. */
+export const LOCAL_REGION = 'us-east-1';
+
+/**
+ * DynamoDB Local has no option for the interface it listens on (its -help lists none): it binds
+ * every interface and accepts any credentials. Without -sharedDb it keeps one database per
+ * access key id and region, so the local stack signs with a random access key id (128 bits,
+ * letters and digits, which DynamoDB Local requires) kept in the data directory with mode 0600:
+ * a client elsewhere on the network that does not know it reaches an empty database of its own,
+ * not the stack's password hashes and credentials (README, "Security").
+ */
+export async function localAccessKey(dataDir: string | undefined): Promise<LocalCredentials> {
+  const fresh = (): LocalCredentials => ({ accessKeyId: `local${randomBytes(16).toString('hex')}`, secretAccessKey: 'local' });
+  if (!dataDir) return fresh();
+  const file = join(dataDir, ACCESS_KEY_FILE);
+  const stored = await readFile(file, 'utf8').catch(() => undefined);
+  if (stored && /^[A-Za-z0-9]{16,128}$/.test(stored.trim())) {
+    await chmod(file, 0o600);
+    return { accessKeyId: stored.trim(), secretAccessKey: 'local' };
+  }
+  const credentials = fresh();
+  // A database an earlier version kept with -sharedDb becomes this key's database.
+  const shared = join(dataDir, 'shared-local-instance.db');
+  if (existsSync(shared)) await rename(shared, join(dataDir, `${credentials.accessKeyId}_${LOCAL_REGION}.db`));
+  await writeFile(file, `${credentials.accessKeyId}\n`, { mode: 0o600 });
+  return credentials;
 }
 
 const READY_TIMEOUT_MS = 30_000;
@@ -50,8 +88,7 @@ class EarlyExitError extends Error {}
  * spawn() builds it, plus what its spawn() has no option for: no telemetry (the flag and
  * the environment variable) and no CORS.
  *
- * DynamoDB Local has no option for the interface it listens on: it binds all of them, and
- * accepts any credentials. It holds only this machine's development data.
+ * No -sharedDb: each access key id has its own database (see localAccessKey).
  */
 export function dynamoDbLocalCommand(port: number, dataDir: string | undefined): DynamoDbLocalCommand {
   const jarDir = dynamoDbLocalJarDir();
@@ -64,7 +101,6 @@ export function dynamoDbLocalCommand(port: number, dataDir: string | undefined):
       ...(dataDir ? ['-dbPath', dataDir] : ['-inMemory']),
       '-port',
       String(port),
-      '-sharedDb',
       '-disableTelemetry',
       '-cors',
       NO_BROWSER_ORIGIN,
@@ -95,12 +131,13 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     throw new Error(`${dataDir} is in use by another local stack (process ${leftover.ownerPid}); stop that one or choose another DATA_DIR`);
   }
   const killedLeftoverPid = leftover?.kind === 'killed' ? leftover.pid : undefined;
+  const credentials = await localAccessKey(dataDir);
 
   // A free port can be taken between probing and Java binding it; try another one then.
   for (let attempt = 1; ; attempt += 1) {
     const port = options.port ?? (await findFreePort());
     try {
-      const started = await startOnPort(port, dataDir, pidFile);
+      const started = { ...(await startOnPort(port, dataDir, pidFile)), credentials };
       return killedLeftoverPid === undefined ? started : { ...started, killedLeftoverPid };
     } catch (error) {
       const inUse = error instanceof EarlyExitError && /address already in use|BindException/i.test(error.message);
@@ -110,7 +147,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   }
 }
 
-async function startOnPort(port: number, dataDir: string | undefined, pidFile: string | undefined): Promise<DynamoDbLocal> {
+async function startOnPort(port: number, dataDir: string | undefined, pidFile: string | undefined): Promise<Omit<DynamoDbLocal, 'credentials'>> {
   const { command, args, cwd, env } = dynamoDbLocalCommand(port, dataDir);
   // Its own process group: a terminal's Ctrl-C reaches only us, and we stop it last.
   const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -15,12 +15,13 @@ const ACTIVE_TIMEOUT_MS = 30_000;
  * Creates the single table in DynamoDB Local from the shared definition, if it does not
  * exist yet, and waits until it is ACTIVE. Safe to call on every start.
  */
-export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
-  const client = new DynamoDBClient({
-    endpoint,
-    region: process.env.AWS_REGION ?? 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+export async function ensureTable(
+  endpoint: string,
+  tableName: string,
+  // DynamoDB Local keeps a database per access key id: the table goes where the stack's clients look.
+  credentials = { accessKeyId: process.env.AWS_ACCESS_KEY_ID || 'local', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY || 'local' },
+): Promise<void> {
+  const client = new DynamoDBClient({ endpoint, region: process.env.AWS_REGION ?? 'us-east-1', credentials });
   try {
     if (!(await tableExists(client, tableName))) await createTable(client, tableName);
     await waitUntilActive(client, tableName);

@@ -106,13 +106,16 @@ export interface ConsentDecision {
   decision: 'approve' | 'deny';
 }
 
-/** POST /oauth/consent: the request is consumed either way and the browser sent back to the client. */
+/**
+ * POST /oauth/consent: the request is consumed either way and the browser sent back to the client
+ * with 303 See Other, so the form post is never replayed at the client (RFC 9700 section 4.12).
+ */
 export function answerConsent(request: AuthenticatedRequest<ConsentDecision>, { oauthService }: Pick<ConsentServices, 'oauthService'>): Promise<Reply> {
   return orErrorPage(async () => {
     const location =
       request.body.decision === 'approve'
         ? await oauthService.approveAuthorization(request.principal, request.body.request)
         : await oauthService.denyAuthorization(request.body.request);
-    return redirect(location);
+    return redirect(location, 303);
   });
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ApiRequest } from '../http/api-request.js';
-import { isLoopbackOrigin, serializeCookie } from '../http/cookies.js';
+import { serializeCookie } from '../http/cookies.js';
+import { loginCsrfCookieName, servedOnLoopback } from '../http/transport-security.js';
 import { escapeHtml, html, redirect, type Reply } from '../http/reply.js';
 import type { IdentityService } from '../identity/identity-service.js';
 import { page } from './layout.js';
@@ -9,33 +10,56 @@ import { page } from './layout.js';
  * Login CSRF uses a double-submit cookie: there is no session yet to bind a token to, so the
  * form carries a random value that must equal the one in this short-lived cookie.
  */
-export const LOGIN_CSRF_COOKIE = 'sv_login_csrf';
+export function loginCsrfCookieFor(origin: string): string {
+  return loginCsrfCookieName(servedOnLoopback(origin));
+}
 const LOGIN_CSRF_LIFETIME_SECONDS = 30 * 60;
 export const DEFAULT_AFTER_LOGIN = '/login';
 
 export function newLoginCsrf(origin: string): { token: string; cookie: string } {
   const token = randomBytes(32).toString('base64url');
-  const cookie = serializeCookie(LOGIN_CSRF_COOKIE, token, {
+  const loopback = servedOnLoopback(origin);
+  const cookie = serializeCookie(loginCsrfCookieName(loopback), token, {
     maxAgeSeconds: LOGIN_CSRF_LIFETIME_SECONDS,
-    secure: !isLoopbackOrigin(origin),
+    secure: !loopback,
     path: '/',
   });
   return { token, cookie };
 }
 
+const SAME_SITE = 'https://same-site.invalid';
+/** Control characters (C0, DEL) and backslashes: browsers strip or reinterpret them in a URL. */
+const UNSAFE_IN_LOCATION = /[\u0000-\u001f\u007f\\]/;
+
+/** True for a value a browser reads as a path on this site: one leading slash, nothing it rewrites. */
+function isSameSitePath(value: string): boolean {
+  if (!value.startsWith('/') || value.startsWith('//') || UNSAFE_IN_LOCATION.test(value)) return false;
+  try {
+    return new URL(value, SAME_SITE).origin === SAME_SITE;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * `next` is honoured only as a path on this site: it must start with one slash, and must
- * not start with `//` or `/\`, which browsers read as another host.
+ * `next` is honoured only as a path on this site (product.md section 2). The rule is checked on
+ * the input, on its percent-decoded form, and again on the value that is finally written into
+ * `Location` after the WHATWG URL parser has resolved dot segments (`/./`, `/../`, `%2e`), so no
+ * encoding can turn an accepted path into a protocol-relative `//host/...`.
  */
 export function safeNextPath(next: string | undefined): string {
-  if (!next || next.length > 2048 || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) {
+  if (!next || next.length > 2048 || !isSameSitePath(next)) return DEFAULT_AFTER_LOGIN;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(next);
+  } catch {
     return DEFAULT_AFTER_LOGIN;
   }
-  // Control characters and backslashes can make a browser resolve the path elsewhere.
-  if (/[\u0000-\u001f\\]/.test(next)) return DEFAULT_AFTER_LOGIN;
-  const resolved = new URL(next, 'https://same-site.invalid');
-  if (resolved.origin !== 'https://same-site.invalid') return DEFAULT_AFTER_LOGIN;
-  return `${resolved.pathname}${resolved.search}`;
+  // A server or proxy further on may decode once more: the decoded form must resolve on this site too.
+  if (!isSameSitePath(decoded) || !isSameSitePath(new URL(decoded, SAME_SITE).pathname)) return DEFAULT_AFTER_LOGIN;
+  const resolved = new URL(next, SAME_SITE);
+  const location = `${resolved.pathname}${resolved.search}`;
+  return isSameSitePath(location) ? location : DEFAULT_AFTER_LOGIN;
 }
 
 export interface LoginFormView {

@@ -5,7 +5,7 @@ import { sessionCookie } from '../http/session-cookie.js';
 import { constantTimeEqual } from '../identity/secrets.js';
 import { signInBody } from '../identity/schemas.js';
 import type { IdentityService } from '../identity/identity-service.js';
-import { LOGIN_CSRF_COOKIE, loginFormPage, newLoginCsrf, safeNextPath } from './login-page.js';
+import { loginCsrfCookieFor, loginFormPage, newLoginCsrf, safeNextPath } from './login-page.js';
 
 const field = (body: unknown, name: string): string => {
   const value = (body as Record<string, unknown> | undefined)?.[name];
@@ -29,7 +29,7 @@ export async function handleLoginSubmission(request: ApiRequest, identityService
     );
   };
 
-  const expectedCsrf = request.cookies[LOGIN_CSRF_COOKIE];
+  const expectedCsrf = request.cookies[loginCsrfCookieFor(request.origin)];
   const presentedCsrf = field(request.body, 'csrf_token');
   if (!expectedCsrf || !presentedCsrf || !constantTimeEqual(presentedCsrf, expectedCsrf)) {
     return rerender(403, 'Your sign-in form expired. Please try again.');

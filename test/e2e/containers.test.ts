@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, errorEnvelope, personalAccessToken, signedInUser, type ApiResponse, type SignedInUser } from '../support/api-client.js';
 import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { issuedTokens, registerApp } from '../support/oauth-flow.js';
 import { pollUntil } from '../support/poll.js';
 
 let stack: TestStack;
@@ -330,6 +331,20 @@ describe('visibility', () => {
     expect(ids).toEqual(expect.arrayContaining([mine, theirs]));
     expect(fetched.body.data).toMatchObject({ id: theirs, user_id: other.userId });
     expect([stopped.status, stopped.body.data.state]).toEqual([200, 'stopped']);
+  });
+
+  it("gives an admin's OAuth access token only the admin's own containers (issue 7 item 4)", async () => {
+    const adminsOwn = (await createContainer(adminToken)).body.data.id;
+    const app = await registerApp(baseUrl, admin, { name: 'Third party', redirect_uris: ['http://127.0.0.1:9/callback'] });
+    const { access_token: oauthToken } = await issuedTokens(baseUrl, admin, app);
+
+    const listed = await api('GET', '/api/v1/containers?limit=1000', oauthToken);
+    const ids = listed.body.data.map((container: { id: string }) => container.id);
+    expect(ids).toContain(adminsOwn);
+    expect(ids).not.toContain(theirs);
+    expect(await api('GET', `/api/v1/containers/${theirs}`, oauthToken)).toMatchObject({ status: 404, body: errorEnvelope('NOT_FOUND') });
+    expect((await api('DELETE', `/api/v1/containers/${theirs}`, oauthToken)).status).toBe(404);
+    expect((await api('GET', `/api/v1/containers/${theirs}`, adminToken)).status).toBe(200);
   });
 
   it.each(idEndpoints)("%s %s answers 404 for another user's container", async (method, path) => {

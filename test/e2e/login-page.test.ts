@@ -60,6 +60,24 @@ describe('the login page in Chromium', () => {
     await page.close();
   });
 
+  it('stays on this site for a next whose dot segments normalise to //host, both after sign-in and when already signed in', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const hostile = `${stack.baseUrl}/login?next=${encodeURIComponent('/%2e//evil.example/steal')}`;
+    await page.goto(hostile);
+    await page.fill('#email', person.email);
+    await page.fill('#password', person.password);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${stack.baseUrl}/login`);
+    expect(await page.locator('h1').innerText()).toBe('Signed in');
+    // Signed in now: GET /login with the hostile next must not answer 303 to another host either.
+    const response = await page.goto(`${stack.baseUrl}/login?next=${encodeURIComponent('/.//evil.example/steal')}`);
+    expect(new URL(page.url()).host).toBe(new URL(stack.baseUrl).host);
+    expect(response?.status()).toBe(200);
+    expect(await page.locator('h1').innerText()).toBe('Signed in');
+    await context.close();
+  });
+
   it('sends the security headers that forbid framing and caching', async () => {
     const response = await call(stack.baseUrl, 'GET', '/login');
     expect(response.status).toBe(200);

@@ -292,14 +292,19 @@ describe('GET /api/v1/oauth/authorize', () => {
     const parameters = Object.fromEntries(
       Object.entries({ ...valid(), ...override }).filter((entry): entry is [string, string] => entry[1] !== undefined),
     );
+    const before = await wholeTableAsText();
     const response = await call(baseUrl, 'GET', authorizePath(parameters));
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
     expect(response.headers.get('location')).toBeNull();
+    // Issue 7 item 9: an invalid request never writes.
+    expect(await wholeTableAsText()).toEqual(before);
   });
 
   it('answers an unknown client_id 404 NOT_FOUND', async () => {
+    const before = await wholeTableAsText();
     const response = await call(baseUrl, 'GET', authorizePath({ ...valid(), client_id: randomUUID() }));
     expect(response).toMatchObject({ status: 404, body: errorEnvelope('NOT_FOUND') });
+    expect(await wholeTableAsText()).toEqual(before);
   });
 });
 
@@ -364,7 +369,8 @@ describe('the consent page', () => {
       state: 'st&te=1',
     });
     const approved = await decide(baseUrl, stranger, requestId, 'approve');
-    expect(approved.status).toBe(302);
+    // 303, never 302 or 307: the browser must not replay the form post at the client (RFC 9700 section 4.12).
+    expect(approved.status).toBe(303);
     const location = new URL(approved.headers.get('location')!);
     expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
     expect(location.searchParams.get('code')).toMatch(/^[\w-]{43}$/);
@@ -380,7 +386,7 @@ describe('the consent page', () => {
   it('denies: access_denied and the state go to the redirect URI', async () => {
     const requestId = await startAuthorization(baseUrl, { response_type: 'code', client_id: app.client_id, redirect_uri: REDIRECT_URI, state: 'deny-me' });
     const response = await decide(baseUrl, stranger, requestId, 'deny');
-    expect(response.status).toBe(302);
+    expect(response.status).toBe(303);
     const location = new URL(response.headers.get('location')!);
     expect(Object.fromEntries(location.searchParams)).toEqual({ error: 'access_denied', state: 'deny-me' });
   });
@@ -402,7 +408,7 @@ describe('the consent page', () => {
       rawBody: formBody({ csrf_token: stranger.csrfToken, request: requestId, decision: 'approve' }),
     });
     expect(withoutSession).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
-    expect((await decide(baseUrl, stranger, requestId, 'approve')).status).toBe(302);
+    expect((await decide(baseUrl, stranger, requestId, 'approve')).status).toBe(303);
   });
 });
 

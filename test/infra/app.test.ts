@@ -39,6 +39,7 @@ describe('buildApp', () => {
       throttleRateLimit: '5',
       throttleBurstLimit: '10',
       authRateLimitPer5Min: '500',
+      apiRateLimitPer5Min: '3000',
       allowInsecureRedirectUris: 'true',
       startBudgetMs: '20000',
       containerImage: 'registry.example.com/app:1',
@@ -54,6 +55,7 @@ describe('buildApp', () => {
     });
     const webAcl = propertiesOfOnly(template, 'AWS::WAFv2::WebACL');
     expect(webAcl.Rules[0].Statement.RateBasedStatement.Limit).toBe(500);
+    expect(webAcl.Rules.find((rule: any) => rule.Name === 'rate-limit-whole-api').Statement.RateBasedStatement.Limit).toBe(3000);
     expect(environmentOf(template, 'POST /api/v1/containers/{container_id}/start')).toMatchObject({
       ALLOW_INSECURE_REDIRECT_URIS: 'true',
       START_BUDGET_MS: '20000',

@@ -200,7 +200,11 @@ describe('ContainerHostingStack REST API', () => {
     // Assess
     expect(duplicates).toEqual([]);
     expect(response?.StatusCode).toBe(statusCode);
-    expect(response?.ResponseParameters).toEqual({ 'gatewayresponse.header.Content-Type': "'application/json'" });
+    expect(response?.ResponseParameters).toEqual({
+      'gatewayresponse.header.Content-Type': "'application/json'",
+      'gatewayresponse.header.Cache-Control': "'no-store'",
+      'gatewayresponse.header.Strict-Transport-Security': "'max-age=31536000; includeSubDomains'",
+    });
     const rendered = String(response?.ResponseTemplates['application/json']).replace('$context.error.messageString', '"a message"');
     const body = JSON.parse(rendered);
     expect(body).toEqual({ error: { code, message: expect.any(String) } });
@@ -479,6 +483,37 @@ describe('ContainerHostingStack web ACL', () => {
       Name: 'SizeRestrictions_BODY',
       ActionToUse: { Count: {} },
     });
+  });
+
+  it('rate-limits each IP over the whole API too, answered 429 in the envelope (issue 7 item 10)', () => {
+    // Prepare
+    const { webAcl } = rateRule();
+    // Act
+    const wholeApi = webAcl.Rules.find((rule: any) => rule.Name === 'rate-limit-whole-api');
+    // Assess: no scope-down statement, so every request of an IP counts.
+    expect(wholeApi.Statement).toEqual({ RateBasedStatement: { AggregateKeyType: 'IP', Limit: 1500, EvaluationWindowSec: 300 } });
+    expect(wholeApi.Action.Block.CustomResponse.ResponseCode).toBe(429);
+    expect(JSON.parse(webAcl.CustomResponseBodies[wholeApi.Action.Block.CustomResponse.CustomResponseBodyKey].Content)).toEqual({
+      error: { code: 'RATE_LIMITED', message: expect.any(String) },
+    });
+    expect(new Set(webAcl.Rules.map((rule: any) => rule.Priority)).size).toBe(webAcl.Rules.length);
+  });
+
+  it('rate-limits GET /api/v1/oauth/authorize per IP, the one route that writes for anyone (issue 7 item 9)', () => {
+    // Prepare
+    const { webAcl } = rateRule();
+    // Act
+    const rule = webAcl.Rules.find((candidate: any) => candidate.Name === 'rate-limit-unauthenticated-writes');
+    const statement = rule.Statement.RateBasedStatement;
+    const [method, path] = statement.ScopeDownStatement.AndStatement.Statements;
+    // Assess
+    expect(statement).toMatchObject({ AggregateKeyType: 'IP', Limit: 100, EvaluationWindowSec: 300 });
+    expect(method.ByteMatchStatement.SearchString).toBe('GET');
+    for (const requested of ['/api/v1/oauth/authorize', '/prod/api/v1/oauth/authorize', '/prod/api/v1/oauth/authorize/']) {
+      expect(new RegExp(path.RegexMatchStatement.RegexString).test(requested), requested).toBe(true);
+    }
+    expect(new RegExp(path.RegexMatchStatement.RegexString).test('/prod/api/v1/oauth/token')).toBe(false);
+    expect(rule.Action.Block.CustomResponse.ResponseCode).toBe(429);
   });
 
   it('is associated with the API stage', () => {

@@ -57,7 +57,7 @@ export async function approvedRedirect(
     ...extra,
   });
   const response = await decide(baseUrl, who, requestId, 'approve');
-  if (response.status !== 302) throw new Error(`consent failed: ${response.status} ${response.text}`);
+  if (response.status !== 303) throw new Error(`consent failed: ${response.status} ${response.text}`);
   return new URL(response.headers.get('location')!);
 }
 

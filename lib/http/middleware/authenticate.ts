@@ -3,8 +3,8 @@ import type { Authentication } from '../../identity/identity-service.js';
 import type { Principal } from '../../identity/principal.js';
 import { constantTimeEqual, CREDENTIAL_PREFIX } from '../../identity/secrets.js';
 import type { ApiRequest } from '../api-request.js';
-import { SESSION_COOKIE } from '../cookies.js';
 import type { Route } from '../routes.js';
+import { servedOnLoopback, sessionCookieName } from '../transport-security.js';
 import type { EndpointMiddleware } from './types.js';
 
 /** Looks a presented credential up; `undefined` when unknown, expired or revoked. */
@@ -20,7 +20,7 @@ function presentedCredential(request: ApiRequest): string | undefined {
     return match?.[1] ?? '';
   }
   // The cookie carries sessions only; anything else in it is not a credential of ours.
-  const cookie = request.cookies[SESSION_COOKIE];
+  const cookie = request.cookies[sessionCookieName(servedOnLoopback(request.origin))];
   return cookie?.startsWith(CREDENTIAL_PREFIX.session) ? cookie : undefined;
 }
 

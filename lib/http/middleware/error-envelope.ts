@@ -26,7 +26,7 @@ export function errorEnvelope(): EndpointMiddleware {
     name: 'errorEnvelope',
     onError: async (request) => {
       const requestId = request.context.awsRequestId ?? 'unknown';
-      request.response = toLambdaResult(errorReply(request.error, requestId));
+      request.response = toLambdaResult(errorReply(request.error, requestId), request.context.api?.origin);
     },
   };
 }

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
-import { dynamoDbLocalCommand, startDynamoDbLocal } from '../../../lib/local/dynamodb-local.js';
+import { stat } from 'node:fs/promises';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { dynamoDbLocalCommand, localAccessKey, startDynamoDbLocal } from '../../../lib/local/dynamodb-local.js';
 import { isRunning } from '../../support/processes.js';
 
 /*
@@ -50,6 +52,51 @@ describe('DynamoDB Local as the local stack starts it', () => {
     const onDisk = dynamoDbLocalCommand(8000, '/tmp/db').args;
     expect(onDisk.slice(onDisk.indexOf('-dbPath'), onDisk.indexOf('-dbPath') + 2)).toEqual(['-dbPath', '/tmp/db']);
     expect(onDisk).not.toContain('-inMemory');
+  });
+});
+
+describe('DynamoDB Local namespaced by a random access key (issue 7 item 2)', () => {
+  const tablesSeenWith = async (accessKeyId: string): Promise<string[]> => {
+    const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId, secretAccessKey: 'anything' } });
+    try {
+      return (await client.send(new ListTablesCommand({}))).TableNames ?? [];
+    } finally {
+      client.destroy();
+    }
+  };
+
+  it('runs without -sharedDb, so a client that does not know the access key id sees none of the tables', async () => {
+    expect((await javaProcessOnPort()).args.split(' ')).not.toContain('-sharedDb');
+    expect(dynamoDbLocalCommand(8000, '/tmp/db').args).not.toContain('-sharedDb');
+    // This file's table was made with the test run's key (setup-env); a stranger's key sees another database.
+    expect(await tablesSeenWith(process.env.AWS_ACCESS_KEY_ID!)).toContain(process.env.TABLE_NAME);
+    expect(await tablesSeenWith('strangerOnTheNetwork')).not.toContain(process.env.TABLE_NAME);
+  });
+
+  it('keeps a random access key id in the data directory, mode 0600, the same on every start', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'dynamodb-key-'));
+    try {
+      const first = await localAccessKey(dataDir);
+      expect(first.accessKeyId).toMatch(/^[A-Za-z0-9]{32,}$/);
+      expect((await stat(join(dataDir, 'access-key'))).mode & 0o777).toBe(0o600);
+      expect(await localAccessKey(dataDir)).toEqual(first);
+      const other = await mkdtemp(join(tmpdir(), 'dynamodb-key-'));
+      expect((await localAccessKey(other)).accessKeyId).not.toBe(first.accessKeyId);
+      await rm(other, { recursive: true, force: true });
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('moves a database an earlier -sharedDb run kept to the new key', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'dynamodb-key-'));
+    try {
+      await writeFile(join(dataDir, 'shared-local-instance.db'), 'old data');
+      const { accessKeyId } = await localAccessKey(dataDir);
+      expect(await readFile(join(dataDir, `${accessKeyId}_us-east-1.db`), 'utf8')).toBe('old data');
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -51,3 +51,15 @@ describe('quota rules', () => {
     expect(quotaView({ containers: 0, runningCpu: 0 }, null)).toEqual({ max_containers: null, containers: 0, max_running_cpu: null, running_cpu: 0 });
   });
 });
+
+describe('quota settings', () => {
+  it('default to 20 containers and 16 vCPU, and refuse what is not a count', async () => {
+    const { loadConfig } = await import('../../../lib/config.js');
+    const defaults = loadConfig({});
+    expect([defaults.QUOTA_MAX_CONTAINERS, defaults.QUOTA_MAX_RUNNING_CPU]).toEqual([20, 16]);
+    expect(loadConfig({ QUOTA_MAX_CONTAINERS: '3', QUOTA_MAX_RUNNING_CPU: '2.5' })).toMatchObject({ QUOTA_MAX_CONTAINERS: 3, QUOTA_MAX_RUNNING_CPU: 2.5 });
+    expect(() => loadConfig({ QUOTA_MAX_CONTAINERS: '2.5' })).toThrow(/QUOTA_MAX_CONTAINERS/);
+    expect(() => loadConfig({ QUOTA_MAX_RUNNING_CPU: '-1' })).toThrow(/QUOTA_MAX_RUNNING_CPU/);
+    expect(() => loadConfig({ QUOTA_MAX_CONTAINERS: 'many' })).toThrow(/QUOTA_MAX_CONTAINERS/);
+  });
+});

@@ -32,7 +32,12 @@ export const lambdaBundleOptions = {
   // (https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime),
   // so the SDK's default chain (SSO, ini files, process, web identity, instance metadata and the
   // STS and SSO clients behind them, about 95 KiB minified) is replaced by the environment provider.
-  alias: { '@aws-sdk/credential-provider-node': './infra/lambda-credentials.ts' },
+  // No function calls an event-stream operation, so the codec the SDK would import() for one is
+  // replaced by a stub that refuses (infra/lambda-no-event-streams.ts).
+  alias: {
+    '@aws-sdk/credential-provider-node': './infra/lambda-credentials.ts',
+    '@smithy/core/event-streams': './infra/lambda-no-event-streams.ts',
+  },
   banner: { js: defineRequireBanner },
   // The SDK is bundled, not taken from the runtime, so functions run the versions the tests ran.
   external: [],

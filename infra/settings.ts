@@ -34,6 +34,9 @@ const settingsSchema = z
     /** API Gateway ends every integration at 29 s; the wait must end before it. */
     startBudgetMs: z.coerce.number().int().min(0).max(28_000).default(25_000),
     publicBaseUrl: z.url().optional(),
+    /** Per-user quota (QUOTA_MAX_CONTAINERS, QUOTA_MAX_RUNNING_CPU on the functions); admins are exempt. */
+    quotaMaxContainers: z.coerce.number().int().min(0).max(1_000_000).default(20),
+    quotaMaxRunningCpu: z.coerce.number().min(0).max(1_000_000).default(16),
   })
   .refine((settings) => !settings.vpcId || (settings.subnetIds?.length && settings.availabilityZones?.length), {
     message: 'vpcId needs subnetIds and availabilityZones (comma-separated, one subnet per zone)',

@@ -54,6 +54,8 @@ export class ContainerHostingStack extends Stack {
 
     const everyFunctionEnvironment: Record<string, string> = {
       ALLOW_INSECURE_REDIRECT_URIS: String(settings.allowInsecureRedirectUris),
+      QUOTA_MAX_CONTAINERS: String(settings.quotaMaxContainers),
+      QUOTA_MAX_RUNNING_CPU: String(settings.quotaMaxRunningCpu),
       ...(settings.publicBaseUrl ? { PUBLIC_BASE_URL: settings.publicBaseUrl } : {}),
     };
     const containerEnvironment: Record<string, string> = {

@@ -51,6 +51,10 @@ const configSchema = z.object({
   LOCAL_CONTAINER_DIR: z.string().default('.data/containers'),
   /** How long a local container process must stay up before it counts as running (ECS's PROVISIONING → RUNNING). */
   LOCAL_CONTAINER_READY_MS: z.coerce.number().int().min(0).max(10_000).default(300),
+  /** Containers a user may have (context `quotaMaxContainers`); admins are exempt. */
+  QUOTA_MAX_CONTAINERS: z.coerce.number().int().min(0).max(1_000_000).default(20),
+  /** vCPU a user's provisioning and running containers may hold together (context `quotaMaxRunningCpu`). */
+  QUOTA_MAX_RUNNING_CPU: z.coerce.number().min(0).max(1_000_000).default(16),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -43,6 +43,12 @@ export class CsrfRejectedError extends HttpError {
   }
 }
 
+/** A user's quota (containers, running vCPU) would be passed; nothing was written or started. */
+export class QuotaExceededError extends HttpError {
+  readonly statusCode = 403;
+  readonly code = 'QUOTA_EXCEEDED';
+}
+
 export class NotFoundError extends HttpError {
   readonly statusCode = 404;
   readonly code = 'NOT_FOUND';

@@ -11,6 +11,7 @@ import type { ContainerRuntime, TaskStatus } from './runtime.js';
 import { maxMemoryMbFor, provisionedDiskGbFor } from './task-size.js';
 import { containerStateFor } from './task-status.js';
 import { planTransition, type ContainerAction } from './transitions.js';
+import { chargeFor, limitsFor, type QuotaCharge, type QuotaLimits } from './quota.js';
 
 export interface ContainerServiceOptions {
   /** How long start and restart wait for a task to run (START_BUDGET_MS). */
@@ -21,6 +22,8 @@ export interface ContainerServiceOptions {
   now?: () => number;
   /** Where the container's output is read; without it, logs answer none. */
   logs?: ContainerLogs;
+  /** Per-user limits (lib/containers/quota.ts); admins are exempt. Without it, use is counted but not limited. */
+  quota?: QuotaLimits;
 }
 
 /** What a caller may read of a container's output (GET …/logs). */
@@ -62,6 +65,7 @@ export class ContainerService {
   private readonly maxPollIntervalMs: number;
   private readonly now: () => number;
   private readonly logs: ContainerLogs | undefined;
+  private readonly quota: QuotaLimits | undefined;
 
   constructor(
     private readonly store: ContainerStore,
@@ -74,6 +78,7 @@ export class ContainerService {
     this.maxPollIntervalMs = options.maxPollIntervalMs ?? 2000;
     this.now = options.now ?? Date.now;
     this.logs = options.logs;
+    this.quota = options.quota;
   }
 
   /**
@@ -93,7 +98,7 @@ export class ContainerService {
       version: 1,
       taskHistory: [],
     };
-    await this.store.create(container);
+    await this.store.create(container, this.charge(undefined, container, caller));
     try {
       return await this.launch(container);
     } catch (error) {
@@ -133,7 +138,9 @@ export class ContainerService {
         `Invalid request body: memory_mb: must be at most ${maxMemoryMb} for ${cpuCores} CPU core${cpuCores === 1 ? '' : 's'}`,
       );
     }
-    return this.store.updateWorkload(container.id, container.version, changes, this.isoNow());
+    return this.onFreshState(container, (current) =>
+      this.store.updateWorkload(current.id, current.version, changes, this.isoNow(), this.charge(current, { ...current, cpuCores }, caller)),
+    );
   }
 
   /** The container's output across its recent tasks, oldest first. */
@@ -164,7 +171,7 @@ export class ContainerService {
     if (container.taskArn && (container.state === 'provisioning' || container.state === 'running')) {
       await this.runtime.stopTask(container.taskArn, STOP_REASON.delete);
     }
-    await this.store.delete(container);
+    await this.onFreshState(container, (current) => this.store.delete(current, this.charge(current, undefined)));
     try {
       await this.runtime.releaseContainer?.(container.id);
     } catch (error) {
@@ -190,7 +197,7 @@ export class ContainerService {
         const hasLiveTask = plan.kind === 'stop' && plan.stopTask;
         if (!hasLiveTask || (container.taskArn && knownTaskArns.has(container.taskArn))) continue;
         try {
-          await this.store.beginTransition(container.id, container.version, 'stopped', this.isoNow());
+          await this.store.beginTransition(container.id, container.version, 'stopped', this.isoNow(), this.releaseOf(container, 'stopped'));
           stopped += 1;
         } catch (error) {
           // Changed or deleted meanwhile: whoever did it decided its state.
@@ -231,17 +238,18 @@ export class ContainerService {
   }
 
   private async observe(status: TaskStatus): Promise<{ outcome: TaskStatusOutcome; container?: StoredContainer }> {
-    const container = await this.store.get(status.containerId);
-    if (!container || container.taskArn !== status.taskArn) return { outcome: 'ignored', container };
-    if (container.taskVersion !== undefined && status.version <= container.taskVersion) return { outcome: 'ignored', container };
-    const update = {
-      taskArn: status.taskArn,
-      taskVersion: status.version,
-      state: containerStateFor(status) ?? container.state,
-    };
-    const updated = await this.store.applyTaskStatus(container.id, update, this.isoNow());
-    if (updated) return { outcome: 'applied', container: updated };
-    return { outcome: 'ignored', container: await this.store.get(container.id) };
+    let container = await this.store.get(status.containerId);
+    // Again when only the state moved under it (the write is conditional on the state it charges from).
+    for (let attempt = 1; attempt <= 3; attempt += 1) {
+      if (!container || container.taskArn !== status.taskArn) return { outcome: 'ignored', container };
+      if (container.taskVersion !== undefined && status.version <= container.taskVersion) return { outcome: 'ignored', container };
+      const state = containerStateFor(status) ?? container.state;
+      const update = { taskArn: status.taskArn, taskVersion: status.version, state };
+      const updated = await this.store.applyTaskStatus(container.id, update, this.isoNow(), this.releaseOf(container, state));
+      if (updated) return { outcome: 'applied', container: updated };
+      container = await this.store.get(container.id);
+    }
+    return { outcome: 'ignored', container };
   }
 
   private async transition(caller: Caller, containerId: string, action: ContainerAction): Promise<StoredContainer> {
@@ -257,11 +265,16 @@ export class ContainerService {
       case 'stop': {
         // Stopping first: a caller that then loses the race has only stopped a task the winner stops or replaces too.
         if (plan.stopTask && container.taskArn) await this.runtime.stopTask(container.taskArn, stopReason);
-        return this.store.beginTransition(container.id, container.version, 'stopped', this.isoNow());
+        return this.onFreshState(container, (current) =>
+          this.store.beginTransition(current.id, current.version, 'stopped', this.isoNow(), this.releaseOf(current, 'stopped')),
+        );
       }
       case 'run': {
         if (plan.stopTask && container.taskArn) await this.runtime.stopTask(container.taskArn, stopReason);
-        const claimed = await this.store.beginTransition(container.id, container.version, 'provisioning', this.isoNow());
+        // Charged before anything runs: a start past the quota starts nothing (403 QUOTA_EXCEEDED).
+        const claimed = await this.onFreshState(container, (current) =>
+          this.store.beginTransition(current.id, current.version, 'provisioning', this.isoNow(), this.charge(current, { ...current, state: 'provisioning' }, caller)),
+        );
         return this.waitUntilRunning(await this.launchOrFail(claimed), deadline);
       }
     }
@@ -285,7 +298,7 @@ export class ContainerService {
       });
     } catch (error) {
       log.error('Task launch failed', { containerId: container.id, version: container.version, ...describeError(error) });
-      await this.store.markFailed(container.id, container.version, this.isoNow());
+      await this.store.markFailed(container.id, container.version, this.isoNow(), this.releaseOf(container, 'failed'));
       throw new ContainerLaunchFailed();
     }
     const taskHistory = [taskArn, ...container.taskHistory.filter((arn) => arn !== taskArn)].slice(0, TASK_HISTORY_LENGTH);
@@ -346,7 +359,37 @@ export class ContainerService {
     if (!latest || latest.version !== container.version || latest.taskArn !== container.taskArn) return latest;
     if (this.now() - Date.parse(latest.updatedAt) < MISSING_TASK_GRACE_MS) return latest;
     log.warn('Task of a starting container is gone', { containerId: container.id, taskArn: container.taskArn });
-    return (await this.store.markFailed(container.id, container.version, this.isoNow())) ?? (await this.store.get(container.id));
+    return (
+      (await this.store.markFailed(latest.id, latest.version, this.isoNow(), this.releaseOf(latest, 'failed'))) ??
+      (await this.store.get(container.id))
+    );
+  }
+
+  /** The quota charge of a change to the container, limited for the caller unless an admin; none without a caller. */
+  private charge(before: StoredContainer | undefined, after: StoredContainer | undefined, caller?: Caller): QuotaCharge {
+    const owner = (before ?? after)!.userId;
+    return chargeFor(owner, before, after, caller ? limitsFor(caller, this.quota) : null);
+  }
+
+  /** The charge of moving the container to a state nobody is limited for (stopping, failing). */
+  private releaseOf(container: StoredContainer, state: StoredContainer['state']): QuotaCharge {
+    return this.charge(container, { ...container, state });
+  }
+
+  /**
+   * Runs a charged write on the container as read. A task status changes the state without a
+   * new version, so when only the state moved meanwhile, the write is tried once more on a
+   * fresh read, charged from the state it has now.
+   */
+  private async onFreshState<T>(container: StoredContainer, write: (current: StoredContainer) => Promise<T>): Promise<T> {
+    try {
+      return await write(container);
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+      const latest = await this.store.get(container.id);
+      if (!latest || latest.version !== container.version || latest.state === container.state) throw error;
+      return write(latest);
+    }
   }
 
   private isoNow(): string {

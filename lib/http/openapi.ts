@@ -7,7 +7,7 @@ type JsonObject = Record<string, unknown>;
 const errorCodes: Record<number, { code: string; description: string }> = {
   400: { code: 'BAD_REQUEST', description: 'Malformed request, or missing or invalid fields or parameters' },
   401: { code: 'UNAUTHORIZED', description: 'No valid credentials' },
-  403: { code: 'FORBIDDEN', description: 'Authenticated but not allowed (CSRF_REJECTED for a session request without a valid x-csrf-token)' },
+  403: { code: 'FORBIDDEN', description: 'Authenticated but not allowed (CSRF_REJECTED for a session request without a valid x-csrf-token; QUOTA_EXCEEDED when a create, start, restart or resize would pass the caller\'s quota, naming the limit and the current use)' },
   404: { code: 'NOT_FOUND', description: 'No such resource, or not yours; also a path id that is not a UUID' },
   409: { code: 'CONFLICT', description: 'A uniqueness or state conflict: a taken hostname or email, or a concurrent change that won' },
   413: { code: 'PAYLOAD_TOO_LARGE', description: 'JSON bodies are limited to 16 KiB' },
@@ -23,7 +23,7 @@ Every success is \`{ "data": ... }\` except the OAuth token endpoint's bare toke
 
 Checks run in this order: route (404 / 405 METHOD_NOT_ALLOWED) → credentials (401) → CSRF for session requests on
 POST, PATCH and DELETE (403 CSRF_REJECTED) → role or scope (403 FORBIDDEN) → body and query (400 BAD_REQUEST) →
-resource (404 NOT_FOUND; a path id that is not a UUID is 404 too) → state or uniqueness (409 CONFLICT).
+resource (404 NOT_FOUND; a path id that is not a UUID is 404 too) → state or uniqueness (409 CONFLICT) → quota (403 QUOTA_EXCEEDED).
 JSON bodies are limited to 16 KiB (413). Lists are newest first, take \`limit\` (1..1000, default 100) and an opaque
 \`cursor\`, and give the next page's URL in a \`Link: <…>; rel="next"\` header.`;
 

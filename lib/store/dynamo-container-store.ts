@@ -1,17 +1,23 @@
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { isEmptyCharge, quotaExceeded, roomFor, type QuotaCharge, type QuotaUsage } from '../containers/quota.js';
 import type { ContainerState, StoredContainer, Workload } from '../containers/container.js';
 import type { ContainerStore, TaskStatusUpdate } from '../containers/container-store.js';
 import { ConflictError, NotFoundError } from '../errors.js';
-import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
+import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactionCancellationCodes, transactWrite } from './dynamo.js';
 import { containerEntity, hostnameClaimEntity } from './entities/container.js';
+import { quotaUsageEntity } from './entities/quota-usage.js';
 import type { Item } from './entities/item.js';
 import { INDEX, keys } from './keys.js';
 import { queryPage, type Page, type PageRequest } from './pagination.js';
 
+type Update = Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>;
+type TransactItem = NonNullable<Parameters<typeof transactWrite>[0]['TransactItems']>[number];
+
 const toPage = (page: Page<Item>): Page<StoredContainer> => ({ ...page, items: page.items.map(containerEntity.fromItem) });
 
 export class DynamoContainerStore implements ContainerStore {
-  async create(container: StoredContainer): Promise<void> {
+  async create(container: StoredContainer, charge?: QuotaCharge): Promise<void> {
+    const usage = charge && !isEmptyCharge(charge) ? await this.usageUpdate(charge) : undefined;
     try {
       await transactWrite({
         TransactItems: [
@@ -23,9 +29,11 @@ export class DynamoContainerStore implements ContainerStore {
             },
           },
           { Put: { TableName: tableName, Item: containerEntity.toItem(container), ConditionExpression: 'attribute_not_exists(pk)' } },
+          ...(usage ? [usage] : []),
         ],
       });
     } catch (error) {
+      if (charge && transactionCancellationCodes(error)[2] === 'ConditionalCheckFailed') throw await this.refusal(charge);
       if (isTransactionConditionFailure(error)) throw new ConflictError(`The hostname ${container.hostname} is taken`);
       throw error;
     }
@@ -62,8 +70,14 @@ export class DynamoContainerStore implements ContainerStore {
     );
   }
 
-  async beginTransition(containerId: string, expectedVersion: number, state: ContainerState, now: string): Promise<StoredContainer> {
-    const updated = await this.update({
+  async beginTransition(
+    containerId: string,
+    expectedVersion: number,
+    state: ContainerState,
+    now: string,
+    charge?: QuotaCharge,
+  ): Promise<StoredContainer> {
+    const updated = await this.update(containerId, charge, {
       Key: keys.container(containerId),
       UpdateExpression: 'SET #state = :state, version = :next, updated_at = :now REMOVE task_arn, task_version',
       ConditionExpression: 'attribute_exists(pk) AND version = :expected',
@@ -76,7 +90,7 @@ export class DynamoContainerStore implements ContainerStore {
   }
 
   attachTask(containerId: string, version: number, taskArn: string, taskHistory: string[]): Promise<StoredContainer | undefined> {
-    return this.update({
+    return this.updateItem({
       Key: keys.container(containerId),
       UpdateExpression: 'SET task_arn = :taskArn, task_history = :taskHistory',
       ConditionExpression: 'attribute_exists(pk) AND version = :version AND attribute_not_exists(task_arn)',
@@ -84,7 +98,13 @@ export class DynamoContainerStore implements ContainerStore {
     });
   }
 
-  async updateWorkload(containerId: string, expectedVersion: number, changes: Partial<Workload>, now: string): Promise<StoredContainer> {
+  async updateWorkload(
+    containerId: string,
+    expectedVersion: number,
+    changes: Partial<Workload>,
+    now: string,
+    charge?: QuotaCharge,
+  ): Promise<StoredContainer> {
     const attributes: Record<keyof Workload, string> = {
       image: 'image',
       port: 'port',
@@ -103,7 +123,7 @@ export class DynamoContainerStore implements ContainerStore {
       values[`:${field}`] = value;
       assignments.push(`#${field} = :${field}`);
     }
-    const updated = await this.update({
+    const updated = await this.update(containerId, charge, {
       Key: keys.container(containerId),
       UpdateExpression: `SET ${assignments.join(', ')}`,
       ConditionExpression: 'attribute_exists(pk) AND version = :expected',
@@ -120,8 +140,8 @@ export class DynamoContainerStore implements ContainerStore {
     return Item?.container_id as string | undefined;
   }
 
-  markFailed(containerId: string, version: number, now: string): Promise<StoredContainer | undefined> {
-    return this.update({
+  markFailed(containerId: string, version: number, now: string, charge?: QuotaCharge): Promise<StoredContainer | undefined> {
+    return this.update(containerId, charge, {
       Key: keys.container(containerId),
       UpdateExpression: 'SET #state = :failed, updated_at = :now',
       ConditionExpression: 'attribute_exists(pk) AND version = :version',
@@ -130,8 +150,8 @@ export class DynamoContainerStore implements ContainerStore {
     });
   }
 
-  applyTaskStatus(containerId: string, update: TaskStatusUpdate, now: string): Promise<StoredContainer | undefined> {
-    return this.update({
+  applyTaskStatus(containerId: string, update: TaskStatusUpdate, now: string, charge?: QuotaCharge): Promise<StoredContainer | undefined> {
+    return this.update(containerId, charge, {
       Key: keys.container(containerId),
       UpdateExpression: 'SET #state = :state, task_version = :taskVersion, updated_at = :now',
       ConditionExpression: 'task_arn = :taskArn AND (attribute_not_exists(task_version) OR task_version < :taskVersion)',
@@ -145,7 +165,8 @@ export class DynamoContainerStore implements ContainerStore {
     });
   }
 
-  async delete(container: StoredContainer): Promise<void> {
+  async delete(container: StoredContainer, charge?: QuotaCharge): Promise<void> {
+    const usage = charge && !isEmptyCharge(charge) ? await this.usageUpdate(charge) : undefined;
     try {
       await transactWrite({
         TransactItems: [
@@ -153,8 +174,9 @@ export class DynamoContainerStore implements ContainerStore {
             Delete: {
               TableName: tableName,
               Key: keys.container(container.id),
-              ConditionExpression: 'attribute_exists(pk) AND version = :version',
-              ExpressionAttributeValues: { ':version': container.version },
+              ConditionExpression: `attribute_exists(pk) AND version = :version${charge?.fromState ? ' AND #state = :fromState' : ''}`,
+              ExpressionAttributeValues: { ':version': container.version, ...(charge?.fromState ? { ':fromState': charge.fromState } : {}) },
+              ...(charge?.fromState ? { ExpressionAttributeNames: { '#state': 'state' } } : {}),
             },
           },
           {
@@ -165,6 +187,7 @@ export class DynamoContainerStore implements ContainerStore {
               ExpressionAttributeValues: { ':containerId': container.id },
             },
           },
+          ...(usage ? [usage] : []),
         ],
       });
     } catch (error) {
@@ -174,8 +197,80 @@ export class DynamoContainerStore implements ContainerStore {
     }
   }
 
-  /** A conditional update answering the new item, or undefined when its condition failed. */
-  private async update(input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>): Promise<StoredContainer | undefined> {
+  /** The user's quota use (consistent: a refusal names it). */
+  async usageOf(userId: string): Promise<QuotaUsage> {
+    const { Item } = await documentClient.send(
+      new GetCommand({ TableName: tableName, Key: quotaUsageEntity.key(userId), ConsistentRead: true }),
+    );
+    return quotaUsageEntity.fromItem(Item);
+  }
+
+  /** The refusal of a charge, naming the use it met. */
+  private async refusal(charge: QuotaCharge): Promise<Error> {
+    return quotaExceeded(charge, await this.usageOf(charge.userId));
+  }
+
+  /**
+   * The usage item's part of a transaction: ADD the deltas, on condition that what grows
+   * stays within its limit. A charge larger than a limit on its own is refused unwritten.
+   * The transaction commits all or nothing, so a refused charge writes no container either
+   * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html).
+   */
+  private async usageUpdate(charge: QuotaCharge): Promise<TransactItem> {
+    const room = roomFor(charge);
+    if ((room.containers ?? 0) < 0 || (room.runningCpu ?? 0) < 0) throw await this.refusal(charge);
+    const { containers, runningCpu } = quotaUsageEntity.attributes;
+    const conditions: string[] = [];
+    const values: Record<string, unknown> = { ':containers': charge.containers, ':cpu': charge.runningCpu, ':userId': charge.userId };
+    if (room.containers !== undefined) {
+      conditions.push(`(attribute_not_exists(${containers}) OR ${containers} <= :roomContainers)`);
+      values[':roomContainers'] = room.containers;
+    }
+    if (room.runningCpu !== undefined) {
+      conditions.push(`(attribute_not_exists(${runningCpu}) OR ${runningCpu} <= :roomCpu)`);
+      values[':roomCpu'] = room.runningCpu;
+    }
+    return {
+      Update: {
+        TableName: tableName,
+        Key: quotaUsageEntity.key(charge.userId),
+        UpdateExpression: `ADD ${containers} :containers, ${runningCpu} :cpu SET user_id = :userId`,
+        ...(conditions.length > 0 ? { ConditionExpression: conditions.join(' AND ') } : {}),
+        ExpressionAttributeValues: values,
+      },
+    };
+  }
+
+  /**
+   * A conditional update answering the new item, or undefined when its condition failed. With
+   * a charge, it is also conditional on the state the charge was computed from, and goes in
+   * one transaction with the usage item; QuotaExceededError when that refuses.
+   */
+  private async update(containerId: string, charge: QuotaCharge | undefined, input: Update): Promise<StoredContainer | undefined> {
+    if (!charge || (isEmptyCharge(charge) && !charge.fromState)) return this.updateItem(input);
+    const conditioned: Update = charge.fromState
+      ? {
+          ...input,
+          ConditionExpression: `(${input.ConditionExpression}) AND #state = :fromState`,
+          ExpressionAttributeNames: { ...input.ExpressionAttributeNames, '#state': 'state' },
+          ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':fromState': charge.fromState },
+        }
+      : input;
+    if (isEmptyCharge(charge)) return this.updateItem(conditioned);
+    const usage = await this.usageUpdate(charge);
+    try {
+      await transactWrite({ TransactItems: [{ Update: { TableName: tableName, ...conditioned } as never }, usage] });
+    } catch (error) {
+      const [containerCode, usageCode] = transactionCancellationCodes(error);
+      if (containerCode === 'ConditionalCheckFailed') return undefined;
+      if (usageCode === 'ConditionalCheckFailed') throw await this.refusal(charge);
+      throw error;
+    }
+    // A transaction answers no item, so read it back (consistent), as written.
+    return this.get(containerId);
+  }
+
+  private async updateItem(input: Update): Promise<StoredContainer | undefined> {
     try {
       const { Attributes } = await documentClient.send(
         new UpdateCommand({ TableName: tableName, ReturnValues: 'ALL_NEW', ...input }),

@@ -54,6 +54,9 @@ export const keys = {
   }),
   personalAccessTokenPrefix: 'PAT#',
 
+  /** A user's quota use (containers, running vCPU), charged in the same transaction as each container write. */
+  quotaUsage: (userId: string): ItemKey => ({ pk: join('USER', userId), sk: 'QUOTA' }),
+
   container: (containerId: string): ItemKey => ({ pk: join('CONTAINER', containerId), sk: 'CONTAINER' }),
   /** A user's containers, newest first. */
   containerOfOwner: (userId: string, containerId: string): OwnerIndexKey => ({

@@ -2,11 +2,15 @@ import { config } from '../config.js';
 import { ContainerService } from '../containers/container-service.js';
 import type { ContainerLogs } from '../containers/logs.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
+import type { QuotaLimits } from '../containers/quota.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
 import { DynamoContainerStore } from '../store/dynamo-container-store.js';
 
 /** One store per process, shared by every request it serves. */
 export const containerStore = new DynamoContainerStore();
+
+/** Every user's limits, from QUOTA_MAX_CONTAINERS and QUOTA_MAX_RUNNING_CPU. */
+export const quotaLimits: QuotaLimits = { maxContainers: config.QUOTA_MAX_CONTAINERS, maxRunningCpu: config.QUOTA_MAX_RUNNING_CPU };
 
 const notWired = (what: string) => async (): Promise<never> => {
   throw new Error(`This function was composed without a ${what}`);
@@ -27,6 +31,7 @@ export function containerServiceWith(
 ): ContainerService {
   return new ContainerService(containerStore, adapters.runtime ?? noRuntime, adapters.usage ?? noUsage, {
     startBudgetMs: config.START_BUDGET_MS,
+    quota: quotaLimits,
     ...(adapters.logs ? { logs: adapters.logs } : {}),
   });
 }

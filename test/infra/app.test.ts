@@ -43,6 +43,8 @@ describe('buildApp', () => {
       allowInsecureRedirectUris: 'true',
       startBudgetMs: '20000',
       containerImage: 'registry.example.com/app:1',
+      quotaMaxContainers: '5',
+      quotaMaxRunningCpu: '8',
     };
     // Act
     const template = Template.fromStack(buildApp({ outdir, context, routes: someRoutes, nagChecks: false }).stack);
@@ -57,6 +59,8 @@ describe('buildApp', () => {
     expect(environmentOf(template, 'POST /api/v1/containers/{container_id}/start')).toMatchObject({
       ALLOW_INSECURE_REDIRECT_URIS: 'true',
       START_BUDGET_MS: '20000',
+      QUOTA_MAX_CONTAINERS: '5',
+      QUOTA_MAX_RUNNING_CPU: '8',
     });
     template.hasResourceProperties('AWS::ECS::TaskDefinition', { ContainerDefinitions: [{ Image: 'registry.example.com/app:1' }] });
   });

@@ -51,4 +51,12 @@ describe('function bundles', () => {
     expect(has(token, '@aws-sdk/credential-provider-node')).toBe(false);
     expect(has(token, '@aws-sdk/nested-clients')).toBe(false);
   });
+
+  it('leave out the event-stream codec, which no function uses', () => {
+    for (const handler of ['functions/containers/create.ts', 'functions/containers/get-metrics.ts', 'functions/oauth/token.ts']) {
+      const inputs = inputsOf(handler);
+      expect(has(inputs, 'submodules/event-streams'), handler).toBe(false);
+      expect(has(inputs, 'infra/lambda-no-event-streams.ts'), handler).toBe(true);
+    }
+  });
 });

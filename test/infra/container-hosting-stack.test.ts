@@ -85,6 +85,8 @@ describe('ContainerHostingStack functions', () => {
       const variables = functionOf(route.id).properties.Environment?.Variables ?? {};
       const usesContainers = (route.permissions.ecs?.length ?? 0) > 0 || route.permissions.metrics === true;
       expect(variables.ALLOW_INSECURE_REDIRECT_URIS).toBe('false');
+      // Every function may charge or show a quota; the defaults are 20 containers and 16 vCPU.
+      expect(variables).toMatchObject({ QUOTA_MAX_CONTAINERS: '20', QUOTA_MAX_RUNNING_CPU: '16' });
       if (usesContainers) {
         expect(variables).toMatchObject({
           CONTAINER_RUNTIME: 'ecs',

@@ -5,7 +5,8 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { grantRoutePermissions, type WorkloadAccess } from '../../infra/constructs/route-permissions.js';
 import { ServiceTable } from '../../infra/constructs/service-table.js';
-import type { RoutePermissions } from '../../lib/http/routes.js';
+import { taskStateChangedFunction } from '../../infra/event-functions.js';
+import { routes, type RoutePermissions } from '../../lib/http/routes.js';
 import { actionsOf, flatten, statementsOfRole, statementsWithAction } from './template-queries.js';
 
 function grant(permissions: RoutePermissions, options: { withWorkload?: boolean } = {}) {
@@ -31,6 +32,16 @@ function grant(permissions: RoutePermissions, options: { withWorkload?: boolean 
 }
 
 describe('grantRoutePermissions', () => {
+  it('lets every function that changes a quota (lib/containers/quota.ts) update the usage item, and getMe read it', () => {
+    // Each container write charges the owner's usage item (an UpdateItem in the same transaction).
+    const charging = ['createContainer', 'startContainer', 'stopContainer', 'restartContainer', 'deleteContainer', 'updateContainer'];
+    const permissionsOf = (id: string) => routes.find((route) => route.id === id)!.permissions;
+    for (const permissions of [...charging.map(permissionsOf), taskStateChangedFunction.permissions]) {
+      expect(actionsOf(grant(permissions).statements)).toContain('dynamodb:UpdateItem');
+    }
+    expect(actionsOf(grant(permissionsOf('getMe')).statements)).toContain('dynamodb:GetItem');
+  });
+
   it('grants table readers only item reads and queries, never Scan', () => {
     // Act
     const { statements } = grant({ table: 'read' });

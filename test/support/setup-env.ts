@@ -25,6 +25,9 @@ Object.assign(process.env, {
   LOCAL_CONTAINER_DIR: containerDir,
   ALLOW_INSECURE_REDIRECT_URIS: 'true',
   START_BUDGET_MS: '10000',
+  // Test users create many containers; test/e2e/quota.test.ts and the quota integration tests set their own limits.
+  QUOTA_MAX_CONTAINERS: '10000',
+  QUOTA_MAX_RUNNING_CPU: '10000',
 });
 
 await ensureTable(endpoint, tableName);

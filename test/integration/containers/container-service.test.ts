@@ -641,16 +641,18 @@ describe('ContainerService.delete on ECS', () => {
 describe('ContainerService.metrics from CloudWatch', () => {
   it('measures a running container’s task in Container Insights, clamping CPU to 100 and reporting the provisioned totals', async () => {
     const running = await runningContainer();
-    const latest = (Id: string, value: number) => ({ Id, Values: [value], Timestamps: [new Date()] });
+    const sampledAt = new Date(Date.now() - 42_000);
+    const latest = (Id: string, value: number) => ({ Id, Values: [value], Timestamps: [sampledAt] });
     cloudWatchMock.on(GetMetricDataCommand).resolves({
       MetricDataResults: [latest('cpuUtilized', 2100), latest('cpuReserved', 2048), latest('memoryUtilized', 700), latest('ephemeralStorageUtilized', 0.5)],
     });
 
     const metrics = await containerService.metrics(owner, running.id);
 
-    expect(metrics).toEqual({ cpu_percent: 100, memory_used_mb: 700, memory_total_mb: 4096, disk_used_gb: 0.5, disk_total_gb: 21, sampled_at: null });
+    expect(metrics).toEqual({ cpu_percent: 100, memory_used_mb: 700, memory_total_mb: 4096, disk_used_gb: 0.5, disk_total_gb: 21, sampled_at: sampledAt.toISOString() });
     const dimensions = [
       { Name: 'ClusterName', Value: 'workloads' },
+      { Name: 'TaskDefinitionFamily', Value: 'workload' },
       { Name: 'TaskId', Value: taskIdFor(running.id, 1) },
     ];
     const query = (Id: string, MetricName: string) => ({

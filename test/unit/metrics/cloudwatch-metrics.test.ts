@@ -1,25 +1,32 @@
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { CloudWatchMetrics, clusterNameOf, taskIdOf } from '../../../lib/metrics/cloudwatch-metrics.js';
+import { CloudWatchMetrics, clusterNameOf, taskDefinitionFamilyOf, taskIdOf } from '../../../lib/metrics/cloudwatch-metrics.js';
 
 const cloudWatchMock = mockClient(CloudWatchClient);
 
 const TASK_ARN = 'arn:aws:ecs:eu-west-1:123456789012:task/workloads/0123456789abcdef0123456789abcdef';
 const NOW = Date.parse('2025-03-04T05:06:07.000Z');
-const metrics = new CloudWatchMetrics('workloads', undefined, () => NOW);
+let now = NOW;
+let metrics: CloudWatchMetrics;
 const query = { taskArn: TASK_ARN, containerId: '0190a3e4-5b6c-7d8e-9f01-23456789abcd', cpuCores: 2 };
 
 const result = (id: string, values: number[]) => ({ Id: id, Values: values, Timestamps: values.map(() => new Date(NOW)) });
 
 beforeEach(() => {
   cloudWatchMock.reset();
+  now = NOW;
+  metrics = new CloudWatchMetrics('workloads', 'container-hosting-workload', undefined, () => now);
 });
 
-/** Exactly one GetMetricData was sent: the task's four Container Insights metrics, latest minute first. */
+/**
+ * Exactly one GetMetricData was sent: the task's four Container Insights metrics, latest minute first,
+ * under the dimension set enhanced observability publishes task metrics with.
+ */
 function expectOneQueryForTheTask(): void {
   const dimensions = [
     { Name: 'ClusterName', Value: 'workloads' },
+    { Name: 'TaskDefinitionFamily', Value: 'container-hosting-workload' },
     { Name: 'TaskId', Value: '0123456789abcdef0123456789abcdef' },
   ];
   const stat = (metricName: string) => ({
@@ -60,8 +67,24 @@ describe('CloudWatchMetrics', () => {
       ],
     });
 
-    expect(await metrics.usageOf(query)).toEqual({ cpuPercent: 25, memoryUsedMb: 300, diskUsedGb: 1.25 });
+    expect(await metrics.usageOf(query)).toEqual({ cpuPercent: 25, memoryUsedMb: 300, diskUsedGb: 1.25, sampledAt: '2025-03-04T05:06:07.000Z' });
     expectOneQueryForTheTask();
+  });
+
+  it("answers a container's figures from memory for 60 s, then asks CloudWatch again", async () => {
+    cloudWatchMock
+      .on(GetMetricDataCommand)
+      .resolvesOnce({ MetricDataResults: [result('memoryUtilized', [300])] })
+      .resolvesOnce({ MetricDataResults: [result('memoryUtilized', [310])] });
+
+    expect((await metrics.usageOf(query)).memoryUsedMb).toBe(300);
+    now = NOW + 59_999;
+    expect((await metrics.usageOf(query)).memoryUsedMb).toBe(300);
+    expect(cloudWatchMock.commandCalls(GetMetricDataCommand)).toHaveLength(1);
+
+    now = NOW + 60_000;
+    expect((await metrics.usageOf(query)).memoryUsedMb).toBe(310);
+    expect(cloudWatchMock.commandCalls(GetMetricDataCommand)).toHaveLength(2);
   });
 
   it('clamps CPU above the reservation to 100 percent', async () => {
@@ -78,6 +101,7 @@ describe('CloudWatchMetrics', () => {
       MetricDataResults: [result('cpuUtilized', []), result('cpuReserved', []), result('memoryUtilized', []), result('ephemeralStorageUtilized', [])],
     });
 
+    // No sampledAt: a client can tell "no sample yet" from a measured 0.
     expect(await metrics.usageOf(query)).toEqual({ cpuPercent: 0, memoryUsedMb: 0, diskUsedGb: 0 });
     expectOneQueryForTheTask();
   });
@@ -86,6 +110,14 @@ describe('CloudWatchMetrics', () => {
 describe('taskIdOf', () => {
   it('takes the id from a task ARN', () => {
     expect(taskIdOf(TASK_ARN)).toBe('0123456789abcdef0123456789abcdef');
+  });
+});
+
+describe('taskDefinitionFamilyOf', () => {
+  it('takes the family from a task definition ARN, and from a bare family with or without revision', () => {
+    expect(taskDefinitionFamilyOf('arn:aws:ecs:eu-west-1:123456789012:task-definition/container-hosting-workload:7')).toBe('container-hosting-workload');
+    expect(taskDefinitionFamilyOf('container-hosting-workload:7')).toBe('container-hosting-workload');
+    expect(taskDefinitionFamilyOf('container-hosting-workload')).toBe('container-hosting-workload');
   });
 });
 

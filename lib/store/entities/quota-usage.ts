@@ -1,0 +1,19 @@
+import type { QuotaUsage } from '../../containers/quota.js';
+import { keys } from '../keys.js';
+import { asStored, type Item } from './item.js';
+
+/** A user's quota use; absent until their first container. Only ever changed with ADD. */
+interface StoredQuotaUsageItem {
+  containers?: number;
+  running_cpu?: number;
+}
+
+export const quotaUsageEntity = {
+  key: keys.quotaUsage,
+  /** The attributes the conditions and ADD expressions name. */
+  attributes: { containers: 'containers', runningCpu: 'running_cpu' },
+  fromItem(item: Item | undefined): QuotaUsage {
+    const stored = item ? asStored<StoredQuotaUsageItem>(item) : {};
+    return { containers: stored.containers ?? 0, runningCpu: stored.running_cpu ?? 0 };
+  },
+};

@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { call, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
+import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { pollUntil } from '../support/poll.js';
+
+// Before the stack loads lib/config: this file's users may have 2 containers and 1 vCPU running.
+vi.hoisted(() => Object.assign(process.env, { QUOTA_MAX_CONTAINERS: '2', QUOTA_MAX_RUNNING_CPU: '1' }));
+
+let stack: TestStack;
+let user: SignedInUser;
+let userToken: string;
+let adminToken: string;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  const admin = await signedInUser(stack.baseUrl, 'admin');
+  user = await signedInUser(stack.baseUrl);
+  [userToken, adminToken] = await Promise.all([personalAccessToken(stack.baseUrl, user), personalAccessToken(stack.baseUrl, admin)]);
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+let hostnameCounter = 0;
+const api = (method: string, path: string, token: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
+const create = (token = userToken) => api('POST', '/api/v1/containers', token, { hostname: `quota-${process.pid}-${(hostnameCounter += 1)}`, cpu_cores: 1, memory_mb: 2048 });
+const quotaOf = async (token = userToken) => (await api('GET', '/api/v1/users/me', token)).body.data.quota;
+
+describe('quotas over HTTP', () => {
+  it('answers a clear 403 QUOTA_EXCEEDED past either limit, writes nothing, and shows the quota on users/me', async () => {
+    expect(await quotaOf()).toEqual({ max_containers: 2, containers: 0, max_running_cpu: 1, running_cpu: 0 });
+
+    const first = await create();
+    expect(first.status).toBe(200);
+    expect(await quotaOf()).toEqual({ max_containers: 2, containers: 1, max_running_cpu: 1, running_cpu: 1 });
+
+    const overCpu = await create();
+    expect(overCpu.status).toBe(403);
+    expect(overCpu.body).toEqual({
+      error: {
+        code: 'QUOTA_EXCEEDED',
+        message: 'Quota exceeded: at most 1 vCPU running; you use 1 vCPU and this needs 1 vCPU more. Stop a container first.',
+      },
+    });
+    expect((await api('GET', '/api/v1/containers', userToken)).body.data).toHaveLength(1);
+
+    expect((await api('POST', `/api/v1/containers/${first.body.data.id}/stop`, userToken)).status).toBe(200);
+    expect(await quotaOf()).toEqual({ max_containers: 2, containers: 1, max_running_cpu: 1, running_cpu: 0 });
+    const second = await create();
+    expect(second.status).toBe(200);
+
+    const overCount = await create();
+    expect(overCount.status).toBe(403);
+    expect(overCount.body.error).toEqual({ code: 'QUOTA_EXCEEDED', message: 'Quota exceeded: at most 2 containers; you have 2. Delete one first.' });
+
+    const start = await api('POST', `/api/v1/containers/${first.body.data.id}/start`, userToken);
+    expect(start.status).toBe(403);
+    expect(start.body.error.code).toBe('QUOTA_EXCEEDED');
+    expect((await api('GET', `/api/v1/containers/${first.body.data.id}`, userToken)).body.data.state).toBe('stopped');
+    expect(await quotaOf()).toEqual({ max_containers: 2, containers: 2, max_running_cpu: 1, running_cpu: 1 });
+
+    // An admin is not limited, and sees no limits.
+    expect((await api('POST', `/api/v1/containers/${first.body.data.id}/start`, adminToken)).status).toBe(200);
+    expect(await quotaOf()).toEqual({ max_containers: 2, containers: 2, max_running_cpu: 1, running_cpu: 2 });
+    expect(await quotaOf(adminToken)).toEqual({ max_containers: null, containers: 0, max_running_cpu: null, running_cpu: 0 });
+
+    for (const id of [first.body.data.id, second.body.data.id]) expect((await api('DELETE', `/api/v1/containers/${id}`, userToken)).status).toBe(200);
+    expect(await quotaOf()).toEqual({ max_containers: 2, containers: 0, max_running_cpu: 1, running_cpu: 0 });
+  });
+
+  it('gives back the vCPU of a container whose process exits on its own (failed)', async () => {
+    const other = await signedInUser(stack.baseUrl);
+    const token = await personalAccessToken(stack.baseUrl, other);
+    const created = await api('POST', '/api/v1/containers', token, {
+      hostname: `quota-${process.pid}-${(hostnameCounter += 1)}`,
+      command: [process.execPath, '-e', 'process.exit(3)'],
+    });
+    expect(created.status).toBe(200);
+    const failed = await pollUntil(
+      () => api('GET', `/api/v1/containers/${created.body.data.id}`, token),
+      (response) => response.body.data?.state === 'failed',
+    );
+    expect(failed.body.data.state).toBe('failed');
+    expect(await quotaOf(token)).toEqual({ max_containers: 2, containers: 1, max_running_cpu: 1, running_cpu: 0 });
+  });
+});

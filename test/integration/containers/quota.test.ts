@@ -1,0 +1,216 @@
+import { DescribeTasksCommand, RunTaskCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
+import type { EventBridgeEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { handler as taskStateChanged } from '../../../functions/containers/task-state-changed.js';
+import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
+import { ContainerService } from '../../../lib/containers/container-service.js';
+import type { QuotaLimits } from '../../../lib/containers/quota.js';
+import { QuotaExceededError } from '../../../lib/errors.js';
+import { newId } from '../../../lib/ids.js';
+import { ecsClient, type EcsTaskFields } from '../../../lib/runtimes/ecs-runtime.js';
+import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
+import { containerStore } from '../../../lib/wiring/containers.js';
+import { taskUsage } from '../../../lib/wiring/task-usage.js';
+import { lambdaContext } from '../../support/lambda-event.js';
+
+/*
+ * Quotas over DynamoDB Local with the production store and the ECS runtime; ECS is faked at
+ * the SDK client, and task state events go through the real EventBridge function.
+ */
+const ECS = vi.hoisted(() => {
+  const settings = {
+    CONTAINER_RUNTIME: 'ecs',
+    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
+    ECS_TASK_DEFINITION_ARN: 'arn:aws:ecs:us-east-1:123456789012:task-definition/workload:3',
+    ECS_SUBNET_IDS: 'subnet-a',
+    ECS_SECURITY_GROUP_IDS: 'sg-1',
+  };
+  Object.assign(process.env, settings);
+  return settings;
+});
+
+const ecsMock = mockClient(ecsClient);
+/** The container each task was run for, as ECS keeps it in startedBy. */
+const startedBy = new Map<string, string>();
+let taskCounter = 0;
+
+const serviceWith = (quota: QuotaLimits) =>
+  new ContainerService(containerStore, containerRuntime, taskUsage, { startBudgetMs: 5000, pollIntervalMs: 5, quota });
+
+let hostnameCounter = 0;
+const spec = (cpuCores = 2) => ({
+  hostname: `quota-${process.pid}-${(hostnameCounter += 1)}`,
+  cpuCores,
+  memoryMb: 8192,
+  diskGb: 21,
+  image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+  port: 8080,
+  env: {},
+  command: null,
+});
+const newUser = (): Caller => ({ userId: newId(), role: 'user' });
+
+const task = (taskArn: string, lastStatus: string, version: number, extra: Partial<Task> = {}): Task => ({
+  taskArn,
+  clusterArn: ECS.ECS_CLUSTER_ARN,
+  startedBy: startedBy.get(taskArn),
+  version,
+  lastStatus,
+  desiredStatus: lastStatus === 'STOPPED' ? 'STOPPED' : 'RUNNING',
+  ...extra,
+});
+
+async function taskStateChange(detailTask: Task): Promise<void> {
+  const event: EventBridgeEvent<'ECS Task State Change', EcsTaskFields> = {
+    version: '0',
+    id: newId(),
+    'detail-type': 'ECS Task State Change',
+    source: 'aws.ecs',
+    account: '123456789012',
+    time: new Date().toISOString(),
+    region: 'us-east-1',
+    resources: [detailTask.taskArn!],
+    detail: detailTask as EcsTaskFields,
+  };
+  await taskStateChanged(event, lambdaContext());
+}
+
+const runTasks = () => ecsMock.commandCalls(RunTaskCommand).length;
+
+beforeEach(() => {
+  ecsMock.reset();
+  ecsMock.on(RunTaskCommand).callsFake((input) => {
+    const taskArn = `arn:aws:ecs:us-east-1:123456789012:task/workloads/t${(taskCounter += 1)}`;
+    startedBy.set(taskArn, input.startedBy);
+    return { tasks: [task(taskArn, 'PROVISIONING', 1)], failures: [] };
+  });
+  // Every task a start waits for runs.
+  ecsMock.on(DescribeTasksCommand).callsFake((input) => ({ tasks: input.tasks.map((arn: string) => task(arn, 'RUNNING', 2)), failures: [] }));
+  ecsMock.on(StopTaskCommand).callsFake((input) => ({ task: { taskArn: input.task, desiredStatus: 'STOPPED' } }));
+});
+
+describe('the container quota', () => {
+  it('lets exactly 3 of 20 concurrent creates through at a limit of 3; the other 17 get QUOTA_EXCEEDED and write nothing', async () => {
+    const service = serviceWith({ maxContainers: 3, maxRunningCpu: 1000 });
+    const user = newUser();
+    const specs = Array.from({ length: 20 }, () => spec(1));
+    const results = await Promise.allSettled(specs.map((s) => service.create(user, s)));
+
+    const created = results.filter((r): r is PromiseFulfilledResult<StoredContainer> => r.status === 'fulfilled').map((r) => r.value);
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason);
+    expect(created).toHaveLength(3);
+    expect(refused).toHaveLength(17);
+    for (const error of refused) {
+      expect(error).toBeInstanceOf(QuotaExceededError);
+      expect(error).toMatchObject({ statusCode: 403, code: 'QUOTA_EXCEEDED' });
+      expect(error.message).toContain('at most 3 containers; you have 3');
+    }
+    // Nothing was written or run for the refused: their hostnames are free, only 3 tasks ran.
+    const page = await containerStore.listOwnedBy(user.userId, { limit: 100 });
+    expect(page.items.map((c) => c.id).sort()).toEqual(created.map((c) => c.id).sort());
+    const refusedHostnames = specs.map((s) => s.hostname).filter((h) => !created.some((c) => c.hostname === h));
+    for (const hostname of refusedHostnames) expect(await containerStore.containerIdOfHostname(hostname)).toBeUndefined();
+    expect(runTasks()).toBe(3);
+    expect(await containerStore.usageOf(user.userId)).toEqual({ containers: 3, runningCpu: 3 });
+  });
+
+  it('lets exactly 2 of 10 concurrent starts run at a limit of 2 vCPU', async () => {
+    const service = serviceWith({ maxContainers: 100, maxRunningCpu: 2 });
+    const user = newUser();
+    const stopped: StoredContainer[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      const created = await service.create(user, spec(1));
+      stopped.push(await service.stop(user, created.id));
+    }
+    expect(await containerStore.usageOf(user.userId)).toEqual({ containers: 10, runningCpu: 0 });
+    ecsMock.resetHistory();
+
+    const results = await Promise.allSettled(stopped.map((c) => service.start(user, c.id)));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason);
+    expect(refused).toHaveLength(8);
+    for (const error of refused) expect(error).toBeInstanceOf(QuotaExceededError);
+    expect(runTasks()).toBe(2);
+    const states = await Promise.all(stopped.map(async (c) => (await containerStore.get(c.id))!.state));
+    expect(states.filter((s) => s === 'running')).toHaveLength(2);
+    expect(states.filter((s) => s === 'stopped')).toHaveLength(8);
+    expect(await containerStore.usageOf(user.userId)).toEqual({ containers: 10, runningCpu: 2 });
+  });
+
+  it('counts running vCPU across create, stop, start, restart, a failure event, a resize and delete', async () => {
+    const service = serviceWith({ maxContainers: 100, maxRunningCpu: 4 });
+    const user = newUser();
+    const usage = () => containerStore.usageOf(user.userId);
+
+    const a = await service.create(user, spec(2));
+    const b = await service.create(user, spec(2));
+    expect(await usage()).toEqual({ containers: 2, runningCpu: 4 });
+
+    // A third would pass 4 vCPU: refused, nothing written or run.
+    const cSpec = spec(2);
+    const before = runTasks();
+    const refusal = await service.create(user, cSpec).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(QuotaExceededError);
+    expect((refusal as Error).message).toBe(
+      'Quota exceeded: at most 4 vCPU running; you use 4 vCPU and this needs 2 vCPU more. Stop a container first.',
+    );
+    expect(await containerStore.containerIdOfHostname(cSpec.hostname)).toBeUndefined();
+    expect(runTasks()).toBe(before);
+
+    // Stopping releases; the room is taken by a new container.
+    await service.stop(user, a.id);
+    expect(await usage()).toEqual({ containers: 2, runningCpu: 2 });
+    const c = await service.create(user, cSpec);
+    expect(await usage()).toEqual({ containers: 3, runningCpu: 4 });
+
+    // Starting A now is refused and leaves it stopped.
+    await expect(service.start(user, a.id)).rejects.toBeInstanceOf(QuotaExceededError);
+    expect((await containerStore.get(a.id))!.state).toBe('stopped');
+
+    // Restarting a running container keeps its share.
+    await service.restart(user, b.id);
+    expect(await usage()).toEqual({ containers: 3, runningCpu: 4 });
+
+    // C's task fails to start (an ECS event): its vCPU is released, and A may start.
+    const cTask = (await containerStore.get(c.id))!.taskArn!;
+    await taskStateChange(task(cTask, 'STOPPED', 3, { stopCode: 'TaskFailedToStart', stoppedReason: 'CannotPullContainerError' }));
+    expect((await containerStore.get(c.id))!.state).toBe('failed');
+    expect(await usage()).toEqual({ containers: 3, runningCpu: 2 });
+    // The same event again changes nothing.
+    await taskStateChange(task(cTask, 'STOPPED', 3, { stopCode: 'TaskFailedToStart' }));
+    expect(await usage()).toEqual({ containers: 3, runningCpu: 2 });
+    await service.start(user, a.id);
+    expect(await usage()).toEqual({ containers: 3, runningCpu: 4 });
+
+    // Growing a running container counts at once; a stopped or failed one counts when it starts.
+    await expect(service.update(user, a.id, { cpuCores: 4 })).rejects.toBeInstanceOf(QuotaExceededError);
+    expect((await containerStore.get(a.id))!.cpuCores).toBe(2);
+    await service.update(user, c.id, { cpuCores: 4 });
+    expect(await usage()).toEqual({ containers: 3, runningCpu: 4 });
+
+    // Deleting a running container releases both.
+    await service.delete(user, b.id);
+    expect(await usage()).toEqual({ containers: 2, runningCpu: 2 });
+    await service.update(user, a.id, { cpuCores: 4 });
+    expect(await usage()).toEqual({ containers: 2, runningCpu: 4 });
+    await service.delete(user, a.id);
+    await service.delete(user, c.id);
+    expect(await usage()).toEqual({ containers: 0, runningCpu: 0 });
+  });
+
+  it('exempts admins, and still counts what they run for a user', async () => {
+    const service = serviceWith({ maxContainers: 1, maxRunningCpu: 2 });
+    const user = newUser();
+    const admin: Caller = { userId: newId(), role: 'admin' };
+    const first = await service.create(user, spec(2));
+    await expect(service.create(user, spec(1))).rejects.toBeInstanceOf(QuotaExceededError);
+    await service.stop(user, first.id);
+    await service.create(admin, spec(16));
+    await service.create(admin, spec(16));
+    expect(await containerStore.usageOf(admin.userId)).toEqual({ containers: 2, runningCpu: 32 });
+    // An admin may start the user's container past nothing; the user's use counts it.
+    await service.start(admin, first.id);
+    expect(await containerStore.usageOf(user.userId)).toEqual({ containers: 1, runningCpu: 2 });
+  });
+});

@@ -179,7 +179,7 @@ describe('npm start', () => {
   });
 });
 
-async function pollState(read: () => Promise<string>, wanted: string, timeoutMs = 5_000): Promise<string> {
+async function pollState(read: () => Promise<string>, wanted: string, timeoutMs = 20_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const state = await read();

@@ -74,7 +74,11 @@ const outDirIn = (sourceRoot: string): string => join(sourceRoot, '.lambda-bundl
  */
 export function bundleHandlers(sourceRoot: string, entries: Iterable<string>): Map<string, BundleFile[]> {
   const unique = [...new Set(entries)];
-  const outNameOf = (entry: string): string => entry.split(sep).join(posix.sep).replace(/\.[cm]?[jt]sx?$/, '');
+  const outNameOf = (entry: string): string =>
+    entry
+      .split(sep)
+      .join(posix.sep)
+      .replace(/\.[cm]?[jt]sx?$/, '');
   const result = buildSync({
     ...lambdaBundleOptions,
     mainFields: [...lambdaBundleOptions.mainFields],

@@ -5,16 +5,17 @@ const list = z
   .union([z.string(), z.array(z.string())])
   .transform((value) => (Array.isArray(value) ? value : value.split(',')).map((item) => item.trim()).filter(Boolean));
 
-const flag = z
-  .union([z.boolean(), z.enum(['true', 'false'])])
-  .transform((value) => value === true || value === 'true');
+const flag = z.union([z.boolean(), z.enum(['true', 'false'])]).transform((value) => value === true || value === 'true');
 
 /** Every deployment setting, read from CDK context (`cdk.json` or `-c key=value`). */
 const settingsSchema = z
   .object({
     stackName: z.string().min(1).default('ContainerHosting'),
     /** Paths already carry /api/v1, so the stage name is not a version. */
-    stage: z.string().regex(/^[A-Za-z0-9_]+$/).default('prod'),
+    stage: z
+      .string()
+      .regex(/^[A-Za-z0-9_]+$/)
+      .default('prod'),
     throttleRateLimit: z.coerce.number().positive().default(50),
     throttleBurstLimit: z.coerce.number().int().nonnegative().default(100),
     /** Requests per IP per 5 minutes on the credential-guessing paths; WAF's minimum is 10. */
@@ -25,7 +26,10 @@ const settingsSchema = z
     authorizeRateLimitPer5Min: z.coerce.number().int().min(10).max(2_000_000_000).default(100),
     apiTracing: flag.default(false),
     containerImage: z.string().min(1).default('public.ecr.aws/nginx/nginx:stable-alpine'),
-    taskFamily: z.string().regex(/^[A-Za-z0-9_-]{1,255}$/).default('container-hosting-workload'),
+    taskFamily: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,255}$/)
+      .default('container-hosting-workload'),
     natGateways: z.coerce.number().int().min(1).max(2).default(1),
     vpcId: z.string().optional(),
     subnetIds: list.optional(),
@@ -49,9 +53,7 @@ export type DeploymentSettings = z.infer<typeof settingsSchema>;
 
 /** Reads and validates the settings, so a bad value fails synth with a readable message. */
 export function readSettings(node: Node): DeploymentSettings {
-  const raw = Object.fromEntries(
-    Object.keys(settingsSchema.shape).map((key) => [key, node.tryGetContext(key)]),
-  );
+  const raw = Object.fromEntries(Object.keys(settingsSchema.shape).map((key) => [key, node.tryGetContext(key)]));
   const parsed = settingsSchema.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'context'}: ${issue.message}`);

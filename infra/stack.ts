@@ -38,7 +38,10 @@ export class ContainerHostingStack extends Stack {
     const sourceRoot = props.sourceRoot ?? repositoryRoot;
     const handlers = [...routes, taskStateChangedFunction];
     requireHandlerFiles(sourceRoot, handlers);
-    const bundles = new FunctionBundles(sourceRoot, handlers.map((fn) => fn.handler));
+    const bundles = new FunctionBundles(
+      sourceRoot,
+      handlers.map((fn) => fn.handler),
+    );
     Tags.of(this).add('service', 'container-hosting');
 
     const store = new ServiceTable(this, 'Store');

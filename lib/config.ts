@@ -8,7 +8,12 @@ const flag = z
 const commaList = z
   .string()
   .default('')
-  .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
+  .transform((value) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean),
+  );
 
 /**
  * Every setting the service reads, validated once at module load so that a bad value

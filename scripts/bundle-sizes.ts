@@ -26,7 +26,8 @@ const line = (id: string, minified: string, gzip: string, note = ''): string =>
   `${id.padEnd(idWidth)}  ${minified.padStart(12)}  ${gzip.padStart(12)}  ${note}`.trimEnd();
 
 console.log(line('function', 'minified', 'gzip'));
-for (const row of rows) console.log(line(row.id, kib(row.minified), kib(row.gzip), row.minified > BUNDLE_BUDGET_BYTES ? 'OVER BUDGET' : ''));
+for (const row of rows)
+  console.log(line(row.id, kib(row.minified), kib(row.gzip), row.minified > BUNDLE_BUDGET_BYTES ? 'OVER BUDGET' : ''));
 
 const over = rows.filter((row) => row.minified > BUNDLE_BUDGET_BYTES);
 console.log(`\n${rows.length} functions; budget ${kib(BUNDLE_BUDGET_BYTES)} minified per function; ${over.length} over budget`);

@@ -42,11 +42,15 @@ try {
     const script = `const t = performance.now(); await import(${JSON.stringify(join(dir, 'index.mjs'))}); console.log(performance.now() - t);`;
     const times: number[] = [];
     for (let run = 0; run < runs; run++) {
-      const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { env, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+      const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { env, stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim();
       times.push(Number(output.split('\n').at(-1)));
     }
     times.sort((a, b) => a - b);
-    console.log(`${id.padEnd(16)} median ${times[Math.floor(runs / 2)]!.toFixed(1).padStart(6)} ms  min ${times[0]!.toFixed(1)}  max ${times.at(-1)!.toFixed(1)}  (${runs} runs)`);
+    console.log(
+      `${id.padEnd(16)} median ${times[Math.floor(runs / 2)]!.toFixed(1).padStart(6)} ms  min ${times[0]!.toFixed(1)}  max ${times.at(-1)!.toFixed(1)}  (${runs} runs)`,
+    );
   }
 } finally {
   rmSync(outDir, { recursive: true, force: true });

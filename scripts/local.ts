@@ -60,7 +60,8 @@ async function main(): Promise<void> {
     credentials = dynamoDb.credentials;
     process.env.AWS_ACCESS_KEY_ID = credentials.accessKeyId;
     process.env.AWS_SECRET_ACCESS_KEY = credentials.secretAccessKey;
-    if (dynamoDb.killedLeftoverPid) console.log(`Stopped the DynamoDB Local an earlier run left running (pid ${dynamoDb.killedLeftoverPid})`);
+    if (dynamoDb.killedLeftoverPid)
+      console.log(`Stopped the DynamoDB Local an earlier run left running (pid ${dynamoDb.killedLeftoverPid})`);
     // What `npm run admin` needs: DYNAMODB_ENDPOINT and TABLE_NAME.
     console.log(`DynamoDB Local on ${endpoint}, table ${tableName}`);
     if (dataDir) console.log(`Its access key id (npm run admin reads it from there): ${join(dataDir, 'dynamodb', 'access-key')}`);

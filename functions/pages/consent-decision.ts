@@ -4,4 +4,6 @@ import { answerConsent } from '../../lib/pages/consent-page.js';
 import { resolveCredential } from '../../lib/wiring/identity.js';
 import { oauthService } from '../../lib/wiring/oauth.js';
 
-export const handler = endpoint('consentDecision', { body: consentDecisionBody, resolveCredential }, (request) => answerConsent(request, { oauthService }));
+export const handler = endpoint('consentDecision', { body: consentDecisionBody, resolveCredential }, (request) =>
+  answerConsent(request, { oauthService }),
+);

@@ -20,16 +20,31 @@ const fixed = (message: string): string => JSON.stringify(message);
  */
 export const envelopeGatewayResponses: readonly EnvelopeResponse[] = [
   // An unknown path on a REST API is reported as a missing (SigV4) authentication token.
-  { type: apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN, statusCode: '404', code: 'NOT_FOUND', message: fixed('No resource matches this path') },
+  {
+    type: apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN,
+    statusCode: '404',
+    code: 'NOT_FOUND',
+    message: fixed('No resource matches this path'),
+  },
   // No method uses IAM authorization, so a signature is only examined on unmatched paths
   // that carry an Authorization header.
-  { type: apigateway.ResponseType.INVALID_SIGNATURE, statusCode: '404', code: 'NOT_FOUND', message: fixed('No resource matches this path') },
+  {
+    type: apigateway.ResponseType.INVALID_SIGNATURE,
+    statusCode: '404',
+    code: 'NOT_FOUND',
+    message: fixed('No resource matches this path'),
+  },
   { type: apigateway.ResponseType.RESOURCE_NOT_FOUND, statusCode: '404', code: 'NOT_FOUND', message: fixed('Not found') },
   { type: apigateway.ResponseType.THROTTLED, statusCode: '429', code: 'RATE_LIMITED', message: fixed('Too many requests; slow down') },
   { type: apigateway.ResponseType.QUOTA_EXCEEDED, statusCode: '429', code: 'RATE_LIMITED', message: fixed('Too many requests; slow down') },
   // WAF blocks come only from the rate-based rule (the managed rules only count).
   { type: apigateway.ResponseType.WAF_FILTERED, statusCode: '429', code: 'RATE_LIMITED', message: fixed('Too many requests; slow down') },
-  { type: apigateway.ResponseType.REQUEST_TOO_LARGE, statusCode: '413', code: 'PAYLOAD_TOO_LARGE', message: fixed('The request is too large') },
+  {
+    type: apigateway.ResponseType.REQUEST_TOO_LARGE,
+    statusCode: '413',
+    code: 'PAYLOAD_TOO_LARGE',
+    message: fixed('The request is too large'),
+  },
   { type: apigateway.ResponseType.INTEGRATION_TIMEOUT, statusCode: '504', code: 'TIMEOUT', message: fixed('The request timed out') },
   { type: apigateway.ResponseType.INTEGRATION_FAILURE, statusCode: '500', code: 'INTERNAL_ERROR', message: fixed('Internal server error') },
   { type: apigateway.ResponseType.ACCESS_DENIED, statusCode: '403', code: 'FORBIDDEN', message: fixed('You are not allowed to do this') },

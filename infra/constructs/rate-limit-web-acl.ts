@@ -142,9 +142,7 @@ function visibility(metricName: string): wafv2.CfnWebACL.VisibilityConfigPropert
  * slash or a percent-encoded letter must not slip past the limit.
  */
 function pathPattern(path: string): string {
-  const segments = path
-    .split('/')
-    .map((segment) => (segment.startsWith('{') ? '[^/]+' : segment.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&')));
+  const segments = path.split('/').map((segment) => (segment.startsWith('{') ? '[^/]+' : segment.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&')));
   return `${segments.join('/')}/?$`;
 }
 

@@ -7,12 +7,7 @@ import { keys } from '../../lib/store/keys.js';
 import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
 
 /** ConditionCheckItem lets a transaction assert on an item it does not write. */
-export const TABLE_READ_ACTIONS = [
-  'dynamodb:GetItem',
-  'dynamodb:BatchGetItem',
-  'dynamodb:Query',
-  'dynamodb:ConditionCheckItem',
-] as const;
+export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'] as const;
 
 export const TABLE_UPDATE_ACTIONS = [...TABLE_READ_ACTIONS, 'dynamodb:UpdateItem'] as const;
 
@@ -69,9 +64,7 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
   }
 
   if (permissions.metrics) {
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }),
-    );
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
     acknowledgeNagRule(
       role,
       'AwsSolutions-IAM5[Resource::*]',
@@ -146,9 +139,7 @@ function grantWorkloadActions(
     );
   }
   if (actions.includes('stop')) {
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['ecs:StopTask'], resources: [tasksInCluster], conditions: inCluster }),
-    );
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:StopTask'], resources: [tasksInCluster], conditions: inCluster }));
   }
   if (actions.includes('describe')) {
     role.addToPrincipalPolicy(

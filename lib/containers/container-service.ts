@@ -139,7 +139,13 @@ export class ContainerService {
       );
     }
     return this.onFreshState(container, (current) =>
-      this.store.updateWorkload(current.id, current.version, changes, this.isoNow(), this.charge(current, { ...current, cpuCores }, caller)),
+      this.store.updateWorkload(
+        current.id,
+        current.version,
+        changes,
+        this.isoNow(),
+        this.charge(current, { ...current, cpuCores }, caller),
+      ),
     );
   }
 
@@ -273,7 +279,13 @@ export class ContainerService {
         if (plan.stopTask && container.taskArn) await this.runtime.stopTask(container.taskArn, stopReason);
         // Charged before anything runs: a start past the quota starts nothing (403 QUOTA_EXCEEDED).
         const claimed = await this.onFreshState(container, (current) =>
-          this.store.beginTransition(current.id, current.version, 'provisioning', this.isoNow(), this.charge(current, { ...current, state: 'provisioning' }, caller)),
+          this.store.beginTransition(
+            current.id,
+            current.version,
+            'provisioning',
+            this.isoNow(),
+            this.charge(current, { ...current, state: 'provisioning' }, caller),
+          ),
         );
         return this.waitUntilRunning(await this.launchOrFail(claimed), deadline);
       }

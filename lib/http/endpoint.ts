@@ -16,8 +16,9 @@ import { routeById, type routes, type RouteId } from './routes.js';
 type RouteOf<Id extends RouteId> = Extract<(typeof routes)[number], { id: Id }>;
 
 /** Routes that require a credential hand their function a request with a principal. */
-export type RequestFor<Id extends RouteId, Body, Query> =
-  RouteOf<Id>['access'] extends 'public' | 'browser' ? ApiRequest<Body, Query> : AuthenticatedRequest<Body, Query>;
+export type RequestFor<Id extends RouteId, Body, Query> = RouteOf<Id>['access'] extends 'public' | 'browser'
+  ? ApiRequest<Body, Query>
+  : AuthenticatedRequest<Body, Query>;
 
 export interface EndpointOptions<BodySchema extends z.ZodType | undefined, QuerySchema extends z.ZodType | undefined> {
   body?: BodySchema;
@@ -50,7 +51,8 @@ export function endpoint<
 ) {
   const route = routeById(routeId);
   const { resolveCredential } = options;
-  if (route.access !== 'public' && !resolveCredential) throw new Error(`${routeId} needs a credential resolver (route access ${route.access})`);
+  if (route.access !== 'public' && !resolveCredential)
+    throw new Error(`${routeId} needs a credential resolver (route access ${route.access})`);
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, EndpointContext>({
     timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
     timeoutEarlyResponse: () => {

@@ -7,7 +7,11 @@ type JsonObject = Record<string, unknown>;
 const errorCodes: Record<number, { code: string; description: string }> = {
   400: { code: 'BAD_REQUEST', description: 'Malformed request, or missing or invalid fields or parameters' },
   401: { code: 'UNAUTHORIZED', description: 'No valid credentials' },
-  403: { code: 'FORBIDDEN', description: 'Authenticated but not allowed (CSRF_REJECTED for a session request without a valid x-csrf-token; QUOTA_EXCEEDED when a create, start, restart or resize would pass the caller\'s quota, naming the limit and the current use)' },
+  403: {
+    code: 'FORBIDDEN',
+    description:
+      "Authenticated but not allowed (CSRF_REJECTED for a session request without a valid x-csrf-token; QUOTA_EXCEEDED when a create, start, restart or resize would pass the caller's quota, naming the limit and the current use)",
+  },
   404: { code: 'NOT_FOUND', description: 'No such resource, or not yours; also a path id that is not a UUID' },
   409: { code: 'CONFLICT', description: 'A uniqueness or state conflict: a taken hostname or email, or a concurrent change that won' },
   413: { code: 'PAYLOAD_TOO_LARGE', description: 'JSON bodies are limited to 16 KiB' },
@@ -119,7 +123,11 @@ export function openApiDocument(endpoints: Array<{ route: Route; inputSchemas: I
     paths,
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'svpat_ personal access token, svat_ OAuth access token or svss_ session token' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'svpat_ personal access token, svat_ OAuth access token or svss_ session token',
+        },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'sv_session', description: 'Unsafe methods also need x-csrf-token' },
         oauth2: {
           type: 'oauth2',

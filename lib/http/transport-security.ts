@@ -8,7 +8,10 @@ import { HSTS_VALUE } from './reply.js';
  * everywhere else the session and login-CSRF cookies take the `__Host-` prefix
  * (RFC 6265bis section 4.1.3.2: Secure, Path=/, no Domain) and every response sends HSTS.
  */
-export function servedOnLoopback(requestOrigin: string | undefined, publicBaseUrl: string | undefined = configuredPublicBaseUrl()): boolean {
+export function servedOnLoopback(
+  requestOrigin: string | undefined,
+  publicBaseUrl: string | undefined = configuredPublicBaseUrl(),
+): boolean {
   const origin = publicBaseUrl ?? requestOrigin;
   return origin !== undefined && isLoopbackOrigin(origin);
 }

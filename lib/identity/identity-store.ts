@@ -41,7 +41,7 @@ export interface PersonalAccessToken {
 
 /** Whether a sign-in for an email may check its password now. */
 export type LoginAttempt =
-  | { allowed: true; /** This attempt's number within the window, counting it. */ attempt: number }
+  | { allowed: true /** This attempt's number within the window, counting it. */; attempt: number }
   | { allowed: false; retryAfterSeconds: number };
 
 /** What an OAuth access token's use needs of its grant (docs/oauth.md). */

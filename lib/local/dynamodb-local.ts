@@ -147,7 +147,11 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   }
 }
 
-async function startOnPort(port: number, dataDir: string | undefined, pidFile: string | undefined): Promise<Omit<DynamoDbLocal, 'credentials'>> {
+async function startOnPort(
+  port: number,
+  dataDir: string | undefined,
+  pidFile: string | undefined,
+): Promise<Omit<DynamoDbLocal, 'credentials'>> {
   const { command, args, cwd, env } = dynamoDbLocalCommand(port, dataDir);
   // Its own process group: a terminal's Ctrl-C reaches only us, and we stop it last.
   const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -257,7 +261,9 @@ async function waitUntilReady(
       await Promise.race([sleep(100), failure]);
     }
     if (settled) throw settled;
-    throw new Error(`DynamoDB Local (Java) did not answer on ${endpoint} within ${READY_TIMEOUT_MS / 1000} s. Its output:\n${output().trim()}`);
+    throw new Error(
+      `DynamoDB Local (Java) did not answer on ${endpoint} within ${READY_TIMEOUT_MS / 1000} s. Its output:\n${output().trim()}`,
+    );
   } finally {
     client.destroy();
   }

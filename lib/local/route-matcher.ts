@@ -66,9 +66,7 @@ function decodeSegment(raw: string): string {
 }
 
 /** Compiles the templates once; the returned function matches a method and a raw (still encoded) path. */
-export function createRouteMatcher<R extends RouteLike>(
-  routes: readonly R[],
-): (method: string, rawPath: string) => RouteMatch<R> {
+export function createRouteMatcher<R extends RouteLike>(routes: readonly R[]): (method: string, rawPath: string) => RouteMatch<R> {
   const routesByTemplate = new Map<string, R[]>();
   for (const route of routes) {
     const sameResource = routesByTemplate.get(route.path) ?? [];

@@ -3,14 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import {
-  InternalError,
-  MethodNotAllowedError,
-  NotFoundError,
-  PayloadTooLargeError,
-  TimeoutError,
-  type HttpError,
-} from '../errors.js';
+import { InternalError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, TimeoutError, type HttpError } from '../errors.js';
 import { errorReply } from '../http/middleware/error-envelope.js';
 import { routes as routeTable, type Route } from '../http/routes.js';
 import { describeError, log } from '../log.js';

@@ -88,9 +88,7 @@ export async function sampleFromPs(processGroupId: number): Promise<ProcessSampl
 /** ps's cumulative CPU time, `[[dd-]hh:]mm:ss[.cc]`, in seconds. */
 export function cpuTimeSeconds(value: string): number {
   const [days, clock] = value.includes('-') ? value.split('-') : ['0', value];
-  return (clock ?? '')
-    .split(':')
-    .reduce((total, part) => total * 60 + Number(part), 0) + Number(days) * 86_400;
+  return (clock ?? '').split(':').reduce((total, part) => total * 60 + Number(part), 0) + Number(days) * 86_400;
 }
 
 async function bytesUnder(path: string): Promise<number> {

@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import type { CredentialRecord } from '../identity/identity-store.js';
 import type { OAuthScope, Principal } from '../identity/principal.js';
-import { constantTimeEqual, CREDENTIAL_PREFIX, grantIdOf, MAX_CREDENTIAL_LENGTH, newGrantSecret, newSecret, sha256Hex } from '../identity/secrets.js';
+import {
+  constantTimeEqual,
+  CREDENTIAL_PREFIX,
+  grantIdOf,
+  MAX_CREDENTIAL_LENGTH,
+  newGrantSecret,
+  newSecret,
+  sha256Hex,
+} from '../identity/secrets.js';
 import { isUuid, newId } from '../ids.js';
 import type { Page, PageRequest } from '../page.js';
 import { invalidClient, type ClientCredentials } from './client-authentication.js';
@@ -67,7 +75,8 @@ function redirectWith(redirectUri: string, parameters: Record<string, string>): 
 }
 
 const invalidGrant = (message: string) => new BadRequestError(message);
-const requestGone = () => new BadRequestError('This authorization request has expired or was already answered; start again from the application');
+const requestGone = () =>
+  new BadRequestError('This authorization request has expired or was already answered; start again from the application');
 const appGone = () => new BadRequestError('The application no longer exists');
 
 /**
@@ -262,7 +271,15 @@ export class OAuthService {
     const now = this.now();
     const expiresAt = isoAfter(now, GRANT_LIFETIME_SECONDS);
     const issue = this.newTokens(
-      { id: code.grantId, clientId: code.clientId, appId: code.appId, userId: code.userId, role: code.role, scopes: code.scopes, expiresAt },
+      {
+        id: code.grantId,
+        clientId: code.clientId,
+        appId: code.appId,
+        userId: code.userId,
+        role: code.role,
+        scopes: code.scopes,
+        expiresAt,
+      },
       code.scopes,
       now,
     );

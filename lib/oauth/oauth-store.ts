@@ -134,7 +134,11 @@ export interface OAuthStore {
   /** One round trip: the client by id and the code by hash. */
   getClientAndCode(clientId: string, codeHash: string): Promise<{ client?: OAuthClient; code?: AuthorizationCode }>;
   /** One round trip: the client by id, the refresh token by hash and the grant by id. */
-  getTokenGrant(clientId: string, tokenHash: string, grantId: string): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }>;
+  getTokenGrant(
+    clientId: string,
+    tokenHash: string,
+    grantId: string,
+  ): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }>;
   /** One round trip: the client by id and an access-token credential by hash. */
   getClientAndAccessToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; accessToken?: CredentialRecord }>;
   /**

@@ -79,11 +79,11 @@ export async function showConsent(request: ApiRequest, { identityService, oauthS
   const csrfToken = principal.csrfToken;
   return orErrorPage(async () => {
     // Side by side, and the request carries what the page shows of the application: one round trip.
-    const [pending, user] = await Promise.all([
-      oauthService.pendingAuthorization(requestId),
-      identityService.getUser(principal.userId),
-    ]);
-    return html(200, consentPage(consentViewOf(pending, { csrfToken, userEmail: user.email, action: `${request.basePath}${CONSENT_PATH}` })));
+    const [pending, user] = await Promise.all([oauthService.pendingAuthorization(requestId), identityService.getUser(principal.userId)]);
+    return html(
+      200,
+      consentPage(consentViewOf(pending, { csrfToken, userEmail: user.email, action: `${request.basePath}${CONSENT_PATH}` })),
+    );
   });
 }
 
@@ -110,7 +110,10 @@ export interface ConsentDecision {
  * POST /oauth/consent: the request is consumed either way and the browser sent back to the client
  * with 303 See Other, so the form post is never replayed at the client (RFC 9700 section 4.12).
  */
-export function answerConsent(request: AuthenticatedRequest<ConsentDecision>, { oauthService }: Pick<ConsentServices, 'oauthService'>): Promise<Reply> {
+export function answerConsent(
+  request: AuthenticatedRequest<ConsentDecision>,
+  { oauthService }: Pick<ConsentServices, 'oauthService'>,
+): Promise<Reply> {
   return orErrorPage(async () => {
     const location =
       request.body.decision === 'approve'

@@ -21,12 +21,9 @@ export async function handleLoginSubmission(request: ApiRequest, identityService
   const next = safeNextPath(field(request.body, 'next'));
   const rerender = (statusCode: number, error: string, headers: Record<string, string> = {}) => {
     const csrf = newLoginCsrf(request.origin);
-    return html(
-      statusCode,
-      loginFormPage({ action: `${request.basePath}/login`, csrfToken: csrf.token, next, email, error }),
-      headers,
-      [csrf.cookie],
-    );
+    return html(statusCode, loginFormPage({ action: `${request.basePath}/login`, csrfToken: csrf.token, next, email, error }), headers, [
+      csrf.cookie,
+    ]);
   };
 
   const expectedCsrf = request.cookies[loginCsrfCookieFor(request.origin)];

@@ -1,10 +1,4 @@
-import {
-  DescribeTasksCommand,
-  ECSClient,
-  RunTaskCommand,
-  StopTaskCommand,
-  type RunTaskCommandInput,
-} from '@aws-sdk/client-ecs';
+import { DescribeTasksCommand, ECSClient, RunTaskCommand, StopTaskCommand, type RunTaskCommandInput } from '@aws-sdk/client-ecs';
 import { config } from '../config.js';
 import { isUuid } from '../ids.js';
 import { TaskLaunchError, type ContainerRuntime, type TaskLaunch, type TaskStatus } from '../containers/runtime.js';
@@ -125,4 +119,3 @@ export class EcsRuntime implements ContainerRuntime {
     return task ? taskStatusFromEcs(task) : undefined;
   }
 }
-

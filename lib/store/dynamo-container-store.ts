@@ -3,7 +3,14 @@ import { isEmptyCharge, quotaExceeded, roomFor, type QuotaCharge, type QuotaUsag
 import type { ContainerState, StoredContainer, Workload } from '../containers/container.js';
 import type { ContainerStore, TaskStatusUpdate } from '../containers/container-store.js';
 import { ConflictError, NotFoundError } from '../errors.js';
-import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactionCancellationCodes, transactWrite } from './dynamo.js';
+import {
+  documentClient,
+  isConditionFailure,
+  isTransactionConditionFailure,
+  tableName,
+  transactionCancellationCodes,
+  transactWrite,
+} from './dynamo.js';
 import { containerEntity, hostnameClaimEntity } from './entities/container.js';
 import { quotaUsageEntity } from './entities/quota-usage.js';
 import type { Item } from './entities/item.js';
@@ -175,7 +182,10 @@ export class DynamoContainerStore implements ContainerStore {
               TableName: tableName,
               Key: keys.container(container.id),
               ConditionExpression: `attribute_exists(pk) AND version = :version${charge?.fromState ? ' AND #state = :fromState' : ''}`,
-              ExpressionAttributeValues: { ':version': container.version, ...(charge?.fromState ? { ':fromState': charge.fromState } : {}) },
+              ExpressionAttributeValues: {
+                ':version': container.version,
+                ...(charge?.fromState ? { ':fromState': charge.fromState } : {}),
+              },
               ...(charge?.fromState ? { ExpressionAttributeNames: { '#state': 'state' } } : {}),
             },
           },
@@ -272,9 +282,7 @@ export class DynamoContainerStore implements ContainerStore {
 
   private async updateItem(input: Update): Promise<StoredContainer | undefined> {
     try {
-      const { Attributes } = await documentClient.send(
-        new UpdateCommand({ TableName: tableName, ReturnValues: 'ALL_NEW', ...input }),
-      );
+      const { Attributes } = await documentClient.send(new UpdateCommand({ TableName: tableName, ReturnValues: 'ALL_NEW', ...input }));
       return containerEntity.fromItem(Attributes!);
     } catch (error) {
       if (isConditionFailure(error)) return undefined;

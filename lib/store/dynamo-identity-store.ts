@@ -53,9 +53,7 @@ export class DynamoIdentityStore implements IdentityStore {
   }
 
   async findUserByEmail(email: string): Promise<UserWithPassword | undefined> {
-    const { Item } = await documentClient.send(
-      new GetCommand({ TableName: tableName, Key: keys.email(email), ConsistentRead: true }),
-    );
+    const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.email(email), ConsistentRead: true }));
     return Item ? userEntity.fromEmailClaim(Item) : undefined;
   }
 

@@ -1,10 +1,4 @@
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-  type TransactWriteCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { CredentialRecord } from '../identity/identity-store.js';
 import type { OAuthScope, Role } from '../identity/principal.js';
 import type {
@@ -128,10 +122,7 @@ async function clientWith<T>(
 export class DynamoOAuthStore implements OAuthStore {
   async createApp(app: OAuthApp, secretHash: string): Promise<void> {
     await transactWrite({
-      TransactItems: [
-        put(appItem(app)),
-        put(oauthClientEntity.toItem({ clientId: app.clientId, appId: app.id, secretHash })),
-      ],
+      TransactItems: [put(appItem(app)), put(oauthClientEntity.toItem({ clientId: app.clientId, appId: app.id, secretHash }))],
     });
   }
 
@@ -152,7 +143,12 @@ export class DynamoOAuthStore implements OAuthStore {
 
   async listApps(ownerId: string, page: PageRequest): Promise<Page<OAuthApp>> {
     const result = await queryPage(
-      { index: INDEX.byOwner, partitionAttribute: 'gsi1pk', partitionValue: keys.oauthAppsOfOwnerPartition(ownerId), sortAttribute: 'gsi1sk' },
+      {
+        index: INDEX.byOwner,
+        partitionAttribute: 'gsi1pk',
+        partitionValue: keys.oauthAppsOfOwnerPartition(ownerId),
+        sortAttribute: 'gsi1sk',
+      },
       page,
     );
     return { ...result, items: result.items.map(toApp) };
@@ -244,7 +240,9 @@ export class DynamoOAuthStore implements OAuthStore {
     const members = await queryPartition(keys.oauthAppPartition(app.id));
     const grants = members.filter((member) => (member.sk as string).startsWith(keys.appGrantPrefix));
     for (let start = 0; start < grants.length; start += GRANT_REVOCATION_CONCURRENCY) {
-      await Promise.all(grants.slice(start, start + GRANT_REVOCATION_CONCURRENCY).map((entry) => tokenGrants.revokeGrant(appGrantEntity.grantIdOf(entry))));
+      await Promise.all(
+        grants.slice(start, start + GRANT_REVOCATION_CONCURRENCY).map((entry) => tokenGrants.revokeGrant(appGrantEntity.grantIdOf(entry))),
+      );
     }
     const codes = members.filter((member) => (member.sk as string).startsWith(keys.appAuthorizationCodePrefix));
     await batchDelete([
@@ -255,7 +253,9 @@ export class DynamoOAuthStore implements OAuthStore {
   }
 
   async getClient(clientId: string): Promise<OAuthClient | undefined> {
-    const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.oauthClient(clientId), ConsistentRead: true }));
+    const { Item } = await documentClient.send(
+      new GetCommand({ TableName: tableName, Key: keys.oauthClient(clientId), ConsistentRead: true }),
+    );
     return Item ? toClient(Item) : undefined;
   }
 
@@ -337,7 +337,11 @@ export class DynamoOAuthStore implements OAuthStore {
     return { ...(client ? { client } : {}), ...(other ? { code: other } : {}) };
   }
 
-  getTokenGrant(clientId: string, tokenHash: string, grantId: string): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }> {
+  getTokenGrant(
+    clientId: string,
+    tokenHash: string,
+    grantId: string,
+  ): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }> {
     return tokenGrants.getTokenGrant(clientId, tokenHash, grantId);
   }
 

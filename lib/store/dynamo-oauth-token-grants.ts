@@ -1,6 +1,14 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CredentialRecord } from '../identity/identity-store.js';
-import type { AuthorizationCode, Grant, OAuthClient, RefreshToken, TokenIssue, TokenWriteFailure, TokenWriteOutcome } from '../oauth/oauth-store.js';
+import type {
+  AuthorizationCode,
+  Grant,
+  OAuthClient,
+  RefreshToken,
+  TokenIssue,
+  TokenWriteFailure,
+  TokenWriteOutcome,
+} from '../oauth/oauth-store.js';
 import {
   batchDelete,
   batchGet,
@@ -58,7 +66,9 @@ export async function redeemAuthorizationCode(
   grant: Grant,
   { refreshToken, accessToken }: TokenIssue,
 ): Promise<TokenWriteOutcome> {
-  const put = (item: Record<string, unknown>) => ({ Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
+  const put = (item: Record<string, unknown>) => ({
+    Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' },
+  });
   const failureByPosition: Array<TokenWriteFailure | undefined> = ['already-used', 'client-changed', 'already-used'];
   try {
     await transactWrite(
@@ -107,7 +117,11 @@ export async function redeemAuthorizationCode(
  * token are put. Nothing else is written: the old token is rotated by no longer being the
  * grant's `refresh_hash`.
  */
-export async function rotateRefreshToken(grant: Grant, previousHash: string, { refreshToken, accessToken }: TokenIssue): Promise<TokenWriteOutcome> {
+export async function rotateRefreshToken(
+  grant: Grant,
+  previousHash: string,
+  { refreshToken, accessToken }: TokenIssue,
+): Promise<TokenWriteOutcome> {
   try {
     await transactWrite(
       {

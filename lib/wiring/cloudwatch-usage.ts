@@ -3,8 +3,10 @@ import { CloudWatchMetrics, clusterNameOf, taskDefinitionFamilyOf } from '../met
 
 /** Task usage from CloudWatch Container Insights for the cluster these settings name. */
 export function cloudWatchUsageFrom(settings: Config): CloudWatchMetrics {
-  if (!settings.ECS_CLUSTER_ARN) throw new Error('Invalid configuration: CONTAINER_RUNTIME=ecs needs ECS_CLUSTER_ARN (or set CONTAINER_RUNTIME=local)');
+  if (!settings.ECS_CLUSTER_ARN)
+    throw new Error('Invalid configuration: CONTAINER_RUNTIME=ecs needs ECS_CLUSTER_ARN (or set CONTAINER_RUNTIME=local)');
   // Container Insights names a task's metrics by its task definition family: every task runs the deployment's one.
-  if (!settings.ECS_TASK_DEFINITION_ARN) throw new Error('Invalid configuration: CONTAINER_RUNTIME=ecs needs ECS_TASK_DEFINITION_ARN (or set CONTAINER_RUNTIME=local)');
+  if (!settings.ECS_TASK_DEFINITION_ARN)
+    throw new Error('Invalid configuration: CONTAINER_RUNTIME=ecs needs ECS_TASK_DEFINITION_ARN (or set CONTAINER_RUNTIME=local)');
   return new CloudWatchMetrics(clusterNameOf(settings.ECS_CLUSTER_ARN), taskDefinitionFamilyOf(settings.ECS_TASK_DEFINITION_ARN));
 }

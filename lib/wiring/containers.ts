@@ -17,7 +17,11 @@ const notWired = (what: string) => async (): Promise<never> => {
 };
 
 /** For a function whose route never reaches the runtime (get, list, task-state events). */
-const noRuntime: ContainerRuntime = { runTask: notWired('container runtime'), stopTask: notWired('container runtime'), describeTask: notWired('container runtime') };
+const noRuntime: ContainerRuntime = {
+  runTask: notWired('container runtime'),
+  stopTask: notWired('container runtime'),
+  describeTask: notWired('container runtime'),
+};
 /** For a function whose route never reads task usage (all but get-metrics). */
 const noUsage: TaskUsageSource = { usageOf: notWired('task usage source') };
 

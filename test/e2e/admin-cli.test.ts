@@ -12,7 +12,10 @@ const tsxCli = fileURLToPath(new URL('../../node_modules/tsx/dist/cli.mjs', impo
  * DYNAMODB_ENDPOINT and TABLE_NAME (this file's table on DynamoDB Local, from setup-env) and
  * no AWS credentials at all.
  */
-function runAdmin(args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runAdmin(
+  args: string[],
+  options: { stdin?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
   for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'LOG_LEVEL']) delete env[name];
   const child = spawn(process.execPath, [tsxCli, 'scripts/admin.ts', ...args], { cwd: repositoryRoot, env, stdio: 'pipe' });
@@ -52,6 +55,8 @@ describe('npm run admin against DynamoDB Local', () => {
     const result = await runAdmin(['create-user', '--email', `ops-${randomUUID()}@example.com`], { env: { TABLE_NAME: 'no-such-table' } });
 
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^admin: Table no-such-table not found in DynamoDB at http:\/\/127\.0\.0\.1:\d+ \(check TABLE_NAME and DYNAMODB_ENDPOINT\)\n$/);
+    expect(result.stderr).toMatch(
+      /^admin: Table no-such-table not found in DynamoDB at http:\/\/127\.0\.0\.1:\d+ \(check TABLE_NAME and DYNAMODB_ENDPOINT\)\n$/,
+    );
   });
 });

@@ -42,7 +42,10 @@ async function createContainer(token = userToken, body: Record<string, unknown> 
 
 /** Polls GET until the container is in `state`; answers the last record. */
 async function waitForState(id: string, state: string, token = userToken): Promise<Record<string, unknown>> {
-  const last = await pollUntil(() => api('GET', `/api/v1/containers/${id}`, token), (response) => response.body.data?.state === state);
+  const last = await pollUntil(
+    () => api('GET', `/api/v1/containers/${id}`, token),
+    (response) => response.body.data?.state === state,
+  );
   return last.body.data;
 }
 
@@ -130,11 +133,18 @@ describe('POST /api/v1/containers', () => {
     const response = await api('POST', '/api/v1/containers', userToken, { hostname });
 
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ data: containerRecord({ hostname, state: 'provisioning', url: `http://${hostname}.localhost:${new URL(baseUrl).port}/` }) });
+    expect(response.body).toEqual({
+      data: containerRecord({ hostname, state: 'provisioning', url: `http://${hostname}.localhost:${new URL(baseUrl).port}/` }),
+    });
   });
 
   it('creates a container with every field given', async () => {
-    const response = await api('POST', '/api/v1/containers', userToken, { hostname: uniqueHostname(), cpu_cores: 2, memory_mb: 16384, disk_gb: 32 });
+    const response = await api('POST', '/api/v1/containers', userToken, {
+      hostname: uniqueHostname(),
+      cpu_cores: 2,
+      memory_mb: 16384,
+      disk_gb: 32,
+    });
 
     expect(response.status).toBe(200);
     expect(response.body.data).toMatchObject({ cpu_cores: 2, memory_mb: 16384, disk_gb: 32, state: 'provisioning' });

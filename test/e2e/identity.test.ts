@@ -327,8 +327,10 @@ describe('users', () => {
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
   });
 
-  it("refuses a cursor forged to read another partition", async () => {
-    const forged = Buffer.from(JSON.stringify({ pk: 'USER#x', sk: 'PROFILE', gsi2pk: 'CONTAINERS', gsi2sk: 'USER#x' })).toString('base64url');
+  it('refuses a cursor forged to read another partition', async () => {
+    const forged = Buffer.from(JSON.stringify({ pk: 'USER#x', sk: 'PROFILE', gsi2pk: 'CONTAINERS', gsi2sk: 'USER#x' })).toString(
+      'base64url',
+    );
     const response = await call(baseUrl, 'GET', `/api/v1/users?cursor=${forged}`, { token: admin.sessionToken });
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
   });

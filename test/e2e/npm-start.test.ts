@@ -54,12 +54,24 @@ describe('npm start', () => {
     const port = await freePort();
     const fullEnv: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, ...env };
     // This file's own test table and directories must not leak into the stack under test.
-    for (const name of ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'LOCAL_CONTAINER_DIR', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'LOG_LEVEL']) {
+    for (const name of [
+      'DYNAMODB_ENDPOINT',
+      'TABLE_NAME',
+      'LOCAL_CONTAINER_DIR',
+      'AWS_ACCESS_KEY_ID',
+      'AWS_SECRET_ACCESS_KEY',
+      'LOG_LEVEL',
+    ]) {
       if (!(name in env)) delete fullEnv[name];
     }
     // The same command as the `start` script, without npm in between; its own process group,
     // as a terminal gives it, so the test can Ctrl-C it and clean up all of it.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/local.ts'], { cwd: repositoryRoot, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/local.ts'], {
+      cwd: repositoryRoot,
+      env: fullEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     stacks.push(child);
     processGroups.add(child.pid!);
     const output = collectOutput(child);

@@ -206,7 +206,11 @@ describe('application management by id', () => {
   });
 
   it('needs the CSRF token for PATCH, DELETE and secret rotation with a session', async () => {
-    for (const [method, suffix] of [['PATCH', ''], ['DELETE', ''], ['POST', '/secret']] as const) {
+    for (const [method, suffix] of [
+      ['PATCH', ''],
+      ['DELETE', ''],
+      ['POST', '/secret'],
+    ] as const) {
       const response = await call(baseUrl, method, `/api/v1/oauth/apps/${app.id}${suffix}`, {
         token: owner.sessionToken,
         ...(method === 'PATCH' ? { body: { name: 'X' } } : {}),
@@ -236,10 +240,14 @@ describe('application management by id', () => {
 
     const withOld = await tokenRequest(baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(withOld).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
-    const withNew = await tokenRequest(baseUrl, { ...rotating, client_secret: newSecret }, {
-      grant_type: 'refresh_token',
-      refresh_token: tokens.refresh_token,
-    });
+    const withNew = await tokenRequest(
+      baseUrl,
+      { ...rotating, client_secret: newSecret },
+      {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token,
+      },
+    );
     expect(withNew.status).toBe(200);
     issuedSecrets.push(withNew.body.access_token, withNew.body.refresh_token);
   });
@@ -259,7 +267,11 @@ describe('application management by id', () => {
     expect(exchanged).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
     expect((await call(baseUrl, 'GET', `/api/v1/oauth/apps/${doomed.id}`, { token: owner.sessionToken })).status).toBe(404);
     expect((await call(baseUrl, 'DELETE', `/api/v1/oauth/apps/${doomed.id}`, asSession(owner))).status).toBe(404);
-    const authorize = await call(baseUrl, 'GET', authorizePath({ response_type: 'code', client_id: doomed.client_id, redirect_uri: REDIRECT_URI, state: 's' }));
+    const authorize = await call(
+      baseUrl,
+      'GET',
+      authorizePath({ response_type: 'code', client_id: doomed.client_id, redirect_uri: REDIRECT_URI, state: 's' }),
+    );
     expect(authorize).toMatchObject({ status: 404, body: errorEnvelope('NOT_FOUND') });
   });
 });
@@ -310,7 +322,12 @@ describe('GET /api/v1/oauth/authorize', () => {
 
 describe('the consent page', () => {
   it('sends a browser without a session to the login page and back', async () => {
-    const requestId = await startAuthorization(baseUrl, { response_type: 'code', client_id: app.client_id, redirect_uri: REDIRECT_URI, state: 's' });
+    const requestId = await startAuthorization(baseUrl, {
+      response_type: 'code',
+      client_id: app.client_id,
+      redirect_uri: REDIRECT_URI,
+      state: 's',
+    });
     const response = await call(baseUrl, 'GET', `/oauth/consent?request=${requestId}`);
     expect(response.status).toBe(302);
     const location = new URL(response.headers.get('location')!, baseUrl);
@@ -351,7 +368,12 @@ describe('the consent page', () => {
   it('answers an HTML error page, not JSON, when the user record is gone but the session still works', async () => {
     const orphan = await signedInUser(baseUrl);
     issuedSecrets.push(orphan.sessionToken);
-    const requestId = await startAuthorization(baseUrl, { response_type: 'code', client_id: app.client_id, redirect_uri: REDIRECT_URI, state: 's' });
+    const requestId = await startAuthorization(baseUrl, {
+      response_type: 'code',
+      client_id: app.client_id,
+      redirect_uri: REDIRECT_URI,
+      state: 's',
+    });
     await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.user(orphan.userId) }));
 
     const response = await call(baseUrl, 'GET', `/oauth/consent?request=${requestId}`, { headers: { cookie: orphan.cookie } });
@@ -384,7 +406,12 @@ describe('the consent page', () => {
   });
 
   it('denies: access_denied and the state go to the redirect URI', async () => {
-    const requestId = await startAuthorization(baseUrl, { response_type: 'code', client_id: app.client_id, redirect_uri: REDIRECT_URI, state: 'deny-me' });
+    const requestId = await startAuthorization(baseUrl, {
+      response_type: 'code',
+      client_id: app.client_id,
+      redirect_uri: REDIRECT_URI,
+      state: 'deny-me',
+    });
     const response = await decide(baseUrl, stranger, requestId, 'deny');
     expect(response.status).toBe(303);
     const location = new URL(response.headers.get('location')!);
@@ -392,7 +419,12 @@ describe('the consent page', () => {
   });
 
   it('refuses a decision without the CSRF token (403) or without a session (401)', async () => {
-    const requestId = await startAuthorization(baseUrl, { response_type: 'code', client_id: app.client_id, redirect_uri: REDIRECT_URI, state: 's' });
+    const requestId = await startAuthorization(baseUrl, {
+      response_type: 'code',
+      client_id: app.client_id,
+      redirect_uri: REDIRECT_URI,
+      state: 's',
+    });
     const withoutCsrf = await call(baseUrl, 'POST', '/oauth/consent', {
       headers: { cookie: stranger.cookie, 'content-type': 'application/x-www-form-urlencoded' },
       rawBody: formBody({ request: requestId, decision: 'approve' }),
@@ -444,7 +476,12 @@ describe('POST /api/v1/oauth/token', () => {
     const tokens = await tokensOf(app);
     const response = await call(baseUrl, 'POST', '/api/v1/oauth/token', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      rawBody: formBody({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.client_id, client_secret: app.client_secret }),
+      rawBody: formBody({
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token,
+        client_id: app.client_id,
+        client_secret: app.client_secret,
+      }),
     });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ token_type: 'Bearer', expires_in: 900, scope: 'containers:read containers:write' });
@@ -467,7 +504,10 @@ describe('POST /api/v1/oauth/token', () => {
     ['an unknown client_id', (a: RegisteredApp) => ({ client_id: randomUUID(), client_secret: a.client_secret })],
     ['a client_id that is not a UUID', (a: RegisteredApp) => ({ client_id: 'dashboard', client_secret: a.client_secret })],
     ['no client credentials', () => ({})],
-    ['a bad secret and a bad grant_type (credentials first)', (a: RegisteredApp) => ({ client_id: a.client_id, client_secret: 'x', grant_type: 'password' })],
+    [
+      'a bad secret and a bad grant_type (credentials first)',
+      (a: RegisteredApp) => ({ client_id: a.client_id, client_secret: 'x', grant_type: 'password' }),
+    ],
   ])('answers %s 401 UNAUTHORIZED', async (_case, credentials) => {
     const code = await codeOf(app);
     const response = await call(baseUrl, 'POST', '/api/v1/oauth/token', { body: { ...exchangeBody(app, code), ...credentials(app) } });
@@ -501,7 +541,10 @@ describe('POST /api/v1/oauth/token', () => {
   });
 
   it('answers a body that is not JSON 400 BAD_REQUEST', async () => {
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/token', { rawBody: 'grant_type=', headers: { 'content-type': 'application/json' } });
+    const response = await call(baseUrl, 'POST', '/api/v1/oauth/token', {
+      rawBody: 'grant_type=',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
   });
 
@@ -639,7 +682,9 @@ describe('POST /api/v1/oauth/token/revoke', () => {
   });
 
   it('answers a missing token 400 and Basic plus a body secret 400', async () => {
-    const missing = await call(baseUrl, 'POST', '/api/v1/oauth/token/revoke', { body: { client_id: app.client_id, client_secret: app.client_secret } });
+    const missing = await call(baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
+      body: { client_id: app.client_id, client_secret: app.client_secret },
+    });
     expect(missing).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
     const both = await call(baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
       headers: { authorization: basicAuthorization(app.client_id, app.client_secret) },
@@ -654,8 +699,14 @@ describe('OAuth access tokens on the API', () => {
     const tokens = await tokensOf(app);
     const me = await call(baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token });
     expect(me).toMatchObject({ status: 200, body: { data: { id: stranger.userId, email: stranger.email } } });
-    expect(await call(baseUrl, 'GET', '/api/v1/tokens', { token: tokens.access_token })).toMatchObject({ status: 403, body: errorEnvelope('FORBIDDEN') });
-    expect(await call(baseUrl, 'GET', '/api/v1/oauth/apps', { token: tokens.access_token })).toMatchObject({ status: 403, body: errorEnvelope('FORBIDDEN') });
+    expect(await call(baseUrl, 'GET', '/api/v1/tokens', { token: tokens.access_token })).toMatchObject({
+      status: 403,
+      body: errorEnvelope('FORBIDDEN'),
+    });
+    expect(await call(baseUrl, 'GET', '/api/v1/oauth/apps', { token: tokens.access_token })).toMatchObject({
+      status: 403,
+      body: errorEnvelope('FORBIDDEN'),
+    });
   });
 
   it('stops working once expired (401)', async () => {
@@ -672,7 +723,8 @@ describe('OAuth access tokens on the API', () => {
     expect(response).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
   });
 
-  const hasContainerRoutes = routes.some((route) => route.id === 'createContainer') && routes.some((route) => route.id === 'listContainers');
+  const hasContainerRoutes =
+    routes.some((route) => route.id === 'createContainer') && routes.some((route) => route.id === 'listContainers');
 
   it.skipIf(!hasContainerRoutes)('are held to their scope: a containers:read token gets 403 on a containers:write route', async () => {
     const tokens = await tokensOf(app, 'containers:read');

@@ -150,7 +150,10 @@ describe('the authorization code flow with openid-client and Chromium', () => {
     expect(returned.searchParams.get('state')).toBe(start.state);
     issuedSecrets.push(returned.searchParams.get('code')!);
 
-    const tokens = await client.authorizationCodeGrant(config, returned, { pkceCodeVerifier: start.codeVerifier, expectedState: start.state });
+    const tokens = await client.authorizationCodeGrant(config, returned, {
+      pkceCodeVerifier: start.codeVerifier,
+      expectedState: start.state,
+    });
     issuedSecrets.push(tokens.access_token, tokens.refresh_token!);
     expect(tokens.token_type.toLowerCase()).toBe('bearer');
     expect(tokens.expires_in).toBe(900);
@@ -194,7 +197,10 @@ describe('the authorization code flow with openid-client and Chromium', () => {
     await page.close();
     issuedSecrets.push(returned.searchParams.get('code')!);
 
-    const tokens = await client.authorizationCodeGrant(config, returned, { pkceCodeVerifier: start.codeVerifier, expectedState: start.state });
+    const tokens = await client.authorizationCodeGrant(config, returned, {
+      pkceCodeVerifier: start.codeVerifier,
+      expectedState: start.state,
+    });
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
     issuedSecrets.push(tokens.access_token, tokens.refresh_token!, refreshed.access_token, refreshed.refresh_token!);
     expect(refreshed.scope).toBe('containers:read');
@@ -217,7 +223,9 @@ describe('the authorization code flow with openid-client and Chromium', () => {
     await page.close();
 
     expect(Object.fromEntries(returned.searchParams)).toEqual({ error: 'access_denied', state: start.state });
-    const denial = await rejectionOf(client.authorizationCodeGrant(config, returned, { pkceCodeVerifier: start.codeVerifier, expectedState: start.state }));
+    const denial = await rejectionOf(
+      client.authorizationCodeGrant(config, returned, { pkceCodeVerifier: start.codeVerifier, expectedState: start.state }),
+    );
     expect(denial).toBeInstanceOf(client.AuthorizationResponseError);
     expect((denial as client.AuthorizationResponseError).error).toBe('access_denied');
   });

@@ -24,7 +24,8 @@ afterAll(async () => {
 
 let hostnameCounter = 0;
 const api = (method: string, path: string, token: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
-const create = (token = userToken) => api('POST', '/api/v1/containers', token, { hostname: `quota-${process.pid}-${(hostnameCounter += 1)}`, cpu_cores: 1, memory_mb: 2048 });
+const create = (token = userToken) =>
+  api('POST', '/api/v1/containers', token, { hostname: `quota-${process.pid}-${(hostnameCounter += 1)}`, cpu_cores: 1, memory_mb: 2048 });
 const quotaOf = async (token = userToken) => (await api('GET', '/api/v1/users/me', token)).body.data.quota;
 
 describe('quotas over HTTP', () => {
@@ -52,7 +53,10 @@ describe('quotas over HTTP', () => {
 
     const overCount = await create();
     expect(overCount.status).toBe(403);
-    expect(overCount.body.error).toEqual({ code: 'QUOTA_EXCEEDED', message: 'Quota exceeded: at most 2 containers; you have 2. Delete one first.' });
+    expect(overCount.body.error).toEqual({
+      code: 'QUOTA_EXCEEDED',
+      message: 'Quota exceeded: at most 2 containers; you have 2. Delete one first.',
+    });
 
     const start = await api('POST', `/api/v1/containers/${first.body.data.id}/start`, userToken);
     expect(start.status).toBe(403);
@@ -65,7 +69,8 @@ describe('quotas over HTTP', () => {
     expect(await quotaOf()).toEqual({ max_containers: 2, containers: 2, max_running_cpu: 1, running_cpu: 2 });
     expect(await quotaOf(adminToken)).toEqual({ max_containers: null, containers: 0, max_running_cpu: null, running_cpu: 0 });
 
-    for (const id of [first.body.data.id, second.body.data.id]) expect((await api('DELETE', `/api/v1/containers/${id}`, userToken)).status).toBe(200);
+    for (const id of [first.body.data.id, second.body.data.id])
+      expect((await api('DELETE', `/api/v1/containers/${id}`, userToken)).status).toBe(200);
     expect(await quotaOf()).toEqual({ max_containers: 2, containers: 0, max_running_cpu: 1, running_cpu: 0 });
   });
 

@@ -17,8 +17,8 @@ const someRoutes: readonly Route[] = (routeTable as readonly Route[]).filter((ro
 const outdir = mkdtempSync(join(tmpdir(), 'infra-app-test-'));
 
 const environmentOf = (template: Template, description: string): Record<string, string> =>
-  resourcesOfType(template, 'AWS::Lambda::Function').find(([, fn]) => fn.Properties?.Description === description)?.[1]
-    .Properties?.Environment?.Variables ?? {};
+  resourcesOfType(template, 'AWS::Lambda::Function').find(([, fn]) => fn.Properties?.Description === description)?.[1].Properties
+    ?.Environment?.Variables ?? {};
 
 describe('buildApp', () => {
   it('synthesizes offline: no account, no region, no lookups, and cdk-nag finds nothing', () => {

@@ -98,7 +98,10 @@ describe('ContainerHostingStack functions', () => {
           expect(variables[name], `${route.id} ${name}`).toBeDefined();
         }
       } else {
-        expect(Object.keys(variables).filter((name) => name.startsWith('ECS_')), route.id).toEqual([]);
+        expect(
+          Object.keys(variables).filter((name) => name.startsWith('ECS_')),
+          route.id,
+        ).toEqual([]);
         expect(variables.START_BUDGET_MS, route.id).toBeUndefined();
       }
     }
@@ -212,9 +215,11 @@ describe('ContainerHostingStack REST API', () => {
 
   it('rewrites no gateway response beyond those listed', () => {
     // Assess
-    expect(gatewayResponseProperties().map((properties) => properties.ResponseType).sort()).toEqual(
-      gatewayResponses.map(([type]) => type).sort(),
-    );
+    expect(
+      gatewayResponseProperties()
+        .map((properties) => properties.ResponseType)
+        .sort(),
+    ).toEqual(gatewayResponses.map(([type]) => type).sort());
   });
 
   it('throttles the stage, writes JSON access logs and logs errors without request data', () => {
@@ -286,7 +291,10 @@ describe('ContainerHostingStack least privilege', () => {
     for (const id of [...routes.map((route) => route.id), taskStateChangedFunction.id]) {
       const actions = actionsOf(statementsOfRole(template, functionOf(id).roleLogicalId));
       expect(actions, id).not.toContain('dynamodb:Scan');
-      expect(actions.filter((action) => action.includes('*')), id).toEqual([]);
+      expect(
+        actions.filter((action) => action.includes('*')),
+        id,
+      ).toEqual([]);
     }
   });
 
@@ -320,7 +328,10 @@ describe('ContainerHostingStack least privilege', () => {
     expect(tableless.map((route) => route.id)).toEqual(['authorizationServerMetadata']);
     for (const route of tableless) {
       const actions = actionsOf(statementsOfRole(template, functionOf(route.id).roleLogicalId));
-      expect(actions.filter((action) => action.startsWith('dynamodb:')), route.id).toEqual([]);
+      expect(
+        actions.filter((action) => action.startsWith('dynamodb:')),
+        route.id,
+      ).toEqual([]);
     }
   });
 
@@ -386,7 +397,10 @@ describe('ContainerHostingStack least privilege', () => {
     // Assess
     for (const route of routes) {
       const statements = statementsOfRole(template, functionOf(route.id).roleLogicalId);
-      for (const [permission, action] of [['stop', 'ecs:StopTask'], ['describe', 'ecs:DescribeTasks']] as const) {
+      for (const [permission, action] of [
+        ['stop', 'ecs:StopTask'],
+        ['describe', 'ecs:DescribeTasks'],
+      ] as const) {
         const granted = statementsWithAction(statements, action);
         if (!route.permissions.ecs?.includes(permission)) {
           expect(granted, `${route.id} ${action}`).toEqual([]);
@@ -581,7 +595,9 @@ describe('ContainerHostingStack cdk-nag', () => {
     // Act
     const { violations } = new AwsSolutionsChecks().validateScope(app);
     // Assess
-    const report = violations.map((violation) => `${violation.severity} ${violation.ruleName}: ${violation.violatingResources.map((r) => r.constructPath).join(', ')}`);
+    const report = violations.map(
+      (violation) => `${violation.severity} ${violation.ruleName}: ${violation.violatingResources.map((r) => r.constructPath).join(', ')}`,
+    );
     expect(report).toEqual([]);
   });
 });

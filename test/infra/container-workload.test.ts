@@ -19,11 +19,26 @@ function workloadWith(image: string) {
 
 describe('parsePrivateEcrImage', () => {
   it.each([
-    ['111122223333.dkr.ecr.eu-west-1.amazonaws.com/app:v1', { account: '111122223333', region: 'eu-west-1', repositoryName: 'app', tagOrDigest: 'v1' }],
-    ['111122223333.dkr.ecr.us-east-1.amazonaws.com/team/web-app', { account: '111122223333', region: 'us-east-1', repositoryName: 'team/web-app', tagOrDigest: 'latest' }],
-    [`111122223333.dkr.ecr.eu-west-1.amazonaws.com/app@${DIGEST}`, { account: '111122223333', region: 'eu-west-1', repositoryName: 'app', tagOrDigest: DIGEST }],
-    ['111122223333.dkr.ecr-fips.us-gov-west-1.amazonaws.com/app:1.2', { account: '111122223333', region: 'us-gov-west-1', repositoryName: 'app', tagOrDigest: '1.2' }],
-    ['111122223333.dkr.ecr.cn-north-1.amazonaws.com.cn/app:v1', { account: '111122223333', region: 'cn-north-1', repositoryName: 'app', tagOrDigest: 'v1' }],
+    [
+      '111122223333.dkr.ecr.eu-west-1.amazonaws.com/app:v1',
+      { account: '111122223333', region: 'eu-west-1', repositoryName: 'app', tagOrDigest: 'v1' },
+    ],
+    [
+      '111122223333.dkr.ecr.us-east-1.amazonaws.com/team/web-app',
+      { account: '111122223333', region: 'us-east-1', repositoryName: 'team/web-app', tagOrDigest: 'latest' },
+    ],
+    [
+      `111122223333.dkr.ecr.eu-west-1.amazonaws.com/app@${DIGEST}`,
+      { account: '111122223333', region: 'eu-west-1', repositoryName: 'app', tagOrDigest: DIGEST },
+    ],
+    [
+      '111122223333.dkr.ecr-fips.us-gov-west-1.amazonaws.com/app:1.2',
+      { account: '111122223333', region: 'us-gov-west-1', repositoryName: 'app', tagOrDigest: '1.2' },
+    ],
+    [
+      '111122223333.dkr.ecr.cn-north-1.amazonaws.com.cn/app:v1',
+      { account: '111122223333', region: 'cn-north-1', repositoryName: 'app', tagOrDigest: 'v1' },
+    ],
   ])('reads %s as a private ECR image', (image, expected) => {
     // Act and Assess
     expect(parsePrivateEcrImage(image)).toEqual(expected);

@@ -46,18 +46,25 @@ describe('grantRoutePermissions', () => {
     // Act
     const { statements } = grant({ table: 'read' });
     // Assess
-    expect(actionsOf(statements).sort()).toEqual(
-      ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:Query'],
-    );
+    expect(actionsOf(statements).sort()).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:GetItem',
+      'dynamodb:Query',
+    ]);
   });
 
   it('grants table updaters the reads plus UpdateItem, and neither put nor delete', () => {
     // Act
     const { statements } = grant({ table: 'update' });
     // Assess
-    expect(actionsOf(statements).sort()).toEqual(
-      ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
-    );
+    expect(actionsOf(statements).sort()).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:GetItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+    ]);
   });
 
   it('grants table writers the reads plus the item writes a transaction needs, never Scan', () => {
@@ -121,6 +128,8 @@ describe('grantRoutePermissions', () => {
     // Act
     const { violations } = new AwsSolutionsChecks().validateScope(app);
     // Assess
-    expect(violations.filter((violation) => violation.ruleName.startsWith('AwsSolutions-IAM5')).map((violation) => violation.ruleName)).toEqual([]);
+    expect(
+      violations.filter((violation) => violation.ruleName.startsWith('AwsSolutions-IAM5')).map((violation) => violation.ruleName),
+    ).toEqual([]);
   });
 });

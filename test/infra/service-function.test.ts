@@ -25,7 +25,12 @@ beforeAll(() => {
     tableName: 'test-table',
     environment: { EXTRA: 'yes' },
   });
-  new ServiceFunction(stack, 'slow', { entry: 'architecture-handler.ts', sourceRoot: fixtures, tableName: 'test-table', timeout: Duration.seconds(29) });
+  new ServiceFunction(stack, 'slow', {
+    entry: 'architecture-handler.ts',
+    sourceRoot: fixtures,
+    tableName: 'test-table',
+    timeout: Duration.seconds(29),
+  });
   // Act
   const assembly = app.synth();
   template = Template.fromStack(stack);

@@ -20,7 +20,11 @@ let owner: Principal;
 let user: Principal;
 
 async function principalFor(role: 'user' | 'admin'): Promise<Principal> {
-  const created = await identityService.createUser({ email: `${role}-${randomUUID()}@example.com`, password: 'correct horse battery', role });
+  const created = await identityService.createUser({
+    email: `${role}-${randomUUID()}@example.com`,
+    password: 'correct horse battery',
+    role,
+  });
   return {
     userId: created.id,
     role,
@@ -107,11 +111,16 @@ async function countRoundTrips<T>(
  * Sums the capacity DynamoDB reports for every call made while `act` runs: read units for
  * reads, write units for writes, and the units of any index write apart.
  */
-async function measureCapacity<T>(act: () => Promise<T>): Promise<{ result: T; capacity: { writeUnits: number; readUnits: number; indexWriteUnits: number } }> {
+async function measureCapacity<T>(
+  act: () => Promise<T>,
+): Promise<{ result: T; capacity: { writeUnits: number; readUnits: number; indexWriteUnits: number } }> {
   const callThrough = documentClient.send.bind(documentClient) as (...args: unknown[]) => Promise<unknown>;
   const capacity = { writeUnits: 0, readUnits: 0, indexWriteUnits: 0 };
   type Consumed = { CapacityUnits?: number; GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> };
-  const send = vi.spyOn(documentClient, 'send').mockImplementation((async (command: { input: Record<string, unknown> }, ...rest: unknown[]) => {
+  const send = vi.spyOn(documentClient, 'send').mockImplementation((async (
+    command: { input: Record<string, unknown> },
+    ...rest: unknown[]
+  ) => {
     command.input.ReturnConsumedCapacity = 'INDEXES';
     const output = (await callThrough(command, ...rest)) as { ConsumedCapacity?: Consumed | Consumed[] };
     const isRead = /Get|Query/.test(command.constructor.name);
@@ -119,7 +128,8 @@ async function measureCapacity<T>(act: () => Promise<T>): Promise<{ result: T; c
     for (const entry of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
       if (isRead) capacity.readUnits += entry.CapacityUnits ?? 0;
       else capacity.writeUnits += entry.CapacityUnits ?? 0;
-      for (const index of Object.values(entry.GlobalSecondaryIndexes ?? {})) capacity.indexWriteUnits += isRead ? 0 : (index.CapacityUnits ?? 0);
+      for (const index of Object.values(entry.GlobalSecondaryIndexes ?? {}))
+        capacity.indexWriteUnits += isRead ? 0 : (index.CapacityUnits ?? 0);
     }
     return output;
   }) as never);
@@ -396,7 +406,12 @@ describe('refresh token rotation', () => {
 });
 
 const startRequest = (client: RegisteredClient): Promise<string> =>
-  oauthService.startAuthorization({ clientId: client.credentials.clientId, redirectUri: REDIRECT_URI, state: 'state-1', scopes: [...ALL_SCOPES] });
+  oauthService.startAuthorization({
+    clientId: client.credentials.clientId,
+    redirectUri: REDIRECT_URI,
+    state: 'state-1',
+    scopes: [...ALL_SCOPES],
+  });
 
 /** GET /oauth/consent as the endpoint hands it over, the session already authenticated. */
 const consentPageRequest = (requestId: string, who: Principal): ApiRequest => ({
@@ -421,10 +436,17 @@ describe('the consent page', () => {
       description: 'Shows your containers',
       redirectUris: [REDIRECT_URI],
     });
-    const requestId = await oauthService.startAuthorization({ clientId: app.clientId, redirectUri: REDIRECT_URI, state: 's', scopes: [...ALL_SCOPES] });
+    const requestId = await oauthService.startAuthorization({
+      clientId: app.clientId,
+      redirectUri: REDIRECT_URI,
+      state: 's',
+      scopes: [...ALL_SCOPES],
+    });
     const { email } = await identityService.getUser(user.userId);
 
-    const { result, serialRoundTrips, commands } = await countRoundTrips(() => showConsent(consentPageRequest(requestId, user), { identityService, oauthService }));
+    const { result, serialRoundTrips, commands } = await countRoundTrips(() =>
+      showConsent(consentPageRequest(requestId, user), { identityService, oauthService }),
+    );
 
     expect(commands).toEqual(['GetCommand', 'GetCommand']);
     expect(serialRoundTrips).toBe(1);

@@ -61,7 +61,12 @@ export async function approvedRedirect(
   return new URL(response.headers.get('location')!);
 }
 
-export async function authorizationCode(baseUrl: string, who: SignedInUser, app: RegisteredApp, extra: Record<string, string> = {}): Promise<string> {
+export async function authorizationCode(
+  baseUrl: string,
+  who: SignedInUser,
+  app: RegisteredApp,
+  extra: Record<string, string> = {},
+): Promise<string> {
   return (await approvedRedirect(baseUrl, who, app, extra)).searchParams.get('code')!;
 }
 

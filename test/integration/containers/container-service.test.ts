@@ -59,7 +59,16 @@ const owner: Caller = { userId: newId(), role: 'user' };
 const stranger: Caller = { userId: newId(), role: 'user' };
 const admin: Caller = { userId: newId(), role: 'admin' };
 let hostnameCounter = 0;
-const spec = () => ({ hostname: `svc-${process.pid}-${(hostnameCounter += 1)}`, cpuCores: 2, memoryMb: 4096, diskGb: 21, image: 'public.ecr.aws/nginx/nginx:stable-alpine', port: 8080, env: {}, command: null });
+const spec = () => ({
+  hostname: `svc-${process.pid}-${(hostnameCounter += 1)}`,
+  cpuCores: 2,
+  memoryMb: 4096,
+  diskGb: 21,
+  image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+  port: 8080,
+  env: {},
+  command: null,
+});
 
 /**
  * The task ECS runs for a client token: the same one for a repeated token, as ECS's
@@ -156,7 +165,9 @@ async function containerIn(state: ContainerState): Promise<{ container: StoredCo
       await reportedRunning(created);
       return { container: await containerService.stop(owner, created.id), prepared: [...launched, stopTask(created, 1, STOP_REASON.stop)] };
     case 'failed':
-      await taskStateChange(ecsTask(created.id, 1, 2, 'STOPPED', { stopCode: 'TaskFailedToStart', stoppedReason: 'CannotPullContainerError' }));
+      await taskStateChange(
+        ecsTask(created.id, 1, 2, 'STOPPED', { stopCode: 'TaskFailedToStart', stoppedReason: 'CannotPullContainerError' }),
+      );
       return { container: (await containerStore.get(created.id))!, prepared: launched };
   }
 }
@@ -192,7 +203,13 @@ beforeEach(() => {
   ecsMock.on(RunTaskCommand).callsFake((input) => {
     const reason = refusals.shift();
     if (reason) return { tasks: [], failures: [{ reason }] };
-    const task = { taskArn: taskArnOfToken(input.clientToken), clusterArn: CLUSTER_ARN, startedBy: input.startedBy, version: 1, lastStatus: 'PROVISIONING' };
+    const task = {
+      taskArn: taskArnOfToken(input.clientToken),
+      clusterArn: CLUSTER_ARN,
+      startedBy: input.startedBy,
+      version: 1,
+      lastStatus: 'PROVISIONING',
+    };
     return { tasks: [task], failures: [] };
   });
   ecsMock.on(StopTaskCommand).callsFake(stopTaskOutput);
@@ -210,7 +227,13 @@ describe('ContainerService.create on ECS', () => {
 
     const created = await containerService.create(owner, wanted);
 
-    expect(created).toMatchObject({ ...wanted, userId: owner.userId, state: 'provisioning', version: 1, taskArn: taskArnFor(created.id, 1) });
+    expect(created).toMatchObject({
+      ...wanted,
+      userId: owner.userId,
+      state: 'provisioning',
+      version: 1,
+      taskArn: taskArnFor(created.id, 1),
+    });
     expect(await containerStore.get(created.id)).toEqual(created);
     expect(awsCalls()).toEqual([
       [
@@ -276,7 +299,9 @@ describe('ECS task state change events', () => {
   it('mark a container failed when its task stops before running', async () => {
     const created = await containerService.create(owner, spec());
 
-    await taskStateChange(ecsTask(created.id, 1, 2, 'STOPPED', { stopCode: 'TaskFailedToStart', stoppedReason: 'CannotPullContainerError' }));
+    await taskStateChange(
+      ecsTask(created.id, 1, 2, 'STOPPED', { stopCode: 'TaskFailedToStart', stoppedReason: 'CannotPullContainerError' }),
+    );
 
     expect(await containerStore.get(created.id)).toMatchObject({ state: 'failed', version: 1, taskVersion: 2 });
     expect(awsCalls()).toEqual([runTask(created, 1)]);
@@ -287,7 +312,9 @@ describe('ECS task state change events', () => {
     const stoppedElsewhere = await runningContainer();
 
     await taskStateChange(ecsTask(crashed.id, 1, 5, 'STOPPED', { stopCode: 'EssentialContainerExited' }));
-    await taskStateChange(ecsTask(stoppedElsewhere.id, 1, 5, 'STOPPED', { stopCode: 'UserInitiated', stoppedReason: 'Stopped in the console' }));
+    await taskStateChange(
+      ecsTask(stoppedElsewhere.id, 1, 5, 'STOPPED', { stopCode: 'UserInitiated', stoppedReason: 'Stopped in the console' }),
+    );
 
     expect(await containerStore.get(crashed.id)).toMatchObject({ state: 'failed', taskVersion: 5 });
     expect(await containerStore.get(stoppedElsewhere.id)).toMatchObject({ state: 'stopped', taskVersion: 5 });
@@ -386,7 +413,12 @@ const TRANSITION_TABLE: TransitionCell[] = [
     does: 'stops its task, runs a new one and waits for it',
     reports: ['PENDING', 'RUNNING'],
     to: { state: 'running', version: 2 },
-    sends: (container) => [stopTask(container, 1, STOP_REASON.restart), runTask(container, 2), describeTasks(container, 2), describeTasks(container, 2)],
+    sends: (container) => [
+      stopTask(container, 1, STOP_REASON.restart),
+      runTask(container, 2),
+      describeTasks(container, 2),
+      describeTasks(container, 2),
+    ],
   },
   {
     from: 'stopped',
@@ -644,12 +676,24 @@ describe('ContainerService.metrics from CloudWatch', () => {
     const sampledAt = new Date(Date.now() - 42_000);
     const latest = (Id: string, value: number) => ({ Id, Values: [value], Timestamps: [sampledAt] });
     cloudWatchMock.on(GetMetricDataCommand).resolves({
-      MetricDataResults: [latest('cpuUtilized', 2100), latest('cpuReserved', 2048), latest('memoryUtilized', 700), latest('ephemeralStorageUtilized', 0.5)],
+      MetricDataResults: [
+        latest('cpuUtilized', 2100),
+        latest('cpuReserved', 2048),
+        latest('memoryUtilized', 700),
+        latest('ephemeralStorageUtilized', 0.5),
+      ],
     });
 
     const metrics = await containerService.metrics(owner, running.id);
 
-    expect(metrics).toEqual({ cpu_percent: 100, memory_used_mb: 700, memory_total_mb: 4096, disk_used_gb: 0.5, disk_total_gb: 21, sampled_at: sampledAt.toISOString() });
+    expect(metrics).toEqual({
+      cpu_percent: 100,
+      memory_used_mb: 700,
+      memory_total_mb: 4096,
+      disk_used_gb: 0.5,
+      disk_total_gb: 21,
+      sampled_at: sampledAt.toISOString(),
+    });
     const dimensions = [
       { Name: 'ClusterName', Value: 'workloads' },
       { Name: 'TaskDefinitionFamily', Value: 'workload' },
@@ -703,7 +747,10 @@ describe('ContainerService with the local runtime', () => {
     const created = await service.create(owner, spec());
 
     expect(created.state).toBe('provisioning');
-    const settled = await pollUntil(() => containerStore.get(created.id), (container) => container?.state !== 'provisioning');
+    const settled = await pollUntil(
+      () => containerStore.get(created.id),
+      (container) => container?.state !== 'provisioning',
+    );
     expect(settled?.state).toBe('failed');
     expect(awsCalls()).toEqual([]);
   });

@@ -23,7 +23,19 @@ afterAll(() => runtime.stopAll());
 
 const launch = (change: Partial<TaskLaunch> = {}): TaskLaunch => {
   const containerId = newId();
-  return { containerId, hostname: 'local-web', image: 'public.ecr.aws/nginx/nginx:stable-alpine', port: 8080, env: {}, command: null, cpuCores: 1, memoryMb: 512, diskGb: 18, clientToken: `${containerId}:1`, ...change };
+  return {
+    containerId,
+    hostname: 'local-web',
+    image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+    port: 8080,
+    env: {},
+    command: null,
+    cpuCores: 1,
+    memoryMb: 512,
+    diskGb: 18,
+    clientToken: `${containerId}:1`,
+    ...change,
+  };
 };
 
 describe('LocalRuntime', () => {
@@ -33,7 +45,10 @@ describe('LocalRuntime', () => {
     const taskArn = await runtime.runTask(request);
 
     expect((await runtime.describeTask(taskArn))!.lastStatus).toBe('PROVISIONING');
-    const running = await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+    const running = await pollUntil(
+      () => runtime.describeTask(taskArn),
+      (status) => status?.lastStatus === 'RUNNING',
+    );
     expect(running).toMatchObject({ containerId: request.containerId, lastStatus: 'RUNNING', desiredStatus: 'RUNNING', version: 2 });
     expect(running!.startedAt).toEqual(expect.any(String));
     const workDir = join(rootDir, request.containerId);
@@ -52,13 +67,24 @@ describe('LocalRuntime', () => {
 
   it('stops the whole process group and reports STOPPED with UserInitiated', async () => {
     const taskArn = await runtime.runTask(launch());
-    await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+    await pollUntil(
+      () => runtime.describeTask(taskArn),
+      (status) => status?.lastStatus === 'RUNNING',
+    );
     const { pid } = runtime.processOf(taskArn)!;
 
     await runtime.stopTask(taskArn, 'test stop');
 
-    const stopped = await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
-    expect(stopped).toMatchObject({ lastStatus: 'STOPPED', desiredStatus: 'STOPPED', stopCode: 'UserInitiated', stoppedReason: 'test stop' });
+    const stopped = await pollUntil(
+      () => runtime.describeTask(taskArn),
+      (status) => status?.lastStatus === 'STOPPED',
+    );
+    expect(stopped).toMatchObject({
+      lastStatus: 'STOPPED',
+      desiredStatus: 'STOPPED',
+      stopCode: 'UserInitiated',
+      stoppedReason: 'test stop',
+    });
     expect(isRunning(pid)).toBe(false);
     expect(runtime.processOf(taskArn)).toBeUndefined();
   });
@@ -68,8 +94,15 @@ describe('LocalRuntime', () => {
 
     const taskArn = await failing.runTask(launch());
 
-    const stopped = await pollUntil(() => failing.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
-    expect(stopped).toMatchObject({ lastStatus: 'STOPPED', stopCode: 'TaskFailedToStart', stoppedReason: 'The process exited with code 3' });
+    const stopped = await pollUntil(
+      () => failing.describeTask(taskArn),
+      (status) => status?.lastStatus === 'STOPPED',
+    );
+    expect(stopped).toMatchObject({
+      lastStatus: 'STOPPED',
+      stopCode: 'TaskFailedToStart',
+      stoppedReason: 'The process exited with code 3',
+    });
     expect(stopped!.startedAt).toBeUndefined();
   });
 
@@ -78,7 +111,10 @@ describe('LocalRuntime', () => {
 
     const taskArn = await exiting.runTask(launch());
 
-    const stopped = await pollUntil(() => exiting.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
+    const stopped = await pollUntil(
+      () => exiting.describeTask(taskArn),
+      (status) => status?.lastStatus === 'STOPPED',
+    );
     expect(stopped).toMatchObject({ lastStatus: 'STOPPED', stopCode: 'EssentialContainerExited', version: 3 });
     expect(stopped!.startedAt).toEqual(expect.any(String));
   });
@@ -98,9 +134,15 @@ describe('LocalRuntime', () => {
 
   it('tells the listener every status change of a task, in version order', async () => {
     const taskArn = await runtime.runTask(launch());
-    await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+    await pollUntil(
+      () => runtime.describeTask(taskArn),
+      (status) => status?.lastStatus === 'RUNNING',
+    );
     await runtime.stopTask(taskArn, 'test stop');
-    await pollUntil(async () => seen.filter((status) => status.taskArn === taskArn).length, (count) => count >= 3);
+    await pollUntil(
+      async () => seen.filter((status) => status.taskArn === taskArn).length,
+      (count) => count >= 3,
+    );
 
     const changes = seen.filter((status) => status.taskArn === taskArn).map((status) => [status.version, status.lastStatus]);
 
@@ -141,7 +183,10 @@ describe('LocalRuntime across restarts', () => {
     // The process, and the process that owns it: this one.
     expect(await readFile(join(workDir, `process-${pid}.pid`), 'utf8')).toBe(`${pid}\n${process.pid}\n`);
     await runtime.stopTask(taskArn, 'test stop');
-    await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
+    await pollUntil(
+      () => runtime.describeTask(taskArn),
+      (status) => status?.lastStatus === 'STOPPED',
+    );
 
     expect((await readdir(workDir)).filter((name) => name.endsWith('.pid'))).toEqual([]);
   });
@@ -203,7 +248,10 @@ describe('LocalRuntime across restarts', () => {
   it('releases a container: its process is gone, then its directory', async () => {
     const request = launch();
     const taskArn = await runtime.runTask(request);
-    await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+    await pollUntil(
+      () => runtime.describeTask(taskArn),
+      (status) => status?.lastStatus === 'RUNNING',
+    );
     const { pid } = runtime.processOf(taskArn)!;
 
     await runtime.stopTask(taskArn, 'Container deleted through the API');
@@ -222,7 +270,10 @@ describe('LocalRuntime across restarts', () => {
 describe('LocalMetrics', () => {
   it('measures a running process: real resident memory, CPU within 0..100, and the bytes in its directory', async () => {
     const taskArn = await runtime.runTask(launch());
-    await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'RUNNING');
+    await pollUntil(
+      () => runtime.describeTask(taskArn),
+      (status) => status?.lastStatus === 'RUNNING',
+    );
 
     const usage = await metrics.usageOf({ taskArn, containerId: 'x', cpuCores: 1 });
 
@@ -237,8 +288,14 @@ describe('LocalMetrics', () => {
     const busyMetrics = new LocalMetrics(busy, 300);
     const busyTask = await busy.runTask(launch());
     const idleTask = await runtime.runTask(launch());
-    await pollUntil(() => busy.describeTask(busyTask), (status) => status?.lastStatus === 'RUNNING');
-    await pollUntil(() => runtime.describeTask(idleTask), (status) => status?.lastStatus === 'RUNNING');
+    await pollUntil(
+      () => busy.describeTask(busyTask),
+      (status) => status?.lastStatus === 'RUNNING',
+    );
+    await pollUntil(
+      () => runtime.describeTask(idleTask),
+      (status) => status?.lastStatus === 'RUNNING',
+    );
 
     const oneCore = await busyMetrics.usageOf({ taskArn: busyTask, containerId: 'x', cpuCores: 1 });
     const twoCores = await busyMetrics.usageOf({ taskArn: busyTask, containerId: 'x', cpuCores: 2 });
@@ -255,7 +312,10 @@ describe('LocalMetrics', () => {
   it('reports zeros for a task with no live process', async () => {
     const taskArn = await runtime.runTask(launch());
     await runtime.stopTask(taskArn, 'stop');
-    await pollUntil(() => runtime.describeTask(taskArn), (status) => status?.lastStatus === 'STOPPED');
+    await pollUntil(
+      () => runtime.describeTask(taskArn),
+      (status) => status?.lastStatus === 'STOPPED',
+    );
 
     expect(await metrics.usageOf({ taskArn, containerId: 'x', cpuCores: 1 })).toEqual({ cpuPercent: 0, memoryUsedMb: 0, diskUsedGb: 0 });
   });

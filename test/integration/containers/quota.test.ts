@@ -86,7 +86,9 @@ beforeEach(() => {
     return { tasks: [task(taskArn, 'PROVISIONING', 1)], failures: [] };
   });
   // Every task a start waits for runs.
-  ecsMock.on(DescribeTasksCommand).callsFake((input) => ({ tasks: input.tasks.map((arn: string) => task(arn, 'RUNNING', 2)), failures: [] }));
+  ecsMock
+    .on(DescribeTasksCommand)
+    .callsFake((input) => ({ tasks: input.tasks.map((arn: string) => task(arn, 'RUNNING', 2)), failures: [] }));
   ecsMock.on(StopTaskCommand).callsFake((input) => ({ task: { taskArn: input.task, desiredStatus: 'STOPPED' } }));
 });
 

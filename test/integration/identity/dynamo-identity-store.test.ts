@@ -21,7 +21,11 @@ describe('DynamoIdentityStore login attempts', () => {
     // Act: 12 parallel guesses, none of which has a window to count into yet.
     const results = await Promise.all(Array.from({ length: 12 }, () => store.reserveLoginAttempt(email, NOW, WINDOW_SECONDS, LIMIT)));
     // Assess: five get through, numbered 1 to 5 once each; the other seven wait out the window.
-    expect(allowed(results).map((result) => result.attempt).sort()).toEqual([1, 2, 3, 4, 5]);
+    expect(
+      allowed(results)
+        .map((result) => result.attempt)
+        .sort(),
+    ).toEqual([1, 2, 3, 4, 5]);
     const refused = results.filter((result) => !result.allowed);
     expect(refused).toHaveLength(7);
     for (const result of refused) expect(result).toEqual({ allowed: false, retryAfterSeconds: WINDOW_SECONDS });
@@ -36,7 +40,11 @@ describe('DynamoIdentityStore login attempts', () => {
     // Act
     const results = await Promise.all(Array.from({ length: 8 }, () => store.reserveLoginAttempt(email, later, WINDOW_SECONDS, LIMIT)));
     // Assess
-    expect(allowed(results).map((result) => result.attempt).sort()).toEqual([3, 4, 5]);
+    expect(
+      allowed(results)
+        .map((result) => result.attempt)
+        .sort(),
+    ).toEqual([3, 4, 5]);
     expect(results.filter((result) => !result.allowed)).toHaveLength(5);
   });
 
@@ -70,7 +78,13 @@ describe('DynamoIdentityStore users', () => {
   it('lets exactly one of many parallel sign-ups with one email win', async () => {
     // Prepare
     const email = uniqueEmail();
-    const user = () => ({ id: newId(), email, role: 'user' as const, createdAt: NOW.toISOString(), passwordHash: 'scrypt$not-a-real-hash' });
+    const user = () => ({
+      id: newId(),
+      email,
+      role: 'user' as const,
+      createdAt: NOW.toISOString(),
+      passwordHash: 'scrypt$not-a-real-hash',
+    });
     // Act
     const results = await Promise.allSettled(Array.from({ length: 6 }, () => store.createUser(user())));
     // Assess

@@ -115,8 +115,20 @@ describe('recoverLocalContainers', () => {
   });
 
   it('leaves alone a container whose task the runtime knows', async () => {
-    const created = await containerService.create(owner, { hostname: `recovered-${process.pid}-live`, cpuCores: 1, memoryMb: 512, diskGb: 18, image: 'public.ecr.aws/nginx/nginx:stable-alpine', port: 8080, env: {}, command: null });
-    const running = await pollUntil(() => containerService.get(owner, created.id), (container) => container.state === 'running');
+    const created = await containerService.create(owner, {
+      hostname: `recovered-${process.pid}-live`,
+      cpuCores: 1,
+      memoryMb: 512,
+      diskGb: 18,
+      image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+      port: 8080,
+      env: {},
+      command: null,
+    });
+    const running = await pollUntil(
+      () => containerService.get(owner, created.id),
+      (container) => container.state === 'running',
+    );
 
     const recovered = await recoverLocalContainers();
 
@@ -127,8 +139,20 @@ describe('recoverLocalContainers', () => {
 
 describe('ContainerService.delete on the local runtime', () => {
   it("removes the container's directory once its process is gone", async () => {
-    const created = await containerService.create(owner, { hostname: `deleted-${process.pid}`, cpuCores: 1, memoryMb: 512, diskGb: 18, image: 'public.ecr.aws/nginx/nginx:stable-alpine', port: 8080, env: {}, command: null });
-    await pollUntil(() => containerService.get(owner, created.id), (container) => container.state === 'running');
+    const created = await containerService.create(owner, {
+      hostname: `deleted-${process.pid}`,
+      cpuCores: 1,
+      memoryMb: 512,
+      diskGb: 18,
+      image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+      port: 8080,
+      env: {},
+      command: null,
+    });
+    await pollUntil(
+      () => containerService.get(owner, created.id),
+      (container) => container.state === 'running',
+    );
     const workDir = join(containerDir, created.id);
     await pollUntil(async () => existsSync(join(workDir, 'ready')), Boolean);
     const { pid } = JSON.parse(await readFile(join(workDir, 'ready'), 'utf8')) as { pid: number };

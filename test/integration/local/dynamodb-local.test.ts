@@ -113,4 +113,3 @@ describe('startDynamoDbLocal on a data directory', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 });
-

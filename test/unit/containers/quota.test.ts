@@ -10,15 +10,29 @@ describe('quota rules', () => {
   });
 
   it('charges a create one container and its vCPU, and a delete gives both back', () => {
-    expect(chargeFor('u', undefined, { state: 'provisioning', cpuCores: 2 }, limits)).toEqual({ userId: 'u', containers: 1, runningCpu: 2, limits });
-    expect(chargeFor('u', { state: 'running', cpuCores: 2 }, undefined, null)).toMatchObject({ containers: -1, runningCpu: -2, fromState: 'running' });
+    expect(chargeFor('u', undefined, { state: 'provisioning', cpuCores: 2 }, limits)).toEqual({
+      userId: 'u',
+      containers: 1,
+      runningCpu: 2,
+      limits,
+    });
+    expect(chargeFor('u', { state: 'running', cpuCores: 2 }, undefined, null)).toMatchObject({
+      containers: -1,
+      runningCpu: -2,
+      fromState: 'running',
+    });
     expect(chargeFor('u', { state: 'stopped', cpuCores: 2 }, undefined, null)).toMatchObject({ containers: -1, runningCpu: 0 });
   });
 
   it('charges a start, releases a stop or failure, keeps a restart, and charges a resize only while running', () => {
-    expect(chargeFor('u', { state: 'stopped', cpuCores: 1 }, { state: 'provisioning', cpuCores: 1 }, limits)).toMatchObject({ containers: 0, runningCpu: 1 });
+    expect(chargeFor('u', { state: 'stopped', cpuCores: 1 }, { state: 'provisioning', cpuCores: 1 }, limits)).toMatchObject({
+      containers: 0,
+      runningCpu: 1,
+    });
     expect(chargeFor('u', { state: 'running', cpuCores: 1 }, { state: 'stopped', cpuCores: 1 }, null)).toMatchObject({ runningCpu: -1 });
-    expect(chargeFor('u', { state: 'provisioning', cpuCores: 1 }, { state: 'failed', cpuCores: 1 }, null)).toMatchObject({ runningCpu: -1 });
+    expect(chargeFor('u', { state: 'provisioning', cpuCores: 1 }, { state: 'failed', cpuCores: 1 }, null)).toMatchObject({
+      runningCpu: -1,
+    });
     expect(isEmptyCharge(chargeFor('u', { state: 'running', cpuCores: 1 }, { state: 'provisioning', cpuCores: 1 }, limits))).toBe(true);
     expect(chargeFor('u', { state: 'running', cpuCores: 1 }, { state: 'running', cpuCores: 4 }, limits)).toMatchObject({ runningCpu: 3 });
     expect(isEmptyCharge(chargeFor('u', { state: 'stopped', cpuCores: 1 }, { state: 'stopped', cpuCores: 4 }, limits))).toBe(true);
@@ -47,8 +61,18 @@ describe('quota rules', () => {
   });
 
   it('shows limits, and null limits for admins', () => {
-    expect(quotaView({ containers: 2, runningCpu: 1.5 }, limits)).toEqual({ max_containers: 3, containers: 2, max_running_cpu: 4, running_cpu: 1.5 });
-    expect(quotaView({ containers: 0, runningCpu: 0 }, null)).toEqual({ max_containers: null, containers: 0, max_running_cpu: null, running_cpu: 0 });
+    expect(quotaView({ containers: 2, runningCpu: 1.5 }, limits)).toEqual({
+      max_containers: 3,
+      containers: 2,
+      max_running_cpu: 4,
+      running_cpu: 1.5,
+    });
+    expect(quotaView({ containers: 0, runningCpu: 0 }, null)).toEqual({
+      max_containers: null,
+      containers: 0,
+      max_running_cpu: null,
+      running_cpu: 0,
+    });
   });
 });
 
@@ -57,7 +81,10 @@ describe('quota settings', () => {
     const { loadConfig } = await import('../../../lib/config.js');
     const defaults = loadConfig({});
     expect([defaults.QUOTA_MAX_CONTAINERS, defaults.QUOTA_MAX_RUNNING_CPU]).toEqual([20, 16]);
-    expect(loadConfig({ QUOTA_MAX_CONTAINERS: '3', QUOTA_MAX_RUNNING_CPU: '2.5' })).toMatchObject({ QUOTA_MAX_CONTAINERS: 3, QUOTA_MAX_RUNNING_CPU: 2.5 });
+    expect(loadConfig({ QUOTA_MAX_CONTAINERS: '3', QUOTA_MAX_RUNNING_CPU: '2.5' })).toMatchObject({
+      QUOTA_MAX_CONTAINERS: 3,
+      QUOTA_MAX_RUNNING_CPU: 2.5,
+    });
     expect(() => loadConfig({ QUOTA_MAX_CONTAINERS: '2.5' })).toThrow(/QUOTA_MAX_CONTAINERS/);
     expect(() => loadConfig({ QUOTA_MAX_RUNNING_CPU: '-1' })).toThrow(/QUOTA_MAX_RUNNING_CPU/);
     expect(() => loadConfig({ QUOTA_MAX_CONTAINERS: 'many' })).toThrow(/QUOTA_MAX_CONTAINERS/);

@@ -44,9 +44,17 @@ describe('containerStateFor', () => {
     expect(containerStateFor(stopped)).toBe('failed');
   });
 
-  it.each([undefined, '2025-01-01T00:00:00Z'])('stops a container whose task someone stopped with StopTask (started at %s)', (startedAt) => {
-    const stopped = status({ lastStatus: 'STOPPED', desiredStatus: 'STOPPED', stopCode: 'UserInitiated', ...(startedAt ? { startedAt } : {}) });
+  it.each([undefined, '2025-01-01T00:00:00Z'])(
+    'stops a container whose task someone stopped with StopTask (started at %s)',
+    (startedAt) => {
+      const stopped = status({
+        lastStatus: 'STOPPED',
+        desiredStatus: 'STOPPED',
+        stopCode: 'UserInitiated',
+        ...(startedAt ? { startedAt } : {}),
+      });
 
-    expect(containerStateFor(stopped)).toBe('stopped');
-  });
+      expect(containerStateFor(stopped)).toBe('stopped');
+    },
+  );
 });

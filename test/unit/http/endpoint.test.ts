@@ -20,12 +20,12 @@ const pat: Principal = { ...session, kind: 'pat', csrfToken: undefined };
 const oauthReadOnly: Principal = { ...session, kind: 'oauth', scopes: ['containers:read'], csrfToken: undefined };
 
 function resolverFor(principals: Record<string, Principal>) {
-  return vi.fn(async (token: string): Promise<Authentication | undefined> =>
-    principals[token] ? { principal: principals[token]! } : undefined,
+  return vi.fn(
+    async (token: string): Promise<Authentication | undefined> => (principals[token] ? { principal: principals[token]! } : undefined),
   );
 }
 
-const resolve = resolverFor({ 'svss_session': session, 'svpat_pat': pat, 'svat_oauth': oauthReadOnly, 'svpat_admin': { ...pat, role: 'admin' } });
+const resolve = resolverFor({ svss_session: session, svpat_pat: pat, svat_oauth: oauthReadOnly, svpat_admin: { ...pat, role: 'admin' } });
 
 async function call(handler: (event: never, context: never) => Promise<APIGatewayProxyResult>, event: object) {
   const result = await handler(event as never, lambdaContext() as never);

@@ -18,8 +18,8 @@ const session: Principal = {
   expiresAt: '2999-01-01T00:00:00.000Z',
   csrfToken: 'csrf-good',
 };
-const resolve = vi.fn(async (token: string): Promise<Authentication | undefined> =>
-  token === 'svss_session' ? { principal: session } : undefined,
+const resolve = vi.fn(
+  async (token: string): Promise<Authentication | undefined> => (token === 'svss_session' ? { principal: session } : undefined),
 );
 const getMe = endpoint('getMe', { resolveCredential: resolve }, async () => ok({ token: 'secret' }));
 

@@ -25,21 +25,29 @@ describe('IdentityService.createPersonalAccessToken (issue 7 item 8)', () => {
   };
   function serviceRecording() {
     const stored: Array<{ expiresAt: string }> = [];
-    const store = { createPersonalAccessToken: async (metadata: { expiresAt: string }) => void stored.push(metadata) } as unknown as IdentityStore;
+    const store = {
+      createPersonalAccessToken: async (metadata: { expiresAt: string }) => void stored.push(metadata),
+    } as unknown as IdentityStore;
     return { service: new IdentityService(store, () => now), stored };
   }
 
   it('caps a PAT created with a PAT at its creator’s expiry', async () => {
     const { service, stored } = serviceRecording();
     const creatorExpiry = '2026-01-11T00:00:00.000Z';
-    const issued = await service.createPersonalAccessToken({ ...creator, kind: 'pat', expiresAt: creatorExpiry }, { name: 'child', expiresInDays: 365 });
+    const issued = await service.createPersonalAccessToken(
+      { ...creator, kind: 'pat', expiresAt: creatorExpiry },
+      { name: 'child', expiresInDays: 365 },
+    );
     expect(issued.expiresAt).toBe(creatorExpiry);
     expect(stored[0]?.expiresAt).toBe(creatorExpiry);
   });
 
   it('keeps a shorter requested lifetime for a PAT created with a PAT', async () => {
     const { service } = serviceRecording();
-    const issued = await service.createPersonalAccessToken({ ...creator, kind: 'pat', expiresAt: '2026-12-01T00:00:00.000Z' }, { name: 'c', expiresInDays: 2 });
+    const issued = await service.createPersonalAccessToken(
+      { ...creator, kind: 'pat', expiresAt: '2026-12-01T00:00:00.000Z' },
+      { name: 'c', expiresInDays: 2 },
+    );
     expect(issued.expiresAt).toBe('2026-01-03T00:00:00.000Z');
   });
 

@@ -67,7 +67,12 @@ describe('CloudWatchMetrics', () => {
       ],
     });
 
-    expect(await metrics.usageOf(query)).toEqual({ cpuPercent: 25, memoryUsedMb: 300, diskUsedGb: 1.25, sampledAt: '2025-03-04T05:06:07.000Z' });
+    expect(await metrics.usageOf(query)).toEqual({
+      cpuPercent: 25,
+      memoryUsedMb: 300,
+      diskUsedGb: 1.25,
+      sampledAt: '2025-03-04T05:06:07.000Z',
+    });
     expectOneQueryForTheTask();
   });
 
@@ -98,7 +103,12 @@ describe('CloudWatchMetrics', () => {
 
   it('reads 0 for every figure while the task has no datapoints yet', async () => {
     cloudWatchMock.on(GetMetricDataCommand).resolves({
-      MetricDataResults: [result('cpuUtilized', []), result('cpuReserved', []), result('memoryUtilized', []), result('ephemeralStorageUtilized', [])],
+      MetricDataResults: [
+        result('cpuUtilized', []),
+        result('cpuReserved', []),
+        result('memoryUtilized', []),
+        result('ephemeralStorageUtilized', []),
+      ],
     });
 
     // No sampledAt: a client can tell "no sample yet" from a measured 0.
@@ -115,7 +125,9 @@ describe('taskIdOf', () => {
 
 describe('taskDefinitionFamilyOf', () => {
   it('takes the family from a task definition ARN, and from a bare family with or without revision', () => {
-    expect(taskDefinitionFamilyOf('arn:aws:ecs:eu-west-1:123456789012:task-definition/container-hosting-workload:7')).toBe('container-hosting-workload');
+    expect(taskDefinitionFamilyOf('arn:aws:ecs:eu-west-1:123456789012:task-definition/container-hosting-workload:7')).toBe(
+      'container-hosting-workload',
+    );
     expect(taskDefinitionFamilyOf('container-hosting-workload:7')).toBe('container-hosting-workload');
     expect(taskDefinitionFamilyOf('container-hosting-workload')).toBe('container-hosting-workload');
   });

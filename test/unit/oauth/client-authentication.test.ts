@@ -40,7 +40,11 @@ describe('parseBasicAuthorization', () => {
 
 describe('clientCredentialsOf', () => {
   it('takes Basic credentials', () => {
-    expect(clientCredentialsOf(basic(`${CLIENT_ID}:s`), {})).toEqual({ clientId: CLIENT_ID, clientSecret: 's', method: 'client_secret_basic' });
+    expect(clientCredentialsOf(basic(`${CLIENT_ID}:s`), {})).toEqual({
+      clientId: CLIENT_ID,
+      clientSecret: 's',
+      method: 'client_secret_basic',
+    });
   });
 
   it('takes body credentials', () => {

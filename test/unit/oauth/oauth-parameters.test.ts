@@ -22,7 +22,12 @@ describe('parseAuthorizeParameters', () => {
   });
 
   it('keeps an S256 challenge and a narrower scope', () => {
-    const parsed = parseAuthorizeParameters({ ...authorizeQuery, scope: 'containers:read', code_challenge: CHALLENGE, code_challenge_method: 'S256' });
+    const parsed = parseAuthorizeParameters({
+      ...authorizeQuery,
+      scope: 'containers:read',
+      code_challenge: CHALLENGE,
+      code_challenge_method: 'S256',
+    });
     expect(parsed).toMatchObject({ scopes: ['containers:read'], codeChallenge: CHALLENGE });
   });
 

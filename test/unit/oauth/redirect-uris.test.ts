@@ -5,13 +5,12 @@ const production = { allowInsecureLoopback: false };
 const local = { allowInsecureLoopback: true };
 
 describe('redirectUriProblem', () => {
-  it.each([
-    'https://app.example.com/callback',
-    'https://app.example.com/callback?tenant=1',
-    'https://app.example.com:8443/cb',
-  ])('accepts the https URI %s', (uri) => {
-    expect(redirectUriProblem(uri, production)).toBeUndefined();
-  });
+  it.each(['https://app.example.com/callback', 'https://app.example.com/callback?tenant=1', 'https://app.example.com:8443/cb'])(
+    'accepts the https URI %s',
+    (uri) => {
+      expect(redirectUriProblem(uri, production)).toBeUndefined();
+    },
+  );
 
   it.each(['http://localhost:8080/cb', 'http://127.0.0.1:5000/cb', 'http://[::1]/cb'])(
     'accepts the loopback http URI %s only where insecure redirect URIs are allowed',

@@ -14,18 +14,12 @@ describe('safeNextPath', () => {
     expect(safeNextPath(next)).toBe(location);
   });
 
-  it.each([
-    'https://evil.example/',
-    '//evil.example/',
-    '/\\evil.example',
-    'javascript:alert(1)',
-    'evil',
-    '/\tx',
-    '',
-    undefined,
-  ])('falls back to the default for %s', (next) => {
-    expect(safeNextPath(next)).toBe(DEFAULT_AFTER_LOGIN);
-  });
+  it.each(['https://evil.example/', '//evil.example/', '/\\evil.example', 'javascript:alert(1)', 'evil', '/\tx', '', undefined])(
+    'falls back to the default for %s',
+    (next) => {
+      expect(safeNextPath(next)).toBe(DEFAULT_AFTER_LOGIN);
+    },
+  );
 
   // Issue 7 item 1: inputs that pass a check on the raw value but normalise to another host.
   it.each([

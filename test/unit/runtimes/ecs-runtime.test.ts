@@ -54,9 +54,7 @@ const runTaskInput = (overrides: Record<string, unknown>, clientToken = `${CONTA
   clientToken,
 });
 
-const containerOverrides = (memory: number) => [
-  { name: 'app', memory, environment: [{ name: 'CONTAINER_HOSTNAME', value: 'web-1' }] },
-];
+const containerOverrides = (memory: number) => [{ name: 'app', memory, environment: [{ name: 'CONTAINER_HOSTNAME', value: 'web-1' }] }];
 
 beforeEach(() => {
   ecsMock.reset();
@@ -155,7 +153,9 @@ describe('EcsRuntime.stopTask', () => {
   });
 
   it('treats a task ECS no longer knows as stopped', async () => {
-    ecsMock.on(StopTaskCommand).rejects(Object.assign(new Error('The referenced task was not found.'), { name: 'InvalidParameterException' }));
+    ecsMock
+      .on(StopTaskCommand)
+      .rejects(Object.assign(new Error('The referenced task was not found.'), { name: 'InvalidParameterException' }));
 
     await expect(runtime.stopTask(TASK_ARN, 'gone')).resolves.toBeUndefined();
     expect(ecsMock.calls()).toHaveLength(1);

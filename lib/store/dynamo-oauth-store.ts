@@ -290,10 +290,23 @@ export class DynamoOAuthStore implements OAuthStore {
   }
 
   async takeAuthorizationRequest(requestId: string): Promise<AuthorizationRequest | undefined> {
-    const { Attributes } = await documentClient.send(
-      new DeleteCommand({ TableName: tableName, Key: keys.authorizationRequest(requestId), ReturnValues: 'ALL_OLD' }),
-    );
-    return Attributes ? toAuthorizationRequest(Attributes) : undefined;
+    // Conditional, like the approve transaction's delete: of racing decisions exactly one consumes the
+    // request. An unconditional delete with ALL_OLD let two concurrent denials both see the old item on
+    // DynamoDB Local.
+    try {
+      const { Attributes } = await documentClient.send(
+        new DeleteCommand({
+          TableName: tableName,
+          Key: keys.authorizationRequest(requestId),
+          ConditionExpression: 'attribute_exists(pk)',
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return Attributes ? toAuthorizationRequest(Attributes) : undefined;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
   }
 
   async issueAuthorizationCode(requestId: string, code: AuthorizationCode): Promise<boolean> {

@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 /** Integration and e2e tests share one DynamoDB Local and get a fresh table per file. */
 const withDynamoDbLocal = {
   globalSetup: ['test/support/global-dynamodb.ts'],
-  setupFiles: ['test/support/setup-env.ts'],
+  setupFiles: ['test/support/setup-env.ts', 'test/support/table-access-recorder.ts'],
 };
 
 export default defineConfig({

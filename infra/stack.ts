@@ -6,7 +6,7 @@ import { routes as routeTable, type Route, type RoutePermissions } from '../lib/
 import { ContainerWorkload } from './constructs/container-workload.js';
 import { FunctionBundles } from './constructs/function-bundles.js';
 import { RateLimitWebAcl } from './constructs/rate-limit-web-acl.js';
-import { grantCredentialUseBookkeeping, grantRoutePermissions } from './constructs/route-permissions.js';
+import { grantRoutePermissions } from './constructs/route-permissions.js';
 import { ServiceFunction } from './constructs/service-function.js';
 import { ServiceRestApi, type RouteIntegration } from './constructs/service-rest-api.js';
 import { ServiceTable } from './constructs/service-table.js';
@@ -85,9 +85,6 @@ export class ContainerHostingStack extends Stack {
         description: `${route.method} ${route.path}`,
       });
       grantRoutePermissions(serviceFunction.role, route.permissions, permissionTargets);
-      if (route.access !== 'public' && route.permissions.table === 'read') {
-        grantCredentialUseBookkeeping(serviceFunction.role, permissionTargets.table);
-      }
       this.functions.set(route.id, serviceFunction);
       integrations.push({ id: route.id, method: route.method, path: route.path, handler: serviceFunction.function });
     }

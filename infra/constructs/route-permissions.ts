@@ -3,26 +3,10 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import type { RoutePermissions } from '../../lib/http/routes.js';
-import { keys } from '../../lib/store/keys.js';
+import { tableStatements } from '../table-policy.js';
 import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
 
-/** ConditionCheckItem lets a transaction assert on an item it does not write. */
-export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'] as const;
-
-export const TABLE_UPDATE_ACTIONS = [...TABLE_READ_ACTIONS, 'dynamodb:UpdateItem'] as const;
-
-/** TransactWriteItems has no action of its own: it needs the action of each item it writes. */
-export const TABLE_WRITE_ACTIONS = [
-  ...TABLE_READ_ACTIONS,
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:BatchWriteItem',
-] as const;
-
-const TABLE_ACTIONS = { read: TABLE_READ_ACTIONS, update: TABLE_UPDATE_ACTIONS, write: TABLE_WRITE_ACTIONS } as const;
-
-export interface TableAccess {
+export interface TableTarget {
   table: dynamodb.ITable;
   indexNames: readonly string[];
 }
@@ -37,24 +21,24 @@ export interface WorkloadAccess {
 }
 
 export interface PermissionTargets {
-  table: TableAccess;
+  table: TableTarget;
   workload?: WorkloadAccess;
 }
 
 /**
  * Turns a route's declared permissions into the narrowest IAM statements that serve them:
- * the table and its named indexes (no Scan), ECS actions on our cluster's tasks and our task
+ * item actions on the key families it declares and Query on the index partitions it lists (no
+ * Scan), ECS actions on our cluster's tasks and our task
  * family only, and PassRole for just the two workload roles, just to ECS tasks.
  */
 export function grantRoutePermissions(role: iam.IRole & Construct, permissions: RoutePermissions, targets: PermissionTargets): void {
-  const { table, indexNames } = targets.table;
-  if (permissions.table !== 'none') {
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: [...TABLE_ACTIONS[permissions.table]],
-        resources: [table.tableArn, ...indexNames.map((name) => `${table.tableArn}/index/${name}`)],
-      }),
-    );
+  const { table } = targets.table;
+  // Item actions only on the key families the route declares (infra/table-policy.ts).
+  for (const statement of tableStatements(permissions.table, {
+    table: table.tableArn,
+    index: (name) => `${table.tableArn}/index/${name}`,
+  })) {
+    role.addToPrincipalPolicy(iam.PolicyStatement.fromJson(statement));
   }
 
   const ecsActions = permissions.ecs ?? [];
@@ -71,25 +55,6 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
       'cloudwatch:GetMetricData has no resource-level permissions (IAM service authorization reference), so its resource must be "*"; it is the only action granted on "*".',
     );
   }
-}
-
-/**
- * Authentication records when a personal access token was last used, on every route a PAT
- * may call, including read-only ones. This lets a read-only function write exactly that:
- * the `last_used_at` attribute of credential and token items, and nothing else.
- */
-export function grantCredentialUseBookkeeping(role: iam.IRole & Construct, table: TableAccess): void {
-  role.addToPrincipalPolicy(
-    new iam.PolicyStatement({
-      actions: ['dynamodb:UpdateItem'],
-      resources: [table.table.tableArn],
-      conditions: {
-        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [keys.credential('*').pk, keys.user('*').pk] },
-        'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'last_used_at'] },
-        StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
-      },
-    }),
-  );
 }
 
 function grantWorkloadActions(

@@ -1,4 +1,5 @@
 import type { OAuthScope } from '../identity/principal.js';
+import { tableAccess, type TableAccess } from '../table-access.js';
 
 /**
  * The one route table. The CDK stack creates a function and an API Gateway method per row,
@@ -25,8 +26,11 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** What the function behind a route may touch; the CDK stack turns this into IAM grants. */
 export interface RoutePermissions {
-  /** `update`: read, and change items in place (UpdateItem), but never put or delete them. */
-  table: 'none' | 'read' | 'update' | 'write';
+  /**
+   * The key families it reads, updates in place and writes (lib/table-access.ts); the stack
+   * grants item actions only on those partitions (`dynamodb:LeadingKeys`, README "Security").
+   */
+  table: 'none' | TableAccess;
   ecs?: ReadonlyArray<'run' | 'stop' | 'describe'>;
   metrics?: boolean;
   /** Read the containers' log groups (CloudWatch Logs). */
@@ -55,8 +59,18 @@ export interface Route {
   alsoAnswers?: ReadonlyArray<409 | 504>;
 }
 
-const read = { table: 'read' } as const;
-const write = { table: 'write' } as const;
+/**
+ * What every route that reads a credential needs (lib/identity/identity-service.ts): the
+ * credential by its hash and, for an OAuth access token, its grant, in one BatchGetItem; and
+ * the `last_used_at` stamp on a personal access token and its credential.
+ */
+const authentication: TableAccess = { read: ['credential', 'grant'], update: ['credentialLastUsed', 'tokenLastUsed'] };
+/** An authenticated route's table access: authentication plus its own. */
+const authenticated = (own: TableAccess = {}): RoutePermissions => ({ table: tableAccess(authentication, own) });
+/** Signing in: counting failures, reading the email claim (the password hash), storing the session. */
+const signIn: TableAccess = { read: ['email'], write: ['loginFailures', 'credential'] };
+/** A container write: the container, and the owner's quota usage charged in the same transaction. */
+const containerUpdate: TableAccess = { update: ['container', 'quotaUsage'] };
 
 export const routes = [
   // Identity
@@ -67,7 +81,7 @@ export const routes = [
     handler: 'functions/sessions/create.ts',
     access: 'public',
     body: 'json',
-    permissions: write,
+    permissions: { table: signIn },
     rateLimited: true,
     summary: 'Sign in with email and password',
   },
@@ -78,7 +92,7 @@ export const routes = [
     handler: 'functions/sessions/get-current.ts',
     access: 'session',
     body: 'none',
-    permissions: read,
+    permissions: authenticated({ read: ['user'] }),
     summary: 'The current session, with its CSRF token',
   },
   {
@@ -88,7 +102,7 @@ export const routes = [
     handler: 'functions/sessions/delete-current.ts',
     access: 'session',
     body: 'none',
-    permissions: write,
+    permissions: authenticated({ write: ['credential'] }),
     summary: 'Sign out',
   },
   {
@@ -98,7 +112,7 @@ export const routes = [
     handler: 'functions/tokens/create.ts',
     access: 'account',
     body: 'json',
-    permissions: write,
+    permissions: authenticated({ write: ['user', 'credential'] }),
     summary: 'Create a personal access token',
   },
   {
@@ -108,7 +122,7 @@ export const routes = [
     handler: 'functions/tokens/list.ts',
     access: 'account',
     body: 'none',
-    permissions: read,
+    permissions: authenticated({ read: ['user'] }),
     summary: "List the caller's personal access tokens",
   },
   {
@@ -118,7 +132,7 @@ export const routes = [
     handler: 'functions/tokens/delete.ts',
     access: 'account',
     body: 'none',
-    permissions: write,
+    permissions: authenticated({ write: ['user', 'credential'] }),
     summary: 'Revoke a personal access token',
   },
   {
@@ -128,7 +142,7 @@ export const routes = [
     handler: 'functions/users/create.ts',
     access: 'admin',
     body: 'json',
-    permissions: write,
+    permissions: authenticated({ write: ['user', 'email'] }),
     alsoAnswers: [409],
     summary: 'Create a user (admin)',
   },
@@ -139,7 +153,7 @@ export const routes = [
     handler: 'functions/users/list.ts',
     access: 'admin',
     body: 'none',
-    permissions: read,
+    permissions: authenticated({ read: ['allUsers'] }),
     summary: 'List users (admin)',
   },
   {
@@ -149,7 +163,8 @@ export const routes = [
     handler: 'functions/users/me.ts',
     access: 'api',
     body: 'none',
-    permissions: read,
+    // The profile and the quota usage item, both in the user's partition.
+    permissions: authenticated({ read: ['user'] }),
     summary: 'The calling user',
   },
   {
@@ -159,7 +174,7 @@ export const routes = [
     handler: 'functions/pages/login-form.ts',
     access: 'browser',
     body: 'none',
-    permissions: read,
+    permissions: authenticated({ read: ['user'] }),
     summary: 'Sign-in page',
   },
   {
@@ -169,7 +184,7 @@ export const routes = [
     handler: 'functions/pages/login-submit.ts',
     access: 'public',
     body: 'form',
-    permissions: write,
+    permissions: { table: signIn },
     rateLimited: true,
     summary: 'Sign-in form submission',
   },
@@ -182,7 +197,7 @@ export const routes = [
     access: 'api',
     scope: 'containers:read',
     body: 'none',
-    permissions: read,
+    permissions: authenticated({ read: ['containersOfOwner', 'allContainers'] }),
     summary: "List containers: the caller's own, or every container for admins",
   },
   {
@@ -193,7 +208,7 @@ export const routes = [
     access: 'api',
     scope: 'containers:write',
     body: 'json',
-    permissions: { table: 'write', ecs: ['run', 'stop'] },
+    permissions: { ...authenticated({ ...containerUpdate, write: ['container', 'hostname'] }), ecs: ['run', 'stop'] },
     alsoAnswers: [409],
     summary: 'Create a container and start its first task',
   },
@@ -205,7 +220,7 @@ export const routes = [
     access: 'api',
     scope: 'containers:read',
     body: 'none',
-    permissions: read,
+    permissions: authenticated({ read: ['container'] }),
     summary: 'Get a container',
   },
   {
@@ -216,7 +231,7 @@ export const routes = [
     access: 'api',
     scope: 'containers:write',
     body: 'json',
-    permissions: { table: 'update' },
+    permissions: authenticated(containerUpdate),
     alsoAnswers: [409],
     summary: 'Change what a container runs from its next start or restart',
   },
@@ -228,7 +243,7 @@ export const routes = [
     access: 'api',
     scope: 'containers:write',
     body: 'none',
-    permissions: { table: 'write', ecs: ['stop'] },
+    permissions: { ...authenticated({ ...containerUpdate, write: ['container', 'hostname'] }), ecs: ['stop'] },
     alsoAnswers: [409],
     summary: 'Stop and delete a container, freeing its hostname',
   },
@@ -240,7 +255,7 @@ export const routes = [
     access: 'api',
     scope: 'containers:write',
     body: 'none',
-    permissions: { table: 'write', ecs: ['run', 'stop', 'describe'] },
+    permissions: { ...authenticated(containerUpdate), ecs: ['run', 'stop', 'describe'] },
     timeoutSeconds: 29,
     alsoAnswers: [409, 504],
     summary: 'Start a container and wait until it runs',
@@ -253,7 +268,7 @@ export const routes = [
     access: 'api',
     scope: 'containers:write',
     body: 'none',
-    permissions: { table: 'write', ecs: ['stop'] },
+    permissions: { ...authenticated(containerUpdate), ecs: ['stop'] },
     alsoAnswers: [409],
     summary: 'Stop a container',
   },
@@ -265,7 +280,7 @@ export const routes = [
     access: 'api',
     scope: 'containers:write',
     body: 'none',
-    permissions: { table: 'write', ecs: ['run', 'stop', 'describe'] },
+    permissions: { ...authenticated(containerUpdate), ecs: ['run', 'stop', 'describe'] },
     timeoutSeconds: 29,
     alsoAnswers: [409, 504],
     summary: 'Restart a container on a new task and wait until it runs',
@@ -278,7 +293,7 @@ export const routes = [
     access: 'api',
     scope: 'containers:read',
     body: 'none',
-    permissions: { table: 'read', metrics: true },
+    permissions: { ...authenticated({ read: ['container'] }), metrics: true },
     summary: "A container's current CPU, memory and disk use",
   },
   {
@@ -289,7 +304,7 @@ export const routes = [
     access: 'api',
     scope: 'containers:read',
     body: 'none',
-    permissions: { table: 'read', logs: true },
+    permissions: { ...authenticated({ read: ['container'] }), logs: true },
     summary: "A container's output, oldest first, across its recent tasks",
   },
   // OAuth 2.0
@@ -300,7 +315,7 @@ export const routes = [
     handler: 'functions/oauth/register-app.ts',
     access: 'account',
     body: 'json',
-    permissions: write,
+    permissions: authenticated({ write: ['oauthApp', 'oauthClient'] }),
     summary: 'Register an OAuth application; the client secret is shown once',
   },
   {
@@ -310,7 +325,7 @@ export const routes = [
     handler: 'functions/oauth/list-apps.ts',
     access: 'account',
     body: 'none',
-    permissions: read,
+    permissions: authenticated({ read: ['appsOfOwner'] }),
     summary: "List the caller's OAuth applications",
   },
   {
@@ -320,7 +335,7 @@ export const routes = [
     handler: 'functions/oauth/get-app.ts',
     access: 'account',
     body: 'none',
-    permissions: read,
+    permissions: authenticated({ read: ['oauthApp'] }),
     summary: 'Get an OAuth application',
   },
   {
@@ -330,7 +345,7 @@ export const routes = [
     handler: 'functions/oauth/update-app.ts',
     access: 'account',
     body: 'json',
-    permissions: write,
+    permissions: authenticated({ update: ['oauthApp'] }),
     summary: "Update an OAuth application's name, description or redirect URIs",
   },
   {
@@ -340,7 +355,7 @@ export const routes = [
     handler: 'functions/oauth/delete-app.ts',
     access: 'account',
     body: 'none',
-    permissions: write,
+    permissions: authenticated({ write: ['oauthApp', 'oauthClient', 'authorizationCode'], update: ['grant'] }),
     timeoutSeconds: 29,
     summary: 'Delete an OAuth application and revoke every code and token it holds',
   },
@@ -351,7 +366,7 @@ export const routes = [
     handler: 'functions/oauth/rotate-app-secret.ts',
     access: 'account',
     body: 'none',
-    permissions: write,
+    permissions: authenticated({ update: ['oauthApp', 'oauthClient'] }),
     summary: "Rotate an OAuth application's client secret",
   },
   {
@@ -361,7 +376,7 @@ export const routes = [
     handler: 'functions/oauth/authorize.ts',
     access: 'public',
     body: 'none',
-    permissions: write,
+    permissions: { table: { read: ['oauthClient', 'oauthApp'], write: ['authorizationRequest'] } },
     summary: 'Start the authorization code flow (redirects to the consent page)',
   },
   {
@@ -371,7 +386,7 @@ export const routes = [
     handler: 'functions/pages/consent-form.ts',
     access: 'browser',
     body: 'none',
-    permissions: read,
+    permissions: authenticated({ read: ['authorizationRequest', 'oauthApp', 'user'] }),
     summary: 'Consent page: approve or deny an application',
   },
   {
@@ -381,7 +396,7 @@ export const routes = [
     handler: 'functions/pages/consent-decision.ts',
     access: 'session',
     body: 'form',
-    permissions: write,
+    permissions: authenticated({ read: ['oauthClient'], write: ['authorizationRequest', 'authorizationCode', 'oauthApp'] }),
     summary: 'Consent form submission',
   },
   {
@@ -391,7 +406,11 @@ export const routes = [
     handler: 'functions/oauth/token.ts',
     access: 'public',
     body: 'json-or-form',
-    permissions: write,
+    // Redeeming a code puts the grant, its entry in the application's partition and the tokens;
+    // a refresh moves the grant to its new refresh token. It never touches a user item.
+    permissions: {
+      table: { read: ['oauthClient'], update: ['authorizationCode'], write: ['grant', 'oauthApp', 'refreshToken', 'credential'] },
+    },
     rateLimited: true,
     summary: 'Exchange an authorization code or a refresh token for tokens',
   },
@@ -402,7 +421,7 @@ export const routes = [
     handler: 'functions/oauth/revoke-token.ts',
     access: 'public',
     body: 'json-or-form',
-    permissions: write,
+    permissions: { table: { read: ['oauthClient', 'refreshToken'], update: ['grant'], write: ['credential'] } },
     summary: 'Revoke a refresh token and its grant, or an access token (RFC 7009)',
   },
   {

@@ -9,6 +9,7 @@ import { routes as routeTable, type Route } from '../http/routes.js';
 import { describeError, log } from '../log.js';
 import { appHostnameOf, proxyToContainer, type AppRouting } from './app-proxy.js';
 import { createRouteMatcher } from './route-matcher.js';
+import { runningFunction } from './running-function.js';
 
 /** API Gateway's hard limits for REST APIs. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -82,7 +83,10 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 
     const event = buildProxyEvent({ request, route, rawPath, rawQuery, pathParameters, body, startedAt });
     const context = buildLambdaContext(route, startedAt);
-    const outcome = await invokeWithTimeout(() => loadHandler(route).then((handler) => handler(event, context)), integrationTimeoutMs);
+    const outcome = await invokeWithTimeout(
+      () => runningFunction.run(route.id, () => loadHandler(route).then((handler) => handler(event, context))),
+      integrationTimeoutMs,
+    );
 
     if (outcome.kind === 'timed-out') {
       log.warn('Handler timed out', { routeId: route.id, requestId: event.requestContext.requestId, timeoutMs: integrationTimeoutMs });

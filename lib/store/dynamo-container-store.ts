@@ -207,10 +207,20 @@ export class DynamoContainerStore implements ContainerStore {
     }
   }
 
-  /** The user's quota use (consistent: a refusal names it). */
+  /**
+   * The user's quota use (consistent: a refusal names it). Only the usage attributes are read:
+   * the container functions may read no other attribute of the user's partition, where the
+   * profile lives too (README, "Security").
+   */
   async usageOf(userId: string): Promise<QuotaUsage> {
+    const { containers, runningCpu } = quotaUsageEntity.attributes;
     const { Item } = await documentClient.send(
-      new GetCommand({ TableName: tableName, Key: quotaUsageEntity.key(userId), ConsistentRead: true }),
+      new GetCommand({
+        TableName: tableName,
+        Key: quotaUsageEntity.key(userId),
+        ConsistentRead: true,
+        ProjectionExpression: `${containers}, ${runningCpu}`,
+      }),
     );
     return quotaUsageEntity.fromItem(Item);
   }
@@ -230,6 +240,7 @@ export class DynamoContainerStore implements ContainerStore {
     const room = roomFor(charge);
     if ((room.containers ?? 0) < 0 || (room.runningCpu ?? 0) < 0) throw await this.refusal(charge);
     const { containers, runningCpu } = quotaUsageEntity.attributes;
+    const owner = quotaUsageEntity.ownerAttribute;
     const conditions: string[] = [];
     const values: Record<string, unknown> = { ':containers': charge.containers, ':cpu': charge.runningCpu, ':userId': charge.userId };
     if (room.containers !== undefined) {
@@ -244,7 +255,7 @@ export class DynamoContainerStore implements ContainerStore {
       Update: {
         TableName: tableName,
         Key: quotaUsageEntity.key(charge.userId),
-        UpdateExpression: `ADD ${containers} :containers, ${runningCpu} :cpu SET user_id = :userId`,
+        UpdateExpression: `ADD ${containers} :containers, ${runningCpu} :cpu SET ${owner} = :userId`,
         ...(conditions.length > 0 ? { ConditionExpression: conditions.join(' AND ') } : {}),
         ExpressionAttributeValues: values,
       },

@@ -1,6 +1,7 @@
 import { config } from '../config.js';
 import { LocalMetrics } from '../metrics/local-metrics.js';
 import type { AppRouting } from '../local/app-proxy.js';
+import { runningFunction, TASK_STATE_FUNCTION_ID } from '../local/running-function.js';
 import { LocalContainerLogs } from '../runtimes/local-logs.js';
 import { LocalRuntime } from '../runtimes/local-runtime.js';
 import { containerServiceWith, containerStore } from './containers.js';
@@ -26,7 +27,8 @@ export function localContainers(): LocalContainers {
       readyAfterMs: config.LOCAL_CONTAINER_READY_MS,
     });
     const service = containerServiceWith({ runtime });
-    runtime.onTaskStatus((status) => service.applyTaskStatus(status));
+    // As the task-state function would on AWS (an EventBridge event), not as the route whose task it is.
+    runtime.onTaskStatus((status) => runningFunction.run(TASK_STATE_FUNCTION_ID, () => service.applyTaskStatus(status)));
     local = { runtime, usage: new LocalMetrics(runtime), logs: new LocalContainerLogs(config.LOCAL_CONTAINER_DIR) };
   }
   return local;

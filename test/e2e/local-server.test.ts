@@ -62,7 +62,7 @@ describe('local server, as an API Gateway proxy integration', () => {
     handler: 'test/support/echo-handler.ts',
     access: 'public',
     body: 'json',
-    permissions: { table: 'read' },
+    permissions: { table: 'none' },
     timeoutSeconds: 7,
     summary: 'Echo',
   });

@@ -5,21 +5,18 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build-app.js';
 import type { ContainerHostingStack } from '../../infra/stack.js';
 import { taskStateChangedFunction } from '../../infra/event-functions.js';
-import { routes as routeTable, type Route } from '../../lib/http/routes.js';
+import { tableStatements, type TableArns } from '../../infra/table-policy.js';
+import { routes as routeTable, type Route, type RoutePermissions } from '../../lib/http/routes.js';
+import { INDEX, keys } from '../../lib/store/keys.js';
+import { type AccessRequest, isAllowed, type Statement } from '../support/iam-evaluator.js';
 import { tableDefinition } from '../../lib/store/table-definition.js';
-import {
-  actionsOf,
-  apiMethods,
-  flatten,
-  propertiesOfOnly,
-  resource,
-  resourcesOfType,
-  statementsOfRole,
-  statementsWithAction,
-} from './template-queries.js';
+import { actionsOf, apiMethods, flatten, propertiesOfOnly, resource, resourcesOfType, statementsOfRole } from './template-queries.js';
 
 const routes: readonly Route[] = routeTable;
-const TABLE_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+const functionDeclarations: ReadonlyArray<{ id: string; permissions: RoutePermissions }> = [
+  ...routes.map((route) => ({ id: route.id, permissions: route.permissions })),
+  { id: taskStateChangedFunction.id, permissions: taskStateChangedFunction.permissions },
+];
 
 // Synthesizing bundles every handler, so the whole file shares one synthesis.
 let app: ReturnType<typeof buildApp>['app'];
@@ -37,6 +34,23 @@ const functionOf = (id: string) => {
     properties: resource(template, logicalIdOf(serviceFunction.function.node.defaultChild)).Properties ?? {},
   };
 };
+
+/** The table's ARN as the template renders it (`<Logical.Arn>`), and its indexes'. */
+const tableArnsIn = (synthesized: Template): TableArns => {
+  const tableId = resourcesOfType(synthesized, 'AWS::DynamoDB::Table')[0]?.[0];
+  return { table: `<${tableId}.Arn>`, index: (name) => `<${tableId}.Arn>/index/${name}` };
+};
+const normalized = (statement: Statement) => ({
+  Effect: statement.Effect,
+  Action: Array.isArray(statement.Action) ? statement.Action : [statement.Action],
+  Resource: (Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource]).map(flatten),
+  Condition: statement.Condition ?? {},
+});
+/** A function's DynamoDB statements, with intrinsics flattened so the evaluator can match resources. */
+const dynamoDbStatementsOf = (id: string) =>
+  statementsOfRole(template, functionOf(id).roleLogicalId)
+    .filter((statement) => actionsOf([statement]).some((action) => action.startsWith('dynamodb:')))
+    .map(normalized);
 
 beforeAll(() => {
   // Prepare: no account, region or context beyond the defaults, as in an offline `cdk synth`.
@@ -298,125 +312,161 @@ describe('ContainerHostingStack least privilege', () => {
     }
   });
 
-  it('gives read-only routes no table writes but the last-used time of a personal access token', () => {
+  it('grants each function exactly the table statements its declaration builds (infra/table-policy.ts)', () => {
     // Prepare
-    const readOnly = routes.filter((route) => route.permissions.table === 'read');
+    const arns = tableArnsIn(template);
     // Assess
-    expect(readOnly.length).toBeGreaterThan(0);
-    for (const route of readOnly) {
-      const statements = statementsOfRole(template, functionOf(route.id).roleLogicalId);
-      expect(actionsOf(statements), route.id).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
-      const writes = statements.filter((statement) => actionsOf([statement]).some((action) => TABLE_WRITES.includes(action)));
-      if (route.access === 'public') {
-        expect(writes, route.id).toEqual([]);
-        continue;
-      }
-      expect(writes, route.id).toHaveLength(1);
-      expect(actionsOf(writes)).toEqual(['dynamodb:UpdateItem']);
-      expect(writes[0]?.Condition).toEqual({
-        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CREDENTIAL#*', 'USER#*'] },
-        'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'last_used_at'] },
-        StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
-      });
-    }
-  });
-
-  it('gives routes that never read the table no table access at all', () => {
-    // Prepare
-    const tableless = routes.filter((route) => route.permissions.table === 'none');
-    // Assess
-    expect(tableless.map((route) => route.id)).toEqual(['authorizationServerMetadata']);
-    for (const route of tableless) {
-      const actions = actionsOf(statementsOfRole(template, functionOf(route.id).roleLogicalId));
-      expect(
-        actions.filter((action) => action.startsWith('dynamodb:')),
-        route.id,
-      ).toEqual([]);
-    }
-  });
-
-  it('gives writing routes the item writes', () => {
-    // Assess
-    for (const id of routes.filter((route) => route.permissions.table === 'write').map((route) => route.id)) {
-      expect(actionsOf(statementsOfRole(template, functionOf(id).roleLogicalId)), id).toEqual(expect.arrayContaining(TABLE_WRITES));
-    }
-  });
-
-  it('lets the task state handler update containers in place, and neither put nor delete items', () => {
-    // Assess
-    const actions = actionsOf(statementsOfRole(template, functionOf(taskStateChangedFunction.id).roleLogicalId));
-    expect(actions.filter((action) => TABLE_WRITES.includes(action))).toEqual(['dynamodb:UpdateItem']);
-    expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem']));
-  });
-
-  it('scopes table access to the table and its named indexes', () => {
-    // Prepare
-    const tableId = resourcesOfType(template, 'AWS::DynamoDB::Table')[0]?.[0];
-    const statement = statementsWithAction(statementsOfRole(template, functionOf(routes[0]!.id).roleLogicalId), 'dynamodb:GetItem')[0];
-    // Assess
-    expect((statement!.Resource as unknown[]).map(flatten).sort()).toEqual(
-      [`<${tableId}.Arn>`, ...tableDefinition.globalIndexes.map((index) => `<${tableId}.Arn>/index/${index.name}`)].sort(),
-    );
-  });
-
-  it('allows ecs:RunTask only to routes that run tasks, on our task family in our cluster', () => {
-    // Assess
-    for (const route of routes) {
-      const statements = statementsWithAction(statementsOfRole(template, functionOf(route.id).roleLogicalId), 'ecs:RunTask');
-      if (!route.permissions.ecs?.includes('run')) {
-        expect(statements, route.id).toEqual([]);
-        continue;
-      }
-      expect(statements, route.id).toHaveLength(1);
-      expect(flatten(statements[0]?.Resource)).toBe(
-        'arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/container-hosting-workload:*',
+    for (const { id, permissions } of functionDeclarations) {
+      const granted = dynamoDbStatementsOf(id);
+      const declared = tableStatements(permissions.table, arns).map(normalized);
+      expect(granted.map((statement) => JSON.stringify(statement)).sort(), id).toEqual(
+        declared.map((statement) => JSON.stringify(statement)).sort(),
       );
-      expect(Object.keys(statements[0]?.Condition?.ArnEquals ?? {})).toEqual(['ecs:cluster']);
+    }
+  });
+});
+
+describe('ContainerHostingStack least privilege inside the table', () => {
+  // Requests as IAM sees them (test/support/iam-evaluator.ts), evaluated against each role's
+  // synthesized policy. On a grant without LeadingKeys conditions every one of them is allowed.
+  const userId = '0190f1c2-0000-7000-8000-000000000001';
+  const profile = keys.user(userId).pk;
+  const allowed = (id: string, request: AccessRequest): boolean => isAllowed(dynamoDbStatementsOf(id), request);
+  const item = (action: string, partitionKey: string, attributes?: string[]): AccessRequest => ({
+    action: `dynamodb:${action}`,
+    resource: tableArnsIn(template).table,
+    context: { 'dynamodb:LeadingKeys': [partitionKey], ...(attributes ? { 'dynamodb:Attributes': attributes } : {}) },
+  });
+  const containerFunctions = [
+    ...routes.filter((route) => route.path.startsWith('/api/v1/containers')).map((route) => route.id),
+    taskStateChangedFunction.id,
+  ];
+
+  it('lets no container function read a user profile, an email claim (the password hash) or a credential beyond its lookup', () => {
+    // Assess
+    expect(containerFunctions.length).toBeGreaterThan(10);
+    for (const id of containerFunctions) {
+      expect(allowed(id, item('GetItem', profile)), id).toBe(false);
+      expect(allowed(id, item('GetItem', profile, ['pk', 'sk', 'email', 'role'])), id).toBe(false);
+      expect(allowed(id, item('GetItem', keys.email('someone@example.com').pk)), id).toBe(false);
+      expect(allowed(id, item('Query', profile)), id).toBe(false);
     }
   });
 
-  it('lets task runners pass only the two workload roles, and only to ECS tasks', () => {
-    // Prepare
-    const runner = routes.find((route) => route.permissions.ecs?.includes('run'));
-    expect(runner).toBeDefined();
-    // Act
-    const [passRole] = statementsWithAction(statementsOfRole(template, functionOf(runner!.id).roleLogicalId), 'iam:PassRole');
+  it('lets no container function put, delete or rewrite a user item; only the quota usage attributes change', () => {
     // Assess
-    expect(passRole?.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } });
-    expect((passRole!.Resource as unknown[]).map(flatten).sort()).toEqual(
-      [
-        `<${logicalIdOf(stack.node.findChild('Containers').node.findChild('TaskRole').node.defaultChild)}.Arn>`,
-        `<${logicalIdOf(stack.node.findChild('Containers').node.findChild('ExecutionRole').node.defaultChild)}.Arn>`,
-      ].sort(),
+    for (const id of containerFunctions) {
+      expect(allowed(id, item('PutItem', profile, ['pk', 'sk', 'email', 'role'])), id).toBe(false);
+      expect(allowed(id, item('DeleteItem', profile, ['pk', 'sk'])), id).toBe(false);
+      expect(allowed(id, item('UpdateItem', profile, ['pk', 'sk', 'role'])), id).toBe(false);
+    }
+    // What the quota charge does (lib/store/dynamo-container-store.ts), for the functions that charge it.
+    const charging = functionDeclarations.filter(
+      ({ permissions }) => permissions.table !== 'none' && permissions.table.update?.includes('quotaUsage'),
     );
-    const [tagging] = statementsWithAction(statementsOfRole(template, functionOf(runner!.id).roleLogicalId), 'ecs:TagResource');
-    expect(tagging?.Condition).toEqual({ StringEquals: { 'ecs:CreateAction': 'RunTask' } });
+    expect(charging.map(({ id }) => id).sort()).toEqual([
+      'createContainer',
+      'deleteContainer',
+      'restartContainer',
+      'startContainer',
+      'stopContainer',
+      'taskStateChanged',
+      'updateContainer',
+    ]);
+    for (const { id } of charging) {
+      expect(allowed(id, item('UpdateItem', profile, ['pk', 'sk', 'containers', 'running_cpu', 'user_id'])), id).toBe(true);
+    }
+    // A refusal reads the usage, by projection only.
+    expect(allowed('createContainer', item('GetItem', profile, ['containers', 'running_cpu']))).toBe(true);
   });
 
-  it('limits stopping and describing to tasks in our cluster', () => {
+  it('lets container functions write credentials only as the last-used stamp of authentication', () => {
+    // Prepare
+    const credential = keys.credential('a'.repeat(64)).pk;
     // Assess
-    for (const route of routes) {
-      const statements = statementsOfRole(template, functionOf(route.id).roleLogicalId);
-      for (const [permission, action] of [
-        ['stop', 'ecs:StopTask'],
-        ['describe', 'ecs:DescribeTasks'],
-      ] as const) {
-        const granted = statementsWithAction(statements, action);
-        if (!route.permissions.ecs?.includes(permission)) {
-          expect(granted, `${route.id} ${action}`).toEqual([]);
-          continue;
+    for (const id of containerFunctions) {
+      expect(allowed(id, item('PutItem', credential, ['pk', 'sk', 'kind', 'role'])), id).toBe(false);
+      expect(allowed(id, item('DeleteItem', credential, ['pk', 'sk'])), id).toBe(false);
+      expect(allowed(id, item('UpdateItem', credential, ['pk', 'sk', 'role'])), id).toBe(false);
+    }
+    expect(allowed('getContainer', item('UpdateItem', credential, ['pk', 'sk', 'last_used_at']))).toBe(true);
+    expect(allowed('getContainer', item('GetItem', credential))).toBe(true);
+  });
+
+  it('lets the token endpoint write grants and tokens, and never a user item', () => {
+    // Assess
+    for (const action of ['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']) {
+      expect(allowed('token', item(action, profile, ['pk', 'sk', 'role'])), action).toBe(false);
+      expect(allowed('token', item(action, profile, ['pk', 'sk', 'last_used_at'])), action).toBe(false);
+    }
+    expect(allowed('token', item('GetItem', profile))).toBe(false);
+    expect(allowed('token', item('GetItem', keys.email('someone@example.com').pk))).toBe(false);
+    expect(allowed('token', item('PutItem', keys.grant(userId).pk, ['pk', 'sk']))).toBe(true);
+  });
+
+  it('lets read-only routes change nothing but the last-used stamp', () => {
+    // Prepare
+    const readOnly = routes.filter(
+      (route) =>
+        route.permissions.table !== 'none' &&
+        (route.permissions.table.write ?? []).length === 0 &&
+        (route.permissions.table.update ?? []).every((family) => family === 'credentialLastUsed' || family === 'tokenLastUsed'),
+    );
+    const partitions = [profile, keys.container(userId).pk, keys.credential('b'.repeat(64)).pk, keys.oauthApp(userId).pk];
+    // Assess
+    expect(readOnly.map((route) => route.id)).toEqual(
+      expect.arrayContaining(['getMe', 'listContainers', 'getContainer', 'listTokens', 'getApp']),
+    );
+    for (const route of readOnly) {
+      for (const partition of partitions) {
+        for (const action of ['PutItem', 'DeleteItem', 'BatchWriteItem']) {
+          expect(allowed(route.id, item(action, partition, ['pk', 'sk'])), `${route.id} ${action} ${partition}`).toBe(false);
         }
-        expect(flatten(granted[0]?.Resource)).toMatch(/^arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task\/<\w+>\/\*$/);
+        expect(allowed(route.id, item('UpdateItem', partition, ['pk', 'sk', 'state'])), `${route.id} ${partition}`).toBe(false);
       }
     }
   });
 
-  it('allows cloudwatch:GetMetricData only to routes that read metrics', () => {
+  it('lets the task state handler update containers in place, and neither put nor delete one', () => {
+    // Prepare
+    const container = keys.container(userId).pk;
     // Assess
-    for (const route of routes) {
-      const granted = statementsWithAction(statementsOfRole(template, functionOf(route.id).roleLogicalId), 'cloudwatch:GetMetricData');
-      expect(granted.length > 0, route.id).toBe(route.permissions.metrics === true);
+    expect(allowed(taskStateChangedFunction.id, item('GetItem', container))).toBe(true);
+    expect(allowed(taskStateChangedFunction.id, item('UpdateItem', container, ['pk', 'sk', 'state']))).toBe(true);
+    expect(allowed(taskStateChangedFunction.id, item('PutItem', container, ['pk', 'sk']))).toBe(false);
+    expect(allowed(taskStateChangedFunction.id, item('DeleteItem', container, ['pk', 'sk']))).toBe(false);
+  });
+
+  it('gives the metadata route no table access at all', () => {
+    // Assess
+    expect(dynamoDbStatementsOf('authorizationServerMetadata')).toEqual([]);
+    expect(allowed('authorizationServerMetadata', item('GetItem', keys.oauthClient('x').pk))).toBe(false);
+  });
+
+  it('refuses every function a request that names no partition key, such as a Scan', () => {
+    // Assess
+    for (const { id } of functionDeclarations) {
+      const table = tableArnsIn(template).table;
+      expect(allowed(id, { action: 'dynamodb:Scan', resource: table, context: {} }), id).toBe(false);
+      expect(allowed(id, { action: 'dynamodb:GetItem', resource: table, context: {} }), id).toBe(false);
     }
+  });
+
+  it('lets index queries read only the partitions a route lists', () => {
+    // Prepare
+    const { index } = tableArnsIn(template);
+    const query = (indexName: string, partition: string): AccessRequest => ({
+      action: 'dynamodb:Query',
+      resource: index(indexName),
+      context: { 'dynamodb:LeadingKeys': [partition] },
+    });
+    // Assess
+    expect(allowed('listContainers', query(INDEX.byOwner, keys.containersOfOwnerPartition(userId)))).toBe(true);
+    expect(allowed('listContainers', query(INDEX.global, keys.allContainersPartition))).toBe(true);
+    expect(allowed('listContainers', query(INDEX.global, keys.allUsersPartition))).toBe(false);
+    expect(allowed('listContainers', query(INDEX.byOwner, keys.oauthAppsOfOwnerPartition(userId)))).toBe(false);
+    expect(allowed('listUsers', query(INDEX.global, keys.allUsersPartition))).toBe(true);
+    expect(allowed('getContainer', query(INDEX.byOwner, keys.containersOfOwnerPartition(userId)))).toBe(false);
   });
 });
 

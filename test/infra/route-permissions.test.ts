@@ -32,60 +32,81 @@ function grant(permissions: RoutePermissions, options: { withWorkload?: boolean 
 }
 
 describe('grantRoutePermissions', () => {
-  it('lets every function that changes a quota (lib/containers/quota.ts) update the usage item, and getMe read it', () => {
+  it('lets every function that changes a quota (lib/containers/quota.ts) update the usage attributes, and getMe read them with the profile', () => {
     // Each container write charges the owner's usage item (an UpdateItem in the same transaction).
     const charging = ['createContainer', 'startContainer', 'stopContainer', 'restartContainer', 'deleteContainer', 'updateContainer'];
     const permissionsOf = (id: string) => routes.find((route) => route.id === id)!.permissions;
     for (const permissions of [...charging.map(permissionsOf), taskStateChangedFunction.permissions]) {
-      expect(actionsOf(grant(permissions).statements)).toContain('dynamodb:UpdateItem');
+      const [usage] = grant(permissions).statements.filter((statement) =>
+        String(JSON.stringify(statement.Condition?.['ForAllValues:StringEquals'])).includes('running_cpu'),
+      );
+      expect(actionsOf([usage!])).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+      expect(usage?.Condition?.['ForAllValues:StringEquals']).toEqual({
+        'dynamodb:Attributes': ['pk', 'sk', 'containers', 'running_cpu', 'user_id'],
+      });
     }
-    expect(actionsOf(grant(permissionsOf('getMe')).statements)).toContain('dynamodb:GetItem');
+    expect(grant(permissionsOf('getMe')).statements[0]?.Condition?.['ForAllValues:StringLike']).toEqual({
+      'dynamodb:LeadingKeys': ['CREDENTIAL#*', 'OAUTH_GRANT#*', 'USER#*'],
+    });
   });
 
-  it('grants table readers only item reads and queries, never Scan', () => {
+  it('grants item reads, never Scan, only on the declared partitions, and only when the request names them', () => {
     // Act
-    const { statements } = grant({ table: 'read' });
+    const { statements } = grant({ table: { read: ['container', 'credential'] } });
     // Assess
+    expect(statements).toHaveLength(1);
     expect(actionsOf(statements).sort()).toEqual([
       'dynamodb:BatchGetItem',
       'dynamodb:ConditionCheckItem',
       'dynamodb:GetItem',
       'dynamodb:Query',
     ]);
+    expect(statements[0]?.Condition).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CONTAINER#*', 'CREDENTIAL#*'] },
+      Null: { 'dynamodb:LeadingKeys': 'false' },
+    });
+    expect(flatten(statements[0]?.Resource)).not.toContain('/index/');
   });
 
-  it('grants table updaters the reads plus UpdateItem, and neither put nor delete', () => {
+  it('grants updaters UpdateItem and writers the item writes on their own partitions, and reads on all of them', () => {
     // Act
-    const { statements } = grant({ table: 'update' });
+    const { statements } = grant({ table: { read: ['oauthClient'], update: ['authorizationCode'], write: ['grant'] } });
     // Assess
-    expect(actionsOf(statements).sort()).toEqual([
-      'dynamodb:BatchGetItem',
-      'dynamodb:ConditionCheckItem',
-      'dynamodb:GetItem',
-      'dynamodb:Query',
-      'dynamodb:UpdateItem',
+    const partitionsOf = (action: string) =>
+      statementsWithAction(statements, action).map((statement) => statement.Condition?.['ForAllValues:StringLike']);
+    expect(partitionsOf('dynamodb:BatchGetItem')).toEqual([
+      { 'dynamodb:LeadingKeys': ['OAUTH_CLIENT#*', 'OAUTH_CODE#*', 'OAUTH_GRANT#*'] },
+    ]);
+    expect(partitionsOf('dynamodb:UpdateItem')).toEqual([
+      { 'dynamodb:LeadingKeys': ['OAUTH_CODE#*'] },
+      { 'dynamodb:LeadingKeys': ['OAUTH_GRANT#*'] },
+    ]);
+    expect(partitionsOf('dynamodb:PutItem')).toEqual([{ 'dynamodb:LeadingKeys': ['OAUTH_GRANT#*'] }]);
+    expect(actionsOf(statements)).not.toContain('dynamodb:Scan');
+  });
+
+  it('grants index partitions as Query on that index only', () => {
+    // Act
+    const { statements } = grant({ table: { read: ['containersOfOwner', 'allContainers'] } });
+    // Assess
+    expect(statements.map((statement) => [actionsOf([statement]), flatten(statement.Resource).replace(/^<[^>]*>/, '<table>')])).toEqual([
+      [['dynamodb:Query'], '<table>/index/gsi1'],
+      [['dynamodb:Query'], '<table>/index/gsi2'],
+    ]);
+    expect(statements.map((statement) => statement.Condition)).toEqual([
+      { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['OWNER#*#CONTAINER'] } },
+      { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CONTAINERS'] } },
     ]);
   });
 
-  it('grants table writers the reads plus the item writes a transaction needs, never Scan', () => {
-    // Act
-    const { statements } = grant({ table: 'write' });
-    // Assess
-    expect(actionsOf(statements).sort()).toEqual([
-      'dynamodb:BatchGetItem',
-      'dynamodb:BatchWriteItem',
-      'dynamodb:ConditionCheckItem',
-      'dynamodb:DeleteItem',
-      'dynamodb:GetItem',
-      'dynamodb:PutItem',
-      'dynamodb:Query',
-      'dynamodb:UpdateItem',
-    ]);
+  it('grants no table access at all for none', () => {
+    // Act and Assess
+    expect(grant({ table: 'none' }).statements).toEqual([]);
   });
 
   it('scopes RunTask to the task family in the cluster and PassRole to ECS tasks', () => {
     // Act
-    const { statements } = grant({ table: 'write', ecs: ['run'] });
+    const { statements } = grant({ table: 'none', ecs: ['run'] });
     // Assess
     const [runTask] = statementsWithAction(statements, 'ecs:RunTask');
     expect(flatten(runTask?.Resource)).toBe('arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/workload-family:*');
@@ -100,7 +121,7 @@ describe('grantRoutePermissions', () => {
 
   it('scopes StopTask and DescribeTasks to tasks of the cluster', () => {
     // Act
-    const { statements } = grant({ table: 'read', ecs: ['stop', 'describe'] });
+    const { statements } = grant({ table: 'none', ecs: ['stop', 'describe'] });
     // Assess
     for (const action of ['ecs:StopTask', 'ecs:DescribeTasks']) {
       const [statement] = statementsWithAction(statements, action);
@@ -112,19 +133,23 @@ describe('grantRoutePermissions', () => {
 
   it('grants GetMetricData, which has no resource-level permissions, on "*"', () => {
     // Act
-    const { statements } = grant({ table: 'read', metrics: true });
+    const { statements } = grant({ table: 'none', metrics: true });
     // Assess
     expect(statementsWithAction(statements, 'cloudwatch:GetMetricData')[0]?.Resource).toBe('*');
   });
 
   it('refuses ECS permissions when there is no workload', () => {
     // Act and Assess
-    expect(() => grant({ table: 'read', ecs: ['run'] }, { withWorkload: false })).toThrow(/no container workload/);
+    expect(() => grant({ table: 'none', ecs: ['run'] }, { withWorkload: false })).toThrow(/no container workload/);
   });
 
-  it('acknowledges exactly the wildcards it grants, so cdk-nag reports no IAM5 finding', () => {
+  it('acknowledges exactly the wildcards it grants, so cdk-nag reports no IAM5 finding, table conditions included', () => {
     // Prepare
-    const { app } = grant({ table: 'write', ecs: ['run', 'stop', 'describe'], metrics: true });
+    const { app } = grant({
+      table: { read: ['containersOfOwner'], update: ['quotaUsage'], write: ['container'] },
+      ecs: ['run', 'stop', 'describe'],
+      metrics: true,
+    });
     // Act
     const { violations } = new AwsSolutionsChecks().validateScope(app);
     // Assess

@@ -12,6 +12,8 @@ export const quotaUsageEntity = {
   key: keys.quotaUsage,
   /** The attributes the conditions and ADD expressions name. */
   attributes: { containers: 'containers', runningCpu: 'running_cpu' },
+  /** Set with every charge, naming whose usage the item is. */
+  ownerAttribute: 'user_id',
   fromItem(item: Item | undefined): QuotaUsage {
     const stored = item ? asStored<StoredQuotaUsageItem>(item) : {};
     return { containers: stored.containers ?? 0, runningCpu: stored.running_cpu ?? 0 };

@@ -1,0 +1,50 @@
+import type { AttributeFamily, IndexFamily, ItemFamily } from '../table-access.js';
+import { quotaUsageEntity } from './entities/quota-usage.js';
+import { INDEX, keys } from './keys.js';
+import { tableDefinition } from './table-definition.js';
+
+/**
+ * Which partition keys each family of lib/table-access.ts is, as `dynamodb:LeadingKeys`
+ * patterns (StringLike: `*` matches any run of characters). Every pattern is the key builder
+ * of lib/store/keys.ts applied to `*`, so a key that changes there changes its grant too.
+ */
+export interface PartitionFamily {
+  /** The partition key pattern, e.g. `USER#*`. */
+  partition: string;
+  /** Set for an index partition: the grant is Query on that index. */
+  index?: (typeof INDEX)[keyof typeof INDEX];
+  /** Set when the grant is limited to these attributes (`dynamodb:Attributes`); keys included. */
+  attributes?: readonly string[];
+}
+
+const ANY = '*';
+const itemKeyAttributes = [tableDefinition.partitionKey, tableDefinition.sortKey];
+/** The attribute authentication stamps on a personal access token and its credential (lib/store/dynamo-identity-store.ts). */
+const LAST_USED_AT = 'last_used_at';
+
+export const keyFamilies = {
+  user: { partition: keys.user(ANY).pk },
+  email: { partition: keys.email(ANY).pk },
+  loginFailures: { partition: keys.loginFailures(ANY).pk },
+  credential: { partition: keys.credential(ANY).pk },
+  container: { partition: keys.container(ANY).pk },
+  hostname: { partition: keys.hostname(ANY).pk },
+  oauthApp: { partition: keys.oauthAppPartition(ANY) },
+  oauthClient: { partition: keys.oauthClient(ANY).pk },
+  authorizationRequest: { partition: keys.authorizationRequest(ANY).pk },
+  authorizationCode: { partition: keys.authorizationCode(ANY).pk },
+  grant: { partition: keys.grant(ANY).pk },
+  refreshToken: { partition: keys.refreshToken(ANY).pk },
+
+  quotaUsage: {
+    partition: keys.quotaUsage(ANY).pk,
+    attributes: [...itemKeyAttributes, ...Object.values(quotaUsageEntity.attributes), quotaUsageEntity.ownerAttribute],
+  },
+  credentialLastUsed: { partition: keys.credential(ANY).pk, attributes: [...itemKeyAttributes, LAST_USED_AT] },
+  tokenLastUsed: { partition: keys.personalAccessToken(ANY, ANY).pk, attributes: [...itemKeyAttributes, LAST_USED_AT] },
+
+  containersOfOwner: { partition: keys.containersOfOwnerPartition(ANY), index: INDEX.byOwner },
+  appsOfOwner: { partition: keys.oauthAppsOfOwnerPartition(ANY), index: INDEX.byOwner },
+  allUsers: { partition: keys.allUsersPartition, index: INDEX.global },
+  allContainers: { partition: keys.allContainersPartition, index: INDEX.global },
+} as const satisfies Record<ItemFamily | AttributeFamily | IndexFamily, PartitionFamily>;

@@ -1,5 +1,5 @@
 import type { RoutePermissions } from '../lib/http/routes.js';
-import { TASK_STATE_FUNCTION_ID } from '../lib/local/running-function.js';
+import { RECONCILE_FUNCTION_ID, TASK_STATE_FUNCTION_ID } from '../lib/local/running-function.js';
 
 /** The handler of ECS task state change events; not a route, so it is not in the route table. */
 export const taskStateChangedFunction = {
@@ -9,3 +9,25 @@ export const taskStateChangedFunction = {
   // same transaction; it never creates or deletes an item, and reads no user.
   permissions: { table: { update: ['container', 'quotaUsage'] } } satisfies RoutePermissions as RoutePermissions,
 } as const;
+
+/**
+ * The scheduled reconciliation (CDK context `reconcileMinutes`; lib/containers/reconciler.ts):
+ * it reads containers through the table and its index, changes container states and quota use
+ * in place and keeps its checkpoint with UpdateItem (never a put or delete), and lists,
+ * describes and stops the tasks of our cluster.
+ */
+export const reconcileFunction = {
+  id: RECONCILE_FUNCTION_ID,
+  handler: 'functions/containers/reconcile.ts',
+  // Containers by id and through both indexes (every container, and one owner's when it recounts
+  // a user's quota use); it settles containers and corrects quota use in the usage attributes only.
+  permissions: {
+    table: { read: ['containersOfOwner', 'allContainers'], update: ['container', 'quotaUsage', 'reconcileCheckpoint'] },
+    ecs: ['list', 'describe', 'stop'],
+  } satisfies RoutePermissions as RoutePermissions,
+  /** A run stops walking 15 s before this (functions/containers/reconcile.ts). */
+  timeoutSeconds: 120,
+} as const;
+
+/** Every function that is not behind a route. */
+export const eventFunctions = [taskStateChangedFunction, reconcileFunction] as const;

@@ -23,7 +23,9 @@ export type ItemFamily =
   | 'authorizationRequest'
   | 'authorizationCode'
   | 'grant'
-  | 'refreshToken';
+  | 'refreshToken'
+  /** The reconciler's one checkpoint item. */
+  | 'reconcileCheckpoint';
 
 /**
  * Families whose grant names the attributes too (`dynamodb:Attributes`), because they share a

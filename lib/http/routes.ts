@@ -31,7 +31,8 @@ export interface RoutePermissions {
    * grants item actions only on those partitions (`dynamodb:LeadingKeys`, README "Security").
    */
   table: 'none' | TableAccess;
-  ecs?: ReadonlyArray<'run' | 'stop' | 'describe'>;
+  /** `list`: ListTasks on our cluster (the reconciler). */
+  ecs?: ReadonlyArray<'run' | 'stop' | 'describe' | 'list'>;
   metrics?: boolean;
   /** Read the containers' log groups (CloudWatch Logs). */
   logs?: boolean;

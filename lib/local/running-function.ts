@@ -11,3 +11,6 @@ export const runningFunction = new AsyncLocalStorage<string>();
 
 /** The id of the function that applies ECS task state changes (infra/event-functions.ts). */
 export const TASK_STATE_FUNCTION_ID = 'taskStateChanged';
+
+/** The id of the scheduled reconciliation (infra/event-functions.ts). */
+export const RECONCILE_FUNCTION_ID = 'reconcile';

@@ -35,6 +35,7 @@ export const keyFamilies = {
   authorizationCode: { partition: keys.authorizationCode(ANY).pk },
   grant: { partition: keys.grant(ANY).pk },
   refreshToken: { partition: keys.refreshToken(ANY).pk },
+  reconcileCheckpoint: { partition: keys.reconcileCheckpoint.pk },
 
   quotaUsage: {
     partition: keys.quotaUsage(ANY).pk,

@@ -143,7 +143,7 @@ export function accessRequestsOf(commandName: string, input: Json): AccessReques
         request(
           'BatchWriteItem',
           TEST_TABLE_ARN,
-          writes.map((write) => (write.PutRequest?.Item ?? write.DeleteRequest?.Key ?? {}).pk),
+          writes.map((write): unknown => write.PutRequest?.Item?.pk ?? write.DeleteRequest?.Key?.pk),
         ),
       );
     case 'TransactWriteItems':

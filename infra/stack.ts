@@ -59,7 +59,7 @@ export class ContainerHostingStack extends Stack {
       ALLOW_INSECURE_REDIRECT_URIS: String(settings.allowInsecureRedirectUris),
       QUOTA_MAX_CONTAINERS: String(settings.quotaMaxContainers),
       QUOTA_MAX_RUNNING_CPU: String(settings.quotaMaxRunningCpu),
-      ...(settings.publicBaseUrl ? { PUBLIC_BASE_URL: settings.publicBaseUrl } : {}),
+      ...(publicBaseUrlOf(settings) ? { PUBLIC_BASE_URL: publicBaseUrlOf(settings) } : {}),
     };
     const containerEnvironment: Record<string, string> = {
       ...workload.functionEnvironment,
@@ -83,6 +83,8 @@ export class ContainerHostingStack extends Stack {
         timeout: route.timeoutSeconds === undefined ? undefined : Duration.seconds(route.timeoutSeconds),
         environment: environmentFor(route.permissions),
         description: `${route.method} ${route.path}`,
+        tracing: settings.tracing,
+        logLevel: settings.logLevel,
       });
       grantRoutePermissions(serviceFunction.role, route.permissions, permissionTargets);
       if (route.access !== 'public' && route.permissions.table === 'read') {
@@ -96,7 +98,12 @@ export class ContainerHostingStack extends Stack {
       stageName: settings.stage,
       throttleRateLimit: settings.throttleRateLimit,
       throttleBurstLimit: settings.throttleBurstLimit,
-      tracing: settings.apiTracing,
+      tracing: settings.tracing,
+      manageApiGatewayAccount: settings.manageApiGatewayAccount,
+      domain:
+        settings.apiDomain && settings.apiCertificateArn
+          ? { domainName: settings.apiDomain, certificateArn: settings.apiCertificateArn }
+          : undefined,
     });
     this.api.addRoutes(integrations);
 
@@ -117,16 +124,34 @@ export class ContainerHostingStack extends Stack {
       environment: environmentFor(taskStateChangedFunction.permissions),
       description: 'ECS task state change events',
       deadLetterQueue: taskStateEvents.deadLetterQueue,
+      tracing: settings.tracing,
+      logLevel: settings.logLevel,
     });
     grantRoutePermissions(taskStateChanged.role, taskStateChangedFunction.permissions, permissionTargets);
     taskStateEvents.deliverTo(taskStateChanged.function);
     this.functions.set(taskStateChangedFunction.id, taskStateChanged);
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.api.url, description: 'Base URL of the API (the stage)' });
+    if (this.api.domain) {
+      new CfnOutput(this, 'ApiDomainUrl', { value: `https://${settings.apiDomain}/`, description: 'The API at its custom domain' });
+      new CfnOutput(this, 'ApiDomainTarget', {
+        value: this.api.domain.domainNameAliasDomainName,
+        description: 'Point the domain here: a CNAME, or a Route 53 alias with the ApiDomainHostedZoneId output',
+      });
+      new CfnOutput(this, 'ApiDomainHostedZoneId', { value: this.api.domain.domainNameAliasHostedZoneId });
+    }
     new CfnOutput(this, 'TableName', { value: store.table.tableName });
     new CfnOutput(this, 'ClusterArn', { value: workload.cluster.clusterArn });
     new CfnOutput(this, 'TaskStateDeadLetterQueueUrl', { value: taskStateEvents.deadLetterQueue.queueUrl });
   }
+}
+
+/**
+ * The OAuth issuer: `publicBaseUrl` when set, else the custom domain's root, so the issuer and
+ * its RFC 8414 metadata URL stay the same whichever host name a request came in by.
+ */
+function publicBaseUrlOf(settings: DeploymentSettings): string | undefined {
+  return settings.publicBaseUrl ?? (settings.apiDomain ? `https://${settings.apiDomain}` : undefined);
 }
 
 function requireHandlerFiles(sourceRoot: string, functions: ReadonlyArray<{ id: string; handler: string }>): void {

@@ -49,6 +49,8 @@ const settingsSchema = z
      * (AWS::ApiGateway::Account, one setting per account and region, overwritten by whoever sets it last).
      */
     manageApiGatewayAccount: flag.default(true),
+    /** An address subscribed to the alarm topic; the subscription waits for its confirmation. */
+    alarmEmail: z.email().optional(),
     containerImage: z.string().min(1).default('public.ecr.aws/nginx/nginx:stable-alpine'),
     taskFamily: z
       .string()

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { routes as routeTable, type Route, type RoutePermissions } from '../lib/http/routes.js';
 import { ContainerWorkload } from './constructs/container-workload.js';
+import { OperationsMonitoring } from './constructs/operations-monitoring.js';
 import { FunctionBundles } from './constructs/function-bundles.js';
 import { RateLimitWebAcl } from './constructs/rate-limit-web-acl.js';
 import { grantCredentialUseBookkeeping, grantRoutePermissions } from './constructs/route-permissions.js';
@@ -30,6 +31,7 @@ export interface ContainerHostingStackProps extends StackProps {
 export class ContainerHostingStack extends Stack {
   readonly api: ServiceRestApi;
   readonly functions = new Map<string, ServiceFunction>();
+  readonly monitoring: OperationsMonitoring;
 
   constructor(scope: Construct, id: string, props: ContainerHostingStackProps) {
     super(scope, id, props);
@@ -131,6 +133,17 @@ export class ContainerHostingStack extends Stack {
     taskStateEvents.deliverTo(taskStateChanged.function);
     this.functions.set(taskStateChangedFunction.id, taskStateChanged);
 
+    this.monitoring = new OperationsMonitoring(this, 'Operations', {
+      routes,
+      functions: this.functions,
+      api: this.api.api,
+      methods: this.api.methods,
+      table: store.table,
+      deadLetterQueue: taskStateEvents.deadLetterQueue,
+      clusterName: workload.cluster.clusterName,
+      alarmEmail: settings.alarmEmail,
+    });
+
     new CfnOutput(this, 'ApiUrl', { value: this.api.api.url, description: 'Base URL of the API (the stage)' });
     if (this.api.domain) {
       new CfnOutput(this, 'ApiDomainUrl', { value: `https://${settings.apiDomain}/`, description: 'The API at its custom domain' });
@@ -143,6 +156,8 @@ export class ContainerHostingStack extends Stack {
     new CfnOutput(this, 'TableName', { value: store.table.tableName });
     new CfnOutput(this, 'ClusterArn', { value: workload.cluster.clusterArn });
     new CfnOutput(this, 'TaskStateDeadLetterQueueUrl', { value: taskStateEvents.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn, description: 'Every alarm notifies this topic' });
+    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
   }
 }
 

@@ -60,6 +60,8 @@ const accessLogFormat = apigateway.AccessLogFormat.custom(
 export class ServiceRestApi extends Construct {
   readonly api: apigateway.RestApi;
   readonly domain?: apigateway.DomainName;
+  /** The method of each route, by route id, for the dashboard's per-route metrics. */
+  readonly methods = new Map<string, apigateway.Method>();
 
   constructor(scope: Construct, id: string, props: ServiceRestApiProps) {
     super(scope, id);
@@ -132,11 +134,12 @@ export class ServiceRestApi extends Construct {
 
     for (const route of routes) {
       const resource = this.api.root.resourceForPath(route.path);
-      resource.addMethod(route.method, new apigateway.LambdaIntegration(route.handler, { allowTestInvoke: false }), {
+      const method = resource.addMethod(route.method, new apigateway.LambdaIntegration(route.handler, { allowTestInvoke: false }), {
         operationName: route.id,
         requestValidator: validateRequests,
         requestParameters: Object.fromEntries(pathParameters(route.path).map((name) => [`method.request.path.${name}`, true])),
       });
+      this.methods.set(route.id, method);
       methodsByResource.set(resource, [...(methodsByResource.get(resource) ?? []), route.method]);
     }
 

@@ -19,6 +19,8 @@ export const METRIC = {
   /** A rotated refresh token presented again: its whole grant was revoked (RFC 9700 section 4.14.2). */
   refreshTokenReuse: 'RefreshTokenReuseDetected',
   containersCreated: 'ContainersCreated',
+  /** A task was launched for a container, which is now provisioning (create, start, restart). */
+  containersLaunched: 'ContainersLaunched',
   /** A container's task reached RUNNING. */
   containersStarted: 'ContainersStarted',
   /** A container became `failed`: its task could not be launched or stopped before or while running. */

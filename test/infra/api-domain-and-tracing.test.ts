@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build-app.js';
+import { eventFunctions } from '../../infra/event-functions.js';
 import { routes as routeTable, type Route } from '../../lib/http/routes.js';
 import { propertiesOfOnly, resourcesOfType } from './template-queries.js';
 
@@ -98,7 +99,7 @@ describe('X-Ray tracing and JSON logs (context tracing, logLevel)', () => {
     const template = templateWith();
     // Assess
     const functions = resourcesOfType(template, 'AWS::Lambda::Function');
-    expect(functions.length).toBe(someRoutes.length + 1);
+    expect(functions.length).toBe(someRoutes.length + eventFunctions.length);
     for (const [, fn] of functions) {
       expect(fn.Properties?.TracingConfig).toEqual({ Mode: 'Active' });
       expect(fn.Properties?.LoggingConfig).toMatchObject({ LogFormat: 'JSON', ApplicationLogLevel: 'INFO' });

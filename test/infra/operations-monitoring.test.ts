@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build-app.js';
 import { ALARM_THRESHOLDS } from '../../infra/constructs/operations-monitoring.js';
+import { eventFunctions } from '../../infra/event-functions.js';
 import type { ContainerHostingStack } from '../../infra/stack.js';
 import { routes as routeTable, type Route } from '../../lib/http/routes.js';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metric-names.js';
@@ -99,7 +100,7 @@ describe('alarms', () => {
     const errors = alarmsOn('AWS/Lambda', 'Errors');
     const throttles = alarmsOn('AWS/Lambda', 'Throttles');
     const functionRefs = [...stack.functions.values()].map((fn) => `<${logicalIdOf(fn.function)}>`).sort();
-    expect(functionRefs).toHaveLength(someRoutes.length + 1);
+    expect(functionRefs).toHaveLength(someRoutes.length + eventFunctions.length);
     expect(errors.map((alarm) => alarm.dimensions.FunctionName).sort()).toEqual(functionRefs);
     expect(throttles.map((alarm) => alarm.dimensions.FunctionName).sort()).toEqual(functionRefs);
     for (const alarm of [...errors, ...throttles]) {

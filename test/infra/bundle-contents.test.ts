@@ -65,7 +65,10 @@ describe('function bundles', () => {
       const inputs = inputsOf(handler);
       expect(has(inputs, 'zod/v4/mini/'), handler).toBe(true);
       expect(has(inputs, 'zod/v4/classic/'), handler).toBe(false);
-      expect(inputs.filter((input) => input.includes('zod/v4/locales/')), handler).toEqual([expect.stringContaining('locales/en.js')]);
+      expect(
+        inputs.filter((input) => input.includes('zod/v4/locales/')),
+        handler,
+      ).toEqual([expect.stringContaining('locales/en.js')]);
     }
   });
 

@@ -20,11 +20,7 @@ describe('request validation messages', () => {
     [createTokenBody, { name: '  ' }, 'Invalid request body: name: Too small: expected string to have >=1 characters'],
     [createTokenBody, { name: 'ci', extra: true }, 'Invalid request body: Unrecognized key: "extra"'],
     [createTokenBody, { name: 7 }, 'Invalid request body: name: Invalid input: expected string, received number'],
-    [
-      createContainerBody,
-      { hostname: 'web', cpu_cores: 3 },
-      'Invalid request body: cpu_cores: must be one of 1, 2, 4, 8 or 16',
-    ],
+    [createContainerBody, { hostname: 'web', cpu_cores: 3 }, 'Invalid request body: cpu_cores: must be one of 1, 2, 4, 8 or 16'],
     [
       createContainerBody,
       { hostname: 'web', cpu_cores: 1, memory_mb: 9000 },

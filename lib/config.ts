@@ -57,6 +57,11 @@ const configSchema = z.object({
   LOCAL_CONTAINER_DIR: z._default(z.string(), '.data/containers'),
   /** How long a local container process must stay up before it counts as running (ECS's PROVISIONING → RUNNING). */
   LOCAL_CONTAINER_READY_MS: wholeNumber(0, 10_000, 300),
+  /**
+   * How often the local stack reconciles its processes with the records (lib/containers/reconciler.ts);
+   * 0 turns it off. On AWS a schedule runs it instead (CDK context `reconcileMinutes`).
+   */
+  RECONCILE_INTERVAL_MS: wholeNumber(0, 3_600_000, 5_000),
   /** Containers a user may have (context `quotaMaxContainers`); admins are exempt. */
   QUOTA_MAX_CONTAINERS: wholeNumber(0, 1_000_000, 20),
   /** vCPU a user's provisioning and running containers may hold together (context `quotaMaxRunningCpu`). */

@@ -1,4 +1,5 @@
 import { CfnOutput, Duration, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -49,6 +50,7 @@ export class ContainerHostingStack extends Stack {
       image: settings.containerImage,
       taskFamily: settings.taskFamily,
       natGateways: settings.natGateways,
+      logRetentionDays: settings.containerLogRetentionDays as RetentionDays,
       existingNetwork:
         settings.vpcId && settings.subnetIds && settings.availabilityZones
           ? { vpcId: settings.vpcId, subnetIds: settings.subnetIds, availabilityZones: settings.availabilityZones }
@@ -65,9 +67,17 @@ export class ContainerHostingStack extends Stack {
       ...workload.functionEnvironment,
       START_BUDGET_MS: String(settings.startBudgetMs),
     };
-    const environmentFor = (permissions: RoutePermissions): Record<string, string> => ({
+    // What functions that validate or answer container records read: the default image, the allowed
+    // image prefixes, and the apps domain of each record's url (lib/config.ts).
+    const containerRecordEnvironment: Record<string, string> = {
+      CONTAINER_IMAGE: settings.containerImage,
+      ...(settings.allowedImagePrefixes?.length ? { ALLOWED_IMAGE_PREFIXES: settings.allowedImagePrefixes.join(',') } : {}),
+      ...(settings.appsDomain ? { APPS_DOMAIN: settings.appsDomain } : {}),
+    };
+    const environmentFor = (permissions: RoutePermissions, path?: string): Record<string, string> => ({
       ...everyFunctionEnvironment,
-      ...((permissions.ecs?.length ?? 0) > 0 || permissions.metrics ? containerEnvironment : {}),
+      ...(path === undefined || path.startsWith('/api/v1/containers') ? containerRecordEnvironment : {}),
+      ...((permissions.ecs?.length ?? 0) > 0 || permissions.metrics || permissions.logs ? containerEnvironment : {}),
     });
     const permissionTargets = {
       table: { table: store.table, indexNames: store.indexNames },
@@ -81,7 +91,7 @@ export class ContainerHostingStack extends Stack {
         bundles,
         tableName: store.table.tableName,
         timeout: route.timeoutSeconds === undefined ? undefined : Duration.seconds(route.timeoutSeconds),
-        environment: environmentFor(route.permissions),
+        environment: environmentFor(route.permissions, route.path),
         description: `${route.method} ${route.path}`,
       });
       grantRoutePermissions(serviceFunction.role, route.permissions, permissionTargets);

@@ -32,8 +32,19 @@ const configSchema = z.object({
   START_BUDGET_MS: z.coerce.number().int().min(0).max(28_000).default(25_000),
   CONTAINER_RUNTIME: z.enum(['ecs', 'local']).default('ecs'),
   ECS_CLUSTER_ARN: z.string().optional(),
+  /** The deployment's own task definition: the metrics family of tasks that recorded none. */
   ECS_TASK_DEFINITION_ARN: z.string().optional(),
   ECS_CONTAINER_NAME: z.string().default('app'),
+  /** Prefix of the task definition families registered per (image, port). */
+  ECS_TASK_FAMILY: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,200}$/)
+    .default('container-hosting-workload'),
+  ECS_TASK_ROLE_ARN: z.string().optional(),
+  ECS_EXECUTION_ROLE_ARN: z.string().optional(),
+  /** The workload log group (awslogs) and the stream prefix: a task's stream is `<prefix>/<container name>/<task id>`. */
+  ECS_LOG_GROUP: z.string().optional(),
+  ECS_LOG_STREAM_PREFIX: z.string().default('app'),
   ECS_SUBNET_IDS: commaList,
   ECS_SECURITY_GROUP_IDS: commaList,
   ECS_ASSIGN_PUBLIC_IP: flag,

@@ -34,6 +34,8 @@ export interface WorkloadAccess {
   taskDefinitionFamily: string;
   taskRole: iam.IRole;
   executionRole: iam.IRole;
+  /** The log group workload tasks write to (awslogs); the logs route reads it. */
+  logGroupArn?: string;
 }
 
 export interface PermissionTargets {
@@ -107,13 +109,24 @@ function grantWorkloadActions(
   const inCluster = { ArnEquals: { 'ecs:cluster': workload.clusterArn } };
 
   if (actions.includes('run')) {
-    // Any revision of our one family: every deployment registers a new revision.
+    // Any revision of our families: one per (image, port), `<family prefix>-<hash>` (lib/runtimes/ecs-runtime.ts).
     const anyRevisionOfFamily = stack.formatArn({
       service: 'ecs',
       resource: 'task-definition',
-      resourceName: `${workload.taskDefinitionFamily}:*`,
+      resourceName: `${workload.taskDefinitionFamily}-*:*`,
       arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
     });
+    // The service authorization reference lists no resource type for these two, so "*"
+    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonelasticcontainerservice.html);
+    // what a registered task definition may use is bounded by iam:PassRole below: the two workload roles only.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['ecs:DescribeTaskDefinition', 'ecs:RegisterTaskDefinition'], resources: ['*'] }),
+    );
+    acknowledgeNagRule(
+      role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'ecs:RegisterTaskDefinition and ecs:DescribeTaskDefinition have no resource-level permissions (IAM service authorization reference), so their resource must be "*"; a registered definition can only use the two workload roles this role may pass.',
+    );
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: ['ecs:RunTask'], resources: [anyRevisionOfFamily], conditions: inCluster }),
     );
@@ -135,7 +148,7 @@ function grantWorkloadActions(
     acknowledgeWildcardResource(
       role,
       anyRevisionOfFamily,
-      'ecs:RunTask is limited to our one task definition family; the revision is a wildcard because every deployment registers a new one, and the ecs:cluster condition keeps the tasks in our cluster.',
+      'ecs:RunTask is limited to our task definition families (one per image and port, registered on demand with a common prefix); family suffix and revision are wildcards because they are made at run time, and the ecs:cluster condition keeps the tasks in our cluster.',
     );
   }
   if (actions.includes('stop')) {

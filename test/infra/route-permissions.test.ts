@@ -88,7 +88,10 @@ describe('grantRoutePermissions', () => {
     const { statements } = grant({ table: 'write', ecs: ['run'] });
     // Assess
     const [runTask] = statementsWithAction(statements, 'ecs:RunTask');
-    expect(flatten(runTask?.Resource)).toBe('arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/workload-family:*');
+    expect(flatten(runTask?.Resource)).toBe('arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/workload-family-*:*');
+    const [register] = statementsWithAction(statements, 'ecs:RegisterTaskDefinition');
+    expect(actionsOf([register!]).sort()).toEqual(['ecs:DescribeTaskDefinition', 'ecs:RegisterTaskDefinition']);
+    expect(register?.Resource).toBe('*');
     expect(runTask?.Condition).toEqual({ ArnEquals: { 'ecs:cluster': 'arn:aws:ecs:eu-west-1:111122223333:cluster/workload' } });
     const [passRole] = statementsWithAction(statements, 'iam:PassRole');
     expect(passRole?.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } });

@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import type { EventBridgeEvent } from 'aws-lambda';
 import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { log } from '../../lib/log.js';
-import { taskStatusFromEcs, type EcsTaskFields } from '../../lib/runtimes/ecs-runtime.js';
+import { taskStatusFromEcs, type EcsTaskFields } from '../../lib/runtimes/ecs-task-status.js';
 
 const containerService = containerServiceWith();
 

@@ -65,6 +65,20 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
     grantWorkloadActions(role, ecsActions, targets.workload);
   }
 
+  if (permissions.logs) {
+    const logGroupArn = targets.workload?.logGroupArn;
+    if (!logGroupArn) throw new Error('A route asks to read container logs but the stack has no workload log group');
+    // The workload log group only; its ARN ends in `:*`, which covers its streams (GetLogEvents reads one stream).
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['logs:FilterLogEvents', 'logs:GetLogEvents'], resources: [logGroupArn] }),
+    );
+    acknowledgeWildcardResource(
+      role,
+      logGroupArn,
+      "The workload log group's ARN ends in :* so that it covers the group's log streams, one per task, named at run time.",
+    );
+  }
+
   if (permissions.metrics) {
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
     acknowledgeNagRule(

@@ -11,9 +11,11 @@ import {
   type TaskDefinition,
 } from '@aws-sdk/client-ecs';
 import { config } from '../config.js';
-import { isUuid } from '../ids.js';
 import { TaskLaunchError, type ContainerRuntime, type TaskLaunch, type TaskStatus } from '../containers/runtime.js';
 import { taskOverridesFor } from '../containers/task-overrides.js';
+import { taskStatusFromEcs } from './ecs-task-status.js';
+
+export { taskStatusFromEcs, type EcsTaskFields } from './ecs-task-status.js';
 
 /** Created once per Lambda container and shared by every invocation. */
 export const ecsClient = new ECSClient({ region: config.AWS_REGION });
@@ -38,37 +40,6 @@ export interface WorkloadTaskDefinitionSettings {
   /** awslogs-stream-prefix: a task's stream is `<prefix>/<container name>/<task id>`. */
   logStreamPrefix: string;
   region: string;
-}
-
-/** The fields of an ECS task (DescribeTasks) or of an "ECS Task State Change" event's detail. */
-export interface EcsTaskFields {
-  taskArn?: string;
-  startedBy?: string;
-  version?: number;
-  lastStatus?: string;
-  desiredStatus?: string;
-  startedAt?: Date | string;
-  stopCode?: string;
-  stoppedReason?: string;
-  taskDefinitionArn?: string;
-}
-
-/** A task as the domain sees it; undefined for tasks not started for a container (startedBy is not a container id). */
-export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
-  if (!task.taskArn || !task.startedBy || !isUuid(task.startedBy)) return undefined;
-  if (typeof task.version !== 'number' || !task.lastStatus) return undefined;
-  const startedAt = task.startedAt instanceof Date ? task.startedAt.toISOString() : task.startedAt;
-  return {
-    taskArn: task.taskArn,
-    containerId: task.startedBy,
-    version: task.version,
-    lastStatus: task.lastStatus,
-    desiredStatus: task.desiredStatus ?? task.lastStatus,
-    ...(startedAt ? { startedAt } : {}),
-    ...(task.stopCode ? { stopCode: task.stopCode } : {}),
-    ...(task.stoppedReason ? { stoppedReason: task.stoppedReason } : {}),
-    ...(task.taskDefinitionArn ? { taskDefinitionArn: task.taskDefinitionArn } : {}),
-  };
 }
 
 /**

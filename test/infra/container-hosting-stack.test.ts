@@ -83,7 +83,8 @@ describe('ContainerHostingStack functions', () => {
     // Assess
     for (const route of routes) {
       const variables = functionOf(route.id).properties.Environment?.Variables ?? {};
-      const usesContainers = (route.permissions.ecs?.length ?? 0) > 0 || route.permissions.metrics === true || route.permissions.logs === true;
+      const usesContainers =
+        (route.permissions.ecs?.length ?? 0) > 0 || route.permissions.metrics === true || route.permissions.logs === true;
       // Container routes validate images and answer records with their url: they know the default image.
       expect(variables.CONTAINER_IMAGE, route.id).toBe(
         route.path.startsWith('/api/v1/containers') ? 'public.ecr.aws/nginx/nginx:stable-alpine' : undefined,
@@ -387,10 +388,14 @@ describe('ContainerHostingStack least privilege', () => {
       );
       expect(Object.keys(statements[0]?.Condition?.ArnEquals ?? {})).toEqual(['ecs:cluster']);
       // The families per (image, port) are registered on demand; these two actions take no resource but "*".
-      const registering = statementsWithAction(statementsOfRole(template, functionOf(route.id).roleLogicalId), 'ecs:RegisterTaskDefinition');
-      expect(registering.map((statement) => [actionsOf([statement]).sort(), statement.Resource]), route.id).toEqual([
-        [['ecs:DescribeTaskDefinition', 'ecs:RegisterTaskDefinition'], '*'],
-      ]);
+      const registering = statementsWithAction(
+        statementsOfRole(template, functionOf(route.id).roleLogicalId),
+        'ecs:RegisterTaskDefinition',
+      );
+      expect(
+        registering.map((statement) => [actionsOf([statement]).sort(), statement.Resource]),
+        route.id,
+      ).toEqual([[['ecs:DescribeTaskDefinition', 'ecs:RegisterTaskDefinition'], '*']]);
     }
   });
 

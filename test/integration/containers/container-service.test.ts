@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import { GetLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { DescribeTaskDefinitionCommand, DescribeTasksCommand, RunTaskCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
 import type { EventBridgeEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -17,6 +18,8 @@ import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { LocalMetrics } from '../../../lib/metrics/local-metrics.js';
 import { cloudWatchClient } from '../../../lib/metrics/cloudwatch-metrics.js';
+import { cloudWatchLogsClient } from '../../../lib/runtimes/cloudwatch-logs.js';
+import { containerLogs } from '../../../lib/wiring/container-logs.js';
 import { ecsClient, taskFamilyFor, type EcsRuntime, type EcsTaskFields } from '../../../lib/runtimes/ecs-runtime.js';
 import { LocalRuntime } from '../../../lib/runtimes/local-runtime.js';
 import { lambdaContext } from '../../support/lambda-event.js';
@@ -62,6 +65,7 @@ const STOP_REASON = {
 
 const ecsMock = mockClient(ecsClient);
 const cloudWatchMock = mockClient(cloudWatchClient);
+const logsMock = mockClient(cloudWatchLogsClient);
 
 const owner: Caller = { userId: newId(), role: 'user' };
 const stranger: Caller = { userId: newId(), role: 'user' };
@@ -237,6 +241,7 @@ beforeAll(async () => {
 beforeEach(() => {
   ecsMock.reset();
   cloudWatchMock.reset();
+  logsMock.reset();
   refusals = [];
   ecsMock.on(RunTaskCommand).callsFake((input) => {
     const reason = refusals.shift();
@@ -783,6 +788,34 @@ describe('ContainerService.metrics from CloudWatch', () => {
       sampled_at: null,
     });
     expect(awsCalls()).toEqual([runTask(created, 1)]);
+  });
+});
+
+describe('ContainerService.readLogs from CloudWatch Logs', () => {
+  it('reads the awslogs streams of the container’s tasks, the current task’s first, and answers the previous task’s lines first', async () => {
+    const withLogs = containerServiceWith({ runtime: containerRuntime, usage: taskUsage, logs: containerLogs });
+    const running = await runningContainer();
+    ecsReports(ecsTask(running.id, 2, 1, 'RUNNING'));
+    await containerService.restart(owner, running.id);
+    const at = (second: number) => Date.parse('2026-11-23T12:00:00Z') + second * 1000;
+    logsMock
+      .on(GetLogEventsCommand, { logStreamName: `app/app/${taskIdFor(running.id, 2)}` })
+      .resolves({ events: [{ timestamp: at(60), message: 'second task' }] })
+      .on(GetLogEventsCommand, { logStreamName: `app/app/${taskIdFor(running.id, 1)}` })
+      .resolves({ events: [{ timestamp: at(1), message: 'first task' }] });
+
+    const page = await withLogs.readLogs(owner, running.id, { limit: 2 });
+
+    expect(page).toEqual({
+      lines: [
+        { timestamp: new Date(at(1)).toISOString(), stream: 'stdout', message: 'first task' },
+        { timestamp: new Date(at(60)).toISOString(), stream: 'stdout', message: 'second task' },
+      ],
+    });
+    expect(logsMock.calls().map((call) => call.args[0].input)).toEqual([
+      { logGroupName: 'workload-logs', logStreamName: `app/app/${taskIdFor(running.id, 2)}`, startFromHead: false, limit: 2 },
+      { logGroupName: 'workload-logs', logStreamName: `app/app/${taskIdFor(running.id, 1)}`, startFromHead: false, limit: 1 },
+    ]);
   });
 });
 

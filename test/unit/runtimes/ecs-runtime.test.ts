@@ -137,9 +137,7 @@ describe('EcsRuntime.runTask', () => {
 
     expect(taskArn).toBe(TASK_ARN);
     expect(ecsMock.calls()).toHaveLength(2);
-    expect(runTaskCall().args[0].input).toEqual(
-      runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }),
-    );
+    expect(runTaskCall().args[0].input).toEqual(runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }));
   });
 
   it('runs 16 cores and 122880 MB as the largest Fargate task', async () => {
@@ -155,9 +153,7 @@ describe('EcsRuntime.runTask', () => {
     await runtime.runTask(launch({ diskGb }));
 
     expect(ecsMock.calls()).toHaveLength(2);
-    expect(runTaskCall().args[0].input).toEqual(
-      runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }),
-    );
+    expect(runTaskCall().args[0].input).toEqual(runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }));
   });
 
   it.each([21, 32])('sets ephemeral storage to %i GiB for disk_gb %i', async (diskGb) => {
@@ -189,9 +185,7 @@ describe('EcsRuntime.runTask', () => {
 
     await expect(runtime.runTask(launch())).rejects.toThrow(new TaskLaunchError('RunTask started no task: RESOURCE:MEMORY: no capacity'));
     expect(ecsMock.calls()).toHaveLength(2);
-    expect(runTaskCall().args[0].input).toEqual(
-      runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }),
-    );
+    expect(runTaskCall().args[0].input).toEqual(runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }));
   });
 
   it('passes other RunTask errors on', async () => {
@@ -199,9 +193,7 @@ describe('EcsRuntime.runTask', () => {
 
     await expect(runtime.runTask(launch())).rejects.toThrow('denied');
     expect(ecsMock.calls()).toHaveLength(2);
-    expect(runTaskCall().args[0].input).toEqual(
-      runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }),
-    );
+    expect(runTaskCall().args[0].input).toEqual(runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }));
   });
 });
 
@@ -225,14 +217,23 @@ describe('EcsRuntime task definitions per (image, port)', () => {
   it('registers the task definition of a new (image, port) once, runs it with the env and command as overrides, and reuses it', async () => {
     ecsMock.on(DescribeTaskDefinitionCommand).rejects(notFound());
     ecsMock.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: otherArn } });
-    const workload = { image: OTHER_IMAGE, port: 3000, env: { GREETING: 'hello', MODE: 'prod' }, command: ['node', 'server.js', '--port=3000'] };
+    const workload = {
+      image: OTHER_IMAGE,
+      port: 3000,
+      env: { GREETING: 'hello', MODE: 'prod' },
+      command: ['node', 'server.js', '--port=3000'],
+    };
 
     await runtime.runTask(launch(workload));
     await runtime.runTask(launch({ ...workload, clientToken: `${CONTAINER_ID}:2` }));
 
     expect(ecsMock.calls()).toHaveLength(4);
-    expect(ecsMock.commandCalls(DescribeTaskDefinitionCommand).map((call) => call.args[0].input)).toEqual([{ taskDefinition: otherFamily }]);
-    expect(ecsMock.commandCalls(RegisterTaskDefinitionCommand).map((call) => call.args[0].input)).toEqual([registration(OTHER_IMAGE, 3000)]);
+    expect(ecsMock.commandCalls(DescribeTaskDefinitionCommand).map((call) => call.args[0].input)).toEqual([
+      { taskDefinition: otherFamily },
+    ]);
+    expect(ecsMock.commandCalls(RegisterTaskDefinitionCommand).map((call) => call.args[0].input)).toEqual([
+      registration(OTHER_IMAGE, 3000),
+    ]);
     const overrides = {
       cpu: '1024',
       memory: '2048',

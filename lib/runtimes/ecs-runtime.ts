@@ -3,6 +3,7 @@ import {
   DescribeTaskDefinitionCommand,
   DescribeTasksCommand,
   ECSClient,
+  ListTasksCommand,
   RegisterTaskDefinitionCommand,
   RunTaskCommand,
   StopTaskCommand,
@@ -11,7 +12,15 @@ import {
   type TaskDefinition,
 } from '@aws-sdk/client-ecs';
 import { config } from '../config.js';
-import { TaskLaunchError, type ContainerRuntime, type TaskLaunch, type TaskStatus } from '../containers/runtime.js';
+import {
+  MAX_TASKS_PER_CALL,
+  TaskLaunchError,
+  type ReconcilableRuntime,
+  type RuntimeTask,
+  type RuntimeTaskPage,
+  type TaskLaunch,
+  type TaskStatus,
+} from '../containers/runtime.js';
 import { taskOverridesFor } from '../containers/task-overrides.js';
 import { taskStatusFromEcs } from './ecs-task-status.js';
 
@@ -60,7 +69,7 @@ export function taskFamilyFor(prefix: string, image: string, port: number): stri
  * registered on first use and then reused, sized and given its env and command through
  * overrides.
  */
-export class EcsRuntime implements ContainerRuntime {
+export class EcsRuntime implements ReconcilableRuntime {
   /** Task definition ARNs by family, per function instance. */
   private readonly taskDefinitions = new Map<string, Promise<string>>();
 
@@ -192,6 +201,43 @@ export class EcsRuntime implements ContainerRuntime {
     const output = await this.client.send(new DescribeTasksCommand({ cluster: this.settings.clusterArn, tasks: [taskArn] }));
     const task = output.tasks?.find((candidate) => candidate.taskArn === taskArn);
     return task ? taskStatusFromEcs(task) : undefined;
+  }
+
+  /**
+   * ListTasks answers at most 100 ARNs a page, and by default only tasks whose desired status is
+   * RUNNING (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_ListTasks.html); the
+   * filter is named anyway, since a task already told to stop needs nothing more.
+   */
+  async listTasks(cursor?: string): Promise<RuntimeTaskPage> {
+    const output = await this.client.send(
+      new ListTasksCommand({
+        cluster: this.settings.clusterArn,
+        desiredStatus: 'RUNNING',
+        maxResults: MAX_TASKS_PER_CALL,
+        ...(cursor ? { nextToken: cursor } : {}),
+      }),
+    );
+    return { taskArns: output.taskArns ?? [], ...(output.nextToken ? { nextCursor: output.nextToken } : {}) };
+  }
+
+  /**
+   * DescribeTasks takes up to 100 tasks (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_DescribeTasks.html);
+   * tasks ECS no longer knows come back as `failures` (reason MISSING) and are left out.
+   */
+  async describeTasks(taskArns: readonly string[]): Promise<RuntimeTask[]> {
+    if (taskArns.length === 0) return [];
+    if (taskArns.length > MAX_TASKS_PER_CALL) throw new Error(`DescribeTasks takes at most ${MAX_TASKS_PER_CALL} tasks`);
+    const output = await this.client.send(new DescribeTasksCommand({ cluster: this.settings.clusterArn, tasks: [...taskArns] }));
+    return (output.tasks ?? [])
+      .filter((task) => task.taskArn)
+      .map((task) => {
+        const status = taskStatusFromEcs(task);
+        return {
+          taskArn: task.taskArn!,
+          ...(task.createdAt ? { createdAt: task.createdAt.toISOString() } : {}),
+          ...(status ? { status } : {}),
+        };
+      });
   }
 }
 

@@ -4,6 +4,7 @@ import type { Construct } from 'constructs';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { routes as routeTable, type Route, type RoutePermissions } from '../lib/http/routes.js';
+import { AppRouting } from './constructs/app-routing.js';
 import { ContainerWorkload } from './constructs/container-workload.js';
 import { FunctionBundles } from './constructs/function-bundles.js';
 import { RateLimitWebAcl } from './constructs/rate-limit-web-acl.js';
@@ -57,6 +58,18 @@ export class ContainerHostingStack extends Stack {
           ? { vpcId: settings.vpcId, subnetIds: settings.subnetIds, availabilityZones: settings.availabilityZones }
           : undefined,
     });
+
+    // https://{hostname}.{appsDomain}/ only when both are given (infra/settings.ts); otherwise no routing resources and url null.
+    const routing =
+      settings.appsDomain && settings.appsCertificateArn
+        ? new AppRouting(this, 'Routing', {
+            vpc: workload.vpc,
+            cluster: workload.cluster,
+            appsDomain: settings.appsDomain,
+            certificateArn: settings.appsCertificateArn,
+            workloadSecurityGroup: workload.securityGroup,
+          })
+        : undefined;
 
     const everyFunctionEnvironment: Record<string, string> = {
       ALLOW_INSECURE_REDIRECT_URIS: String(settings.allowInsecureRedirectUris),
@@ -125,11 +138,12 @@ export class ContainerHostingStack extends Stack {
       entry: taskStateChangedFunction.handler,
       bundles,
       tableName: store.table.tableName,
-      environment: environmentFor(taskStateChangedFunction.permissions),
+      environment: { ...environmentFor(taskStateChangedFunction.permissions), ...routing?.functionEnvironment },
       description: 'ECS task state change events',
       deadLetterQueue: taskStateEvents.deadLetterQueue,
     });
     grantRoutePermissions(taskStateChanged.role, taskStateChangedFunction.permissions, permissionTargets);
+    routing?.grantRecordChanges(taskStateChanged.role);
     taskStateEvents.deliverTo(taskStateChanged.function);
     this.functions.set(taskStateChangedFunction.id, taskStateChanged);
 
@@ -149,6 +163,12 @@ export class ContainerHostingStack extends Stack {
     new CfnOutput(this, 'TableName', { value: store.table.tableName });
     new CfnOutput(this, 'ClusterArn', { value: workload.cluster.clusterArn });
     new CfnOutput(this, 'TaskStateDeadLetterQueueUrl', { value: taskStateEvents.deadLetterQueue.queueUrl });
+    if (routing && settings.appsDomain) {
+      new CfnOutput(this, 'AppsLoadBalancerDnsName', {
+        value: routing.loadBalancer.loadBalancerDnsName,
+        description: `Create the DNS record *.${settings.appsDomain} (CNAME, or a Route 53 alias A/AAAA) pointing at this name`,
+      });
+    }
   }
 }
 

@@ -60,6 +60,9 @@ const configSchema = z.object({
     .string()
     .regex(/^[a-z0-9.-]+(:\d{1,5})?$/i, 'must be a domain name, optionally with a port')
     .optional(),
+  /** The private Route 53 zone (id and name) where the task state function keeps each running container's records (AWS routing). */
+  APPS_DNS_ZONE_ID: z.string().optional(),
+  APPS_DNS_ZONE_NAME: z.string().optional(),
   /** `https` behind the load balancer on AWS; `http` on the local stack. */
   APPS_URL_SCHEME: z.enum(['http', 'https']).default('https'),
   /** The local runtime's container process; `{hostname}` and `{port}` are substituted. */

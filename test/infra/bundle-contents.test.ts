@@ -47,6 +47,11 @@ describe('function bundles', () => {
     expect(has(metrics, '@aws-sdk/client-ecs')).toBe(false);
     expect(has(metrics, '@aws-sdk/client-cloudwatch-logs')).toBe(false);
 
+    // The task state function writes the routing records and calls no ECS API.
+    const taskState = inputsOf('functions/containers/task-state-changed.ts');
+    expect(has(taskState, '@aws-sdk/client-route-53')).toBe(true);
+    expect(has(taskState, '@aws-sdk/client-ecs')).toBe(false);
+
     // The logs route reads CloudWatch Logs, and runs nothing.
     const logs = inputsOf('functions/containers/get-logs.ts');
     expect(has(logs, '@aws-sdk/client-cloudwatch-logs')).toBe(true);

@@ -1,4 +1,7 @@
 import { BadRequestError, UnauthorizedError } from '../errors.js';
+import { constantTimeEqual, sha256Hex } from '../identity/secrets.js';
+import { isUuid } from '../ids.js';
+import type { OAuthClient } from './oauth-store.js';
 
 /** What a client presented to authenticate itself at the token or revocation endpoint. */
 export interface ClientCredentials {
@@ -63,4 +66,25 @@ export function clientCredentialsOf(
     throw invalidClient(undefined, 'Client authentication is required: client_id and client_secret, or HTTP Basic');
   }
   return { clientId: parameters.client_id, clientSecret: parameters.client_secret, method: 'client_secret_post' };
+}
+
+/** Compared against when the client does not exist, so both cases take the same time. */
+const NO_SECRET_HASH = sha256Hex('no such client');
+
+export const isPlausibleClientId = (credentials: ClientCredentials): boolean => isUuid(credentials.clientId);
+
+/** Compares secret hashes in constant time, also when there is no such client. */
+export function verifyClient(credentials: ClientCredentials, client: OAuthClient | undefined): asserts client is OAuthClient {
+  const matches = constantTimeEqual(sha256Hex(credentials.clientSecret), client?.secretHash ?? NO_SECRET_HASH);
+  if (!client || !matches) throw invalidClient(credentials.method);
+}
+
+/** Looks the client up (unless its id cannot be one) and verifies its secret: 401 otherwise. */
+export async function authenticateClient(
+  store: { getClient(clientId: string): Promise<OAuthClient | undefined> },
+  credentials: ClientCredentials,
+): Promise<OAuthClient> {
+  const client = isPlausibleClientId(credentials) ? await store.getClient(credentials.clientId) : undefined;
+  verifyClient(credentials, client);
+  return client;
 }

@@ -101,8 +101,20 @@ export type TokenWriteFailure =
 
 export type TokenWriteOutcome = { committed: true } | { committed: false; reason: TokenWriteFailure };
 
-/** Persistence of OAuth applications, authorization requests, codes, grants and tokens. */
-export interface OAuthStore {
+/** What every client-authenticating store offers: the client by `client_id`. */
+interface ClientLookup {
+  getClient(clientId: string): Promise<OAuthClient | undefined>;
+}
+
+/** One round trip: the client by id, the refresh token by hash and the grant by id. */
+type TokenGrantRead = (
+  clientId: string,
+  tokenHash: string,
+  grantId: string,
+) => Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }>;
+
+/** Applications as their owner manages them (lib/oauth/applications.ts). */
+export interface ApplicationStore extends ClientLookup {
   /** Writes the application and its client lookup together. */
   createApp(app: OAuthApp, secretHash: string): Promise<void>;
   /** `undefined` when missing or being deleted. */
@@ -119,8 +131,12 @@ export interface OAuthStore {
   deleteApp(app: OAuthApp): Promise<void>;
   /** An application that is being deleted still answers, so its deletion can be resumed. */
   getAppForDeletion(appId: string): Promise<OAuthApp | undefined>;
-  getClient(clientId: string): Promise<OAuthClient | undefined>;
+}
 
+/** The authorize request, the consent decision and the code (lib/oauth/authorization.ts). */
+export interface AuthorizationStore extends ClientLookup {
+  /** `undefined` when missing or being deleted. */
+  getApp(appId: string): Promise<OAuthApp | undefined>;
   putAuthorizationRequest(request: AuthorizationRequest): Promise<void>;
   getAuthorizationRequest(requestId: string): Promise<AuthorizationRequest | undefined>;
   /** Deletes the request and returns it; only one caller ever gets it back. */
@@ -130,17 +146,13 @@ export interface OAuthStore {
    * exists. False when the request was already consumed or the application is gone.
    */
   issueAuthorizationCode(requestId: string, code: AuthorizationCode): Promise<boolean>;
+}
 
+/** The token endpoint: code exchange and refresh (lib/oauth/token-grants.ts). */
+export interface TokenGrantStore extends ClientLookup {
   /** One round trip: the client by id and the code by hash. */
   getClientAndCode(clientId: string, codeHash: string): Promise<{ client?: OAuthClient; code?: AuthorizationCode }>;
-  /** One round trip: the client by id, the refresh token by hash and the grant by id. */
-  getTokenGrant(
-    clientId: string,
-    tokenHash: string,
-    grantId: string,
-  ): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }>;
-  /** One round trip: the client by id and an access-token credential by hash. */
-  getClientAndAccessToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; accessToken?: CredentialRecord }>;
+  getTokenGrant: TokenGrantRead;
   /**
    * One transaction: marks the code redeemed (if it still is unredeemed), checks the client's
    * secret is still `client.secretHash`, creates the grant and writes the tokens.
@@ -151,6 +163,15 @@ export interface OAuthStore {
    * and `previousHash` is still its current token, and writes the new tokens: three items.
    */
   rotateRefreshToken(grant: Grant, previousHash: string, tokens: TokenIssue): Promise<TokenWriteOutcome>;
+  /** Ends the grant: every token it issued stops working. One write; idempotent. */
+  revokeGrant(grantId: string): Promise<void>;
+}
+
+/** The revocation endpoint, RFC 7009 (lib/oauth/revocation.ts). */
+export interface RevocationStore extends ClientLookup {
+  getTokenGrant: TokenGrantRead;
+  /** One round trip: the client by id and an access-token credential by hash. */
+  getClientAndAccessToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; accessToken?: CredentialRecord }>;
   /** Ends the grant: every token it issued stops working. One write; idempotent. */
   revokeGrant(grantId: string): Promise<void>;
   revokeAccessToken(accessToken: CredentialRecord): Promise<void>;

@@ -1,4 +1,5 @@
-import type { AppWithSecret, TokenSet } from './oauth-service.js';
+import type { AppWithSecret } from './applications.js';
+import type { TokenSet } from './token-grants.js';
 import type { OAuthApp } from './oauth-store.js';
 import { formatScope } from './scopes.js';
 

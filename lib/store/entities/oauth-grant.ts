@@ -18,7 +18,7 @@ interface StoredGrant {
 }
 
 export const grantEntity = {
-  key: keys.grant,
+  key: (grantId: string) => keys.grant(grantId),
   toItem: (grant: Grant): Item => ({
     ...keys.grant(grant.id),
     entity: 'oauth_grant',
@@ -59,7 +59,7 @@ export function grantStateOf(item: Item): { id: string; active: boolean; expires
 
 /** The application's index entry for one grant, so deleting the application can revoke it. */
 export const appGrantEntity = {
-  key: keys.appGrant,
+  key: (appId: string, grantId: string) => keys.appGrant(appId, grantId),
   toItem: (grant: Grant): Item => ({
     ...keys.appGrant(grant.appId, grant.id),
     entity: 'oauth_app_grant',

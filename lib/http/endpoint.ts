@@ -59,7 +59,7 @@ export function endpoint<
       throw new TimeoutError('The request took too long');
     },
   })
-    .use(errorEnvelope())
+    .use(errorEnvelope(route))
     .use(normalizeRequest())
     .use(authenticate(route, resolveCredential))
     .use(parseBody(route))

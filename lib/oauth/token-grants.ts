@@ -1,4 +1,4 @@
-import { BadRequestError } from '../errors.js';
+import { invalidGrant, invalidScope, OAuthRequestError } from '../errors.js';
 import type { CredentialRecord } from '../identity/identity-store.js';
 import type { OAuthScope } from '../identity/principal.js';
 import { CREDENTIAL_PREFIX, grantIdOf, MAX_CREDENTIAL_LENGTH, newGrantSecret, sha256Hex } from '../identity/secrets.js';
@@ -23,8 +23,6 @@ export interface TokenSet {
   scopes: OAuthScope[];
 }
 
-const invalidGrant = (message: string) => new BadRequestError(message);
-
 /**
  * The token endpoint (RFC 6749 sections 4.1.3 and 6): the code exchange with PKCE, and
  * refresh-token rotation with reuse detection (docs/oauth.md, "Why the guarantees hold").
@@ -41,7 +39,7 @@ export class TokenGrantService {
    */
   async issueTokens(credentials: ClientCredentials, parameters: Record<string, string>): Promise<TokenSet> {
     const request = parseTokenRequest(parameters);
-    if (request instanceof BadRequestError) {
+    if (request instanceof OAuthRequestError) {
       await authenticateClient(this.store, credentials);
       throw request;
     }
@@ -97,6 +95,7 @@ export class TokenGrantService {
       refreshTokenHash: issue.records.refreshToken.tokenHash,
       createdAt: now.toISOString(),
       expiresAt,
+      lastUsedAt: now.toISOString(),
     };
     const outcome = await this.store.redeemAuthorizationCode(code, client, grant, issue.records);
     if (!outcome.committed) {
@@ -135,11 +134,11 @@ export class TokenGrantService {
     // RFC 6749 section 6: a narrower scope may be asked for, never a wider one.
     const scopes = request.scopes ?? grant.scopes;
     if (!scopes.every((scope) => grant.scopes.includes(scope))) {
-      throw invalidGrant('scope may not exceed what the user granted');
+      throw invalidScope('scope may not exceed what the user granted');
     }
 
     const issue = this.newTokens(grant, scopes, now);
-    const outcome = await this.store.rotateRefreshToken(grant, tokenHash, issue.records);
+    const outcome = await this.store.rotateRefreshToken(grant, tokenHash, issue.records, now.toISOString());
     if (outcome.committed) return issue.tokens;
     // Another request rotated it first (this one presented a token that is rotated now), or
     // the grant was revoked meanwhile: either way the grant ends here.

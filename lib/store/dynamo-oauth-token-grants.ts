@@ -150,6 +150,7 @@ export async function rotateRefreshToken(
   grant: Grant,
   previousHash: string,
   { refreshToken, accessToken }: TokenIssue,
+  usedAt: string,
 ): Promise<TokenWriteOutcome> {
   try {
     await transactWrite(
@@ -159,10 +160,16 @@ export async function rotateRefreshToken(
             Update: {
               TableName: tableName,
               Key: grantEntity.key(grant.id),
-              UpdateExpression: 'SET refresh_hash = :next',
+              // The grant's time of last use rides along in the same update: no extra item, no index.
+              UpdateExpression: 'SET refresh_hash = :next, #lastUsed = :usedAt',
               ConditionExpression: 'refresh_hash = :previous AND #status = :active',
-              ExpressionAttributeNames: STATUS,
-              ExpressionAttributeValues: { ':next': refreshToken.tokenHash, ':previous': previousHash, ':active': 'active' },
+              ExpressionAttributeNames: { ...STATUS, '#lastUsed': grantEntity.lastUsedAttribute },
+              ExpressionAttributeValues: {
+                ':next': refreshToken.tokenHash,
+                ':previous': previousHash,
+                ':active': 'active',
+                ':usedAt': usedAt,
+              },
             },
           },
           { Put: { TableName: tableName, Item: refreshTokenEntity.toItem(refreshToken) } },
@@ -219,8 +226,8 @@ export class DynamoTokenGrantStore implements TokenGrantStore {
     return redeemAuthorizationCode(code, client, grant, tokens);
   }
 
-  rotateRefreshToken(grant: Grant, previousHash: string, tokens: TokenIssue): Promise<TokenWriteOutcome> {
-    return rotateRefreshToken(grant, previousHash, tokens);
+  rotateRefreshToken(grant: Grant, previousHash: string, tokens: TokenIssue, usedAt: string): Promise<TokenWriteOutcome> {
+    return rotateRefreshToken(grant, previousHash, tokens, usedAt);
   }
 
   revokeGrant(grantId: string): Promise<void> {

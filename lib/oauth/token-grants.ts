@@ -2,6 +2,8 @@ import { invalidGrant, invalidScope, OAuthRequestError } from '../errors.js';
 import type { CredentialRecord } from '../identity/identity-store.js';
 import type { OAuthScope } from '../identity/principal.js';
 import { CREDENTIAL_PREFIX, grantIdOf, MAX_CREDENTIAL_LENGTH, newGrantSecret, sha256Hex } from '../identity/secrets.js';
+import { METRIC } from '../observability/metric-names.js';
+import { countEvent } from '../observability/metrics.js';
 import { authenticateClient, type ClientCredentials, invalidClient, isPlausibleClientId, verifyClient } from './client-authentication.js';
 import {
   ACCESS_TOKEN_LIFETIME_SECONDS,
@@ -43,9 +45,12 @@ export class TokenGrantService {
       await authenticateClient(this.store, credentials);
       throw request;
     }
-    return request.grantType === 'authorization_code'
-      ? this.redeemAuthorizationCode(credentials, request)
-      : this.refreshTokens(credentials, request);
+    const tokens =
+      request.grantType === 'authorization_code'
+        ? await this.redeemAuthorizationCode(credentials, request)
+        : await this.refreshTokens(credentials, request);
+    countEvent(METRIC.tokenGrants, { grantType: request.grantType });
+    return tokens;
   }
 
   private async redeemAuthorizationCode(
@@ -127,6 +132,7 @@ export class TokenGrantService {
     if (grant.refreshTokenHash !== tokenHash) {
       // A rotated token presented again means two parties hold it (RFC 9700 section 4.14.2).
       await this.store.revokeGrant(grant.id);
+      countEvent(METRIC.refreshTokenReuse);
       throw invalidGrant('The refresh token was already used; every token of this authorization is revoked');
     }
     const now = this.now();

@@ -35,7 +35,7 @@ export type ItemFamily =
 export type AttributeFamily = 'quotaUsage' | 'credentialLastUsed' | 'tokenLastUsed';
 
 /** Partitions of the global secondary indexes, which only Query reads. */
-export type IndexFamily = 'containersOfOwner' | 'appsOfOwner' | 'allUsers' | 'allContainers';
+export type IndexFamily = 'containersOfOwner' | 'appsOfOwner' | 'grantsOfUser' | 'allUsers' | 'allContainers';
 
 /**
  * A function's access to the table. `read`: GetItem, BatchGetItem, Query, ConditionCheckItem.

@@ -20,16 +20,34 @@ const errorCodes: Record<number, { code: string; description: string }> = {
   504: { code: 'TIMEOUT', description: 'The container is still starting after the start budget; start it again to keep waiting' },
 };
 
+/** RFC 6749 section 5.2 and RFC 7009 section 2.2.1 codes answered with status 400. */
+const OAUTH_400_CODES = [
+  'invalid_request',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'unsupported_token_type',
+];
+
 const DESCRIPTION = `Container hosting with an OAuth 2.0 provider.
 
 Every success is \`{ "data": ... }\` except the OAuth token endpoint's bare token response; every failure is
-\`{ "error": { "code", "message" } }\`. Clients branch on the status and \`error.code\`, never the message.
+\`{ "error": { "code", "message" } }\`, except that the OAuth token and revocation endpoints answer a form-encoded
+request with RFC 6749 section 5.2's \`{ "error", "error_description" }\`. Clients branch on the status and the code,
+never the message.
 
 Checks run in this order: route (404 / 405 METHOD_NOT_ALLOWED) → credentials (401) → CSRF for session requests on
 POST, PATCH and DELETE (403 CSRF_REJECTED) → role or scope (403 FORBIDDEN) → body and query (400 BAD_REQUEST) →
 resource (404 NOT_FOUND; a path id that is not a UUID is 404 too) → state or uniqueness (409 CONFLICT) → quota (403 QUOTA_EXCEEDED).
 JSON bodies are limited to 16 KiB (413). Lists are newest first, take \`limit\` (1..1000, default 100) and an opaque
-\`cursor\`, and give the next page's URL in a \`Link: <…>; rel="next"\` header.`;
+\`cursor\`, and give the next page's URL in a \`Link: <…>; rel="next"\` header.
+
+A container answers at its record's \`url\`: \`http://{hostname}.localhost:{port}/\` on the local stack, and on AWS
+\`https://{hostname}.{appsDomain}/\` through a load balancer and a fleet of reverse proxies that find the container's task
+by hostname in a private DNS zone (\`url\` is null on a deployment without an apps domain). A container's logs are its
+process's output across its last 20 tasks: JSON lines on disk locally, CloudWatch Logs (awslogs) on AWS, within the log
+retention. Create and PATCH refuse (400) an \`env\` and \`command\` that together pass ECS's 8192 characters of task overrides.`;
 
 function securityFor(route: Route): JsonObject[] | undefined {
   switch (route.access) {
@@ -92,7 +110,8 @@ function operation(route: Route, schemas: InputSchemas): JsonObject {
   }
   const responses: JsonObject = { 200: { description: 'Success' } };
   for (const status of errorStatuses(route, schemas)) {
-    responses[status] = { $ref: `#/components/responses/Error${status}` };
+    const rfc6749 = route.rfc6749Errors && (status === 400 || status === 401);
+    responses[status] = { $ref: `#/components/responses/Error${status}${rfc6749 ? 'OAuth' : ''}` };
   }
   return {
     operationId: route.id,
@@ -115,6 +134,17 @@ export function openApiDocument(endpoints: Array<{ route: Route; inputSchemas: I
     errorResponses[`Error${status}`] = {
       description: `${code}: ${description}`,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+  }
+  // The token and revocation endpoints answer a form-encoded request with RFC 6749 section 5.2 errors.
+  for (const status of [400, 401] as const) {
+    errorResponses[`Error${status}OAuth`] = {
+      description: `${errorCodes[status]!.code} for a JSON request; for a form-encoded request, RFC 6749 section 5.2's { error, error_description } (${
+        status === 401 ? 'invalid_client, with WWW-Authenticate: Basic when HTTP Basic was tried' : OAUTH_400_CODES.join(', ')
+      })`,
+      content: {
+        'application/json': { schema: { oneOf: [{ $ref: '#/components/schemas/Error' }, { $ref: '#/components/schemas/OAuthError' }] } },
+      },
     };
   }
   return {
@@ -142,6 +172,14 @@ export function openApiDocument(endpoints: Array<{ route: Route; inputSchemas: I
         },
       },
       schemas: {
+        OAuthError: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: { type: 'string', enum: [...OAUTH_400_CODES, 'invalid_client'] },
+            error_description: { type: 'string' },
+          },
+        },
         Error: {
           type: 'object',
           required: ['error'],

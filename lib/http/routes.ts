@@ -56,6 +56,11 @@ export interface Route {
   summary: string;
   /** Rate-limited by the WAF rule for credential-guessing endpoints. */
   rateLimited?: boolean;
+  /**
+   * RFC 6749 section 5.2 error bodies for form-encoded requests (the token and revocation
+   * endpoints); JSON requests keep the envelope (lib/http/middleware/error-envelope.ts).
+   */
+  rfc6749Errors?: boolean;
   /** Failures beyond those the access level, body and path imply; documented in OpenAPI. */
   alsoAnswers?: ReadonlyArray<409 | 504>;
 }
@@ -72,6 +77,18 @@ const authenticated = (own: TableAccess = {}): RoutePermissions => ({ table: tab
 const signIn: TableAccess = { read: ['email'], write: ['loginFailures', 'credential'] };
 /** A container write: the container, and the owner's quota usage charged in the same transaction. */
 const containerUpdate: TableAccess = { update: ['container', 'quotaUsage'] };
+/**
+ * Consent: the pending request, the application and client, the user's grants for the client
+ * (remembered consent), and issuing a code, whose index entry lives in the application's partition.
+ */
+const consent: TableAccess = {
+  read: ['authorizationRequest', 'oauthApp', 'oauthClient', 'user', 'grantsOfUser', 'grant'],
+  write: ['authorizationRequest', 'authorizationCode', 'oauthApp'],
+};
+/** A user's authorized applications: their grants through the owner index, each with its grant and application. */
+const authorizedApps: TableAccess = { read: ['grantsOfUser', 'grant', 'oauthApp'] };
+/** Revoking one: the grant's status, and its entry in the application's partition leaves the user's list. */
+const revokeAuthorization: TableAccess = tableAccess(authorizedApps, { update: ['grant', 'oauthApp'] });
 
 export const routes = [
   // Identity
@@ -387,8 +404,9 @@ export const routes = [
     handler: 'functions/pages/consent-form.ts',
     access: 'browser',
     body: 'none',
-    permissions: authenticated({ read: ['authorizationRequest', 'oauthApp', 'user'] }),
-    summary: 'Consent page: approve or deny an application',
+    // Writes when the user's consent is remembered: the code is issued without the page.
+    permissions: authenticated(consent),
+    summary: 'Consent page: approve or deny an application (approved at once when consent is remembered)',
   },
   {
     id: 'consentDecision',
@@ -397,7 +415,7 @@ export const routes = [
     handler: 'functions/pages/consent-decision.ts',
     access: 'session',
     body: 'form',
-    permissions: authenticated({ read: ['oauthClient'], write: ['authorizationRequest', 'authorizationCode', 'oauthApp'] }),
+    permissions: authenticated(consent),
     summary: 'Consent form submission',
   },
   {
@@ -413,6 +431,7 @@ export const routes = [
       table: { read: ['oauthClient'], update: ['authorizationCode'], write: ['grant', 'oauthApp', 'refreshToken', 'credential'] },
     },
     rateLimited: true,
+    rfc6749Errors: true,
     summary: 'Exchange an authorization code or a refresh token for tokens',
   },
   {
@@ -422,8 +441,49 @@ export const routes = [
     handler: 'functions/oauth/revoke-token.ts',
     access: 'public',
     body: 'json-or-form',
-    permissions: { table: { read: ['oauthClient', 'refreshToken'], update: ['grant'], write: ['credential'] } },
+    permissions: { table: { read: ['oauthClient', 'refreshToken'], update: ['grant', 'oauthApp'], write: ['credential'] } },
+    rfc6749Errors: true,
     summary: 'Revoke a refresh token and its grant, or an access token (RFC 7009)',
+  },
+  {
+    id: 'listAuthorizations',
+    method: 'GET',
+    path: '/api/v1/authorizations',
+    handler: 'functions/authorizations/list.ts',
+    access: 'account',
+    body: 'none',
+    permissions: authenticated(authorizedApps),
+    summary: 'The applications the caller authorized (one per grant), newest first',
+  },
+  {
+    id: 'revokeAuthorization',
+    method: 'DELETE',
+    path: '/api/v1/authorizations/{authorization_id}',
+    handler: 'functions/authorizations/delete.ts',
+    access: 'account',
+    body: 'none',
+    permissions: authenticated(revokeAuthorization),
+    summary: 'Revoke an authorization: every code, access token and refresh token of it stops at once',
+  },
+  {
+    id: 'authorizationsPage',
+    method: 'GET',
+    path: '/settings/authorizations',
+    handler: 'functions/pages/authorizations-page.ts',
+    access: 'browser',
+    body: 'none',
+    permissions: authenticated(tableAccess(authorizedApps, { read: ['user'] })),
+    summary: 'Authorized applications page, with a Revoke button per application',
+  },
+  {
+    id: 'authorizationsPageRevoke',
+    method: 'POST',
+    path: '/settings/authorizations',
+    handler: 'functions/pages/authorizations-revoke.ts',
+    access: 'session',
+    body: 'form',
+    permissions: authenticated(tableAccess(revokeAuthorization, { read: ['user'] })),
+    summary: 'Revoke form submission of the authorized applications page',
   },
   {
     id: 'authorizationServerMetadata',

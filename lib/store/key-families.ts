@@ -46,6 +46,7 @@ export const keyFamilies = {
 
   containersOfOwner: { partition: keys.containersOfOwnerPartition(ANY), index: INDEX.byOwner },
   appsOfOwner: { partition: keys.oauthAppsOfOwnerPartition(ANY), index: INDEX.byOwner },
+  grantsOfUser: { partition: keys.grantsOfUserPartition(ANY), index: INDEX.byOwner },
   allUsers: { partition: keys.allUsersPartition, index: INDEX.global },
   allContainers: { partition: keys.allContainersPartition, index: INDEX.global },
 } as const satisfies Record<ItemFamily | AttributeFamily | IndexFamily, PartitionFamily>;

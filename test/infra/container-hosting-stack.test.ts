@@ -107,7 +107,12 @@ describe('ContainerHostingStack functions', () => {
     // Assess
     for (const route of routes) {
       const variables = functionOf(route.id).properties.Environment?.Variables ?? {};
-      const usesContainers = (route.permissions.ecs?.length ?? 0) > 0 || route.permissions.metrics === true;
+      const usesContainers =
+        (route.permissions.ecs?.length ?? 0) > 0 || route.permissions.metrics === true || route.permissions.logs === true;
+      // Container routes validate images and answer records with their url: they know the default image.
+      expect(variables.CONTAINER_IMAGE, route.id).toBe(
+        route.path.startsWith('/api/v1/containers') ? 'public.ecr.aws/nginx/nginx:stable-alpine' : undefined,
+      );
       expect(variables.ALLOW_INSECURE_REDIRECT_URIS).toBe('false');
       // Every function may charge or show a quota; the defaults are 20 containers and 16 vCPU.
       expect(variables).toMatchObject({ QUOTA_MAX_CONTAINERS: '20', QUOTA_MAX_RUNNING_CPU: '16' });
@@ -116,9 +121,19 @@ describe('ContainerHostingStack functions', () => {
           CONTAINER_RUNTIME: 'ecs',
           ECS_CONTAINER_NAME: 'app',
           ECS_ASSIGN_PUBLIC_IP: 'false',
+          ECS_TASK_FAMILY: 'container-hosting-workload',
+          ECS_LOG_STREAM_PREFIX: 'app',
           START_BUDGET_MS: '25000',
         });
-        for (const name of ['ECS_CLUSTER_ARN', 'ECS_TASK_DEFINITION_ARN', 'ECS_SUBNET_IDS', 'ECS_SECURITY_GROUP_IDS']) {
+        for (const name of [
+          'ECS_CLUSTER_ARN',
+          'ECS_TASK_DEFINITION_ARN',
+          'ECS_SUBNET_IDS',
+          'ECS_SECURITY_GROUP_IDS',
+          'ECS_TASK_ROLE_ARN',
+          'ECS_EXECUTION_ROLE_ARN',
+          'ECS_LOG_GROUP',
+        ]) {
           expect(variables[name], `${route.id} ${name}`).toBeDefined();
         }
       } else {
@@ -360,6 +375,31 @@ describe('ContainerHostingStack least privilege inside the table', () => {
       expect(allowed(id, item('GetItem', profile, ['pk', 'sk', 'email', 'role'])), id).toBe(false);
       expect(allowed(id, item('GetItem', keys.email('someone@example.com').pk)), id).toBe(false);
       expect(allowed(id, item('Query', profile)), id).toBe(false);
+    }
+  });
+
+  it('allows ecs:RunTask only to routes that run tasks, on our task family in our cluster', () => {
+    // Assess
+    for (const route of routes) {
+      const statements = statementsWithAction(statementsOfRole(template, functionOf(route.id).roleLogicalId), 'ecs:RunTask');
+      if (!route.permissions.ecs?.includes('run')) {
+        expect(statements, route.id).toEqual([]);
+        continue;
+      }
+      expect(statements, route.id).toHaveLength(1);
+      expect(flatten(statements[0]?.Resource)).toBe(
+        'arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/container-hosting-workload-*:*',
+      );
+      expect(Object.keys(statements[0]?.Condition?.ArnEquals ?? {})).toEqual(['ecs:cluster']);
+      // The families per (image, port) are registered on demand; these two actions take no resource but "*".
+      const registering = statementsWithAction(
+        statementsOfRole(template, functionOf(route.id).roleLogicalId),
+        'ecs:RegisterTaskDefinition',
+      );
+      expect(
+        registering.map((statement) => [actionsOf([statement]).sort(), statement.Resource]),
+        route.id,
+      ).toEqual([[['ecs:DescribeTaskDefinition', 'ecs:RegisterTaskDefinition'], '*']]);
     }
   });
 
@@ -619,6 +659,17 @@ describe('ContainerHostingStack containers', () => {
         },
       ],
     });
+  });
+
+  it('keeps workload task output 7 days by default (context containerLogRetentionDays), writable by the execution role', () => {
+    // Prepare
+    const workload = stack.node.findChild('Containers');
+    const logGroupId = logicalIdOf(workload.node.findChild('TaskLogs').node.defaultChild);
+    // Assess
+    expect(resource(template, logGroupId).Properties?.RetentionInDays).toBe(7);
+    const executionStatements = statementsOfRole(template, logicalIdOf(workload.node.findChild('ExecutionRole').node.defaultChild));
+    const writes = statementsWithAction(executionStatements, 'logs:PutLogEvents');
+    expect(writes.map((statement) => flatten(statement.Resource))).toEqual([`<${logGroupId}.Arn>`]);
   });
 
   it('creates a two-zone VPC with flow logs and a task security group that admits nothing', () => {

@@ -43,6 +43,7 @@ describe('table grants from key families', () => {
       tokenLastUsed: keys.personalAccessToken(userId, containerId).pk,
       containersOfOwner: keys.containersOfOwnerPartition(userId),
       appsOfOwner: keys.oauthAppsOfOwnerPartition(userId),
+      grantsOfUser: keys.grantsOfUserPartition(userId),
       allUsers: keys.allUsersPartition,
       allContainers: keys.allContainersPartition,
     };

@@ -13,6 +13,7 @@ interface StoredGrant {
   scopes: OAuthScope[];
   status: Grant['status'];
   refresh_hash: string;
+  previous_refresh_hash?: string;
   created_at: string;
   expires_at: string;
 }
@@ -45,6 +46,7 @@ export const grantEntity = {
       scopes: stored.scopes,
       status: stored.status,
       refreshTokenHash: stored.refresh_hash,
+      ...(stored.previous_refresh_hash ? { previousRefreshTokenHash: stored.previous_refresh_hash } : {}),
       createdAt: stored.created_at,
       expiresAt: stored.expires_at,
     };
@@ -52,9 +54,14 @@ export const grantEntity = {
 };
 
 /** What a use of an access token needs of its grant: a small read, so bundles that only authenticate stay small. */
-export function grantStateOf(item: Item): { id: string; active: boolean; expiresAt: string } {
-  const stored = asStored<Pick<StoredGrant, 'id' | 'status' | 'expires_at'>>(item);
-  return { id: stored.id, active: stored.status === 'active', expiresAt: stored.expires_at };
+export function grantStateOf(item: Item): { id: string; active: boolean; expiresAt: string; refreshHashes: string[] } {
+  const stored = asStored<Pick<StoredGrant, 'id' | 'status' | 'expires_at' | 'refresh_hash' | 'previous_refresh_hash'>>(item);
+  return {
+    id: stored.id,
+    active: stored.status === 'active',
+    expiresAt: stored.expires_at,
+    refreshHashes: stored.previous_refresh_hash ? [stored.refresh_hash, stored.previous_refresh_hash] : [stored.refresh_hash],
+  };
 }
 
 /** The application's index entry for one grant, so deleting the application can revoke it. */

@@ -38,6 +38,8 @@ const settingsSchema = z
     /** API Gateway ends every integration at 29 s; the wait must end before it. */
     startBudgetMs: z.coerce.number().int().min(0).max(28_000).default(25_000),
     publicBaseUrl: z.url().optional(),
+    /** How often the scheduled reconciliation runs, in minutes (README, "Operating it"). */
+    reconcileMinutes: z.coerce.number().int().min(1).max(1440).default(5),
     /** Per-user quota (QUOTA_MAX_CONTAINERS, QUOTA_MAX_RUNNING_CPU on the functions); admins are exempt. */
     quotaMaxContainers: z.coerce.number().int().min(0).max(1_000_000).default(20),
     quotaMaxRunningCpu: z.coerce.number().min(0).max(1_000_000).default(16),

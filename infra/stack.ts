@@ -11,7 +11,8 @@ import { ServiceFunction } from './constructs/service-function.js';
 import { ServiceRestApi, type RouteIntegration } from './constructs/service-rest-api.js';
 import { ServiceTable } from './constructs/service-table.js';
 import { TaskStateEvents } from './constructs/task-state-events.js';
-import { taskStateChangedFunction } from './event-functions.js';
+import { eventFunctions, reconcileFunction, taskStateChangedFunction } from './event-functions.js';
+import { ReconcileSchedule } from './constructs/reconcile-schedule.js';
 import { repositoryRoot } from './paths.js';
 import type { DeploymentSettings } from './settings.js';
 
@@ -36,7 +37,7 @@ export class ContainerHostingStack extends Stack {
     const { settings } = props;
     const routes: readonly Route[] = props.routes ?? routeTable;
     const sourceRoot = props.sourceRoot ?? repositoryRoot;
-    const handlers = [...routes, taskStateChangedFunction];
+    const handlers = [...routes, ...eventFunctions];
     requireHandlerFiles(sourceRoot, handlers);
     const bundles = new FunctionBundles(
       sourceRoot,
@@ -121,6 +122,18 @@ export class ContainerHostingStack extends Stack {
     grantRoutePermissions(taskStateChanged.role, taskStateChangedFunction.permissions, permissionTargets);
     taskStateEvents.deliverTo(taskStateChanged.function);
     this.functions.set(taskStateChangedFunction.id, taskStateChanged);
+
+    const reconcile = new ServiceFunction(this, reconcileFunction.id, {
+      entry: reconcileFunction.handler,
+      bundles,
+      tableName: store.table.tableName,
+      timeout: Duration.seconds(reconcileFunction.timeoutSeconds),
+      environment: environmentFor(reconcileFunction.permissions),
+      description: 'Reconciles ECS tasks with the container records',
+    });
+    grantRoutePermissions(reconcile.role, reconcileFunction.permissions, permissionTargets);
+    new ReconcileSchedule(this, 'Reconciliation', { every: Duration.minutes(settings.reconcileMinutes), handler: reconcile.function });
+    this.functions.set(reconcileFunction.id, reconcile);
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.api.url, description: 'Base URL of the API (the stage)' });
     new CfnOutput(this, 'TableName', { value: store.table.tableName });

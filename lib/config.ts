@@ -56,6 +56,11 @@ const configSchema = z.object({
   LOCAL_CONTAINER_DIR: z.string().default('.data/containers'),
   /** How long a local container process must stay up before it counts as running (ECS's PROVISIONING → RUNNING). */
   LOCAL_CONTAINER_READY_MS: z.coerce.number().int().min(0).max(10_000).default(300),
+  /**
+   * How often the local stack reconciles its processes with the records (lib/containers/reconciler.ts);
+   * 0 turns it off. On AWS a schedule runs it instead (CDK context `reconcileMinutes`).
+   */
+  RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
   /** Containers a user may have (context `quotaMaxContainers`); admins are exempt. */
   QUOTA_MAX_CONTAINERS: z.coerce.number().int().min(0).max(1_000_000).default(20),
   /** vCPU a user's provisioning and running containers may hold together (context `quotaMaxRunningCpu`). */

@@ -94,7 +94,7 @@ export function grantCredentialUseBookkeeping(role: iam.IRole & Construct, table
 
 function grantWorkloadActions(
   role: iam.IRole & Construct,
-  actions: ReadonlyArray<'run' | 'stop' | 'describe'>,
+  actions: ReadonlyArray<'run' | 'stop' | 'describe' | 'list'>,
   workload: WorkloadAccess,
 ): void {
   const stack = Stack.of(role);
@@ -144,6 +144,19 @@ function grantWorkloadActions(
   if (actions.includes('describe')) {
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: ['ecs:DescribeTasks'], resources: [tasksInCluster], conditions: inCluster }),
+    );
+  }
+  if (actions.includes('list')) {
+    // ListTasks authorizes on the container-instance resource type with the ecs:cluster condition key
+    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonelasticcontainerservice.html).
+    // Fargate tasks have no container instance, so the resource is "*" and the condition keeps the
+    // listing to our cluster, as in https://docs.aws.amazon.com/AmazonECS/latest/developerguide/security_iam_id-based-policy-examples.html
+    // (and https://github.com/awsdocs/amazon-ecs-developer-guide/issues/211).
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:ListTasks'], resources: ['*'], conditions: inCluster }));
+    acknowledgeNagRule(
+      role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'ecs:ListTasks has no task-level resource (it authorizes on container instances, which Fargate tasks lack), so its resource is "*"; the ecs:cluster condition limits it to our cluster.',
     );
   }
   acknowledgeWildcardResource(

@@ -9,6 +9,12 @@ export interface TaskStatusUpdate {
   state: ContainerState;
 }
 
+/** Where the reconciler's walks stopped (lib/containers/reconciler.ts); absent cursors start from the beginning. */
+export interface ReconcileCheckpoint {
+  containersCursor?: string;
+  tasksCursor?: string;
+}
+
 /**
  * Persistence for containers. Writes that belong to a transition are conditional on the
  * container's `version`, so of two concurrent transitions exactly one takes effect.
@@ -61,6 +67,23 @@ export interface ContainerStore {
   applyTaskStatus(containerId: string, update: TaskStatusUpdate, now: string, charge?: QuotaCharge): Promise<StoredContainer | undefined>;
   /** Deletes the container and frees its hostname together; `ConflictError`/`NotFoundError` as for transitions. */
   delete(container: StoredContainer, charge?: QuotaCharge): Promise<void>;
+  /**
+   * Records what became of a task nobody reported on (the reconciler): moves the container to
+   * `state` on condition that its version and its task (none: `undefined`) are still those
+   * read. Undefined when either moved on: whoever moved it decided.
+   */
+  settleTask(
+    containerId: string,
+    version: number,
+    taskArn: string | undefined,
+    state: ContainerState,
+    now: string,
+    charge?: QuotaCharge,
+  ): Promise<StoredContainer | undefined>;
   /** A user's quota use. */
   usageOf(userId: string): Promise<QuotaUsage>;
+  /** Sets a user's quota use to `actual` on condition that it still reads `expected`; false when it moved meanwhile. */
+  correctUsage(userId: string, expected: QuotaUsage, actual: QuotaUsage): Promise<boolean>;
+  reconcileCheckpoint(): Promise<ReconcileCheckpoint>;
+  saveReconcileCheckpoint(checkpoint: ReconcileCheckpoint): Promise<void>;
 }

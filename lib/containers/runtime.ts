@@ -70,6 +70,36 @@ export interface ContainerRuntime {
   releaseContainer?(containerId: string): Promise<void>;
 }
 
+/** ECS's limit per call, for both ListTasks pages and DescribeTasks (docs/containers.md, "Reconciliation"). */
+export const MAX_TASKS_PER_CALL = 100;
+
+/** A task as a reconciliation sees it. */
+export interface RuntimeTask {
+  taskArn: string;
+  /** When the runtime created the task (ISO 8601), if it says. */
+  createdAt?: string;
+  /** Its status, when it was started for a container; undefined for a task no container started. */
+  status?: TaskStatus;
+}
+
+/** One page of the tasks a runtime means to keep running. */
+export interface RuntimeTaskPage {
+  taskArns: string[];
+  /** Opaque; present when there are more. */
+  nextCursor?: string;
+}
+
+/** A runtime the reconciler can compare with the records (lib/containers/reconciler.ts). */
+export interface ReconcilableRuntime extends ContainerRuntime {
+  /**
+   * One page, at most MAX_TASKS_PER_CALL, of the tasks whose desired status is RUNNING: tasks
+   * on their way down are left out. The cursor of a previous page continues the listing.
+   */
+  listTasks(cursor?: string): Promise<RuntimeTaskPage>;
+  /** At most MAX_TASKS_PER_CALL tasks; a task the runtime no longer knows is left out. */
+  describeTasks(taskArns: readonly string[]): Promise<RuntimeTask[]>;
+}
+
 /** The runtime refused to start a task (ECS RunTask `failures`, a process that cannot spawn). */
 export class TaskLaunchError extends Error {
   constructor(message: string) {

@@ -27,7 +27,8 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 export interface RoutePermissions {
   /** `update`: read, and change items in place (UpdateItem), but never put or delete them. */
   table: 'none' | 'read' | 'update' | 'write';
-  ecs?: ReadonlyArray<'run' | 'stop' | 'describe'>;
+  /** `list`: ListTasks on our cluster (the reconciler). */
+  ecs?: ReadonlyArray<'run' | 'stop' | 'describe' | 'list'>;
   metrics?: boolean;
   /** Read the containers' log groups (CloudWatch Logs). */
   logs?: boolean;

@@ -116,15 +116,19 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     });
   });
   const { port } = server.address() as AddressInfo;
+  // Loaded like the handlers, after the stack has set the configuration it reads.
+  const stopReconciler = await import('../wiring/local-containers.js').then((wiring) => wiring.startLocalReconciler());
   const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
 
   return {
     url: `http://${hostForUrl}:${port}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    close: async () => {
+      await stopReconciler();
+      await new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
-      }),
+      });
+    },
   };
 }
 

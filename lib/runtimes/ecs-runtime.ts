@@ -1,7 +1,22 @@
-import { DescribeTasksCommand, ECSClient, RunTaskCommand, StopTaskCommand, type RunTaskCommandInput } from '@aws-sdk/client-ecs';
+import {
+  DescribeTasksCommand,
+  ECSClient,
+  ListTasksCommand,
+  RunTaskCommand,
+  StopTaskCommand,
+  type RunTaskCommandInput,
+} from '@aws-sdk/client-ecs';
 import { config } from '../config.js';
 import { isUuid } from '../ids.js';
-import { TaskLaunchError, type ContainerRuntime, type TaskLaunch, type TaskStatus } from '../containers/runtime.js';
+import {
+  MAX_TASKS_PER_CALL,
+  TaskLaunchError,
+  type ReconcilableRuntime,
+  type RuntimeTask,
+  type RuntimeTaskPage,
+  type TaskLaunch,
+  type TaskStatus,
+} from '../containers/runtime.js';
 import { ephemeralStorageOverrideFor, taskSizeFor } from '../containers/task-size.js';
 
 /** Created once per Lambda container and shared by every invocation. */
@@ -47,7 +62,7 @@ export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
 }
 
 /** Runs each container as one Fargate task of the shared task definition, sized through overrides. */
-export class EcsRuntime implements ContainerRuntime {
+export class EcsRuntime implements ReconcilableRuntime {
   constructor(
     private readonly settings: EcsRuntimeSettings,
     private readonly client: ECSClient = ecsClient,
@@ -117,5 +132,42 @@ export class EcsRuntime implements ContainerRuntime {
     const output = await this.client.send(new DescribeTasksCommand({ cluster: this.settings.clusterArn, tasks: [taskArn] }));
     const task = output.tasks?.find((candidate) => candidate.taskArn === taskArn);
     return task ? taskStatusFromEcs(task) : undefined;
+  }
+
+  /**
+   * ListTasks answers at most 100 ARNs a page, and by default only tasks whose desired status is
+   * RUNNING (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_ListTasks.html); the
+   * filter is named anyway, since a task already told to stop needs nothing more.
+   */
+  async listTasks(cursor?: string): Promise<RuntimeTaskPage> {
+    const output = await this.client.send(
+      new ListTasksCommand({
+        cluster: this.settings.clusterArn,
+        desiredStatus: 'RUNNING',
+        maxResults: MAX_TASKS_PER_CALL,
+        ...(cursor ? { nextToken: cursor } : {}),
+      }),
+    );
+    return { taskArns: output.taskArns ?? [], ...(output.nextToken ? { nextCursor: output.nextToken } : {}) };
+  }
+
+  /**
+   * DescribeTasks takes up to 100 tasks (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_DescribeTasks.html);
+   * tasks ECS no longer knows come back as `failures` (reason MISSING) and are left out.
+   */
+  async describeTasks(taskArns: readonly string[]): Promise<RuntimeTask[]> {
+    if (taskArns.length === 0) return [];
+    if (taskArns.length > MAX_TASKS_PER_CALL) throw new Error(`DescribeTasks takes at most ${MAX_TASKS_PER_CALL} tasks`);
+    const output = await this.client.send(new DescribeTasksCommand({ cluster: this.settings.clusterArn, tasks: [...taskArns] }));
+    return (output.tasks ?? [])
+      .filter((task) => task.taskArn)
+      .map((task) => {
+        const status = taskStatusFromEcs(task);
+        return {
+          taskArn: task.taskArn!,
+          ...(task.createdAt ? { createdAt: task.createdAt.toISOString() } : {}),
+          ...(status ? { status } : {}),
+        };
+      });
   }
 }

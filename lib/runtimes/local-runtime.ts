@@ -6,7 +6,16 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ContainerRuntime, TaskLastStatus, TaskLaunch, TaskStatus, TaskStatusListener } from '../containers/runtime.js';
+import {
+  MAX_TASKS_PER_CALL,
+  type ReconcilableRuntime,
+  type RuntimeTask,
+  type RuntimeTaskPage,
+  type TaskLastStatus,
+  type TaskLaunch,
+  type TaskStatus,
+  type TaskStatusListener,
+} from '../containers/runtime.js';
 import { onShutdown } from '../local/lifecycle.js';
 import { killRecordedProcessGroup, removePidFile, writePidFile } from '../local/pid-files.js';
 import { describeError, log } from '../log.js';
@@ -99,7 +108,7 @@ async function freeLoopbackPort(): Promise<number> {
  * RUNNING, then STOPPED when it exits, each change with a higher version and delivered to
  * the listener (the same function ECS task state change events reach).
  */
-export class LocalRuntime implements ContainerRuntime {
+export class LocalRuntime implements ReconcilableRuntime {
   private readonly tasks = new Map<string, LocalTask>();
   private readonly taskByClientToken = new Map<string, string>();
   private listener: TaskStatusListener | undefined;
@@ -163,6 +172,21 @@ export class LocalRuntime implements ContainerRuntime {
   async describeTask(taskArn: string): Promise<TaskStatus | undefined> {
     const task = this.tasks.get(taskArn);
     return task ? this.statusOf(task) : undefined;
+  }
+
+  /** Like ECS ListTasks: the tasks whose desired status is RUNNING, in pages; the cursor is an offset. */
+  async listTasks(cursor?: string): Promise<RuntimeTaskPage> {
+    const offset = cursor ? Number(cursor) : 0;
+    const running = [...this.tasks.values()].filter((task) => task.desiredStatus === 'RUNNING').map((task) => task.taskArn);
+    const next = offset + MAX_TASKS_PER_CALL;
+    return { taskArns: running.slice(offset, next), ...(next < running.length ? { nextCursor: String(next) } : {}) };
+  }
+
+  async describeTasks(taskArns: readonly string[]): Promise<RuntimeTask[]> {
+    return taskArns.flatMap((taskArn) => {
+      const task = this.tasks.get(taskArn);
+      return task ? [{ taskArn, createdAt: new Date(task.spawnedAt).toISOString(), status: this.statusOf(task) }] : [];
+    });
   }
 
   /** The live process of a running task, or undefined. */

@@ -1,7 +1,7 @@
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { isEmptyCharge, quotaExceeded, roomFor, type QuotaCharge, type QuotaUsage } from '../containers/quota.js';
 import type { ContainerState, StoredContainer, Workload } from '../containers/container.js';
-import type { ContainerStore, TaskStatusUpdate } from '../containers/container-store.js';
+import type { ContainerStore, ReconcileCheckpoint, TaskStatusUpdate } from '../containers/container-store.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import {
   documentClient,
@@ -205,6 +205,71 @@ export class DynamoContainerStore implements ContainerStore {
       if (!(await this.get(container.id))) throw new NotFoundError('Container not found');
       throw new ConflictError('The container was changed by another request meanwhile; nothing was done');
     }
+  }
+
+  settleTask(
+    containerId: string,
+    version: number,
+    taskArn: string | undefined,
+    state: ContainerState,
+    now: string,
+    charge?: QuotaCharge,
+  ): Promise<StoredContainer | undefined> {
+    return this.update(containerId, charge, {
+      Key: keys.container(containerId),
+      UpdateExpression: 'SET #state = :state, updated_at = :now',
+      ConditionExpression: `attribute_exists(pk) AND version = :version AND ${taskArn ? 'task_arn = :taskArn' : 'attribute_not_exists(task_arn)'}`,
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':state': state, ':version': version, ':now': now, ...(taskArn ? { ':taskArn': taskArn } : {}) },
+    });
+  }
+
+  async correctUsage(userId: string, expected: QuotaUsage, actual: QuotaUsage): Promise<boolean> {
+    const { containers, runningCpu } = quotaUsageEntity.attributes;
+    // An absent attribute reads 0 (quotaUsageEntity), so 0 is expected as either.
+    const holds = (attribute: string, value: string, zero: boolean) =>
+      zero ? `(attribute_not_exists(${attribute}) OR ${attribute} = ${value})` : `${attribute} = ${value}`;
+    try {
+      await documentClient.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: quotaUsageEntity.key(userId),
+          UpdateExpression: `SET ${containers} = :containers, ${runningCpu} = :cpu, user_id = :userId`,
+          ConditionExpression: `${holds(containers, ':expectedContainers', expected.containers === 0)} AND ${holds(runningCpu, ':expectedCpu', expected.runningCpu === 0)}`,
+          ExpressionAttributeValues: {
+            ':containers': actual.containers,
+            ':cpu': actual.runningCpu,
+            ':userId': userId,
+            ':expectedContainers': expected.containers,
+            ':expectedCpu': expected.runningCpu,
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async reconcileCheckpoint(): Promise<ReconcileCheckpoint> {
+    const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.reconcileCheckpoint }));
+    return {
+      ...(typeof Item?.containers_cursor === 'string' ? { containersCursor: Item.containers_cursor } : {}),
+      ...(typeof Item?.tasks_cursor === 'string' ? { tasksCursor: Item.tasks_cursor } : {}),
+    };
+  }
+
+  async saveReconcileCheckpoint(checkpoint: ReconcileCheckpoint): Promise<void> {
+    // UpdateItem, which creates the item too: the reconciler is allowed no PutItem.
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.reconcileCheckpoint,
+        UpdateExpression: 'SET containers_cursor = :containers, tasks_cursor = :tasks',
+        ExpressionAttributeValues: { ':containers': checkpoint.containersCursor ?? null, ':tasks': checkpoint.tasksCursor ?? null },
+      }),
+    );
   }
 
   /** The user's quota use (consistent: a refusal names it). */

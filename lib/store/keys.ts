@@ -71,6 +71,8 @@ export const keys = {
    */
   allContainers: (containerId: string): GlobalIndexKey => ({ gsi2pk: 'CONTAINERS', gsi2sk: join('CONTAINER', containerId) }),
   allContainersPartition: 'CONTAINERS',
+  /** Where the reconciler's walks over tasks and containers stopped, so the next run goes on from there. */
+  reconcileCheckpoint: { pk: 'RECONCILER', sk: 'CHECKPOINT' } as ItemKey,
   /** Claims a hostname service-wide; written in the same transaction as the container. */
   hostname: (hostname: string): ItemKey => ({ pk: join('HOSTNAME', hostname), sk: 'HOSTNAME' }),
 

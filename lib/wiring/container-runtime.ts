@@ -1,5 +1,5 @@
 import { config } from '../config.js';
-import type { ContainerRuntime } from '../containers/runtime.js';
+import type { ReconcilableRuntime } from '../containers/runtime.js';
 import { ecsRuntimeFrom } from './ecs-runtime.js';
 import { localContainers } from './local-containers.js';
 
@@ -8,4 +8,5 @@ import { localContainers } from './local-containers.js';
  * the function modules from source. Lambda bundles never contain this module: infra/bundling.ts
  * resolves it to lib/wiring/aws/container-runtime.ts, so they carry the ECS runtime only.
  */
-export const containerRuntime: ContainerRuntime = config.CONTAINER_RUNTIME === 'local' ? localContainers().runtime : ecsRuntimeFrom(config);
+export const containerRuntime: ReconcilableRuntime =
+  config.CONTAINER_RUNTIME === 'local' ? localContainers().runtime : ecsRuntimeFrom(config);

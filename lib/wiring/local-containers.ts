@@ -1,4 +1,7 @@
 import { config } from '../config.js';
+import { Reconciler, type ReconcileReport } from '../containers/reconciler.js';
+import { onShutdown } from '../local/lifecycle.js';
+import { describeError, log } from '../log.js';
 import { LocalMetrics } from '../metrics/local-metrics.js';
 import type { AppRouting } from '../local/app-proxy.js';
 import { LocalContainerLogs } from '../runtimes/local-logs.js';
@@ -52,4 +55,48 @@ export function localAppRouting(): AppRouting {
     container: (containerId) => containerStore.get(containerId),
     portOf: (taskArn) => (config.CONTAINER_RUNTIME === 'local' ? localContainers().runtime.portOf(taskArn) : undefined),
   };
+}
+
+const changedAnything = (report: ReconcileReport): boolean =>
+  report.orphanTasksStopped +
+    report.supersededTasksStopped +
+    report.containersFailed +
+    report.containersStopped +
+    report.usageCorrected +
+    report.errors >
+  0;
+
+/**
+ * The local stack's stand-in for the scheduled reconciliation on AWS: every RECONCILE_INTERVAL_MS
+ * (0: never) the reconciler compares the local runtime's processes with the records, so a
+ * container whose process was killed from outside becomes failed even when its exit was not
+ * applied. Runs never overlap. Answers a function that stops it, waiting for a run in progress;
+ * the shutdown registry calls it too. Does nothing on ECS.
+ */
+export function startLocalReconciler(intervalMs: number = config.RECONCILE_INTERVAL_MS): () => Promise<void> {
+  if (config.CONTAINER_RUNTIME !== 'local' || intervalMs <= 0) return async () => undefined;
+  const reconciler = new Reconciler(containerStore, localContainers().runtime);
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = reconciler
+      .run()
+      .then(
+        (report) => {
+          if (changedAnything(report)) log.info('Reconciliation run', { ...report });
+        },
+        (error: unknown) => log.error('Reconciliation run failed', describeError(error)),
+      )
+      .finally(() => {
+        running = undefined;
+      });
+  }, intervalMs);
+  timer.unref();
+  const stop = async (): Promise<void> => {
+    clearInterval(timer);
+    unregister();
+    await running;
+  };
+  const unregister = onShutdown('local reconciler', stop);
+  return stop;
 }

@@ -45,6 +45,7 @@ describe('buildApp', () => {
       containerImage: 'registry.example.com/app:1',
       quotaMaxContainers: '5',
       quotaMaxRunningCpu: '8',
+      reconcileMinutes: '1',
     };
     // Act
     const template = Template.fromStack(buildApp({ outdir, context, routes: someRoutes, nagChecks: false }).stack);
@@ -63,6 +64,7 @@ describe('buildApp', () => {
       QUOTA_MAX_RUNNING_CPU: '8',
     });
     template.hasResourceProperties('AWS::ECS::TaskDefinition', { ContainerDefinitions: [{ Image: 'registry.example.com/app:1' }] });
+    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
   });
 
   it('synthesizes a private ECR image from context with pull permissions, and cdk-nag finds nothing', () => {
@@ -104,6 +106,7 @@ describe('buildApp', () => {
   it('rejects an invalid setting and names it', () => {
     // Act and Assess
     expect(() => buildApp({ context: { throttleRateLimit: 'fast' }, routes: someRoutes, nagChecks: false })).toThrow(/throttleRateLimit/);
+    expect(() => buildApp({ context: { reconcileMinutes: '0' }, routes: someRoutes, nagChecks: false })).toThrow(/reconcileMinutes/);
   });
 
   it('names a handler file that does not exist', () => {

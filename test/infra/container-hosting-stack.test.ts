@@ -4,7 +4,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build-app.js';
 import type { ContainerHostingStack } from '../../infra/stack.js';
-import { taskStateChangedFunction } from '../../infra/event-functions.js';
+import { eventFunctions, reconcileFunction, taskStateChangedFunction } from '../../infra/event-functions.js';
 import { routes as routeTable, type Route } from '../../lib/http/routes.js';
 import { tableDefinition } from '../../lib/store/table-definition.js';
 import {
@@ -46,10 +46,10 @@ beforeAll(() => {
 });
 
 describe('ContainerHostingStack functions', () => {
-  it('creates one Node.js 22 arm64 function per route row, plus the task state handler', () => {
+  it('creates one Node.js 22 arm64 function per route row, plus the task state handler and the reconciler', () => {
     // Assess
     const functions = resourcesOfType(template, 'AWS::Lambda::Function');
-    expect(functions).toHaveLength(routes.length + 1);
+    expect(functions).toHaveLength(routes.length + eventFunctions.length);
     for (const [, fn] of functions) {
       expect(fn.Properties?.Runtime).toBe('nodejs22.x');
       expect(fn.Properties?.Architectures).toEqual(['arm64']);
@@ -62,7 +62,7 @@ describe('ContainerHostingStack functions', () => {
   it("bundles each function from its route's handler file", () => {
     // Assess
     for (const route of routes) expect(functionOf(route.id).serviceFunction.entry).toBe(route.handler);
-    expect(functionOf(taskStateChangedFunction.id).serviceFunction.entry).toBe(taskStateChangedFunction.handler);
+    for (const fn of eventFunctions) expect(functionOf(fn.id).serviceFunction.entry).toBe(fn.handler);
   });
 
   it('uses the route timeout where the table sets one, else 10 seconds', () => {
@@ -72,7 +72,7 @@ describe('ContainerHostingStack functions', () => {
 
   it('gives each function, the task state handler included, its own log group with a retention', () => {
     // Assess
-    for (const id of [...routes.map((route) => route.id), taskStateChangedFunction.id]) {
+    for (const id of [...routes.map((route) => route.id), ...eventFunctions.map((fn) => fn.id)]) {
       const { properties } = functionOf(id);
       const logGroupId = properties.LoggingConfig?.LogGroup?.Ref;
       expect(resource(template, logGroupId).Properties?.RetentionInDays).toBe(30);
@@ -288,7 +288,7 @@ describe('ContainerHostingStack table', () => {
 describe('ContainerHostingStack least privilege', () => {
   it('never allows Scan or a wildcard action to any function', () => {
     // Assess
-    for (const id of [...routes.map((route) => route.id), taskStateChangedFunction.id]) {
+    for (const id of [...routes.map((route) => route.id), ...eventFunctions.map((fn) => fn.id)]) {
       const actions = actionsOf(statementsOfRole(template, functionOf(id).roleLogicalId));
       expect(actions, id).not.toContain('dynamodb:Scan');
       expect(
@@ -571,7 +571,7 @@ describe('ContainerHostingStack containers', () => {
 
   it('sends task state changes of our cluster to the handler, with retries and a dead-letter queue', () => {
     // Prepare
-    const rule = propertiesOfOnly(template, 'AWS::Events::Rule');
+    const rule = resourcesOfType(template, 'AWS::Events::Rule').find(([, found]) => found.Properties?.EventPattern)![1].Properties!;
     const clusterId = resourcesOfType(template, 'AWS::ECS::Cluster')[0]?.[0];
     // Assess
     expect(rule.EventPattern).toEqual({
@@ -587,6 +587,53 @@ describe('ContainerHostingStack containers', () => {
     template.hasResourceProperties('AWS::SQS::QueuePolicy', {
       PolicyDocument: { Statement: [{ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }, {}] },
     });
+  });
+});
+
+describe('ContainerHostingStack reconciliation', () => {
+  it('runs the reconciler every 5 minutes (context reconcileMinutes) from an EventBridge schedule, without retries', () => {
+    // Prepare
+    const rule = resourcesOfType(template, 'AWS::Events::Rule').find(([, found]) => found.Properties?.ScheduleExpression)![1].Properties!;
+    // Assess
+    expect(rule.ScheduleExpression).toBe('rate(5 minutes)');
+    expect(rule.State).toBe('ENABLED');
+    expect(rule.Targets).toHaveLength(1);
+    expect(flatten(rule.Targets[0].Arn)).toBe(`<${functionOf(reconcileFunction.id).logicalId}.Arn>`);
+    expect(rule.Targets[0].RetryPolicy).toEqual({ MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 });
+    const permission = resourcesOfType(template, 'AWS::Lambda::Permission').find(
+      ([, found]) => flatten(found.Properties?.FunctionName) === `<${functionOf(reconcileFunction.id).logicalId}.Arn>`,
+    );
+    expect(permission?.[1].Properties).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'events.amazonaws.com' });
+  });
+
+  it('gives the reconciler a timeout its run stops 15 s before, and the ECS settings', () => {
+    // Assess
+    const { properties } = functionOf(reconcileFunction.id);
+    expect(properties.Timeout).toBe(120);
+    expect(properties.Environment.Variables).toMatchObject({ CONTAINER_RUNTIME: 'ecs', ECS_CONTAINER_NAME: 'app' });
+    expect(properties.Environment.Variables.ECS_CLUSTER_ARN).toBeDefined();
+  });
+
+  it("lets the reconciler list, describe and stop only our cluster's tasks, update items in place, and nothing else", () => {
+    // Prepare
+    const statements = statementsOfRole(template, functionOf(reconcileFunction.id).roleLogicalId);
+    const clusterId = resourcesOfType(template, 'AWS::ECS::Cluster')[0]?.[0];
+    const inCluster = { ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [clusterId, 'Arn'] } } };
+    const ecsStatements = statements.filter((statement) => actionsOf([statement]).some((action) => action.startsWith('ecs:')));
+    // Assess
+    expect(actionsOf(ecsStatements).sort()).toEqual(['ecs:DescribeTasks', 'ecs:ListTasks', 'ecs:StopTask']);
+    for (const statement of ecsStatements) expect(statement.Condition, String(statement.Action)).toEqual(inCluster);
+    // ListTasks authorizes on container instances, which Fargate tasks lack: "*", kept to the cluster by the condition.
+    expect(statementsWithAction(statements, 'ecs:ListTasks')[0]!.Resource).toBe('*');
+    for (const action of ['ecs:DescribeTasks', 'ecs:StopTask']) {
+      expect(flatten(statementsWithAction(statements, action)[0]!.Resource), action).toMatch(
+        /^arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task\/<.+>\/\*$/,
+      );
+    }
+    const actions = actionsOf(statements);
+    expect(actions.filter((action) => TABLE_WRITES.includes(action))).toEqual(['dynamodb:UpdateItem']);
+    expect(actions).not.toContain('ecs:RunTask');
+    expect(actions).not.toContain('iam:PassRole');
   });
 });
 

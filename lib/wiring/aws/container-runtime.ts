@@ -1,6 +1,6 @@
 import { config } from '../../config.js';
-import type { ContainerRuntime } from '../../containers/runtime.js';
+import type { ReconcilableRuntime } from '../../containers/runtime.js';
 import { ecsRuntimeFrom } from '../ecs-runtime.js';
 
 /** Lambda's lib/wiring/container-runtime.ts (see infra/bundling.ts): always ECS. */
-export const containerRuntime: ContainerRuntime = ecsRuntimeFrom(config);
+export const containerRuntime: ReconcilableRuntime = ecsRuntimeFrom(config);

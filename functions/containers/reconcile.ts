@@ -1,0 +1,23 @@
+import middy from '@middy/core';
+import type { ScheduledEvent } from 'aws-lambda';
+import { containerRuntime } from '#wiring/container-runtime';
+import type { ReconcileReport } from '../../lib/containers/reconciler.js';
+import { log } from '../../lib/log.js';
+import { reconcilerWith } from '../../lib/wiring/reconciler.js';
+
+const reconciler = reconcilerWith(containerRuntime);
+const RESERVE_MS = 15_000;
+
+/**
+ * The EventBridge schedule (CDK context `reconcileMinutes`) → one bounded reconciliation run
+ * (docs/containers.md, "Reconciliation"). Each change is logged where it is made; the run's
+ * counts are logged here, one line per run. A failed run is thrown: the next one starts over
+ * from the same checkpoint, so nothing is lost.
+ */
+export const handler = middy<ScheduledEvent, ReconcileReport>().handler(async (event, context) => {
+  const startedAt = Date.now();
+  // Room to finish the page in hand and save the checkpoint before the function's timeout.
+  const report = await reconciler.run({ deadline: startedAt + context.getRemainingTimeInMillis() - RESERVE_MS });
+  log.info('Reconciliation run', { eventId: event.id, durationMs: Date.now() - startedAt, ...report });
+  return report;
+});

@@ -1,0 +1,339 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describeError, log } from '../log.js';
+import type { ContainerState, StoredContainer } from './container.js';
+import type { ContainerStore, ReconcileCheckpoint } from './container-store.js';
+import { chargeFor, holdsCpu, type QuotaUsage } from './quota.js';
+import { MAX_TASKS_PER_CALL, type ReconcilableRuntime, type RuntimeTask } from './runtime.js';
+import { containerStateFor } from './task-status.js';
+
+export interface ReconcilerOptions {
+  /** Tasks listed per run at most; the next run goes on where this one stopped. */
+  maxTasks?: number;
+  /** Containers read from the index per run at most; likewise continued by the next run. */
+  maxContainers?: number;
+  /** Owners whose quota use is recounted per run at most. */
+  maxUsageChecks?: number;
+  /**
+   * A task younger than this is never stopped: a launch attaches its task to the container
+   * only after RunTask has answered, and a container whose start began this recently is never
+   * failed for lacking a task.
+   */
+  launchGraceMs?: number;
+  /** How long a container's task may be unknown to the runtime before it counts as gone (ECS is eventually consistent). */
+  missingTaskGraceMs?: number;
+  /** The pause between the two counts that must agree before a quota use is corrected. */
+  usageSettleMs?: number;
+  now?: () => number;
+}
+
+/** What one run did; every change is also logged on its own line. */
+export interface ReconcileReport {
+  tasksListed: number;
+  /** Tasks stopped because no container owns them. */
+  orphanTasksStopped: number;
+  /** Tasks stopped because their container has moved on to another task, or to stopped or failed. */
+  supersededTasksStopped: number;
+  containersChecked: number;
+  /** Containers whose task had gone without anyone recording it: now failed, or stopped when ECS says it was stopped on request. */
+  containersFailed: number;
+  containersStopped: number;
+  usageChecked: number;
+  usageCorrected: number;
+  /** Changes not made because the container or the use moved on meanwhile (the other writer decided). */
+  racesLost: number;
+  /** Tasks or containers whose check failed (logged); the next run tries them again. */
+  errors: number;
+  /** Whether both walks reached their end (false: the next run continues them). */
+  complete: boolean;
+}
+
+const STOP_REASON = {
+  orphan: 'Reconciler: no container owns this task',
+  superseded: "Reconciler: no longer its container's current task",
+} as const;
+
+const DEFAULTS = {
+  maxTasks: 1000,
+  maxContainers: 1000,
+  maxUsageChecks: 50,
+  launchGraceMs: 120_000,
+  missingTaskGraceMs: 120_000,
+  usageSettleMs: 2_000,
+};
+
+/** An owner's containers beyond this are not recounted (admins are not limited; a user holds at most their quota). */
+const MAX_RECOUNT_CONTAINERS = 1000;
+
+/**
+ * Compares what the runtime runs with what the records say, and mends the difference
+ * (docs/containers.md, "Reconciliation"):
+ *
+ * - a task no container owns, or that is no longer its container's current task, is stopped;
+ * - a provisioning or running container whose task has gone becomes failed, or stopped when the
+ *   runtime says the task was stopped on request; its vCPU is released in the same write;
+ * - an owner's quota use that disagrees with their containers is set to what they hold.
+ *
+ * Each run does bounded work (maxTasks, maxContainers, maxUsageChecks) and records where its
+ * walks stopped, so consecutive runs cover everything. It is idempotent, and safe next to the
+ * API and the task state function: every write is conditional on the version (and task) it
+ * decided from, so a concurrent change wins and the reconciler leaves that container alone.
+ */
+export class Reconciler {
+  private readonly options: Required<Omit<ReconcilerOptions, 'now'>>;
+  private readonly now: () => number;
+  private deadline = Number.POSITIVE_INFINITY;
+
+  constructor(
+    private readonly store: ContainerStore,
+    private readonly runtime: ReconcilableRuntime,
+    options: ReconcilerOptions = {},
+  ) {
+    const { now, ...rest } = options;
+    this.options = { ...DEFAULTS, ...stripUndefined(rest) };
+    this.now = now ?? Date.now;
+  }
+
+  /**
+   * One run. `deadline` (epoch ms) stops the walks early, between pages, so that a run ends
+   * within its function's timeout; what is left is the next run's.
+   */
+  async run({ deadline = Number.POSITIVE_INFINITY }: { deadline?: number } = {}): Promise<ReconcileReport> {
+    this.deadline = deadline;
+    const report: ReconcileReport = {
+      tasksListed: 0,
+      orphanTasksStopped: 0,
+      supersededTasksStopped: 0,
+      containersChecked: 0,
+      containersFailed: 0,
+      containersStopped: 0,
+      usageChecked: 0,
+      usageCorrected: 0,
+      racesLost: 0,
+      errors: 0,
+      complete: true,
+    };
+    const checkpoint = await this.store.reconcileCheckpoint();
+    const tasksCursor = await this.reconcileTasks(checkpoint.tasksCursor, report);
+    const { cursor: containersCursor, owners, changedOwners } = await this.reconcileContainers(checkpoint.containersCursor, report);
+    await this.reconcileUsage(
+      [...owners].filter((owner) => !changedOwners.has(owner)),
+      report,
+    );
+    const next: ReconcileCheckpoint = {
+      ...(tasksCursor ? { tasksCursor } : {}),
+      ...(containersCursor ? { containersCursor } : {}),
+    };
+    report.complete = !tasksCursor && !containersCursor;
+    await this.store.saveReconcileCheckpoint(next);
+    return report;
+  }
+
+  /** Stops the tasks that should not run; answers where the listing stopped (undefined: at its end). */
+  private async reconcileTasks(start: string | undefined, report: ReconcileReport): Promise<string | undefined> {
+    const containers = new Map<string, StoredContainer | undefined>();
+    let cursor = start;
+    do {
+      const page = await this.listTasks(cursor);
+      report.tasksListed += page.taskArns.length;
+      const tasks = page.taskArns.length > 0 ? await this.runtime.describeTasks(page.taskArns) : [];
+      for (const task of tasks) {
+        try {
+          await this.checkTask(task, containers, report);
+        } catch (error) {
+          report.errors += 1;
+          log.error('Reconciler could not check a task', { taskArn: task.taskArn, ...describeError(error) });
+        }
+      }
+      cursor = page.nextCursor;
+    } while (cursor && report.tasksListed < this.options.maxTasks && Date.now() < this.deadline);
+    return cursor;
+  }
+
+  /** A page of tasks; a cursor the runtime no longer accepts (it is kept between runs) starts the listing over. */
+  private async listTasks(cursor: string | undefined) {
+    try {
+      return await this.runtime.listTasks(cursor);
+    } catch (error) {
+      if (!cursor) throw error;
+      log.warn('Reconciler starts the task listing over', describeError(error));
+      return this.runtime.listTasks();
+    }
+  }
+
+  private async checkTask(task: RuntimeTask, containers: Map<string, StoredContainer | undefined>, report: ReconcileReport): Promise<void> {
+    const status = task.status;
+    // Already on its way down, or so new that its launch may not have attached it yet.
+    if (status && (status.desiredStatus === 'STOPPED' || status.lastStatus === 'STOPPED')) return;
+    if (task.createdAt && this.now() - Date.parse(task.createdAt) < this.options.launchGraceMs) return;
+    let container: StoredContainer | undefined;
+    if (status) {
+      if (!containers.has(status.containerId)) containers.set(status.containerId, await this.store.get(status.containerId));
+      container = containers.get(status.containerId);
+    }
+    if (container && container.taskArn === task.taskArn && holdsCpu(container.state)) return;
+    const kind = container ? 'superseded' : 'orphan';
+    await this.runtime.stopTask(task.taskArn, STOP_REASON[kind]);
+    if (kind === 'orphan') report.orphanTasksStopped += 1;
+    else report.supersededTasksStopped += 1;
+    log.info('Reconciler stopped a task', {
+      taskArn: task.taskArn,
+      reason: kind,
+      ...(status ? { containerId: status.containerId } : {}),
+      ...(container ? { containerState: container.state, currentTaskArn: container.taskArn ?? null } : {}),
+    });
+  }
+
+  /** Checks the tasks of provisioning and running containers, a page of the index at a time. */
+  private async reconcileContainers(
+    start: string | undefined,
+    report: ReconcileReport,
+  ): Promise<{ cursor: string | undefined; owners: Set<string>; changedOwners: Set<string> }> {
+    const owners = new Set<string>();
+    const changedOwners = new Set<string>();
+    let cursor = start;
+    do {
+      const limit = Math.min(MAX_TASKS_PER_CALL, this.options.maxContainers - report.containersChecked);
+      const page = await this.listContainers(limit, cursor);
+      report.containersChecked += page.items.length;
+      for (const container of page.items) owners.add(container.userId);
+      // The index is eventually consistent: it only nominates; each decision reads the item itself.
+      const candidates = page.items.filter((container) => holdsCpu(container.state));
+      const tasks = new Map<string, RuntimeTask>();
+      const taskArns = candidates.flatMap((container) => (container.taskArn ? [container.taskArn] : []));
+      for (const task of taskArns.length > 0 ? await this.runtime.describeTasks(taskArns) : []) tasks.set(task.taskArn, task);
+      for (const candidate of candidates) {
+        try {
+          if (await this.checkContainer(candidate, tasks, report)) changedOwners.add(candidate.userId);
+        } catch (error) {
+          report.errors += 1;
+          changedOwners.add(candidate.userId);
+          log.error('Reconciler could not check a container', { containerId: candidate.id, ...describeError(error) });
+        }
+      }
+      cursor = page.nextCursor;
+    } while (cursor && report.containersChecked < this.options.maxContainers && Date.now() < this.deadline);
+    return { cursor, owners, changedOwners };
+  }
+
+  /** A page of the index; a cursor it no longer accepts starts the walk over. */
+  private async listContainers(limit: number, cursor: string | undefined) {
+    try {
+      return await this.store.listAll({ limit, ...(cursor ? { cursor } : {}) });
+    } catch (error) {
+      if (!cursor) throw error;
+      log.warn('Reconciler starts the container walk over', describeError(error));
+      return this.store.listAll({ limit });
+    }
+  }
+
+  /** Settles one container whose task has gone; answers whether it changed it. */
+  private async checkContainer(candidate: StoredContainer, tasks: Map<string, RuntimeTask>, report: ReconcileReport): Promise<boolean> {
+    const container = await this.store.get(candidate.id);
+    // Moved on since the index was read (or the task described is not its task any more): not ours to judge now.
+    if (!container || container.version !== candidate.version || container.taskArn !== candidate.taskArn) return false;
+    if (!holdsCpu(container.state)) return false;
+    const age = this.now() - Date.parse(container.updatedAt);
+    let state: ContainerState;
+    let why: string;
+    if (!container.taskArn) {
+      // A start that claimed the container but never attached a task (its function ended midway).
+      if (age < this.options.launchGraceMs) return false;
+      state = 'failed';
+      why = 'no task was ever attached';
+    } else {
+      const task = tasks.get(container.taskArn);
+      if (!task) {
+        if (age < this.options.missingTaskGraceMs) return false;
+        state = 'failed';
+        why = 'the runtime no longer knows its task';
+      } else {
+        const implied = task.status ? containerStateFor(task.status) : undefined;
+        if (implied !== 'failed' && implied !== 'stopped') return false;
+        state = implied;
+        why = `its task stopped (${task.status?.stopCode ?? 'no stop code'})`;
+      }
+    }
+    const settled = await this.store.settleTask(
+      container.id,
+      container.version,
+      container.taskArn,
+      state,
+      new Date(this.now()).toISOString(),
+      chargeFor(container.userId, container, { ...container, state }, null),
+    );
+    if (!settled) {
+      report.racesLost += 1;
+      return false;
+    }
+    if (state === 'failed') report.containersFailed += 1;
+    else report.containersStopped += 1;
+    log.warn('Reconciler settled a container whose task had gone', {
+      containerId: container.id,
+      from: container.state,
+      to: state,
+      why,
+      taskArn: container.taskArn ?? null,
+      releasedCpu: container.cpuCores,
+    });
+    return true;
+  }
+
+  /**
+   * Recounts each owner's use from their containers and corrects a stored use that disagrees.
+   * The owner index is eventually consistent, so a use is corrected only when two counts a
+   * pause apart agree with each other, and the correction is conditional on the stored use not
+   * having moved since the first: any write that charged meanwhile makes it a no-op.
+   */
+  private async reconcileUsage(owners: string[], report: ReconcileReport): Promise<void> {
+    const mismatches: Array<{ userId: string; stored: QuotaUsage; counted: QuotaUsage }> = [];
+    for (const userId of owners.slice(0, this.options.maxUsageChecks)) {
+      if (Date.now() >= this.deadline) break;
+      report.usageChecked += 1;
+      const counted = await this.countUsage(userId);
+      if (!counted) continue;
+      const stored = await this.store.usageOf(userId);
+      if (!sameUsage(stored, counted)) mismatches.push({ userId, stored, counted });
+    }
+    if (mismatches.length === 0) return;
+    await sleep(this.options.usageSettleMs);
+    for (const { userId, stored, counted } of mismatches) {
+      const recounted = await this.countUsage(userId);
+      const restored = await this.store.usageOf(userId);
+      if (!recounted || !sameUsage(recounted, counted) || !sameUsage(restored, stored)) continue;
+      try {
+        if (await this.store.correctUsage(userId, stored, counted)) {
+          report.usageCorrected += 1;
+          log.warn('Reconciler corrected a quota use', { userId, stored, counted });
+        } else report.racesLost += 1;
+      } catch (error) {
+        log.error('Reconciler could not correct a quota use', { userId, ...describeError(error) });
+      }
+    }
+  }
+
+  /** What an owner holds, read item by item (consistent); undefined when they have too many to recount. */
+  private async countUsage(userId: string): Promise<QuotaUsage | undefined> {
+    const usage: QuotaUsage = { containers: 0, runningCpu: 0 };
+    let cursor: string | undefined;
+    let seen = 0;
+    do {
+      const page = await this.store.listOwnedBy(userId, { limit: MAX_TASKS_PER_CALL, ...(cursor ? { cursor } : {}) });
+      seen += page.items.length;
+      if (seen > MAX_RECOUNT_CONTAINERS) return undefined;
+      for (const listed of page.items) {
+        const container = await this.store.get(listed.id);
+        if (!container) continue;
+        usage.containers += 1;
+        if (holdsCpu(container.state)) usage.runningCpu += container.cpuCores;
+      }
+      cursor = page.nextCursor;
+    } while (cursor);
+    return usage;
+  }
+}
+
+const sameUsage = (a: QuotaUsage, b: QuotaUsage): boolean => a.containers === b.containers && Math.abs(a.runningCpu - b.runningCpu) < 1e-9;
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { localContainers } from '../../lib/wiring/local-containers.js';
+import { containerServiceWith, containerStore } from '../../lib/wiring/containers.js';
+import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
+import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { pollUntil } from '../support/poll.js';
+import { isRunning } from '../support/processes.js';
+
+/*
+ * The local stack's reconciler (RECONCILE_INTERVAL_MS) against real processes: the stack runs
+ * in this process, so the test can reach its runtime to kill a container's process from outside
+ * and to lose the exit notice on the way, as an ECS event can be lost.
+ */
+vi.hoisted(() => Object.assign(process.env, { RECONCILE_INTERVAL_MS: '200' }));
+
+let stack: TestStack;
+let token: string;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
+
+describe('local reconciliation', () => {
+  it('turns a container whose process was killed from outside, and whose exit nobody applied, into failed and releases its vCPU', async () => {
+    const created = await api('POST', '/api/v1/containers', { hostname: `reconcile-${process.pid}`, cpu_cores: 1 });
+    expect(created.status).toBe(200);
+    const id: string = created.body.data.id;
+    const running = await pollUntil(
+      () => api('GET', `/api/v1/containers/${id}`),
+      (response) => response.body.data?.state === 'running',
+      20_000,
+    );
+    expect(running.body.data.state).toBe('running');
+    expect((await api('GET', '/api/v1/users/me')).body.data.quota).toMatchObject({ containers: 1, running_cpu: 1 });
+
+    const { runtime } = localContainers();
+    const { taskArn } = (await containerStore.get(id))!;
+    const { pid } = runtime.processOf(taskArn!)!;
+    // The exit notice is lost on its way to the container service, as an EventBridge delivery can be.
+    runtime.onTaskStatus(async () => undefined);
+    try {
+      process.kill(-pid, 'SIGKILL');
+      await pollUntil(
+        async () => isRunning(pid),
+        (alive) => !alive,
+      );
+      // Nobody calls the API: the record is read straight from the table.
+      const settled = await pollUntil(
+        () => containerStore.get(id),
+        (container) => container?.state !== 'running',
+        10_000,
+      );
+      expect(settled).toMatchObject({ state: 'failed', taskArn });
+    } finally {
+      const service = containerServiceWith({ runtime });
+      runtime.onTaskStatus((status) => service.applyTaskStatus(status));
+    }
+    expect((await api('GET', `/api/v1/containers/${id}`)).body.data.state).toBe('failed');
+    expect((await api('GET', '/api/v1/users/me')).body.data.quota).toMatchObject({ containers: 1, running_cpu: 0 });
+    // And it starts again like any failed container.
+    const restarted = await api('POST', `/api/v1/containers/${id}/start`);
+    expect(restarted.status).toBe(200);
+    expect(restarted.body.data.state).toBe('running');
+  });
+});

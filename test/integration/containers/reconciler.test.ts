@@ -1,0 +1,288 @@
+import { DescribeTasksCommand, ListTasksCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ScheduledEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { handler as reconcile } from '../../../functions/containers/reconcile.js';
+import type { ContainerState, StoredContainer } from '../../../lib/containers/container.js';
+import { chargeFor } from '../../../lib/containers/quota.js';
+import { Reconciler, type ReconcileReport } from '../../../lib/containers/reconciler.js';
+import { newId } from '../../../lib/ids.js';
+import { ecsClient } from '../../../lib/runtimes/ecs-runtime.js';
+import { documentClient, tableName } from '../../../lib/store/dynamo.js';
+import { DynamoContainerStore } from '../../../lib/store/dynamo-container-store.js';
+import { keys } from '../../../lib/store/keys.js';
+import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
+import { containerStore } from '../../../lib/wiring/containers.js';
+import { lambdaContext } from '../../support/lambda-event.js';
+
+/*
+ * The reconciler over DynamoDB Local with the production store, through the scheduled Lambda
+ * handler; ECS is faked at the SDK client by a small cluster model that ListTasks, DescribeTasks
+ * and StopTask read and change, and every command it receives is asserted.
+ */
+const ECS = vi.hoisted(() => {
+  const settings = {
+    CONTAINER_RUNTIME: 'ecs',
+    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
+    ECS_TASK_DEFINITION_ARN: 'arn:aws:ecs:us-east-1:123456789012:task-definition/workload:3',
+    ECS_SUBNET_IDS: 'subnet-a',
+    ECS_SECURITY_GROUP_IDS: 'sg-1',
+  };
+  Object.assign(process.env, settings);
+  return settings;
+});
+
+const ecsMock = mockClient(ecsClient);
+const HOUR_AGO = new Date(Date.now() - 3_600_000);
+
+/** The cluster as ECS would hold it. */
+let cluster: Map<string, Task>;
+let taskCounter = 0;
+const taskArnOf = (n: number) => `arn:aws:ecs:us-east-1:123456789012:task/workloads/${String(n).padStart(32, '0')}`;
+
+function addTask(fields: Partial<Task> & { startedBy?: string }): string {
+  const taskArn = taskArnOf((taskCounter += 1));
+  cluster.set(taskArn, {
+    taskArn,
+    clusterArn: ECS.ECS_CLUSTER_ARN,
+    version: 3,
+    lastStatus: 'RUNNING',
+    desiredStatus: 'RUNNING',
+    createdAt: HOUR_AGO,
+    ...fields,
+  });
+  return taskArn;
+}
+
+function fakeCluster(): void {
+  ecsMock.on(ListTasksCommand).callsFake((input: { maxResults?: number; nextToken?: string; desiredStatus?: string }) => {
+    // The token names the last task answered, so a page goes on after it whatever stopped meanwhile.
+    const all = [...cluster.keys()];
+    const after = input.nextToken ? all.indexOf(input.nextToken) + 1 : 0;
+    const wanted = all.slice(after).filter((arn) => cluster.get(arn)!.desiredStatus === (input.desiredStatus ?? 'RUNNING'));
+    const page = wanted.slice(0, input.maxResults ?? 100);
+    return { taskArns: page, ...(wanted.length > page.length ? { nextToken: page.at(-1) } : {}) };
+  });
+  ecsMock.on(DescribeTasksCommand).callsFake((input: { tasks: string[] }) => {
+    if (input.tasks.length > 100) throw new Error('DescribeTasks takes at most 100 tasks');
+    return {
+      tasks: input.tasks.flatMap((arn) => (cluster.has(arn) ? [cluster.get(arn)!] : [])),
+      failures: input.tasks.filter((arn) => !cluster.has(arn)).map((arn) => ({ arn, reason: 'MISSING' })),
+    };
+  });
+  ecsMock.on(StopTaskCommand).callsFake((input: { task: string }) => {
+    const task = cluster.get(input.task)!;
+    Object.assign(task, { desiredStatus: 'STOPPED', stopCode: 'UserInitiated', version: (task.version ?? 0) + 1 });
+    return { task };
+  });
+}
+
+const scheduledEvent = (): ScheduledEvent =>
+  ({
+    id: newId(),
+    version: '0',
+    account: '123456789012',
+    region: 'us-east-1',
+    time: new Date().toISOString(),
+    source: 'aws.events',
+    'detail-type': 'Scheduled Event',
+    resources: [],
+    detail: {},
+  }) as ScheduledEvent;
+
+const runScheduled = async (): Promise<ReconcileReport> =>
+  (await reconcile(scheduledEvent(), lambdaContext(60_000))) as unknown as ReconcileReport;
+
+let hostnameCounter = 0;
+/** A container as the API would have left it, with its quota use charged as the API charges it. */
+async function seedContainer(userId: string, state: ContainerState, fields: Partial<StoredContainer> = {}): Promise<StoredContainer> {
+  const container: StoredContainer = {
+    id: newId(),
+    userId,
+    hostname: `reconcile-${process.pid}-${(hostnameCounter += 1)}`,
+    image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+    port: 8080,
+    env: {},
+    command: null,
+    cpuCores: 1,
+    memoryMb: 2048,
+    diskGb: 21,
+    state,
+    createdAt: HOUR_AGO.toISOString(),
+    updatedAt: HOUR_AGO.toISOString(),
+    version: 2,
+    taskHistory: fields.taskArn ? [fields.taskArn] : [],
+    ...fields,
+  };
+  await containerStore.create(container, chargeFor(userId, undefined, container, null));
+  return container;
+}
+
+/** Every command ECS received, in order, as [name, input]. */
+const commands = () => ecsMock.calls().map((call) => [call.args[0].constructor.name, call.args[0].input]);
+const listTasks = (nextToken?: string) => [
+  'ListTasksCommand',
+  { cluster: ECS.ECS_CLUSTER_ARN, desiredStatus: 'RUNNING', maxResults: 100, ...(nextToken ? { nextToken } : {}) },
+];
+const describeTasks = (...tasks: string[]) => ['DescribeTasksCommand', { cluster: ECS.ECS_CLUSTER_ARN, tasks }];
+const stopTask = (task: string, reason: string) => ['StopTaskCommand', { cluster: ECS.ECS_CLUSTER_ARN, task, reason }];
+
+const ORPHAN = 'Reconciler: no container owns this task';
+const SUPERSEDED = "Reconciler: no longer its container's current task";
+
+beforeEach(async () => {
+  ecsMock.reset();
+  cluster = new Map();
+  fakeCluster();
+  // Each test starts both walks from the beginning.
+  await containerStore.saveReconcileCheckpoint({});
+  // Containers of earlier tests are settled; leave them out of this test's expectations by stopping their tasks' records.
+  for (let page = await containerStore.listAll({ limit: 100 }); ; ) {
+    for (const container of page.items) await containerStore.delete(container, chargeFor(container.userId, container, undefined, null));
+    if (!page.nextCursor) break;
+    page = await containerStore.listAll({ limit: 100, cursor: page.nextCursor });
+  }
+});
+
+describe('scheduled reconciliation against ECS', () => {
+  it('stops a task no container owns and one its container has moved on from, leaves current and new tasks alone, and does nothing more on a second run', async () => {
+    const userId = newId();
+    const current = addTask({ startedBy: '' });
+    const running = await seedContainer(userId, 'running', { taskArn: current });
+    cluster.get(current)!.startedBy = running.id;
+    const stopped = await seedContainer(userId, 'stopped');
+    const leftOver = addTask({ startedBy: stopped.id });
+    const orphan = addTask({ startedBy: newId() });
+    const foreign = addTask({ startedBy: 'ecs-svc/1234567890' });
+    // Just launched: its container may attach it any moment.
+    const young = addTask({ startedBy: newId(), createdAt: new Date() });
+
+    const first = await runScheduled();
+
+    expect(first).toMatchObject({ tasksListed: 5, orphanTasksStopped: 2, supersededTasksStopped: 1, containersFailed: 0, racesLost: 0 });
+    expect(commands()).toEqual([
+      listTasks(),
+      describeTasks(current, leftOver, orphan, foreign, young),
+      stopTask(leftOver, SUPERSEDED),
+      stopTask(orphan, ORPHAN),
+      stopTask(foreign, ORPHAN),
+      describeTasks(current),
+    ]);
+    expect(cluster.get(current)!.desiredStatus).toBe('RUNNING');
+    expect(cluster.get(young)!.desiredStatus).toBe('RUNNING');
+    expect(await containerStore.get(running.id)).toMatchObject({ state: 'running', version: running.version });
+
+    ecsMock.resetHistory();
+    const second = await runScheduled();
+
+    expect(second).toMatchObject({ tasksListed: 2, orphanTasksStopped: 0, supersededTasksStopped: 0, containersFailed: 0 });
+    expect(commands()).toEqual([listTasks(), describeTasks(current, young), describeTasks(current)]);
+  });
+
+  it('marks a running container whose task is gone failed, one whose task was stopped on request stopped, releases their vCPU, and touches nothing twice', async () => {
+    const userId = newId();
+    const kept = addTask({});
+    const keeps = await seedContainer(userId, 'running', { taskArn: kept, cpuCores: 1 });
+    cluster.get(kept)!.startedBy = keeps.id;
+    // ECS forgot it (stopped over an hour ago), and no event reached us.
+    const lost = await seedContainer(userId, 'running', { taskArn: taskArnOf(9_000_001), cpuCores: 2 });
+    const crashedArn = addTask({ lastStatus: 'STOPPED', desiredStatus: 'STOPPED', stopCode: 'EssentialContainerExited' });
+    const crashed = await seedContainer(userId, 'provisioning', { taskArn: crashedArn, cpuCores: 0.5 });
+    const stoppedArn = addTask({ lastStatus: 'STOPPED', desiredStatus: 'STOPPED', stopCode: 'UserInitiated' });
+    const stoppedElsewhere = await seedContainer(userId, 'running', { taskArn: stoppedArn, cpuCores: 0.25 });
+    cluster.get(crashedArn)!.startedBy = crashed.id;
+    cluster.get(stoppedArn)!.startedBy = stoppedElsewhere.id;
+    expect(await containerStore.usageOf(userId)).toEqual({ containers: 4, runningCpu: 3.75 });
+
+    const first = await runScheduled();
+
+    expect(first).toMatchObject({
+      containersFailed: 2,
+      containersStopped: 1,
+      orphanTasksStopped: 0,
+      supersededTasksStopped: 0,
+      racesLost: 0,
+    });
+    // The index answers newest first.
+    expect(commands()).toEqual([listTasks(), describeTasks(kept), describeTasks(stoppedArn, crashedArn, lost.taskArn!, kept)]);
+    expect((await containerStore.get(lost.id))?.state).toBe('failed');
+    expect((await containerStore.get(crashed.id))?.state).toBe('failed');
+    expect((await containerStore.get(stoppedElsewhere.id))?.state).toBe('stopped');
+    expect((await containerStore.get(keeps.id))?.state).toBe('running');
+    expect(await containerStore.usageOf(userId)).toEqual({ containers: 4, runningCpu: 1 });
+
+    ecsMock.resetHistory();
+    const before = await Promise.all([lost, crashed, stoppedElsewhere].map((container) => containerStore.get(container.id)));
+    const second = await runScheduled();
+
+    expect(second).toMatchObject({ containersFailed: 0, containersStopped: 0, usageCorrected: 0, racesLost: 0 });
+    expect(commands()).toEqual([listTasks(), describeTasks(kept), describeTasks(kept)]);
+    expect(await Promise.all([lost, crashed, stoppedElsewhere].map((container) => containerStore.get(container.id)))).toEqual(before);
+    expect(await containerStore.usageOf(userId)).toEqual({ containers: 4, runningCpu: 1 });
+  });
+
+  it('loses cleanly to a transition that lands between its read and its write', async () => {
+    const userId = newId();
+    const lost = await seedContainer(userId, 'running', { taskArn: taskArnOf(9_000_002), cpuCores: 1 });
+    // A start through the API claims the container just before the reconciler writes.
+    class RacingStore extends DynamoContainerStore {
+      override async settleTask(...args: Parameters<DynamoContainerStore['settleTask']>) {
+        const latest = (await this.get(lost.id))!;
+        await this.beginTransition(lost.id, latest.version, 'provisioning', new Date().toISOString());
+        return super.settleTask(...args);
+      }
+    }
+    const reconciler = new Reconciler(new RacingStore(), containerRuntime);
+
+    const report = await reconciler.run();
+
+    expect(report).toMatchObject({ containersFailed: 0, racesLost: 1 });
+    expect(await containerStore.get(lost.id)).toMatchObject({ state: 'provisioning', version: lost.version + 1 });
+    expect(commands()).toEqual([listTasks(), describeTasks(lost.taskArn!)]);
+  });
+
+  it('corrects a quota use that disagrees with what the owner holds', async () => {
+    const userId = newId();
+    const task = addTask({});
+    const container = await seedContainer(userId, 'running', { taskArn: task, cpuCores: 2 });
+    cluster.get(task)!.startedBy = container.id;
+    await seedContainer(userId, 'stopped');
+    // Drift, as a write outside the transactions (or a bug) would leave it.
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.quotaUsage(userId),
+        UpdateExpression: 'ADD containers :c, running_cpu :cpu',
+        ExpressionAttributeValues: { ':c': 3, ':cpu': 4 },
+      }),
+    );
+    expect(await containerStore.usageOf(userId)).toEqual({ containers: 5, runningCpu: 6 });
+
+    const report = await runScheduled();
+
+    expect(report).toMatchObject({ usageCorrected: 1, containersFailed: 0, orphanTasksStopped: 0 });
+    expect(await containerStore.usageOf(userId)).toEqual({ containers: 2, runningCpu: 2 });
+    expect(commands()).toEqual([listTasks(), describeTasks(task), describeTasks(task)]);
+  });
+
+  it('bounds each run and goes on where the last one stopped, 100 tasks per ListTasks and DescribeTasks call', async () => {
+    const arns = Array.from({ length: 150 }, () => addTask({ startedBy: newId() }));
+    const reconciler = new Reconciler(containerStore, containerRuntime, { maxTasks: 100 });
+
+    const first = await reconciler.run();
+
+    expect(first).toMatchObject({ tasksListed: 100, orphanTasksStopped: 100, complete: false });
+    expect(commands().slice(0, 2)).toEqual([listTasks(), describeTasks(...arns.slice(0, 100))]);
+    expect(ecsMock.commandCalls(StopTaskCommand).map((call) => call.args[0].input.task)).toEqual(arns.slice(0, 100));
+    expect(await containerStore.reconcileCheckpoint()).toEqual({ tasksCursor: arns[99] });
+
+    ecsMock.resetHistory();
+    const second = await reconciler.run();
+
+    expect(second).toMatchObject({ tasksListed: 50, orphanTasksStopped: 50, complete: true });
+    expect(commands().slice(0, 2)).toEqual([listTasks(arns[99]), describeTasks(...arns.slice(100))]);
+    expect(ecsMock.commandCalls(StopTaskCommand).map((call) => call.args[0].input.task)).toEqual(arns.slice(100));
+    expect(await containerStore.reconcileCheckpoint()).toEqual({});
+  });
+});

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as z from '../zod.js';
 import { TimeoutError } from '../errors.js';
 import type { ApiRequest, AuthenticatedRequest } from './api-request.js';
 import { toLambdaResult } from './lambda-result.js';
@@ -20,7 +20,7 @@ export type RequestFor<Id extends RouteId, Body, Query> = RouteOf<Id>['access'] 
   ? ApiRequest<Body, Query>
   : AuthenticatedRequest<Body, Query>;
 
-export interface EndpointOptions<BodySchema extends z.ZodType | undefined, QuerySchema extends z.ZodType | undefined> {
+export interface EndpointOptions<BodySchema extends z.ZodMiniType | undefined, QuerySchema extends z.ZodMiniType | undefined> {
   body?: BodySchema;
   query?: QuerySchema;
   /**
@@ -31,7 +31,7 @@ export interface EndpointOptions<BodySchema extends z.ZodType | undefined, Query
   resolveCredential?: CredentialResolver;
 }
 
-type Parsed<Schema, Fallback> = Schema extends z.ZodType ? z.infer<Schema> : Fallback;
+type Parsed<Schema, Fallback> = Schema extends z.ZodMiniType ? z.infer<Schema> : Fallback;
 
 /** Lambda gives up at its timeout; answer 504 in the envelope a little before that. */
 const TIMEOUT_MARGIN_MS = 500;
@@ -42,8 +42,8 @@ const TIMEOUT_MARGIN_MS = 500;
  */
 export function endpoint<
   Id extends RouteId,
-  BodySchema extends z.ZodType | undefined = undefined,
-  QuerySchema extends z.ZodType | undefined = undefined,
+  BodySchema extends z.ZodMiniType | undefined = undefined,
+  QuerySchema extends z.ZodMiniType | undefined = undefined,
 >(
   routeId: Id,
   options: EndpointOptions<BodySchema, QuerySchema>,

@@ -11,6 +11,8 @@ import {
   isoAfter,
   REFRESH_TOKEN_LIFETIME_SECONDS,
 } from './lifetimes.js';
+import { METRIC } from '../observability/metric-names.js';
+import { countEvent } from '../observability/metrics.js';
 import { parseTokenRequest, type TokenRequest } from './oauth-parameters.js';
 import type { AuthorizationCode, Grant, RefreshToken, TokenGrantStore, TokenIssue } from './oauth-store.js';
 import { isWellFormedCodeVerifier, verifyCodeVerifier } from './pkce.js';
@@ -45,9 +47,12 @@ export class TokenGrantService {
       await authenticateClient(this.store, credentials);
       throw request;
     }
-    return request.grantType === 'authorization_code'
-      ? this.redeemAuthorizationCode(credentials, request)
-      : this.refreshTokens(credentials, request);
+    const tokens =
+      request.grantType === 'authorization_code'
+        ? await this.redeemAuthorizationCode(credentials, request)
+        : await this.refreshTokens(credentials, request);
+    countEvent(METRIC.tokenGrants, { grantType: request.grantType });
+    return tokens;
   }
 
   private async redeemAuthorizationCode(
@@ -128,6 +133,7 @@ export class TokenGrantService {
     if (grant.refreshTokenHash !== tokenHash) {
       // A rotated token presented again means two parties hold it (RFC 9700 section 4.14.2).
       await this.store.revokeGrant(grant.id);
+      countEvent(METRIC.refreshTokenReuse);
       throw invalidGrant('The refresh token was already used; every token of this authorization is revoked');
     }
     const now = this.now();

@@ -36,7 +36,11 @@ beforeAll(async () => {
     };
   };
   const owner = await principalOf();
-  const { app, clientSecret } = await applicationService.registerApp(owner, { name: 'Metrics', description: '', redirectUris: [REDIRECT_URI] });
+  const { app, clientSecret } = await applicationService.registerApp(owner, {
+    name: 'Metrics',
+    description: '',
+    redirectUris: [REDIRECT_URI],
+  });
   client = { clientId: app.clientId, clientSecret };
   const requestId = await authorizationService.startAuthorization({
     clientId: app.clientId,

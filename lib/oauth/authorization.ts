@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { BadRequestError, NotFoundError } from '../errors.js';
-import type { Principal } from '../identity/principal.js';
+import type { OAuthScope, Principal } from '../identity/principal.js';
 import { sha256Hex } from '../identity/secrets.js';
 import { newId } from '../ids.js';
 import { AUTHORIZATION_CODE_LIFETIME_SECONDS, AUTHORIZATION_REQUEST_LIFETIME_SECONDS, hasExpired, isoAfter } from './lifetimes.js';
 import type { AuthorizeParameters } from './oauth-parameters.js';
-import type { AppSummary, AuthorizationRequest, AuthorizationStore, OAuthApp } from './oauth-store.js';
+import type { AppSummary, AuthorizationRequest, AuthorizationStore, Grant, OAuthApp } from './oauth-store.js';
 
 const AUTHORIZATION_REQUEST_ID = /^[A-Za-z0-9_-]{43}$/;
 
@@ -21,6 +21,10 @@ function redirectWith(redirectUri: string, parameters: Record<string, string>): 
   for (const [name, value] of Object.entries(parameters)) url.searchParams.append(name, value);
   return url.toString();
 }
+
+/** A grant whose tokens still work: active and unexpired. */
+export const isLiveGrant = (grant: Pick<Grant, 'status' | 'expiresAt'>, now: Date): boolean =>
+  grant.status === 'active' && !hasExpired(grant.expiresAt, now);
 
 const requestGone = () =>
   new BadRequestError('This authorization request has expired or was already answered; start again from the application');
@@ -54,6 +58,7 @@ export class AuthorizationService {
       scopes: parameters.scopes,
       state: parameters.state,
       ...(parameters.codeChallenge ? { codeChallenge: parameters.codeChallenge } : {}),
+      ...(parameters.prompt ? { prompt: parameters.prompt } : {}),
       expiresAt: isoAfter(this.now(), AUTHORIZATION_REQUEST_LIFETIME_SECONDS),
     };
     await this.store.putAuthorizationRequest(request);
@@ -67,7 +72,26 @@ export class AuthorizationService {
   }
 
   /** The user approved: consumes the request, issues a code, and returns where to send the browser. */
-  async approveAuthorization(principal: Principal, requestId: string): Promise<string> {
+  approveAuthorization(principal: Principal, requestId: string): Promise<string> {
+    return this.approve(principal, requestId);
+  }
+
+  /**
+   * Remembered consent (docs/oauth.md): when the user already holds a live grant for this client
+   * whose scopes cover the requested ones, the request is approved without the page, with that
+   * grant's scopes, unless it asked for `prompt=consent`. `undefined` when the page must be shown.
+   */
+  async approveIfRemembered(principal: Principal, request: AuthorizationRequest): Promise<string | undefined> {
+    if (request.prompt === 'consent') return undefined;
+    const now = this.now();
+    const covering = (await this.store.grantsOfUserForClient(principal.userId, request.clientId))
+      .filter((grant) => isLiveGrant(grant, now) && request.scopes.every((scope) => grant.scopes.includes(scope)))
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    const remembered = covering[0];
+    return remembered ? this.approve(principal, request.id, remembered.scopes) : undefined;
+  }
+
+  private async approve(principal: Principal, requestId: string, grantedScopes?: OAuthScope[]): Promise<string> {
     const { request, app } = await this.decidableRequest(requestId);
     const code = randomBytes(32).toString('base64url');
     const issued = await this.store.issueAuthorizationCode(request.id, {
@@ -76,7 +100,7 @@ export class AuthorizationService {
       clientId: request.clientId,
       userId: principal.userId,
       role: principal.role,
-      scopes: request.scopes,
+      scopes: grantedScopes ?? request.scopes,
       redirectUri: request.redirectUri,
       ...(request.codeChallenge ? { codeChallenge: request.codeChallenge } : {}),
       grantId: newId(),

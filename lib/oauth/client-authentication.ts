@@ -1,4 +1,4 @@
-import { BadRequestError, UnauthorizedError } from '../errors.js';
+import { InvalidClientError, invalidRequest } from '../errors.js';
 import { constantTimeEqual, sha256Hex } from '../identity/secrets.js';
 import { isUuid } from '../ids.js';
 import type { OAuthClient } from './oauth-store.js';
@@ -39,10 +39,8 @@ export function parseBasicAuthorization(header: string): { clientId: string; cli
 }
 
 /** The 401 a failed client authentication gets, with the challenge RFC 6749 section 5.2 asks for. */
-export function invalidClient(method: ClientCredentials['method'] | undefined, message = 'Invalid client credentials'): UnauthorizedError {
-  const error = new UnauthorizedError(message);
-  if (method === 'client_secret_basic') error.headers['WWW-Authenticate'] = 'Basic realm="oauth", charset="UTF-8"';
-  return error;
+export function invalidClient(method: ClientCredentials['method'] | undefined, message = 'Invalid client credentials'): InvalidClientError {
+  return new InvalidClientError(message, method === 'client_secret_basic');
 }
 
 /**
@@ -58,7 +56,7 @@ export function clientCredentialsOf(
     const basic = parseBasicAuthorization(authorization);
     if (!basic) throw invalidClient('client_secret_basic', 'The Authorization header must be HTTP Basic with the client id and secret');
     if (parameters.client_secret !== undefined || (parameters.client_id !== undefined && parameters.client_id !== basic.clientId)) {
-      throw new BadRequestError('Send the client credentials either in the Authorization header or in the body, not both');
+      throw invalidRequest('Send the client credentials either in the Authorization header or in the body, not both');
     }
     return { ...basic, method: 'client_secret_basic' };
   }

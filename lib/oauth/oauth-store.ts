@@ -40,6 +40,8 @@ export interface AuthorizationRequest {
   scopes: OAuthScope[];
   state: string;
   codeChallenge?: string;
+  /** `consent`: the page is shown even when a remembered grant covers the scopes. */
+  prompt?: 'consent';
   expiresAt: string;
 }
 
@@ -77,6 +79,8 @@ export interface Grant {
   createdAt: string;
   /** At most 90 days after the code was redeemed; no token of the grant outlives it. */
   expiresAt: string;
+  /** When the application last obtained tokens with it (code exchange or refresh); absent on older grants. */
+  lastUsedAt?: string;
 }
 
 /** Stored by hash only, and kept until it expires so a replayed rotated token is recognised. */
@@ -148,6 +152,25 @@ export interface AuthorizationStore extends ClientLookup {
    * exists. False when the request was already consumed or the application is gone.
    */
   issueAuthorizationCode(requestId: string, code: AuthorizationCode): Promise<boolean>;
+  /** The user's grants for one client, as last written (the caller checks status and expiry). */
+  grantsOfUserForClient(userId: string, clientId: string): Promise<Grant[]>;
+}
+
+/** One entry of a user's list of grants, with what is left of its grant and application. */
+export interface UserGrantEntry {
+  grantId: string;
+  grant?: Grant;
+  /** Absent when the application is gone or being deleted. */
+  app?: OAuthApp;
+}
+
+/** A user's authorized applications (lib/oauth/authorized-apps.ts). */
+export interface AuthorizedAppStore {
+  /** One page of the user's grants, newest first, each read with its grant and application. */
+  listUserGrants(userId: string, page: PageRequest): Promise<Page<UserGrantEntry>>;
+  getGrant(grantId: string): Promise<Grant | undefined>;
+  /** Revokes the grant (every token of it stops) and takes it off the user's list. */
+  revokeUserGrant(grant: Grant): Promise<void>;
 }
 
 /** The token endpoint: code exchange and refresh (lib/oauth/token-grants.ts). */
@@ -164,7 +187,7 @@ export interface TokenGrantStore extends ClientLookup {
    * Moves the grant from `previousHash` to the new refresh token, if the grant is still active
    * and `previousHash` is still its current token, and writes the new tokens: three items.
    */
-  rotateRefreshToken(grant: Grant, previousHash: string, tokens: TokenIssue): Promise<TokenWriteOutcome>;
+  rotateRefreshToken(grant: Grant, previousHash: string, tokens: TokenIssue, usedAt: string): Promise<TokenWriteOutcome>;
   /** Ends the grant: every token it issued stops working. One write; idempotent. */
   revokeGrant(grantId: string): Promise<void>;
 }

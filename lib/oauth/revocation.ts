@@ -1,9 +1,12 @@
-import { BadRequestError } from '../errors.js';
+import { OAuthRequestError, unauthorizedClient, unsupportedTokenType } from '../errors.js';
 import { CREDENTIAL_PREFIX, grantIdOf, MAX_CREDENTIAL_LENGTH, sha256Hex } from '../identity/secrets.js';
 import { authenticateClient, type ClientCredentials, isPlausibleClientId, verifyClient } from './client-authentication.js';
 import { hasExpired } from './lifetimes.js';
 import { tokenToRevoke } from './oauth-parameters.js';
 import type { RevocationStore } from './oauth-store.js';
+
+/** Our other credentials: sessions, personal access tokens, client secrets. A function, so bundles that never revoke drop it. */
+const unsupportedPrefixes = () => [CREDENTIAL_PREFIX.session, CREDENTIAL_PREFIX.personalAccessToken, CREDENTIAL_PREFIX.clientSecret];
 
 /**
  * The revocation endpoint (RFC 7009): a refresh token's whole grant, or one access token.
@@ -17,9 +20,9 @@ export class RevocationService {
 
   async revokeToken(credentials: ClientCredentials, parameters: Record<string, string>): Promise<void> {
     const token = tokenToRevoke(parameters);
-    if (token instanceof BadRequestError || !isPlausibleClientId(credentials) || token.length > MAX_CREDENTIAL_LENGTH) {
+    if (token instanceof OAuthRequestError || !isPlausibleClientId(credentials) || token.length > MAX_CREDENTIAL_LENGTH) {
       await authenticateClient(this.store, credentials);
-      if (token instanceof BadRequestError) throw token;
+      if (token instanceof OAuthRequestError) throw token;
       return;
     }
     if (token.startsWith(CREDENTIAL_PREFIX.refreshToken) && grantIdOf(token)) {
@@ -28,7 +31,7 @@ export class RevocationService {
       verifyClient(credentials, client);
       // Only the token's hash leads to its grant: knowing a grant id alone revokes nothing.
       if (!refreshToken || !grant || refreshToken.grantId !== grant.id || hasExpired(refreshToken.expiresAt, this.now())) return;
-      if (grant.clientId !== client.clientId) throw new BadRequestError('This token was not issued to this client');
+      if (grant.clientId !== client.clientId) throw unauthorizedClient('This token was not issued to this client');
       await this.store.revokeGrant(grant.id);
       return;
     }
@@ -36,10 +39,15 @@ export class RevocationService {
       const { client, accessToken } = await this.store.getClientAndAccessToken(credentials.clientId, sha256Hex(token));
       verifyClient(credentials, client);
       if (accessToken?.kind !== 'oauth' || hasExpired(accessToken.expiresAt, this.now())) return;
-      if (accessToken.clientId !== client.clientId) throw new BadRequestError('This token was not issued to this client');
+      if (accessToken.clientId !== client.clientId) throw unauthorizedClient('This token was not issued to this client');
       await this.store.revokeAccessToken(accessToken);
       return;
     }
     await authenticateClient(this.store, credentials);
+    // Our other credentials (sessions, personal access tokens, client secrets) are no OAuth tokens:
+    // RFC 7009 section 2.2.1 answers those `unsupported_token_type`. Any other string is unknown: 200.
+    if (unsupportedPrefixes().some((prefix) => token.startsWith(prefix))) {
+      throw unsupportedTokenType('Only OAuth access and refresh tokens are revoked here');
+    }
   }
 }

@@ -1,7 +1,9 @@
-import { BadRequestError } from '../errors.js';
+import { invalidGrant, invalidScope, OAuthRequestError } from '../errors.js';
 import type { CredentialRecord } from '../identity/identity-store.js';
 import type { OAuthScope } from '../identity/principal.js';
 import { CREDENTIAL_PREFIX, grantIdOf, MAX_CREDENTIAL_LENGTH, newGrantSecret, sha256Hex } from '../identity/secrets.js';
+import { METRIC } from '../observability/metric-names.js';
+import { countEvent } from '../observability/metrics.js';
 import { authenticateClient, type ClientCredentials, invalidClient, isPlausibleClientId, verifyClient } from './client-authentication.js';
 import {
   ACCESS_TOKEN_LIFETIME_SECONDS,
@@ -11,8 +13,6 @@ import {
   isoAfter,
   REFRESH_TOKEN_LIFETIME_SECONDS,
 } from './lifetimes.js';
-import { METRIC } from '../observability/metric-names.js';
-import { countEvent } from '../observability/metrics.js';
 import { parseTokenRequest, type TokenRequest } from './oauth-parameters.js';
 import type { AuthorizationCode, Grant, RefreshToken, TokenGrantStore, TokenIssue } from './oauth-store.js';
 import { isWellFormedCodeVerifier, verifyCodeVerifier } from './pkce.js';
@@ -24,8 +24,6 @@ export interface TokenSet {
   expiresIn: number;
   scopes: OAuthScope[];
 }
-
-const invalidGrant = (message: string) => new BadRequestError(message);
 
 /**
  * The token endpoint (RFC 6749 sections 4.1.3 and 6): the code exchange with PKCE, and
@@ -43,7 +41,7 @@ export class TokenGrantService {
    */
   async issueTokens(credentials: ClientCredentials, parameters: Record<string, string>): Promise<TokenSet> {
     const request = parseTokenRequest(parameters);
-    if (request instanceof BadRequestError) {
+    if (request instanceof OAuthRequestError) {
       await authenticateClient(this.store, credentials);
       throw request;
     }
@@ -102,6 +100,7 @@ export class TokenGrantService {
       refreshTokenHash: issue.records.refreshToken.tokenHash,
       createdAt: now.toISOString(),
       expiresAt,
+      lastUsedAt: now.toISOString(),
     };
     const outcome = await this.store.redeemAuthorizationCode(code, client, grant, issue.records);
     if (!outcome.committed) {
@@ -141,11 +140,11 @@ export class TokenGrantService {
     // RFC 6749 section 6: a narrower scope may be asked for, never a wider one.
     const scopes = request.scopes ?? grant.scopes;
     if (!scopes.every((scope) => grant.scopes.includes(scope))) {
-      throw invalidGrant('scope may not exceed what the user granted');
+      throw invalidScope('scope may not exceed what the user granted');
     }
 
     const issue = this.newTokens(grant, scopes, now);
-    const outcome = await this.store.rotateRefreshToken(grant, tokenHash, issue.records);
+    const outcome = await this.store.rotateRefreshToken(grant, tokenHash, issue.records, now.toISOString());
     if (outcome.committed) return issue.tokens;
     // Another request rotated it first (this one presented a token that is rotated now), or
     // the grant was revoked meanwhile: either way the grant ends here.

@@ -64,7 +64,10 @@ async function orErrorPage(answer: () => Promise<Reply>): Promise<Reply> {
 /** The services the consent pages call; the function modules pass the ones lib/wiring builds. */
 export interface ConsentServices {
   identityService: Pick<IdentityService, 'getUser'>;
-  authorizationService: Pick<AuthorizationService, 'pendingAuthorization' | 'approveAuthorization' | 'denyAuthorization'>;
+  authorizationService: Pick<
+    AuthorizationService,
+    'pendingAuthorization' | 'approveIfRemembered' | 'approveAuthorization' | 'denyAuthorization'
+  >;
 }
 
 export async function showConsent(request: ApiRequest, { identityService, authorizationService }: ConsentServices): Promise<Reply> {
@@ -82,6 +85,9 @@ export async function showConsent(request: ApiRequest, { identityService, author
       authorizationService.pendingAuthorization(requestId),
       identityService.getUser(principal.userId),
     ]);
+    // Remembered consent (docs/oauth.md): a live grant covering these scopes approves at once.
+    const remembered = await authorizationService.approveIfRemembered(principal, pending.request);
+    if (remembered) return redirect(remembered, 303);
     return html(
       200,
       consentPage(consentViewOf(pending, { csrfToken, userEmail: user.email, action: `${request.basePath}${CONSENT_PATH}` })),

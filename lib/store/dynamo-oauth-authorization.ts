@@ -1,6 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { AuthorizationCode, AuthorizationRequest, AuthorizationStore, OAuthApp, OAuthClient } from '../oauth/oauth-store.js';
+import type { AuthorizationCode, AuthorizationRequest, AuthorizationStore, Grant, OAuthApp, OAuthClient } from '../oauth/oauth-store.js';
 import { getApp } from './dynamo-oauth-applications.js';
+import { grantsOfUserForClient } from './dynamo-oauth-authorized-apps.js';
 import { getClient } from './dynamo-oauth-token-grants.js';
 import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
 import { appAuthorizationCodeEntity, authorizationCodeEntity } from './entities/oauth-authorization-code.js';
@@ -18,6 +19,10 @@ export class DynamoAuthorizationStore implements AuthorizationStore {
 
   getClient(clientId: string): Promise<OAuthClient | undefined> {
     return getClient(clientId);
+  }
+
+  grantsOfUserForClient(userId: string, clientId: string): Promise<Grant[]> {
+    return grantsOfUserForClient(userId, clientId);
   }
 
   async putAuthorizationRequest(request: AuthorizationRequest): Promise<void> {

@@ -154,16 +154,18 @@ export async function rotateRefreshToken(
   grant: Grant,
   previousHash: string,
   { refreshToken, accessToken }: TokenIssue,
+  usedAt: string,
 ): Promise<TokenWriteOutcome> {
   const rotation = documentClient.send(
     new UpdateCommand({
       TableName: tableName,
       Key: grantEntity.key(grant.id),
-      // SET reads every operand before it writes, so previous_refresh_hash gets the old value.
-      UpdateExpression: 'SET previous_refresh_hash = refresh_hash, refresh_hash = :next',
+      // SET reads every operand before it writes, so previous_refresh_hash gets the old value. The
+      // grant's time of last use rides along in the same update: no extra item, no index.
+      UpdateExpression: 'SET previous_refresh_hash = refresh_hash, refresh_hash = :next, #lastUsed = :usedAt',
       ConditionExpression: 'refresh_hash = :previous AND #status = :active',
-      ExpressionAttributeNames: STATUS,
-      ExpressionAttributeValues: { ':next': refreshToken.tokenHash, ':previous': previousHash, ':active': 'active' },
+      ExpressionAttributeNames: { ...STATUS, '#lastUsed': grantEntity.lastUsedAttribute },
+      ExpressionAttributeValues: { ':next': refreshToken.tokenHash, ':previous': previousHash, ':active': 'active', ':usedAt': usedAt },
     }),
   );
   const tokens = Promise.all([
@@ -221,8 +223,8 @@ export class DynamoTokenGrantStore implements TokenGrantStore {
     return redeemAuthorizationCode(code, client, grant, tokens);
   }
 
-  rotateRefreshToken(grant: Grant, previousHash: string, tokens: TokenIssue): Promise<TokenWriteOutcome> {
-    return rotateRefreshToken(grant, previousHash, tokens);
+  rotateRefreshToken(grant: Grant, previousHash: string, tokens: TokenIssue, usedAt: string): Promise<TokenWriteOutcome> {
+    return rotateRefreshToken(grant, previousHash, tokens, usedAt);
   }
 
   revokeGrant(grantId: string): Promise<void> {

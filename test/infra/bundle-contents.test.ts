@@ -80,6 +80,8 @@ describe('function bundles', () => {
       'lib/store/entities/oauth-app.ts',
       'lib/store/entities/oauth-authorization-request.ts',
       'lib/pages/consent-page.ts',
+      'lib/oauth/authorized-apps.ts',
+      'lib/store/dynamo-oauth-authorized-apps.ts',
     ]) {
       expect(token, other).not.toContain(other);
     }
@@ -94,6 +96,17 @@ describe('function bundles', () => {
     expect(getApp).toContain('lib/oauth/applications.ts');
     for (const other of ['lib/oauth/token-grants.ts', 'lib/oauth/authorization.ts', 'lib/oauth/revocation.ts', 'lib/oauth/pkce.ts']) {
       expect(getApp, other).not.toContain(other);
+    }
+
+    const authorizations = modulesIn('functions/authorizations/list.ts');
+    expect(authorizations).toContain('lib/oauth/authorized-apps.ts');
+    for (const other of [
+      'lib/oauth/token-grants.ts',
+      'lib/oauth/applications.ts',
+      'lib/oauth/revocation.ts',
+      'lib/pages/consent-page.ts',
+    ]) {
+      expect(authorizations, other).not.toContain(other);
     }
 
     const consent = modulesIn('functions/pages/consent-form.ts');

@@ -14,6 +14,7 @@ interface StoredAuthorizationRequest {
   scopes: OAuthScope[];
   client_state: string;
   code_challenge?: string;
+  prompt?: 'consent';
   expires_at: string;
 }
 
@@ -31,6 +32,7 @@ export const authorizationRequestEntity = {
     scopes: request.scopes,
     client_state: request.state,
     code_challenge: request.codeChallenge,
+    prompt: request.prompt,
     expires_at: request.expiresAt,
     [TTL_ATTRIBUTE]: ttlEpochSeconds(request.expiresAt),
   }),
@@ -45,6 +47,7 @@ export const authorizationRequestEntity = {
       scopes: stored.scopes,
       state: stored.client_state,
       ...(stored.code_challenge ? { codeChallenge: stored.code_challenge } : {}),
+      ...(stored.prompt === 'consent' ? { prompt: stored.prompt } : {}),
       expiresAt: stored.expires_at,
     };
   },

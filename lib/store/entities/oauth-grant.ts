@@ -16,6 +16,8 @@ interface StoredGrant {
   previous_refresh_hash?: string;
   created_at: string;
   expires_at: string;
+  /** When the application last obtained tokens with the grant: the code exchange or a refresh. */
+  last_used_at?: string;
 }
 
 export const grantEntity = {
@@ -33,8 +35,11 @@ export const grantEntity = {
     refresh_hash: grant.refreshTokenHash,
     created_at: grant.createdAt,
     expires_at: grant.expiresAt,
+    last_used_at: grant.lastUsedAt,
     [TTL_ATTRIBUTE]: ttlEpochSeconds(grant.expiresAt),
   }),
+  /** The attribute a refresh sets to its time, in the same update that rotates the token. */
+  lastUsedAttribute: 'last_used_at',
   fromItem(item: Item): Grant {
     const stored = asStored<StoredGrant>(item);
     return {
@@ -49,6 +54,7 @@ export const grantEntity = {
       ...(stored.previous_refresh_hash ? { previousRefreshTokenHash: stored.previous_refresh_hash } : {}),
       createdAt: stored.created_at,
       expiresAt: stored.expires_at,
+      ...(stored.last_used_at ? { lastUsedAt: stored.last_used_at } : {}),
     };
   },
 };
@@ -64,15 +70,38 @@ export function grantStateOf(item: Item): { id: string; active: boolean; expires
   };
 }
 
-/** The application's index entry for one grant, so deleting the application can revoke it. */
+/** The index entry of one grant: in its application's partition, and in its user's list of grants. */
+interface StoredAppGrant {
+  id: string;
+  app_id: string;
+  client_id: string;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+}
+
+/**
+ * The index entry of one grant, written with it and never updated by a refresh: under the
+ * application, so deleting the application finds it, and in the owner index under the user,
+ * so the user's authorized applications can be listed and a remembered consent found.
+ */
 export const appGrantEntity = {
   key: (appId: string, grantId: string) => keys.appGrant(appId, grantId),
   toItem: (grant: Grant): Item => ({
     ...keys.appGrant(grant.appId, grant.id),
+    ...keys.grantOfUser(grant.userId, grant.id),
     entity: 'oauth_app_grant',
     id: grant.id,
+    app_id: grant.appId,
+    client_id: grant.clientId,
+    user_id: grant.userId,
+    created_at: grant.createdAt,
     expires_at: grant.expiresAt,
     [TTL_ATTRIBUTE]: ttlEpochSeconds(grant.expiresAt),
   }),
-  grantIdOf: (item: Item): string => asStored<{ id: string }>(item).id,
+  grantIdOf: (item: Item): string => asStored<StoredAppGrant>(item).id,
+  /** Entries written before the user's list existed carry no application id. */
+  appIdOf: (item: Item): string | undefined => asStored<Partial<StoredAppGrant>>(item).app_id,
+  /** The attribute the remembered-consent query filters on. */
+  clientIdAttribute: 'client_id',
 };

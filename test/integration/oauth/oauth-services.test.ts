@@ -322,21 +322,26 @@ describe('refresh token rotation', () => {
     const lateRefresh = newGrantSecret(CREDENTIAL_PREFIX.refreshToken, grantId);
     const lateAccess = newGrantSecret(CREDENTIAL_PREFIX.accessToken, grantId);
     const expiresAt = new Date(Date.now() + 900_000).toISOString();
-    const outcome = await tokenGrantStore.rotateRefreshToken({ ...grant!, refreshTokenHash: presentedHash }, presentedHash, {
-      refreshToken: { tokenHash: sha256Hex(lateRefresh), grantId, expiresAt },
-      accessToken: {
-        tokenHash: sha256Hex(lateAccess),
-        kind: 'oauth',
-        userId: grant!.userId,
-        role: grant!.role,
-        scopes: grant!.scopes,
-        expiresAt,
-        clientId: grant!.clientId,
-        appId: grant!.appId,
-        grantId,
-        refreshHash: sha256Hex(lateRefresh),
+    const outcome = await tokenGrantStore.rotateRefreshToken(
+      { ...grant!, refreshTokenHash: presentedHash },
+      presentedHash,
+      {
+        refreshToken: { tokenHash: sha256Hex(lateRefresh), grantId, expiresAt },
+        accessToken: {
+          tokenHash: sha256Hex(lateAccess),
+          kind: 'oauth',
+          userId: grant!.userId,
+          role: grant!.role,
+          scopes: grant!.scopes,
+          expiresAt,
+          clientId: grant!.clientId,
+          appId: grant!.appId,
+          grantId,
+          refreshHash: sha256Hex(lateRefresh),
+        },
       },
-    });
+      new Date().toISOString(),
+    );
 
     expect(outcome).toEqual({ committed: false, reason: 'already-used' });
     expect(await authenticates(lateAccess)).toBe(false);
@@ -487,7 +492,7 @@ const consentPageRequest = (requestId: string, who: Principal): ApiRequest => ({
 });
 
 describe('the consent page', () => {
-  it('costs one serial DynamoDB round trip after authentication: the request and the user, read side by side', async () => {
+  it('costs two serial DynamoDB round trips after authentication: the request and the user side by side, then the remembered-consent Query', async () => {
     const { app } = await oauth.apps.registerApp(owner, {
       name: 'Dashboard',
       description: 'Shows your containers',
@@ -505,12 +510,54 @@ describe('the consent page', () => {
       showConsent(consentPageRequest(requestId, user), { identityService, authorizationService: oauth.authorization }),
     );
 
-    expect(commands).toEqual(['GetCommand', 'GetCommand']);
-    expect(serialRoundTrips).toBe(1);
+    expect(commands).toEqual(['GetCommand', 'GetCommand', 'QueryCommand']);
+    expect(serialRoundTrips).toBe(2);
     expect(result.statusCode).toBe(200);
     expect(result.body).toContain('<span id="app-name">Dashboard</span>');
     expect(result.body).toContain('Shows your containers');
     expect(result.body).toContain(email);
+  });
+
+  it('costs one serial round trip for prompt=consent, which never looks for a remembered grant', async () => {
+    const client = await registerClient();
+    await tokensFor(client);
+    const requestId = await oauth.authorization.startAuthorization({
+      clientId: client.credentials.clientId,
+      redirectUri: REDIRECT_URI,
+      state: 's',
+      scopes: [...ALL_SCOPES],
+      prompt: 'consent',
+    });
+
+    const { result, serialRoundTrips, commands } = await countRoundTrips(() =>
+      showConsent(consentPageRequest(requestId, user), { identityService, authorizationService: oauth.authorization }),
+    );
+
+    expect(commands).toEqual(['GetCommand', 'GetCommand']);
+    expect(serialRoundTrips).toBe(1);
+    expect(result.statusCode).toBe(200);
+  });
+
+  it("approves at once, with the remembered grant's scopes, when a live grant of the user covers the request", async () => {
+    const client = await registerClient();
+    await tokensFor(client);
+    const requestId = await oauth.authorization.startAuthorization({
+      clientId: client.credentials.clientId,
+      redirectUri: REDIRECT_URI,
+      state: 'again',
+      scopes: ['containers:read'],
+    });
+
+    const result = await showConsent(consentPageRequest(requestId, user), { identityService, authorizationService: oauth.authorization });
+
+    expect(result.statusCode).toBe(303);
+    const location = new URL(result.headers.Location!);
+    expect(location.href.startsWith(REDIRECT_URI)).toBe(true);
+    expect(location.searchParams.get('state')).toBe('again');
+    const tokens = await exchange(client, location.searchParams.get('code')!);
+    expect(tokens.scopes).toEqual([...ALL_SCOPES]);
+    // The request was consumed like any approval.
+    await expect(oauth.authorization.approveAuthorization(user, requestId)).rejects.toBeInstanceOf(BadRequestError);
   });
 
   it('answers an HTML error page with status 404 when the signed-in user no longer exists', async () => {

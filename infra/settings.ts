@@ -24,7 +24,33 @@ const settingsSchema = z
     apiRateLimitPer5Min: z.coerce.number().int().min(10).max(2_000_000_000).default(1500),
     /** Requests per IP per 5 minutes on GET /api/v1/oauth/authorize, which stores a pending request. */
     authorizeRateLimitPer5Min: z.coerce.number().int().min(10).max(2_000_000_000).default(100),
-    apiTracing: flag.default(false),
+    /** The functions' application log level (Lambda's JSON log filter and the Logger's threshold). */
+    logLevel: z
+      .string()
+      .transform((value) => value.toUpperCase())
+      .pipe(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']))
+      .default('INFO'),
+    /** X-Ray active tracing on every function and on the API stage; `-c tracing=false` turns it off. */
+    tracing: flag.default(true),
+    /**
+     * A custom domain for the API (with `apiCertificateArn`, an ACM certificate in the stack's
+     * region): mapped with an empty base path, so the API lives at the domain's root.
+     */
+    apiDomain: z
+      .string()
+      .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'a lower-case DNS name such as api.example.com')
+      .optional(),
+    apiCertificateArn: z
+      .string()
+      .regex(/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/, 'an ACM certificate ARN')
+      .optional(),
+    /**
+     * Whether this stack sets the account's API Gateway CloudWatch Logs role
+     * (AWS::ApiGateway::Account, one setting per account and region, overwritten by whoever sets it last).
+     */
+    manageApiGatewayAccount: flag.default(true),
+    /** An address subscribed to the alarm topic; the subscription waits for its confirmation. */
+    alarmEmail: z.email().optional(),
     containerImage: z.string().min(1).default('public.ecr.aws/nginx/nginx:stable-alpine'),
     taskFamily: z
       .string()
@@ -49,6 +75,9 @@ const settingsSchema = z
   })
   .refine((settings) => !settings.vpcId || settings.subnetIds?.length === settings.availabilityZones?.length, {
     message: 'subnetIds and availabilityZones must have the same length',
+  })
+  .refine((settings) => !settings.apiDomain === !settings.apiCertificateArn, {
+    message: 'apiDomain and apiCertificateArn go together: the custom domain needs its certificate',
   });
 
 export type DeploymentSettings = z.infer<typeof settingsSchema>;

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { routes as routeTable, type Route, type RoutePermissions } from '../lib/http/routes.js';
 import { ContainerWorkload } from './constructs/container-workload.js';
+import { OperationsMonitoring } from './constructs/operations-monitoring.js';
 import { FunctionBundles } from './constructs/function-bundles.js';
 import { RateLimitWebAcl } from './constructs/rate-limit-web-acl.js';
 import { grantCredentialUseBookkeeping, grantRoutePermissions } from './constructs/route-permissions.js';
@@ -31,6 +32,7 @@ export interface ContainerHostingStackProps extends StackProps {
 export class ContainerHostingStack extends Stack {
   readonly api: ServiceRestApi;
   readonly functions = new Map<string, ServiceFunction>();
+  readonly monitoring: OperationsMonitoring;
 
   constructor(scope: Construct, id: string, props: ContainerHostingStackProps) {
     super(scope, id, props);
@@ -60,7 +62,7 @@ export class ContainerHostingStack extends Stack {
       ALLOW_INSECURE_REDIRECT_URIS: String(settings.allowInsecureRedirectUris),
       QUOTA_MAX_CONTAINERS: String(settings.quotaMaxContainers),
       QUOTA_MAX_RUNNING_CPU: String(settings.quotaMaxRunningCpu),
-      ...(settings.publicBaseUrl ? { PUBLIC_BASE_URL: settings.publicBaseUrl } : {}),
+      ...(publicBaseUrlOf(settings) ? { PUBLIC_BASE_URL: publicBaseUrlOf(settings) } : {}),
     };
     const containerEnvironment: Record<string, string> = {
       ...workload.functionEnvironment,
@@ -84,6 +86,8 @@ export class ContainerHostingStack extends Stack {
         timeout: route.timeoutSeconds === undefined ? undefined : Duration.seconds(route.timeoutSeconds),
         environment: environmentFor(route.permissions),
         description: `${route.method} ${route.path}`,
+        tracing: settings.tracing,
+        logLevel: settings.logLevel,
       });
       grantRoutePermissions(serviceFunction.role, route.permissions, permissionTargets);
       if (route.access !== 'public' && route.permissions.table === 'read') {
@@ -97,7 +101,12 @@ export class ContainerHostingStack extends Stack {
       stageName: settings.stage,
       throttleRateLimit: settings.throttleRateLimit,
       throttleBurstLimit: settings.throttleBurstLimit,
-      tracing: settings.apiTracing,
+      tracing: settings.tracing,
+      manageApiGatewayAccount: settings.manageApiGatewayAccount,
+      domain:
+        settings.apiDomain && settings.apiCertificateArn
+          ? { domainName: settings.apiDomain, certificateArn: settings.apiCertificateArn }
+          : undefined,
     });
     this.api.addRoutes(integrations);
 
@@ -118,6 +127,8 @@ export class ContainerHostingStack extends Stack {
       environment: environmentFor(taskStateChangedFunction.permissions),
       description: 'ECS task state change events',
       deadLetterQueue: taskStateEvents.deadLetterQueue,
+      tracing: settings.tracing,
+      logLevel: settings.logLevel,
     });
     grantRoutePermissions(taskStateChanged.role, taskStateChangedFunction.permissions, permissionTargets);
     taskStateEvents.deliverTo(taskStateChanged.function);
@@ -130,16 +141,47 @@ export class ContainerHostingStack extends Stack {
       timeout: Duration.seconds(reconcileFunction.timeoutSeconds),
       environment: environmentFor(reconcileFunction.permissions),
       description: 'Reconciles ECS tasks with the container records',
+      tracing: settings.tracing,
+      logLevel: settings.logLevel,
     });
     grantRoutePermissions(reconcile.role, reconcileFunction.permissions, permissionTargets);
     new ReconcileSchedule(this, 'Reconciliation', { every: Duration.minutes(settings.reconcileMinutes), handler: reconcile.function });
     this.functions.set(reconcileFunction.id, reconcile);
 
+    this.monitoring = new OperationsMonitoring(this, 'Operations', {
+      routes,
+      functions: this.functions,
+      api: this.api.api,
+      methods: this.api.methods,
+      table: store.table,
+      deadLetterQueue: taskStateEvents.deadLetterQueue,
+      clusterName: workload.cluster.clusterName,
+      alarmEmail: settings.alarmEmail,
+    });
+
     new CfnOutput(this, 'ApiUrl', { value: this.api.api.url, description: 'Base URL of the API (the stage)' });
+    if (this.api.domain) {
+      new CfnOutput(this, 'ApiDomainUrl', { value: `https://${settings.apiDomain}/`, description: 'The API at its custom domain' });
+      new CfnOutput(this, 'ApiDomainTarget', {
+        value: this.api.domain.domainNameAliasDomainName,
+        description: 'Point the domain here: a CNAME, or a Route 53 alias with the ApiDomainHostedZoneId output',
+      });
+      new CfnOutput(this, 'ApiDomainHostedZoneId', { value: this.api.domain.domainNameAliasHostedZoneId });
+    }
     new CfnOutput(this, 'TableName', { value: store.table.tableName });
     new CfnOutput(this, 'ClusterArn', { value: workload.cluster.clusterArn });
     new CfnOutput(this, 'TaskStateDeadLetterQueueUrl', { value: taskStateEvents.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn, description: 'Every alarm notifies this topic' });
+    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
   }
+}
+
+/**
+ * The OAuth issuer: `publicBaseUrl` when set, else the custom domain's root, so the issuer and
+ * its RFC 8414 metadata URL stay the same whichever host name a request came in by.
+ */
+function publicBaseUrlOf(settings: DeploymentSettings): string | undefined {
+  return settings.publicBaseUrl ?? (settings.apiDomain ? `https://${settings.apiDomain}` : undefined);
 }
 
 function requireHandlerFiles(sourceRoot: string, functions: ReadonlyArray<{ id: string; handler: string }>): void {

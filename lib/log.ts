@@ -1,23 +1,56 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Context } from 'aws-lambda';
+
 /**
- * Structured JSON logs, one line per event. Callers pass only identifiers and outcomes:
- * never a request body, a header or a credential.
+ * Structured JSON logs, one line per event, written by Powertools for AWS Lambda's Logger:
+ * `level`, `message`, `timestamp`, `service` (POWERTOOLS_SERVICE_NAME), the X-Ray trace id, and
+ * inside an invocation `cold_start`, `function_name`, `function_request_id` (Lambda's request id)
+ * and `api_request_id` (API Gateway's). The level comes from LOG_LEVEL (DEBUG, INFO, WARN, ERROR,
+ * SILENT), read when this module loads. Callers pass only identifiers and outcomes: never a
+ * request body, a header or a credential.
  */
 type Fields = Record<string, unknown>;
 
-function write(level: 'info' | 'warn' | 'error', message: string, fields: Fields): void {
-  // Read here, not through lib/config: the local launcher logs before it has set the
-  // environment that configuration is parsed from.
-  if (process.env.LOG_LEVEL === 'silent') return;
-  const line = JSON.stringify({ level, message, time: new Date().toISOString(), ...fields });
-  if (level === 'error') console.error(line);
-  else console.log(line);
+const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'container-hosting' });
+
+/**
+ * The ids of the invocation being served. Kept per async call chain rather than on the Logger,
+ * so that the local server, which runs many invocations at once in one process, labels each
+ * line with its own request's ids.
+ */
+const invocationFields = new AsyncLocalStorage<Fields>();
+
+function write(level: 'debug' | 'info' | 'warn' | 'error', message: string, fields: Fields): void {
+  const invocation = invocationFields.getStore();
+  logger[level](message, invocation ? { ...fields, ...invocation } : fields);
 }
 
 export const log = {
+  debug: (message: string, fields: Fields = {}) => write('debug', message, fields),
   info: (message: string, fields: Fields = {}) => write('info', message, fields),
   warn: (message: string, fields: Fields = {}) => write('warn', message, fields),
   error: (message: string, fields: Fields = {}) => write('error', message, fields),
 };
+
+/** The ids every line of one invocation carries. */
+export interface InvocationIds {
+  /** Lambda's request id (`context.awsRequestId`). */
+  lambdaRequestId: string;
+  /** API Gateway's request id (`requestContext.requestId`); absent for events that are not API requests. */
+  apiRequestId?: string;
+}
+
+/**
+ * Runs one invocation with its ids on every line it logs, and Lambda's context (function name,
+ * cold start) on the Logger.
+ */
+export function withInvocationLog<T>(context: Context, ids: InvocationIds, run: () => T): T {
+  logger.addContext(context);
+  const fields: Fields = { function_request_id: ids.lambdaRequestId };
+  if (ids.apiRequestId) fields.api_request_id = ids.apiRequestId;
+  return invocationFields.run(fields, run);
+}
 
 /** The parts of an unexpected error that are safe to log: its kind and where it came from. */
 export function describeError(error: unknown): Fields {

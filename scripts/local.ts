@@ -22,6 +22,12 @@ const dynamoDbPort = process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_POR
 const host = process.env.HOST ?? '127.0.0.1';
 const dataDirSetting = process.env.DATA_DIR ?? '.data';
 const inMemory = dataDirSetting === IN_MEMORY;
+/**
+ * DynamoDB Local with `-inMemory` while containers keep their DATA_DIR: the store node-oidc-provider
+ * runs on in the refresh benchmark (../shared/bench, `--store dynamodb`), so both sides meet the same
+ * DynamoDB Local. Its data is gone when the stack stops.
+ */
+const dynamoDbInMemory = inMemory || process.env.DYNAMODB_IN_MEMORY === 'true';
 const adminEmail = process.env.ADMIN_EMAIL ?? 'admin@example.com';
 const adminPassword = process.env.ADMIN_PASSWORD || undefined;
 
@@ -54,7 +60,10 @@ async function main(): Promise<void> {
   if (endpoint) {
     console.log(`Using DynamoDB at ${endpoint}, table ${tableName} (DYNAMODB_ENDPOINT is set)`);
   } else {
-    dynamoDb = await startDynamoDbLocal({ dataDir: dataDir && join(dataDir, 'dynamodb'), port: dynamoDbPort });
+    dynamoDb = await startDynamoDbLocal({
+      dataDir: dynamoDbInMemory ? undefined : dataDir && join(dataDir, 'dynamodb'),
+      port: dynamoDbPort,
+    });
     endpoint = dynamoDb.endpoint;
     // This stack's database is the one of its own random access key id (lib/local/dynamodb-local.ts).
     credentials = dynamoDb.credentials;
@@ -64,7 +73,8 @@ async function main(): Promise<void> {
       console.log(`Stopped the DynamoDB Local an earlier run left running (pid ${dynamoDb.killedLeftoverPid})`);
     // What `npm run admin` needs: DYNAMODB_ENDPOINT and TABLE_NAME.
     console.log(`DynamoDB Local on ${endpoint}, table ${tableName}`);
-    if (dataDir) console.log(`Its access key id (npm run admin reads it from there): ${join(dataDir, 'dynamodb', 'access-key')}`);
+    if (dataDir && !dynamoDbInMemory)
+      console.log(`Its access key id (npm run admin reads it from there): ${join(dataDir, 'dynamodb', 'access-key')}`);
   }
 
   // Containers answer at http://{hostname}.localhost:{port}/, so the port must be known before config loads.

@@ -1,8 +1,10 @@
 import middy from '@middy/core';
-import type { ScheduledEvent } from 'aws-lambda';
+import type { Context, ScheduledEvent } from 'aws-lambda';
 import { containerRuntime } from '#wiring/container-runtime';
 import type { ReconcileReport } from '../../lib/containers/reconciler.js';
-import { log } from '../../lib/log.js';
+import { log, withInvocationLog } from '../../lib/log.js';
+import { METRIC } from '../../lib/observability/metric-names.js';
+import { countEvent } from '../../lib/observability/metrics.js';
 import { reconcilerWith } from '../../lib/wiring/reconciler.js';
 
 const reconciler = reconcilerWith(containerRuntime);
@@ -14,10 +16,18 @@ const RESERVE_MS = 15_000;
  * counts are logged here, one line per run. A failed run is thrown: the next one starts over
  * from the same checkpoint, so nothing is lost.
  */
-export const handler = middy<ScheduledEvent, ReconcileReport>().handler(async (event, context) => {
+const reconcile = middy<ScheduledEvent, ReconcileReport>().handler(async (event, context) => {
   const startedAt = Date.now();
   // Room to finish the page in hand and save the checkpoint before the function's timeout.
   const report = await reconciler.run({ deadline: startedAt + context.getRemainingTimeInMillis() - RESERVE_MS });
   log.info('Reconciliation run', { eventId: event.id, durationMs: Date.now() - startedAt, ...report });
+  // Every change the run made is drift the rest of the service did not catch (README, "Alarms").
+  const corrections =
+    report.orphanTasksStopped + report.supersededTasksStopped + report.containersFailed + report.containersStopped + report.usageCorrected;
+  countEvent(METRIC.reconcilerCorrections, {}, corrections);
+  countEvent(METRIC.containersFailed, {}, report.containersFailed);
   return report;
 });
+
+export const handler = (event: ScheduledEvent, context: Context): Promise<ReconcileReport> =>
+  withInvocationLog(context, { lambdaRequestId: context.awsRequestId }, () => reconcile(event, context));

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
-import type { EventBridgeEvent } from 'aws-lambda';
+import type { Context, EventBridgeEvent } from 'aws-lambda';
 import { containerServiceWith } from '../../lib/wiring/containers.js';
-import { log } from '../../lib/log.js';
+import { log, withInvocationLog } from '../../lib/log.js';
 import { taskStatusFromEcs, type EcsTaskFields } from '../../lib/runtimes/ecs-runtime.js';
 
 const containerService = containerServiceWith();
@@ -11,7 +11,7 @@ const containerService = containerServiceWith();
  * not started for a container is dropped; a failure to apply one is thrown, so Lambda's
  * asynchronous retries deliver it again (applying is idempotent).
  */
-export const handler = middy<EventBridgeEvent<'ECS Task State Change', EcsTaskFields>, void>().handler(async (event) => {
+const applyTaskStateChange = middy<EventBridgeEvent<'ECS Task State Change', EcsTaskFields>, void>().handler(async (event) => {
   const status = taskStatusFromEcs(event.detail ?? {});
   if (!status) {
     log.warn('Ignored a task state change without a container', { eventId: event.id });
@@ -27,3 +27,6 @@ export const handler = middy<EventBridgeEvent<'ECS Task State Change', EcsTaskFi
     outcome,
   });
 });
+
+export const handler = (event: EventBridgeEvent<'ECS Task State Change', EcsTaskFields>, context: Context): Promise<void> =>
+  withInvocationLog(context, { lambdaRequestId: context.awsRequestId }, () => applyTaskStateChange(event, context));

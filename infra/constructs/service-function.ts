@@ -5,6 +5,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { METRICS_NAMESPACE } from '../../lib/observability/metric-names.js';
 import { BUNDLE_HANDLER } from '../bundling.js';
 import { acknowledgeNagRule } from '../nag.js';
 import { repositoryRoot } from '../paths.js';
@@ -24,7 +25,13 @@ export interface ServiceFunctionProps {
   description?: string;
   /** Where failed asynchronous invocations go after Lambda's own retries. */
   deadLetterQueue?: sqs.IQueue;
+  /** X-Ray active tracing (context `tracing`); on unless turned off. */
+  tracing?: boolean;
+  /** The application log level Lambda lets through and the Logger writes at (context `logLevel`). */
+  logLevel?: LogLevel;
 }
+
+export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 
 export const DEFAULT_TIMEOUT = Duration.seconds(10);
 export const DEFAULT_MEMORY_MB = 512;
@@ -72,12 +79,35 @@ export class ServiceFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       deadLetterQueue: props.deadLetterQueue,
+      // Active tracing samples requests into X-Ray with no SDK in the bundle
+      // (docs.aws.amazon.com/lambda/latest/dg/services-xray.html).
+      tracing: (props.tracing ?? true) ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
+      // JSON: the Logger's lines stay one JSON object each, and Lambda's own lines (START, REPORT)
+      // become JSON too; the application level is the same one the Logger is given below
+      // (docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-advanced.html).
+      loggingFormat: lambda.LoggingFormat.JSON,
+      applicationLogLevelV2: lambda.ApplicationLogLevel[props.logLevel ?? 'INFO'],
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
+        // The Logger's level and the service dimension of every metric (lib/log.ts, lib/observability/metrics.ts).
+        LOG_LEVEL: props.logLevel ?? 'INFO',
+        POWERTOOLS_SERVICE_NAME: Stack.of(this).stackName,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         TABLE_NAME: props.tableName,
         ...props.environment,
       },
     });
+
+    if (props.tracing ?? true) {
+      // CDK grants xray:PutTraceSegments and xray:PutTelemetryRecords on "*": X-Ray's write
+      // actions name no resource (the AWS managed policy AWSXRayDaemonWriteAccess grants them on "*" too,
+      // docs.aws.amazon.com/aws-managed-policy/latest/reference/AWSXRayDaemonWriteAccess.html).
+      acknowledgeNagRule(
+        this.role,
+        'AwsSolutions-IAM5[Resource::*]',
+        'X-Ray trace segments and telemetry cannot be scoped to a resource; the statement grants only xray:PutTraceSegments and xray:PutTelemetryRecords.',
+      );
+    }
 
     acknowledgeNagRule(
       this.function,

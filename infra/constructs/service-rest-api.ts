@@ -1,3 +1,5 @@
+import { Stack } from 'aws-cdk-lib';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -11,6 +13,14 @@ export interface ServiceRestApiProps {
   throttleRateLimit: number;
   throttleBurstLimit: number;
   tracing: boolean;
+  /**
+   * Whether to create the account's API Gateway CloudWatch Logs role (AWS::ApiGateway::Account).
+   * Without it, the account must already have one in this region, or the stage's execution
+   * logging cannot be deployed.
+   */
+  manageApiGatewayAccount: boolean;
+  /** A custom domain mapped with an empty base path, so the API lives at the domain's root. */
+  domain?: { domainName: string; certificateArn: string };
 }
 
 export interface RouteIntegration {
@@ -49,16 +59,24 @@ const accessLogFormat = apigateway.AccessLogFormat.custom(
  */
 export class ServiceRestApi extends Construct {
   readonly api: apigateway.RestApi;
+  readonly domain?: apigateway.DomainName;
+  /** The method of each route, by route id, for the dashboard's per-route metrics. */
+  readonly methods = new Map<string, apigateway.Method>();
 
   constructor(scope: Construct, id: string, props: ServiceRestApiProps) {
     super(scope, id);
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: logs.RetentionDays.ONE_MONTH });
 
     this.api = new apigateway.RestApi(this, 'Api', {
+      // The ApiName dimension of the AWS/ApiGateway metrics is this name, so it is unique per
+      // account and region like the stack's (docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-metrics-and-dimensions.html).
+      restApiName: Stack.of(this).stackName,
       description: 'Container hosting service',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
-      // Execution logging needs the account-wide API Gateway logging role.
-      cloudWatchRole: true,
+      // Execution logging needs the account-wide API Gateway logging role; AWS::ApiGateway::Account
+      // sets it for the whole account and region, replacing any role set before
+      // (docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-apigateway-account.html).
+      cloudWatchRole: props.manageApiGatewayAccount,
       deployOptions: {
         stageName: props.stageName,
         throttlingRateLimit: props.throttleRateLimit,
@@ -73,6 +91,19 @@ export class ServiceRestApi extends Construct {
       },
     });
     addEnvelopeGatewayResponses(this.api);
+
+    if (props.domain) {
+      // No basePath: the mapping is for the empty path, so /api/v1/... and
+      // /.well-known/oauth-authorization-server sit at the domain's root (RFC 8414 section 3)
+      // (docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.aws_apigateway.DomainNameProps.html).
+      this.domain = new apigateway.DomainName(this, 'Domain', {
+        domainName: props.domain.domainName,
+        certificate: acm.Certificate.fromCertificateArn(this, 'Certificate', props.domain.certificateArn),
+        endpointType: apigateway.EndpointType.REGIONAL,
+        securityPolicy: apigateway.SecurityPolicy.TLS_1_2,
+        mapping: this.api,
+      });
+    }
 
     acknowledgeNagRule(
       this.api,
@@ -103,11 +134,12 @@ export class ServiceRestApi extends Construct {
 
     for (const route of routes) {
       const resource = this.api.root.resourceForPath(route.path);
-      resource.addMethod(route.method, new apigateway.LambdaIntegration(route.handler, { allowTestInvoke: false }), {
+      const method = resource.addMethod(route.method, new apigateway.LambdaIntegration(route.handler, { allowTestInvoke: false }), {
         operationName: route.id,
         requestValidator: validateRequests,
         requestParameters: Object.fromEntries(pathParameters(route.path).map((name) => [`method.request.path.${name}`, true])),
       });
+      this.methods.set(route.id, method);
       methodsByResource.set(resource, [...(methodsByResource.get(resource) ?? []), route.method]);
     }
 

@@ -2,6 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BadRequestError, ConflictError, InternalError, NotFoundError, TimeoutError } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
+import { METRIC } from '../observability/metric-names.js';
+import { countEvent } from '../observability/metrics.js';
 import type { Page, PageRequest } from '../page.js';
 import { TASK_HISTORY_LENGTH, type Caller, type ContainerSpec, type StoredContainer, type Workload } from './container.js';
 import type { ContainerStore } from './container-store.js';
@@ -99,6 +101,7 @@ export class ContainerService {
       taskHistory: [],
     };
     await this.store.create(container, this.charge(undefined, container, caller));
+    countEvent(METRIC.containersCreated);
     try {
       return await this.launch(container);
     } catch (error) {
@@ -252,7 +255,12 @@ export class ContainerService {
       const state = containerStateFor(status) ?? container.state;
       const update = { taskArn: status.taskArn, taskVersion: status.version, state };
       const updated = await this.store.applyTaskStatus(container.id, update, this.isoNow(), this.releaseOf(container, state));
-      if (updated) return { outcome: 'applied', container: updated };
+      if (updated) {
+        // The write is conditional on the task version, so each change is counted once, by whoever made it.
+        if (container.state !== updated.state && updated.state === 'running') countEvent(METRIC.containersStarted);
+        if (container.state !== updated.state && updated.state === 'failed') countEvent(METRIC.containersFailed);
+        return { outcome: 'applied', container: updated };
+      }
       container = await this.store.get(container.id);
     }
     return { outcome: 'ignored', container };
@@ -310,12 +318,17 @@ export class ContainerService {
       });
     } catch (error) {
       log.error('Task launch failed', { containerId: container.id, version: container.version, ...describeError(error) });
-      await this.store.markFailed(container.id, container.version, this.isoNow(), this.releaseOf(container, 'failed'));
+      if (await this.store.markFailed(container.id, container.version, this.isoNow(), this.releaseOf(container, 'failed'))) {
+        countEvent(METRIC.containersFailed);
+      }
       throw new ContainerLaunchFailed();
     }
     const taskHistory = [taskArn, ...container.taskHistory.filter((arn) => arn !== taskArn)].slice(0, TASK_HISTORY_LENGTH);
     const attached = await this.store.attachTask(container.id, container.version, taskArn, taskHistory);
-    if (attached) return attached;
+    if (attached) {
+      countEvent(METRIC.containersLaunched);
+      return attached;
+    }
     const current = await this.store.get(container.id);
     // A concurrent waiter launched with the same token, so got and attached this very task.
     if (current && current.version === container.version && current.taskArn === taskArn) return current;
@@ -371,10 +384,9 @@ export class ContainerService {
     if (!latest || latest.version !== container.version || latest.taskArn !== container.taskArn) return latest;
     if (this.now() - Date.parse(latest.updatedAt) < MISSING_TASK_GRACE_MS) return latest;
     log.warn('Task of a starting container is gone', { containerId: container.id, taskArn: container.taskArn });
-    return (
-      (await this.store.markFailed(latest.id, latest.version, this.isoNow(), this.releaseOf(latest, 'failed'))) ??
-      (await this.store.get(container.id))
-    );
+    const failed = await this.store.markFailed(latest.id, latest.version, this.isoNow(), this.releaseOf(latest, 'failed'));
+    if (failed) countEvent(METRIC.containersFailed);
+    return failed ?? (await this.store.get(container.id));
   }
 
   /** The quota charge of a change to the container, limited for the caller unless an admin; none without a caller. */

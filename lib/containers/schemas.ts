@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { config } from '../config.js';
 import { maxMemoryMbFor } from './task-size.js';
 import { commandSchema, DEFAULT_PORT, envSchema, imageSchema, portSchema } from './workload-rules.js';
@@ -12,12 +12,12 @@ export const MIN_DISK_GB = 18;
 export const MAX_DISK_GB = 32;
 
 const cpuCores = z.literal(CPU_CORE_CHOICES, { error: 'must be one of 1, 2, 4, 8 or 16' });
-const memoryMb = z.int('must be a whole number').min(MIN_MEMORY_MB);
-const diskGb = z.int('must be a whole number').min(MIN_DISK_GB).max(MAX_DISK_GB);
+const memoryMb = z.int('must be a whole number').check(z.minimum(MIN_MEMORY_MB));
+const diskGb = z.int('must be a whole number').check(z.minimum(MIN_DISK_GB), z.maximum(MAX_DISK_GB));
 const image = imageSchema(config.ALLOWED_IMAGE_PREFIXES);
 
 /** Memory must fit the CPU size (Fargate's table, lib/containers/task-size.ts). */
-export function memoryFitsCpu(cpu: number, memory: number, context: z.RefinementCtx): void {
+export function memoryFitsCpu(cpu: number, memory: number, context: z.core.$RefinementCtx<{ cpu_cores: number; memory_mb: number }>): void {
   const max = maxMemoryMbFor(cpu);
   if (memory > max) {
     context.addIssue({
@@ -33,16 +33,16 @@ export const createContainerBody = z
   .strictObject({
     hostname: z
       .string()
-      .regex(HOSTNAME_PATTERN, 'must be 1 to 63 lowercase letters, digits or hyphens, starting and ending with a letter or digit'),
-    cpu_cores: cpuCores.default(1),
-    memory_mb: memoryMb.default(MIN_MEMORY_MB),
-    disk_gb: diskGb.default(MIN_DISK_GB),
-    image: image.default(config.CONTAINER_IMAGE),
-    port: portSchema.default(DEFAULT_PORT),
-    env: envSchema.default({}),
-    command: commandSchema.nullable().default(null),
+      .check(z.regex(HOSTNAME_PATTERN, 'must be 1 to 63 lowercase letters, digits or hyphens, starting and ending with a letter or digit')),
+    cpu_cores: z._default(cpuCores, 1),
+    memory_mb: z._default(memoryMb, MIN_MEMORY_MB),
+    disk_gb: z._default(diskGb, MIN_DISK_GB),
+    image: z._default(image, config.CONTAINER_IMAGE),
+    port: z._default(portSchema, DEFAULT_PORT),
+    env: z._default(envSchema, {}),
+    command: z._default(z.nullable(commandSchema), null),
   })
-  .superRefine((body, context) => memoryFitsCpu(body.cpu_cores, body.memory_mb, context));
+  .check(z.superRefine((body, context) => memoryFitsCpu(body.cpu_cores, body.memory_mb, context)));
 
 export type CreateContainerBody = z.infer<typeof createContainerBody>;
 
@@ -53,16 +53,18 @@ export type CreateContainerBody = z.infer<typeof createContainerBody>;
  */
 export const updateContainerBody = z
   .strictObject({
-    image: image.optional(),
-    port: portSchema.optional(),
-    env: envSchema.optional(),
-    command: commandSchema.nullable().optional(),
-    cpu_cores: cpuCores.optional(),
-    memory_mb: memoryMb.optional(),
-    disk_gb: diskGb.optional(),
+    image: z.optional(image),
+    port: z.optional(portSchema),
+    env: z.optional(envSchema),
+    command: z.optional(z.nullable(commandSchema)),
+    cpu_cores: z.optional(cpuCores),
+    memory_mb: z.optional(memoryMb),
+    disk_gb: z.optional(diskGb),
   })
-  .refine((body) => Object.keys(body).length > 0, {
-    message: 'must change at least one of image, port, env, command, cpu_cores, memory_mb, disk_gb',
-  });
+  .check(
+    z.refine((body) => Object.keys(body).length > 0, {
+      message: 'must change at least one of image, port, env, command, cpu_cores, memory_mb, disk_gb',
+    }),
+  );
 
 export type UpdateContainerBody = z.infer<typeof updateContainerBody>;

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 
 export { DEFAULT_PORT } from './container.js';
 
@@ -24,36 +24,39 @@ export const MAX_COMMAND_ARG_LENGTH = 1024;
 export const isReservedEnvName = (name: string): boolean => name === 'PORT' || name.startsWith('AWS_') || name.startsWith('ECS_');
 
 export function imageSchema(allowedPrefixes: readonly string[]) {
-  return z
-    .string()
-    .max(MAX_IMAGE_LENGTH, `must be at most ${MAX_IMAGE_LENGTH} characters`)
-    .regex(IMAGE_REFERENCE_PATTERN, 'must be an OCI image reference: [registry/]repository[:tag][@sha256:digest]')
-    .refine((image) => allowedPrefixes.length === 0 || allowedPrefixes.some((prefix) => image.startsWith(prefix)), {
+  return z.string().check(
+    z.maxLength(MAX_IMAGE_LENGTH, `must be at most ${MAX_IMAGE_LENGTH} characters`),
+    z.regex(IMAGE_REFERENCE_PATTERN, 'must be an OCI image reference: [registry/]repository[:tag][@sha256:digest]'),
+    z.refine((image) => allowedPrefixes.length === 0 || allowedPrefixes.some((prefix) => image.startsWith(prefix)), {
       message: `must start with one of the allowed prefixes: ${allowedPrefixes.join(', ')}`,
-    });
+    }),
+  );
 }
 
-export const portSchema = z.int('must be a whole number').min(1, 'must be from 1 to 65535').max(65_535, 'must be from 1 to 65535');
+export const portSchema = z
+  .int('must be a whole number')
+  .check(z.minimum(1, 'must be from 1 to 65535'), z.maximum(65_535, 'must be from 1 to 65535'));
 
 export const envSchema = z
   .record(
-    z.string().regex(ENV_NAME_PATTERN, 'names must match ^[A-Za-z_][A-Za-z0-9_]{0,127}$'),
-    z.string(`must be a string`).max(MAX_ENV_VALUE_LENGTH, `must be at most ${MAX_ENV_VALUE_LENGTH} characters`),
+    z.string().check(z.regex(ENV_NAME_PATTERN, 'names must match ^[A-Za-z_][A-Za-z0-9_]{0,127}$')),
+    z.string(`must be a string`).check(z.maxLength(MAX_ENV_VALUE_LENGTH, `must be at most ${MAX_ENV_VALUE_LENGTH} characters`)),
   )
-  .superRefine((env, context) => {
-    const names = Object.keys(env);
-    if (names.length > MAX_ENV_VARIABLES) {
-      context.addIssue({ code: 'custom', message: `must hold at most ${MAX_ENV_VARIABLES} variables` });
-    }
-    for (const name of names.filter(isReservedEnvName)) {
-      context.addIssue({ code: 'custom', path: [name], message: 'is reserved (PORT, AWS_*, ECS_*)' });
-    }
-  });
+  .check(
+    z.superRefine((env, context) => {
+      const names = Object.keys(env);
+      if (names.length > MAX_ENV_VARIABLES) {
+        context.addIssue({ code: 'custom', message: `must hold at most ${MAX_ENV_VARIABLES} variables` });
+      }
+      for (const name of names.filter(isReservedEnvName)) {
+        context.addIssue({ code: 'custom', path: [name], message: 'is reserved (PORT, AWS_*, ECS_*)' });
+      }
+    }),
+  );
 
 export const commandSchema = z
   .array(
-    z.string('must be a string').max(MAX_COMMAND_ARG_LENGTH, `must be at most ${MAX_COMMAND_ARG_LENGTH} characters`),
+    z.string('must be a string').check(z.maxLength(MAX_COMMAND_ARG_LENGTH, `must be at most ${MAX_COMMAND_ARG_LENGTH} characters`)),
     'must be an array of strings',
   )
-  .min(1, 'must hold at least one string')
-  .max(MAX_COMMAND_ARGS, `must hold at most ${MAX_COMMAND_ARGS} strings`);
+  .check(z.minLength(1, 'must hold at least one string'), z.maxLength(MAX_COMMAND_ARGS, `must hold at most ${MAX_COMMAND_ARGS} strings`));

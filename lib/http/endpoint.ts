@@ -1,12 +1,15 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as z from '../zod.js';
 import { TimeoutError } from '../errors.js';
+import { withInvocationLog } from '../log.js';
+import type { Context as LambdaContext } from 'aws-lambda';
 import type { ApiRequest, AuthenticatedRequest } from './api-request.js';
 import { toLambdaResult } from './lambda-result.js';
 import { authenticate, type CredentialResolver } from './middleware/authenticate.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { normalizeRequest } from './middleware/normalize-request.js';
+import { observeRequest } from './middleware/observe-request.js';
 import { parseBody } from './middleware/parse-body.js';
 import type { EndpointContext } from './middleware/types.js';
 import { validateInput } from './middleware/validate-input.js';
@@ -20,7 +23,7 @@ export type RequestFor<Id extends RouteId, Body, Query> = RouteOf<Id>['access'] 
   ? ApiRequest<Body, Query>
   : AuthenticatedRequest<Body, Query>;
 
-export interface EndpointOptions<BodySchema extends z.ZodType | undefined, QuerySchema extends z.ZodType | undefined> {
+export interface EndpointOptions<BodySchema extends z.ZodMiniType | undefined, QuerySchema extends z.ZodMiniType | undefined> {
   body?: BodySchema;
   query?: QuerySchema;
   /**
@@ -31,7 +34,7 @@ export interface EndpointOptions<BodySchema extends z.ZodType | undefined, Query
   resolveCredential?: CredentialResolver;
 }
 
-type Parsed<Schema, Fallback> = Schema extends z.ZodType ? z.infer<Schema> : Fallback;
+type Parsed<Schema, Fallback> = Schema extends z.ZodMiniType ? z.infer<Schema> : Fallback;
 
 /** Lambda gives up at its timeout; answer 504 in the envelope a little before that. */
 const TIMEOUT_MARGIN_MS = 500;
@@ -42,8 +45,8 @@ const TIMEOUT_MARGIN_MS = 500;
  */
 export function endpoint<
   Id extends RouteId,
-  BodySchema extends z.ZodType | undefined = undefined,
-  QuerySchema extends z.ZodType | undefined = undefined,
+  BodySchema extends z.ZodMiniType | undefined = undefined,
+  QuerySchema extends z.ZodMiniType | undefined = undefined,
 >(
   routeId: Id,
   options: EndpointOptions<BodySchema, QuerySchema>,
@@ -59,6 +62,7 @@ export function endpoint<
       throw new TimeoutError('The request took too long');
     },
   })
+    .use(observeRequest(route))
     .use(errorEnvelope())
     .use(normalizeRequest())
     .use(authenticate(route, resolveCredential))
@@ -68,6 +72,11 @@ export function endpoint<
       const reply = await run(context.api as never);
       return toLambdaResult({ ...reply, headers: { 'X-Request-Id': context.api.requestId, ...reply.headers } }, context.api.origin);
     });
+  // Every line the request logs carries Lambda's and API Gateway's request ids (lib/log.ts).
+  const invoke = (event: APIGatewayProxyEvent, context: LambdaContext): Promise<APIGatewayProxyResult> =>
+    withInvocationLog(context, { lambdaRequestId: context.awsRequestId, apiRequestId: event.requestContext?.requestId }, () =>
+      handler(event, context as EndpointContext),
+    );
   // The OpenAPI generator reads the schemas from here, so they are declared only once.
-  return Object.assign(handler, { route, inputSchemas: { body: options.body, query: options.query } });
+  return Object.assign(invoke, { route, inputSchemas: { body: options.body, query: options.query } });
 }

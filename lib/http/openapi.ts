@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import type { InputSchemas } from './middleware/validate-input.js';
 import type { Route } from './routes.js';
 
@@ -61,12 +61,12 @@ function errorStatuses(route: Route, schemas: InputSchemas): number[] {
   return [...statuses].sort();
 }
 
-function jsonSchemaOf(schema: z.ZodType): JsonObject {
+function jsonSchemaOf(schema: z.ZodMiniType): JsonObject {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonObject;
   return rest;
 }
 
-function queryParameters(schema: z.ZodType | undefined): JsonObject[] {
+function queryParameters(schema: z.ZodMiniType | undefined): JsonObject[] {
   if (!schema) return [];
   const json = jsonSchemaOf(schema) as { properties?: Record<string, JsonObject>; required?: string[] };
   return Object.entries(json.properties ?? {}).map(([name, property]) => ({

@@ -1,19 +1,19 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { MIN_PASSWORD_LENGTH } from './identity-service.js';
 
 /** Request bodies of the identity endpoints (docs/api-rules.md). */
 export const signInBody = z.strictObject({
-  email: z.string().min(1).max(320),
-  password: z.string().min(1).max(1024),
+  email: z.string().check(z.minLength(1), z.maxLength(320)),
+  password: z.string().check(z.minLength(1), z.maxLength(1024)),
 });
 
 export const createUserBody = z.strictObject({
-  email: z.email().max(320),
-  password: z.string().min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`).max(1024),
-  role: z.enum(['user', 'admin']).default('user'),
+  email: z.email().check(z.maxLength(320)),
+  password: z.string().check(z.minLength(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`), z.maxLength(1024)),
+  role: z._default(z.enum(['user', 'admin']), 'user'),
 });
 
 export const createTokenBody = z.strictObject({
-  name: z.string().trim().min(1).max(100),
-  expires_in_days: z.int().min(1).max(365).default(90),
+  name: z.string().check(z.trim(), z.minLength(1), z.maxLength(100)),
+  expires_in_days: z._default(z.int().check(z.minimum(1), z.maximum(365)), 90),
 });

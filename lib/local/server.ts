@@ -99,13 +99,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       sendError(response, new InternalError());
       return;
     }
+    // The endpoint itself logs the request's line (lib/http/middleware/observe-request.ts).
     writeProxyResult(response, outcome.value);
-    log.info('Request handled', {
-      routeId: route.id,
-      requestId: event.requestContext.requestId,
-      statusCode: outcome.value.statusCode,
-      durationMs: Date.now() - startedAt,
-    });
   }
 
   await new Promise<void>((resolve, reject) => {

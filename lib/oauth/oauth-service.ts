@@ -12,6 +12,8 @@ import {
   sha256Hex,
 } from '../identity/secrets.js';
 import { isUuid, newId } from '../ids.js';
+import { METRIC } from '../observability/metric-names.js';
+import { countEvent } from '../observability/metrics.js';
 import type { Page, PageRequest } from '../page.js';
 import { invalidClient, type ClientCredentials } from './client-authentication.js';
 import type {
@@ -210,9 +212,12 @@ export class OAuthService {
       await this.authenticateClient(credentials);
       throw request;
     }
-    return request.grantType === 'authorization_code'
-      ? this.redeemAuthorizationCode(credentials, request)
-      : this.refreshTokens(credentials, request);
+    const tokens =
+      request.grantType === 'authorization_code'
+        ? await this.redeemAuthorizationCode(credentials, request)
+        : await this.refreshTokens(credentials, request);
+    countEvent(METRIC.tokenGrants, { grantType: request.grantType });
+    return tokens;
   }
 
   /**
@@ -323,6 +328,7 @@ export class OAuthService {
     if (grant.refreshTokenHash !== tokenHash) {
       // A rotated token presented again means two parties hold it (RFC 9700 section 4.14.2).
       await this.store.revokeGrant(grant.id);
+      countEvent(METRIC.refreshTokenReuse);
       throw invalidGrant('The refresh token was already used; every token of this authorization is revoked');
     }
     // DynamoDB deletes expired items lazily, so expiry is checked here, not left to TTL.

@@ -1,38 +1,38 @@
-import * as z from 'zod';
+import * as z from '../zod.js';
 import { config } from '../config.js';
 import { redirectUriProblem } from './redirect-uris.js';
 
 const MAX_REDIRECT_URIS = 10;
 
-const redirectUris = z
-  .array(z.string())
-  .min(1, 'must list at least one redirect URI')
-  .max(MAX_REDIRECT_URIS, `must list at most ${MAX_REDIRECT_URIS} redirect URIs`)
-  .superRefine((uris, context) => {
+const redirectUris = z.array(z.string()).check(
+  z.minLength(1, 'must list at least one redirect URI'),
+  z.maxLength(MAX_REDIRECT_URIS, `must list at most ${MAX_REDIRECT_URIS} redirect URIs`),
+  z.superRefine((uris, context) => {
     uris.forEach((uri, index) => {
       const problem = redirectUriProblem(uri, { allowInsecureLoopback: config.ALLOW_INSECURE_REDIRECT_URIS });
       if (problem) context.addIssue({ code: 'custom', path: [index], message: problem });
     });
     if (new Set(uris).size !== uris.length) context.addIssue({ code: 'custom', message: 'must not list a redirect URI twice' });
-  });
+  }),
+);
 
-const name = z.string().trim().min(1).max(100);
-const description = z.string().max(1000);
+const name = z.string().check(z.trim(), z.minLength(1), z.maxLength(100));
+const description = z.string().check(z.maxLength(1000));
 
 /** Request bodies of the application endpoints (docs/oauth.md); unknown fields are 400. */
 export const registerAppBody = z.strictObject({
   name,
-  description: description.default(''),
+  description: z._default(description, ''),
   redirect_uris: redirectUris,
 });
 
 export const updateAppBody = z
-  .strictObject({ name: name.optional(), description: description.optional(), redirect_uris: redirectUris.optional() })
-  .refine((body) => Object.values(body).some((value) => value !== undefined), 'name, description or redirect_uris is required');
+  .strictObject({ name: z.optional(name), description: z.optional(description), redirect_uris: z.optional(redirectUris) })
+  .check(z.refine((body) => Object.values(body).some((value) => value !== undefined), 'name, description or redirect_uris is required'));
 
 /** The consent form: the request it answers and the user's decision (the CSRF token is the middleware's). */
 export const consentDecisionBody = z.strictObject({
-  csrf_token: z.string().optional(),
-  request: z.string().max(100),
+  csrf_token: z.optional(z.string()),
+  request: z.string().check(z.maxLength(100)),
   decision: z.enum(['approve', 'deny']),
 });

@@ -27,7 +27,9 @@ interface Stack {
  * The stack runs three times on one DATA_DIR, as a developer would run it: a first start,
  * a start after a clean Ctrl-C, and a start after the stack was killed with SIGKILL.
  */
-describe('npm start', () => {
+// A cold start (tsx, DynamoDB Local's JVM) takes about 5 s alone and has taken over 30 s on a
+// loaded 2-core machine, so each step may take up to 50 s and each test up to two minutes.
+describe('npm start', { timeout: 120_000 }, () => {
   let dataDir: string;
   let dynamoDbPort: number;
   const stacks: ChildProcess[] = [];
@@ -75,7 +77,7 @@ describe('npm start', () => {
     stacks.push(child);
     processGroups.add(child.pid!);
     const output = collectOutput(child);
-    const listening = await output.waitFor(/listening on (http:\/\/\S+)/, 30_000);
+    const listening = await output.waitFor(/listening on (http:\/\/\S+)/, 50_000);
     expect(listening[1]).toBe(`http://127.0.0.1:${port}`);
     return { process: child, baseUrl: listening[1]!, output };
   }

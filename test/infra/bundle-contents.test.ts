@@ -59,4 +59,22 @@ describe('function bundles', () => {
       expect(has(inputs, 'infra/lambda-no-event-streams.ts'), handler).toBe(true);
     }
   });
+
+  it('validate with zod/mini and its English messages, not classic zod', () => {
+    for (const handler of ['functions/containers/create.ts', 'functions/oauth/register-app.ts', 'functions/sessions/create.ts']) {
+      const inputs = inputsOf(handler);
+      expect(has(inputs, 'zod/v4/mini/'), handler).toBe(true);
+      expect(has(inputs, 'zod/v4/classic/'), handler).toBe(false);
+      expect(
+        inputs.filter((input) => input.includes('zod/v4/locales/')),
+        handler,
+      ).toEqual([expect.stringContaining('locales/en.js')]);
+    }
+  });
+
+  it('leave out the endpoint-discovery cache, which no DynamoDB command reads', () => {
+    const inputs = inputsOf('functions/oauth/token.ts');
+    expect(has(inputs, 'mnemonist'), 'mnemonist').toBe(false);
+    expect(has(inputs, 'infra/lambda-no-endpoint-cache.ts')).toBe(true);
+  });
 });

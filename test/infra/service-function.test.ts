@@ -65,14 +65,21 @@ describe('ServiceFunction', () => {
     expect(resource(template, logGroupId).Properties?.RetentionInDays).toBe(30);
   });
 
-  it('starts with a role that may only write its own logs, without managed policies', () => {
+  it('starts with a role that may only write its own logs and X-Ray traces, without managed policies', () => {
     // Prepare
     const roleId = stack.getLogicalId(serviceFunction.role.node.defaultChild as CfnElement);
     // Act
     const statements = statementsOfRole(template, roleId);
     // Assess
     expect(resource(template, roleId).Properties?.ManagedPolicyArns).toBeUndefined();
-    expect(actionsOf(statements).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+    expect(actionsOf(statements).sort()).toEqual([
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+      'xray:PutTelemetryRecords',
+      'xray:PutTraceSegments',
+    ]);
+    const logStatement = statements.find((statement) => actionsOf([statement]).includes('logs:PutLogEvents'));
+    expect(logStatement?.Resource).not.toBe('*');
   });
 
   it('ships a minified ESM bundle with a linked source map', () => {

@@ -1,22 +1,22 @@
-import type { z } from 'zod';
+import type * as z from '../../zod.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { isUuid } from '../../ids.js';
 import type { EndpointMiddleware } from './types.js';
 
 export interface InputSchemas {
-  body?: z.ZodType;
-  query?: z.ZodType;
+  body?: z.ZodMiniType;
+  query?: z.ZodMiniType;
 }
 
 /** A short, client-facing summary of what failed validation, never the offending values. */
-export function describeIssues(error: z.ZodError): string {
+export function describeIssues(error: z.core.$ZodError): string {
   return error.issues
     .slice(0, 5)
     .map((issue) => (issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
     .join('; ');
 }
 
-export function parseInput<Schema extends z.ZodType>(schema: Schema, value: unknown, what: string): z.infer<Schema> {
+export function parseInput<Schema extends z.ZodMiniType>(schema: Schema, value: unknown, what: string): z.infer<Schema> {
   const result = schema.safeParse(value);
   if (!result.success) throw new BadRequestError(`Invalid ${what}: ${describeIssues(result.error)}`);
   return result.data;

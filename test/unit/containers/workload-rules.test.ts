@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type * as z from 'zod';
+import type * as z from '../../../lib/zod.js';
 import { createContainerBody, updateContainerBody } from '../../../lib/containers/schemas.js';
 import { commandSchema, envSchema, imageSchema, portSchema } from '../../../lib/containers/workload-rules.js';
 
-const issuesOf = (schema: z.ZodType, value: unknown): string[] => {
+const issuesOf = (schema: z.ZodMiniType, value: unknown): string[] => {
   const result = schema.safeParse(value);
   return result.success ? [] : result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
 };

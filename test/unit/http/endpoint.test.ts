@@ -1,6 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import * as z from 'zod';
+import * as z from '../../../lib/zod.js';
 import { endpoint } from '../../../lib/http/endpoint.js';
 import { ok } from '../../../lib/http/reply.js';
 import type { Authentication } from '../../../lib/identity/identity-service.js';
@@ -34,7 +34,7 @@ async function call(handler: (event: never, context: never) => Promise<APIGatewa
 
 const createToken = endpoint(
   'createToken',
-  { body: z.strictObject({ name: z.string().min(1) }), resolveCredential: resolve },
+  { body: z.strictObject({ name: z.string().check(z.minLength(1)) }), resolveCredential: resolve },
   async ({ body }) => ok({ echoed: body.name }),
 );
 const deleteToken = endpoint('deleteToken', { resolveCredential: resolve }, async ({ params }) => ok(params.token_id));

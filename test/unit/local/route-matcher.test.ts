@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compilePathTemplate, createRouteMatcher } from '../../lib/local/route-matcher.js';
+import { compilePathTemplate, createRouteMatcher } from '../../../lib/local/route-matcher.js';
 
 const routes = [
   { id: 'listTokens', method: 'GET', path: '/api/v1/tokens' },

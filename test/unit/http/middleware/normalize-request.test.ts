@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { toApiRequest } from '../../../lib/http/middleware/normalize-request.js';
-import { proxyEvent } from '../../support/lambda-event.js';
+import { toApiRequest } from '../../../../lib/http/middleware/normalize-request.js';
+import { proxyEvent } from '../../../support/lambda-event.js';
 
 describe('toApiRequest', () => {
   it('takes the origin from the domain API Gateway recorded, not from a client-sent X-Forwarded-Host', () => {

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { createContainerBody } from '../../../../lib/containers/schemas.js';
+import { parseInput } from '../../../../lib/http/middleware/validate-input.js';
+import { pageQuerySchema } from '../../../../lib/http/pagination.js';
+import { createTokenBody } from '../../../../lib/identity/schemas.js';
+
+const messageFor = (parse: () => unknown): string => {
+  try {
+    parse();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected a 400');
+};
+
+describe('request validation messages', () => {
+  // lib/zod.ts loads zod's English messages into zod/mini, which has none of its own ("Invalid input").
+  it.each([
+    [createTokenBody, { name: 'ci', expires_in_days: 400 }, 'Invalid request body: expires_in_days: Too big: expected number to be <=365'],
+    [createTokenBody, { name: '  ' }, 'Invalid request body: name: Too small: expected string to have >=1 characters'],
+    [createTokenBody, { name: 'ci', extra: true }, 'Invalid request body: Unrecognized key: "extra"'],
+    [createTokenBody, { name: 7 }, 'Invalid request body: name: Invalid input: expected string, received number'],
+    [createContainerBody, { hostname: 'web', cpu_cores: 3 }, 'Invalid request body: cpu_cores: must be one of 1, 2, 4, 8 or 16'],
+    [
+      createContainerBody,
+      { hostname: 'web', cpu_cores: 1, memory_mb: 9000 },
+      'Invalid request body: memory_mb: must be at most 8192 for 1 CPU core',
+    ],
+  ])('names the field and the rule in English: %#', (schema, body, message) => {
+    expect(messageFor(() => parseInput(schema, body, 'request body'))).toBe(message);
+  });
+
+  it('reads limit as a whole number from 1 to 1000, defaulting to 100', () => {
+    expect(parseInput(pageQuerySchema, {}, 'query parameters')).toEqual({ limit: 100 });
+    expect(parseInput(pageQuerySchema, { limit: '25' }, 'query parameters')).toEqual({ limit: 25 });
+    expect(messageFor(() => parseInput(pageQuerySchema, { limit: '0' }, 'query parameters'))).toBe(
+      'Invalid query parameters: limit: must be at least 1',
+    );
+    expect(messageFor(() => parseInput(pageQuerySchema, { limit: '2.5' }, 'query parameters'))).toBe(
+      'Invalid query parameters: limit: must be a whole number from 1 to 1000',
+    );
+  });
+});

@@ -7,6 +7,9 @@ const list = z
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false'])]).transform((value) => value === true || value === 'true');
 
+/** The retention periods CloudWatch Logs accepts (PutRetentionPolicy), in days. */
+const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
+
 /** Every deployment setting, read from CDK context (`cdk.json` or `-c key=value`). */
 const settingsSchema = z
   .object({
@@ -52,6 +55,24 @@ const settingsSchema = z
     /** An address subscribed to the alarm topic; the subscription waits for its confirmation. */
     alarmEmail: z.email().optional(),
     containerImage: z.string().min(1).default('public.ecr.aws/nginx/nginx:stable-alpine'),
+    /** Registry prefixes a container's image must start with (ALLOWED_IMAGE_PREFIXES); empty allows any. */
+    allowedImagePrefixes: list.optional(),
+    /** Days the workload log group keeps container output; one of the values CloudWatch Logs accepts. */
+    containerLogRetentionDays: z.coerce
+      .number()
+      .int()
+      .refine((days) => LOG_RETENTION_DAYS.includes(days), { message: `must be one of ${LOG_RETENTION_DAYS.join(', ')}` })
+      .default(7),
+    /** Containers answer at https://{hostname}.{appsDomain}/ (with appsCertificateArn); unset: no routing resources. */
+    appsDomain: z
+      .string()
+      .regex(/^(?=.{1,200}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'must be a lowercase DNS name, e.g. apps.example.com')
+      .optional(),
+    /** An ACM certificate in the stack's region for *.{appsDomain}. */
+    appsCertificateArn: z
+      .string()
+      .regex(/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/, 'must be an ACM certificate ARN')
+      .optional(),
     taskFamily: z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,255}$/)
@@ -69,6 +90,9 @@ const settingsSchema = z
     /** Per-user quota (QUOTA_MAX_CONTAINERS, QUOTA_MAX_RUNNING_CPU on the functions); admins are exempt. */
     quotaMaxContainers: z.coerce.number().int().min(0).max(1_000_000).default(20),
     quotaMaxRunningCpu: z.coerce.number().min(0).max(1_000_000).default(16),
+  })
+  .refine((settings) => Boolean(settings.appsDomain) === Boolean(settings.appsCertificateArn), {
+    message: 'appsDomain and appsCertificateArn go together: set both to route https://{hostname}.{appsDomain}/, or neither',
   })
   .refine((settings) => !settings.vpcId || (settings.subnetIds?.length && settings.availabilityZones?.length), {
     message: 'vpcId needs subnetIds and availabilityZones (comma-separated, one subnet per zone)',

@@ -1,8 +1,10 @@
 import { CfnOutput, Duration, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { routes as routeTable, type Route, type RoutePermissions } from '../lib/http/routes.js';
+import { AppRouting } from './constructs/app-routing.js';
 import { ContainerWorkload } from './constructs/container-workload.js';
 import { OperationsMonitoring } from './constructs/operations-monitoring.js';
 import { FunctionBundles } from './constructs/function-bundles.js';
@@ -52,11 +54,24 @@ export class ContainerHostingStack extends Stack {
       image: settings.containerImage,
       taskFamily: settings.taskFamily,
       natGateways: settings.natGateways,
+      logRetentionDays: settings.containerLogRetentionDays as RetentionDays,
       existingNetwork:
         settings.vpcId && settings.subnetIds && settings.availabilityZones
           ? { vpcId: settings.vpcId, subnetIds: settings.subnetIds, availabilityZones: settings.availabilityZones }
           : undefined,
     });
+
+    // https://{hostname}.{appsDomain}/ only when both are given (infra/settings.ts); otherwise no routing resources and url null.
+    const routing =
+      settings.appsDomain && settings.appsCertificateArn
+        ? new AppRouting(this, 'Routing', {
+            vpc: workload.vpc,
+            cluster: workload.cluster,
+            appsDomain: settings.appsDomain,
+            certificateArn: settings.appsCertificateArn,
+            workloadSecurityGroup: workload.securityGroup,
+          })
+        : undefined;
 
     const everyFunctionEnvironment: Record<string, string> = {
       ALLOW_INSECURE_REDIRECT_URIS: String(settings.allowInsecureRedirectUris),
@@ -68,9 +83,17 @@ export class ContainerHostingStack extends Stack {
       ...workload.functionEnvironment,
       START_BUDGET_MS: String(settings.startBudgetMs),
     };
-    const environmentFor = (permissions: RoutePermissions): Record<string, string> => ({
+    // What functions that validate or answer container records read: the default image, the allowed
+    // image prefixes, and the apps domain of each record's url (lib/config.ts).
+    const containerRecordEnvironment: Record<string, string> = {
+      CONTAINER_IMAGE: settings.containerImage,
+      ...(settings.allowedImagePrefixes?.length ? { ALLOWED_IMAGE_PREFIXES: settings.allowedImagePrefixes.join(',') } : {}),
+      ...(settings.appsDomain ? { APPS_DOMAIN: settings.appsDomain } : {}),
+    };
+    const environmentFor = (permissions: RoutePermissions, path?: string): Record<string, string> => ({
       ...everyFunctionEnvironment,
-      ...((permissions.ecs?.length ?? 0) > 0 || permissions.metrics ? containerEnvironment : {}),
+      ...(path === undefined || path.startsWith('/api/v1/containers') ? containerRecordEnvironment : {}),
+      ...((permissions.ecs?.length ?? 0) > 0 || permissions.metrics || permissions.logs ? containerEnvironment : {}),
     });
     const permissionTargets = {
       table: { table: store.table, indexNames: store.indexNames },
@@ -84,7 +107,7 @@ export class ContainerHostingStack extends Stack {
         bundles,
         tableName: store.table.tableName,
         timeout: route.timeoutSeconds === undefined ? undefined : Duration.seconds(route.timeoutSeconds),
-        environment: environmentFor(route.permissions),
+        environment: environmentFor(route.permissions, route.path),
         description: `${route.method} ${route.path}`,
         tracing: settings.tracing,
         logLevel: settings.logLevel,
@@ -124,13 +147,14 @@ export class ContainerHostingStack extends Stack {
       entry: taskStateChangedFunction.handler,
       bundles,
       tableName: store.table.tableName,
-      environment: environmentFor(taskStateChangedFunction.permissions),
+      environment: { ...environmentFor(taskStateChangedFunction.permissions), ...routing?.functionEnvironment },
       description: 'ECS task state change events',
       deadLetterQueue: taskStateEvents.deadLetterQueue,
       tracing: settings.tracing,
       logLevel: settings.logLevel,
     });
     grantRoutePermissions(taskStateChanged.role, taskStateChangedFunction.permissions, permissionTargets);
+    routing?.grantRecordChanges(taskStateChanged.role);
     taskStateEvents.deliverTo(taskStateChanged.function);
     this.functions.set(taskStateChangedFunction.id, taskStateChanged);
 
@@ -173,6 +197,12 @@ export class ContainerHostingStack extends Stack {
     new CfnOutput(this, 'TaskStateDeadLetterQueueUrl', { value: taskStateEvents.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn, description: 'Every alarm notifies this topic' });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
+    if (routing && settings.appsDomain) {
+      new CfnOutput(this, 'AppsLoadBalancerDnsName', {
+        value: routing.loadBalancer.loadBalancerDnsName,
+        description: `Create the DNS record *.${settings.appsDomain} (CNAME, or a Route 53 alias A/AAAA) pointing at this name`,
+      });
+    }
   }
 }
 

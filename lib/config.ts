@@ -36,8 +36,16 @@ const configSchema = z.object({
   START_BUDGET_MS: wholeNumber(0, 28_000, 25_000),
   CONTAINER_RUNTIME: z._default(z.enum(['ecs', 'local']), 'ecs'),
   ECS_CLUSTER_ARN: z.optional(z.string()),
+  /** The deployment's own task definition: the metrics family of tasks that recorded none. */
   ECS_TASK_DEFINITION_ARN: z.optional(z.string()),
   ECS_CONTAINER_NAME: z._default(z.string(), 'app'),
+  /** Prefix of the task definition families registered per (image, port). */
+  ECS_TASK_FAMILY: z._default(z.string().check(z.regex(/^[A-Za-z0-9_-]{1,200}$/)), 'container-hosting-workload'),
+  ECS_TASK_ROLE_ARN: z.optional(z.string()),
+  ECS_EXECUTION_ROLE_ARN: z.optional(z.string()),
+  /** The workload log group (awslogs) and the stream prefix: a task's stream is `<prefix>/<container name>/<task id>`. */
+  ECS_LOG_GROUP: z.optional(z.string()),
+  ECS_LOG_STREAM_PREFIX: z._default(z.string(), 'app'),
   ECS_SUBNET_IDS: commaList,
   ECS_SECURITY_GROUP_IDS: commaList,
   ECS_ASSIGN_PUBLIC_IP: flag,
@@ -50,6 +58,9 @@ const configSchema = z.object({
    * local stack). Unset: containers are not reachable and their `url` is null.
    */
   APPS_DOMAIN: z.optional(z.string().check(z.regex(/^[a-z0-9.-]+(:\d{1,5})?$/i, 'must be a domain name, optionally with a port'))),
+  /** The private Route 53 zone (id and name) where the task state function keeps each running container's records (AWS routing). */
+  APPS_DNS_ZONE_ID: z.optional(z.string()),
+  APPS_DNS_ZONE_NAME: z.optional(z.string()),
   /** `https` behind the load balancer on AWS; `http` on the local stack. */
   APPS_URL_SCHEME: z._default(z.enum(['http', 'https']), 'https'),
   /** The local runtime's container process; `{hostname}` and `{port}` are substituted. */

@@ -33,6 +33,9 @@ const env = {
   ECS_TASK_DEFINITION_ARN: 'arn:aws:ecs:eu-west-1:123456789012:task-definition/t:1',
   ECS_SUBNET_IDS: 'subnet-a',
   ECS_SECURITY_GROUP_IDS: 'sg-a',
+  ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
+  ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
+  ECS_LOG_GROUP: 'workload-logs',
 };
 try {
   for (const [index, id] of ids.entries()) {

@@ -1,23 +1,38 @@
 import middy from '@middy/core';
 import type { Context, EventBridgeEvent } from 'aws-lambda';
-import { containerServiceWith } from '../../lib/wiring/containers.js';
+import { config } from '../../lib/config.js';
+import { keepRouteCurrent } from '../../lib/containers/app-routes.js';
 import { log, withInvocationLog } from '../../lib/log.js';
-import { taskStatusFromEcs, type EcsTaskFields } from '../../lib/runtimes/ecs-runtime.js';
+import {
+  taskEndpointFromEcs,
+  taskStatusFromEcs,
+  type EcsTaskFields,
+  type EcsTaskNetworkFields,
+} from '../../lib/runtimes/ecs-task-status.js';
+import { appRoutesFrom } from '../../lib/wiring/app-routes.js';
+import { containerServiceWith, containerStore } from '../../lib/wiring/containers.js';
+
+type TaskStateChange = EventBridgeEvent<'ECS Task State Change', EcsTaskFields & EcsTaskNetworkFields>;
 
 const containerService = containerServiceWith();
+/** Undefined where nothing routes to containers (no appsDomain). */
+const appRoutes = appRoutesFrom(config);
 
 /**
- * EventBridge "ECS Task State Change" → the container's state. A malformed event or a task
- * not started for a container is dropped; a failure to apply one is thrown, so Lambda's
- * asynchronous retries deliver it again (applying is idempotent).
+ * EventBridge "ECS Task State Change" → the container's state, and its routing records. A
+ * malformed event or a task not started for a container is dropped; a failure to apply one is
+ * thrown, so Lambda's asynchronous retries deliver it again (applying is idempotent).
  */
-const applyTaskStateChange = middy<EventBridgeEvent<'ECS Task State Change', EcsTaskFields>, void>().handler(async (event) => {
+const applyTaskStateChange = middy<TaskStateChange, void>().handler(async (event) => {
   const status = taskStatusFromEcs(event.detail ?? {});
   if (!status) {
     log.warn('Ignored a task state change without a container', { eventId: event.id });
     return;
   }
   const outcome = await containerService.applyTaskStatus(status);
+  const route = appRoutes
+    ? await keepRouteCurrent(appRoutes, status, taskEndpointFromEcs(event.detail), () => containerStore.get(status.containerId))
+    : 'unchanged';
   log.info('Task state change', {
     eventId: event.id,
     containerId: status.containerId,
@@ -25,8 +40,9 @@ const applyTaskStateChange = middy<EventBridgeEvent<'ECS Task State Change', Ecs
     version: status.version,
     lastStatus: status.lastStatus,
     outcome,
+    route,
   });
 });
 
-export const handler = (event: EventBridgeEvent<'ECS Task State Change', EcsTaskFields>, context: Context): Promise<void> =>
+export const handler = (event: TaskStateChange, context: Context): Promise<void> =>
   withInvocationLog(context, { lambdaRequestId: context.awsRequestId }, () => applyTaskStateChange(event, context));

@@ -25,7 +25,12 @@ export interface ContainerWorkloadProps {
   natGateways: number;
   /** Runs tasks in this VPC instead of creating one; given without lookups so synth stays offline. */
   existingNetwork?: ExistingNetwork;
+  /** How long the workload log group keeps container output (context `containerLogRetentionDays`); default 7. */
+  logRetentionDays?: logs.RetentionDays;
 }
+
+/** awslogs-stream-prefix: a task's stream is `app/app/<task id>` (prefix, container name, task id). */
+export const WORKLOAD_LOG_STREAM_PREFIX = WORKLOAD_CONTAINER_NAME;
 
 /**
  * Where user containers run: a Fargate task family in an ECS cluster with Container Insights
@@ -40,6 +45,8 @@ export class ContainerWorkload extends Construct {
   readonly executionRole: iam.Role;
   readonly securityGroup: ec2.SecurityGroup;
   readonly taskSubnetIds: string[];
+  /** Where every workload task's output goes; functions register task definitions that log here. */
+  readonly logGroup: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: ContainerWorkloadProps) {
     super(scope, id);
@@ -79,13 +86,15 @@ export class ContainerWorkload extends Construct {
       taskRole: this.taskRole,
       executionRole: this.executionRole,
     });
-    const logGroup = new logs.LogGroup(this, 'TaskLogs', { retention: logs.RetentionDays.ONE_MONTH });
+    this.logGroup = new logs.LogGroup(this, 'TaskLogs', { retention: props.logRetentionDays ?? logs.RetentionDays.ONE_WEEK });
     this.taskDefinition.addContainer(WORKLOAD_CONTAINER_NAME, {
       containerName: WORKLOAD_CONTAINER_NAME,
       image: containerImageFor(this, props.image, this.executionRole),
       essential: true,
-      logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: WORKLOAD_CONTAINER_NAME }),
+      logging: ecs.LogDrivers.awsLogs({ logGroup: this.logGroup, streamPrefix: WORKLOAD_LOG_STREAM_PREFIX }),
     });
+    // Task definitions the functions register (one per image and port) log to the same group.
+    this.logGroup.grantWrite(this.executionRole);
   }
 
   /** What a function needs to be granted run, stop and describe on this workload. */
@@ -96,6 +105,7 @@ export class ContainerWorkload extends Construct {
       taskDefinitionFamily: this.taskDefinition.family,
       taskRole: this.taskRole,
       executionRole: this.executionRole,
+      logGroupArn: this.logGroup.logGroupArn,
     };
   }
 
@@ -109,6 +119,11 @@ export class ContainerWorkload extends Construct {
       ECS_SUBNET_IDS: Fn.join(',', this.taskSubnetIds),
       ECS_SECURITY_GROUP_IDS: this.securityGroup.securityGroupId,
       ECS_ASSIGN_PUBLIC_IP: 'false',
+      ECS_TASK_FAMILY: this.taskDefinition.family,
+      ECS_TASK_ROLE_ARN: this.taskRole.roleArn,
+      ECS_EXECUTION_ROLE_ARN: this.executionRole.roleArn,
+      ECS_LOG_GROUP: this.logGroup.logGroupName,
+      ECS_LOG_STREAM_PREFIX: WORKLOAD_LOG_STREAM_PREFIX,
     };
   }
 }

@@ -34,6 +34,8 @@ export interface WorkloadAccess {
   taskDefinitionFamily: string;
   taskRole: iam.IRole;
   executionRole: iam.IRole;
+  /** The log group workload tasks write to (awslogs); the logs route reads it. */
+  logGroupArn?: string;
 }
 
 export interface PermissionTargets {
@@ -61,6 +63,20 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
   if (ecsActions.length > 0) {
     if (!targets.workload) throw new Error('A route asks for ECS permissions but the stack has no container workload');
     grantWorkloadActions(role, ecsActions, targets.workload);
+  }
+
+  if (permissions.logs) {
+    const logGroupArn = targets.workload?.logGroupArn;
+    if (!logGroupArn) throw new Error('A route asks to read container logs but the stack has no workload log group');
+    // The workload log group only; its ARN ends in `:*`, which covers its streams (GetLogEvents reads one stream).
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['logs:FilterLogEvents', 'logs:GetLogEvents'], resources: [logGroupArn] }),
+    );
+    acknowledgeWildcardResource(
+      role,
+      logGroupArn,
+      "The workload log group's ARN ends in :* so that it covers the group's log streams, one per task, named at run time.",
+    );
   }
 
   if (permissions.metrics) {
@@ -107,13 +123,24 @@ function grantWorkloadActions(
   const inCluster = { ArnEquals: { 'ecs:cluster': workload.clusterArn } };
 
   if (actions.includes('run')) {
-    // Any revision of our one family: every deployment registers a new revision.
+    // Any revision of our families: one per (image, port), `<family prefix>-<hash>` (lib/runtimes/ecs-runtime.ts).
     const anyRevisionOfFamily = stack.formatArn({
       service: 'ecs',
       resource: 'task-definition',
-      resourceName: `${workload.taskDefinitionFamily}:*`,
+      resourceName: `${workload.taskDefinitionFamily}-*:*`,
       arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
     });
+    // The service authorization reference lists no resource type for these two, so "*"
+    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonelasticcontainerservice.html);
+    // what a registered task definition may use is bounded by iam:PassRole below: the two workload roles only.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['ecs:DescribeTaskDefinition', 'ecs:RegisterTaskDefinition'], resources: ['*'] }),
+    );
+    acknowledgeNagRule(
+      role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'ecs:RegisterTaskDefinition and ecs:DescribeTaskDefinition have no resource-level permissions (IAM service authorization reference), so their resource must be "*"; a registered definition can only use the two workload roles this role may pass.',
+    );
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: ['ecs:RunTask'], resources: [anyRevisionOfFamily], conditions: inCluster }),
     );
@@ -135,7 +162,7 @@ function grantWorkloadActions(
     acknowledgeWildcardResource(
       role,
       anyRevisionOfFamily,
-      'ecs:RunTask is limited to our one task definition family; the revision is a wildcard because every deployment registers a new one, and the ecs:cluster condition keeps the tasks in our cluster.',
+      'ecs:RunTask is limited to our task definition families (one per image and port, registered on demand with a common prefix); family suffix and revision are wildcards because they are made at run time, and the ecs:cluster condition keeps the tasks in our cluster.',
     );
   }
   if (actions.includes('stop')) {

@@ -10,6 +10,7 @@ import type { ContainerStore } from './container-store.js';
 import type { ContainerLogs, LogPage } from './logs.js';
 import { clampPercent, roundTo, type ContainerMetrics, type TaskUsageSource } from './metrics.js';
 import type { ContainerRuntime, TaskStatus } from './runtime.js';
+import { assertOverridesFit } from './task-overrides.js';
 import { maxMemoryMbFor, provisionedDiskGbFor } from './task-size.js';
 import { containerStateFor } from './task-status.js';
 import { planTransition, type ContainerAction } from './transitions.js';
@@ -89,6 +90,7 @@ export class ContainerService {
    * record is still answered, so the caller learns its id and can start or delete it.
    */
   async create(caller: Caller, spec: ContainerSpec): Promise<StoredContainer> {
+    assertOverridesFit(spec);
     const now = this.isoNow();
     const container: StoredContainer = {
       id: newId(this.now()),
@@ -141,6 +143,8 @@ export class ContainerService {
         `Invalid request body: memory_mb: must be at most ${maxMemoryMb} for ${cpuCores} CPU core${cpuCores === 1 ? '' : 's'}`,
       );
     }
+    const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as Partial<Workload>;
+    assertOverridesFit({ ...container, ...given });
     return this.onFreshState(container, (current) =>
       this.store.updateWorkload(
         current.id,
@@ -225,7 +229,12 @@ export class ContainerService {
     if (container.state !== 'running' || !container.taskArn) {
       return { cpu_percent: 0, memory_used_mb: 0, disk_used_gb: 0, ...totals, sampled_at: null };
     }
-    const usage = await this.usage.usageOf({ taskArn: container.taskArn, containerId, cpuCores: container.cpuCores });
+    const usage = await this.usage.usageOf({
+      taskArn: container.taskArn,
+      containerId,
+      cpuCores: container.cpuCores,
+      ...(container.taskDefinitionArn ? { taskDefinitionArn: container.taskDefinitionArn } : {}),
+    });
     // Two decimals of a percent and of a megabyte, three of a gigabyte (a megabyte): finer is noise.
     return {
       cpu_percent: roundTo(clampPercent(usage.cpuPercent), 2),
@@ -253,7 +262,12 @@ export class ContainerService {
       if (!container || container.taskArn !== status.taskArn) return { outcome: 'ignored', container };
       if (container.taskVersion !== undefined && status.version <= container.taskVersion) return { outcome: 'ignored', container };
       const state = containerStateFor(status) ?? container.state;
-      const update = { taskArn: status.taskArn, taskVersion: status.version, state };
+      const update = {
+        taskArn: status.taskArn,
+        taskVersion: status.version,
+        state,
+        ...(status.taskDefinitionArn ? { taskDefinitionArn: status.taskDefinitionArn } : {}),
+      };
       const updated = await this.store.applyTaskStatus(container.id, update, this.isoNow(), this.releaseOf(container, state));
       if (updated) {
         // The write is conditional on the task version, so each change is counted once, by whoever made it.

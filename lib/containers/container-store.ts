@@ -7,6 +7,8 @@ export interface TaskStatusUpdate {
   taskArn: string;
   taskVersion: number;
   state: ContainerState;
+  /** The task definition the task runs, when the runtime reports one (ECS). */
+  taskDefinitionArn?: string;
 }
 
 /** Where the reconciler's walks stopped (lib/containers/reconciler.ts); absent cursors start from the beginning. */

@@ -51,6 +51,8 @@ export interface StoredContainer extends Container {
   taskArn?: string;
   /** The highest task status version applied, so older or repeated task events are ignored. */
   taskVersion?: number;
+  /** The task definition the current task runs, as its status reported it (ECS); names its metrics. */
+  taskDefinitionArn?: string;
 }
 
 /** The ContainerRecord of the interface spec. */

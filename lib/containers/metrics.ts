@@ -13,6 +13,8 @@ export interface TaskUsageQuery {
   taskArn: string;
   containerId: string;
   cpuCores: number;
+  /** The task definition the task runs, as recorded from its status (ECS). */
+  taskDefinitionArn?: string;
 }
 
 /** Measured use of a running task; figures with no measurement yet are 0. */

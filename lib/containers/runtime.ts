@@ -53,6 +53,8 @@ export interface TaskStatus {
   startedAt?: string;
   stopCode?: string;
   stoppedReason?: string;
+  /** The task definition the task runs (ECS); names the task's metrics family. */
+  taskDefinitionArn?: string;
 }
 
 /** Where containers run: ECS Fargate, or processes on this machine. */

@@ -29,7 +29,13 @@ Checks run in this order: route (404 / 405 METHOD_NOT_ALLOWED) → credentials (
 POST, PATCH and DELETE (403 CSRF_REJECTED) → role or scope (403 FORBIDDEN) → body and query (400 BAD_REQUEST) →
 resource (404 NOT_FOUND; a path id that is not a UUID is 404 too) → state or uniqueness (409 CONFLICT) → quota (403 QUOTA_EXCEEDED).
 JSON bodies are limited to 16 KiB (413). Lists are newest first, take \`limit\` (1..1000, default 100) and an opaque
-\`cursor\`, and give the next page's URL in a \`Link: <…>; rel="next"\` header.`;
+\`cursor\`, and give the next page's URL in a \`Link: <…>; rel="next"\` header.
+
+A container answers at its record's \`url\`: \`http://{hostname}.localhost:{port}/\` on the local stack, and on AWS
+\`https://{hostname}.{appsDomain}/\` through a load balancer and a fleet of reverse proxies that find the container's task
+by hostname in a private DNS zone (\`url\` is null on a deployment without an apps domain). A container's logs are its
+process's output across its last 20 tasks: JSON lines on disk locally, CloudWatch Logs (awslogs) on AWS, within the log
+retention. Create and PATCH refuse (400) an \`env\` and \`command\` that together pass ECS's 8192 characters of task overrides.`;
 
 function securityFor(route: Route): JsonObject[] | undefined {
   switch (route.access) {

@@ -45,7 +45,8 @@ export class CloudWatchMetrics implements TaskUsageSource {
 
   constructor(
     private readonly clusterName: string,
-    private readonly taskDefinitionFamily: string,
+    /** The family of tasks that recorded no task definition (those started before families per image and port). */
+    private readonly defaultTaskDefinitionFamily: string,
     private readonly client: CloudWatchClient = cloudWatchClient,
     private readonly now: () => number = Date.now,
   ) {}
@@ -66,7 +67,11 @@ export class CloudWatchMetrics implements TaskUsageSource {
   private async readUsage(task: TaskUsageQuery): Promise<TaskUsage> {
     const dimensions = [
       { Name: 'ClusterName', Value: this.clusterName },
-      { Name: 'TaskDefinitionFamily', Value: this.taskDefinitionFamily },
+      // The family of the task's own task definition: each (image, port) has one (lib/runtimes/ecs-runtime.ts).
+      {
+        Name: 'TaskDefinitionFamily',
+        Value: task.taskDefinitionArn ? taskDefinitionFamilyOf(task.taskDefinitionArn) : this.defaultTaskDefinitionFamily,
+      },
       { Name: 'TaskId', Value: taskIdOf(task.taskArn) },
     ];
     const queries: MetricDataQuery[] = (Object.entries(METRICS) as Array<[MetricId, string]>).map(([id, metricName]) => ({

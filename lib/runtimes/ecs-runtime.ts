@@ -1,13 +1,17 @@
+import { createHash } from 'node:crypto';
 import {
+  DescribeTaskDefinitionCommand,
   DescribeTasksCommand,
   ECSClient,
   ListTasksCommand,
+  RegisterTaskDefinitionCommand,
   RunTaskCommand,
   StopTaskCommand,
+  type RegisterTaskDefinitionCommandInput,
   type RunTaskCommandInput,
+  type TaskDefinition,
 } from '@aws-sdk/client-ecs';
 import { config } from '../config.js';
-import { isUuid } from '../ids.js';
 import {
   MAX_TASKS_PER_CALL,
   TaskLaunchError,
@@ -17,59 +21,66 @@ import {
   type TaskLaunch,
   type TaskStatus,
 } from '../containers/runtime.js';
-import { ephemeralStorageOverrideFor, taskSizeFor } from '../containers/task-size.js';
+import { taskOverridesFor } from '../containers/task-overrides.js';
+import { taskStatusFromEcs } from './ecs-task-status.js';
+
+export { taskStatusFromEcs, type EcsTaskFields } from './ecs-task-status.js';
 
 /** Created once per Lambda container and shared by every invocation. */
 export const ecsClient = new ECSClient({ region: config.AWS_REGION });
 
 export interface EcsRuntimeSettings {
   clusterArn: string;
-  taskDefinitionArn: string;
-  /** The task definition's container that RunTask overrides address. */
+  /** The container every task definition holds, which RunTask overrides address. */
   containerName: string;
   subnetIds: readonly string[];
   securityGroupIds: readonly string[];
   assignPublicIp: boolean;
+  /** What each registered task definition is made of: the deployment's roles, log group and family prefix. */
+  taskDefinitions: WorkloadTaskDefinitionSettings;
 }
 
-/** The fields of an ECS task (DescribeTasks) or of an "ECS Task State Change" event's detail. */
-export interface EcsTaskFields {
-  taskArn?: string;
-  startedBy?: string;
-  version?: number;
-  lastStatus?: string;
-  desiredStatus?: string;
-  startedAt?: Date | string;
-  stopCode?: string;
-  stoppedReason?: string;
+export interface WorkloadTaskDefinitionSettings {
+  /** Families are `<prefix>-<hash of image and port>`. */
+  familyPrefix: string;
+  taskRoleArn: string;
+  executionRoleArn: string;
+  logGroupName: string;
+  /** awslogs-stream-prefix: a task's stream is `<prefix>/<container name>/<task id>`. */
+  logStreamPrefix: string;
+  region: string;
 }
 
-/** A task as the domain sees it; undefined for tasks not started for a container (startedBy is not a container id). */
-export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
-  if (!task.taskArn || !task.startedBy || !isUuid(task.startedBy)) return undefined;
-  if (typeof task.version !== 'number' || !task.lastStatus) return undefined;
-  const startedAt = task.startedAt instanceof Date ? task.startedAt.toISOString() : task.startedAt;
-  return {
-    taskArn: task.taskArn,
-    containerId: task.startedBy,
-    version: task.version,
-    lastStatus: task.lastStatus,
-    desiredStatus: task.desiredStatus ?? task.lastStatus,
-    ...(startedAt ? { startedAt } : {}),
-    ...(task.stopCode ? { stopCode: task.stopCode } : {}),
-    ...(task.stoppedReason ? { stoppedReason: task.stoppedReason } : {}),
-  };
+/**
+ * The family of the task definition for an (image, port): RunTask cannot override the image or
+ * the port mappings (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_ContainerOverride.html
+ * lists command, cpu, environment, memory and the like, no image, no port), so each distinct
+ * pair gets a task definition of its own. The name is a function of the pair, so a retried
+ * launch finds the family the first attempt registered instead of registering it again.
+ * Family names allow up to 255 letters, digits, hyphens and underscores.
+ */
+export function taskFamilyFor(prefix: string, image: string, port: number): string {
+  const digest = createHash('sha256').update(`${image}\n${port}`).digest('hex').slice(0, 24);
+  return `${prefix}-${digest}`;
 }
 
-/** Runs each container as one Fargate task of the shared task definition, sized through overrides. */
+/**
+ * Runs each container as one Fargate task of the task definition for its (image, port),
+ * registered on first use and then reused, sized and given its env and command through
+ * overrides.
+ */
 export class EcsRuntime implements ReconcilableRuntime {
+  /** Task definition ARNs by family, per function instance. */
+  private readonly taskDefinitions = new Map<string, Promise<string>>();
+
   constructor(
     private readonly settings: EcsRuntimeSettings,
     private readonly client: ECSClient = ecsClient,
   ) {}
 
   async runTask(launch: TaskLaunch): Promise<string> {
-    const output = await this.client.send(new RunTaskCommand(this.runTaskInput(launch)));
+    const taskDefinitionArn = await this.taskDefinitionFor(launch.image, launch.port);
+    const output = await this.client.send(new RunTaskCommand(this.runTaskInput(launch, taskDefinitionArn)));
     const task = output.tasks?.[0];
     if (!task?.taskArn) {
       const reasons = (output.failures ?? []).map((failure) => [failure.reason, failure.detail].filter(Boolean).join(': '));
@@ -78,12 +89,81 @@ export class EcsRuntime implements ReconcilableRuntime {
     return task.taskArn;
   }
 
-  private runTaskInput(launch: TaskLaunch): RunTaskCommandInput {
-    const size = taskSizeFor(launch.cpuCores, launch.memoryMb);
-    const ephemeralGiB = ephemeralStorageOverrideFor(launch.diskGb);
+  /**
+   * The ARN of the (image, port)'s task definition: the family's latest ACTIVE revision when it
+   * is what this deployment would register (DescribeTaskDefinition with a bare family answers
+   * that revision: https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_DescribeTaskDefinition.html),
+   * else a new revision (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_RegisterTaskDefinition.html).
+   * Two instances registering the same family at once make two identical revisions, both usable.
+   */
+  taskDefinitionFor(image: string, port: number): Promise<string> {
+    const family = taskFamilyFor(this.settings.taskDefinitions.familyPrefix, image, port);
+    let arn = this.taskDefinitions.get(family);
+    if (!arn) {
+      arn = this.findOrRegister(family, image, port);
+      // A failed look-up is tried again by the next launch.
+      arn.catch(() => this.taskDefinitions.delete(family));
+      this.taskDefinitions.set(family, arn);
+    }
+    return arn;
+  }
+
+  private async findOrRegister(family: string, image: string, port: number): Promise<string> {
+    const wanted = this.taskDefinitionInput(family, image, port);
+    const existing = await this.describeFamily(family);
+    if (existing?.taskDefinitionArn && existing.status === 'ACTIVE' && sameDefinition(existing, wanted)) return existing.taskDefinitionArn;
+    const output = await this.client.send(new RegisterTaskDefinitionCommand(wanted));
+    const arn = output.taskDefinition?.taskDefinitionArn;
+    if (!arn) throw new TaskLaunchError(`RegisterTaskDefinition answered no task definition for ${family}`);
+    return arn;
+  }
+
+  private async describeFamily(family: string): Promise<TaskDefinition | undefined> {
+    try {
+      return (await this.client.send(new DescribeTaskDefinitionCommand({ taskDefinition: family }))).taskDefinition;
+    } catch (error) {
+      // A family never registered is a ClientException ("Unable to describe task definition").
+      if (error instanceof Error && error.name === 'ClientException') return undefined;
+      throw error;
+    }
+  }
+
+  private taskDefinitionInput(family: string, image: string, port: number): RegisterTaskDefinitionCommandInput {
+    const settings = this.settings.taskDefinitions;
+    return {
+      family,
+      requiresCompatibilities: ['FARGATE'],
+      networkMode: 'awsvpc',
+      // The smallest Fargate size; RunTask overrides CPU, memory and ephemeral storage per container.
+      cpu: '256',
+      memory: '512',
+      taskRoleArn: settings.taskRoleArn,
+      executionRoleArn: settings.executionRoleArn,
+      containerDefinitions: [
+        {
+          name: this.settings.containerName,
+          image,
+          essential: true,
+          portMappings: [{ containerPort: port, protocol: 'tcp' }],
+          // awslogs names each task's stream <prefix>/<container name>/<task id>
+          // (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/using_awslogs.html).
+          logConfiguration: {
+            logDriver: 'awslogs',
+            options: {
+              'awslogs-group': settings.logGroupName,
+              'awslogs-region': settings.region,
+              'awslogs-stream-prefix': settings.logStreamPrefix,
+            },
+          },
+        },
+      ],
+    };
+  }
+
+  private runTaskInput(launch: TaskLaunch, taskDefinitionArn: string): RunTaskCommandInput {
     return {
       cluster: this.settings.clusterArn,
-      taskDefinition: this.settings.taskDefinitionArn,
+      taskDefinition: taskDefinitionArn,
       launchType: 'FARGATE',
       count: 1,
       networkConfiguration: {
@@ -93,19 +173,8 @@ export class EcsRuntime implements ReconcilableRuntime {
           assignPublicIp: this.settings.assignPublicIp ? 'ENABLED' : 'DISABLED',
         },
       },
-      overrides: {
-        cpu: String(size.cpuUnits),
-        memory: String(size.memoryMb),
-        containerOverrides: [
-          {
-            name: this.settings.containerName,
-            // The container's hard limit is what was asked for; the task size only rounds up to a Fargate pair.
-            memory: launch.memoryMb,
-            environment: [{ name: 'CONTAINER_HOSTNAME', value: launch.hostname }],
-          },
-        ],
-        ...(ephemeralGiB !== undefined ? { ephemeralStorage: { sizeInGiB: ephemeralGiB } } : {}),
-      },
+      // Environment and command go here (create and PATCH have checked they fit ECS's 8192 characters).
+      overrides: taskOverridesFor(launch, this.settings.containerName),
       // startedBy is limited to 36 characters: exactly a UUID. Task state events carry it.
       startedBy: launch.containerId,
       tags: [
@@ -170,4 +239,22 @@ export class EcsRuntime implements ReconcilableRuntime {
         };
       });
   }
+}
+
+/** Whether a registered revision is the one this deployment would register now (roles, logs, image, port). */
+function sameDefinition(existing: TaskDefinition, wanted: RegisterTaskDefinitionCommandInput): boolean {
+  const container = existing.containerDefinitions?.[0];
+  const wantedContainer = wanted.containerDefinitions![0]!;
+  if (!container || existing.containerDefinitions?.length !== 1) return false;
+  const options = container.logConfiguration?.options ?? {};
+  return (
+    existing.taskRoleArn === wanted.taskRoleArn &&
+    existing.executionRoleArn === wanted.executionRoleArn &&
+    container.name === wantedContainer.name &&
+    container.image === wantedContainer.image &&
+    container.portMappings?.length === 1 &&
+    container.portMappings[0]?.containerPort === wantedContainer.portMappings?.[0]?.containerPort &&
+    container.logConfiguration?.logDriver === 'awslogs' &&
+    Object.entries(wantedContainer.logConfiguration?.options ?? {}).every(([key, value]) => options[key] === value)
+  );
 }

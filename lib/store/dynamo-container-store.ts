@@ -86,7 +86,7 @@ export class DynamoContainerStore implements ContainerStore {
   ): Promise<StoredContainer> {
     const updated = await this.update(containerId, charge, {
       Key: keys.container(containerId),
-      UpdateExpression: 'SET #state = :state, version = :next, updated_at = :now REMOVE task_arn, task_version',
+      UpdateExpression: 'SET #state = :state, version = :next, updated_at = :now REMOVE task_arn, task_version, task_definition',
       ConditionExpression: 'attribute_exists(pk) AND version = :expected',
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: { ':state': state, ':next': expectedVersion + 1, ':expected': expectedVersion, ':now': now },
@@ -160,7 +160,7 @@ export class DynamoContainerStore implements ContainerStore {
   applyTaskStatus(containerId: string, update: TaskStatusUpdate, now: string, charge?: QuotaCharge): Promise<StoredContainer | undefined> {
     return this.update(containerId, charge, {
       Key: keys.container(containerId),
-      UpdateExpression: 'SET #state = :state, task_version = :taskVersion, updated_at = :now',
+      UpdateExpression: `SET #state = :state, task_version = :taskVersion, updated_at = :now${update.taskDefinitionArn ? ', task_definition = :taskDefinition' : ''}`,
       ConditionExpression: 'task_arn = :taskArn AND (attribute_not_exists(task_version) OR task_version < :taskVersion)',
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: {
@@ -168,6 +168,7 @@ export class DynamoContainerStore implements ContainerStore {
         ':taskVersion': update.taskVersion,
         ':taskArn': update.taskArn,
         ':now': now,
+        ...(update.taskDefinitionArn ? { ':taskDefinition': update.taskDefinitionArn } : {}),
       },
     });
   }

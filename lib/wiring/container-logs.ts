@@ -1,6 +1,6 @@
 import { config } from '../config.js';
 import type { ContainerLogs } from '../containers/logs.js';
-import { containerLogs as awsContainerLogs } from './aws/container-logs.js';
+import { cloudWatchContainerLogsFrom } from './cloudwatch-logs.js';
 import { localContainers } from './local-containers.js';
 
 /**
@@ -8,4 +8,5 @@ import { localContainers } from './local-containers.js';
  * bundles never contain this module: infra/bundling.ts resolves it to
  * lib/wiring/aws/container-logs.ts.
  */
-export const containerLogs: ContainerLogs = config.CONTAINER_RUNTIME === 'local' ? localContainers().logs : awsContainerLogs;
+export const containerLogs: ContainerLogs =
+  config.CONTAINER_RUNTIME === 'local' ? localContainers().logs : cloudWatchContainerLogsFrom(config);

@@ -5,7 +5,9 @@ import { EcsRuntime } from '../runtimes/ecs-runtime.js';
 export function ecsRuntimeFrom(settings: Config): EcsRuntime {
   const missing = [
     !settings.ECS_CLUSTER_ARN && 'ECS_CLUSTER_ARN',
-    !settings.ECS_TASK_DEFINITION_ARN && 'ECS_TASK_DEFINITION_ARN',
+    !settings.ECS_TASK_ROLE_ARN && 'ECS_TASK_ROLE_ARN',
+    !settings.ECS_EXECUTION_ROLE_ARN && 'ECS_EXECUTION_ROLE_ARN',
+    !settings.ECS_LOG_GROUP && 'ECS_LOG_GROUP',
     settings.ECS_SUBNET_IDS.length === 0 && 'ECS_SUBNET_IDS',
     settings.ECS_SECURITY_GROUP_IDS.length === 0 && 'ECS_SECURITY_GROUP_IDS',
   ].filter((name): name is string => typeof name === 'string');
@@ -14,10 +16,17 @@ export function ecsRuntimeFrom(settings: Config): EcsRuntime {
   }
   return new EcsRuntime({
     clusterArn: settings.ECS_CLUSTER_ARN!,
-    taskDefinitionArn: settings.ECS_TASK_DEFINITION_ARN!,
     containerName: settings.ECS_CONTAINER_NAME,
     subnetIds: settings.ECS_SUBNET_IDS,
     securityGroupIds: settings.ECS_SECURITY_GROUP_IDS,
     assignPublicIp: settings.ECS_ASSIGN_PUBLIC_IP,
+    taskDefinitions: {
+      familyPrefix: settings.ECS_TASK_FAMILY,
+      taskRoleArn: settings.ECS_TASK_ROLE_ARN!,
+      executionRoleArn: settings.ECS_EXECUTION_ROLE_ARN!,
+      logGroupName: settings.ECS_LOG_GROUP!,
+      logStreamPrefix: settings.ECS_LOG_STREAM_PREFIX,
+      region: settings.AWS_REGION,
+    },
   });
 }

@@ -130,6 +130,9 @@ describe('creating a container with image, port, env and command', () => {
     ['command', { command: 'node server.js' }],
     ['command', { command: Array.from({ length: 65 }, () => 'x') }],
     ['command', { command: ['x'.repeat(1025)] }],
+    // Each variable is within its own limits, together they are past RunTask's 8192 characters of overrides.
+    ['env', { env: { A: 'x'.repeat(3000), B: 'x'.repeat(3000), C: 'x'.repeat(3000) } }],
+    ['command', { env: { A: 'x'.repeat(4000) }, command: Array.from({ length: 5 }, () => 'y'.repeat(1000)) }],
   ])('answers 400 naming %s, and writes nothing', async (field, body) => {
     const hostname = uniqueHostname();
 
@@ -224,6 +227,21 @@ describe('http://{hostname}.localhost:{port}/ on the local stack', () => {
 });
 
 describe('PATCH /api/v1/containers/{id}', () => {
+  it('answers 400 and changes nothing when the env and command together would not fit one RunTask (8192 characters of overrides)', async () => {
+    const created = await create({ env: { A: 'x'.repeat(4000) } });
+    const id = created.body.data.id;
+
+    const tooMuch = await api('PATCH', `/api/v1/containers/${id}`, { command: Array.from({ length: 5 }, () => 'y'.repeat(1000)) });
+    const fits = await api('PATCH', `/api/v1/containers/${id}`, { command: ['y'.repeat(1000)] });
+
+    expect(tooMuch.status).toBe(400);
+    expect(tooMuch.body).toEqual(errorEnvelope('BAD_REQUEST'));
+    expect(tooMuch.body.error.message).toMatch(/env, command: .* at most 8192/);
+    expect(fits.status).toBe(200);
+    expect(fits.body.data.command).toEqual(['y'.repeat(1000)]);
+    expect(fits.body.data.updated_at > created.body.data.updated_at).toBe(true);
+  });
+
   it('changes env; the running task keeps the old one until a restart runs the new configuration', async () => {
     const record = await servingContainer({ GREETING: 'before' });
 

@@ -103,6 +103,51 @@ describe('buildApp', () => {
     );
   });
 
+  it('routes https://{hostname}.{appsDomain}/ through a load balancer and proxy service only when appsDomain and its certificate are set', () => {
+    // Prepare
+    const context = {
+      appsDomain: 'apps.example.com',
+      appsCertificateArn: 'arn:aws:acm:us-east-1:111122223333:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789',
+      allowedImagePrefixes: 'ghcr.io/acme/,public.ecr.aws/',
+      containerLogRetentionDays: '14',
+    };
+    // Act: with the AWS Solutions plugin registered, any unacknowledged finding throws at synth.
+    const { app, stack } = buildApp({ outdir, context, routes: someRoutes });
+    app.synth();
+    const template = Template.fromStack(stack);
+    const plain = Template.fromStack(buildApp({ outdir, routes: someRoutes, nagChecks: false }).stack);
+    // Assess
+    template.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 1);
+    template.resourceCountIs('AWS::Route53::HostedZone', 1);
+    expect(environmentOf(template, 'POST /api/v1/containers/{container_id}/start')).toMatchObject({
+      APPS_DOMAIN: 'apps.example.com',
+      ALLOWED_IMAGE_PREFIXES: 'ghcr.io/acme/,public.ecr.aws/',
+      CONTAINER_IMAGE: 'public.ecr.aws/nginx/nginx:stable-alpine',
+    });
+    expect(environmentOf(template, 'ECS task state change events')).toMatchObject({
+      APPS_DNS_ZONE_ID: expect.anything(),
+      APPS_DNS_ZONE_NAME: 'container-hosting.internal',
+    });
+    template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 14 });
+    expect(Object.keys(template.toJSON().Outputs)).toContain('AppsLoadBalancerDnsName');
+    // Without an apps domain nothing routes: no load balancer, no zone, no url.
+    plain.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 0);
+    plain.resourceCountIs('AWS::Route53::HostedZone', 0);
+    plain.resourceCountIs('AWS::ECS::Service', 0);
+    expect(environmentOf(plain, 'POST /api/v1/containers/{container_id}/start').APPS_DOMAIN).toBeUndefined();
+    expect(environmentOf(plain, 'ECS task state change events').APPS_DNS_ZONE_ID).toBeUndefined();
+  });
+
+  it('rejects an apps domain without its certificate, and a log retention CloudWatch Logs does not offer', () => {
+    // Act and Assess
+    expect(() => buildApp({ context: { appsDomain: 'apps.example.com' }, routes: someRoutes, nagChecks: false })).toThrow(
+      /appsDomain and appsCertificateArn go together/,
+    );
+    expect(() => buildApp({ context: { containerLogRetentionDays: '10' }, routes: someRoutes, nagChecks: false })).toThrow(
+      /containerLogRetentionDays/,
+    );
+  });
+
   it('rejects an invalid setting and names it', () => {
     // Act and Assess
     expect(() => buildApp({ context: { throttleRateLimit: 'fast' }, routes: someRoutes, nagChecks: false })).toThrow(/throttleRateLimit/);

@@ -32,17 +32,32 @@ describe('function bundles', () => {
     expect(has(get, '@aws-sdk/client-dynamodb')).toBe(true);
     expect(has(get, '@aws-sdk/client-ecs')).toBe(false);
     expect(has(get, '@aws-sdk/client-cloudwatch')).toBe(false);
+    expect(has(get, '@aws-sdk/client-route-53')).toBe(false);
 
     const start = inputsOf('functions/containers/start.ts');
     expect(has(start, '@aws-sdk/client-ecs')).toBe(true);
     expect(has(start, '@aws-sdk/client-cloudwatch')).toBe(false);
+    expect(has(start, '@aws-sdk/client-route-53')).toBe(false);
     // The local runtime stays with the local server.
     expect(has(start, 'lib/runtimes/local-runtime.ts')).toBe(false);
     expect(has(start, 'lib/metrics/local-metrics.ts')).toBe(false);
 
     const metrics = inputsOf('functions/containers/get-metrics.ts');
-    expect(has(metrics, '@aws-sdk/client-cloudwatch')).toBe(true);
+    expect(has(metrics, '@aws-sdk/client-cloudwatch/')).toBe(true);
     expect(has(metrics, '@aws-sdk/client-ecs')).toBe(false);
+    expect(has(metrics, '@aws-sdk/client-cloudwatch-logs')).toBe(false);
+
+    // The task state function writes the routing records and calls no ECS API.
+    const taskState = inputsOf('functions/containers/task-state-changed.ts');
+    expect(has(taskState, '@aws-sdk/client-route-53')).toBe(true);
+    expect(has(taskState, '@aws-sdk/client-ecs')).toBe(false);
+
+    // The logs route reads CloudWatch Logs, and runs nothing.
+    const logs = inputsOf('functions/containers/get-logs.ts');
+    expect(has(logs, '@aws-sdk/client-cloudwatch-logs')).toBe(true);
+    expect(has(logs, '@aws-sdk/client-ecs')).toBe(false);
+    expect(has(logs, '@aws-sdk/client-cloudwatch/')).toBe(false);
+    expect(has(logs, 'lib/runtimes/local-logs.ts')).toBe(false);
   });
 
   it('take credentials from the environment Lambda sets, without the SDK default chain', () => {
@@ -53,7 +68,12 @@ describe('function bundles', () => {
   });
 
   it('leave out the event-stream codec, which no function uses', () => {
-    for (const handler of ['functions/containers/create.ts', 'functions/containers/get-metrics.ts', 'functions/oauth/token.ts']) {
+    for (const handler of [
+      'functions/containers/create.ts',
+      'functions/containers/get-metrics.ts',
+      'functions/containers/get-logs.ts',
+      'functions/oauth/token.ts',
+    ]) {
       const inputs = inputsOf(handler);
       expect(has(inputs, 'submodules/event-streams'), handler).toBe(false);
       expect(has(inputs, 'infra/lambda-no-event-streams.ts'), handler).toBe(true);

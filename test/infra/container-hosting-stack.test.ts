@@ -83,7 +83,12 @@ describe('ContainerHostingStack functions', () => {
     // Assess
     for (const route of routes) {
       const variables = functionOf(route.id).properties.Environment?.Variables ?? {};
-      const usesContainers = (route.permissions.ecs?.length ?? 0) > 0 || route.permissions.metrics === true;
+      const usesContainers =
+        (route.permissions.ecs?.length ?? 0) > 0 || route.permissions.metrics === true || route.permissions.logs === true;
+      // Container routes validate images and answer records with their url: they know the default image.
+      expect(variables.CONTAINER_IMAGE, route.id).toBe(
+        route.path.startsWith('/api/v1/containers') ? 'public.ecr.aws/nginx/nginx:stable-alpine' : undefined,
+      );
       expect(variables.ALLOW_INSECURE_REDIRECT_URIS).toBe('false');
       // Every function may charge or show a quota; the defaults are 20 containers and 16 vCPU.
       expect(variables).toMatchObject({ QUOTA_MAX_CONTAINERS: '20', QUOTA_MAX_RUNNING_CPU: '16' });
@@ -92,9 +97,19 @@ describe('ContainerHostingStack functions', () => {
           CONTAINER_RUNTIME: 'ecs',
           ECS_CONTAINER_NAME: 'app',
           ECS_ASSIGN_PUBLIC_IP: 'false',
+          ECS_TASK_FAMILY: 'container-hosting-workload',
+          ECS_LOG_STREAM_PREFIX: 'app',
           START_BUDGET_MS: '25000',
         });
-        for (const name of ['ECS_CLUSTER_ARN', 'ECS_TASK_DEFINITION_ARN', 'ECS_SUBNET_IDS', 'ECS_SECURITY_GROUP_IDS']) {
+        for (const name of [
+          'ECS_CLUSTER_ARN',
+          'ECS_TASK_DEFINITION_ARN',
+          'ECS_SUBNET_IDS',
+          'ECS_SECURITY_GROUP_IDS',
+          'ECS_TASK_ROLE_ARN',
+          'ECS_EXECUTION_ROLE_ARN',
+          'ECS_LOG_GROUP',
+        ]) {
           expect(variables[name], `${route.id} ${name}`).toBeDefined();
         }
       } else {
@@ -369,9 +384,18 @@ describe('ContainerHostingStack least privilege', () => {
       }
       expect(statements, route.id).toHaveLength(1);
       expect(flatten(statements[0]?.Resource)).toBe(
-        'arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/container-hosting-workload:*',
+        'arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/container-hosting-workload-*:*',
       );
       expect(Object.keys(statements[0]?.Condition?.ArnEquals ?? {})).toEqual(['ecs:cluster']);
+      // The families per (image, port) are registered on demand; these two actions take no resource but "*".
+      const registering = statementsWithAction(
+        statementsOfRole(template, functionOf(route.id).roleLogicalId),
+        'ecs:RegisterTaskDefinition',
+      );
+      expect(
+        registering.map((statement) => [actionsOf([statement]).sort(), statement.Resource]),
+        route.id,
+      ).toEqual([[['ecs:DescribeTaskDefinition', 'ecs:RegisterTaskDefinition'], '*']]);
     }
   });
 
@@ -559,6 +583,17 @@ describe('ContainerHostingStack containers', () => {
         },
       ],
     });
+  });
+
+  it('keeps workload task output 7 days by default (context containerLogRetentionDays), writable by the execution role', () => {
+    // Prepare
+    const workload = stack.node.findChild('Containers');
+    const logGroupId = logicalIdOf(workload.node.findChild('TaskLogs').node.defaultChild);
+    // Assess
+    expect(resource(template, logGroupId).Properties?.RetentionInDays).toBe(7);
+    const executionStatements = statementsOfRole(template, logicalIdOf(workload.node.findChild('ExecutionRole').node.defaultChild));
+    const writes = statementsWithAction(executionStatements, 'logs:PutLogEvents');
+    expect(writes.map((statement) => flatten(statement.Resource))).toEqual([`<${logGroupId}.Arn>`]);
   });
 
   it('creates a two-zone VPC with flow logs and a task security group that admits nothing', () => {

@@ -21,6 +21,7 @@ function grant(permissions: RoutePermissions, options: { withWorkload?: boolean 
     taskDefinitionFamily: 'workload-family',
     taskRole: workloadRole('TaskRole'),
     executionRole: workloadRole('ExecutionRole'),
+    logGroupArn: 'arn:aws:logs:eu-west-1:111122223333:log-group:workload-logs:*',
   };
   grantRoutePermissions(role, permissions, {
     table: { table: store.table, indexNames: store.indexNames },
@@ -88,7 +89,10 @@ describe('grantRoutePermissions', () => {
     const { statements } = grant({ table: 'write', ecs: ['run'] });
     // Assess
     const [runTask] = statementsWithAction(statements, 'ecs:RunTask');
-    expect(flatten(runTask?.Resource)).toBe('arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/workload-family:*');
+    expect(flatten(runTask?.Resource)).toBe('arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/workload-family-*:*');
+    const [register] = statementsWithAction(statements, 'ecs:RegisterTaskDefinition');
+    expect(actionsOf([register!]).sort()).toEqual(['ecs:DescribeTaskDefinition', 'ecs:RegisterTaskDefinition']);
+    expect(register?.Resource).toBe('*');
     expect(runTask?.Condition).toEqual({ ArnEquals: { 'ecs:cluster': 'arn:aws:ecs:eu-west-1:111122223333:cluster/workload' } });
     const [passRole] = statementsWithAction(statements, 'iam:PassRole');
     expect(passRole?.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } });
@@ -117,6 +121,17 @@ describe('grantRoutePermissions', () => {
     expect(statementsWithAction(statements, 'cloudwatch:GetMetricData')[0]?.Resource).toBe('*');
   });
 
+  it('lets the logs route read the workload log group and its streams, and nothing else', () => {
+    // Act
+    const { statements } = grant({ table: 'read', logs: true });
+    const { statements: others } = grant({ table: 'read' });
+    // Assess
+    const [reading] = statementsWithAction(statements, 'logs:GetLogEvents');
+    expect(actionsOf([reading!]).sort()).toEqual(['logs:FilterLogEvents', 'logs:GetLogEvents']);
+    expect(reading?.Resource).toBe('arn:aws:logs:eu-west-1:111122223333:log-group:workload-logs:*');
+    expect(actionsOf(others).filter((action) => action.startsWith('logs:'))).toEqual([]);
+  });
+
   it('refuses ECS permissions when there is no workload', () => {
     // Act and Assess
     expect(() => grant({ table: 'read', ecs: ['run'] }, { withWorkload: false })).toThrow(/no container workload/);
@@ -124,7 +139,7 @@ describe('grantRoutePermissions', () => {
 
   it('acknowledges exactly the wildcards it grants, so cdk-nag reports no IAM5 finding', () => {
     // Prepare
-    const { app } = grant({ table: 'write', ecs: ['run', 'stop', 'describe'], metrics: true });
+    const { app } = grant({ table: 'write', ecs: ['run', 'stop', 'describe'], metrics: true, logs: true });
     // Act
     const { violations } = new AwsSolutionsChecks().validateScope(app);
     // Assess

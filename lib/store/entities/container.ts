@@ -24,6 +24,8 @@ interface StoredContainerItem {
   task_history?: string[];
   task_arn?: string;
   task_version?: number;
+  /** The task definition the current task runs (its metrics family). */
+  task_definition?: string;
 }
 
 export const containerEntity = {
@@ -50,6 +52,7 @@ export const containerEntity = {
     task_history: container.taskHistory,
     task_arn: container.taskArn,
     task_version: container.taskVersion,
+    task_definition: container.taskDefinitionArn,
   }),
   fromItem(item: Item): StoredContainer {
     const stored = asStored<StoredContainerItem>(item);
@@ -72,6 +75,7 @@ export const containerEntity = {
       taskHistory: stored.task_history ?? [],
       ...(stored.task_arn !== undefined ? { taskArn: stored.task_arn } : {}),
       ...(stored.task_version !== undefined ? { taskVersion: stored.task_version } : {}),
+      ...(stored.task_definition !== undefined ? { taskDefinitionArn: stored.task_definition } : {}),
     };
   },
 };

@@ -1,12 +1,6 @@
+import { config } from '../../config.js';
 import type { ContainerLogs } from '../../containers/logs.js';
-import { NotImplementedError } from '../../errors.js';
+import { cloudWatchContainerLogsFrom } from '../cloudwatch-logs.js';
 
-/**
- * Lambda's lib/wiring/container-logs.ts (see infra/bundling.ts). The CloudWatch Logs reader
- * replaces this; until then the endpoint answers 501 NOT_IMPLEMENTED on AWS.
- */
-export const containerLogs: ContainerLogs = {
-  read: async () => {
-    throw new NotImplementedError('Container logs are not available on this deployment yet');
-  },
-};
+/** Lambda's lib/wiring/container-logs.ts (see infra/bundling.ts): always CloudWatch Logs. */
+export const containerLogs: ContainerLogs = cloudWatchContainerLogsFrom(config);

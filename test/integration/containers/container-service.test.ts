@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
-import { DescribeTasksCommand, RunTaskCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
+import { GetLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
+import { DescribeTaskDefinitionCommand, DescribeTasksCommand, RunTaskCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
 import type { EventBridgeEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as taskStateChanged } from '../../../functions/containers/task-state-changed.js';
 import { config } from '../../../lib/config.js';
 import type { Caller, ContainerState, StoredContainer } from '../../../lib/containers/container.js';
@@ -17,7 +18,9 @@ import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { LocalMetrics } from '../../../lib/metrics/local-metrics.js';
 import { cloudWatchClient } from '../../../lib/metrics/cloudwatch-metrics.js';
-import { ecsClient, type EcsTaskFields } from '../../../lib/runtimes/ecs-runtime.js';
+import { cloudWatchLogsClient } from '../../../lib/runtimes/cloudwatch-logs.js';
+import { containerLogs } from '../../../lib/wiring/container-logs.js';
+import { ecsClient, taskFamilyFor, type EcsRuntime, type EcsTaskFields } from '../../../lib/runtimes/ecs-runtime.js';
 import { LocalRuntime } from '../../../lib/runtimes/local-runtime.js';
 import { lambdaContext } from '../../support/lambda-event.js';
 import { pollUntil } from '../../support/poll.js';
@@ -38,12 +41,20 @@ const ECS = vi.hoisted(() => {
     ECS_TASK_DEFINITION_ARN: 'arn:aws:ecs:us-east-1:123456789012:task-definition/workload:3',
     ECS_SUBNET_IDS: 'subnet-a,subnet-b',
     ECS_SECURITY_GROUP_IDS: 'sg-1',
+    ECS_TASK_FAMILY: 'workload',
+    ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
+    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
+    ECS_LOG_GROUP: 'workload-logs',
   };
   // Before the imports above load lib/config.
   Object.assign(process.env, settings);
   return settings;
 });
 const CLUSTER_ARN = ECS.ECS_CLUSTER_ARN;
+/** Every container here runs this image on port 8080, so the task definition of that pair. */
+const IMAGE = 'public.ecr.aws/nginx/nginx:stable-alpine';
+const FAMILY = taskFamilyFor('workload', IMAGE, 8080);
+const TASK_DEFINITION_ARN = `arn:aws:ecs:us-east-1:123456789012:task-definition/${FAMILY}:1`;
 
 /** The reasons ECS records on the tasks the service stops. */
 const STOP_REASON = {
@@ -54,6 +65,7 @@ const STOP_REASON = {
 
 const ecsMock = mockClient(ecsClient);
 const cloudWatchMock = mockClient(cloudWatchClient);
+const logsMock = mockClient(cloudWatchLogsClient);
 
 const owner: Caller = { userId: newId(), role: 'user' };
 const stranger: Caller = { userId: newId(), role: 'user' };
@@ -64,7 +76,7 @@ const spec = () => ({
   cpuCores: 2,
   memoryMb: 4096,
   diskGb: 21,
-  image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+  image: IMAGE,
   port: 8080,
   env: {},
   command: null,
@@ -92,6 +104,7 @@ function ecsTask(containerId: string, version: number, taskVersion: number, last
     version: taskVersion,
     lastStatus,
     desiredStatus: lastStatus === 'STOPPED' ? 'STOPPED' : 'RUNNING',
+    taskDefinitionArn: TASK_DEFINITION_ARN,
     ...(lastStatus === 'RUNNING' ? { startedAt: new Date() } : {}),
     ...stopped,
   };
@@ -196,9 +209,39 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
+/**
+ * The runtime registers a task definition per (image, port) once per function instance: the
+ * first launch looks the family up. That happens here, once, so each test's commands are its own.
+ */
+beforeAll(async () => {
+  ecsMock.reset();
+  ecsMock.on(DescribeTaskDefinitionCommand).resolves({
+    taskDefinition: {
+      taskDefinitionArn: TASK_DEFINITION_ARN,
+      status: 'ACTIVE',
+      taskRoleArn: ECS.ECS_TASK_ROLE_ARN,
+      executionRoleArn: ECS.ECS_EXECUTION_ROLE_ARN,
+      containerDefinitions: [
+        {
+          name: 'app',
+          image: IMAGE,
+          portMappings: [{ containerPort: 8080, protocol: 'tcp' }],
+          logConfiguration: {
+            logDriver: 'awslogs',
+            options: { 'awslogs-group': 'workload-logs', 'awslogs-region': config.AWS_REGION, 'awslogs-stream-prefix': 'app' },
+          },
+        },
+      ],
+    },
+  });
+  expect(await (containerRuntime as EcsRuntime).taskDefinitionFor(IMAGE, 8080)).toBe(TASK_DEFINITION_ARN);
+  expect(ecsMock.calls().map((call) => call.args[0].input)).toEqual([{ taskDefinition: FAMILY }]);
+});
+
 beforeEach(() => {
   ecsMock.reset();
   cloudWatchMock.reset();
+  logsMock.reset();
   refusals = [];
   ecsMock.on(RunTaskCommand).callsFake((input) => {
     const reason = refusals.shift();
@@ -240,7 +283,7 @@ describe('ContainerService.create on ECS', () => {
         'RunTaskCommand',
         {
           cluster: CLUSTER_ARN,
-          taskDefinition: ECS.ECS_TASK_DEFINITION_ARN,
+          taskDefinition: TASK_DEFINITION_ARN,
           launchType: 'FARGATE',
           count: 1,
           networkConfiguration: {
@@ -249,7 +292,16 @@ describe('ContainerService.create on ECS', () => {
           overrides: {
             cpu: '2048',
             memory: '4096',
-            containerOverrides: [{ name: 'app', memory: 4096, environment: [{ name: 'CONTAINER_HOSTNAME', value: wanted.hostname }] }],
+            containerOverrides: [
+              {
+                name: 'app',
+                memory: 4096,
+                environment: [
+                  { name: 'PORT', value: '8080' },
+                  { name: 'CONTAINER_HOSTNAME', value: wanted.hostname },
+                ],
+              },
+            ],
             ephemeralStorage: { sizeInGiB: 21 },
           },
           startedBy: created.id,
@@ -696,7 +748,8 @@ describe('ContainerService.metrics from CloudWatch', () => {
     });
     const dimensions = [
       { Name: 'ClusterName', Value: 'workloads' },
-      { Name: 'TaskDefinitionFamily', Value: 'workload' },
+      // The family of the task's own task definition, recorded from its RUNNING event, not the deployment's.
+      { Name: 'TaskDefinitionFamily', Value: FAMILY },
       { Name: 'TaskId', Value: taskIdFor(running.id, 1) },
     ];
     const query = (Id: string, MetricName: string) => ({
@@ -735,6 +788,34 @@ describe('ContainerService.metrics from CloudWatch', () => {
       sampled_at: null,
     });
     expect(awsCalls()).toEqual([runTask(created, 1)]);
+  });
+});
+
+describe('ContainerService.readLogs from CloudWatch Logs', () => {
+  it('reads the awslogs streams of the container’s tasks, the current task’s first, and answers the previous task’s lines first', async () => {
+    const withLogs = containerServiceWith({ runtime: containerRuntime, usage: taskUsage, logs: containerLogs });
+    const running = await runningContainer();
+    ecsReports(ecsTask(running.id, 2, 1, 'RUNNING'));
+    await containerService.restart(owner, running.id);
+    const at = (second: number) => Date.parse('2026-11-23T12:00:00Z') + second * 1000;
+    logsMock
+      .on(GetLogEventsCommand, { logStreamName: `app/app/${taskIdFor(running.id, 2)}` })
+      .resolves({ events: [{ timestamp: at(60), message: 'second task' }] })
+      .on(GetLogEventsCommand, { logStreamName: `app/app/${taskIdFor(running.id, 1)}` })
+      .resolves({ events: [{ timestamp: at(1), message: 'first task' }] });
+
+    const page = await withLogs.readLogs(owner, running.id, { limit: 2 });
+
+    expect(page).toEqual({
+      lines: [
+        { timestamp: new Date(at(1)).toISOString(), stream: 'stdout', message: 'first task' },
+        { timestamp: new Date(at(60)).toISOString(), stream: 'stdout', message: 'second task' },
+      ],
+    });
+    expect(logsMock.calls().map((call) => call.args[0].input)).toEqual([
+      { logGroupName: 'workload-logs', logStreamName: `app/app/${taskIdFor(running.id, 2)}`, startFromHead: false, limit: 2 },
+      { logGroupName: 'workload-logs', logStreamName: `app/app/${taskIdFor(running.id, 1)}`, startFromHead: false, limit: 1 },
+    ]);
   });
 });
 

@@ -1,4 +1,11 @@
-import { DescribeTasksCommand, RunTaskCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
+import {
+  DescribeTaskDefinitionCommand,
+  DescribeTasksCommand,
+  RegisterTaskDefinitionCommand,
+  RunTaskCommand,
+  StopTaskCommand,
+  type Task,
+} from '@aws-sdk/client-ecs';
 import type { EventBridgeEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
@@ -25,6 +32,9 @@ const ECS = vi.hoisted(() => {
     ECS_TASK_DEFINITION_ARN: 'arn:aws:ecs:us-east-1:123456789012:task-definition/workload:3',
     ECS_SUBNET_IDS: 'subnet-a',
     ECS_SECURITY_GROUP_IDS: 'sg-1',
+    ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
+    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
+    ECS_LOG_GROUP: 'workload-logs',
   };
   Object.assign(process.env, settings);
   return settings;
@@ -90,6 +100,13 @@ beforeEach(() => {
     .on(DescribeTasksCommand)
     .callsFake((input) => ({ tasks: input.tasks.map((arn: string) => task(arn, 'RUNNING', 2)), failures: [] }));
   ecsMock.on(StopTaskCommand).callsFake((input) => ({ task: { taskArn: input.task, desiredStatus: 'STOPPED' } }));
+  // The (image, port)'s task definition, registered by the first launch of this file (lib/runtimes/ecs-runtime.ts).
+  ecsMock
+    .on(DescribeTaskDefinitionCommand)
+    .rejects(Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' }));
+  ecsMock.on(RegisterTaskDefinitionCommand).callsFake((input) => ({
+    taskDefinition: { taskDefinitionArn: `arn:aws:ecs:us-east-1:123456789012:task-definition/${input.family}:1` },
+  }));
 });
 
 describe('the container quota', () => {

@@ -28,6 +28,9 @@ const ECS = vi.hoisted(() => {
     ECS_TASK_DEFINITION_ARN: 'arn:aws:ecs:us-east-1:123456789012:task-definition/workload:3',
     ECS_SUBNET_IDS: 'subnet-a',
     ECS_SECURITY_GROUP_IDS: 'sg-1',
+    ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
+    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
+    ECS_LOG_GROUP: 'workload-logs',
   };
   Object.assign(process.env, settings);
   return settings;

@@ -1,25 +1,75 @@
-import { DescribeTasksCommand, ECSClient, RunTaskCommand, StopTaskCommand } from '@aws-sdk/client-ecs';
+import {
+  DescribeTaskDefinitionCommand,
+  DescribeTasksCommand,
+  ECSClient,
+  RegisterTaskDefinitionCommand,
+  RunTaskCommand,
+  StopTaskCommand,
+  type RegisterTaskDefinitionCommandInput,
+  type TaskDefinition,
+} from '@aws-sdk/client-ecs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { launchToken } from '../../../lib/containers/container-service.js';
 import { TaskLaunchError, type TaskLaunch } from '../../../lib/containers/runtime.js';
-import { EcsRuntime, taskStatusFromEcs } from '../../../lib/runtimes/ecs-runtime.js';
+import { EcsRuntime, taskFamilyFor, taskStatusFromEcs, type EcsRuntimeSettings } from '../../../lib/runtimes/ecs-runtime.js';
 
 const ecsMock = mockClient(ECSClient);
 
 const CLUSTER_ARN = 'arn:aws:ecs:eu-west-1:123456789012:cluster/workloads';
-const TASK_DEFINITION_ARN = 'arn:aws:ecs:eu-west-1:123456789012:task-definition/workload:7';
 const CONTAINER_ID = '0190a3e4-5b6c-7d8e-9f01-23456789abcd';
 const TASK_ARN = 'arn:aws:ecs:eu-west-1:123456789012:task/workloads/0123456789abcdef0123456789abcdef';
+const IMAGE = 'public.ecr.aws/nginx/nginx:stable-alpine';
+const FAMILY = taskFamilyFor('workload', IMAGE, 8080);
+const TASK_DEFINITION_ARN = `arn:aws:ecs:eu-west-1:123456789012:task-definition/${FAMILY}:7`;
+const TASK_ROLE_ARN = 'arn:aws:iam::123456789012:role/task';
+const EXECUTION_ROLE_ARN = 'arn:aws:iam::123456789012:role/execution';
 
-const runtime = new EcsRuntime({
+const SETTINGS: EcsRuntimeSettings = {
   clusterArn: CLUSTER_ARN,
-  taskDefinitionArn: TASK_DEFINITION_ARN,
   containerName: 'app',
   subnetIds: ['subnet-a', 'subnet-b'],
   securityGroupIds: ['sg-1'],
   assignPublicIp: false,
+  taskDefinitions: {
+    familyPrefix: 'workload',
+    taskRoleArn: TASK_ROLE_ARN,
+    executionRoleArn: EXECUTION_ROLE_ARN,
+    logGroupName: 'workload-logs',
+    logStreamPrefix: 'app',
+    region: 'eu-west-1',
+  },
+};
+
+/** What RegisterTaskDefinition receives for an (image, port). */
+const registration = (image: string, port: number): RegisterTaskDefinitionCommandInput => ({
+  family: taskFamilyFor('workload', image, port),
+  requiresCompatibilities: ['FARGATE'],
+  networkMode: 'awsvpc',
+  cpu: '256',
+  memory: '512',
+  taskRoleArn: TASK_ROLE_ARN,
+  executionRoleArn: EXECUTION_ROLE_ARN,
+  containerDefinitions: [
+    {
+      name: 'app',
+      image,
+      essential: true,
+      portMappings: [{ containerPort: port, protocol: 'tcp' }],
+      logConfiguration: {
+        logDriver: 'awslogs',
+        options: { 'awslogs-group': 'workload-logs', 'awslogs-region': 'eu-west-1', 'awslogs-stream-prefix': 'app' },
+      },
+    },
+  ],
 });
+
+/** The family's latest revision as DescribeTaskDefinition answers it. */
+const registered = (image: string, port: number, arn: string, changes: Partial<TaskDefinition> = {}) => ({
+  taskDefinition: { ...registration(image, port), taskDefinitionArn: arn, status: 'ACTIVE' as const, revision: 7, ...changes },
+});
+
+let runtime: EcsRuntime;
 
 const launch = (overrides: Partial<TaskLaunch> = {}): TaskLaunch => ({
   containerId: CONTAINER_ID,
@@ -36,9 +86,9 @@ const launch = (overrides: Partial<TaskLaunch> = {}): TaskLaunch => ({
 });
 
 /** The RunTask input every launch shares; tests add the sizing overrides. */
-const runTaskInput = (overrides: Record<string, unknown>, clientToken = `${CONTAINER_ID}:1`) => ({
+const runTaskInput = (overrides: Record<string, unknown>, clientToken = `${CONTAINER_ID}:1`, taskDefinition = TASK_DEFINITION_ARN) => ({
   cluster: CLUSTER_ARN,
-  taskDefinition: TASK_DEFINITION_ARN,
+  taskDefinition,
   launchType: 'FARGATE',
   count: 1,
   networkConfiguration: {
@@ -54,14 +104,31 @@ const runTaskInput = (overrides: Record<string, unknown>, clientToken = `${CONTA
   clientToken,
 });
 
-const containerOverrides = (memory: number) => [{ name: 'app', memory, environment: [{ name: 'CONTAINER_HOSTNAME', value: 'web-1' }] }];
+const containerOverrides = (memory: number) => [
+  {
+    name: 'app',
+    memory,
+    environment: [
+      { name: 'PORT', value: '8080' },
+      { name: 'CONTAINER_HOSTNAME', value: 'web-1' },
+    ],
+  },
+];
 
 beforeEach(() => {
   ecsMock.reset();
+  runtime = new EcsRuntime(SETTINGS);
 });
+
+/** Every launch below first looks its family up (found), then runs: the RunTask is the second call. */
+const runTaskCall = () => {
+  expect(ecsMock.commandCalls(DescribeTaskDefinitionCommand).map((call) => call.args[0].input)).toEqual([{ taskDefinition: FAMILY }]);
+  return ecsMock.commandCalls(RunTaskCommand)[0]!;
+};
 
 describe('EcsRuntime.runTask', () => {
   beforeEach(() => {
+    ecsMock.on(DescribeTaskDefinitionCommand).resolves(registered(IMAGE, 8080, TASK_DEFINITION_ARN));
     ecsMock.on(RunTaskCommand).resolves({ tasks: [{ taskArn: TASK_ARN }], failures: [] });
   });
 
@@ -69,17 +136,15 @@ describe('EcsRuntime.runTask', () => {
     const taskArn = await runtime.runTask(launch());
 
     expect(taskArn).toBe(TASK_ARN);
-    expect(ecsMock.calls()).toHaveLength(1);
-    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input).toEqual(
-      runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }),
-    );
+    expect(ecsMock.calls()).toHaveLength(2);
+    expect(runTaskCall().args[0].input).toEqual(runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }));
   });
 
   it('runs 16 cores and 122880 MB as the largest Fargate task', async () => {
     await runtime.runTask(launch({ cpuCores: 16, memoryMb: 122880 }));
 
-    expect(ecsMock.calls()).toHaveLength(1);
-    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input).toEqual(
+    expect(ecsMock.calls()).toHaveLength(2);
+    expect(runTaskCall().args[0].input).toEqual(
       runTaskInput({ cpu: '16384', memory: '122880', containerOverrides: containerOverrides(122880) }),
     );
   });
@@ -87,17 +152,15 @@ describe('EcsRuntime.runTask', () => {
   it.each([18, 20])('leaves ephemeral storage at the Fargate default for disk_gb %i', async (diskGb) => {
     await runtime.runTask(launch({ diskGb }));
 
-    expect(ecsMock.calls()).toHaveLength(1);
-    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input).toEqual(
-      runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }),
-    );
+    expect(ecsMock.calls()).toHaveLength(2);
+    expect(runTaskCall().args[0].input).toEqual(runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }));
   });
 
   it.each([21, 32])('sets ephemeral storage to %i GiB for disk_gb %i', async (diskGb) => {
     await runtime.runTask(launch({ diskGb, clientToken: `${CONTAINER_ID}:4` }));
 
-    expect(ecsMock.calls()).toHaveLength(1);
-    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input).toEqual(
+    expect(ecsMock.calls()).toHaveLength(2);
+    expect(runTaskCall().args[0].input).toEqual(
       runTaskInput(
         { cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512), ephemeralStorage: { sizeInGiB: diskGb } },
         `${CONTAINER_ID}:4`,
@@ -111,8 +174,8 @@ describe('EcsRuntime.runTask', () => {
     await runtime.runTask(launch({ clientToken }));
 
     expect(clientToken.length).toBeLessThanOrEqual(64);
-    expect(ecsMock.calls()).toHaveLength(1);
-    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input).toEqual(
+    expect(ecsMock.calls()).toHaveLength(2);
+    expect(runTaskCall().args[0].input).toEqual(
       runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }, clientToken),
     );
   });
@@ -121,20 +184,117 @@ describe('EcsRuntime.runTask', () => {
     ecsMock.on(RunTaskCommand).resolves({ tasks: [], failures: [{ reason: 'RESOURCE:MEMORY', detail: 'no capacity' }] });
 
     await expect(runtime.runTask(launch())).rejects.toThrow(new TaskLaunchError('RunTask started no task: RESOURCE:MEMORY: no capacity'));
-    expect(ecsMock.calls()).toHaveLength(1);
-    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input).toEqual(
-      runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }),
-    );
+    expect(ecsMock.calls()).toHaveLength(2);
+    expect(runTaskCall().args[0].input).toEqual(runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }));
   });
 
   it('passes other RunTask errors on', async () => {
     ecsMock.on(RunTaskCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
 
     await expect(runtime.runTask(launch())).rejects.toThrow('denied');
-    expect(ecsMock.calls()).toHaveLength(1);
-    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input).toEqual(
-      runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }),
-    );
+    expect(ecsMock.calls()).toHaveLength(2);
+    expect(runTaskCall().args[0].input).toEqual(runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }));
+  });
+});
+
+describe('EcsRuntime task definitions per (image, port)', () => {
+  const OTHER_IMAGE = 'ghcr.io/acme/api:1.2.3';
+  const otherFamily = taskFamilyFor('workload', OTHER_IMAGE, 3000);
+  const otherArn = `arn:aws:ecs:eu-west-1:123456789012:task-definition/${otherFamily}:1`;
+  const notFound = () => Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' });
+
+  beforeEach(() => {
+    ecsMock.on(RunTaskCommand).resolves({ tasks: [{ taskArn: TASK_ARN }], failures: [] });
+  });
+
+  it('names families deterministically: the same pair the same family, another image or port another', () => {
+    expect(taskFamilyFor('workload', IMAGE, 8080)).toBe(FAMILY);
+    expect(FAMILY).toMatch(/^workload-[0-9a-f]{24}$/);
+    expect(taskFamilyFor('workload', IMAGE, 8081)).not.toBe(FAMILY);
+    expect(taskFamilyFor('workload', `${IMAGE}x`, 8080)).not.toBe(FAMILY);
+  });
+
+  it('registers the task definition of a new (image, port) once, runs it with the env and command as overrides, and reuses it', async () => {
+    ecsMock.on(DescribeTaskDefinitionCommand).rejects(notFound());
+    ecsMock.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: otherArn } });
+    const workload = {
+      image: OTHER_IMAGE,
+      port: 3000,
+      env: { GREETING: 'hello', MODE: 'prod' },
+      command: ['node', 'server.js', '--port=3000'],
+    };
+
+    await runtime.runTask(launch(workload));
+    await runtime.runTask(launch({ ...workload, clientToken: `${CONTAINER_ID}:2` }));
+
+    expect(ecsMock.calls()).toHaveLength(4);
+    expect(ecsMock.commandCalls(DescribeTaskDefinitionCommand).map((call) => call.args[0].input)).toEqual([
+      { taskDefinition: otherFamily },
+    ]);
+    expect(ecsMock.commandCalls(RegisterTaskDefinitionCommand).map((call) => call.args[0].input)).toEqual([
+      registration(OTHER_IMAGE, 3000),
+    ]);
+    const overrides = {
+      cpu: '1024',
+      memory: '2048',
+      containerOverrides: [
+        {
+          name: 'app',
+          memory: 512,
+          environment: [
+            { name: 'GREETING', value: 'hello' },
+            { name: 'MODE', value: 'prod' },
+            { name: 'PORT', value: '3000' },
+            { name: 'CONTAINER_HOSTNAME', value: 'web-1' },
+          ],
+          command: ['node', 'server.js', '--port=3000'],
+        },
+      ],
+    };
+    expect(ecsMock.commandCalls(RunTaskCommand).map((call) => call.args[0].input)).toEqual([
+      runTaskInput(overrides, `${CONTAINER_ID}:1`, otherArn),
+      runTaskInput(overrides, `${CONTAINER_ID}:2`, otherArn),
+    ]);
+  });
+
+  it('finds the revision an earlier attempt (another function instance) registered instead of registering another', async () => {
+    ecsMock.on(DescribeTaskDefinitionCommand).resolves(registered(IMAGE, 8080, TASK_DEFINITION_ARN));
+
+    await runtime.runTask(launch());
+
+    expect(ecsMock.calls()).toHaveLength(2);
+    expect(ecsMock.commandCalls(DescribeTaskDefinitionCommand).map((call) => call.args[0].input)).toEqual([{ taskDefinition: FAMILY }]);
+    expect(ecsMock.commandCalls(RegisterTaskDefinitionCommand)).toHaveLength(0);
+    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input.taskDefinition).toBe(TASK_DEFINITION_ARN);
+  });
+
+  it('registers a new revision when the latest one is not what this deployment would register (another execution role)', async () => {
+    const newer = `arn:aws:ecs:eu-west-1:123456789012:task-definition/${FAMILY}:8`;
+    ecsMock
+      .on(DescribeTaskDefinitionCommand)
+      .resolves(registered(IMAGE, 8080, TASK_DEFINITION_ARN, { executionRoleArn: 'arn:aws:iam::123456789012:role/old' }));
+    ecsMock.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: newer } });
+
+    await runtime.runTask(launch());
+
+    expect(ecsMock.calls()).toHaveLength(3);
+    expect(ecsMock.commandCalls(DescribeTaskDefinitionCommand).map((call) => call.args[0].input)).toEqual([{ taskDefinition: FAMILY }]);
+    expect(ecsMock.commandCalls(RegisterTaskDefinitionCommand).map((call) => call.args[0].input)).toEqual([registration(IMAGE, 8080)]);
+    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input.taskDefinition).toBe(newer);
+  });
+
+  it('looks the family up again on the next launch when a look-up failed, and starts no task meanwhile', async () => {
+    ecsMock
+      .on(DescribeTaskDefinitionCommand)
+      .rejectsOnce(Object.assign(new Error('slow down'), { name: 'ThrottlingException' }))
+      .resolves(registered(IMAGE, 8080, TASK_DEFINITION_ARN));
+
+    await expect(runtime.runTask(launch())).rejects.toThrow('slow down');
+    await runtime.runTask(launch());
+
+    expect(ecsMock.calls()).toHaveLength(3);
+    expect(ecsMock.commandCalls(DescribeTaskDefinitionCommand)).toHaveLength(2);
+    expect(ecsMock.commandCalls(RunTaskCommand)).toHaveLength(1);
   });
 });
 

@@ -11,6 +11,9 @@ const ecsSettings = {
   ECS_TASK_DEFINITION_ARN: 'arn:aws:ecs:us-east-1:123456789012:task-definition/workload:1',
   ECS_SUBNET_IDS: 'subnet-a,subnet-b',
   ECS_SECURITY_GROUP_IDS: 'sg-1',
+  ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
+  ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
+  ECS_LOG_GROUP: 'workload-logs',
 };
 
 describe('the AWS container adapters', () => {
@@ -21,7 +24,7 @@ describe('the AWS container adapters', () => {
 
   it('refuse ECS without its settings, naming every missing one', () => {
     expect(() => ecsRuntimeFrom(loadConfig({ CONTAINER_RUNTIME: 'ecs', ECS_CLUSTER_ARN: ecsSettings.ECS_CLUSTER_ARN }))).toThrow(
-      'Invalid configuration: CONTAINER_RUNTIME=ecs needs ECS_TASK_DEFINITION_ARN, ECS_SUBNET_IDS, ECS_SECURITY_GROUP_IDS (or set CONTAINER_RUNTIME=local)',
+      'Invalid configuration: CONTAINER_RUNTIME=ecs needs ECS_TASK_ROLE_ARN, ECS_EXECUTION_ROLE_ARN, ECS_LOG_GROUP, ECS_SUBNET_IDS, ECS_SECURITY_GROUP_IDS (or set CONTAINER_RUNTIME=local)',
     );
     expect(() => cloudWatchUsageFrom(loadConfig({ CONTAINER_RUNTIME: 'ecs' }))).toThrow(/needs ECS_CLUSTER_ARN/);
   });

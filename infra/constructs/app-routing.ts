@@ -1,0 +1,184 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as ecs from 'aws-cdk-lib/aws-ecs';
+import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as route53 from 'aws-cdk-lib/aws-route53';
+import { Construct } from 'constructs';
+import { acknowledgeNagRule } from '../nag.js';
+import { repositoryRoot } from '../paths.js';
+
+/** The stock reverse proxy: Caddy 2 from the Docker official images' mirror on ECR Public. */
+export const DEFAULT_PROXY_IMAGE = 'public.ecr.aws/docker/library/caddy:2.10-alpine';
+/** Where the proxy listens behind the load balancer (infra/proxy/Caddyfile). */
+export const PROXY_PORT = 8080;
+export const PROXY_HEALTH_PATH = '/__proxy/health';
+/** The private zone the task state function writes one record set per running container to. */
+export const DEFAULT_ROUTING_ZONE = 'container-hosting.internal';
+
+export interface AppRoutingProps {
+  vpc: ec2.IVpc;
+  cluster: ecs.ICluster;
+  /** Containers answer at https://{hostname}.{appsDomain}/. */
+  appsDomain: string;
+  /** An ACM certificate for `*.{appsDomain}` in the stack's region. */
+  certificateArn: string;
+  /** The workload tasks' group: it admits the proxy, and only the proxy. */
+  workloadSecurityGroup: ec2.SecurityGroup;
+  proxyImage?: string;
+  /** Proxy tasks: at least 2 (two zones), scaling up to this many on CPU and requests. */
+  maxProxyTasks?: number;
+  zoneName?: string;
+}
+
+/**
+ * The AWS half of "a container answers at its hostname": an internet-facing Application Load
+ * Balancer with the wildcard certificate (HTTP redirects to HTTPS) in front of a small ECS
+ * service of stock Caddy tasks, which find a container's task per request through a private
+ * Route 53 zone. No Lambda is in the data path. See docs/containers.md, "Reaching a container".
+ */
+export class AppRouting extends Construct {
+  readonly loadBalancer: elbv2.ApplicationLoadBalancer;
+  readonly zone: route53.PrivateHostedZone;
+  readonly proxyService: ecs.FargateService;
+  readonly proxySecurityGroup: ec2.SecurityGroup;
+
+  constructor(scope: Construct, id: string, props: AppRoutingProps) {
+    super(scope, id);
+    const zoneName = props.zoneName ?? DEFAULT_ROUTING_ZONE;
+
+    // Resolved by the VPC's resolver for everything in the VPC, the proxy tasks included.
+    this.zone = new route53.PrivateHostedZone(this, 'Zone', {
+      zoneName,
+      vpc: props.vpc,
+      comment: 'One A and one SRV record per running container, written by the task state function',
+    });
+
+    this.loadBalancer = new elbv2.ApplicationLoadBalancer(this, 'LoadBalancer', {
+      vpc: props.vpc,
+      internetFacing: true,
+      vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC },
+      dropInvalidHeaderFields: true,
+    });
+    acknowledgeNagRule(
+      this.loadBalancer,
+      'AwsSolutions-ELB2',
+      'Every request is logged by the proxy tasks to CloudWatch Logs (method, host, path, status, duration); S3 access logs would keep the same lines a second time.',
+    );
+    acknowledgeNagRule(
+      this.loadBalancer,
+      'AwsSolutions-EC23',
+      'The load balancer serves the public apps domain, so it admits HTTP and HTTPS from anywhere; HTTP only redirects to HTTPS.',
+    );
+
+    this.proxySecurityGroup = new ec2.SecurityGroup(this, 'ProxySecurityGroup', {
+      vpc: props.vpc,
+      description: 'Reverse proxy tasks: the load balancer only, on the proxy port',
+      allowAllOutbound: false,
+    });
+    this.proxySecurityGroup.connections.allowFrom(this.loadBalancer, ec2.Port.tcp(PROXY_PORT), 'Load balancer to the proxy');
+    // Containers listen on the port their owner chose, so the proxy may reach any TCP port of the
+    // workload group, and the workload group admits nothing but the proxy.
+    this.proxySecurityGroup.connections.allowTo(props.workloadSecurityGroup, ec2.Port.allTcp(), 'Proxy to container tasks');
+    // DNS goes to the VPC resolver (VPC+2), which security groups do not filter; the image is
+    // pulled by Fargate, not through the task's group, except over the task's ENI for ECR Public.
+    this.proxySecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'Image pull and CloudWatch Logs over HTTPS');
+
+    const taskDefinition = new ecs.FargateTaskDefinition(this, 'ProxyTask', {
+      cpu: 256,
+      memoryLimitMiB: 512,
+      runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.ARM64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
+    });
+    const proxyLogs = new logs.LogGroup(this, 'ProxyLogs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const caddyfile = readFileSync(join(repositoryRoot, 'infra/proxy/Caddyfile'), 'utf8');
+    taskDefinition.addContainer('caddy', {
+      image: ecs.ContainerImage.fromRegistry(props.proxyImage ?? DEFAULT_PROXY_IMAGE),
+      essential: true,
+      portMappings: [{ containerPort: PROXY_PORT }],
+      // The configuration is the repository's infra/proxy/Caddyfile, given to the stock image as it is.
+      environment: {
+        CADDYFILE: caddyfile,
+        APPS_DOMAIN: props.appsDomain,
+        HOST_LABEL: String(props.appsDomain.split('.').length),
+        DNS_ZONE: zoneName,
+      },
+      command: ['sh', '-c', 'printf "%s" "$CADDYFILE" > /tmp/Caddyfile && exec caddy run --config /tmp/Caddyfile --adapter caddyfile'],
+      logging: ecs.LogDrivers.awsLogs({ logGroup: proxyLogs, streamPrefix: 'proxy' }),
+      readonlyRootFilesystem: false,
+    });
+    acknowledgeNagRule(
+      taskDefinition,
+      'AwsSolutions-ECS2',
+      'The environment holds the proxy configuration (the Caddyfile, the apps domain and the private zone name), no secret.',
+    );
+
+    this.proxyService = new ecs.FargateService(this, 'ProxyService', {
+      cluster: props.cluster,
+      taskDefinition,
+      desiredCount: 2,
+      minHealthyPercent: 100,
+      maxHealthyPercent: 200,
+      securityGroups: [this.proxySecurityGroup],
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+      circuitBreaker: { rollback: true },
+      // Spread over the zones, so two tasks are in two zones.
+      availabilityZoneRebalancing: ecs.AvailabilityZoneRebalancing.ENABLED,
+    });
+    const scaling = this.proxyService.autoScaleTaskCount({ minCapacity: 2, maxCapacity: props.maxProxyTasks ?? 10 });
+    scaling.scaleOnCpuUtilization('Cpu', { targetUtilizationPercent: 60 });
+
+    const https = this.loadBalancer.addListener('Https', {
+      port: 443,
+      protocol: elbv2.ApplicationProtocol.HTTPS,
+      certificates: [elbv2.ListenerCertificate.fromArn(props.certificateArn)],
+      sslPolicy: elbv2.SslPolicy.RECOMMENDED_TLS,
+      open: true,
+    });
+    const targetGroup = https.addTargets('Proxy', {
+      port: PROXY_PORT,
+      protocol: elbv2.ApplicationProtocol.HTTP,
+      targets: [this.proxyService],
+      healthCheck: { path: PROXY_HEALTH_PATH, healthyHttpCodes: '200', interval: Duration.seconds(15) },
+      deregistrationDelay: Duration.seconds(30),
+    });
+    scaling.scaleOnRequestCount('Requests', { requestsPerTarget: 2000, targetGroup });
+    this.loadBalancer.addRedirect({
+      sourcePort: 80,
+      sourceProtocol: elbv2.ApplicationProtocol.HTTP,
+      targetPort: 443,
+      targetProtocol: elbv2.ApplicationProtocol.HTTPS,
+    });
+  }
+
+  /**
+   * Lets the task state function keep the records: UPSERT and DELETE of A and SRV records under
+   * the zone, in the zone only (Route 53's ChangeResourceRecordSets condition keys:
+   * https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/specifying-conditions-route53.html).
+   */
+  grantRecordChanges(role: iam.IRole): void {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['route53:ChangeResourceRecordSets'],
+        resources: [this.zone.hostedZoneArn],
+        conditions: {
+          'ForAllValues:StringEquals': {
+            'route53:ChangeResourceRecordSetsActions': ['UPSERT', 'DELETE'],
+            'route53:ChangeResourceRecordSetsRecordTypes': ['A', 'SRV'],
+          },
+          'ForAllValues:StringLike': { 'route53:ChangeResourceRecordSetsNormalizedRecordNames': [`*.${this.zone.zoneName}`] },
+        },
+      }),
+    );
+  }
+
+  /** What the task state function needs to keep the zone's records. */
+  get functionEnvironment(): Record<string, string> {
+    return { APPS_DNS_ZONE_ID: this.zone.hostedZoneId, APPS_DNS_ZONE_NAME: this.zone.zoneName };
+  }
+}

@@ -1,0 +1,174 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, Stack, type CfnElement } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AppRouting, PROXY_HEALTH_PATH, PROXY_PORT } from '../../infra/constructs/app-routing.js';
+import { ContainerWorkload } from '../../infra/constructs/container-workload.js';
+import { repositoryRoot } from '../../infra/paths.js';
+import { flatten, propertiesOfOnly, resourcesOfType, statementsOfRole } from './template-queries.js';
+
+const CERTIFICATE = 'arn:aws:acm:us-east-1:111122223333:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789';
+
+let app: App;
+let stack: Stack;
+let template: Template;
+let routing: AppRouting;
+let workload: ContainerWorkload;
+let functionRole: iam.Role;
+const logicalIdOf = (element: unknown) => stack.getLogicalId(element as CfnElement);
+
+beforeAll(() => {
+  // Prepare: the workload's VPC and cluster, and a function role to grant record changes to.
+  app = new App();
+  stack = new Stack(app, 'RoutingTest', { env: { account: '111122223333', region: 'us-east-1' } });
+  workload = new ContainerWorkload(stack, 'Containers', {
+    image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+    taskFamily: 'wl',
+    natGateways: 1,
+  });
+  functionRole = new iam.Role(stack, 'TaskStateRole', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+  // Act
+  routing = new AppRouting(stack, 'Routing', {
+    vpc: workload.vpc,
+    cluster: workload.cluster,
+    appsDomain: 'apps.example.com',
+    certificateArn: CERTIFICATE,
+    workloadSecurityGroup: workload.securityGroup,
+  });
+  routing.grantRecordChanges(functionRole);
+  template = Template.fromStack(stack);
+});
+
+describe('AppRouting load balancer', () => {
+  it('is internet-facing in the public subnets and ends TLS on 443 with the wildcard certificate', () => {
+    // Assess
+    template.hasResourceProperties('AWS::ElasticLoadBalancingV2::LoadBalancer', { Scheme: 'internet-facing', Type: 'application' });
+    template.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', {
+      Port: 443,
+      Protocol: 'HTTPS',
+      Certificates: [{ CertificateArn: CERTIFICATE }],
+      DefaultActions: [{ Type: 'forward' }],
+    });
+  });
+
+  it('redirects HTTP to HTTPS permanently, and forwards nothing on HTTP', () => {
+    // Assess
+    template.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', {
+      Port: 80,
+      Protocol: 'HTTP',
+      DefaultActions: [{ Type: 'redirect', RedirectConfig: { Protocol: 'HTTPS', Port: '443', StatusCode: 'HTTP_301' } }],
+    });
+    expect(resourcesOfType(template, 'AWS::ElasticLoadBalancingV2::Listener')).toHaveLength(2);
+  });
+
+  it('sends traffic to the proxy tasks on their port, checking their health path', () => {
+    // Assess
+    template.hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', {
+      Port: PROXY_PORT,
+      Protocol: 'HTTP',
+      TargetType: 'ip',
+      HealthCheckPath: PROXY_HEALTH_PATH,
+    });
+  });
+});
+
+describe('AppRouting proxy service', () => {
+  it('runs at least two stock Caddy tasks, spread over the two zones’ private subnets', () => {
+    // Assess
+    const service = propertiesOfOnly(template, 'AWS::ECS::Service');
+    expect(service.DesiredCount).toBe(2);
+    expect(service.LaunchType).toBe('FARGATE');
+    expect(service.NetworkConfiguration.AwsvpcConfiguration.Subnets).toHaveLength(2);
+    expect(service.NetworkConfiguration.AwsvpcConfiguration.AssignPublicIp).toBe('DISABLED');
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MinCapacity: 2, MaxCapacity: 10 });
+    const policies = resourcesOfType(template, 'AWS::ApplicationAutoScaling::ScalingPolicy').map(
+      ([, policy]) => policy.Properties?.TargetTrackingScalingPolicyConfiguration.PredefinedMetricSpecification.PredefinedMetricType,
+    );
+    expect(policies.sort()).toEqual(['ALBRequestCountPerTarget', 'ECSServiceAverageCPUUtilization']);
+  });
+
+  it('runs the repository’s Caddyfile as it is, told the apps domain, its label count and the private zone', () => {
+    // Prepare
+    const definitions = resourcesOfType(template, 'AWS::ECS::TaskDefinition').map(([, definition]) => definition.Properties);
+    const proxy = definitions.find((definition) => definition?.ContainerDefinitions[0].Name === 'caddy');
+    const [container] = proxy!.ContainerDefinitions;
+    const environment = Object.fromEntries(
+      container.Environment.map((entry: { Name: string; Value: unknown }) => [entry.Name, entry.Value]),
+    );
+    // Assess
+    expect(container.Image).toBe('public.ecr.aws/docker/library/caddy:2.10-alpine');
+    expect(environment.CADDYFILE).toBe(readFileSync(join(repositoryRoot, 'infra/proxy/Caddyfile'), 'utf8'));
+    expect(environment).toMatchObject({ APPS_DOMAIN: 'apps.example.com', HOST_LABEL: '3', DNS_ZONE: 'container-hosting.internal' });
+    expect(container.PortMappings).toEqual([{ ContainerPort: PROXY_PORT, Protocol: 'tcp' }]);
+    // The proxy resolves each request's upstream from the SRV record of its first label, per request.
+    expect(environment.CADDYFILE).toContain('dynamic srv _http._tcp.{http.request.host.labels.{$HOST_LABEL}}.{$DNS_ZONE}');
+  });
+});
+
+describe('AppRouting private DNS', () => {
+  it('is a private hosted zone of the workload VPC', () => {
+    // Assess
+    const zone = propertiesOfOnly(template, 'AWS::Route53::HostedZone');
+    expect(zone.Name).toBe('container-hosting.internal.');
+    expect(zone.VPCs).toHaveLength(1);
+    expect(routing.functionEnvironment).toEqual({
+      APPS_DNS_ZONE_ID: expect.any(String),
+      APPS_DNS_ZONE_NAME: 'container-hosting.internal',
+    });
+  });
+
+  it('lets the task state function UPSERT and DELETE only A and SRV records under the zone, in that zone only', () => {
+    // Act
+    const statements = statementsOfRole(template, logicalIdOf(functionRole.node.defaultChild));
+    // Assess
+    expect(statements).toHaveLength(1);
+    const [statement] = statements;
+    expect(statement!.Action).toBe('route53:ChangeResourceRecordSets');
+    expect(flatten(statement!.Resource)).toBe(`arn:<AWS::Partition>:route53:::hostedzone/<${logicalIdOf(routing.zone.node.defaultChild)}>`);
+    expect(statement!.Condition).toEqual({
+      'ForAllValues:StringEquals': {
+        'route53:ChangeResourceRecordSetsActions': ['UPSERT', 'DELETE'],
+        'route53:ChangeResourceRecordSetsRecordTypes': ['A', 'SRV'],
+      },
+      'ForAllValues:StringLike': { 'route53:ChangeResourceRecordSetsNormalizedRecordNames': ['*.container-hosting.internal'] },
+    });
+  });
+});
+
+describe('AppRouting security groups', () => {
+  it('let container tasks accept traffic only from the proxy’s group, and the proxy only from the load balancer', () => {
+    // Prepare
+    const workloadGroup = logicalIdOf(workload.securityGroup.node.defaultChild);
+    const proxyGroup = logicalIdOf(routing.proxySecurityGroup.node.defaultChild);
+    const ingress = resourcesOfType(template, 'AWS::EC2::SecurityGroupIngress').map(([, rule]) => rule.Properties!);
+    // Assess
+    const intoWorkload = ingress.filter((rule) => flatten(rule.GroupId) === `<${workloadGroup}.GroupId>`);
+    expect(intoWorkload.map((rule) => [flatten(rule.SourceSecurityGroupId), rule.IpProtocol])).toEqual([
+      [`<${proxyGroup}.GroupId>`, 'tcp'],
+    ]);
+    const intoProxy = ingress.filter((rule) => flatten(rule.GroupId) === `<${proxyGroup}.GroupId>`);
+    expect(intoProxy).toHaveLength(1);
+    expect(intoProxy[0]).toMatchObject({ FromPort: PROXY_PORT, ToPort: PROXY_PORT, IpProtocol: 'tcp' });
+    expect(flatten(intoProxy[0]!.SourceSecurityGroupId)).toMatch(/LoadBalancer.*GroupId/);
+    // Nothing else may reach either group: no CIDR ingress on them.
+    for (const group of [workloadGroup, proxyGroup]) {
+      expect(
+        resourcesOfType(template, 'AWS::EC2::SecurityGroup').find(([id]) => id === group)?.[1].Properties?.SecurityGroupIngress,
+      ).toBeUndefined();
+    }
+  });
+});
+
+describe('AppRouting cdk-nag', () => {
+  it('has no unacknowledged AwsSolutions findings', () => {
+    // Act
+    const { violations } = new AwsSolutionsChecks().validateScope(app);
+    // Assess
+    expect(
+      violations.map((violation) => `${violation.ruleName}: ${violation.violatingResources.map((r) => r.constructPath).join(', ')}`),
+    ).toEqual([]);
+  });
+});

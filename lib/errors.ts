@@ -27,6 +27,49 @@ export class UnauthorizedError extends HttpError {
   }
 }
 
+/**
+ * The error codes of the token endpoint (RFC 6749 section 5.2) and the revocation endpoint
+ * (RFC 7009 section 2.2.1). The domain raises them by name; lib/http/middleware/error-envelope.ts
+ * renders them as RFC 6749 bodies to a form-encoded request, and as the envelope otherwise.
+ */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'unsupported_token_type';
+
+/** An error of the OAuth protocol endpoints; in the envelope it is BAD_REQUEST (400). */
+export class OAuthRequestError extends BadRequestError {
+  constructor(
+    readonly oauthError: Exclude<OAuthErrorCode, 'invalid_client'>,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * RFC 6749 section 5.2 `invalid_client`: client authentication failed; in the envelope it is
+ * UNAUTHORIZED (401). A client that tried HTTP Basic is challenged with `WWW-Authenticate: Basic`.
+ */
+export class InvalidClientError extends UnauthorizedError {
+  readonly oauthError = 'invalid_client';
+  constructor(message: string, challengeBasic: boolean) {
+    super(message);
+    if (challengeBasic) this.headers['WWW-Authenticate'] = 'Basic realm="oauth", charset="UTF-8"';
+  }
+}
+
+export const invalidRequest = (message: string) => new OAuthRequestError('invalid_request', message);
+export const invalidGrant = (message: string) => new OAuthRequestError('invalid_grant', message);
+export const invalidScope = (message: string) => new OAuthRequestError('invalid_scope', message);
+export const unauthorizedClient = (message: string) => new OAuthRequestError('unauthorized_client', message);
+export const unsupportedGrantType = (message: string) => new OAuthRequestError('unsupported_grant_type', message);
+export const unsupportedTokenType = (message: string) => new OAuthRequestError('unsupported_token_type', message);
+
 export class ForbiddenError extends HttpError {
   readonly statusCode = 403;
   readonly code = 'FORBIDDEN';

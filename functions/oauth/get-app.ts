@@ -1,9 +1,9 @@
 import { endpoint } from '../../lib/http/endpoint.js';
 import { ok } from '../../lib/http/reply.js';
 import { oauthAppView } from '../../lib/oauth/views.js';
-import { oauthService } from '../../lib/wiring/oauth.js';
+import { applicationService } from '../../lib/wiring/oauth.js';
 import { resolveCredential } from '../../lib/wiring/identity.js';
 
 export const handler = endpoint('getApp', { resolveCredential }, async ({ principal, params }) => {
-  return ok(oauthAppView(await oauthService.getApp(principal, params.app_id!)));
+  return ok(oauthAppView(await applicationService.getApp(principal, params.app_id!)));
 });

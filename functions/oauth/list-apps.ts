@@ -1,10 +1,10 @@
 import { endpoint } from '../../lib/http/endpoint.js';
 import { pageQuerySchema, pageReply } from '../../lib/http/pagination.js';
 import { oauthAppView } from '../../lib/oauth/views.js';
-import { oauthService } from '../../lib/wiring/oauth.js';
+import { applicationService } from '../../lib/wiring/oauth.js';
 import { resolveCredential } from '../../lib/wiring/identity.js';
 
 export const handler = endpoint('listApps', { query: pageQuerySchema, resolveCredential }, async (request) => {
-  const page = await oauthService.listApps(request.principal, request.query);
+  const page = await applicationService.listApps(request.principal, request.query);
   return pageReply(request, { ...page, items: page.items.map(oauthAppView) });
 });

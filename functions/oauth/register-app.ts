@@ -2,11 +2,11 @@ import { endpoint } from '../../lib/http/endpoint.js';
 import { ok } from '../../lib/http/reply.js';
 import { registerAppBody } from '../../lib/oauth/schemas.js';
 import { registeredOAuthAppView } from '../../lib/oauth/views.js';
-import { oauthService } from '../../lib/wiring/oauth.js';
+import { applicationService } from '../../lib/wiring/oauth.js';
 import { resolveCredential } from '../../lib/wiring/identity.js';
 
 export const handler = endpoint('registerApp', { body: registerAppBody, resolveCredential }, async ({ principal, body }) => {
-  const registered = await oauthService.registerApp(principal, {
+  const registered = await applicationService.registerApp(principal, {
     name: body.name,
     description: body.description,
     redirectUris: body.redirect_uris,

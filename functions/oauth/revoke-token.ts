@@ -3,10 +3,10 @@ import { ok } from '../../lib/http/reply.js';
 import { clientCredentialsOf } from '../../lib/oauth/client-authentication.js';
 import { oauthParameters } from '../../lib/oauth/oauth-parameters.js';
 import { TOKEN_RESPONSE_HEADERS } from '../../lib/oauth/views.js';
-import { oauthService } from '../../lib/wiring/oauth.js';
+import { revocationService } from '../../lib/wiring/oauth.js';
 
 export const handler = endpoint('revokeToken', {}, async ({ headers, body }) => {
   const parameters = oauthParameters(body);
-  await oauthService.revokeToken(clientCredentialsOf(headers['authorization'], parameters), parameters);
+  await revocationService.revokeToken(clientCredentialsOf(headers['authorization'], parameters), parameters);
   return ok('revoked', TOKEN_RESPONSE_HEADERS);
 });

@@ -3,10 +3,10 @@ import { json } from '../../lib/http/reply.js';
 import { clientCredentialsOf } from '../../lib/oauth/client-authentication.js';
 import { oauthParameters } from '../../lib/oauth/oauth-parameters.js';
 import { TOKEN_RESPONSE_HEADERS, tokenResponseView } from '../../lib/oauth/views.js';
-import { oauthService } from '../../lib/wiring/oauth.js';
+import { tokenGrantService } from '../../lib/wiring/oauth.js';
 
 export const handler = endpoint('token', {}, async ({ headers, body }) => {
   const parameters = oauthParameters(body);
-  const tokens = await oauthService.issueTokens(clientCredentialsOf(headers['authorization'], parameters), parameters);
+  const tokens = await tokenGrantService.issueTokens(clientCredentialsOf(headers['authorization'], parameters), parameters);
   return json(200, tokenResponseView(tokens), TOKEN_RESPONSE_HEADERS);
 });

@@ -2,11 +2,11 @@ import { endpoint } from '../../lib/http/endpoint.js';
 import { ok } from '../../lib/http/reply.js';
 import { updateAppBody } from '../../lib/oauth/schemas.js';
 import { oauthAppView } from '../../lib/oauth/views.js';
-import { oauthService } from '../../lib/wiring/oauth.js';
+import { applicationService } from '../../lib/wiring/oauth.js';
 import { resolveCredential } from '../../lib/wiring/identity.js';
 
 export const handler = endpoint('updateApp', { body: updateAppBody, resolveCredential }, async ({ principal, params, body }) => {
-  const app = await oauthService.updateApp(principal, params.app_id!, {
+  const app = await applicationService.updateApp(principal, params.app_id!, {
     name: body.name,
     description: body.description,
     redirectUris: body.redirect_uris,

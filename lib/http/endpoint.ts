@@ -63,7 +63,7 @@ export function endpoint<
     },
   })
     .use(observeRequest(route))
-    .use(errorEnvelope())
+    .use(errorEnvelope(route))
     .use(normalizeRequest())
     .use(authenticate(route, resolveCredential))
     .use(parseBody(route))

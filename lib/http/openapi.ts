@@ -20,10 +20,22 @@ const errorCodes: Record<number, { code: string; description: string }> = {
   504: { code: 'TIMEOUT', description: 'The container is still starting after the start budget; start it again to keep waiting' },
 };
 
+/** RFC 6749 section 5.2 and RFC 7009 section 2.2.1 codes answered with status 400. */
+const OAUTH_400_CODES = [
+  'invalid_request',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'unsupported_token_type',
+];
+
 const DESCRIPTION = `Container hosting with an OAuth 2.0 provider.
 
 Every success is \`{ "data": ... }\` except the OAuth token endpoint's bare token response; every failure is
-\`{ "error": { "code", "message" } }\`. Clients branch on the status and \`error.code\`, never the message.
+\`{ "error": { "code", "message" } }\`, except that the OAuth token and revocation endpoints answer a form-encoded
+request with RFC 6749 section 5.2's \`{ "error", "error_description" }\`. Clients branch on the status and the code,
+never the message.
 
 Checks run in this order: route (404 / 405 METHOD_NOT_ALLOWED) → credentials (401) → CSRF for session requests on
 POST, PATCH and DELETE (403 CSRF_REJECTED) → role or scope (403 FORBIDDEN) → body and query (400 BAD_REQUEST) →
@@ -98,7 +110,8 @@ function operation(route: Route, schemas: InputSchemas): JsonObject {
   }
   const responses: JsonObject = { 200: { description: 'Success' } };
   for (const status of errorStatuses(route, schemas)) {
-    responses[status] = { $ref: `#/components/responses/Error${status}` };
+    const rfc6749 = route.rfc6749Errors && (status === 400 || status === 401);
+    responses[status] = { $ref: `#/components/responses/Error${status}${rfc6749 ? 'OAuth' : ''}` };
   }
   return {
     operationId: route.id,
@@ -121,6 +134,17 @@ export function openApiDocument(endpoints: Array<{ route: Route; inputSchemas: I
     errorResponses[`Error${status}`] = {
       description: `${code}: ${description}`,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+  }
+  // The token and revocation endpoints answer a form-encoded request with RFC 6749 section 5.2 errors.
+  for (const status of [400, 401] as const) {
+    errorResponses[`Error${status}OAuth`] = {
+      description: `${errorCodes[status]!.code} for a JSON request; for a form-encoded request, RFC 6749 section 5.2's { error, error_description } (${
+        status === 401 ? 'invalid_client, with WWW-Authenticate: Basic when HTTP Basic was tried' : OAUTH_400_CODES.join(', ')
+      })`,
+      content: {
+        'application/json': { schema: { oneOf: [{ $ref: '#/components/schemas/Error' }, { $ref: '#/components/schemas/OAuthError' }] } },
+      },
     };
   }
   return {
@@ -148,6 +172,14 @@ export function openApiDocument(endpoints: Array<{ route: Route; inputSchemas: I
         },
       },
       schemas: {
+        OAuthError: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: { type: 'string', enum: [...OAUTH_400_CODES, 'invalid_client'] },
+            error_description: { type: 'string' },
+          },
+        },
         Error: {
           type: 'object',
           required: ['error'],

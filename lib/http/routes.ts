@@ -52,6 +52,11 @@ export interface Route {
   summary: string;
   /** Rate-limited by the WAF rule for credential-guessing endpoints. */
   rateLimited?: boolean;
+  /**
+   * RFC 6749 section 5.2 error bodies for form-encoded requests (the token and revocation
+   * endpoints); JSON requests keep the envelope (lib/http/middleware/error-envelope.ts).
+   */
+  rfc6749Errors?: boolean;
   /** Failures beyond those the access level, body and path imply; documented in OpenAPI. */
   alsoAnswers?: ReadonlyArray<409 | 504>;
 }
@@ -372,8 +377,9 @@ export const routes = [
     handler: 'functions/pages/consent-form.ts',
     access: 'browser',
     body: 'none',
-    permissions: read,
-    summary: 'Consent page: approve or deny an application',
+    // Writes when the user's consent is remembered: the code is issued without the page.
+    permissions: write,
+    summary: 'Consent page: approve or deny an application (approved at once when consent is remembered)',
   },
   {
     id: 'consentDecision',
@@ -394,6 +400,7 @@ export const routes = [
     body: 'json-or-form',
     permissions: write,
     rateLimited: true,
+    rfc6749Errors: true,
     summary: 'Exchange an authorization code or a refresh token for tokens',
   },
   {
@@ -404,7 +411,48 @@ export const routes = [
     access: 'public',
     body: 'json-or-form',
     permissions: write,
+    rfc6749Errors: true,
     summary: 'Revoke a refresh token and its grant, or an access token (RFC 7009)',
+  },
+  {
+    id: 'listAuthorizations',
+    method: 'GET',
+    path: '/api/v1/authorizations',
+    handler: 'functions/authorizations/list.ts',
+    access: 'account',
+    body: 'none',
+    permissions: read,
+    summary: 'The applications the caller authorized (one per grant), newest first',
+  },
+  {
+    id: 'revokeAuthorization',
+    method: 'DELETE',
+    path: '/api/v1/authorizations/{authorization_id}',
+    handler: 'functions/authorizations/delete.ts',
+    access: 'account',
+    body: 'none',
+    permissions: write,
+    summary: 'Revoke an authorization: every code, access token and refresh token of it stops at once',
+  },
+  {
+    id: 'authorizationsPage',
+    method: 'GET',
+    path: '/settings/authorizations',
+    handler: 'functions/pages/authorizations-page.ts',
+    access: 'browser',
+    body: 'none',
+    permissions: read,
+    summary: 'Authorized applications page, with a Revoke button per application',
+  },
+  {
+    id: 'authorizationsPageRevoke',
+    method: 'POST',
+    path: '/settings/authorizations',
+    handler: 'functions/pages/authorizations-revoke.ts',
+    access: 'session',
+    body: 'form',
+    permissions: write,
+    summary: 'Revoke form submission of the authorized applications page',
   },
   {
     id: 'authorizationServerMetadata',

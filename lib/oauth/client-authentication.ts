@@ -1,4 +1,7 @@
-import { BadRequestError, UnauthorizedError } from '../errors.js';
+import { InvalidClientError, invalidRequest } from '../errors.js';
+import { constantTimeEqual, sha256Hex } from '../identity/secrets.js';
+import { isUuid } from '../ids.js';
+import type { OAuthClient } from './oauth-store.js';
 
 /** What a client presented to authenticate itself at the token or revocation endpoint. */
 export interface ClientCredentials {
@@ -36,10 +39,8 @@ export function parseBasicAuthorization(header: string): { clientId: string; cli
 }
 
 /** The 401 a failed client authentication gets, with the challenge RFC 6749 section 5.2 asks for. */
-export function invalidClient(method: ClientCredentials['method'] | undefined, message = 'Invalid client credentials'): UnauthorizedError {
-  const error = new UnauthorizedError(message);
-  if (method === 'client_secret_basic') error.headers['WWW-Authenticate'] = 'Basic realm="oauth", charset="UTF-8"';
-  return error;
+export function invalidClient(method: ClientCredentials['method'] | undefined, message = 'Invalid client credentials'): InvalidClientError {
+  return new InvalidClientError(message, method === 'client_secret_basic');
 }
 
 /**
@@ -55,7 +56,7 @@ export function clientCredentialsOf(
     const basic = parseBasicAuthorization(authorization);
     if (!basic) throw invalidClient('client_secret_basic', 'The Authorization header must be HTTP Basic with the client id and secret');
     if (parameters.client_secret !== undefined || (parameters.client_id !== undefined && parameters.client_id !== basic.clientId)) {
-      throw new BadRequestError('Send the client credentials either in the Authorization header or in the body, not both');
+      throw invalidRequest('Send the client credentials either in the Authorization header or in the body, not both');
     }
     return { ...basic, method: 'client_secret_basic' };
   }
@@ -63,4 +64,25 @@ export function clientCredentialsOf(
     throw invalidClient(undefined, 'Client authentication is required: client_id and client_secret, or HTTP Basic');
   }
   return { clientId: parameters.client_id, clientSecret: parameters.client_secret, method: 'client_secret_post' };
+}
+
+/** Compared against when the client does not exist, so both cases take the same time. */
+const NO_SECRET_HASH = sha256Hex('no such client');
+
+export const isPlausibleClientId = (credentials: ClientCredentials): boolean => isUuid(credentials.clientId);
+
+/** Compares secret hashes in constant time, also when there is no such client. */
+export function verifyClient(credentials: ClientCredentials, client: OAuthClient | undefined): asserts client is OAuthClient {
+  const matches = constantTimeEqual(sha256Hex(credentials.clientSecret), client?.secretHash ?? NO_SECRET_HASH);
+  if (!client || !matches) throw invalidClient(credentials.method);
+}
+
+/** Looks the client up (unless its id cannot be one) and verifies its secret: 401 otherwise. */
+export async function authenticateClient(
+  store: { getClient(clientId: string): Promise<OAuthClient | undefined> },
+  credentials: ClientCredentials,
+): Promise<OAuthClient> {
+  const client = isPlausibleClientId(credentials) ? await store.getClient(credentials.clientId) : undefined;
+  verifyClient(credentials, client);
+  return client;
 }

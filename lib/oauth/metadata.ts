@@ -1,4 +1,5 @@
 import { ALL_SCOPES } from '../identity/principal.js';
+import { PROMPT_VALUES } from './oauth-parameters.js';
 
 const CLIENT_AUTHENTICATION_METHODS = ['client_secret_basic', 'client_secret_post'];
 
@@ -24,5 +25,7 @@ export function authorizationServerMetadata(issuer: string) {
     revocation_endpoint_auth_methods_supported: CLIENT_AUTHENTICATION_METHODS,
     code_challenge_methods_supported: ['S256'],
     scopes_supported: [...ALL_SCOPES],
+    // Not an RFC 8414 field but registered with IANA (OpenID Connect Discovery); only `consent` is honoured.
+    prompt_values_supported: [...PROMPT_VALUES],
   };
 }

@@ -1,4 +1,11 @@
-import { BadRequestError } from '../errors.js';
+import {
+  BadRequestError,
+  invalidRequest,
+  invalidScope,
+  type OAuthRequestError,
+  unsupportedGrantType,
+  unsupportedTokenType,
+} from '../errors.js';
 import type { OAuthScope } from '../identity/principal.js';
 import { isUuid } from '../ids.js';
 import { isS256CodeChallenge } from './pkce.js';
@@ -14,13 +21,13 @@ const MAX_PARAMETER_LENGTH = 2048;
  */
 export function oauthParameters(body: unknown): Record<string, string> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new BadRequestError('The request body must be a JSON object or a form');
+    throw invalidRequest('The request body must be a JSON object or a form');
   }
   const parameters: Record<string, string> = {};
   for (const [name, value] of Object.entries(body)) {
     if (value === undefined || value === null || value === '') continue;
-    if (typeof value !== 'string') throw new BadRequestError(`Parameter ${name} must be a string`);
-    if (value.length > MAX_PARAMETER_LENGTH) throw new BadRequestError(`Parameter ${name} is too long`);
+    if (typeof value !== 'string') throw invalidRequest(`Parameter ${name} must be a string`);
+    if (value.length > MAX_PARAMETER_LENGTH) throw invalidRequest(`Parameter ${name} is too long`);
     parameters[name] = value;
   }
   return parameters;
@@ -32,7 +39,12 @@ export interface AuthorizeParameters {
   state: string;
   scopes: OAuthScope[];
   codeChallenge?: string;
+  /** `consent`: show the consent page even when the user already authorized these scopes. */
+  prompt?: 'consent';
 }
+
+/** The `prompt` values the authorization endpoint honours (docs/oauth.md, "Remembered consent"). */
+export const PROMPT_VALUES = ['consent'] as const;
 
 /**
  * The authorize request's query (RFC 6749 section 4.1.1, RFC 7636 section 4.3). Every
@@ -57,16 +69,19 @@ export function parseAuthorizeParameters(query: Record<string, string>): Authori
   if (state === undefined) throw new BadRequestError('state is required');
   const scopes = parseScope(value('scope'));
   if (!scopes) throw new BadRequestError('scope must be a space-separated subset of containers:read containers:write');
+  const prompt = value('prompt');
+  if (prompt !== undefined && prompt !== 'consent') throw new BadRequestError(`prompt must be ${PROMPT_VALUES.join(' or ')}`);
+  const promptPart = prompt === 'consent' ? { prompt: 'consent' as const } : {};
   const codeChallenge = value('code_challenge');
   const codeChallengeMethod = value('code_challenge_method');
   if (codeChallenge === undefined) {
     if (codeChallengeMethod !== undefined) throw new BadRequestError('code_challenge_method needs a code_challenge');
-    return { clientId, redirectUri, state, scopes };
+    return { clientId, redirectUri, state, scopes, ...promptPart };
   }
   // RFC 7636 section 4.3 defaults a missing method to plain, which this server refuses.
   if (codeChallengeMethod !== 'S256') throw new BadRequestError('code_challenge_method must be S256');
   if (!isS256CodeChallenge(codeChallenge)) throw new BadRequestError('code_challenge must be 43 base64url characters');
-  return { clientId, redirectUri, state, scopes, codeChallenge };
+  return { clientId, redirectUri, state, scopes, codeChallenge, ...promptPart };
 }
 
 export type TokenRequest =
@@ -74,35 +89,45 @@ export type TokenRequest =
   | { grantType: 'refresh_token'; refreshToken: string; scopes?: OAuthScope[] };
 
 /** The grant a token request asks for (RFC 6749 sections 4.1.3 and 6), or why it is malformed. */
-export function parseTokenRequest(parameters: Record<string, string>): TokenRequest | BadRequestError {
+export function parseTokenRequest(parameters: Record<string, string>): TokenRequest | OAuthRequestError {
   switch (parameters.grant_type) {
     case undefined:
-      return new BadRequestError('grant_type is required');
+      return invalidRequest('grant_type is required');
     case 'authorization_code': {
       const { code, redirect_uri: redirectUri, code_verifier: codeVerifier } = parameters;
-      if (code === undefined) return new BadRequestError('code is required');
-      if (redirectUri === undefined) return new BadRequestError('redirect_uri is required');
+      if (code === undefined) return invalidRequest('code is required');
+      if (redirectUri === undefined) return invalidRequest('redirect_uri is required');
       return { grantType: 'authorization_code', code, redirectUri, ...(codeVerifier !== undefined ? { codeVerifier } : {}) };
     }
     case 'refresh_token': {
       const refreshToken = parameters.refresh_token;
-      if (refreshToken === undefined) return new BadRequestError('refresh_token is required');
+      if (refreshToken === undefined) return invalidRequest('refresh_token is required');
       if (parameters.scope === undefined) return { grantType: 'refresh_token', refreshToken };
       const scopes = parseScope(parameters.scope);
-      if (!scopes) return new BadRequestError('scope must be a space-separated subset of containers:read containers:write');
+      if (!scopes) return invalidScope('scope must be a space-separated subset of containers:read containers:write');
       return { grantType: 'refresh_token', refreshToken, scopes };
     }
     default:
-      return new BadRequestError('grant_type must be authorization_code or refresh_token');
+      return unsupportedGrantType('grant_type must be authorization_code or refresh_token');
   }
 }
 
-/** RFC 7009 section 2.1 names the parameter `token`; the interface spec calls it `refresh_token`. */
-export function tokenToRevoke(parameters: Record<string, string>): string | BadRequestError {
-  const { token, refresh_token: refreshToken } = parameters;
+/** The token types the revocation endpoint revokes (RFC 7009 section 2.1, `token_type_hint`). */
+export const REVOCABLE_TOKEN_TYPES = ['refresh_token', 'access_token'] as const;
+
+/**
+ * RFC 7009 section 2.1 names the parameter `token`; the interface spec calls it `refresh_token`.
+ * A `token_type_hint` naming any other type than those this server revokes is refused.
+ */
+export function tokenToRevoke(parameters: Record<string, string>): string | OAuthRequestError {
+  const { token, refresh_token: refreshToken, token_type_hint: hint } = parameters;
   if (token !== undefined && refreshToken !== undefined && token !== refreshToken) {
-    return new BadRequestError('Send the token to revoke once, as token or as refresh_token');
+    return invalidRequest('Send the token to revoke once, as token or as refresh_token');
   }
   const value = token ?? refreshToken;
-  return value ?? new BadRequestError('refresh_token (or token) is required');
+  if (value === undefined) return invalidRequest('refresh_token (or token) is required');
+  if (hint !== undefined && !(REVOCABLE_TOKEN_TYPES as readonly string[]).includes(hint)) {
+    return unsupportedTokenType(`token_type_hint must be ${REVOCABLE_TOKEN_TYPES.join(' or ')}`);
+  }
+  return value;
 }

@@ -40,6 +40,8 @@ export interface AuthorizationRequest {
   scopes: OAuthScope[];
   state: string;
   codeChallenge?: string;
+  /** `consent`: the page is shown even when a remembered grant covers the scopes. */
+  prompt?: 'consent';
   expiresAt: string;
 }
 
@@ -75,6 +77,8 @@ export interface Grant {
   createdAt: string;
   /** At most 90 days after the code was redeemed; no token of the grant outlives it. */
   expiresAt: string;
+  /** When the application last obtained tokens with it (code exchange or refresh); absent on older grants. */
+  lastUsedAt?: string;
 }
 
 /** Stored by hash only, and kept until it expires so a replayed rotated token is recognised. */
@@ -101,8 +105,20 @@ export type TokenWriteFailure =
 
 export type TokenWriteOutcome = { committed: true } | { committed: false; reason: TokenWriteFailure };
 
-/** Persistence of OAuth applications, authorization requests, codes, grants and tokens. */
-export interface OAuthStore {
+/** What every client-authenticating store offers: the client by `client_id`. */
+interface ClientLookup {
+  getClient(clientId: string): Promise<OAuthClient | undefined>;
+}
+
+/** One round trip: the client by id, the refresh token by hash and the grant by id. */
+type TokenGrantRead = (
+  clientId: string,
+  tokenHash: string,
+  grantId: string,
+) => Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }>;
+
+/** Applications as their owner manages them (lib/oauth/applications.ts). */
+export interface ApplicationStore extends ClientLookup {
   /** Writes the application and its client lookup together. */
   createApp(app: OAuthApp, secretHash: string): Promise<void>;
   /** `undefined` when missing or being deleted. */
@@ -119,8 +135,12 @@ export interface OAuthStore {
   deleteApp(app: OAuthApp): Promise<void>;
   /** An application that is being deleted still answers, so its deletion can be resumed. */
   getAppForDeletion(appId: string): Promise<OAuthApp | undefined>;
-  getClient(clientId: string): Promise<OAuthClient | undefined>;
+}
 
+/** The authorize request, the consent decision and the code (lib/oauth/authorization.ts). */
+export interface AuthorizationStore extends ClientLookup {
+  /** `undefined` when missing or being deleted. */
+  getApp(appId: string): Promise<OAuthApp | undefined>;
   putAuthorizationRequest(request: AuthorizationRequest): Promise<void>;
   getAuthorizationRequest(requestId: string): Promise<AuthorizationRequest | undefined>;
   /** Deletes the request and returns it; only one caller ever gets it back. */
@@ -130,17 +150,32 @@ export interface OAuthStore {
    * exists. False when the request was already consumed or the application is gone.
    */
   issueAuthorizationCode(requestId: string, code: AuthorizationCode): Promise<boolean>;
+  /** The user's grants for one client, as last written (the caller checks status and expiry). */
+  grantsOfUserForClient(userId: string, clientId: string): Promise<Grant[]>;
+}
 
+/** One entry of a user's list of grants, with what is left of its grant and application. */
+export interface UserGrantEntry {
+  grantId: string;
+  grant?: Grant;
+  /** Absent when the application is gone or being deleted. */
+  app?: OAuthApp;
+}
+
+/** A user's authorized applications (lib/oauth/authorized-apps.ts). */
+export interface AuthorizedAppStore {
+  /** One page of the user's grants, newest first, each read with its grant and application. */
+  listUserGrants(userId: string, page: PageRequest): Promise<Page<UserGrantEntry>>;
+  getGrant(grantId: string): Promise<Grant | undefined>;
+  /** Revokes the grant (every token of it stops) and takes it off the user's list. */
+  revokeUserGrant(grant: Grant): Promise<void>;
+}
+
+/** The token endpoint: code exchange and refresh (lib/oauth/token-grants.ts). */
+export interface TokenGrantStore extends ClientLookup {
   /** One round trip: the client by id and the code by hash. */
   getClientAndCode(clientId: string, codeHash: string): Promise<{ client?: OAuthClient; code?: AuthorizationCode }>;
-  /** One round trip: the client by id, the refresh token by hash and the grant by id. */
-  getTokenGrant(
-    clientId: string,
-    tokenHash: string,
-    grantId: string,
-  ): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }>;
-  /** One round trip: the client by id and an access-token credential by hash. */
-  getClientAndAccessToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; accessToken?: CredentialRecord }>;
+  getTokenGrant: TokenGrantRead;
   /**
    * One transaction: marks the code redeemed (if it still is unredeemed), checks the client's
    * secret is still `client.secretHash`, creates the grant and writes the tokens.
@@ -150,7 +185,16 @@ export interface OAuthStore {
    * Moves the grant from `previousHash` to the new refresh token, if the grant is still active
    * and `previousHash` is still its current token, and writes the new tokens: three items.
    */
-  rotateRefreshToken(grant: Grant, previousHash: string, tokens: TokenIssue): Promise<TokenWriteOutcome>;
+  rotateRefreshToken(grant: Grant, previousHash: string, tokens: TokenIssue, usedAt: string): Promise<TokenWriteOutcome>;
+  /** Ends the grant: every token it issued stops working. One write; idempotent. */
+  revokeGrant(grantId: string): Promise<void>;
+}
+
+/** The revocation endpoint, RFC 7009 (lib/oauth/revocation.ts). */
+export interface RevocationStore extends ClientLookup {
+  getTokenGrant: TokenGrantRead;
+  /** One round trip: the client by id and an access-token credential by hash. */
+  getClientAndAccessToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; accessToken?: CredentialRecord }>;
   /** Ends the grant: every token it issued stops working. One write; idempotent. */
   revokeGrant(grantId: string): Promise<void>;
   revokeAccessToken(accessToken: CredentialRecord): Promise<void>;

@@ -36,3 +36,9 @@ export const consentDecisionBody = z.strictObject({
   request: z.string().check(z.maxLength(100)),
   decision: z.enum(['approve', 'deny']),
 });
+
+/** The Revoke form of the authorized applications page (the CSRF token is the middleware's). */
+export const revokeAuthorizationForm = z.strictObject({
+  csrf_token: z.optional(z.string()),
+  authorization: z.string().check(z.maxLength(100)),
+});

@@ -1,4 +1,6 @@
-import type { AppWithSecret, TokenSet } from './oauth-service.js';
+import type { AppWithSecret } from './applications.js';
+import type { AuthorizedApp } from './authorized-apps.js';
+import type { TokenSet } from './token-grants.js';
 import type { OAuthApp } from './oauth-store.js';
 import { formatScope } from './scopes.js';
 
@@ -40,3 +42,16 @@ export const tokenResponseView = (tokens: TokenSet) => ({
 
 /** RFC 6749 section 5.1: responses carrying tokens must not be cached. */
 export const TOKEN_RESPONSE_HEADERS = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
+
+/** An authorized application as GET /api/v1/authorizations lists it (docs/oauth.md). */
+export const authorizationView = (authorization: AuthorizedApp) => ({
+  id: authorization.id,
+  application: {
+    client_id: authorization.application.clientId,
+    name: authorization.application.name,
+    description: authorization.application.description,
+  },
+  scopes: authorization.scopes,
+  created_at: authorization.createdAt,
+  last_used_at: authorization.lastUsedAt,
+});

@@ -3,8 +3,7 @@ import type { ApiRequest, AuthenticatedRequest } from '../http/api-request.js';
 import { html, redirect, escapeHtml, type Reply } from '../http/reply.js';
 import type { OAuthScope } from '../identity/principal.js';
 import type { IdentityService } from '../identity/identity-service.js';
-import type { PendingAuthorization } from '../oauth/oauth-service.js';
-import type { OAuthService } from '../oauth/oauth-service.js';
+import type { AuthorizationService, PendingAuthorization } from '../oauth/authorization.js';
 import { SCOPE_DESCRIPTIONS } from '../oauth/scopes.js';
 import { page } from './layout.js';
 
@@ -65,10 +64,13 @@ async function orErrorPage(answer: () => Promise<Reply>): Promise<Reply> {
 /** The services the consent pages call; the function modules pass the ones lib/wiring builds. */
 export interface ConsentServices {
   identityService: Pick<IdentityService, 'getUser'>;
-  oauthService: Pick<OAuthService, 'pendingAuthorization' | 'approveAuthorization' | 'denyAuthorization'>;
+  authorizationService: Pick<
+    AuthorizationService,
+    'pendingAuthorization' | 'approveIfRemembered' | 'approveAuthorization' | 'denyAuthorization'
+  >;
 }
 
-export async function showConsent(request: ApiRequest, { identityService, oauthService }: ConsentServices): Promise<Reply> {
+export async function showConsent(request: ApiRequest, { identityService, authorizationService }: ConsentServices): Promise<Reply> {
   const requestId = request.query.request;
   if (!requestId) return html(400, consentErrorPage('The authorization request is missing; start again from the application'));
   const principal = request.principal;
@@ -79,7 +81,13 @@ export async function showConsent(request: ApiRequest, { identityService, oauthS
   const csrfToken = principal.csrfToken;
   return orErrorPage(async () => {
     // Side by side, and the request carries what the page shows of the application: one round trip.
-    const [pending, user] = await Promise.all([oauthService.pendingAuthorization(requestId), identityService.getUser(principal.userId)]);
+    const [pending, user] = await Promise.all([
+      authorizationService.pendingAuthorization(requestId),
+      identityService.getUser(principal.userId),
+    ]);
+    // Remembered consent (docs/oauth.md): a live grant covering these scopes approves at once.
+    const remembered = await authorizationService.approveIfRemembered(principal, pending.request);
+    if (remembered) return redirect(remembered, 303);
     return html(
       200,
       consentPage(consentViewOf(pending, { csrfToken, userEmail: user.email, action: `${request.basePath}${CONSENT_PATH}` })),
@@ -112,13 +120,13 @@ export interface ConsentDecision {
  */
 export function answerConsent(
   request: AuthenticatedRequest<ConsentDecision>,
-  { oauthService }: Pick<ConsentServices, 'oauthService'>,
+  { authorizationService }: Pick<ConsentServices, 'authorizationService'>,
 ): Promise<Reply> {
   return orErrorPage(async () => {
     const location =
       request.body.decision === 'approve'
-        ? await oauthService.approveAuthorization(request.principal, request.body.request)
-        : await oauthService.denyAuthorization(request.body.request);
+        ? await authorizationService.approveAuthorization(request.principal, request.body.request)
+        : await authorizationService.denyAuthorization(request.body.request);
     return redirect(location, 303);
   });
 }

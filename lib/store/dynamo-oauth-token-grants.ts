@@ -1,16 +1,15 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { CredentialRecord } from '../identity/identity-store.js';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type {
   AuthorizationCode,
   Grant,
   OAuthClient,
   RefreshToken,
+  TokenGrantStore,
   TokenIssue,
   TokenWriteFailure,
   TokenWriteOutcome,
 } from '../oauth/oauth-store.js';
 import {
-  batchDelete,
   batchGet,
   documentClient,
   isConditionFailure,
@@ -20,14 +19,17 @@ import {
   transactWrite,
 } from './dynamo.js';
 import { credentialEntity } from './entities/credential.js';
+import type { Item } from './entities/item.js';
+import { authorizationCodeEntity } from './entities/oauth-authorization-code.js';
 import { oauthClientEntity } from './entities/oauth-client.js';
 import { appGrantEntity, grantEntity } from './entities/oauth-grant.js';
 import { refreshTokenEntity } from './entities/oauth-refresh-token.js';
-import { keys } from './keys.js';
+import type { ItemKey } from './keys.js';
 
 /**
- * The token-grant concern of the OAuth store: grants, refresh tokens, access tokens, and their
- * revocation. The record design and its costs are in docs/oauth.md ("Records").
+ * The token-grant concern of the OAuth store: the client lookup, the code exchange, refresh
+ * rotation and the grant's revocation. The record design and its costs are in docs/oauth.md
+ * ("Records").
  */
 
 /** Many redemptions of one code may race; losing transactions retry until the winner has committed. */
@@ -35,6 +37,33 @@ const TOKEN_TRANSACTION_ATTEMPTS = 6;
 
 /** The state of a code or grant; `#status` in expressions, as STATUS is a reserved word. */
 const STATUS = { '#status': 'status' } as const;
+
+/** The token endpoint's lookup of an application by `client_id`. */
+export async function getClient(clientId: string): Promise<OAuthClient | undefined> {
+  const { Item } = await documentClient.send(
+    new GetCommand({ TableName: tableName, Key: oauthClientEntity.key(clientId), ConsistentRead: true }),
+  );
+  return Item ? oauthClientEntity.fromItem(Item) : undefined;
+}
+
+/** The client and one other item in a single BatchGetItem: the first of a grant's two round trips. */
+export async function clientWith<T>(
+  clientId: string,
+  otherKey: ItemKey,
+  toOther: (item: Item) => T,
+): Promise<{ client?: OAuthClient; other?: T }> {
+  const clientKey = oauthClientEntity.key(clientId);
+  const found = await batchGet([clientKey, otherKey]);
+  const client = found.get(clientKey.pk);
+  const other = found.get(otherKey.pk);
+  return { ...(client ? { client: oauthClientEntity.fromItem(client) } : {}), ...(other ? { other: toOther(other) } : {}) };
+}
+
+/** Round trip 1 of a code exchange: the client by id and the code by hash. */
+export async function getClientAndCode(clientId: string, codeHash: string): Promise<{ client?: OAuthClient; code?: AuthorizationCode }> {
+  const { client, other } = await clientWith(clientId, authorizationCodeEntity.key(codeHash), authorizationCodeEntity.fromItem);
+  return { ...(client ? { client } : {}), ...(other ? { code: other } : {}) };
+}
 
 /** Round trip 1 of a refresh or a refresh-token revocation: client, token and grant in one BatchGetItem. */
 export async function getTokenGrant(
@@ -77,7 +106,7 @@ export async function redeemAuthorizationCode(
           {
             Update: {
               TableName: tableName,
-              Key: keys.authorizationCode(code.codeHash),
+              Key: authorizationCodeEntity.key(code.codeHash),
               UpdateExpression: 'SET #status = :redeemed',
               ConditionExpression: '#status = :issued',
               ExpressionAttributeNames: STATUS,
@@ -121,6 +150,7 @@ export async function rotateRefreshToken(
   grant: Grant,
   previousHash: string,
   { refreshToken, accessToken }: TokenIssue,
+  usedAt: string,
 ): Promise<TokenWriteOutcome> {
   try {
     await transactWrite(
@@ -130,10 +160,16 @@ export async function rotateRefreshToken(
             Update: {
               TableName: tableName,
               Key: grantEntity.key(grant.id),
-              UpdateExpression: 'SET refresh_hash = :next',
+              // The grant's time of last use rides along in the same update: no extra item, no index.
+              UpdateExpression: 'SET refresh_hash = :next, #lastUsed = :usedAt',
               ConditionExpression: 'refresh_hash = :previous AND #status = :active',
-              ExpressionAttributeNames: STATUS,
-              ExpressionAttributeValues: { ':next': refreshToken.tokenHash, ':previous': previousHash, ':active': 'active' },
+              ExpressionAttributeNames: { ...STATUS, '#lastUsed': grantEntity.lastUsedAttribute },
+              ExpressionAttributeValues: {
+                ':next': refreshToken.tokenHash,
+                ':previous': previousHash,
+                ':active': 'active',
+                ':usedAt': usedAt,
+              },
             },
           },
           { Put: { TableName: tableName, Item: refreshTokenEntity.toItem(refreshToken) } },
@@ -168,6 +204,33 @@ export async function revokeGrant(grantId: string): Promise<void> {
   }
 }
 
-export async function revokeAccessToken(accessToken: CredentialRecord): Promise<void> {
-  await batchDelete([credentialEntity.key(accessToken.tokenHash)]);
+/** The token endpoint's view of the store (lib/oauth/token-grants.ts). */
+export class DynamoTokenGrantStore implements TokenGrantStore {
+  getClient(clientId: string): Promise<OAuthClient | undefined> {
+    return getClient(clientId);
+  }
+
+  getClientAndCode(clientId: string, codeHash: string): Promise<{ client?: OAuthClient; code?: AuthorizationCode }> {
+    return getClientAndCode(clientId, codeHash);
+  }
+
+  getTokenGrant(
+    clientId: string,
+    tokenHash: string,
+    grantId: string,
+  ): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }> {
+    return getTokenGrant(clientId, tokenHash, grantId);
+  }
+
+  redeemAuthorizationCode(code: AuthorizationCode, client: OAuthClient, grant: Grant, tokens: TokenIssue): Promise<TokenWriteOutcome> {
+    return redeemAuthorizationCode(code, client, grant, tokens);
+  }
+
+  rotateRefreshToken(grant: Grant, previousHash: string, tokens: TokenIssue, usedAt: string): Promise<TokenWriteOutcome> {
+    return rotateRefreshToken(grant, previousHash, tokens, usedAt);
+  }
+
+  revokeGrant(grantId: string): Promise<void> {
+    return revokeGrant(grantId);
+  }
 }

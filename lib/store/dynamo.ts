@@ -96,6 +96,18 @@ export async function batchGet(itemKeys: ItemKey[]): Promise<Map<string, Item>> 
   return found;
 }
 
+/** BatchGetItem's limit per call. */
+const BATCH_GET_LIMIT = 100;
+
+/** Any number of items, in BatchGetItem calls of 100 made side by side: one serial round trip. */
+export async function batchGetAll(itemKeys: ItemKey[]): Promise<Map<string, Item>> {
+  const chunks: ItemKey[][] = [];
+  for (let start = 0; start < itemKeys.length; start += BATCH_GET_LIMIT) chunks.push(itemKeys.slice(start, start + BATCH_GET_LIMIT));
+  const found = new Map<string, Item>();
+  for (const part of await Promise.all(chunks.map(batchGet))) for (const [pk, item] of part) found.set(pk, item);
+  return found;
+}
+
 /** Deletes the items in batches of BatchWriteItem's 25, retrying what DynamoDB left unprocessed. */
 export async function batchDelete(itemKeys: ItemKey[]): Promise<void> {
   for (let start = 0; start < itemKeys.length; start += BATCH_WRITE_LIMIT) {

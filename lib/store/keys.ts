@@ -105,6 +105,17 @@ export const keys = {
   appGrant: (appId: string, grantId: string): ItemKey => ({ pk: join('OAUTH_APP', appId), sk: join('OAUTH_GRANT', grantId) }),
   appGrantPrefix: 'OAUTH_GRANT#',
   /**
+   * A user's grants (the applications they authorized), newest first, in the owner index. The
+   * grant's index entry above carries these attributes, never the grant itself: every refresh
+   * updates the grant, and an index key on it would add an index write to each refresh
+   * (docs/oauth.md, "What each operation costs"). Revoking from the list removes them.
+   */
+  grantOfUser: (userId: string, grantId: string): OwnerIndexKey => ({
+    gsi1pk: join('OWNER', userId, 'OAUTH_GRANT'),
+    gsi1sk: join('OAUTH_GRANT', grantId),
+  }),
+  grantsOfUserPartition: (userId: string): string => join('OWNER', userId, 'OAUTH_GRANT'),
+  /**
    * One user's authorization of one application: its status and the hash of its one current
    * refresh token. Every refresh and every use of its access tokens reads it (docs/oauth.md).
    */

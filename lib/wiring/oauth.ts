@@ -1,6 +1,27 @@
-import { OAuthService } from '../oauth/oauth-service.js';
-import { DynamoOAuthStore } from '../store/dynamo-oauth-store.js';
+import { ApplicationService } from '../oauth/applications.js';
+import { AuthorizationService } from '../oauth/authorization.js';
+import { AuthorizedAppService } from '../oauth/authorized-apps.js';
+import { RevocationService } from '../oauth/revocation.js';
+import { TokenGrantService } from '../oauth/token-grants.js';
+import { DynamoApplicationStore } from '../store/dynamo-oauth-applications.js';
+import { DynamoAuthorizationStore } from '../store/dynamo-oauth-authorization.js';
+import { DynamoAuthorizedAppStore } from '../store/dynamo-oauth-authorized-apps.js';
+import { DynamoRevocationStore } from '../store/dynamo-oauth-revocation.js';
+import { DynamoTokenGrantStore } from '../store/dynamo-oauth-token-grants.js';
 
-/** One store and service per container, shared by every request it serves. */
-export const oauthStore = new DynamoOAuthStore();
-export const oauthService = new OAuthService(oauthStore);
+/**
+ * One store and service per concern and per container, shared by every request it serves.
+ * Each is marked pure, so a function's bundle keeps only those its handler imports
+ * (test/infra/bundle-contents.test.ts).
+ */
+export const applicationStore = /* @__PURE__ */ new DynamoApplicationStore();
+export const authorizationStore = /* @__PURE__ */ new DynamoAuthorizationStore();
+export const tokenGrantStore = /* @__PURE__ */ new DynamoTokenGrantStore();
+export const revocationStore = /* @__PURE__ */ new DynamoRevocationStore();
+export const authorizedAppStore = /* @__PURE__ */ new DynamoAuthorizedAppStore();
+
+export const applicationService = /* @__PURE__ */ new ApplicationService(applicationStore);
+export const authorizationService = /* @__PURE__ */ new AuthorizationService(authorizationStore);
+export const tokenGrantService = /* @__PURE__ */ new TokenGrantService(tokenGrantStore);
+export const revocationService = /* @__PURE__ */ new RevocationService(revocationStore);
+export const authorizedAppService = /* @__PURE__ */ new AuthorizedAppService(authorizedAppStore);

@@ -74,6 +74,9 @@ describe('local server, as an API Gateway proxy integration', () => {
       routes: [echoRoute('echoItem', 'POST', '/items/{item_id}'), echoRoute('echo', 'GET', '/echo')],
       integrationTimeoutMs: 300,
     });
+    // Load the echo handler once (both routes share it): its first import alone took over the
+    // 300 ms budget on a loaded 2-core machine (load average 16), and the first test got 504.
+    await fetch(`${server.url}/echo`);
   });
   afterAll(() => server.close());
 

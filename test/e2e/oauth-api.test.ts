@@ -548,12 +548,15 @@ describe('POST /api/v1/oauth/token', () => {
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
   });
 
-  it('answers a repeated form parameter 400 BAD_REQUEST', async () => {
+  it('answers a repeated form parameter 400 invalid_request (a form request gets RFC 6749 errors)', async () => {
     const response = await call(baseUrl, 'POST', '/api/v1/oauth/token', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       rawBody: 'grant_type=refresh_token&grant_type=authorization_code',
     });
-    expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
+    expect(response).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', error_description: 'Parameter grant_type is repeated' },
+    });
   });
 
   it('answers a code issued to another client 400, and the code still works for its own client', async () => {
@@ -749,6 +752,7 @@ describe('GET /.well-known/oauth-authorization-server', () => {
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       code_challenge_methods_supported: ['S256'],
       scopes_supported: ['containers:read', 'containers:write'],
+      prompt_values_supported: ['consent'],
     });
   });
 });

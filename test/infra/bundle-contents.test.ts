@@ -5,7 +5,7 @@ import { lambdaBundleOptions } from '../../infra/bundling.js';
 import { repositoryRoot } from '../../infra/paths.js';
 
 /** The packages and repository modules a function's bundle is built from, from esbuild's metafile. */
-function inputsOf(handler: string): string[] {
+function inputsOf(handler: string, { emittedOnly = false } = {}): string[] {
   const result = buildSync({
     ...lambdaBundleOptions,
     mainFields: [...lambdaBundleOptions.mainFields],
@@ -18,8 +18,15 @@ function inputsOf(handler: string): string[] {
     write: false,
     metafile: true,
   });
-  return Object.values(result.metafile.outputs).flatMap((output) => Object.keys(output.inputs));
+  return Object.values(result.metafile.outputs).flatMap((output) =>
+    Object.entries(output.inputs)
+      .filter(([, input]) => !emittedOnly || input.bytesInOutput > 0)
+      .map(([name]) => name),
+  );
 }
+
+/** The repository modules that put code into a function's bundle (imported but tree-shaken away does not count). */
+const modulesIn = (handler: string) => inputsOf(handler, { emittedOnly: true }).filter((input) => /^(lib|functions)\//.test(input));
 
 const has = (inputs: string[], fragment: string) => inputs.some((input) => input.includes(fragment));
 
@@ -58,6 +65,55 @@ describe('function bundles', () => {
     expect(has(logs, '@aws-sdk/client-ecs')).toBe(false);
     expect(has(logs, '@aws-sdk/client-cloudwatch/')).toBe(false);
     expect(has(logs, 'lib/runtimes/local-logs.ts')).toBe(false);
+  });
+
+  it('carry only the OAuth concern their route serves', () => {
+    const token = modulesIn('functions/oauth/token.ts');
+    expect(token).toContain('lib/oauth/token-grants.ts');
+    for (const other of [
+      'lib/oauth/applications.ts',
+      'lib/oauth/authorization.ts',
+      'lib/oauth/revocation.ts',
+      'lib/store/dynamo-oauth-applications.ts',
+      'lib/store/dynamo-oauth-authorization.ts',
+      'lib/store/dynamo-oauth-revocation.ts',
+      'lib/store/entities/oauth-app.ts',
+      'lib/store/entities/oauth-authorization-request.ts',
+      'lib/pages/consent-page.ts',
+      'lib/oauth/authorized-apps.ts',
+      'lib/store/dynamo-oauth-authorized-apps.ts',
+    ]) {
+      expect(token, other).not.toContain(other);
+    }
+
+    const revoke = modulesIn('functions/oauth/revoke-token.ts');
+    expect(revoke).toContain('lib/oauth/revocation.ts');
+    for (const other of ['lib/oauth/token-grants.ts', 'lib/oauth/applications.ts', 'lib/oauth/authorization.ts', 'lib/oauth/pkce.ts']) {
+      expect(revoke, other).not.toContain(other);
+    }
+
+    const getApp = modulesIn('functions/oauth/get-app.ts');
+    expect(getApp).toContain('lib/oauth/applications.ts');
+    for (const other of ['lib/oauth/token-grants.ts', 'lib/oauth/authorization.ts', 'lib/oauth/revocation.ts', 'lib/oauth/pkce.ts']) {
+      expect(getApp, other).not.toContain(other);
+    }
+
+    const authorizations = modulesIn('functions/authorizations/list.ts');
+    expect(authorizations).toContain('lib/oauth/authorized-apps.ts');
+    for (const other of [
+      'lib/oauth/token-grants.ts',
+      'lib/oauth/applications.ts',
+      'lib/oauth/revocation.ts',
+      'lib/pages/consent-page.ts',
+    ]) {
+      expect(authorizations, other).not.toContain(other);
+    }
+
+    const consent = modulesIn('functions/pages/consent-form.ts');
+    expect(consent).toContain('lib/oauth/authorization.ts');
+    for (const other of ['lib/oauth/token-grants.ts', 'lib/oauth/applications.ts', 'lib/oauth/revocation.ts']) {
+      expect(consent, other).not.toContain(other);
+    }
   });
 
   it('take credentials from the environment Lambda sets, without the SDK default chain', () => {

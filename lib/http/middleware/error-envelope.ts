@@ -1,18 +1,48 @@
-import { HttpError, InternalError } from '../../errors.js';
+import { BadRequestError, HttpError, InternalError, type OAuthErrorCode, UnauthorizedError } from '../../errors.js';
 import { describeError, log } from '../../log.js';
 import { json, type Reply } from '../reply.js';
 import { toLambdaResult } from '../lambda-result.js';
+import type { Route } from '../routes.js';
 import type { EndpointMiddleware } from './types.js';
+
+/** How a failure is written: the service's envelope, or RFC 6749 section 5.2's error body. */
+export type ErrorFormat = 'envelope' | 'rfc6749';
+
+/**
+ * The OAuth code an error stands for at the token and revocation endpoints: the one the
+ * domain named, else `invalid_request` for any other input error (a repeated or malformed
+ * parameter) and `invalid_client` for any other authentication failure.
+ */
+function oauthCodeOf(error: HttpError): OAuthErrorCode | undefined {
+  const named = (error as { oauthError?: OAuthErrorCode }).oauthError;
+  if (named) return named;
+  if (error instanceof UnauthorizedError) return 'invalid_client';
+  if (error instanceof BadRequestError) return 'invalid_request';
+  return undefined;
+}
+
+/** RFC 6749 section 5.2: `error_description` is limited to %x20-21 / %x23-5B / %x5D-7E. */
+const describable = (message: string): string => message.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?');
 
 /**
  * The one place where a failure becomes a response. Our own `HttpError`s are answered as
  * they are; anything else is logged with the request id and answered 500 INTERNAL_ERROR,
- * so no stack trace or raw error message ever reaches a client.
+ * so no stack trace or raw error message ever reaches a client. In the `rfc6749` format,
+ * the errors RFC 6749 defines are written as `{ error, error_description }` with status 400,
+ * or 401 for `invalid_client`; the rest (413, 429, 500, 504) keep the envelope.
  */
-export function errorReply(error: unknown, requestId: string): Reply {
+export function errorReply(error: unknown, requestId: string, format: ErrorFormat = 'envelope'): Reply {
   const known = error instanceof HttpError ? error : undefined;
   if (!known) log.error('unhandled error', { requestId, ...describeError(error) });
   const answer = known ?? new InternalError();
+  const oauthCode = format === 'rfc6749' ? oauthCodeOf(answer) : undefined;
+  if (oauthCode) {
+    return json(
+      oauthCode === 'invalid_client' ? 401 : 400,
+      { error: oauthCode, error_description: describable(answer.message) },
+      { 'Cache-Control': 'no-store', Pragma: 'no-cache', 'X-Request-Id': requestId, ...answer.headers },
+    );
+  }
   return json(
     answer.statusCode,
     { error: { code: answer.code, message: answer.message } },
@@ -20,13 +50,23 @@ export function errorReply(error: unknown, requestId: string): Reply {
   );
 }
 
+/**
+ * RFC 6749's error bodies go to the requests RFC 6749 describes: form-encoded ones, at a route
+ * that declares `rfc6749Errors`. A JSON request (the interface spec's format) gets the envelope.
+ */
+export function errorFormatFor(route: Pick<Route, 'rfc6749Errors'> | undefined, contentType: string | undefined): ErrorFormat {
+  const isForm = (contentType ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
+  return route?.rfc6749Errors && isForm ? 'rfc6749' : 'envelope';
+}
+
 /** Registered first so that middy runs its `onError` last, after every other middleware's. */
-export function errorEnvelope(): EndpointMiddleware {
+export function errorEnvelope(route?: Route): EndpointMiddleware {
   return {
     name: 'errorEnvelope',
     onError: async (request) => {
       const requestId = request.context.awsRequestId ?? 'unknown';
-      request.response = toLambdaResult(errorReply(request.error, requestId), request.context.api?.origin);
+      const format = errorFormatFor(route, request.context.api?.headers?.['content-type']);
+      request.response = toLambdaResult(errorReply(request.error, requestId, format), request.context.api?.origin);
     },
   };
 }

@@ -10,7 +10,7 @@ interface StoredOAuthClient {
 }
 
 export const oauthClientEntity = {
-  key: keys.oauthClient,
+  key: (clientId: string) => keys.oauthClient(clientId),
   toItem: (client: OAuthClient): Item => ({
     ...keys.oauthClient(client.clientId),
     entity: 'oauth_client',

@@ -15,10 +15,12 @@ interface StoredGrant {
   refresh_hash: string;
   created_at: string;
   expires_at: string;
+  /** When the application last obtained tokens with the grant: the code exchange or a refresh. */
+  last_used_at?: string;
 }
 
 export const grantEntity = {
-  key: keys.grant,
+  key: (grantId: string) => keys.grant(grantId),
   toItem: (grant: Grant): Item => ({
     ...keys.grant(grant.id),
     entity: 'oauth_grant',
@@ -32,8 +34,11 @@ export const grantEntity = {
     refresh_hash: grant.refreshTokenHash,
     created_at: grant.createdAt,
     expires_at: grant.expiresAt,
+    last_used_at: grant.lastUsedAt,
     [TTL_ATTRIBUTE]: ttlEpochSeconds(grant.expiresAt),
   }),
+  /** The attribute a refresh sets to its time, in the same update that rotates the token. */
+  lastUsedAttribute: 'last_used_at',
   fromItem(item: Item): Grant {
     const stored = asStored<StoredGrant>(item);
     return {
@@ -47,6 +52,7 @@ export const grantEntity = {
       refreshTokenHash: stored.refresh_hash,
       createdAt: stored.created_at,
       expiresAt: stored.expires_at,
+      ...(stored.last_used_at ? { lastUsedAt: stored.last_used_at } : {}),
     };
   },
 };
@@ -57,15 +63,38 @@ export function grantStateOf(item: Item): { id: string; active: boolean; expires
   return { id: stored.id, active: stored.status === 'active', expiresAt: stored.expires_at };
 }
 
-/** The application's index entry for one grant, so deleting the application can revoke it. */
+/** The index entry of one grant: in its application's partition, and in its user's list of grants. */
+interface StoredAppGrant {
+  id: string;
+  app_id: string;
+  client_id: string;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+}
+
+/**
+ * The index entry of one grant, written with it and never updated by a refresh: under the
+ * application, so deleting the application finds it, and in the owner index under the user,
+ * so the user's authorized applications can be listed and a remembered consent found.
+ */
 export const appGrantEntity = {
-  key: keys.appGrant,
+  key: (appId: string, grantId: string) => keys.appGrant(appId, grantId),
   toItem: (grant: Grant): Item => ({
     ...keys.appGrant(grant.appId, grant.id),
+    ...keys.grantOfUser(grant.userId, grant.id),
     entity: 'oauth_app_grant',
     id: grant.id,
+    app_id: grant.appId,
+    client_id: grant.clientId,
+    user_id: grant.userId,
+    created_at: grant.createdAt,
     expires_at: grant.expiresAt,
     [TTL_ATTRIBUTE]: ttlEpochSeconds(grant.expiresAt),
   }),
-  grantIdOf: (item: Item): string => asStored<{ id: string }>(item).id,
+  grantIdOf: (item: Item): string => asStored<StoredAppGrant>(item).id,
+  /** Entries written before the user's list existed carry no application id. */
+  appIdOf: (item: Item): string | undefined => asStored<Partial<StoredAppGrant>>(item).app_id,
+  /** The attribute the remembered-consent query filters on. */
+  clientIdAttribute: 'client_id',
 };

@@ -13,7 +13,7 @@ interface StoredRefreshToken {
 }
 
 export const refreshTokenEntity = {
-  key: keys.refreshToken,
+  key: (tokenHash: string) => keys.refreshToken(tokenHash),
   toItem: (token: RefreshToken): Item => ({
     ...keys.refreshToken(token.tokenHash),
     entity: 'oauth_refresh_token',

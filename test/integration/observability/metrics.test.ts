@@ -18,7 +18,7 @@ let code: string;
 
 beforeAll(async () => {
   const { identityService } = await import('../../../lib/wiring/identity.js');
-  const { oauthService } = await import('../../../lib/wiring/oauth.js');
+  const { applicationService, authorizationService } = await import('../../../lib/wiring/oauth.js');
   ({ handler: tokenHandler } = (await import('../../../functions/oauth/token.js')) as unknown as { handler: Handler });
   const principalOf = async (): Promise<Principal> => {
     const user = await identityService.createUser({
@@ -36,15 +36,19 @@ beforeAll(async () => {
     };
   };
   const owner = await principalOf();
-  const { app, clientSecret } = await oauthService.registerApp(owner, { name: 'Metrics', description: '', redirectUris: [REDIRECT_URI] });
+  const { app, clientSecret } = await applicationService.registerApp(owner, {
+    name: 'Metrics',
+    description: '',
+    redirectUris: [REDIRECT_URI],
+  });
   client = { clientId: app.clientId, clientSecret };
-  const requestId = await oauthService.startAuthorization({
+  const requestId = await authorizationService.startAuthorization({
     clientId: app.clientId,
     redirectUri: REDIRECT_URI,
     state: 's',
     scopes: [...ALL_SCOPES],
   });
-  code = new URL(await oauthService.approveAuthorization(await principalOf(), requestId)).searchParams.get('code')!;
+  code = new URL(await authorizationService.approveAuthorization(await principalOf(), requestId)).searchParams.get('code')!;
 });
 
 const tokenRequest = (fields: Record<string, string>) =>

@@ -111,3 +111,38 @@ describe('tokenToRevoke', () => {
     expect(tokenToRevoke({})).toBeInstanceOf(BadRequestError);
   });
 });
+
+describe('protocol-named errors (RFC 6749 section 5.2, RFC 7009 section 2.2.1)', () => {
+  const codeOf = (value: unknown) => (value as { oauthError?: string }).oauthError;
+
+  it('names what is wrong with a token request', () => {
+    expect(codeOf(parseTokenRequest({}))).toBe('invalid_request');
+    expect(codeOf(parseTokenRequest({ grant_type: 'authorization_code', redirect_uri: 'x' }))).toBe('invalid_request');
+    expect(codeOf(parseTokenRequest({ grant_type: 'password' }))).toBe('unsupported_grant_type');
+    expect(codeOf(parseTokenRequest({ grant_type: 'refresh_token', refresh_token: 'svrt_x', scope: 'admin' }))).toBe('invalid_scope');
+    expect(() => oauthParameters({ code: 42 })).toThrow(expect.objectContaining({ oauthError: 'invalid_request' }));
+  });
+
+  it('refuses a token_type_hint of a type it does not revoke, and accepts the two it does', () => {
+    expect(codeOf(tokenToRevoke({ token: 'svrt_x', token_type_hint: 'id_token' }))).toBe('unsupported_token_type');
+    expect(tokenToRevoke({ token: 'svrt_x', token_type_hint: 'refresh_token' })).toBe('svrt_x');
+    expect(tokenToRevoke({ token: 'svat_x', token_type_hint: 'access_token' })).toBe('svat_x');
+    expect(codeOf(tokenToRevoke({}))).toBe('invalid_request');
+  });
+});
+
+describe('prompt', () => {
+  const base = {
+    response_type: 'code',
+    client_id: '0190a0e4-5b6c-7d8e-9f00-112233445566',
+    redirect_uri: 'https://a.example.com/cb',
+    state: 's',
+  };
+
+  it('accepts consent, and nothing else', () => {
+    expect(parseAuthorizeParameters({ ...base, prompt: 'consent' }).prompt).toBe('consent');
+    expect(parseAuthorizeParameters(base).prompt).toBeUndefined();
+    expect(() => parseAuthorizeParameters({ ...base, prompt: 'none' })).toThrow(BadRequestError);
+    expect(() => parseAuthorizeParameters({ ...base, prompt: 'login consent' })).toThrow(/prompt must be consent/);
+  });
+});

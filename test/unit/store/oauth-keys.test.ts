@@ -22,6 +22,12 @@ describe('OAuth keys', () => {
     expect(keys.oauthApp('a1').sk.startsWith(keys.appGrantPrefix)).toBe(false);
   });
 
+  it("list a user's grants in the owner index, apart from their applications", () => {
+    expect(keys.grantOfUser('u1', 'g1')).toEqual({ gsi1pk: 'OWNER#u1#OAUTH_GRANT', gsi1sk: 'OAUTH_GRANT#g1' });
+    expect(keys.grantsOfUserPartition('u1')).toBe(keys.grantOfUser('u1', 'g1').gsi1pk);
+    expect(keys.grantsOfUserPartition('u1')).not.toBe(keys.oauthAppsOfOwnerPartition('u1'));
+  });
+
   it('find a grant by its id, which the tokens carry', () => {
     expect(keys.grant('g1')).toEqual({ pk: 'OAUTH_GRANT#g1', sk: 'OAUTH_GRANT' });
   });

@@ -1,17 +1,21 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { BadRequestError, UnauthorizedError } from '../../lib/errors.js';
-import type { ApiRequest } from '../../lib/http/api-request.js';
-import { ALL_SCOPES, type Principal } from '../../lib/identity/principal.js';
-import { identityService } from '../../lib/wiring/identity.js';
-import type { ClientCredentials } from '../../lib/oauth/client-authentication.js';
-import { GRANT_LIFETIME_SECONDS, OAuthService, type TokenSet } from '../../lib/oauth/oauth-service.js';
-import { oauthService, oauthStore } from '../../lib/wiring/oauth.js';
-import { s256CodeChallenge } from '../../lib/oauth/pkce.js';
-import { showConsent } from '../../lib/pages/consent-page.js';
-import { documentClient, tableName } from '../../lib/store/dynamo.js';
-import { keys } from '../../lib/store/keys.js';
+import { BadRequestError, UnauthorizedError } from '../../../lib/errors.js';
+import type { ApiRequest } from '../../../lib/http/api-request.js';
+import { ALL_SCOPES, type Principal } from '../../../lib/identity/principal.js';
+import { identityService } from '../../../lib/wiring/identity.js';
+import type { ClientCredentials } from '../../../lib/oauth/client-authentication.js';
+import { ApplicationService } from '../../../lib/oauth/applications.js';
+import { AuthorizationService } from '../../../lib/oauth/authorization.js';
+import { GRANT_LIFETIME_SECONDS } from '../../../lib/oauth/lifetimes.js';
+import { RevocationService } from '../../../lib/oauth/revocation.js';
+import { TokenGrantService, type TokenSet } from '../../../lib/oauth/token-grants.js';
+import { applicationStore, authorizationStore, revocationStore, tokenGrantStore } from '../../../lib/wiring/oauth.js';
+import { s256CodeChallenge } from '../../../lib/oauth/pkce.js';
+import { showConsent } from '../../../lib/pages/consent-page.js';
+import { documentClient, tableName } from '../../../lib/store/dynamo.js';
+import { keys } from '../../../lib/store/keys.js';
 
 const REDIRECT_URI = 'http://127.0.0.1:9999/callback';
 const DAY_MS = 86_400_000;
@@ -44,35 +48,47 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+/** The OAuth services over the wired stores, on one clock. */
+function oauthOn(now: () => Date = () => new Date()) {
+  return {
+    apps: new ApplicationService(applicationStore, now),
+    authorization: new AuthorizationService(authorizationStore, now),
+    tokens: new TokenGrantService(tokenGrantStore, now),
+    revocation: new RevocationService(revocationStore, now),
+  };
+}
+type OAuth = ReturnType<typeof oauthOn>;
+const oauth = oauthOn();
+
 interface RegisteredClient {
   appId: string;
   credentials: ClientCredentials;
 }
 
-async function registerClient(service: OAuthService = oauthService): Promise<RegisteredClient> {
-  const { app, clientSecret } = await service.registerApp(owner, { name: 'Dashboard', description: '', redirectUris: [REDIRECT_URI] });
+async function registerClient(service: OAuth = oauth): Promise<RegisteredClient> {
+  const { app, clientSecret } = await service.apps.registerApp(owner, { name: 'Dashboard', description: '', redirectUris: [REDIRECT_URI] });
   return { appId: app.id, credentials: { clientId: app.clientId, clientSecret, method: 'client_secret_post' } };
 }
 
 /** Runs the authorize and consent steps as the user and returns the code from the redirect. */
-async function authorizationCode(client: RegisteredClient, service: OAuthService = oauthService, codeVerifier?: string): Promise<string> {
-  const requestId = await service.startAuthorization({
+async function authorizationCode(client: RegisteredClient, service: OAuth = oauth, codeVerifier?: string): Promise<string> {
+  const requestId = await service.authorization.startAuthorization({
     clientId: client.credentials.clientId,
     redirectUri: REDIRECT_URI,
     state: 'state-1',
     scopes: [...ALL_SCOPES],
     ...(codeVerifier ? { codeChallenge: s256CodeChallenge(codeVerifier) } : {}),
   });
-  const location = new URL(await service.approveAuthorization(user, requestId));
+  const location = new URL(await service.authorization.approveAuthorization(user, requestId));
   expect(location.searchParams.get('state')).toBe('state-1');
   return location.searchParams.get('code')!;
 }
 
-const exchange = (client: RegisteredClient, code: string, service: OAuthService = oauthService, extra: Record<string, string> = {}) =>
-  service.issueTokens(client.credentials, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, ...extra });
+const exchange = (client: RegisteredClient, code: string, service: OAuth = oauth, extra: Record<string, string> = {}) =>
+  service.tokens.issueTokens(client.credentials, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, ...extra });
 
-const refresh = (client: RegisteredClient, refreshToken: string, service: OAuthService = oauthService) =>
-  service.issueTokens(client.credentials, { grant_type: 'refresh_token', refresh_token: refreshToken });
+const refresh = (client: RegisteredClient, refreshToken: string, service: OAuth = oauth) =>
+  service.tokens.issueTokens(client.credentials, { grant_type: 'refresh_token', refresh_token: refreshToken });
 
 async function tokensFor(client: RegisteredClient): Promise<TokenSet> {
   return exchange(client, await authorizationCode(client));
@@ -143,11 +159,15 @@ async function measureCapacity<T>(
  * reach their transaction with the same view: the conditional write alone must decide.
  */
 function holdReadsUntilAll<K extends 'getClientAndCode' | 'getTokenGrant' | 'getAuthorizationRequest'>(method: K, count: number): void {
-  const read = oauthStore[method].bind(oauthStore) as (...args: unknown[]) => Promise<unknown>;
+  const store = (method === 'getAuthorizationRequest' ? authorizationStore : tokenGrantStore) as unknown as Record<
+    string,
+    (...args: unknown[]) => Promise<unknown>
+  >;
+  const read = store[method]!.bind(store);
   let arrived = 0;
   let release!: () => void;
   const everyoneHasRead = new Promise<void>((resolve) => (release = resolve));
-  vi.spyOn(oauthStore, method).mockImplementation((async (...args: unknown[]) => {
+  vi.spyOn(store, method).mockImplementation((async (...args: unknown[]) => {
     const result = await read(...args);
     arrived += 1;
     if (arrived === count) release();
@@ -230,7 +250,7 @@ describe('authorization code exchange', () => {
 
   it('refuses a code after ten minutes', async () => {
     let now = Date.now();
-    const clockedService = new OAuthService(oauthStore, () => new Date(now));
+    const clockedService = oauthOn(() => new Date(now));
     const client = await registerClient(clockedService);
     const code = await authorizationCode(client, clockedService);
 
@@ -242,12 +262,12 @@ describe('authorization code exchange', () => {
   it('needs the PKCE verifier that matches the challenge', async () => {
     const client = await registerClient();
     const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
-    const code = await authorizationCode(client, oauthService, verifier);
+    const code = await authorizationCode(client, oauth, verifier);
 
     await expect(exchange(client, code)).rejects.toThrow(/code_verifier is required/);
-    await expect(exchange(client, code, oauthService, { code_verifier: `${verifier.slice(0, -1)}Y` })).rejects.toThrow(/does not match/);
+    await expect(exchange(client, code, oauth, { code_verifier: `${verifier.slice(0, -1)}Y` })).rejects.toThrow(/does not match/);
 
-    await expect(exchange(client, code, oauthService, { code_verifier: verifier })).resolves.toMatchObject({ expiresIn: 900 });
+    await expect(exchange(client, code, oauth, { code_verifier: verifier })).resolves.toMatchObject({ expiresIn: 900 });
   });
 });
 
@@ -315,7 +335,7 @@ describe('refresh token rotation', () => {
     const forged = `${first.refreshToken.slice(0, first.refreshToken.lastIndexOf('.'))}.${otherGrantId}`;
 
     await expect(refresh(client, forged)).rejects.toThrow(/refresh token is invalid/);
-    await oauthService.revokeToken(client.credentials, { token: forged });
+    await oauth.revocation.revokeToken(client.credentials, { token: forged });
 
     expect(await authenticates(first.accessToken)).toBe(true);
     expect(await authenticates(second.accessToken)).toBe(true);
@@ -375,7 +395,7 @@ describe('refresh token rotation', () => {
 
   it('never issues a token that outlives the 90-day grant', async () => {
     let now = Date.now();
-    const clockedService = new OAuthService(oauthStore, () => new Date(now));
+    const clockedService = oauthOn(() => new Date(now));
     const client = await registerClient(clockedService);
     const grantedAt = now;
     let tokens = await exchange(client, await authorizationCode(client, clockedService), clockedService);
@@ -395,7 +415,7 @@ describe('refresh token rotation', () => {
 
   it('refuses a refresh token after 30 days', async () => {
     let now = Date.now();
-    const clockedService = new OAuthService(oauthStore, () => new Date(now));
+    const clockedService = oauthOn(() => new Date(now));
     const client = await registerClient(clockedService);
     const tokens = await exchange(client, await authorizationCode(client, clockedService), clockedService);
 
@@ -406,7 +426,7 @@ describe('refresh token rotation', () => {
 });
 
 const startRequest = (client: RegisteredClient): Promise<string> =>
-  oauthService.startAuthorization({
+  oauth.authorization.startAuthorization({
     clientId: client.credentials.clientId,
     redirectUri: REDIRECT_URI,
     state: 'state-1',
@@ -430,13 +450,13 @@ const consentPageRequest = (requestId: string, who: Principal): ApiRequest => ({
 });
 
 describe('the consent page', () => {
-  it('costs one serial DynamoDB round trip after authentication: the request and the user, read side by side', async () => {
-    const { app } = await oauthService.registerApp(owner, {
+  it('costs two serial DynamoDB round trips after authentication: the request and the user side by side, then the remembered-consent Query', async () => {
+    const { app } = await oauth.apps.registerApp(owner, {
       name: 'Dashboard',
       description: 'Shows your containers',
       redirectUris: [REDIRECT_URI],
     });
-    const requestId = await oauthService.startAuthorization({
+    const requestId = await oauth.authorization.startAuthorization({
       clientId: app.clientId,
       redirectUri: REDIRECT_URI,
       state: 's',
@@ -445,21 +465,66 @@ describe('the consent page', () => {
     const { email } = await identityService.getUser(user.userId);
 
     const { result, serialRoundTrips, commands } = await countRoundTrips(() =>
-      showConsent(consentPageRequest(requestId, user), { identityService, oauthService }),
+      showConsent(consentPageRequest(requestId, user), { identityService, authorizationService: oauth.authorization }),
     );
 
-    expect(commands).toEqual(['GetCommand', 'GetCommand']);
-    expect(serialRoundTrips).toBe(1);
+    expect(commands).toEqual(['GetCommand', 'GetCommand', 'QueryCommand']);
+    expect(serialRoundTrips).toBe(2);
     expect(result.statusCode).toBe(200);
     expect(result.body).toContain('<span id="app-name">Dashboard</span>');
     expect(result.body).toContain('Shows your containers');
     expect(result.body).toContain(email);
   });
 
+  it('costs one serial round trip for prompt=consent, which never looks for a remembered grant', async () => {
+    const client = await registerClient();
+    await tokensFor(client);
+    const requestId = await oauth.authorization.startAuthorization({
+      clientId: client.credentials.clientId,
+      redirectUri: REDIRECT_URI,
+      state: 's',
+      scopes: [...ALL_SCOPES],
+      prompt: 'consent',
+    });
+
+    const { result, serialRoundTrips, commands } = await countRoundTrips(() =>
+      showConsent(consentPageRequest(requestId, user), { identityService, authorizationService: oauth.authorization }),
+    );
+
+    expect(commands).toEqual(['GetCommand', 'GetCommand']);
+    expect(serialRoundTrips).toBe(1);
+    expect(result.statusCode).toBe(200);
+  });
+
+  it("approves at once, with the remembered grant's scopes, when a live grant of the user covers the request", async () => {
+    const client = await registerClient();
+    await tokensFor(client);
+    const requestId = await oauth.authorization.startAuthorization({
+      clientId: client.credentials.clientId,
+      redirectUri: REDIRECT_URI,
+      state: 'again',
+      scopes: ['containers:read'],
+    });
+
+    const result = await showConsent(consentPageRequest(requestId, user), { identityService, authorizationService: oauth.authorization });
+
+    expect(result.statusCode).toBe(303);
+    const location = new URL(result.headers.Location!);
+    expect(location.href.startsWith(REDIRECT_URI)).toBe(true);
+    expect(location.searchParams.get('state')).toBe('again');
+    const tokens = await exchange(client, location.searchParams.get('code')!);
+    expect(tokens.scopes).toEqual([...ALL_SCOPES]);
+    // The request was consumed like any approval.
+    await expect(oauth.authorization.approveAuthorization(user, requestId)).rejects.toBeInstanceOf(BadRequestError);
+  });
+
   it('answers an HTML error page with status 404 when the signed-in user no longer exists', async () => {
     const requestId = await startRequest(await registerClient());
 
-    const result = await showConsent(consentPageRequest(requestId, { ...user, userId: randomUUID() }), { identityService, oauthService });
+    const result = await showConsent(consentPageRequest(requestId, { ...user, userId: randomUUID() }), {
+      identityService,
+      authorizationService: oauth.authorization,
+    });
 
     expect(result.statusCode).toBe(404);
     expect(result.headers['Content-Type']).toMatch(/^text\/html/);
@@ -471,22 +536,22 @@ describe('the consent decision', () => {
   it('refuses approve and deny for a redirect URI the application has since removed, and leaves the request unanswered', async () => {
     const client = await registerClient();
     const requestId = await startRequest(client);
-    await oauthService.updateApp(owner, client.appId, { redirectUris: ['http://127.0.0.1:9999/elsewhere'] });
+    await oauth.apps.updateApp(owner, client.appId, { redirectUris: ['http://127.0.0.1:9999/elsewhere'] });
 
-    await expect(oauthService.approveAuthorization(user, requestId)).rejects.toThrow(/no longer accepts this redirect URI/);
-    await expect(oauthService.denyAuthorization(requestId)).rejects.toThrow(/no longer accepts this redirect URI/);
+    await expect(oauth.authorization.approveAuthorization(user, requestId)).rejects.toThrow(/no longer accepts this redirect URI/);
+    await expect(oauth.authorization.denyAuthorization(requestId)).rejects.toThrow(/no longer accepts this redirect URI/);
 
-    await oauthService.updateApp(owner, client.appId, { redirectUris: [REDIRECT_URI] });
-    const location = new URL(await oauthService.denyAuthorization(requestId));
+    await oauth.apps.updateApp(owner, client.appId, { redirectUris: [REDIRECT_URI] });
+    const location = new URL(await oauth.authorization.denyAuthorization(requestId));
     expect(Object.fromEntries(location.searchParams)).toEqual({ error: 'access_denied', state: 'state-1' });
   });
 
   it('refuses to deny once the application is deleted', async () => {
     const client = await registerClient();
     const requestId = await startRequest(client);
-    await oauthService.deleteApp(owner, client.appId);
+    await oauth.apps.deleteApp(owner, client.appId);
 
-    await expect(oauthService.denyAuthorization(requestId)).rejects.toBeInstanceOf(BadRequestError);
+    await expect(oauth.authorization.denyAuthorization(requestId)).rejects.toBeInstanceOf(BadRequestError);
   });
 
   it('lets exactly one of 20 decisions on one request win even when all of them read it before any consumes it', async () => {
@@ -495,7 +560,7 @@ describe('the consent decision', () => {
 
     const { successes, failures } = await settle(
       Array.from({ length: 20 }, (_, index) =>
-        index % 2 === 0 ? oauthService.approveAuthorization(user, requestId) : oauthService.denyAuthorization(requestId),
+        index % 2 === 0 ? oauth.authorization.approveAuthorization(user, requestId) : oauth.authorization.denyAuthorization(requestId),
       ),
     );
 
@@ -510,7 +575,7 @@ describe('client secret rotation', () => {
     const tokens = await tokensFor(client);
     const code = await authorizationCode(client);
 
-    const { clientSecret } = await oauthService.rotateClientSecret(owner, client.appId);
+    const { clientSecret } = await oauth.apps.rotateClientSecret(owner, client.appId);
 
     await expect(refresh(client, tokens.refreshToken)).rejects.toBeInstanceOf(UnauthorizedError);
     await expect(exchange(client, code)).rejects.toBeInstanceOf(UnauthorizedError);
@@ -526,20 +591,20 @@ describe('application deletion', () => {
     const first = await tokensFor(client);
     const second = await tokensFor(client);
     const unusedCode = await authorizationCode(client);
-    const pendingRequest = await oauthService.startAuthorization({
+    const pendingRequest = await oauth.authorization.startAuthorization({
       clientId: client.credentials.clientId,
       redirectUri: REDIRECT_URI,
       state: 's',
       scopes: [...ALL_SCOPES],
     });
 
-    await oauthService.deleteApp(owner, client.appId);
+    await oauth.apps.deleteApp(owner, client.appId);
 
     expect(await authenticates(first.accessToken)).toBe(false);
     expect(await authenticates(second.accessToken)).toBe(false);
     await expect(refresh(client, first.refreshToken)).rejects.toBeInstanceOf(UnauthorizedError);
     await expect(exchange(client, unusedCode)).rejects.toBeInstanceOf(UnauthorizedError);
-    await expect(oauthService.approveAuthorization(user, pendingRequest)).rejects.toBeInstanceOf(BadRequestError);
+    await expect(oauth.authorization.approveAuthorization(user, pendingRequest)).rejects.toBeInstanceOf(BadRequestError);
     const { Items } = await documentClient.send(
       new QueryCommand({
         TableName: tableName,
@@ -554,9 +619,9 @@ describe('application deletion', () => {
   it('is refused for anyone but the owner', async () => {
     const client = await registerClient();
 
-    await expect(oauthService.deleteApp(user, client.appId)).rejects.toThrow(/not found/);
+    await expect(oauth.apps.deleteApp(user, client.appId)).rejects.toThrow(/not found/);
 
-    await expect(oauthService.getApp(owner, client.appId)).resolves.toMatchObject({ id: client.appId });
+    await expect(oauth.apps.getApp(owner, client.appId)).resolves.toMatchObject({ id: client.appId });
   });
 });
 
@@ -566,7 +631,7 @@ describe('revocation', () => {
     const first = await tokensFor(client);
     const second = await refresh(client, first.refreshToken);
 
-    await oauthService.revokeToken(client.credentials, { token: second.refreshToken });
+    await oauth.revocation.revokeToken(client.credentials, { token: second.refreshToken });
 
     expect(await authenticates(first.accessToken)).toBe(false);
     expect(await authenticates(second.accessToken)).toBe(false);
@@ -578,7 +643,7 @@ describe('revocation', () => {
     const otherClient = await registerClient();
     const tokens = await tokensFor(client);
 
-    await expect(oauthService.revokeToken(otherClient.credentials, { refresh_token: tokens.refreshToken })).rejects.toBeInstanceOf(
+    await expect(oauth.revocation.revokeToken(otherClient.credentials, { refresh_token: tokens.refreshToken })).rejects.toBeInstanceOf(
       BadRequestError,
     );
 
@@ -589,7 +654,7 @@ describe('revocation', () => {
     const client = await registerClient();
     const tokens = await tokensFor(client);
 
-    await oauthService.revokeToken(client.credentials, { token: tokens.accessToken });
+    await oauth.revocation.revokeToken(client.credentials, { token: tokens.accessToken });
 
     expect(await authenticates(tokens.accessToken)).toBe(false);
     await expect(refresh(client, tokens.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });

@@ -1,0 +1,77 @@
+import { NotFoundError } from '../errors.js';
+import type { Principal } from '../identity/principal.js';
+import { CREDENTIAL_PREFIX, newSecret, sha256Hex } from '../identity/secrets.js';
+import { newId } from '../ids.js';
+import type { Page, PageRequest } from '../page.js';
+import type { AppChanges, ApplicationStore, OAuthApp } from './oauth-store.js';
+
+export interface NewApp {
+  name: string;
+  description: string;
+  redirectUris: string[];
+}
+
+export interface AppWithSecret {
+  app: OAuthApp;
+  clientSecret: string;
+}
+
+/** OAuth applications as their owner registers and manages them (docs/oauth.md, "Endpoints"). */
+export class ApplicationService {
+  constructor(
+    private readonly store: ApplicationStore,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async registerApp(principal: Principal, input: NewApp): Promise<AppWithSecret> {
+    const now = this.now();
+    const app: OAuthApp = {
+      id: newId(now.getTime()),
+      clientId: newId(now.getTime()),
+      ownerId: principal.userId,
+      name: input.name,
+      description: input.description,
+      redirectUris: input.redirectUris,
+      createdAt: now.toISOString(),
+      updatedAt: now.toISOString(),
+    };
+    const clientSecret = newSecret(CREDENTIAL_PREFIX.clientSecret);
+    await this.store.createApp(app, sha256Hex(clientSecret));
+    return { app, clientSecret };
+  }
+
+  listApps(principal: Principal, page: PageRequest): Promise<Page<OAuthApp>> {
+    return this.store.listApps(principal.userId, page);
+  }
+
+  /** Applications belong to their creator; anyone else is told there is no such application. */
+  async getApp(principal: Principal, appId: string): Promise<OAuthApp> {
+    const app = await this.store.getApp(appId);
+    if (!app || app.ownerId !== principal.userId) throw new NotFoundError('Application not found');
+    return app;
+  }
+
+  async updateApp(principal: Principal, appId: string, changes: AppChanges): Promise<OAuthApp> {
+    const app = await this.store.updateApp(principal.userId, appId, changes, this.now().toISOString());
+    if (!app) throw new NotFoundError('Application not found');
+    return app;
+  }
+
+  /** A new secret; the old one stops working the moment this returns. */
+  async rotateClientSecret(principal: Principal, appId: string): Promise<AppWithSecret> {
+    const app = await this.getApp(principal, appId);
+    const clientSecret = newSecret(CREDENTIAL_PREFIX.clientSecret);
+    const updatedAt = this.now().toISOString();
+    if (!(await this.store.replaceClientSecret(principal.userId, app, sha256Hex(clientSecret), updatedAt))) {
+      throw new NotFoundError('Application not found');
+    }
+    return { app: { ...app, updatedAt }, clientSecret };
+  }
+
+  /** Returns once every code, access token and refresh token of the application has stopped working. */
+  async deleteApp(principal: Principal, appId: string): Promise<void> {
+    const app = await this.store.getAppForDeletion(appId);
+    if (!app || app.ownerId !== principal.userId) throw new NotFoundError('Application not found');
+    await this.store.deleteApp(app);
+  }
+}

@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import { BadRequestError, NotFoundError } from '../errors.js';
+import type { OAuthScope, Principal } from '../identity/principal.js';
+import { sha256Hex } from '../identity/secrets.js';
+import { newId } from '../ids.js';
+import { AUTHORIZATION_CODE_LIFETIME_SECONDS, AUTHORIZATION_REQUEST_LIFETIME_SECONDS, hasExpired, isoAfter } from './lifetimes.js';
+import type { AuthorizeParameters } from './oauth-parameters.js';
+import type { AppSummary, AuthorizationRequest, AuthorizationStore, Grant, OAuthApp } from './oauth-store.js';
+
+const AUTHORIZATION_REQUEST_ID = /^[A-Za-z0-9_-]{43}$/;
+
+/** A pending authorize request together with what the consent page shows of its application. */
+export interface PendingAuthorization {
+  request: AuthorizationRequest;
+  app: AppSummary;
+}
+
+/** The redirect URI with the response parameters added; its own query is kept (RFC 6749 section 3.1.2). */
+function redirectWith(redirectUri: string, parameters: Record<string, string>): string {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(parameters)) url.searchParams.append(name, value);
+  return url.toString();
+}
+
+/** A grant whose tokens still work: active and unexpired. */
+export const isLiveGrant = (grant: Pick<Grant, 'status' | 'expiresAt'>, now: Date): boolean =>
+  grant.status === 'active' && !hasExpired(grant.expiresAt, now);
+
+const requestGone = () =>
+  new BadRequestError('This authorization request has expired or was already answered; start again from the application');
+const appGone = () => new BadRequestError('The application no longer exists');
+
+/**
+ * The authorization endpoint and the consent decision (RFC 6749 section 4.1.1 to 4.1.2): the
+ * request is checked and stored, shown, and answered once with a code or `access_denied`.
+ */
+export class AuthorizationService {
+  constructor(
+    private readonly store: AuthorizationStore,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Step 1 of the flow: checks the client and redirect URI, and stores the request for the consent page. */
+  async startAuthorization(parameters: AuthorizeParameters): Promise<string> {
+    const client = await this.store.getClient(parameters.clientId);
+    const app = client && (await this.store.getApp(client.appId));
+    if (!client || !app) throw new NotFoundError('No application has this client_id');
+    // RFC 6749 section 3.1.2.4: an unregistered redirect URI is never redirected to.
+    if (!app.redirectUris.includes(parameters.redirectUri)) {
+      throw new BadRequestError('redirect_uri is not registered for this application');
+    }
+    const request: AuthorizationRequest = {
+      id: randomBytes(32).toString('base64url'),
+      appId: app.id,
+      clientId: client.clientId,
+      app: { name: app.name, description: app.description },
+      redirectUri: parameters.redirectUri,
+      scopes: parameters.scopes,
+      state: parameters.state,
+      ...(parameters.codeChallenge ? { codeChallenge: parameters.codeChallenge } : {}),
+      ...(parameters.prompt ? { prompt: parameters.prompt } : {}),
+      expiresAt: isoAfter(this.now(), AUTHORIZATION_REQUEST_LIFETIME_SECONDS),
+    };
+    await this.store.putAuthorizationRequest(request);
+    return request.id;
+  }
+
+  /** The request as the consent page shows it: one read, with the application as it was at authorize. */
+  async pendingAuthorization(requestId: string): Promise<PendingAuthorization> {
+    const request = await this.unexpiredRequest(requestId);
+    return { request, app: request.app };
+  }
+
+  /** The user approved: consumes the request, issues a code, and returns where to send the browser. */
+  approveAuthorization(principal: Principal, requestId: string): Promise<string> {
+    return this.approve(principal, requestId);
+  }
+
+  /**
+   * Remembered consent (docs/oauth.md): when the user already holds a live grant for this client
+   * whose scopes cover the requested ones, the request is approved without the page, with that
+   * grant's scopes, unless it asked for `prompt=consent`. `undefined` when the page must be shown.
+   */
+  async approveIfRemembered(principal: Principal, request: AuthorizationRequest): Promise<string | undefined> {
+    if (request.prompt === 'consent') return undefined;
+    const now = this.now();
+    const covering = (await this.store.grantsOfUserForClient(principal.userId, request.clientId))
+      .filter((grant) => isLiveGrant(grant, now) && request.scopes.every((scope) => grant.scopes.includes(scope)))
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    const remembered = covering[0];
+    return remembered ? this.approve(principal, request.id, remembered.scopes) : undefined;
+  }
+
+  private async approve(principal: Principal, requestId: string, grantedScopes?: OAuthScope[]): Promise<string> {
+    const { request, app } = await this.decidableRequest(requestId);
+    const code = randomBytes(32).toString('base64url');
+    const issued = await this.store.issueAuthorizationCode(request.id, {
+      codeHash: sha256Hex(code),
+      appId: app.id,
+      clientId: request.clientId,
+      userId: principal.userId,
+      role: principal.role,
+      scopes: grantedScopes ?? request.scopes,
+      redirectUri: request.redirectUri,
+      ...(request.codeChallenge ? { codeChallenge: request.codeChallenge } : {}),
+      grantId: newId(),
+      redeemed: false,
+      expiresAt: isoAfter(this.now(), AUTHORIZATION_CODE_LIFETIME_SECONDS),
+    });
+    if (!issued) throw requestGone();
+    return redirectWith(request.redirectUri, { code, state: request.state });
+  }
+
+  /** The user denied (RFC 6749 section 4.1.2.1): the request is consumed and the client told `access_denied`. */
+  async denyAuthorization(requestId: string): Promise<string> {
+    const { request } = await this.decidableRequest(requestId);
+    // The delete decides: of concurrent decisions on one request, only one gets it back.
+    if (!(await this.store.takeAuthorizationRequest(request.id))) throw requestGone();
+    return redirectWith(request.redirectUri, { error: 'access_denied', state: request.state });
+  }
+
+  private async unexpiredRequest(requestId: string): Promise<AuthorizationRequest> {
+    if (!AUTHORIZATION_REQUEST_ID.test(requestId)) throw requestGone();
+    const request = await this.store.getAuthorizationRequest(requestId);
+    if (!request || hasExpired(request.expiresAt, this.now())) throw requestGone();
+    return request;
+  }
+
+  /**
+   * A request the user may answer, with its application read afresh: the consent page showed
+   * a snapshot, but the browser is only ever sent to a redirect URI that is registered now.
+   */
+  private async decidableRequest(requestId: string): Promise<{ request: AuthorizationRequest; app: OAuthApp }> {
+    const request = await this.unexpiredRequest(requestId);
+    const app = await this.store.getApp(request.appId);
+    if (!app) throw appGone();
+    // RFC 6749 section 3.1.2.4: an unregistered redirect URI is never redirected to.
+    if (!app.redirectUris.includes(request.redirectUri)) {
+      throw new BadRequestError('The application no longer accepts this redirect URI; start again from the application');
+    }
+    return { request, app };
+  }
+}

@@ -1,0 +1,205 @@
+import { invalidGrant, invalidScope, OAuthRequestError } from '../errors.js';
+import type { CredentialRecord } from '../identity/identity-store.js';
+import type { OAuthScope } from '../identity/principal.js';
+import { CREDENTIAL_PREFIX, grantIdOf, MAX_CREDENTIAL_LENGTH, newGrantSecret, sha256Hex } from '../identity/secrets.js';
+import { METRIC } from '../observability/metric-names.js';
+import { countEvent } from '../observability/metrics.js';
+import { authenticateClient, type ClientCredentials, invalidClient, isPlausibleClientId, verifyClient } from './client-authentication.js';
+import {
+  ACCESS_TOKEN_LIFETIME_SECONDS,
+  earlier,
+  GRANT_LIFETIME_SECONDS,
+  hasExpired,
+  isoAfter,
+  REFRESH_TOKEN_LIFETIME_SECONDS,
+} from './lifetimes.js';
+import { parseTokenRequest, type TokenRequest } from './oauth-parameters.js';
+import type { AuthorizationCode, Grant, RefreshToken, TokenGrantStore, TokenIssue } from './oauth-store.js';
+import { isWellFormedCodeVerifier, verifyCodeVerifier } from './pkce.js';
+
+/** What the token endpoint hands out (RFC 6749 section 5.1). */
+export interface TokenSet {
+  accessToken: string;
+  refreshToken: string;
+  expiresIn: number;
+  scopes: OAuthScope[];
+}
+
+/**
+ * The token endpoint (RFC 6749 sections 4.1.3 and 6): the code exchange with PKCE, and
+ * refresh-token rotation with reuse detection (docs/oauth.md, "Why the guarantees hold").
+ */
+export class TokenGrantService {
+  constructor(
+    private readonly store: TokenGrantStore,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /**
+   * Client authentication is judged first (401), then the grant (400), the order
+   * docs/api-rules.md fixes; a malformed grant still costs one client lookup.
+   */
+  async issueTokens(credentials: ClientCredentials, parameters: Record<string, string>): Promise<TokenSet> {
+    const request = parseTokenRequest(parameters);
+    if (request instanceof OAuthRequestError) {
+      await authenticateClient(this.store, credentials);
+      throw request;
+    }
+    const tokens =
+      request.grantType === 'authorization_code'
+        ? await this.redeemAuthorizationCode(credentials, request)
+        : await this.refreshTokens(credentials, request);
+    countEvent(METRIC.tokenGrants, { grantType: request.grantType });
+    return tokens;
+  }
+
+  private async redeemAuthorizationCode(
+    credentials: ClientCredentials,
+    request: Extract<TokenRequest, { grantType: 'authorization_code' }>,
+  ): Promise<TokenSet> {
+    if (!isPlausibleClientId(credentials) || request.code.length > MAX_CREDENTIAL_LENGTH) {
+      await authenticateClient(this.store, credentials);
+      throw invalidGrant('The authorization code is invalid');
+    }
+    const { client, code } = await this.store.getClientAndCode(credentials.clientId, sha256Hex(request.code));
+    verifyClient(credentials, client);
+    // RFC 6749 section 4.1.3: the code must have been issued to this very client.
+    if (!code || code.clientId !== client.clientId) throw invalidGrant('The authorization code is invalid');
+    if (code.redeemed) {
+      // RFC 6749 section 4.1.2: a code used twice revokes what it produced.
+      await this.store.revokeGrant(code.grantId);
+      throw invalidGrant('The authorization code was already used; the tokens issued for it are revoked');
+    }
+    if (hasExpired(code.expiresAt, this.now())) throw invalidGrant('The authorization code has expired');
+    if (request.redirectUri !== code.redirectUri) throw invalidGrant('redirect_uri does not match the authorization request');
+    this.checkCodeVerifier(code, request.codeVerifier);
+
+    const now = this.now();
+    const expiresAt = isoAfter(now, GRANT_LIFETIME_SECONDS);
+    const issue = this.newTokens(
+      {
+        id: code.grantId,
+        clientId: code.clientId,
+        appId: code.appId,
+        userId: code.userId,
+        role: code.role,
+        scopes: code.scopes,
+        expiresAt,
+      },
+      code.scopes,
+      now,
+    );
+    const grant: Grant = {
+      id: code.grantId,
+      appId: code.appId,
+      clientId: code.clientId,
+      userId: code.userId,
+      role: code.role,
+      scopes: code.scopes,
+      status: 'active',
+      refreshTokenHash: issue.records.refreshToken.tokenHash,
+      createdAt: now.toISOString(),
+      expiresAt,
+      lastUsedAt: now.toISOString(),
+    };
+    const outcome = await this.store.redeemAuthorizationCode(code, client, grant, issue.records);
+    if (!outcome.committed) {
+      if (outcome.reason === 'client-changed') throw invalidClient(credentials.method);
+      await this.store.revokeGrant(code.grantId);
+      throw invalidGrant('The authorization code was already used; the tokens issued for it are revoked');
+    }
+    return issue.tokens;
+  }
+
+  private async refreshTokens(
+    credentials: ClientCredentials,
+    request: Extract<TokenRequest, { grantType: 'refresh_token' }>,
+  ): Promise<TokenSet> {
+    const grantId = grantIdOf(request.refreshToken);
+    const plausibleToken =
+      request.refreshToken.length <= MAX_CREDENTIAL_LENGTH && request.refreshToken.startsWith(CREDENTIAL_PREFIX.refreshToken);
+    if (!isPlausibleClientId(credentials) || !plausibleToken || !grantId) {
+      await authenticateClient(this.store, credentials);
+      throw invalidGrant('The refresh token is invalid');
+    }
+    const tokenHash = sha256Hex(request.refreshToken);
+    const { client, refreshToken, grant } = await this.store.getTokenGrant(credentials.clientId, tokenHash, grantId);
+    verifyClient(credentials, client);
+    if (!refreshToken || !grant || refreshToken.grantId !== grant.id || grant.clientId !== client.clientId) {
+      throw invalidGrant('The refresh token is invalid');
+    }
+    if (grant.status === 'revoked') throw invalidGrant('The refresh token has been revoked');
+    if (grant.refreshTokenHash !== tokenHash) {
+      // A rotated token presented again means two parties hold it (RFC 9700 section 4.14.2).
+      await this.store.revokeGrant(grant.id);
+      countEvent(METRIC.refreshTokenReuse);
+      throw invalidGrant('The refresh token was already used; every token of this authorization is revoked');
+    }
+    const now = this.now();
+    if (hasExpired(refreshToken.expiresAt, now) || hasExpired(grant.expiresAt, now)) throw invalidGrant('The refresh token has expired');
+    // RFC 6749 section 6: a narrower scope may be asked for, never a wider one.
+    const scopes = request.scopes ?? grant.scopes;
+    if (!scopes.every((scope) => grant.scopes.includes(scope))) {
+      throw invalidScope('scope may not exceed what the user granted');
+    }
+
+    const issue = this.newTokens(grant, scopes, now);
+    const outcome = await this.store.rotateRefreshToken(grant, tokenHash, issue.records, now.toISOString());
+    if (outcome.committed) return issue.tokens;
+    // Another request rotated it first (this one presented a token that is rotated now), or
+    // the grant was revoked meanwhile: either way the grant ends here.
+    await this.store.revokeGrant(grant.id);
+    throw invalidGrant('The refresh token was already used; every token of this authorization is revoked');
+  }
+
+  /**
+   * A fresh refresh token and access token of one grant. The refresh token keeps the
+   * grant's scopes; the access token gets the requested ones. Neither outlives the grant.
+   */
+  private newTokens(
+    grant: Pick<Grant, 'id' | 'appId' | 'clientId' | 'userId' | 'role' | 'scopes' | 'expiresAt'>,
+    accessScopes: OAuthScope[],
+    now: Date,
+  ): { tokens: TokenSet; records: TokenIssue } {
+    const refreshToken = newGrantSecret(CREDENTIAL_PREFIX.refreshToken, grant.id);
+    const accessToken = newGrantSecret(CREDENTIAL_PREFIX.accessToken, grant.id);
+    const accessExpiresAt = earlier(isoAfter(now, ACCESS_TOKEN_LIFETIME_SECONDS), grant.expiresAt);
+    const accessRecord: CredentialRecord = {
+      tokenHash: sha256Hex(accessToken),
+      kind: 'oauth',
+      userId: grant.userId,
+      role: grant.role,
+      scopes: accessScopes,
+      expiresAt: accessExpiresAt,
+      clientId: grant.clientId,
+      appId: grant.appId,
+      grantId: grant.id,
+    };
+    const refreshRecord: RefreshToken = {
+      tokenHash: sha256Hex(refreshToken),
+      grantId: grant.id,
+      expiresAt: earlier(isoAfter(now, REFRESH_TOKEN_LIFETIME_SECONDS), grant.expiresAt),
+    };
+    return {
+      tokens: {
+        accessToken,
+        refreshToken,
+        expiresIn: Math.round((Date.parse(accessExpiresAt) - now.getTime()) / 1000),
+        scopes: accessScopes,
+      },
+      records: { refreshToken: refreshRecord, accessToken: accessRecord },
+    };
+  }
+
+  /** RFC 7636 section 4.6; and a verifier without a challenge is refused (RFC 9700 section 4.8.2). */
+  private checkCodeVerifier(code: AuthorizationCode, verifier: string | undefined): void {
+    if (!code.codeChallenge) {
+      if (verifier !== undefined) throw invalidGrant('code_verifier was sent but the authorization request had no code_challenge');
+      return;
+    }
+    if (verifier === undefined) throw invalidGrant('code_verifier is required');
+    if (!isWellFormedCodeVerifier(verifier) || !verifyCodeVerifier(verifier, code.codeChallenge)) {
+      throw invalidGrant('code_verifier does not match the code_challenge');
+    }
+  }
+}

@@ -1,0 +1,183 @@
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { AppChanges, ApplicationStore, OAuthApp, OAuthClient } from '../oauth/oauth-store.js';
+import * as tokenGrants from './dynamo-oauth-token-grants.js';
+import {
+  batchDelete,
+  documentClient,
+  isConditionFailure,
+  isTransactionConditionFailure,
+  queryPartition,
+  tableName,
+  transactWrite,
+} from './dynamo.js';
+import type { Item } from './entities/item.js';
+import { oauthAppEntity } from './entities/oauth-app.js';
+import { appAuthorizationCodeEntity, authorizationCodeEntity } from './entities/oauth-authorization-code.js';
+import { oauthClientEntity } from './entities/oauth-client.js';
+import { appGrantEntity } from './entities/oauth-grant.js';
+import { INDEX, keys } from './keys.js';
+import { queryPage, type Page, type PageRequest } from './pagination.js';
+
+/**
+ * The applications concern of the OAuth store: registration, the owner's management of an
+ * application, and its deletion with everything it issued (docs/oauth.md, "Records").
+ */
+
+/** Grants revoked side by side while an application is deleted. */
+const GRANT_REVOCATION_CONCURRENCY = 8;
+
+/** The application's deletion state; `#status` in expressions, as STATUS is a reserved word. */
+const STATUS = { '#status': 'status' } as const;
+
+async function getAppItem(appId: string): Promise<Item | undefined> {
+  const { Item } = await documentClient.send(
+    new GetCommand({ TableName: tableName, Key: oauthAppEntity.key(appId), ConsistentRead: true }),
+  );
+  return Item;
+}
+
+/** `undefined` when missing or being deleted. */
+export async function getApp(appId: string): Promise<OAuthApp | undefined> {
+  const item = await getAppItem(appId);
+  return item && !oauthAppEntity.isBeingDeleted(item) ? oauthAppEntity.fromItem(item) : undefined;
+}
+
+export class DynamoApplicationStore implements ApplicationStore {
+  async createApp(app: OAuthApp, secretHash: string): Promise<void> {
+    const putNew = (item: Item) => ({ Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
+    await transactWrite({
+      TransactItems: [
+        putNew(oauthAppEntity.toItem(app)),
+        putNew(oauthClientEntity.toItem({ clientId: app.clientId, appId: app.id, secretHash })),
+      ],
+    });
+  }
+
+  getApp(appId: string): Promise<OAuthApp | undefined> {
+    return getApp(appId);
+  }
+
+  async getAppForDeletion(appId: string): Promise<OAuthApp | undefined> {
+    const item = await getAppItem(appId);
+    return item ? oauthAppEntity.fromItem(item) : undefined;
+  }
+
+  getClient(clientId: string): Promise<OAuthClient | undefined> {
+    return tokenGrants.getClient(clientId);
+  }
+
+  async listApps(ownerId: string, page: PageRequest): Promise<Page<OAuthApp>> {
+    const result = await queryPage(
+      {
+        index: INDEX.byOwner,
+        partitionAttribute: 'gsi1pk',
+        partitionValue: keys.oauthAppsOfOwnerPartition(ownerId),
+        sortAttribute: 'gsi1sk',
+      },
+      page,
+    );
+    return { ...result, items: result.items.map(oauthAppEntity.fromItem) };
+  }
+
+  async updateApp(ownerId: string, appId: string, changes: AppChanges, updatedAt: string): Promise<OAuthApp | undefined> {
+    const { attributes } = oauthAppEntity;
+    const fields: Record<string, unknown> = {
+      [attributes.name]: changes.name,
+      [attributes.description]: changes.description,
+      [attributes.redirectUris]: changes.redirectUris,
+      [attributes.updatedAt]: updatedAt,
+    };
+    const present = Object.entries(fields).filter(([, value]) => value !== undefined);
+    try {
+      const { Attributes } = await documentClient.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: oauthAppEntity.key(appId),
+          UpdateExpression: `SET ${present.map(([name]) => `#${name} = :${name}`).join(', ')}`,
+          ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner AND attribute_not_exists(#status)',
+          ExpressionAttributeNames: { ...STATUS, ...Object.fromEntries(present.map(([name]) => [`#${name}`, name])) },
+          ExpressionAttributeValues: { ':owner': ownerId, ...Object.fromEntries(present.map(([name, value]) => [`:${name}`, value])) },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return oauthAppEntity.fromItem(Attributes!);
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async replaceClientSecret(ownerId: string, app: OAuthApp, secretHash: string, updatedAt: string): Promise<boolean> {
+    try {
+      await transactWrite({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName,
+              Key: oauthAppEntity.key(app.id),
+              UpdateExpression: 'SET updated_at = :updatedAt',
+              ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner AND attribute_not_exists(#status)',
+              ExpressionAttributeNames: STATUS,
+              ExpressionAttributeValues: { ':updatedAt': updatedAt, ':owner': ownerId },
+            },
+          },
+          {
+            Update: {
+              TableName: tableName,
+              Key: oauthClientEntity.key(app.clientId),
+              UpdateExpression: 'SET secret_hash = :secretHash',
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeValues: { ':secretHash': secretHash },
+            },
+          },
+        ],
+      });
+      return true;
+    } catch (error) {
+      if (isTransactionConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async deleteApp(app: OAuthApp): Promise<void> {
+    // First the client, so that every in-flight exchange, refresh and consent fails its
+    // client check; the application leaves its owner's list at the same moment.
+    try {
+      await transactWrite({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName,
+              Key: oauthAppEntity.key(app.id),
+              UpdateExpression: 'SET #status = :deleting REMOVE gsi1pk, gsi1sk',
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeNames: STATUS,
+              ExpressionAttributeValues: { ':deleting': 'deleting' },
+            },
+          },
+          { Delete: { TableName: tableName, Key: oauthClientEntity.key(app.clientId) } },
+        ],
+      });
+    } catch (error) {
+      // A concurrent deletion got there first; finishing the purge twice is harmless.
+      if (!isTransactionConditionFailure(error)) throw error;
+    }
+    // Anything committed before the client disappeared is visible to this consistent read.
+    const members = await queryPartition(keys.oauthAppPartition(app.id));
+    const grants = members.filter((member) => (member.sk as string).startsWith(keys.appGrantPrefix));
+    for (let start = 0; start < grants.length; start += GRANT_REVOCATION_CONCURRENCY) {
+      await Promise.all(
+        grants.slice(start, start + GRANT_REVOCATION_CONCURRENCY).map((entry) => tokenGrants.revokeGrant(appGrantEntity.grantIdOf(entry))),
+      );
+    }
+    const codes = members.filter((member) => (member.sk as string).startsWith(keys.appAuthorizationCodePrefix));
+    await batchDelete([
+      ...codes.flatMap((entry) => {
+        const codeHash = appAuthorizationCodeEntity.codeHashOf(entry);
+        return [authorizationCodeEntity.key(codeHash), appAuthorizationCodeEntity.key(app.id, codeHash)];
+      }),
+      ...grants.map((entry) => appGrantEntity.key(app.id, appGrantEntity.grantIdOf(entry))),
+    ]);
+    await documentClient.send(new DeleteCommand({ TableName: tableName, Key: oauthAppEntity.key(app.id) }));
+  }
+}

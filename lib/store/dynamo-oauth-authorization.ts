@@ -1,0 +1,92 @@
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { AuthorizationCode, AuthorizationRequest, AuthorizationStore, Grant, OAuthApp, OAuthClient } from '../oauth/oauth-store.js';
+import { getApp } from './dynamo-oauth-applications.js';
+import { grantsOfUserForClient } from './dynamo-oauth-authorized-apps.js';
+import { getClient } from './dynamo-oauth-token-grants.js';
+import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
+import { appAuthorizationCodeEntity, authorizationCodeEntity } from './entities/oauth-authorization-code.js';
+import { authorizationRequestEntity } from './entities/oauth-authorization-request.js';
+import { oauthClientEntity } from './entities/oauth-client.js';
+
+/**
+ * The authorization concern of the OAuth store: the pending authorize request, and the code
+ * the user's approval turns it into (docs/oauth.md, "Records").
+ */
+export class DynamoAuthorizationStore implements AuthorizationStore {
+  getApp(appId: string): Promise<OAuthApp | undefined> {
+    return getApp(appId);
+  }
+
+  getClient(clientId: string): Promise<OAuthClient | undefined> {
+    return getClient(clientId);
+  }
+
+  grantsOfUserForClient(userId: string, clientId: string): Promise<Grant[]> {
+    return grantsOfUserForClient(userId, clientId);
+  }
+
+  async putAuthorizationRequest(request: AuthorizationRequest): Promise<void> {
+    await documentClient.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: authorizationRequestEntity.toItem(request),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  async getAuthorizationRequest(requestId: string): Promise<AuthorizationRequest | undefined> {
+    const { Item } = await documentClient.send(
+      new GetCommand({ TableName: tableName, Key: authorizationRequestEntity.key(requestId), ConsistentRead: true }),
+    );
+    return Item ? authorizationRequestEntity.fromItem(Item) : undefined;
+  }
+
+  async takeAuthorizationRequest(requestId: string): Promise<AuthorizationRequest | undefined> {
+    // Conditional, like the approve transaction's delete: of racing decisions exactly one consumes the
+    // request. An unconditional delete with ALL_OLD let two concurrent denials both see the old item on
+    // DynamoDB Local.
+    try {
+      const { Attributes } = await documentClient.send(
+        new DeleteCommand({
+          TableName: tableName,
+          Key: authorizationRequestEntity.key(requestId),
+          ConditionExpression: 'attribute_exists(pk)',
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return Attributes ? authorizationRequestEntity.fromItem(Attributes) : undefined;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async issueAuthorizationCode(requestId: string, code: AuthorizationCode): Promise<boolean> {
+    const putNew = (item: Record<string, unknown>) => ({
+      Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' },
+    });
+    try {
+      await transactWrite({
+        TransactItems: [
+          {
+            Delete: { TableName: tableName, Key: authorizationRequestEntity.key(requestId), ConditionExpression: 'attribute_exists(pk)' },
+          },
+          {
+            ConditionCheck: {
+              TableName: tableName,
+              Key: oauthClientEntity.key(code.clientId),
+              ConditionExpression: 'attribute_exists(pk)',
+            },
+          },
+          putNew(authorizationCodeEntity.toItem(code)),
+          putNew(appAuthorizationCodeEntity.toItem(code)),
+        ],
+      });
+      return true;
+    } catch (error) {
+      if (isTransactionConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,53 @@
+import type { OAuthApp } from '../../oauth/oauth-store.js';
+import { keys } from '../keys.js';
+import { asStored, type Item } from './item.js';
+
+/**
+ * An OAuth application, keyed by its id and listed in its owner's index. While it is being
+ * deleted it carries `status: deleting` and has left the index (docs/oauth.md, "Records").
+ */
+interface StoredOAuthApp {
+  id: string;
+  client_id: string;
+  owner_id: string;
+  name: string;
+  description: string;
+  redirect_uris: string[];
+  created_at: string;
+  updated_at: string;
+  status?: 'deleting';
+}
+
+export const oauthAppEntity = {
+  key: (appId: string) => keys.oauthApp(appId),
+  toItem: (app: OAuthApp): Item => ({
+    ...keys.oauthApp(app.id),
+    ...keys.oauthAppOfOwner(app.ownerId, app.id),
+    entity: 'oauth_app',
+    id: app.id,
+    client_id: app.clientId,
+    owner_id: app.ownerId,
+    name: app.name,
+    description: app.description,
+    redirect_uris: app.redirectUris,
+    created_at: app.createdAt,
+    updated_at: app.updatedAt,
+  }),
+  fromItem(item: Item): OAuthApp {
+    const stored = asStored<StoredOAuthApp>(item);
+    return {
+      id: stored.id,
+      clientId: stored.client_id,
+      ownerId: stored.owner_id,
+      name: stored.name,
+      description: stored.description,
+      redirectUris: stored.redirect_uris,
+      createdAt: stored.created_at,
+      updatedAt: stored.updated_at,
+    };
+  },
+  /** True while the application's deletion is under way (it answers only to that deletion). */
+  isBeingDeleted: (item: Item): boolean => asStored<StoredOAuthApp>(item).status === 'deleting',
+  /** The stored attribute of each field an update may change. */
+  attributes: { name: 'name', description: 'description', redirectUris: 'redirect_uris', updatedAt: 'updated_at' },
+};

@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, errorEnvelope, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
+import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { asSession, issuedTokens, registerApp, tokenRequest, type IssuedTokens, type RegisteredApp } from '../support/oauth-flow.js';
+
+/** GET and DELETE /api/v1/authorizations: the applications a user authorized (docs/oauth.md). */
+
+const REDIRECT_URI = 'http://127.0.0.1:8765/callback';
+
+let stack: TestStack;
+let baseUrl: string;
+let developer: SignedInUser;
+let app: RegisteredApp;
+let otherApp: RegisteredApp;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  baseUrl = stack.baseUrl;
+  developer = await signedInUser(baseUrl);
+  app = await registerApp(baseUrl, developer, { name: 'Fleet Dashboard', description: 'Charts your load', redirect_uris: [REDIRECT_URI] });
+  otherApp = await registerApp(baseUrl, developer, { name: 'Backup Bot', redirect_uris: [REDIRECT_URI] });
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+const list = (who: SignedInUser, query = '') => call(baseUrl, 'GET', `/api/v1/authorizations${query}`, { token: who.sessionToken });
+const revoke = (who: SignedInUser, id: string) => call(baseUrl, 'DELETE', `/api/v1/authorizations/${id}`, asSession(who));
+const me = (accessToken: string) => call(baseUrl, 'GET', '/api/v1/users/me', { token: accessToken });
+const refresh = (forApp: RegisteredApp, tokens: IssuedTokens) =>
+  tokenRequest(baseUrl, forApp, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+
+describe('GET /api/v1/authorizations', () => {
+  it("lists the caller's authorizations newest first, with the application, scopes and times, paginated", async () => {
+    const person = await signedInUser(baseUrl);
+    await issuedTokens(baseUrl, person, app, 'containers:read');
+    const newer = await issuedTokens(baseUrl, person, otherApp);
+    expect((await refresh(otherApp, newer)).status).toBe(200);
+
+    const response = await list(person);
+
+    expect(response.status).toBe(200);
+    expect(response.body.data).toEqual([
+      {
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        application: { client_id: otherApp.client_id, name: 'Backup Bot', description: '' },
+        scopes: ['containers:read', 'containers:write'],
+        created_at: expect.any(String),
+        last_used_at: expect.any(String),
+      },
+      {
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        application: { client_id: app.client_id, name: 'Fleet Dashboard', description: 'Charts your load' },
+        scopes: ['containers:read'],
+        created_at: expect.any(String),
+        last_used_at: expect.any(String),
+      },
+    ]);
+    const [latest] = response.body.data;
+    expect(Date.parse(latest.last_used_at)).toBeGreaterThan(Date.parse(latest.created_at));
+    // The grant id is the one the tokens carry (docs/oauth.md, "Token format").
+    expect(newer.refresh_token.endsWith(`.${latest.id}`)).toBe(true);
+
+    const first = await list(person, '?limit=1');
+    expect(first.body.data.map((entry: { id: string }) => entry.id)).toEqual([latest.id]);
+    const next = new URL(/<([^>]+)>; rel="next"/.exec(first.headers.get('link')!)![1]!);
+    const second = await call(baseUrl, 'GET', `${next.pathname}${next.search}`, { token: person.sessionToken });
+    expect(second.body.data.map((entry: { application: { name: string } }) => entry.application.name)).toEqual(['Fleet Dashboard']);
+  });
+
+  it('lists nothing for someone who authorized nothing, and accepts a personal access token', async () => {
+    const person = await signedInUser(baseUrl);
+    expect(await list(person)).toMatchObject({ status: 200, body: { data: [] } });
+    const pat = await personalAccessToken(baseUrl, person);
+    expect((await call(baseUrl, 'GET', '/api/v1/authorizations', { token: pat })).status).toBe(200);
+  });
+
+  it('refuses OAuth access tokens (403) and callers without credentials (401)', async () => {
+    const person = await signedInUser(baseUrl);
+    const tokens = await issuedTokens(baseUrl, person, app);
+    expect(await call(baseUrl, 'GET', '/api/v1/authorizations', { token: tokens.access_token })).toMatchObject({
+      status: 403,
+      body: errorEnvelope('FORBIDDEN'),
+    });
+    expect(await call(baseUrl, 'GET', '/api/v1/authorizations')).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
+  });
+});
+
+describe('DELETE /api/v1/authorizations/{id}', () => {
+  it('stops the access token and the refresh token of the grant before it answers, and drops it from the list', async () => {
+    const person = await signedInUser(baseUrl);
+    const kept = await issuedTokens(baseUrl, person, otherApp);
+    const tokens = await issuedTokens(baseUrl, person, app);
+    const rotated = (await refresh(app, tokens)).body as IssuedTokens;
+    const id = (await list(person)).body.data.find(
+      (entry: { application: { client_id: string } }) => entry.application.client_id === app.client_id,
+    ).id;
+
+    const response = await revoke(person, id);
+
+    expect(response).toMatchObject({ status: 200, body: { data: 'revoked' } });
+    expect((await me(rotated.access_token)).status).toBe(401);
+    expect((await me(tokens.access_token)).status).toBe(401);
+    expect(await refresh(app, rotated)).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
+    expect((await list(person)).body.data.map((entry: { application: { name: string } }) => entry.application.name)).toEqual([
+      'Backup Bot',
+    ]);
+    expect((await me(kept.access_token)).status).toBe(200);
+    expect(await revoke(person, id)).toMatchObject({ status: 404, body: errorEnvelope('NOT_FOUND') });
+  });
+
+  it("answers another user's authorization 404 and leaves it working", async () => {
+    const person = await signedInUser(baseUrl);
+    const stranger = await signedInUser(baseUrl);
+    const tokens = await issuedTokens(baseUrl, person, app);
+    const [{ id }] = (await list(person)).body.data;
+
+    expect(await revoke(stranger, id)).toMatchObject({ status: 404, body: errorEnvelope('NOT_FOUND') });
+    expect((await me(tokens.access_token)).status).toBe(200);
+    expect(await call(baseUrl, 'DELETE', '/api/v1/authorizations/not-a-uuid', asSession(person))).toMatchObject({ status: 404 });
+  });
+
+  it('needs the CSRF token with a session, and refuses OAuth access tokens', async () => {
+    const person = await signedInUser(baseUrl);
+    const tokens = await issuedTokens(baseUrl, person, app);
+    const [{ id }] = (await list(person)).body.data;
+
+    expect(await call(baseUrl, 'DELETE', `/api/v1/authorizations/${id}`, { token: person.sessionToken })).toMatchObject({
+      status: 403,
+      body: errorEnvelope('CSRF_REJECTED'),
+    });
+    expect(await call(baseUrl, 'DELETE', `/api/v1/authorizations/${id}`, { token: tokens.access_token })).toMatchObject({
+      status: 403,
+      body: errorEnvelope('FORBIDDEN'),
+    });
+    expect((await me(tokens.access_token)).status).toBe(200);
+  });
+});

@@ -1,0 +1,36 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** The third-party application's side: a loopback server that receives the browser after consent. */
+export interface CallbackServer {
+  redirectUri: string;
+  received: URL[];
+  close(): Promise<void>;
+}
+
+export async function startCallbackServer(): Promise<CallbackServer> {
+  const received: URL[] = [];
+  let origin = '';
+  const server: Server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', origin);
+    // Browsers also ask for /favicon.ico; only the redirect itself counts.
+    if (url.pathname !== '/callback') {
+      response.writeHead(404).end();
+      return;
+    }
+    received.push(url);
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    response.end('<!doctype html><title>Callback</title><p>Back at the application.</p>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    redirectUri: `${origin}/callback`,
+    received,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

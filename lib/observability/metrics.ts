@@ -9,7 +9,7 @@ import { METRICS_NAMESPACE, type MetricName } from './metric-names.js';
  * (AWS_LAMBDA_FUNCTION_NAME is set) and nowhere else, the local stack and the tests included,
  * unless POWERTOOLS_METRICS_DISABLED says otherwise (`false` turns them on anywhere, `true` off).
  */
-const emitting = process.env.POWERTOOLS_METRICS_DISABLED !== undefined || Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME);
+const emitting = (): boolean => process.env.POWERTOOLS_METRICS_DISABLED !== undefined || Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME);
 
 const metrics = new Metrics({
   namespace: process.env.POWERTOOLS_METRICS_NAMESPACE || METRICS_NAMESPACE,
@@ -21,7 +21,8 @@ const metrics = new Metrics({
  * different dimensions are never batched together.
  */
 export function countEvent(name: MetricName, dimensions: Record<string, string> = {}, count = 1): void {
-  if (!emitting || count <= 0) return;
+  // Read per count, like the single-metric instance below reads POWERTOOLS_METRICS_DISABLED.
+  if (!emitting() || count <= 0) return;
   const line = metrics.singleMetric();
   for (const [dimension, value] of Object.entries(dimensions)) line.addDimension(dimension, value);
   line.addMetric(name, MetricUnit.Count, count);

@@ -14,6 +14,7 @@ import { DynamoContainerStore } from '../../../lib/store/dynamo-container-store.
 import { keys } from '../../../lib/store/keys.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerStore } from '../../../lib/wiring/containers.js';
+import { captureOutput } from '../../support/captured-output.js';
 import { lambdaContext } from '../../support/lambda-event.js';
 
 /*
@@ -223,6 +224,34 @@ describe('scheduled reconciliation against ECS', () => {
     expect(commands()).toEqual([listTasks(), describeTasks(kept), describeTasks(kept)]);
     expect(await Promise.all([lost, crashed, stoppedElsewhere].map((container) => containerStore.get(container.id)))).toEqual(before);
     expect(await containerStore.usageOf(userId)).toEqual({ containers: 4, runningCpu: 1 });
+  });
+
+  it('counts its corrections and the containers it failed as EMF metrics, and nothing on a run that changes nothing', async () => {
+    const lost = await seedContainer(newId(), 'running', { taskArn: taskArnOf(9_000_002) });
+    addTask({ startedBy: newId() });
+    const metricsOf = async (): Promise<Array<Record<string, any>>> => {
+      process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+      const output = captureOutput();
+      try {
+        await runScheduled();
+      } finally {
+        output.restore();
+        delete process.env.POWERTOOLS_METRICS_DISABLED;
+      }
+      return output.lines().filter((line) => line._aws !== undefined);
+    };
+
+    const first = await metricsOf();
+    const second = await metricsOf();
+
+    expect((await containerStore.get(lost.id))?.state).toBe('failed');
+    expect(first.map(({ ReconcilerCorrections, ContainersFailed }) => ({ ReconcilerCorrections, ContainersFailed }))).toEqual([
+      { ReconcilerCorrections: 2, ContainersFailed: undefined },
+      { ReconcilerCorrections: undefined, ContainersFailed: 1 },
+    ]);
+    for (const line of first)
+      expect(line._aws.CloudWatchMetrics[0]).toMatchObject({ Namespace: 'ContainerHosting', Dimensions: [['service']] });
+    expect(second).toEqual([]);
   });
 
   it('loses cleanly to a transition that lands between its read and its write', async () => {

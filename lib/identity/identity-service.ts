@@ -156,6 +156,9 @@ export class IdentityService {
     if (!grantId) return undefined;
     const { credential, grant } = await this.store.getCredentialOfGrant(tokenHash, grantId);
     if (credential?.kind !== 'oauth' || !grant || credential.grantId !== grant.id || !grant.active) return undefined;
+    // Written beside the grant's rotation, not in one transaction with it: an access token is
+    // live only if the rotation it came with won (docs/oauth.md, "Why the guarantees hold").
+    if (!credential.refreshHash || !grant.refreshHashes.includes(credential.refreshHash)) return undefined;
     return Date.parse(grant.expiresAt) <= this.now().getTime() ? undefined : credential;
   }
 

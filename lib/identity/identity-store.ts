@@ -27,6 +27,11 @@ export interface CredentialRecord {
   clientId?: string;
   appId?: string;
   grantId?: string;
+  /**
+   * OAuth access tokens: the hash of the refresh token issued with this one. The access token
+   * is live while that refresh token is its grant's current or previous one (docs/oauth.md).
+   */
+  refreshHash?: string;
 }
 
 export interface PersonalAccessToken {
@@ -49,6 +54,8 @@ export interface GrantState {
   id: string;
   active: boolean;
   expiresAt: string;
+  /** The grant's current refresh token's hash and, once it has rotated, the previous one's. */
+  refreshHashes: readonly string[];
 }
 
 /** Persistence for users, credentials and login throttling. */

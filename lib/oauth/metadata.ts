@@ -25,7 +25,8 @@ export function authorizationServerMetadata(issuer: string) {
     revocation_endpoint_auth_methods_supported: CLIENT_AUTHENTICATION_METHODS,
     code_challenge_methods_supported: ['S256'],
     scopes_supported: [...ALL_SCOPES],
-    // Not an RFC 8414 field but registered with IANA (OpenID Connect Discovery); only `consent` is honoured.
+    // Defined by OpenID Connect's "Initiating User Registration" (RFC 8414 section 2 lets a server add
+    // metadata); only `consent` is honoured at the authorization endpoint (docs/oauth.md).
     prompt_values_supported: [...PROMPT_VALUES],
   };
 }

@@ -163,6 +163,7 @@ export class TokenGrantService {
   ): { tokens: TokenSet; records: TokenIssue } {
     const refreshToken = newGrantSecret(CREDENTIAL_PREFIX.refreshToken, grant.id);
     const accessToken = newGrantSecret(CREDENTIAL_PREFIX.accessToken, grant.id);
+    const refreshHash = sha256Hex(refreshToken);
     const accessExpiresAt = earlier(isoAfter(now, ACCESS_TOKEN_LIFETIME_SECONDS), grant.expiresAt);
     const accessRecord: CredentialRecord = {
       tokenHash: sha256Hex(accessToken),
@@ -174,9 +175,10 @@ export class TokenGrantService {
       clientId: grant.clientId,
       appId: grant.appId,
       grantId: grant.id,
+      refreshHash,
     };
     const refreshRecord: RefreshToken = {
-      tokenHash: sha256Hex(refreshToken),
+      tokenHash: refreshHash,
       grantId: grant.id,
       expiresAt: earlier(isoAfter(now, REFRESH_TOKEN_LIFETIME_SECONDS), grant.expiresAt),
     };

@@ -1,4 +1,4 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type {
   AuthorizationCode,
   Grant,
@@ -141,10 +141,14 @@ export async function redeemAuthorizationCode(
 }
 
 /**
- * Round trip 2 of a refresh: one TransactWriteItems of three items. The grant moves to the
- * new refresh token (its condition decides every race), and the new refresh token and access
- * token are put. Nothing else is written: the old token is rotated by no longer being the
- * grant's `refresh_hash`.
+ * Round trip 2 of a refresh: three plain writes sent together, no transaction. The grant's
+ * conditional UpdateItem moves it to the new refresh token and decides every race; the new
+ * refresh token and access token are put beside it. A put whose update lost leaves an item
+ * nothing honours: the loser's tokens are never handed out, and an access token is live only
+ * while the refresh token issued with it is the grant's current or previous one
+ * (docs/oauth.md, "Why the guarantees hold"). 3 items of under 1 KB: 3 write units, where the
+ * same items in a transaction cost 6
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-capacity-handling).
  */
 export async function rotateRefreshToken(
   grant: Grant,
@@ -152,37 +156,30 @@ export async function rotateRefreshToken(
   { refreshToken, accessToken }: TokenIssue,
   usedAt: string,
 ): Promise<TokenWriteOutcome> {
-  try {
-    await transactWrite(
-      {
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName,
-              Key: grantEntity.key(grant.id),
-              // The grant's time of last use rides along in the same update: no extra item, no index.
-              UpdateExpression: 'SET refresh_hash = :next, #lastUsed = :usedAt',
-              ConditionExpression: 'refresh_hash = :previous AND #status = :active',
-              ExpressionAttributeNames: { ...STATUS, '#lastUsed': grantEntity.lastUsedAttribute },
-              ExpressionAttributeValues: {
-                ':next': refreshToken.tokenHash,
-                ':previous': previousHash,
-                ':active': 'active',
-                ':usedAt': usedAt,
-              },
-            },
-          },
-          { Put: { TableName: tableName, Item: refreshTokenEntity.toItem(refreshToken) } },
-          { Put: { TableName: tableName, Item: credentialEntity.toItem(accessToken) } },
-        ],
-      },
-      TOKEN_TRANSACTION_ATTEMPTS,
-    );
-    return { committed: true };
-  } catch (error) {
-    if (isTransactionConditionFailure(error)) return { committed: false, reason: 'already-used' };
-    throw error;
+  const rotation = documentClient.send(
+    new UpdateCommand({
+      TableName: tableName,
+      Key: grantEntity.key(grant.id),
+      // SET reads every operand before it writes, so previous_refresh_hash gets the old value. The
+      // grant's time of last use rides along in the same update: no extra item, no index.
+      UpdateExpression: 'SET previous_refresh_hash = refresh_hash, refresh_hash = :next, #lastUsed = :usedAt',
+      ConditionExpression: 'refresh_hash = :previous AND #status = :active',
+      ExpressionAttributeNames: { ...STATUS, '#lastUsed': grantEntity.lastUsedAttribute },
+      ExpressionAttributeValues: { ':next': refreshToken.tokenHash, ':previous': previousHash, ':active': 'active', ':usedAt': usedAt },
+    }),
+  );
+  const tokens = Promise.all([
+    documentClient.send(new PutCommand({ TableName: tableName, Item: refreshTokenEntity.toItem(refreshToken) })),
+    documentClient.send(new PutCommand({ TableName: tableName, Item: credentialEntity.toItem(accessToken) })),
+  ]);
+  const [rotated, written] = await Promise.allSettled([rotation, tokens]);
+  if (rotated.status === 'rejected') {
+    if (isConditionFailure(rotated.reason)) return { committed: false, reason: 'already-used' };
+    throw rotated.reason;
   }
+  // The grant names the new refresh token now; the caller must not hand it out unless it is stored.
+  if (written.status === 'rejected') throw written.reason;
+  return { committed: true };
 }
 
 /** One write: the grant's status. Every token of the grant is checked against it at use. */

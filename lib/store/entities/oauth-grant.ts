@@ -13,6 +13,7 @@ interface StoredGrant {
   scopes: OAuthScope[];
   status: Grant['status'];
   refresh_hash: string;
+  previous_refresh_hash?: string;
   created_at: string;
   expires_at: string;
   /** When the application last obtained tokens with the grant: the code exchange or a refresh. */
@@ -50,6 +51,7 @@ export const grantEntity = {
       scopes: stored.scopes,
       status: stored.status,
       refreshTokenHash: stored.refresh_hash,
+      ...(stored.previous_refresh_hash ? { previousRefreshTokenHash: stored.previous_refresh_hash } : {}),
       createdAt: stored.created_at,
       expiresAt: stored.expires_at,
       ...(stored.last_used_at ? { lastUsedAt: stored.last_used_at } : {}),
@@ -58,9 +60,14 @@ export const grantEntity = {
 };
 
 /** What a use of an access token needs of its grant: a small read, so bundles that only authenticate stay small. */
-export function grantStateOf(item: Item): { id: string; active: boolean; expiresAt: string } {
-  const stored = asStored<Pick<StoredGrant, 'id' | 'status' | 'expires_at'>>(item);
-  return { id: stored.id, active: stored.status === 'active', expiresAt: stored.expires_at };
+export function grantStateOf(item: Item): { id: string; active: boolean; expiresAt: string; refreshHashes: string[] } {
+  const stored = asStored<Pick<StoredGrant, 'id' | 'status' | 'expires_at' | 'refresh_hash' | 'previous_refresh_hash'>>(item);
+  return {
+    id: stored.id,
+    active: stored.status === 'active',
+    expiresAt: stored.expires_at,
+    refreshHashes: stored.previous_refresh_hash ? [stored.refresh_hash, stored.previous_refresh_hash] : [stored.refresh_hash],
+  };
 }
 
 /** The index entry of one grant: in its application's partition, and in its user's list of grants. */

@@ -417,6 +417,7 @@ describe('ContainerHostingStack least privilege inside the table', () => {
     expect(charging.map(({ id }) => id).sort()).toEqual([
       'createContainer',
       'deleteContainer',
+      'reconcile',
       'restartContainer',
       'startContainer',
       'stopContainer',

@@ -49,10 +49,14 @@ export const lambdaBundleOptions = {
 } as const satisfies BuildOptions;
 
 /**
- * The most a function's minified bundle may weigh. Today's are 49-300 KiB, most of it the AWS
- * SDK (`npm run bundle-sizes`); a bundle past it is a dependency to look at.
+ * The most a function's minified bundle may weigh: 86-358 KiB today (`npm run bundle-sizes`).
+ * The AWS SDK is most of it (smithy core 93 KiB, each client 27-32 KiB); zod/mini 26-33 KiB;
+ * Powertools Logger and Metrics 31 KiB. The largest are the functions with two SDK clients:
+ * the task-state function (DynamoDB and Route 53) and the ECS ones (DynamoDB and ECS).
+ * Issue 8 asked for 300 KiB; 24 of 39 functions are within it. A bundle past this budget is a
+ * dependency to look at.
  */
-export const BUNDLE_BUDGET_BYTES = 384 * 1024;
+export const BUNDLE_BUDGET_BYTES = 360 * 1024;
 
 /** Lambda loads `index.handler` from `index.mjs`. */
 export const BUNDLE_HANDLER = 'index.handler';

@@ -74,8 +74,6 @@ export interface Grant {
   status: 'active' | 'revoked';
   /** The hash of the one refresh token that may be used next; any other of the grant's is rotated. */
   refreshTokenHash: string;
-  /** The refresh token `refreshTokenHash` replaced; access tokens issued with it stay live. */
-  previousRefreshTokenHash?: string;
   createdAt: string;
   /** At most 90 days after the code was redeemed; no token of the grant outlives it. */
   expiresAt: string;

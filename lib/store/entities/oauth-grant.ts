@@ -51,7 +51,6 @@ export const grantEntity = {
       scopes: stored.scopes,
       status: stored.status,
       refreshTokenHash: stored.refresh_hash,
-      ...(stored.previous_refresh_hash ? { previousRefreshTokenHash: stored.previous_refresh_hash } : {}),
       createdAt: stored.created_at,
       expiresAt: stored.expires_at,
       ...(stored.last_used_at ? { lastUsedAt: stored.last_used_at } : {}),

@@ -273,15 +273,15 @@ describe('authorization code exchange', () => {
 });
 
 describe('refresh token rotation', () => {
-  it('costs two serial DynamoDB round trips: one BatchGetItem of three items, then three plain writes together', async () => {
+  it('costs two serial DynamoDB round trips: one BatchGetItem of three items, then the grant update and one BatchWriteItem together', async () => {
     const client = await registerClient();
     const tokens = await tokensFor(client);
 
     const { result, roundTrips, serialRoundTrips, commands, inputs } = await countRoundTrips(() => refresh(client, tokens.refreshToken));
 
-    // The three writes leave together: two serial round trips.
-    expect(commands).toEqual(['BatchGetCommand', 'UpdateCommand', 'PutCommand', 'PutCommand']);
-    expect(roundTrips).toBe(4);
+    // The grant's update and the two token puts leave together: two serial round trips, three requests.
+    expect(commands).toEqual(['BatchGetCommand', 'UpdateCommand', 'BatchWriteCommand']);
+    expect(roundTrips).toBe(3);
     expect(serialRoundTrips).toBe(2);
     const read = inputs[0] as { RequestItems: Record<string, { Keys: unknown[] }> };
     expect(Object.values(read.RequestItems)[0]!.Keys).toHaveLength(3);
@@ -302,11 +302,12 @@ describe('refresh token rotation', () => {
     expect(capacity.readUnits).toBe(3);
     expect(capacity.writeUnits).toBe(3);
     expect(capacity.indexWriteUnits).toBe(0);
-    const writes = inputs.slice(1) as Array<{ Item?: Record<string, unknown> }>;
-    expect(writes).toHaveLength(3);
-    for (const write of writes.filter((input) => input.Item)) {
-      expect(Buffer.byteLength(JSON.stringify(write.Item))).toBeLessThan(1024);
-      expect(Object.keys(write.Item!).filter((name) => name.startsWith('gsi'))).toEqual([]);
+    const batch = inputs[2] as { RequestItems: Record<string, Array<{ PutRequest: { Item: Record<string, unknown> } }>> };
+    const puts = Object.values(batch.RequestItems)[0]!.map((request) => request.PutRequest.Item);
+    expect(puts).toHaveLength(2);
+    for (const item of puts) {
+      expect(Buffer.byteLength(JSON.stringify(item))).toBeLessThan(1024);
+      expect(Object.keys(item).filter((name) => name.startsWith('gsi'))).toEqual([]);
     }
     expect(await authenticates(result.accessToken)).toBe(true);
   });

@@ -1,94 +1,157 @@
-import * as z from './zod.js';
+/**
+ * Reads settings from the environment, collecting every problem instead of stopping at the
+ * first, so one cold start names every bad value. A few plain checks, not a schema library:
+ * zod weighs 27 KiB in every bundle, and most functions validate no request body
+ * (`npm run bundle-sizes`). Values are never echoed back: the message names the setting only.
+ */
+class Settings {
+  readonly problems: string[] = [];
 
-const flag = z.pipe(
-  z._default(z.enum(['true', 'false', '1', '0']), 'false'),
-  z.transform((value) => value === 'true' || value === '1'),
-);
+  constructor(private readonly env: NodeJS.ProcessEnv) {}
 
-const commaList = z.pipe(
-  z._default(z.string(), ''),
-  z.transform((value) =>
-    value
+  /** A string, or the fallback when unset; `pattern` and the length bounds apply to a set value. */
+  text(name: string, fallback: string, rule: TextRule = {}): string {
+    return this.optionalText(name, rule) ?? fallback;
+  }
+
+  /** A string, or undefined when unset. */
+  optionalText(name: string, { pattern, minLength = 0, maxLength = Number.POSITIVE_INFINITY, message }: TextRule = {}): string | undefined {
+    const value = this.env[name];
+    if (value === undefined) return undefined;
+    if (value.length < minLength || value.length > maxLength)
+      return this.refuse(
+        name,
+        maxLength === Number.POSITIVE_INFINITY
+          ? `must be at least ${minLength} characters long`
+          : `must be ${minLength} to ${maxLength} characters long`,
+      );
+    if (pattern && !pattern.test(value)) return this.refuse(name, message ?? `must match ${pattern}`);
+    return value;
+  }
+
+  /** An absolute URL, or undefined when unset. */
+  optionalUrl(name: string): string | undefined {
+    const value = this.env[name];
+    if (value === undefined) return undefined;
+    return URL.canParse(value) ? value : this.refuse(name, 'must be an absolute URL');
+  }
+
+  /** One of `choices`, or the fallback when unset. */
+  oneOf<const Choice extends string>(name: string, choices: readonly Choice[], fallback: Choice): Choice {
+    const value = this.env[name];
+    if (value === undefined) return fallback;
+    return (choices as readonly string[]).includes(value)
+      ? (value as Choice)
+      : (this.refuse(name, `must be one of ${choices.join(', ')}`) ?? fallback);
+  }
+
+  /** `true`/`1` or `false`/`0`; false when unset. */
+  flag(name: string): boolean {
+    const value = this.oneOf(name, ['true', 'false', '1', '0'], 'false');
+    return value === 'true' || value === '1';
+  }
+
+  /** A number within bounds (a whole one if `whole`), or the fallback when unset. */
+  number(name: string, { min, max, whole = false }: { min: number; max: number; whole?: boolean }, fallback: number): number {
+    const value = this.env[name];
+    if (value === undefined) return fallback;
+    const parsed = value.trim() === '' ? Number.NaN : Number(value);
+    if (!(whole ? Number.isInteger(parsed) : Number.isFinite(parsed)) || parsed < min || parsed > max)
+      return this.refuse(name, `must be a ${whole ? 'whole ' : ''}number from ${min} to ${max}`) ?? fallback;
+    return parsed;
+  }
+
+  /** Comma-separated values, trimmed, empty ones dropped; none when unset. */
+  list(name: string): string[] {
+    return (this.env[name] ?? '')
       .split(',')
       .map((item) => item.trim())
-      .filter(Boolean),
-  ),
-);
+      .filter(Boolean);
+  }
 
-/** A whole number from the environment (a string), within bounds, or the default when unset. */
-const wholeNumber = (min: number, max: number, fallback: number) =>
-  z._default(z.pipe(z.coerce.number(), z.int().check(z.minimum(min), z.maximum(max))), fallback);
+  private refuse(name: string, problem: string): undefined {
+    this.problems.push(`${name}: ${problem}`);
+    return undefined;
+  }
+}
+
+interface TextRule {
+  pattern?: RegExp;
+  minLength?: number;
+  maxLength?: number;
+  /** Said instead of the pattern when a value does not match it. */
+  message?: string;
+}
 
 /**
  * Every setting the service reads, validated once at module load so that a bad value
  * fails the cold start instead of the first request that happens to need it.
  */
-const configSchema = z.object({
-  TABLE_NAME: z._default(z.string().check(z.minLength(3)), 'container-hosting'),
-  /** Set only for DynamoDB Local; Lambda uses the regional endpoint. */
-  DYNAMODB_ENDPOINT: z.optional(z.url()),
-  AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
-  /** Loopback http redirect URIs for OAuth apps; on for the local stack, off on AWS by default. */
-  ALLOW_INSECURE_REDIRECT_URIS: flag,
-  /** Fixed public origin (https://api.example.com) used for OAuth metadata; derived from the request when unset. */
-  PUBLIC_BASE_URL: z.optional(z.url()),
-  /** How long start and restart wait for a task to run before answering 504. */
-  START_BUDGET_MS: wholeNumber(0, 28_000, 25_000),
-  CONTAINER_RUNTIME: z._default(z.enum(['ecs', 'local']), 'ecs'),
-  ECS_CLUSTER_ARN: z.optional(z.string()),
-  /** The deployment's own task definition: the metrics family of tasks that recorded none. */
-  ECS_TASK_DEFINITION_ARN: z.optional(z.string()),
-  ECS_CONTAINER_NAME: z._default(z.string(), 'app'),
-  /** Prefix of the task definition families registered per (image, port). */
-  ECS_TASK_FAMILY: z._default(z.string().check(z.regex(/^[A-Za-z0-9_-]{1,200}$/)), 'container-hosting-workload'),
-  ECS_TASK_ROLE_ARN: z.optional(z.string()),
-  ECS_EXECUTION_ROLE_ARN: z.optional(z.string()),
-  /** The workload log group (awslogs) and the stream prefix: a task's stream is `<prefix>/<container name>/<task id>`. */
-  ECS_LOG_GROUP: z.optional(z.string()),
-  ECS_LOG_STREAM_PREFIX: z._default(z.string(), 'app'),
-  ECS_SUBNET_IDS: commaList,
-  ECS_SECURITY_GROUP_IDS: commaList,
-  ECS_ASSIGN_PUBLIC_IP: flag,
-  /** The image a container runs when its owner names none (CDK context `containerImage`). */
-  CONTAINER_IMAGE: z._default(z.string().check(z.minLength(1), z.maxLength(255)), 'public.ecr.aws/nginx/nginx:stable-alpine'),
-  /** Registry prefixes a container's image must start with (context `allowedImagePrefixes`); empty allows any. */
-  ALLOWED_IMAGE_PREFIXES: commaList,
-  /**
-   * Where containers answer: `{hostname}.{APPS_DOMAIN}` (context `appsDomain` on AWS; `localhost:{port}` on the
-   * local stack). Unset: containers are not reachable and their `url` is null.
-   */
-  APPS_DOMAIN: z.optional(z.string().check(z.regex(/^[a-z0-9.-]+(:\d{1,5})?$/i, 'must be a domain name, optionally with a port'))),
-  /** The private Route 53 zone (id and name) where the task state function keeps each running container's records (AWS routing). */
-  APPS_DNS_ZONE_ID: z.optional(z.string()),
-  APPS_DNS_ZONE_NAME: z.optional(z.string()),
-  /** `https` behind the load balancer on AWS; `http` on the local stack. */
-  APPS_URL_SCHEME: z._default(z.enum(['http', 'https']), 'https'),
-  /** The local runtime's container process; `{hostname}` and `{port}` are substituted. */
-  LOCAL_CONTAINER_COMMAND: z.optional(z.string()),
-  LOCAL_CONTAINER_DIR: z._default(z.string(), '.data/containers'),
-  /** How long a local container process must stay up before it counts as running (ECS's PROVISIONING → RUNNING). */
-  LOCAL_CONTAINER_READY_MS: wholeNumber(0, 10_000, 300),
-  /**
-   * How often the local stack reconciles its processes with the records (lib/containers/reconciler.ts);
-   * 0 turns it off. On AWS a schedule runs it instead (CDK context `reconcileMinutes`).
-   */
-  RECONCILE_INTERVAL_MS: wholeNumber(0, 3_600_000, 5_000),
-  /** Containers a user may have (context `quotaMaxContainers`); admins are exempt. */
-  QUOTA_MAX_CONTAINERS: wholeNumber(0, 1_000_000, 20),
-  /** vCPU a user's provisioning and running containers may hold together (context `quotaMaxRunningCpu`). */
-  QUOTA_MAX_RUNNING_CPU: z._default(z.coerce.number().check(z.minimum(0), z.maximum(1_000_000)), 16),
-});
-
-export type Config = z.infer<typeof configSchema>;
-
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = configSchema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    throw new Error(`Invalid configuration: ${problems.join('; ')}`);
-  }
-  return parsed.data;
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const read = new Settings(env);
+  const settings = {
+    TABLE_NAME: read.text('TABLE_NAME', 'container-hosting', { minLength: 3 }),
+    /** Set only for DynamoDB Local; Lambda uses the regional endpoint. */
+    DYNAMODB_ENDPOINT: read.optionalUrl('DYNAMODB_ENDPOINT'),
+    AWS_REGION: read.text('AWS_REGION', 'us-east-1', { minLength: 1 }),
+    /** Loopback http redirect URIs for OAuth apps; on for the local stack, off on AWS by default. */
+    ALLOW_INSECURE_REDIRECT_URIS: read.flag('ALLOW_INSECURE_REDIRECT_URIS'),
+    /** Fixed public origin (https://api.example.com) used for OAuth metadata; derived from the request when unset. */
+    PUBLIC_BASE_URL: read.optionalUrl('PUBLIC_BASE_URL'),
+    /** How long start and restart wait for a task to run before answering 504. */
+    START_BUDGET_MS: read.number('START_BUDGET_MS', { min: 0, max: 28_000, whole: true }, 25_000),
+    CONTAINER_RUNTIME: read.oneOf('CONTAINER_RUNTIME', ['ecs', 'local'], 'ecs'),
+    ECS_CLUSTER_ARN: read.optionalText('ECS_CLUSTER_ARN'),
+    /** The deployment's own task definition: the metrics family of tasks that recorded none. */
+    ECS_TASK_DEFINITION_ARN: read.optionalText('ECS_TASK_DEFINITION_ARN'),
+    ECS_CONTAINER_NAME: read.text('ECS_CONTAINER_NAME', 'app'),
+    /** Prefix of the task definition families registered per (image, port). */
+    ECS_TASK_FAMILY: read.text('ECS_TASK_FAMILY', 'container-hosting-workload', { pattern: /^[A-Za-z0-9_-]{1,200}$/ }),
+    ECS_TASK_ROLE_ARN: read.optionalText('ECS_TASK_ROLE_ARN'),
+    ECS_EXECUTION_ROLE_ARN: read.optionalText('ECS_EXECUTION_ROLE_ARN'),
+    /** The workload log group (awslogs) and the stream prefix: a task's stream is `<prefix>/<container name>/<task id>`. */
+    ECS_LOG_GROUP: read.optionalText('ECS_LOG_GROUP'),
+    ECS_LOG_STREAM_PREFIX: read.text('ECS_LOG_STREAM_PREFIX', 'app'),
+    ECS_SUBNET_IDS: read.list('ECS_SUBNET_IDS'),
+    ECS_SECURITY_GROUP_IDS: read.list('ECS_SECURITY_GROUP_IDS'),
+    ECS_ASSIGN_PUBLIC_IP: read.flag('ECS_ASSIGN_PUBLIC_IP'),
+    /** The image a container runs when its owner names none (CDK context `containerImage`). */
+    CONTAINER_IMAGE: read.text('CONTAINER_IMAGE', 'public.ecr.aws/nginx/nginx:stable-alpine', { minLength: 1, maxLength: 255 }),
+    /** Registry prefixes a container's image must start with (context `allowedImagePrefixes`); empty allows any. */
+    ALLOWED_IMAGE_PREFIXES: read.list('ALLOWED_IMAGE_PREFIXES'),
+    /**
+     * Where containers answer: `{hostname}.{APPS_DOMAIN}` (context `appsDomain` on AWS; `localhost:{port}` on the
+     * local stack). Unset: containers are not reachable and their `url` is null.
+     */
+    APPS_DOMAIN: read.optionalText('APPS_DOMAIN', {
+      pattern: /^[a-z0-9.-]+(:\d{1,5})?$/i,
+      message: 'must be a domain name, optionally with a port',
+    }),
+    /** The private Route 53 zone (id and name) where the task state function keeps each running container's records (AWS routing). */
+    APPS_DNS_ZONE_ID: read.optionalText('APPS_DNS_ZONE_ID'),
+    APPS_DNS_ZONE_NAME: read.optionalText('APPS_DNS_ZONE_NAME'),
+    /** `https` behind the load balancer on AWS; `http` on the local stack. */
+    APPS_URL_SCHEME: read.oneOf('APPS_URL_SCHEME', ['http', 'https'], 'https'),
+    /** The local runtime's container process; `{hostname}` and `{port}` are substituted. */
+    LOCAL_CONTAINER_COMMAND: read.optionalText('LOCAL_CONTAINER_COMMAND'),
+    LOCAL_CONTAINER_DIR: read.text('LOCAL_CONTAINER_DIR', '.data/containers'),
+    /** How long a local container process must stay up before it counts as running (ECS's PROVISIONING → RUNNING). */
+    LOCAL_CONTAINER_READY_MS: read.number('LOCAL_CONTAINER_READY_MS', { min: 0, max: 10_000, whole: true }, 300),
+    /**
+     * How often the local stack reconciles its processes with the records (lib/containers/reconciler.ts);
+     * 0 turns it off. On AWS a schedule runs it instead (CDK context `reconcileMinutes`).
+     */
+    RECONCILE_INTERVAL_MS: read.number('RECONCILE_INTERVAL_MS', { min: 0, max: 3_600_000, whole: true }, 5_000),
+    /** Containers a user may have (context `quotaMaxContainers`); admins are exempt. */
+    QUOTA_MAX_CONTAINERS: read.number('QUOTA_MAX_CONTAINERS', { min: 0, max: 1_000_000, whole: true }, 20),
+    /** vCPU a user's provisioning and running containers may hold together (context `quotaMaxRunningCpu`). */
+    QUOTA_MAX_RUNNING_CPU: read.number('QUOTA_MAX_RUNNING_CPU', { min: 0, max: 1_000_000 }, 16),
+  };
+  if (read.problems.length > 0) throw new Error(`Invalid configuration: ${read.problems.join('; ')}`);
+  return settings;
 }
+
+export type Config = ReturnType<typeof loadConfig>;
 
 export const config: Config = loadConfig();
 

@@ -3,12 +3,13 @@ import { createContainerBody } from '../../lib/containers/schemas.js';
 import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { containerRuntime } from '#wiring/container-runtime';
 import { endpoint } from '../../lib/http/endpoint.js';
+import * as route from '../../lib/http/routes.js';
 import { ok } from '../../lib/http/reply.js';
-import { resolveCredential } from '../../lib/wiring/identity.js';
+import { resolveCredential } from '../../lib/wiring/authentication.js';
 
 const containerService = containerServiceWith({ runtime: containerRuntime });
 
-export const handler = endpoint('createContainer', { body: createContainerBody, resolveCredential }, async ({ principal, body }) => {
+export const handler = endpoint(route.createContainer, { body: createContainerBody, resolveCredential }, async ({ principal, body }) => {
   const container = await containerService.create(principal, {
     hostname: body.hostname,
     cpuCores: body.cpu_cores,

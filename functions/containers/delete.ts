@@ -1,12 +1,13 @@
 import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { containerRuntime } from '#wiring/container-runtime';
 import { endpoint } from '../../lib/http/endpoint.js';
+import * as route from '../../lib/http/routes.js';
 import { ok } from '../../lib/http/reply.js';
-import { resolveCredential } from '../../lib/wiring/identity.js';
+import { resolveCredential } from '../../lib/wiring/authentication.js';
 
 const containerService = containerServiceWith({ runtime: containerRuntime });
 
-export const handler = endpoint('deleteContainer', { resolveCredential }, async ({ principal, params }) => {
+export const handler = endpoint(route.deleteContainer, { resolveCredential }, async ({ principal, params }) => {
   await containerService.delete(principal, params.container_id!);
   return ok('deleted');
 });

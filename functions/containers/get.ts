@@ -1,11 +1,12 @@
 import { containerView } from '../../lib/containers/container.js';
 import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { endpoint } from '../../lib/http/endpoint.js';
+import * as route from '../../lib/http/routes.js';
 import { ok } from '../../lib/http/reply.js';
-import { resolveCredential } from '../../lib/wiring/identity.js';
+import { resolveCredential } from '../../lib/wiring/authentication.js';
 
 const containerService = containerServiceWith();
 
-export const handler = endpoint('getContainer', { resolveCredential }, async ({ principal, params }) => {
+export const handler = endpoint(route.getContainer, { resolveCredential }, async ({ principal, params }) => {
   return ok(containerView(await containerService.get(principal, params.container_id!)));
 });

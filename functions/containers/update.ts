@@ -1,14 +1,15 @@
 import { containerView } from '../../lib/containers/container.js';
 import { updateContainerBody } from '../../lib/containers/schemas.js';
 import { endpoint } from '../../lib/http/endpoint.js';
+import * as route from '../../lib/http/routes.js';
 import { ok } from '../../lib/http/reply.js';
 import { containerServiceWith } from '../../lib/wiring/containers.js';
-import { resolveCredential } from '../../lib/wiring/identity.js';
+import { resolveCredential } from '../../lib/wiring/authentication.js';
 
 const containerService = containerServiceWith();
 
 export const handler = endpoint(
-  'updateContainer',
+  route.updateContainer,
   { body: updateContainerBody, resolveCredential },
   async ({ principal, params, body }) => {
     const container = await containerService.update(principal, params.container_id!, {

@@ -1,11 +1,12 @@
 import { endpoint } from '../../lib/http/endpoint.js';
+import * as route from '../../lib/http/routes.js';
 import { json } from '../../lib/http/reply.js';
 import { clientCredentialsOf } from '../../lib/oauth/client-authentication.js';
 import { oauthParameters } from '../../lib/oauth/oauth-parameters.js';
 import { TOKEN_RESPONSE_HEADERS, tokenResponseView } from '../../lib/oauth/views.js';
 import { tokenGrantService } from '../../lib/wiring/oauth.js';
 
-export const handler = endpoint('token', {}, async ({ headers, body }) => {
+export const handler = endpoint(route.token, {}, async ({ headers, body }) => {
   const parameters = oauthParameters(body);
   const tokens = await tokenGrantService.issueTokens(clientCredentialsOf(headers['authorization'], parameters), parameters);
   return json(200, tokenResponseView(tokens), TOKEN_RESPONSE_HEADERS);

@@ -1,8 +1,9 @@
 import { endpoint } from '../../lib/http/endpoint.js';
+import * as route from '../../lib/http/routes.js';
 import { showAuthorizations } from '../../lib/pages/authorizations-page.js';
-import { resolveCredential } from '../../lib/wiring/identity.js';
+import { resolveCredential } from '../../lib/wiring/authentication.js';
 import { authorizedAppService } from '../../lib/wiring/oauth.js';
 
-export const handler = endpoint('authorizationsPage', { resolveCredential }, (request) =>
+export const handler = endpoint(route.authorizationsPage, { resolveCredential }, (request) =>
   showAuthorizations(request, { authorizedAppService }),
 );

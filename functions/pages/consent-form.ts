@@ -1,8 +1,10 @@
 import { endpoint } from '../../lib/http/endpoint.js';
+import * as route from '../../lib/http/routes.js';
 import { showConsent } from '../../lib/pages/consent-page.js';
-import { identityService, resolveCredential } from '../../lib/wiring/identity.js';
+import { resolveCredential } from '../../lib/wiring/authentication.js';
+import { identityService } from '../../lib/wiring/identity.js';
 import { authorizationService } from '../../lib/wiring/oauth.js';
 
-export const handler = endpoint('consentPage', { resolveCredential }, (request) =>
+export const handler = endpoint(route.consentPage, { resolveCredential }, (request) =>
   showConsent(request, { identityService, authorizationService }),
 );

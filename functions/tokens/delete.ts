@@ -1,8 +1,10 @@
 import { endpoint } from '../../lib/http/endpoint.js';
+import * as route from '../../lib/http/routes.js';
 import { ok } from '../../lib/http/reply.js';
-import { identityService, resolveCredential } from '../../lib/wiring/identity.js';
+import { resolveCredential } from '../../lib/wiring/authentication.js';
+import { identityService } from '../../lib/wiring/identity.js';
 
-export const handler = endpoint('deleteToken', { resolveCredential }, async ({ principal, params }) => {
+export const handler = endpoint(route.deleteToken, { resolveCredential }, async ({ principal, params }) => {
   await identityService.deletePersonalAccessToken(principal, params.token_id!);
   return ok('deleted');
 });

@@ -1,9 +1,11 @@
 import { endpoint } from '../../lib/http/endpoint.js';
+import * as route from '../../lib/http/routes.js';
 import { pageQuerySchema, pageReply } from '../../lib/http/pagination.js';
 import { personalAccessTokenView } from '../../lib/identity/views.js';
-import { identityService, resolveCredential } from '../../lib/wiring/identity.js';
+import { resolveCredential } from '../../lib/wiring/authentication.js';
+import { identityService } from '../../lib/wiring/identity.js';
 
-export const handler = endpoint('listTokens', { query: pageQuerySchema, resolveCredential }, async (request) => {
+export const handler = endpoint(route.listTokens, { query: pageQuerySchema, resolveCredential }, async (request) => {
   const page = await identityService.listPersonalAccessTokens(request.principal, request.query);
   return pageReply(request, { ...page, items: page.items.map(personalAccessTokenView) });
 });

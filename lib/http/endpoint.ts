@@ -14,12 +14,10 @@ import { parseBody } from './middleware/parse-body.js';
 import type { EndpointContext } from './middleware/types.js';
 import { validateInput } from './middleware/validate-input.js';
 import type { Reply } from './reply.js';
-import { routeById, type routes, type RouteId } from './routes.js';
-
-type RouteOf<Id extends RouteId> = Extract<(typeof routes)[number], { id: Id }>;
+import type { Route } from './routes.js';
 
 /** Routes that require a credential hand their function a request with a principal. */
-export type RequestFor<Id extends RouteId, Body, Query> = RouteOf<Id>['access'] extends 'public' | 'browser'
+export type RequestFor<R extends Route, Body, Query> = R['access'] extends 'public' | 'browser'
   ? ApiRequest<Body, Query>
   : AuthenticatedRequest<Body, Query>;
 
@@ -28,7 +26,7 @@ export interface EndpointOptions<BodySchema extends z.ZodMiniType | undefined, Q
   query?: QuerySchema;
   /**
    * How a bearer token or session cookie becomes a principal. Every route but the public ones
-   * needs it; the function's module passes the one it wires (lib/wiring/identity.ts), so a
+   * needs it; the function's module passes the one it wires (lib/wiring/authentication.ts), so a
    * public route's bundle carries no credential store.
    */
   resolveCredential?: CredentialResolver;
@@ -44,18 +42,17 @@ const TIMEOUT_MARGIN_MS = 500;
  * `use` calls is the order of checks in docs/api-rules.md.
  */
 export function endpoint<
-  Id extends RouteId,
+  R extends Route,
   BodySchema extends z.ZodMiniType | undefined = undefined,
   QuerySchema extends z.ZodMiniType | undefined = undefined,
 >(
-  routeId: Id,
+  route: R,
   options: EndpointOptions<BodySchema, QuerySchema>,
-  run: (request: RequestFor<Id, Parsed<BodySchema, unknown>, Parsed<QuerySchema, Record<string, string>>>) => Promise<Reply>,
+  run: (request: RequestFor<R, Parsed<BodySchema, unknown>, Parsed<QuerySchema, Record<string, string>>>) => Promise<Reply>,
 ) {
-  const route = routeById(routeId);
   const { resolveCredential } = options;
   if (route.access !== 'public' && !resolveCredential)
-    throw new Error(`${routeId} needs a credential resolver (route access ${route.access})`);
+    throw new Error(`${route.id} needs a credential resolver (route access ${route.access})`);
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, EndpointContext>({
     timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
     timeoutEarlyResponse: () => {

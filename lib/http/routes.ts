@@ -72,7 +72,10 @@ export interface Route {
  */
 const authentication: TableAccess = { read: ['credential', 'grant'], update: ['credentialLastUsed', 'tokenLastUsed'] };
 /** An authenticated route's table access: authentication plus its own. */
-const authenticated = (own: TableAccess = {}): RoutePermissions => ({ table: tableAccess(authentication, own) });
+const authenticated = (own: TableAccess = {}, services: Omit<RoutePermissions, 'table'> = {}): RoutePermissions => ({
+  table: tableAccess(authentication, own),
+  ...services,
+});
 /** Signing in: counting failures, reading the email claim (the password hash), storing the session. */
 const signIn: TableAccess = { read: ['email'], write: ['loginFailures', 'credential'] };
 /** A container write: the container, and the owner's quota usage charged in the same transaction. */
@@ -88,413 +91,501 @@ const consent: TableAccess = {
 /** A user's authorized applications: their grants through the owner index, each with its grant and application. */
 const authorizedApps: TableAccess = { read: ['grantsOfUser', 'grant', 'oauthApp'] };
 /** Revoking one: the grant's status, and its entry in the application's partition leaves the user's list. */
-const revokeAuthorization: TableAccess = tableAccess(authorizedApps, { update: ['grant', 'oauthApp'] });
+const revokeAuthorizationAccess: TableAccess = /* @__PURE__ */ tableAccess(authorizedApps, { update: ['grant', 'oauthApp'] });
 
+/**
+ * One row of the table. Each row is its own export so that a function's bundle, which imports
+ * only its own (`endpoint(route.createContainer, …)`), leaves the others out: the calls are
+ * marked pure, which lets esbuild drop every row nobody imports (bundle-contents.test.ts checks).
+ */
+function route<const Row extends Route>(row: Row): Row {
+  return row;
+}
+
+// Identity
+export const createSession = /* @__PURE__ */ route({
+  id: 'createSession',
+  method: 'POST',
+  path: '/api/v1/sessions',
+  handler: 'functions/sessions/create.ts',
+  access: 'public',
+  body: 'json',
+  permissions: { table: signIn },
+  rateLimited: true,
+  summary: 'Sign in with email and password',
+});
+
+export const getCurrentSession = /* @__PURE__ */ route({
+  id: 'getCurrentSession',
+  method: 'GET',
+  path: '/api/v1/sessions/current',
+  handler: 'functions/sessions/get-current.ts',
+  access: 'session',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['user'] }),
+  summary: 'The current session, with its CSRF token',
+});
+
+export const deleteCurrentSession = /* @__PURE__ */ route({
+  id: 'deleteCurrentSession',
+  method: 'DELETE',
+  path: '/api/v1/sessions/current',
+  handler: 'functions/sessions/delete-current.ts',
+  access: 'session',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ write: ['credential'] }),
+  summary: 'Sign out',
+});
+
+export const createToken = /* @__PURE__ */ route({
+  id: 'createToken',
+  method: 'POST',
+  path: '/api/v1/tokens',
+  handler: 'functions/tokens/create.ts',
+  access: 'account',
+  body: 'json',
+  permissions: /* @__PURE__ */ authenticated({ write: ['user', 'credential'] }),
+  summary: 'Create a personal access token',
+});
+
+export const listTokens = /* @__PURE__ */ route({
+  id: 'listTokens',
+  method: 'GET',
+  path: '/api/v1/tokens',
+  handler: 'functions/tokens/list.ts',
+  access: 'account',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['user'] }),
+  summary: "List the caller's personal access tokens",
+});
+
+export const deleteToken = /* @__PURE__ */ route({
+  id: 'deleteToken',
+  method: 'DELETE',
+  path: '/api/v1/tokens/{token_id}',
+  handler: 'functions/tokens/delete.ts',
+  access: 'account',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ write: ['user', 'credential'] }),
+  summary: 'Revoke a personal access token',
+});
+
+export const createUser = /* @__PURE__ */ route({
+  id: 'createUser',
+  method: 'POST',
+  path: '/api/v1/users',
+  handler: 'functions/users/create.ts',
+  access: 'admin',
+  body: 'json',
+  permissions: /* @__PURE__ */ authenticated({ write: ['user', 'email'] }),
+  alsoAnswers: [409],
+  summary: 'Create a user (admin)',
+});
+
+export const listUsers = /* @__PURE__ */ route({
+  id: 'listUsers',
+  method: 'GET',
+  path: '/api/v1/users',
+  handler: 'functions/users/list.ts',
+  access: 'admin',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['allUsers'] }),
+  summary: 'List users (admin)',
+});
+
+export const getMe = /* @__PURE__ */ route({
+  id: 'getMe',
+  method: 'GET',
+  path: '/api/v1/users/me',
+  handler: 'functions/users/me.ts',
+  access: 'api',
+  body: 'none',
+  // The profile and the quota usage item, both in the user's partition.
+  permissions: /* @__PURE__ */ authenticated({ read: ['user'] }),
+  summary: 'The calling user',
+});
+
+export const loginPage = /* @__PURE__ */ route({
+  id: 'loginPage',
+  method: 'GET',
+  path: '/login',
+  handler: 'functions/pages/login-form.ts',
+  access: 'browser',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['user'] }),
+  summary: 'Sign-in page',
+});
+
+export const loginSubmit = /* @__PURE__ */ route({
+  id: 'loginSubmit',
+  method: 'POST',
+  path: '/login',
+  handler: 'functions/pages/login-submit.ts',
+  access: 'public',
+  body: 'form',
+  permissions: { table: signIn },
+  rateLimited: true,
+  summary: 'Sign-in form submission',
+});
+
+// Containers
+export const listContainers = /* @__PURE__ */ route({
+  id: 'listContainers',
+  method: 'GET',
+  path: '/api/v1/containers',
+  handler: 'functions/containers/list.ts',
+  access: 'api',
+  scope: 'containers:read',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['containersOfOwner', 'allContainers'] }),
+  summary: "List containers: the caller's own, or every container for admins",
+});
+
+export const createContainer = /* @__PURE__ */ route({
+  id: 'createContainer',
+  method: 'POST',
+  path: '/api/v1/containers',
+  handler: 'functions/containers/create.ts',
+  access: 'api',
+  scope: 'containers:write',
+  body: 'json',
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, { write: ['container', 'hostname'] }), {
+    ecs: ['run', 'stop'],
+  }),
+  alsoAnswers: [409],
+  summary: 'Create a container and start its first task',
+});
+
+export const getContainer = /* @__PURE__ */ route({
+  id: 'getContainer',
+  method: 'GET',
+  path: '/api/v1/containers/{container_id}',
+  handler: 'functions/containers/get.ts',
+  access: 'api',
+  scope: 'containers:read',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'] }),
+  summary: 'Get a container',
+});
+
+export const updateContainer = /* @__PURE__ */ route({
+  id: 'updateContainer',
+  method: 'PATCH',
+  path: '/api/v1/containers/{container_id}',
+  handler: 'functions/containers/update.ts',
+  access: 'api',
+  scope: 'containers:write',
+  body: 'json',
+  permissions: /* @__PURE__ */ authenticated(containerUpdate),
+  alsoAnswers: [409],
+  summary: 'Change what a container runs from its next start or restart',
+});
+
+export const deleteContainer = /* @__PURE__ */ route({
+  id: 'deleteContainer',
+  method: 'DELETE',
+  path: '/api/v1/containers/{container_id}',
+  handler: 'functions/containers/delete.ts',
+  access: 'api',
+  scope: 'containers:write',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, { write: ['container', 'hostname'] }), {
+    ecs: ['stop'],
+  }),
+  alsoAnswers: [409],
+  summary: 'Stop and delete a container, freeing its hostname',
+});
+
+export const startContainer = /* @__PURE__ */ route({
+  id: 'startContainer',
+  method: 'POST',
+  path: '/api/v1/containers/{container_id}/start',
+  handler: 'functions/containers/start.ts',
+  access: 'api',
+  scope: 'containers:write',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated(containerUpdate, { ecs: ['run', 'stop', 'describe'] }),
+  timeoutSeconds: 29,
+  alsoAnswers: [409, 504],
+  summary: 'Start a container and wait until it runs',
+});
+
+export const stopContainer = /* @__PURE__ */ route({
+  id: 'stopContainer',
+  method: 'POST',
+  path: '/api/v1/containers/{container_id}/stop',
+  handler: 'functions/containers/stop.ts',
+  access: 'api',
+  scope: 'containers:write',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated(containerUpdate, { ecs: ['stop'] }),
+  alsoAnswers: [409],
+  summary: 'Stop a container',
+});
+
+export const restartContainer = /* @__PURE__ */ route({
+  id: 'restartContainer',
+  method: 'POST',
+  path: '/api/v1/containers/{container_id}/restart',
+  handler: 'functions/containers/restart.ts',
+  access: 'api',
+  scope: 'containers:write',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated(containerUpdate, { ecs: ['run', 'stop', 'describe'] }),
+  timeoutSeconds: 29,
+  alsoAnswers: [409, 504],
+  summary: 'Restart a container on a new task and wait until it runs',
+});
+
+export const getContainerMetrics = /* @__PURE__ */ route({
+  id: 'getContainerMetrics',
+  method: 'GET',
+  path: '/api/v1/containers/{container_id}/metrics',
+  handler: 'functions/containers/get-metrics.ts',
+  access: 'api',
+  scope: 'containers:read',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'] }, { metrics: true }),
+  summary: "A container's current CPU, memory and disk use",
+});
+
+export const getContainerLogs = /* @__PURE__ */ route({
+  id: 'getContainerLogs',
+  method: 'GET',
+  path: '/api/v1/containers/{container_id}/logs',
+  handler: 'functions/containers/get-logs.ts',
+  access: 'api',
+  scope: 'containers:read',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'] }, { logs: true }),
+  summary: "A container's output, oldest first, across its recent tasks",
+});
+
+// OAuth 2.0
+export const registerApp = /* @__PURE__ */ route({
+  id: 'registerApp',
+  method: 'POST',
+  path: '/api/v1/oauth/apps',
+  handler: 'functions/oauth/register-app.ts',
+  access: 'account',
+  body: 'json',
+  permissions: /* @__PURE__ */ authenticated({ write: ['oauthApp', 'oauthClient'] }),
+  summary: 'Register an OAuth application; the client secret is shown once',
+});
+
+export const listApps = /* @__PURE__ */ route({
+  id: 'listApps',
+  method: 'GET',
+  path: '/api/v1/oauth/apps',
+  handler: 'functions/oauth/list-apps.ts',
+  access: 'account',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['appsOfOwner'] }),
+  summary: "List the caller's OAuth applications",
+});
+
+export const getApp = /* @__PURE__ */ route({
+  id: 'getApp',
+  method: 'GET',
+  path: '/api/v1/oauth/apps/{app_id}',
+  handler: 'functions/oauth/get-app.ts',
+  access: 'account',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['oauthApp'] }),
+  summary: 'Get an OAuth application',
+});
+
+export const updateApp = /* @__PURE__ */ route({
+  id: 'updateApp',
+  method: 'PATCH',
+  path: '/api/v1/oauth/apps/{app_id}',
+  handler: 'functions/oauth/update-app.ts',
+  access: 'account',
+  body: 'json',
+  permissions: /* @__PURE__ */ authenticated({ update: ['oauthApp'] }),
+  summary: "Update an OAuth application's name, description or redirect URIs",
+});
+
+export const deleteApp = /* @__PURE__ */ route({
+  id: 'deleteApp',
+  method: 'DELETE',
+  path: '/api/v1/oauth/apps/{app_id}',
+  handler: 'functions/oauth/delete-app.ts',
+  access: 'account',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ write: ['oauthApp', 'oauthClient', 'authorizationCode'], update: ['grant'] }),
+  timeoutSeconds: 29,
+  summary: 'Delete an OAuth application and revoke every code and token it holds',
+});
+
+export const rotateAppSecret = /* @__PURE__ */ route({
+  id: 'rotateAppSecret',
+  method: 'POST',
+  path: '/api/v1/oauth/apps/{app_id}/secret',
+  handler: 'functions/oauth/rotate-app-secret.ts',
+  access: 'account',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ update: ['oauthApp', 'oauthClient'] }),
+  summary: "Rotate an OAuth application's client secret",
+});
+
+export const authorize = /* @__PURE__ */ route({
+  id: 'authorize',
+  method: 'GET',
+  path: '/api/v1/oauth/authorize',
+  handler: 'functions/oauth/authorize.ts',
+  access: 'public',
+  body: 'none',
+  permissions: { table: { read: ['oauthClient', 'oauthApp'], write: ['authorizationRequest'] } },
+  summary: 'Start the authorization code flow (redirects to the consent page)',
+});
+
+export const consentPage = /* @__PURE__ */ route({
+  id: 'consentPage',
+  method: 'GET',
+  path: '/oauth/consent',
+  handler: 'functions/pages/consent-form.ts',
+  access: 'browser',
+  body: 'none',
+  // Writes when the user's consent is remembered: the code is issued without the page.
+  permissions: /* @__PURE__ */ authenticated(consent),
+  summary: 'Consent page: approve or deny an application (approved at once when consent is remembered)',
+});
+
+export const consentDecision = /* @__PURE__ */ route({
+  id: 'consentDecision',
+  method: 'POST',
+  path: '/oauth/consent',
+  handler: 'functions/pages/consent-decision.ts',
+  access: 'session',
+  body: 'form',
+  permissions: /* @__PURE__ */ authenticated(consent),
+  summary: 'Consent form submission',
+});
+
+export const token = /* @__PURE__ */ route({
+  id: 'token',
+  method: 'POST',
+  path: '/api/v1/oauth/token',
+  handler: 'functions/oauth/token.ts',
+  access: 'public',
+  body: 'json-or-form',
+  // Redeeming a code puts the grant, its entry in the application's partition and the tokens;
+  // a refresh moves the grant to its new refresh token. It never touches a user item.
+  permissions: {
+    table: { read: ['oauthClient'], update: ['authorizationCode'], write: ['grant', 'oauthApp', 'refreshToken', 'credential'] },
+  },
+  rateLimited: true,
+  rfc6749Errors: true,
+  summary: 'Exchange an authorization code or a refresh token for tokens',
+});
+
+export const revokeToken = /* @__PURE__ */ route({
+  id: 'revokeToken',
+  method: 'POST',
+  path: '/api/v1/oauth/token/revoke',
+  handler: 'functions/oauth/revoke-token.ts',
+  access: 'public',
+  body: 'json-or-form',
+  permissions: { table: { read: ['oauthClient', 'refreshToken'], update: ['grant', 'oauthApp'], write: ['credential'] } },
+  rfc6749Errors: true,
+  summary: 'Revoke a refresh token and its grant, or an access token (RFC 7009)',
+});
+
+export const listAuthorizations = /* @__PURE__ */ route({
+  id: 'listAuthorizations',
+  method: 'GET',
+  path: '/api/v1/authorizations',
+  handler: 'functions/authorizations/list.ts',
+  access: 'account',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated(authorizedApps),
+  summary: 'The applications the caller authorized (one per grant), newest first',
+});
+
+export const revokeAuthorization = /* @__PURE__ */ route({
+  id: 'revokeAuthorization',
+  method: 'DELETE',
+  path: '/api/v1/authorizations/{authorization_id}',
+  handler: 'functions/authorizations/delete.ts',
+  access: 'account',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated(revokeAuthorizationAccess),
+  summary: 'Revoke an authorization: every code, access token and refresh token of it stops at once',
+});
+
+export const authorizationsPage = /* @__PURE__ */ route({
+  id: 'authorizationsPage',
+  method: 'GET',
+  path: '/settings/authorizations',
+  handler: 'functions/pages/authorizations-page.ts',
+  access: 'browser',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(authorizedApps, { read: ['user'] })),
+  summary: 'Authorized applications page, with a Revoke button per application',
+});
+
+export const authorizationsPageRevoke = /* @__PURE__ */ route({
+  id: 'authorizationsPageRevoke',
+  method: 'POST',
+  path: '/settings/authorizations',
+  handler: 'functions/pages/authorizations-revoke.ts',
+  access: 'session',
+  body: 'form',
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(revokeAuthorizationAccess, { read: ['user'] })),
+  summary: 'Revoke form submission of the authorized applications page',
+});
+
+export const authorizationServerMetadata = /* @__PURE__ */ route({
+  id: 'authorizationServerMetadata',
+  method: 'GET',
+  path: '/.well-known/oauth-authorization-server',
+  handler: 'functions/oauth/metadata.ts',
+  access: 'public',
+  body: 'none',
+  permissions: { table: 'none' },
+  summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
+});
+
+/** The table: the CDK stack, the local server and the OpenAPI document read it. */
 export const routes = [
-  // Identity
-  {
-    id: 'createSession',
-    method: 'POST',
-    path: '/api/v1/sessions',
-    handler: 'functions/sessions/create.ts',
-    access: 'public',
-    body: 'json',
-    permissions: { table: signIn },
-    rateLimited: true,
-    summary: 'Sign in with email and password',
-  },
-  {
-    id: 'getCurrentSession',
-    method: 'GET',
-    path: '/api/v1/sessions/current',
-    handler: 'functions/sessions/get-current.ts',
-    access: 'session',
-    body: 'none',
-    permissions: authenticated({ read: ['user'] }),
-    summary: 'The current session, with its CSRF token',
-  },
-  {
-    id: 'deleteCurrentSession',
-    method: 'DELETE',
-    path: '/api/v1/sessions/current',
-    handler: 'functions/sessions/delete-current.ts',
-    access: 'session',
-    body: 'none',
-    permissions: authenticated({ write: ['credential'] }),
-    summary: 'Sign out',
-  },
-  {
-    id: 'createToken',
-    method: 'POST',
-    path: '/api/v1/tokens',
-    handler: 'functions/tokens/create.ts',
-    access: 'account',
-    body: 'json',
-    permissions: authenticated({ write: ['user', 'credential'] }),
-    summary: 'Create a personal access token',
-  },
-  {
-    id: 'listTokens',
-    method: 'GET',
-    path: '/api/v1/tokens',
-    handler: 'functions/tokens/list.ts',
-    access: 'account',
-    body: 'none',
-    permissions: authenticated({ read: ['user'] }),
-    summary: "List the caller's personal access tokens",
-  },
-  {
-    id: 'deleteToken',
-    method: 'DELETE',
-    path: '/api/v1/tokens/{token_id}',
-    handler: 'functions/tokens/delete.ts',
-    access: 'account',
-    body: 'none',
-    permissions: authenticated({ write: ['user', 'credential'] }),
-    summary: 'Revoke a personal access token',
-  },
-  {
-    id: 'createUser',
-    method: 'POST',
-    path: '/api/v1/users',
-    handler: 'functions/users/create.ts',
-    access: 'admin',
-    body: 'json',
-    permissions: authenticated({ write: ['user', 'email'] }),
-    alsoAnswers: [409],
-    summary: 'Create a user (admin)',
-  },
-  {
-    id: 'listUsers',
-    method: 'GET',
-    path: '/api/v1/users',
-    handler: 'functions/users/list.ts',
-    access: 'admin',
-    body: 'none',
-    permissions: authenticated({ read: ['allUsers'] }),
-    summary: 'List users (admin)',
-  },
-  {
-    id: 'getMe',
-    method: 'GET',
-    path: '/api/v1/users/me',
-    handler: 'functions/users/me.ts',
-    access: 'api',
-    body: 'none',
-    // The profile and the quota usage item, both in the user's partition.
-    permissions: authenticated({ read: ['user'] }),
-    summary: 'The calling user',
-  },
-  {
-    id: 'loginPage',
-    method: 'GET',
-    path: '/login',
-    handler: 'functions/pages/login-form.ts',
-    access: 'browser',
-    body: 'none',
-    permissions: authenticated({ read: ['user'] }),
-    summary: 'Sign-in page',
-  },
-  {
-    id: 'loginSubmit',
-    method: 'POST',
-    path: '/login',
-    handler: 'functions/pages/login-submit.ts',
-    access: 'public',
-    body: 'form',
-    permissions: { table: signIn },
-    rateLimited: true,
-    summary: 'Sign-in form submission',
-  },
-  // Containers
-  {
-    id: 'listContainers',
-    method: 'GET',
-    path: '/api/v1/containers',
-    handler: 'functions/containers/list.ts',
-    access: 'api',
-    scope: 'containers:read',
-    body: 'none',
-    permissions: authenticated({ read: ['containersOfOwner', 'allContainers'] }),
-    summary: "List containers: the caller's own, or every container for admins",
-  },
-  {
-    id: 'createContainer',
-    method: 'POST',
-    path: '/api/v1/containers',
-    handler: 'functions/containers/create.ts',
-    access: 'api',
-    scope: 'containers:write',
-    body: 'json',
-    permissions: { ...authenticated({ ...containerUpdate, write: ['container', 'hostname'] }), ecs: ['run', 'stop'] },
-    alsoAnswers: [409],
-    summary: 'Create a container and start its first task',
-  },
-  {
-    id: 'getContainer',
-    method: 'GET',
-    path: '/api/v1/containers/{container_id}',
-    handler: 'functions/containers/get.ts',
-    access: 'api',
-    scope: 'containers:read',
-    body: 'none',
-    permissions: authenticated({ read: ['container'] }),
-    summary: 'Get a container',
-  },
-  {
-    id: 'updateContainer',
-    method: 'PATCH',
-    path: '/api/v1/containers/{container_id}',
-    handler: 'functions/containers/update.ts',
-    access: 'api',
-    scope: 'containers:write',
-    body: 'json',
-    permissions: authenticated(containerUpdate),
-    alsoAnswers: [409],
-    summary: 'Change what a container runs from its next start or restart',
-  },
-  {
-    id: 'deleteContainer',
-    method: 'DELETE',
-    path: '/api/v1/containers/{container_id}',
-    handler: 'functions/containers/delete.ts',
-    access: 'api',
-    scope: 'containers:write',
-    body: 'none',
-    permissions: { ...authenticated({ ...containerUpdate, write: ['container', 'hostname'] }), ecs: ['stop'] },
-    alsoAnswers: [409],
-    summary: 'Stop and delete a container, freeing its hostname',
-  },
-  {
-    id: 'startContainer',
-    method: 'POST',
-    path: '/api/v1/containers/{container_id}/start',
-    handler: 'functions/containers/start.ts',
-    access: 'api',
-    scope: 'containers:write',
-    body: 'none',
-    permissions: { ...authenticated(containerUpdate), ecs: ['run', 'stop', 'describe'] },
-    timeoutSeconds: 29,
-    alsoAnswers: [409, 504],
-    summary: 'Start a container and wait until it runs',
-  },
-  {
-    id: 'stopContainer',
-    method: 'POST',
-    path: '/api/v1/containers/{container_id}/stop',
-    handler: 'functions/containers/stop.ts',
-    access: 'api',
-    scope: 'containers:write',
-    body: 'none',
-    permissions: { ...authenticated(containerUpdate), ecs: ['stop'] },
-    alsoAnswers: [409],
-    summary: 'Stop a container',
-  },
-  {
-    id: 'restartContainer',
-    method: 'POST',
-    path: '/api/v1/containers/{container_id}/restart',
-    handler: 'functions/containers/restart.ts',
-    access: 'api',
-    scope: 'containers:write',
-    body: 'none',
-    permissions: { ...authenticated(containerUpdate), ecs: ['run', 'stop', 'describe'] },
-    timeoutSeconds: 29,
-    alsoAnswers: [409, 504],
-    summary: 'Restart a container on a new task and wait until it runs',
-  },
-  {
-    id: 'getContainerMetrics',
-    method: 'GET',
-    path: '/api/v1/containers/{container_id}/metrics',
-    handler: 'functions/containers/get-metrics.ts',
-    access: 'api',
-    scope: 'containers:read',
-    body: 'none',
-    permissions: { ...authenticated({ read: ['container'] }), metrics: true },
-    summary: "A container's current CPU, memory and disk use",
-  },
-  {
-    id: 'getContainerLogs',
-    method: 'GET',
-    path: '/api/v1/containers/{container_id}/logs',
-    handler: 'functions/containers/get-logs.ts',
-    access: 'api',
-    scope: 'containers:read',
-    body: 'none',
-    permissions: { ...authenticated({ read: ['container'] }), logs: true },
-    summary: "A container's output, oldest first, across its recent tasks",
-  },
-  // OAuth 2.0
-  {
-    id: 'registerApp',
-    method: 'POST',
-    path: '/api/v1/oauth/apps',
-    handler: 'functions/oauth/register-app.ts',
-    access: 'account',
-    body: 'json',
-    permissions: authenticated({ write: ['oauthApp', 'oauthClient'] }),
-    summary: 'Register an OAuth application; the client secret is shown once',
-  },
-  {
-    id: 'listApps',
-    method: 'GET',
-    path: '/api/v1/oauth/apps',
-    handler: 'functions/oauth/list-apps.ts',
-    access: 'account',
-    body: 'none',
-    permissions: authenticated({ read: ['appsOfOwner'] }),
-    summary: "List the caller's OAuth applications",
-  },
-  {
-    id: 'getApp',
-    method: 'GET',
-    path: '/api/v1/oauth/apps/{app_id}',
-    handler: 'functions/oauth/get-app.ts',
-    access: 'account',
-    body: 'none',
-    permissions: authenticated({ read: ['oauthApp'] }),
-    summary: 'Get an OAuth application',
-  },
-  {
-    id: 'updateApp',
-    method: 'PATCH',
-    path: '/api/v1/oauth/apps/{app_id}',
-    handler: 'functions/oauth/update-app.ts',
-    access: 'account',
-    body: 'json',
-    permissions: authenticated({ update: ['oauthApp'] }),
-    summary: "Update an OAuth application's name, description or redirect URIs",
-  },
-  {
-    id: 'deleteApp',
-    method: 'DELETE',
-    path: '/api/v1/oauth/apps/{app_id}',
-    handler: 'functions/oauth/delete-app.ts',
-    access: 'account',
-    body: 'none',
-    permissions: authenticated({ write: ['oauthApp', 'oauthClient', 'authorizationCode'], update: ['grant'] }),
-    timeoutSeconds: 29,
-    summary: 'Delete an OAuth application and revoke every code and token it holds',
-  },
-  {
-    id: 'rotateAppSecret',
-    method: 'POST',
-    path: '/api/v1/oauth/apps/{app_id}/secret',
-    handler: 'functions/oauth/rotate-app-secret.ts',
-    access: 'account',
-    body: 'none',
-    permissions: authenticated({ update: ['oauthApp', 'oauthClient'] }),
-    summary: "Rotate an OAuth application's client secret",
-  },
-  {
-    id: 'authorize',
-    method: 'GET',
-    path: '/api/v1/oauth/authorize',
-    handler: 'functions/oauth/authorize.ts',
-    access: 'public',
-    body: 'none',
-    permissions: { table: { read: ['oauthClient', 'oauthApp'], write: ['authorizationRequest'] } },
-    summary: 'Start the authorization code flow (redirects to the consent page)',
-  },
-  {
-    id: 'consentPage',
-    method: 'GET',
-    path: '/oauth/consent',
-    handler: 'functions/pages/consent-form.ts',
-    access: 'browser',
-    body: 'none',
-    // Writes when the user's consent is remembered: the code is issued without the page.
-    permissions: authenticated(consent),
-    summary: 'Consent page: approve or deny an application (approved at once when consent is remembered)',
-  },
-  {
-    id: 'consentDecision',
-    method: 'POST',
-    path: '/oauth/consent',
-    handler: 'functions/pages/consent-decision.ts',
-    access: 'session',
-    body: 'form',
-    permissions: authenticated(consent),
-    summary: 'Consent form submission',
-  },
-  {
-    id: 'token',
-    method: 'POST',
-    path: '/api/v1/oauth/token',
-    handler: 'functions/oauth/token.ts',
-    access: 'public',
-    body: 'json-or-form',
-    // Redeeming a code puts the grant, its entry in the application's partition and the tokens;
-    // a refresh moves the grant to its new refresh token. It never touches a user item.
-    permissions: {
-      table: { read: ['oauthClient'], update: ['authorizationCode'], write: ['grant', 'oauthApp', 'refreshToken', 'credential'] },
-    },
-    rateLimited: true,
-    rfc6749Errors: true,
-    summary: 'Exchange an authorization code or a refresh token for tokens',
-  },
-  {
-    id: 'revokeToken',
-    method: 'POST',
-    path: '/api/v1/oauth/token/revoke',
-    handler: 'functions/oauth/revoke-token.ts',
-    access: 'public',
-    body: 'json-or-form',
-    permissions: { table: { read: ['oauthClient', 'refreshToken'], update: ['grant', 'oauthApp'], write: ['credential'] } },
-    rfc6749Errors: true,
-    summary: 'Revoke a refresh token and its grant, or an access token (RFC 7009)',
-  },
-  {
-    id: 'listAuthorizations',
-    method: 'GET',
-    path: '/api/v1/authorizations',
-    handler: 'functions/authorizations/list.ts',
-    access: 'account',
-    body: 'none',
-    permissions: authenticated(authorizedApps),
-    summary: 'The applications the caller authorized (one per grant), newest first',
-  },
-  {
-    id: 'revokeAuthorization',
-    method: 'DELETE',
-    path: '/api/v1/authorizations/{authorization_id}',
-    handler: 'functions/authorizations/delete.ts',
-    access: 'account',
-    body: 'none',
-    permissions: authenticated(revokeAuthorization),
-    summary: 'Revoke an authorization: every code, access token and refresh token of it stops at once',
-  },
-  {
-    id: 'authorizationsPage',
-    method: 'GET',
-    path: '/settings/authorizations',
-    handler: 'functions/pages/authorizations-page.ts',
-    access: 'browser',
-    body: 'none',
-    permissions: authenticated(tableAccess(authorizedApps, { read: ['user'] })),
-    summary: 'Authorized applications page, with a Revoke button per application',
-  },
-  {
-    id: 'authorizationsPageRevoke',
-    method: 'POST',
-    path: '/settings/authorizations',
-    handler: 'functions/pages/authorizations-revoke.ts',
-    access: 'session',
-    body: 'form',
-    permissions: authenticated(tableAccess(revokeAuthorization, { read: ['user'] })),
-    summary: 'Revoke form submission of the authorized applications page',
-  },
-  {
-    id: 'authorizationServerMetadata',
-    method: 'GET',
-    path: '/.well-known/oauth-authorization-server',
-    handler: 'functions/oauth/metadata.ts',
-    access: 'public',
-    body: 'none',
-    permissions: { table: 'none' },
-    summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
-  },
+  createSession,
+  getCurrentSession,
+  deleteCurrentSession,
+  createToken,
+  listTokens,
+  deleteToken,
+  createUser,
+  listUsers,
+  getMe,
+  loginPage,
+  loginSubmit,
+  listContainers,
+  createContainer,
+  getContainer,
+  updateContainer,
+  deleteContainer,
+  startContainer,
+  stopContainer,
+  restartContainer,
+  getContainerMetrics,
+  getContainerLogs,
+  registerApp,
+  listApps,
+  getApp,
+  updateApp,
+  deleteApp,
+  rotateAppSecret,
+  authorize,
+  consentPage,
+  consentDecision,
+  token,
+  revokeToken,
+  listAuthorizations,
+  revokeAuthorization,
+  authorizationsPage,
+  authorizationsPageRevoke,
+  authorizationServerMetadata,
 ] as const satisfies readonly Route[];
 
 export type RouteId = (typeof routes)[number]['id'];

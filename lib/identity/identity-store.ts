@@ -58,8 +58,16 @@ export interface GrantState {
   refreshHashes: readonly string[];
 }
 
+/** What authenticating a presented credential reads, and the one stamp it writes. */
+export interface CredentialStore {
+  getCredential(tokenHash: string): Promise<CredentialRecord | undefined>;
+  /** One round trip: an OAuth access token's credential by hash and the state of the grant it names. */
+  getCredentialOfGrant(tokenHash: string, grantId: string): Promise<{ credential?: CredentialRecord; grant?: GrantState }>;
+  recordPersonalAccessTokenUse(credential: CredentialRecord, usedAt: string): Promise<void>;
+}
+
 /** Persistence for users, credentials and login throttling. */
-export interface IdentityStore {
+export interface IdentityStore extends CredentialStore {
   /** Fails with `ConflictError` when the email is taken. */
   createUser(user: UserWithPassword): Promise<void>;
   getUser(userId: string): Promise<User | undefined>;
@@ -67,9 +75,6 @@ export interface IdentityStore {
   listUsers(page: PageRequest): Promise<Page<User>>;
 
   putCredential(credential: CredentialRecord): Promise<void>;
-  getCredential(tokenHash: string): Promise<CredentialRecord | undefined>;
-  /** One round trip: an OAuth access token's credential by hash and the state of the grant it names. */
-  getCredentialOfGrant(tokenHash: string, grantId: string): Promise<{ credential?: CredentialRecord; grant?: GrantState }>;
   deleteCredential(tokenHash: string): Promise<void>;
 
   /** Writes the token's metadata and its credential together. */
@@ -77,7 +82,6 @@ export interface IdentityStore {
   listPersonalAccessTokens(userId: string, page: PageRequest): Promise<Page<PersonalAccessToken>>;
   /** False when the token does not exist (or belongs to someone else). */
   deletePersonalAccessToken(userId: string, tokenId: string): Promise<boolean>;
-  recordPersonalAccessTokenUse(credential: CredentialRecord, usedAt: string): Promise<void>;
 
   /**
    * Counts an attempt against the email before its password is checked, atomically, so

@@ -4,23 +4,22 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError } from '../errors.js';
 import type {
   CredentialRecord,
-  GrantState,
   IdentityStore,
   LoginAttempt,
   PersonalAccessToken,
   User,
   UserWithPassword,
 } from '../identity/identity-store.js';
-import { batchGet, documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
+import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
 import { credentialEntity } from './entities/credential.js';
-import { grantStateOf } from './entities/oauth-grant.js';
+import { DynamoCredentialStore } from './dynamo-credential-store.js';
 import { loginAttemptsEntity } from './entities/login-attempts.js';
 import { personalAccessTokenEntity } from './entities/personal-access-token.js';
 import { userEntity } from './entities/user.js';
 import { INDEX, keys, TTL_ATTRIBUTE, ttlEpochSeconds } from './keys.js';
 import { queryPage, type Page, type PageRequest } from './pagination.js';
 
-export class DynamoIdentityStore implements IdentityStore {
+export class DynamoIdentityStore extends DynamoCredentialStore implements IdentityStore {
   async createUser(user: UserWithPassword): Promise<void> {
     try {
       await transactWrite({
@@ -67,26 +66,6 @@ export class DynamoIdentityStore implements IdentityStore {
 
   async putCredential(credential: CredentialRecord): Promise<void> {
     await documentClient.send(new PutCommand({ TableName: tableName, Item: credentialEntity.toItem(credential) }));
-  }
-
-  async getCredential(tokenHash: string): Promise<CredentialRecord | undefined> {
-    // Consistent, so a credential works the moment it is issued and stops the moment it is revoked.
-    const { Item } = await documentClient.send(
-      new GetCommand({ TableName: tableName, Key: keys.credential(tokenHash), ConsistentRead: true }),
-    );
-    return Item ? credentialEntity.fromItem(Item) : undefined;
-  }
-
-  async getCredentialOfGrant(tokenHash: string, grantId: string): Promise<{ credential?: CredentialRecord; grant?: GrantState }> {
-    const credentialKey = credentialEntity.key(tokenHash);
-    const grantKey = keys.grant(grantId);
-    const found = await batchGet([credentialKey, grantKey]);
-    const credential = found.get(credentialKey.pk);
-    const grant = found.get(grantKey.pk);
-    return {
-      ...(credential ? { credential: credentialEntity.fromItem(credential) } : {}),
-      ...(grant ? { grant: grantStateOf(grant) } : {}),
-    };
   }
 
   async deleteCredential(tokenHash: string): Promise<void> {
@@ -137,28 +116,6 @@ export class DynamoIdentityStore implements IdentityStore {
       if (isTransactionConditionFailure(error)) return false;
       throw error;
     }
-  }
-
-  async recordPersonalAccessTokenUse(credential: CredentialRecord, usedAt: string): Promise<void> {
-    const touch = (key: { pk: string; sk: string }) =>
-      documentClient
-        .send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: key,
-            UpdateExpression: 'SET last_used_at = :usedAt',
-            // Never resurrect a token deleted meanwhile.
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: { ':usedAt': usedAt },
-          }),
-        )
-        .catch((error: unknown) => {
-          if (!isConditionFailure(error)) throw error;
-        });
-    await Promise.all([
-      touch(keys.credential(credential.tokenHash)),
-      touch(keys.personalAccessToken(credential.userId, credential.tokenId!)),
-    ]);
   }
 
   async reserveLoginAttempt(email: string, now: Date, windowSeconds: number, limit: number): Promise<LoginAttempt> {

@@ -3,6 +3,3 @@ import { DynamoIdentityStore } from '../store/dynamo-identity-store.js';
 
 /** One store and service per container, shared by every request it serves. */
 export const identityService = new IdentityService(new DynamoIdentityStore());
-
-/** What lib/http/endpoint.ts is handed by every function whose route takes a credential. */
-export const resolveCredential = (token: string) => identityService.authenticate(token);

@@ -25,6 +25,22 @@ function inputsOf(handler: string, { emittedOnly = false } = {}): string[] {
   );
 }
 
+/** A function's minified bundle, as deployed. */
+function bundleText(handler: string): string {
+  const result = buildSync({
+    ...lambdaBundleOptions,
+    mainFields: [...lambdaBundleOptions.mainFields],
+    conditions: [...lambdaBundleOptions.conditions],
+    external: [...lambdaBundleOptions.external],
+    sourcemap: false,
+    entryPoints: [join(repositoryRoot, handler)],
+    absWorkingDir: repositoryRoot,
+    outdir: join(repositoryRoot, '.lambda-bundles'),
+    write: false,
+  });
+  return result.outputFiles.find((file) => file.path.endsWith('.mjs'))!.text;
+}
+
 /** The repository modules that put code into a function's bundle (imported but tree-shaken away does not count). */
 const modulesIn = (handler: string) => inputsOf(handler, { emittedOnly: true }).filter((input) => /^(lib|functions)\//.test(input));
 
@@ -152,5 +168,33 @@ describe('function bundles', () => {
     const inputs = inputsOf('functions/oauth/token.ts');
     expect(has(inputs, 'mnemonist'), 'mnemonist').toBe(false);
     expect(has(inputs, 'infra/lambda-no-endpoint-cache.ts')).toBe(true);
+  });
+
+  it('carry zod only where a route validates a body or a query, not for reading the configuration', () => {
+    for (const handler of ['functions/containers/start.ts', 'functions/containers/task-state-changed.ts', 'functions/oauth/metadata.ts']) {
+      expect(has(inputsOf(handler, { emittedOnly: true }), 'node_modules/zod/'), handler).toBe(false);
+    }
+    expect(has(inputsOf('functions/containers/create.ts', { emittedOnly: true }), 'node_modules/zod/')).toBe(true);
+  });
+
+  it('carry their own route row, not the whole table', () => {
+    const code = bundleText('functions/containers/get-logs.ts');
+    expect(code).toContain("A container's output, oldest first");
+    // Every other row, the container routes beside it included, is left out.
+    for (const other of [
+      'Create a container and start its first task',
+      'Sign in with email and password',
+      'OAuth 2.0 authorization server metadata',
+    ])
+      expect(code, other).not.toContain(other);
+  });
+
+  it('authenticate without the rest of the identity area (sign-in, users, personal access tokens)', () => {
+    const start = modulesIn('functions/containers/start.ts');
+    expect(start).toContain('lib/identity/authentication.ts');
+    expect(start).toContain('lib/store/dynamo-credential-store.ts');
+    expect(start).not.toContain('lib/identity/identity-service.ts');
+    expect(start).not.toContain('lib/store/dynamo-identity-store.ts');
+    expect(modulesIn('functions/tokens/create.ts')).toContain('lib/identity/identity-service.ts');
   });
 });

@@ -1,5 +1,5 @@
 import { CsrfRejectedError, ForbiddenError, UnauthorizedError } from '../../errors.js';
-import type { Authentication } from '../../identity/identity-service.js';
+import type { Authentication } from '../../identity/authentication.js';
 import type { Principal } from '../../identity/principal.js';
 import { constantTimeEqual, CREDENTIAL_PREFIX } from '../../identity/secrets.js';
 import type { ApiRequest } from '../api-request.js';

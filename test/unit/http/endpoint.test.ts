@@ -2,8 +2,9 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import * as z from '../../../lib/zod.js';
 import { endpoint } from '../../../lib/http/endpoint.js';
+import * as route from '../../../lib/http/routes.js';
 import { ok } from '../../../lib/http/reply.js';
-import type { Authentication } from '../../../lib/identity/identity-service.js';
+import type { Authentication } from '../../../lib/identity/authentication.js';
 import type { Principal } from '../../../lib/identity/principal.js';
 import { lambdaContext, proxyEvent } from '../../support/lambda-event.js';
 
@@ -33,13 +34,13 @@ async function call(handler: (event: never, context: never) => Promise<APIGatewa
 }
 
 const createToken = endpoint(
-  'createToken',
+  route.createToken,
   { body: z.strictObject({ name: z.string().check(z.minLength(1)) }), resolveCredential: resolve },
   async ({ body }) => ok({ echoed: body.name }),
 );
-const deleteToken = endpoint('deleteToken', { resolveCredential: resolve }, async ({ params }) => ok(params.token_id));
-const createUser = endpoint('createUser', { resolveCredential: resolve }, async () => ok('created'));
-const getCurrentSession = endpoint('getCurrentSession', { resolveCredential: resolve }, async () => ok('session'));
+const deleteToken = endpoint(route.deleteToken, { resolveCredential: resolve }, async ({ params }) => ok(params.token_id));
+const createUser = endpoint(route.createUser, { resolveCredential: resolve }, async () => ok('created'));
+const getCurrentSession = endpoint(route.getCurrentSession, { resolveCredential: resolve }, async () => ok('session'));
 
 const jsonPost = (body: string, headers: Record<string, string> = {}) =>
   proxyEvent({ method: 'POST', path: '/api/v1/tokens', body, headers: { 'Content-Type': 'application/json', ...headers } });
@@ -144,7 +145,7 @@ describe('endpoint middleware chain', () => {
   });
 
   it('answers an unexpected failure with 500 INTERNAL_ERROR and no internal detail', async () => {
-    const failing = endpoint('getMe', { resolveCredential: resolve }, async () => {
+    const failing = endpoint(route.getMe, { resolveCredential: resolve }, async () => {
       throw new Error('connect ECONNREFUSED 10.0.0.7:8000 secret-detail');
     });
     const response = await call(failing, proxyEvent({ path: '/api/v1/users/me', headers: { Authorization: 'Bearer svpat_pat' } }));
@@ -154,7 +155,7 @@ describe('endpoint middleware chain', () => {
   });
 
   it('answers 504 TIMEOUT in the envelope when the function is about to run out of time', async () => {
-    const slow = endpoint('getMe', { resolveCredential: resolve }, () => new Promise(() => {}));
+    const slow = endpoint(route.getMe, { resolveCredential: resolve }, () => new Promise(() => {}));
     const result = await slow(
       proxyEvent({ path: '/api/v1/users/me', headers: { Authorization: 'Bearer svpat_pat' } }) as never,
       lambdaContext(600) as never,

@@ -1,10 +1,11 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { endpoint } from '../../../lib/http/endpoint.js';
+import * as route from '../../../lib/http/routes.js';
 import { ok } from '../../../lib/http/reply.js';
 import { clearedSessionCookie, sessionCookie } from '../../../lib/http/session-cookie.js';
 import { servedOnLoopback } from '../../../lib/http/transport-security.js';
-import type { Authentication } from '../../../lib/identity/identity-service.js';
+import type { Authentication } from '../../../lib/identity/authentication.js';
 import type { Principal } from '../../../lib/identity/principal.js';
 import { newLoginCsrf } from '../../../lib/pages/login-page.js';
 import { lambdaContext, proxyEvent } from '../../support/lambda-event.js';
@@ -21,7 +22,7 @@ const session: Principal = {
 const resolve = vi.fn(
   async (token: string): Promise<Authentication | undefined> => (token === 'svss_session' ? { principal: session } : undefined),
 );
-const getMe = endpoint('getMe', { resolveCredential: resolve }, async () => ok({ token: 'secret' }));
+const getMe = endpoint(route.getMe, { resolveCredential: resolve }, async () => ok({ token: 'secret' }));
 
 const AWS_HOST = { domainName: 'api.example.com' };
 async function call(headers: Record<string, string>, requestContext: object = {}): Promise<APIGatewayProxyResult> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isUuid, newId } from '../../../lib/ids.js';
-import { csrfTokenFor } from '../../../lib/identity/identity-service.js';
+import { csrfTokenFor } from '../../../lib/identity/authentication.js';
 import { hashPassword, verifyPassword } from '../../../lib/identity/passwords.js';
 import { constantTimeEqual, CREDENTIAL_PREFIX, newSecret, sha256Hex } from '../../../lib/identity/secrets.js';
 

@@ -1,3 +1,4 @@
+import * as route from '../../../../lib/http/routes.js';
 import { createHash } from 'node:crypto';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -33,11 +34,11 @@ beforeAll(async () => {
   const { log } = await import('../../../../lib/log.js');
   const { QuotaExceededError } = await import('../../../../lib/errors.js');
   const resolveCredential = async (token: string) => (token === SECRET_PAT ? { principal: pat } : undefined);
-  deleteToken = endpoint('deleteToken', { resolveCredential }, async ({ params }) => {
+  deleteToken = endpoint(route.deleteToken, { resolveCredential }, async ({ params }) => {
     log.warn('Deleting a token', { tokenId: params.token_id });
     return ok('deleted');
   });
-  getMe = endpoint('getMe', { resolveCredential }, async () => {
+  getMe = endpoint(route.getMe, { resolveCredential }, async () => {
     throw new QuotaExceededError('Quota exceeded');
   });
 });

@@ -1,0 +1,51 @@
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { CredentialRecord, CredentialStore, GrantState } from '../identity/identity-store.js';
+import { batchGet, documentClient, isConditionFailure, tableName } from './dynamo.js';
+import { credentialEntity } from './entities/credential.js';
+import { grantStateOf } from './entities/oauth-grant.js';
+import { keys } from './keys.js';
+
+/** The credential reads of authentication (lib/identity/authentication.ts), and a PAT's last-use stamp. */
+export class DynamoCredentialStore implements CredentialStore {
+  async getCredential(tokenHash: string): Promise<CredentialRecord | undefined> {
+    // Consistent, so a credential works the moment it is issued and stops the moment it is revoked.
+    const { Item } = await documentClient.send(
+      new GetCommand({ TableName: tableName, Key: keys.credential(tokenHash), ConsistentRead: true }),
+    );
+    return Item ? credentialEntity.fromItem(Item) : undefined;
+  }
+
+  async getCredentialOfGrant(tokenHash: string, grantId: string): Promise<{ credential?: CredentialRecord; grant?: GrantState }> {
+    const credentialKey = credentialEntity.key(tokenHash);
+    const grantKey = keys.grant(grantId);
+    const found = await batchGet([credentialKey, grantKey]);
+    const credential = found.get(credentialKey.pk);
+    const grant = found.get(grantKey.pk);
+    return {
+      ...(credential ? { credential: credentialEntity.fromItem(credential) } : {}),
+      ...(grant ? { grant: grantStateOf(grant) } : {}),
+    };
+  }
+
+  async recordPersonalAccessTokenUse(credential: CredentialRecord, usedAt: string): Promise<void> {
+    const touch = (key: { pk: string; sk: string }) =>
+      documentClient
+        .send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: key,
+            UpdateExpression: 'SET last_used_at = :usedAt',
+            // Never resurrect a token deleted meanwhile.
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':usedAt': usedAt },
+          }),
+        )
+        .catch((error: unknown) => {
+          if (!isConditionFailure(error)) throw error;
+        });
+    await Promise.all([
+      touch(keys.credential(credential.tokenHash)),
+      touch(keys.personalAccessToken(credential.userId, credential.tokenId!)),
+    ]);
+  }
+}

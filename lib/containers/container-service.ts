@@ -7,7 +7,7 @@ import { countEvent } from '../observability/metrics.js';
 import type { Page, PageRequest } from '../page.js';
 import { TASK_HISTORY_LENGTH, type Caller, type ContainerSpec, type StoredContainer, type Workload } from './container.js';
 import type { ContainerStore } from './container-store.js';
-import type { ContainerLogs, LogPage } from './logs.js';
+import { containerVisibleTo } from './container-access.js';
 import { clampPercent, roundTo, type ContainerMetrics, type TaskUsageSource } from './metrics.js';
 import type { ContainerRuntime, TaskStatus } from './runtime.js';
 import { assertOverridesFit } from './task-overrides.js';
@@ -23,17 +23,8 @@ export interface ContainerServiceOptions {
   pollIntervalMs?: number;
   maxPollIntervalMs?: number;
   now?: () => number;
-  /** Where the container's output is read; without it, logs answer none. */
-  logs?: ContainerLogs;
   /** Per-user limits (lib/containers/quota.ts); admins are exempt. Without it, use is counted but not limited. */
   quota?: QuotaLimits;
-}
-
-/** What a caller may read of a container's output (GET …/logs). */
-export interface LogRequest {
-  limit: number;
-  since?: string;
-  cursor?: string;
 }
 
 /** How a task status event was taken. */
@@ -67,7 +58,6 @@ export class ContainerService {
   private readonly pollIntervalMs: number;
   private readonly maxPollIntervalMs: number;
   private readonly now: () => number;
-  private readonly logs: ContainerLogs | undefined;
   private readonly quota: QuotaLimits | undefined;
 
   constructor(
@@ -80,7 +70,6 @@ export class ContainerService {
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
     this.maxPollIntervalMs = options.maxPollIntervalMs ?? 2000;
     this.now = options.now ?? Date.now;
-    this.logs = options.logs;
     this.quota = options.quota;
   }
 
@@ -115,12 +104,8 @@ export class ContainerService {
     }
   }
 
-  async get(caller: Caller, containerId: string): Promise<StoredContainer> {
-    const container = await this.store.get(containerId);
-    if (!container || (caller.role !== 'admin' && container.userId !== caller.userId)) {
-      throw new NotFoundError('Container not found');
-    }
-    return container;
+  get(caller: Caller, containerId: string): Promise<StoredContainer> {
+    return containerVisibleTo(this.store, caller, containerId);
   }
 
   /** Newest first: the caller's own containers, or every container for an admin. */
@@ -157,12 +142,6 @@ export class ContainerService {
   }
 
   /** The container's output across its recent tasks, oldest first. */
-  async readLogs(caller: Caller, containerId: string, request: LogRequest): Promise<LogPage> {
-    const container = await this.get(caller, containerId);
-    if (!this.logs || container.taskHistory.length === 0) return { lines: [] };
-    return this.logs.read({ containerId: container.id, taskIds: container.taskHistory, ...request });
-  }
-
   start(caller: Caller, containerId: string): Promise<StoredContainer> {
     return this.transition(caller, containerId, 'start');
   }

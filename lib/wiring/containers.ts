@@ -1,6 +1,5 @@
 import { config } from '../config.js';
 import { ContainerService } from '../containers/container-service.js';
-import type { ContainerLogs } from '../containers/logs.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
 import type { QuotaLimits } from '../containers/quota.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
@@ -30,12 +29,9 @@ const noUsage: TaskUsageSource = { usageOf: notWired('task usage source') };
  * each function module passes the runtime (lib/wiring/container-runtime.ts) or usage source
  * (lib/wiring/task-usage.ts) its route calls, so its bundle carries only those SDK clients.
  */
-export function containerServiceWith(
-  adapters: { runtime?: ContainerRuntime; usage?: TaskUsageSource; logs?: ContainerLogs } = {},
-): ContainerService {
+export function containerServiceWith(adapters: { runtime?: ContainerRuntime; usage?: TaskUsageSource } = {}): ContainerService {
   return new ContainerService(containerStore, adapters.runtime ?? noRuntime, adapters.usage ?? noUsage, {
     startBudgetMs: config.START_BUDGET_MS,
     quota: quotaLimits,
-    ...(adapters.logs ? { logs: adapters.logs } : {}),
   });
 }

@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { handler as taskStateChanged } from '../../../functions/containers/task-state-changed.js';
 import { config } from '../../../lib/config.js';
 import type { Caller, ContainerState, StoredContainer } from '../../../lib/containers/container.js';
+import { ContainerLogReader } from '../../../lib/containers/container-log-reader.js';
 import { ContainerService } from '../../../lib/containers/container-service.js';
 import type { ContainerAction } from '../../../lib/containers/transitions.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
@@ -791,9 +792,9 @@ describe('ContainerService.metrics from CloudWatch', () => {
   });
 });
 
-describe('ContainerService.readLogs from CloudWatch Logs', () => {
+describe('ContainerLogReader on CloudWatch Logs', () => {
   it('reads the awslogs streams of the container’s tasks, the current task’s first, and answers the previous task’s lines first', async () => {
-    const withLogs = containerServiceWith({ runtime: containerRuntime, usage: taskUsage, logs: containerLogs });
+    const logReader = new ContainerLogReader(containerStore, containerLogs);
     const running = await runningContainer();
     ecsReports(ecsTask(running.id, 2, 1, 'RUNNING'));
     await containerService.restart(owner, running.id);
@@ -804,7 +805,7 @@ describe('ContainerService.readLogs from CloudWatch Logs', () => {
       .on(GetLogEventsCommand, { logStreamName: `app/app/${taskIdFor(running.id, 1)}` })
       .resolves({ events: [{ timestamp: at(1), message: 'first task' }] });
 
-    const page = await withLogs.readLogs(owner, running.id, { limit: 2 });
+    const page = await logReader.read(owner, running.id, { limit: 2 });
 
     expect(page).toEqual({
       lines: [
@@ -816,6 +817,15 @@ describe('ContainerService.readLogs from CloudWatch Logs', () => {
       { logGroupName: 'workload-logs', logStreamName: `app/app/${taskIdFor(running.id, 2)}`, startFromHead: false, limit: 2 },
       { logGroupName: 'workload-logs', logStreamName: `app/app/${taskIdFor(running.id, 1)}`, startFromHead: false, limit: 1 },
     ]);
+  });
+
+  it("answers 404 for another user's container without reading any log", async () => {
+    const logReader = new ContainerLogReader(containerStore, containerLogs);
+    const running = await runningContainer();
+    logsMock.resetHistory();
+
+    await expect(logReader.read({ userId: 'someone-else', role: 'user' }, running.id, { limit: 2 })).rejects.toBeInstanceOf(NotFoundError);
+    expect(logsMock.calls()).toEqual([]);
   });
 });
 

@@ -1,4 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context } from 'aws-lambda';
 
@@ -12,7 +13,17 @@ import type { Context } from 'aws-lambda';
  */
 type Fields = Record<string, unknown>;
 
-const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'container-hosting' });
+/**
+ * Powertools reads POWERTOOLS_LOG_LEVEL and LOG_LEVEL from the environment only in capitals and
+ * silently logs at INFO for `warn`; given to the constructor, the level is read in any case.
+ * Lambda's own log level (AWS_LAMBDA_LOG_LEVEL) still takes precedence inside Powertools.
+ */
+const levelFromEnvironment = (process.env.POWERTOOLS_LOG_LEVEL || process.env.LOG_LEVEL)?.toUpperCase();
+
+const logger = new Logger({
+  serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'container-hosting',
+  ...(levelFromEnvironment ? { logLevel: levelFromEnvironment as LogLevel } : {}),
+});
 
 /**
  * The ids of the invocation being served. Kept per async call chain rather than on the Logger,

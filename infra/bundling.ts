@@ -49,14 +49,34 @@ export const lambdaBundleOptions = {
 } as const satisfies BuildOptions;
 
 /**
- * The most a function's minified bundle may weigh: 86-358 KiB today (`npm run bundle-sizes`).
- * The AWS SDK is most of it (smithy core 93 KiB, each client 27-32 KiB); zod/mini 26-33 KiB;
- * Powertools Logger and Metrics 31 KiB. The largest are the functions with two SDK clients:
- * the task-state function (DynamoDB and Route 53) and the ECS ones (DynamoDB and ECS).
- * Issue 8 asked for 300 KiB; 24 of 39 functions are within it. A bundle past this budget is a
- * dependency to look at.
+ * The most a function's minified bundle may weigh (`npm run bundle-sizes` prints them all). A
+ * bundle past it is a dependency to look at. Of a typical container function's 295 KiB, the
+ * AWS SDK is about 190 (smithy core 93, each client 18-59), Powertools Logger and Metrics 33,
+ * zod/mini 27 where a route validates a body or query, middy 4; the repository's own code 20-50.
  */
-export const BUNDLE_BUDGET_BYTES = 360 * 1024;
+export const BUNDLE_BUDGET_BYTES = 300 * 1024;
+
+/**
+ * The two functions over the budget, each with its own ceiling and the reason. Both need a
+ * second SDK client beside DynamoDB, and the SDK's clients register every one of their
+ * service's error classes with their schemas when they load, so none of it tree-shakes: what
+ * is left to cut is our own code (about 45 KiB in each) or a library another issue requires
+ * (Powertools, zod).
+ */
+export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; reason: string }>> = {
+  createContainer: {
+    bytes: 330 * 1024,
+    reason: 'the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools',
+  },
+  taskStateChanged: {
+    bytes: 336 * 1024,
+    reason:
+      'the Route 53 client (59 KiB, with its 70 error classes) and the REST-XML protocol it speaks (20 KiB) beside DynamoDB and Powertools',
+  },
+};
+
+/** The ceiling of one function's bundle, by its route or event function id. */
+export const bundleBudgetOf = (functionId: string): number => BUNDLE_BUDGET_EXCEPTIONS[functionId]?.bytes ?? BUNDLE_BUDGET_BYTES;
 
 /** Lambda loads `index.handler` from `index.mjs`. */
 export const BUNDLE_HANDLER = 'index.handler';

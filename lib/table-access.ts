@@ -23,7 +23,6 @@ export type ItemFamily =
   | 'authorizationRequest'
   | 'authorizationCode'
   | 'grant'
-  | 'refreshToken'
   /** The reconciler's one checkpoint item. */
   | 'reconcileCheckpoint';
 

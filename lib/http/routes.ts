@@ -470,10 +470,10 @@ export const token = /* @__PURE__ */ route({
   handler: 'functions/oauth/token.ts',
   access: 'public',
   body: 'json-or-form',
-  // Redeeming a code puts the grant, its entry in the application's partition and the tokens;
-  // a refresh moves the grant to its new refresh token. It never touches a user item.
+  // Redeeming a code puts the grant, which holds the tokens, and its entry in the application's
+  // partition; a refresh moves the grant to its new tokens. It never touches a user item.
   permissions: {
-    table: { read: ['oauthClient'], update: ['authorizationCode'], write: ['grant', 'oauthApp', 'refreshToken', 'credential'] },
+    table: { read: ['oauthClient'], update: ['authorizationCode'], write: ['grant', 'oauthApp'] },
   },
   rateLimited: true,
   rfc6749Errors: true,
@@ -487,7 +487,7 @@ export const revokeToken = /* @__PURE__ */ route({
   handler: 'functions/oauth/revoke-token.ts',
   access: 'public',
   body: 'json-or-form',
-  permissions: { table: { read: ['oauthClient', 'refreshToken'], update: ['grant', 'oauthApp'], write: ['credential'] } },
+  permissions: { table: { read: ['oauthClient'], update: ['grant', 'oauthApp'] } },
   rfc6749Errors: true,
   summary: 'Revoke a refresh token and its grant, or an access token (RFC 7009)',
 });

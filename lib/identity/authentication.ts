@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CredentialRecord, CredentialStore } from './identity-store.js';
 import type { Principal } from './principal.js';
-import { CREDENTIAL_PREFIX, grantIdOf, MAX_CREDENTIAL_LENGTH, sha256Hex } from './secrets.js';
+import { CREDENTIAL_PREFIX, constantTimeEqual, grantIdOf, MAX_CREDENTIAL_LENGTH, sha256Hex } from './secrets.js';
 
 /**
  * A presented bearer credential to a principal: all an authenticated route needs of the
@@ -60,8 +60,9 @@ export class CredentialAuthenticator {
   }
 
   /**
-   * The credential, in one round trip. An OAuth access token carries its grant's id, and is
-   * live only while that grant is (docs/oauth.md): revoking the grant is one write.
+   * The credential, in one read. An OAuth access token carries its grant's id, and the grant
+   * holds the hashes of its live access tokens (docs/oauth.md): the grant is the only record
+   * read, and revoking it is one write.
    */
   private async liveCredential(token: string, tokenHash: string): Promise<CredentialRecord | undefined> {
     if (!token.startsWith(CREDENTIAL_PREFIX.accessToken)) {
@@ -70,12 +71,21 @@ export class CredentialAuthenticator {
     }
     const grantId = grantIdOf(token);
     if (!grantId) return undefined;
-    const { credential, grant } = await this.store.getCredentialOfGrant(tokenHash, grantId);
-    if (credential?.kind !== 'oauth' || !grant || credential.grantId !== grant.id || !grant.active) return undefined;
-    // Written beside the grant's rotation, not in one transaction with it: an access token is
-    // live only if the rotation it came with won (docs/oauth.md, "Why the guarantees hold").
-    if (!credential.refreshHash || !grant.refreshHashes.includes(credential.refreshHash)) return undefined;
-    return Date.parse(grant.expiresAt) <= this.now().getTime() ? undefined : credential;
+    const grant = await this.store.getGrantState(grantId);
+    if (!grant?.active || Date.parse(grant.expiresAt) <= this.now().getTime()) return undefined;
+    const accessToken = grant.accessTokens.find((candidate) => constantTimeEqual(tokenHash, candidate.tokenHash));
+    if (!accessToken) return undefined;
+    return {
+      tokenHash,
+      kind: 'oauth',
+      userId: grant.userId,
+      role: grant.role,
+      scopes: accessToken.scopes ?? grant.scopes,
+      expiresAt: accessToken.expiresAt,
+      clientId: grant.clientId,
+      appId: grant.appId,
+      grantId: grant.id,
+    };
   }
 
   private noteUse(credential: CredentialRecord, now: Date): Promise<void> | undefined {

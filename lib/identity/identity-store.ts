@@ -27,11 +27,6 @@ export interface CredentialRecord {
   clientId?: string;
   appId?: string;
   grantId?: string;
-  /**
-   * OAuth access tokens: the hash of the refresh token issued with this one. The access token
-   * is live while that refresh token is its grant's current or previous one (docs/oauth.md).
-   */
-  refreshHash?: string;
 }
 
 export interface PersonalAccessToken {
@@ -49,20 +44,28 @@ export type LoginAttempt =
   | { allowed: true /** This attempt's number within the window, counting it. */; attempt: number }
   | { allowed: false; retryAfterSeconds: number };
 
-/** What an OAuth access token's use needs of its grant (docs/oauth.md). */
+/**
+ * What an OAuth access token's use needs of its grant (docs/oauth.md): the grant holds the
+ * hashes of its live access tokens, so one read of it authenticates the token.
+ */
 export interface GrantState {
   id: string;
   active: boolean;
   expiresAt: string;
-  /** The grant's current refresh token's hash and, once it has rotated, the previous one's. */
-  refreshHashes: readonly string[];
+  userId: string;
+  role: Role;
+  clientId: string;
+  appId: string;
+  scopes: readonly OAuthScope[];
+  /** Current first; each with its expiry and, when narrower than the grant's, its scopes. */
+  accessTokens: ReadonlyArray<{ tokenHash: string; expiresAt: string; scopes?: readonly OAuthScope[] }>;
 }
 
 /** What authenticating a presented credential reads, and the one stamp it writes. */
 export interface CredentialStore {
   getCredential(tokenHash: string): Promise<CredentialRecord | undefined>;
-  /** One round trip: an OAuth access token's credential by hash and the state of the grant it names. */
-  getCredentialOfGrant(tokenHash: string, grantId: string): Promise<{ credential?: CredentialRecord; grant?: GrantState }>;
+  /** One read: the grant an OAuth access token names, with the hashes of its live access tokens. */
+  getGrantState(grantId: string): Promise<GrantState | undefined>;
   recordPersonalAccessTokenUse(credential: CredentialRecord, usedAt: string): Promise<void>;
 }
 

@@ -1,4 +1,3 @@
-import type { CredentialRecord } from '../identity/identity-store.js';
 import type { OAuthScope, Role } from '../identity/principal.js';
 import type { Page, PageRequest } from '../page.js';
 
@@ -61,8 +60,20 @@ export interface AuthorizationCode {
 }
 
 /**
- * One user's authorization of one application; every token descends from exactly one and is
- * checked against it at use. Revoking it is one write: `status` becomes `revoked`.
+ * An access token as its grant holds it: by hash, with its expiry and, when they are narrower
+ * than the grant's, its scopes (a refresh may ask for fewer).
+ */
+export interface AccessTokenSlot {
+  tokenHash: string;
+  expiresAt: string;
+  /** Absent: the grant's scopes. */
+  scopes?: OAuthScope[];
+}
+
+/**
+ * One user's authorization of one application, and every token of it: the tokens carry the
+ * grant's id and are checked against it at use, so the grant is the only record a refresh
+ * reads and writes (docs/oauth.md, "Records"). Revoking it is one write: `status` becomes `revoked`.
  */
 export interface Grant {
   id: string;
@@ -72,8 +83,15 @@ export interface Grant {
   role: Role;
   scopes: OAuthScope[];
   status: 'active' | 'revoked';
-  /** The hash of the one refresh token that may be used next; any other of the grant's is rotated. */
+  /** The hash of the one refresh token that may be used next; any other token naming the grant is a replay. */
   refreshTokenHash: string;
+  /** When that refresh token expires: 30 days after it was issued, never past the grant. */
+  refreshExpiresAt: string;
+  /**
+   * The access token issued with the current refresh token, then the one issued before it:
+   * each is live until its 900 s run out. Older ones are gone from the grant and refused.
+   */
+  accessTokens: AccessTokenSlot[];
   createdAt: string;
   /** At most 90 days after the code was redeemed; no token of the grant outlives it. */
   expiresAt: string;
@@ -81,17 +99,11 @@ export interface Grant {
   lastUsedAt?: string;
 }
 
-/** Stored by hash only, and kept until it expires so a replayed rotated token is recognised. */
-export interface RefreshToken {
-  tokenHash: string;
-  grantId: string;
-  expiresAt: string;
-}
-
-/** The new refresh token and the access-token credential a grant hands out together. */
+/** What a code exchange or a refresh hands out, as the grant keeps it. */
 export interface TokenIssue {
-  refreshToken: RefreshToken;
-  accessToken: CredentialRecord;
+  refreshTokenHash: string;
+  refreshExpiresAt: string;
+  accessToken: AccessTokenSlot;
 }
 
 /** Why a token transaction did not commit. */
@@ -110,12 +122,8 @@ interface ClientLookup {
   getClient(clientId: string): Promise<OAuthClient | undefined>;
 }
 
-/** One round trip: the client by id, the refresh token by hash and the grant by id. */
-type TokenGrantRead = (
-  clientId: string,
-  tokenHash: string,
-  grantId: string,
-) => Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }>;
+/** One round trip: the client by id and the grant a token names. */
+type TokenGrantRead = (clientId: string, grantId: string) => Promise<{ client?: OAuthClient; grant?: Grant }>;
 
 /** Applications as their owner manages them (lib/oauth/applications.ts). */
 export interface ApplicationStore extends ClientLookup {
@@ -178,14 +186,14 @@ export interface TokenGrantStore extends ClientLookup {
   getTokenGrant: TokenGrantRead;
   /**
    * One transaction: marks the code redeemed (if it still is unredeemed), checks the client's
-   * secret is still `client.secretHash`, creates the grant and writes the tokens.
+   * secret is still `client.secretHash`, and creates the grant, which holds the first tokens.
    */
-  redeemAuthorizationCode(code: AuthorizationCode, client: OAuthClient, grant: Grant, tokens: TokenIssue): Promise<TokenWriteOutcome>;
+  redeemAuthorizationCode(code: AuthorizationCode, client: OAuthClient, grant: Grant): Promise<TokenWriteOutcome>;
   /**
-   * Moves the grant from `previousHash` to the new refresh token, if the grant is still active
-   * and `previousHash` is still its current token, and writes the new tokens: three items.
+   * Moves the grant from `previousHash` to the new tokens, if the grant is still active and
+   * `previousHash` is still its refresh token: one conditional write of one item.
    */
-  rotateRefreshToken(grant: Grant, previousHash: string, tokens: TokenIssue, usedAt: string): Promise<TokenWriteOutcome>;
+  rotateRefreshToken(grantId: string, previousHash: string, tokens: TokenIssue, usedAt: string): Promise<TokenWriteOutcome>;
   /** Ends the grant: every token it issued stops working. One write; idempotent. */
   revokeGrant(grantId: string): Promise<void>;
 }
@@ -193,9 +201,8 @@ export interface TokenGrantStore extends ClientLookup {
 /** The revocation endpoint, RFC 7009 (lib/oauth/revocation.ts). */
 export interface RevocationStore extends ClientLookup {
   getTokenGrant: TokenGrantRead;
-  /** One round trip: the client by id and an access-token credential by hash. */
-  getClientAndAccessToken(clientId: string, tokenHash: string): Promise<{ client?: OAuthClient; accessToken?: CredentialRecord }>;
   /** Ends the grant: every token it issued stops working. One write; idempotent. */
   revokeGrant(grantId: string): Promise<void>;
-  revokeAccessToken(accessToken: CredentialRecord): Promise<void>;
+  /** Ends one access token of the grant, if the grant still holds it; the grant and its other tokens live on. */
+  revokeAccessToken(grantId: string, tokenHash: string): Promise<void>;
 }

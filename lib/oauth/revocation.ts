@@ -1,5 +1,5 @@
 import { OAuthRequestError, unauthorizedClient, unsupportedTokenType } from '../errors.js';
-import { CREDENTIAL_PREFIX, grantIdOf, MAX_CREDENTIAL_LENGTH, sha256Hex } from '../identity/secrets.js';
+import { CREDENTIAL_PREFIX, constantTimeEqual, grantIdOf, MAX_CREDENTIAL_LENGTH, sha256Hex } from '../identity/secrets.js';
 import { authenticateClient, type ClientCredentials, isPlausibleClientId, verifyClient } from './client-authentication.js';
 import { hasExpired } from './lifetimes.js';
 import { tokenToRevoke } from './oauth-parameters.js';
@@ -25,22 +25,29 @@ export class RevocationService {
       if (token instanceof OAuthRequestError) throw token;
       return;
     }
-    if (token.startsWith(CREDENTIAL_PREFIX.refreshToken) && grantIdOf(token)) {
-      const grantId = grantIdOf(token)!;
-      const { client, refreshToken, grant } = await this.store.getTokenGrant(credentials.clientId, sha256Hex(token), grantId);
+    const grantId = grantIdOf(token);
+    const isRefreshToken = token.startsWith(CREDENTIAL_PREFIX.refreshToken);
+    if ((isRefreshToken || token.startsWith(CREDENTIAL_PREFIX.accessToken)) && grantId) {
+      const { client, grant } = await this.store.getTokenGrant(credentials.clientId, grantId);
       verifyClient(credentials, client);
-      // Only the token's hash leads to its grant: knowing a grant id alone revokes nothing.
-      if (!refreshToken || !grant || refreshToken.grantId !== grant.id || hasExpired(refreshToken.expiresAt, this.now())) return;
-      if (grant.clientId !== client.clientId) throw unauthorizedClient('This token was not issued to this client');
-      await this.store.revokeGrant(grant.id);
-      return;
-    }
-    if (token.startsWith(CREDENTIAL_PREFIX.accessToken)) {
-      const { client, accessToken } = await this.store.getClientAndAccessToken(credentials.clientId, sha256Hex(token));
-      verifyClient(credentials, client);
-      if (accessToken?.kind !== 'oauth' || hasExpired(accessToken.expiresAt, this.now())) return;
-      if (accessToken.clientId !== client.clientId) throw unauthorizedClient('This token was not issued to this client');
-      await this.store.revokeAccessToken(accessToken);
+      if (!grant || grant.status === 'revoked' || hasExpired(grant.expiresAt, this.now())) return;
+      const tokenHash = sha256Hex(token);
+      const accessToken = grant.accessTokens.find((candidate) => constantTimeEqual(tokenHash, candidate.tokenHash));
+      if (grant.clientId !== client.clientId) {
+        // Refused only when it is another client's live token; a made-up one naming another
+        // client's grant is unknown, so the answer tells nothing of that grant.
+        const issuedToOther = isRefreshToken ? constantTimeEqual(tokenHash, grant.refreshTokenHash) : accessToken !== undefined;
+        if (issuedToOther) throw unauthorizedClient('This token was not issued to this client');
+        return;
+      }
+      if (isRefreshToken) {
+        // Any refresh token naming one of the client's own grants ends it, current or rotated,
+        // as presenting it to the token endpoint would (docs/oauth.md, "Why the guarantees hold").
+        await this.store.revokeGrant(grant.id);
+        return;
+      }
+      if (!accessToken || hasExpired(accessToken.expiresAt, this.now())) return;
+      await this.store.revokeAccessToken(grant.id, accessToken.tokenHash);
       return;
     }
     await authenticateClient(this.store, credentials);

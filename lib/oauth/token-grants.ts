@@ -1,7 +1,6 @@
 import { invalidGrant, invalidScope, OAuthRequestError } from '../errors.js';
-import type { CredentialRecord } from '../identity/identity-store.js';
 import type { OAuthScope } from '../identity/principal.js';
-import { CREDENTIAL_PREFIX, grantIdOf, MAX_CREDENTIAL_LENGTH, newGrantSecret, sha256Hex } from '../identity/secrets.js';
+import { CREDENTIAL_PREFIX, constantTimeEqual, grantIdOf, MAX_CREDENTIAL_LENGTH, newGrantSecret, sha256Hex } from '../identity/secrets.js';
 import { METRIC } from '../observability/metric-names.js';
 import { countEvent } from '../observability/metrics.js';
 import { authenticateClient, type ClientCredentials, invalidClient, isPlausibleClientId, verifyClient } from './client-authentication.js';
@@ -14,7 +13,7 @@ import {
   REFRESH_TOKEN_LIFETIME_SECONDS,
 } from './lifetimes.js';
 import { parseTokenRequest, type TokenRequest } from './oauth-parameters.js';
-import type { AuthorizationCode, Grant, RefreshToken, TokenGrantStore, TokenIssue } from './oauth-store.js';
+import type { AuthorizationCode, Grant, TokenGrantStore, TokenIssue } from './oauth-store.js';
 import { isWellFormedCodeVerifier, verifyCodeVerifier } from './pkce.js';
 
 /** What the token endpoint hands out (RFC 6749 section 5.1). */
@@ -76,19 +75,7 @@ export class TokenGrantService {
 
     const now = this.now();
     const expiresAt = isoAfter(now, GRANT_LIFETIME_SECONDS);
-    const issue = this.newTokens(
-      {
-        id: code.grantId,
-        clientId: code.clientId,
-        appId: code.appId,
-        userId: code.userId,
-        role: code.role,
-        scopes: code.scopes,
-        expiresAt,
-      },
-      code.scopes,
-      now,
-    );
+    const issue = this.newTokens({ id: code.grantId, scopes: code.scopes, expiresAt }, code.scopes, now);
     const grant: Grant = {
       id: code.grantId,
       appId: code.appId,
@@ -97,12 +84,14 @@ export class TokenGrantService {
       role: code.role,
       scopes: code.scopes,
       status: 'active',
-      refreshTokenHash: issue.records.refreshToken.tokenHash,
+      refreshTokenHash: issue.records.refreshTokenHash,
+      refreshExpiresAt: issue.records.refreshExpiresAt,
+      accessTokens: [issue.records.accessToken],
       createdAt: now.toISOString(),
       expiresAt,
       lastUsedAt: now.toISOString(),
     };
-    const outcome = await this.store.redeemAuthorizationCode(code, client, grant, issue.records);
+    const outcome = await this.store.redeemAuthorizationCode(code, client, grant);
     if (!outcome.committed) {
       if (outcome.reason === 'client-changed') throw invalidClient(credentials.method);
       await this.store.revokeGrant(code.grantId);
@@ -123,20 +112,21 @@ export class TokenGrantService {
       throw invalidGrant('The refresh token is invalid');
     }
     const tokenHash = sha256Hex(request.refreshToken);
-    const { client, refreshToken, grant } = await this.store.getTokenGrant(credentials.clientId, tokenHash, grantId);
+    const { client, grant } = await this.store.getTokenGrant(credentials.clientId, grantId);
     verifyClient(credentials, client);
-    if (!refreshToken || !grant || refreshToken.grantId !== grant.id || grant.clientId !== client.clientId) {
-      throw invalidGrant('The refresh token is invalid');
-    }
+    // A token naming another client's grant, or none, changes nothing.
+    if (!grant || grant.clientId !== client.clientId) throw invalidGrant('The refresh token is invalid');
     if (grant.status === 'revoked') throw invalidGrant('The refresh token has been revoked');
-    if (grant.refreshTokenHash !== tokenHash) {
-      // A rotated token presented again means two parties hold it (RFC 9700 section 4.14.2).
+    if (!constantTimeEqual(tokenHash, grant.refreshTokenHash)) {
+      // The client's own grant, but not its current refresh token: a rotated token presented
+      // again means two parties hold it (RFC 9700 section 4.14.2). Only the client that holds the
+      // grant, authenticated, gets here (docs/oauth.md, "Why the guarantees hold").
       await this.store.revokeGrant(grant.id);
       countEvent(METRIC.refreshTokenReuse);
       throw invalidGrant('The refresh token was already used; every token of this authorization is revoked');
     }
     const now = this.now();
-    if (hasExpired(refreshToken.expiresAt, now) || hasExpired(grant.expiresAt, now)) throw invalidGrant('The refresh token has expired');
+    if (hasExpired(grant.refreshExpiresAt, now) || hasExpired(grant.expiresAt, now)) throw invalidGrant('The refresh token has expired');
     // RFC 6749 section 6: a narrower scope may be asked for, never a wider one.
     const scopes = request.scopes ?? grant.scopes;
     if (!scopes.every((scope) => grant.scopes.includes(scope))) {
@@ -144,7 +134,7 @@ export class TokenGrantService {
     }
 
     const issue = this.newTokens(grant, scopes, now);
-    const outcome = await this.store.rotateRefreshToken(grant, tokenHash, issue.records, now.toISOString());
+    const outcome = await this.store.rotateRefreshToken(grant.id, tokenHash, issue.records, now.toISOString());
     if (outcome.committed) return issue.tokens;
     // Another request rotated it first (this one presented a token that is rotated now), or
     // the grant was revoked meanwhile: either way the grant ends here.
@@ -157,31 +147,15 @@ export class TokenGrantService {
    * grant's scopes; the access token gets the requested ones. Neither outlives the grant.
    */
   private newTokens(
-    grant: Pick<Grant, 'id' | 'appId' | 'clientId' | 'userId' | 'role' | 'scopes' | 'expiresAt'>,
+    grant: Pick<Grant, 'id' | 'scopes' | 'expiresAt'>,
     accessScopes: OAuthScope[],
     now: Date,
   ): { tokens: TokenSet; records: TokenIssue } {
     const refreshToken = newGrantSecret(CREDENTIAL_PREFIX.refreshToken, grant.id);
     const accessToken = newGrantSecret(CREDENTIAL_PREFIX.accessToken, grant.id);
-    const refreshHash = sha256Hex(refreshToken);
     const accessExpiresAt = earlier(isoAfter(now, ACCESS_TOKEN_LIFETIME_SECONDS), grant.expiresAt);
-    const accessRecord: CredentialRecord = {
-      tokenHash: sha256Hex(accessToken),
-      kind: 'oauth',
-      userId: grant.userId,
-      role: grant.role,
-      scopes: accessScopes,
-      expiresAt: accessExpiresAt,
-      clientId: grant.clientId,
-      appId: grant.appId,
-      grantId: grant.id,
-      refreshHash,
-    };
-    const refreshRecord: RefreshToken = {
-      tokenHash: refreshHash,
-      grantId: grant.id,
-      expiresAt: earlier(isoAfter(now, REFRESH_TOKEN_LIFETIME_SECONDS), grant.expiresAt),
-    };
+    // Stored only when narrower than the grant's, which keeps the grant's item small.
+    const narrower = grant.scopes.some((scope) => !accessScopes.includes(scope));
     return {
       tokens: {
         accessToken,
@@ -189,7 +163,11 @@ export class TokenGrantService {
         expiresIn: Math.round((Date.parse(accessExpiresAt) - now.getTime()) / 1000),
         scopes: accessScopes,
       },
-      records: { refreshToken: refreshRecord, accessToken: accessRecord },
+      records: {
+        refreshTokenHash: sha256Hex(refreshToken),
+        refreshExpiresAt: earlier(isoAfter(now, REFRESH_TOKEN_LIFETIME_SECONDS), grant.expiresAt),
+        accessToken: { tokenHash: sha256Hex(accessToken), expiresAt: accessExpiresAt, ...(narrower ? { scopes: accessScopes } : {}) },
+      },
     };
   }
 

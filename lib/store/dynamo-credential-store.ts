@@ -1,8 +1,8 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CredentialRecord, CredentialStore, GrantState } from '../identity/identity-store.js';
-import { batchGet, documentClient, isConditionFailure, tableName } from './dynamo.js';
+import { documentClient, isConditionFailure, tableName } from './dynamo.js';
 import { credentialEntity } from './entities/credential.js';
-import { grantStateOf } from './entities/oauth-grant.js';
+import { grantEntity, grantStateOf } from './entities/oauth-grant.js';
 import { keys } from './keys.js';
 
 /** The credential reads of authentication (lib/identity/authentication.ts), and a PAT's last-use stamp. */
@@ -15,16 +15,12 @@ export class DynamoCredentialStore implements CredentialStore {
     return Item ? credentialEntity.fromItem(Item) : undefined;
   }
 
-  async getCredentialOfGrant(tokenHash: string, grantId: string): Promise<{ credential?: CredentialRecord; grant?: GrantState }> {
-    const credentialKey = credentialEntity.key(tokenHash);
-    const grantKey = keys.grant(grantId);
-    const found = await batchGet([credentialKey, grantKey]);
-    const credential = found.get(credentialKey.pk);
-    const grant = found.get(grantKey.pk);
-    return {
-      ...(credential ? { credential: credentialEntity.fromItem(credential) } : {}),
-      ...(grant ? { grant: grantStateOf(grant) } : {}),
-    };
+  async getGrantState(grantId: string): Promise<GrantState | undefined> {
+    // Consistent, so a token works the moment it is issued and stops the moment its grant is revoked.
+    const { Item } = await documentClient.send(
+      new GetCommand({ TableName: tableName, Key: grantEntity.key(grantId), ConsistentRead: true }),
+    );
+    return Item ? grantStateOf(Item) : undefined;
   }
 
   async recordPersonalAccessTokenUse(credential: CredentialRecord, usedAt: string): Promise<void> {

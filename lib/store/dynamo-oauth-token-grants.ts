@@ -3,7 +3,6 @@ import type {
   AuthorizationCode,
   Grant,
   OAuthClient,
-  RefreshToken,
   TokenGrantStore,
   TokenIssue,
   TokenWriteFailure,
@@ -11,7 +10,6 @@ import type {
 } from '../oauth/oauth-store.js';
 import {
   batchGet,
-  batchPut,
   documentClient,
   isConditionFailure,
   isTransactionConditionFailure,
@@ -19,12 +17,10 @@ import {
   transactionCancellationCodes,
   transactWrite,
 } from './dynamo.js';
-import { credentialEntity } from './entities/credential.js';
 import type { Item } from './entities/item.js';
 import { authorizationCodeEntity } from './entities/oauth-authorization-code.js';
 import { oauthClientEntity } from './entities/oauth-client.js';
 import { appGrantEntity, grantEntity } from './entities/oauth-grant.js';
-import { refreshTokenEntity } from './entities/oauth-refresh-token.js';
 import type { ItemKey } from './keys.js';
 
 /**
@@ -66,36 +62,18 @@ export async function getClientAndCode(clientId: string, codeHash: string): Prom
   return { ...(client ? { client } : {}), ...(other ? { code: other } : {}) };
 }
 
-/** Round trip 1 of a refresh or a refresh-token revocation: client, token and grant in one BatchGetItem. */
-export async function getTokenGrant(
-  clientId: string,
-  tokenHash: string,
-  grantId: string,
-): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }> {
-  const clientKey = oauthClientEntity.key(clientId);
-  const tokenKey = refreshTokenEntity.key(tokenHash);
-  const grantKey = grantEntity.key(grantId);
-  const found = await batchGet([clientKey, tokenKey, grantKey]);
-  const client = found.get(clientKey.pk);
-  const token = found.get(tokenKey.pk);
-  const grant = found.get(grantKey.pk);
-  return {
-    ...(client ? { client: oauthClientEntity.fromItem(client) } : {}),
-    ...(token ? { refreshToken: refreshTokenEntity.fromItem(token) } : {}),
-    ...(grant ? { grant: grantEntity.fromItem(grant) } : {}),
-  };
+/** Round trip 1 of a refresh or a refresh-token revocation: the client and the grant the token names, in one BatchGetItem. */
+export async function getTokenGrant(clientId: string, grantId: string): Promise<{ client?: OAuthClient; grant?: Grant }> {
+  const { client, other } = await clientWith(clientId, grantEntity.key(grantId), grantEntity.fromItem);
+  return { ...(client ? { client } : {}), ...(other ? { grant: other } : {}) };
 }
 
 /**
  * One transaction: marks the code redeemed (if it still is unredeemed), checks the client's
- * secret is unchanged, and writes the grant, its entry in the application's index and the tokens.
+ * secret is unchanged, and writes the grant, which holds the first tokens, and its entry in the
+ * application's index.
  */
-export async function redeemAuthorizationCode(
-  code: AuthorizationCode,
-  client: OAuthClient,
-  grant: Grant,
-  { refreshToken, accessToken }: TokenIssue,
-): Promise<TokenWriteOutcome> {
+export async function redeemAuthorizationCode(code: AuthorizationCode, client: OAuthClient, grant: Grant): Promise<TokenWriteOutcome> {
   const put = (item: Record<string, unknown>) => ({
     Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' },
   });
@@ -125,8 +103,6 @@ export async function redeemAuthorizationCode(
           // A grant revoked before it was created (a replay that raced ahead) stays revoked.
           put(grantEntity.toItem(grant)),
           put(appGrantEntity.toItem(grant)),
-          put(refreshTokenEntity.toItem(refreshToken)),
-          put(credentialEntity.toItem(accessToken)),
         ],
       },
       TOKEN_TRANSACTION_ATTEMPTS,
@@ -142,42 +118,80 @@ export async function redeemAuthorizationCode(
 }
 
 /**
- * Round trip 2 of a refresh: two requests sent together, no transaction. The grant's
- * conditional UpdateItem moves it to the new refresh token and decides every race; the new
- * refresh token and access token are put beside it in one BatchWriteItem. A put whose update lost leaves an item
- * nothing honours: the loser's tokens are never handed out, and an access token is live only
- * while the refresh token issued with it is the grant's current or previous one
- * (docs/oauth.md, "Why the guarantees hold"). 3 items of under 1 KB: 3 write units, where the
- * same items in a transaction cost 6
- * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-capacity-handling).
+ * Round trip 2 of a refresh: one conditional UpdateItem of the grant, which holds every token
+ * of it. The condition (the presented token is still the grant's refresh token, the grant still
+ * active) decides every race; the update moves the grant to the new refresh token, makes the
+ * new access token current and the current one previous (each stays live until it expires), and
+ * stamps the grant's last use. One item of under 1 KB: 1 write unit, no index write.
  */
 export async function rotateRefreshToken(
-  grant: Grant,
+  grantId: string,
   previousHash: string,
-  { refreshToken, accessToken }: TokenIssue,
+  tokens: TokenIssue,
   usedAt: string,
 ): Promise<TokenWriteOutcome> {
-  const rotation = documentClient.send(
-    new UpdateCommand({
-      TableName: tableName,
-      Key: grantEntity.key(grant.id),
-      // SET reads every operand before it writes, so previous_refresh_hash gets the old value. The
-      // grant's time of last use rides along in the same update: no extra item, no index.
-      UpdateExpression: 'SET previous_refresh_hash = refresh_hash, refresh_hash = :next, #lastUsed = :usedAt',
-      ConditionExpression: 'refresh_hash = :previous AND #status = :active',
-      ExpressionAttributeNames: { ...STATUS, '#lastUsed': grantEntity.lastUsedAttribute },
-      ExpressionAttributeValues: { ':next': refreshToken.tokenHash, ':previous': previousHash, ':active': 'active', ':usedAt': usedAt },
-    }),
-  );
-  const tokens = batchPut([refreshTokenEntity.toItem(refreshToken), credentialEntity.toItem(accessToken)]);
-  const [rotated, written] = await Promise.allSettled([rotation, tokens]);
-  if (rotated.status === 'rejected') {
-    if (isConditionFailure(rotated.reason)) return { committed: false, reason: 'already-used' };
-    throw rotated.reason;
+  const attribute = grantEntity.attribute;
+  try {
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: grantEntity.key(grantId),
+        // SET reads every operand before it writes, so the previous access token gets the old
+        // current one; a grant whose access token was revoked has none to move.
+        UpdateExpression:
+          'SET #previousAccess = if_not_exists(#access, :none), #access = :access, ' +
+          '#refreshHash = :next, #refreshExpiresAt = :refreshExpiresAt, #lastUsed = :usedAt',
+        ConditionExpression: '#refreshHash = :previous AND #status = :active',
+        ExpressionAttributeNames: {
+          ...STATUS,
+          '#previousAccess': attribute.previousAccessToken,
+          '#access': attribute.accessToken,
+          '#refreshHash': attribute.refreshHash,
+          '#refreshExpiresAt': attribute.refreshExpiresAt,
+          '#lastUsed': attribute.lastUsed,
+        },
+        ExpressionAttributeValues: {
+          ':none': {},
+          ':access': grantEntity.storedAccessToken(tokens.accessToken),
+          ':next': tokens.refreshTokenHash,
+          ':refreshExpiresAt': tokens.refreshExpiresAt,
+          ':previous': previousHash,
+          ':active': 'active',
+          ':usedAt': usedAt,
+        },
+      }),
+    );
+    return { committed: true };
+  } catch (error) {
+    if (isConditionFailure(error)) return { committed: false, reason: 'already-used' };
+    throw error;
   }
-  // The grant names the new refresh token now; the caller must not hand it out unless it is stored.
-  if (written.status === 'rejected') throw written.reason;
-  return { committed: true };
+}
+
+/**
+ * Ends one access token: removes it from its grant if the grant still holds it, in whichever
+ * place (current or previous) the read found it; a refresh that moved it meanwhile is met by
+ * one more try in the other place.
+ */
+export async function revokeAccessToken(grantId: string, tokenHash: string): Promise<void> {
+  const attribute = grantEntity.attribute;
+  for (const place of [attribute.accessToken, attribute.previousAccessToken]) {
+    try {
+      await documentClient.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: grantEntity.key(grantId),
+          UpdateExpression: 'REMOVE #place',
+          ConditionExpression: '#place.#hash = :hash',
+          ExpressionAttributeNames: { '#place': place, '#hash': 'hash' },
+          ExpressionAttributeValues: { ':hash': tokenHash },
+        }),
+      );
+      return;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
 }
 
 /** One write: the grant's status. Every token of the grant is checked against it at use. */
@@ -209,20 +223,16 @@ export class DynamoTokenGrantStore implements TokenGrantStore {
     return getClientAndCode(clientId, codeHash);
   }
 
-  getTokenGrant(
-    clientId: string,
-    tokenHash: string,
-    grantId: string,
-  ): Promise<{ client?: OAuthClient; refreshToken?: RefreshToken; grant?: Grant }> {
-    return getTokenGrant(clientId, tokenHash, grantId);
+  getTokenGrant(clientId: string, grantId: string): Promise<{ client?: OAuthClient; grant?: Grant }> {
+    return getTokenGrant(clientId, grantId);
   }
 
-  redeemAuthorizationCode(code: AuthorizationCode, client: OAuthClient, grant: Grant, tokens: TokenIssue): Promise<TokenWriteOutcome> {
-    return redeemAuthorizationCode(code, client, grant, tokens);
+  redeemAuthorizationCode(code: AuthorizationCode, client: OAuthClient, grant: Grant): Promise<TokenWriteOutcome> {
+    return redeemAuthorizationCode(code, client, grant);
   }
 
-  rotateRefreshToken(grant: Grant, previousHash: string, tokens: TokenIssue, usedAt: string): Promise<TokenWriteOutcome> {
-    return rotateRefreshToken(grant, previousHash, tokens, usedAt);
+  rotateRefreshToken(grantId: string, previousHash: string, tokens: TokenIssue, usedAt: string): Promise<TokenWriteOutcome> {
+    return rotateRefreshToken(grantId, previousHash, tokens, usedAt);
   }
 
   revokeGrant(grantId: string): Promise<void> {

@@ -34,7 +34,6 @@ export const keyFamilies = {
   authorizationRequest: { partition: keys.authorizationRequest(ANY).pk },
   authorizationCode: { partition: keys.authorizationCode(ANY).pk },
   grant: { partition: keys.grant(ANY).pk },
-  refreshToken: { partition: keys.refreshToken(ANY).pk },
   reconcileCheckpoint: { partition: keys.reconcileCheckpoint.pk },
 
   quotaUsage: {

@@ -116,10 +116,9 @@ export const keys = {
   }),
   grantsOfUserPartition: (userId: string): string => join('OWNER', userId, 'OAUTH_GRANT'),
   /**
-   * One user's authorization of one application: its status and the hash of its one current
-   * refresh token. Every refresh and every use of its access tokens reads it (docs/oauth.md).
+   * One user's authorization of one application: its status, the hash of its one current
+   * refresh token and those of its live access tokens. Every refresh and every use of its access
+   * tokens reads it (docs/oauth.md).
    */
   grant: (grantId: string): ItemKey => ({ pk: join('OAUTH_GRANT', grantId), sk: 'OAUTH_GRANT' }),
-  /** Every refresh token a grant ever issued, so a rotated one is recognised when replayed. */
-  refreshToken: (tokenHash: string): ItemKey => ({ pk: join('OAUTH_REFRESH', tokenHash), sk: 'OAUTH_REFRESH' }),
 } as const;

@@ -2,7 +2,7 @@ import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../lib/http/routes.js';
-import { sha256Hex } from '../../lib/identity/secrets.js';
+import { grantIdOf, sha256Hex } from '../../lib/identity/secrets.js';
 import { s256CodeChallenge } from '../../lib/oauth/pkce.js';
 import { documentClient, tableName } from '../../lib/store/dynamo.js';
 import { keys } from '../../lib/store/keys.js';
@@ -717,8 +717,9 @@ describe('OAuth access tokens on the API', () => {
     await documentClient.send(
       new UpdateCommand({
         TableName: tableName,
-        Key: keys.credential(sha256Hex(tokens.access_token)),
-        UpdateExpression: 'SET expires_at = :past',
+        // The grant holds its access tokens' hashes and expiries (docs/oauth.md, "Records").
+        Key: keys.grant(grantIdOf(tokens.access_token)!),
+        UpdateExpression: 'SET access_token.expires_at = :past',
         ExpressionAttributeValues: { ':past': new Date(Date.now() - 1000).toISOString() },
       }),
     );

@@ -36,7 +36,6 @@ describe('table grants from key families', () => {
       authorizationRequest: keys.authorizationRequest(userId).pk,
       authorizationCode: keys.authorizationCode('d'.repeat(64)).pk,
       grant: keys.grant(userId).pk,
-      refreshToken: keys.refreshToken('e'.repeat(64)).pk,
       reconcileCheckpoint: keys.reconcileCheckpoint.pk,
       quotaUsage: keys.quotaUsage(userId).pk,
       credentialLastUsed: keys.credential('c'.repeat(64)).pk,

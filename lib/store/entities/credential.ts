@@ -16,7 +16,6 @@ interface StoredCredential {
   client_id?: string;
   app_id?: string;
   grant_id?: string;
-  refresh_hash?: string;
 }
 
 export const credentialEntity = {
@@ -36,7 +35,6 @@ export const credentialEntity = {
     client_id: credential.clientId,
     app_id: credential.appId,
     grant_id: credential.grantId,
-    refresh_hash: credential.refreshHash,
   }),
   fromItem(item: Item): CredentialRecord {
     const stored = asStored<StoredCredential>(item);
@@ -52,7 +50,6 @@ export const credentialEntity = {
       clientId: stored.client_id,
       appId: stored.app_id,
       grantId: stored.grant_id,
-      refreshHash: stored.refresh_hash,
     };
   },
 };

@@ -1,9 +1,18 @@
 import type { OAuthScope, Role } from '../../identity/principal.js';
-import type { Grant } from '../../oauth/oauth-store.js';
+import type { GrantState } from '../../identity/identity-store.js';
+import type { AccessTokenSlot, Grant } from '../../oauth/oauth-store.js';
 import { keys, TTL_ATTRIBUTE, ttlEpochSeconds } from '../keys.js';
 import { asStored, type Item } from './item.js';
 
-/** One grant, keyed by its id (docs/oauth.md, "Records"). */
+/** An access token as its grant stores it (docs/oauth.md, "Records"). */
+interface StoredAccessToken {
+  hash?: string;
+  expires_at?: string;
+  /** Only when narrower than the grant's. */
+  scopes?: OAuthScope[];
+}
+
+/** One grant, keyed by its id, with the tokens of it that may still be used (docs/oauth.md, "Records"). */
 interface StoredGrant {
   id: string;
   app_id: string;
@@ -13,11 +22,30 @@ interface StoredGrant {
   scopes: OAuthScope[];
   status: Grant['status'];
   refresh_hash: string;
-  previous_refresh_hash?: string;
+  /** Absent on grants written before refresh tokens lived in their grant: the grant's expiry bounds them. */
+  refresh_expires_at?: string;
+  /** A revoked access token's map is removed; one older than the previous is overwritten. */
+  access_token?: StoredAccessToken;
+  previous_access_token?: StoredAccessToken;
   created_at: string;
   expires_at: string;
   /** When the application last obtained tokens with the grant: the code exchange or a refresh. */
   last_used_at?: string;
+}
+
+const storedAccessToken = (token: AccessTokenSlot): StoredAccessToken => ({
+  hash: token.tokenHash,
+  expires_at: token.expiresAt,
+  ...(token.scopes ? { scopes: [...token.scopes] } : {}),
+});
+
+/** The grant's live access tokens, current first; a removed or never-written one is skipped. */
+function accessTokensOf(stored: Pick<StoredGrant, 'access_token' | 'previous_access_token'>): AccessTokenSlot[] {
+  return [stored.access_token, stored.previous_access_token].flatMap((token) =>
+    token?.hash && token.expires_at
+      ? [{ tokenHash: token.hash, expiresAt: token.expires_at, ...(token.scopes ? { scopes: token.scopes } : {}) }]
+      : [],
+  );
 }
 
 export const grantEntity = {
@@ -33,13 +61,23 @@ export const grantEntity = {
     scopes: [...grant.scopes],
     status: grant.status,
     refresh_hash: grant.refreshTokenHash,
+    refresh_expires_at: grant.refreshExpiresAt,
+    ...(grant.accessTokens[0] ? { access_token: storedAccessToken(grant.accessTokens[0]) } : {}),
+    ...(grant.accessTokens[1] ? { previous_access_token: storedAccessToken(grant.accessTokens[1]) } : {}),
     created_at: grant.createdAt,
     expires_at: grant.expiresAt,
     last_used_at: grant.lastUsedAt,
     [TTL_ATTRIBUTE]: ttlEpochSeconds(grant.expiresAt),
   }),
-  /** The attribute a refresh sets to its time, in the same update that rotates the token. */
-  lastUsedAttribute: 'last_used_at',
+  /** The attributes a refresh rewrites, in the one update that rotates the tokens. */
+  attribute: {
+    refreshHash: 'refresh_hash',
+    refreshExpiresAt: 'refresh_expires_at',
+    accessToken: 'access_token',
+    previousAccessToken: 'previous_access_token',
+    lastUsed: 'last_used_at',
+  },
+  storedAccessToken,
   fromItem(item: Item): Grant {
     const stored = asStored<StoredGrant>(item);
     return {
@@ -51,6 +89,8 @@ export const grantEntity = {
       scopes: stored.scopes,
       status: stored.status,
       refreshTokenHash: stored.refresh_hash,
+      refreshExpiresAt: stored.refresh_expires_at ?? stored.expires_at,
+      accessTokens: accessTokensOf(stored),
       createdAt: stored.created_at,
       expiresAt: stored.expires_at,
       ...(stored.last_used_at ? { lastUsedAt: stored.last_used_at } : {}),
@@ -58,14 +98,19 @@ export const grantEntity = {
   },
 };
 
-/** What a use of an access token needs of its grant: a small read, so bundles that only authenticate stay small. */
-export function grantStateOf(item: Item): { id: string; active: boolean; expiresAt: string; refreshHashes: string[] } {
-  const stored = asStored<Pick<StoredGrant, 'id' | 'status' | 'expires_at' | 'refresh_hash' | 'previous_refresh_hash'>>(item);
+/** What a use of an access token needs of its grant (lib/identity/authentication.ts). */
+export function grantStateOf(item: Item): GrantState {
+  const stored = asStored<StoredGrant>(item);
   return {
     id: stored.id,
     active: stored.status === 'active',
     expiresAt: stored.expires_at,
-    refreshHashes: stored.previous_refresh_hash ? [stored.refresh_hash, stored.previous_refresh_hash] : [stored.refresh_hash],
+    userId: stored.user_id,
+    role: stored.role,
+    clientId: stored.client_id,
+    appId: stored.app_id,
+    scopes: stored.scopes,
+    accessTokens: accessTokensOf(stored),
   };
 }
 

@@ -32,9 +32,8 @@ describe('OAuth keys', () => {
     expect(keys.grant('g1')).toEqual({ pk: 'OAUTH_GRANT#g1', sk: 'OAUTH_GRANT' });
   });
 
-  it('find pending requests, codes and refresh tokens by id or hash', () => {
+  it('find pending requests and codes by id or hash', () => {
     expect(keys.authorizationRequest('q1')).toEqual({ pk: 'OAUTH_REQUEST#q1', sk: 'OAUTH_REQUEST' });
     expect(keys.authorizationCode('h1')).toEqual({ pk: 'OAUTH_CODE#h1', sk: 'OAUTH_CODE' });
-    expect(keys.refreshToken('h1')).toEqual({ pk: 'OAUTH_REFRESH#h1', sk: 'OAUTH_REFRESH' });
   });
 });

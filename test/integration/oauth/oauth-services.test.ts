@@ -707,4 +707,26 @@ describe('revocation', () => {
     expect(await authenticates(tokens.accessToken)).toBe(false);
     await expect(refresh(client, tokens.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });
   });
+
+  it('revokes an access token a refresh has moved to previous, even when the refresh lands between the read and the write', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    const grantId = grantIdOf(tokens.accessToken)!;
+    // The revocation reads the grant while the token is still current; a refresh then moves it.
+    let next: TokenSet | undefined;
+    const read = revocationStore.getTokenGrant.bind(revocationStore);
+    const spy = vi.spyOn(revocationStore, 'getTokenGrant').mockImplementation(async (...args) => {
+      const found = await read(...args);
+      next = await refresh(client, tokens.refreshToken);
+      return found;
+    });
+
+    await oauth.revocation.revokeToken(client.credentials, { token: tokens.accessToken });
+    spy.mockRestore();
+
+    expect(grantIdOf(next!.accessToken)).toBe(grantId);
+    expect(await authenticates(tokens.accessToken)).toBe(false);
+    expect(await authenticates(next!.accessToken)).toBe(true);
+    await expect(refresh(client, next!.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });
+  });
 });

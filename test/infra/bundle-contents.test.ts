@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { lambdaBundleOptions } from '../../infra/bundling.js';
 import { repositoryRoot } from '../../infra/paths.js';
 
-/** The packages and repository modules a function's bundle is built from, from esbuild's metafile. */
-function inputsOf(handler: string, { emittedOnly = false } = {}): string[] {
-  const result = buildSync({
+/** One function's bundle, built as deployed (without the source map), with esbuild's metafile. */
+function build(handler: string) {
+  return buildSync({
     ...lambdaBundleOptions,
     mainFields: [...lambdaBundleOptions.mainFields],
     conditions: [...lambdaBundleOptions.conditions],
@@ -18,7 +18,11 @@ function inputsOf(handler: string, { emittedOnly = false } = {}): string[] {
     write: false,
     metafile: true,
   });
-  return Object.values(result.metafile.outputs).flatMap((output) =>
+}
+
+/** The packages and repository modules a function's bundle is built from, from esbuild's metafile. */
+function inputsOf(handler: string, { emittedOnly = false } = {}): string[] {
+  return Object.values(build(handler).metafile.outputs).flatMap((output) =>
     Object.entries(output.inputs)
       .filter(([, input]) => !emittedOnly || input.bytesInOutput > 0)
       .map(([name]) => name),
@@ -26,20 +30,7 @@ function inputsOf(handler: string, { emittedOnly = false } = {}): string[] {
 }
 
 /** A function's minified bundle, as deployed. */
-function bundleText(handler: string): string {
-  const result = buildSync({
-    ...lambdaBundleOptions,
-    mainFields: [...lambdaBundleOptions.mainFields],
-    conditions: [...lambdaBundleOptions.conditions],
-    external: [...lambdaBundleOptions.external],
-    sourcemap: false,
-    entryPoints: [join(repositoryRoot, handler)],
-    absWorkingDir: repositoryRoot,
-    outdir: join(repositoryRoot, '.lambda-bundles'),
-    write: false,
-  });
-  return result.outputFiles.find((file) => file.path.endsWith('.mjs'))!.text;
-}
+const bundleText = (handler: string): string => build(handler).outputFiles.find((file) => file.path.endsWith('.mjs'))!.text;
 
 /** The repository modules that put code into a function's bundle (imported but tree-shaken away does not count). */
 const modulesIn = (handler: string) => inputsOf(handler, { emittedOnly: true }).filter((input) => /^(lib|functions)\//.test(input));

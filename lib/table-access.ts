@@ -12,7 +12,7 @@ export type ItemFamily =
   /** `EMAIL#<email>`: the email claim, which holds the password hash. */
   | 'email'
   | 'loginFailures'
-  /** `CREDENTIAL#<hash>`: sessions, PATs and OAuth access tokens. */
+  /** `CREDENTIAL#<hash>`: sessions and PATs (OAuth access tokens live in their grant). */
   | 'credential'
   | 'container'
   | 'hostname'

@@ -80,7 +80,8 @@ export class CredentialAuthenticator {
       kind: 'oauth',
       userId: grant.userId,
       role: grant.role,
-      scopes: accessToken.scopes ?? grant.scopes,
+      // Never more than the grant's, whatever the token's own list says.
+      scopes: accessToken.scopes ? accessToken.scopes.filter((scope) => grant.scopes.includes(scope)) : grant.scopes,
       expiresAt: accessToken.expiresAt,
       clientId: grant.clientId,
       appId: grant.appId,

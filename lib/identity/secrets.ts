@@ -33,9 +33,9 @@ export function constantTimeEqual(presented: string, expected: string): boolean 
 }
 
 /**
- * A token of an OAuth grant: the prefix, 256 random bits, a dot and the grant's id. The id lets
- * one BatchGetItem read the token and its grant together (docs/oauth.md); it is no secret,
- * and alone it revokes nothing: every use and every revocation needs the token's hash to match.
+ * A token of an OAuth grant: the prefix, 256 random bits, a dot and the grant's id. The id says
+ * which record to read: the grant holds the hashes of its live tokens (docs/oauth.md, "Token
+ * format"). It is no secret; a use needs the token's hash to match one the grant holds.
  */
 export function newGrantSecret(prefix: string, grantId: string): string {
   return `${newSecret(prefix)}.${grantId}`;

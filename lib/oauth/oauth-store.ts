@@ -111,9 +111,7 @@ export type TokenWriteFailure =
   /** The code was redeemed or the refresh token rotated (or revoked) by someone else first. */
   | 'already-used'
   /** The client's secret changed or the application was deleted since it was read. */
-  | 'client-changed'
-  /** The grant was revoked since the refresh token was read. */
-  | 'grant-revoked';
+  | 'client-changed';
 
 export type TokenWriteOutcome = { committed: true } | { committed: false; reason: TokenWriteFailure };
 

@@ -140,7 +140,9 @@ export async function rotateRefreshToken(
         // current one; a grant whose access token was revoked has none to move.
         UpdateExpression:
           'SET #previousAccess = if_not_exists(#access, :none), #access = :access, ' +
-          '#refreshHash = :next, #refreshExpiresAt = :refreshExpiresAt, #lastUsed = :usedAt',
+          '#refreshHash = :next, #refreshExpiresAt = :refreshExpiresAt, #lastUsed = :usedAt ' +
+          // Grants written before tokens lived in them kept the previous refresh hash; nothing reads it now.
+          'REMOVE previous_refresh_hash',
         ConditionExpression: '#refreshHash = :previous AND #status = :active',
         ExpressionAttributeNames: {
           ...STATUS,

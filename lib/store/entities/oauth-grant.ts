@@ -1,6 +1,7 @@
 import type { OAuthScope, Role } from '../../identity/principal.js';
 import type { GrantState } from '../../identity/identity-store.js';
 import type { AccessTokenSlot, Grant } from '../../oauth/oauth-store.js';
+import { earlier, isoAfter, REFRESH_TOKEN_LIFETIME_SECONDS } from '../../oauth/lifetimes.js';
 import { keys, TTL_ATTRIBUTE, ttlEpochSeconds } from '../keys.js';
 import { asStored, type Item } from './item.js';
 
@@ -48,6 +49,15 @@ function accessTokensOf(stored: Pick<StoredGrant, 'access_token' | 'previous_acc
   );
 }
 
+/**
+ * A grant written before its refresh token's expiry lived in it: that token was issued by the
+ * update that set `last_used_at`, with the same lifetime, so the expiry is the same as it was.
+ */
+function legacyRefreshExpiry(stored: Pick<StoredGrant, 'last_used_at' | 'expires_at'>): string {
+  if (!stored.last_used_at) return stored.expires_at;
+  return earlier(isoAfter(new Date(stored.last_used_at), REFRESH_TOKEN_LIFETIME_SECONDS), stored.expires_at);
+}
+
 export const grantEntity = {
   key: (grantId: string) => keys.grant(grantId),
   toItem: (grant: Grant): Item => ({
@@ -89,7 +99,7 @@ export const grantEntity = {
       scopes: stored.scopes,
       status: stored.status,
       refreshTokenHash: stored.refresh_hash,
-      refreshExpiresAt: stored.refresh_expires_at ?? stored.expires_at,
+      refreshExpiresAt: stored.refresh_expires_at ?? legacyRefreshExpiry(stored),
       accessTokens: accessTokensOf(stored),
       createdAt: stored.created_at,
       expiresAt: stored.expires_at,

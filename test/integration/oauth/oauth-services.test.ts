@@ -1,4 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BadRequestError, UnauthorizedError } from '../../../lib/errors.js';
@@ -306,6 +306,52 @@ describe('refresh token rotation', () => {
     expect(capacity.indexWriteUnits).toBe(0);
     expect(await authenticates(result.accessToken)).toBe(true);
     expect(await authenticates(narrower.accessToken)).toBe(true);
+  });
+
+  it('holds an access token of narrower scopes to them, also once a full refresh has made it the previous one', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    const narrower = await oauth.tokens.issueTokens(client.credentials, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refreshToken,
+      scope: 'containers:read',
+    });
+    const scopesOf = async (accessToken: string) => (await identityService.authenticate(accessToken))?.principal.scopes;
+
+    expect(await scopesOf(narrower.accessToken)).toEqual(['containers:read']);
+    const full = await refresh(client, narrower.refreshToken);
+    expect(await scopesOf(narrower.accessToken)).toEqual(['containers:read']);
+    expect(await scopesOf(full.accessToken)).toEqual(['containers:read', 'containers:write']);
+  });
+
+  it('keeps refreshing a grant written before tokens lived in it, with its refresh token’s old 30-day expiry', async () => {
+    const client = await registerClient();
+    const recent = await tokensFor(client);
+    const stale = await tokensFor(client);
+    // What a grant looked like before: no refresh expiry or access tokens in it, a previous refresh hash.
+    const asBefore = (refreshToken: string, lastUsedDaysAgo: number) =>
+      documentClient.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: keys.grant(grantIdOf(refreshToken)!),
+          UpdateExpression: 'SET previous_refresh_hash = :old, last_used_at = :lastUsed REMOVE refresh_expires_at, access_token',
+          ExpressionAttributeValues: {
+            ':old': 'f'.repeat(64),
+            ':lastUsed': new Date(Date.now() - lastUsedDaysAgo * 86_400_000).toISOString(),
+          },
+        }),
+      );
+    await asBefore(recent.refreshToken, 1);
+    await asBefore(stale.refreshToken, 31);
+
+    await expect(refresh(client, stale.refreshToken)).rejects.toThrow(/expired/);
+    const next = await refresh(client, recent.refreshToken);
+    expect(await authenticates(next.accessToken)).toBe(true);
+    const { Item } = await documentClient.send(
+      new GetCommand({ TableName: tableName, Key: keys.grant(grantIdOf(recent.refreshToken)!), ConsistentRead: true }),
+    );
+    expect(Item).not.toHaveProperty('previous_refresh_hash');
+    expect(Item).toHaveProperty('refresh_expires_at');
   });
 
   it('never lets a rotation that lost change the grant', async () => {
@@ -705,7 +751,22 @@ describe('revocation', () => {
     await oauth.revocation.revokeToken(client.credentials, { token: tokens.accessToken });
 
     expect(await authenticates(tokens.accessToken)).toBe(false);
-    await expect(refresh(client, tokens.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });
+    const next = await refresh(client, tokens.refreshToken);
+    expect(next).toMatchObject({ expiresIn: 900 });
+    // The refresh moves nothing into the previous place: the revoked token stays revoked.
+    expect(await authenticates(tokens.accessToken)).toBe(false);
+    expect(await authenticates(next.accessToken)).toBe(true);
+  });
+
+  it('ends the grant for any refresh token the client names it with, current, rotated or made up', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    const madeUp = newGrantSecret(CREDENTIAL_PREFIX.refreshToken, grantIdOf(tokens.refreshToken)!);
+
+    await oauth.revocation.revokeToken(client.credentials, { token: madeUp });
+
+    expect(await authenticates(tokens.accessToken)).toBe(false);
+    await expect(refresh(client, tokens.refreshToken)).rejects.toThrow(/revoked/);
   });
 
   it('revokes an access token a refresh has moved to previous, even when the refresh lands between the read and the write', async () => {

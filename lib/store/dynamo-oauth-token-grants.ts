@@ -136,13 +136,15 @@ export async function rotateRefreshToken(
       new UpdateCommand({
         TableName: tableName,
         Key: grantEntity.key(grantId),
-        // SET reads every operand before it writes, so the previous access token gets the old
-        // current one; a grant whose access token was revoked has none to move.
+        // Every action reads the item as it was before the update, so the previous access token
+        // gets the old current one; a grant whose access token was revoked has none to move
+        // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.UpdateExpressions.html).
+        // An update costs write units for the larger of the item's sizes before and after
+        // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption).
         UpdateExpression:
           'SET #previousAccess = if_not_exists(#access, :none), #access = :access, ' +
           '#refreshHash = :next, #refreshExpiresAt = :refreshExpiresAt, #lastUsed = :usedAt ' +
-          // Grants written before tokens lived in them kept the previous refresh hash; nothing reads it now.
-          'REMOVE previous_refresh_hash',
+          'REMOVE #legacyPreviousRefreshHash',
         ConditionExpression: '#refreshHash = :previous AND #status = :active',
         ExpressionAttributeNames: {
           ...STATUS,
@@ -151,6 +153,7 @@ export async function rotateRefreshToken(
           '#refreshHash': attribute.refreshHash,
           '#refreshExpiresAt': attribute.refreshExpiresAt,
           '#lastUsed': attribute.lastUsed,
+          '#legacyPreviousRefreshHash': attribute.legacyPreviousRefreshHash,
         },
         ExpressionAttributeValues: {
           ':none': {},
@@ -185,7 +188,7 @@ export async function revokeAccessToken(grantId: string, tokenHash: string): Pro
           Key: grantEntity.key(grantId),
           UpdateExpression: 'REMOVE #place',
           ConditionExpression: '#place.#hash = :hash',
-          ExpressionAttributeNames: { '#place': place, '#hash': 'hash' },
+          ExpressionAttributeNames: { '#place': place, '#hash': attribute.accessTokenHash },
           ExpressionAttributeValues: { ':hash': tokenHash },
         }),
       );

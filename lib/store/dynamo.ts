@@ -108,33 +108,19 @@ export async function batchGetAll(itemKeys: ItemKey[]): Promise<Map<string, Item
   return found;
 }
 
-type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][number];
-
-/** Writes in batches of BatchWriteItem's 25, retrying what DynamoDB left unprocessed (throttling). */
-async function batchWrite(requests: WriteRequest[]): Promise<void> {
-  for (let start = 0; start < requests.length; start += BATCH_WRITE_LIMIT) {
-    let requestItems: BatchWriteCommandInput['RequestItems'] = { [tableName]: requests.slice(start, start + BATCH_WRITE_LIMIT) };
+/** Deletes the items in batches of BatchWriteItem's 25, retrying what DynamoDB left unprocessed (throttling). */
+export async function batchDelete(itemKeys: ItemKey[]): Promise<void> {
+  for (let start = 0; start < itemKeys.length; start += BATCH_WRITE_LIMIT) {
+    let requestItems: BatchWriteCommandInput['RequestItems'] = {
+      [tableName]: itemKeys.slice(start, start + BATCH_WRITE_LIMIT).map((key) => ({ DeleteRequest: { Key: key } })),
+    };
     for (let attempt = 0; requestItems && Object.keys(requestItems).length > 0; attempt += 1) {
-      if (attempt >= UNPROCESSED_RETRIES) throw new Error('BatchWriteItem left writes unprocessed');
+      if (attempt >= UNPROCESSED_RETRIES) throw new Error('BatchWriteItem left deletes unprocessed');
       if (attempt > 0) await backoff(attempt);
       const result: BatchWriteCommandOutput = await documentClient.send(new BatchWriteCommand({ RequestItems: requestItems }));
       requestItems = result.UnprocessedItems;
     }
   }
-}
-
-/** Deletes the items in batches of BatchWriteItem's 25. */
-export function batchDelete(itemKeys: ItemKey[]): Promise<void> {
-  return batchWrite(itemKeys.map((key) => ({ DeleteRequest: { Key: key } })));
-}
-
-/**
- * Puts the items, unconditionally, in batches of BatchWriteItem's 25: one request where separate
- * PutItems would be one each, at the same write units per item
- * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html).
- */
-export function batchPut(items: Item[]): Promise<void> {
-  return batchWrite(items.map((item) => ({ PutRequest: { Item: item } })));
 }
 
 /** Every item of one main-table partition, read consistently so that nothing just written is missed. */

@@ -86,6 +86,10 @@ export const grantEntity = {
     accessToken: 'access_token',
     previousAccessToken: 'previous_access_token',
     lastUsed: 'last_used_at',
+    /** Inside either access-token map. */
+    accessTokenHash: 'hash',
+    /** Written by grants before tokens lived in them; a refresh removes it. */
+    legacyPreviousRefreshHash: 'previous_refresh_hash',
   },
   storedAccessToken,
   fromItem(item: Item): Grant {

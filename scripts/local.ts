@@ -99,7 +99,8 @@ async function main(): Promise<void> {
   await recoverContainers();
 
   const { startLocalServer } = await import('../lib/local/server.js');
-  server = await startLocalServer({ host, port: listenPort });
+  const { localContainerHosting } = await import('../lib/wiring/local-containers.js');
+  server = await startLocalServer({ host, port: listenPort, containers: localContainerHosting });
   console.log(`Container hosting service listening on ${server.url}`);
 }
 

@@ -3,12 +3,7 @@ import type { Context, EventBridgeEvent } from 'aws-lambda';
 import { config } from '../../lib/config.js';
 import { keepRouteCurrent } from '../../lib/containers/app-routes.js';
 import { log, withInvocationLog } from '../../lib/log.js';
-import {
-  taskEndpointFromEcs,
-  taskStatusFromEcs,
-  type EcsTaskFields,
-  type EcsTaskNetworkFields,
-} from '../../lib/runtimes/ecs-task-status.js';
+import { taskEndpointFromEcs, taskStatusFromEcs, type EcsTaskFields, type EcsTaskNetworkFields } from '../../lib/aws/ecs-task-status.js';
 import { appRoutesFrom } from '../../lib/wiring/app-routes.js';
 import { containerServiceWith, containerStore } from '../../lib/wiring/containers.js';
 

@@ -88,7 +88,7 @@ function grantWorkloadActions(
   const inCluster = { ArnEquals: { 'ecs:cluster': workload.clusterArn } };
 
   if (actions.includes('run')) {
-    // Any revision of our families: one per (image, port), `<family prefix>-<hash>` (lib/runtimes/ecs-runtime.ts).
+    // Any revision of our families: one per (image, port), `<family prefix>-<hash>` (lib/aws/ecs-runtime.ts).
     const anyRevisionOfFamily = stack.formatArn({
       service: 'ecs',
       resource: 'task-definition',

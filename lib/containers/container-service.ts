@@ -307,6 +307,7 @@ export class ContainerService {
         cpuCores: container.cpuCores,
         memoryMb: container.memoryMb,
         diskGb: container.diskGb,
+        healthCheck: null,
         clientToken: launchToken(container.id, container.version),
       });
     } catch (error) {

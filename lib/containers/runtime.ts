@@ -16,6 +16,22 @@ export interface WorkloadSpec {
   cpuCores: number;
   memoryMb: number;
   diskGb: number;
+  /**
+   * How the runtime tells that the task answers. The task reports RUNNING only once it does:
+   * with a check, when `GET path` answers 2xx or 3xx; without one, when `port` accepts a TCP
+   * connection. Not ready within `graceS` stops the task with a reason; while it runs, three
+   * failed checks in a row stop it too (docs/containers.md, "Readiness").
+   */
+  healthCheck: HealthCheck | null;
+}
+
+/** A container's HTTP health check, in seconds as the API takes it. */
+export interface HealthCheck {
+  /** Starts with `/`. */
+  path: string;
+  intervalS: number;
+  timeoutS: number;
+  graceS: number;
 }
 
 /** What a runtime needs to launch a container's task. */
@@ -52,7 +68,16 @@ export interface TaskStatus {
   /** Set once the task has reached RUNNING. */
   startedAt?: string;
   stopCode?: string;
+  /** The runtime's own words (ECS `stoppedReason`); internal, never answered as they are. */
   stoppedReason?: string;
+  /** The main process's exit code, once it has exited. */
+  exitCode?: number;
+  /**
+   * Why the task is where it is, in words its owner can act on; it becomes the container's
+   * `state_reason`: `image pull failed: …`, `exited with code 3`, `out of memory (limit 512 MB)`,
+   * `health check failed: GET /healthz answered 500`, `not ready within 60 s`.
+   */
+  reason?: string;
   /** The task definition the task runs (ECS); names the task's metrics family. */
   taskDefinitionArn?: string;
 }

@@ -18,6 +18,12 @@ const DEFAULT_FUNCTION_TIMEOUT_SECONDS = 10;
 
 const repositoryRoot = new URL('../../', import.meta.url);
 
+const NO_APP_ROUTING: AppRouting = {
+  containerIdOfHostname: async () => undefined,
+  container: async () => undefined,
+  portOf: () => undefined,
+};
+
 export interface LocalServerOptions {
   host: string;
   /** 0 picks a free port. */
@@ -25,6 +31,19 @@ export interface LocalServerOptions {
   routes?: readonly Route[];
   /** How long a handler may take before the request is answered 504; API Gateway's 29 s by default. */
   integrationTimeoutMs?: number;
+  /**
+   * The containers the server routes `{hostname}.localhost` to and reconciles, picked by the
+   * composition root (lib/wiring/local-containers.ts). Without it, app hostnames are unknown.
+   */
+  containers?: LocalContainerHosting;
+}
+
+/** What the local server needs of the container runtime the composition root picked. */
+export interface LocalContainerHosting {
+  /** How `{hostname}.localhost` finds its container; asked on the first app request. */
+  appRouting(): AppRouting;
+  /** Starts the local stand-in for the scheduled reconciliation; answers how to stop it. */
+  startReconciler(): () => Promise<void>;
 }
 
 export interface LocalServer {
@@ -42,6 +61,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const matchRoute = createRouteMatcher(options.routes ?? routeTable);
   const loadHandler = createHandlerLoader();
   const integrationTimeoutMs = options.integrationTimeoutMs ?? INTEGRATION_TIMEOUT_MS;
+  // Asked on first use, like the handlers load, after the stack has set the configuration they read.
+  let routing: AppRouting | undefined;
+  const appRouting = (): AppRouting => (routing ??= options.containers?.appRouting() ?? NO_APP_ROUTING);
 
   const server = createServer((request, response) => {
     void serveRequest(request, response).catch((error: unknown) => {
@@ -57,7 +79,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     // `{hostname}.localhost` is a container; every other Host (localhost, 127.0.0.1) is the API.
     const appHostname = appHostnameOf(request.headers.host);
     if (appHostname) {
-      await proxyToContainer(request, response, appHostname, await appRouting());
+      await proxyToContainer(request, response, appHostname, appRouting());
       return;
     }
     const startedAt = Date.now();
@@ -116,7 +138,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   });
   const { port } = server.address() as AddressInfo;
   // Loaded like the handlers, after the stack has set the configuration it reads.
-  const stopReconciler = await import('../wiring/local-containers.js').then((wiring) => wiring.startLocalReconciler());
+  const stopReconciler = options.containers?.startReconciler() ?? (async () => undefined);
   const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
 
   return {
@@ -130,11 +152,6 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     },
   };
 }
-
-/** Loaded on first use, like the handlers, after the stack has set the configuration they read. */
-let routing: Promise<AppRouting> | undefined;
-const appRouting = (): Promise<AppRouting> =>
-  (routing ??= import('../wiring/local-containers.js').then((wiring) => wiring.localAppRouting()));
 
 function createHandlerLoader(): (route: Route) => Promise<LambdaHandler> {
   const cache = new Map<string, Promise<LambdaHandler>>();

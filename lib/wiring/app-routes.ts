@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { AppRoutes } from '../containers/app-routes.js';
-import { Route53AppRoutes } from '../runtimes/route53-routes.js';
+import { Route53AppRoutes } from '../aws/route53-routes.js';
 
 /**
  * The private DNS records the AWS reverse proxy reads, when the deployment routes to containers

@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { CloudWatchContainerLogs } from '../runtimes/cloudwatch-logs.js';
+import { CloudWatchContainerLogs } from '../aws/cloudwatch-logs.js';
 
 /** Container output from the workload log group these settings name; the logs function fails its cold start without it. */
 export function cloudWatchContainerLogsFrom(settings: Config): CloudWatchContainerLogs {

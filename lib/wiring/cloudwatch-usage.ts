@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { CloudWatchMetrics, clusterNameOf, taskDefinitionFamilyOf } from '../metrics/cloudwatch-metrics.js';
+import { CloudWatchMetrics, clusterNameOf, taskDefinitionFamilyOf } from '../aws/cloudwatch-metrics.js';
 
 /** Task usage from CloudWatch Container Insights for the cluster these settings name. */
 export function cloudWatchUsageFrom(settings: Config): CloudWatchMetrics {

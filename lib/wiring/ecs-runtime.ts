@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { EcsRuntime } from '../runtimes/ecs-runtime.js';
+import { EcsRuntime } from '../aws/ecs-runtime.js';
 
 /** The ECS runtime for these settings, which are checked here: a function that starts tasks fails its cold start without them. */
 export function ecsRuntimeFrom(settings: Config): EcsRuntime {

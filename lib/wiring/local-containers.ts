@@ -2,11 +2,12 @@ import { config } from '../config.js';
 import { Reconciler, type ReconcileReport } from '../containers/reconciler.js';
 import { onShutdown } from '../local/lifecycle.js';
 import { describeError, log } from '../log.js';
-import { LocalMetrics } from '../metrics/local-metrics.js';
+import { LocalMetrics } from '../local/local-metrics.js';
 import type { AppRouting } from '../local/app-proxy.js';
+import type { LocalContainerHosting } from '../local/server.js';
 import { RECONCILE_FUNCTION_ID, runningFunction, TASK_STATE_FUNCTION_ID } from '../local/running-function.js';
-import { LocalContainerLogs } from '../runtimes/local-logs.js';
-import { LocalRuntime } from '../runtimes/local-runtime.js';
+import { LocalContainerLogs } from '../local/local-logs.js';
+import { LocalRuntime } from '../local/local-runtime.js';
 import { containerServiceWith, containerStore } from './containers.js';
 
 interface LocalContainers {
@@ -103,3 +104,9 @@ export function startLocalReconciler(intervalMs: number = config.RECONCILE_INTER
   const unregister = onShutdown('local reconciler', stop);
   return stop;
 }
+
+/** What the local server routes and reconciles (lib/local/server.ts), handed to it by its caller. */
+export const localContainerHosting: LocalContainerHosting = {
+  appRouting: localAppRouting,
+  startReconciler: () => startLocalReconciler(),
+};

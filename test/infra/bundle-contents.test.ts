@@ -53,8 +53,8 @@ describe('function bundles', () => {
     expect(has(start, '@aws-sdk/client-cloudwatch')).toBe(false);
     expect(has(start, '@aws-sdk/client-route-53')).toBe(false);
     // The local runtime stays with the local server.
-    expect(has(start, 'lib/runtimes/local-runtime.ts')).toBe(false);
-    expect(has(start, 'lib/metrics/local-metrics.ts')).toBe(false);
+    expect(has(start, 'lib/local/local-runtime.ts')).toBe(false);
+    expect(has(start, 'lib/local/local-metrics.ts')).toBe(false);
 
     const metrics = inputsOf('functions/containers/get-metrics.ts');
     expect(has(metrics, '@aws-sdk/client-cloudwatch/')).toBe(true);
@@ -71,7 +71,7 @@ describe('function bundles', () => {
     expect(has(logs, '@aws-sdk/client-cloudwatch-logs')).toBe(true);
     expect(has(logs, '@aws-sdk/client-ecs')).toBe(false);
     expect(has(logs, '@aws-sdk/client-cloudwatch/')).toBe(false);
-    expect(has(logs, 'lib/runtimes/local-logs.ts')).toBe(false);
+    expect(has(logs, 'lib/local/local-logs.ts')).toBe(false);
   });
 
   it('carry only the OAuth concern their route serves', () => {

@@ -17,7 +17,9 @@ export async function startTestStack(): Promise<TestStack> {
   const port = await freePort();
   process.env.APPS_DOMAIN = `localhost:${port}`;
   process.env.APPS_URL_SCHEME = 'http';
-  const server = await startLocalServer({ host: '127.0.0.1', port });
+  // Loaded after the configuration it reads at module load is set.
+  const { localContainerHosting } = await import('../../lib/wiring/local-containers.js');
+  const server = await startLocalServer({ host: '127.0.0.1', port, containers: localContainerHosting });
   return {
     baseUrl: server.url,
     close: async () => {

@@ -13,9 +13,9 @@ import { handler as taskStateChanged } from '../../../functions/containers/task-
 import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
-import { ecsClient } from '../../../lib/runtimes/ecs-runtime.js';
-import type { EcsTaskFields, EcsTaskNetworkFields } from '../../../lib/runtimes/ecs-task-status.js';
-import { route53Client } from '../../../lib/runtimes/route53-routes.js';
+import { ecsClient } from '../../../lib/aws/ecs-runtime.js';
+import type { EcsTaskFields, EcsTaskNetworkFields } from '../../../lib/aws/ecs-task-status.js';
+import { route53Client } from '../../../lib/aws/route53-routes.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
 import { lambdaContext } from '../../support/lambda-event.js';

@@ -17,12 +17,12 @@ import { taskUsage } from '../../../lib/wiring/task-usage.js';
 import { ConflictError, InternalError, NotFoundError, TimeoutError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
-import { LocalMetrics } from '../../../lib/metrics/local-metrics.js';
-import { cloudWatchClient } from '../../../lib/metrics/cloudwatch-metrics.js';
-import { cloudWatchLogsClient } from '../../../lib/runtimes/cloudwatch-logs.js';
+import { LocalMetrics } from '../../../lib/local/local-metrics.js';
+import { cloudWatchClient } from '../../../lib/aws/cloudwatch-metrics.js';
+import { cloudWatchLogsClient } from '../../../lib/aws/cloudwatch-logs.js';
 import { containerLogs } from '../../../lib/wiring/container-logs.js';
-import { ecsClient, taskFamilyFor, type EcsRuntime, type EcsTaskFields } from '../../../lib/runtimes/ecs-runtime.js';
-import { LocalRuntime } from '../../../lib/runtimes/local-runtime.js';
+import { ecsClient, taskFamilyFor, type EcsRuntime, type EcsTaskFields } from '../../../lib/aws/ecs-runtime.js';
+import { LocalRuntime } from '../../../lib/local/local-runtime.js';
 import { lambdaContext } from '../../support/lambda-event.js';
 import { pollUntil } from '../../support/poll.js';
 

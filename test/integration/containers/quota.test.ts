@@ -15,7 +15,7 @@ import { ContainerService } from '../../../lib/containers/container-service.js';
 import type { QuotaLimits } from '../../../lib/containers/quota.js';
 import { QuotaExceededError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
-import { ecsClient, type EcsTaskFields } from '../../../lib/runtimes/ecs-runtime.js';
+import { ecsClient, type EcsTaskFields } from '../../../lib/aws/ecs-runtime.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerStore } from '../../../lib/wiring/containers.js';
 import { taskUsage } from '../../../lib/wiring/task-usage.js';
@@ -100,7 +100,7 @@ beforeEach(() => {
     .on(DescribeTasksCommand)
     .callsFake((input) => ({ tasks: input.tasks.map((arn: string) => task(arn, 'RUNNING', 2)), failures: [] }));
   ecsMock.on(StopTaskCommand).callsFake((input) => ({ task: { taskArn: input.task, desiredStatus: 'STOPPED' } }));
-  // The (image, port)'s task definition, registered by the first launch of this file (lib/runtimes/ecs-runtime.ts).
+  // The (image, port)'s task definition, registered by the first launch of this file (lib/aws/ecs-runtime.ts).
   ecsMock
     .on(DescribeTaskDefinitionCommand)
     .rejects(Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' }));

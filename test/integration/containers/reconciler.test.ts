@@ -8,7 +8,7 @@ import type { ContainerState, StoredContainer } from '../../../lib/containers/co
 import { chargeFor } from '../../../lib/containers/quota.js';
 import { Reconciler, type ReconcileReport } from '../../../lib/containers/reconciler.js';
 import { newId } from '../../../lib/ids.js';
-import { ecsClient } from '../../../lib/runtimes/ecs-runtime.js';
+import { ecsClient } from '../../../lib/aws/ecs-runtime.js';
 import { documentClient, tableName } from '../../../lib/store/dynamo.js';
 import { DynamoContainerStore } from '../../../lib/store/dynamo-container-store.js';
 import { keys } from '../../../lib/store/keys.js';

@@ -141,8 +141,8 @@ describe('EMF metrics of the container fleet', () => {
   async function serviceRunning(command: string) {
     const { config } = await import('../../../lib/config.js');
     const { ContainerService } = await import('../../../lib/containers/container-service.js');
-    const { LocalMetrics } = await import('../../../lib/metrics/local-metrics.js');
-    const { LocalRuntime } = await import('../../../lib/runtimes/local-runtime.js');
+    const { LocalMetrics } = await import('../../../lib/local/local-metrics.js');
+    const { LocalRuntime } = await import('../../../lib/local/local-runtime.js');
     const { containerStore } = await import('../../../lib/wiring/containers.js');
     const runtime = new LocalRuntime({ rootDir: config.LOCAL_CONTAINER_DIR, command, readyAfterMs: 100 });
     const service = new ContainerService(containerStore, runtime, new LocalMetrics(runtime), { startBudgetMs: 5000 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../lib/config.js';
-import { CloudWatchMetrics } from '../../../lib/metrics/cloudwatch-metrics.js';
-import { EcsRuntime } from '../../../lib/runtimes/ecs-runtime.js';
+import { CloudWatchMetrics } from '../../../lib/aws/cloudwatch-metrics.js';
+import { EcsRuntime } from '../../../lib/aws/ecs-runtime.js';
 import { cloudWatchUsageFrom } from '../../../lib/wiring/cloudwatch-usage.js';
 import { ecsRuntimeFrom } from '../../../lib/wiring/ecs-runtime.js';
 

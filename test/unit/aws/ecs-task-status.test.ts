@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { taskEndpointFromEcs } from '../../../lib/runtimes/ecs-task-status.js';
+import { taskEndpointFromEcs } from '../../../lib/aws/ecs-task-status.js';
 
 /** The network and override parts of an "ECS Task State Change" detail, as ECS sends them for an awsvpc task. */
 const detail = {

@@ -1,7 +1,7 @@
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { CloudWatchMetrics, clusterNameOf, taskDefinitionFamilyOf, taskIdOf } from '../../../lib/metrics/cloudwatch-metrics.js';
+import { CloudWatchMetrics, clusterNameOf, taskDefinitionFamilyOf, taskIdOf } from '../../../lib/aws/cloudwatch-metrics.js';
 
 const cloudWatchMock = mockClient(CloudWatchClient);
 

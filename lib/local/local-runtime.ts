@@ -16,8 +16,8 @@ import {
   type TaskStatus,
   type TaskStatusListener,
 } from '../containers/runtime.js';
-import { onShutdown } from '../local/lifecycle.js';
-import { killRecordedProcessGroup, removePidFile, writePidFile } from '../local/pid-files.js';
+import { onShutdown } from './lifecycle.js';
+import { killRecordedProcessGroup, removePidFile, writePidFile } from './pid-files.js';
 import { describeError, log } from '../log.js';
 import { LocalLogWriter, localLogFile } from './local-logs.js';
 

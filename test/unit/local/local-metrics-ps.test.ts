@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { cpuTimeSeconds, sampleFromPs } from '../../../lib/metrics/local-metrics.js';
+import { cpuTimeSeconds, sampleFromPs } from '../../../lib/local/local-metrics.js';
 
 describe('local metrics without /proc', () => {
   it.each([

@@ -12,7 +12,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { launchToken } from '../../../lib/containers/container-service.js';
 import { TaskLaunchError, type TaskLaunch } from '../../../lib/containers/runtime.js';
-import { EcsRuntime, taskFamilyFor, taskStatusFromEcs, type EcsRuntimeSettings } from '../../../lib/runtimes/ecs-runtime.js';
+import { EcsRuntime, taskFamilyFor, taskStatusFromEcs, type EcsRuntimeSettings } from '../../../lib/aws/ecs-runtime.js';
 
 const ecsMock = mockClient(ECSClient);
 
@@ -81,6 +81,7 @@ const launch = (overrides: Partial<TaskLaunch> = {}): TaskLaunch => ({
   cpuCores: 1,
   memoryMb: 512,
   diskGb: 18,
+  healthCheck: null,
   clientToken: `${CONTAINER_ID}:1`,
   ...overrides,
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../../lib/errors.js';
-import { LocalContainerLogs, LocalLogWriter, localLogFile } from '../../../lib/runtimes/local-logs.js';
+import { LocalContainerLogs, LocalLogWriter, localLogFile } from '../../../lib/local/local-logs.js';
 
 let rootDir: string;
 const containerId = 'c1';

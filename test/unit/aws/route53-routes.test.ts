@@ -1,7 +1,7 @@
 import { ChangeResourceRecordSetsCommand, Route53Client, type ChangeResourceRecordSetsCommandInput } from '@aws-sdk/client-route-53';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { Route53AppRoutes } from '../../../lib/runtimes/route53-routes.js';
+import { Route53AppRoutes } from '../../../lib/aws/route53-routes.js';
 
 const route53Mock = mockClient(Route53Client);
 const routes = new Route53AppRoutes({ hostedZoneId: 'Z0123456789', zoneName: 'apps.internal' });

@@ -3,7 +3,7 @@ import type { TaskStatus } from '../containers/runtime.js';
 import { isUuid } from '../ids.js';
 
 /*
- * Kept apart from lib/runtimes/ecs-runtime.ts, which creates the ECS client: the task state
+ * Kept apart from lib/aws/ecs-runtime.ts, which creates the ECS client: the task state
  * function maps events with this and calls no ECS API, so its bundle carries no ECS client.
  */
 

@@ -2,7 +2,7 @@ import { CloudWatchLogsClient, FilterLogEventsCommand, GetLogEventsCommand } fro
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../../lib/errors.js';
-import { CloudWatchContainerLogs } from '../../../lib/runtimes/cloudwatch-logs.js';
+import { CloudWatchContainerLogs } from '../../../lib/aws/cloudwatch-logs.js';
 
 const logsMock = mockClient(CloudWatchLogsClient);
 const reader = new CloudWatchContainerLogs({ logGroupName: 'workload-logs', streamPrefix: 'app', containerName: 'app' });

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TaskLaunch, TaskStatus } from '../../../lib/containers/runtime.js';
-import { LocalMetrics } from '../../../lib/metrics/local-metrics.js';
-import { LocalRuntime } from '../../../lib/runtimes/local-runtime.js';
+import { LocalMetrics } from '../../../lib/local/local-metrics.js';
+import { LocalRuntime } from '../../../lib/local/local-runtime.js';
 import { newId } from '../../../lib/ids.js';
 import { pollUntil } from '../../support/poll.js';
 import { isRunning } from '../../support/processes.js';
@@ -33,6 +33,7 @@ const launch = (change: Partial<TaskLaunch> = {}): TaskLaunch => {
     cpuCores: 1,
     memoryMb: 512,
     diskGb: 18,
+    healthCheck: null,
     clientToken: `${containerId}:1`,
     ...change,
   };

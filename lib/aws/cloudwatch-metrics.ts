@@ -67,7 +67,7 @@ export class CloudWatchMetrics implements TaskUsageSource {
   private async readUsage(task: TaskUsageQuery): Promise<TaskUsage> {
     const dimensions = [
       { Name: 'ClusterName', Value: this.clusterName },
-      // The family of the task's own task definition: each (image, port) has one (lib/runtimes/ecs-runtime.ts).
+      // The family of the task's own task definition: each (image, port) has one (lib/aws/ecs-runtime.ts).
       {
         Name: 'TaskDefinitionFamily',
         Value: task.taskDefinitionArn ? taskDefinitionFamilyOf(task.taskDefinitionArn) : this.defaultTaskDefinitionFamily,

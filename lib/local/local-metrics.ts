@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { TaskUsage, TaskUsageQuery, TaskUsageSource } from '../containers/metrics.js';
-import type { LocalTaskProcess } from '../runtimes/local-runtime.js';
+import type { LocalTaskProcess } from './local-runtime.js';
 
 /** Linux reports CPU times in clock ticks of 1/100 s (USER_HZ, fixed at 100 on every architecture). */
 const TICKS_PER_SECOND = 100;

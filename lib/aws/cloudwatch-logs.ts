@@ -15,7 +15,7 @@ export const cloudWatchLogsClient = new CloudWatchLogsClient({ region: config.AW
 
 export interface CloudWatchLogsSettings {
   logGroupName: string;
-  /** awslogs-stream-prefix of the task definitions (lib/runtimes/ecs-runtime.ts). */
+  /** awslogs-stream-prefix of the task definitions (lib/aws/ecs-runtime.ts). */
   streamPrefix: string;
   containerName: string;
 }
@@ -43,7 +43,7 @@ function decodeCursor(cursor: string): Position {
 
 /**
  * A container's output as the awslogs driver keeps it in CloudWatch Logs, with the contract of
- * the local reader (lib/runtimes/local-logs.ts, docs/containers.md "Logs"). Each task writes
+ * the local reader (lib/local/local-logs.ts, docs/containers.md "Logs"). Each task writes
  * the stream `<prefix>/<container name>/<task id>`
  * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/using_awslogs.html), so the
  * container's streams are named from its task history, and nothing is listed or scanned.

@@ -117,12 +117,15 @@ export class ConflictError extends HttpError {
 export class PayloadTooLargeError extends HttpError {
   readonly statusCode = 413;
   readonly code = 'PAYLOAD_TOO_LARGE';
+  constructor(message = 'The request is too large') {
+    super(message);
+  }
 }
 
 export class RateLimitedError extends HttpError {
   readonly statusCode = 429;
   readonly code = 'RATE_LIMITED';
-  constructor(message: string, retryAfterSeconds?: number) {
+  constructor(message = 'Too many requests; slow down', retryAfterSeconds?: number) {
     super(message);
     if (retryAfterSeconds !== undefined) this.headers['Retry-After'] = String(Math.ceil(retryAfterSeconds));
   }
@@ -139,6 +142,9 @@ export class InternalError extends HttpError {
 export class TimeoutError extends HttpError {
   readonly statusCode = 504;
   readonly code = 'TIMEOUT';
+  constructor(message = 'The request timed out') {
+    super(message);
+  }
 }
 
 /** The endpoint exists but the feature is not enabled on this deployment. */

@@ -1,9 +1,10 @@
 import { endpoint } from '../../lib/http/endpoint.js';
 import * as route from '../../lib/http/routes.js';
+import { page } from '../../lib/pages/layout.js';
 import { showAuthorizations } from '../../lib/pages/authorizations-page.js';
 import { resolveCredential } from '../../lib/wiring/authentication.js';
 import { authorizedAppService } from '../../lib/wiring/oauth.js';
 
-export const handler = endpoint(route.authorizationsPage, { resolveCredential }, (request) =>
+export const handler = endpoint(route.authorizationsPage, { resolveCredential, layout: page }, (request) =>
   showAuthorizations(request, { authorizedAppService }),
 );

@@ -7,6 +7,7 @@ import { Construct } from 'constructs';
 import type { HttpMethod } from '../../lib/http/routes.js';
 import { acknowledgeNagRule } from '../nag.js';
 import { addEnvelopeGatewayResponses, envelopeBody } from './gateway-responses.js';
+import { MethodNotAllowedError } from '../../lib/errors.js';
 
 export interface ServiceRestApiProps {
   stageName: string;
@@ -153,8 +154,8 @@ function pathParameters(path: string): string[] {
 
 /** An explicit method wins over ANY in API Gateway, so ANY catches exactly the methods not routed. */
 function addMethodNotAllowed(resource: apigateway.IResource, methods: readonly HttpMethod[]): void {
-  const allowed = [...new Set(methods)].sort().join(', ');
-  const message = JSON.stringify(`Method not allowed; this resource allows ${allowed}`);
+  const allowedMethods = [...new Set(methods)].sort();
+  const allowed = allowedMethods.join(', ');
   resource.addMethod(
     'ANY',
     new apigateway.MockIntegration({
@@ -170,7 +171,7 @@ function addMethodNotAllowed(resource: apigateway.IResource, methods: readonly H
             'method.response.header.Allow': `'${allowed}'`,
             'method.response.header.Content-Type': "'application/json'",
           },
-          responseTemplates: { 'application/json': envelopeBody('METHOD_NOT_ALLOWED', message) },
+          responseTemplates: { 'application/json': envelopeBody(new MethodNotAllowedError(allowedMethods)) },
         },
       ],
     }),

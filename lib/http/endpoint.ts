@@ -1,13 +1,13 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type * as z from '../zod.js';
-import { TimeoutError } from '../errors.js';
 import { withInvocationLog } from '../log.js';
 import type { Context as LambdaContext } from 'aws-lambda';
 import type { ApiRequest, AuthenticatedRequest } from './api-request.js';
 import { toLambdaResult } from './lambda-result.js';
 import { authenticate, type CredentialResolver } from './middleware/authenticate.js';
-import { errorEnvelope } from './middleware/error-envelope.js';
+import { errorEnvelope, errorReply, type HtmlErrorOptions } from './middleware/error-envelope.js';
+import { HttpError, TimeoutError } from '../errors.js';
 import { normalizeRequest } from './middleware/normalize-request.js';
 import { observeRequest } from './middleware/observe-request.js';
 import { parseBody } from './middleware/parse-body.js';
@@ -30,6 +30,11 @@ export interface EndpointOptions<BodySchema extends z.ZodMiniType | undefined, Q
    * public route's bundle carries no credential store.
    */
   resolveCredential?: CredentialResolver;
+  /**
+   * The page shell (lib/pages/layout.ts) for a route with an `errorPage`: the failures its
+   * function raises are rendered in it. Handed in so that JSON routes' bundles carry no markup.
+   */
+  layout?: HtmlErrorOptions['layout'];
 }
 
 type Parsed<Schema, Fallback> = Schema extends z.ZodMiniType ? z.infer<Schema> : Fallback;
@@ -53,6 +58,19 @@ export function endpoint<
   const { resolveCredential } = options;
   if (route.access !== 'public' && !resolveCredential)
     throw new Error(`${route.id} needs a credential resolver (route access ${route.access})`);
+  const { errorPage } = route;
+  if (errorPage && !options.layout) throw new Error(`${route.id} renders its failures as a page and needs the page layout`);
+  const page = errorPage && options.layout ? { title: errorPage, layout: options.layout } : undefined;
+  const answer = async (request: EndpointContext['api']): Promise<Reply> => {
+    if (!page) return run(request as never);
+    try {
+      return await run(request as never);
+    } catch (error) {
+      // A person in a browser reads the page's own failures as a page, not as JSON (the one renderer).
+      if (error instanceof HttpError) return errorReply(error, request.requestId, 'html', page);
+      throw error;
+    }
+  };
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, EndpointContext>({
     timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
     timeoutEarlyResponse: () => {
@@ -66,7 +84,7 @@ export function endpoint<
     .use(parseBody(route))
     .use(validateInput({ body: options.body, query: options.query }))
     .handler(async (_event, context) => {
-      const reply = await run(context.api as never);
+      const reply = await answer(context.api);
       return toLambdaResult({ ...reply, headers: { 'X-Request-Id': context.api.requestId, ...reply.headers } }, context.api.origin);
     });
   // Every line the request logs carries Lambda's and API Gateway's request ids (lib/log.ts).

@@ -61,6 +61,11 @@ export interface Route {
    * endpoints); JSON requests keep the envelope (lib/http/middleware/error-envelope.ts).
    */
   rfc6749Errors?: boolean;
+  /**
+   * A page's title: the failures its function raises are shown as an HTML page with this
+   * title (lib/http/middleware/error-envelope.ts); those of credentials, CSRF and input keep the envelope.
+   */
+  errorPage?: string;
   /** Failures beyond those the access level, body and path imply; documented in OpenAPI. */
   alsoAnswers?: ReadonlyArray<409 | 504>;
 }
@@ -449,6 +454,7 @@ export const consentPage = /* @__PURE__ */ route({
   body: 'none',
   // Writes when the user's consent is remembered: the code is issued without the page.
   permissions: /* @__PURE__ */ authenticated(consent),
+  errorPage: 'Authorization failed',
   summary: 'Consent page: approve or deny an application (approved at once when consent is remembered)',
 });
 
@@ -460,6 +466,7 @@ export const consentDecision = /* @__PURE__ */ route({
   access: 'session',
   body: 'form',
   permissions: /* @__PURE__ */ authenticated(consent),
+  errorPage: 'Authorization failed',
   summary: 'Consent form submission',
 });
 
@@ -522,6 +529,7 @@ export const authorizationsPage = /* @__PURE__ */ route({
   access: 'browser',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(authorizedApps, { read: ['user'] })),
+  errorPage: 'Authorized applications',
   summary: 'Authorized applications page, with a Revoke button per application',
 });
 
@@ -533,6 +541,7 @@ export const authorizationsPageRevoke = /* @__PURE__ */ route({
   access: 'session',
   body: 'form',
   permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(revokeAuthorizationAccess, { read: ['user'] })),
+  errorPage: 'Authorized applications',
   summary: 'Revoke form submission of the authorized applications page',
 });
 

@@ -1,4 +1,3 @@
-import { HttpError } from '../errors.js';
 import type { ApiRequest, AuthenticatedRequest } from '../http/api-request.js';
 import { escapeHtml, html, redirect, type Reply } from '../http/reply.js';
 import type { AuthorizedApp, AuthorizedAppService } from '../oauth/authorized-apps.js';
@@ -47,14 +46,6 @@ ${view.nextHref ? `<p><a href="${escapeHtml(view.nextHref)}">More</a></p>` : ''}
   );
 }
 
-function errorPage(error: HttpError): Reply {
-  return html(
-    error.statusCode,
-    page('Authorized applications', `<h1>Authorized applications</h1>\n<p class="error" role="alert">${escapeHtml(error.message)}</p>`),
-    error.headers,
-  );
-}
-
 /** The services the page calls; the function modules pass the one lib/wiring builds. */
 export interface AuthorizationsPageServices {
   authorizedAppService: Pick<AuthorizedAppService, 'listAuthorizations' | 'revokeAuthorization'>;
@@ -70,22 +61,17 @@ export async function showAuthorizations(request: ApiRequest, { authorizedAppSer
     return redirect(`${request.basePath}/login?next=${encodeURIComponent(AUTHORIZATIONS_PATH)}`);
   }
   const cursor = request.query.cursor;
-  try {
-    const result = await authorizedAppService.listAuthorizations(principal, { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) });
-    const action = `${request.basePath}${AUTHORIZATIONS_PATH}`;
-    return html(
-      200,
-      authorizationsPage({
-        action,
-        csrfToken: principal.csrfToken,
-        authorizations: result.items,
-        ...(result.nextCursor ? { nextHref: `${action}?cursor=${encodeURIComponent(result.nextCursor)}` } : {}),
-      }),
-    );
-  } catch (error) {
-    if (error instanceof HttpError) return errorPage(error);
-    throw error;
-  }
+  const result = await authorizedAppService.listAuthorizations(principal, { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) });
+  const action = `${request.basePath}${AUTHORIZATIONS_PATH}`;
+  return html(
+    200,
+    authorizationsPage({
+      action,
+      csrfToken: principal.csrfToken,
+      authorizations: result.items,
+      ...(result.nextCursor ? { nextHref: `${action}?cursor=${encodeURIComponent(result.nextCursor)}` } : {}),
+    }),
+  );
 }
 
 /** POST /settings/authorizations: revokes, then 303 back to the list (the form post is not replayed). */
@@ -93,11 +79,6 @@ export async function revokeFromPage(
   request: AuthenticatedRequest<{ authorization: string }>,
   { authorizedAppService }: AuthorizationsPageServices,
 ): Promise<Reply> {
-  try {
-    await authorizedAppService.revokeAuthorization(request.principal, request.body.authorization);
-    return redirect(`${request.basePath}${AUTHORIZATIONS_PATH}`, 303);
-  } catch (error) {
-    if (error instanceof HttpError) return errorPage(error);
-    throw error;
-  }
+  await authorizedAppService.revokeAuthorization(request.principal, request.body.authorization);
+  return redirect(`${request.basePath}${AUTHORIZATIONS_PATH}`, 303);
 }

@@ -1,4 +1,4 @@
-import { HttpError } from '../errors.js';
+import { BadRequestError } from '../errors.js';
 import type { ApiRequest, AuthenticatedRequest } from '../http/api-request.js';
 import { html, redirect, escapeHtml, type Reply } from '../http/reply.js';
 import type { OAuthScope } from '../identity/principal.js';
@@ -43,20 +43,6 @@ ${scopes}
   );
 }
 
-export function consentErrorPage(message: string): string {
-  return page('Authorization failed', `<h1>Authorization failed</h1>\n<p class="error" role="alert">${escapeHtml(message)}</p>`);
-}
-
-/** A failed request is shown to the person in the browser, as a page with the error's status, not as JSON. */
-async function orErrorPage(answer: () => Promise<Reply>): Promise<Reply> {
-  try {
-    return await answer();
-  } catch (error) {
-    if (error instanceof HttpError) return html(error.statusCode, consentErrorPage(error.message), error.headers);
-    throw error;
-  }
-}
-
 /**
  * GET /oauth/consent: the application, the scopes and the signed-in user, with Approve and
  * Deny. Without a session the browser goes to the login page first and comes back here.
@@ -72,27 +58,22 @@ export interface ConsentServices {
 
 export async function showConsent(request: ApiRequest, { identityService, authorizationService }: ConsentServices): Promise<Reply> {
   const requestId = request.query.request;
-  if (!requestId) return html(400, consentErrorPage('The authorization request is missing; start again from the application'));
+  if (!requestId) throw new BadRequestError('The authorization request is missing; start again from the application');
   const principal = request.principal;
   if (principal?.kind !== 'session' || !principal.csrfToken) {
     const next = `${CONSENT_PATH}?request=${encodeURIComponent(requestId)}`;
     return redirect(`${request.basePath}/login?next=${encodeURIComponent(next)}`);
   }
   const csrfToken = principal.csrfToken;
-  return orErrorPage(async () => {
-    // Side by side, and the request carries what the page shows of the application: one round trip.
-    const [pending, user] = await Promise.all([
-      authorizationService.pendingAuthorization(requestId),
-      identityService.getUser(principal.userId),
-    ]);
-    // Remembered consent (docs/oauth.md): a live grant covering these scopes approves at once.
-    const remembered = await authorizationService.approveIfRemembered(principal, pending.request);
-    if (remembered) return redirect(remembered, 303);
-    return html(
-      200,
-      consentPage(consentViewOf(pending, { csrfToken, userEmail: user.email, action: `${request.basePath}${CONSENT_PATH}` })),
-    );
-  });
+  // Side by side, and the request carries what the page shows of the application: one round trip.
+  const [pending, user] = await Promise.all([
+    authorizationService.pendingAuthorization(requestId),
+    identityService.getUser(principal.userId),
+  ]);
+  // Remembered consent (docs/oauth.md): a live grant covering these scopes approves at once.
+  const remembered = await authorizationService.approveIfRemembered(principal, pending.request);
+  if (remembered) return redirect(remembered, 303);
+  return html(200, consentPage(consentViewOf(pending, { csrfToken, userEmail: user.email, action: `${request.basePath}${CONSENT_PATH}` })));
 }
 
 function consentViewOf(
@@ -118,15 +99,13 @@ export interface ConsentDecision {
  * POST /oauth/consent: the request is consumed either way and the browser sent back to the client
  * with 303 See Other, so the form post is never replayed at the client (RFC 9700 section 4.12).
  */
-export function answerConsent(
+export async function answerConsent(
   request: AuthenticatedRequest<ConsentDecision>,
   { authorizationService }: Pick<ConsentServices, 'authorizationService'>,
 ): Promise<Reply> {
-  return orErrorPage(async () => {
-    const location =
-      request.body.decision === 'approve'
-        ? await authorizationService.approveAuthorization(request.principal, request.body.request)
-        : await authorizationService.denyAuthorization(request.body.request);
-    return redirect(location, 303);
-  });
+  const location =
+    request.body.decision === 'approve'
+      ? await authorizationService.approveAuthorization(request.principal, request.body.request)
+      : await authorizationService.denyAuthorization(request.body.request);
+  return redirect(location, 303);
 }

@@ -1,7 +1,7 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { BadRequestError, UnauthorizedError } from '../../../lib/errors.js';
+import { BadRequestError, NotFoundError, UnauthorizedError } from '../../../lib/errors.js';
 import type { ApiRequest } from '../../../lib/http/api-request.js';
 import { ALL_SCOPES, type Principal } from '../../../lib/identity/principal.js';
 import { identityService } from '../../../lib/wiring/identity.js';
@@ -612,17 +612,15 @@ describe('the consent page', () => {
     await expect(oauth.authorization.approveAuthorization(user, requestId)).rejects.toBeInstanceOf(BadRequestError);
   });
 
-  it('answers an HTML error page with status 404 when the signed-in user no longer exists', async () => {
+  it('fails with NotFound when the signed-in user no longer exists (the route renders it as a page: test/e2e/oauth-api.test.ts)', async () => {
     const requestId = await startRequest(await registerClient());
 
-    const result = await showConsent(consentPageRequest(requestId, { ...user, userId: randomUUID() }), {
+    const result = showConsent(consentPageRequest(requestId, { ...user, userId: randomUUID() }), {
       identityService,
       authorizationService: oauth.authorization,
     });
 
-    expect(result.statusCode).toBe(404);
-    expect(result.headers['Content-Type']).toMatch(/^text\/html/);
-    expect(result.body).toContain('Authorization failed');
+    await expect(result).rejects.toBeInstanceOf(NotFoundError);
   });
 });
 

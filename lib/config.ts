@@ -142,6 +142,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * 0 turns it off. On AWS a schedule runs it instead (CDK context `reconcileMinutes`).
      */
     RECONCILE_INTERVAL_MS: read.number('RECONCILE_INTERVAL_MS', { min: 0, max: 3_600_000, whole: true }, 5_000),
+    /** How often the local stack samples each running container's use for its metrics history (lib/local/usage-sampler.ts). */
+    LOCAL_METRICS_SAMPLE_MS: read.number('LOCAL_METRICS_SAMPLE_MS', { min: 100, max: 60_000, whole: true }, 10_000),
     /** Containers a user may have (context `quotaMaxContainers`); admins are exempt. */
     QUOTA_MAX_CONTAINERS: read.number('QUOTA_MAX_CONTAINERS', { min: 0, max: 1_000_000, whole: true }, 20),
     /** vCPU a user's provisioning and running containers may hold together (context `quotaMaxRunningCpu`). */

@@ -19,14 +19,14 @@ const LOOKBACK_MS = 5 * 60_000;
  * and the performance log events those metrics are built from (each task event carries ClusterName,
  * TaskDefinitionFamily and TaskId): https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Container-Insights-reference-performance-logs-ECS.html
  */
-const METRICS = {
+export const METRICS = {
   cpuUtilized: 'CpuUtilized',
   cpuReserved: 'CpuReserved',
   memoryUtilized: 'MemoryUtilized',
   ephemeralStorageUtilized: 'EphemeralStorageUtilized',
 } as const;
 
-type MetricId = keyof typeof METRICS;
+export type MetricId = keyof typeof METRICS;
 
 /** The task id is the last part of its ARN (arn:aws:ecs:region:account:task/cluster/id). */
 export const taskIdOf = (taskArn: string): string => taskArn.slice(taskArn.lastIndexOf('/') + 1);

@@ -354,6 +354,18 @@ export const getContainerMetrics = /* @__PURE__ */ route({
   summary: "A container's current CPU, memory and disk use",
 });
 
+export const getContainerMetricsHistory = /* @__PURE__ */ route({
+  id: 'getContainerMetricsHistory',
+  method: 'GET',
+  path: '/api/v1/containers/{container_id}/metrics/history',
+  handler: 'functions/containers/get-metrics-history.ts',
+  access: 'api',
+  scope: 'containers:read',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'] }, { metrics: true }),
+  summary: "A container's CPU, memory and disk use minute by minute, oldest first (`minutes` 1..1440, default 60)",
+});
+
 export const getContainerLogs = /* @__PURE__ */ route({
   id: 'getContainerLogs',
   method: 'GET',
@@ -578,6 +590,7 @@ export const routes = [
   stopContainer,
   restartContainer,
   getContainerMetrics,
+  getContainerMetricsHistory,
   getContainerLogs,
   registerApp,
   listApps,

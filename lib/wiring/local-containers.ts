@@ -9,6 +9,7 @@ import { RECONCILE_FUNCTION_ID, runningFunction, TASK_STATE_FUNCTION_ID } from '
 import { LocalContainerLogs } from '../local/local-logs.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 import { containerServiceWith, containerStore } from './containers.js';
+import { startLocalUsageSampler } from './local-usage-history.js';
 
 interface LocalContainers {
   runtime: LocalRuntime;
@@ -108,5 +109,11 @@ export function startLocalReconciler(intervalMs: number = config.RECONCILE_INTER
 /** What the local server routes and reconciles (lib/local/server.ts), handed to it by its caller. */
 export const localContainerHosting: LocalContainerHosting = {
   appRouting: localAppRouting,
-  startReconciler: () => startLocalReconciler(),
+  startReconciler: () => {
+    const stopReconciler = startLocalReconciler();
+    const stopSampler = startLocalUsageSampler();
+    return async () => {
+      await Promise.all([stopReconciler(), stopSampler()]);
+    };
+  },
 };

@@ -1,7 +1,9 @@
 import { config } from '../config.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
-import { cloudWatchUsageFrom } from './cloudwatch-usage.js';
+import type { TaskUsageHistory } from '../containers/metrics-history.js';
+import { cloudWatchUsageFrom, cloudWatchUsageHistoryFrom } from './cloudwatch-usage.js';
 import { localContainers } from './local-containers.js';
+import { localUsageHistory } from './local-usage-history.js';
 
 /**
  * The task usage source CONTAINER_RUNTIME selects, for the local server and tests. Lambda
@@ -9,3 +11,7 @@ import { localContainers } from './local-containers.js';
  * lib/wiring/aws/task-usage.ts, so they carry the CloudWatch source only.
  */
 export const taskUsage: TaskUsageSource = config.CONTAINER_RUNTIME === 'local' ? localContainers().usage : cloudWatchUsageFrom(config);
+
+/** Past use, minute by minute: the local stack's sampler, or Container Insights. */
+export const taskUsageHistory: TaskUsageHistory =
+  config.CONTAINER_RUNTIME === 'local' ? localUsageHistory() : cloudWatchUsageHistoryFrom(config);

@@ -1,6 +1,10 @@
 import { config } from '../../config.js';
 import type { TaskUsageSource } from '../../containers/metrics.js';
-import { cloudWatchUsageFrom } from '../cloudwatch-usage.js';
+import type { TaskUsageHistory } from '../../containers/metrics-history.js';
+import { cloudWatchUsageFrom, cloudWatchUsageHistoryFrom } from '../cloudwatch-usage.js';
 
 /** Lambda's lib/wiring/task-usage.ts (see infra/bundling.ts): always CloudWatch. */
 export const taskUsage: TaskUsageSource = cloudWatchUsageFrom(config);
+
+/** Past use, minute by minute, from Container Insights. */
+export const taskUsageHistory: TaskUsageHistory = cloudWatchUsageHistoryFrom(config);

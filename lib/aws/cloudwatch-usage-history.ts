@@ -1,0 +1,105 @@
+import { type CloudWatchClient, GetMetricDataCommand, type MetricDataQuery, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
+import { clampPercent, type TaskUsageQuery } from '../containers/metrics.js';
+import {
+  MINUTE_MS,
+  mergeTaskMinutes,
+  type TaskUsageHistory,
+  type UsageHistoryQuery,
+  type UsageMinute,
+} from '../containers/metrics-history.js';
+import {
+  CONTAINER_INSIGHTS_NAMESPACE,
+  cloudWatchClient,
+  METRICS,
+  type MetricId,
+  taskDefinitionFamilyOf,
+  taskIdOf,
+} from './cloudwatch-metrics.js';
+
+const PERIOD_SECONDS = 60;
+
+/**
+ * Minutes of tasks' use from Container Insights: one GetMetricData over the window, period 60,
+ * four metrics per task (the same ones and dimensions as lib/aws/cloudwatch-metrics.ts).
+ * GetMetricData takes up to 500 metrics and returns up to 100,800 data points per call, and a
+ * `NextToken` when there are more (or when CloudWatch cuts a page short), which is followed
+ * with the same queries and window: https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html
+ * (five tasks of a day's minutes, 4 x 5 x 1440 = 28,800 points, fit one page). One-minute data
+ * points are kept for 15 days, so a day's window is always there.
+ */
+export class CloudWatchUsageHistory implements TaskUsageHistory {
+  constructor(
+    private readonly clusterName: string,
+    private readonly defaultTaskDefinitionFamily: string,
+    private readonly client: CloudWatchClient = cloudWatchClient,
+  ) {}
+
+  async historyOf(query: UsageHistoryQuery): Promise<UsageMinute[]> {
+    const queries = query.tasks.flatMap((task, index) => this.queriesOf(task, index));
+    const results = new Map<string, { timestamps: Date[]; values: number[] }>();
+    let nextToken: string | undefined;
+    do {
+      const output = await this.client.send(
+        new GetMetricDataCommand({
+          MetricDataQueries: queries,
+          StartTime: new Date(query.start),
+          EndTime: new Date(query.end),
+          ScanBy: 'TimestampAscending',
+          ...(nextToken ? { NextToken: nextToken } : {}),
+        }),
+      );
+      for (const result of output.MetricDataResults ?? []) collect(results, result);
+      nextToken = output.NextToken;
+    } while (nextToken);
+    return mergeTaskMinutes(query.tasks.map((_task, index) => minutesOf(index, results)));
+  }
+
+  private queriesOf(task: TaskUsageQuery, index: number): MetricDataQuery[] {
+    const dimensions = [
+      { Name: 'ClusterName', Value: this.clusterName },
+      {
+        Name: 'TaskDefinitionFamily',
+        Value: task.taskDefinitionArn ? taskDefinitionFamilyOf(task.taskDefinitionArn) : this.defaultTaskDefinitionFamily,
+      },
+      { Name: 'TaskId', Value: taskIdOf(task.taskArn) },
+    ];
+    return (Object.entries(METRICS) as Array<[MetricId, string]>).map(([id, metricName]) => ({
+      // Query ids must start with a lower-case letter and be unique in the request.
+      Id: `${id}${index}`,
+      MetricStat: {
+        Metric: { Namespace: CONTAINER_INSIGHTS_NAMESPACE, MetricName: metricName, Dimensions: dimensions },
+        Period: PERIOD_SECONDS,
+        Stat: 'Average',
+      },
+      ReturnData: true,
+    }));
+  }
+}
+
+function collect(results: Map<string, { timestamps: Date[]; values: number[] }>, result: MetricDataResult): void {
+  if (!result.Id) return;
+  const series = results.get(result.Id) ?? { timestamps: [], values: [] };
+  series.timestamps.push(...(result.Timestamps ?? []));
+  series.values.push(...(result.Values ?? []));
+  results.set(result.Id, series);
+}
+
+/** One task's minutes: CPU is CpuUtilized over CpuReserved, as for the current figures. */
+function minutesOf(index: number, results: Map<string, { timestamps: Date[]; values: number[] }>): UsageMinute[] {
+  const byMinute = new Map<number, Partial<Record<MetricId, number>>>();
+  for (const id of Object.keys(METRICS) as MetricId[]) {
+    const series = results.get(`${id}${index}`);
+    series?.timestamps.forEach((timestamp, position) => {
+      const minute = Math.floor(timestamp.getTime() / MINUTE_MS) * MINUTE_MS;
+      const values = byMinute.get(minute) ?? {};
+      values[id] = series.values[position];
+      byMinute.set(minute, values);
+    });
+  }
+  return [...byMinute].map(([minute, values]) => ({
+    minute,
+    cpuPercent: values.cpuUtilized !== undefined && values.cpuReserved ? clampPercent((values.cpuUtilized / values.cpuReserved) * 100) : 0,
+    memoryUsedMb: values.memoryUtilized ?? 0,
+    diskUsedGb: values.ephemeralStorageUtilized ?? 0,
+  }));
+}

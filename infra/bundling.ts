@@ -1,5 +1,6 @@
 import { buildSync, type BuildOptions } from 'esbuild';
 import { basename, dirname, join, posix, sep } from 'node:path';
+import { writeConsoleAssetsModule } from '../lib/console/build-console.js';
 
 /**
  * esbuild's ESM output has no `require`; CommonJS dependencies that call it for Node
@@ -100,6 +101,8 @@ const outDirIn = (sourceRoot: string): string => join(sourceRoot, '.lambda-bundl
  */
 export function bundleHandlers(sourceRoot: string, entries: Iterable<string>): Map<string, BundleFile[]> {
   const unique = [...new Set(entries)];
+  // The console's function bundles the console's built files (package.json `imports`, `#wiring/console-assets`).
+  writeConsoleAssetsModule(sourceRoot);
   const outNameOf = (entry: string): string =>
     entry
       .split(sep)

@@ -148,8 +148,9 @@ export class ServiceRestApi extends Construct {
   }
 }
 
+/** A greedy `{name+}` is requested as `name` (method.request.path.name). */
 function pathParameters(path: string): string[] {
-  return [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] ?? '');
+  return [...path.matchAll(/\{([^}+]+)\+?\}/g)].map((match) => match[1] ?? '');
 }
 
 /** An explicit method wins over ANY in API Gateway, so ANY catches exactly the methods not routed. */

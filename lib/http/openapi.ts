@@ -96,7 +96,7 @@ function queryParameters(schema: z.ZodMiniType | undefined): JsonObject[] {
 }
 
 function operation(route: Route, schemas: InputSchemas): JsonObject {
-  const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+  const pathParameters = [...route.path.matchAll(/\{(\w+)\+?\}/g)].map(([, name]) => ({
     name,
     in: 'path',
     required: true,
@@ -127,7 +127,8 @@ function operation(route: Route, schemas: InputSchemas): JsonObject {
 export function openApiDocument(endpoints: Array<{ route: Route; inputSchemas: InputSchemas }>): JsonObject {
   const paths: Record<string, Record<string, JsonObject>> = {};
   for (const { route, inputSchemas } of endpoints) {
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, inputSchemas);
+    // A greedy API Gateway parameter (`{path+}`) is a plain one in OpenAPI's path templates.
+    (paths[route.path.replace('+}', '}')] ??= {})[route.method.toLowerCase()] = operation(route, inputSchemas);
   }
   const errorResponses: JsonObject = {};
   for (const [status, { code, description }] of Object.entries(errorCodes)) {

@@ -568,6 +568,29 @@ export const authorizationServerMetadata = /* @__PURE__ */ route({
   summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
 });
 
+// The console: one function serves the page shell at every console URL and the hashed files.
+export const consoleHome = /* @__PURE__ */ route({
+  id: 'consoleHome',
+  method: 'GET',
+  path: '/console',
+  handler: 'functions/console/home.ts',
+  access: 'browser',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated(),
+  summary: 'The console: sends the browser to its containers page (or to sign in first)',
+});
+
+export const consoleApp = /* @__PURE__ */ route({
+  id: 'consoleApp',
+  method: 'GET',
+  path: '/console/{path+}',
+  handler: 'functions/console/page.ts',
+  access: 'browser',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated(),
+  summary: "The console's pages (one shell; the script routes) and its hashed, immutable files under /console/assets/",
+});
+
 /** The table: the CDK stack, the local server and the OpenAPI document read it. */
 export const routes = [
   createSession,
@@ -608,6 +631,8 @@ export const routes = [
   authorizationsPage,
   authorizationsPageRevoke,
   authorizationServerMetadata,
+  consoleHome,
+  consoleApp,
 ] as const satisfies readonly Route[];
 
 export type RouteId = (typeof routes)[number]['id'];

@@ -1,0 +1,7 @@
+import { consoleAssets } from '#wiring/console-assets';
+import { serveConsole } from '../../lib/console/console-page.js';
+import { endpoint } from '../../lib/http/endpoint.js';
+import * as route from '../../lib/http/routes.js';
+import { resolveCredential } from '../../lib/wiring/authentication.js';
+
+export const handler = endpoint(route.consoleApp, { resolveCredential }, async (request) => serveConsole(request, consoleAssets));

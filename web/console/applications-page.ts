@@ -1,0 +1,135 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, fieldErrors } from './api.js';
+import { Field, html, when } from './ui.js';
+
+interface AppRecord {
+  id: string;
+  name: string;
+  description: string;
+  client_id: string;
+  redirect_uris: string[];
+  created_at: string;
+}
+
+const urisOf = (text: string): string[] =>
+  text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+
+function AppForm(props: {
+  idPrefix: string;
+  app?: AppRecord;
+  submitLabel: string;
+  onSubmit: (body: Record<string, unknown>) => Promise<void>;
+  onCancel?: () => void;
+}) {
+  const [name, setName] = useState(props.app?.name ?? '');
+  const [description, setDescription] = useState(props.app?.description ?? '');
+  const [uris, setUris] = useState((props.app?.redirect_uris ?? []).join('\n'));
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    try {
+      await props.onSubmit({ name, description, redirect_uris: urisOf(uris) });
+      setErrors({});
+      if (!props.app) {
+        setName('');
+        setDescription('');
+        setUris('');
+      }
+    } catch (error) {
+      setErrors(fieldErrors(error));
+    }
+  };
+  return html`<form onSubmit=${submit} novalidate>
+    ${errors.form ? html`<p class="error" role="alert">${errors.form}</p>` : null}
+    <${Field} id=${`${props.idPrefix}-name`} label="Name" value=${name} onInput=${setName} error=${errors.name} required />
+    <${Field} id=${`${props.idPrefix}-description`} label="Description" value=${description} onInput=${setDescription} error=${errors.description} />
+    <${Field} id=${`${props.idPrefix}-redirect-uris`} label="Redirect URIs" multiline value=${uris} onInput=${setUris} error=${errors.redirect_uris} hint="One per line" />
+    <button type="submit">${props.submitLabel}</button>
+    ${props.onCancel ? html`<button type="button" class="secondary" onClick=${props.onCancel}>Cancel</button>` : null}
+  </form>`;
+}
+
+/** OAuth applications: the client secret is shown once, at registration and at each rotation. */
+export function ApplicationsPage() {
+  const [apps, setApps] = useState<AppRecord[] | null>(null);
+  const [secret, setSecret] = useState<{ name: string; clientId: string; clientSecret: string } | null>(null);
+  const [editing, setEditing] = useState<string | null>(null);
+  const [problem, setProblem] = useState('');
+  const load = async () => setApps(await api<AppRecord[]>('GET', '/api/v1/oauth/apps?limit=1000'));
+  useEffect(() => {
+    void load();
+  }, []);
+
+  const register = async (body: Record<string, unknown>) => {
+    const created = await api<AppRecord & { client_secret: string }>('POST', '/api/v1/oauth/apps', body);
+    setSecret({ name: created.name, clientId: created.client_id, clientSecret: created.client_secret });
+    void load();
+  };
+  const rotate = async (app: AppRecord) => {
+    if (!confirm(`Rotate the secret of ${app.name}? The current secret stops working.`)) return;
+    try {
+      const rotated = await api<{ client_id: string; client_secret: string }>('POST', `/api/v1/oauth/apps/${app.id}/secret`);
+      setSecret({ name: app.name, clientId: rotated.client_id, clientSecret: rotated.client_secret });
+    } catch (error) {
+      setProblem(error instanceof Error ? error.message : 'Rotation failed');
+    }
+  };
+  const remove = async (app: AppRecord) => {
+    if (!confirm(`Delete ${app.name}? Every token it holds stops working.`)) return;
+    try {
+      await api('DELETE', `/api/v1/oauth/apps/${app.id}`);
+      void load();
+    } catch (error) {
+      setProblem(error instanceof Error ? error.message : 'Delete failed');
+    }
+  };
+
+  return html`<section aria-labelledby="apps-heading">
+    <h1 id="apps-heading">OAuth applications</h1>
+    ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
+    ${
+      secret
+        ? html`<div class="secret" role="alert" id="issued-secret">
+            <p>The client secret of <strong>${secret.name}</strong>. Copy it now: it is shown only once.</p>
+            <label for="new-client-id">Client ID</label><input id="new-client-id" readonly value=${secret.clientId} />
+            <label for="new-client-secret">Client secret</label><input id="new-client-secret" readonly value=${secret.clientSecret} />
+            <button type="button" class="secondary" onClick=${() => setSecret(null)}>Done</button>
+          </div>`
+        : null
+    }
+    ${
+      apps === null
+        ? html`<p>Loading…</p>`
+        : apps.length === 0
+          ? html`<p id="no-apps">No applications.</p>`
+          : html`<ul class="apps" id="apps">${apps.map(
+              (app) => html`<li data-name=${app.name}>
+                ${
+                  editing === app.id
+                    ? html`<${AppForm} idPrefix=${`edit-${app.id}`} app=${app} submitLabel="Save"
+                        onSubmit=${async (body: Record<string, unknown>) => {
+                          await api('PATCH', `/api/v1/oauth/apps/${app.id}`, body);
+                          setEditing(null);
+                          void load();
+                        }}
+                        onCancel=${() => setEditing(null)} />`
+                    : html`<h2>${app.name}</h2>
+                      ${app.description ? html`<p>${app.description}</p>` : null}
+                      <dl class="facts"><dt>Client ID</dt><dd><code>${app.client_id}</code></dd>
+                        <dt>Redirect URIs</dt><dd>${app.redirect_uris.join(', ')}</dd><dt>Registered</dt><dd>${when(app.created_at)}</dd></dl>
+                      <button type="button" class="secondary" aria-label=${`Edit ${app.name}`} onClick=${() => setEditing(app.id)}>Edit</button>
+                      <button type="button" class="secondary" aria-label=${`Rotate the secret of ${app.name}`} onClick=${() => rotate(app)}>Rotate secret</button>
+                      <button type="button" class="danger" aria-label=${`Delete ${app.name}`} onClick=${() => remove(app)}>Delete</button>`
+                }
+              </li>`,
+            )}</ul>`
+    }
+    <section aria-labelledby="register-heading">
+      <h2 id="register-heading">Register an application</h2>
+      <${AppForm} idPrefix="register" submitLabel="Register" onSubmit=${register} />
+    </section>
+  </section>`;
+}

@@ -1,0 +1,322 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import uPlot from 'uplot';
+import { api, ApiError, base, fieldErrors } from './api.js';
+import type { ContainerRecord } from './containers-page.js';
+import { commandOf, commandText, EnvEditor, type EnvRow, envOf, envRowsOf, Field, html, Link, navigate, StateBadge } from './ui.js';
+
+interface LogLine {
+  timestamp: string;
+  stream: 'stdout' | 'stderr';
+  message: string;
+}
+
+interface MetricsPoint {
+  timestamp: string;
+  cpu_percent: number;
+  memory_used_mb: number;
+  disk_used_gb: number;
+}
+
+/** How often the page asks again: quickly while something is changing, slowly when settled. */
+const BUSY_POLL_MS = 1500;
+const SETTLED_POLL_MS = 5000;
+const LOG_POLL_MS = 2000;
+const CHART_POLL_MS = 5000;
+const MAX_LOG_LINES = 1000;
+
+/** A time series chart (uPlot) with its latest value in words beside it, so it reads without the picture. */
+function Chart(props: { id: string; title: string; unit: string; points: MetricsPoint[]; value: (point: MetricsPoint) => number }) {
+  const holder = useRef<HTMLDivElement>(null);
+  const chart = useRef<uPlot | null>(null);
+  const figure = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (!holder.current) return;
+    chart.current = new uPlot(
+      {
+        width: Math.max(280, holder.current.clientWidth || 420),
+        height: 180,
+        scales: { x: { time: true } },
+        axes: [{}, { label: props.unit, size: 56 }],
+        series: [{}, { label: props.title, stroke: '#2f6ae0', width: 2, fill: 'rgba(47,106,224,.08)', points: { show: true, size: 5 } }],
+        hooks: {
+          draw: [
+            (plot: uPlot) => {
+              const drawn = plot.data[1]?.length ?? 0;
+              figure.current?.setAttribute('data-points', String(drawn));
+              if (drawn > 0 && !figure.current?.hasAttribute('data-first-drawn-ms')) {
+                figure.current?.setAttribute('data-first-drawn-ms', String(Math.round(performance.now())));
+              }
+            },
+          ],
+        },
+      },
+      [[], []],
+      holder.current,
+    );
+    return () => chart.current?.destroy();
+  }, []);
+  useEffect(() => {
+    chart.current?.setData([props.points.map((point) => Date.parse(point.timestamp) / 1000), props.points.map(props.value)]);
+  }, [props.points]);
+  const latest = props.points[props.points.length - 1];
+  return html`<figure class="chart" id=${props.id} ref=${figure} data-points="0">
+    <figcaption><strong>${props.title}</strong> (last hour, per minute):
+      <span class="latest">${latest ? `${props.value(latest)} ${props.unit} at ${new Date(latest.timestamp).toLocaleTimeString()}` : 'no samples yet'}</span>
+    </figcaption>
+    <div ref=${holder} role="img" aria-label=${`${props.title} chart, ${props.points.length} points`}></div>
+  </figure>`;
+}
+
+function Charts(props: { containerId: string }) {
+  const [points, setPoints] = useState<MetricsPoint[]>([]);
+  useEffect(() => {
+    let live = true;
+    const load = async () => {
+      try {
+        const history = await api<MetricsPoint[]>('GET', `/api/v1/containers/${props.containerId}/metrics/history?minutes=60`);
+        if (live) setPoints(history);
+      } catch {
+        // The next round tries again.
+      }
+    };
+    void load();
+    const timer = setInterval(load, CHART_POLL_MS);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, [props.containerId]);
+  return html`<section aria-labelledby="metrics-heading" class="charts">
+    <h2 id="metrics-heading">Metrics</h2>
+    <div class="chart-row">
+      <${Chart} id="cpu-chart" title="CPU" unit="%" points=${points} value=${(point: MetricsPoint) => point.cpu_percent} />
+      <${Chart} id="memory-chart" title="Memory" unit="MB" points=${points} value=${(point: MetricsPoint) => point.memory_used_mb} />
+    </div>
+  </section>`;
+}
+
+/** Follows the container's output by asking for the lines at or after the newest one seen. */
+function Logs(props: { containerId: string }) {
+  const [lines, setLines] = useState<LogLine[]>([]);
+  const [paused, setPaused] = useState(false);
+  const state = useRef<{ since?: string; seenAtSince: Set<string> }>({ seenAtSince: new Set() });
+  useEffect(() => {
+    if (paused) return;
+    let live = true;
+    const poll = async () => {
+      const since = state.current.since;
+      const query = since ? `since=${encodeURIComponent(since)}&limit=1000` : 'limit=200';
+      try {
+        const page = await api<LogLine[]>('GET', `/api/v1/containers/${props.containerId}/logs?${query}`);
+        if (!live) return;
+        const key = (line: LogLine) => `${line.timestamp}|${line.stream}|${line.message}`;
+        // `since` is inclusive: lines at that very instant were seen already.
+        const fresh = page.filter((line) => !(line.timestamp === since && state.current.seenAtSince.has(key(line))));
+        if (page.length > 0) {
+          const newest = page[page.length - 1]!.timestamp;
+          const atNewest = page.filter((line) => line.timestamp === newest).map(key);
+          state.current = {
+            since: newest,
+            seenAtSince: newest === since ? new Set([...state.current.seenAtSince, ...atNewest]) : new Set(atNewest),
+          };
+        }
+        if (fresh.length > 0) setLines((previous) => [...previous, ...fresh].slice(-MAX_LOG_LINES));
+      } catch {
+        // The next round tries again.
+      }
+    };
+    void poll();
+    const timer = setInterval(poll, LOG_POLL_MS);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, [props.containerId, paused]);
+
+  const stream = (name: 'stdout' | 'stderr') => {
+    const ofStream = lines.filter((line) => line.stream === name);
+    return html`<div class="log-stream">
+      <h3 id=${`${name}-heading`}>${name}</h3>
+      <pre id=${`logs-${name}`} tabindex="0" aria-labelledby=${`${name}-heading`}>${ofStream.length === 0 ? html`<span class="muted">No lines yet</span>` : ofStream.map((line) => html`<span class="line"><span class="time">${new Date(line.timestamp).toLocaleTimeString()}</span> ${line.message}\n</span>`)}</pre>
+    </div>`;
+  };
+  return html`<section aria-labelledby="logs-heading" class="logs">
+    <h2 id="logs-heading">Logs</h2>
+    <button type="button" class="secondary" aria-pressed=${paused ? 'true' : 'false'} onClick=${() => setPaused(!paused)}>${paused ? 'Resume' : 'Pause'}</button>
+    <span class="muted" role="status">${paused ? 'Paused' : 'Following new lines'}</span>
+    <div class="log-streams">${stream('stdout')}${stream('stderr')}</div>
+  </section>`;
+}
+
+/**
+ * The settings form: what PATCH changes. The health check and restart policy appear when the
+ * record carries them (the API accepts them from then on); only changed fields are sent.
+ */
+function Settings(props: { container: ContainerRecord; onSaved: (record: ContainerRecord) => void }) {
+  const initial = (container: ContainerRecord) => ({
+    image: container.image,
+    port: String(container.port),
+    cpu_cores: String(container.cpu_cores),
+    memory_mb: String(container.memory_mb),
+    disk_gb: String(container.disk_gb),
+    command: commandText(container.command),
+    restart_policy: container.restart_policy ?? '',
+    health_path: container.health_check?.path ?? '',
+    health_interval: container.health_check ? String(container.health_check.interval_s) : '',
+    health_timeout: container.health_check ? String(container.health_check.timeout_s) : '',
+    health_grace: container.health_check ? String(container.health_check.grace_s) : '',
+  });
+  const [values, setValues] = useState(initial(props.container));
+  const [env, setEnv] = useState<EnvRow[]>(envRowsOf(props.container.env));
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [saved, setSaved] = useState('');
+  const set = (name: keyof typeof values) => (value: string) => setValues({ ...values, [name]: value });
+  const hasHealthCheck = 'health_check' in props.container;
+  const hasRestartPolicy = 'restart_policy' in props.container;
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const container = props.container;
+    const changes: Record<string, unknown> = {};
+    if (values.image !== container.image) changes.image = values.image;
+    for (const name of ['port', 'cpu_cores', 'memory_mb', 'disk_gb'] as const) {
+      if (Number(values[name]) !== container[name]) changes[name] = Number(values[name]);
+    }
+    const newEnv = envOf(env);
+    if (JSON.stringify(newEnv) !== JSON.stringify(container.env)) changes.env = newEnv;
+    const command = commandOf(values.command);
+    if (JSON.stringify(command) !== JSON.stringify(container.command)) changes.command = command;
+    if (hasRestartPolicy && values.restart_policy !== (container.restart_policy ?? '')) changes.restart_policy = values.restart_policy;
+    if (hasHealthCheck) {
+      const healthCheck = values.health_path
+        ? {
+            path: values.health_path,
+            interval_s: Number(values.health_interval || 10),
+            timeout_s: Number(values.health_timeout || 5),
+            grace_s: Number(values.health_grace || 0),
+          }
+        : null;
+      if (JSON.stringify(healthCheck) !== JSON.stringify(container.health_check ?? null)) changes.health_check = healthCheck;
+    }
+    if (Object.keys(changes).length === 0) {
+      setSaved('Nothing changed.');
+      return;
+    }
+    try {
+      const updated = await api<ContainerRecord>('PATCH', `/api/v1/containers/${container.id}`, changes);
+      setErrors({});
+      setSaved('Saved. The changes apply from the next start or restart.');
+      props.onSaved(updated);
+    } catch (error) {
+      setSaved('');
+      setErrors(fieldErrors(error));
+    }
+  };
+
+  return html`<form class="settings" onSubmit=${submit} novalidate aria-labelledby="settings-heading">
+    <h2 id="settings-heading">Settings</h2>
+    ${errors.form ? html`<p class="error" role="alert">${errors.form}</p>` : null}
+    <div class="grid">
+      <${Field} id="settings-image" label="Image" value=${values.image} onInput=${set('image')} error=${errors.image} />
+      <${Field} id="settings-port" label="Port" type="number" value=${values.port} onInput=${set('port')} error=${errors.port} />
+      <${Field} id="settings-cpu" label="CPU cores" type="number" step="0.25" value=${values.cpu_cores} onInput=${set('cpu_cores')} error=${errors.cpu_cores} />
+      <${Field} id="settings-memory" label="Memory (MB)" type="number" value=${values.memory_mb} onInput=${set('memory_mb')} error=${errors.memory_mb} />
+      <${Field} id="settings-disk" label="Disk (GB)" type="number" value=${values.disk_gb} onInput=${set('disk_gb')} error=${errors.disk_gb} />
+      ${
+        hasRestartPolicy
+          ? html`<div class="field"><label for="settings-restart-policy">Restart policy</label>
+              <select id="settings-restart-policy" value=${values.restart_policy} onChange=${(event: Event) => set('restart_policy')((event.target as HTMLSelectElement).value)}>
+                <option value="never">never</option><option value="on-failure">on-failure</option><option value="always">always</option>
+              </select>
+              ${errors.restart_policy ? html`<div class="field-error" role="alert">${errors.restart_policy}</div>` : null}</div>`
+          : null
+      }
+    </div>
+    ${
+      hasHealthCheck
+        ? html`<fieldset><legend>Health check</legend><div class="grid">
+            <${Field} id="settings-health-path" label="Path" value=${values.health_path} onInput=${set('health_path')} error=${errors.health_check} hint="Empty: a TCP connect on the port" />
+            <${Field} id="settings-health-interval" label="Interval (s)" type="number" value=${values.health_interval} onInput=${set('health_interval')} />
+            <${Field} id="settings-health-timeout" label="Timeout (s)" type="number" value=${values.health_timeout} onInput=${set('health_timeout')} />
+            <${Field} id="settings-health-grace" label="Grace (s)" type="number" value=${values.health_grace} onInput=${set('health_grace')} />
+          </div></fieldset>`
+        : null
+    }
+    <${EnvEditor} prefix="settings" rows=${env} onChange=${setEnv} error=${errors.env} />
+    <${Field} id="settings-command" label="Command" multiline value=${values.command} onInput=${set('command')} error=${errors.command} hint="One argument per line; leave empty to run the image's own command" />
+    <button type="submit">Save settings</button>
+    <span role="status" class="notice">${saved}</span>
+  </form>`;
+}
+
+/** One container: its state (followed while it changes), actions, settings, logs and charts. */
+export function ContainerPage(props: { id: string }) {
+  const [container, setContainer] = useState<ContainerRecord | null>(null);
+  const [missing, setMissing] = useState(false);
+  const [action, setAction] = useState('');
+  const [problem, setProblem] = useState('');
+
+  const load = async () => {
+    try {
+      setContainer(await api<ContainerRecord>('GET', `/api/v1/containers/${props.id}`));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) setMissing(true);
+    }
+  };
+  const busy = action !== '' || container?.state === 'provisioning';
+  useEffect(() => {
+    void load();
+    const timer = setInterval(load, busy ? BUSY_POLL_MS : SETTLED_POLL_MS);
+    return () => clearInterval(timer);
+  }, [props.id, busy]);
+
+  if (missing)
+    return html`<section><h1>Container not found</h1><p><${Link} href=${`${base()}/console/containers`}>Back to containers<//></p></section>`;
+  if (!container) return html`<p>Loading…</p>`;
+
+  const act = async (name: string, label: string) => {
+    setAction(label);
+    setProblem('');
+    try {
+      await api('POST', `/api/v1/containers/${container.id}/${name}`);
+    } catch (error) {
+      setProblem(error instanceof Error ? error.message : `${label} failed`);
+    } finally {
+      setAction('');
+      void load();
+    }
+  };
+  const remove = async () => {
+    if (!confirm(`Delete ${container.hostname}? Its task stops and the hostname is freed.`)) return;
+    setAction('Deleting');
+    try {
+      await api('DELETE', `/api/v1/containers/${container.id}`);
+      navigate(`${base()}/console/containers`);
+    } catch (error) {
+      setProblem(error instanceof Error ? error.message : 'Delete failed');
+      setAction('');
+    }
+  };
+
+  return html`<section aria-labelledby="container-heading">
+    <p><${Link} href=${`${base()}/console/containers`}>← Containers<//></p>
+    <h1 id="container-heading">${container.hostname}</h1>
+    <dl class="facts">
+      <dt>State</dt><dd id="state" role="status" aria-live="polite"><${StateBadge} state=${container.state} />${action ? html` <span class="muted">(${action}…)</span>` : null}</dd>
+      ${container.state_reason ? html`<dt>Reason</dt><dd id="state-reason">${container.state_reason}</dd>` : null}
+      ${container.restart_count !== undefined ? html`<dt>Restarts</dt><dd>${container.restart_count}</dd>` : null}
+      <dt>URL</dt><dd>${container.url ? html`<a id="container-url" href=${container.url} target="_blank" rel="noopener noreferrer">${container.url}</a>` : '—'}</dd>
+      <dt>Image</dt><dd>${container.image}</dd>
+    </dl>
+    <div class="actions">
+      <button type="button" disabled=${action !== ''} onClick=${() => act('start', 'Starting')}>Start</button>
+      <button type="button" disabled=${action !== ''} onClick=${() => act('stop', 'Stopping')}>Stop</button>
+      <button type="button" disabled=${action !== ''} onClick=${() => act('restart', 'Restarting')}>Restart</button>
+      <button type="button" class="danger" disabled=${action !== ''} onClick=${remove}>Delete</button>
+    </div>
+    ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
+    <${Charts} containerId=${container.id} />
+    <${Logs} containerId=${container.id} />
+    <${Settings} container=${container} onSaved=${setContainer} />
+  </section>`;
+}

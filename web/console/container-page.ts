@@ -219,7 +219,7 @@ function Settings(props: { container: ContainerRecord; onSaved: (record: Contain
     <div class="grid">
       <${Field} id="settings-image" label="Image" value=${values.image} onInput=${set('image')} error=${errors.image} />
       <${Field} id="settings-port" label="Port" type="number" value=${values.port} onInput=${set('port')} error=${errors.port} />
-      <${Field} id="settings-cpu" label="CPU cores" type="number" step="0.25" value=${values.cpu_cores} onInput=${set('cpu_cores')} error=${errors.cpu_cores} />
+      <${Field} id="settings-cpu" label="CPU cores" type="number" step="1" value=${values.cpu_cores} onInput=${set('cpu_cores')} error=${errors.cpu_cores} />
       <${Field} id="settings-memory" label="Memory (MB)" type="number" value=${values.memory_mb} onInput=${set('memory_mb')} error=${errors.memory_mb} />
       <${Field} id="settings-disk" label="Disk (GB)" type="number" value=${values.disk_gb} onInput=${set('disk_gb')} error=${errors.disk_gb} />
       ${

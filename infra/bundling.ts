@@ -58,16 +58,21 @@ export const lambdaBundleOptions = {
 export const BUNDLE_BUDGET_BYTES = 300 * 1024;
 
 /**
- * The two functions over the budget, each with its own ceiling and the reason. Both need a
- * second SDK client beside DynamoDB, and the SDK's clients register every one of their
+ * The functions over the budget, each with its own ceiling and the reason. The console's
+ * carries the console's files; the other two need a second SDK client beside DynamoDB, and the SDK's clients register every one of their
  * service's error classes with their schemas when they load, so none of it tree-shakes: what
- * is left to cut is our own code (about 45 KiB in each) or a library another issue requires
+ * is left to cut in those is our own code (about 45 KiB in each) or a library another issue requires
  * (Powertools, zod).
  */
 export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; reason: string }>> = {
   createContainer: {
     bytes: 330 * 1024,
     reason: 'the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools',
+  },
+  consoleApp: {
+    bytes: 340 * 1024,
+    reason:
+      "the console's built files (Preact, htm, uPlot and the pages, about 97 KiB minified) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page",
   },
   taskStateChanged: {
     bytes: 336 * 1024,

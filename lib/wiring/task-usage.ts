@@ -14,4 +14,4 @@ export const taskUsage: TaskUsageSource = config.CONTAINER_RUNTIME === 'local' ?
 
 /** Past use, minute by minute: the local stack's sampler, or Container Insights. */
 export const taskUsageHistory: TaskUsageHistory =
-  config.CONTAINER_RUNTIME === 'local' ? localUsageHistory() : cloudWatchUsageHistoryFrom(config);
+  config.CONTAINER_RUNTIME === 'local' ? localUsageHistory() : /* @__PURE__ */ cloudWatchUsageHistoryFrom(config);

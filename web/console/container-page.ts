@@ -35,7 +35,8 @@ function Chart(props: { id: string; title: string; unit: string; points: Metrics
       {
         width: Math.max(280, holder.current.clientWidth || 420),
         height: 180,
-        scales: { x: { time: true } },
+        // The last hour, whatever points there are (one point alone would otherwise span years).
+        scales: { x: { time: true, range: () => [Date.now() / 1000 - 3600, Date.now() / 1000] } },
         axes: [{}, { label: props.unit, size: 56 }],
         series: [{}, { label: props.title, stroke: '#2f6ae0', width: 2, fill: 'rgba(47,106,224,.08)', points: { show: true, size: 5 } }],
         hooks: {
@@ -60,8 +61,7 @@ function Chart(props: { id: string; title: string; unit: string; points: Metrics
   }, [props.points]);
   const latest = props.points[props.points.length - 1];
   return html`<figure class="chart" id=${props.id} ref=${figure} data-points="0">
-    <figcaption><strong>${props.title}</strong> (last hour, per minute):
-      <span class="latest">${latest ? `${props.value(latest)} ${props.unit} at ${new Date(latest.timestamp).toLocaleTimeString()}` : 'no samples yet'}</span>
+    <figcaption><strong>${props.title}</strong>${' (last hour, per minute): '}<span class="latest">${latest ? `${props.value(latest)} ${props.unit} at ${new Date(latest.timestamp).toLocaleTimeString()}` : 'no samples yet'}</span>
     </figcaption>
     <div ref=${holder} role="img" aria-label=${`${props.title} chart, ${props.points.length} points`}></div>
   </figure>`;
@@ -133,18 +133,24 @@ function Logs(props: { containerId: string }) {
     };
   }, [props.containerId, paused]);
 
+  const panel = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    // Following: the newest line stays in view unless paused.
+    if (paused) return;
+    for (const pre of panel.current?.querySelectorAll('pre') ?? []) pre.scrollTop = pre.scrollHeight;
+  }, [lines, paused]);
   const stream = (name: 'stdout' | 'stderr') => {
     const ofStream = lines.filter((line) => line.stream === name);
     return html`<div class="log-stream">
       <h3 id=${`${name}-heading`}>${name}</h3>
-      <pre id=${`logs-${name}`} tabindex="0" aria-labelledby=${`${name}-heading`}>${ofStream.length === 0 ? html`<span class="muted">No lines yet</span>` : ofStream.map((line) => html`<span class="line"><span class="time">${new Date(line.timestamp).toLocaleTimeString()}</span> ${line.message}\n</span>`)}</pre>
+      <pre id=${`logs-${name}`} tabindex="0" aria-labelledby=${`${name}-heading`}>${ofStream.length === 0 ? html`<span class="muted">No lines yet</span>` : ofStream.map((line) => html`<span class="line"><span class="time">${new Date(line.timestamp).toLocaleTimeString()}</span> ${line.message}</span>`)}</pre>
     </div>`;
   };
   return html`<section aria-labelledby="logs-heading" class="logs">
     <h2 id="logs-heading">Logs</h2>
     <button type="button" class="secondary" aria-pressed=${paused ? 'true' : 'false'} onClick=${() => setPaused(!paused)}>${paused ? 'Resume' : 'Pause'}</button>
     <span class="muted" role="status">${paused ? 'Paused' : 'Following new lines'}</span>
-    <div class="log-streams">${stream('stdout')}${stream('stderr')}</div>
+    <div class="log-streams" ref=${panel}>${stream('stdout')}${stream('stderr')}</div>
   </section>`;
 }
 

@@ -88,16 +88,20 @@ describe('the console in a browser', () => {
     await appRequest(`${url}from-the-test`);
     await page.locator('#logs-stdout', { hasText: 'GET /from-the-test' }).waitFor({ timeout: 15_000 });
     for (const chart of ['#cpu-chart', '#memory-chart']) {
-      await page.waitForFunction((selector) => Number(document.querySelector(selector)?.getAttribute('data-points')) > 0, chart, {
-        timeout: 20_000,
-      });
+      const points = await pollUntil(
+        () => page.locator(chart).getAttribute('data-points'),
+        (drawn) => Number(drawn) > 0,
+        20_000,
+      );
+      expect([chart, Number(points)]).toEqual([chart, expect.any(Number)]);
+      expect(Number(points)).toBeGreaterThan(0);
     }
     await shot(page, '3-container-page');
 
     // Reloading keeps the page; the time from navigation to a drawn chart.
     const containerPath = new URL(page.url()).pathname;
     await page.reload();
-    await page.waitForFunction(() => document.querySelector('#memory-chart')?.hasAttribute('data-first-drawn-ms'), null, { timeout: 20_000 });
+    await page.locator('#memory-chart[data-first-drawn-ms]').waitFor({ timeout: 20_000 });
     expect(new URL(page.url()).pathname).toBe(containerPath);
     const drawnMs = Number(await page.locator('#memory-chart').getAttribute('data-first-drawn-ms'));
     console.info(`navigation to a drawn chart: ${drawnMs} ms`);

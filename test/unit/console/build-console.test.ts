@@ -11,7 +11,8 @@ function staticClosure(files: Record<string, { body: string }>, entry: string): 
   const visit = (name: string) => {
     if (seen.has(name)) return;
     seen.add(name);
-    for (const match of files[name]!.body.matchAll(/(?:import|export)\s*(?:[\w*{}\s,$]*from\s*)?["']\.\/([\w.-]+\.js)["']/g)) visit(match[1]!);
+    for (const match of files[name]!.body.matchAll(/(?:import|export)\s*(?:[\w*{}\s,$]*from\s*)?["']\.\/([\w.-]+\.js)["']/g))
+      visit(match[1]!);
   };
   visit(entry);
   return [...seen];

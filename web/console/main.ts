@@ -50,8 +50,8 @@ function App(props: { session: Session }) {
   }, []);
   useEffect(() => {
     document.title = `${TITLES[route.page]} · Console`;
-    // Moves focus to the new page's heading, as a page load would, for keyboard and screen reader users.
-    document.querySelector<HTMLElement>('main h1')?.focus();
+    // Moves focus to the new page, as a page load would, for keyboard and screen reader users.
+    document.getElementById('content')?.focus();
   }, [route]);
 
   const signOut = async () => {

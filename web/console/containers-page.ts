@@ -63,7 +63,7 @@ function CreateForm(props: { onCreated: (record: ContainerRecord) => void }) {
       <${Field} id="port" label="Port" type="number" value=${values.port} onInput=${set('port')} error=${errors.port} placeholder="8080" />
       <${Field} id="cpu_cores" label="CPU cores" type="number" step="1" value=${values.cpu_cores} onInput=${set('cpu_cores')} error=${errors.cpu_cores} placeholder="1" />
       <${Field} id="memory_mb" label="Memory (MB)" type="number" value=${values.memory_mb} onInput=${set('memory_mb')} error=${errors.memory_mb} placeholder="512" />
-      <${Field} id="disk_gb" label="Disk (GB)" type="number" value=${values.disk_gb} onInput=${set('disk_gb')} error=${errors.disk_gb} placeholder="20" />
+      <${Field} id="disk_gb" label="Disk (GB)" type="number" value=${values.disk_gb} onInput=${set('disk_gb')} error=${errors.disk_gb} placeholder="18" />
     </div>
     <${EnvEditor} prefix="create" rows=${env} onChange=${setEnv} error=${errors.env} />
     <${Field} id="command" label="Command" multiline value=${values.command} onInput=${set('command')} error=${errors.command} hint="One argument per line; leave empty to run the image's own command" />

@@ -73,6 +73,11 @@ const settingsSchema = z
       .string()
       .regex(/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/, 'must be an ACM certificate ARN')
       .optional(),
+    /**
+     * Seconds the apps' load balancer keeps a connection that sends nothing (a quiet WebSocket
+     * included) before closing it; the load balancer accepts 1 to 4000.
+     */
+    appsIdleTimeoutSeconds: z.coerce.number().int().min(1).max(4000).default(120),
     taskFamily: z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,255}$/)

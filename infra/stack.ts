@@ -85,6 +85,7 @@ export class ContainerHostingStack extends Stack {
             appsDomain: settings.appsDomain,
             certificateArn: settings.appsCertificateArn,
             workloadSecurityGroup: workload.securityGroup,
+            idleTimeoutSeconds: settings.appsIdleTimeoutSeconds,
           })
         : undefined;
 

@@ -69,6 +69,7 @@ export class ContainerHostingStack extends Stack {
       image: settings.containerImage,
       taskFamily: settings.taskFamily,
       natGateways: settings.natGateways,
+      cpuArchitecture: settings.containerCpuArchitecture,
       logRetentionDays: settings.containerLogRetentionDays as logs.RetentionDays,
       existingNetwork:
         settings.vpcId && settings.subnetIds && settings.availabilityZones

@@ -45,7 +45,8 @@ beforeAll(() => {
     return `${name}: ${Object.keys(resources).length} resources\n${lines.join('\n')}`;
   });
   console.log(`Resources per template (routing and API domain on)\n${counts.join('\n')}`);
-});
+  // One synthesis bundles all ~40 functions; on a shared two-core machine that can take minutes.
+}, 300_000);
 
 describe('CloudFormation resource budget', () => {
   it(`keeps every template of the full stack, routing on, within ${RESOURCES_PER_TEMPLATE} resources`, () => {

@@ -68,7 +68,8 @@ beforeAll(() => {
   ({ app, stack } = buildApp({ nagChecks: false }));
   // Act
   template = wholeTemplate(stack);
-});
+  // Bundling ~40 functions in one synthesis can take minutes on a shared two-core machine.
+}, 300_000);
 
 describe('ContainerHostingStack functions', () => {
   it('creates one Node.js 22 arm64 function per route row, plus the task state handler and the reconciler', () => {

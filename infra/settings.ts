@@ -1,4 +1,5 @@
 import type { Node } from 'constructs';
+import { getDomain } from 'tldts';
 import * as z from 'zod';
 
 const list = z
@@ -73,11 +74,23 @@ const settingsSchema = z
       .string()
       .regex(/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/, 'must be an ACM certificate ARN')
       .optional(),
+    /**
+     * Seconds the apps' load balancer keeps a connection that sends nothing (a quiet WebSocket
+     * included) before closing it; the load balancer accepts 1 to 4000.
+     */
+    appsIdleTimeoutSeconds: z.coerce.number().int().min(1).max(4000).default(120),
     taskFamily: z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,255}$/)
       .default('container-hosting-workload'),
+    /** NAT gateways of the created VPC: 1 (shared by both zones) or 2 (one per zone, no cross-zone dependency). */
     natGateways: z.coerce.number().int().min(1).max(2).default(1),
+    /** The CPU architecture of users' containers (their images must be built for it): X86_64 or ARM64. */
+    containerCpuArchitecture: z
+      .string()
+      .transform((value) => value.toUpperCase().replace('-', '_'))
+      .pipe(z.enum(['X86_64', 'ARM64']))
+      .default('X86_64'),
     vpcId: z.string().optional(),
     subnetIds: list.optional(),
     availabilityZones: list.optional(),
@@ -102,7 +115,27 @@ const settingsSchema = z
   })
   .refine((settings) => !settings.apiDomain === !settings.apiCertificateArn, {
     message: 'apiDomain and apiCertificateArn go together: the custom domain needs its certificate',
+  })
+  .refine((settings) => !sameSite(settings.appsDomain, apiHostOf(settings)), {
+    message:
+      "appsDomain must be a different registrable domain from the API's (apiDomain or publicBaseUrl): apps on the API's site would be same-site to its cookies",
   });
+
+function apiHostOf(settings: { apiDomain?: string; publicBaseUrl?: string }): string | undefined {
+  return settings.publicBaseUrl ? new URL(settings.publicBaseUrl).hostname : settings.apiDomain;
+}
+
+/**
+ * Browsers call two hosts same-site when their registrable domains (the public suffix plus one
+ * label, by the Public Suffix List with its private section, e.g. github.io) are equal
+ * (https://developer.mozilla.org/docs/Glossary/Site). tldts reads that list.
+ */
+function sameSite(first: string | undefined, second: string | undefined): boolean {
+  if (!first || !second) return false;
+  const options = { allowPrivateDomains: true };
+  const site = (host: string) => getDomain(host, options) ?? host;
+  return site(first) === site(second);
+}
 
 export type DeploymentSettings = z.infer<typeof settingsSchema>;
 

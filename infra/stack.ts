@@ -1,5 +1,5 @@
-import { CfnOutput, Duration, Stack, Tags, type StackProps } from 'aws-cdk-lib';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CfnOutput, Duration, NestedStack, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,11 +30,26 @@ export interface ContainerHostingStackProps extends StackProps {
 /**
  * The whole service on AWS: one table, one function per route behind a regional REST API with
  * a WAF rate rule, and the ECS cluster and task family that run users' containers.
+ *
+ * A template may declare at most 500 resources
+ * (https://github.com/awsdocs/aws-cloudformation-user-guide/blob/main/doc_source/cloudformation-limits.md),
+ * and each route costs some in two places: its function and role here, its method and invoke
+ * permission in the API. So the REST API and its web ACL live in one nested stack and the alarms
+ * and dashboard in another (test/infra/resource-budget.test.ts keeps each template within 300).
  */
 export class ContainerHostingStack extends Stack {
   readonly api: ServiceRestApi;
   readonly functions = new Map<string, ServiceFunction>();
   readonly monitoring: OperationsMonitoring;
+  /** The REST API, its custom domain and its web ACL. */
+  readonly apiStack: NestedStack;
+  /** The alarms, their topic and the dashboard. */
+  readonly monitoringStack: NestedStack;
+  /**
+   * Every function logs here; Lambda names each stream after its function, and one retention
+   * covers them all (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-loggroups.html).
+   */
+  readonly functionLogs: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: ContainerHostingStackProps) {
     super(scope, id, props);
@@ -54,7 +69,8 @@ export class ContainerHostingStack extends Stack {
       image: settings.containerImage,
       taskFamily: settings.taskFamily,
       natGateways: settings.natGateways,
-      logRetentionDays: settings.containerLogRetentionDays as RetentionDays,
+      cpuArchitecture: settings.containerCpuArchitecture,
+      logRetentionDays: settings.containerLogRetentionDays as logs.RetentionDays,
       existingNetwork:
         settings.vpcId && settings.subnetIds && settings.availabilityZones
           ? { vpcId: settings.vpcId, subnetIds: settings.subnetIds, availabilityZones: settings.availabilityZones }
@@ -70,6 +86,7 @@ export class ContainerHostingStack extends Stack {
             appsDomain: settings.appsDomain,
             certificateArn: settings.appsCertificateArn,
             workloadSecurityGroup: workload.securityGroup,
+            idleTimeoutSeconds: settings.appsIdleTimeoutSeconds,
           })
         : undefined;
 
@@ -100,6 +117,8 @@ export class ContainerHostingStack extends Stack {
       workload: workload.access,
     };
 
+    this.functionLogs = new logs.LogGroup(this, 'FunctionLogs', { retention: logs.RetentionDays.ONE_MONTH });
+
     const integrations: RouteIntegration[] = [];
     for (const route of routes) {
       const serviceFunction = new ServiceFunction(this, route.id, {
@@ -111,13 +130,15 @@ export class ContainerHostingStack extends Stack {
         description: `${route.method} ${route.path}`,
         tracing: settings.tracing,
         logLevel: settings.logLevel,
+        logGroup: this.functionLogs,
       });
       grantRoutePermissions(serviceFunction.role, route.permissions, permissionTargets);
       this.functions.set(route.id, serviceFunction);
       integrations.push({ id: route.id, method: route.method, path: route.path, handler: serviceFunction.function });
     }
 
-    this.api = new ServiceRestApi(this, 'Http', {
+    this.apiStack = new NestedStack(this, 'Api', { description: 'The REST API, its custom domain and its web ACL' });
+    this.api = new ServiceRestApi(this.apiStack, 'Http', {
       stageName: settings.stage,
       throttleRateLimit: settings.throttleRateLimit,
       throttleBurstLimit: settings.throttleBurstLimit,
@@ -130,7 +151,7 @@ export class ContainerHostingStack extends Stack {
     });
     this.api.addRoutes(integrations);
 
-    new RateLimitWebAcl(this, 'Firewall', {
+    new RateLimitWebAcl(this.apiStack, 'Firewall', {
       rateLimitedRoutes: routes.filter((route) => route.rateLimited).map(({ method, path }) => ({ method, path })),
       limitPer5Min: settings.authRateLimitPer5Min,
       apiLimitPer5Min: settings.apiRateLimitPer5Min,
@@ -149,6 +170,7 @@ export class ContainerHostingStack extends Stack {
       deadLetterQueue: taskStateEvents.deadLetterQueue,
       tracing: settings.tracing,
       logLevel: settings.logLevel,
+      logGroup: this.functionLogs,
     });
     grantRoutePermissions(taskStateChanged.role, taskStateChangedFunction.permissions, permissionTargets);
     routing?.grantRecordChanges(taskStateChanged.role);
@@ -164,12 +186,14 @@ export class ContainerHostingStack extends Stack {
       description: 'Reconciles ECS tasks with the container records',
       tracing: settings.tracing,
       logLevel: settings.logLevel,
+      logGroup: this.functionLogs,
     });
     grantRoutePermissions(reconcile.role, reconcileFunction.permissions, permissionTargets);
     new ReconcileSchedule(this, 'Reconciliation', { every: Duration.minutes(settings.reconcileMinutes), handler: reconcile.function });
     this.functions.set(reconcileFunction.id, reconcile);
 
-    this.monitoring = new OperationsMonitoring(this, 'Operations', {
+    this.monitoringStack = new NestedStack(this, 'Monitoring', { description: 'Alarms, their topic and the operations dashboard' });
+    this.monitoring = new OperationsMonitoring(this.monitoringStack, 'Operations', {
       routes,
       functions: this.functions,
       api: this.api.api,

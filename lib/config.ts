@@ -115,6 +115,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     ECS_SUBNET_IDS: read.list('ECS_SUBNET_IDS'),
     ECS_SECURITY_GROUP_IDS: read.list('ECS_SECURITY_GROUP_IDS'),
     ECS_ASSIGN_PUBLIC_IP: read.flag('ECS_ASSIGN_PUBLIC_IP'),
+    /** The CPU architecture registered task definitions ask Fargate for (CDK context `containerCpuArchitecture`). */
+    ECS_CPU_ARCHITECTURE: read.oneOf('ECS_CPU_ARCHITECTURE', ['X86_64', 'ARM64'], 'X86_64'),
     /** The image a container runs when its owner names none (CDK context `containerImage`). */
     CONTAINER_IMAGE: read.text('CONTAINER_IMAGE', 'public.ecr.aws/nginx/nginx:stable-alpine', { minLength: 1, maxLength: 255 }),
     /** Registry prefixes a container's image must start with (context `allowedImagePrefixes`); empty allows any. */

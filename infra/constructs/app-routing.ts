@@ -16,6 +16,25 @@ export const DEFAULT_PROXY_IMAGE = 'public.ecr.aws/docker/library/caddy:2.10-alp
 /** Where the proxy listens behind the load balancer (infra/proxy/Caddyfile). */
 export const PROXY_PORT = 8080;
 export const PROXY_HEALTH_PATH = '/__proxy/health';
+export const DEFAULT_IDLE_TIMEOUT_SECONDS = 120;
+
+/**
+ * The proxy container's start: the Caddyfile from the environment, plus two values only known in
+ * the task. DNS_RESOLVER is the resolver the task already uses (the VPC's, from resolv.conf),
+ * named with its network because Caddy before 2.7 dials a named resolver over TCP otherwise.
+ * TASK_ADDRESS is the task's private IPv4 from the task metadata endpoint v4
+ * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/task-metadata-endpoint-v4-fargate.html),
+ * the Host of the load balancer's health checks. Caddy does not start without both.
+ */
+export const PROXY_START_SCRIPT = [
+  'set -e',
+  'printf "%s" "$CADDYFILE" > /tmp/Caddyfile',
+  String.raw`DNS_RESOLVER="udp/$(awk '/^nameserver/ { print $2; exit }' /etc/resolv.conf):53"`,
+  String.raw`TASK_ADDRESS="$(wget -qO- "$ECS_CONTAINER_METADATA_URI_V4" | sed -n 's/.*"IPv4Addresses":\["\([0-9.]*\)".*/\1/p')"`,
+  'test "$DNS_RESOLVER" != "udp/:53" && test -n "$TASK_ADDRESS"',
+  'export DNS_RESOLVER TASK_ADDRESS',
+  'exec caddy run --config /tmp/Caddyfile --adapter caddyfile',
+].join('\n');
 /** The private zone the task state function writes one record set per running container to. */
 export const DEFAULT_ROUTING_ZONE = 'container-hosting.internal';
 
@@ -29,6 +48,11 @@ export interface AppRoutingProps {
   /** The workload tasks' group: it admits the proxy, and only the proxy. */
   workloadSecurityGroup: ec2.SecurityGroup;
   proxyImage?: string;
+  /**
+   * Seconds a connection may stay idle at the load balancer (context `appsIdleTimeoutSeconds`,
+   * default 120); a WebSocket with no traffic for longer is closed.
+   */
+  idleTimeoutSeconds?: number;
   /** Proxy tasks: at least 2 (two zones), scaling up to this many on CPU and requests. */
   maxProxyTasks?: number;
   zoneName?: string;
@@ -62,11 +86,15 @@ export class AppRouting extends Construct {
       internetFacing: true,
       vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC },
       dropInvalidHeaderFields: true,
+      // The load balancer closes a connection, a WebSocket included, that sends nothing for this
+      // long; its own default is 60 s (1 to 4000 s,
+      // https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html#connection-idle-timeout).
+      idleTimeout: Duration.seconds(props.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS),
     });
     acknowledgeNagRule(
       this.loadBalancer,
       'AwsSolutions-ELB2',
-      'Every request is logged by the proxy tasks to CloudWatch Logs (method, host, path, status, duration); S3 access logs would keep the same lines a second time.',
+      'Every request is logged by the proxy tasks to CloudWatch Logs as one JSON line (infra/proxy/Caddyfile `log`: method, host, path, status, duration, client address); S3 access logs would keep the same requests a second time.',
     );
     acknowledgeNagRule(
       this.loadBalancer,
@@ -107,8 +135,9 @@ export class AppRouting extends Construct {
         APPS_DOMAIN: props.appsDomain,
         HOST_LABEL: String(props.appsDomain.split('.').length),
         DNS_ZONE: zoneName,
+        PROXY_PORT: String(PROXY_PORT),
       },
-      command: ['sh', '-c', 'printf "%s" "$CADDYFILE" > /tmp/Caddyfile && exec caddy run --config /tmp/Caddyfile --adapter caddyfile'],
+      command: ['sh', '-c', PROXY_START_SCRIPT],
       logging: ecs.LogDrivers.awsLogs({ logGroup: proxyLogs, streamPrefix: 'proxy' }),
       readonlyRootFilesystem: false,
     });

@@ -27,6 +27,8 @@ export interface ContainerWorkloadProps {
   existingNetwork?: ExistingNetwork;
   /** How long the workload log group keeps container output (context `containerLogRetentionDays`); default 7. */
   logRetentionDays?: logs.RetentionDays;
+  /** The CPU architecture users' images run on (context `containerCpuArchitecture`); default X86_64. */
+  cpuArchitecture?: 'X86_64' | 'ARM64';
 }
 
 /** awslogs-stream-prefix: a task's stream is `app/app/<task id>` (prefix, container name, task id). */
@@ -47,6 +49,7 @@ export class ContainerWorkload extends Construct {
   readonly taskSubnetIds: string[];
   /** Where every workload task's output goes; functions register task definitions that log here. */
   readonly logGroup: logs.LogGroup;
+  readonly cpuArchitecture: 'X86_64' | 'ARM64';
 
   constructor(scope: Construct, id: string, props: ContainerWorkloadProps) {
     super(scope, id);
@@ -85,7 +88,12 @@ export class ContainerWorkload extends Construct {
       memoryLimitMiB: 512,
       taskRole: this.taskRole,
       executionRole: this.executionRole,
+      runtimePlatform: {
+        cpuArchitecture: ecs.CpuArchitecture.of(props.cpuArchitecture ?? 'X86_64'),
+        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
+      },
     });
+    this.cpuArchitecture = props.cpuArchitecture ?? 'X86_64';
     this.logGroup = new logs.LogGroup(this, 'TaskLogs', { retention: props.logRetentionDays ?? logs.RetentionDays.ONE_WEEK });
     this.taskDefinition.addContainer(WORKLOAD_CONTAINER_NAME, {
       containerName: WORKLOAD_CONTAINER_NAME,
@@ -124,6 +132,7 @@ export class ContainerWorkload extends Construct {
       ECS_EXECUTION_ROLE_ARN: this.executionRole.roleArn,
       ECS_LOG_GROUP: this.logGroup.logGroupName,
       ECS_LOG_STREAM_PREFIX: WORKLOAD_LOG_STREAM_PREFIX,
+      ECS_CPU_ARCHITECTURE: this.cpuArchitecture,
     };
   }
 }

@@ -1,4 +1,4 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -9,6 +9,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { serviceNameOf } from '../service-name.js';
 import type { Route } from '../../lib/http/routes.js';
 import { METRIC, METRICS_NAMESPACE, SERVICE_DIMENSION, type MetricName } from '../../lib/observability/metric-names.js';
 import type { ServiceFunction } from './service-function.js';
@@ -21,9 +22,9 @@ export const ALARM_THRESHOLDS = {
   /** Percent of API requests answered 5xx in 5 minutes, counted only once 10 requests came in; 2 of 3 periods. */
   api5xxPercent: 5,
   api5xxMinimumRequests: 10,
-  /** Function errors (exceptions, timeouts, crashes) per function in 5 minutes. */
+  /** Function errors (exceptions, timeouts, crashes) of any one function in 5 minutes. */
   functionErrors: 3,
-  /** Throttled invocations per function in 5 minutes. */
+  /** Throttled invocations of any one function in 5 minutes. */
   functionThrottles: 1,
   /** Messages waiting in the task-state dead-letter queue. */
   deadLetterMessages: 1,
@@ -53,6 +54,29 @@ const TABLE_OPERATIONS = [
   dynamodb.Operation.TRANSACT_WRITE_ITEMS,
 ];
 
+/**
+ * Metrics one function alarm watches. An alarm on a metric math expression may read at most 10
+ * metrics, a hard limit (docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarm-limits.html).
+ */
+export const FUNCTIONS_PER_ALARM = 10;
+
+/** MAX over an array of time series is a time series: at each period the highest of them. */
+function highestOf(metrics: readonly cloudwatch.IMetric[], label: string): cloudwatch.MathExpression {
+  const usingMetrics = Object.fromEntries(metrics.map((metric, index) => [`f${index}`, metric]));
+  return new cloudwatch.MathExpression({
+    label,
+    expression: `MAX([${Object.keys(usingMetrics).join(', ')}])`,
+    usingMetrics,
+    period: Duration.minutes(5),
+  });
+}
+
+function chunk<T>(items: readonly T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let index = 0; index < items.length; index += size) chunks.push(items.slice(index, index + size));
+  return chunks;
+}
+
 export interface OperationsMonitoringProps {
   routes: readonly Route[];
   /** The function of each route id, and of the other functions (task state changes, reconciler). */
@@ -78,7 +102,7 @@ export class OperationsMonitoring extends Construct {
 
   constructor(scope: Construct, id: string, props: OperationsMonitoringProps) {
     super(scope, id);
-    const service = Stack.of(this).stackName;
+    const service = serviceNameOf(this);
     const stage = props.api.deploymentStage;
 
     // CloudWatch can publish to an encrypted topic only with a customer managed key whose
@@ -124,21 +148,37 @@ export class OperationsMonitoring extends Construct {
     });
 
     // AWS/Lambda Errors and Throttles with FunctionName
-    // (docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html).
-    for (const [functionId, serviceFunction] of props.functions) {
-      alarm(`${functionId}Errors`, {
-        alarmDescription: `${functionId}: ${ALARM_THRESHOLDS.functionErrors} or more function errors in 5 minutes`,
-        metric: serviceFunction.function.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+    // (docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html). One alarm per function
+    // and metric cost two template resources per route; instead each alarm watches up to
+    // FUNCTIONS_PER_ALARM functions through MAX([...]), the highest of their five-minute sums, so
+    // it fires when any one function reaches the threshold, as a per-function alarm would.
+    const functionGroups = chunk([...props.functions], FUNCTIONS_PER_ALARM);
+    functionGroups.forEach((group, index) => {
+      const names = group.map(([functionId]) => functionId).join(', ');
+      const suffix = functionGroups.length > 1 ? String(index + 1) : '';
+      alarm(`FunctionErrors${suffix}`, {
+        alarmDescription: `A function reached ${ALARM_THRESHOLDS.functionErrors} errors in 5 minutes; one of: ${names}`,
+        metric: highestOf(
+          group.map(([, serviceFunction]) =>
+            serviceFunction.function.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+          ),
+          'errors of the busiest function',
+        ),
         threshold: ALARM_THRESHOLDS.functionErrors,
         evaluationPeriods: 1,
       });
-      alarm(`${functionId}Throttles`, {
-        alarmDescription: `${functionId}: invocations throttled in 5 minutes`,
-        metric: serviceFunction.function.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+      alarm(`FunctionThrottles${suffix}`, {
+        alarmDescription: `A function was throttled in 5 minutes; one of: ${names}`,
+        metric: highestOf(
+          group.map(([, serviceFunction]) =>
+            serviceFunction.function.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+          ),
+          'throttles of the most throttled function',
+        ),
         threshold: ALARM_THRESHOLDS.functionThrottles,
         evaluationPeriods: 1,
       });
-    }
+    });
 
     // AWS/SQS ApproximateNumberOfMessagesVisible with QueueName
     // (docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-available-cloudwatch-metrics.html).

@@ -29,6 +29,13 @@ export interface ServiceFunctionProps {
   tracing?: boolean;
   /** The application log level Lambda lets through and the Logger writes at (context `logLevel`). */
   logLevel?: LogLevel;
+  /**
+   * The log group shared by the stack's functions; without it the function gets one of its own.
+   * Lambda names each stream of a shared group `YYYY/MM/DD/<function name>[<version>]<environment id>`,
+   * so every line still says which function wrote it
+   * (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-loggroups.html).
+   */
+  logGroup?: logs.ILogGroup;
 }
 
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
@@ -38,8 +45,8 @@ export const DEFAULT_MEMORY_MB = 512;
 
 /**
  * The house Lambda function: Node.js 22 on arm64, a minified ESM bundle with source maps (see
- * infra/bundling.ts), its own log group with a retention, and its own role that starts with
- * nothing but writing to that group.
+ * infra/bundling.ts), a log group with a retention (the stack's shared one, or its own), and its
+ * own role that starts with nothing but writing to that group.
  * Grants come from the route table through grantRoutePermissions.
  */
 export class ServiceFunction extends Construct {
@@ -47,14 +54,14 @@ export class ServiceFunction extends Construct {
   readonly entry: string;
   readonly function: NodejsFunction;
   readonly role: iam.Role;
-  readonly logGroup: logs.LogGroup;
+  readonly logGroup: logs.ILogGroup;
 
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
     const sourceRoot = props.sourceRoot ?? repositoryRoot;
     this.entry = props.entry;
 
-    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
+    this.logGroup = props.logGroup ?? new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
     // A role of our own instead of the default one, which carries the AWSLambdaBasicExecutionRole
     // managed policy (logs:* on every log group of the account).
     this.role = new iam.Role(this, 'Role', {

@@ -1,9 +1,9 @@
-import { Stack } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { serviceNameOf } from '../service-name.js';
 import type { HttpMethod } from '../../lib/http/routes.js';
 import { acknowledgeNagRule } from '../nag.js';
 import { addEnvelopeGatewayResponses, envelopeBody } from './gateway-responses.js';
@@ -71,7 +71,7 @@ export class ServiceRestApi extends Construct {
     this.api = new apigateway.RestApi(this, 'Api', {
       // The ApiName dimension of the AWS/ApiGateway metrics is this name, so it is unique per
       // account and region like the stack's (docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-metrics-and-dimensions.html).
-      restApiName: Stack.of(this).stackName,
+      restApiName: serviceNameOf(this),
       description: 'Container hosting service',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
       // Execution logging needs the account-wide API Gateway logging role; AWS::ApiGateway::Account

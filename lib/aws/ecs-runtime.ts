@@ -49,6 +49,8 @@ export interface WorkloadTaskDefinitionSettings {
   /** awslogs-stream-prefix: a task's stream is `<prefix>/<container name>/<task id>`. */
   logStreamPrefix: string;
   region: string;
+  /** Fargate's default is X86_64 (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_RuntimePlatform.html). */
+  cpuArchitecture?: 'X86_64' | 'ARM64';
 }
 
 /**
@@ -139,6 +141,9 @@ export class EcsRuntime implements ReconcilableRuntime {
       memory: '512',
       taskRoleArn: settings.taskRoleArn,
       executionRoleArn: settings.executionRoleArn,
+      ...(settings.cpuArchitecture
+        ? { runtimePlatform: { cpuArchitecture: settings.cpuArchitecture, operatingSystemFamily: 'LINUX' } }
+        : {}),
       containerDefinitions: [
         {
           name: this.settings.containerName,

@@ -21,7 +21,10 @@ export function ecsRuntimeFrom(settings: Config): EcsRuntime {
     securityGroupIds: settings.ECS_SECURITY_GROUP_IDS,
     assignPublicIp: settings.ECS_ASSIGN_PUBLIC_IP,
     taskDefinitions: {
-      familyPrefix: settings.ECS_TASK_FAMILY,
+      // Families of another architecture get names of their own, so a changed setting registers
+      // new task definitions instead of reusing ones for the old architecture.
+      familyPrefix: settings.ECS_CPU_ARCHITECTURE === 'X86_64' ? settings.ECS_TASK_FAMILY : `${settings.ECS_TASK_FAMILY}-arm64`,
+      cpuArchitecture: settings.ECS_CPU_ARCHITECTURE,
       taskRoleArn: settings.ECS_TASK_ROLE_ARN!,
       executionRoleArn: settings.ECS_EXECUTION_ROLE_ARN!,
       logGroupName: settings.ECS_LOG_GROUP!,

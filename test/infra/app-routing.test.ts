@@ -1,14 +1,16 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack, type CfnElement } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import type { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AppRouting, PROXY_HEALTH_PATH, PROXY_PORT } from '../../infra/constructs/app-routing.js';
+import { AppRouting, PROXY_HEALTH_PATH, PROXY_PORT, PROXY_START_SCRIPT } from '../../infra/constructs/app-routing.js';
 import { ContainerWorkload } from '../../infra/constructs/container-workload.js';
 import { repositoryRoot } from '../../infra/paths.js';
-import { flatten, propertiesOfOnly, resourcesOfType, statementsOfRole } from './template-queries.js';
+import { flatten, propertiesOfOnly, resourcesOfType, statementsOfRole, wholeTemplate } from './template-queries.js';
 
 const CERTIFICATE = 'arn:aws:acm:us-east-1:111122223333:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789';
 
@@ -39,7 +41,7 @@ beforeAll(() => {
     workloadSecurityGroup: workload.securityGroup,
   });
   routing.grantRecordChanges(functionRole);
-  template = Template.fromStack(stack);
+  template = wholeTemplate(stack);
 });
 
 describe('AppRouting load balancer', () => {
@@ -101,7 +103,13 @@ describe('AppRouting proxy service', () => {
     // Assess
     expect(container.Image).toBe('public.ecr.aws/docker/library/caddy:2.10-alpine');
     expect(environment.CADDYFILE).toBe(readFileSync(join(repositoryRoot, 'infra/proxy/Caddyfile'), 'utf8'));
-    expect(environment).toMatchObject({ APPS_DOMAIN: 'apps.example.com', HOST_LABEL: '3', DNS_ZONE: 'container-hosting.internal' });
+    expect(environment).toMatchObject({
+      APPS_DOMAIN: 'apps.example.com',
+      HOST_LABEL: '3',
+      DNS_ZONE: 'container-hosting.internal',
+      PROXY_PORT: String(PROXY_PORT),
+    });
+    expect(container.Command).toEqual(['sh', '-c', PROXY_START_SCRIPT]);
     expect(container.PortMappings).toEqual([{ ContainerPort: PROXY_PORT, Protocol: 'tcp' }]);
     // The proxy resolves each request's upstream from the SRV record of its first label, per request.
     expect(environment.CADDYFILE).toContain('dynamic srv _http._tcp.{http.request.host.labels.{$HOST_LABEL}}.{$DNS_ZONE}');
@@ -170,5 +178,33 @@ describe('AppRouting cdk-nag', () => {
     expect(
       violations.map((violation) => `${violation.ruleName}: ${violation.violatingResources.map((r) => r.constructPath).join(', ')}`),
     ).toEqual([]);
+  });
+});
+
+describe('AppRouting proxy start', () => {
+  it('starts Caddy told the task’s own address (from the task metadata endpoint) and the VPC resolver', () => {
+    // Prepare: the task metadata endpoint v4's container answer, served by a stand-in for wget.
+    const bin = mkdtempSync(join(tmpdir(), 'proxy-start-'));
+    const metadata = JSON.stringify({ Name: 'caddy', Networks: [{ NetworkMode: 'awsvpc', IPv4Addresses: ['10.0.2.106'] }] });
+    writeFileSync(join(bin, 'wget'), `#!/bin/sh\nprintf '%s' '${metadata}'\n`);
+    writeFileSync(join(bin, 'caddy'), '#!/bin/sh\necho "$TASK_ADDRESS $DNS_RESOLVER"\n');
+    chmodSync(join(bin, 'wget'), 0o755);
+    chmodSync(join(bin, 'caddy'), 0o755);
+    const script = PROXY_START_SCRIPT.replace('/tmp/Caddyfile', join(bin, 'Caddyfile'));
+    // Act
+    const printed = execFileSync('sh', ['-c', script], {
+      env: { PATH: `${bin}:/usr/bin:/bin`, CADDYFILE: 'x', ECS_CONTAINER_METADATA_URI_V4: 'http://169.254.170.2/v4/x' },
+    }).toString();
+    // Assess
+    const nameserver = /^nameserver\s+(\S+)/m.exec(readFileSync('/etc/resolv.conf', 'utf8'))?.[1];
+    expect(printed.trim()).toBe(`10.0.2.106 udp/${nameserver}:53`);
+  });
+});
+
+describe('AppRouting load balancer idle timeout', () => {
+  it('keeps idle connections 120 s by default, so WebSockets outlive the load balancer’s 60 s', () => {
+    // Assess
+    const attributes = propertiesOfOnly(template, 'AWS::ElasticLoadBalancingV2::LoadBalancer').LoadBalancerAttributes;
+    expect(attributes).toContainEqual({ Key: 'idle_timeout.timeout_seconds', Value: '120' });
   });
 });

@@ -1,12 +1,12 @@
 import { Token } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build-app.js';
 import { routes as routeTable, type Route } from '../../lib/http/routes.js';
-import { propertiesOfOnly, resourcesOfType } from './template-queries.js';
+import { propertiesOfOnly, resourcesOfType, wholeTemplate } from './template-queries.js';
 
 // A few rows keep bundling short; the full table is synthesized in container-hosting-stack.test.ts.
 const someRoutes: readonly Route[] = (routeTable as readonly Route[]).filter((route) =>
@@ -48,7 +48,7 @@ describe('buildApp', () => {
       reconcileMinutes: '1',
     };
     // Act
-    const template = Template.fromStack(buildApp({ outdir, context, routes: someRoutes, nagChecks: false }).stack);
+    const template = wholeTemplate(buildApp({ outdir, context, routes: someRoutes, nagChecks: false }).stack);
     // Assess
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
       StageName: 'staging',
@@ -74,7 +74,7 @@ describe('buildApp', () => {
     // Act: with the AWS Solutions plugin registered, any unacknowledged finding throws here.
     app.synth();
     // Assess
-    const template = Template.fromStack(stack);
+    const template = wholeTemplate(stack);
     template.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: {
         Statement: Match.arrayWith([
@@ -93,7 +93,7 @@ describe('buildApp', () => {
     };
     // Act
     const { app, stack } = buildApp({ outdir, context, routes: someRoutes, nagChecks: false });
-    const template = Template.fromStack(stack);
+    const template = wholeTemplate(stack);
     // Assess
     expect(app.synth().manifest.missing).toBeUndefined();
     template.resourceCountIs('AWS::EC2::VPC', 0);
@@ -114,8 +114,8 @@ describe('buildApp', () => {
     // Act: with the AWS Solutions plugin registered, any unacknowledged finding throws at synth.
     const { app, stack } = buildApp({ outdir, context, routes: someRoutes });
     app.synth();
-    const template = Template.fromStack(stack);
-    const plain = Template.fromStack(buildApp({ outdir, routes: someRoutes, nagChecks: false }).stack);
+    const template = wholeTemplate(stack);
+    const plain = wholeTemplate(buildApp({ outdir, routes: someRoutes, nagChecks: false }).stack);
     // Assess
     template.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 1);
     template.resourceCountIs('AWS::Route53::HostedZone', 1);

@@ -1,5 +1,5 @@
 import type { CfnElement } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build-app.js';
@@ -19,6 +19,7 @@ import {
   resourcesOfType,
   statementsOfRole,
   statementsWithAction,
+  wholeTemplate,
 } from './template-queries.js';
 
 const routes: readonly Route[] = routeTable;
@@ -66,8 +67,9 @@ beforeAll(() => {
   // Prepare: no account, region or context beyond the defaults, as in an offline `cdk synth`.
   ({ app, stack } = buildApp({ nagChecks: false }));
   // Act
-  template = Template.fromStack(stack);
-});
+  template = wholeTemplate(stack);
+  // Bundling ~40 functions in one synthesis can take minutes on a shared two-core machine.
+}, 300_000);
 
 describe('ContainerHostingStack functions', () => {
   it('creates one Node.js 22 arm64 function per route row, plus the task state handler and the reconciler', () => {
@@ -94,13 +96,22 @@ describe('ContainerHostingStack functions', () => {
     for (const route of routes) expect(functionOf(route.id).properties.Timeout).toBe(route.timeoutSeconds ?? 10);
   });
 
-  it('gives each function, the task state handler included, its own log group with a retention', () => {
+  it('sends every function, the task state handler included, to one log group kept for a month, each writing only there', () => {
+    // Prepare
+    const sharedLogGroupId = logicalIdOf(stack.functionLogs.node.defaultChild);
     // Assess
+    expect(resource(template, sharedLogGroupId).Properties?.RetentionInDays).toBe(30);
     for (const id of [...routes.map((route) => route.id), ...eventFunctions.map((fn) => fn.id)]) {
-      const { properties } = functionOf(id);
-      const logGroupId = properties.LoggingConfig?.LogGroup?.Ref;
-      expect(resource(template, logGroupId).Properties?.RetentionInDays).toBe(30);
+      const { properties, roleLogicalId } = functionOf(id);
+      expect(properties.LoggingConfig?.LogGroup, id).toEqual({ Ref: sharedLogGroupId });
+      const logWrites = statementsWithAction(statementsOfRole(template, roleLogicalId), 'logs:PutLogEvents');
+      expect(
+        logWrites.map((statement) => flatten(statement.Resource)),
+        id,
+      ).toEqual([`<${sharedLogGroupId}.Arn>`]);
     }
+    // The workload's, the VPC flow logs', the proxy's and the API's access logs are the only others.
+    expect(resourcesOfType(template, 'AWS::Logs::LogGroup').length).toBeLessThanOrEqual(5);
   });
 
   it('passes the ECS settings and start budget only to functions that use ECS or metrics', () => {

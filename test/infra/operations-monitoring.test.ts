@@ -1,15 +1,15 @@
-import { Template } from 'aws-cdk-lib/assertions';
+import type { Template } from 'aws-cdk-lib/assertions';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build-app.js';
-import { ALARM_THRESHOLDS } from '../../infra/constructs/operations-monitoring.js';
+import { ALARM_THRESHOLDS, FUNCTIONS_PER_ALARM } from '../../infra/constructs/operations-monitoring.js';
 import { eventFunctions } from '../../infra/event-functions.js';
 import type { ContainerHostingStack } from '../../infra/stack.js';
 import { routes as routeTable, type Route } from '../../lib/http/routes.js';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metric-names.js';
-import { flatten, propertiesOfOnly, resourcesOfType, type CfnResource } from './template-queries.js';
+import { flatten, propertiesOfOnly, resourcesOfType, type CfnResource, wholeTemplate } from './template-queries.js';
 
 // A few rows keep bundling short; every function of the full stack gets the same alarms.
 const someRoutes: readonly Route[] = (routeTable as readonly Route[]).filter((route) =>
@@ -23,7 +23,7 @@ let template: Template;
 beforeAll(() => {
   // Prepare / Act
   ({ stack } = buildApp({ outdir, routes: someRoutes, nagChecks: false, context: { alarmEmail: 'ops@example.com' } }));
-  template = Template.fromStack(stack);
+  template = wholeTemplate(stack);
 });
 
 const alarms = (): Array<[string, CfnResource]> => resourcesOfType(template, 'AWS::CloudWatch::Alarm');
@@ -68,7 +68,7 @@ describe('alarm topic', () => {
 
   it('has no subscription without alarmEmail', () => {
     // Act
-    const plain = Template.fromStack(buildApp({ outdir, routes: someRoutes, nagChecks: false }).stack);
+    const plain = wholeTemplate(buildApp({ outdir, routes: someRoutes, nagChecks: false }).stack);
     // Assess
     expect(resourcesOfType(plain, 'AWS::SNS::Subscription')).toEqual([]);
     expect(resourcesOfType(plain, 'AWS::SNS::Topic')).toHaveLength(1);
@@ -95,20 +95,37 @@ describe('alarms', () => {
     expect(propertiesOfOnly(template, 'AWS::ApiGateway::RestApi').Name).toBe('ContainerHosting');
   });
 
-  it("alarms on each function's errors and throttles: AWS/Lambda by FunctionName", () => {
-    // Assess
-    const errors = alarmsOn('AWS/Lambda', 'Errors');
-    const throttles = alarmsOn('AWS/Lambda', 'Throttles');
+  it("alarms on any one function's errors or throttles: AWS/Lambda by FunctionName, the highest of up to ten functions per alarm", () => {
+    // Prepare
+    const mathAlarmsOn = (metricName: string) =>
+      alarms()
+        .map(([, alarm]) => (alarm.Properties ?? {}) as Record<string, any>)
+        .filter((alarm) => alarm.Metrics && mathMetricsOf(alarm).every((metric) => metric.name === metricName));
     const functionRefs = [...stack.functions.values()].map((fn) => `<${logicalIdOf(fn.function)}>`).sort();
     expect(functionRefs).toHaveLength(someRoutes.length + eventFunctions.length);
-    expect(errors.map((alarm) => alarm.dimensions.FunctionName).sort()).toEqual(functionRefs);
-    expect(throttles.map((alarm) => alarm.dimensions.FunctionName).sort()).toEqual(functionRefs);
-    for (const alarm of [...errors, ...throttles]) {
-      expect(Object.keys(alarm.dimensions)).toEqual(['FunctionName']);
-      expect(alarm.Statistic).toBe('Sum');
+    for (const [metricName, threshold] of [
+      ['Errors', ALARM_THRESHOLDS.functionErrors],
+      ['Throttles', ALARM_THRESHOLDS.functionThrottles],
+    ] as const) {
+      // Act
+      const watching = mathAlarmsOn(metricName);
+      // Assess
+      expect(watching.length, metricName).toBe(Math.ceil(functionRefs.length / FUNCTIONS_PER_ALARM));
+      const watched = watching.flatMap((alarm) => mathMetricsOf(alarm));
+      expect(watched.map((metric) => metric.dimensions.FunctionName).sort(), metricName).toEqual(functionRefs);
+      for (const metric of watched) {
+        expect(metric.namespace).toBe('AWS/Lambda');
+        expect(Object.keys(metric.dimensions)).toEqual(['FunctionName']);
+        expect(metric.stat).toBe('Sum');
+      }
+      for (const alarm of watching) {
+        const expression = alarm.Metrics.find((query: Record<string, any>) => query.Expression);
+        const ids = alarm.Metrics.filter((query: Record<string, any>) => query.MetricStat).map((query: Record<string, any>) => query.Id);
+        expect(expression.Expression).toBe(`MAX([${ids.join(', ')}])`);
+        expect(alarm.Threshold).toBe(threshold);
+        expect(alarm.ComparisonOperator).toBe('GreaterThanOrEqualToThreshold');
+      }
     }
-    expect(errors[0]!.Threshold).toBe(ALARM_THRESHOLDS.functionErrors);
-    expect(throttles[0]!.Threshold).toBe(ALARM_THRESHOLDS.functionThrottles);
   });
 
   it('alarms when the task-state dead-letter queue is not empty: AWS/SQS ApproximateNumberOfMessagesVisible by QueueName', () => {

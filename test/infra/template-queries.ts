@@ -1,4 +1,5 @@
-import type { Template } from 'aws-cdk-lib/assertions';
+import { NestedStack, type CfnElement, type Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 
 /** Small readers over a synthesized template, for assertions that span several resources. */
 
@@ -95,4 +96,50 @@ export function propertiesOfOnly(template: Template, type: string): Record<strin
   const found = resourcesOfType(template, type);
   if (found.length !== 1) throw new Error(`Expected one ${type}, found ${found.length}`);
   return found[0]?.[1].Properties ?? {};
+}
+
+/**
+ * The stack and its nested stacks read as one template: each nested stack's resources joined to
+ * the parent's, a parameter the parent passes replaced by the value it passes, and a nested
+ * output the parent reads replaced by the output's value. Assertions then do not depend on which
+ * template a resource lives in (infra/stack.ts splits them to stay within CloudFormation's quota).
+ */
+export function wholeTemplate(stack: Stack): Template {
+  const merged = JSON.parse(JSON.stringify(Template.fromStack(stack).toJSON()));
+  const nestedStacks = stack.node.children.filter((child): child is NestedStack => NestedStack.isNestedStack(child));
+  for (const nested of nestedStacks) {
+    const resourceId = stack.getLogicalId(nested.nestedStackResource as CfnElement);
+    const nestedResource = merged.Resources[resourceId];
+    const passed: Record<string, unknown> = nestedResource?.Properties?.Parameters ?? {};
+    const inner = wholeTemplate(nested).toJSON();
+    const withParameters = substitute(inner, (node) => {
+      const ref = node.Ref;
+      return typeof ref === 'string' && ref in passed ? passed[ref] : undefined;
+    }) as Record<string, any>;
+    for (const [logicalId, value] of Object.entries(withParameters.Resources ?? {})) {
+      if (merged.Resources[logicalId]) throw new Error(`Logical id ${logicalId} is in both ${stack.stackName} and ${nested.node.id}`);
+      merged.Resources[logicalId] = value;
+    }
+    delete merged.Resources[resourceId];
+    const outputs: Record<string, { Value: unknown }> = withParameters.Outputs ?? {};
+    Object.assign(
+      merged,
+      substitute(merged, (node) => {
+        const getAtt = node['Fn::GetAtt'];
+        if (!Array.isArray(getAtt) || getAtt[0] !== resourceId) return undefined;
+        return outputs[String(getAtt[1]).replace(/^Outputs\./, '')]?.Value;
+      }),
+    );
+  }
+  return Template.fromJSON(merged);
+}
+
+function substitute(value: unknown, replacement: (node: Record<string, any>) => unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => substitute(item, replacement));
+  if (value && typeof value === 'object') {
+    const replaced = replacement(value as Record<string, any>);
+    if (replaced !== undefined) return replaced;
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substitute(item, replacement)]));
+  }
+  return value;
 }

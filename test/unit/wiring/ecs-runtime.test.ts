@@ -1,0 +1,75 @@
+import { DescribeTaskDefinitionCommand, ECSClient, RegisterTaskDefinitionCommand, RunTaskCommand } from '@aws-sdk/client-ecs';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { taskFamilyFor } from '../../../lib/aws/ecs-runtime.js';
+import { loadConfig } from '../../../lib/config.js';
+import { ecsRuntimeFrom } from '../../../lib/wiring/ecs-runtime.js';
+
+const ecsMock = mockClient(ECSClient);
+const IMAGE = 'public.ecr.aws/nginx/nginx:stable-alpine';
+
+const environment = (extra: Record<string, string> = {}) => ({
+  CONTAINER_RUNTIME: 'ecs',
+  ECS_CLUSTER_ARN: 'arn:aws:ecs:eu-west-1:123456789012:cluster/workloads',
+  ECS_TASK_FAMILY: 'workload',
+  ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
+  ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
+  ECS_LOG_GROUP: 'workload-logs',
+  ECS_SUBNET_IDS: 'subnet-a',
+  ECS_SECURITY_GROUP_IDS: 'sg-1',
+  AWS_REGION: 'eu-west-1',
+  ...extra,
+});
+
+async function launchWith(env: Record<string, string>) {
+  await ecsRuntimeFrom(loadConfig(env)).runTask({
+    containerId: '0190a3e4-5b6c-7d8e-9f01-23456789abcd',
+    hostname: 'web-1',
+    image: IMAGE,
+    port: 8080,
+    env: {},
+    command: null,
+    cpuCores: 1,
+    memoryMb: 512,
+    diskGb: 18,
+    healthCheck: null,
+    clientToken: '0190a3e4-5b6c-7d8e-9f01-23456789abcd:1',
+  });
+  return ecsMock.commandCalls(RegisterTaskDefinitionCommand)[0]?.args[0].input;
+}
+
+describe('ecsRuntimeFrom: the container CPU architecture (ECS_CPU_ARCHITECTURE, CDK context containerCpuArchitecture)', () => {
+  beforeEach(() => {
+    ecsMock.reset();
+    // A family never registered, as DescribeTaskDefinition reports it.
+    ecsMock
+      .on(DescribeTaskDefinitionCommand)
+      .rejects(Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' }));
+    ecsMock.on(RegisterTaskDefinitionCommand).callsFake((input) => ({
+      taskDefinition: { taskDefinitionArn: `arn:aws:ecs:eu-west-1:123456789012:task-definition/${input.family}:1` },
+    }));
+    ecsMock.on(RunTaskCommand).resolves({ tasks: [{ taskArn: 'arn:aws:ecs:eu-west-1:123456789012:task/workloads/abc' }], failures: [] });
+  });
+
+  it('registers x86_64 Linux task definitions by default, in the families named by image and port', async () => {
+    // Act
+    const registered = await launchWith(environment());
+    // Assess
+    expect(registered?.family).toBe(taskFamilyFor('workload', IMAGE, 8080));
+    expect(registered?.runtimePlatform).toEqual({ cpuArchitecture: 'X86_64', operatingSystemFamily: 'LINUX' });
+  });
+
+  it('registers ARM64 task definitions in families of their own, so x86_64 ones registered before are not reused', async () => {
+    // Act
+    const registered = await launchWith(environment({ ECS_CPU_ARCHITECTURE: 'ARM64' }));
+    // Assess
+    expect(registered?.family).toBe(taskFamilyFor('workload-arm64', IMAGE, 8080));
+    expect(registered?.runtimePlatform).toEqual({ cpuArchitecture: 'ARM64', operatingSystemFamily: 'LINUX' });
+    expect(ecsMock.commandCalls(DescribeTaskDefinitionCommand)[0]?.args[0].input.taskDefinition).toBe(registered?.family);
+  });
+
+  it('refuses an architecture Fargate does not offer at configuration load', () => {
+    // Act / Assess
+    expect(() => loadConfig(environment({ ECS_CPU_ARCHITECTURE: 'riscv64' }))).toThrow(/ECS_CPU_ARCHITECTURE/);
+  });
+});

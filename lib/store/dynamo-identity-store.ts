@@ -167,18 +167,18 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
         new QueryCommand({
           TableName: tableName,
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          FilterExpression: 'begins_with(lineage, :lineage) AND sk <> :self',
+          FilterExpression: 'begins_with(lineage, :lineage)',
           ExpressionAttributeValues: {
             ':pk': keys.user(userId).pk,
             ':prefix': keys.personalAccessTokenPrefix,
             ':lineage': lineage,
-            ':self': self.sk,
           },
           ConsistentRead: true,
           ExclusiveStartKey: startKey,
         }),
       );
-      family.push(...(result.Items ?? []));
+      // A filter cannot name the sort key (DynamoDB refuses key attributes there), so the token itself is dropped here.
+      family.push(...(result.Items ?? []).filter((item) => item.sk !== self.sk));
       startKey = result.LastEvaluatedKey;
     } while (startKey);
     return family;

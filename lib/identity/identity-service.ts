@@ -104,8 +104,16 @@ export class IdentityService {
     }
     const passwordMatches = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
     if (!user || !passwordMatches) {
+      // Past the threshold the email also rests from this failure on, not only from this attempt's start.
+      const failedAt = this.now();
+      const spacingSeconds = emailSlowdownSeconds((emailFailures?.failures ?? 0) + 1);
       await Promise.all([
-        this.store.recordEmailFailure(email, now, LOGIN_LOCKOUT_SECONDS),
+        this.store.recordEmailFailure(
+          email,
+          failedAt,
+          LOGIN_LOCKOUT_SECONDS,
+          spacingSeconds > 0 ? new Date(failedAt.getTime() + spacingSeconds * 1000) : undefined,
+        ),
         attempt.attempt >= LOGIN_FAILURE_LIMIT
           ? this.store.lockLogin(email, address, new Date(now.getTime() + LOGIN_LOCKOUT_SECONDS * 1000), LOGIN_FAILURE_LIMIT)
           : undefined,

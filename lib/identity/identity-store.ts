@@ -124,8 +124,11 @@ export interface IdentityStore extends CredentialStore {
 
   /** The email's failures from every address in the current window; undefined when none. */
   getEmailFailures(email: string): Promise<EmailFailures | undefined>;
-  /** Counts one failure for the email (any address); answers the count in the window. */
-  recordEmailFailure(email: string, now: Date, windowSeconds: number): Promise<number>;
+  /**
+   * Counts one failure for the email (any address) and, when given, holds off its next attempt
+   * until `nextAttemptAt`; answers the count in the window.
+   */
+  recordEmailFailure(email: string, now: Date, windowSeconds: number, nextAttemptAt?: Date): Promise<number>;
   /**
    * Takes the email's next slowed-down attempt, atomically: refused while an earlier one holds
    * the slot, with how long until it frees. On success no other attempt is let through before `nextAttemptAt`.

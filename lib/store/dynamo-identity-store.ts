@@ -251,17 +251,18 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
     return Item ? emailFailuresEntity.fromItem(Item) : undefined;
   }
 
-  async recordEmailFailure(email: string, now: Date, windowSeconds: number): Promise<number> {
+  async recordEmailFailure(email: string, now: Date, windowSeconds: number, nextAttemptAt?: Date): Promise<number> {
     const nowIso = now.toISOString();
+    const next = nextAttemptAt ? { ':next': nextAttemptAt.toISOString() } : undefined;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
         const { Attributes } = await documentClient.send(
           new UpdateCommand({
             TableName: tableName,
             Key: keys.loginFailures(email),
-            UpdateExpression: 'ADD failures :one',
+            UpdateExpression: next ? 'ADD failures :one SET next_attempt_at = :next' : 'ADD failures :one',
             ConditionExpression: 'attribute_exists(failures) AND window_ends_at > :now',
-            ExpressionAttributeValues: { ':one': 1, ':now': nowIso },
+            ExpressionAttributeValues: { ':one': 1, ':now': nowIso, ...next },
             ReturnValues: 'UPDATED_NEW',
           }),
         );

@@ -4,13 +4,7 @@ import type { Page, PageRequest } from '../page.js';
 import { type Authentication, CredentialAuthenticator, csrfTokenFor } from './authentication.js';
 import type { EmailFailures, IdentityStore, PersonalAccessToken, User } from './identity-store.js';
 import { DECOY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from './passwords.js';
-import {
-  ALL_SCOPES,
-  PERSONAL_ACCESS_TOKEN_SCOPES,
-  type PersonalAccessTokenScope,
-  type Principal,
-  type Role,
-} from './principal.js';
+import { ALL_SCOPES, PERSONAL_ACCESS_TOKEN_SCOPES, type PersonalAccessTokenScope, type Principal, type Role } from './principal.js';
 import { CREDENTIAL_PREFIX, newSecret, sha256Hex } from './secrets.js';
 
 export const SESSION_LIFETIME_SECONDS = 12 * 60 * 60;

@@ -75,7 +75,13 @@ export async function verifyPassword(password: string, stored: string): Promise<
  */
 export function needsRehash(stored: string): boolean {
   const parsed = parseHash(stored);
-  return !parsed || parsed.N !== PARAMETERS.N || parsed.r !== PARAMETERS.r || parsed.p !== PARAMETERS.p || parsed.key.length !== PARAMETERS.keyLength;
+  return (
+    !parsed ||
+    parsed.N !== PARAMETERS.N ||
+    parsed.r !== PARAMETERS.r ||
+    parsed.p !== PARAMETERS.p ||
+    parsed.key.length !== PARAMETERS.keyLength
+  );
 }
 
 /**

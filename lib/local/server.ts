@@ -189,14 +189,21 @@ function clientErrorFor(error: NodeJS.ErrnoException): HttpError {
 
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   // A reset or a half-written response leaves nothing to answer on.
-  if (error.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent) {
+  if (
+    error.code === 'ECONNRESET' ||
+    !socket.writable ||
+    (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent
+  ) {
     socket.destroy();
     return;
   }
   const reply = errorReply(clientErrorFor(error), randomUUID());
   const body = Buffer.from(reply.body, 'utf8');
   const headers = { 'Content-Type': 'application/json', ...reply.headers, 'Content-Length': String(body.length), Connection: 'close' };
-  const head = [`HTTP/1.1 ${reply.statusCode} ${STATUS_CODES[reply.statusCode]}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+  const head = [
+    `HTTP/1.1 ${reply.statusCode} ${STATUS_CODES[reply.statusCode]}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
   socket.end(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), body]));
 }
 

@@ -84,7 +84,18 @@ describe('sign-in throttling', () => {
   it('only slows an email down when failures come from many addresses: a short Retry-After, then the right password works', async () => {
     // Prepare: ten failures spread over three addresses, none of which reaches its own lock.
     const user = await signedInUser(stack.baseUrl);
-    const spread = ['127.0.0.4', '127.0.0.4', '127.0.0.4', '127.0.0.4', '127.0.0.5', '127.0.0.5', '127.0.0.5', '127.0.0.5', '127.0.0.6', '127.0.0.6'];
+    const spread = [
+      '127.0.0.4',
+      '127.0.0.4',
+      '127.0.0.4',
+      '127.0.0.4',
+      '127.0.0.5',
+      '127.0.0.5',
+      '127.0.0.5',
+      '127.0.0.5',
+      '127.0.0.6',
+      '127.0.0.6',
+    ];
     for (const address of spread) expect((await signInFrom(address, user.email, 'wrong password')).status).toBe(401);
     // Act: the right person, just after, is asked to wait briefly, and then gets in.
     const slowed = await signInFrom(ADDRESS_A, user.email, user.password);

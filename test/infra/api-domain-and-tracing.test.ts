@@ -66,7 +66,10 @@ describe('API custom domain (context apiDomain + apiCertificateArn)', () => {
     expect(functions.length).toBeGreaterThan(0);
     for (const [, fn] of functions) {
       expect(fn.Properties?.Environment?.Variables?.PUBLIC_BASE_URL).toEqual({
-        'Fn::Join': ['', ['https://', { Ref: restApiId }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }, '/prod']],
+        'Fn::Join': [
+          '',
+          ['https://', { Ref: restApiId }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }, '/prod'],
+        ],
       });
     }
   });

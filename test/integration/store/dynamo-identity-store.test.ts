@@ -20,7 +20,9 @@ describe('DynamoIdentityStore login attempts', () => {
     // Prepare
     const email = uniqueEmail();
     // Act: 12 parallel guesses, none of which has a window to count into yet.
-    const results = await Promise.all(Array.from({ length: 12 }, () => store.reserveLoginAttempt(email, ADDRESS, NOW, WINDOW_SECONDS, LIMIT)));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => store.reserveLoginAttempt(email, ADDRESS, NOW, WINDOW_SECONDS, LIMIT)),
+    );
     // Assess: five get through, numbered 1 to 5 once each; the other seven wait out the window.
     expect(
       allowed(results)
@@ -39,7 +41,9 @@ describe('DynamoIdentityStore login attempts', () => {
     await store.reserveLoginAttempt(email, ADDRESS, NOW, WINDOW_SECONDS, LIMIT);
     const later = new Date(NOW.getTime() + 60_000);
     // Act
-    const results = await Promise.all(Array.from({ length: 8 }, () => store.reserveLoginAttempt(email, ADDRESS, later, WINDOW_SECONDS, LIMIT)));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => store.reserveLoginAttempt(email, ADDRESS, later, WINDOW_SECONDS, LIMIT)),
+    );
     // Assess
     expect(
       allowed(results)
@@ -55,7 +59,13 @@ describe('DynamoIdentityStore login attempts', () => {
     for (let attempt = 0; attempt < LIMIT; attempt += 1) await store.reserveLoginAttempt(email, ADDRESS, NOW, WINDOW_SECONDS, LIMIT);
     expect((await store.reserveLoginAttempt(email, ADDRESS, NOW, WINDOW_SECONDS, LIMIT)).allowed).toBe(false);
     // Act
-    const afterWindow = await store.reserveLoginAttempt(email, ADDRESS, new Date(NOW.getTime() + WINDOW_SECONDS * 1000), WINDOW_SECONDS, LIMIT);
+    const afterWindow = await store.reserveLoginAttempt(
+      email,
+      ADDRESS,
+      new Date(NOW.getTime() + WINDOW_SECONDS * 1000),
+      WINDOW_SECONDS,
+      LIMIT,
+    );
     // Assess
     expect(afterWindow).toEqual({ allowed: true, attempt: 1 });
   });

@@ -42,7 +42,7 @@ function assertAllowed(route: Route, principal: Principal): void {
     throw new ForbiddenError('OAuth access tokens cannot call this endpoint');
   }
   // A PAT acts within its scopes like an OAuth token; `account` stands for every route that is not a container's.
-  if ((route.access === 'account' || route.access === 'admin') && !principal.scopes.includes('account')) {
+  if ((route.access === 'account' || route.access === 'admin') && principal.kind === 'pat' && !principal.scopes.includes('account')) {
     throw new ForbiddenError('This token lacks the account scope');
   }
   if (route.access === 'admin' && principal.role !== 'admin') {

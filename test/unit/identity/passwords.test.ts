@@ -7,6 +7,9 @@ vi.mock('node:crypto', async (importOriginal) => {
   return { ...original, scrypt: vi.fn(original.scrypt) };
 });
 
+// One N=2^17 derivation takes about a second on a loaded 2-core machine.
+vi.setConfig({ testTimeout: 60_000 });
+
 const { DECOY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } = await import('../../../lib/identity/passwords.js');
 
 describe('the decoy password hash (issue 7 item 12)', () => {

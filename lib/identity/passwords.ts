@@ -1,4 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { config } from '../config.js';
 
 /**
  * scrypt N=2^17, r=8, p=1: OWASP's Password Storage Cheat Sheet minimum for scrypt
@@ -6,7 +7,7 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
  * 128·N·r bytes = 128 MiB of memory per derivation, which the sign-in functions are sized for
  * (lib/http/routes.ts, `memoryMb`).
  */
-const PARAMETERS = { N: 2 ** 17, r: 8, p: 1, keyLength: 32 } as const;
+const PARAMETERS = { N: Number(config.PASSWORD_SCRYPT_N), r: 8, p: 1, keyLength: 32 } as const;
 
 /** Stored hashes made with more than this are refused rather than derived (a bad item must not exhaust memory). */
 const MAX_N = 2 ** 17;

@@ -1,9 +1,12 @@
 import { randomBytes, scryptSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { IdentityService } from '../../../lib/identity/identity-service.js';
-import { verifyPassword } from '../../../lib/identity/passwords.js';
-import { newId } from '../../../lib/ids.js';
-import { DynamoIdentityStore } from '../../../lib/store/dynamo-identity-store.js';
+
+// The production cost, which test/support/setup-env.ts lowers for other files; set before lib/config loads.
+process.env.PASSWORD_SCRYPT_N = '131072';
+const { IdentityService } = await import('../../../lib/identity/identity-service.js');
+const { verifyPassword } = await import('../../../lib/identity/passwords.js');
+const { newId } = await import('../../../lib/ids.js');
+const { DynamoIdentityStore } = await import('../../../lib/store/dynamo-identity-store.js');
 
 const store = new DynamoIdentityStore();
 const service = new IdentityService(store);

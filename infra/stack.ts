@@ -126,6 +126,7 @@ export class ContainerHostingStack extends Stack {
         bundles,
         tableName: store.table.tableName,
         timeout: route.timeoutSeconds === undefined ? undefined : Duration.seconds(route.timeoutSeconds),
+        memorySize: route.memoryMb,
         environment: environmentFor(route.permissions, route.path),
         description: `${route.method} ${route.path}`,
         tracing: settings.tracing,
@@ -191,6 +192,12 @@ export class ContainerHostingStack extends Stack {
     grantRoutePermissions(reconcile.role, reconcileFunction.permissions, permissionTargets);
     new ReconcileSchedule(this, 'Reconciliation', { every: Duration.minutes(settings.reconcileMinutes), handler: reconcile.function });
     this.functions.set(reconcileFunction.id, reconcile);
+    if (!publicBaseUrlOf(settings)) {
+      // Without a domain the service's address is the stage URL. Built from the API's id, not from
+      // `api.url`, whose stage depends on every function through the deployment (a cycle).
+      const stageUrl = `https://${this.api.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${settings.stage}`;
+      for (const serviceFunction of this.functions.values()) serviceFunction.function.addEnvironment('PUBLIC_BASE_URL', stageUrl);
+    }
 
     this.monitoringStack = new NestedStack(this, 'Monitoring', { description: 'Alarms, their topic and the operations dashboard' });
     this.monitoring = new OperationsMonitoring(this.monitoringStack, 'Operations', {
@@ -228,8 +235,9 @@ export class ContainerHostingStack extends Stack {
 }
 
 /**
- * The OAuth issuer: `publicBaseUrl` when set, else the custom domain's root, so the issuer and
- * its RFC 8414 metadata URL stay the same whichever host name a request came in by.
+ * The service's address (PUBLIC_BASE_URL: the OAuth issuer, every absolute URL): `publicBaseUrl`
+ * when set, else the custom domain's root, else (set after the API exists) the stage URL, so that
+ * no URL the service prints depends on the host name a request came in by.
  */
 function publicBaseUrlOf(settings: DeploymentSettings): string | undefined {
   return settings.publicBaseUrl ?? (settings.apiDomain ? `https://${settings.apiDomain}` : undefined);

@@ -96,8 +96,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     AWS_REGION: read.text('AWS_REGION', 'us-east-1', { minLength: 1 }),
     /** Loopback http redirect URIs for OAuth apps; on for the local stack, off on AWS by default. */
     ALLOW_INSECURE_REDIRECT_URIS: read.flag('ALLOW_INSECURE_REDIRECT_URIS'),
-    /** Fixed public origin (https://api.example.com) used for OAuth metadata; derived from the request when unset. */
+    /**
+     * The service's own address (https://api.example.com, or the stage URL): the OAuth issuer and every absolute
+     * URL it prints come from it, never from the request's headers. The CDK stack sets it on every function and
+     * the local stack to its own address; unset, API Gateway's record of its domain and stage stands in.
+     */
     PUBLIC_BASE_URL: read.optionalUrl('PUBLIC_BASE_URL'),
+    /**
+     * scrypt's N for new password hashes: 2^17 (OWASP's minimum) unless lowered for a test suite that
+     * creates many users; never below 2^14, the service's earlier cost, nor above 2^17, what the
+     * sign-in functions are sized for (lib/identity/passwords.ts).
+     */
+    PASSWORD_SCRYPT_N: read.oneOf('PASSWORD_SCRYPT_N', ['16384', '32768', '65536', '131072'], '131072'),
     /** How long start and restart wait for a task to run before answering 504. */
     START_BUDGET_MS: read.number('START_BUDGET_MS', { min: 0, max: 28_000, whole: true }, 25_000),
     CONTAINER_RUNTIME: read.oneOf('CONTAINER_RUNTIME', ['ecs', 'local'], 'ecs'),

@@ -109,6 +109,12 @@ export class MethodNotAllowedError extends HttpError {
   }
 }
 
+/** The client did not send a whole request in time (the local server; API Gateway answers its own). */
+export class RequestTimeoutError extends HttpError {
+  readonly statusCode = 408;
+  readonly code = 'REQUEST_TIMEOUT';
+}
+
 export class ConflictError extends HttpError {
   readonly statusCode = 409;
   readonly code = 'CONFLICT';
@@ -120,6 +126,12 @@ export class PayloadTooLargeError extends HttpError {
   constructor(message = 'The request is too large') {
     super(message);
   }
+}
+
+/** The request's header section is larger than the server reads (RFC 6585 section 5). */
+export class HeadersTooLargeError extends HttpError {
+  readonly statusCode = 431;
+  readonly code = 'HEADERS_TOO_LARGE';
 }
 
 export class RateLimitedError extends HttpError {

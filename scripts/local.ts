@@ -82,6 +82,8 @@ async function main(): Promise<void> {
 
   // lib/config reads these at module load, so they must be set before any handler is imported.
   setDefaultEnv({
+    // The issuer and every absolute URL the service prints (lib/http/public-base-url.ts).
+    PUBLIC_BASE_URL: `http://${publicHostOf(host)}:${listenPort}`,
     APPS_DOMAIN: `localhost:${listenPort}`,
     APPS_URL_SCHEME: 'http',
     DYNAMODB_ENDPOINT: endpoint,
@@ -110,6 +112,12 @@ async function freeLoopbackPort(onHost: string): Promise<number> {
   const { port: free } = probe.address() as AddressInfo;
   await new Promise((resolveClose) => probe.close(resolveClose));
   return free;
+}
+
+/** The stack's own address as a browser writes it; a wildcard address is reached as localhost. */
+function publicHostOf(listenHost: string): string {
+  if (listenHost === '0.0.0.0' || listenHost === '::') return 'localhost';
+  return listenHost.includes(':') ? `[${listenHost}]` : listenHost;
 }
 
 function setDefaultEnv(defaults: Record<string, string>): void {

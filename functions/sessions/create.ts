@@ -7,6 +7,6 @@ import { sessionView } from '../../lib/identity/views.js';
 import { identityService } from '../../lib/wiring/identity.js';
 
 export const handler = endpoint(route.createSession, { body: signInBody }, async (request) => {
-  const session = await identityService.signIn(request.body.email, request.body.password);
+  const session = await identityService.signIn(request.body.email, request.body.password, request.sourceIp);
   return ok(sessionView(session), {}, [sessionCookie(session.token, request.origin)]);
 });

@@ -10,6 +10,7 @@ export const handler = endpoint(route.createToken, { body: createTokenBody, reso
   const token = await identityService.createPersonalAccessToken(principal, {
     name: body.name,
     expiresInDays: body.expires_in_days,
+    scopes: body.scopes,
   });
   return ok(issuedPersonalAccessTokenView(token));
 });

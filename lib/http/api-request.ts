@@ -9,9 +9,12 @@ export interface ApiRequest<Body = unknown, Query = Record<string, string>> {
   method: string;
   /** The request path as called, e.g. /api/v1/containers. */
   path: string;
-  /** Scheme and host the client used, e.g. https://api.example.com; for absolute links. */
+  /**
+   * Scheme and host of the service's public base URL (PUBLIC_BASE_URL), e.g. https://api.example.com;
+   * for absolute links. Never taken from the request's headers (lib/http/public-base-url.ts).
+   */
   origin: string;
-  /** The stage prefix API Gateway strips from `path` (empty locally), e.g. /prod. */
+  /** The path of the public base URL: the stage on a stage URL (e.g. /prod), empty on a custom domain or locally. */
   basePath: string;
   params: Record<string, string>;
   query: Query;

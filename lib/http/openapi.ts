@@ -157,7 +157,8 @@ export function openApiDocument(endpoints: Array<{ route: Route; inputSchemas: I
         bearer: {
           type: 'http',
           scheme: 'bearer',
-          description: 'svpat_ personal access token, svat_ OAuth access token or svss_ session token',
+          description:
+            'svpat_ personal access token, svat_ OAuth access token or svss_ session token. A personal access token acts within its scopes (containers:read, containers:write, account = every route that is not a container route); outside them 403 FORBIDDEN',
         },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'sv_session', description: 'Unsafe methods also need x-csrf-token' },
         oauth2: {

@@ -53,6 +53,8 @@ export interface Route {
   permissions: RoutePermissions;
   /** Function timeout; API Gateway cuts every integration at 29 s. */
   timeoutSeconds?: number;
+  /** Function memory in MB when the default (infra/constructs/service-function.ts) is too little; CPU grows with it. */
+  memoryMb?: number;
   summary: string;
   /** Rate-limited by the WAF rule for credential-guessing endpoints. */
   rateLimited?: boolean;
@@ -81,8 +83,17 @@ const authenticated = (own: TableAccess = {}, services: Omit<RoutePermissions, '
   table: tableAccess(authentication, own),
   ...services,
 });
-/** Signing in: counting failures, reading the email claim (the password hash), storing the session. */
-const signIn: TableAccess = { read: ['email'], write: ['loginFailures', 'credential'] };
+/**
+ * Signing in: counting failures, reading the email claim (the password hash) and upgrading a hash
+ * made with older scrypt parameters, storing the session.
+ */
+const signIn: TableAccess = { read: ['email'], update: ['email'], write: ['loginFailures', 'credential'] };
+/**
+ * A sign-in runs one scrypt derivation (N=2^17: 128 MiB, lib/identity/passwords.ts), CPU-bound: at
+ * 1,769 MB a function has the equivalent of one vCPU (docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html),
+ * where the default 512 MB would give it under a third of one.
+ */
+const SIGN_IN_MEMORY_MB = 1769;
 /** A container write: the container, and the owner's quota usage charged in the same transaction. */
 const containerUpdate: TableAccess = { update: ['container', 'quotaUsage'] };
 /**
@@ -116,6 +127,7 @@ export const createSession = /* @__PURE__ */ route({
   access: 'public',
   body: 'json',
   permissions: { table: signIn },
+  memoryMb: SIGN_IN_MEMORY_MB,
   rateLimited: true,
   summary: 'Sign in with email and password',
 });
@@ -229,6 +241,7 @@ export const loginSubmit = /* @__PURE__ */ route({
   access: 'public',
   body: 'form',
   permissions: { table: signIn },
+  memoryMb: SIGN_IN_MEMORY_MB,
   rateLimited: true,
   summary: 'Sign-in form submission',
 });

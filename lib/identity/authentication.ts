@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CredentialRecord, CredentialStore } from './identity-store.js';
-import type { Principal } from './principal.js';
+import { PERSONAL_ACCESS_TOKEN_SCOPES, type Principal } from './principal.js';
 import { CREDENTIAL_PREFIX, constantTimeEqual, grantIdOf, MAX_CREDENTIAL_LENGTH, sha256Hex } from './secrets.js';
 
 /**
@@ -50,10 +50,12 @@ export class CredentialAuthenticator {
       // need a session or a PAT (README, "Security").
       role: credential.kind === 'oauth' ? 'user' : credential.role,
       kind: credential.kind,
-      scopes: credential.scopes,
+      // A session may do all a PAT may; a PAT what it was created with; an OAuth token what its grant holds.
+      scopes: credential.kind === 'session' ? PERSONAL_ACCESS_TOKEN_SCOPES : credential.scopes,
       credentialHash: tokenHash,
       expiresAt: credential.expiresAt,
       ...(credential.clientId ? { clientId: credential.clientId } : {}),
+      ...(credential.kind === 'pat' ? { tokenId: credential.tokenId, lineage: credential.lineage } : {}),
       ...(credential.kind === 'session' ? { csrfToken: csrfTokenFor(token) } : {}),
     };
     return { principal, sideEffect: this.noteUse(credential, now) };

@@ -1,16 +1,31 @@
-import { BadRequestError, NotFoundError, RateLimitedError, UnauthorizedError } from '../errors.js';
+import { BadRequestError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../page.js';
 import { type Authentication, CredentialAuthenticator, csrfTokenFor } from './authentication.js';
-import type { IdentityStore, PersonalAccessToken, User } from './identity-store.js';
-import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from './passwords.js';
-import { ALL_SCOPES, type Principal, type Role } from './principal.js';
+import type { EmailFailures, IdentityStore, PersonalAccessToken, User } from './identity-store.js';
+import { DECOY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from './passwords.js';
+import { ALL_SCOPES, PERSONAL_ACCESS_TOKEN_SCOPES, type PersonalAccessTokenScope, type Principal, type Role } from './principal.js';
 import { CREDENTIAL_PREFIX, newSecret, sha256Hex } from './secrets.js';
 
 export const SESSION_LIFETIME_SECONDS = 12 * 60 * 60;
-export const LOGIN_FAILURE_LIMIT = 5;
 export const MIN_PASSWORD_LENGTH = 12;
+/**
+ * Sign-in throttling (docs/api-rules.md, "Sign-in throttling"): failures lock an email only for
+ * the address they came from; across addresses they only slow the email down, so nobody can keep
+ * a person out of their own account from somewhere else.
+ */
+export const LOGIN_FAILURE_LIMIT = 5;
 export const LOGIN_LOCKOUT_SECONDS = 15 * 60;
+/** Failures for an email from all addresses within the window before attempts for it are spaced. */
+export const EMAIL_SLOWDOWN_THRESHOLD = 10;
+/** The spacing doubles from 1 s with each failure past the threshold, up to this. */
+export const EMAIL_SLOWDOWN_MAX_SECONDS = 60;
+
+/** The spacing between attempts for an email with this many failures in the window; 0 below the threshold. */
+export function emailSlowdownSeconds(failures: number): number {
+  if (failures < EMAIL_SLOWDOWN_THRESHOLD) return 0;
+  return Math.min(2 ** (failures - EMAIL_SLOWDOWN_THRESHOLD), EMAIL_SLOWDOWN_MAX_SECONDS);
+}
 export interface SignedInSession {
   token: string;
   csrfToken: string;
@@ -24,6 +39,8 @@ export interface IssuedPersonalAccessToken {
   token: string;
   createdAt: string;
   expiresAt: string;
+  scopes: readonly PersonalAccessTokenScope[];
+  parentId: string | null;
 }
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
@@ -63,27 +80,47 @@ export class IdentityService {
   }
 
   /**
-   * Email and password to a session. Five failures for one email within 15 minutes lock
-   * that email for 15 minutes; a wrong email and a wrong password look and take the same.
+   * Email and password to a session, for a client at `address` (API Gateway's source IP, never a
+   * header the client sets). Five failures for one email from one address within 15 minutes lock
+   * that email for that address for 15 minutes. Failures from every address together only slow
+   * the email down: from the tenth within the window on, one attempt per 1, 2, 4 … 60 seconds. A
+   * wrong email and a wrong password look and take the same.
    */
-  async signIn(emailInput: string, password: string): Promise<SignedInSession> {
+  async signIn(emailInput: string, password: string, address: string): Promise<SignedInSession> {
     const email = normalizeEmail(emailInput);
     const now = this.now();
-    const [attempt, user] = await Promise.all([
-      this.store.reserveLoginAttempt(email, now, LOGIN_LOCKOUT_SECONDS, LOGIN_FAILURE_LIMIT),
-      this.store.findUserByEmail(email),
-    ]);
+    const [emailFailures, user] = await Promise.all([this.store.getEmailFailures(email), this.store.findUserByEmail(email)]);
+    await this.awaitSlowdown(email, emailFailures, now);
+    // After the slow-down, so that being slowed down never counts against the person's own address.
+    const attempt = await this.store.reserveLoginAttempt(email, address, now, LOGIN_LOCKOUT_SECONDS, LOGIN_FAILURE_LIMIT);
     if (!attempt.allowed) {
-      throw new RateLimitedError('Too many failed sign-ins for this email; try again later', attempt.retryAfterSeconds);
+      throw new RateLimitedError('Too many failed sign-ins for this email from this address; try again later', attempt.retryAfterSeconds);
     }
     const passwordMatches = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
     if (!user || !passwordMatches) {
-      if (attempt.attempt >= LOGIN_FAILURE_LIMIT) {
-        await this.store.lockLogin(email, new Date(now.getTime() + LOGIN_LOCKOUT_SECONDS * 1000), LOGIN_FAILURE_LIMIT);
-      }
+      // Past the threshold the email also rests from this failure on, not only from this attempt's start.
+      const failedAt = this.now();
+      const spacingSeconds = emailSlowdownSeconds((emailFailures?.failures ?? 0) + 1);
+      await Promise.all([
+        this.store.recordEmailFailure(
+          email,
+          failedAt,
+          LOGIN_LOCKOUT_SECONDS,
+          spacingSeconds > 0 ? new Date(failedAt.getTime() + spacingSeconds * 1000) : undefined,
+        ),
+        attempt.attempt >= LOGIN_FAILURE_LIMIT
+          ? this.store.lockLogin(email, address, new Date(now.getTime() + LOGIN_LOCKOUT_SECONDS * 1000), LOGIN_FAILURE_LIMIT)
+          : undefined,
+      ]);
       throw new UnauthorizedError('Wrong email or password');
     }
-    await this.store.clearLoginAttempts(email);
+    await Promise.all([
+      this.store.clearLoginAttempts(email, address),
+      // A hash made with older parameters is replaced now that the password is at hand (issue 18).
+      needsRehash(user.passwordHash)
+        ? hashPassword(password).then((upgraded) => this.store.replacePasswordHash(email, user.passwordHash, upgraded))
+        : undefined,
+    ]);
 
     const token = newSecret(CREDENTIAL_PREFIX.session);
     const expiresAt = new Date(now.getTime() + SESSION_LIFETIME_SECONDS * 1000).toISOString();
@@ -99,6 +136,17 @@ export class IdentityService {
     return { token, csrfToken: csrfTokenFor(token), expiresAt, user: publicUser };
   }
 
+  /** Refuses an attempt while the email is slowed down and another attempt holds the slot. */
+  private async awaitSlowdown(email: string, failures: EmailFailures | undefined, now: Date): Promise<void> {
+    if (!failures || Date.parse(failures.windowEndsAt) <= now.getTime()) return;
+    const spacingSeconds = emailSlowdownSeconds(failures.failures);
+    if (spacingSeconds === 0) return;
+    const claim = await this.store.claimSlowedLoginAttempt(email, now, new Date(now.getTime() + spacingSeconds * 1000));
+    if (!claim.claimed) {
+      throw new RateLimitedError('Too many failed sign-ins for this email; try again shortly', claim.retryAfterSeconds);
+    }
+  }
+
   async signOut(principal: Principal): Promise<void> {
     await this.store.deleteCredential(principal.credentialHash);
   }
@@ -108,36 +156,65 @@ export class IdentityService {
     return this.authenticator.authenticate(token);
   }
 
+  /**
+   * A PAT with the scopes asked for (all three by default). A PAT made with a PAT gets at most its
+   * creator's scopes, expires no later than it, and dies with it: deleting the creator deletes it
+   * (README, "Security").
+   */
   async createPersonalAccessToken(
     principal: Principal,
-    input: { name: string; expiresInDays: number },
+    input: { name: string; expiresInDays: number; scopes?: readonly PersonalAccessTokenScope[] },
   ): Promise<IssuedPersonalAccessToken> {
     const now = this.now();
+    const createdByToken = principal.kind === 'pat';
+    const scopes = PERSONAL_ACCESS_TOKEN_SCOPES.filter((scope) =>
+      (input.scopes ?? (createdByToken ? principal.scopes : PERSONAL_ACCESS_TOKEN_SCOPES)).includes(scope),
+    );
+    if (createdByToken) {
+      const beyond = scopes.filter((scope) => !principal.scopes.includes(scope));
+      if (beyond.length > 0) throw new ForbiddenError(`A token cannot grant scopes it lacks: ${beyond.join(', ')}`);
+    }
     const token = newSecret(CREDENTIAL_PREFIX.personalAccessToken);
     const tokenHash = sha256Hex(token);
     // A PAT made with a PAT expires no later than its creator, so a leaked PAT cannot mint a
     // longer-lived one; a session keeps the 1..365 day rule (README, "Security").
     const requested = now.getTime() + input.expiresInDays * 86_400_000;
-    const expiresAtMs = principal.kind === 'pat' ? Math.min(requested, Date.parse(principal.expiresAt)) : requested;
+    const expiresAtMs = createdByToken ? Math.min(requested, Date.parse(principal.expiresAt)) : requested;
+    const id = newId(now.getTime());
+    const parentId = createdByToken ? (principal.tokenId ?? null) : null;
+    // A token from before lineage was recorded is its own root.
+    const lineage = `${parentId ? (principal.lineage ?? `${parentId}/`) : ''}${id}/`;
     const metadata: PersonalAccessToken = {
-      id: newId(now.getTime()),
+      id,
       userId: principal.userId,
       name: input.name,
       tokenHash,
       createdAt: now.toISOString(),
       expiresAt: new Date(expiresAtMs).toISOString(),
       lastUsedAt: null,
+      scopes,
+      parentId,
+      lineage,
     };
     await this.store.createPersonalAccessToken(metadata, {
       tokenHash,
       kind: 'pat',
       userId: principal.userId,
       role: principal.role,
-      scopes: ALL_SCOPES,
+      scopes,
       expiresAt: metadata.expiresAt,
       tokenId: metadata.id,
+      lineage,
     });
-    return { id: metadata.id, name: metadata.name, token, createdAt: metadata.createdAt, expiresAt: metadata.expiresAt };
+    return {
+      id: metadata.id,
+      name: metadata.name,
+      token,
+      createdAt: metadata.createdAt,
+      expiresAt: metadata.expiresAt,
+      scopes,
+      parentId,
+    };
   }
 
   /** Live tokens only: an expired one lingers in the table until TTL removes it, at no set time. */

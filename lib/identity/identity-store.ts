@@ -1,5 +1,5 @@
 import type { Page, PageRequest } from '../page.js';
-import type { CredentialKind, OAuthScope, Role } from './principal.js';
+import type { CredentialKind, OAuthScope, PersonalAccessTokenScope, Role } from './principal.js';
 
 export interface User {
   id: string;
@@ -18,10 +18,12 @@ export interface CredentialRecord {
   kind: CredentialKind;
   userId: string;
   role: Role;
-  scopes: readonly OAuthScope[];
+  scopes: readonly PersonalAccessTokenScope[];
   expiresAt: string;
   /** PATs: the token's id, for its metadata item. */
   tokenId?: string;
+  /** PATs: the ids from the root token down to this one, each followed by `/` (`root/child/`). */
+  lineage?: string;
   lastUsedAt?: string;
   /** OAuth access tokens. */
   clientId?: string;
@@ -37,12 +39,25 @@ export interface PersonalAccessToken {
   createdAt: string;
   expiresAt: string;
   lastUsedAt: string | null;
+  scopes: readonly PersonalAccessTokenScope[];
+  /** The PAT that created this one; null when a session did. */
+  parentId: string | null;
+  /** `root/…/own-id/`: a token's descendants are the tokens whose lineage starts with its own. */
+  lineage: string;
 }
 
-/** Whether a sign-in for an email may check its password now. */
+/** Whether a sign-in for an email from one address may check its password now. */
 export type LoginAttempt =
   | { allowed: true /** This attempt's number within the window, counting it. */; attempt: number }
   | { allowed: false; retryAfterSeconds: number };
+
+/** The failed sign-ins for one email from every address in the current window (the slow-down). */
+export interface EmailFailures {
+  failures: number;
+  windowEndsAt: string;
+  /** While slowed down, no attempt for the email before this time. */
+  nextAttemptAt?: string;
+}
 
 /**
  * What an OAuth access token's use needs of its grant (docs/oauth.md): the grant holds the
@@ -80,20 +95,47 @@ export interface IdentityStore extends CredentialStore {
   putCredential(credential: CredentialRecord): Promise<void>;
   deleteCredential(tokenHash: string): Promise<void>;
 
-  /** Writes the token's metadata and its credential together. */
+  /** Replaces a password hash, unless it changed meanwhile (then nothing happens). */
+  replacePasswordHash(email: string, previousHash: string, newHash: string): Promise<void>;
+
+  /**
+   * Writes the token's metadata and its credential together. A token created with a token names
+   * it as `parentId`: the write fails with `UnauthorizedError` when the parent is gone, and counts
+   * a child on the parent so that a deletion racing it notices (deletePersonalAccessToken).
+   */
   createPersonalAccessToken(token: PersonalAccessToken, credential: CredentialRecord): Promise<void>;
   listPersonalAccessTokens(userId: string, page: PageRequest): Promise<Page<PersonalAccessToken>>;
-  /** False when the token does not exist (or belongs to someone else). */
+  /**
+   * Deletes the token and every token created with it, directly or not, together; false when the
+   * token does not exist (or belongs to someone else).
+   */
   deletePersonalAccessToken(userId: string, tokenId: string): Promise<boolean>;
 
   /**
-   * Counts an attempt against the email before its password is checked, atomically, so
-   * that parallel guesses cannot all get past the limit. Refused once `limit` attempts fall
-   * in the window; a window starts at the first attempt and lasts `windowSeconds`.
+   * Counts an attempt against the email from one address before its password is checked,
+   * atomically, so that parallel guesses cannot all get past the limit. Refused once `limit`
+   * attempts fall in the window; a window starts at the first attempt and lasts `windowSeconds`.
    */
-  reserveLoginAttempt(email: string, now: Date, windowSeconds: number, limit: number): Promise<LoginAttempt>;
-  /** Refuses further attempts until `until`. */
-  lockLogin(email: string, until: Date, limit: number): Promise<void>;
-  /** Forgets the email's attempts after a successful sign-in. */
-  clearLoginAttempts(email: string): Promise<void>;
+  reserveLoginAttempt(email: string, address: string, now: Date, windowSeconds: number, limit: number): Promise<LoginAttempt>;
+  /** Refuses further attempts for the email from that address until `until`. */
+  lockLogin(email: string, address: string, until: Date, limit: number): Promise<void>;
+  /** Forgets the attempts of the email from that address after a successful sign-in. */
+  clearLoginAttempts(email: string, address: string): Promise<void>;
+
+  /** The email's failures from every address in the current window; undefined when none. */
+  getEmailFailures(email: string): Promise<EmailFailures | undefined>;
+  /**
+   * Counts one failure for the email (any address) and, when given, holds off its next attempt
+   * until `nextAttemptAt`; answers the count in the window.
+   */
+  recordEmailFailure(email: string, now: Date, windowSeconds: number, nextAttemptAt?: Date): Promise<number>;
+  /**
+   * Takes the email's next slowed-down attempt, atomically: refused while an earlier one holds
+   * the slot, with how long until it frees. On success no other attempt is let through before `nextAttemptAt`.
+   */
+  claimSlowedLoginAttempt(
+    email: string,
+    now: Date,
+    nextAttemptAt: Date,
+  ): Promise<{ claimed: true } | { claimed: false; retryAfterSeconds: number }>;
 }

@@ -1,5 +1,6 @@
 import * as z from '../zod.js';
 import { MIN_PASSWORD_LENGTH } from './identity-service.js';
+import { PERSONAL_ACCESS_TOKEN_SCOPES } from './principal.js';
 
 /** Request bodies of the identity endpoints (docs/api-rules.md). */
 export const signInBody = z.strictObject({
@@ -16,4 +17,6 @@ export const createUserBody = z.strictObject({
 export const createTokenBody = z.strictObject({
   name: z.string().check(z.trim(), z.minLength(1), z.maxLength(100)),
   expires_in_days: z._default(z.int().check(z.minimum(1), z.maximum(365)), 90),
+  /** What the token may do; all three when absent (a token made with a token: its creator's). */
+  scopes: z.optional(z.array(z.enum(PERSONAL_ACCESS_TOKEN_SCOPES)).check(z.minLength(1), z.maxLength(3))),
 });

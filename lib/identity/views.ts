@@ -17,6 +17,8 @@ export const personalAccessTokenView = (token: PersonalAccessToken) => ({
   created_at: token.createdAt,
   expires_at: token.expiresAt,
   last_used_at: token.lastUsedAt,
+  scopes: token.scopes,
+  parent_id: token.parentId,
 });
 
 export const issuedPersonalAccessTokenView = (token: IssuedPersonalAccessToken) => ({
@@ -25,4 +27,6 @@ export const issuedPersonalAccessTokenView = (token: IssuedPersonalAccessToken) 
   token: token.token,
   created_at: token.createdAt,
   expires_at: token.expiresAt,
+  scopes: token.scopes,
+  parent_id: token.parentId,
 });

@@ -1,9 +1,19 @@
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { InternalError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, TimeoutError, type HttpError } from '../errors.js';
+import {
+  BadRequestError,
+  HeadersTooLargeError,
+  InternalError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RequestTimeoutError,
+  TimeoutError,
+  type HttpError,
+} from '../errors.js';
 import { errorReply } from '../http/middleware/error-envelope.js';
 import { routes as routeTable, type Route } from '../http/routes.js';
 import { describeError, log } from '../log.js';
@@ -74,6 +84,10 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       else response.destroy();
     });
   });
+
+  // Requests Node's parser refuses never reach the handler above; without this, Node answers them
+  // with a bare status line and no body.
+  server.on('clientError', answerClientError);
 
   async function serveRequest(request: IncomingMessage, response: ServerResponse): Promise<void> {
     // `{hostname}.localhost` is a container; every other Host (localhost, 127.0.0.1) is the API.
@@ -153,6 +167,46 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   };
 }
 
+/**
+ * What Node's own clientError handler answers (nodejs.org/api/http.html#event-clienterror), in the
+ * envelope: 431 for an oversized header section, 413 for oversized chunk extensions, 408 for a
+ * request not received in time, 400 for anything else the parser refused (such as a request with
+ * both Content-Length and Transfer-Encoding, RFC 9112 section 6.3). The socket is closed after:
+ * what follows a malformed request cannot be framed.
+ */
+function clientErrorFor(error: NodeJS.ErrnoException): HttpError {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new HeadersTooLargeError('The request headers are too large');
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new PayloadTooLargeError('The chunk extensions are too large');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new RequestTimeoutError('The request was not received in time');
+    default:
+      return new BadRequestError('Malformed HTTP request');
+  }
+}
+
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  // A reset or a half-written response leaves nothing to answer on.
+  if (
+    error.code === 'ECONNRESET' ||
+    !socket.writable ||
+    (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent
+  ) {
+    socket.destroy();
+    return;
+  }
+  const reply = errorReply(clientErrorFor(error), randomUUID());
+  const body = Buffer.from(reply.body, 'utf8');
+  const headers = { 'Content-Type': 'application/json', ...reply.headers, 'Content-Length': String(body.length), Connection: 'close' };
+  const head = [
+    `HTTP/1.1 ${reply.statusCode} ${STATUS_CODES[reply.statusCode]}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  socket.end(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), body]));
+}
+
 function createHandlerLoader(): (route: Route) => Promise<LambdaHandler> {
   const cache = new Map<string, Promise<LambdaHandler>>();
   return (route) => {
@@ -222,7 +276,10 @@ function buildProxyEvent({ request, route, rawPath, rawQuery, pathParameters, bo
   const sourceIp = (request.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
   const { headers, multiValueHeaders } = collectHeaders(request, sourceIp);
   const { queryStringParameters, multiValueQueryStringParameters } = collectQuery(rawQuery);
-  const domainName = request.headers.host ?? 'localhost';
+  // API Gateway's record of its own domain, which a client cannot make up: here the address the
+  // connection reached. The Host header stays a header (lib/http/public-base-url.ts).
+  const localAddress = (request.socket.localAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
+  const domainName = `${localAddress.includes(':') ? `[${localAddress}]` : localAddress}:${request.socket.localPort ?? 0}`;
   const bodyIsText = isUtf8(body);
   const method = request.method ?? 'GET';
 

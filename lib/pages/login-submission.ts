@@ -35,7 +35,7 @@ export async function handleLoginSubmission(request: ApiRequest, identityService
   // No account has an email or password outside these bounds: answer as for wrong ones.
   if (!credentials.success) return rerender(401, 'Wrong email or password');
   try {
-    const session = await identityService.signIn(credentials.data.email, credentials.data.password);
+    const session = await identityService.signIn(credentials.data.email, credentials.data.password, request.sourceIp);
     return redirect(`${request.basePath}${next}`, 303, [sessionCookie(session.token, request.origin)]);
   } catch (error) {
     if (error instanceof HttpError && (error.statusCode === 401 || error.statusCode === 429)) {

@@ -1,9 +1,10 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { ConflictError } from '../errors.js';
+import { ConflictError, UnauthorizedError } from '../errors.js';
 import type {
   CredentialRecord,
+  EmailFailures,
   IdentityStore,
   LoginAttempt,
   PersonalAccessToken,
@@ -13,10 +14,11 @@ import type {
 import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
 import { credentialEntity } from './entities/credential.js';
 import { DynamoCredentialStore } from './dynamo-credential-store.js';
-import { loginAttemptsEntity } from './entities/login-attempts.js';
+import type { Item } from './entities/item.js';
+import { emailFailuresEntity, loginAttemptsEntity } from './entities/login-attempts.js';
 import { personalAccessTokenEntity } from './entities/personal-access-token.js';
 import { userEntity } from './entities/user.js';
-import { INDEX, keys, TTL_ATTRIBUTE, ttlEpochSeconds } from './keys.js';
+import { INDEX, type ItemKey, keys, TTL_ATTRIBUTE, ttlEpochSeconds } from './keys.js';
 import { queryPage, type Page, type PageRequest } from './pagination.js';
 
 export class DynamoIdentityStore extends DynamoCredentialStore implements IdentityStore {
@@ -72,19 +74,56 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
     await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.credential(tokenHash) }));
   }
 
+  async replacePasswordHash(email: string, previousHash: string, newHash: string): Promise<void> {
+    try {
+      await documentClient.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: keys.email(email),
+          UpdateExpression: 'SET password_hash = :new',
+          // A password changed meanwhile wins over the upgrade of the old one.
+          ConditionExpression: 'password_hash = :previous',
+          ExpressionAttributeValues: { ':new': newHash, ':previous': previousHash },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
   async createPersonalAccessToken(token: PersonalAccessToken, credential: CredentialRecord): Promise<void> {
-    await transactWrite({
-      TransactItems: [
-        {
-          Put: {
-            TableName: tableName,
-            Item: personalAccessTokenEntity.toItem(token),
-            ConditionExpression: 'attribute_not_exists(pk)',
+    try {
+      await transactWrite({
+        TransactItems: [
+          {
+            Put: {
+              TableName: tableName,
+              Item: personalAccessTokenEntity.toItem(token),
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
           },
-        },
-        { Put: { TableName: tableName, Item: credentialEntity.toItem(credential), ConditionExpression: 'attribute_not_exists(pk)' } },
-      ],
-    });
+          { Put: { TableName: tableName, Item: credentialEntity.toItem(credential), ConditionExpression: 'attribute_not_exists(pk)' } },
+          // The parent must still exist, and counts the child, so that a deletion of the parent that
+          // read its family before this write fails its condition and reads it again.
+          ...(token.parentId
+            ? [
+                {
+                  Update: {
+                    TableName: tableName,
+                    Key: keys.personalAccessToken(token.userId, token.parentId),
+                    UpdateExpression: 'ADD children :one',
+                    ConditionExpression: 'attribute_exists(pk)',
+                    ExpressionAttributeValues: { ':one': 1 },
+                  },
+                },
+              ]
+            : []),
+        ],
+      });
+    } catch (error) {
+      if (token.parentId && isTransactionConditionFailure(error)) throw new UnauthorizedError();
+      throw error;
+    }
   }
 
   async listPersonalAccessTokens(userId: string, page: PageRequest): Promise<Page<PersonalAccessToken>> {
@@ -102,24 +141,51 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
 
   async deletePersonalAccessToken(userId: string, tokenId: string): Promise<boolean> {
     const key = keys.personalAccessToken(userId, tokenId);
-    const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
-    if (!Item) return false;
-    try {
-      await transactWrite({
-        TransactItems: [
-          { Delete: { TableName: tableName, Key: key, ConditionExpression: 'attribute_exists(pk)' } },
-          { Delete: { TableName: tableName, Key: keys.credential(personalAccessTokenEntity.fromItem(Item).tokenHash) } },
-        ],
-      });
-      return true;
-    } catch (error) {
-      if (isTransactionConditionFailure(error)) return false;
-      throw error;
+    for (let attempt = 1; ; attempt += 1) {
+      const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+      if (!Item) return false;
+      const family = await this.descendantsAndSelf(userId, personalAccessTokenEntity.fromItem(Item).lineage, Item);
+      try {
+        await deleteTokens(family);
+        return true;
+      } catch (error) {
+        // A token was created in the family, or one of it deleted, since the Query: read it again.
+        if (!isTransactionConditionFailure(error) || attempt >= 5) throw error;
+      }
     }
   }
 
-  async reserveLoginAttempt(email: string, now: Date, windowSeconds: number, limit: number): Promise<LoginAttempt> {
-    const key = keys.loginFailures(email);
+  /**
+   * The token and every token created from it, directly or not: one consistent Query of the user's
+   * tokens, filtered on lineage (a user holds few tokens, and a GSI could miss one just created).
+   */
+  private async descendantsAndSelf(userId: string, lineage: string, self: Item): Promise<Item[]> {
+    const family: Item[] = [self];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const result = await documentClient.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          FilterExpression: 'begins_with(lineage, :lineage)',
+          ExpressionAttributeValues: {
+            ':pk': keys.user(userId).pk,
+            ':prefix': keys.personalAccessTokenPrefix,
+            ':lineage': lineage,
+          },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      // A filter cannot name the sort key (DynamoDB refuses key attributes there), so the token itself is dropped here.
+      family.push(...(result.Items ?? []).filter((item) => item.sk !== self.sk));
+      startKey = result.LastEvaluatedKey;
+    } while (startKey);
+    return family;
+  }
+
+  async reserveLoginAttempt(email: string, address: string, now: Date, windowSeconds: number, limit: number): Promise<LoginAttempt> {
+    const key = keys.loginFailuresFromAddress(email, address);
     const nowIso = now.toISOString();
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
@@ -137,9 +203,7 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
         return { allowed: true, attempt: loginAttemptsEntity.attemptsOf(Attributes!) };
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
-        // The item that failed the condition comes back in DynamoDB's wire format.
-        const failedOn = (error as { Item?: Record<string, AttributeValue> }).Item;
-        const windowEndsAt = failedOn ? loginAttemptsEntity.windowEndOf(unmarshall(failedOn)) : undefined;
+        const windowEndsAt = failedItemOf(error, loginAttemptsEntity.windowEndOf);
         if (windowEndsAt && windowEndsAt > nowIso) {
           return { allowed: false, retryAfterSeconds: (Date.parse(windowEndsAt) - now.getTime()) / 1000 };
         }
@@ -150,7 +214,7 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
         await documentClient.send(
           new PutCommand({
             TableName: tableName,
-            Item: loginAttemptsEntity.firstAttemptItem(email, windowEndsAt),
+            Item: loginAttemptsEntity.firstAttemptItem(key, windowEndsAt),
             ConditionExpression: 'attribute_not_exists(pk) OR window_ends_at <= :now',
             ExpressionAttributeValues: { ':now': nowIso },
           }),
@@ -163,12 +227,12 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
     throw new Error('Could not count a sign-in attempt');
   }
 
-  async lockLogin(email: string, until: Date, limit: number): Promise<void> {
+  async lockLogin(email: string, address: string, until: Date, limit: number): Promise<void> {
     const untilIso = until.toISOString();
     await documentClient.send(
       new UpdateCommand({
         TableName: tableName,
-        Key: keys.loginFailures(email),
+        Key: keys.loginFailuresFromAddress(email, address),
         UpdateExpression: 'SET attempts = :limit, window_ends_at = :until, #ttl = :epoch',
         ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
         ExpressionAttributeValues: { ':limit': limit, ':until': untilIso, ':epoch': ttlEpochSeconds(untilIso) },
@@ -176,7 +240,120 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
     );
   }
 
-  async clearLoginAttempts(email: string): Promise<void> {
-    await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.loginFailures(email) }));
+  async clearLoginAttempts(email: string, address: string): Promise<void> {
+    await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.loginFailuresFromAddress(email, address) }));
+  }
+
+  async getEmailFailures(email: string): Promise<EmailFailures | undefined> {
+    const { Item } = await documentClient.send(
+      new GetCommand({ TableName: tableName, Key: keys.loginFailures(email), ConsistentRead: true }),
+    );
+    return Item ? emailFailuresEntity.fromItem(Item) : undefined;
+  }
+
+  async recordEmailFailure(email: string, now: Date, windowSeconds: number, nextAttemptAt?: Date): Promise<number> {
+    const nowIso = now.toISOString();
+    const next = nextAttemptAt ? { ':next': nextAttemptAt.toISOString() } : undefined;
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      try {
+        const { Attributes } = await documentClient.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: keys.loginFailures(email),
+            UpdateExpression: next ? 'ADD failures :one SET next_attempt_at = :next' : 'ADD failures :one',
+            ConditionExpression: 'attribute_exists(failures) AND window_ends_at > :now',
+            ExpressionAttributeValues: { ':one': 1, ':now': nowIso, ...next },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        );
+        return emailFailuresEntity.failuresOf(Attributes!);
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+      // No open window (or an item from before issue 18): start one, unless a concurrent failure just did.
+      const windowEndsAt = new Date(now.getTime() + windowSeconds * 1000).toISOString();
+      try {
+        await documentClient.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: emailFailuresEntity.firstFailureItem(email, windowEndsAt),
+            ConditionExpression: 'attribute_not_exists(failures) OR window_ends_at <= :now',
+            ExpressionAttributeValues: { ':now': nowIso },
+          }),
+        );
+        return 1;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+    }
+    throw new Error('Could not count a failed sign-in');
+  }
+
+  async claimSlowedLoginAttempt(
+    email: string,
+    now: Date,
+    nextAttemptAt: Date,
+  ): Promise<{ claimed: true } | { claimed: false; retryAfterSeconds: number }> {
+    try {
+      await documentClient.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: keys.loginFailures(email),
+          UpdateExpression: 'SET next_attempt_at = :next',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(next_attempt_at) OR next_attempt_at <= :now)',
+          ExpressionAttributeValues: { ':next': nextAttemptAt.toISOString(), ':now': now.toISOString() },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { claimed: true };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const next = failedItemOf(error, emailFailuresEntity.nextAttemptOf);
+      // Gone meanwhile (the window ended): nothing to wait for.
+      if (!next) return { claimed: true };
+      return { claimed: false, retryAfterSeconds: Math.max(1, (Date.parse(next) - now.getTime()) / 1000) };
+    }
+  }
+}
+
+/** An attribute of the item that failed a condition, which comes back in DynamoDB's wire format. */
+function failedItemOf<T>(error: unknown, read: (item: Item) => T | undefined): T | undefined {
+  const failedOn = (error as { Item?: Record<string, AttributeValue> }).Item;
+  return failedOn ? read(unmarshall(failedOn)) : undefined;
+}
+
+/** PATs and their credentials; one transaction holds at most 100 items (50 tokens). */
+const TOKENS_PER_TRANSACTION = 50;
+
+/**
+ * Deletes tokens with their credentials, each on condition that no child was added since it was
+ * read. Up to 50 tokens go in one transaction; a bigger family goes deepest first, so that no
+ * token ever outlives the one that created it.
+ */
+async function deleteTokens(family: Item[]): Promise<void> {
+  const deepestFirst = [...family].sort(
+    (a, b) => personalAccessTokenEntity.fromItem(b).lineage.length - personalAccessTokenEntity.fromItem(a).lineage.length,
+  );
+  for (let start = 0; start < deepestFirst.length; start += TOKENS_PER_TRANSACTION) {
+    const chunk = deepestFirst.slice(start, start + TOKENS_PER_TRANSACTION);
+    await transactWrite({
+      TransactItems: chunk.flatMap((item) => {
+        const token = personalAccessTokenEntity.fromItem(item);
+        const children = personalAccessTokenEntity.childrenOf(item);
+        const key: ItemKey = keys.personalAccessToken(token.userId, token.id);
+        return [
+          {
+            Delete: {
+              TableName: tableName,
+              Key: key,
+              ConditionExpression:
+                children === undefined ? 'attribute_exists(pk) AND attribute_not_exists(children)' : 'children = :children',
+              ...(children === undefined ? {} : { ExpressionAttributeValues: { ':children': children } }),
+            },
+          },
+          { Delete: { TableName: tableName, Key: keys.credential(token.tokenHash) } },
+        ];
+      }),
+    });
   }
 }

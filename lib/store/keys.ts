@@ -40,9 +40,15 @@ export const keys = {
 
   /** Claims an email address; written in the same transaction as the user. */
   email: (normalizedEmail: string): ItemKey => ({ pk: join('EMAIL', normalizedEmail), sk: 'EMAIL' }),
+  /** An email's failed sign-ins from every address: the slow-down (docs/api-rules.md, "Sign-in throttling"). */
   loginFailures: (normalizedEmail: string): ItemKey => ({
     pk: join('LOGIN_FAILURES', normalizedEmail),
     sk: 'LOGIN_FAILURES',
+  }),
+  /** An email's sign-in attempts from one client address: the lock. Same partition, so the same IAM grant. */
+  loginFailuresFromAddress: (normalizedEmail: string, address: string): ItemKey => ({
+    pk: join('LOGIN_FAILURES', normalizedEmail),
+    sk: join('ADDRESS', address),
   }),
 
   /** Any bearer credential (session, PAT, OAuth access token), found by its SHA-256 hash. */

@@ -37,7 +37,7 @@ describe('npm run admin against DynamoDB Local', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(new RegExp(`^Created admin ${email} \\([0-9a-f-]{36}\\)\\n$`));
-    const session = await identityService.signIn(email, password);
+    const session = await identityService.signIn(email, password, '127.0.0.1');
     expect(session).toMatchObject({ token: expect.stringMatching(/^svss_/), user: { email, role: 'admin' } });
   });
 

@@ -172,6 +172,8 @@ describe('personal access tokens', () => {
       token: expect.stringMatching(/^svpat_[\w-]{43}$/),
       created_at: expect.any(String),
       expires_at: expect.any(String),
+      scopes: ['containers:read', 'containers:write', 'account'],
+      parent_id: null,
     });
     issuedSecrets.push(first.body.data.token, second.body.data.token);
     const days = (Date.parse(first.body.data.expires_at) - Date.parse(first.body.data.created_at)) / 86_400_000;
@@ -187,6 +189,8 @@ describe('personal access tokens', () => {
       created_at: expect.any(String),
       expires_at: expect.any(String),
       last_used_at: null,
+      scopes: ['containers:read', 'containers:write', 'account'],
+      parent_id: null,
     });
   });
 

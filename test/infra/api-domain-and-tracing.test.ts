@@ -55,12 +55,23 @@ describe('API custom domain (context apiDomain + apiCertificateArn)', () => {
     }
   });
 
-  it('has no custom domain without the context', () => {
+  it('has no custom domain without the context, and gives every function the stage URL as its address', () => {
     // Act
     const template = templateWith();
     // Assess
     expect(resourcesOfType(template, 'AWS::ApiGateway::DomainName')).toEqual([]);
     expect(resourcesOfType(template, 'AWS::ApiGateway::BasePathMapping')).toEqual([]);
+    const [restApiId] = resourcesOfType(template, 'AWS::ApiGateway::RestApi')[0]!;
+    const functions = resourcesOfType(template, 'AWS::Lambda::Function');
+    expect(functions.length).toBeGreaterThan(0);
+    for (const [, fn] of functions) {
+      expect(fn.Properties?.Environment?.Variables?.PUBLIC_BASE_URL).toEqual({
+        'Fn::Join': [
+          '',
+          ['https://', { Ref: restApiId }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }, '/prod'],
+        ],
+      });
+    }
   });
 
   it('refuses a domain without its certificate, and a malformed certificate ARN', () => {

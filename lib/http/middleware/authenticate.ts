@@ -41,6 +41,10 @@ function assertAllowed(route: Route, principal: Principal): void {
   if ((route.access === 'account' || route.access === 'admin') && principal.kind === 'oauth') {
     throw new ForbiddenError('OAuth access tokens cannot call this endpoint');
   }
+  // A PAT acts within its scopes like an OAuth token; `account` stands for every route that is not a container's.
+  if ((route.access === 'account' || route.access === 'admin') && principal.kind === 'pat' && !principal.scopes.includes('account')) {
+    throw new ForbiddenError('This token lacks the account scope');
+  }
   if (route.access === 'admin' && principal.role !== 'admin') {
     throw new ForbiddenError('This endpoint is for administrators');
   }

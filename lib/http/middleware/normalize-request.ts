@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { ApiRequest } from '../api-request.js';
 import { parseCookies } from '../cookies.js';
 import { describeError, log } from '../../log.js';
+import { publicBaseUrlOf } from '../public-base-url.js';
 import type { EndpointMiddleware, EndpointRequest } from './types.js';
 
 function lowerCaseHeaders(event: APIGatewayProxyEvent): Record<string, string> {
@@ -12,17 +13,9 @@ function lowerCaseHeaders(event: APIGatewayProxyEvent): Record<string, string> {
   return headers;
 }
 
-/** API Gateway strips the stage from `path` but not from `requestContext.path`. */
-function basePathOf(event: APIGatewayProxyEvent): string {
-  const fullPath = event.requestContext?.path ?? event.path;
-  return fullPath.endsWith(event.path) ? fullPath.slice(0, fullPath.length - event.path.length) : '';
-}
-
 export function toApiRequest(event: APIGatewayProxyEvent, requestId: string): ApiRequest<string | undefined> {
   const headers = lowerCaseHeaders(event);
-  // API Gateway's own record of the domain called; X-Forwarded-Host would be the client's say-so.
-  const host = event.requestContext?.domainName ?? headers['host'] ?? 'localhost';
-  const scheme = headers['x-forwarded-proto']?.split(',')[0]?.trim() ?? 'http';
+  const publicBaseUrl = publicBaseUrlOf(event);
   const rawBody =
     event.body === null || event.body === undefined
       ? undefined
@@ -41,8 +34,8 @@ export function toApiRequest(event: APIGatewayProxyEvent, requestId: string): Ap
     requestId,
     method: event.httpMethod,
     path: event.path,
-    origin: `${scheme}://${host}`,
-    basePath: basePathOf(event),
+    origin: publicBaseUrl.origin,
+    basePath: publicBaseUrl.pathname.replace(/\/+$/, ''),
     params,
     query,
     headers,

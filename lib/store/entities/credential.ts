@@ -1,5 +1,5 @@
 import type { CredentialRecord } from '../../identity/identity-store.js';
-import type { CredentialKind, OAuthScope, Role } from '../../identity/principal.js';
+import { PERSONAL_ACCESS_TOKEN_SCOPES, type CredentialKind, type PersonalAccessTokenScope, type Role } from '../../identity/principal.js';
 import { keys, TTL_ATTRIBUTE, ttlEpochSeconds } from '../keys.js';
 import { asStored, type Item } from './item.js';
 
@@ -9,9 +9,11 @@ interface StoredCredential {
   kind: CredentialKind;
   user_id: string;
   role: Role;
-  scopes?: OAuthScope[];
+  scopes?: PersonalAccessTokenScope[];
   expires_at: string;
   token_id?: string;
+  /** PATs created since issue 18; one without it predates PAT scopes and keeps full power. */
+  lineage?: string;
   last_used_at?: string;
   client_id?: string;
   app_id?: string;
@@ -31,6 +33,7 @@ export const credentialEntity = {
     expires_at: credential.expiresAt,
     [TTL_ATTRIBUTE]: ttlEpochSeconds(credential.expiresAt),
     token_id: credential.tokenId,
+    lineage: credential.lineage,
     last_used_at: credential.lastUsedAt,
     client_id: credential.clientId,
     app_id: credential.appId,
@@ -43,9 +46,10 @@ export const credentialEntity = {
       kind: stored.kind,
       userId: stored.user_id,
       role: stored.role,
-      scopes: stored.scopes ?? [],
+      scopes: stored.kind === 'pat' && stored.lineage === undefined ? PERSONAL_ACCESS_TOKEN_SCOPES : (stored.scopes ?? []),
       expiresAt: stored.expires_at,
       tokenId: stored.token_id,
+      lineage: stored.lineage,
       lastUsedAt: stored.last_used_at,
       clientId: stored.client_id,
       appId: stored.app_id,

@@ -8,6 +8,7 @@ const store = new DynamoIdentityStore();
 const WINDOW_SECONDS = 900;
 const LIMIT = 5;
 const NOW = new Date('2025-01-01T00:00:00.000Z');
+const ADDRESS = '198.51.100.7';
 
 let emailCounter = 0;
 const uniqueEmail = () => `guesser-${process.pid}-${(emailCounter += 1)}@example.com`;
@@ -19,7 +20,9 @@ describe('DynamoIdentityStore login attempts', () => {
     // Prepare
     const email = uniqueEmail();
     // Act: 12 parallel guesses, none of which has a window to count into yet.
-    const results = await Promise.all(Array.from({ length: 12 }, () => store.reserveLoginAttempt(email, NOW, WINDOW_SECONDS, LIMIT)));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => store.reserveLoginAttempt(email, ADDRESS, NOW, WINDOW_SECONDS, LIMIT)),
+    );
     // Assess: five get through, numbered 1 to 5 once each; the other seven wait out the window.
     expect(
       allowed(results)
@@ -34,11 +37,13 @@ describe('DynamoIdentityStore login attempts', () => {
   it('reserves exactly the rest of the allowance when parallel guesses arrive in an open window', async () => {
     // Prepare: two attempts already counted.
     const email = uniqueEmail();
-    await store.reserveLoginAttempt(email, NOW, WINDOW_SECONDS, LIMIT);
-    await store.reserveLoginAttempt(email, NOW, WINDOW_SECONDS, LIMIT);
+    await store.reserveLoginAttempt(email, ADDRESS, NOW, WINDOW_SECONDS, LIMIT);
+    await store.reserveLoginAttempt(email, ADDRESS, NOW, WINDOW_SECONDS, LIMIT);
     const later = new Date(NOW.getTime() + 60_000);
     // Act
-    const results = await Promise.all(Array.from({ length: 8 }, () => store.reserveLoginAttempt(email, later, WINDOW_SECONDS, LIMIT)));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => store.reserveLoginAttempt(email, ADDRESS, later, WINDOW_SECONDS, LIMIT)),
+    );
     // Assess
     expect(
       allowed(results)
@@ -51,10 +56,16 @@ describe('DynamoIdentityStore login attempts', () => {
   it('opens a new window once the old one has ended', async () => {
     // Prepare: the allowance used up.
     const email = uniqueEmail();
-    for (let attempt = 0; attempt < LIMIT; attempt += 1) await store.reserveLoginAttempt(email, NOW, WINDOW_SECONDS, LIMIT);
-    expect((await store.reserveLoginAttempt(email, NOW, WINDOW_SECONDS, LIMIT)).allowed).toBe(false);
+    for (let attempt = 0; attempt < LIMIT; attempt += 1) await store.reserveLoginAttempt(email, ADDRESS, NOW, WINDOW_SECONDS, LIMIT);
+    expect((await store.reserveLoginAttempt(email, ADDRESS, NOW, WINDOW_SECONDS, LIMIT)).allowed).toBe(false);
     // Act
-    const afterWindow = await store.reserveLoginAttempt(email, new Date(NOW.getTime() + WINDOW_SECONDS * 1000), WINDOW_SECONDS, LIMIT);
+    const afterWindow = await store.reserveLoginAttempt(
+      email,
+      ADDRESS,
+      new Date(NOW.getTime() + WINDOW_SECONDS * 1000),
+      WINDOW_SECONDS,
+      LIMIT,
+    );
     // Assess
     expect(afterWindow).toEqual({ allowed: true, attempt: 1 });
   });
@@ -62,12 +73,12 @@ describe('DynamoIdentityStore login attempts', () => {
   it('refuses every attempt while locked and counts from one after the attempts are cleared', async () => {
     // Prepare
     const email = uniqueEmail();
-    await store.reserveLoginAttempt(email, NOW, WINDOW_SECONDS, LIMIT);
+    await store.reserveLoginAttempt(email, ADDRESS, NOW, WINDOW_SECONDS, LIMIT);
     // Act
-    await store.lockLogin(email, new Date(NOW.getTime() + 600_000), LIMIT);
-    const whileLocked = await store.reserveLoginAttempt(email, new Date(NOW.getTime() + 1_000), WINDOW_SECONDS, LIMIT);
-    await store.clearLoginAttempts(email);
-    const afterClear = await store.reserveLoginAttempt(email, new Date(NOW.getTime() + 2_000), WINDOW_SECONDS, LIMIT);
+    await store.lockLogin(email, ADDRESS, new Date(NOW.getTime() + 600_000), LIMIT);
+    const whileLocked = await store.reserveLoginAttempt(email, ADDRESS, new Date(NOW.getTime() + 1_000), WINDOW_SECONDS, LIMIT);
+    await store.clearLoginAttempts(email, ADDRESS);
+    const afterClear = await store.reserveLoginAttempt(email, ADDRESS, new Date(NOW.getTime() + 2_000), WINDOW_SECONDS, LIMIT);
     // Assess
     expect(whileLocked).toEqual({ allowed: false, retryAfterSeconds: 599 });
     expect(afterClear).toEqual({ allowed: true, attempt: 1 });

@@ -12,7 +12,7 @@ const session: Principal = {
   userId: 'u-1',
   role: 'user',
   kind: 'session',
-  scopes: ['containers:read', 'containers:write'],
+  scopes: ['containers:read', 'containers:write', 'account'],
   credentialHash: 'h',
   expiresAt: '2999-01-01T00:00:00.000Z',
   csrfToken: 'csrf-good',
@@ -26,7 +26,15 @@ function resolverFor(principals: Record<string, Principal>) {
   );
 }
 
-const resolve = resolverFor({ svss_session: session, svpat_pat: pat, svat_oauth: oauthReadOnly, svpat_admin: { ...pat, role: 'admin' } });
+const patReadOnly: Principal = { ...pat, scopes: ['containers:read'] };
+const resolve = resolverFor({
+  svss_session: session,
+  svpat_pat: pat,
+  svpat_readonly: patReadOnly,
+  svat_oauth: oauthReadOnly,
+  svpat_admin: { ...pat, role: 'admin' },
+  svpat_admin_containers: { ...pat, role: 'admin', scopes: ['containers:read', 'containers:write'] },
+});
 
 async function call(handler: (event: never, context: never) => Promise<APIGatewayProxyResult>, event: object) {
   const result = await handler(event as never, lambdaContext() as never);
@@ -104,6 +112,18 @@ describe('endpoint middleware chain', () => {
     expect((await call(createUser, asUser('svpat_pat'))).body.error.code).toBe('FORBIDDEN');
     const asAdmin = asUser('svpat_admin');
     expect((await call(createUser, asAdmin)).status).toBe(200);
+  });
+
+  it('answers 403 FORBIDDEN to a PAT without the account scope on account and admin endpoints (issue 18)', async () => {
+    const readOnly = await call(createToken, jsonPost('{"name":"x"}', { Authorization: 'Bearer svpat_readonly' }));
+    expect(readOnly).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN', message: 'This token lacks the account scope' } } });
+    const adminEvent = proxyEvent({
+      method: 'POST',
+      path: '/api/v1/users',
+      body: '{}',
+      headers: { Authorization: 'Bearer svpat_admin_containers', 'Content-Type': 'application/json' },
+    });
+    expect((await call(createUser, adminEvent)).body.error.code).toBe('FORBIDDEN');
   });
 
   it('answers 403 FORBIDDEN to a PAT on a session-only endpoint', async () => {

@@ -19,7 +19,7 @@ const pat: Principal = {
   userId: 'u-1',
   role: 'user',
   kind: 'pat',
-  scopes: ['containers:read', 'containers:write'],
+  scopes: ['containers:read', 'containers:write', 'account'],
   credentialHash: createHash('sha256').update(SECRET_PAT).digest('hex'),
   expiresAt: '2999-01-01T00:00:00.000Z',
 };

@@ -192,12 +192,6 @@ export class ContainerHostingStack extends Stack {
     grantRoutePermissions(reconcile.role, reconcileFunction.permissions, permissionTargets);
     new ReconcileSchedule(this, 'Reconciliation', { every: Duration.minutes(settings.reconcileMinutes), handler: reconcile.function });
     this.functions.set(reconcileFunction.id, reconcile);
-    if (!publicBaseUrlOf(settings)) {
-      // Without a domain the service's address is the stage URL. Built from the API's id, not from
-      // `api.url`, whose stage depends on every function through the deployment (a cycle).
-      const stageUrl = `https://${this.api.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${settings.stage}`;
-      for (const serviceFunction of this.functions.values()) serviceFunction.function.addEnvironment('PUBLIC_BASE_URL', stageUrl);
-    }
 
     this.monitoringStack = new NestedStack(this, 'Monitoring', { description: 'Alarms, their topic and the operations dashboard' });
     this.monitoring = new OperationsMonitoring(this.monitoringStack, 'Operations', {

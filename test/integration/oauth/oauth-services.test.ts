@@ -590,7 +590,7 @@ describe('the consent page', () => {
     expect(result.statusCode).toBe(200);
   });
 
-  it("approves at once, with the remembered grant's scopes, when a live grant of the user covers the request", async () => {
+  it('approves at once, with exactly the requested scopes, when a live grant of the user covers the request', async () => {
     const client = await registerClient();
     await tokensFor(client);
     const requestId = await oauth.authorization.startAuthorization({
@@ -607,7 +607,19 @@ describe('the consent page', () => {
     expect(location.href.startsWith(REDIRECT_URI)).toBe(true);
     expect(location.searchParams.get('state')).toBe('again');
     const tokens = await exchange(client, location.searchParams.get('code')!);
-    expect(tokens.scopes).toEqual([...ALL_SCOPES]);
+    // RFC 6749 section 3.3: what was asked for, not the remembered grant's wider scopes.
+    expect(tokens.scopes).toEqual(['containers:read']);
+    const authentication = await identityService.authenticate(tokens.accessToken);
+    expect(authentication?.principal.scopes).toEqual(['containers:read']);
+    const refreshed = await refresh(client, tokens.refreshToken);
+    expect(refreshed.scopes).toEqual(['containers:read']);
+    await expect(
+      oauth.tokens.issueTokens(client.credentials, {
+        grant_type: 'refresh_token',
+        refresh_token: refreshed.refreshToken,
+        scope: 'containers:read containers:write',
+      }),
+    ).rejects.toThrow(/may not exceed/);
     // The request was consumed like any approval.
     await expect(oauth.authorization.approveAuthorization(user, requestId)).rejects.toBeInstanceOf(BadRequestError);
   });

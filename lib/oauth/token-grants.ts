@@ -41,7 +41,7 @@ export class TokenGrantService {
   async issueTokens(credentials: ClientCredentials, parameters: Record<string, string>): Promise<TokenSet> {
     const request = parseTokenRequest(parameters);
     if (request instanceof OAuthRequestError) {
-      await authenticateClient(this.store, credentials);
+      await authenticateClient(this.store, credentials, this.now());
       throw request;
     }
     const tokens =
@@ -57,11 +57,11 @@ export class TokenGrantService {
     request: Extract<TokenRequest, { grantType: 'authorization_code' }>,
   ): Promise<TokenSet> {
     if (!isPlausibleClientId(credentials) || request.code.length > MAX_CREDENTIAL_LENGTH) {
-      await authenticateClient(this.store, credentials);
+      await authenticateClient(this.store, credentials, this.now());
       throw invalidGrant('The authorization code is invalid');
     }
     const { client, code } = await this.store.getClientAndCode(credentials.clientId, sha256Hex(request.code));
-    verifyClient(credentials, client);
+    verifyClient(credentials, client, this.now());
     // RFC 6749 section 4.1.3: the code must have been issued to this very client.
     if (!code || code.clientId !== client.clientId) throw invalidGrant('The authorization code is invalid');
     if (code.redeemed) {
@@ -108,12 +108,12 @@ export class TokenGrantService {
     const plausibleToken =
       request.refreshToken.length <= MAX_CREDENTIAL_LENGTH && request.refreshToken.startsWith(CREDENTIAL_PREFIX.refreshToken);
     if (!isPlausibleClientId(credentials) || !plausibleToken || !grantId) {
-      await authenticateClient(this.store, credentials);
+      await authenticateClient(this.store, credentials, this.now());
       throw invalidGrant('The refresh token is invalid');
     }
     const tokenHash = sha256Hex(request.refreshToken);
     const { client, grant } = await this.store.getTokenGrant(credentials.clientId, grantId);
-    verifyClient(credentials, client);
+    verifyClient(credentials, client, this.now());
     // A token naming another client's grant, or none, changes nothing.
     if (!grant || grant.clientId !== client.clientId) throw invalidGrant('The refresh token is invalid');
     if (grant.status === 'revoked') throw invalidGrant('The refresh token has been revoked');

@@ -676,18 +676,79 @@ describe('the consent decision', () => {
 });
 
 describe('client secret rotation', () => {
-  it('stops the old secret at once and accepts the new one', async () => {
+  it('stops the old secret at once when asked for no overlap, and accepts the new one', async () => {
     const client = await registerClient();
     const tokens = await tokensFor(client);
     const code = await authorizationCode(client);
 
-    const { clientSecret } = await oauth.apps.rotateClientSecret(owner, client.appId);
+    const { app, clientSecret } = await oauth.apps.rotateClientSecret(owner, client.appId, 0);
 
+    expect(app.previousSecretExpiresAt).toBeUndefined();
     await expect(refresh(client, tokens.refreshToken)).rejects.toBeInstanceOf(UnauthorizedError);
     await expect(exchange(client, code)).rejects.toBeInstanceOf(UnauthorizedError);
     const rotated = { ...client, credentials: { ...client.credentials, clientSecret } };
     await expect(refresh(rotated, tokens.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });
     await expect(exchange(rotated, code)).resolves.toMatchObject({ expiresIn: 900 });
+  });
+
+  it('keeps the previous secret working at the token and revocation endpoints until its overlap ends, and not a second longer', async () => {
+    let now = Date.now();
+    const clocked = oauthOn(() => new Date(now));
+    const client = await registerClient(clocked);
+    const tokens = await exchange(client, await authorizationCode(client, clocked), clocked);
+
+    const { app, clientSecret } = await clocked.apps.rotateClientSecret(owner, client.appId);
+
+    expect(app.previousSecretExpiresAt).toBe(new Date(now + 86_400_000).toISOString());
+    expect((await clocked.apps.getApp(owner, client.appId)).previousSecretExpiresAt).toBe(app.previousSecretExpiresAt);
+    const rotated = { ...client, credentials: { ...client.credentials, clientSecret } };
+    const viaOld = await refresh(client, tokens.refreshToken, clocked);
+    const viaNew = await refresh(rotated, viaOld.refreshToken, clocked);
+    await expect(clocked.revocation.revokeToken(client.credentials, { token: viaNew.accessToken })).resolves.toBeUndefined();
+    expect(await authenticates(viaNew.accessToken)).toBe(false);
+
+    now += 86_400_000;
+
+    await expect(refresh(client, viaNew.refreshToken, clocked)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(clocked.revocation.revokeToken(client.credentials, { token: viaNew.refreshToken })).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    );
+    await expect(refresh(rotated, viaNew.refreshToken, clocked)).resolves.toMatchObject({ expiresIn: 900 });
+  });
+
+  it('lets a second rotation replace the previous secret: the first secret stops, the second is now the previous one', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    const second = (await oauth.apps.rotateClientSecret(owner, client.appId)).clientSecret;
+    const third = (await oauth.apps.rotateClientSecret(owner, client.appId, 60)).clientSecret;
+    const withSecret = (clientSecret: string) => ({ ...client, credentials: { ...client.credentials, clientSecret } });
+
+    await expect(refresh(client, tokens.refreshToken)).rejects.toBeInstanceOf(UnauthorizedError);
+    const viaSecond = await refresh(withSecret(second), tokens.refreshToken);
+    await expect(refresh(withSecret(third), viaSecond.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });
+  });
+
+  it('ends the overlap at once, and answers 404 to anyone but the owner', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    await oauth.apps.rotateClientSecret(owner, client.appId);
+
+    await expect(oauth.apps.endPreviousSecret(user, client.appId)).rejects.toThrow(/not found/i);
+    const app = await oauth.apps.endPreviousSecret(owner, client.appId);
+
+    expect(app.previousSecretExpiresAt).toBeUndefined();
+    expect((await oauth.apps.getApp(owner, client.appId)).previousSecretExpiresAt).toBeUndefined();
+    await expect(refresh(client, tokens.refreshToken)).rejects.toBeInstanceOf(UnauthorizedError);
+  });
+
+  it('authenticates with the previous secret at no extra cost: a refresh stays one BatchGetItem and one UpdateItem', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    await oauth.apps.rotateClientSecret(owner, client.appId);
+
+    const { commands } = await countRoundTrips(() => refresh(client, tokens.refreshToken));
+
+    expect(commands).toEqual(['BatchGetCommand', 'UpdateCommand']);
   });
 });
 

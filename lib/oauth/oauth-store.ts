@@ -117,7 +117,10 @@ export type TokenWriteFailure =
   /** The client's secret changed or the application was deleted since it was read. */
   | 'client-changed';
 
-export type TokenWriteOutcome = { committed: true } | { committed: false; reason: TokenWriteFailure };
+export type TokenWriteOutcome =
+  | { committed: true }
+  /** `grant`: a refresh's grant as the write found it, when it failed its condition. */
+  | { committed: false; reason: TokenWriteFailure; grant?: Grant };
 
 /** What every client-authenticating store offers: the client by `client_id`. */
 interface ClientLookup {

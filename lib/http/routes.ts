@@ -36,6 +36,8 @@ export interface RoutePermissions {
   metrics?: boolean;
   /** Read the containers' log groups (CloudWatch Logs). */
   logs?: boolean;
+  /** Read the refresh retry grace key (a Secrets Manager secret; docs/oauth.md, "Refresh retries"). */
+  refreshGraceKey?: boolean;
 }
 
 export interface Route {
@@ -488,6 +490,8 @@ export const token = /* @__PURE__ */ route({
   // partition; a refresh moves the grant to its new tokens. It never touches a user item.
   permissions: {
     table: { read: ['oauthClient'], update: ['authorizationCode'], write: ['grant', 'oauthApp'] },
+    // The key a refresh derives its pair with, so a retry gets the same one.
+    refreshGraceKey: true,
   },
   rateLimited: true,
   rfc6749Errors: true,

@@ -675,19 +675,63 @@ describe('POST /api/v1/oauth/token', () => {
     issuedSecrets.push(right.body.access_token, right.body.refresh_token);
   });
 
-  it('answers an unknown refresh token 400 and a rotated one 400, revoking the grant', async () => {
+  it('answers an unknown refresh token 400, and a rotated one whose successor was used 400, revoking the grant', async () => {
     const unknown = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: `svrt_${'x'.repeat(43)}` });
     expect(unknown).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
 
     const tokens = await tokensOf(app);
     const rotated = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
-    issuedSecrets.push(rotated.body.access_token, rotated.body.refresh_token);
+    const next = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token });
+    issuedSecrets.push(rotated.body.access_token, rotated.body.refresh_token, next.body.access_token, next.body.refresh_token);
     const replay = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(replay).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
 
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: rotated.body.access_token })).status).toBe(401);
-    const descendant = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token });
+    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: next.body.access_token })).status).toBe(401);
+    const descendant = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: next.body.refresh_token });
     expect(descendant).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
+  });
+
+  it('answers 20 concurrent refreshes of one token 200 with one and the same pair, which works', async () => {
+    const tokens = await tokensOf(app);
+
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        call(baseUrl, 'POST', '/api/v1/oauth/token', {
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          rawBody: formBody({
+            grant_type: 'refresh_token',
+            refresh_token: tokens.refresh_token,
+            client_id: app.client_id,
+            client_secret: app.client_secret,
+          }),
+        }),
+      ),
+    );
+
+    expect(responses.map((response) => response.status)).toEqual(Array(20).fill(200));
+    const pairs = new Set(responses.map((response) => `${response.body.access_token} ${response.body.refresh_token}`));
+    expect(pairs.size).toBe(1);
+    const [pair] = responses.map((response) => response.body);
+    issuedSecrets.push(pair.access_token, pair.refresh_token);
+    expect(pair).toMatchObject({ token_type: 'Bearer', scope: 'containers:read containers:write' });
+    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: pair.access_token })).status).toBe(200);
+    const onward = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: pair.refresh_token });
+    expect(onward.status).toBe(200);
+    issuedSecrets.push(onward.body.access_token, onward.body.refresh_token);
+  });
+
+  it('takes a retry 11 s after the rotation as a replay: 400, and the grant is revoked', { timeout: 30_000 }, async () => {
+    const tokens = await tokensOf(app);
+    const rotated = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    issuedSecrets.push(rotated.body.access_token, rotated.body.refresh_token);
+    const retry = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    expect(retry.body).toMatchObject({ access_token: rotated.body.access_token, refresh_token: rotated.body.refresh_token });
+
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
+
+    const late = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    expect(late).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
+    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: rotated.body.access_token })).status).toBe(401);
   });
 
   it("answers another client's refresh token 400", async () => {

@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, NestedStack, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { ServiceTable } from './constructs/service-table.js';
 import { TaskStateEvents } from './constructs/task-state-events.js';
 import { eventFunctions, reconcileFunction, taskStateChangedFunction } from './event-functions.js';
 import { ReconcileSchedule } from './constructs/reconcile-schedule.js';
+import { acknowledgeNagRule } from './nag.js';
 import { repositoryRoot } from './paths.js';
 import type { DeploymentSettings } from './settings.js';
 
@@ -118,6 +120,21 @@ export class ContainerHostingStack extends Stack {
     };
 
     this.functionLogs = new logs.LogGroup(this, 'FunctionLogs', { retention: logs.RetentionDays.ONE_MONTH });
+    // The key the token function derives a refresh's pair with, so that a retry within the grace gets
+    // the same pair on any container (docs/oauth.md, "Refresh retries"); only that function reads it.
+    const refreshGraceKey = new secretsmanager.Secret(this, 'RefreshGraceKey', {
+      description: 'Key of the OAuth refresh retry grace (docs/oauth.md, "Refresh retries")',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+    acknowledgeNagRule(
+      refreshGraceKey,
+      'AwsSolutions-SMG4',
+      'Rotated by hand as docs/oauth.md ("Refresh retries") describes: the key protects no stored data and only matters for the seconds of a retry grace, so a rotation Lambda would add a function and permissions for nothing.',
+    );
+    const refreshGraceEnvironment: Record<string, string> = {
+      REFRESH_GRACE_KEY_SECRET_ARN: refreshGraceKey.secretArn,
+      REFRESH_REUSE_GRACE_SECONDS: String(settings.refreshReuseGraceSeconds),
+    };
 
     const integrations: RouteIntegration[] = [];
     for (const route of routes) {
@@ -127,13 +144,17 @@ export class ContainerHostingStack extends Stack {
         tableName: store.table.tableName,
         timeout: route.timeoutSeconds === undefined ? undefined : Duration.seconds(route.timeoutSeconds),
         memorySize: route.memoryMb,
-        environment: environmentFor(route.permissions, route.path),
+        environment: {
+          ...environmentFor(route.permissions, route.path),
+          ...(route.permissions.refreshGraceKey ? refreshGraceEnvironment : {}),
+        },
         description: `${route.method} ${route.path}`,
         tracing: settings.tracing,
         logLevel: settings.logLevel,
         logGroup: this.functionLogs,
       });
       grantRoutePermissions(serviceFunction.role, route.permissions, permissionTargets);
+      if (route.permissions.refreshGraceKey) refreshGraceKey.grantRead(serviceFunction.role);
       this.functions.set(route.id, serviceFunction);
       integrations.push({ id: route.id, method: route.method, path: route.path, handler: serviceFunction.function });
     }

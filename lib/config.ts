@@ -156,6 +156,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     RECONCILE_INTERVAL_MS: read.number('RECONCILE_INTERVAL_MS', { min: 0, max: 3_600_000, whole: true }, 5_000),
     /** How often the local stack samples each running container's use for its metrics history (lib/local/usage-sampler.ts). */
     LOCAL_METRICS_SAMPLE_MS: read.number('LOCAL_METRICS_SAMPLE_MS', { min: 100, max: 60_000, whole: true }, 10_000),
+    /**
+     * How long after a rotation the refresh token it replaced may be presented again and get the same
+     * answer, while its successor is unused (docs/oauth.md, "Refresh retries"); 0 turns it off.
+     * Context `refreshReuseGraceSeconds` on AWS.
+     */
+    REFRESH_REUSE_GRACE_SECONDS: read.number('REFRESH_REUSE_GRACE_SECONDS', { min: 0, max: 60, whole: true }, 10),
+    /** The Secrets Manager secret holding the key a retried refresh's answer is derived with (AWS). */
+    REFRESH_GRACE_KEY_SECRET_ARN: read.optionalText('REFRESH_GRACE_KEY_SECRET_ARN', { pattern: /^arn:aws[a-z-]*:secretsmanager:/ }),
+    /** The file holding that key on the local stack (`DATA_DIR/refresh-grace.key`), created 0600 when missing. */
+    REFRESH_GRACE_KEY_FILE: read.optionalText('REFRESH_GRACE_KEY_FILE', { minLength: 1 }),
     /** Containers a user may have (context `quotaMaxContainers`); admins are exempt. */
     QUOTA_MAX_CONTAINERS: read.number('QUOTA_MAX_CONTAINERS', { min: 0, max: 1_000_000, whole: true }, 20),
     /** vCPU a user's provisioning and running containers may hold together (context `quotaMaxRunningCpu`). */

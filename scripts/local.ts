@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ensureKeyFile } from '../lib/local/refresh-grace-key-file.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../lib/local/dynamodb-local.js';
 import { runShutdown } from '../lib/local/lifecycle.js';
 import type { LocalServer } from '../lib/local/server.js';
@@ -94,7 +95,10 @@ async function main(): Promise<void> {
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: credentials.accessKeyId,
     AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+    // The refresh retry grace's key (docs/oauth.md, "Refresh retries"), made 0600 on first start.
+    REFRESH_GRACE_KEY_FILE: join(dataDir ?? temporaryDir!, 'refresh-grace.key'),
   });
+  await ensureKeyFile(process.env.REFRESH_GRACE_KEY_FILE!);
   await ensureTable(endpoint, process.env.TABLE_NAME!);
 
   await ensureAdmin();

@@ -104,7 +104,8 @@ function operation(route: Route, schemas: InputSchemas): JsonObject {
   }));
   const content: JsonObject = {};
   const bodySchema = schemas.body ? jsonSchemaOf(schemas.body) : { type: 'object' };
-  if (route.body === 'json' || route.body === 'json-or-form') content['application/json'] = { schema: bodySchema };
+  if (route.body === 'json' || route.body === 'optional-json' || route.body === 'json-or-form')
+    content['application/json'] = { schema: bodySchema };
   if (route.body === 'form' || route.body === 'json-or-form') {
     content['application/x-www-form-urlencoded'] = { schema: bodySchema };
   }
@@ -118,7 +119,7 @@ function operation(route: Route, schemas: InputSchemas): JsonObject {
     summary: route.summary,
     security: securityFor(route),
     parameters: [...pathParameters, ...queryParameters(schemas.query)],
-    ...(route.body === 'none' ? {} : { requestBody: { required: true, content } }),
+    ...(route.body === 'none' ? {} : { requestBody: { required: route.body !== 'optional-json', content } }),
     responses,
   };
 }

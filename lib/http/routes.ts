@@ -36,6 +36,8 @@ export interface RoutePermissions {
   metrics?: boolean;
   /** Read the containers' log groups (CloudWatch Logs). */
   logs?: boolean;
+  /** Read the refresh retry grace key (a Secrets Manager secret; docs/oauth.md, "Refresh retries"). */
+  refreshGraceKey?: boolean;
 }
 
 export interface Route {
@@ -48,8 +50,11 @@ export interface Route {
   handler: string;
   access: Access;
   scope?: OAuthScope;
-  /** Which request bodies the route parses. `form` also accepts application/x-www-form-urlencoded. */
-  body: 'none' | 'json' | 'form' | 'json-or-form';
+  /**
+   * Which request bodies the route parses. `form` also accepts application/x-www-form-urlencoded;
+   * `optional-json` reads no body as `{}`.
+   */
+  body: 'none' | 'json' | 'optional-json' | 'form' | 'json-or-form';
   permissions: RoutePermissions;
   /** Function timeout; API Gateway cuts every integration at 29 s. */
   timeoutSeconds?: number;
@@ -454,9 +459,20 @@ export const rotateAppSecret = /* @__PURE__ */ route({
   path: '/api/v1/oauth/apps/{app_id}/secret',
   handler: 'functions/oauth/rotate-app-secret.ts',
   access: 'account',
+  body: 'optional-json',
+  permissions: /* @__PURE__ */ authenticated({ update: ['oauthApp', 'oauthClient'] }),
+  summary: "Rotate an OAuth application's client secret; the previous one keeps working for previous_secret_ttl_seconds",
+});
+
+export const endAppPreviousSecret = /* @__PURE__ */ route({
+  id: 'endAppPreviousSecret',
+  method: 'DELETE',
+  path: '/api/v1/oauth/apps/{app_id}/previous-secret',
+  handler: 'functions/oauth/end-previous-secret.ts',
+  access: 'account',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ update: ['oauthApp', 'oauthClient'] }),
-  summary: "Rotate an OAuth application's client secret",
+  summary: "End an OAuth application's secret rotation overlap: its previous client secret stops at once",
 });
 
 export const authorize = /* @__PURE__ */ route({
@@ -506,6 +522,8 @@ export const token = /* @__PURE__ */ route({
   // partition; a refresh moves the grant to its new tokens. It never touches a user item.
   permissions: {
     table: { read: ['oauthClient'], update: ['authorizationCode'], write: ['grant', 'oauthApp'] },
+    // The key a refresh derives its pair with, so a retry gets the same one.
+    refreshGraceKey: true,
   },
   rateLimited: true,
   rfc6749Errors: true,
@@ -634,6 +652,7 @@ export const routes = [
   updateApp,
   deleteApp,
   rotateAppSecret,
+  endAppPreviousSecret,
   authorize,
   consentPage,
   consentDecision,

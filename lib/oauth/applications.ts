@@ -3,7 +3,13 @@ import type { Principal } from '../identity/principal.js';
 import { CREDENTIAL_PREFIX, newSecret, sha256Hex } from '../identity/secrets.js';
 import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../page.js';
+import { isoAfter } from './lifetimes.js';
 import type { AppChanges, ApplicationStore, OAuthApp } from './oauth-store.js';
+
+/** How long a replaced client secret keeps working unless the rotation says otherwise: one day. */
+export const DEFAULT_PREVIOUS_SECRET_TTL_SECONDS = 86_400;
+/** The longest overlap a rotation may ask for: one week. */
+export const MAX_PREVIOUS_SECRET_TTL_SECONDS = 604_800;
 
 export interface NewApp {
   name: string;
@@ -57,15 +63,33 @@ export class ApplicationService {
     return app;
   }
 
-  /** A new secret; the old one stops working the moment this returns. */
-  async rotateClientSecret(principal: Principal, appId: string): Promise<AppWithSecret> {
+  /**
+   * A new secret; the one it replaces keeps working for `previousSecretTtlSeconds` (none when 0),
+   * so every instance of the application can move to the new one without an outage. A secret
+   * replaced earlier stops at once.
+   */
+  async rotateClientSecret(
+    principal: Principal,
+    appId: string,
+    previousSecretTtlSeconds = DEFAULT_PREVIOUS_SECRET_TTL_SECONDS,
+  ): Promise<AppWithSecret> {
     const app = await this.getApp(principal, appId);
     const clientSecret = newSecret(CREDENTIAL_PREFIX.clientSecret);
-    const updatedAt = this.now().toISOString();
-    if (!(await this.store.replaceClientSecret(principal.userId, app, sha256Hex(clientSecret), updatedAt))) {
+    const now = this.now();
+    const updatedAt = now.toISOString();
+    const previousExpiresAt = previousSecretTtlSeconds > 0 ? isoAfter(now, previousSecretTtlSeconds) : undefined;
+    if (!(await this.store.replaceClientSecret(principal.userId, app, sha256Hex(clientSecret), updatedAt, previousExpiresAt))) {
       throw new NotFoundError('Application not found');
     }
-    return { app: { ...app, updatedAt }, clientSecret };
+    const { previousSecretExpiresAt: _replaced, ...rest } = app;
+    return { app: { ...rest, updatedAt, ...(previousExpiresAt ? { previousSecretExpiresAt: previousExpiresAt } : {}) }, clientSecret };
+  }
+
+  /** Ends the overlap of the last rotation: the previous secret stops the moment this returns. */
+  async endPreviousSecret(principal: Principal, appId: string): Promise<OAuthApp> {
+    const app = await this.store.endPreviousSecret(principal.userId, appId, this.now().toISOString());
+    if (!app) throw new NotFoundError('Application not found');
+    return app;
   }
 
   /** Returns once every code, access token and refresh token of the application has stopped working. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { BadRequestError, NotFoundError } from '../errors.js';
-import type { OAuthScope, Principal } from '../identity/principal.js';
+import type { Principal } from '../identity/principal.js';
 import { sha256Hex } from '../identity/secrets.js';
 import { newId } from '../ids.js';
 import { AUTHORIZATION_CODE_LIFETIME_SECONDS, AUTHORIZATION_REQUEST_LIFETIME_SECONDS, hasExpired, isoAfter } from './lifetimes.js';
@@ -78,20 +78,20 @@ export class AuthorizationService {
 
   /**
    * Remembered consent (docs/oauth.md): when the user already holds a live grant for this client
-   * whose scopes cover the requested ones, the request is approved without the page, with that
-   * grant's scopes, unless it asked for `prompt=consent`. `undefined` when the page must be shown.
+   * whose scopes cover the requested ones, the request is approved without the page, unless it
+   * asked for `prompt=consent`. The code carries exactly the requested scopes, never the remembered
+   * grant's wider ones (RFC 6749 section 3.3). `undefined` when the page must be shown.
    */
   async approveIfRemembered(principal: Principal, request: AuthorizationRequest): Promise<string | undefined> {
     if (request.prompt === 'consent') return undefined;
     const now = this.now();
-    const covering = (await this.store.grantsOfUserForClient(principal.userId, request.clientId))
-      .filter((grant) => isLiveGrant(grant, now) && request.scopes.every((scope) => grant.scopes.includes(scope)))
-      .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-    const remembered = covering[0];
-    return remembered ? this.approve(principal, request.id, remembered.scopes) : undefined;
+    const remembered = (await this.store.grantsOfUserForClient(principal.userId, request.clientId)).some(
+      (grant) => isLiveGrant(grant, now) && request.scopes.every((scope) => grant.scopes.includes(scope)),
+    );
+    return remembered ? this.approve(principal, request.id) : undefined;
   }
 
-  private async approve(principal: Principal, requestId: string, grantedScopes?: OAuthScope[]): Promise<string> {
+  private async approve(principal: Principal, requestId: string): Promise<string> {
     const { request, app } = await this.decidableRequest(requestId);
     const code = randomBytes(32).toString('base64url');
     const issued = await this.store.issueAuthorizationCode(request.id, {
@@ -100,7 +100,7 @@ export class AuthorizationService {
       clientId: request.clientId,
       userId: principal.userId,
       role: principal.role,
-      scopes: grantedScopes ?? request.scopes,
+      scopes: request.scopes,
       redirectUri: request.redirectUri,
       ...(request.codeChallenge ? { codeChallenge: request.codeChallenge } : {}),
       grantId: newId(),

@@ -71,18 +71,32 @@ const NO_SECRET_HASH = sha256Hex('no such client');
 
 export const isPlausibleClientId = (credentials: ClientCredentials): boolean => isUuid(credentials.clientId);
 
-/** Compares secret hashes in constant time, also when there is no such client. */
-export function verifyClient(credentials: ClientCredentials, client: OAuthClient | undefined): asserts client is OAuthClient {
-  const matches = constantTimeEqual(sha256Hex(credentials.clientSecret), client?.secretHash ?? NO_SECRET_HASH);
-  if (!client || !matches) throw invalidClient(credentials.method);
+/**
+ * Compares secret hashes in constant time, also when there is no such client: the presented
+ * secret against the current one and against the previous one (or a stand-in), always both,
+ * so the time says nothing of which matched or whether an overlap is running. The previous
+ * secret counts only until its overlap ends (docs/oauth.md, "Rotating a client secret").
+ */
+export function verifyClient(
+  credentials: ClientCredentials,
+  client: OAuthClient | undefined,
+  now: Date = new Date(),
+): asserts client is OAuthClient {
+  const presented = sha256Hex(credentials.clientSecret);
+  const current = constantTimeEqual(presented, client?.secretHash ?? NO_SECRET_HASH);
+  const previous = client?.previousSecret;
+  const matchesPrevious = constantTimeEqual(presented, previous?.hash ?? NO_SECRET_HASH);
+  const previousLive = previous !== undefined && Date.parse(previous.expiresAt) > now.getTime();
+  if (!client || !(current || (matchesPrevious && previousLive))) throw invalidClient(credentials.method);
 }
 
 /** Looks the client up (unless its id cannot be one) and verifies its secret: 401 otherwise. */
 export async function authenticateClient(
   store: { getClient(clientId: string): Promise<OAuthClient | undefined> },
   credentials: ClientCredentials,
+  now: Date = new Date(),
 ): Promise<OAuthClient> {
   const client = isPlausibleClientId(credentials) ? await store.getClient(credentials.clientId) : undefined;
-  verifyClient(credentials, client);
+  verifyClient(credentials, client, now);
   return client;
 }

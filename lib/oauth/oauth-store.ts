@@ -11,6 +11,8 @@ export interface OAuthApp {
   redirectUris: string[];
   createdAt: string;
   updatedAt: string;
+  /** Until when the secret replaced by the last rotation still works; absent when none does. */
+  previousSecretExpiresAt?: string;
 }
 
 /** What the token endpoint needs of an application, found by `client_id`. */
@@ -18,6 +20,8 @@ export interface OAuthClient {
   clientId: string;
   appId: string;
   secretHash: string;
+  /** The secret the last rotation replaced, while its overlap lasts (docs/oauth.md, "Rotating a client secret"). */
+  previousSecret?: { hash: string; expiresAt: string };
 }
 
 export type AppChanges = Partial<Pick<OAuthApp, 'name' | 'description' | 'redirectUris'>>;
@@ -113,7 +117,10 @@ export type TokenWriteFailure =
   /** The client's secret changed or the application was deleted since it was read. */
   | 'client-changed';
 
-export type TokenWriteOutcome = { committed: true } | { committed: false; reason: TokenWriteFailure };
+export type TokenWriteOutcome =
+  | { committed: true }
+  /** `grant`: a refresh's grant as the write found it, when it failed its condition. */
+  | { committed: false; reason: TokenWriteFailure; grant?: Grant };
 
 /** What every client-authenticating store offers: the client by `client_id`. */
 interface ClientLookup {
@@ -132,8 +139,20 @@ export interface ApplicationStore extends ClientLookup {
   listApps(ownerId: string, page: PageRequest): Promise<Page<OAuthApp>>;
   /** `undefined` when the application is gone or not the owner's. */
   updateApp(ownerId: string, appId: string, changes: AppChanges, updatedAt: string): Promise<OAuthApp | undefined>;
-  /** False when the application is gone or not the owner's. */
-  replaceClientSecret(ownerId: string, app: OAuthApp, secretHash: string, updatedAt: string): Promise<boolean>;
+  /**
+   * The new secret becomes current and the current one previous until `previousExpiresAt`
+   * (none when undefined); an earlier previous secret is dropped. False when the application is
+   * gone or not the owner's.
+   */
+  replaceClientSecret(
+    ownerId: string,
+    app: OAuthApp,
+    secretHash: string,
+    updatedAt: string,
+    previousExpiresAt: string | undefined,
+  ): Promise<boolean>;
+  /** The previous secret stops; the application as it is now, or `undefined` when it is gone or not the owner's. */
+  endPreviousSecret(ownerId: string, appId: string, updatedAt: string): Promise<OAuthApp | undefined>;
   /**
    * Removes the application's client first, so no code exchange, refresh or consent can
    * commit any more, then everything the application issued; resumable if interrupted.

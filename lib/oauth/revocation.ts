@@ -21,7 +21,7 @@ export class RevocationService {
   async revokeToken(credentials: ClientCredentials, parameters: Record<string, string>): Promise<void> {
     const token = tokenToRevoke(parameters);
     if (token instanceof OAuthRequestError || !isPlausibleClientId(credentials) || token.length > MAX_CREDENTIAL_LENGTH) {
-      await authenticateClient(this.store, credentials);
+      await authenticateClient(this.store, credentials, this.now());
       if (token instanceof OAuthRequestError) throw token;
       return;
     }
@@ -29,7 +29,7 @@ export class RevocationService {
     const isRefreshToken = token.startsWith(CREDENTIAL_PREFIX.refreshToken);
     if ((isRefreshToken || token.startsWith(CREDENTIAL_PREFIX.accessToken)) && grantId) {
       const { client, grant } = await this.store.getTokenGrant(credentials.clientId, grantId);
-      verifyClient(credentials, client);
+      verifyClient(credentials, client, this.now());
       if (!grant || grant.status === 'revoked' || hasExpired(grant.expiresAt, this.now())) return;
       const tokenHash = sha256Hex(token);
       const accessToken = grant.accessTokens.find((candidate) => constantTimeEqual(tokenHash, candidate.tokenHash));
@@ -50,7 +50,7 @@ export class RevocationService {
       await this.store.revokeAccessToken(grant.id, accessToken.tokenHash);
       return;
     }
-    await authenticateClient(this.store, credentials);
+    await authenticateClient(this.store, credentials, this.now());
     // Our other credentials (sessions, personal access tokens, client secrets) are no OAuth tokens:
     // RFC 7009 section 2.2.1 answers those `unsupported_token_type`. Any other string is unknown: 200.
     if (unsupportedPrefixes().some((prefix) => token.startsWith(prefix))) {

@@ -1,5 +1,6 @@
 import * as z from '../zod.js';
 import { config } from '../config.js';
+import { DEFAULT_PREVIOUS_SECRET_TTL_SECONDS, MAX_PREVIOUS_SECRET_TTL_SECONDS } from './applications.js';
 import { redirectUriProblem } from './redirect-uris.js';
 
 const MAX_REDIRECT_URIS = 10;
@@ -29,6 +30,14 @@ export const registerAppBody = z.strictObject({
 export const updateAppBody = z
   .strictObject({ name: z.optional(name), description: z.optional(description), redirect_uris: z.optional(redirectUris) })
   .check(z.refine((body) => Object.values(body).some((value) => value !== undefined), 'name, description or redirect_uris is required'));
+
+/** POST /api/v1/oauth/apps/{id}/secret: how long the replaced secret keeps working (docs/oauth.md). */
+export const rotateSecretBody = z.strictObject({
+  previous_secret_ttl_seconds: z._default(
+    z.int().check(z.minimum(0), z.maximum(MAX_PREVIOUS_SECRET_TTL_SECONDS)),
+    DEFAULT_PREVIOUS_SECRET_TTL_SECONDS,
+  ),
+});
 
 /** The consent form: the request it answers and the user's decision (the CSRF token is the middleware's). */
 export const consentDecisionBody = z.strictObject({

@@ -15,6 +15,7 @@ import {
 import { parseTokenRequest, type TokenRequest } from './oauth-parameters.js';
 import type { AuthorizationCode, Grant, TokenGrantStore, TokenIssue } from './oauth-store.js';
 import { isWellFormedCodeVerifier, verifyCodeVerifier } from './pkce.js';
+import { NO_REFRESH_GRACE, type RefreshGrace, successorTokens } from './refresh-grace.js';
 
 /** What the token endpoint hands out (RFC 6749 section 5.1). */
 export interface TokenSet {
@@ -32,6 +33,7 @@ export class TokenGrantService {
   constructor(
     private readonly store: TokenGrantStore,
     private readonly now: () => Date = () => new Date(),
+    private readonly grace: RefreshGrace = NO_REFRESH_GRACE,
   ) {}
 
   /**
@@ -41,7 +43,7 @@ export class TokenGrantService {
   async issueTokens(credentials: ClientCredentials, parameters: Record<string, string>): Promise<TokenSet> {
     const request = parseTokenRequest(parameters);
     if (request instanceof OAuthRequestError) {
-      await authenticateClient(this.store, credentials);
+      await authenticateClient(this.store, credentials, this.now());
       throw request;
     }
     const tokens =
@@ -57,11 +59,11 @@ export class TokenGrantService {
     request: Extract<TokenRequest, { grantType: 'authorization_code' }>,
   ): Promise<TokenSet> {
     if (!isPlausibleClientId(credentials) || request.code.length > MAX_CREDENTIAL_LENGTH) {
-      await authenticateClient(this.store, credentials);
+      await authenticateClient(this.store, credentials, this.now());
       throw invalidGrant('The authorization code is invalid');
     }
     const { client, code } = await this.store.getClientAndCode(credentials.clientId, sha256Hex(request.code));
-    verifyClient(credentials, client);
+    verifyClient(credentials, client, this.now());
     // RFC 6749 section 4.1.3: the code must have been issued to this very client.
     if (!code || code.clientId !== client.clientId) throw invalidGrant('The authorization code is invalid');
     if (code.redeemed) {
@@ -108,16 +110,19 @@ export class TokenGrantService {
     const plausibleToken =
       request.refreshToken.length <= MAX_CREDENTIAL_LENGTH && request.refreshToken.startsWith(CREDENTIAL_PREFIX.refreshToken);
     if (!isPlausibleClientId(credentials) || !plausibleToken || !grantId) {
-      await authenticateClient(this.store, credentials);
+      await authenticateClient(this.store, credentials, this.now());
       throw invalidGrant('The refresh token is invalid');
     }
     const tokenHash = sha256Hex(request.refreshToken);
     const { client, grant } = await this.store.getTokenGrant(credentials.clientId, grantId);
-    verifyClient(credentials, client);
+    verifyClient(credentials, client, this.now());
     // A token naming another client's grant, or none, changes nothing.
     if (!grant || grant.clientId !== client.clientId) throw invalidGrant('The refresh token is invalid');
     if (grant.status === 'revoked') throw invalidGrant('The refresh token has been revoked');
     if (!constantTimeEqual(tokenHash, grant.refreshTokenHash)) {
+      // A retry of the rotation that replaced this token, within the grace, gets that rotation's answer.
+      const retried = await this.retriedRotation(grant, request);
+      if (retried) return retried;
       // The client's own grant, but not its current refresh token: a rotated token presented
       // again means two parties hold it (RFC 9700 section 4.14.2). Only the client that holds the
       // grant, authenticated, gets here (docs/oauth.md, "Why the guarantees hold").
@@ -133,26 +138,73 @@ export class TokenGrantService {
       throw invalidScope('scope may not exceed what the user granted');
     }
 
-    const issue = this.newTokens(grant, scopes, now);
+    const issue = this.newTokens(grant, scopes, now, await this.successorOf(request.refreshToken, grant.id));
     const outcome = await this.store.rotateRefreshToken(grant.id, tokenHash, issue.records, now.toISOString());
     if (outcome.committed) return issue.tokens;
-    // Another request rotated it first (this one presented a token that is rotated now), or
-    // the grant was revoked meanwhile: either way the grant ends here.
+    // Another request rotated it first: with the grace, a concurrent rotation of this very token
+    // answers as its winner did (the failed write returned the grant as the winner left it).
+    const retried = outcome.grant && (await this.retriedRotation(outcome.grant, request));
+    if (retried) return retried;
+    // Otherwise this one presented a token rotated by now, or the grant was revoked meanwhile:
+    // either way the grant ends here.
     await this.store.revokeGrant(grant.id);
     throw invalidGrant('The refresh token was already used; every token of this authorization is revoked');
   }
 
+  /** With the grace on, the pair a rotation of this token hands out, derived from it; random otherwise. */
+  private async successorOf(
+    presentedRefreshToken: string,
+    grantId: string,
+  ): Promise<{ refreshToken: string; accessToken: string } | undefined> {
+    if (this.grace.seconds === 0) return undefined;
+    return successorTokens(await this.grace.key(), presentedRefreshToken, grantId);
+  }
+
   /**
-   * A fresh refresh token and access token of one grant. The refresh token keeps the
-   * grant's scopes; the access token gets the requested ones. Neither outlives the grant.
+   * The answer to a retried rotation (docs/oauth.md, "Refresh retries"): the presented token was
+   * rotated at the grant's last use, no more than the grace ago, into the refresh token that is
+   * still current (so the successor is unused) with an access token still live, and the retry asks
+   * for the scopes that rotation got. Then it gets the same pair, and nothing is written.
+   * `undefined` when any of that fails: a replay.
+   */
+  private async retriedRotation(
+    grant: Grant,
+    request: Extract<TokenRequest, { grantType: 'refresh_token' }>,
+  ): Promise<TokenSet | undefined> {
+    const now = this.now();
+    if (this.grace.seconds === 0 || grant.status !== 'active' || hasExpired(grant.expiresAt, now) || !grant.lastUsedAt) return undefined;
+    if (now.getTime() - Date.parse(grant.lastUsedAt) > this.grace.seconds * 1000) return undefined;
+    const successor = await this.successorOf(request.refreshToken, grant.id);
+    if (!successor || !constantTimeEqual(sha256Hex(successor.refreshToken), grant.refreshTokenHash)) return undefined;
+    const access = grant.accessTokens[0];
+    if (!access || !constantTimeEqual(sha256Hex(successor.accessToken), access.tokenHash) || hasExpired(access.expiresAt, now)) {
+      return undefined;
+    }
+    const scopes = access.scopes ?? grant.scopes;
+    const asked = request.scopes ?? grant.scopes;
+    if (asked.length !== scopes.length || !asked.every((scope) => scopes.includes(scope))) return undefined;
+    countEvent(METRIC.refreshTokenRetry);
+    return {
+      accessToken: successor.accessToken,
+      refreshToken: successor.refreshToken,
+      expiresIn: Math.round((Date.parse(access.expiresAt) - now.getTime()) / 1000),
+      scopes,
+    };
+  }
+
+  /**
+   * A refresh token and access token of one grant: fresh random ones, or with the grace on those
+   * derived from the refresh token they replace. The refresh token keeps the grant's scopes; the
+   * access token gets the requested ones. Neither outlives the grant.
    */
   private newTokens(
     grant: Pick<Grant, 'id' | 'scopes' | 'expiresAt'>,
     accessScopes: OAuthScope[],
     now: Date,
+    derived?: { refreshToken: string; accessToken: string },
   ): { tokens: TokenSet; records: TokenIssue } {
-    const refreshToken = newGrantSecret(CREDENTIAL_PREFIX.refreshToken, grant.id);
-    const accessToken = newGrantSecret(CREDENTIAL_PREFIX.accessToken, grant.id);
+    const refreshToken = derived?.refreshToken ?? newGrantSecret(CREDENTIAL_PREFIX.refreshToken, grant.id);
+    const accessToken = derived?.accessToken ?? newGrantSecret(CREDENTIAL_PREFIX.accessToken, grant.id);
     const accessExpiresAt = earlier(isoAfter(now, ACCESS_TOKEN_LIFETIME_SECONDS), grant.expiresAt);
     // Stored only when narrower than the grant's, which keeps the grant's item small.
     const narrower = grant.scopes.some((scope) => !accessScopes.includes(scope));

@@ -4,6 +4,10 @@ import type { TokenSet } from './token-grants.js';
 import type { OAuthApp } from './oauth-store.js';
 import { formatScope } from './scopes.js';
 
+/** An overlap that has run out is shown as none. */
+const liveUntil = (expiresAt: string | undefined): string | null =>
+  expiresAt !== undefined && Date.parse(expiresAt) > Date.now() ? expiresAt : null;
+
 /** The public JSON shapes of OAuth resources (docs/oauth.md, docs/openapi.json). */
 export const oauthAppView = (app: OAuthApp) => ({
   id: app.id,
@@ -13,6 +17,7 @@ export const oauthAppView = (app: OAuthApp) => ({
   redirect_uris: app.redirectUris,
   created_at: app.createdAt,
   updated_at: app.updatedAt,
+  previous_secret_expires_at: liveUntil(app.previousSecretExpiresAt),
 });
 
 /** Registration is the one response that shows the secret next to the new application. */

@@ -18,6 +18,8 @@ export const METRIC = {
   tokenGrants: 'TokenGrants',
   /** A rotated refresh token presented again: its whole grant was revoked (RFC 9700 section 4.14.2). */
   refreshTokenReuse: 'RefreshTokenReuseDetected',
+  /** A rotated refresh token presented again within the grace, answered with its rotation's pair (docs/oauth.md). */
+  refreshTokenRetry: 'RefreshTokenRetryAnswered',
   containersCreated: 'ContainersCreated',
   /** A task was launched for a container, which is now provisioning (create, start, restart). */
   containersLaunched: 'ContainersLaunched',

@@ -107,7 +107,15 @@ export class DynamoApplicationStore implements ApplicationStore {
     }
   }
 
-  async replaceClientSecret(ownerId: string, app: OAuthApp, secretHash: string, updatedAt: string): Promise<boolean> {
+  async replaceClientSecret(
+    ownerId: string,
+    app: OAuthApp,
+    secretHash: string,
+    updatedAt: string,
+    previousExpiresAt: string | undefined,
+  ): Promise<boolean> {
+    const client = oauthClientEntity.attribute;
+    const appExpiry = oauthAppEntity.attributes.previousSecretExpiresAt;
     try {
       await transactWrite({
         TransactItems: [
@@ -115,19 +123,33 @@ export class DynamoApplicationStore implements ApplicationStore {
             Update: {
               TableName: tableName,
               Key: oauthAppEntity.key(app.id),
-              UpdateExpression: 'SET updated_at = :updatedAt',
+              UpdateExpression: previousExpiresAt
+                ? `SET updated_at = :updatedAt, ${appExpiry} = :previousExpiresAt`
+                : `SET updated_at = :updatedAt REMOVE ${appExpiry}`,
               ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner AND attribute_not_exists(#status)',
               ExpressionAttributeNames: STATUS,
-              ExpressionAttributeValues: { ':updatedAt': updatedAt, ':owner': ownerId },
+              ExpressionAttributeValues: {
+                ':updatedAt': updatedAt,
+                ':owner': ownerId,
+                ...(previousExpiresAt ? { ':previousExpiresAt': previousExpiresAt } : {}),
+              },
             },
           },
           {
             Update: {
               TableName: tableName,
               Key: oauthClientEntity.key(app.clientId),
-              UpdateExpression: 'SET secret_hash = :secretHash',
+              // The current secret becomes the previous one as the item stands at the write, so two
+              // rotations at once leave the one that commits second with the other's secret as previous
+              // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.UpdateExpressions.html).
+              UpdateExpression: previousExpiresAt
+                ? `SET ${client.previousSecretHash} = ${client.secretHash}, ${client.previousSecretExpiresAt} = :previousExpiresAt, ${client.secretHash} = :secretHash`
+                : `SET ${client.secretHash} = :secretHash REMOVE ${client.previousSecretHash}, ${client.previousSecretExpiresAt}`,
               ConditionExpression: 'attribute_exists(pk)',
-              ExpressionAttributeValues: { ':secretHash': secretHash },
+              ExpressionAttributeValues: {
+                ':secretHash': secretHash,
+                ...(previousExpiresAt ? { ':previousExpiresAt': previousExpiresAt } : {}),
+              },
             },
           },
         ],
@@ -137,6 +159,41 @@ export class DynamoApplicationStore implements ApplicationStore {
       if (isTransactionConditionFailure(error)) return false;
       throw error;
     }
+  }
+
+  async endPreviousSecret(ownerId: string, appId: string, updatedAt: string): Promise<OAuthApp | undefined> {
+    const app = await getApp(appId);
+    if (!app || app.ownerId !== ownerId) return undefined;
+    const client = oauthClientEntity.attribute;
+    try {
+      await transactWrite({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName,
+              Key: oauthAppEntity.key(app.id),
+              UpdateExpression: `SET updated_at = :updatedAt REMOVE ${oauthAppEntity.attributes.previousSecretExpiresAt}`,
+              ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner AND attribute_not_exists(#status)',
+              ExpressionAttributeNames: STATUS,
+              ExpressionAttributeValues: { ':updatedAt': updatedAt, ':owner': ownerId },
+            },
+          },
+          {
+            Update: {
+              TableName: tableName,
+              Key: oauthClientEntity.key(app.clientId),
+              UpdateExpression: `REMOVE ${client.previousSecretHash}, ${client.previousSecretExpiresAt}`,
+              ConditionExpression: 'attribute_exists(pk)',
+            },
+          },
+        ],
+      });
+    } catch (error) {
+      if (isTransactionConditionFailure(error)) return undefined;
+      throw error;
+    }
+    const { previousSecretExpiresAt: _ended, ...rest } = app;
+    return { ...rest, updatedAt };
   }
 
   async deleteApp(app: OAuthApp): Promise<void> {

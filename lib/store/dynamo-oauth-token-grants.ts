@@ -1,4 +1,6 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type {
   AuthorizationCode,
   Grant,
@@ -164,12 +166,17 @@ export async function rotateRefreshToken(
           ':active': 'active',
           ':usedAt': usedAt,
         },
+        // A refresh that lost the race learns from the failed write what the winner left, at no
+        // extra read (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html#DDB-UpdateItem-request-ReturnValuesOnConditionCheckFailure).
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return { committed: true };
   } catch (error) {
-    if (isConditionFailure(error)) return { committed: false, reason: 'already-used' };
-    throw error;
+    if (!isConditionFailure(error)) throw error;
+    // The item that failed the condition comes back in DynamoDB's wire format.
+    const failedOn = (error as { Item?: Record<string, AttributeValue> }).Item;
+    return { committed: false, reason: 'already-used', ...(failedOn ? { grant: grantEntity.fromItem(unmarshall(failedOn)) } : {}) };
   }
 }
 

@@ -1,3 +1,4 @@
+import { refreshGrace } from '#wiring/refresh-grace-key';
 import { ApplicationService } from '../oauth/applications.js';
 import { AuthorizationService } from '../oauth/authorization.js';
 import { AuthorizedAppService } from '../oauth/authorized-apps.js';
@@ -22,6 +23,6 @@ export const authorizedAppStore = /* @__PURE__ */ new DynamoAuthorizedAppStore()
 
 export const applicationService = /* @__PURE__ */ new ApplicationService(applicationStore);
 export const authorizationService = /* @__PURE__ */ new AuthorizationService(authorizationStore);
-export const tokenGrantService = /* @__PURE__ */ new TokenGrantService(tokenGrantStore);
+export const tokenGrantService = /* @__PURE__ */ new TokenGrantService(tokenGrantStore, undefined, refreshGrace);
 export const revocationService = /* @__PURE__ */ new RevocationService(revocationStore);
 export const authorizedAppService = /* @__PURE__ */ new AuthorizedAppService(authorizedAppStore);

@@ -148,6 +148,7 @@ describe('GET /api/v1/oauth/apps', () => {
         redirect_uris: [REDIRECT_URI],
         created_at: second.created_at,
         updated_at: second.created_at,
+        previous_secret_expires_at: null,
       },
     ]);
     const next = /<([^>]+)>; rel="next"/.exec(page1.headers.get('link')!)![1]!;
@@ -219,9 +220,10 @@ describe('application management by id', () => {
     }
   });
 
-  it('rotates the secret: the new one is shown once and the old one stops at once', async () => {
+  it('rotates the secret: the new one is shown once, and the old one keeps working for a day by default', async () => {
     const rotating = await newApp();
     const tokens = await tokensOf(rotating);
+    const before = Date.now();
 
     const response = await call(baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, asSession(owner));
     expect(response.status).toBe(200);
@@ -234,22 +236,87 @@ describe('application management by id', () => {
       redirect_uris: [REDIRECT_URI],
       created_at: rotating.created_at,
       updated_at: expect.any(String),
+      previous_secret_expires_at: expect.any(String),
     });
+    const overlapEnds = Date.parse(response.body.data.previous_secret_expires_at);
+    expect(overlapEnds - before).toBeGreaterThanOrEqual(86_400_000 - 1000);
+    expect(overlapEnds - Date.now()).toBeLessThanOrEqual(86_400_000);
     const newSecret = response.body.data.client_secret as string;
     issuedSecrets.push(newSecret);
+    const fetched = await call(baseUrl, 'GET', `/api/v1/oauth/apps/${rotating.id}`, { token: owner.sessionToken });
+    expect(fetched.body.data.previous_secret_expires_at).toBe(response.body.data.previous_secret_expires_at);
 
+    // Both secrets work at the token endpoint (body and Basic) and at the revocation endpoint.
+    const withOld = await tokenRequest(baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    expect(withOld.status).toBe(200);
+    const withNew = await call(baseUrl, 'POST', '/api/v1/oauth/token', {
+      headers: { authorization: basicAuthorization(rotating.client_id, newSecret), 'content-type': 'application/x-www-form-urlencoded' },
+      rawBody: formBody({ grant_type: 'refresh_token', refresh_token: withOld.body.refresh_token }),
+    });
+    expect(withNew.status).toBe(200);
+    issuedSecrets.push(withOld.body.access_token, withOld.body.refresh_token, withNew.body.access_token, withNew.body.refresh_token);
+    const revoked = await call(baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
+      body: { token: withNew.body.access_token, client_id: rotating.client_id, client_secret: rotating.client_secret },
+    });
+    expect(revoked).toMatchObject({ status: 200, body: { data: 'revoked' } });
+    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: withNew.body.access_token })).status).toBe(401);
+  });
+
+  it('ends the overlap on DELETE /previous-secret: the previous secret stops at once, the current one works', async () => {
+    const rotating = await newApp();
+    const tokens = await tokensOf(rotating);
+    const rotated = await call(baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, {
+      ...asSession(owner),
+      body: { previous_secret_ttl_seconds: 604_800 },
+    });
+    const newSecret = rotated.body.data.client_secret as string;
+    issuedSecrets.push(newSecret);
+
+    const ended = await call(baseUrl, 'DELETE', `/api/v1/oauth/apps/${rotating.id}/previous-secret`, asSession(owner));
+
+    expect(ended.status).toBe(200);
+    expect(ended.body.data).toMatchObject({ id: rotating.id, previous_secret_expires_at: null });
+    expect(ended.body.data).not.toHaveProperty('client_secret');
     const withOld = await tokenRequest(baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(withOld).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
     const withNew = await tokenRequest(
       baseUrl,
       { ...rotating, client_secret: newSecret },
-      {
-        grant_type: 'refresh_token',
-        refresh_token: tokens.refresh_token,
-      },
+      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
     );
     expect(withNew.status).toBe(200);
     issuedSecrets.push(withNew.body.access_token, withNew.body.refresh_token);
+    const strangers = await call(baseUrl, 'DELETE', `/api/v1/oauth/apps/${rotating.id}/previous-secret`, asSession(stranger));
+    expect(strangers).toMatchObject({ status: 404, body: errorEnvelope('NOT_FOUND') });
+  });
+
+  it('stops the old secret at once with previous_secret_ttl_seconds 0', async () => {
+    const rotating = await newApp();
+    const tokens = await tokensOf(rotating);
+
+    const response = await call(baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, {
+      ...asSession(owner),
+      body: { previous_secret_ttl_seconds: 0 },
+    });
+
+    expect(response.body.data.previous_secret_expires_at).toBeNull();
+    issuedSecrets.push(response.body.data.client_secret);
+    const withOld = await tokenRequest(baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    expect(withOld).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
+  });
+
+  it.each([
+    ['a negative TTL', { previous_secret_ttl_seconds: -1 }],
+    ['a TTL over a week', { previous_secret_ttl_seconds: 604_801 }],
+    ['a fractional TTL', { previous_secret_ttl_seconds: 1.5 }],
+    ['a TTL as a string', { previous_secret_ttl_seconds: '60' }],
+    ['an unknown field', { ttl: 60 }],
+  ])('answers a secret rotation with %s 400 BAD_REQUEST and keeps the secret', async (_case, body) => {
+    const rotating = await newApp();
+    const response = await call(baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, { ...asSession(owner), body });
+    expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
+    const fetched = await call(baseUrl, 'GET', `/api/v1/oauth/apps/${rotating.id}`, { token: owner.sessionToken });
+    expect(fetched.body.data).toMatchObject({ updated_at: rotating.created_at, previous_secret_expires_at: null });
   });
 
   it('deletes an application: its code, access and refresh tokens stop working before the answer', async () => {
@@ -608,19 +675,63 @@ describe('POST /api/v1/oauth/token', () => {
     issuedSecrets.push(right.body.access_token, right.body.refresh_token);
   });
 
-  it('answers an unknown refresh token 400 and a rotated one 400, revoking the grant', async () => {
+  it('answers an unknown refresh token 400, and a rotated one whose successor was used 400, revoking the grant', async () => {
     const unknown = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: `svrt_${'x'.repeat(43)}` });
     expect(unknown).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
 
     const tokens = await tokensOf(app);
     const rotated = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
-    issuedSecrets.push(rotated.body.access_token, rotated.body.refresh_token);
+    const next = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token });
+    issuedSecrets.push(rotated.body.access_token, rotated.body.refresh_token, next.body.access_token, next.body.refresh_token);
     const replay = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(replay).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
 
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: rotated.body.access_token })).status).toBe(401);
-    const descendant = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token });
+    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: next.body.access_token })).status).toBe(401);
+    const descendant = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: next.body.refresh_token });
     expect(descendant).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
+  });
+
+  it('answers 20 concurrent refreshes of one token 200 with one and the same pair, which works', async () => {
+    const tokens = await tokensOf(app);
+
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        call(baseUrl, 'POST', '/api/v1/oauth/token', {
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          rawBody: formBody({
+            grant_type: 'refresh_token',
+            refresh_token: tokens.refresh_token,
+            client_id: app.client_id,
+            client_secret: app.client_secret,
+          }),
+        }),
+      ),
+    );
+
+    expect(responses.map((response) => response.status)).toEqual(Array(20).fill(200));
+    const pairs = new Set(responses.map((response) => `${response.body.access_token} ${response.body.refresh_token}`));
+    expect(pairs.size).toBe(1);
+    const [pair] = responses.map((response) => response.body);
+    issuedSecrets.push(pair.access_token, pair.refresh_token);
+    expect(pair).toMatchObject({ token_type: 'Bearer', scope: 'containers:read containers:write' });
+    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: pair.access_token })).status).toBe(200);
+    const onward = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: pair.refresh_token });
+    expect(onward.status).toBe(200);
+    issuedSecrets.push(onward.body.access_token, onward.body.refresh_token);
+  });
+
+  it('takes a retry 11 s after the rotation as a replay: 400, and the grant is revoked', { timeout: 30_000 }, async () => {
+    const tokens = await tokensOf(app);
+    const rotated = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    issuedSecrets.push(rotated.body.access_token, rotated.body.refresh_token);
+    const retry = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    expect(retry.body).toMatchObject({ access_token: rotated.body.access_token, refresh_token: rotated.body.refresh_token });
+
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
+
+    const late = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    expect(late).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
+    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: rotated.body.access_token })).status).toBe(401);
   });
 
   it("answers another client's refresh token 400", async () => {

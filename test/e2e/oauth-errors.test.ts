@@ -170,12 +170,15 @@ const cases: Array<[string, string, 400 | 401, () => Promise<ErrorCase>]> = [
     async () => ({ path: TOKEN, parameters: { grant_type: 'refresh_token', refresh_token: `svrt_${'x'.repeat(43)}`, ...credentials() } }),
   ],
   [
-    'token: a rotated refresh token',
+    'token: a rotated refresh token whose successor was used',
     'invalid_grant',
     400,
     async () => {
       const parameters = { grant_type: 'refresh_token', refresh_token: (await tokens()).refresh_token, ...credentials() };
-      expect((await call(baseUrl, 'POST', TOKEN, { body: parameters })).status).toBe(200);
+      const rotated = await call(baseUrl, 'POST', TOKEN, { body: parameters });
+      expect(rotated.status).toBe(200);
+      const successor = { ...parameters, refresh_token: rotated.body.refresh_token as string };
+      expect((await call(baseUrl, 'POST', TOKEN, { body: successor })).status).toBe(200);
       return { path: TOKEN, parameters };
     },
   ],

@@ -55,7 +55,7 @@ describe('API custom domain (context apiDomain + apiCertificateArn)', () => {
     }
   });
 
-  it('has no custom domain without the context, and then sets no PUBLIC_BASE_URL: the address is API Gateway's record of its own domain and stage', () => {
+  it('has no custom domain without the context, and then sets no PUBLIC_BASE_URL: the address is the record API Gateway keeps of its own domain and stage', () => {
     // The REST API lives in a nested stack whose methods depend on every function, so its id
     // cannot reach the functions' environment (a cycle). Without the variable the functions
     // take requestContext.domainName and the stage, which API Gateway writes, not the client

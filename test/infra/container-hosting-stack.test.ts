@@ -362,6 +362,32 @@ describe('ContainerHostingStack least privilege', () => {
   });
 });
 
+describe('ContainerHostingStack refresh grace key', () => {
+  it('keeps the key in a generated Secrets Manager secret that only the token function may read, and names it to that function', () => {
+    // Assess
+    const secrets = resourcesOfType(template, 'AWS::SecretsManager::Secret');
+    expect(secrets).toHaveLength(1);
+    const [secretId, secret] = secrets[0]!;
+    expect(secret.Properties?.GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
+    for (const { id } of functionDeclarations) {
+      const statements = statementsOfRole(template, functionOf(id).roleLogicalId);
+      const reads = statementsWithAction(statements, 'secretsmanager:GetSecretValue');
+      const secretActions = actionsOf(statements).filter((action) => action.startsWith('secretsmanager:'));
+      if (id === 'token') {
+        expect(reads.map((statement) => flatten(statement.Resource))).toEqual([`<${secretId}>`]);
+        expect(secretActions.sort()).toEqual(['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']);
+      } else {
+        expect(secretActions, id).toEqual([]);
+        expect(functionOf(id).properties.Environment?.Variables ?? {}, id).not.toHaveProperty('REFRESH_GRACE_KEY_SECRET_ARN');
+      }
+    }
+    expect(functionOf('token').properties.Environment.Variables).toMatchObject({
+      REFRESH_GRACE_KEY_SECRET_ARN: { Ref: secretId },
+      REFRESH_REUSE_GRACE_SECONDS: '10',
+    });
+  });
+});
+
 describe('ContainerHostingStack least privilege inside the table', () => {
   // Requests as IAM sees them (test/support/iam-evaluator.ts), evaluated against each role's
   // synthesized policy. On a grant without LeadingKeys conditions every one of them is allowed.

@@ -52,7 +52,7 @@ export function parseBody(route: Route): EndpointMiddleware {
       }
       const contentType = (api.headers['content-type'] ?? '').toLowerCase();
       const acceptsForm = route.body === 'form' || route.body === 'json-or-form';
-      const acceptsJson = route.body === 'json' || route.body === 'json-or-form';
+      const acceptsJson = route.body === 'json' || route.body === 'optional-json' || route.body === 'json-or-form';
       if (acceptsForm && contentType.startsWith('application/x-www-form-urlencoded')) {
         api.body = parseForm(rawBody ?? '');
         return;
@@ -61,6 +61,10 @@ export function parseBody(route: Route): EndpointMiddleware {
         throw new BadRequestError('Send the body as application/x-www-form-urlencoded');
       }
       if (rawBody === undefined || rawBody.trim() === '') {
+        if (route.body === 'optional-json') {
+          api.body = {};
+          return;
+        }
         throw new BadRequestError('A JSON request body is required');
       }
       api.body = await parseJson(request, rawBody, contentType);

@@ -15,6 +15,8 @@ interface StoredOAuthApp {
   redirect_uris: string[];
   created_at: string;
   updated_at: string;
+  /** Mirrors the client's previous secret expiry, so the record shows it without reading the client. */
+  previous_secret_expires_at?: string;
   status?: 'deleting';
 }
 
@@ -44,10 +46,17 @@ export const oauthAppEntity = {
       redirectUris: stored.redirect_uris,
       createdAt: stored.created_at,
       updatedAt: stored.updated_at,
+      ...(stored.previous_secret_expires_at ? { previousSecretExpiresAt: stored.previous_secret_expires_at } : {}),
     };
   },
   /** True while the application's deletion is under way (it answers only to that deletion). */
   isBeingDeleted: (item: Item): boolean => asStored<StoredOAuthApp>(item).status === 'deleting',
   /** The stored attribute of each field an update may change. */
-  attributes: { name: 'name', description: 'description', redirectUris: 'redirect_uris', updatedAt: 'updated_at' },
+  attributes: {
+    name: 'name',
+    description: 'description',
+    redirectUris: 'redirect_uris',
+    updatedAt: 'updated_at',
+    previousSecretExpiresAt: 'previous_secret_expires_at',
+  },
 };

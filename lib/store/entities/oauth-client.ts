@@ -7,6 +7,9 @@ interface StoredOAuthClient {
   client_id: string;
   app_id: string;
   secret_hash: string;
+  /** The secret the last rotation replaced, and until when it still works. */
+  previous_secret_hash?: string;
+  previous_secret_expires_at?: string;
 }
 
 export const oauthClientEntity = {
@@ -17,9 +20,25 @@ export const oauthClientEntity = {
     client_id: client.clientId,
     app_id: client.appId,
     secret_hash: client.secretHash,
+    ...(client.previousSecret
+      ? { previous_secret_hash: client.previousSecret.hash, previous_secret_expires_at: client.previousSecret.expiresAt }
+      : {}),
   }),
+  /** The attributes a rotation writes. */
+  attribute: {
+    secretHash: 'secret_hash',
+    previousSecretHash: 'previous_secret_hash',
+    previousSecretExpiresAt: 'previous_secret_expires_at',
+  },
   fromItem(item: Item): OAuthClient {
     const stored = asStored<StoredOAuthClient>(item);
-    return { clientId: stored.client_id, appId: stored.app_id, secretHash: stored.secret_hash };
+    return {
+      clientId: stored.client_id,
+      appId: stored.app_id,
+      secretHash: stored.secret_hash,
+      ...(stored.previous_secret_hash && stored.previous_secret_expires_at
+        ? { previousSecret: { hash: stored.previous_secret_hash, expiresAt: stored.previous_secret_expires_at } }
+        : {}),
+    };
   },
 };

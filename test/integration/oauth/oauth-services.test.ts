@@ -10,7 +10,9 @@ import { ApplicationService } from '../../../lib/oauth/applications.js';
 import { AuthorizationService } from '../../../lib/oauth/authorization.js';
 import { GRANT_LIFETIME_SECONDS } from '../../../lib/oauth/lifetimes.js';
 import { RevocationService } from '../../../lib/oauth/revocation.js';
+import { NO_REFRESH_GRACE, type RefreshGrace } from '../../../lib/oauth/refresh-grace.js';
 import { TokenGrantService, type TokenSet } from '../../../lib/oauth/token-grants.js';
+import { refreshGrace } from '../../../lib/wiring/refresh-grace-key.js';
 import { applicationStore, authorizationStore, revocationStore, tokenGrantStore } from '../../../lib/wiring/oauth.js';
 import { s256CodeChallenge } from '../../../lib/oauth/pkce.js';
 import { showConsent } from '../../../lib/pages/consent-page.js';
@@ -49,12 +51,12 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** The OAuth services over the wired stores, on one clock. */
-function oauthOn(now: () => Date = () => new Date()) {
+/** The OAuth services over the wired stores, on one clock, with the wired refresh retry grace (10 s) unless told otherwise. */
+function oauthOn(now: () => Date = () => new Date(), grace: RefreshGrace = refreshGrace) {
   return {
     apps: new ApplicationService(applicationStore, now),
     authorization: new AuthorizationService(authorizationStore, now),
-    tokens: new TokenGrantService(tokenGrantStore, now),
+    tokens: new TokenGrantService(tokenGrantStore, now, grace),
     revocation: new RevocationService(revocationStore, now),
   };
 }
@@ -374,7 +376,7 @@ describe('refresh token rotation', () => {
       new Date().toISOString(),
     );
 
-    expect(outcome).toEqual({ committed: false, reason: 'already-used' });
+    expect(outcome).toMatchObject({ committed: false, reason: 'already-used' });
     expect(await authenticates(lateAccess)).toBe(false);
     expect(await authenticates(second.accessToken)).toBe(true);
     await expect(refresh(client, second.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });
@@ -436,11 +438,12 @@ describe('refresh token rotation', () => {
     await expect(refresh(other, theirs.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });
   });
 
-  it('lets exactly one of 20 concurrent refreshes of one token win', async () => {
-    const client = await registerClient();
-    const tokens = await tokensFor(client);
+  it('lets exactly one of 20 concurrent refreshes of one token win when the retry grace is off', async () => {
+    const strict = oauthOn(undefined, NO_REFRESH_GRACE);
+    const client = await registerClient(strict);
+    const tokens = await exchange(client, await authorizationCode(client, strict), strict);
 
-    const { successes, failures } = await settle(Array.from({ length: 20 }, () => refresh(client, tokens.refreshToken)));
+    const { successes, failures } = await settle(Array.from({ length: 20 }, () => refresh(client, tokens.refreshToken, strict)));
 
     expect(successes).toHaveLength(1);
     expect(failures).toHaveLength(19);
@@ -450,16 +453,103 @@ describe('refresh token rotation', () => {
     expect(await authenticates(winner.accessToken)).toBe(false);
   });
 
-  it('lets exactly one of 20 refreshes win even when all of them read the token before any writes', async () => {
+  it('answers all of 20 concurrent refreshes of one token with one and the same pair, and revokes nothing', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+
+    const { successes, failures } = await settle(Array.from({ length: 20 }, () => refresh(client, tokens.refreshToken)));
+
+    expect(failures).toEqual([]);
+    expect(successes).toHaveLength(20);
+    const pairs = new Set(successes.map((set) => `${set.accessToken} ${set.refreshToken}`));
+    expect(pairs.size).toBe(1);
+    const [first] = successes as [TokenSet];
+    expect(first.refreshToken).not.toBe(tokens.refreshToken);
+    for (const set of successes) expect(set.scopes).toEqual(first.scopes);
+    expect(await authenticates(first.accessToken)).toBe(true);
+    await expect(refresh(client, first.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });
+  });
+
+  it('answers all of 20 refreshes alike even when all of them read the token before any writes', async () => {
     const client = await registerClient();
     const tokens = await tokensFor(client);
     holdReadsUntilAll('getTokenGrant', 20);
 
     const { successes, failures } = await settle(Array.from({ length: 20 }, () => refresh(client, tokens.refreshToken)));
 
-    expect(successes).toHaveLength(1);
-    for (const failure of failures) expect(failure).toBeInstanceOf(BadRequestError);
-    expect(await authenticates((successes[0] as TokenSet).accessToken)).toBe(false);
+    expect(failures).toEqual([]);
+    expect(new Set(successes.map((set) => `${set.accessToken} ${set.refreshToken}`)).size).toBe(1);
+    expect(await authenticates((successes[0] as TokenSet).accessToken)).toBe(true);
+  });
+
+  it('answers a retry inside the grace with one BatchGetItem and no write, and a losing concurrent one with no extra read', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    const next = await tokensFor(client);
+    const first = await refresh(client, tokens.refreshToken);
+
+    const retry = await countRoundTrips(() => refresh(client, tokens.refreshToken));
+    expect(retry.commands).toEqual(['BatchGetCommand']);
+    expect(retry.result).toMatchObject({ accessToken: first.accessToken, refreshToken: first.refreshToken });
+
+    // Two at once that both read before either writes: each makes one read and one write, nothing more.
+    holdReadsUntilAll('getTokenGrant', 2);
+    const race = await countRoundTrips(() => Promise.all([refresh(client, next.refreshToken), refresh(client, next.refreshToken)]));
+    expect(race.commands.sort()).toEqual(['BatchGetCommand', 'BatchGetCommand', 'UpdateCommand', 'UpdateCommand']);
+    expect(race.serialRoundTrips).toBe(2);
+    expect(race.result[0]).toEqual(race.result[1]);
+  });
+
+  it('takes a retry once the grace has passed as a replay, and revokes the grant', async () => {
+    let now = Date.now();
+    const clocked = oauthOn(() => new Date(now));
+    const client = await registerClient(clocked);
+    const tokens = await exchange(client, await authorizationCode(client, clocked), clocked);
+    const first = await refresh(client, tokens.refreshToken, clocked);
+    now += 10_000;
+    await expect(refresh(client, tokens.refreshToken, clocked)).resolves.toMatchObject({ refreshToken: first.refreshToken });
+
+    now += 1;
+
+    await expect(refresh(client, tokens.refreshToken, clocked)).rejects.toThrow(/already used/);
+    expect(await authenticates(first.accessToken)).toBe(false);
+    await expect(refresh(client, first.refreshToken, clocked)).rejects.toThrow(/revoked/);
+  });
+
+  it('takes a retry once the successor was used as a replay, and revokes the grant', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    const first = await refresh(client, tokens.refreshToken);
+    const second = await refresh(client, first.refreshToken);
+
+    await expect(refresh(client, tokens.refreshToken)).rejects.toThrow(/already used/);
+
+    expect(await authenticates(second.accessToken)).toBe(false);
+    await expect(refresh(client, second.refreshToken)).rejects.toThrow(/revoked/);
+  });
+
+  it('takes a retry asking for other scopes than its rotation got as a replay', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    await refresh(client, tokens.refreshToken);
+
+    await expect(
+      oauth.tokens.issueTokens(client.credentials, {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refreshToken,
+        scope: 'containers:read',
+      }),
+    ).rejects.toThrow(/already used/);
+  });
+
+  it('takes a retry as a replay once the access token its rotation handed out was revoked', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    const first = await refresh(client, tokens.refreshToken);
+    await oauth.revocation.revokeToken(client.credentials, { token: first.accessToken });
+
+    await expect(refresh(client, tokens.refreshToken)).rejects.toThrow(/already used/);
+    await expect(refresh(client, first.refreshToken)).rejects.toThrow(/revoked/);
   });
 
   it('revokes the whole grant when a rotated refresh token is replayed', async () => {
@@ -590,7 +680,7 @@ describe('the consent page', () => {
     expect(result.statusCode).toBe(200);
   });
 
-  it("approves at once, with the remembered grant's scopes, when a live grant of the user covers the request", async () => {
+  it('approves at once, with exactly the requested scopes, when a live grant of the user covers the request', async () => {
     const client = await registerClient();
     await tokensFor(client);
     const requestId = await oauth.authorization.startAuthorization({
@@ -607,7 +697,19 @@ describe('the consent page', () => {
     expect(location.href.startsWith(REDIRECT_URI)).toBe(true);
     expect(location.searchParams.get('state')).toBe('again');
     const tokens = await exchange(client, location.searchParams.get('code')!);
-    expect(tokens.scopes).toEqual([...ALL_SCOPES]);
+    // RFC 6749 section 3.3: what was asked for, not the remembered grant's wider scopes.
+    expect(tokens.scopes).toEqual(['containers:read']);
+    const authentication = await identityService.authenticate(tokens.accessToken);
+    expect(authentication?.principal.scopes).toEqual(['containers:read']);
+    const refreshed = await refresh(client, tokens.refreshToken);
+    expect(refreshed.scopes).toEqual(['containers:read']);
+    await expect(
+      oauth.tokens.issueTokens(client.credentials, {
+        grant_type: 'refresh_token',
+        refresh_token: refreshed.refreshToken,
+        scope: 'containers:read containers:write',
+      }),
+    ).rejects.toThrow(/may not exceed/);
     // The request was consumed like any approval.
     await expect(oauth.authorization.approveAuthorization(user, requestId)).rejects.toBeInstanceOf(BadRequestError);
   });
@@ -662,18 +764,79 @@ describe('the consent decision', () => {
 });
 
 describe('client secret rotation', () => {
-  it('stops the old secret at once and accepts the new one', async () => {
+  it('stops the old secret at once when asked for no overlap, and accepts the new one', async () => {
     const client = await registerClient();
     const tokens = await tokensFor(client);
     const code = await authorizationCode(client);
 
-    const { clientSecret } = await oauth.apps.rotateClientSecret(owner, client.appId);
+    const { app, clientSecret } = await oauth.apps.rotateClientSecret(owner, client.appId, 0);
 
+    expect(app.previousSecretExpiresAt).toBeUndefined();
     await expect(refresh(client, tokens.refreshToken)).rejects.toBeInstanceOf(UnauthorizedError);
     await expect(exchange(client, code)).rejects.toBeInstanceOf(UnauthorizedError);
     const rotated = { ...client, credentials: { ...client.credentials, clientSecret } };
     await expect(refresh(rotated, tokens.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });
     await expect(exchange(rotated, code)).resolves.toMatchObject({ expiresIn: 900 });
+  });
+
+  it('keeps the previous secret working at the token and revocation endpoints until its overlap ends, and not a second longer', async () => {
+    let now = Date.now();
+    const clocked = oauthOn(() => new Date(now));
+    const client = await registerClient(clocked);
+    const tokens = await exchange(client, await authorizationCode(client, clocked), clocked);
+
+    const { app, clientSecret } = await clocked.apps.rotateClientSecret(owner, client.appId);
+
+    expect(app.previousSecretExpiresAt).toBe(new Date(now + 86_400_000).toISOString());
+    expect((await clocked.apps.getApp(owner, client.appId)).previousSecretExpiresAt).toBe(app.previousSecretExpiresAt);
+    const rotated = { ...client, credentials: { ...client.credentials, clientSecret } };
+    const viaOld = await refresh(client, tokens.refreshToken, clocked);
+    const viaNew = await refresh(rotated, viaOld.refreshToken, clocked);
+    await expect(clocked.revocation.revokeToken(client.credentials, { token: viaNew.accessToken })).resolves.toBeUndefined();
+    expect(await authenticates(viaNew.accessToken)).toBe(false);
+
+    now += 86_400_000;
+
+    await expect(refresh(client, viaNew.refreshToken, clocked)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(clocked.revocation.revokeToken(client.credentials, { token: viaNew.refreshToken })).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    );
+    await expect(refresh(rotated, viaNew.refreshToken, clocked)).resolves.toMatchObject({ expiresIn: 900 });
+  });
+
+  it('lets a second rotation replace the previous secret: the first secret stops, the second is now the previous one', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    const second = (await oauth.apps.rotateClientSecret(owner, client.appId)).clientSecret;
+    const third = (await oauth.apps.rotateClientSecret(owner, client.appId, 60)).clientSecret;
+    const withSecret = (clientSecret: string) => ({ ...client, credentials: { ...client.credentials, clientSecret } });
+
+    await expect(refresh(client, tokens.refreshToken)).rejects.toBeInstanceOf(UnauthorizedError);
+    const viaSecond = await refresh(withSecret(second), tokens.refreshToken);
+    await expect(refresh(withSecret(third), viaSecond.refreshToken)).resolves.toMatchObject({ expiresIn: 900 });
+  });
+
+  it('ends the overlap at once, and answers 404 to anyone but the owner', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    await oauth.apps.rotateClientSecret(owner, client.appId);
+
+    await expect(oauth.apps.endPreviousSecret(user, client.appId)).rejects.toThrow(/not found/i);
+    const app = await oauth.apps.endPreviousSecret(owner, client.appId);
+
+    expect(app.previousSecretExpiresAt).toBeUndefined();
+    expect((await oauth.apps.getApp(owner, client.appId)).previousSecretExpiresAt).toBeUndefined();
+    await expect(refresh(client, tokens.refreshToken)).rejects.toBeInstanceOf(UnauthorizedError);
+  });
+
+  it('authenticates with the previous secret at no extra cost: a refresh stays one BatchGetItem and one UpdateItem', async () => {
+    const client = await registerClient();
+    const tokens = await tokensFor(client);
+    await oauth.apps.rotateClientSecret(owner, client.appId);
+
+    const { commands } = await countRoundTrips(() => refresh(client, tokens.refreshToken));
+
+    expect(commands).toEqual(['BatchGetCommand', 'UpdateCommand']);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, UnauthorizedError } from '../../../lib/errors.js';
-import { clientCredentialsOf, parseBasicAuthorization } from '../../../lib/oauth/client-authentication.js';
+import { clientCredentialsOf, parseBasicAuthorization, verifyClient } from '../../../lib/oauth/client-authentication.js';
+import { sha256Hex } from '../../../lib/identity/secrets.js';
 
 const basic = (userPass: string) => `Basic ${Buffer.from(userPass, 'utf8').toString('base64')}`;
 const CLIENT_ID = '0190f5c2-7a3e-7b1c-8d2e-123456789abc';
@@ -79,5 +80,29 @@ describe('clientCredentialsOf', () => {
 
   it('answers missing credentials 401', () => {
     expect(() => clientCredentialsOf(undefined, { client_id: CLIENT_ID })).toThrow(UnauthorizedError);
+  });
+});
+
+describe('verifyClient', () => {
+  const now = new Date('2026-11-25T12:00:00.000Z');
+  const client = {
+    clientId: CLIENT_ID,
+    appId: CLIENT_ID,
+    secretHash: sha256Hex('svcs_new'),
+    previousSecret: { hash: sha256Hex('svcs_old'), expiresAt: '2026-11-25T12:00:01.000Z' },
+  };
+  const presenting = (clientSecret: string) => ({ clientId: CLIENT_ID, clientSecret, method: 'client_secret_post' as const });
+
+  it('accepts the current secret, and the previous one until its overlap ends', () => {
+    expect(() => verifyClient(presenting('svcs_new'), client, now)).not.toThrow();
+    expect(() => verifyClient(presenting('svcs_old'), client, now)).not.toThrow();
+    expect(() => verifyClient(presenting('svcs_old'), client, new Date('2026-11-25T12:00:01.000Z'))).toThrow(UnauthorizedError);
+  });
+
+  it('refuses any other secret, with or without a previous one', () => {
+    expect(() => verifyClient(presenting('svcs_other'), client, now)).toThrow(UnauthorizedError);
+    const { previousSecret: _none, ...withoutPrevious } = client;
+    expect(() => verifyClient(presenting('svcs_old'), withoutPrevious, now)).toThrow(UnauthorizedError);
+    expect(() => verifyClient(presenting('svcs_new'), undefined, now)).toThrow(UnauthorizedError);
   });
 });

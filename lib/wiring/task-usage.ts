@@ -8,4 +8,4 @@ import { localContainers } from './local-containers.js';
  * bundles never contain this module: infra/bundling.ts resolves it to
  * lib/wiring/aws/task-usage.ts, so they carry the CloudWatch source only.
  */
-export const taskUsage: TaskUsageSource = config.CONTAINER_RUNTIME === 'local' ? localContainers().usage : cloudWatchUsageFrom(config);
+export const taskUsage: TaskUsageSource = config.CONTAINER_RUNTIME === 'ecs' ? cloudWatchUsageFrom(config) : localContainers().usage;

@@ -80,6 +80,9 @@ interface LocalTask {
 
 const defaultContainerScript = fileURLToPath(new URL('../../scripts/local-container.mjs', import.meta.url));
 
+/** When a task's final status is delivered a second time (see settle). */
+const REPEAT_FINAL_STATUS_MS = 1000;
+
 /** One pid file per container process, in the container's directory, while the process lives. */
 const pidFileName = (pid: number): string => `process-${pid}.pid`;
 const PID_FILE = /^process-\d+\.pid$/;
@@ -400,6 +403,11 @@ export class LocalRuntime implements ReconcilableRuntime {
     // service has attached the task to its container by then and the change is not lost.
     const earliest = task.spawnedAt + this.options.readyAfterMs;
     this.notify(task, Math.max(0, earliest - Date.now()));
+    // On a busy machine attaching can take longer still; the same status once more arrives after (it is applied once).
+    const final = this.statusOf(task);
+    setTimeout(() => {
+      if (this.tasks.has(task.taskArn)) void this.listener?.(final)?.catch(() => undefined);
+    }, REPEAT_FINAL_STATUS_MS).unref();
   }
 
   private statusOf(task: LocalTask): TaskStatus {

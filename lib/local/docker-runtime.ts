@@ -34,6 +34,8 @@ export const engineNameOf = (taskArn: string): string => `container-hosting-${ta
 const KEPT_CAPABILITIES = ['CHOWN', 'FOWNER', 'SETUID', 'SETGID', 'NET_BIND_SERVICE', 'KILL'];
 /** Enough for any web server; a fork bomb stops here instead of taking the machine's pid space. */
 const PIDS_LIMIT = 512;
+/** Engine states of a container that may still run (Podman refuses `restarting` as a filter, and this runtime never restarts). */
+const LIVE_STATES = ['running', 'created', 'paused'];
 /** When a task's final status is delivered a second time (see settle). */
 const REPEAT_FINAL_STATUS_MS = 1000;
 /** Stopped tasks kept per container (their logs stay readable); older ones are removed. */
@@ -150,7 +152,7 @@ export class DockerRuntime implements ReconcilableRuntime {
   async listTasks(cursor?: string): Promise<RuntimeTaskPage> {
     const offset = cursor ? Number(cursor) : 0;
     const known = [...this.tasks.values()].filter((task) => task.desiredStatus === 'RUNNING').map((task) => task.taskArn);
-    const running = await this.stackContainers(['running', 'created', 'paused', 'restarting']).catch(() => []);
+    const running = await this.stackContainers(LIVE_STATES).catch(() => []);
     const unknown = running.map((info) => taskArnOfLabels(info.Labels)).filter((arn): arn is string => !!arn && !this.tasks.has(arn));
     const all = [...known, ...unknown];
     const next = offset + MAX_TASKS_PER_CALL;
@@ -220,7 +222,7 @@ export class DockerRuntime implements ReconcilableRuntime {
    * container is deleted. Answers how many it removed.
    */
   async removeLeftovers(): Promise<number> {
-    const leftovers = (await this.stackContainers(['running', 'created', 'paused', 'restarting'])).filter((info) => {
+    const leftovers = (await this.stackContainers(LIVE_STATES)).filter((info) => {
       const taskArn = taskArnOfLabels(info.Labels);
       return !taskArn || !this.tasks.has(taskArn);
     });

@@ -138,6 +138,40 @@ describe('a container on the engine', () => {
   });
 });
 
+describe('isolation on the engine', () => {
+  it("cannot read the service's environment or data directory, nor another container's files or logs", async () => {
+    const victim = await create({ command: shell(`echo victim-secret > /tmp/victim-secret; echo victim-log-secret; ${SERVE}`) });
+    await waitForState(victim.body.data.id, 'running');
+    const probes = [
+      'echo "service-secret-in-env=$(env | grep -c must-not-leak)"',
+      `echo "server-environ=$(cat /proc/${process.pid}/environ 2>&1 | head -c 200)"`,
+      `echo "data-dir=$(ls ${process.env.LOCAL_CONTAINER_DIR} 2>&1)"`,
+      'echo "other-file=$(cat /tmp/victim-secret 2>&1)"',
+      // Where the engine keeps every container's log file (Podman; Docker's is /var/lib/docker).
+      'echo "engine-store=$(ls /var/lib/containers /var/lib/docker 2>&1)"',
+      'echo "processes=$(ls /proc | grep -c "^[0-9]")"',
+    ];
+    const prober = await create({ command: shell(`${probes.join('; ')}; ${SERVE}`) });
+    await waitForState(prober.body.data.id, 'running');
+
+    const logs = await pollUntil(
+      () => api('GET', `/api/v1/containers/${prober.body.data.id}/logs`),
+      (response) => response.body.data?.length >= probes.length,
+    );
+    const said = Object.fromEntries(
+      logs.body.data.map((line: { message: string }) => [line.message.split('=')[0], line.message.slice(line.message.indexOf('=') + 1)]),
+    );
+
+    expect(said['service-secret-in-env']).toBe('0');
+    expect(said['server-environ']).toMatch(/No such file or directory/);
+    expect(said['data-dir']).toMatch(/No such file or directory/);
+    expect(said['other-file']).toMatch(/No such file or directory/);
+    expect(said['engine-store']).toMatch(/No such file or directory/);
+    // Its own shell, the server, and what the probes ran: none of the machine's processes.
+    expect(Number(said.processes)).toBeLessThan(10);
+  });
+});
+
 async function taskArnOf(containerId: string): Promise<string> {
   const { containerStore } = await import('../../lib/wiring/containers.js');
   return (await containerStore.get(containerId))!.taskArn!;

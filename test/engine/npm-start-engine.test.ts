@@ -24,7 +24,7 @@ const tableName = `test-${randomUUID()}`;
 const running: ChildProcess[] = [];
 
 afterAll(async () => {
-  for (const child of running) if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+  for (const child of running) if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
   await rm(dataDir, { recursive: true, force: true });
 });
 

@@ -66,7 +66,9 @@ describe('npm start on a Docker Engine API', () => {
   it('names the engine, and after kill -9 a start removes what the last run left running', async () => {
     const first = await startStack();
     expect(first.output()).toMatch(/Containers run on Podman Engine \d+\.\d+\.\d+ at unix:\/\/\S+ \(docker runtime\)/);
-    const session = await call(first.baseUrl, 'POST', '/api/v1/sessions', { body: { email: 'admin@example.com', password: ADMIN_PASSWORD } });
+    const session = await call(first.baseUrl, 'POST', '/api/v1/sessions', {
+      body: { email: 'admin@example.com', password: ADMIN_PASSWORD },
+    });
     const auth = { token: session.body.data.token, headers: { 'x-csrf-token': session.body.data.csrf_token } };
     const created = await call(first.baseUrl, 'POST', '/api/v1/containers', {
       ...auth,

@@ -42,6 +42,18 @@ export default defineConfig({
       },
       {
         extends: true,
+        test: {
+          // Against a real Docker Engine API (Podman's, started by test/support/global-engine.ts when none answers).
+          name: 'engine',
+          include: ['test/engine/**/*.test.ts'],
+          globalSetup: [...withDynamoDbLocal.globalSetup, 'test/support/global-engine.ts'],
+          setupFiles: [...withDynamoDbLocal.setupFiles, 'test/support/setup-engine-env.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
         test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 120_000 },
       },
     ],

@@ -83,6 +83,9 @@ interface TextRule {
   message?: string;
 }
 
+const localRuntimeAlias = <Choice extends string>(choice: Choice): Exclude<Choice, 'local'> | 'process' =>
+  choice === 'local' ? 'process' : (choice as Exclude<Choice, 'local'>);
+
 /**
  * Every setting the service reads, validated once at module load so that a bad value
  * fails the cold start instead of the first request that happens to need it.
@@ -110,7 +113,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     PASSWORD_SCRYPT_N: read.oneOf('PASSWORD_SCRYPT_N', ['16384', '32768', '65536', '131072'], '131072'),
     /** How long start and restart wait for a task to run before answering 504. */
     START_BUDGET_MS: read.number('START_BUDGET_MS', { min: 0, max: 28_000, whole: true }, 25_000),
-    CONTAINER_RUNTIME: read.oneOf('CONTAINER_RUNTIME', ['ecs', 'local'], 'ecs'),
+    /**
+     * Where containers run: `ecs` (Lambda); on the local stack `docker` (the engine at DOCKER_HOST, else
+     * /var/run/docker.sock), `process` (processes of the service's OS user), or `auto`: the engine when it answers,
+     * else processes (`npm start` decides once at start-up). `local`, the old name of the process runtime, still
+     * means `process`.
+     */
+    CONTAINER_RUNTIME: localRuntimeAlias(read.oneOf('CONTAINER_RUNTIME', ['ecs', 'auto', 'docker', 'process', 'local'], 'ecs')),
+    /** The Docker Engine API the docker runtime uses (`unix:///path` or `tcp://host:port`); unset: /var/run/docker.sock. */
+    DOCKER_HOST: read.optionalText('DOCKER_HOST'),
     ECS_CLUSTER_ARN: read.optionalText('ECS_CLUSTER_ARN'),
     /** The deployment's own task definition: the metrics family of tasks that recorded none. */
     ECS_TASK_DEFINITION_ARN: read.optionalText('ECS_TASK_DEFINITION_ARN'),

@@ -1,7 +1,7 @@
 /**
- * `npm start`: the whole service on this machine. DynamoDB Local holds the table, the
- * local container runtime runs containers as processes, and every route's handler is
- * served over HTTP. See README.md.
+ * `npm start`: the whole service on this machine. DynamoDB Local holds the table, containers
+ * run on a Docker Engine API (Docker, or Podman's service) when one answers, else as
+ * processes, and every route's handler is served over HTTP. See README.md.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { ensureKeyFile } from '../lib/local/refresh-grace-key-file.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../lib/local/dynamodb-local.js';
 import { runShutdown } from '../lib/local/lifecycle.js';
+import { chooseLocalRuntime } from '../lib/local/runtime-choice.js';
 import type { LocalServer } from '../lib/local/server.js';
 import { ensureTable } from '../lib/local/table.js';
 
@@ -51,6 +52,20 @@ async function main(): Promise<void> {
     throw new Error(`DYNAMODB_PORT must be a port number, got ${process.env.DYNAMODB_PORT}`);
   }
 
+  // Before anything starts: the process runtime refuses a network HOST without the opt-in.
+  const runtime = await chooseLocalRuntime({
+    requested: process.env.CONTAINER_RUNTIME,
+    dockerHost: process.env.DOCKER_HOST,
+    host,
+    allowProcessRuntimeOnNetwork: process.env.ALLOW_PROCESS_RUNTIME_ON_NETWORK,
+  });
+  if (runtime.kind === 'docker') {
+    process.env.DOCKER_HOST = runtime.dockerHost;
+    console.log(`Containers run on ${runtime.engine.name} ${runtime.engine.version} at ${runtime.dockerHost} (docker runtime)`);
+  } else {
+    console.log('Containers run as processes of this OS user (process runtime; no Docker Engine API answered): trusted code only');
+  }
+
   const dataDir = inMemory ? undefined : resolve(dataDirSetting);
   if (inMemory) temporaryDir = await mkdtemp(join(tmpdir(), 'container-hosting-'));
   const containerDir = join(dataDir ?? temporaryDir!, 'containers');
@@ -82,6 +97,7 @@ async function main(): Promise<void> {
   const listenPort = port === 0 ? await freeLoopbackPort(host) : port;
 
   // lib/config reads these at module load, so they must be set before any handler is imported.
+  process.env.CONTAINER_RUNTIME = runtime.kind;
   setDefaultEnv({
     // The issuer and every absolute URL the service prints (lib/http/public-base-url.ts).
     PUBLIC_BASE_URL: `http://${publicHostOf(host)}:${listenPort}`,
@@ -89,7 +105,6 @@ async function main(): Promise<void> {
     APPS_URL_SCHEME: 'http',
     DYNAMODB_ENDPOINT: endpoint,
     TABLE_NAME: tableName,
-    CONTAINER_RUNTIME: 'local',
     LOCAL_CONTAINER_DIR: containerDir,
     ALLOW_INSECURE_REDIRECT_URIS: 'true',
     AWS_REGION: 'us-east-1',

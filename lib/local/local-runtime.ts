@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { constants as osConstants } from 'node:os';
 import { mkdirSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -16,10 +17,13 @@ import {
   type TaskStatus,
   type TaskStatusListener,
 } from '../containers/runtime.js';
+import { taskIdOf } from '../containers/logs.js';
 import { onShutdown } from './lifecycle.js';
 import { killRecordedProcessGroup, removePidFile, writePidFile } from './pid-files.js';
 import { describeError, log } from '../log.js';
-import { LocalLogWriter, localLogFile } from './local-logs.js';
+import { LocalLogWriter, localLogDir, localLogFile } from './local-logs.js';
+import { killTaskProcesses, TASK_MARKER } from './process-tree.js';
+import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
 
 export interface LocalRuntimeOptions {
   /** Each container works in `<rootDir>/<container id>`. */
@@ -29,7 +33,10 @@ export interface LocalRuntimeOptions {
    * substituted. Default: scripts/local-container.mjs on this Node.
    */
   command?: string;
-  /** How long a process must stay up before it counts as running. */
+  /**
+   * How long a process must stay up before it counts as running, at the least: it also has to
+   * answer (a TCP connection on its PORT, or its health check; lib/local/readiness.ts).
+   */
   readyAfterMs: number;
   /** How long a stopped process gets between SIGTERM and SIGKILL. */
   stopGraceMs?: number;
@@ -57,7 +64,13 @@ interface LocalTask {
   stopCode?: string;
   stoppedReason?: string;
   stopRequest?: string;
-  readyTimer?: NodeJS.Timeout;
+  /** Why the runtime ended the task itself (never ready, failed checks); said instead of its exit. */
+  failure?: string;
+  reason?: string;
+  exitCode?: number;
+  /** Aborted once the task is asked to stop or has stopped: ends the readiness wait. */
+  abort: AbortController;
+  endHealthWatch?: () => void;
   killTimer?: NodeJS.Timeout;
   exited: Promise<void>;
   markExited: () => void;
@@ -66,6 +79,9 @@ interface LocalTask {
 }
 
 const defaultContainerScript = fileURLToPath(new URL('../../scripts/local-container.mjs', import.meta.url));
+
+/** When a task's final status is delivered a second time (see settle). */
+const REPEAT_FINAL_STATUS_MS = 1000;
 
 /** One pid file per container process, in the container's directory, while the process lives. */
 const pidFileName = (pid: number): string => `process-${pid}.pid`;
@@ -142,6 +158,7 @@ export class LocalRuntime implements ReconcilableRuntime {
       spawnedAt: Date.now(),
       exited: new Promise<void>((resolveExit) => (markExited = resolveExit)),
       markExited,
+      abort: new AbortController(),
       notifications: Promise.resolve(),
     };
     this.tasks.set(taskArn, task);
@@ -161,11 +178,18 @@ export class LocalRuntime implements ReconcilableRuntime {
     if (!task || task.lastStatus === 'STOPPED' || task.desiredStatus === 'STOPPED') return;
     task.desiredStatus = 'STOPPED';
     task.stopRequest = reason;
-    clearTimeout(task.readyTimer);
+    this.endTask(task);
+  }
+
+  /** SIGTERM to the process group and every descendant, SIGKILL after the grace period. */
+  private endTask(task: LocalTask): void {
+    task.abort.abort();
+    task.endHealthWatch?.();
     const pid = task.child?.pid;
     if (pid === undefined) return;
-    killGroup(pid, 'SIGTERM');
-    task.killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), this.stopGraceMs);
+    void killTaskProcesses(pid, taskIdOf(task.taskArn), 'SIGTERM');
+    clearTimeout(task.killTimer);
+    task.killTimer = setTimeout(() => void killTaskProcesses(pid, taskIdOf(task.taskArn), 'SIGKILL'), this.stopGraceMs);
     task.killTimer.unref();
   }
 
@@ -230,6 +254,7 @@ export class LocalRuntime implements ReconcilableRuntime {
     for (const task of tasks) this.tasks.delete(task.taskArn);
     for (const [clientToken, taskArn] of this.taskByClientToken) if (!this.tasks.has(taskArn)) this.taskByClientToken.delete(clientToken);
     await rm(workDir, { recursive: true, force: true });
+    await rm(localLogDir(this.rootDir, containerId), { recursive: true, force: true });
   }
 
   /**
@@ -239,7 +264,7 @@ export class LocalRuntime implements ReconcilableRuntime {
   async killLeftoverProcesses(): Promise<number> {
     let killed = 0;
     const containerDirs = await readdir(this.rootDir, { withFileTypes: true }).catch(() => []);
-    for (const containerDir of containerDirs.filter((entry) => entry.isDirectory())) {
+    for (const containerDir of containerDirs.filter((entry) => entry.isDirectory() && !entry.name.startsWith('.'))) {
       const dir = join(this.rootDir, containerDir.name);
       const pidFiles = (await readdir(dir).catch(() => [])).filter((name) => PID_FILE.test(name));
       for (const name of pidFiles) {
@@ -272,7 +297,8 @@ export class LocalRuntime implements ReconcilableRuntime {
       : this.options.command
         ? ['/bin/sh', ['-c', this.options.command.replaceAll('{hostname}', launch.hostname).replaceAll('{port}', String(port))]]
         : [process.execPath, [defaultContainerScript]];
-    const logs = new LocalLogWriter(localLogFile(task.workDir, task.taskArn));
+    // Outside the working directory, where the process cannot swap its log for a link or a FIFO by accident of layout.
+    const logs = new LocalLogWriter(localLogFile(this.rootDir, task.containerId, task.taskArn));
     task.logs = logs;
     // Its own process group (detached), so stopping kills whatever the command started too.
     const child = spawn(command, args, {
@@ -287,6 +313,8 @@ export class LocalRuntime implements ReconcilableRuntime {
         CONTAINER_HOSTNAME: launch.hostname,
         CONTAINER_ID: task.containerId,
         CONTAINER_IMAGE: launch.image,
+        // Marks every descendant, so that a stop finds those that left the process group.
+        [TASK_MARKER]: taskIdOf(task.taskArn),
       },
     });
     task.child = child;
@@ -302,8 +330,24 @@ export class LocalRuntime implements ReconcilableRuntime {
     (child.stderr as unknown as { unref?: () => void }).unref?.();
     child.once('error', (error) => this.settle(task, undefined, undefined, `The process could not start: ${error.message}`));
     child.once('exit', (code, signal) => this.settle(task, code, signal));
-    task.readyTimer = setTimeout(() => this.markRunning(task), this.options.readyAfterMs);
-    task.readyTimer.unref();
+    void this.awaitReadiness(task, { hostPort: port, containerPort: port, healthCheck: launch.healthCheck });
+  }
+
+  /** RUNNING once the process answers and has stayed up `readyAfterMs`; ended with the reason when it never does. */
+  private async awaitReadiness(task: LocalTask, target: ProbeTarget): Promise<void> {
+    const [ready] = await Promise.all([awaitReady(target, task.abort.signal), sleep(this.options.readyAfterMs)]);
+    if (task.lastStatus !== 'PROVISIONING' || task.desiredStatus !== 'RUNNING') return;
+    if (!ready.ok) {
+      task.failure = ready.failure;
+      this.endTask(task);
+      return;
+    }
+    this.markRunning(task);
+    task.endHealthWatch = watchHealth(target, (reason) => {
+      if (task.lastStatus !== 'RUNNING' || task.desiredStatus !== 'RUNNING') return;
+      task.failure = reason;
+      this.endTask(task);
+    });
   }
 
   /** So that the next start can end the process should this one exit without stopping it. */
@@ -325,11 +369,14 @@ export class LocalRuntime implements ReconcilableRuntime {
 
   private settle(task: LocalTask, code: number | null | undefined, signal: NodeJS.Signals | null | undefined, failure?: string): void {
     if (task.lastStatus === 'STOPPED') return;
-    clearTimeout(task.readyTimer);
+    task.abort.abort();
+    task.endHealthWatch?.();
     clearTimeout(task.killTimer);
     if (task.child?.pid !== undefined) {
       liveProcessGroups.delete(task.child.pid);
       removePidFile(join(task.workDir, pidFileName(task.child.pid)));
+      // What the process started and left behind (in its group, or escaped with setsid) goes with it.
+      void killTaskProcesses(task.child.pid, taskIdOf(task.taskArn), 'SIGKILL');
     }
     const stoppedByRequest = task.stopRequest !== undefined;
     task.lastStatus = 'STOPPED';
@@ -338,13 +385,29 @@ export class LocalRuntime implements ReconcilableRuntime {
     // The stop codes ECS uses for the same situations.
     task.stopCode = stoppedByRequest ? 'UserInitiated' : task.startedAt ? 'EssentialContainerExited' : 'TaskFailedToStart';
     task.stoppedReason =
-      failure ?? task.stopRequest ?? (signal ? `The process was killed by ${signal}` : `The process exited with code ${code}`);
+      failure ??
+      task.stopRequest ??
+      task.failure ??
+      (signal ? `The process was killed by ${signal}` : `The process exited with code ${code}`);
+    if (typeof code === 'number') task.exitCode = code;
+    else if (signal) task.exitCode = 128 + (osConstants.signals[signal] ?? 0);
+    // Words for the owner: the runtime's own verdict, else how the process ended; none when stopped on request.
+    if (!stoppedByRequest)
+      task.reason =
+        task.failure ??
+        (failure ? `could not start: ${failure.replace(/^The process could not start: /, '')}` : undefined) ??
+        (signal ? `killed by ${signal}` : `exited with code ${code}`);
     void task.logs?.close();
     task.markExited();
     // A process that dies at once is reported no sooner than it could have been running, so the
     // service has attached the task to its container by then and the change is not lost.
     const earliest = task.spawnedAt + this.options.readyAfterMs;
     this.notify(task, Math.max(0, earliest - Date.now()));
+    // On a busy machine attaching can take longer still; the same status once more arrives after (it is applied once).
+    const final = this.statusOf(task);
+    setTimeout(() => {
+      if (this.tasks.has(task.taskArn)) void this.listener?.(final)?.catch(() => undefined);
+    }, REPEAT_FINAL_STATUS_MS).unref();
   }
 
   private statusOf(task: LocalTask): TaskStatus {
@@ -357,6 +420,8 @@ export class LocalRuntime implements ReconcilableRuntime {
       ...(task.startedAt ? { startedAt: task.startedAt } : {}),
       ...(task.stopCode ? { stopCode: task.stopCode } : {}),
       ...(task.stoppedReason ? { stoppedReason: task.stoppedReason } : {}),
+      ...(task.exitCode !== undefined ? { exitCode: task.exitCode } : {}),
+      ...(task.reason ? { reason: task.reason } : {}),
     };
   }
 

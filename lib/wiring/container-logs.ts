@@ -9,4 +9,4 @@ import { localContainers } from './local-containers.js';
  * lib/wiring/aws/container-logs.ts.
  */
 export const containerLogs: ContainerLogs =
-  config.CONTAINER_RUNTIME === 'local' ? localContainers().logs : cloudWatchContainerLogsFrom(config);
+  config.CONTAINER_RUNTIME === 'ecs' ? cloudWatchContainerLogsFrom(config) : localContainers().logs;

@@ -9,4 +9,4 @@ import { localContainers } from './local-containers.js';
  * resolves it to lib/wiring/aws/container-runtime.ts, so they carry the ECS runtime only.
  */
 export const containerRuntime: ReconcilableRuntime =
-  config.CONTAINER_RUNTIME === 'local' ? localContainers().runtime : ecsRuntimeFrom(config);
+  config.CONTAINER_RUNTIME === 'ecs' ? ecsRuntimeFrom(config) : localContainers().runtime;

@@ -1,5 +1,10 @@
+import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
 import { config } from '../config.js';
+import type { ContainerLogs } from '../containers/logs.js';
+import type { TaskUsageSource } from '../containers/metrics.js';
 import { Reconciler, type ReconcileReport } from '../containers/reconciler.js';
+import type { ReconcilableRuntime, TaskStatusListener } from '../containers/runtime.js';
 import { onShutdown } from '../local/lifecycle.js';
 import { describeError, log } from '../log.js';
 import { LocalMetrics } from '../local/local-metrics.js';
@@ -8,46 +13,101 @@ import type { LocalContainerHosting } from '../local/server.js';
 import { RECONCILE_FUNCTION_ID, runningFunction, TASK_STATE_FUNCTION_ID } from '../local/running-function.js';
 import { LocalContainerLogs } from '../local/local-logs.js';
 import { LocalRuntime } from '../local/local-runtime.js';
+import { DockerRuntime } from '../local/docker-runtime.js';
+import { DockerContainerLogs } from '../local/docker-logs.js';
+import { DockerMetrics } from '../local/docker-metrics.js';
+import { engineClient, engineConfigured } from '../local/docker-engine.js';
 import { containerServiceWith, containerStore } from './containers.js';
 import { startLocalUsageSampler } from './local-usage-history.js';
 
+/** A local runtime as the stack uses it beyond the runtime port. */
+interface LocalRuntimePort extends ReconcilableRuntime {
+  onTaskStatus(listener: TaskStatusListener): void;
+  portOf(taskArn: string): number | undefined;
+  knownTaskArns(): ReadonlySet<string>;
+}
+
 interface LocalContainers {
-  runtime: LocalRuntime;
-  usage: LocalMetrics;
-  logs: LocalContainerLogs;
+  kind: 'docker' | 'process';
+  runtime: LocalRuntimePort;
+  usage: TaskUsageSource;
+  logs: ContainerLogs;
+  /** Ends what an earlier run of this stack left running; answers how many. */
+  removeLeftovers(): Promise<number>;
 }
 
 let local: LocalContainers | undefined;
 
 /**
- * The local stack's runtime and usage source (CONTAINER_RUNTIME=local), one per process,
- * shared by every function the local server loads. Its processes report their changes through
- * the same path ECS task state events take.
+ * Which local runtime CONTAINER_RUNTIME names. `npm start` and the test stack resolve `auto`
+ * by asking the engine before config loads; should it still read `auto` here, an engine that
+ * is configured at all is taken.
+ */
+export function localRuntimeKind(): 'docker' | 'process' {
+  const setting = config.CONTAINER_RUNTIME;
+  if (setting === 'docker' || setting === 'process') return setting;
+  return engineConfigured(config.DOCKER_HOST) ? 'docker' : 'process';
+}
+
+/**
+ * Labels this stack's engine containers: one stack per container directory, so a restart of
+ * the same stack finds what its last run left, and other stacks on the same engine (tests run
+ * several at once) are never touched.
+ */
+export const stackIdOf = (containerDir: string): string => createHash('sha256').update(resolve(containerDir)).digest('hex').slice(0, 16);
+
+function composeLocalContainers(): LocalContainers {
+  if (localRuntimeKind() === 'docker') {
+    const engine = engineClient(config.DOCKER_HOST);
+    const runtime = new DockerRuntime({ engine, stackId: stackIdOf(config.LOCAL_CONTAINER_DIR) });
+    return {
+      kind: 'docker',
+      runtime,
+      usage: new DockerMetrics(engine),
+      logs: new DockerContainerLogs(engine),
+      removeLeftovers: () => runtime.removeLeftovers(),
+    };
+  }
+  const runtime = new LocalRuntime({
+    rootDir: config.LOCAL_CONTAINER_DIR,
+    command: config.LOCAL_CONTAINER_COMMAND,
+    readyAfterMs: config.LOCAL_CONTAINER_READY_MS,
+  });
+  return {
+    kind: 'process',
+    runtime,
+    usage: new LocalMetrics(runtime),
+    logs: new LocalContainerLogs(config.LOCAL_CONTAINER_DIR),
+    removeLeftovers: () => runtime.killLeftoverProcesses(),
+  };
+}
+
+/**
+ * The local stack's runtime, usage source and logs (the docker or the process runtime), one
+ * per process, shared by every function the local server loads. Its tasks report their
+ * changes through the same path ECS task state events take.
  */
 export function localContainers(): LocalContainers {
   if (!local) {
-    const runtime = new LocalRuntime({
-      rootDir: config.LOCAL_CONTAINER_DIR,
-      command: config.LOCAL_CONTAINER_COMMAND,
-      readyAfterMs: config.LOCAL_CONTAINER_READY_MS,
-    });
-    const service = containerServiceWith({ runtime });
+    local = composeLocalContainers();
+    const service = containerServiceWith({ runtime: local.runtime });
     // As the task-state function would on AWS (an EventBridge event), not as the route whose task it is.
-    runtime.onTaskStatus((status) => runningFunction.run(TASK_STATE_FUNCTION_ID, () => service.applyTaskStatus(status)));
-    local = { runtime, usage: new LocalMetrics(runtime), logs: new LocalContainerLogs(config.LOCAL_CONTAINER_DIR) };
+    local.runtime.onTaskStatus((status) => runningFunction.run(TASK_STATE_FUNCTION_ID, () => service.applyTaskStatus(status)));
   }
   return local;
 }
 
+const isLocal = (): boolean => config.CONTAINER_RUNTIME !== 'ecs';
+
 /**
- * For the local stack at start-up, before it serves requests: kills the container processes
- * an earlier run left behind (after kill -9 or a crash nothing stopped them), then records
- * stopped every container whose task went with them. Does nothing on ECS.
+ * For the local stack at start-up, before it serves requests: ends the container processes or
+ * engine containers an earlier run left behind (after kill -9 or a crash nothing stopped them),
+ * then records stopped every container whose task went with them. Does nothing on ECS.
  */
 export async function recoverLocalContainers(): Promise<{ processesKilled: number; containersStopped: number }> {
-  if (config.CONTAINER_RUNTIME !== 'local') return { processesKilled: 0, containersStopped: 0 };
-  const { runtime } = localContainers();
-  const processesKilled = await runtime.killLeftoverProcesses();
+  if (!isLocal()) return { processesKilled: 0, containersStopped: 0 };
+  const { runtime, removeLeftovers } = localContainers();
+  const processesKilled = await removeLeftovers();
   const containersStopped = await containerServiceWith({ runtime }).stopContainersWithLostTasks(runtime.knownTaskArns());
   return { processesKilled, containersStopped };
 }
@@ -57,7 +117,7 @@ export function localAppRouting(): AppRouting {
   return {
     containerIdOfHostname: (hostname) => containerStore.containerIdOfHostname(hostname),
     container: (containerId) => containerStore.get(containerId),
-    portOf: (taskArn) => (config.CONTAINER_RUNTIME === 'local' ? localContainers().runtime.portOf(taskArn) : undefined),
+    portOf: (taskArn) => (isLocal() ? localContainers().runtime.portOf(taskArn) : undefined),
   };
 }
 
@@ -78,7 +138,7 @@ const changedAnything = (report: ReconcileReport): boolean =>
  * the shutdown registry calls it too. Does nothing on ECS.
  */
 export function startLocalReconciler(intervalMs: number = config.RECONCILE_INTERVAL_MS): () => Promise<void> {
-  if (config.CONTAINER_RUNTIME !== 'local' || intervalMs <= 0) return async () => undefined;
+  if (!isLocal() || intervalMs <= 0) return async () => undefined;
   const reconciler = new Reconciler(containerStore, localContainers().runtime);
   let running: Promise<void> | undefined;
   const timer = setInterval(() => {

@@ -14,9 +14,9 @@ export function localUsageHistory(): UsageSampler {
   return sampler;
 }
 
-/** Starts sampling with the local server (CONTAINER_RUNTIME=local); answers how to stop it. */
+/** Starts sampling with the local server (any runtime but ECS); answers how to stop it. */
 export function startLocalUsageSampler(): () => Promise<void> {
-  if (config.CONTAINER_RUNTIME !== 'local') return async () => undefined;
+  if (config.CONTAINER_RUNTIME === 'ecs') return async () => undefined;
   const stopSampling = localUsageHistory().start();
   const stop = async (): Promise<void> => {
     unregister();

@@ -10,8 +10,8 @@ import { localUsageHistory } from './local-usage-history.js';
  * bundles never contain this module: infra/bundling.ts resolves it to
  * lib/wiring/aws/task-usage.ts, so they carry the CloudWatch source only.
  */
-export const taskUsage: TaskUsageSource = config.CONTAINER_RUNTIME === 'local' ? localContainers().usage : cloudWatchUsageFrom(config);
+export const taskUsage: TaskUsageSource = config.CONTAINER_RUNTIME === 'ecs' ? cloudWatchUsageFrom(config) : localContainers().usage;
 
 /** Past use, minute by minute: the local stack's sampler, or Container Insights. */
 export const taskUsageHistory: TaskUsageHistory =
-  config.CONTAINER_RUNTIME === 'local' ? localUsageHistory() : /* @__PURE__ */ cloudWatchUsageHistoryFrom(config);
+  config.CONTAINER_RUNTIME === 'ecs' ? /* @__PURE__ */ cloudWatchUsageHistoryFrom(config) : localUsageHistory();

@@ -3,6 +3,7 @@ import { localContainers } from '../../lib/wiring/local-containers.js';
 import { containerServiceWith, containerStore } from '../../lib/wiring/containers.js';
 import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
 import { startTestStack, type TestStack } from '../support/local-stack.js';
+import type { LocalRuntime } from '../../lib/local/local-runtime.js';
 import { pollUntil } from '../support/poll.js';
 import { isRunning } from '../support/processes.js';
 
@@ -42,7 +43,8 @@ describe('local reconciliation', () => {
 
     const { runtime } = localContainers();
     const { taskArn } = (await containerStore.get(id))!;
-    const { pid } = runtime.processOf(taskArn!)!;
+    // This file runs on the process runtime (CONTAINER_RUNTIME=local, set by setup-env).
+    const { pid } = (runtime as LocalRuntime).processOf(taskArn!)!;
     // The exit notice is lost on its way to the container service, as an EventBridge delivery can be.
     runtime.onTaskStatus(async () => undefined);
     try {

@@ -60,6 +60,12 @@ http.createServer((req, res) => {
 }).listen(Number(process.env.PORT), '127.0.0.1');
 `;
 const serverCommand = [process.execPath, '-e', SERVER];
+/** Listens on $PORT (a container counts as running once it answers) and prints nothing. */
+const idleServer = [
+  process.execPath,
+  '-e',
+  "require('node:http').createServer((q, r) => r.end()).listen(Number(process.env.PORT), '127.0.0.1')",
+];
 
 async function create(body: Record<string, unknown>): Promise<ApiResponse> {
   return api('POST', '/api/v1/containers', { hostname: uniqueHostname(), ...body });
@@ -262,13 +268,13 @@ describe('PATCH /api/v1/containers/{id}', () => {
   });
 
   it('changes sizes and command, and command: null goes back to the default', async () => {
-    const { body } = await create({ command: ['sleep', '30'] });
+    const { body } = await create({ command: idleServer });
     await waitForState(body.data.id, 'running');
 
     const resized = await api('PATCH', `/api/v1/containers/${body.data.id}`, { cpu_cores: 2, memory_mb: 4096, disk_gb: 21, port: 9000 });
     const reset = await api('PATCH', `/api/v1/containers/${body.data.id}`, { command: null });
 
-    expect(resized.body.data).toMatchObject({ cpu_cores: 2, memory_mb: 4096, disk_gb: 21, port: 9000, command: ['sleep', '30'] });
+    expect(resized.body.data).toMatchObject({ cpu_cores: 2, memory_mb: 4096, disk_gb: 21, port: 9000, command: idleServer });
     expect(reset.body.data).toMatchObject({ command: null, cpu_cores: 2 });
   });
 
@@ -316,7 +322,7 @@ describe('PATCH /api/v1/containers/{id}', () => {
   });
 
   it('answers each of 10 concurrent PATCHes and stops with 200 or 409, and keeps the env of a PATCH that answered 200', async () => {
-    const { body } = await create({ command: ['sleep', '30'] });
+    const { body } = await create({ command: idleServer });
     await waitForState(body.data.id, 'running');
 
     const responses = await Promise.all(
@@ -338,7 +344,7 @@ describe('PATCH /api/v1/containers/{id}', () => {
 
 describe('GET /api/v1/containers/{id}/logs', () => {
   it('answers [] for a container with no output yet', async () => {
-    const { body } = await create({ command: ['sleep', '30'] });
+    const { body } = await create({ command: idleServer });
     await waitForState(body.data.id, 'running');
 
     const response = await api('GET', `/api/v1/containers/${body.data.id}/logs`);

@@ -34,7 +34,8 @@ describe('loadConfig', () => {
       ECS_SUBNET_IDS: ['subnet-a', 'subnet-b'],
       START_BUDGET_MS: 1000,
       QUOTA_MAX_RUNNING_CPU: 2.5,
-      CONTAINER_RUNTIME: 'local',
+      // `local`, the process runtime's old name, still means it.
+      CONTAINER_RUNTIME: 'process',
       DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
     });
     expect(appUrlFor('web', config)).toBe('https://web.localhost:8080/');
@@ -64,7 +65,7 @@ describe('loadConfig', () => {
     for (const name of [
       'START_BUDGET_MS: must be a whole number from 0 to 28000',
       'QUOTA_MAX_CONTAINERS: must be a whole number',
-      'CONTAINER_RUNTIME: must be one of ecs, local',
+      'CONTAINER_RUNTIME: must be one of ecs, auto, docker, process, local',
       'DYNAMODB_ENDPOINT: must be an absolute URL',
       'ALLOW_INSECURE_REDIRECT_URIS: must be one of true, false, 1, 0',
       'ECS_TASK_FAMILY: must match',

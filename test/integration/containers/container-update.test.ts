@@ -24,7 +24,8 @@ const spec = () => ({
   image: 'public.ecr.aws/nginx/nginx:stable-alpine',
   port: 8080,
   env: {},
-  command: ['sleep', '30'],
+  // Listens on $PORT: a task counts as running once it answers.
+  command: ['/bin/sh', '-c', 'exec busybox httpd -f -p 127.0.0.1:$PORT -h .'],
   cpuCores: 1,
   memoryMb: 512,
   diskGb: 18,

@@ -21,6 +21,10 @@ const metrics = new LocalMetrics(runtime, 100);
 
 afterAll(() => runtime.stopAll());
 
+/** A shell command: a Node server on $PORT that runs `then` after `afterMs`. */
+const listenThen = (then: string, afterMs: number): string =>
+  `exec ${JSON.stringify(process.execPath)} -e "require('http').createServer((q,r)=>r.end('ok')).listen(process.env.PORT); setTimeout(()=>{${then}}, ${afterMs})"`;
+
 const launch = (change: Partial<TaskLaunch> = {}): TaskLaunch => {
   const containerId = newId();
   return {
@@ -108,7 +112,7 @@ describe('LocalRuntime', () => {
   });
 
   it('reports a process that exits after running as EssentialContainerExited', async () => {
-    const exiting = new LocalRuntime({ rootDir, command: 'sleep 0.4', readyAfterMs: 100 });
+    const exiting = new LocalRuntime({ rootDir, command: listenThen('process.exit(3)', 800), readyAfterMs: 100 });
 
     const taskArn = await exiting.runTask(launch());
 
@@ -116,8 +120,90 @@ describe('LocalRuntime', () => {
       () => exiting.describeTask(taskArn),
       (status) => status?.lastStatus === 'STOPPED',
     );
-    expect(stopped).toMatchObject({ lastStatus: 'STOPPED', stopCode: 'EssentialContainerExited', version: 3 });
+    expect(stopped).toMatchObject({
+      lastStatus: 'STOPPED',
+      stopCode: 'EssentialContainerExited',
+      version: 3,
+      exitCode: 3,
+      reason: 'exited with code 3',
+    });
     expect(stopped!.startedAt).toEqual(expect.any(String));
+  });
+
+  it('is PROVISIONING until the process listens, RUNNING once it does', async () => {
+    const late = new LocalRuntime({ rootDir, command: `sleep 1.5; ${listenThen('', 60_000)}`, readyAfterMs: 0 });
+    const taskArn = await late.runTask(launch());
+
+    await sleep(1000);
+    expect((await late.describeTask(taskArn))!.lastStatus).toBe('PROVISIONING');
+    const running = await pollUntil(
+      () => late.describeTask(taskArn),
+      (status) => status?.lastStatus === 'RUNNING',
+      5000,
+    );
+    expect(running!.lastStatus).toBe('RUNNING');
+    await late.stopAll();
+  });
+
+  it('ends a process that never answers within its grace period, saying so', async () => {
+    const silent = new LocalRuntime({ rootDir, command: 'sleep 30', readyAfterMs: 0, stopGraceMs: 200 });
+    const taskArn = await silent.runTask(launch({ healthCheck: { path: '/healthz', intervalS: 1, timeoutS: 1, graceS: 1 } }));
+
+    const stopped = await pollUntil(
+      () => silent.describeTask(taskArn),
+      (status) => status?.lastStatus === 'STOPPED',
+      5000,
+    );
+    expect(stopped).toMatchObject({
+      stopCode: 'TaskFailedToStart',
+      reason: expect.stringMatching(/^not ready within 1 s: GET \/healthz /),
+    });
+  });
+
+  it('ends a running process after three failed health checks in a row, with the answer it gave', async () => {
+    // Answers 200 three times, then 500.
+    const flaky = new LocalRuntime({
+      rootDir,
+      command: `exec ${JSON.stringify(process.execPath)} -e "let n=0; require('http').createServer((q,r)=>{r.statusCode=++n>3?500:200;r.end()}).listen(process.env.PORT)"`,
+      readyAfterMs: 0,
+      stopGraceMs: 200,
+    });
+    const taskArn = await flaky.runTask(launch({ healthCheck: { path: '/healthz', intervalS: 1, timeoutS: 1, graceS: 5 } }));
+
+    const stopped = await pollUntil(
+      () => flaky.describeTask(taskArn),
+      (status) => status?.lastStatus === 'STOPPED',
+      10_000,
+    );
+    expect(stopped).toMatchObject({ stopCode: 'EssentialContainerExited', reason: 'health check failed: GET /healthz answered 500' });
+  });
+
+  it('stops a child that left the process group with setsid', async () => {
+    const escaping = new LocalRuntime({
+      rootDir,
+      command: `setsid sh -c 'echo $$ > escaped.pid; exec sleep 60' & ${listenThen('', 60_000)}`,
+      readyAfterMs: 0,
+      stopGraceMs: 300,
+    });
+    const request = launch();
+    const taskArn = await escaping.runTask(request);
+    await pollUntil(
+      () => escaping.describeTask(taskArn),
+      (status) => status?.lastStatus === 'RUNNING',
+    );
+    const escapedFile = join(rootDir, request.containerId, 'escaped.pid');
+    await pollUntil(async () => existsSync(escapedFile), Boolean);
+    const escaped = Number(await readFile(escapedFile, 'utf8'));
+    expect(isRunning(escaped)).toBe(true);
+
+    await escaping.releaseContainer(request.containerId);
+
+    await pollUntil(
+      async () => isRunning(escaped),
+      (alive) => !alive,
+      3000,
+    );
+    expect(isRunning(escaped)).toBe(false);
   });
 
   it('substitutes {hostname} and {port} in a configured command', async () => {

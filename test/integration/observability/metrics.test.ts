@@ -175,7 +175,8 @@ describe('EMF metrics of the container fleet', () => {
 
   it('counts a container reaching running once, though both the start and the runtime report it', async () => {
     // Prepare
-    const { service } = await serviceRunning('sleep 30');
+    // A server on $PORT: the runtime reports RUNNING once it answers.
+    const { service } = await serviceRunning('exec busybox httpd -f -p 127.0.0.1:$PORT -h .');
     // Act: the start waits for RUNNING while the runtime reports it too.
     const { lines } = await emfLinesOf(async () => {
       const created = await service.create(owner, spec());

@@ -1,10 +1,11 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../../lib/errors.js';
-import { LocalContainerLogs, LocalLogWriter, localLogFile } from '../../../lib/local/local-logs.js';
+import { LocalContainerLogs, LocalLogWriter, localLogDir, localLogFile, MAX_LOG_BYTES_PER_TASK } from '../../../lib/local/local-logs.js';
 
 let rootDir: string;
 const containerId = 'c1';
@@ -12,7 +13,7 @@ const taskArn = (n: number) => `arn:local:ecs:local:000000000000:task/local/task
 
 /** Writes `lines` as one task's output through the writer the local runtime uses. */
 async function taskPrinted(task: number, lines: Array<['stdout' | 'stderr', string]>): Promise<void> {
-  const writer = new LocalLogWriter(localLogFile(join(rootDir, containerId), taskArn(task)));
+  const writer = new LocalLogWriter(localLogFile(rootDir, containerId, taskArn(task)));
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   writer.capture('stdout', stdout);
@@ -71,7 +72,7 @@ describe('LocalContainerLogs', () => {
   });
 
   it('splits a line longer than 16 384 characters and keeps an unterminated last line', async () => {
-    const file = localLogFile(join(rootDir, 'c2'), taskArn(1));
+    const file = localLogFile(rootDir, 'c2', taskArn(1));
     const writer = new LocalLogWriter(file);
     const stdout = new PassThrough();
     writer.capture('stdout', stdout);
@@ -85,5 +86,55 @@ describe('LocalContainerLogs', () => {
       .map((line) => JSON.parse(line).message as string);
     expect(lines.map((line) => line.length)).toEqual([16_384, 1, 10]);
     expect(lines[2]).toBe('no newline');
+  });
+
+  it("keeps logs outside the container's working directory", () => {
+    expect(localLogFile(rootDir, containerId, taskArn(1))).toBe(join(localLogDir(rootDir, containerId), 'task1.jsonl'));
+    expect(localLogFile(rootDir, containerId, taskArn(1)).startsWith(join(rootDir, containerId, '/'))).toBe(false);
+  });
+
+  it('reads a log replaced by a FIFO as empty, at once, instead of waiting for a writer', async () => {
+    const file = localLogFile(rootDir, 'fifo', taskArn(1));
+    await mkdir(join(file, '..'), { recursive: true });
+    execFileSync('mkfifo', [file]);
+
+    const started = Date.now();
+    const page = await logs().read({ containerId: 'fifo', taskIds: [taskArn(1)], limit: 10 });
+    const paged = await logs().read({ containerId: 'fifo', taskIds: [taskArn(1)], limit: 10, since: '2000-01-01T00:00:00Z' });
+
+    expect([page.lines, paged.lines]).toEqual([[], []]);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('follows no link: a log replaced by a symlink to another file reads as empty, and writes go nowhere', async () => {
+    const secret = join(rootDir, 'secret.jsonl');
+    await writeFile(secret, `${JSON.stringify({ timestamp: new Date().toISOString(), stream: 'stdout', message: 'secret' })}\n`);
+    const file = localLogFile(rootDir, 'link', taskArn(1));
+    await mkdir(join(file, '..'), { recursive: true });
+    await symlink(secret, file);
+
+    expect((await logs().read({ containerId: 'link', taskIds: [taskArn(1)], limit: 10 })).lines).toEqual([]);
+    const writer = new LocalLogWriter(file);
+    const stdout = new PassThrough();
+    writer.capture('stdout', stdout);
+    stdout.end('forged line\n');
+    await writer.close();
+    expect(await readFile(secret, 'utf8')).not.toContain('forged');
+  });
+
+  it("caps a task's log at 10 MiB by rotation, and still answers its last lines", async () => {
+    const file = localLogFile(rootDir, 'big', taskArn(1));
+    const writer = new LocalLogWriter(file);
+    const stdout = new PassThrough();
+    writer.capture('stdout', stdout);
+    const line = 'y'.repeat(4000);
+    for (let index = 0; index < 3000; index += 1) stdout.write(`${index} ${line}\n`);
+    stdout.end('last\n');
+    await writer.close();
+
+    const total = (await stat(file)).size + (await stat(`${file}.1`)).size;
+    expect(total).toBeLessThanOrEqual(MAX_LOG_BYTES_PER_TASK);
+    const page = await logs().read({ containerId: 'big', taskIds: [taskArn(1)], limit: 2 });
+    expect(page.lines.map((entry) => entry.message.slice(0, 6))).toEqual(['2999 y', 'last']);
   });
 });

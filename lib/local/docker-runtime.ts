@@ -1,0 +1,521 @@
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type Docker from 'dockerode';
+import {
+  MAX_TASKS_PER_CALL,
+  type ReconcilableRuntime,
+  type RuntimeTask,
+  type RuntimeTaskPage,
+  type TaskLastStatus,
+  type TaskLaunch,
+  type TaskStatus,
+  type TaskStatusListener,
+} from '../containers/runtime.js';
+import { taskIdOf } from '../containers/logs.js';
+import { describeError, log } from '../log.js';
+import { onShutdown } from './lifecycle.js';
+import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
+
+/** The labels that mark an engine container as one of this stack's tasks (docs/containers.md, "Docker Engine runtime"). */
+export const LABEL = {
+  stack: 'container-hosting.stack',
+  containerId: 'container-hosting.container-id',
+  taskId: 'container-hosting.task-id',
+} as const;
+
+/** The engine container of a task: one per task, so two tasks of one container can run at once. */
+export const engineNameOf = (taskArn: string): string => `container-hosting-${taskIdOf(taskArn)}`;
+
+/**
+ * Capabilities a container keeps of Docker's default set: what a web server starting as root
+ * needs to bind a low port and drop to its own user (nginx, httpd). The rest (raw sockets,
+ * mknod, chroot, setfcap, audit writes, …) are dropped.
+ */
+const KEPT_CAPABILITIES = ['CHOWN', 'FOWNER', 'SETUID', 'SETGID', 'NET_BIND_SERVICE', 'KILL'];
+/** Enough for any web server; a fork bomb stops here instead of taking the machine's pid space. */
+const PIDS_LIMIT = 512;
+/** Engine states of a container that may still run (Podman refuses `restarting` as a filter, and this runtime never restarts). */
+const LIVE_STATES = ['running', 'created', 'paused'];
+/** When a task's final status is delivered a second time (see settle). */
+const REPEAT_FINAL_STATUS_MS = 1000;
+/** Stopped tasks kept per container (their logs stay readable); older ones are removed. */
+const STOPPED_TASKS_KEPT = 5;
+
+export interface DockerRuntimeOptions {
+  engine: Docker;
+  /** Labels every engine container; a start removes what an earlier run of the same stack left. */
+  stackId: string;
+  /** Between SIGTERM and SIGKILL when a task is stopped on request. */
+  stopGraceS?: number;
+}
+
+interface EngineTask {
+  taskArn: string;
+  containerId: string;
+  memoryMb: number;
+  version: number;
+  lastStatus: TaskLastStatus;
+  desiredStatus: 'RUNNING' | 'STOPPED';
+  createdAt: string;
+  startedAt?: string;
+  stopCode?: string;
+  stoppedReason?: string;
+  reason?: string;
+  exitCode?: number;
+  stopRequest?: string;
+  /** The loopback port the engine published the container's port on. */
+  hostPort?: number;
+  /** Aborted when the task is asked to stop or has stopped: ends pulls and readiness waits. */
+  abort: AbortController;
+  endHealthWatch?: () => void;
+  notifications: Promise<void>;
+}
+
+/** A failure while provisioning, with the words its owner reads. */
+class ProvisioningFailed extends Error {}
+
+/**
+ * Runs each container's image on a Docker Engine API (Docker, or Podman's compatible
+ * service), one engine container per task, reporting the lifecycle ECS reports:
+ * PROVISIONING while the image is pulled and the container created, RUNNING once it answers
+ * (lib/local/readiness.ts), STOPPED with a reason when it exits, is OOM-killed, never becomes
+ * ready, or fails its checks. Exits come from the engine's event stream.
+ */
+export class DockerRuntime implements ReconcilableRuntime {
+  private readonly tasks = new Map<string, EngineTask>();
+  private readonly taskByClientToken = new Map<string, string>();
+  private listener: TaskStatusListener | undefined;
+  private readonly engine: Docker;
+  private readonly stackId: string;
+  private readonly stopGraceS: number;
+  private events: Readable | undefined;
+  private closed = false;
+  private unregisterShutdown: (() => void) | undefined;
+
+  constructor(options: DockerRuntimeOptions) {
+    this.engine = options.engine;
+    this.stackId = options.stackId;
+    this.stopGraceS = options.stopGraceS ?? 10;
+  }
+
+  onTaskStatus(listener: TaskStatusListener): void {
+    this.listener = listener;
+  }
+
+  async runTask(launch: TaskLaunch): Promise<string> {
+    const existing = this.taskByClientToken.get(launch.clientToken);
+    if (existing) return existing;
+    const taskArn = `arn:local:ecs:local:000000000000:task/docker/${randomUUID().replaceAll('-', '')}`;
+    this.taskByClientToken.set(launch.clientToken, taskArn);
+    const task: EngineTask = {
+      taskArn,
+      containerId: launch.containerId,
+      memoryMb: launch.memoryMb,
+      version: 1,
+      lastStatus: 'PROVISIONING',
+      desiredStatus: 'RUNNING',
+      createdAt: new Date().toISOString(),
+      abort: new AbortController(),
+      notifications: Promise.resolve(),
+    };
+    this.tasks.set(taskArn, task);
+    this.ensureStarted();
+    this.notify(task);
+    void this.provision(task, launch);
+    return taskArn;
+  }
+
+  async stopTask(taskArn: string, reason: string): Promise<void> {
+    const task = this.tasks.get(taskArn);
+    if (task && (task.lastStatus === 'STOPPED' || task.desiredStatus === 'STOPPED')) return;
+    if (task) {
+      task.desiredStatus = 'STOPPED';
+      task.stopRequest = reason;
+      task.abort.abort();
+      task.endHealthWatch?.();
+    }
+    // Not awaited: stop answers at once, as ECS StopTask does; the exit arrives as an event.
+    void this.stopEngineContainer(taskArn, this.stopGraceS).then(() => {
+      if (task) void this.settleFromEngine(task);
+    });
+  }
+
+  async describeTask(taskArn: string): Promise<TaskStatus | undefined> {
+    const task = this.tasks.get(taskArn);
+    return task ? this.statusOf(task) : undefined;
+  }
+
+  /**
+   * The tasks meant to run: this runtime's, and engine containers of this stack that run
+   * without it knowing them (the reconciler stops those). The cursor is an offset.
+   */
+  async listTasks(cursor?: string): Promise<RuntimeTaskPage> {
+    const offset = cursor ? Number(cursor) : 0;
+    const known = [...this.tasks.values()].filter((task) => task.desiredStatus === 'RUNNING').map((task) => task.taskArn);
+    const running = await this.stackContainers(LIVE_STATES).catch(() => []);
+    const unknown = running.map((info) => taskArnOfLabels(info.Labels)).filter((arn): arn is string => !!arn && !this.tasks.has(arn));
+    const all = [...known, ...unknown];
+    const next = offset + MAX_TASKS_PER_CALL;
+    return { taskArns: all.slice(offset, next), ...(next < all.length ? { nextCursor: String(next) } : {}) };
+  }
+
+  async describeTasks(taskArns: readonly string[]): Promise<RuntimeTask[]> {
+    const described: RuntimeTask[] = [];
+    for (const taskArn of taskArns) {
+      const task = this.tasks.get(taskArn);
+      if (task) {
+        described.push({ taskArn, createdAt: task.createdAt, status: this.statusOf(task) });
+        continue;
+      }
+      const inspected = await this.engine
+        .getContainer(engineNameOf(taskArn))
+        .inspect()
+        .catch(() => undefined);
+      if (!inspected || inspected.Config.Labels?.[LABEL.stack] !== this.stackId) continue;
+      const running = inspected.State.Running;
+      described.push({
+        taskArn,
+        createdAt: inspected.Created,
+        status: {
+          taskArn,
+          containerId: inspected.Config.Labels[LABEL.containerId] ?? '',
+          version: 1,
+          lastStatus: running ? 'RUNNING' : 'STOPPED',
+          desiredStatus: running ? 'RUNNING' : 'STOPPED',
+          ...(running ? {} : { exitCode: inspected.State.ExitCode }),
+        },
+      });
+    }
+    return described;
+  }
+
+  /** Where a running task answers on 127.0.0.1, for the local stack's proxy. */
+  portOf(taskArn: string): number | undefined {
+    const task = this.tasks.get(taskArn);
+    return task?.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING' ? task.hostPort : undefined;
+  }
+
+  knownTaskArns(): ReadonlySet<string> {
+    return new Set(this.tasks.keys());
+  }
+
+  /** Removes a deleted container's engine containers (running or not, with their logs) and forgets its tasks. */
+  async releaseContainer(containerId: string): Promise<void> {
+    for (const task of this.tasks.values()) {
+      if (task.containerId !== containerId) continue;
+      task.stopRequest ??= 'The container was deleted';
+      task.desiredStatus = 'STOPPED';
+      task.abort.abort();
+      task.endHealthWatch?.();
+    }
+    const engineContainers = await this.stackContainers(undefined, containerId);
+    await Promise.all(
+      engineContainers.map((info) => this.engine.getContainer(info.Id).remove({ force: true, v: true }).catch(ignoreMissing)),
+    );
+    for (const task of [...this.tasks.values()]) if (task.containerId === containerId) this.tasks.delete(task.taskArn);
+    for (const [clientToken, taskArn] of this.taskByClientToken) if (!this.tasks.has(taskArn)) this.taskByClientToken.delete(clientToken);
+  }
+
+  /**
+   * Removes the engine containers an earlier run of this stack left running (after kill -9 or a
+   * crash nothing stopped them). Stopped ones stay, so their logs remain readable until their
+   * container is deleted. Answers how many it removed.
+   */
+  async removeLeftovers(): Promise<number> {
+    const leftovers = (await this.stackContainers(LIVE_STATES)).filter((info) => {
+      const taskArn = taskArnOfLabels(info.Labels);
+      return !taskArn || !this.tasks.has(taskArn);
+    });
+    await Promise.all(leftovers.map((info) => this.engine.getContainer(info.Id).remove({ force: true, v: true }).catch(ignoreMissing)));
+    return leftovers.length;
+  }
+
+  /** Stops every task (a short grace: the stack is going away) and the event stream. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const live = [...this.tasks.values()].filter((task) => task.lastStatus !== 'STOPPED');
+    await Promise.all(
+      live.map(async (task) => {
+        task.stopRequest ??= 'The local stack is shutting down';
+        task.desiredStatus = 'STOPPED';
+        task.abort.abort();
+        task.endHealthWatch?.();
+        await this.stopEngineContainer(task.taskArn, Math.min(this.stopGraceS, 3));
+        await this.settleFromEngine(task);
+      }),
+    );
+    await Promise.allSettled(live.map((task) => task.notifications));
+    this.events?.destroy();
+    this.events = undefined;
+  }
+
+  private async provision(task: EngineTask, launch: TaskLaunch): Promise<void> {
+    try {
+      await this.ensureImage(launch.image, task.abort.signal);
+      if (task.desiredStatus !== 'RUNNING') return this.settle(task, {});
+      await this.pruneStoppedTasks(launch.containerId);
+      const engineContainer = await this.engine.createContainer(this.containerSpec(task, launch));
+      if (task.desiredStatus !== 'RUNNING') {
+        await engineContainer.remove({ force: true }).catch(ignoreMissing);
+        return this.settle(task, {});
+      }
+      try {
+        await engineContainer.start();
+      } catch (error) {
+        throw new ProvisioningFailed(`could not start: ${engineMessage(error)}`);
+      }
+      const inspected = await engineContainer.inspect();
+      const binding = inspected.NetworkSettings.Ports?.[`${launch.port}/tcp`]?.[0];
+      task.hostPort = binding ? Number(binding.HostPort) : undefined;
+      if (!task.hostPort) throw new ProvisioningFailed(`the engine published no port for ${launch.port}`);
+      const target: ProbeTarget = { hostPort: task.hostPort, containerPort: launch.port, healthCheck: launch.healthCheck };
+      const ready = await awaitReady(target, task.abort.signal);
+      if (task.lastStatus === 'STOPPED' || task.desiredStatus !== 'RUNNING') return;
+      if (!ready.ok) {
+        // It may have exited meanwhile, which says more than "not ready".
+        if (await this.settleFromEngine(task)) return;
+        await this.stopEngineContainer(task.taskArn, 0);
+        return this.settle(task, { reason: ready.failure });
+      }
+      task.lastStatus = 'RUNNING';
+      task.startedAt = new Date().toISOString();
+      task.version += 1;
+      this.notify(task);
+      task.endHealthWatch = watchHealth(target, (reason) => void this.failUnhealthy(task, reason));
+    } catch (error) {
+      if (task.lastStatus === 'STOPPED') return;
+      if (error instanceof ProvisioningFailed) return this.settle(task, { reason: error.message });
+      log.error('Provisioning an engine container failed', { taskArn: task.taskArn, ...describeError(error) });
+      await this.stopEngineContainer(task.taskArn, 0);
+      this.settle(task, { reason: `could not start: ${engineMessage(error)}` });
+    }
+  }
+
+  /** Pulls the image when the engine lacks it; a failed pull names the image and the engine's words. */
+  private async ensureImage(image: string, signal: AbortSignal): Promise<void> {
+    const present = await this.engine
+      .getImage(image)
+      .inspect()
+      .then(() => true)
+      .catch(() => false);
+    if (present) return;
+    try {
+      const progress = (await this.engine.pull(image, { abortSignal: signal })) as Readable;
+      await new Promise<void>((resolve, reject) => {
+        this.engine.modem.followProgress(
+          progress,
+          (error: Error | null, events: Array<{ error?: string; errorDetail?: { message?: string } }>) => {
+            const failed = events?.find((event) => event.error || event.errorDetail);
+            if (error) reject(error);
+            else if (failed) reject(new Error(failed.errorDetail?.message ?? failed.error));
+            else resolve();
+          },
+        );
+      });
+    } catch (error) {
+      throw new ProvisioningFailed(`image pull failed: ${image}: ${engineMessage(error)}`);
+    }
+  }
+
+  /**
+   * The engine container for one task: the image's entrypoint with `command` as its CMD, the
+   * port published on 127.0.0.1 only, the size as limits, and none of the host: no mounts, no
+   * privileges, most capabilities dropped, no privilege gain, a pid limit.
+   */
+  private containerSpec(task: EngineTask, launch: TaskLaunch): Docker.ContainerCreateOptions {
+    const env = { ...launch.env, PORT: String(launch.port), CONTAINER_HOSTNAME: launch.hostname };
+    const memoryBytes = launch.memoryMb * 1024 * 1024;
+    return {
+      name: engineNameOf(task.taskArn),
+      Image: launch.image,
+      ...(launch.command ? { Cmd: launch.command } : {}),
+      Env: Object.entries(env).map(([name, value]) => `${name}=${value}`),
+      ExposedPorts: { [`${launch.port}/tcp`]: {} },
+      Labels: { [LABEL.stack]: this.stackId, [LABEL.containerId]: launch.containerId, [LABEL.taskId]: taskIdOf(task.taskArn) },
+      HostConfig: {
+        // An empty HostPort lets the engine pick a free one.
+        PortBindings: { [`${launch.port}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: '' }] },
+        NanoCpus: Math.round(launch.cpuCores * 1e9),
+        Memory: memoryBytes,
+        // No swap beyond the memory limit, so the limit is what the container gets.
+        MemorySwap: memoryBytes,
+        PidsLimit: PIDS_LIMIT,
+        Privileged: false,
+        CapDrop: ['ALL'],
+        CapAdd: KEPT_CAPABILITIES,
+        SecurityOpt: ['no-new-privileges'],
+        Binds: [],
+        RestartPolicy: { Name: 'no' },
+        LogConfig: { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '1' } },
+      },
+    };
+  }
+
+  /** Three failed checks in a row: an exit explains itself; otherwise the task is stopped with the check's reason. */
+  private async failUnhealthy(task: EngineTask, reason: string): Promise<void> {
+    if (task.lastStatus === 'STOPPED' || task.desiredStatus !== 'RUNNING') return;
+    if (await this.settleFromEngine(task)) return;
+    task.abort.abort();
+    await this.stopEngineContainer(task.taskArn, this.stopGraceS);
+    this.settle(task, { reason });
+  }
+
+  /** SIGTERM (the image's stop signal), then SIGKILL after `graceS`; a container already gone is fine. */
+  private async stopEngineContainer(taskArn: string, graceS: number): Promise<void> {
+    await this.engine
+      .getContainer(engineNameOf(taskArn))
+      .stop({ t: graceS })
+      .catch((error: { statusCode?: number }) => {
+        // 304: already stopped; 404: never created or removed.
+        if (error.statusCode !== 304 && error.statusCode !== 404)
+          log.warn('Stopping an engine container failed', { taskArn, ...describeError(error) });
+      });
+  }
+
+  /** Settles the task from the engine's view when its container has exited; answers whether it had. */
+  private async settleFromEngine(task: EngineTask): Promise<boolean> {
+    if (task.lastStatus === 'STOPPED') return true;
+    const inspected = await this.engine
+      .getContainer(engineNameOf(task.taskArn))
+      .inspect()
+      .catch(() => undefined);
+    if (inspected?.State.Running) return false;
+    if (!inspected) {
+      this.settle(task, task.stopRequest ? {} : { reason: 'the engine container is gone' });
+      return true;
+    }
+    if (inspected.State.Status === 'created' && !task.stopRequest) return false;
+    const exitCode = inspected.State.ExitCode;
+    const reason = task.stopRequest
+      ? undefined
+      : inspected.State.OOMKilled
+        ? `out of memory (limit ${task.memoryMb} MB)`
+        : `exited with code ${exitCode}`;
+    this.settle(task, { exitCode, ...(reason ? { reason } : {}) });
+    return true;
+  }
+
+  private settle(task: EngineTask, outcome: { reason?: string; exitCode?: number }): void {
+    if (task.lastStatus === 'STOPPED') return;
+    task.endHealthWatch?.();
+    task.abort.abort();
+    task.lastStatus = 'STOPPED';
+    task.desiredStatus = 'STOPPED';
+    task.version += 1;
+    // The stop codes ECS uses for the same situations.
+    task.stopCode = task.stopRequest ? 'UserInitiated' : task.startedAt ? 'EssentialContainerExited' : 'TaskFailedToStart';
+    if (outcome.exitCode !== undefined) task.exitCode = outcome.exitCode;
+    if (outcome.reason) task.reason = outcome.reason;
+    task.stoppedReason = task.stopRequest ?? outcome.reason ?? 'The container stopped';
+    this.notify(task);
+    // A task that fails at once (a missing image) can stop before the service has attached it to
+    // its container, which then ignores the change; the same status once more arrives after.
+    setTimeout(() => this.tasks.has(task.taskArn) && this.notify(task), REPEAT_FINAL_STATUS_MS).unref();
+  }
+
+  /** Engine containers of this stack (of one container, if given), in the given states (any, if none). */
+  private async stackContainers(states?: string[], containerId?: string): Promise<Docker.ContainerInfo[]> {
+    const label = [`${LABEL.stack}=${this.stackId}`, ...(containerId ? [`${LABEL.containerId}=${containerId}`] : [])];
+    return this.engine.listContainers({ all: true, filters: { label, ...(states ? { status: states } : {}) } });
+  }
+
+  /** Keeps the newest stopped tasks of a container (their logs) and removes the rest. */
+  private async pruneStoppedTasks(containerId: string): Promise<void> {
+    const stopped = await this.stackContainers(['exited', 'dead'], containerId).catch(() => []);
+    const oldestFirst = stopped.sort((a, b) => a.Created - b.Created);
+    const surplus = oldestFirst.slice(0, Math.max(0, oldestFirst.length - STOPPED_TASKS_KEPT));
+    await Promise.all(surplus.map((info) => this.engine.getContainer(info.Id).remove({ v: true }).catch(ignoreMissing)));
+  }
+
+  /** Listens to the engine's die and OOM events for this stack's containers, reconnecting if the stream ends. */
+  private ensureStarted(): void {
+    if (!this.unregisterShutdown) {
+      this.unregisterShutdown = onShutdown('docker container runtime', async () => {
+        this.unregisterShutdown = undefined;
+        await this.close();
+      });
+    }
+    if (this.events || this.closed) return;
+    this.closed = false;
+    void this.listenToEvents();
+  }
+
+  private async listenToEvents(): Promise<void> {
+    try {
+      const stream = (await this.engine.getEvents({
+        filters: { type: ['container'], event: ['die', 'oom'], label: [`${LABEL.stack}=${this.stackId}`] },
+      })) as unknown as Readable;
+      this.events = stream;
+      let buffered = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        buffered += chunk;
+        const lines = buffered.split('\n');
+        buffered = lines.pop()!;
+        for (const line of lines) this.onEngineEvent(line);
+      });
+      await new Promise<void>((resolve) => {
+        stream.once('end', resolve);
+        stream.once('close', resolve);
+        stream.once('error', resolve);
+      });
+    } catch (error) {
+      log.warn('The engine event stream failed', describeError(error));
+    }
+    this.events = undefined;
+    if (this.closed || ![...this.tasks.values()].some((task) => task.lastStatus !== 'STOPPED')) return;
+    setTimeout(() => this.ensureStarted(), 1000).unref();
+  }
+
+  private onEngineEvent(line: string): void {
+    let event: { Actor?: { Attributes?: Record<string, string> } };
+    try {
+      event = JSON.parse(line);
+    } catch {
+      return;
+    }
+    const taskId = event.Actor?.Attributes?.[LABEL.taskId];
+    const task = taskId ? [...this.tasks.values()].find((candidate) => taskIdOf(candidate.taskArn) === taskId) : undefined;
+    if (task && task.lastStatus !== 'STOPPED') void this.settleFromEngine(task);
+  }
+
+  private statusOf(task: EngineTask): TaskStatus {
+    return {
+      taskArn: task.taskArn,
+      containerId: task.containerId,
+      version: task.version,
+      lastStatus: task.lastStatus,
+      desiredStatus: task.desiredStatus,
+      ...(task.startedAt ? { startedAt: task.startedAt } : {}),
+      ...(task.stopCode ? { stopCode: task.stopCode } : {}),
+      ...(task.stoppedReason ? { stoppedReason: task.stoppedReason } : {}),
+      ...(task.exitCode !== undefined ? { exitCode: task.exitCode } : {}),
+      ...(task.reason ? { reason: task.reason } : {}),
+    };
+  }
+
+  private notify(task: EngineTask): void {
+    const status = this.statusOf(task);
+    task.notifications = task.notifications
+      .then(() => this.listener?.(status))
+      .then(
+        () => undefined,
+        (error: unknown) => log.error('Applying an engine task status failed', { taskArn: task.taskArn, ...describeError(error) }),
+      );
+  }
+}
+
+function taskArnOfLabels(labels: Record<string, string> | undefined): string | undefined {
+  const taskId = labels?.[LABEL.taskId];
+  return taskId ? `arn:local:ecs:local:000000000000:task/docker/${taskId}` : undefined;
+}
+
+function ignoreMissing(error: { statusCode?: number }): void {
+  if (error.statusCode !== 404 && error.statusCode !== 409) log.warn('Removing an engine container failed', describeError(error));
+}
+
+/** The engine's own message (dockerode puts the body's `message` in `json`), without the HTTP wrapping. */
+function engineMessage(error: unknown): string {
+  const withJson = error as { json?: { message?: string }; message?: string };
+  return (withJson.json?.message ?? withJson.message ?? String(error)).trim();
+}

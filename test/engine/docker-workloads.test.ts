@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { engineClient } from '../../lib/local/docker-engine.js';
+import { LABEL } from '../../lib/local/docker-runtime.js';
+import { call, personalAccessToken, signedInUser, type ApiResponse } from '../support/api-client.js';
+import { appRequest } from '../support/app-request.js';
+import { TEST_IMAGE } from '../support/global-engine.js';
+import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { pollUntil } from '../support/poll.js';
+
+/*
+ * Journeys over HTTP against the local stack on a real Docker Engine API (Podman's here): the
+ * container's image runs, isolated, with its env, command, limits, logs and metrics.
+ */
+const engine = engineClient(inject('dockerHost'));
+let stack: TestStack;
+let baseUrl: string;
+let token: string;
+
+beforeAll(async () => {
+  // The stack's own environment holds a secret a container must never see.
+  process.env.SERVICE_ONLY_SECRET = 'must-not-leak';
+  stack = await startTestStack();
+  baseUrl = stack.baseUrl;
+  token = await personalAccessToken(baseUrl, await signedInUser(baseUrl));
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+let counter = 0;
+const uniqueHostname = () => `en-${process.pid}-${(counter += 1)}`;
+const api = (method: string, path: string, body?: unknown) => call(baseUrl, method, path, { token, body });
+
+/** A shell command run as the container's CMD; PID 1 traps SIGTERM so a stop is quick. */
+const shell = (script: string): string[] => ['sh', '-c', `trap 'exit 0' TERM; ${script} & wait`];
+const SERVE = 'httpd -f -p $PORT -h /www';
+
+async function create(body: Record<string, unknown>): Promise<ApiResponse> {
+  const response = await api('POST', '/api/v1/containers', { hostname: uniqueHostname(), image: TEST_IMAGE, port: 8080, ...body });
+  expect(response.status).toBe(200);
+  return response;
+}
+
+async function waitForState(id: string, state: string, timeoutMs = 20_000): Promise<Record<string, any>> {
+  const last = await pollUntil(
+    () => api('GET', `/api/v1/containers/${id}`),
+    (response) => response.body.data?.state === state,
+    timeoutMs,
+  );
+  expect(last.body.data.state).toBe(state);
+  return last.body.data;
+}
+
+const engineContainersOf = (containerId: string) =>
+  engine.listContainers({ all: true, filters: { label: [`${LABEL.containerId}=${containerId}`] } });
+
+describe('a container on the engine', () => {
+  it("runs its image: the file the image serves answers at the container's url", async () => {
+    const created = await create({});
+    const running = await waitForState(created.body.data.id, 'running');
+
+    const page = await appRequest(running.url);
+
+    expect(page.status).toBe(200);
+    expect(page.text).toBe('served from the image\n');
+    const [engineContainer] = await engineContainersOf(created.body.data.id);
+    expect(engineContainer?.Image).toBe(TEST_IMAGE);
+  });
+
+  it('gets its env plus PORT and CONTAINER_HOSTNAME, runs its command, and keeps stdout and stderr apart', async () => {
+    const created = await create({
+      env: { GREETING: 'hello from env' },
+      command: shell(`echo "greeting=$GREETING port=$PORT host=$CONTAINER_HOSTNAME"; echo "a line on stderr" >&2; ${SERVE}`),
+    });
+    const { id, hostname } = created.body.data;
+    await waitForState(id, 'running');
+
+    const logs = await pollUntil(
+      () => api('GET', `/api/v1/containers/${id}/logs`),
+      (response) => response.body.data?.length >= 2,
+    );
+
+    expect(logs.body.data).toEqual([
+      { timestamp: expect.any(String), stream: 'stdout', message: `greeting=hello from env port=8080 host=${hostname}` },
+      { timestamp: expect.any(String), stream: 'stderr', message: 'a line on stderr' },
+    ]);
+  });
+
+  it('reports its memory use and writable layer from the engine', async () => {
+    const created = await create({ command: shell(`head -c 2000000 /dev/zero > /tmp/filler; ${SERVE}`) });
+    await waitForState(created.body.data.id, 'running');
+
+    const metrics = await api('GET', `/api/v1/containers/${created.body.data.id}/metrics`);
+
+    expect(metrics.status).toBe(200);
+    expect(metrics.body.data.memory_used_mb).toBeGreaterThan(0);
+    expect(metrics.body.data.disk_used_gb).toBeGreaterThan(1_900_000 / 1024 ** 3);
+    expect(Date.parse(metrics.body.data.sampled_at)).toBeGreaterThan(Date.now() - 10_000);
+  });
+
+  it('is running exactly when it answers: a server that listens after 4 s answers the moment start returns', async () => {
+    const created = await create({ command: shell(`sleep 4; ${SERVE}`) });
+    const { id, url } = created.body.data;
+    await waitForState(id, 'running');
+    expect((await api('POST', `/api/v1/containers/${id}/stop`)).body.data.state).toBe('stopped');
+
+    const startedAt = Date.now();
+    const started = await api('POST', `/api/v1/containers/${id}/start`);
+    const tookMs = Date.now() - startedAt;
+    const page = await appRequest(url);
+
+    expect(started.body.data.state).toBe('running');
+    expect(tookMs).toBeGreaterThanOrEqual(4000);
+    expect(page.status).toBe(200);
+  });
+
+  it('fails when its image is missing, saying which image', async () => {
+    const image = 'localhost/container-hosting-test/missing:1';
+    const created = await create({ image });
+    const failed = await waitForState(created.body.data.id, 'failed');
+
+    const { localContainers } = await import('../../lib/wiring/local-containers.js');
+    const status = await localContainers().runtime.describeTask(failed.task_arn ?? (await taskArnOf(created.body.data.id)));
+
+    expect(status?.reason).toMatch(/^image pull failed: localhost\/container-hosting-test\/missing:1: /);
+  });
+
+  it('leaves nothing in the engine once deleted', async () => {
+    const created = await create({});
+    const { id } = created.body.data;
+    await waitForState(id, 'running');
+    expect(await engineContainersOf(id)).toHaveLength(1);
+
+    expect((await api('DELETE', `/api/v1/containers/${id}`)).status).toBe(200);
+
+    expect(await engineContainersOf(id)).toEqual([]);
+  });
+});
+
+describe('isolation on the engine', () => {
+  it("cannot read the service's environment or data directory, nor another container's files or logs", async () => {
+    const victim = await create({ command: shell(`echo victim-secret > /tmp/victim-secret; echo victim-log-secret; ${SERVE}`) });
+    await waitForState(victim.body.data.id, 'running');
+    const probes = [
+      'echo "service-secret-in-env=$(env | grep -c must-not-leak)"',
+      `echo "server-environ=$(cat /proc/${process.pid}/environ 2>&1 | head -c 200)"`,
+      `echo "data-dir=$(ls ${process.env.LOCAL_CONTAINER_DIR} 2>&1)"`,
+      'echo "other-file=$(cat /tmp/victim-secret 2>&1)"',
+      // Where the engine keeps every container's log file (Podman; Docker's is /var/lib/docker).
+      'echo "engine-store=$(ls /var/lib/containers /var/lib/docker 2>&1)"',
+      'echo "processes=$(ls /proc | grep -c "^[0-9]")"',
+    ];
+    const prober = await create({ command: shell(`${probes.join('; ')}; ${SERVE}`) });
+    await waitForState(prober.body.data.id, 'running');
+
+    const logs = await pollUntil(
+      () => api('GET', `/api/v1/containers/${prober.body.data.id}/logs`),
+      (response) => response.body.data?.length >= probes.length,
+    );
+    const said = Object.fromEntries(
+      logs.body.data.map((line: { message: string }) => [line.message.split('=')[0], line.message.slice(line.message.indexOf('=') + 1)]),
+    );
+
+    expect(said['service-secret-in-env']).toBe('0');
+    expect(said['server-environ']).toMatch(/No such file or directory/);
+    expect(said['data-dir']).toMatch(/No such file or directory/);
+    expect(said['other-file']).toMatch(/No such file or directory/);
+    expect(said['engine-store']).toMatch(/No such file or directory/);
+    // Its own shell, the server, and what the probes ran: none of the machine's processes.
+    expect(Number(said.processes)).toBeLessThan(10);
+  });
+});
+
+async function taskArnOf(containerId: string): Promise<string> {
+  const { containerStore } = await import('../../lib/wiring/containers.js');
+  return (await containerStore.get(containerId))!.taskArn!;
+}

@@ -130,6 +130,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** The private Route 53 zone (id and name) where the task state function keeps each running container's records (AWS routing). */
     APPS_DNS_ZONE_ID: read.optionalText('APPS_DNS_ZONE_ID'),
     APPS_DNS_ZONE_NAME: read.optionalText('APPS_DNS_ZONE_NAME'),
+    /**
+     * Set where the task state function runs in the workload VPC (routing on): a RUNNING task is
+     * applied, and its route published, only once a probe of its address answers
+     * (docs/containers.md, "Readiness on AWS").
+     */
+    TASK_READINESS_PROBE: read.flag('TASK_READINESS_PROBE'),
     /** `https` behind the load balancer on AWS; `http` on the local stack. */
     APPS_URL_SCHEME: read.oneOf('APPS_URL_SCHEME', ['http', 'https'], 'https'),
     /** The local runtime's container process; `{hostname}` and `{port}` are substituted. */

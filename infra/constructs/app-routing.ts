@@ -118,8 +118,14 @@ export class AppRouting extends Construct {
       'The environment holds the proxy configuration (the Caddyfile, the apps domain and the private zone name), no secret.',
     );
 
+    // A cluster of its own: the workload cluster holds only tasks the service started for containers,
+    // which the reconciler compares with the table (lib/containers/reconciler.ts, issue 17).
+    const proxyCluster = new ecs.Cluster(this, 'ProxyCluster', {
+      vpc: props.cluster.vpc,
+      containerInsightsV2: ecs.ContainerInsights.ENABLED,
+    });
     this.proxyService = new ecs.FargateService(this, 'ProxyService', {
-      cluster: props.cluster,
+      cluster: proxyCluster,
       taskDefinition,
       desiredCount: 2,
       minHealthyPercent: 100,

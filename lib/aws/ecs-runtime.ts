@@ -187,6 +187,18 @@ export class EcsRuntime implements ReconcilableRuntime {
     };
   }
 
+  /**
+   * Whether a task runs one of the task definitions this service registers for containers. With
+   * startedBy (a container id, checked by taskStatusFromEcs) it tells our tasks from any other in
+   * the cluster: an ECS service's tasks carry startedBy `ecs-svc/…` and group `service:<name>`
+   * (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_Task.html), and may run
+   * any family. A task described without its definition is judged by startedBy alone.
+   */
+  private isOwnFamily(taskDefinitionArn: string | undefined): boolean {
+    if (!taskDefinitionArn) return true;
+    return familyOfTaskDefinition(taskDefinitionArn)?.startsWith(`${this.settings.taskDefinitions.familyPrefix}-`) ?? false;
+  }
+
   async stopTask(taskArn: string, reason: string): Promise<void> {
     try {
       await this.client.send(new StopTaskCommand({ cluster: this.settings.clusterArn, task: taskArn, reason }));
@@ -231,7 +243,7 @@ export class EcsRuntime implements ReconcilableRuntime {
     return (output.tasks ?? [])
       .filter((task) => task.taskArn)
       .map((task) => {
-        const status = taskStatusFromEcs(task);
+        const status = this.isOwnFamily(task.taskDefinitionArn) ? taskStatusFromEcs(task) : undefined;
         return {
           taskArn: task.taskArn!,
           ...(task.createdAt ? { createdAt: task.createdAt.toISOString() } : {}),
@@ -240,6 +252,9 @@ export class EcsRuntime implements ReconcilableRuntime {
       });
   }
 }
+
+/** The family of `arn:aws:ecs:<region>:<account>:task-definition/<family>:<revision>`. */
+export const familyOfTaskDefinition = (arn: string): string | undefined => /:task-definition\/([A-Za-z0-9_-]+):\d+$/.exec(arn)?.[1];
 
 /** Whether a registered revision is the one this deployment would register now (roles, logs, image, port). */
 function sameDefinition(existing: TaskDefinition, wanted: RegisterTaskDefinitionCommandInput): boolean {

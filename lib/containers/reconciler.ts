@@ -29,7 +29,9 @@ export interface ReconcilerOptions {
 /** What one run did; every change is also logged on its own line. */
 export interface ReconcileReport {
   tasksListed: number;
-  /** Tasks stopped because no container owns them. */
+  /** Tasks the runtime says this service did not start for a container (an ECS service's, an operator's): left alone. */
+  foreignTasksIgnored: number;
+  /** Tasks this service started for a container that no longer exists: stopped. */
   orphanTasksStopped: number;
   /** Tasks stopped because their container has moved on to another task, or to stopped or failed. */
   supersededTasksStopped: number;
@@ -68,7 +70,8 @@ const MAX_RECOUNT_CONTAINERS = 1000;
  * Compares what the runtime runs with what the records say, and mends the difference
  * (docs/containers.md, "Reconciliation"):
  *
- * - a task no container owns, or that is no longer its container's current task, is stopped;
+ * - a task the runtime started for a container that no longer owns it (deleted, or moved on to
+ *   another task) is stopped; a task it did not start for a container is never touched;
  * - a provisioning or running container whose task has gone becomes failed, or stopped when the
  *   runtime says the task was stopped on request; its vCPU is released in the same write;
  * - an owner's quota use that disagrees with their containers is set to what they hold.
@@ -101,6 +104,7 @@ export class Reconciler {
     this.deadline = deadline;
     const report: ReconcileReport = {
       tasksListed: 0,
+      foreignTasksIgnored: 0,
       orphanTasksStopped: 0,
       supersededTasksStopped: 0,
       containersChecked: 0,
@@ -162,14 +166,17 @@ export class Reconciler {
 
   private async checkTask(task: RuntimeTask, containers: Map<string, StoredContainer | undefined>, report: ReconcileReport): Promise<void> {
     const status = task.status;
-    // Already on its way down, or so new that its launch may not have attached it yet.
-    if (status && (status.desiredStatus === 'STOPPED' || status.lastStatus === 'STOPPED')) return;
-    if (task.createdAt && this.now() - Date.parse(task.createdAt) < this.options.launchGraceMs) return;
-    let container: StoredContainer | undefined;
-    if (status) {
-      if (!containers.has(status.containerId)) containers.set(status.containerId, await this.store.get(status.containerId));
-      container = containers.get(status.containerId);
+    // Not started by this service for a container (the proxy's service tasks when it shares the
+    // cluster, anything an operator runs): never ours to stop.
+    if (!status) {
+      report.foreignTasksIgnored += 1;
+      return;
     }
+    // Already on its way down, or so new that its launch may not have attached it yet.
+    if (status.desiredStatus === 'STOPPED' || status.lastStatus === 'STOPPED') return;
+    if (task.createdAt && this.now() - Date.parse(task.createdAt) < this.options.launchGraceMs) return;
+    if (!containers.has(status.containerId)) containers.set(status.containerId, await this.store.get(status.containerId));
+    const container = containers.get(status.containerId);
     if (container && container.taskArn === task.taskArn && holdsCpu(container.state)) return;
     const kind = container ? 'superseded' : 'orphan';
     await this.runtime.stopTask(task.taskArn, STOP_REASON[kind]);
@@ -178,7 +185,7 @@ export class Reconciler {
     log.info('Reconciler stopped a task', {
       taskArn: task.taskArn,
       reason: kind,
-      ...(status ? { containerId: status.containerId } : {}),
+      containerId: status.containerId,
       ...(container ? { containerState: container.state, currentTaskArn: container.taskArn ?? null } : {}),
     });
   }

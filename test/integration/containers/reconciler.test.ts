@@ -150,7 +150,7 @@ beforeEach(async () => {
 });
 
 describe('scheduled reconciliation against ECS', () => {
-  it('stops a task no container owns and one its container has moved on from, leaves current and new tasks alone, and does nothing more on a second run', async () => {
+  it('stops a task started for a container that is gone and one its container has moved on from, leaves current, new and foreign tasks alone, and does nothing more on a second run', async () => {
     const userId = newId();
     const current = addTask({ startedBy: '' });
     const running = await seedContainer(userId, 'running', { taskArn: current });
@@ -164,15 +164,22 @@ describe('scheduled reconciliation against ECS', () => {
 
     const first = await runScheduled();
 
-    expect(first).toMatchObject({ tasksListed: 5, orphanTasksStopped: 2, supersededTasksStopped: 1, containersFailed: 0, racesLost: 0 });
+    expect(first).toMatchObject({
+      tasksListed: 5,
+      foreignTasksIgnored: 1,
+      orphanTasksStopped: 1,
+      supersededTasksStopped: 1,
+      containersFailed: 0,
+      racesLost: 0,
+    });
     expect(commands()).toEqual([
       listTasks(),
       describeTasks(current, leftOver, orphan, foreign, young),
       stopTask(leftOver, SUPERSEDED),
       stopTask(orphan, ORPHAN),
-      stopTask(foreign, ORPHAN),
       describeTasks(current),
     ]);
+    expect(cluster.get(foreign)!.desiredStatus).toBe('RUNNING');
     expect(cluster.get(current)!.desiredStatus).toBe('RUNNING');
     expect(cluster.get(young)!.desiredStatus).toBe('RUNNING');
     expect(await containerStore.get(running.id)).toMatchObject({ state: 'running', version: running.version });
@@ -180,8 +187,30 @@ describe('scheduled reconciliation against ECS', () => {
     ecsMock.resetHistory();
     const second = await runScheduled();
 
-    expect(second).toMatchObject({ tasksListed: 2, orphanTasksStopped: 0, supersededTasksStopped: 0, containersFailed: 0 });
-    expect(commands()).toEqual([listTasks(), describeTasks(current, young), describeTasks(current)]);
+    expect(second).toMatchObject({ tasksListed: 3, orphanTasksStopped: 0, supersededTasksStopped: 0, containersFailed: 0 });
+    expect(commands()).toEqual([listTasks(), describeTasks(current, foreign, young), describeTasks(current)]);
+  });
+
+  it('never touches the proxy service’s tasks in the cluster, however old, as ListTasks and DescribeTasks answer them', async () => {
+    // What ECS answers for tasks an ECS service started (the Caddy proxy when it shares the cluster):
+    // startedBy is the deployment id "ecs-svc/…", group "service:<name>"
+    // (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_Task.html, `startedBy`, `group`).
+    const proxyTasks = [1, 2].map(() =>
+      addTask({
+        startedBy: 'ecs-svc/9223370264485714331',
+        group: 'service:ContainerHosting-AppRoutingProxyService',
+        launchType: 'FARGATE',
+        taskDefinitionArn: 'arn:aws:ecs:us-east-1:123456789012:task-definition/ContainerHostingAppRoutingProxy:4',
+        createdAt: new Date(Date.now() - 86_400_000),
+      }),
+    );
+    const orphan = addTask({ startedBy: newId() });
+
+    const report = await runScheduled();
+
+    expect(report).toMatchObject({ tasksListed: 3, orphanTasksStopped: 1, supersededTasksStopped: 0 });
+    expect(ecsMock.commandCalls(StopTaskCommand).map((call) => call.args[0].input.task)).toEqual([orphan]);
+    for (const task of proxyTasks) expect(cluster.get(task)!.desiredStatus).toBe('RUNNING');
   });
 
   it('marks a running container whose task is gone failed, one whose task was stopped on request stopped, releases their vCPU, and touches nothing twice', async () => {

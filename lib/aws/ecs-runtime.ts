@@ -22,7 +22,7 @@ import {
   type TaskStatus,
 } from '../containers/runtime.js';
 import { taskOverridesFor } from '../containers/task-overrides.js';
-import { taskStatusFromEcs } from './ecs-task-status.js';
+import { taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
 
 export { taskStatusFromEcs, type EcsTaskFields } from './ecs-task-status.js';
 
@@ -244,8 +244,10 @@ export class EcsRuntime implements ReconcilableRuntime {
       .filter((task) => task.taskArn)
       .map((task) => {
         const status = this.isOwnFamily(task.taskDefinitionArn) ? taskStatusFromEcs(task) : undefined;
+        const { ip } = taskEndpointFromEcs(task);
         return {
           taskArn: task.taskArn!,
+          ...(ip ? { address: ip } : {}),
           ...(task.createdAt ? { createdAt: task.createdAt.toISOString() } : {}),
           ...(status ? { status } : {}),
         };

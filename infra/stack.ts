@@ -53,6 +53,8 @@ export class ContainerHostingStack extends Stack {
     const workload = new ContainerWorkload(this, 'Containers', {
       image: settings.containerImage,
       taskFamily: settings.taskFamily,
+      taskRole: settings.workloadTaskRole,
+      allowedImagePrefixes: settings.allowedImagePrefixes ?? [],
       natGateways: settings.natGateways,
       logRetentionDays: settings.containerLogRetentionDays as RetentionDays,
       existingNetwork:
@@ -160,12 +162,13 @@ export class ContainerHostingStack extends Stack {
       bundles,
       tableName: store.table.tableName,
       timeout: Duration.seconds(reconcileFunction.timeoutSeconds),
-      environment: environmentFor(reconcileFunction.permissions),
+      environment: { ...environmentFor(reconcileFunction.permissions), ...routing?.functionEnvironment },
       description: 'Reconciles ECS tasks with the container records',
       tracing: settings.tracing,
       logLevel: settings.logLevel,
     });
     grantRoutePermissions(reconcile.role, reconcileFunction.permissions, permissionTargets);
+    routing?.grantRecordRepairs(reconcile.role);
     new ReconcileSchedule(this, 'Reconciliation', { every: Duration.minutes(settings.reconcileMinutes), handler: reconcile.function });
     this.functions.set(reconcileFunction.id, reconcile);
 

@@ -184,6 +184,12 @@ export class AppRouting extends Construct {
   }
 
   /** What the task state function needs to keep the zone's records. */
+  /** The reconciler's: change the records, and list the zone to compare it with the containers. */
+  grantRecordRepairs(role: iam.IRole): void {
+    this.grantRecordChanges(role);
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['route53:ListResourceRecordSets'], resources: [this.zone.hostedZoneArn] }));
+  }
+
   get functionEnvironment(): Record<string, string> {
     return { APPS_DNS_ZONE_ID: this.zone.hostedZoneId, APPS_DNS_ZONE_NAME: this.zone.zoneName };
   }

@@ -16,7 +16,8 @@ export interface WorkloadAccess {
   clusterArn: string;
   clusterName: string;
   taskDefinitionFamily: string;
-  taskRole: iam.IRole;
+  /** Only when the deployment gives tasks a role (`workloadTaskRole`). */
+  taskRole?: iam.IRole;
   executionRole: iam.IRole;
   /** The log group workload tasks write to (awslogs); the logs route reads it. */
   logGroupArn?: string;
@@ -112,7 +113,7 @@ function grantWorkloadActions(
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         actions: ['iam:PassRole'],
-        resources: [workload.taskRole.roleArn, workload.executionRole.roleArn],
+        resources: [...(workload.taskRole ? [workload.taskRole.roleArn] : []), workload.executionRole.roleArn],
         conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
       }),
     );

@@ -43,7 +43,8 @@ export interface EcsRuntimeSettings {
 export interface WorkloadTaskDefinitionSettings {
   /** Families are `<prefix>-<hash of image and port>`. */
   familyPrefix: string;
-  taskRoleArn: string;
+  /** Set only where the deployment opts in (`workloadTaskRole`): without it the task metadata endpoint hands the container no credentials. */
+  taskRoleArn?: string;
   executionRoleArn: string;
   logGroupName: string;
   /** awslogs-stream-prefix: a task's stream is `<prefix>/<container name>/<task id>`. */
@@ -137,7 +138,7 @@ export class EcsRuntime implements ReconcilableRuntime {
       // The smallest Fargate size; RunTask overrides CPU, memory and ephemeral storage per container.
       cpu: '256',
       memory: '512',
-      taskRoleArn: settings.taskRoleArn,
+      ...(settings.taskRoleArn ? { taskRoleArn: settings.taskRoleArn } : {}),
       executionRoleArn: settings.executionRoleArn,
       containerDefinitions: [
         {
@@ -265,7 +266,7 @@ function sameDefinition(existing: TaskDefinition, wanted: RegisterTaskDefinition
   if (!container || existing.containerDefinitions?.length !== 1) return false;
   const options = container.logConfiguration?.options ?? {};
   return (
-    existing.taskRoleArn === wanted.taskRoleArn &&
+    (existing.taskRoleArn ?? undefined) === wanted.taskRoleArn &&
     existing.executionRoleArn === wanted.executionRoleArn &&
     container.name === wantedContainer.name &&
     container.image === wantedContainer.image &&

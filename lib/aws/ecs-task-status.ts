@@ -48,7 +48,8 @@ export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
 const MAX_REASON_LENGTH = 300;
 const clip = (text: string): string => (text.length > MAX_REASON_LENGTH ? `${text.slice(0, MAX_REASON_LENGTH - 1)}…` : text);
 /** ECS's error words `Name: detail` → the detail. */
-const detailOf = (text: string): string => text.replace(/^[A-Za-z]+Error:\s*/, '').trim();
+const detailOf = (text: string): string => text.replace(/^[A-Za-z]+Error:?\s*/, '').trim();
+const withDetail = (words: string, text: string): string => clip(detailOf(text) ? `${words}: ${detailOf(text)}` : words);
 
 /**
  * Why a stopped task stopped, in words its owner can act on (it becomes `state_reason`). ECS says
@@ -71,10 +72,10 @@ export function reasonOf(task: EcsTaskFields): string | undefined {
     return Number.isFinite(limit) && limit ? `out of memory (limit ${limit} MB)` : 'out of memory';
   }
   const pull = [containerReason, stopped].find((text) => /CannotPullContainer/i.test(text));
-  if (pull) return clip(`image pull failed: ${detailOf(pull)}`);
+  if (pull) return withDetail('image pull failed', pull);
   const start = [containerReason, stopped].find((text) => /CannotStartContainer|CannotCreateContainer/i.test(text));
-  if (start) return clip(`container could not start: ${detailOf(start)}`);
-  if (/ResourceInitializationError/i.test(stopped)) return clip(`task could not be set up: ${detailOf(stopped)}`);
+  if (start) return withDetail('container could not start', start);
+  if (/ResourceInitializationError/i.test(stopped)) return withDetail('task could not be set up', stopped);
   if (task.stopCode === 'UserInitiated') return 'stopped on request';
   if (typeof container?.exitCode === 'number') {
     return container.exitCode === 137 ? 'killed (exit code 137: out of memory, or did not stop within 30 s)' : `exited with code ${container.exitCode}`;

@@ -53,11 +53,12 @@ export function imageLocationOf(reference: string): ImageLocation {
  * host never admits a longer host (`….amazonaws.com.attacker.example`).
  */
 export function isImageAllowed(image: string, prefix: string): boolean {
-  const wanted = imageLocationOf(prefix.replace(/\/+$/, ''));
+  const trimmed = prefix.replace(/\/+$/, '');
+  const wanted = imageLocationOf(trimmed);
   const actual = imageLocationOf(image);
   // A bare host prefix parses as a Docker Hub name; read it as the host it names.
-  const prefixIsHost = !prefix.includes('/') && /[.:]/.test(prefix);
-  const host = prefixIsHost ? prefix.toLowerCase() : wanted.host;
+  const prefixIsHost = !trimmed.includes('/') && /[.:]/.test(trimmed);
+  const host = prefixIsHost ? trimmed.toLowerCase() : wanted.host;
   const path = prefixIsHost ? [] : wanted.path;
   return actual.host === host && path.length <= actual.path.length && path.every((segment, index) => actual.path[index] === segment);
 }

@@ -5,7 +5,7 @@ import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { acknowledgeNagRule } from '../nag.js';
+import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
 import type { WorkloadAccess } from './route-permissions.js';
 
 /** The container every workload task runs; RunTask overrides address it by this name. */
@@ -215,6 +215,13 @@ function grantPullFromAllowedRepositories(scope: Construct, executionRole: iam.R
     new iam.PolicyStatement({ actions: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'], resources }),
   );
   executionRole.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }));
+  for (const wildcard of resources.filter((arn) => arn.endsWith('*'))) {
+    acknowledgeWildcardResource(
+      executionRole,
+      wildcard,
+      'The allow-list (context allowedImagePrefixes) admits every repository under this path of this account, so the execution role may pull from each of them; pull is read-only.',
+    );
+  }
   acknowledgeNagRule(
     executionRole,
     'AwsSolutions-IAM5[Resource::*]',

@@ -128,6 +128,6 @@ describe('ContainerWorkload pulls from the repositories the allow-list names', (
       'arn:<AWS::Partition>:ecr:eu-west-1:111122223333:repository/team',
       'arn:<AWS::Partition>:ecr:eu-west-1:111122223333:repository/team/*',
     ]);
-    expect(new AwsSolutionsChecks().validateScope(app).violations.map((violation) => [violation.ruleName, violation.findingId])).toEqual([]);
+    expect(new AwsSolutionsChecks().validateScope(app).violations.map((violation) => violation.ruleName)).toEqual([]);
   });
 });

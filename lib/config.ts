@@ -116,7 +116,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     ECS_SECURITY_GROUP_IDS: read.list('ECS_SECURITY_GROUP_IDS'),
     ECS_ASSIGN_PUBLIC_IP: read.flag('ECS_ASSIGN_PUBLIC_IP'),
     /** The image a container runs when its owner names none (CDK context `containerImage`). */
-    CONTAINER_IMAGE: read.text('CONTAINER_IMAGE', 'public.ecr.aws/nginx/nginx-unprivileged:stable-alpine', { minLength: 1, maxLength: 255 }),
+    CONTAINER_IMAGE: read.text('CONTAINER_IMAGE', 'public.ecr.aws/nginx/nginx-unprivileged:stable-alpine', {
+      minLength: 1,
+      maxLength: 255,
+    }),
     /** Registry prefixes a container's image must start with (context `allowedImagePrefixes`); empty allows any. */
     ALLOWED_IMAGE_PREFIXES: read.list('ALLOWED_IMAGE_PREFIXES'),
     /**

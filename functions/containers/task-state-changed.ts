@@ -46,7 +46,12 @@ const applyTaskStateChange = middy<TaskStateChange, void>().handler(async (event
         startedAt + context.getRemainingTimeInMillis() - RESERVE_MS,
       );
       if (!probe.ready) {
-        log.warn('Task runs but does not answer yet', { eventId: event.id, containerId: container.id, taskArn: status.taskArn, why: probe.reason });
+        log.warn('Task runs but does not answer yet', {
+          eventId: event.id,
+          containerId: container.id,
+          taskArn: status.taskArn,
+          why: probe.reason,
+        });
         throw new TaskNotReadyError(probe.reason);
       }
       log.info('Task answers', { containerId: container.id, taskArn: status.taskArn, probeMs: Date.now() - startedAt });

@@ -187,7 +187,9 @@ export class AppRouting extends Construct {
   /** The reconciler's: change the records, and list the zone to compare it with the containers. */
   grantRecordRepairs(role: iam.IRole): void {
     this.grantRecordChanges(role);
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['route53:ListResourceRecordSets'], resources: [this.zone.hostedZoneArn] }));
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['route53:ListResourceRecordSets'], resources: [this.zone.hostedZoneArn] }),
+    );
   }
 
   get functionEnvironment(): Record<string, string> {

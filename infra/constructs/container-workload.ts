@@ -204,10 +204,20 @@ function containerImageFor(scope: Construct, image: string, executionRole: iam.R
 function grantPullFromAllowedRepositories(scope: Construct, executionRole: iam.Role, prefixes: readonly string[]): void {
   const stack = Stack.of(scope);
   const resources = prefixes.flatMap((prefix) => {
-    const match = /^(?<account>\d{12})\.dkr\.ecr(?:-fips)?\.(?<region>[a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com(?:\.cn)?(?:\/(?<path>[a-z0-9._/-]*[a-z0-9]))?\/?$/.exec(prefix)?.groups;
+    const match =
+      /^(?<account>\d{12})\.dkr\.ecr(?:-fips)?\.(?<region>[a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com(?:\.cn)?(?:\/(?<path>[a-z0-9._/-]*[a-z0-9]))?\/?$/.exec(
+        prefix,
+      )?.groups;
     if (!match?.account || !match.region) return [];
     const arnOf = (resourceName: string) =>
-      stack.formatArn({ service: 'ecr', account: match.account, region: match.region, resource: 'repository', resourceName, arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
+      stack.formatArn({
+        service: 'ecr',
+        account: match.account,
+        region: match.region,
+        resource: 'repository',
+        resourceName,
+        arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+      });
     return match.path ? [arnOf(match.path), arnOf(`${match.path}/*`)] : [arnOf('*')];
   });
   if (resources.length === 0) return;

@@ -56,7 +56,10 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
     // The workload log group only; its ARN ends in `:*`, which covers its streams (GetLogEvents reads one stream;
     // DescribeLogStreams tells which of a container's streams exist, lib/aws/cloudwatch-logs.ts).
     role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['logs:FilterLogEvents', 'logs:GetLogEvents', 'logs:DescribeLogStreams'], resources: [logGroupArn] }),
+      new iam.PolicyStatement({
+        actions: ['logs:FilterLogEvents', 'logs:GetLogEvents', 'logs:DescribeLogStreams'],
+        resources: [logGroupArn],
+      }),
     );
     acknowledgeWildcardResource(
       role,

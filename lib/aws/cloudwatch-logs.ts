@@ -43,7 +43,8 @@ function decodeCursor(cursor: string): Position {
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<Position>;
     const tokenOk = value.token === undefined || (typeof value.token === 'string' && value.token.length > 0);
-    if (Number.isSafeInteger(value.t) && typeof value.id === 'string' && (value.id.length > 0 || value.token) && tokenOk) return value as Position;
+    if (Number.isSafeInteger(value.t) && typeof value.id === 'string' && (value.id.length > 0 || value.token) && tokenOk)
+      return value as Position;
   } catch {
     // Answered below.
   }

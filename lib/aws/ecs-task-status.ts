@@ -78,7 +78,9 @@ export function reasonOf(task: EcsTaskFields): string | undefined {
   if (/ResourceInitializationError/i.test(stopped)) return withDetail('task could not be set up', stopped);
   if (task.stopCode === 'UserInitiated') return 'stopped on request';
   if (typeof container?.exitCode === 'number') {
-    return container.exitCode === 137 ? 'killed (exit code 137: out of memory, or did not stop within 30 s)' : `exited with code ${container.exitCode}`;
+    return container.exitCode === 137
+      ? 'killed (exit code 137: out of memory, or did not stop within 30 s)'
+      : `exited with code ${container.exitCode}`;
   }
   if (task.stopCode === 'SpotInterruption' || task.stopCode === 'TerminationNotice' || task.stopCode === 'ServiceSchedulerInitiated') {
     return 'stopped by the platform (its host was retired); start it again';

@@ -41,16 +41,23 @@ function probeTcp({ ip, port }: ProbeTarget, timeoutMs: number): Promise<ProbeRe
 
 function probeHttp({ ip, port }: ProbeTarget, path: string, timeoutMs: number): Promise<ProbeResult> {
   return new Promise((resolve) => {
-    const req = request({ host: ip, port, path, method: 'GET', timeout: timeoutMs, headers: { 'user-agent': 'container-hosting-readiness' } }, (res) => {
-      res.resume();
-      const status = res.statusCode ?? 0;
-      resolve(status >= 200 && status < 400 ? { ready: true } : { ready: false, reason: `health check failed: GET ${path} answered ${status}` });
-    });
+    const req = request(
+      { host: ip, port, path, method: 'GET', timeout: timeoutMs, headers: { 'user-agent': 'container-hosting-readiness' } },
+      (res) => {
+        res.resume();
+        const status = res.statusCode ?? 0;
+        resolve(
+          status >= 200 && status < 400 ? { ready: true } : { ready: false, reason: `health check failed: GET ${path} answered ${status}` },
+        );
+      },
+    );
     req.once('timeout', () => {
       req.destroy();
       resolve({ ready: false, reason: `health check failed: GET ${path} did not answer within ${timeoutMs / 1000} s` });
     });
-    req.once('error', (error: NodeJS.ErrnoException) => resolve({ ready: false, reason: `health check failed: GET ${path}: ${error.code ?? error.message}` }));
+    req.once('error', (error: NodeJS.ErrnoException) =>
+      resolve({ ready: false, reason: `health check failed: GET ${path}: ${error.code ?? error.message}` }),
+    );
     req.end();
   });
 }

@@ -42,7 +42,12 @@ export function taskEnvironmentOf(workload: Pick<WorkloadSpec, 'hostname' | 'por
     { name: 'CONTAINER_HOSTNAME', value: workload.hostname },
   ];
   const ownNames = new Set(own.map((variable) => variable.name));
-  return [...Object.entries(workload.env).filter(([name]) => !ownNames.has(name)).map(([name, value]) => ({ name, value })), ...own];
+  return [
+    ...Object.entries(workload.env)
+      .filter(([name]) => !ownNames.has(name))
+      .map(([name, value]) => ({ name, value })),
+    ...own,
+  ];
 }
 
 export function taskOverridesFor(workload: OverridableWorkload, containerName: string): TaskOverrides {

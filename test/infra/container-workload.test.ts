@@ -124,7 +124,7 @@ describe('ContainerWorkload pulls from the repositories the allow-list names', (
     });
 
     const pull = executionStatements.find((statement) => actionsOf([statement]).includes('ecr:BatchGetImage'));
-    expect((pull?.Resource as unknown[]).map(flatten)).toEqual([
+    expect(((pull?.Resource ?? []) as unknown[]).map(flatten)).toEqual([
       'arn:<AWS::Partition>:ecr:eu-west-1:111122223333:repository/team',
       'arn:<AWS::Partition>:ecr:eu-west-1:111122223333:repository/team/*',
     ]);

@@ -27,8 +27,18 @@ export class FakeZone {
     /** Smaller than Route 53's 300 so tests cross pages. */
     private readonly pageSize = 300,
   ) {
-    this.sets.set(keyOf({ Name: `${zoneName}.`, Type: 'SOA' }), { Name: `${zoneName}.`, Type: 'SOA', TTL: 900, ResourceRecords: [{ Value: 'soa' }] });
-    this.sets.set(keyOf({ Name: `${zoneName}.`, Type: 'NS' }), { Name: `${zoneName}.`, Type: 'NS', TTL: 172800, ResourceRecords: [{ Value: 'ns' }] });
+    this.sets.set(keyOf({ Name: `${zoneName}.`, Type: 'SOA' }), {
+      Name: `${zoneName}.`,
+      Type: 'SOA',
+      TTL: 900,
+      ResourceRecords: [{ Value: 'soa' }],
+    });
+    this.sets.set(keyOf({ Name: `${zoneName}.`, Type: 'NS' }), {
+      Name: `${zoneName}.`,
+      Type: 'NS',
+      TTL: 172800,
+      ResourceRecords: [{ Value: 'ns' }],
+    });
     mock.on(ChangeResourceRecordSetsCommand).callsFake((input) => this.change(input.ChangeBatch.Changes, input.ChangeBatch.Comment));
     mock.on(ListResourceRecordSetsCommand).callsFake((input) => this.list(input));
   }
@@ -42,9 +52,12 @@ export class FakeZone {
       if (Action === 'DELETE') {
         if (!current || JSON.stringify(current) !== JSON.stringify(withDot)) {
           this.refused.push(comment);
-          throw Object.assign(new Error(`Tried to delete resource record set [name='${withDot.Name}', type='${withDot.Type}'] but it was not found`), {
-            name: 'InvalidChangeBatch',
-          });
+          throw Object.assign(
+            new Error(`Tried to delete resource record set [name='${withDot.Name}', type='${withDot.Type}'] but it was not found`),
+            {
+              name: 'InvalidChangeBatch',
+            },
+          );
         }
         next.delete(key);
       } else next.set(key, withDot);
@@ -68,7 +81,11 @@ export class FakeZone {
       IsTruncated: following !== undefined,
       MaxItems: size,
       ...(following
-        ? { NextRecordName: following.Name, NextRecordType: following.Type, ...(following.SetIdentifier ? { NextRecordIdentifier: following.SetIdentifier } : {}) }
+        ? {
+            NextRecordName: following.Name,
+            NextRecordType: following.Type,
+            ...(following.SetIdentifier ? { NextRecordIdentifier: following.SetIdentifier } : {}),
+          }
         : {}),
     };
   }

@@ -97,7 +97,7 @@ async function taskStateChange(
   ],
   desiredStatus = lastStatus === 'STOPPED' ? 'STOPPED' : 'RUNNING',
 ) {
-  const detail: Omit<EcsTaskFields, "overrides"> & EcsTaskNetworkFields & { overrides: object } = {
+  const detail: Omit<EcsTaskFields, 'overrides'> & EcsTaskNetworkFields & { overrides: object } = {
     taskArn,
     startedBy: container.id,
     version,
@@ -106,9 +106,7 @@ async function taskStateChange(
     ...(stopCode ? { stopCode } : {}),
     attachments: [{ type: 'eni', details: [{ name: 'privateIPv4Address', value: ip }] }],
     overrides: {
-      containerOverrides: [
-        { environment },
-      ],
+      containerOverrides: [{ environment }],
     },
   };
   const event: EventBridgeEvent<'ECS Task State Change', typeof detail> = {
@@ -203,7 +201,9 @@ describe('routing records kept by the task state function', () => {
 
     expect(newTask).not.toBe(oldTask);
     expect(route53Calls()).toEqual([records('UPSERT', created, newTask, '10.0.3.19'), records('DELETE', created, oldTask, '10.0.3.19')]);
-    expect(zone.values(`_http._tcp.${created.hostname}.apps.internal`, 'SRV')).toEqual([`0 0 3000 ${taskIdOf(newTask)}.task.apps.internal`]);
+    expect(zone.values(`_http._tcp.${created.hostname}.apps.internal`, 'SRV')).toEqual([
+      `0 0 3000 ${taskIdOf(newTask)}.task.apps.internal`,
+    ]);
     expect(zone.values(`${taskIdOf(newTask)}.task.apps.internal`, 'A')).toEqual(['10.0.3.19']);
     expect(zone.refused).toEqual([]);
   });
@@ -275,7 +275,9 @@ describe('routing records kept by the task state function', () => {
 
     const names = route53Calls().flatMap((input) => input.ChangeBatch!.Changes!.map((change) => change.ResourceRecordSet!.Name!));
     // The attacker's task got its own records, under its own hostname; the victim's records are as they were.
-    expect(zone.values(`_http._tcp.${victim.hostname}.apps.internal`, 'SRV')).toEqual([`0 0 3000 ${taskIdOf(victim.taskArn!)}.task.apps.internal`]);
+    expect(zone.values(`_http._tcp.${victim.hostname}.apps.internal`, 'SRV')).toEqual([
+      `0 0 3000 ${taskIdOf(victim.taskArn!)}.task.apps.internal`,
+    ]);
     expect(await containerStore.get(attacker.id)).toMatchObject({ state: 'running' });
     expect(names.some((name) => name.includes(attacker.hostname))).toBe(true);
     expect(names.filter((name) => name.includes(victim.hostname))).toEqual([]);

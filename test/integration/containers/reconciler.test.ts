@@ -385,7 +385,9 @@ describe('reconciliation of the private zone', () => {
     const first = await reconciler.run();
 
     expect(first).toMatchObject({ staleRoutesWithdrawn: 2, missingRoutesPublished: 1, errors: 0 });
-    expect(zone.values(`_http._tcp.${unrouted.hostname}.apps.internal`, 'SRV')).toEqual([`0 0 3000 ${idOf(unroutedTask)}.task.apps.internal`]);
+    expect(zone.values(`_http._tcp.${unrouted.hostname}.apps.internal`, 'SRV')).toEqual([
+      `0 0 3000 ${idOf(unroutedTask)}.task.apps.internal`,
+    ]);
     expect(zone.values(`${idOf(unroutedTask)}.task.apps.internal`, 'A')).toEqual(['10.0.1.1']);
     expect(zone.values(`_http._tcp.${routed.hostname}.apps.internal`, 'SRV')).toEqual([`0 0 3000 ${idOf(routedTask)}.task.apps.internal`]);
     expect(zone.values('_http._tcp.gone.apps.internal', 'SRV')).toEqual([]);

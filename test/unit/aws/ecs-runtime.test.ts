@@ -299,7 +299,9 @@ describe('EcsRuntime task definitions per (image, port)', () => {
 
 describe('EcsRuntime task roles', () => {
   it('registers task definitions with no task role, so the metadata endpoint hands user code no credentials', async () => {
-    ecsMock.on(DescribeTaskDefinitionCommand).rejects(Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' }));
+    ecsMock
+      .on(DescribeTaskDefinitionCommand)
+      .rejects(Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' }));
     ecsMock.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: 'arn:td:1' } });
 
     await runtime.taskDefinitionFor('ghcr.io/acme/web:1', 8080);

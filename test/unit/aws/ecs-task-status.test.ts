@@ -36,7 +36,9 @@ describe('taskEndpointFromEcs', () => {
   });
 
   it('falls back to the container’s network interface when the attachment has no address yet', () => {
-    expect(taskEndpointFromEcs({ containers: detail.containers, attachments: [{ type: 'eni', details: [] }] })).toEqual({ ip: '10.0.3.17' });
+    expect(taskEndpointFromEcs({ containers: detail.containers, attachments: [{ type: 'eni', details: [] }] })).toEqual({
+      ip: '10.0.3.17',
+    });
   });
 
   it('answers no address before the network is attached', () => {
@@ -82,7 +84,11 @@ describe('taskStatusFromEcs: why a task stopped, in words its owner can act on',
       { stopCode: 'EssentialContainerExited', stoppedReason: 'Essential container in task exited', containers: [{ exitCode: 3 }] },
       { reason: 'exited with code 3', exitCode: 3 },
     ],
-    ['a stop on request', { stopCode: 'UserInitiated', stoppedReason: 'Container stopped through the API' }, { reason: 'stopped on request' }],
+    [
+      'a stop on request',
+      { stopCode: 'UserInitiated', stoppedReason: 'Container stopped through the API' },
+      { reason: 'stopped on request' },
+    ],
     [
       'a task that could not be set up',
       { stopCode: 'TaskFailedToStart', stoppedReason: 'ResourceInitializationError: unable to pull secrets or registry auth: timeout' },

@@ -55,7 +55,12 @@ describe('Route53AppRoutes', () => {
   });
 
   it('lists every published route across pages, including pages cut inside a weighted set, and skips records it did not write', async () => {
-    const published = Array.from({ length: 5 }, (_, n) => ({ ...route, taskId: `${n}`.repeat(32), hostname: n < 3 ? 'web-1' : `web-${n}`, ip: `10.0.0.${n}` }));
+    const published = Array.from({ length: 5 }, (_, n) => ({
+      ...route,
+      taskId: `${n}`.repeat(32),
+      hostname: n < 3 ? 'web-1' : `web-${n}`,
+      ip: `10.0.0.${n}`,
+    }));
     for (const each of published) await routes.publish(each);
 
     const { routes: listed } = await routes.listPublished();

@@ -6,8 +6,9 @@ export const taskStateChangedFunction = {
   id: TASK_STATE_FUNCTION_ID,
   handler: 'functions/containers/task-state-changed.ts',
   // It reads a container and updates its state in place, charging the owner's quota usage in the
-  // same transaction; it never creates or deletes an item, and reads no user.
-  permissions: { table: { update: ['container', 'quotaUsage'] } } satisfies RoutePermissions as RoutePermissions,
+  // same transaction, and notes and forgets what it published per task (ROUTE#<task id>); it
+  // creates or deletes no other item, and reads no user.
+  permissions: { table: { update: ['container', 'quotaUsage'], write: ['appRoute'] } } satisfies RoutePermissions as RoutePermissions,
 } as const;
 
 /**
@@ -22,7 +23,12 @@ export const reconcileFunction = {
   // Containers by id and through both indexes (every container, and one owner's when it recounts
   // a user's quota use); it settles containers and corrects quota use in the usage attributes only.
   permissions: {
-    table: { read: ['containersOfOwner', 'allContainers'], update: ['container', 'quotaUsage', 'reconcileCheckpoint'] },
+    table: {
+      read: ['containersOfOwner', 'allContainers'],
+      update: ['container', 'quotaUsage', 'reconcileCheckpoint'],
+      // Repairs the private zone: forgets the note of a task route it withdraws.
+      write: ['appRoute'],
+    },
     ecs: ['list', 'describe', 'stop'],
   } satisfies RoutePermissions as RoutePermissions,
   /** A run stops walking 15 s before this (functions/containers/reconcile.ts). */

@@ -55,7 +55,13 @@ const settingsSchema = z
     manageApiGatewayAccount: flag.default(true),
     /** An address subscribed to the alarm topic; the subscription waits for its confirmation. */
     alarmEmail: z.email().optional(),
-    containerImage: z.string().min(1).default('public.ecr.aws/nginx/nginx:stable-alpine'),
+    /** The image a container runs when its owner names none; it must answer on the default port 8080 (docs/containers.md). */
+    containerImage: z.string().min(1).default('public.ecr.aws/nginx/nginx-unprivileged:stable-alpine'),
+    /**
+     * Whether registered task definitions carry a task role (a role with no permissions of its own).
+     * Off by default: without one, the task metadata endpoint hands user code no credentials.
+     */
+    workloadTaskRole: flag.default(false),
     /** Registry prefixes a container's image must start with (ALLOWED_IMAGE_PREFIXES); empty allows any. */
     allowedImagePrefixes: list.optional(),
     /** Days the workload log group keeps container output; one of the values CloudWatch Logs accepts. */

@@ -70,6 +70,8 @@ export class ContainerHostingStack extends Stack {
     const workload = new ContainerWorkload(this, 'Containers', {
       image: settings.containerImage,
       taskFamily: settings.taskFamily,
+      taskRole: settings.workloadTaskRole,
+      allowedImagePrefixes: settings.allowedImagePrefixes ?? [],
       natGateways: settings.natGateways,
       cpuArchitecture: settings.containerCpuArchitecture,
       logRetentionDays: settings.containerLogRetentionDays as logs.RetentionDays,
@@ -204,13 +206,14 @@ export class ContainerHostingStack extends Stack {
       bundles,
       tableName: store.table.tableName,
       timeout: Duration.seconds(reconcileFunction.timeoutSeconds),
-      environment: environmentFor(reconcileFunction.permissions),
+      environment: { ...environmentFor(reconcileFunction.permissions), ...routing?.functionEnvironment },
       description: 'Reconciles ECS tasks with the container records',
       tracing: settings.tracing,
       logLevel: settings.logLevel,
       logGroup: this.functionLogs,
     });
     grantRoutePermissions(reconcile.role, reconcileFunction.permissions, permissionTargets);
+    routing?.grantRecordRepairs(reconcile.role);
     new ReconcileSchedule(this, 'Reconciliation', { every: Duration.minutes(settings.reconcileMinutes), handler: reconcile.function });
     this.functions.set(reconcileFunction.id, reconcile);
 

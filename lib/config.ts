@@ -139,7 +139,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** The CPU architecture registered task definitions ask Fargate for (CDK context `containerCpuArchitecture`). */
     ECS_CPU_ARCHITECTURE: read.oneOf('ECS_CPU_ARCHITECTURE', ['X86_64', 'ARM64'], 'X86_64'),
     /** The image a container runs when its owner names none (CDK context `containerImage`). */
-    CONTAINER_IMAGE: read.text('CONTAINER_IMAGE', 'public.ecr.aws/nginx/nginx:stable-alpine', { minLength: 1, maxLength: 255 }),
+    CONTAINER_IMAGE: read.text('CONTAINER_IMAGE', 'public.ecr.aws/nginx/nginx-unprivileged:stable-alpine', {
+      minLength: 1,
+      maxLength: 255,
+    }),
     /** Registry prefixes a container's image must start with (context `allowedImagePrefixes`); empty allows any. */
     ALLOWED_IMAGE_PREFIXES: read.list('ALLOWED_IMAGE_PREFIXES'),
     /**
@@ -153,6 +156,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** The private Route 53 zone (id and name) where the task state function keeps each running container's records (AWS routing). */
     APPS_DNS_ZONE_ID: read.optionalText('APPS_DNS_ZONE_ID'),
     APPS_DNS_ZONE_NAME: read.optionalText('APPS_DNS_ZONE_NAME'),
+    /**
+     * Set where the task state function runs in the workload VPC (routing on): a RUNNING task is
+     * applied, and its route published, only once a probe of its address answers
+     * (docs/containers.md, "Readiness on AWS").
+     */
+    TASK_READINESS_PROBE: read.flag('TASK_READINESS_PROBE'),
     /** `https` behind the load balancer on AWS; `http` on the local stack. */
     APPS_URL_SCHEME: read.oneOf('APPS_URL_SCHEME', ['http', 'https'], 'https'),
     /** The local runtime's container process; `{hostname}` and `{port}` are substituted. */

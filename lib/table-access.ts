@@ -24,7 +24,9 @@ export type ItemFamily =
   | 'authorizationCode'
   | 'grant'
   /** The reconciler's one checkpoint item. */
-  | 'reconcileCheckpoint';
+  | 'reconcileCheckpoint'
+  /** `ROUTE#<task id>`: the routing records published for a task, until they are withdrawn. */
+  | 'appRoute';
 
 /**
  * Families whose grant names the attributes too (`dynamodb:Attributes`), because they share a

@@ -1,13 +1,14 @@
 import middy from '@middy/core';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { containerRuntime } from '#wiring/container-runtime';
+import { config } from '../../lib/config.js';
 import type { ReconcileReport } from '../../lib/containers/reconciler.js';
 import { log, withInvocationLog } from '../../lib/log.js';
 import { METRIC } from '../../lib/observability/metric-names.js';
 import { countEvent } from '../../lib/observability/metrics.js';
 import { reconcilerWith } from '../../lib/wiring/reconciler.js';
 
-const reconciler = reconcilerWith(containerRuntime);
+const reconciler = reconcilerWith(containerRuntime, config);
 const RESERVE_MS = 15_000;
 
 /**
@@ -23,7 +24,13 @@ const reconcile = middy<ScheduledEvent, ReconcileReport>().handler(async (event,
   log.info('Reconciliation run', { eventId: event.id, durationMs: Date.now() - startedAt, ...report });
   // Every change the run made is drift the rest of the service did not catch (README, "Alarms").
   const corrections =
-    report.orphanTasksStopped + report.supersededTasksStopped + report.containersFailed + report.containersStopped + report.usageCorrected;
+    report.orphanTasksStopped +
+    report.supersededTasksStopped +
+    report.containersFailed +
+    report.containersStopped +
+    report.usageCorrected +
+    report.staleRoutesWithdrawn +
+    report.missingRoutesPublished;
   countEvent(METRIC.reconcilerCorrections, {}, corrections);
   countEvent(METRIC.containersFailed, {}, report.containersFailed);
   return report;

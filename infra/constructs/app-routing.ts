@@ -147,8 +147,14 @@ export class AppRouting extends Construct {
       'The environment holds the proxy configuration (the Caddyfile, the apps domain and the private zone name), no secret.',
     );
 
+    // A cluster of its own: the workload cluster holds only tasks the service started for containers,
+    // which the reconciler compares with the table (lib/containers/reconciler.ts, issue 17).
+    const proxyCluster = new ecs.Cluster(this, 'ProxyCluster', {
+      vpc: props.cluster.vpc,
+      containerInsightsV2: ecs.ContainerInsights.ENABLED,
+    });
     this.proxyService = new ecs.FargateService(this, 'ProxyService', {
-      cluster: props.cluster,
+      cluster: proxyCluster,
       taskDefinition,
       desiredCount: 2,
       minHealthyPercent: 100,
@@ -207,6 +213,14 @@ export class AppRouting extends Construct {
   }
 
   /** What the task state function needs to keep the zone's records. */
+  /** The reconciler's: change the records, and list the zone to compare it with the containers. */
+  grantRecordRepairs(role: iam.IRole): void {
+    this.grantRecordChanges(role);
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['route53:ListResourceRecordSets'], resources: [this.zone.hostedZoneArn] }),
+    );
+  }
+
   get functionEnvironment(): Record<string, string> {
     return { APPS_DNS_ZONE_ID: this.zone.hostedZoneId, APPS_DNS_ZONE_NAME: this.zone.zoneName };
   }

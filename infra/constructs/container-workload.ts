@@ -5,7 +5,7 @@ import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { acknowledgeNagRule } from '../nag.js';
+import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
 import type { WorkloadAccess } from './route-permissions.js';
 
 /** The container every workload task runs; RunTask overrides address it by this name. */
@@ -25,6 +25,10 @@ export interface ContainerWorkloadProps {
   natGateways: number;
   /** Runs tasks in this VPC instead of creating one; given without lookups so synth stays offline. */
   existingNetwork?: ExistingNetwork;
+  /** Give registered task definitions a task role (context `workloadTaskRole`); default none, so tasks get no credentials. */
+  taskRole?: boolean;
+  /** The allow-list of image prefixes (context `allowedImagePrefixes`): the account's ECR repositories it names may be pulled. */
+  allowedImagePrefixes?: readonly string[];
   /** How long the workload log group keeps container output (context `containerLogRetentionDays`); default 7. */
   logRetentionDays?: logs.RetentionDays;
   /** The CPU architecture users' images run on (context `containerCpuArchitecture`); default X86_64. */
@@ -43,7 +47,8 @@ export class ContainerWorkload extends Construct {
   readonly vpc: ec2.IVpc;
   readonly cluster: ecs.Cluster;
   readonly taskDefinition: ecs.FargateTaskDefinition;
-  readonly taskRole: iam.Role;
+  /** Only when the deployment opts in (`workloadTaskRole`). */
+  readonly taskRole: iam.Role | undefined;
   readonly executionRole: iam.Role;
   readonly securityGroup: ec2.SecurityGroup;
   readonly taskSubnetIds: string[];
@@ -68,14 +73,18 @@ export class ContainerWorkload extends Construct {
     });
 
     const stack = Stack.of(this);
-    this.taskRole = new iam.Role(this, 'TaskRole', {
-      description: 'Role of workload tasks; user containers get no AWS permissions',
-      // Confused-deputy guard recommended for ECS task roles.
-      assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com').withConditions({
-        ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'ecs', resource: '*' }) },
-        StringEquals: { 'aws:SourceAccount': stack.account },
-      }),
-    });
+    // A task role, however empty, makes the task metadata endpoint hand its container credentials;
+    // user code gets none unless the deployment opts in.
+    this.taskRole = props.taskRole
+      ? new iam.Role(this, 'TaskRole', {
+          description: 'Role of workload tasks; user containers get no AWS permissions',
+          // Confused-deputy guard recommended for ECS task roles.
+          assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com').withConditions({
+            ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'ecs', resource: '*' }) },
+            StringEquals: { 'aws:SourceAccount': stack.account },
+          }),
+        })
+      : undefined;
     this.executionRole = new iam.Role(this, 'ExecutionRole', {
       description: 'Lets ECS pull the workload image and write workload task logs',
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
@@ -86,7 +95,7 @@ export class ContainerWorkload extends Construct {
       // The smallest Fargate size; RunTask overrides CPU, memory and ephemeral storage per container.
       cpu: 256,
       memoryLimitMiB: 512,
-      taskRole: this.taskRole,
+      ...(this.taskRole ? { taskRole: this.taskRole } : {}),
       executionRole: this.executionRole,
       runtimePlatform: {
         cpuArchitecture: ecs.CpuArchitecture.of(props.cpuArchitecture ?? 'X86_64'),
@@ -94,6 +103,11 @@ export class ContainerWorkload extends Construct {
       },
     });
     this.cpuArchitecture = props.cpuArchitecture ?? 'X86_64';
+    if (!this.taskRole) {
+      // FargateTaskDefinition makes a task role when given none; this one has none at all.
+      (this.taskDefinition.node.defaultChild as ecs.CfnTaskDefinition).addPropertyDeletionOverride('TaskRoleArn');
+      this.taskDefinition.node.tryRemoveChild('TaskRole');
+    }
     this.logGroup = new logs.LogGroup(this, 'TaskLogs', { retention: props.logRetentionDays ?? logs.RetentionDays.ONE_WEEK });
     this.taskDefinition.addContainer(WORKLOAD_CONTAINER_NAME, {
       containerName: WORKLOAD_CONTAINER_NAME,
@@ -103,6 +117,7 @@ export class ContainerWorkload extends Construct {
     });
     // Task definitions the functions register (one per image and port) log to the same group.
     this.logGroup.grantWrite(this.executionRole);
+    grantPullFromAllowedRepositories(this, this.executionRole, props.allowedImagePrefixes ?? []);
   }
 
   /** What a function needs to be granted run, stop and describe on this workload. */
@@ -111,7 +126,7 @@ export class ContainerWorkload extends Construct {
       clusterArn: this.cluster.clusterArn,
       clusterName: this.cluster.clusterName,
       taskDefinitionFamily: this.taskDefinition.family,
-      taskRole: this.taskRole,
+      ...(this.taskRole ? { taskRole: this.taskRole } : {}),
       executionRole: this.executionRole,
       logGroupArn: this.logGroup.logGroupArn,
     };
@@ -128,7 +143,7 @@ export class ContainerWorkload extends Construct {
       ECS_SECURITY_GROUP_IDS: this.securityGroup.securityGroupId,
       ECS_ASSIGN_PUBLIC_IP: 'false',
       ECS_TASK_FAMILY: this.taskDefinition.family,
-      ECS_TASK_ROLE_ARN: this.taskRole.roleArn,
+      ...(this.taskRole ? { ECS_TASK_ROLE_ARN: this.taskRole.roleArn } : {}),
       ECS_EXECUTION_ROLE_ARN: this.executionRole.roleArn,
       ECS_LOG_GROUP: this.logGroup.logGroupName,
       ECS_LOG_STREAM_PREFIX: WORKLOAD_LOG_STREAM_PREFIX,
@@ -187,6 +202,50 @@ function containerImageFor(scope: Construct, image: string, executionRole: iam.R
     'ecr:GetAuthorizationToken has no resource-level permissions (IAM service authorization reference), so its resource must be "*"; the image pull actions themselves are limited to the one workload repository.',
   );
   return ecs.ContainerImage.fromEcrRepository(repository, privateImage.tagOrDigest);
+}
+
+/**
+ * Lets the execution role pull from this account's private ECR repositories that the allow-list
+ * names: a prefix `<account>.dkr.ecr.<region>.amazonaws.com/<path>` admits the repository
+ * `<path>` and those under `<path>/`; a bare registry host admits every repository of that
+ * registry. Prefixes of other registries or accounts grant nothing (public images need no grant).
+ */
+function grantPullFromAllowedRepositories(scope: Construct, executionRole: iam.Role, prefixes: readonly string[]): void {
+  const stack = Stack.of(scope);
+  const resources = prefixes.flatMap((prefix) => {
+    const match =
+      /^(?<account>\d{12})\.dkr\.ecr(?:-fips)?\.(?<region>[a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com(?:\.cn)?(?:\/(?<path>[a-z0-9._/-]*[a-z0-9]))?\/?$/.exec(
+        prefix,
+      )?.groups;
+    if (!match?.account || !match.region) return [];
+    const arnOf = (resourceName: string) =>
+      stack.formatArn({
+        service: 'ecr',
+        account: match.account,
+        region: match.region,
+        resource: 'repository',
+        resourceName,
+        arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+      });
+    return match.path ? [arnOf(match.path), arnOf(`${match.path}/*`)] : [arnOf('*')];
+  });
+  if (resources.length === 0) return;
+  executionRole.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'], resources }),
+  );
+  executionRole.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }));
+  for (const wildcard of resources.filter((arn) => arn.endsWith('*'))) {
+    acknowledgeWildcardResource(
+      executionRole,
+      wildcard,
+      'The allow-list (context allowedImagePrefixes) admits every repository under this path of this account, so the execution role may pull from each of them; pull is read-only.',
+    );
+  }
+  acknowledgeNagRule(
+    executionRole,
+    'AwsSolutions-IAM5[Resource::*]',
+    'ecr:GetAuthorizationToken has no resource-level permissions (IAM service authorization reference); the pull actions are limited to the repositories the allow-list names (a trailing /* covers repositories under a named path).',
+  );
 }
 
 function createVpc(scope: Construct, natGateways: number): ec2.Vpc {

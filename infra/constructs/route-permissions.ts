@@ -16,7 +16,8 @@ export interface WorkloadAccess {
   clusterArn: string;
   clusterName: string;
   taskDefinitionFamily: string;
-  taskRole: iam.IRole;
+  /** Only when the deployment gives tasks a role (`workloadTaskRole`). */
+  taskRole?: iam.IRole;
   executionRole: iam.IRole;
   /** The log group workload tasks write to (awslogs); the logs route reads it. */
   logGroupArn?: string;
@@ -52,9 +53,13 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
   if (permissions.logs) {
     const logGroupArn = targets.workload?.logGroupArn;
     if (!logGroupArn) throw new Error('A route asks to read container logs but the stack has no workload log group');
-    // The workload log group only; its ARN ends in `:*`, which covers its streams (GetLogEvents reads one stream).
+    // The workload log group only; its ARN ends in `:*`, which covers its streams (GetLogEvents reads one stream;
+    // DescribeLogStreams tells which of a container's streams exist, lib/aws/cloudwatch-logs.ts).
     role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['logs:FilterLogEvents', 'logs:GetLogEvents'], resources: [logGroupArn] }),
+      new iam.PolicyStatement({
+        actions: ['logs:FilterLogEvents', 'logs:GetLogEvents', 'logs:DescribeLogStreams'],
+        resources: [logGroupArn],
+      }),
     );
     acknowledgeWildcardResource(
       role,
@@ -112,7 +117,7 @@ function grantWorkloadActions(
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         actions: ['iam:PassRole'],
-        resources: [workload.taskRole.roleArn, workload.executionRole.roleArn],
+        resources: [...(workload.taskRole ? [workload.taskRole.roleArn] : []), workload.executionRole.roleArn],
         conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
       }),
     );

@@ -1,10 +1,13 @@
 import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { acknowledgeNagRule } from '../nag.js';
+
+/** The task state function's reserved concurrency. */
+export const TASK_STATE_CONCURRENCY = 10;
 
 export interface TaskStateEventsProps {
   clusterArn: string;
@@ -43,7 +46,17 @@ export class TaskStateEvents extends Construct {
     });
   }
 
+  /**
+   * Delivers the events to the function, whose concurrency is capped: each invocation makes at
+   * most one Route 53 change, so 10 at once stay within Route 53's per-account rate (5 changes
+   * a second historically, 10 now) with the API's own calls beside them. EventBridge invokes
+   * asynchronously, and Lambda keeps a throttled asynchronous event and retries it for up to 6
+   * hours (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html),
+   * so a burst waits instead of failing (docs/containers.md, "Routing").
+   */
   deliverTo(handler: lambda.IFunction): void {
+    const cfnFunction = handler.node.defaultChild;
+    if (cfnFunction instanceof lambda.CfnFunction) cfnFunction.reservedConcurrentExecutions = TASK_STATE_CONCURRENCY;
     this.rule.addTarget(
       new targets.LambdaFunction(handler, {
         deadLetterQueue: this.deadLetterQueue,

@@ -1,8 +1,10 @@
 import {
   CloudWatchLogsClient,
+  DescribeLogStreamsCommand,
   FilterLogEventsCommand,
   GetLogEventsCommand,
   type FilterLogEventsCommandOutput,
+  type GetLogEventsCommandOutput,
   type FilteredLogEvent,
   type OutputLogEvent,
 } from '@aws-sdk/client-cloudwatch-logs';
@@ -22,11 +24,17 @@ export interface CloudWatchLogsSettings {
 
 /** FilterLogEvents pages may be partly full or empty while more follow; a read follows at most this many. */
 const MAX_FILTER_PAGES = 10;
+/** GetLogEvents pages read backwards from a stream's end per tail, at most. */
+const MAX_TAIL_PAGES = 10;
 
-/** Where the next page starts: after the event `id` of time `t` (ms). */
+/**
+ * Where the next page starts: after the event `id` of time `t` (ms); or, when a read stopped
+ * on pages that held nothing yet, at FilterLogEvents' own `token` for the same query.
+ */
 interface Position {
   t: number;
   id: string;
+  token?: string;
 }
 
 const encodeCursor = (position: Position): string => Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
@@ -34,7 +42,9 @@ const encodeCursor = (position: Position): string => Buffer.from(JSON.stringify(
 function decodeCursor(cursor: string): Position {
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<Position>;
-    if (Number.isSafeInteger(value.t) && typeof value.id === 'string' && value.id.length > 0) return value as Position;
+    const tokenOk = value.token === undefined || (typeof value.token === 'string' && value.token.length > 0);
+    if (Number.isSafeInteger(value.t) && typeof value.id === 'string' && (value.id.length > 0 || value.token) && tokenOk)
+      return value as Position;
   } catch {
     // Answered below.
   }
@@ -84,17 +94,55 @@ export class CloudWatchContainerLogs implements ContainerLogs {
     return pages.flat();
   }
 
+  /**
+   * A stream's last `limit` events, oldest first. One GetLogEvents page may be short or empty
+   * while older events exist, so pages are followed by `nextBackwardToken` until there are
+   * enough or the token comes back as it was sent, which marks the stream's start
+   * (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_GetLogEvents.html).
+   */
   private async lastEventsOf(logStreamName: string, limit: number): Promise<OutputLogEvent[]> {
-    try {
-      const output = await this.client.send(
-        new GetLogEventsCommand({ logGroupName: this.settings.logGroupName, logStreamName, startFromHead: false, limit }),
-      );
-      return output.events ?? [];
-    } catch (error) {
-      // A task that wrote nothing has no stream; one older than the retention has none left.
-      if (error instanceof Error && error.name === 'ResourceNotFoundException') return [];
-      throw error;
+    let events: OutputLogEvent[] = [];
+    let token: string | undefined;
+    for (let page = 0; page < MAX_TAIL_PAGES && events.length < limit; page += 1) {
+      let output: GetLogEventsCommandOutput;
+      try {
+        output = await this.client.send(
+          new GetLogEventsCommand({
+            logGroupName: this.settings.logGroupName,
+            logStreamName,
+            startFromHead: false,
+            limit: limit - events.length,
+            ...(token ? { nextToken: token } : {}),
+          }),
+        );
+      } catch (error) {
+        // A task that wrote nothing has no stream; one older than the retention has none left.
+        if (error instanceof Error && error.name === 'ResourceNotFoundException') return events;
+        throw error;
+      }
+      events = [...(output.events ?? []), ...events];
+      if (!output.nextBackwardToken || output.nextBackwardToken === token) break;
+      token = output.nextBackwardToken;
     }
+    return events.slice(-limit);
+  }
+
+  /**
+   * Which of these streams exist. FilterLogEvents fails with ResourceNotFoundException when a
+   * named stream does not (a task that never wrote a line has none), so a read over several
+   * asks DescribeLogStreams by each name as a prefix, and reads only those that exist
+   * (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_FilterLogEvents.html,
+   * https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_DescribeLogStreams.html).
+   */
+  private async existingStreams(logStreamNames: string[]): Promise<string[]> {
+    const found: string[] = [];
+    for (const name of logStreamNames) {
+      const output = await this.client.send(
+        new DescribeLogStreamsCommand({ logGroupName: this.settings.logGroupName, logStreamNamePrefix: name, limit: 1 }),
+      );
+      if (output.logStreams?.some((stream) => stream.logStreamName === name)) found.push(name);
+    }
+    return found;
   }
 
   /**
@@ -105,11 +153,12 @@ export class CloudWatchContainerLogs implements ContainerLogs {
    * One event more than asked tells whether a next page exists.
    */
   private async readForward(query: LogQuery, from: Position): Promise<LogPage> {
-    const logStreamNames = query.taskIds.map((taskArn) => this.streamNameOf(taskArn));
+    let logStreamNames = query.taskIds.map((taskArn) => this.streamNameOf(taskArn));
     const events: FilteredLogEvent[] = [];
     let skipping = from.id !== '';
-    let nextToken: string | undefined;
-    for (let page = 0; page < MAX_FILTER_PAGES; page += 1) {
+    let nextToken = from.token;
+    let checkedStreams = false;
+    for (let page = 0; page < MAX_FILTER_PAGES && logStreamNames.length > 0; page += 1) {
       let output: FilterLogEventsCommandOutput;
       try {
         output = await this.client.send(
@@ -122,9 +171,13 @@ export class CloudWatchContainerLogs implements ContainerLogs {
           }),
         );
       } catch (error) {
-        // None of the streams exists (yet, or any more).
-        if (error instanceof Error && error.name === 'ResourceNotFoundException') break;
-        throw error;
+        if (!(error instanceof Error && error.name === 'ResourceNotFoundException') || checkedStreams) throw error;
+        // A named stream does not exist: read the ones that do, from the start of this query.
+        checkedStreams = true;
+        logStreamNames = await this.existingStreams(logStreamNames);
+        nextToken = undefined;
+        page -= 1;
+        continue;
       }
       for (const event of output.events ?? []) {
         if (skipping) {
@@ -143,12 +196,11 @@ export class CloudWatchContainerLogs implements ContainerLogs {
     const answered = events.slice(0, query.limit);
     const last = answered.at(-1);
     const more = events.length > query.limit || nextToken !== undefined;
-    return {
-      lines: answered.map(lineOf),
-      ...(more && last?.eventId && last.timestamp !== undefined
-        ? { nextCursor: encodeCursor({ t: last.timestamp, id: last.eventId }) }
-        : {}),
-    };
+    let nextCursor: string | undefined;
+    if (more && last?.eventId && last.timestamp !== undefined) nextCursor = encodeCursor({ t: last.timestamp, id: last.eventId });
+    // Pages that held nothing yet, with more to come: go on from FilterLogEvents' own token.
+    else if (more && !last && nextToken) nextCursor = encodeCursor({ t: from.t, id: from.id, token: nextToken });
+    return { lines: answered.map(lineOf), ...(nextCursor ? { nextCursor } : {}) };
   }
 }
 

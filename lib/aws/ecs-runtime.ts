@@ -22,7 +22,7 @@ import {
   type TaskStatus,
 } from '../containers/runtime.js';
 import { taskOverridesFor } from '../containers/task-overrides.js';
-import { taskStatusFromEcs } from './ecs-task-status.js';
+import { taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
 
 export { taskStatusFromEcs, type EcsTaskFields } from './ecs-task-status.js';
 
@@ -43,7 +43,8 @@ export interface EcsRuntimeSettings {
 export interface WorkloadTaskDefinitionSettings {
   /** Families are `<prefix>-<hash of image and port>`. */
   familyPrefix: string;
-  taskRoleArn: string;
+  /** Set only where the deployment opts in (`workloadTaskRole`): without it the task metadata endpoint hands the container no credentials. */
+  taskRoleArn?: string;
   executionRoleArn: string;
   logGroupName: string;
   /** awslogs-stream-prefix: a task's stream is `<prefix>/<container name>/<task id>`. */
@@ -139,7 +140,7 @@ export class EcsRuntime implements ReconcilableRuntime {
       // The smallest Fargate size; RunTask overrides CPU, memory and ephemeral storage per container.
       cpu: '256',
       memory: '512',
-      taskRoleArn: settings.taskRoleArn,
+      ...(settings.taskRoleArn ? { taskRoleArn: settings.taskRoleArn } : {}),
       executionRoleArn: settings.executionRoleArn,
       ...(settings.cpuArchitecture
         ? { runtimePlatform: { cpuArchitecture: settings.cpuArchitecture, operatingSystemFamily: 'LINUX' } }
@@ -192,6 +193,18 @@ export class EcsRuntime implements ReconcilableRuntime {
     };
   }
 
+  /**
+   * Whether a task runs one of the task definitions this service registers for containers. With
+   * startedBy (a container id, checked by taskStatusFromEcs) it tells our tasks from any other in
+   * the cluster: an ECS service's tasks carry startedBy `ecs-svc/…` and group `service:<name>`
+   * (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_Task.html), and may run
+   * any family. A task described without its definition is judged by startedBy alone.
+   */
+  private isOwnFamily(taskDefinitionArn: string | undefined): boolean {
+    if (!taskDefinitionArn) return true;
+    return familyOfTaskDefinition(taskDefinitionArn)?.startsWith(`${this.settings.taskDefinitions.familyPrefix}-`) ?? false;
+  }
+
   async stopTask(taskArn: string, reason: string): Promise<void> {
     try {
       await this.client.send(new StopTaskCommand({ cluster: this.settings.clusterArn, task: taskArn, reason }));
@@ -236,15 +249,20 @@ export class EcsRuntime implements ReconcilableRuntime {
     return (output.tasks ?? [])
       .filter((task) => task.taskArn)
       .map((task) => {
-        const status = taskStatusFromEcs(task);
+        const status = this.isOwnFamily(task.taskDefinitionArn) ? taskStatusFromEcs(task) : undefined;
+        const { ip } = taskEndpointFromEcs(task);
         return {
           taskArn: task.taskArn!,
+          ...(ip ? { address: ip } : {}),
           ...(task.createdAt ? { createdAt: task.createdAt.toISOString() } : {}),
           ...(status ? { status } : {}),
         };
       });
   }
 }
+
+/** The family of `arn:aws:ecs:<region>:<account>:task-definition/<family>:<revision>`. */
+export const familyOfTaskDefinition = (arn: string): string | undefined => /:task-definition\/([A-Za-z0-9_-]+):\d+$/.exec(arn)?.[1];
 
 /** Whether a registered revision is the one this deployment would register now (roles, logs, image, port). */
 function sameDefinition(existing: TaskDefinition, wanted: RegisterTaskDefinitionCommandInput): boolean {
@@ -253,7 +271,7 @@ function sameDefinition(existing: TaskDefinition, wanted: RegisterTaskDefinition
   if (!container || existing.containerDefinitions?.length !== 1) return false;
   const options = container.logConfiguration?.options ?? {};
   return (
-    existing.taskRoleArn === wanted.taskRoleArn &&
+    (existing.taskRoleArn ?? undefined) === wanted.taskRoleArn &&
     existing.executionRoleArn === wanted.executionRoleArn &&
     container.name === wantedContainer.name &&
     container.image === wantedContainer.image &&

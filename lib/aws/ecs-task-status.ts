@@ -18,6 +18,9 @@ export interface EcsTaskFields {
   stopCode?: string;
   stoppedReason?: string;
   taskDefinitionArn?: string;
+  /** The task's containers (ours hold one): exit code, the runtime's reason, the memory limit. */
+  containers?: Array<{ exitCode?: number; reason?: string; memory?: string | number; name?: string }>;
+  overrides?: { containerOverrides?: Array<{ memory?: number }> };
 }
 
 /** A task as the domain sees it; undefined for tasks not started for a container (startedBy is not a container id). */
@@ -25,6 +28,8 @@ export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
   if (!task.taskArn || !task.startedBy || !isUuid(task.startedBy)) return undefined;
   if (typeof task.version !== 'number' || !task.lastStatus) return undefined;
   const startedAt = task.startedAt instanceof Date ? task.startedAt.toISOString() : task.startedAt;
+  const exitCode = task.containers?.find((container) => typeof container.exitCode === 'number')?.exitCode;
+  const reason = reasonOf(task);
   return {
     taskArn: task.taskArn,
     containerId: task.startedBy,
@@ -35,21 +40,67 @@ export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
     ...(task.stopCode ? { stopCode: task.stopCode } : {}),
     ...(task.stoppedReason ? { stoppedReason: task.stoppedReason } : {}),
     ...(task.taskDefinitionArn ? { taskDefinitionArn: task.taskDefinitionArn } : {}),
+    ...(exitCode !== undefined ? { exitCode } : {}),
+    ...(reason ? { reason } : {}),
   };
+}
+
+const MAX_REASON_LENGTH = 300;
+const clip = (text: string): string => (text.length > MAX_REASON_LENGTH ? `${text.slice(0, MAX_REASON_LENGTH - 1)}…` : text);
+/** ECS's error words `Name: detail` → the detail. */
+const detailOf = (text: string): string => text.replace(/^[A-Za-z]+Error:?\s*/, '').trim();
+const withDetail = (words: string, text: string): string => clip(detailOf(text) ? `${words}: ${detailOf(text)}` : words);
+
+/**
+ * Why a stopped task stopped, in words its owner can act on (it becomes `state_reason`). ECS says
+ * it in `stopCode`, `stoppedReason` and each container's `reason` and `exitCode`: e.g.
+ * `CannotPullContainerError: …`, `ResourceInitializationError: …`, `Essential container in task
+ * exited`, `OutOfMemoryError: Container killed due to memory usage`
+ * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/stopped-task-errors.html,
+ * https://docs.aws.amazon.com/AmazonECS/latest/developerguide/out-of-memory.html,
+ * https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_Task.html `stopCode`).
+ * Undefined for a task that is not stopping.
+ */
+export function reasonOf(task: EcsTaskFields): string | undefined {
+  if (task.lastStatus !== 'STOPPED' && task.desiredStatus !== 'STOPPED') return undefined;
+  const container = task.containers?.[0];
+  const stopped = task.stoppedReason ?? '';
+  const containerReason = container?.reason ?? '';
+  const said = `${containerReason}\n${stopped}`;
+  if (/OutOfMemoryError/i.test(said)) {
+    const limit = task.overrides?.containerOverrides?.[0]?.memory ?? Number(container?.memory);
+    return Number.isFinite(limit) && limit ? `out of memory (limit ${limit} MB)` : 'out of memory';
+  }
+  const pull = [containerReason, stopped].find((text) => /CannotPullContainer/i.test(text));
+  if (pull) return withDetail('image pull failed', pull);
+  const start = [containerReason, stopped].find((text) => /CannotStartContainer|CannotCreateContainer/i.test(text));
+  if (start) return withDetail('container could not start', start);
+  if (/ResourceInitializationError/i.test(stopped)) return withDetail('task could not be set up', stopped);
+  if (task.stopCode === 'UserInitiated') return 'stopped on request';
+  if (typeof container?.exitCode === 'number') {
+    return container.exitCode === 137
+      ? 'killed (exit code 137: out of memory, or did not stop within 30 s)'
+      : `exited with code ${container.exitCode}`;
+  }
+  if (task.stopCode === 'SpotInterruption' || task.stopCode === 'TerminationNotice' || task.stopCode === 'ServiceSchedulerInitiated') {
+    return 'stopped by the platform (its host was retired); start it again';
+  }
+  if (task.stopCode === 'TaskFailedToStart') return clip(`failed to start${stopped ? `: ${stopped}` : ''}`);
+  return stopped ? clip(stopped) : undefined;
 }
 
 /** The parts of an "ECS Task State Change" event's detail that say where the task answers. */
 export interface EcsTaskNetworkFields {
   attachments?: Array<{ type?: string; details?: Array<{ name?: string; value?: string }> }>;
   containers?: Array<{ networkInterfaces?: Array<{ privateIpv4Address?: string }> }>;
-  overrides?: { containerOverrides?: Array<{ environment?: Array<{ name?: string; value?: string }> }> };
 }
 
 /**
- * Where a task answers, from its state change event: the private IPv4 address of its elastic
- * network interface (attachment details `privateIPv4Address`, or the container's
- * `networkInterfaces[].privateIpv4Address`), and the hostname and port the service gave it in
- * its container override (`CONTAINER_HOSTNAME`, `PORT`). The event carries the task as
+ * Where a task answers, from its state change event or DescribeTasks: the private IPv4 address
+ * of its elastic network interface (attachment details `privateIPv4Address`, or the container's
+ * `networkInterfaces[].privateIpv4Address`), which ECS sets. The hostname and port are never
+ * read from the event: its override environment holds whatever the user put in `env`, so they
+ * come from the stored container (lib/containers/app-routes.ts). The event carries the task as
  * DescribeTasks does (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/ecs_task_events.html).
  */
 export function taskEndpointFromEcs(task: EcsTaskNetworkFields): TaskEndpoint {
@@ -60,14 +111,6 @@ export function taskEndpointFromEcs(task: EcsTaskNetworkFields): TaskEndpoint {
   const fromContainer = task.containers
     ?.flatMap((container) => container.networkInterfaces ?? [])
     .find((eni) => eni.privateIpv4Address)?.privateIpv4Address;
-  const environment = task.overrides?.containerOverrides?.flatMap((override) => override.environment ?? []) ?? [];
-  const variable = (name: string) => environment.find((entry) => entry.name === name)?.value;
-  const port = Number(variable('PORT'));
   const ip = fromAttachment ?? fromContainer;
-  const hostname = variable('CONTAINER_HOSTNAME');
-  return {
-    ...(ip && /^\d{1,3}(\.\d{1,3}){3}$/.test(ip) ? { ip } : {}),
-    ...(hostname ? { hostname } : {}),
-    ...(Number.isInteger(port) && port >= 1 && port <= 65_535 ? { port } : {}),
-  };
+  return ip && /^\d{1,3}(\.\d{1,3}){3}$/.test(ip) ? { ip } : {};
 }

@@ -1,8 +1,16 @@
 import type { StoredContainer } from './container.js';
+import { taskIdOf } from './logs.js';
 import type { TaskStatus } from './runtime.js';
 
-/** Where a container's task answers: its private address and the port it listens on. */
+/**
+ * Where one task of a container answers. Records are owned per task: each task's records are
+ * named by its task id, so withdrawing one task's records never touches another task's, even
+ * when both had the same address and port (docs/containers.md, "Routing").
+ */
 export interface AppRoute {
+  containerId: string;
+  /** The last part of the task's ARN. */
+  taskId: string;
   hostname: string;
   ip: string;
   port: number;
@@ -10,51 +18,89 @@ export interface AppRoute {
 
 /**
  * The private DNS records by which the AWS reverse proxy finds a container's task by its
- * hostname (docs/containers.md, "Reaching a container"). The local stack needs none: its proxy
- * asks the local runtime.
+ * hostname (docs/containers.md, "Routing"). The local stack needs none: its proxy asks the
+ * local runtime.
  */
 export interface AppRoutes {
-  /** Points the hostname at this task, replacing an earlier task's address. */
+  /** Writes this task's records (again, harmlessly, if they exist). */
   publish(route: AppRoute): Promise<void>;
-  /** Removes the hostname's records only while they still point at this task; answers whether it did. */
+  /** Removes exactly this task's records; answers false when they were not there. */
   withdraw(route: AppRoute): Promise<boolean>;
+  /** Every route whose records are in the zone (the reconciler compares them with the containers). */
+  listPublished(): Promise<{ routes: AppRoute[] }>;
 }
 
-/** What a task state event says about where the task answers; any part may be missing (no address before the network is attached). */
+/**
+ * Which routes were published, per task, so that a task's records are withdrawn once however
+ * many of its leaving events arrive (ECS sends one per status: DEACTIVATING, STOPPING,
+ * DEPROVISIONING, STOPPED), and so that a deleted container's task can still be withdrawn.
+ */
+export interface PublishedRoutes {
+  remember(route: AppRoute): Promise<void>;
+  /** Removes and answers the task's route; the first caller gets it, every later one undefined. */
+  forget(taskId: string): Promise<AppRoute | undefined>;
+}
+
+/** What a task state event says about where the task answers: only its address, which ECS sets (no user input). */
 export interface TaskEndpoint {
-  hostname?: string;
   ip?: string;
-  port?: number;
 }
 
 export type RouteChange = 'published' | 'withdrawn' | 'unchanged';
 
 const LEAVING = new Set(['DEACTIVATING', 'STOPPING', 'DEPROVISIONING', 'STOPPED']);
 
+export const isLeaving = (status: Pick<TaskStatus, 'desiredStatus' | 'lastStatus'>): boolean =>
+  status.desiredStatus === 'STOPPED' || LEAVING.has(status.lastStatus);
+
+/** The route of a container's current task at this address: hostname and port come only from the stored container. */
+export function routeOf(container: StoredContainer, taskArn: string, ip: string): AppRoute {
+  return { containerId: container.id, taskId: taskIdOf(taskArn), hostname: container.hostname, ip, port: container.port };
+}
+
 /**
- * Keeps a container's record current from one status of one of its tasks: a task that runs and
- * is still the container's current one (its status applied, the container `running`) is
- * published; a task on its way out is withdrawn, which only removes records still pointing at
- * it, so an old task's late STOPPED never removes its successor's records. Events come at least
- * once and out of order; publishing and withdrawing the same task again changes nothing.
+ * Keeps a container's records current from one status of one of its tasks. A task that runs
+ * and is its container's current one, with the container `running` (its status applied), is
+ * published from the stored container: the hostname and port never come from the event, whose
+ * environment holds whatever the user set. A task on its way out is withdrawn once, from what
+ * was published for it. Events come at least once and out of order; a publish that a stop
+ * overtook is withdrawn again at once.
  */
 export async function keepRouteCurrent(
   routes: AppRoutes,
+  published: PublishedRoutes,
   status: TaskStatus,
   endpoint: TaskEndpoint,
-  /** The container as stored now (after this status was applied); read only when needed. */
+  /** The container as stored now (after this status was applied). */
   containerNow: () => Promise<StoredContainer | undefined>,
 ): Promise<RouteChange> {
-  if (!endpoint.ip) return 'unchanged';
-  const leaving = status.desiredStatus === 'STOPPED' || LEAVING.has(status.lastStatus);
-  if (!leaving && status.lastStatus !== 'RUNNING') return 'unchanged';
-  const container = leaving && endpoint.hostname && endpoint.port ? undefined : await containerNow();
-  const hostname = endpoint.hostname ?? container?.hostname;
-  const port = endpoint.port ?? container?.port;
-  if (!hostname || !port) return 'unchanged';
-  const route = { hostname, ip: endpoint.ip, port };
-  if (leaving) return (await routes.withdraw(route)) ? 'withdrawn' : 'unchanged';
-  if (container?.taskArn !== status.taskArn || container.state !== 'running') return 'unchanged';
+  if (isLeaving(status)) return (await withdrawTask(routes, published, taskIdOf(status.taskArn))) ? 'withdrawn' : 'unchanged';
+  if (status.lastStatus !== 'RUNNING' || !endpoint.ip) return 'unchanged';
+  const container = await containerNow();
+  if (!isCurrentRunningTask(container, status.taskArn)) return 'unchanged';
+  const route = routeOf(container, status.taskArn, endpoint.ip);
   await routes.publish(route);
+  await published.remember(route);
+  // A stop that landed while this was publishing found nothing to withdraw: take the records back now.
+  if (!isCurrentRunningTask(await containerNow(), status.taskArn)) {
+    await withdrawTask(routes, published, route.taskId);
+    return 'unchanged';
+  }
   return 'published';
+}
+
+export const isCurrentRunningTask = (container: StoredContainer | undefined, taskArn: string): container is StoredContainer =>
+  container?.taskArn === taskArn && container.state === 'running';
+
+/** Withdraws what was published for a task, once; a failure puts it back so that a retry withdraws it. */
+export async function withdrawTask(routes: AppRoutes, published: PublishedRoutes, taskId: string): Promise<boolean> {
+  const route = await published.forget(taskId);
+  if (!route) return false;
+  try {
+    await routes.withdraw(route);
+  } catch (error) {
+    await published.remember(route);
+    throw error;
+  }
+  return true;
 }

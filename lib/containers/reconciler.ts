@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, log } from '../log.js';
+import { type AppRoute, type AppRoutes, isCurrentRunningTask, type PublishedRoutes, routeOf } from './app-routes.js';
 import type { ContainerState, StoredContainer } from './container.js';
 import type { ContainerStore, ReconcileCheckpoint } from './container-store.js';
 import { chargeFor, holdsCpu, type QuotaUsage } from './quota.js';
 import { MAX_TASKS_PER_CALL, type ReconcilableRuntime, type RuntimeTask } from './runtime.js';
+import { taskIdOf } from './logs.js';
 import { containerStateFor } from './task-status.js';
 
 export interface ReconcilerOptions {
@@ -24,12 +26,26 @@ export interface ReconcilerOptions {
   /** The pause between the two counts that must agree before a quota use is corrected. */
   usageSettleMs?: number;
   now?: () => number;
+  /**
+   * The private zone's records and the note of what was published per task (AWS with routing
+   * on): each run compares the zone with the running containers and repairs it.
+   */
+  routing?: { routes: AppRoutes; published: PublishedRoutes };
+  /**
+   * Begins the restarts the restart policy has due (issue 16: a failed container restarted with
+   * backoff up to 5 times), within the run's deadline; answers how many it began. The domain
+   * decides which and when; the reconciler only calls it on schedule, as a backstop to the task
+   * state function. Unset until the domain offers it (lib/wiring/reconciler.ts).
+   */
+  restartDue?: (deadline: number) => Promise<number>;
 }
 
 /** What one run did; every change is also logged on its own line. */
 export interface ReconcileReport {
   tasksListed: number;
-  /** Tasks stopped because no container owns them. */
+  /** Tasks the runtime says this service did not start for a container (an ECS service's, an operator's): left alone. */
+  foreignTasksIgnored: number;
+  /** Tasks this service started for a container that no longer exists: stopped. */
   orphanTasksStopped: number;
   /** Tasks stopped because their container has moved on to another task, or to stopped or failed. */
   supersededTasksStopped: number;
@@ -39,6 +55,12 @@ export interface ReconcileReport {
   containersStopped: number;
   usageChecked: number;
   usageCorrected: number;
+  /** Task routes in the zone that no running container's current task owns any more: withdrawn. */
+  staleRoutesWithdrawn: number;
+  /** Running containers whose current task had no route in the zone: published. */
+  missingRoutesPublished: number;
+  /** Restarts the restart policy had due, begun by this run. */
+  restartsBegun: number;
   /** Changes not made because the container or the use moved on meanwhile (the other writer decided). */
   racesLost: number;
   /** Tasks or containers whose check failed (logged); the next run tries them again. */
@@ -68,7 +90,8 @@ const MAX_RECOUNT_CONTAINERS = 1000;
  * Compares what the runtime runs with what the records say, and mends the difference
  * (docs/containers.md, "Reconciliation"):
  *
- * - a task no container owns, or that is no longer its container's current task, is stopped;
+ * - a task the runtime started for a container that no longer owns it (deleted, or moved on to
+ *   another task) is stopped; a task it did not start for a container is never touched;
  * - a provisioning or running container whose task has gone becomes failed, or stopped when the
  *   runtime says the task was stopped on request; its vCPU is released in the same write;
  * - an owner's quota use that disagrees with their containers is set to what they hold.
@@ -79,18 +102,24 @@ const MAX_RECOUNT_CONTAINERS = 1000;
  * decided from, so a concurrent change wins and the reconciler leaves that container alone.
  */
 export class Reconciler {
-  private readonly options: Required<Omit<ReconcilerOptions, 'now'>>;
+  private readonly options: Required<Omit<ReconcilerOptions, 'now' | 'routing' | 'restartDue'>>;
   private readonly now: () => number;
+  private readonly routing: ReconcilerOptions['routing'];
+  private readonly restartDue: ReconcilerOptions['restartDue'];
   private deadline = Number.POSITIVE_INFINITY;
+  /** This run's zone listing by task id; undefined without routing or when the listing failed. */
+  private publishedByTask: Map<string, AppRoute> | undefined;
 
   constructor(
     private readonly store: ContainerStore,
     private readonly runtime: ReconcilableRuntime,
     options: ReconcilerOptions = {},
   ) {
-    const { now, ...rest } = options;
+    const { now, routing, restartDue, ...rest } = options;
     this.options = { ...DEFAULTS, ...stripUndefined(rest) };
     this.now = now ?? Date.now;
+    this.routing = routing;
+    this.restartDue = restartDue;
   }
 
   /**
@@ -101,6 +130,7 @@ export class Reconciler {
     this.deadline = deadline;
     const report: ReconcileReport = {
       tasksListed: 0,
+      foreignTasksIgnored: 0,
       orphanTasksStopped: 0,
       supersededTasksStopped: 0,
       containersChecked: 0,
@@ -108,12 +138,16 @@ export class Reconciler {
       containersStopped: 0,
       usageChecked: 0,
       usageCorrected: 0,
+      staleRoutesWithdrawn: 0,
+      missingRoutesPublished: 0,
+      restartsBegun: 0,
       racesLost: 0,
       errors: 0,
       complete: true,
     };
     const checkpoint = await this.store.reconcileCheckpoint();
     const tasksCursor = await this.reconcileTasks(checkpoint.tasksCursor, report);
+    await this.reconcileStaleRoutes(report);
     const { cursor: containersCursor, owners, changedOwners } = await this.reconcileContainers(checkpoint.containersCursor, report);
     await this.reconcileUsage(
       [...owners].filter((owner) => !changedOwners.has(owner)),
@@ -123,6 +157,14 @@ export class Reconciler {
       ...(tasksCursor ? { tasksCursor } : {}),
       ...(containersCursor ? { containersCursor } : {}),
     };
+    if (this.restartDue && Date.now() < this.deadline) {
+      try {
+        report.restartsBegun = await this.restartDue(this.deadline);
+      } catch (error) {
+        report.errors += 1;
+        log.error('Reconciler could not begin the restarts due', describeError(error));
+      }
+    }
     report.complete = !tasksCursor && !containersCursor;
     await this.store.saveReconcileCheckpoint(next);
     return report;
@@ -162,14 +204,17 @@ export class Reconciler {
 
   private async checkTask(task: RuntimeTask, containers: Map<string, StoredContainer | undefined>, report: ReconcileReport): Promise<void> {
     const status = task.status;
-    // Already on its way down, or so new that its launch may not have attached it yet.
-    if (status && (status.desiredStatus === 'STOPPED' || status.lastStatus === 'STOPPED')) return;
-    if (task.createdAt && this.now() - Date.parse(task.createdAt) < this.options.launchGraceMs) return;
-    let container: StoredContainer | undefined;
-    if (status) {
-      if (!containers.has(status.containerId)) containers.set(status.containerId, await this.store.get(status.containerId));
-      container = containers.get(status.containerId);
+    // Not started by this service for a container (the proxy's service tasks when it shares the
+    // cluster, anything an operator runs): never ours to stop.
+    if (!status) {
+      report.foreignTasksIgnored += 1;
+      return;
     }
+    // Already on its way down, or so new that its launch may not have attached it yet.
+    if (status.desiredStatus === 'STOPPED' || status.lastStatus === 'STOPPED') return;
+    if (task.createdAt && this.now() - Date.parse(task.createdAt) < this.options.launchGraceMs) return;
+    if (!containers.has(status.containerId)) containers.set(status.containerId, await this.store.get(status.containerId));
+    const container = containers.get(status.containerId);
     if (container && container.taskArn === task.taskArn && holdsCpu(container.state)) return;
     const kind = container ? 'superseded' : 'orphan';
     await this.runtime.stopTask(task.taskArn, STOP_REASON[kind]);
@@ -178,7 +223,7 @@ export class Reconciler {
     log.info('Reconciler stopped a task', {
       taskArn: task.taskArn,
       reason: kind,
-      ...(status ? { containerId: status.containerId } : {}),
+      containerId: status.containerId,
       ...(container ? { containerState: container.state, currentTaskArn: container.taskArn ?? null } : {}),
     });
   }
@@ -204,6 +249,7 @@ export class Reconciler {
       for (const candidate of candidates) {
         try {
           if (await this.checkContainer(candidate, tasks, report)) changedOwners.add(candidate.userId);
+          else await this.checkRoute(candidate, tasks, report);
         } catch (error) {
           report.errors += 1;
           changedOwners.add(candidate.userId);
@@ -276,6 +322,57 @@ export class Reconciler {
       releasedCpu: container.cpuCores,
     });
     return true;
+  }
+
+  /**
+   * Withdraws the routes in the zone that no running container's current task owns: a deleted
+   * container's, a task its container moved on from, one whose stop was never delivered. A
+   * container in the middle of a transition (`provisioning`) is left to the next run.
+   */
+  private async reconcileStaleRoutes(report: ReconcileReport): Promise<void> {
+    this.publishedByTask = undefined;
+    if (!this.routing) return;
+    const { routes: published } = await this.routing.routes.listPublished();
+    this.publishedByTask = new Map(published.map((route) => [route.taskId, route]));
+    const containers = new Map<string, StoredContainer | undefined>();
+    for (const route of published) {
+      if (Date.now() >= this.deadline) break;
+      try {
+        if (!containers.has(route.containerId)) containers.set(route.containerId, await this.store.get(route.containerId));
+        const container = containers.get(route.containerId);
+        if (container?.state === 'provisioning') continue;
+        const owned =
+          container?.taskArn &&
+          isCurrentRunningTask(container, container.taskArn) &&
+          taskIdOf(container.taskArn) === route.taskId &&
+          container.hostname === route.hostname &&
+          container.port === route.port;
+        if (owned) continue;
+        await this.routing.published.forget(route.taskId);
+        if (await this.routing.routes.withdraw(route)) report.staleRoutesWithdrawn += 1;
+        this.publishedByTask.delete(route.taskId);
+        log.info('Reconciler withdrew a stale route', { ...route, containerState: container?.state ?? null });
+      } catch (error) {
+        report.errors += 1;
+        log.error('Reconciler could not check a route', { taskId: route.taskId, ...describeError(error) });
+      }
+    }
+  }
+
+  /** Publishes the route of a running container whose current task runs at an address but has none in the zone. */
+  private async checkRoute(candidate: StoredContainer, tasks: Map<string, RuntimeTask>, report: ReconcileReport): Promise<void> {
+    if (!this.routing || !this.publishedByTask || candidate.state !== 'running' || !candidate.taskArn) return;
+    const task = tasks.get(candidate.taskArn);
+    if (!task?.address || task.status?.lastStatus !== 'RUNNING') return;
+    const existing = this.publishedByTask.get(taskIdOf(candidate.taskArn));
+    const container = await this.store.get(candidate.id);
+    if (!isCurrentRunningTask(container, candidate.taskArn)) return;
+    const route = routeOf(container, candidate.taskArn, task.address);
+    if (existing && existing.ip === route.ip && existing.hostname === route.hostname && existing.port === route.port) return;
+    await this.routing.routes.publish(route);
+    await this.routing.published.remember(route);
+    report.missingRoutesPublished += 1;
+    log.warn('Reconciler published a missing route', { ...route });
   }
 
   /**

@@ -105,7 +105,12 @@ export interface RuntimeTask {
   taskArn: string;
   /** When the runtime created the task (ISO 8601), if it says. */
   createdAt?: string;
-  /** Its status, when it was started for a container; undefined for a task no container started. */
+  /** The task's private IPv4 address, once its network is attached (ECS); the reconciler publishes routes to it. */
+  address?: string;
+  /**
+   * Its status, when this service started it for a container; undefined for any other task in
+   * the runtime (an ECS service's, an operator's), which the reconciler never touches.
+   */
   status?: TaskStatus;
 }
 

@@ -30,12 +30,23 @@ export interface TaskOverrides {
 
 export type OverridableWorkload = Pick<WorkloadSpec, 'hostname' | 'port' | 'env' | 'command' | 'cpuCores' | 'memoryMb' | 'diskGb'>;
 
-/** The container's variables, then the ones the runtime sets (PORT, CONTAINER_HOSTNAME), in a stable order. */
+/**
+ * The container's variables, then the ones the service sets (PORT, CONTAINER_HOSTNAME), which
+ * replace any of the same name the user gave: the service's own come last and only once, so
+ * whatever reads the task's environment finds the service's values. (Nothing routes by them:
+ * routes come from the stored container, lib/containers/app-routes.ts.)
+ */
 export function taskEnvironmentOf(workload: Pick<WorkloadSpec, 'hostname' | 'port' | 'env'>): Array<{ name: string; value: string }> {
-  return [
-    ...Object.entries(workload.env).map(([name, value]) => ({ name, value })),
+  const own = [
     { name: 'PORT', value: String(workload.port) },
     { name: 'CONTAINER_HOSTNAME', value: workload.hostname },
+  ];
+  const ownNames = new Set(own.map((variable) => variable.name));
+  return [
+    ...Object.entries(workload.env)
+      .filter(([name]) => !ownNames.has(name))
+      .map(([name, value]) => ({ name, value })),
+    ...own,
   ];
 }
 

@@ -23,12 +23,52 @@ export const MAX_COMMAND_ARG_LENGTH = 1024;
 /** Set by the runtime (PORT) or by ECS and the AWS SDKs (AWS_*, ECS_*): a container may not override them. */
 export const isReservedEnvName = (name: string): boolean => name === 'PORT' || name.startsWith('AWS_') || name.startsWith('ECS_');
 
+/** An image reference as a registry host and the path segments of its repository (tag and digest left out). */
+interface ImageLocation {
+  host: string;
+  path: string[];
+}
+
+/**
+ * Where a reference points. The first component is a registry host when it has a `.` or a `:`,
+ * or is `localhost`; otherwise the registry is Docker Hub, whose one-segment names live under
+ * `library/` (the distribution reference rules, https://github.com/distribution/reference).
+ */
+export function imageLocationOf(reference: string): ImageLocation {
+  const withoutDigest = reference.split('@')[0]!;
+  const parts = withoutDigest.split('/');
+  const hasHost = parts.length > 1 && (/[.:]/.test(parts[0]!) || parts[0] === 'localhost');
+  const host = hasHost ? parts.shift()!.toLowerCase() : 'docker.io';
+  const last = parts.length - 1;
+  if (last >= 0) parts[last] = parts[last]!.replace(/:[^:/]*$/, '');
+  const path = parts.filter((segment) => segment !== '');
+  if (!hasHost && path.length === 1) path.unshift('library');
+  return { host, path };
+}
+
+/**
+ * Whether an image is within an allowed prefix: the same registry host, and the prefix's path
+ * segments are the first whole segments of the image's repository. `public.ecr.aws/myorg`
+ * admits `public.ecr.aws/myorg/app` but not `public.ecr.aws/myorg-evil/app`, and a registry
+ * host never admits a longer host (`….amazonaws.com.attacker.example`).
+ */
+export function isImageAllowed(image: string, prefix: string): boolean {
+  const trimmed = prefix.replace(/\/+$/, '');
+  const wanted = imageLocationOf(trimmed);
+  const actual = imageLocationOf(image);
+  // A bare host prefix parses as a Docker Hub name; read it as the host it names.
+  const prefixIsHost = !trimmed.includes('/') && /[.:]/.test(trimmed);
+  const host = prefixIsHost ? trimmed.toLowerCase() : wanted.host;
+  const path = prefixIsHost ? [] : wanted.path;
+  return actual.host === host && path.length <= actual.path.length && path.every((segment, index) => actual.path[index] === segment);
+}
+
 export function imageSchema(allowedPrefixes: readonly string[]) {
   return z.string().check(
     z.maxLength(MAX_IMAGE_LENGTH, `must be at most ${MAX_IMAGE_LENGTH} characters`),
     z.regex(IMAGE_REFERENCE_PATTERN, 'must be an OCI image reference: [registry/]repository[:tag][@sha256:digest]'),
-    z.refine((image) => allowedPrefixes.length === 0 || allowedPrefixes.some((prefix) => image.startsWith(prefix)), {
-      message: `must start with one of the allowed prefixes: ${allowedPrefixes.join(', ')}`,
+    z.refine((image) => allowedPrefixes.length === 0 || allowedPrefixes.some((prefix) => isImageAllowed(image, prefix)), {
+      message: `must be in one of the allowed registries or paths: ${allowedPrefixes.join(', ')}`,
     }),
   );
 }

@@ -35,6 +35,7 @@ export const keyFamilies = {
   authorizationCode: { partition: keys.authorizationCode(ANY).pk },
   grant: { partition: keys.grant(ANY).pk },
   reconcileCheckpoint: { partition: keys.reconcileCheckpoint.pk },
+  appRoute: { partition: keys.appRoute(ANY).pk },
 
   quotaUsage: {
     partition: keys.quotaUsage(ANY).pk,

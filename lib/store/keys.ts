@@ -79,6 +79,8 @@ export const keys = {
   allContainersPartition: 'CONTAINERS',
   /** Where the reconciler's walks over tasks and containers stopped, so the next run goes on from there. */
   reconcileCheckpoint: { pk: 'RECONCILER', sk: 'CHECKPOINT' } as ItemKey,
+  /** What was published in the private zone for one task (lib/containers/app-routes.ts), until it is withdrawn. */
+  appRoute: (taskId: string): ItemKey => ({ pk: join('ROUTE', taskId), sk: 'ROUTE' }),
   /** Claims a hostname service-wide; written in the same transaction as the container. */
   hostname: (hostname: string): ItemKey => ({ pk: join('HOSTNAME', hostname), sk: 'HOSTNAME' }),
 

@@ -5,7 +5,6 @@ import { EcsRuntime } from '../aws/ecs-runtime.js';
 export function ecsRuntimeFrom(settings: Config): EcsRuntime {
   const missing = [
     !settings.ECS_CLUSTER_ARN && 'ECS_CLUSTER_ARN',
-    !settings.ECS_TASK_ROLE_ARN && 'ECS_TASK_ROLE_ARN',
     !settings.ECS_EXECUTION_ROLE_ARN && 'ECS_EXECUTION_ROLE_ARN',
     !settings.ECS_LOG_GROUP && 'ECS_LOG_GROUP',
     settings.ECS_SUBNET_IDS.length === 0 && 'ECS_SUBNET_IDS',
@@ -25,7 +24,7 @@ export function ecsRuntimeFrom(settings: Config): EcsRuntime {
       // new task definitions instead of reusing ones for the old architecture.
       familyPrefix: settings.ECS_CPU_ARCHITECTURE === 'X86_64' ? settings.ECS_TASK_FAMILY : `${settings.ECS_TASK_FAMILY}-arm64`,
       cpuArchitecture: settings.ECS_CPU_ARCHITECTURE,
-      taskRoleArn: settings.ECS_TASK_ROLE_ARN!,
+      ...(settings.ECS_TASK_ROLE_ARN ? { taskRoleArn: settings.ECS_TASK_ROLE_ARN } : {}),
       executionRoleArn: settings.ECS_EXECUTION_ROLE_ARN!,
       logGroupName: settings.ECS_LOG_GROUP!,
       logStreamPrefix: settings.ECS_LOG_STREAM_PREFIX,

@@ -1,8 +1,14 @@
+import type { Config } from '../config.js';
 import { Reconciler } from '../containers/reconciler.js';
 import type { ReconcilableRuntime } from '../containers/runtime.js';
+import { appRoutingFrom } from './app-routes.js';
 import { containerStore } from './containers.js';
 
-/** The reconciler over the DynamoDB store and the given runtime (ECS in Lambda, the local runtime in `npm start`). */
-export function reconcilerWith(runtime: ReconcilableRuntime): Reconciler {
-  return new Reconciler(containerStore, runtime);
+/**
+ * The reconciler over the DynamoDB store and the given runtime (ECS in Lambda, the local runtime
+ * in `npm start`), repairing the private zone too where the deployment routes to containers.
+ */
+export function reconcilerWith(runtime: ReconcilableRuntime, settings?: Config): Reconciler {
+  const routing = settings ? appRoutingFrom(settings) : undefined;
+  return new Reconciler(containerStore, runtime, routing ? { routing } : {});
 }

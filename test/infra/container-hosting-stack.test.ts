@@ -122,7 +122,7 @@ describe('ContainerHostingStack functions', () => {
         (route.permissions.ecs?.length ?? 0) > 0 || route.permissions.metrics === true || route.permissions.logs === true;
       // Container routes validate images and answer records with their url: they know the default image.
       expect(variables.CONTAINER_IMAGE, route.id).toBe(
-        route.path.startsWith('/api/v1/containers') ? 'public.ecr.aws/nginx/nginx:stable-alpine' : undefined,
+        route.path.startsWith('/api/v1/containers') ? 'public.ecr.aws/nginx/nginx-unprivileged:stable-alpine' : undefined,
       );
       expect(variables.ALLOW_INSECURE_REDIRECT_URIS).toBe('false');
       // Every function may charge or show a quota; the defaults are 20 containers and 16 vCPU.
@@ -141,12 +141,13 @@ describe('ContainerHostingStack functions', () => {
           'ECS_TASK_DEFINITION_ARN',
           'ECS_SUBNET_IDS',
           'ECS_SECURITY_GROUP_IDS',
-          'ECS_TASK_ROLE_ARN',
           'ECS_EXECUTION_ROLE_ARN',
           'ECS_LOG_GROUP',
         ]) {
           expect(variables[name], `${route.id} ${name}`).toBeDefined();
         }
+        // No task role unless the deployment opts in (context workloadTaskRole).
+        expect(variables.ECS_TASK_ROLE_ARN, route.id).toBeUndefined();
       } else {
         expect(
           Object.keys(variables).filter((name) => name.startsWith('ECS_')),
@@ -692,7 +693,7 @@ describe('ContainerHostingStack containers', () => {
       ContainerDefinitions: [
         {
           Name: 'app',
-          Image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+          Image: 'public.ecr.aws/nginx/nginx-unprivileged:stable-alpine',
           LogConfiguration: { LogDriver: 'awslogs' },
         },
       ],

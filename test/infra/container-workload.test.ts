@@ -7,14 +7,14 @@ import { actionsOf, flatten, propertiesOfOnly, statementsOfRole } from './templa
 
 const DIGEST = `sha256:${'a'.repeat(64)}`;
 
-function workloadWith(image: string) {
+function workloadWith(image: string, options: { taskRole?: boolean; allowedImagePrefixes?: string[] } = {}) {
   const app = new App();
-  const stack = new Stack(app, 'WorkloadTest');
-  const workload = new ContainerWorkload(stack, 'Containers', { image, taskFamily: 'workload-family', natGateways: 1 });
+  const stack = new Stack(app, 'WorkloadTest', { env: { account: '111122223333', region: 'eu-west-1' } });
+  const workload = new ContainerWorkload(stack, 'Containers', { image, taskFamily: 'workload-family', natGateways: 1, ...options });
   const template = Template.fromStack(stack);
   const executionRoleId = stack.getLogicalId(workload.executionRole.node.defaultChild as CfnElement);
   const [container] = propertiesOfOnly(template, 'AWS::ECS::TaskDefinition').ContainerDefinitions;
-  return { app, executionStatements: statementsOfRole(template, executionRoleId), image: flatten(container.Image) };
+  return { app, template, workload, executionStatements: statementsOfRole(template, executionRoleId), image: flatten(container.Image) };
 }
 
 describe('parsePrivateEcrImage', () => {
@@ -95,5 +95,39 @@ describe('ContainerWorkload image', () => {
     // Assess
     expect(image).toBe('public.ecr.aws/nginx/nginx:stable-alpine');
     expect(actionsOf(executionStatements).filter((action) => action.startsWith('ecr:'))).toEqual([]);
+  });
+});
+
+describe('ContainerWorkload task role', () => {
+  it('gives tasks no role, and functions no ECS_TASK_ROLE_ARN, unless the deployment opts in', () => {
+    const { template, workload } = workloadWith('public.ecr.aws/nginx/nginx-unprivileged:stable-alpine');
+
+    expect(propertiesOfOnly(template, 'AWS::ECS::TaskDefinition')).not.toHaveProperty('TaskRoleArn');
+    const roles = Object.values(template.findResources('AWS::IAM::Role')).map((role) => flatten(role.Properties.Description ?? ''));
+    expect(roles.filter((description) => /workload tasks;/.test(String(description)))).toEqual([]);
+    expect(workload.functionEnvironment).not.toHaveProperty('ECS_TASK_ROLE_ARN');
+    expect(workload.access.taskRole).toBeUndefined();
+  });
+
+  it('gives tasks the empty role when opted in (context workloadTaskRole)', () => {
+    const { template, workload } = workloadWith('public.ecr.aws/nginx/nginx-unprivileged:stable-alpine', { taskRole: true });
+
+    expect(propertiesOfOnly(template, 'AWS::ECS::TaskDefinition')).toHaveProperty('TaskRoleArn');
+    expect(workload.functionEnvironment).toHaveProperty('ECS_TASK_ROLE_ARN');
+  });
+});
+
+describe('ContainerWorkload pulls from the repositories the allow-list names', () => {
+  it('grants pull on this account’s named repositories (and those under a named path), nothing for other registries, and stays nag-clean', () => {
+    const { app, executionStatements } = workloadWith('public.ecr.aws/nginx/nginx-unprivileged:stable-alpine', {
+      allowedImagePrefixes: ['111122223333.dkr.ecr.eu-west-1.amazonaws.com/team', 'public.ecr.aws/myorg', 'ghcr.io/acme'],
+    });
+
+    const pull = executionStatements.find((statement) => actionsOf([statement]).includes('ecr:BatchGetImage'));
+    expect(((pull?.Resource ?? []) as unknown[]).map(flatten)).toEqual([
+      'arn:<AWS::Partition>:ecr:eu-west-1:111122223333:repository/team',
+      'arn:<AWS::Partition>:ecr:eu-west-1:111122223333:repository/team/*',
+    ]);
+    expect(new AwsSolutionsChecks().validateScope(app).violations.map((violation) => violation.ruleName)).toEqual([]);
   });
 });

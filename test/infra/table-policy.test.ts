@@ -31,6 +31,7 @@ describe('table grants from key families', () => {
       credential: keys.credential('c'.repeat(64)).pk,
       container: keys.container(containerId).pk,
       hostname: keys.hostname('my-app').pk,
+      appRoute: keys.appRoute('0123456789abcdef0123456789abcdef').pk,
       oauthApp: keys.appGrant(userId, containerId).pk,
       oauthClient: keys.oauthClient('client').pk,
       authorizationRequest: keys.authorizationRequest(userId).pk,

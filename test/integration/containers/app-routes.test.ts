@@ -11,6 +11,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as taskStateChanged } from '../../../functions/containers/task-state-changed.js';
 import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
+import { chargeFor } from '../../../lib/containers/quota.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { ecsClient } from '../../../lib/aws/ecs-runtime.js';
@@ -18,6 +19,7 @@ import type { EcsTaskFields, EcsTaskNetworkFields } from '../../../lib/aws/ecs-t
 import { route53Client } from '../../../lib/aws/route53-routes.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
+import { FakeZone } from '../../support/fake-route53-zone.js';
 import { lambdaContext } from '../../support/lambda-event.js';
 
 /*
@@ -40,6 +42,7 @@ vi.hoisted(() => {
 });
 
 const ecsMock = mockClient(ecsClient);
+let zone: FakeZone;
 const route53Mock = mockClient(route53Client);
 const containerService = containerServiceWith({ runtime: containerRuntime });
 const owner: Caller = { userId: newId(), role: 'user' };
@@ -62,7 +65,7 @@ const tasksByToken = new Map<string, string>();
 beforeEach(() => {
   ecsMock.reset();
   route53Mock.reset();
-  route53Mock.on(ChangeResourceRecordSetsCommand).resolves({ ChangeInfo: { Id: 'c', Status: 'PENDING', SubmittedAt: new Date() } });
+  zone = new FakeZone(route53Mock, 'apps.internal');
   ecsMock
     .on(DescribeTaskDefinitionCommand)
     .rejects(Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' }));
@@ -87,24 +90,23 @@ async function taskStateChange(
   lastStatus: string,
   ip: string,
   stopCode?: string,
+  /** The override's environment as the task carries it; by default the service's two variables. */
+  environment = [
+    { name: 'PORT', value: String(container.port) },
+    { name: 'CONTAINER_HOSTNAME', value: container.hostname },
+  ],
+  desiredStatus = lastStatus === 'STOPPED' ? 'STOPPED' : 'RUNNING',
 ) {
-  const detail: EcsTaskFields & EcsTaskNetworkFields = {
+  const detail: Omit<EcsTaskFields, 'overrides'> & EcsTaskNetworkFields & { overrides: object } = {
     taskArn,
     startedBy: container.id,
     version,
     lastStatus,
-    desiredStatus: lastStatus === 'STOPPED' ? 'STOPPED' : 'RUNNING',
+    desiredStatus,
     ...(stopCode ? { stopCode } : {}),
     attachments: [{ type: 'eni', details: [{ name: 'privateIPv4Address', value: ip }] }],
     overrides: {
-      containerOverrides: [
-        {
-          environment: [
-            { name: 'PORT', value: String(container.port) },
-            { name: 'CONTAINER_HOSTNAME', value: container.hostname },
-          ],
-        },
-      ],
+      containerOverrides: [{ environment }],
     },
   };
   const event: EventBridgeEvent<'ECS Task State Change', typeof detail> = {
@@ -121,25 +123,38 @@ async function taskStateChange(
   await taskStateChanged(event as never, lambdaContext());
 }
 
-const records = (action: 'UPSERT' | 'DELETE', hostname: string, ip: string, port = 3000): ChangeResourceRecordSetsCommandInput => ({
+const taskIdOf = (taskArn: string) => taskArn.slice(taskArn.lastIndexOf('/') + 1);
+/** The one batch in which a task's two records move: its address record, and its weighted SRV record under the container's hostname. */
+const records = (
+  action: 'UPSERT' | 'DELETE',
+  container: Pick<StoredContainer, 'id' | 'hostname'>,
+  taskArn: string,
+  ip: string,
+  port = 3000,
+): ChangeResourceRecordSetsCommandInput => ({
   HostedZoneId: 'Z0123456789',
   ChangeBatch: {
-    Comment: `${action} ${hostname}`,
+    Comment: `${action} ${container.hostname} task ${taskIdOf(taskArn)}`,
     Changes: [
-      { Action: action, ResourceRecordSet: { Name: `${hostname}.apps.internal`, Type: 'A', TTL: 5, ResourceRecords: [{ Value: ip }] } },
+      {
+        Action: action,
+        ResourceRecordSet: { Name: `${taskIdOf(taskArn)}.task.apps.internal`, Type: 'A', TTL: 5, ResourceRecords: [{ Value: ip }] },
+      },
       {
         Action: action,
         ResourceRecordSet: {
-          Name: `_http._tcp.${hostname}.apps.internal`,
+          Name: `_http._tcp.${container.hostname}.apps.internal`,
           Type: 'SRV',
+          SetIdentifier: `${container.id}.${taskIdOf(taskArn)}`,
+          Weight: 1,
           TTL: 5,
-          ResourceRecords: [{ Value: `0 0 ${port} ${hostname}.apps.internal` }],
+          ResourceRecords: [{ Value: `0 0 ${port} ${taskIdOf(taskArn)}.task.apps.internal` }],
         },
       },
     ],
   },
 });
-const route53Calls = () => route53Mock.calls().map((call) => call.args[0].input);
+const route53Calls = () => route53Mock.commandCalls(ChangeResourceRecordSetsCommand).map((call) => call.args[0].input);
 
 describe('routing records kept by the task state function', () => {
   it('are written when the container’s task runs, and not before', async () => {
@@ -150,7 +165,7 @@ describe('routing records kept by the task state function', () => {
     await taskStateChange(created, created.taskArn!, 3, 'RUNNING', '10.0.3.17');
 
     expect(await containerStore.get(created.id)).toMatchObject({ state: 'running' });
-    expect(route53Calls()).toEqual([records('UPSERT', created.hostname, '10.0.3.17')]);
+    expect(route53Calls()).toEqual([records('UPSERT', created, created.taskArn!, '10.0.3.17')]);
   });
 
   it('are removed when the task stops, whether someone stopped it or it stopped on its own', async () => {
@@ -160,10 +175,13 @@ describe('routing records kept by the task state function', () => {
 
     await taskStateChange(created, created.taskArn!, 3, 'STOPPED', '10.0.3.18', 'UserInitiated');
 
-    expect(route53Calls()).toEqual([records('UPSERT', created.hostname, '10.0.3.18'), records('DELETE', created.hostname, '10.0.3.18')]);
+    expect(route53Calls()).toEqual([
+      records('UPSERT', created, created.taskArn!, '10.0.3.18'),
+      records('DELETE', created, created.taskArn!, '10.0.3.18'),
+    ]);
   });
 
-  it('point at the new task after a restart; the old task’s late events neither replace nor remove them', async () => {
+  it('point at the new task after a restart; the old task’s late events neither replace nor remove them, even at the same address and port', async () => {
     const created = await containerService.create(owner, spec());
     const oldTask = created.taskArn!;
     await taskStateChange(created, oldTask, 2, 'RUNNING', '10.0.3.19');
@@ -175,20 +193,46 @@ describe('routing records kept by the task state function', () => {
     const newTask = restarted.taskArn!;
     route53Mock.resetHistory();
 
-    await taskStateChange(created, newTask, 2, 'RUNNING', '10.0.4.20');
+    // Fargate may give the new task the address the old one had.
+    await taskStateChange(created, newTask, 2, 'RUNNING', '10.0.3.19');
     // A repeated RUNNING of the old task: it is not the container's task any more.
     await taskStateChange(created, oldTask, 2, 'RUNNING', '10.0.3.19');
-    // Its STOPPED names its own address, which no longer matches: Route 53 refuses, nothing changes.
-    route53Mock
-      .on(ChangeResourceRecordSetsCommand, records('DELETE', created.hostname, '10.0.3.19'))
-      .rejects(Object.assign(new Error('values provided do not match the current values'), { name: 'InvalidChangeBatch' }));
     await taskStateChange(created, oldTask, 3, 'STOPPED', '10.0.3.19', 'UserInitiated');
 
     expect(newTask).not.toBe(oldTask);
-    expect(route53Calls()).toEqual([records('UPSERT', created.hostname, '10.0.4.20'), records('DELETE', created.hostname, '10.0.3.19')]);
+    expect(route53Calls()).toEqual([records('UPSERT', created, newTask, '10.0.3.19'), records('DELETE', created, oldTask, '10.0.3.19')]);
+    expect(zone.values(`_http._tcp.${created.hostname}.apps.internal`, 'SRV')).toEqual([
+      `0 0 3000 ${taskIdOf(newTask)}.task.apps.internal`,
+    ]);
+    expect(zone.values(`${taskIdOf(newTask)}.task.apps.internal`, 'A')).toEqual(['10.0.3.19']);
+    expect(zone.refused).toEqual([]);
   });
 
-  it('are removed for a deleted container’s task, from the hostname and port the task’s event carries', async () => {
+  it('are withdrawn once per stop, however many of the task’s leaving events arrive (ECS sends one per status, some twice)', async () => {
+    const created = await containerService.create(owner, spec());
+    const task = created.taskArn!;
+    await taskStateChange(created, task, 2, 'RUNNING', '10.0.3.30');
+    await containerService.stop(owner, created.id);
+    route53Mock.resetHistory();
+
+    await taskStateChange(created, task, 3, 'RUNNING', '10.0.3.30', 'UserInitiated', undefined, 'STOPPED');
+    for (const [version, lastStatus] of [
+      [4, 'DEACTIVATING'],
+      [5, 'STOPPING'],
+      [6, 'DEPROVISIONING'],
+      [7, 'STOPPED'],
+      [7, 'STOPPED'],
+    ] as const) {
+      await taskStateChange(created, task, version, lastStatus, '10.0.3.30', 'UserInitiated', undefined, 'STOPPED');
+    }
+
+    const deletes = route53Calls().filter((input) => input.ChangeBatch!.Changes![0]!.Action === 'DELETE');
+    expect(deletes).toEqual([records('DELETE', created, task, '10.0.3.30')]);
+    expect(zone.refused).toEqual([]);
+    expect(zone.values(`_http._tcp.${created.hostname}.apps.internal`, 'SRV')).toEqual([]);
+  });
+
+  it('are removed for a deleted container’s task, from what was published for it', async () => {
     const created = await containerService.create(owner, spec());
     await taskStateChange(created, created.taskArn!, 2, 'RUNNING', '10.0.3.21');
     await containerService.delete(owner, created.id);
@@ -197,6 +241,45 @@ describe('routing records kept by the task state function', () => {
     await taskStateChange(created, created.taskArn!, 3, 'STOPPED', '10.0.3.21', 'UserInitiated');
 
     expect(await containerStore.get(created.id)).toBeUndefined();
-    expect(route53Calls()).toEqual([records('DELETE', created.hostname, '10.0.3.21')]);
+    expect(route53Calls()).toEqual([records('DELETE', created, created.taskArn!, '10.0.3.21')]);
+  });
+
+  it('never follow the hostname or port in the task’s environment: a container cannot take another’s hostname', async () => {
+    const victim = await containerService.create(owner, spec());
+    await taskStateChange(victim, victim.taskArn!, 2, 'RUNNING', '10.0.5.1');
+    // A container whose env names the victim's hostname, stored as create accepted it before CONTAINER_* was reserved.
+    const attackerTask = 'arn:aws:ecs:us-east-1:123456789012:task/workloads/attacker1';
+    const attacker: StoredContainer = {
+      ...spec(),
+      id: newId(),
+      userId: newId(),
+      hostname: `attacker-${process.pid}`,
+      env: { CONTAINER_HOSTNAME: victim.hostname, PORT: '1' },
+      state: 'provisioning',
+      taskArn: attackerTask,
+      taskHistory: [attackerTask],
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+      version: 2,
+    };
+    await containerStore.create(attacker, chargeFor(attacker.userId, undefined, attacker, null));
+    route53Mock.resetHistory();
+
+    // The override as ECS reports it: the user's variables and the service's, both named.
+    await taskStateChange(attacker, attackerTask, 2, 'RUNNING', '10.0.6.66', undefined, [
+      { name: 'CONTAINER_HOSTNAME', value: victim.hostname },
+      { name: 'PORT', value: '1' },
+      { name: 'PORT', value: String(attacker.port) },
+      { name: 'CONTAINER_HOSTNAME', value: attacker.hostname },
+    ]);
+
+    const names = route53Calls().flatMap((input) => input.ChangeBatch!.Changes!.map((change) => change.ResourceRecordSet!.Name!));
+    // The attacker's task got its own records, under its own hostname; the victim's records are as they were.
+    expect(zone.values(`_http._tcp.${victim.hostname}.apps.internal`, 'SRV')).toEqual([
+      `0 0 3000 ${taskIdOf(victim.taskArn!)}.task.apps.internal`,
+    ]);
+    expect(await containerStore.get(attacker.id)).toMatchObject({ state: 'running' });
+    expect(names.some((name) => name.includes(attacker.hostname))).toBe(true);
+    expect(names.filter((name) => name.includes(victim.hostname))).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 import { DescribeTasksCommand, ListTasksCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
+import { ChangeResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-route-53';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ScheduledEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -9,12 +10,15 @@ import { chargeFor } from '../../../lib/containers/quota.js';
 import { Reconciler, type ReconcileReport } from '../../../lib/containers/reconciler.js';
 import { newId } from '../../../lib/ids.js';
 import { ecsClient } from '../../../lib/aws/ecs-runtime.js';
+import { Route53AppRoutes, route53Client } from '../../../lib/aws/route53-routes.js';
+import { DynamoPublishedRoutes } from '../../../lib/store/dynamo-published-routes.js';
 import { documentClient, tableName } from '../../../lib/store/dynamo.js';
 import { DynamoContainerStore } from '../../../lib/store/dynamo-container-store.js';
 import { keys } from '../../../lib/store/keys.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerStore } from '../../../lib/wiring/containers.js';
 import { captureOutput } from '../../support/captured-output.js';
+import { FakeZone } from '../../support/fake-route53-zone.js';
 import { lambdaContext } from '../../support/lambda-event.js';
 
 /*
@@ -150,7 +154,7 @@ beforeEach(async () => {
 });
 
 describe('scheduled reconciliation against ECS', () => {
-  it('stops a task no container owns and one its container has moved on from, leaves current and new tasks alone, and does nothing more on a second run', async () => {
+  it('stops a task started for a container that is gone and one its container has moved on from, leaves current, new and foreign tasks alone, and does nothing more on a second run', async () => {
     const userId = newId();
     const current = addTask({ startedBy: '' });
     const running = await seedContainer(userId, 'running', { taskArn: current });
@@ -164,15 +168,22 @@ describe('scheduled reconciliation against ECS', () => {
 
     const first = await runScheduled();
 
-    expect(first).toMatchObject({ tasksListed: 5, orphanTasksStopped: 2, supersededTasksStopped: 1, containersFailed: 0, racesLost: 0 });
+    expect(first).toMatchObject({
+      tasksListed: 5,
+      foreignTasksIgnored: 1,
+      orphanTasksStopped: 1,
+      supersededTasksStopped: 1,
+      containersFailed: 0,
+      racesLost: 0,
+    });
     expect(commands()).toEqual([
       listTasks(),
       describeTasks(current, leftOver, orphan, foreign, young),
       stopTask(leftOver, SUPERSEDED),
       stopTask(orphan, ORPHAN),
-      stopTask(foreign, ORPHAN),
       describeTasks(current),
     ]);
+    expect(cluster.get(foreign)!.desiredStatus).toBe('RUNNING');
     expect(cluster.get(current)!.desiredStatus).toBe('RUNNING');
     expect(cluster.get(young)!.desiredStatus).toBe('RUNNING');
     expect(await containerStore.get(running.id)).toMatchObject({ state: 'running', version: running.version });
@@ -180,8 +191,30 @@ describe('scheduled reconciliation against ECS', () => {
     ecsMock.resetHistory();
     const second = await runScheduled();
 
-    expect(second).toMatchObject({ tasksListed: 2, orphanTasksStopped: 0, supersededTasksStopped: 0, containersFailed: 0 });
-    expect(commands()).toEqual([listTasks(), describeTasks(current, young), describeTasks(current)]);
+    expect(second).toMatchObject({ tasksListed: 3, orphanTasksStopped: 0, supersededTasksStopped: 0, containersFailed: 0 });
+    expect(commands()).toEqual([listTasks(), describeTasks(current, foreign, young), describeTasks(current)]);
+  });
+
+  it('never touches the proxy service’s tasks in the cluster, however old, as ListTasks and DescribeTasks answer them', async () => {
+    // What ECS answers for tasks an ECS service started (the Caddy proxy when it shares the cluster):
+    // startedBy is the deployment id "ecs-svc/…", group "service:<name>"
+    // (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_Task.html, `startedBy`, `group`).
+    const proxyTasks = [1, 2].map(() =>
+      addTask({
+        startedBy: 'ecs-svc/9223370264485714331',
+        group: 'service:ContainerHosting-AppRoutingProxyService',
+        launchType: 'FARGATE',
+        taskDefinitionArn: 'arn:aws:ecs:us-east-1:123456789012:task-definition/ContainerHostingAppRoutingProxy:4',
+        createdAt: new Date(Date.now() - 86_400_000),
+      }),
+    );
+    const orphan = addTask({ startedBy: newId() });
+
+    const report = await runScheduled();
+
+    expect(report).toMatchObject({ tasksListed: 3, orphanTasksStopped: 1, supersededTasksStopped: 0 });
+    expect(ecsMock.commandCalls(StopTaskCommand).map((call) => call.args[0].input.task)).toEqual([orphan]);
+    for (const task of proxyTasks) expect(cluster.get(task)!.desiredStatus).toBe('RUNNING');
   });
 
   it('marks a running container whose task is gone failed, one whose task was stopped on request stopped, releases their vCPU, and touches nothing twice', async () => {
@@ -316,5 +349,55 @@ describe('scheduled reconciliation against ECS', () => {
     expect(commands().slice(0, 2)).toEqual([listTasks(arns[99]), describeTasks(...arns.slice(100))]);
     expect(ecsMock.commandCalls(StopTaskCommand).map((call) => call.args[0].input.task)).toEqual(arns.slice(100));
     expect(await containerStore.reconcileCheckpoint()).toEqual({});
+  });
+});
+
+describe('reconciliation of the private zone', () => {
+  const route53Mock = mockClient(Route53Client);
+  const zoneRoutes = new Route53AppRoutes({ hostedZoneId: 'Z0123456789', zoneName: 'apps.internal' }, route53Client);
+  const published = new DynamoPublishedRoutes();
+  const withAddress = (ip: string): Partial<Task> => ({
+    attachments: [{ type: 'ElasticNetworkInterface', details: [{ name: 'privateIPv4Address', value: ip }] }],
+  });
+  const idOf = (taskArn: string) => taskArn.slice(taskArn.lastIndexOf('/') + 1);
+
+  it('publishes a running container’s missing route, withdraws routes no current task owns, keeps the right ones, then has nothing to do', async () => {
+    route53Mock.reset();
+    const zone = new FakeZone(route53Mock, 'apps.internal', 4);
+    const userId = newId();
+    // Running, but its RUNNING event never published (a throttled Route 53, a lost event).
+    const unroutedTask = addTask(withAddress('10.0.1.1'));
+    const unrouted = await seedContainer(userId, 'running', { taskArn: unroutedTask, port: 3000 });
+    cluster.get(unroutedTask)!.startedBy = unrouted.id;
+    // Running and routed right.
+    const routedTask = addTask(withAddress('10.0.1.2'));
+    const routed = await seedContainer(userId, 'running', { taskArn: routedTask, port: 3000 });
+    cluster.get(routedTask)!.startedBy = routed.id;
+    await zoneRoutes.publish({ containerId: routed.id, taskId: idOf(routedTask), hostname: routed.hostname, ip: '10.0.1.2', port: 3000 });
+    // Left behind: the routed container's previous task, and a deleted container's task.
+    const previous = { containerId: routed.id, taskId: 'a'.repeat(32), hostname: routed.hostname, ip: '10.0.1.9', port: 3000 };
+    const deleted = { containerId: newId(), taskId: 'b'.repeat(32), hostname: 'gone', ip: '10.0.1.8', port: 8080 };
+    await zoneRoutes.publish(previous);
+    await zoneRoutes.publish(deleted);
+    await published.remember(deleted);
+    const reconciler = new Reconciler(containerStore, containerRuntime, { routing: { routes: zoneRoutes, published } });
+
+    const first = await reconciler.run();
+
+    expect(first).toMatchObject({ staleRoutesWithdrawn: 2, missingRoutesPublished: 1, errors: 0 });
+    expect(zone.values(`_http._tcp.${unrouted.hostname}.apps.internal`, 'SRV')).toEqual([
+      `0 0 3000 ${idOf(unroutedTask)}.task.apps.internal`,
+    ]);
+    expect(zone.values(`${idOf(unroutedTask)}.task.apps.internal`, 'A')).toEqual(['10.0.1.1']);
+    expect(zone.values(`_http._tcp.${routed.hostname}.apps.internal`, 'SRV')).toEqual([`0 0 3000 ${idOf(routedTask)}.task.apps.internal`]);
+    expect(zone.values('_http._tcp.gone.apps.internal', 'SRV')).toEqual([]);
+    expect(await published.forget(deleted.taskId)).toBeUndefined();
+    expect(zone.refused).toEqual([]);
+
+    route53Mock.resetHistory();
+    const second = await reconciler.run();
+
+    expect(second).toMatchObject({ staleRoutesWithdrawn: 0, missingRoutesPublished: 0, errors: 0 });
+    expect(route53Mock.commandCalls(ChangeResourceRecordSetsCommand)).toEqual([]);
   });
 });

@@ -1,4 +1,9 @@
-import { CloudWatchLogsClient, FilterLogEventsCommand, GetLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
+import {
+  CloudWatchLogsClient,
+  DescribeLogStreamsCommand,
+  FilterLogEventsCommand,
+  GetLogEventsCommand,
+} from '@aws-sdk/client-cloudwatch-logs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../../lib/errors.js';
@@ -57,6 +62,29 @@ describe('CloudWatchContainerLogs, the last lines', () => {
     );
   });
 
+  it('follows nextBackwardToken through short and empty pages until `limit` lines or the stream’s start', async () => {
+    // As CloudWatch answers: a page may be empty or short while older events exist; at the start the token comes back unchanged.
+    logsMock
+      .on(GetLogEventsCommand, { logStreamName: 'app/app/task3', nextToken: undefined })
+      .resolves({ events: [], nextBackwardToken: 'b/1', nextForwardToken: 'f/0' })
+      .on(GetLogEventsCommand, { logStreamName: 'app/app/task3', nextToken: 'b/1' })
+      .resolves({ events: [event(32, 'newest')], nextBackwardToken: 'b/2', nextForwardToken: 'f/1' })
+      .on(GetLogEventsCommand, { logStreamName: 'app/app/task3', nextToken: 'b/2' })
+      .resolves({ events: [event(30, 'older'), event(31, 'old')], nextBackwardToken: 'b/3', nextForwardToken: 'f/2' })
+      .on(GetLogEventsCommand, { logStreamName: 'app/app/task3', nextToken: 'b/3' })
+      .resolves({ events: [], nextBackwardToken: 'b/3', nextForwardToken: 'f/3' })
+      .on(GetLogEventsCommand, { logStreamName: 'app/app/task2' })
+      .resolves({ events: [event(20, 'previous task')], nextBackwardToken: 'c/1', nextForwardToken: 'g/1' })
+      .on(GetLogEventsCommand, { logStreamName: 'app/app/task2', nextToken: 'c/1' })
+      .resolves({ events: [], nextBackwardToken: 'c/1', nextForwardToken: 'g/1' });
+
+    const three = await reader.read({ containerId: CONTAINER_ID, taskIds: TASKS.slice(0, 1), limit: 3 });
+    const all = await reader.read({ containerId: CONTAINER_ID, taskIds: TASKS.slice(0, 2), limit: 10 });
+
+    expect(three).toEqual({ lines: [line(30, 'older'), line(31, 'old'), line(32, 'newest')] });
+    expect(all).toEqual({ lines: [line(20, 'previous task'), line(30, 'older'), line(31, 'old'), line(32, 'newest')] });
+  });
+
   it('passes other CloudWatch Logs errors on', async () => {
     logsMock.on(GetLogEventsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
 
@@ -108,13 +136,53 @@ describe('CloudWatchContainerLogs from `since` on, and the next pages', () => {
       .on(FilterLogEventsCommand)
       .resolvesOnce({ events: [event(1, 'only')] })
       .rejects(notFound());
+    logsMock.on(DescribeLogStreamsCommand).resolves({ logStreams: [] });
 
     const page = await reader.read({ containerId: CONTAINER_ID, taskIds: TASKS, limit: 10, since: new Date(T0).toISOString() });
     const none = await reader.read({ containerId: CONTAINER_ID, taskIds: TASKS, limit: 10, since: new Date(T0).toISOString() });
 
     expect(page).toEqual({ lines: [line(1, 'only')] });
     expect(none).toEqual({ lines: [] });
-    expect(logsMock.calls().map((call) => call.args[0].input)).toEqual([filterInput(T0, 11), filterInput(T0, 11)]);
+    expect(logsMock.calls().map((call) => call.args[0].input)).toEqual([
+      filterInput(T0, 11),
+      filterInput(T0, 11),
+      ...['task3', 'task2', 'task1'].map((id) => ({ logGroupName: 'workload-logs', logStreamNamePrefix: `app/app/${id}`, limit: 1 })),
+    ]);
+  });
+
+  it('reads the streams that exist when a task never wrote a line (FilterLogEvents refuses a missing named stream)', async () => {
+    logsMock
+      .on(FilterLogEventsCommand, { logStreamNames: ['app/app/task3', 'app/app/task2', 'app/app/task1'] })
+      .rejects(notFound())
+      .on(FilterLogEventsCommand, { logStreamNames: ['app/app/task2', 'app/app/task1'] })
+      .resolves({ events: [event(5, 'from task 1'), event(25, 'from task 2')] })
+      .on(DescribeLogStreamsCommand, { logStreamNamePrefix: 'app/app/task3' })
+      .resolves({ logStreams: [] })
+      .on(DescribeLogStreamsCommand, { logStreamNamePrefix: 'app/app/task2' })
+      .resolves({ logStreams: [{ logStreamName: 'app/app/task2' }] })
+      .on(DescribeLogStreamsCommand, { logStreamNamePrefix: 'app/app/task1' })
+      .resolves({ logStreams: [{ logStreamName: 'app/app/task1' }] });
+
+    const page = await reader.read({ containerId: CONTAINER_ID, taskIds: TASKS, limit: 10, since: new Date(T0).toISOString() });
+
+    expect(page).toEqual({ lines: [line(5, 'from task 1'), line(25, 'from task 2')] });
+  });
+
+  it('gives a cursor after pages that came back empty with a nextToken, and goes on from that token', async () => {
+    logsMock.on(FilterLogEventsCommand).resolves({ events: [], nextToken: 'deep' });
+
+    const empty = await reader.read({ containerId: CONTAINER_ID, taskIds: TASKS, limit: 5, since: new Date(T0).toISOString() });
+
+    expect(empty.lines).toEqual([]);
+    expect(empty.nextCursor).toBeDefined();
+    expect(logsMock.calls()).toHaveLength(10);
+
+    logsMock.reset();
+    logsMock.on(FilterLogEventsCommand).resolves({ events: [event(40, 'at last')] });
+    const next = await reader.read({ containerId: CONTAINER_ID, taskIds: TASKS, limit: 5, cursor: empty.nextCursor });
+
+    expect(next).toEqual({ lines: [line(40, 'at last')] });
+    expect(logsMock.calls().map((call) => call.args[0].input)).toEqual([filterInput(T0, 6, 'deep')]);
   });
 
   it('refuses a cursor it did not give with 400, asking CloudWatch nothing', async () => {

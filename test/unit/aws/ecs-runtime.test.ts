@@ -33,7 +33,6 @@ const SETTINGS: EcsRuntimeSettings = {
   assignPublicIp: false,
   taskDefinitions: {
     familyPrefix: 'workload',
-    taskRoleArn: TASK_ROLE_ARN,
     executionRoleArn: EXECUTION_ROLE_ARN,
     logGroupName: 'workload-logs',
     logStreamPrefix: 'app',
@@ -48,7 +47,6 @@ const registration = (image: string, port: number): RegisterTaskDefinitionComman
   networkMode: 'awsvpc',
   cpu: '256',
   memory: '512',
-  taskRoleArn: TASK_ROLE_ARN,
   executionRoleArn: EXECUTION_ROLE_ARN,
   containerDefinitions: [
     {
@@ -299,6 +297,76 @@ describe('EcsRuntime task definitions per (image, port)', () => {
   });
 });
 
+describe('EcsRuntime task roles', () => {
+  it('registers task definitions with no task role, so the metadata endpoint hands user code no credentials', async () => {
+    ecsMock
+      .on(DescribeTaskDefinitionCommand)
+      .rejects(Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' }));
+    ecsMock.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: 'arn:td:1' } });
+
+    await runtime.taskDefinitionFor('ghcr.io/acme/web:1', 8080);
+
+    const input = ecsMock.commandCalls(RegisterTaskDefinitionCommand)[0]!.args[0].input;
+    expect(input).not.toHaveProperty('taskRoleArn');
+    expect(input.executionRoleArn).toBe(EXECUTION_ROLE_ARN);
+  });
+
+  it('registers the task role a deployment opted into, and a new revision when a registered one lacks it', async () => {
+    const withRole = new EcsRuntime({ ...SETTINGS, taskDefinitions: { ...SETTINGS.taskDefinitions, taskRoleArn: TASK_ROLE_ARN } });
+    ecsMock.on(DescribeTaskDefinitionCommand).resolves({
+      taskDefinition: { ...(registration('ghcr.io/acme/web:1', 8080) as object), status: 'ACTIVE', taskDefinitionArn: 'arn:td:1' },
+    });
+    ecsMock.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: 'arn:td:2' } });
+
+    expect(await withRole.taskDefinitionFor('ghcr.io/acme/web:1', 8080)).toBe('arn:td:2');
+    expect(ecsMock.commandCalls(RegisterTaskDefinitionCommand)[0]!.args[0].input.taskRoleArn).toBe(TASK_ROLE_ARN);
+  });
+});
+
+describe('EcsRuntime.describeTasks', () => {
+  it('gives no status to tasks it did not start (an ECS service’s), whatever their age, and the address of its own', async () => {
+    ecsMock.on(DescribeTasksCommand).resolves({
+      tasks: [
+        {
+          taskArn: TASK_ARN,
+          startedBy: CONTAINER_ID,
+          version: 3,
+          lastStatus: 'RUNNING',
+          desiredStatus: 'RUNNING',
+          taskDefinitionArn: `arn:aws:ecs:eu-west-1:123456789012:task-definition/${FAMILY}:1`,
+          attachments: [{ type: 'ElasticNetworkInterface', details: [{ name: 'privateIPv4Address', value: '10.0.2.2' }] }],
+        },
+        {
+          taskArn: `${TASK_ARN}f`,
+          startedBy: 'ecs-svc/9223370264485714331',
+          group: 'service:proxy',
+          version: 9,
+          lastStatus: 'RUNNING',
+          desiredStatus: 'RUNNING',
+          taskDefinitionArn: 'arn:aws:ecs:eu-west-1:123456789012:task-definition/proxy:4',
+        },
+        {
+          // A container id as startedBy, but a family this service never registers.
+          taskArn: `${TASK_ARN}e`,
+          startedBy: CONTAINER_ID,
+          version: 2,
+          lastStatus: 'RUNNING',
+          desiredStatus: 'RUNNING',
+          taskDefinitionArn: 'arn:aws:ecs:eu-west-1:123456789012:task-definition/operator-job:1',
+        },
+      ],
+    });
+
+    const tasks = await runtime.describeTasks([TASK_ARN, `${TASK_ARN}f`, `${TASK_ARN}e`]);
+
+    expect(tasks.map((task) => [task.taskArn, task.status?.containerId, task.address])).toEqual([
+      [TASK_ARN, CONTAINER_ID, '10.0.2.2'],
+      [`${TASK_ARN}f`, undefined, undefined],
+      [`${TASK_ARN}e`, undefined, undefined],
+    ]);
+  });
+});
+
 describe('EcsRuntime.stopTask', () => {
   it('stops the task in our cluster with the reason', async () => {
     ecsMock.on(StopTaskCommand).resolves({});
@@ -383,6 +451,7 @@ describe('taskStatusFromEcs', () => {
       desiredStatus: 'STOPPED',
       stopCode: 'TaskFailedToStart',
       stoppedReason: 'CannotPullContainerError',
+      reason: 'image pull failed',
     });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { taskEndpointFromEcs } from '../../../lib/aws/ecs-task-status.js';
+import { taskEndpointFromEcs, taskStatusFromEcs, type EcsTaskFields } from '../../../lib/aws/ecs-task-status.js';
 
 /** The network and override parts of an "ECS Task State Change" detail, as ECS sends them for an awsvpc task. */
 const detail = {
@@ -31,19 +31,76 @@ const detail = {
 };
 
 describe('taskEndpointFromEcs', () => {
-  it('reads the ENI’s private address and the hostname and port the service set in the override', () => {
-    expect(taskEndpointFromEcs(detail)).toEqual({ ip: '10.0.3.17', hostname: 'web-1', port: 3000 });
+  it('reads only the ENI’s private address: the override’s environment is the user’s to fill', () => {
+    expect(taskEndpointFromEcs(detail)).toEqual({ ip: '10.0.3.17' });
   });
 
   it('falls back to the container’s network interface when the attachment has no address yet', () => {
-    expect(taskEndpointFromEcs({ ...detail, attachments: [{ type: 'eni', details: [] }] })).toMatchObject({ ip: '10.0.3.17' });
+    expect(taskEndpointFromEcs({ containers: detail.containers, attachments: [{ type: 'eni', details: [] }] })).toEqual({
+      ip: '10.0.3.17',
+    });
   });
 
-  it('answers no address before the network is attached, and nothing of a task the service did not start', () => {
-    expect(taskEndpointFromEcs({ overrides: detail.overrides })).toEqual({ hostname: 'web-1', port: 3000 });
+  it('answers no address before the network is attached', () => {
     expect(taskEndpointFromEcs({})).toEqual({});
     expect(taskEndpointFromEcs({ attachments: [{ type: 'eni', details: [{ name: 'privateIPv4Address', value: 'not-an-ip' }] }] })).toEqual(
       {},
     );
+  });
+});
+
+describe('taskStatusFromEcs: why a task stopped, in words its owner can act on', () => {
+  const stopped = {
+    taskArn: 'arn:aws:ecs:us-east-1:123456789012:task/workloads/0a1b2c3d4e5f40718293a4b5c6d7e8f9',
+    startedBy: '0190f1c2-0000-7000-8000-000000000003',
+    version: 5,
+    lastStatus: 'STOPPED',
+    desiredStatus: 'STOPPED',
+  };
+  const reasonOf = (fields: Partial<EcsTaskFields>) => taskStatusFromEcs({ ...stopped, ...fields });
+
+  it.each([
+    [
+      'an image that cannot be pulled',
+      {
+        stopCode: 'TaskFailedToStart',
+        stoppedReason:
+          'CannotPullContainerError: pull image manifest has been retried 1 time(s): failed to resolve ref ghcr.io/acme/nope:1: not found',
+      },
+      { reason: 'image pull failed: pull image manifest has been retried 1 time(s): failed to resolve ref ghcr.io/acme/nope:1: not found' },
+    ],
+    [
+      'a container killed for its memory',
+      {
+        stopCode: 'EssentialContainerExited',
+        stoppedReason: 'Essential container in task exited',
+        containers: [{ exitCode: 137, reason: 'OutOfMemoryError: Container killed due to memory usage' }],
+        overrides: { containerOverrides: [{ memory: 512 }] },
+      },
+      { reason: 'out of memory (limit 512 MB)', exitCode: 137 },
+    ],
+    [
+      'a process that exits',
+      { stopCode: 'EssentialContainerExited', stoppedReason: 'Essential container in task exited', containers: [{ exitCode: 3 }] },
+      { reason: 'exited with code 3', exitCode: 3 },
+    ],
+    [
+      'a stop on request',
+      { stopCode: 'UserInitiated', stoppedReason: 'Container stopped through the API' },
+      { reason: 'stopped on request' },
+    ],
+    [
+      'a task that could not be set up',
+      { stopCode: 'TaskFailedToStart', stoppedReason: 'ResourceInitializationError: unable to pull secrets or registry auth: timeout' },
+      { reason: 'task could not be set up: unable to pull secrets or registry auth: timeout' },
+    ],
+  ])('%s', (_, fields, expected) => {
+    expect(reasonOf(fields)).toMatchObject(expected);
+  });
+
+  it('says nothing of a task that runs', () => {
+    const running = taskStatusFromEcs({ ...stopped, lastStatus: 'RUNNING', desiredStatus: 'RUNNING' });
+    expect(running).not.toHaveProperty('reason');
+    expect(running).not.toHaveProperty('exitCode');
   });
 });

@@ -1,68 +1,85 @@
-import { ChangeResourceRecordSetsCommand, Route53Client, type ChangeResourceRecordSetsCommandInput } from '@aws-sdk/client-route-53';
+import { ChangeResourceRecordSetsCommand, ListResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-route-53';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { Route53AppRoutes } from '../../../lib/aws/route53-routes.js';
+import { ROUTE53_MAX_ATTEMPTS, Route53AppRoutes, route53Client } from '../../../lib/aws/route53-routes.js';
+import { FakeZone } from '../../support/fake-route53-zone.js';
 
 const route53Mock = mockClient(Route53Client);
 const routes = new Route53AppRoutes({ hostedZoneId: 'Z0123456789', zoneName: 'apps.internal' });
-const route = { hostname: 'web-1', ip: '10.0.3.17', port: 3000 };
-
-/** The one change batch both records move in, for an action. */
-const batch = (action: 'UPSERT' | 'DELETE', ip = '10.0.3.17', port = 3000): ChangeResourceRecordSetsCommandInput => ({
-  HostedZoneId: 'Z0123456789',
-  ChangeBatch: {
-    Comment: `${action} web-1`,
-    Changes: [
-      { Action: action, ResourceRecordSet: { Name: 'web-1.apps.internal', Type: 'A', TTL: 5, ResourceRecords: [{ Value: ip }] } },
-      {
-        Action: action,
-        ResourceRecordSet: {
-          Name: '_http._tcp.web-1.apps.internal',
-          Type: 'SRV',
-          TTL: 5,
-          ResourceRecords: [{ Value: `0 0 ${port} web-1.apps.internal` }],
-        },
-      },
-    ],
-  },
-});
+const containerId = '0190f1c2-0000-7000-8000-000000000003';
+const route = { containerId, taskId: '0a1b2c3d4e5f40718293a4b5c6d7e8f9', hostname: 'web-1', ip: '10.0.3.17', port: 3000 };
+let zone: FakeZone;
 
 beforeEach(() => {
   route53Mock.reset();
+  zone = new FakeZone(route53Mock, 'apps.internal', 3);
 });
 
-describe('Route53AppRoutes', () => {
-  it('publishes the task’s address (A) and port (SRV) under the hostname in one UPSERT batch', async () => {
-    route53Mock.on(ChangeResourceRecordSetsCommand).resolves({ ChangeInfo: { Id: 'c1', Status: 'PENDING', SubmittedAt: new Date() } });
+const changes = () => route53Mock.commandCalls(ChangeResourceRecordSetsCommand).map((call) => call.args[0].input.ChangeBatch!.Changes);
 
+describe('Route53AppRoutes', () => {
+  it('publishes a task’s address under its own name and a weighted SRV record of the hostname owned by the task, in one batch', async () => {
     await routes.publish(route);
 
-    expect(route53Mock.calls().map((call) => call.args[0].input)).toEqual([batch('UPSERT')]);
+    expect(changes()).toEqual([
+      [
+        {
+          Action: 'UPSERT',
+          ResourceRecordSet: { Name: `${route.taskId}.task.apps.internal`, Type: 'A', TTL: 5, ResourceRecords: [{ Value: '10.0.3.17' }] },
+        },
+        {
+          Action: 'UPSERT',
+          ResourceRecordSet: {
+            Name: '_http._tcp.web-1.apps.internal',
+            Type: 'SRV',
+            SetIdentifier: `${containerId}.${route.taskId}`,
+            Weight: 1,
+            TTL: 5,
+            ResourceRecords: [{ Value: `0 0 3000 ${route.taskId}.task.apps.internal` }],
+          },
+        },
+      ],
+    ]);
   });
 
-  it('withdraws exactly the records of this task in one DELETE batch', async () => {
-    route53Mock.on(ChangeResourceRecordSetsCommand).resolves({ ChangeInfo: { Id: 'c2', Status: 'PENDING', SubmittedAt: new Date() } });
+  it('withdraws one task’s records and leaves another task’s of the same hostname, address and port', async () => {
+    const other = { ...route, taskId: 'ffffffffffffffffffffffffffffffff' };
+    await routes.publish(route);
+    await routes.publish(other);
 
     expect(await routes.withdraw(route)).toBe(true);
-    expect(route53Mock.calls().map((call) => call.args[0].input)).toEqual([batch('DELETE')]);
-  });
-
-  it('leaves records that another task replaced, or that are gone, and says so', async () => {
-    route53Mock.on(ChangeResourceRecordSetsCommand).rejects(
-      Object.assign(new Error('Tried to delete resource record set but the values provided do not match'), {
-        name: 'InvalidChangeBatch',
-      }),
-    );
-
     expect(await routes.withdraw(route)).toBe(false);
-    expect(route53Mock.calls().map((call) => call.args[0].input)).toEqual([batch('DELETE')]);
+
+    expect(zone.values('_http._tcp.web-1.apps.internal', 'SRV')).toEqual([`0 0 3000 ${other.taskId}.task.apps.internal`]);
+    expect(zone.values(`${other.taskId}.task.apps.internal`, 'A')).toEqual(['10.0.3.17']);
   });
 
-  it('passes other Route 53 errors on, so the event is delivered again', async () => {
+  it('lists every published route across pages, including pages cut inside a weighted set, and skips records it did not write', async () => {
+    const published = Array.from({ length: 5 }, (_, n) => ({
+      ...route,
+      taskId: `${n}`.repeat(32),
+      hostname: n < 3 ? 'web-1' : `web-${n}`,
+      ip: `10.0.0.${n}`,
+    }));
+    for (const each of published) await routes.publish(each);
+
+    const { routes: listed } = await routes.listPublished();
+
+    expect(listed.sort((a, b) => a.taskId.localeCompare(b.taskId))).toEqual(published);
+    // 12 record sets (5 A, 5 SRV, SOA, NS) at 3 a page.
+    expect(route53Mock.commandCalls(ListResourceRecordSetsCommand)).toHaveLength(4);
+  });
+
+  it('passes Route 53 errors other than a missing record on, after the SDK’s own retries, so the event is delivered again', async () => {
     route53Mock.on(ChangeResourceRecordSetsCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'Throttling' }));
 
     await expect(routes.withdraw(route)).rejects.toThrow('Rate exceeded');
     await expect(routes.publish(route)).rejects.toThrow('Rate exceeded');
-    expect(route53Mock.calls().map((call) => call.args[0].input)).toEqual([batch('DELETE'), batch('UPSERT')]);
+  });
+
+  it('retries throttling (Throttling, PriorRequestNotComplete) adaptively, up to 6 attempts', async () => {
+    expect(ROUTE53_MAX_ATTEMPTS).toBe(6);
+    expect(await route53Client.config.maxAttempts()).toBe(6);
+    expect(route53Client.config.retryMode).toBe('adaptive');
   });
 });

@@ -38,7 +38,7 @@ describe('image', () => {
 
   it('refuses an image outside the allowed registry prefixes, and accepts one inside', () => {
     const restricted = imageSchema(['123456789012.dkr.ecr.eu-west-1.amazonaws.com/', 'public.ecr.aws/']);
-    expect(issuesOf(restricted, 'docker.io/library/nginx')).toEqual([expect.stringMatching(/allowed prefixes/)]);
+    expect(issuesOf(restricted, 'docker.io/library/nginx')).toEqual([expect.stringMatching(/allowed registries or paths/)]);
     expect(issuesOf(restricted, 'public.ecr.aws/nginx/nginx')).toEqual([]);
   });
 });

@@ -1,0 +1,37 @@
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { AppRoute, PublishedRoutes } from '../containers/app-routes.js';
+import { documentClient, tableName } from './dynamo.js';
+import { keys, TTL_ATTRIBUTE } from './keys.js';
+
+/**
+ * One item per published task route. `forget` is a DeleteItem that answers the old item
+ * (ReturnValues ALL_OLD), so of several events racing to withdraw one task exactly one gets
+ * the route (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_DeleteItem.html).
+ * Items expire with the table's TTL a week after publication in case a withdrawal never comes
+ * (the reconciler repairs the zone either way).
+ */
+export class DynamoPublishedRoutes implements PublishedRoutes {
+  async remember(route: AppRoute): Promise<void> {
+    await documentClient.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: {
+          ...keys.appRoute(route.taskId),
+          container_id: route.containerId,
+          hostname: route.hostname,
+          ip: route.ip,
+          port: route.port,
+          [TTL_ATTRIBUTE]: Math.floor(Date.now() / 1000) + 7 * 86_400,
+        },
+      }),
+    );
+  }
+
+  async forget(taskId: string): Promise<AppRoute | undefined> {
+    const { Attributes: item } = await documentClient.send(
+      new DeleteCommand({ TableName: tableName, Key: keys.appRoute(taskId), ReturnValues: 'ALL_OLD' }),
+    );
+    if (!item || typeof item.hostname !== 'string' || typeof item.ip !== 'string' || typeof item.port !== 'number') return undefined;
+    return { containerId: String(item.container_id), taskId, hostname: item.hostname, ip: item.ip, port: item.port };
+  }
+}

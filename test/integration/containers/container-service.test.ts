@@ -81,6 +81,8 @@ const spec = () => ({
   port: 8080,
   env: {},
   command: null,
+  healthCheck: null,
+  restartPolicy: 'never' as const,
 });
 
 /**
@@ -668,7 +670,7 @@ describe('ContainerService transitions on ECS (docs/containers.md)', () => {
   it('a start finding a provisioning container without a task finishes the interrupted launch with that version’s token', async () => {
     const created = await containerService.create(owner, spec());
     // As if a restart died between claiming version 2 and attaching its task.
-    await containerStore.beginTransition(created.id, 1, 'provisioning', new Date().toISOString());
+    await containerStore.beginTransition(created.id, 1, { state: 'provisioning', stateReason: null }, new Date().toISOString());
     ecsReports(ecsTask(created.id, 2, 1, 'RUNNING'));
 
     const started = await containerService.start(owner, created.id);

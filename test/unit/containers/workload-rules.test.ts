@@ -63,9 +63,14 @@ describe('env', () => {
     expect(issuesOf(envSchema, { [name]: 'v' })).not.toEqual([]);
   });
 
-  it.each([['PORT'], ['AWS_SECRET_ACCESS_KEY'], ['AWS_REGION'], ['ECS_CONTAINER_METADATA_URI']])('refuses the reserved name %s', (name) => {
-    expect(issuesOf(envSchema, { [name]: 'v' })).toEqual([`${name}: is reserved (PORT, AWS_*, ECS_*)`]);
-  });
+  it.each([['PORT'], ['CONTAINER_ID'], ['CONTAINER_HOSTNAME'], ['AWS_SECRET_ACCESS_KEY'], ['AWS_REGION'], ['ECS_CONTAINER_METADATA_URI']])(
+    'refuses the reserved name %s',
+    (name) => {
+      expect(issuesOf(envSchema, { [name]: 'v' })).toEqual([
+        `${name}: is reserved (PORT, CONTAINER_*, AWS_*, ECS_*): the platform sets it`,
+      ]);
+    },
+  );
 
   it('refuses a value of 4097 characters and a value that is not a string', () => {
     expect(issuesOf(envSchema, { LONG: 'x'.repeat(4097) })).toEqual(['LONG: must be at most 4096 characters']);

@@ -407,20 +407,26 @@ export class ContainerService {
       case 'wait':
         return this.waitUntilRunning(container, deadline);
       case 'stop': {
-        // Stopping first: a caller that then loses the race has only stopped a task the winner stops or replaces too.
-        if (plan.stopTask) await this.stopTasksOf(container, STOP_REASON.stop);
-        return this.commit(
+        // Committed first, which detaches the tasks: a caller that loses the race has stopped nothing, and
+        // the stopped task's own events no longer reach the container. A task left running by a failed
+        // StopTask is no container's any more, and the reconciler stops it.
+        let detached = container;
+        const stopped = await this.commit(
           container,
           (current) => this.releaseOf(current, 'stopped'),
-          (current, charge) =>
-            this.store.beginTransition(
+          (current, charge) => {
+            detached = current;
+            return this.store.beginTransition(
               current.id,
               current.version,
               { state: 'stopped', stateReason: STATE_REASON.stoppedOnRequest },
               this.isoNow(),
               charge,
-            ),
+            );
+          },
         );
+        if (plan.stopTask) await this.stopTasksOf(detached, STOP_REASON.stop);
+        return stopped;
       }
       case 'run': {
         if (plan.stopTask) await this.stopTasksOf(container, action === 'restart' ? STOP_REASON.restart : STOP_REASON.stop);

@@ -62,6 +62,7 @@ const STOP_REASON = {
   stop: 'Container stopped through the API',
   restart: 'Container restarted through the API',
   delete: 'Container deleted through the API',
+  replaced: 'Replaced by a newer task of the container',
 };
 
 const ecsMock = mockClient(ecsClient);
@@ -465,14 +466,14 @@ const TRANSITION_TABLE: TransitionCell[] = [
   {
     from: 'running',
     action: 'restart',
-    does: 'stops its task, runs a new one and waits for it',
+    does: 'runs a new task next to the old one, and stops the old one only once the new one is RUNNING (zero downtime)',
     reports: ['PENDING', 'RUNNING'],
     to: { state: 'running', version: 2 },
     sends: (container) => [
-      stopTask(container, 1, STOP_REASON.restart),
       runTask(container, 2),
       describeTasks(container, 2),
       describeTasks(container, 2),
+      stopTask(container, 1, STOP_REASON.replaced),
     ],
   },
   {
@@ -596,25 +597,27 @@ describe('ContainerService transitions on ECS (docs/containers.md)', () => {
     expect(awsCalls()).toEqual([...prepared, runTask(container, 3)]);
   });
 
-  it('of two transitions that read the same version, exactly one commits; the other gets ConflictError and runs no task', async () => {
+  it('of two transitions that read the same version, exactly one commits; the other gets ConflictError and sends nothing', async () => {
     const running = await runningContainer();
     holdReadsUntil(2);
-    let stopping: Promise<StoredContainer> | undefined;
-    // The restart's StopTask answers only once the stop has committed, so the stop is the one that wins.
-    ecsMock.on(StopTaskCommand, { reason: STOP_REASON.restart }).callsFake(async (input) => {
-      await stopping?.catch(() => undefined);
-      return stopTaskOutput(input);
-    });
+    ecsReports(ecsTask(running.id, 2, 1, 'RUNNING'));
 
-    stopping = containerService.stop(owner, running.id);
-    const [stopped, restarted] = await Promise.allSettled([stopping, containerService.restart(owner, running.id)]);
+    const [stopped, restarted] = await Promise.allSettled([
+      containerService.stop(owner, running.id),
+      containerService.restart(owner, running.id),
+    ]);
 
-    expect(stopped).toEqual({ status: 'fulfilled', value: expect.objectContaining({ state: 'stopped', version: 2 }) });
-    expect(restarted).toEqual({ status: 'rejected', reason: expect.any(ConflictError) });
-    expect(await containerStore.get(running.id)).toEqual((stopped as PromiseFulfilledResult<StoredContainer>).value);
-    expect(awsCalls().map(([command]) => command)).toEqual(['RunTaskCommand', 'StopTaskCommand', 'StopTaskCommand']);
+    const stopWon = stopped.status === 'fulfilled';
+    expect([stopped.status, restarted.status].sort()).toEqual(['fulfilled', 'rejected']);
+    const loser = (stopWon ? restarted : stopped) as PromiseRejectedResult;
+    expect(loser.reason).toBeInstanceOf(ConflictError);
+    const winner = (stopWon ? stopped : restarted) as PromiseFulfilledResult<StoredContainer>;
+    expect(winner.value).toMatchObject({ state: stopWon ? 'stopped' : 'running', version: 2 });
+    expect((await containerStore.get(running.id))!.state).toBe(winner.value.state);
     expect(awsCalls()).toEqual(
-      expect.arrayContaining([runTask(running, 1), stopTask(running, 1, STOP_REASON.stop), stopTask(running, 1, STOP_REASON.restart)]),
+      stopWon
+        ? [runTask(running, 1), stopTask(running, 1, STOP_REASON.stop)]
+        : [runTask(running, 1), runTask(running, 2), describeTasks(running, 2), stopTask(running, 1, STOP_REASON.replaced)],
     );
   });
 

@@ -10,6 +10,7 @@ import type { ContainerStore, TransitionChange, WriteOutcome } from './container
 import { containerVisibleTo } from './container-access.js';
 import { clampPercent, roundTo, type ContainerMetrics, type TaskUsageSource } from './metrics.js';
 import {
+  isRestartDue,
   type RestartPolicyOptions,
   RESTART_POLICY_DEFAULTS,
   type RestartScheduler,
@@ -300,6 +301,27 @@ export class ContainerService {
       }
       throw error;
     }
+  }
+
+  /**
+   * For the reconciler, as the backstop of the scheduler: relaunches every container whose
+   * restart is due, until `deadline` (epoch ms). Reads every container, so never part of a
+   * request. Answers how many it relaunched.
+   */
+  async relaunchAllDue(deadline: number = Number.POSITIVE_INFINITY): Promise<number> {
+    let relaunched = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await this.store.listAll({ limit: 100, ...(cursor ? { cursor } : {}) });
+      for (const container of page.items) {
+        if (this.now() >= deadline) return relaunched;
+        if (!isRestartDue(container, this.now())) continue;
+        const after = await this.relaunchDue(container.id);
+        if (after?.taskArn) relaunched += 1;
+      }
+      cursor = page.nextCursor;
+    } while (cursor);
+    return relaunched;
   }
 
   private async observe(status: TaskStatus): Promise<{ outcome: TaskStatusOutcome; container?: StoredContainer }> {

@@ -61,3 +61,40 @@ describe('hostnames over HTTP', () => {
     },
   );
 });
+
+describe('health_check, restart_policy, restart_count and state_reason over HTTP', () => {
+  it('answers them on every record, takes them at create and PATCH, and refuses bad ones with 400', async () => {
+    const created = await api('POST', '/api/v1/containers', {
+      hostname: uniqueHostname(),
+      command: idle,
+      health_check: { path: '/healthz', grace_s: 5 },
+      restart_policy: 'always',
+    });
+    expect(created.status).toBe(200);
+    expect(created.body.data).toMatchObject({
+      health_check: { path: '/healthz', interval_s: 10, timeout_s: 2, grace_s: 5 },
+      restart_policy: 'always',
+      restart_count: 0,
+      state_reason: null,
+    });
+    const id = created.body.data.id;
+
+    const patched = await api('PATCH', `/api/v1/containers/${id}`, { health_check: null, restart_policy: 'never' });
+    const refused = await api('PATCH', `/api/v1/containers/${id}`, { health_check: { path: 'healthz' }, restart_policy: 'sometimes' });
+    const stopped = await api('POST', `/api/v1/containers/${id}/stop`);
+    const read = await api('GET', `/api/v1/containers/${id}`);
+
+    expect(patched.body.data).toMatchObject({ health_check: null, restart_policy: 'never' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toContain('health_check.path: must start with /');
+    expect(refused.body.error.message).toContain('restart_policy: must be one of never, on-failure or always');
+    expect(stopped.body.data).toMatchObject({ state: 'stopped', state_reason: 'stopped on request' });
+    expect(read.body.data).toMatchObject({
+      health_check: null,
+      restart_policy: 'never',
+      state: 'stopped',
+      state_reason: 'stopped on request',
+    });
+    await api('DELETE', `/api/v1/containers/${id}`);
+  });
+});

@@ -100,6 +100,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     PUBLIC_BASE_URL: read.optionalUrl('PUBLIC_BASE_URL'),
     /** How long start and restart wait for a task to run before answering 504. */
     START_BUDGET_MS: read.number('START_BUDGET_MS', { min: 0, max: 28_000, whole: true }, 25_000),
+    /**
+     * How long a restart keeps the old task after the route moved to the new one, before stopping
+     * it (docs/containers.md, "Restart"). Unset: 0 on the local stack (its proxy asks for the
+     * current task on every request); 10 s on ECS, the proxy's DNS refresh (5 s) plus the record's TTL (5 s).
+     */
+    RESTART_DRAIN_MS: read.number('RESTART_DRAIN_MS', { min: 0, max: 20_000, whole: true }, env.CONTAINER_RUNTIME === 'local' ? 0 : 10_000),
     CONTAINER_RUNTIME: read.oneOf('CONTAINER_RUNTIME', ['ecs', 'local'], 'ecs'),
     ECS_CLUSTER_ARN: read.optionalText('ECS_CLUSTER_ARN'),
     /** The deployment's own task definition: the metrics family of tasks that recorded none. */

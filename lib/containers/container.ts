@@ -28,7 +28,7 @@ export interface Container extends ContainerSpec {
   updatedAt: string;
 }
 
-export { DEFAULT_PORT } from './workload-rules.js';
+export { DEFAULT_PORT } from './workload.js';
 
 /** How many task ids a container keeps, newest first, so its logs reach back past restarts. */
 export const TASK_HISTORY_LENGTH = 20;

@@ -1,8 +1,33 @@
 import * as z from '../zod.js';
+import { config } from '../config.js';
 import { maxMemoryMbFor } from './task-size.js';
-import { WORKLOAD, WORKLOAD_KEYS, type WorkloadJson } from './workload.js';
+import { WORKLOAD, WORKLOAD_KEYS, type WorkloadJson, type WorkloadKey } from './workload.js';
+import {
+  commandSchema,
+  cpuCoresSchema,
+  diskGbSchema,
+  envSchema,
+  healthCheckSchema,
+  imageSchema,
+  memoryMbSchema,
+  portSchema,
+  restartPolicySchema,
+} from './workload-rules.js';
 
-export { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB } from './workload-rules.js';
+export { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB } from './workload.js';
+
+/** The rule of each workload field (lib/containers/workload.ts), as the API takes it. */
+const WORKLOAD_RULES = {
+  image: imageSchema(config.ALLOWED_IMAGE_PREFIXES),
+  port: portSchema,
+  env: envSchema,
+  command: z.nullable(commandSchema),
+  cpuCores: cpuCoresSchema,
+  memoryMb: memoryMbSchema,
+  diskGb: diskGbSchema,
+  healthCheck: z.nullable(healthCheckSchema),
+  restartPolicy: restartPolicySchema,
+} satisfies Record<WorkloadKey, z.ZodMiniType>;
 
 /** RFC 1123 label: 1..63 lowercase letters, digits and inner hyphens. */
 export const HOSTNAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -44,9 +69,9 @@ export function memoryFitsCpu(cpu: number, memory: number, context: z.core.$Refi
 }
 
 type FieldSchemas<Wrap extends 'default' | 'optional'> = {
-  [K in keyof typeof WORKLOAD as (typeof WORKLOAD)[K]['name']]: Wrap extends 'default'
-    ? z.ZodMiniDefault<(typeof WORKLOAD)[K]['schema']>
-    : z.ZodMiniOptional<(typeof WORKLOAD)[K]['schema']>;
+  [K in WorkloadKey as (typeof WORKLOAD)[K]['name']]: Wrap extends 'default'
+    ? z.ZodMiniDefault<(typeof WORKLOAD_RULES)[K]>
+    : z.ZodMiniOptional<(typeof WORKLOAD_RULES)[K]>;
 };
 
 /** Each workload field under its API name, with its default (create) or optional (PATCH). */
@@ -54,7 +79,7 @@ function workloadShape<Wrap extends 'default' | 'optional'>(wrap: Wrap): FieldSc
   return Object.fromEntries(
     WORKLOAD_KEYS.map((key) => {
       const field = WORKLOAD[key];
-      const schema = field.schema as z.ZodMiniType;
+      const schema: z.ZodMiniType = WORKLOAD_RULES[key];
       return [
         field.name,
         wrap === 'default' ? z._default(schema, (field.toJson as (value: unknown) => unknown)(field.fallback)) : z.optional(schema),

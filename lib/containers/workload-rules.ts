@@ -1,7 +1,8 @@
 import * as z from '../zod.js';
 
-/** Where a container listens unless its owner says otherwise. */
-export const DEFAULT_PORT = 8080;
+import { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB, RESTART_POLICIES } from './workload.js';
+
+export { DEFAULT_PORT } from './workload.js';
 
 /**
  * The rules for what a container runs (docs/containers.md, "What a container runs"), shared by
@@ -78,11 +79,6 @@ export const commandSchema = z
   )
   .check(z.minLength(1, 'must hold at least one string'), z.maxLength(MAX_COMMAND_ARGS, `must hold at most ${MAX_COMMAND_ARGS} strings`));
 
-export const CPU_CORE_CHOICES = [1, 2, 4, 8, 16] as const;
-export const MIN_MEMORY_MB = 512;
-export const MIN_DISK_GB = 18;
-export const MAX_DISK_GB = 32;
-
 export const cpuCoresSchema = z.literal(CPU_CORE_CHOICES, { error: 'must be one of 1, 2, 4, 8 or 16' });
 export const memoryMbSchema = z.int('must be a whole number').check(z.minimum(MIN_MEMORY_MB));
 export const diskGbSchema = z.int('must be a whole number').check(z.minimum(MIN_DISK_GB), z.maximum(MAX_DISK_GB));
@@ -106,9 +102,5 @@ export const healthCheckSchema = z.strictObject({
   timeout_s: z._default(seconds(1, 60), 2),
   grace_s: z._default(seconds(0, 600), 60),
 });
-
-export type HealthCheckBody = z.output<typeof healthCheckSchema>;
-
-export const RESTART_POLICIES = ['never', 'on-failure', 'always'] as const;
 
 export const restartPolicySchema = z.enum(RESTART_POLICIES, { error: 'must be one of never, on-failure or always' });

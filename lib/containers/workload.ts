@@ -1,21 +1,12 @@
-import * as z from '../zod.js';
 import { config } from '../config.js';
-import {
-  commandSchema,
-  cpuCoresSchema,
-  DEFAULT_PORT,
-  diskGbSchema,
-  envSchema,
-  healthCheckSchema,
-  imageSchema,
-  MIN_DISK_GB,
-  MIN_MEMORY_MB,
-  memoryMbSchema,
-  portSchema,
-  type RESTART_POLICIES,
-  restartPolicySchema,
-  type HealthCheckBody,
-} from './workload-rules.js';
+
+/** Where a container listens unless its owner says otherwise. */
+export const DEFAULT_PORT = 8080;
+export const CPU_CORE_CHOICES = [1, 2, 4, 8, 16] as const;
+export const MIN_MEMORY_MB = 512;
+export const MIN_DISK_GB = 18;
+export const MAX_DISK_GB = 32;
+export const RESTART_POLICIES = ['never', 'on-failure', 'always'] as const;
 
 /** A container's HTTP health check, in seconds as the API takes it (docs/containers.md, "Readiness"). */
 export interface HealthCheck {
@@ -26,17 +17,25 @@ export interface HealthCheck {
   graceS: number;
 }
 
+/** `health_check` as the API answers it and the table stores it. */
+export interface HealthCheckJson {
+  path: string;
+  interval_s: number;
+  timeout_s: number;
+  grace_s: number;
+}
+
 /** What the runtime does when a container's task stops without being asked to (docs/containers.md, "Restart policy"). */
 export type RestartPolicy = (typeof RESTART_POLICIES)[number];
 
 /**
  * One workload field: its name in the API and in the stored item (the same snake_case name),
- * the rule that validates the API's value, the value it takes when not given (at creation, and
- * on items written before the field existed), and how its value looks in JSON.
+ * the value it takes when not given (at creation, and on items written before the field
+ * existed), and how its value looks in JSON. Its rule lives in lib/containers/schemas.ts, so
+ * that functions that only read containers carry no validation code.
  */
 interface WorkloadField<Name extends string, Value, Json> {
   name: Name;
-  schema: z.ZodMiniType<Json>;
   fallback: Value;
   toJson(value: Value): Json;
   fromJson(json: Json): Value;
@@ -45,51 +44,40 @@ interface WorkloadField<Name extends string, Value, Json> {
 const same = <T>(value: T): T => value;
 
 /** A field whose value is the same in the domain and in JSON. */
-function plainField<Name extends string, Value>(
-  name: Name,
-  schema: z.ZodMiniType<Value>,
-  fallback: Value,
-): WorkloadField<Name, Value, Value> {
-  return { name, schema, fallback, toJson: same, fromJson: same };
+function plainField<Name extends string, Value>(name: Name, fallback: Value): WorkloadField<Name, Value, Value> {
+  return { name, fallback, toJson: same, fromJson: same };
 }
-
-const healthCheckFromJson = (json: HealthCheckBody | null): HealthCheck | null =>
-  json && { path: json.path, intervalS: json.interval_s, timeoutS: json.timeout_s, graceS: json.grace_s };
-const healthCheckToJson = (check: HealthCheck | null): HealthCheckBody | null =>
-  check && { path: check.path, interval_s: check.intervalS, timeout_s: check.timeoutS, grace_s: check.graceS };
 
 /**
  * A container's workload, declared once: what its next task runs, set at creation and changed
- * with PATCH. The request schemas (lib/containers/schemas.ts), the API view
- * (`containerView`), the stored item (lib/store/entities/container.ts), the store's update
- * (lib/store/dynamo-container-store.ts), the runtime's `WorkloadSpec` and the OpenAPI document
- * are all derived from this table; adding a field touches it, its rule in workload-rules.ts,
- * and the runtimes that honour it.
+ * with PATCH. The request schemas (lib/containers/schemas.ts, and so the OpenAPI document),
+ * the API view (`containerView`), the stored item (lib/store/entities/container.ts), the
+ * store's update (lib/store/dynamo-container-store.ts), the handlers and the runtime's
+ * `WorkloadSpec` are all derived from this table; adding a field touches it, its rule in
+ * schemas.ts, and the runtimes that honour it.
  */
 export const WORKLOAD = {
-  image: plainField('image', imageSchema(config.ALLOWED_IMAGE_PREFIXES), config.CONTAINER_IMAGE),
-  port: plainField('port', portSchema, DEFAULT_PORT),
-  env: plainField<'env', Record<string, string>>('env', envSchema, {}),
-  command: plainField<'command', string[] | null>('command', z.nullable(commandSchema), null),
-  cpuCores: plainField<'cpu_cores', number>('cpu_cores', cpuCoresSchema, 1),
-  memoryMb: plainField('memory_mb', memoryMbSchema, MIN_MEMORY_MB),
-  diskGb: plainField('disk_gb', diskGbSchema, MIN_DISK_GB),
+  image: plainField<'image', string>('image', config.CONTAINER_IMAGE),
+  port: plainField<'port', number>('port', DEFAULT_PORT),
+  env: plainField<'env', Record<string, string>>('env', {}),
+  command: plainField<'command', string[] | null>('command', null),
+  cpuCores: plainField<'cpu_cores', number>('cpu_cores', 1),
+  memoryMb: plainField<'memory_mb', number>('memory_mb', MIN_MEMORY_MB),
+  diskGb: plainField<'disk_gb', number>('disk_gb', MIN_DISK_GB),
   healthCheck: {
     name: 'health_check',
-    schema: z.nullable(healthCheckSchema),
     fallback: null,
-    toJson: healthCheckToJson,
-    fromJson: healthCheckFromJson,
-  } satisfies WorkloadField<'health_check', HealthCheck | null, HealthCheckBody | null>,
-  restartPolicy: plainField<'restart_policy', RestartPolicy>('restart_policy', restartPolicySchema, 'on-failure'),
+    toJson: (check) => check && { path: check.path, interval_s: check.intervalS, timeout_s: check.timeoutS, grace_s: check.graceS },
+    fromJson: (json) => json && { path: json.path, intervalS: json.interval_s, timeoutS: json.timeout_s, graceS: json.grace_s },
+  } as WorkloadField<'health_check', HealthCheck | null, HealthCheckJson | null>,
+  restartPolicy: plainField<'restart_policy', RestartPolicy>('restart_policy', 'on-failure'),
 } as const;
 
 type Fields = typeof WORKLOAD;
 export type WorkloadKey = keyof Fields;
 
 /** What a container's next task runs. */
-export type Workload = { -readonly [K in WorkloadKey]: Fields[K]['fallback'] extends infer F ? ValueOf<K, F> : never };
-type ValueOf<K extends WorkloadKey, _F> = Parameters<Fields[K]['toJson']>[0];
+export type Workload = { -readonly [K in WorkloadKey]: Fields[K]['fallback'] };
 
 /** The workload as the API answers it and the table stores it. */
 export type WorkloadJson = { [K in WorkloadKey as Fields[K]['name']]: ReturnType<Fields[K]['toJson']> };

@@ -137,7 +137,7 @@ describe('EMF metrics of the container fleet', () => {
     env: {},
     command: null,
     healthCheck: null,
-    restartPolicy: 'on-failure' as const,
+    restartPolicy: 'never' as const,
   });
   /** A container service on the local runtime, whose processes run `command`. */
   async function serviceRunning(command: string) {

@@ -48,6 +48,8 @@ const ECS = vi.hoisted(() => {
     ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
     ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
     ECS_LOG_GROUP: 'workload-logs',
+    // No drain after a restart's switch here; 'waits the drain…' below gives one of its own.
+    RESTART_DRAIN_MS: '0',
   };
   // Before the imports above load lib/config.
   Object.assign(process.env, settings);

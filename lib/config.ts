@@ -122,6 +122,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     CONTAINER_RUNTIME: localRuntimeAlias(read.oneOf('CONTAINER_RUNTIME', ['ecs', 'auto', 'docker', 'process', 'local'], 'ecs')),
     /** The Docker Engine API the docker runtime uses (`unix:///path` or `tcp://host:port`); unset: /var/run/docker.sock. */
     DOCKER_HOST: read.optionalText('DOCKER_HOST'),
+    /**
+     * How long a restart keeps the old task after the route moved to the new one, before stopping
+     * it (docs/containers.md, "Restart"). Unset: 0 on the local stack (its proxy asks for the
+     * current task on every request); 10 s on ECS, the proxy's DNS refresh (5 s) plus the record's TTL (5 s).
+     */
+    RESTART_DRAIN_MS: read.number('RESTART_DRAIN_MS', { min: 0, max: 20_000, whole: true }, (env.CONTAINER_RUNTIME ?? 'ecs') === 'ecs' ? 10_000 : 0),
     ECS_CLUSTER_ARN: read.optionalText('ECS_CLUSTER_ARN'),
     /** The deployment's own task definition: the metrics family of tasks that recorded none. */
     ECS_TASK_DEFINITION_ARN: read.optionalText('ECS_TASK_DEFINITION_ARN'),

@@ -1,5 +1,6 @@
 import { containerView } from '../../lib/containers/container.js';
 import { updateContainerBody } from '../../lib/containers/schemas.js';
+import { workloadChangesFromJson } from '../../lib/containers/workload.js';
 import { endpoint } from '../../lib/http/endpoint.js';
 import * as route from '../../lib/http/routes.js';
 import { ok } from '../../lib/http/reply.js';
@@ -12,15 +13,7 @@ export const handler = endpoint(
   route.updateContainer,
   { body: updateContainerBody, resolveCredential },
   async ({ principal, params, body }) => {
-    const container = await containerService.update(principal, params.container_id!, {
-      image: body.image,
-      port: body.port,
-      env: body.env,
-      command: body.command,
-      cpuCores: body.cpu_cores,
-      memoryMb: body.memory_mb,
-      diskGb: body.disk_gb,
-    });
+    const container = await containerService.update(principal, params.container_id!, workloadChangesFromJson(body));
     return ok(containerView(container));
   },
 );

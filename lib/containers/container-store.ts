@@ -7,9 +7,47 @@ export interface TaskStatusUpdate {
   taskArn: string;
   taskVersion: number;
   state: ContainerState;
+  stateReason: string | null;
   /** The task definition the task runs, when the runtime reports one (ECS). */
   taskDefinitionArn?: string;
 }
+
+/** A restart by the restart policy, recorded from the status of the task that stopped. */
+export interface RestartDue {
+  taskArn: string;
+  taskVersion: number;
+  /** The container's restart count with this restart. */
+  restartCount: number;
+  /** Epoch ms. */
+  restartAt: number;
+  stateReason: string | null;
+}
+
+/** What a transition writes besides its state: the container moves to `expectedVersion + 1`. */
+export interface TransitionChange {
+  state: ContainerState;
+  stateReason: string | null;
+  /** Sets the restart count (0 when its owner starts it); unchanged when absent. */
+  restartCount?: number;
+  /** Keeps the current task attached (a zero-downtime restart); otherwise it is detached. */
+  keepTask?: boolean;
+}
+
+/**
+ * How a conditional write went. The store only reports; the domain decides what each means
+ * to the caller (lib/containers/container-service.ts).
+ */
+export type WriteOutcome =
+  | { kind: 'written'; container: StoredContainer }
+  /** The version, state or task the write was conditional on moved on. */
+  | { kind: 'conflict' }
+  | { kind: 'not-found' }
+  /** The owner's quota use passed the charge's ceiling; nothing was written. */
+  | { kind: 'quota-exceeded' };
+
+export type CreateOutcome = { kind: 'created' } | { kind: 'hostname-taken' } | { kind: 'quota-exceeded' };
+
+export type DeleteOutcome = { kind: 'deleted' } | { kind: 'conflict' } | { kind: 'not-found' };
 
 /** Where the reconciler's walks stopped (lib/containers/reconciler.ts); absent cursors start from the beginning. */
 export interface ReconcileCheckpoint {
@@ -22,53 +60,66 @@ export interface ReconcileCheckpoint {
  * container's `version`, so of two concurrent transitions exactly one takes effect.
  *
  * A write that takes a `charge` (lib/containers/quota.ts) changes the owner's quota use in the
- * same transaction, is conditional on the state the charge was computed from, and throws
- * QuotaExceededError, writing nothing, when the use would pass a limit.
+ * same transaction, is conditional on the state the charge was computed from, and on the use
+ * staying within the charge's ceiling; it reports `quota-exceeded`, writing nothing, when not.
+ * The store decides nothing about quotas and words no message: it reports outcomes.
  */
 export interface ContainerStore {
-  /** Writes the container and claims its hostname together; `ConflictError` when the hostname is taken. */
-  create(container: StoredContainer, charge?: QuotaCharge): Promise<void>;
+  /** Writes the container and claims its hostname together. */
+  create(container: StoredContainer, charge?: QuotaCharge): Promise<CreateOutcome>;
   get(containerId: string): Promise<StoredContainer | undefined>;
   listOwnedBy(userId: string, page: PageRequest): Promise<Page<StoredContainer>>;
   listAll(page: PageRequest): Promise<Page<StoredContainer>>;
-  /**
-   * Starts a transition: moves the container to `state` at `expectedVersion + 1` and detaches
-   * its task. `ConflictError` when the version moved on, `NotFoundError` when it is gone.
-   */
+  /** Starts a transition: moves the container to `change.state` at `expectedVersion + 1`. */
   beginTransition(
     containerId: string,
     expectedVersion: number,
-    state: ContainerState,
+    change: TransitionChange,
     now: string,
     charge?: QuotaCharge,
-  ): Promise<StoredContainer>;
+  ): Promise<WriteOutcome>;
   /**
-   * Records the task of a transition, with the container's task history (newest first) that
-   * now includes it; undefined when the container moved on or already has a task.
+   * Records the task of a transition as the current one, with the container's task history
+   * (newest first) that now includes it; undefined when the container moved on or already has a task.
    */
   attachTask(containerId: string, version: number, taskArn: string, taskHistory: string[]): Promise<StoredContainer | undefined>;
+  /** Records the task a zero-downtime restart brings up next to the current one; undefined when the container moved on. */
+  attachPendingTask(containerId: string, version: number, taskArn: string, taskHistory: string[]): Promise<StoredContainer | undefined>;
   /**
-   * Changes what the container's next task runs, at `expectedVersion + 1`, keeping its state and
-   * task. `ConflictError` when the version moved on, `NotFoundError` when it is gone.
+   * Makes the pending task the current one (it reports RUNNING): the route moves to it. Undefined
+   * when the container moved on or the task is no longer pending.
    */
+  promotePendingTask(containerId: string, version: number, update: TaskStatusUpdate, now: string): Promise<StoredContainer | undefined>;
+  /** Changes what the container's next task runs, at `expectedVersion + 1`, keeping its state and task. */
   updateWorkload(
     containerId: string,
     expectedVersion: number,
     changes: Partial<Workload>,
     now: string,
     charge?: QuotaCharge,
-  ): Promise<StoredContainer>;
+  ): Promise<WriteOutcome>;
   /** The container that holds a hostname, if any (eventually consistent: for routing, not for decisions). */
   containerIdOfHostname(hostname: string): Promise<string | undefined>;
-  /** Marks a transition failed; undefined when the container moved on. */
-  markFailed(containerId: string, version: number, now: string, charge?: QuotaCharge): Promise<StoredContainer | undefined>;
+  /** Marks a transition failed, and detaches any pending task; undefined when the container moved on. */
+  markFailed(
+    containerId: string,
+    version: number,
+    stateReason: string,
+    now: string,
+    charge?: QuotaCharge,
+  ): Promise<StoredContainer | undefined>;
   /**
    * Applies a task status if the task is still the container's and the status is newer than
    * any applied; undefined otherwise.
    */
   applyTaskStatus(containerId: string, update: TaskStatusUpdate, now: string, charge?: QuotaCharge): Promise<StoredContainer | undefined>;
-  /** Deletes the container and frees its hostname together; `ConflictError`/`NotFoundError` as for transitions. */
-  delete(container: StoredContainer, charge?: QuotaCharge): Promise<void>;
+  /**
+   * Records a restart due by the restart policy, on the same conditions as `applyTaskStatus`:
+   * the container moves to provisioning at a new version, its stopped task detached.
+   */
+  scheduleRestart(containerId: string, restart: RestartDue, now: string): Promise<StoredContainer | undefined>;
+  /** Deletes the container and frees its hostname together, on condition of its version (and the charge's state). */
+  delete(container: StoredContainer, charge?: QuotaCharge): Promise<DeleteOutcome>;
   /**
    * Records what became of a task nobody reported on (the reconciler): moves the container to
    * `state` on condition that its version and its task (none: `undefined`) are still those

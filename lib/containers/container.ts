@@ -1,23 +1,12 @@
 import { appUrlFor } from '../config.js';
+import { type Workload, type WorkloadJson, workloadToJson } from './workload.js';
+
+export type { HealthCheck, RestartPolicy, Workload } from './workload.js';
 
 /** A container's lifecycle state (docs/containers.md). */
 export type ContainerState = 'provisioning' | 'running' | 'stopped' | 'failed';
 
 export const CONTAINER_STATES: readonly ContainerState[] = ['provisioning', 'running', 'stopped', 'failed'];
-
-/** What a container's next task runs; its owner sets it at creation and changes it with PATCH. */
-export interface Workload {
-  /** An OCI image reference. */
-  image: string;
-  /** Where the container listens; also its `PORT` variable. */
-  port: number;
-  env: Record<string, string>;
-  /** Replaces the image's command; null runs the image's own. */
-  command: string[] | null;
-  cpuCores: number;
-  memoryMb: number;
-  diskGb: number;
-}
 
 /** What a caller asked for; validated by `createContainerBody`. */
 export interface ContainerSpec extends Workload {
@@ -28,12 +17,18 @@ export interface Container extends ContainerSpec {
   id: string;
   userId: string;
   state: ContainerState;
+  /**
+   * Why the container is in its state, in words its owner can act on (`exited with code 3`,
+   * `stopped on request`); null while it runs or starts as asked.
+   */
+  stateReason: string | null;
+  /** Restarts by the restart policy since its owner last started it (docs/containers.md, "Restart policy"). */
+  restartCount: number;
   createdAt: string;
   updatedAt: string;
 }
 
-/** Where a container listens unless its owner says otherwise. */
-export const DEFAULT_PORT = 8080;
+export { DEFAULT_PORT } from './workload.js';
 
 /** How many task ids a container keeps, newest first, so its logs reach back past restarts. */
 export const TASK_HISTORY_LENGTH = 20;
@@ -47,45 +42,45 @@ export interface StoredContainer extends Container {
   version: number;
   /** The container's most recent tasks, newest first, at most TASK_HISTORY_LENGTH; internal, never answered. */
   taskHistory: string[];
-  /** The current task (an ECS task ARN, or a local task id); absent while none is attached. */
+  /** The current task (an ECS task ARN, or a local task id): the one its route leads to; absent while none is attached. */
   taskArn?: string;
   /** The highest task status version applied, so older or repeated task events are ignored. */
   taskVersion?: number;
   /** The task definition the current task runs, as its status reported it (ECS); names its metrics. */
   taskDefinitionArn?: string;
+  /** The version the current task was launched for: older than `version` when the workload changed since. */
+  taskLaunchVersion?: number;
+  /**
+   * The task a zero-downtime restart is bringing up next to the current one; it becomes the
+   * current task once it reports RUNNING (docs/containers.md, "Restart").
+   */
+  pendingTaskArn?: string;
+  /** When a restart by the restart policy is due (epoch ms); set while the container waits for it. */
+  restartAt?: number;
 }
 
 /** The ContainerRecord of the interface spec. */
-export interface ContainerView {
+export type ContainerView = {
   id: string;
   user_id: string;
   hostname: string;
   state: ContainerState;
-  cpu_cores: number;
-  memory_mb: number;
-  disk_gb: number;
-  image: string;
-  port: number;
-  env: Record<string, string>;
-  command: string[] | null;
+  state_reason: string | null;
+  restart_count: number;
   /** Where the container answers; null where nothing routes to containers. */
   url: string | null;
   created_at: string;
   updated_at: string;
-}
+} & WorkloadJson;
 
 export const containerView = (container: Container): ContainerView => ({
   id: container.id,
   user_id: container.userId,
   hostname: container.hostname,
   state: container.state,
-  cpu_cores: container.cpuCores,
-  memory_mb: container.memoryMb,
-  disk_gb: container.diskGb,
-  image: container.image,
-  port: container.port,
-  env: container.env,
-  command: container.command,
+  state_reason: container.stateReason,
+  restart_count: container.restartCount,
+  ...workloadToJson(container),
   url: appUrlFor(container.hostname),
   created_at: container.createdAt,
   updated_at: container.updatedAt,

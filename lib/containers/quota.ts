@@ -25,6 +25,12 @@ export interface QuotaCharge {
   /** Limits a growing use must stay within; null when none apply (admins, task events). */
   limits: QuotaLimits | null;
   /**
+   * From the limits: the largest current use at which the charge still fits, per use that
+   * grows; the store writes the charge on condition that the use is at most this. A negative
+   * ceiling never fits (the domain refuses it before writing).
+   */
+  ceiling: { containers?: number; runningCpu?: number };
+  /**
    * The container state the charge was computed from. The write is conditional on it: a task
    * status changes the state without a new version, and would otherwise be charged twice.
    */
@@ -43,14 +49,20 @@ const cpuOf = (container: Footprint): number => (container && holdsCpu(container
  * Creating adds one container; deleting removes it; vCPU follows provisioning and running.
  */
 export function chargeFor(userId: string, before: Footprint, after: Footprint, limits: QuotaLimits | null): QuotaCharge {
+  const containers = (after ? 1 : 0) - (before ? 1 : 0);
+  const runningCpu = cpuOf(after) - cpuOf(before);
   return {
     userId,
-    containers: (after ? 1 : 0) - (before ? 1 : 0),
-    runningCpu: cpuOf(after) - cpuOf(before),
+    containers,
+    runningCpu,
     limits,
+    ceiling: roomFor({ containers, runningCpu, limits }),
     ...(before ? { fromState: before.state } : {}),
   };
 }
+
+/** False when the charge passes a limit on its own, whatever the current use. */
+export const fitsAtAll = (charge: QuotaCharge): boolean => (charge.ceiling.containers ?? 0) >= 0 && (charge.ceiling.runningCpu ?? 0) >= 0;
 
 /** The limits that apply to a caller: none for admins. */
 export const limitsFor = (caller: Caller, limits: QuotaLimits | undefined): QuotaLimits | null =>
@@ -60,7 +72,7 @@ export const limitsFor = (caller: Caller, limits: QuotaLimits | undefined): Quot
 export const isEmptyCharge = (charge: QuotaCharge): boolean => charge.containers === 0 && charge.runningCpu === 0;
 
 /** The largest current use at which the charge still fits, per limit; undefined where it cannot grow past. */
-export function roomFor(charge: QuotaCharge): { containers?: number; runningCpu?: number } {
+export function roomFor(charge: Pick<QuotaCharge, 'containers' | 'runningCpu' | 'limits'>): { containers?: number; runningCpu?: number } {
   if (!charge.limits) return {};
   return {
     ...(charge.containers > 0 ? { containers: charge.limits.maxContainers - charge.containers } : {}),

@@ -1,38 +1,28 @@
+import type { Workload } from './workload.js';
+
+export type { HealthCheck } from './workload.js';
+
 /**
  * What a container's task runs: the contract every runtime implements. The runtime gives the
  * process `env` plus `PORT` (the local runtime also `CONTAINER_HOSTNAME`, `CONTAINER_ID` and
  * `CONTAINER_IMAGE`), and nothing of the service's own environment.
  */
-export interface WorkloadSpec {
+export interface WorkloadSpec extends Omit<Workload, 'restartPolicy'> {
   containerId: string;
   hostname: string;
-  /** An OCI image reference (the local runtime only passes it on as CONTAINER_IMAGE). */
-  image: string;
-  /** Where the process listens. The local runtime picks a free loopback port instead and passes that as PORT. */
-  port: number;
-  env: Record<string, string>;
-  /** An argv run without a shell, replacing the image's command; null runs the image's own. */
-  command: string[] | null;
-  cpuCores: number;
-  memoryMb: number;
-  diskGb: number;
-  /**
-   * How the runtime tells that the task answers. The task reports RUNNING only once it does:
-   * with a check, when `GET path` answers 2xx or 3xx; without one, when `port` accepts a TCP
-   * connection. Not ready within `graceS` stops the task with a reason; while it runs, three
-   * failed checks in a row stop it too (docs/containers.md, "Readiness").
-   */
-  healthCheck: HealthCheck | null;
 }
 
-/** A container's HTTP health check, in seconds as the API takes it. */
-export interface HealthCheck {
-  /** Starts with `/`. */
-  path: string;
-  intervalS: number;
-  timeoutS: number;
-  graceS: number;
-}
+/*
+ * The workload fields are declared once, in lib/containers/workload.ts. What each means to a runtime:
+ * - `image`: an OCI image reference.
+ * - `port`: where the process listens (the process runtime picks a free loopback port instead and passes that as PORT).
+ * - `command`: an argv run without a shell, replacing the image's command; null runs the image's own.
+ * - `healthCheck`: how the runtime tells that the task answers. The task reports RUNNING only once it does:
+ *   with a check, when `GET path` answers 2xx or 3xx; without one, when `port` accepts a TCP
+ *   connection. Not ready within `graceS` stops the task with a reason; while it runs, three
+ *   failed checks in a row stop it too (docs/containers.md, "Readiness").
+ * The restart policy is not the runtime's: the domain applies it (ContainerService.applyTaskStatus).
+ */
 
 /** What a runtime needs to launch a container's task. */
 export interface TaskLaunch extends WorkloadSpec {

@@ -1,20 +1,60 @@
 import * as z from '../zod.js';
 import { config } from '../config.js';
 import { maxMemoryMbFor } from './task-size.js';
-import { commandSchema, DEFAULT_PORT, envSchema, imageSchema, portSchema } from './workload-rules.js';
+import { WORKLOAD, WORKLOAD_KEYS, type WorkloadJson, type WorkloadKey } from './workload.js';
+import {
+  commandSchema,
+  cpuCoresSchema,
+  diskGbSchema,
+  envSchema,
+  healthCheckSchema,
+  imageSchema,
+  memoryMbSchema,
+  portSchema,
+  restartPolicySchema,
+} from './workload-rules.js';
+
+export { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB } from './workload.js';
+
+/** The rule of each workload field (lib/containers/workload.ts), as the API takes it. */
+const WORKLOAD_RULES = {
+  image: imageSchema(config.ALLOWED_IMAGE_PREFIXES),
+  port: portSchema,
+  env: envSchema,
+  command: z.nullable(commandSchema),
+  cpuCores: cpuCoresSchema,
+  memoryMb: memoryMbSchema,
+  diskGb: diskGbSchema,
+  healthCheck: z.nullable(healthCheckSchema),
+  restartPolicy: restartPolicySchema,
+} satisfies Record<WorkloadKey, z.ZodMiniType>;
 
 /** RFC 1123 label: 1..63 lowercase letters, digits and inner hyphens. */
 export const HOSTNAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
-export const CPU_CORE_CHOICES = [1, 2, 4, 8, 16] as const;
-export const MIN_MEMORY_MB = 512;
-export const MIN_DISK_GB = 18;
-export const MAX_DISK_GB = 32;
+/**
+ * Hostnames the platform keeps for itself (docs/containers.md, "Hostnames"): names a user
+ * would take for the service's own pages, or that resolve elsewhere (`localhost`).
+ */
+export const RESERVED_HOSTNAMES: ReadonlySet<string> = new Set([
+  'api',
+  'www',
+  'admin',
+  'console',
+  'login',
+  'auth',
+  'status',
+  'static',
+  'assets',
+  'docs',
+  'mail',
+  'localhost',
+]);
 
-const cpuCores = z.literal(CPU_CORE_CHOICES, { error: 'must be one of 1, 2, 4, 8 or 16' });
-const memoryMb = z.int('must be a whole number').check(z.minimum(MIN_MEMORY_MB));
-const diskGb = z.int('must be a whole number').check(z.minimum(MIN_DISK_GB), z.maximum(MAX_DISK_GB));
-const image = imageSchema(config.ALLOWED_IMAGE_PREFIXES);
+const hostnameSchema = z.string().check(
+  z.regex(HOSTNAME_PATTERN, 'must be 1 to 63 lowercase letters, digits or hyphens, starting and ending with a letter or digit'),
+  z.refine((hostname) => !RESERVED_HOSTNAMES.has(hostname), 'is reserved by the platform; choose another'),
+);
 
 /** Memory must fit the CPU size (Fargate's table, lib/containers/task-size.ts). */
 export function memoryFitsCpu(cpu: number, memory: number, context: z.core.$RefinementCtx<{ cpu_cores: number; memory_mb: number }>): void {
@@ -28,43 +68,43 @@ export function memoryFitsCpu(cpu: number, memory: number, context: z.core.$Refi
   }
 }
 
-/** Body of POST /api/v1/containers (docs/api-rules.md, docs/containers.md). */
+type FieldSchemas<Wrap extends 'default' | 'optional'> = {
+  [K in WorkloadKey as (typeof WORKLOAD)[K]['name']]: Wrap extends 'default'
+    ? z.ZodMiniDefault<(typeof WORKLOAD_RULES)[K]>
+    : z.ZodMiniOptional<(typeof WORKLOAD_RULES)[K]>;
+};
+
+/** Each workload field under its API name, with its default (create) or optional (PATCH). */
+function workloadShape<Wrap extends 'default' | 'optional'>(wrap: Wrap): FieldSchemas<Wrap> {
+  return Object.fromEntries(
+    WORKLOAD_KEYS.map((key) => {
+      const field = WORKLOAD[key];
+      const schema: z.ZodMiniType = WORKLOAD_RULES[key];
+      return [
+        field.name,
+        wrap === 'default' ? z._default(schema, (field.toJson as (value: unknown) => unknown)(field.fallback)) : z.optional(schema),
+      ];
+    }),
+  ) as FieldSchemas<Wrap>;
+}
+
+/** Body of POST /api/v1/containers (docs/api-rules.md, docs/containers.md): a hostname and the workload. */
 export const createContainerBody = z
-  .strictObject({
-    hostname: z
-      .string()
-      .check(z.regex(HOSTNAME_PATTERN, 'must be 1 to 63 lowercase letters, digits or hyphens, starting and ending with a letter or digit')),
-    cpu_cores: z._default(cpuCores, 1),
-    memory_mb: z._default(memoryMb, MIN_MEMORY_MB),
-    disk_gb: z._default(diskGb, MIN_DISK_GB),
-    image: z._default(image, config.CONTAINER_IMAGE),
-    port: z._default(portSchema, DEFAULT_PORT),
-    env: z._default(envSchema, {}),
-    command: z._default(z.nullable(commandSchema), null),
-  })
+  .strictObject({ hostname: hostnameSchema, ...workloadShape('default') })
   .check(z.superRefine((body, context) => memoryFitsCpu(body.cpu_cores, body.memory_mb, context)));
 
-export type CreateContainerBody = z.infer<typeof createContainerBody>;
+export type CreateContainerBody = WorkloadJson & { hostname: string };
+
+const workloadNames = WORKLOAD_KEYS.map((key) => WORKLOAD[key].name).join(', ');
 
 /**
- * Body of PATCH /api/v1/containers/{id}: any non-empty subset of the fields a container runs.
- * `env` replaces the whole set; `command: null` goes back to the image's own command. Whether
- * memory still fits the CPU size is checked against the stored record by the service.
+ * Body of PATCH /api/v1/containers/{id}: any non-empty subset of the workload. `env` replaces
+ * the whole set; `command: null` goes back to the image's own command, `health_check: null`
+ * to a TCP check. Whether memory still fits the CPU size is checked against the stored
+ * record by the service.
  */
 export const updateContainerBody = z
-  .strictObject({
-    image: z.optional(image),
-    port: z.optional(portSchema),
-    env: z.optional(envSchema),
-    command: z.optional(z.nullable(commandSchema)),
-    cpu_cores: z.optional(cpuCores),
-    memory_mb: z.optional(memoryMb),
-    disk_gb: z.optional(diskGb),
-  })
-  .check(
-    z.refine((body) => Object.keys(body).length > 0, {
-      message: 'must change at least one of image, port, env, command, cpu_cores, memory_mb, disk_gb',
-    }),
-  );
+  .strictObject(workloadShape('optional'))
+  .check(z.refine((body) => Object.keys(body).length > 0, { message: `must change at least one of ${workloadNames}` }));
 
-export type UpdateContainerBody = z.infer<typeof updateContainerBody>;
+export type UpdateContainerBody = Partial<WorkloadJson>;

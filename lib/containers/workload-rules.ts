@@ -1,6 +1,8 @@
 import * as z from '../zod.js';
 
-export { DEFAULT_PORT } from './container.js';
+import { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB, RESTART_POLICIES } from './workload.js';
+
+export { DEFAULT_PORT } from './workload.js';
 
 /**
  * The rules for what a container runs (docs/containers.md, "What a container runs"), shared by
@@ -20,8 +22,19 @@ export const MAX_ENV_VALUE_LENGTH = 4096;
 export const MAX_COMMAND_ARGS = 64;
 export const MAX_COMMAND_ARG_LENGTH = 1024;
 
-/** Set by the runtime (PORT) or by ECS and the AWS SDKs (AWS_*, ECS_*): a container may not override them. */
-export const isReservedEnvName = (name: string): boolean => name === 'PORT' || name.startsWith('AWS_') || name.startsWith('ECS_');
+/**
+ * Set by the runtimes (PORT, CONTAINER_*) or by ECS and the AWS SDKs (AWS_*, ECS_*): a container
+ * may not override them.
+ */
+export const isReservedEnvName = (name: string): boolean =>
+  name === 'PORT' || name.startsWith('CONTAINER_') || name.startsWith('AWS_') || name.startsWith('ECS_');
+
+/**
+ * Names every JavaScript object inherits (`constructor`, `__proto__`, `toString`, …). As keys
+ * of a plain object they are lost (`__proto__`) or break the DynamoDB marshaller
+ * (`constructor`), so they are refused with a 400 rather than half-stored.
+ */
+export const isObjectPrototypeName = (name: string): boolean => Object.getOwnPropertyNames(Object.prototype).includes(name);
 
 /** An image reference as a registry host and the path segments of its repository (tag and digest left out). */
 interface ImageLocation {
@@ -79,8 +92,13 @@ export const portSchema = z
 
 export const envSchema = z
   .record(
-    z.string().check(z.regex(ENV_NAME_PATTERN, 'names must match ^[A-Za-z_][A-Za-z0-9_]{0,127}$')),
+    z.string().check(
+      z.regex(ENV_NAME_PATTERN, 'names must match ^[A-Za-z_][A-Za-z0-9_]{0,127}$'),
+      z.refine((name) => !isObjectPrototypeName(name), 'is reserved: names of JavaScript object properties cannot be used'),
+    ),
     z.string(`must be a string`).check(z.maxLength(MAX_ENV_VALUE_LENGTH, `must be at most ${MAX_ENV_VALUE_LENGTH} characters`)),
+    // A bad name is reported by what is wrong with it, not as zod's "Invalid key in record".
+    { error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined) },
   )
   .check(
     z.superRefine((env, context) => {
@@ -89,7 +107,7 @@ export const envSchema = z
         context.addIssue({ code: 'custom', message: `must hold at most ${MAX_ENV_VARIABLES} variables` });
       }
       for (const name of names.filter(isReservedEnvName)) {
-        context.addIssue({ code: 'custom', path: [name], message: 'is reserved (PORT, AWS_*, ECS_*)' });
+        context.addIssue({ code: 'custom', path: [name], message: 'is reserved (PORT, CONTAINER_*, AWS_*, ECS_*): the platform sets it' });
       }
     }),
   );
@@ -100,3 +118,29 @@ export const commandSchema = z
     'must be an array of strings',
   )
   .check(z.minLength(1, 'must hold at least one string'), z.maxLength(MAX_COMMAND_ARGS, `must hold at most ${MAX_COMMAND_ARGS} strings`));
+
+export const cpuCoresSchema = z.literal(CPU_CORE_CHOICES, { error: 'must be one of 1, 2, 4, 8 or 16' });
+export const memoryMbSchema = z.int('must be a whole number').check(z.minimum(MIN_MEMORY_MB));
+export const diskGbSchema = z.int('must be a whole number').check(z.minimum(MIN_DISK_GB), z.maximum(MAX_DISK_GB));
+
+const seconds = (min: number, max: number) =>
+  z
+    .int('must be a whole number of seconds')
+    .check(z.minimum(min, `must be from ${min} to ${max}`), z.maximum(max, `must be from ${min} to ${max}`));
+
+export const MAX_HEALTH_CHECK_PATH_LENGTH = 1024;
+
+/** `health_check` as the API takes it (docs/containers.md, "Readiness"). */
+export const healthCheckSchema = z.strictObject({
+  path: z
+    .string('must be a string')
+    .check(
+      z.regex(/^\/[\x21-\x7e]*$/, 'must start with / and hold no spaces or control characters'),
+      z.maxLength(MAX_HEALTH_CHECK_PATH_LENGTH, `must be at most ${MAX_HEALTH_CHECK_PATH_LENGTH} characters`),
+    ),
+  interval_s: z._default(seconds(1, 300), 10),
+  timeout_s: z._default(seconds(1, 60), 2),
+  grace_s: z._default(seconds(0, 600), 60),
+});
+
+export const restartPolicySchema = z.enum(RESTART_POLICIES, { error: 'must be one of never, on-failure or always' });

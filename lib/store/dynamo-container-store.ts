@@ -1,8 +1,17 @@
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { isEmptyCharge, quotaExceeded, roomFor, type QuotaCharge, type QuotaUsage } from '../containers/quota.js';
-import type { ContainerState, StoredContainer, Workload } from '../containers/container.js';
-import type { ContainerStore, ReconcileCheckpoint, TaskStatusUpdate } from '../containers/container-store.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import type { QuotaCharge, QuotaUsage } from '../containers/quota.js';
+import type { ContainerState, StoredContainer } from '../containers/container.js';
+import type {
+  ContainerStore,
+  CreateOutcome,
+  DeleteOutcome,
+  ReconcileCheckpoint,
+  RestartDue,
+  TaskStatusUpdate,
+  TransitionChange,
+  WriteOutcome,
+} from '../containers/container-store.js';
+import { fieldToJson, WORKLOAD, WORKLOAD_KEYS, type Workload } from '../containers/workload.js';
 import {
   documentClient,
   isConditionFailure,
@@ -11,7 +20,7 @@ import {
   transactionCancellationCodes,
   transactWrite,
 } from './dynamo.js';
-import { containerEntity, hostnameClaimEntity } from './entities/container.js';
+import { CONTAINER_ATTRIBUTE, containerEntity, hostnameClaimEntity } from './entities/container.js';
 import { quotaUsageEntity } from './entities/quota-usage.js';
 import type { Item } from './entities/item.js';
 import { INDEX, keys } from './keys.js';
@@ -22,9 +31,13 @@ type TransactItem = NonNullable<Parameters<typeof transactWrite>[0]['TransactIte
 
 const toPage = (page: Page<Item>): Page<StoredContainer> => ({ ...page, items: page.items.map(containerEntity.fromItem) });
 
+const changesUsage = (charge: QuotaCharge): boolean => charge.containers !== 0 || charge.runningCpu !== 0;
+
+const A = CONTAINER_ATTRIBUTE;
+
 export class DynamoContainerStore implements ContainerStore {
-  async create(container: StoredContainer, charge?: QuotaCharge): Promise<void> {
-    const usage = charge && !isEmptyCharge(charge) ? await this.usageUpdate(charge) : undefined;
+  async create(container: StoredContainer, charge?: QuotaCharge): Promise<CreateOutcome> {
+    const usage = charge && changesUsage(charge) ? this.usageUpdate(charge) : undefined;
     try {
       await transactWrite({
         TransactItems: [
@@ -39,9 +52,10 @@ export class DynamoContainerStore implements ContainerStore {
           ...(usage ? [usage] : []),
         ],
       });
+      return { kind: 'created' };
     } catch (error) {
-      if (charge && transactionCancellationCodes(error)[2] === 'ConditionalCheckFailed') throw await this.refusal(charge);
-      if (isTransactionConditionFailure(error)) throw new ConflictError(`The hostname ${container.hostname} is taken`);
+      if (usage && transactionCancellationCodes(error)[2] === 'ConditionalCheckFailed') return { kind: 'quota-exceeded' };
+      if (isTransactionConditionFailure(error)) return { kind: 'hostname-taken' };
       throw error;
     }
   }
@@ -80,66 +94,94 @@ export class DynamoContainerStore implements ContainerStore {
   async beginTransition(
     containerId: string,
     expectedVersion: number,
-    state: ContainerState,
+    change: TransitionChange,
     now: string,
     charge?: QuotaCharge,
-  ): Promise<StoredContainer> {
-    const updated = await this.update(containerId, charge, {
+  ): Promise<WriteOutcome> {
+    const assignments = ['#state = :state', `${A.stateReason} = :reason`, 'version = :next', `${A.updatedAt} = :now`];
+    if (change.restartCount !== undefined) assignments.push(`${A.restartCount} = :restartCount`);
+    const removals = change.keepTask
+      ? [A.restartAt]
+      : [A.taskArn, A.taskVersion, A.taskDefinitionArn, A.taskLaunchVersion, A.pendingTaskArn, A.restartAt];
+    return this.versionedWrite(containerId, charge, {
       Key: keys.container(containerId),
-      UpdateExpression: 'SET #state = :state, version = :next, updated_at = :now REMOVE task_arn, task_version, task_definition',
+      UpdateExpression: `SET ${assignments.join(', ')} REMOVE ${removals.join(', ')}`,
       ConditionExpression: 'attribute_exists(pk) AND version = :expected',
       ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: { ':state': state, ':next': expectedVersion + 1, ':expected': expectedVersion, ':now': now },
+      ExpressionAttributeValues: {
+        ':state': change.state,
+        ':reason': change.stateReason,
+        ':next': expectedVersion + 1,
+        ':expected': expectedVersion,
+        ':now': now,
+        ...(change.restartCount !== undefined ? { ':restartCount': change.restartCount } : {}),
+      },
     });
-    if (updated) return updated;
-    if (!(await this.get(containerId))) throw new NotFoundError('Container not found');
-    throw new ConflictError('The container was changed by another request meanwhile; nothing was done');
   }
 
   attachTask(containerId: string, version: number, taskArn: string, taskHistory: string[]): Promise<StoredContainer | undefined> {
     return this.updateItem({
       Key: keys.container(containerId),
-      UpdateExpression: 'SET task_arn = :taskArn, task_history = :taskHistory',
-      ConditionExpression: 'attribute_exists(pk) AND version = :version AND attribute_not_exists(task_arn)',
+      UpdateExpression: `SET ${A.taskArn} = :taskArn, ${A.taskHistory} = :taskHistory, ${A.taskLaunchVersion} = :version REMOVE ${A.restartAt}`,
+      ConditionExpression: `attribute_exists(pk) AND version = :version AND attribute_not_exists(${A.taskArn})`,
       ExpressionAttributeValues: { ':taskArn': taskArn, ':taskHistory': taskHistory, ':version': version },
     });
   }
 
-  async updateWorkload(
+  attachPendingTask(containerId: string, version: number, taskArn: string, taskHistory: string[]): Promise<StoredContainer | undefined> {
+    return this.updateItem({
+      Key: keys.container(containerId),
+      UpdateExpression: `SET ${A.pendingTaskArn} = :taskArn, ${A.taskHistory} = :taskHistory`,
+      ConditionExpression: `attribute_exists(pk) AND version = :version AND attribute_not_exists(${A.pendingTaskArn})`,
+      ExpressionAttributeValues: { ':taskArn': taskArn, ':taskHistory': taskHistory, ':version': version },
+    });
+  }
+
+  promotePendingTask(containerId: string, version: number, update: TaskStatusUpdate, now: string): Promise<StoredContainer | undefined> {
+    return this.updateItem({
+      Key: keys.container(containerId),
+      UpdateExpression:
+        `SET ${A.taskArn} = :taskArn, ${A.taskVersion} = :taskVersion, ${A.taskLaunchVersion} = :version, #state = :state, ` +
+        `${A.stateReason} = :reason, ${A.updatedAt} = :now${update.taskDefinitionArn ? `, ${A.taskDefinitionArn} = :taskDefinition` : ''} ` +
+        `REMOVE ${A.pendingTaskArn}${update.taskDefinitionArn ? '' : `, ${A.taskDefinitionArn}`}`,
+      ConditionExpression: `attribute_exists(pk) AND version = :version AND ${A.pendingTaskArn} = :taskArn`,
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: {
+        ':taskArn': update.taskArn,
+        ':taskVersion': update.taskVersion,
+        ':version': version,
+        ':state': update.state,
+        ':reason': update.stateReason,
+        ':now': now,
+        ...(update.taskDefinitionArn ? { ':taskDefinition': update.taskDefinitionArn } : {}),
+      },
+    });
+  }
+
+  updateWorkload(
     containerId: string,
     expectedVersion: number,
     changes: Partial<Workload>,
     now: string,
     charge?: QuotaCharge,
-  ): Promise<StoredContainer> {
-    const attributes: Record<keyof Workload, string> = {
-      image: 'image',
-      port: 'port',
-      env: 'env',
-      command: 'command',
-      cpuCores: 'cpu_cores',
-      memoryMb: 'memory_mb',
-      diskGb: 'disk_gb',
-    };
+  ): Promise<WriteOutcome> {
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = { ':next': expectedVersion + 1, ':expected': expectedVersion, ':now': now };
-    const assignments = ['version = :next', 'updated_at = :now'];
-    for (const [field, value] of Object.entries(changes) as Array<[keyof Workload, unknown]>) {
+    const assignments = ['version = :next', `${A.updatedAt} = :now`];
+    for (const key of WORKLOAD_KEYS) {
+      const value = changes[key];
       if (value === undefined) continue;
-      names[`#${field}`] = attributes[field];
-      values[`:${field}`] = value;
-      assignments.push(`#${field} = :${field}`);
+      names[`#${key}`] = WORKLOAD[key].name;
+      values[`:${key}`] = fieldToJson(key, value);
+      assignments.push(`#${key} = :${key}`);
     }
-    const updated = await this.update(containerId, charge, {
+    return this.versionedWrite(containerId, charge, {
       Key: keys.container(containerId),
       UpdateExpression: `SET ${assignments.join(', ')}`,
       ConditionExpression: 'attribute_exists(pk) AND version = :expected',
       ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
       ExpressionAttributeValues: values,
     });
-    if (updated) return updated;
-    if (!(await this.get(containerId))) throw new NotFoundError('Container not found');
-    throw new ConflictError('The container was changed by another request meanwhile; nothing was done');
   }
 
   async containerIdOfHostname(hostname: string): Promise<string | undefined> {
@@ -147,34 +189,72 @@ export class DynamoContainerStore implements ContainerStore {
     return Item?.container_id as string | undefined;
   }
 
-  markFailed(containerId: string, version: number, now: string, charge?: QuotaCharge): Promise<StoredContainer | undefined> {
-    return this.update(containerId, charge, {
-      Key: keys.container(containerId),
-      UpdateExpression: 'SET #state = :failed, updated_at = :now',
-      ConditionExpression: 'attribute_exists(pk) AND version = :version',
-      ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: { ':failed': 'failed', ':version': version, ':now': now },
-    });
+  async markFailed(
+    containerId: string,
+    version: number,
+    stateReason: string,
+    now: string,
+    charge?: QuotaCharge,
+  ): Promise<StoredContainer | undefined> {
+    return written(
+      await this.update(containerId, charge, {
+        Key: keys.container(containerId),
+        UpdateExpression: `SET #state = :failed, ${A.stateReason} = :reason, ${A.updatedAt} = :now REMOVE ${A.pendingTaskArn}, ${A.restartAt}`,
+        ConditionExpression: 'attribute_exists(pk) AND version = :version',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':failed': 'failed', ':reason': stateReason, ':version': version, ':now': now },
+      }),
+    );
   }
 
-  applyTaskStatus(containerId: string, update: TaskStatusUpdate, now: string, charge?: QuotaCharge): Promise<StoredContainer | undefined> {
-    return this.update(containerId, charge, {
+  async applyTaskStatus(
+    containerId: string,
+    update: TaskStatusUpdate,
+    now: string,
+    charge?: QuotaCharge,
+  ): Promise<StoredContainer | undefined> {
+    return written(
+      await this.update(containerId, charge, {
+        Key: keys.container(containerId),
+        UpdateExpression: `SET #state = :state, ${A.stateReason} = :reason, ${A.taskVersion} = :taskVersion, ${A.updatedAt} = :now${update.taskDefinitionArn ? `, ${A.taskDefinitionArn} = :taskDefinition` : ''}`,
+        ConditionExpression: `${A.taskArn} = :taskArn AND (attribute_not_exists(${A.taskVersion}) OR ${A.taskVersion} < :taskVersion)`,
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: {
+          ':state': update.state,
+          ':reason': update.stateReason,
+          ':taskVersion': update.taskVersion,
+          ':taskArn': update.taskArn,
+          ':now': now,
+          ...(update.taskDefinitionArn ? { ':taskDefinition': update.taskDefinitionArn } : {}),
+        },
+      }),
+    );
+  }
+
+  scheduleRestart(containerId: string, restart: RestartDue, now: string): Promise<StoredContainer | undefined> {
+    return this.updateItem({
       Key: keys.container(containerId),
-      UpdateExpression: `SET #state = :state, task_version = :taskVersion, updated_at = :now${update.taskDefinitionArn ? ', task_definition = :taskDefinition' : ''}`,
-      ConditionExpression: 'task_arn = :taskArn AND (attribute_not_exists(task_version) OR task_version < :taskVersion)',
+      UpdateExpression:
+        `SET #state = :provisioning, ${A.stateReason} = :reason, ${A.restartCount} = :restartCount, ${A.restartAt} = :restartAt, ` +
+        `version = version + :one, ${A.updatedAt} = :now ` +
+        `REMOVE ${A.taskArn}, ${A.taskVersion}, ${A.taskDefinitionArn}, ${A.taskLaunchVersion}, ${A.pendingTaskArn}`,
+      ConditionExpression: `${A.taskArn} = :taskArn AND (attribute_not_exists(${A.taskVersion}) OR ${A.taskVersion} < :taskVersion)`,
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: {
-        ':state': update.state,
-        ':taskVersion': update.taskVersion,
-        ':taskArn': update.taskArn,
+        ':provisioning': 'provisioning',
+        ':reason': restart.stateReason,
+        ':restartCount': restart.restartCount,
+        ':restartAt': restart.restartAt,
+        ':one': 1,
         ':now': now,
-        ...(update.taskDefinitionArn ? { ':taskDefinition': update.taskDefinitionArn } : {}),
+        ':taskArn': restart.taskArn,
+        ':taskVersion': restart.taskVersion,
       },
     });
   }
 
-  async delete(container: StoredContainer, charge?: QuotaCharge): Promise<void> {
-    const usage = charge && !isEmptyCharge(charge) ? await this.usageUpdate(charge) : undefined;
+  async delete(container: StoredContainer, charge?: QuotaCharge): Promise<DeleteOutcome> {
+    const usage = charge && changesUsage(charge) ? this.usageUpdate(charge) : undefined;
     try {
       await transactWrite({
         TransactItems: [
@@ -201,14 +281,14 @@ export class DynamoContainerStore implements ContainerStore {
           ...(usage ? [usage] : []),
         ],
       });
+      return { kind: 'deleted' };
     } catch (error) {
       if (!isTransactionConditionFailure(error)) throw error;
-      if (!(await this.get(container.id))) throw new NotFoundError('Container not found');
-      throw new ConflictError('The container was changed by another request meanwhile; nothing was done');
+      return (await this.get(container.id)) ? { kind: 'conflict' } : { kind: 'not-found' };
     }
   }
 
-  settleTask(
+  async settleTask(
     containerId: string,
     version: number,
     taskArn: string | undefined,
@@ -216,13 +296,15 @@ export class DynamoContainerStore implements ContainerStore {
     now: string,
     charge?: QuotaCharge,
   ): Promise<StoredContainer | undefined> {
-    return this.update(containerId, charge, {
-      Key: keys.container(containerId),
-      UpdateExpression: 'SET #state = :state, updated_at = :now',
-      ConditionExpression: `attribute_exists(pk) AND version = :version AND ${taskArn ? 'task_arn = :taskArn' : 'attribute_not_exists(task_arn)'}`,
-      ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: { ':state': state, ':version': version, ':now': now, ...(taskArn ? { ':taskArn': taskArn } : {}) },
-    });
+    return written(
+      await this.update(containerId, charge, {
+        Key: keys.container(containerId),
+        UpdateExpression: `SET #state = :state, ${A.updatedAt} = :now`,
+        ConditionExpression: `attribute_exists(pk) AND version = :version AND ${taskArn ? `${A.taskArn} = :taskArn` : `attribute_not_exists(${A.taskArn})`}`,
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':state': state, ':version': version, ':now': now, ...(taskArn ? { ':taskArn': taskArn } : {}) },
+      }),
+    );
   }
 
   async correctUsage(userId: string, expected: QuotaUsage, actual: QuotaUsage): Promise<boolean> {
@@ -291,31 +373,24 @@ export class DynamoContainerStore implements ContainerStore {
     return quotaUsageEntity.fromItem(Item);
   }
 
-  /** The refusal of a charge, naming the use it met. */
-  private async refusal(charge: QuotaCharge): Promise<Error> {
-    return quotaExceeded(charge, await this.usageOf(charge.userId));
-  }
-
   /**
-   * The usage item's part of a transaction: ADD the deltas, on condition that what grows
-   * stays within its limit. A charge larger than a limit on its own is refused unwritten.
-   * The transaction commits all or nothing, so a refused charge writes no container either
+   * The usage item's part of a transaction: ADD the deltas, on condition that each use that
+   * grows is at most the charge's ceiling. The transaction commits all or nothing, so a refused
+   * charge writes no container either
    * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html).
    */
-  private async usageUpdate(charge: QuotaCharge): Promise<TransactItem> {
-    const room = roomFor(charge);
-    if ((room.containers ?? 0) < 0 || (room.runningCpu ?? 0) < 0) throw await this.refusal(charge);
+  private usageUpdate(charge: QuotaCharge): TransactItem {
     const { containers, runningCpu } = quotaUsageEntity.attributes;
     const owner = quotaUsageEntity.ownerAttribute;
     const conditions: string[] = [];
     const values: Record<string, unknown> = { ':containers': charge.containers, ':cpu': charge.runningCpu, ':userId': charge.userId };
-    if (room.containers !== undefined) {
+    if (charge.ceiling.containers !== undefined) {
       conditions.push(`(attribute_not_exists(${containers}) OR ${containers} <= :roomContainers)`);
-      values[':roomContainers'] = room.containers;
+      values[':roomContainers'] = charge.ceiling.containers;
     }
-    if (room.runningCpu !== undefined) {
+    if (charge.ceiling.runningCpu !== undefined) {
       conditions.push(`(attribute_not_exists(${runningCpu}) OR ${runningCpu} <= :roomCpu)`);
-      values[':roomCpu'] = room.runningCpu;
+      values[':roomCpu'] = charge.ceiling.runningCpu;
     }
     return {
       Update: {
@@ -328,13 +403,19 @@ export class DynamoContainerStore implements ContainerStore {
     };
   }
 
+  /** A write conditional on the version read: when its condition fails, tells a moved-on container from a deleted one. */
+  private async versionedWrite(containerId: string, charge: QuotaCharge | undefined, input: Update): Promise<WriteOutcome> {
+    const outcome = await this.update(containerId, charge, input);
+    if (outcome.kind !== 'conflict') return outcome;
+    return (await this.get(containerId)) ? outcome : { kind: 'not-found' };
+  }
+
   /**
-   * A conditional update answering the new item, or undefined when its condition failed. With
-   * a charge, it is also conditional on the state the charge was computed from, and goes in
-   * one transaction with the usage item; QuotaExceededError when that refuses.
+   * A conditional update answering the new item. With a charge, it is also conditional on the
+   * state the charge was computed from, and goes in one transaction with the usage item.
    */
-  private async update(containerId: string, charge: QuotaCharge | undefined, input: Update): Promise<StoredContainer | undefined> {
-    if (!charge || (isEmptyCharge(charge) && !charge.fromState)) return this.updateItem(input);
+  private async update(containerId: string, charge: QuotaCharge | undefined, input: Update): Promise<WriteOutcome> {
+    if (!charge || (!changesUsage(charge) && !charge.fromState)) return this.updated(input);
     const conditioned: Update = charge.fromState
       ? {
           ...input,
@@ -343,18 +424,23 @@ export class DynamoContainerStore implements ContainerStore {
           ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':fromState': charge.fromState },
         }
       : input;
-    if (isEmptyCharge(charge)) return this.updateItem(conditioned);
-    const usage = await this.usageUpdate(charge);
+    if (!changesUsage(charge)) return this.updated(conditioned);
     try {
-      await transactWrite({ TransactItems: [{ Update: { TableName: tableName, ...conditioned } as never }, usage] });
+      await transactWrite({ TransactItems: [{ Update: { TableName: tableName, ...conditioned } as never }, this.usageUpdate(charge)] });
     } catch (error) {
       const [containerCode, usageCode] = transactionCancellationCodes(error);
-      if (containerCode === 'ConditionalCheckFailed') return undefined;
-      if (usageCode === 'ConditionalCheckFailed') throw await this.refusal(charge);
+      if (containerCode === 'ConditionalCheckFailed') return { kind: 'conflict' };
+      if (usageCode === 'ConditionalCheckFailed') return { kind: 'quota-exceeded' };
       throw error;
     }
     // A transaction answers no item, so read it back (consistent), as written.
-    return this.get(containerId);
+    const container = await this.get(containerId);
+    return container ? { kind: 'written', container } : { kind: 'not-found' };
+  }
+
+  private async updated(input: Update): Promise<WriteOutcome> {
+    const container = await this.updateItem(input);
+    return container ? { kind: 'written', container } : { kind: 'conflict' };
   }
 
   private async updateItem(input: Update): Promise<StoredContainer | undefined> {
@@ -367,3 +453,5 @@ export class DynamoContainerStore implements ContainerStore {
     }
   }
 }
+
+const written = (outcome: WriteOutcome): StoredContainer | undefined => (outcome.kind === 'written' ? outcome.container : undefined);

@@ -1,12 +1,20 @@
 import { config } from '../config.js';
 import { ContainerService } from '../containers/container-service.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
+import { TimerRestartScheduler } from '../containers/restart-policy.js';
 import type { QuotaLimits } from '../containers/quota.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
 import { DynamoContainerStore } from '../store/dynamo-container-store.js';
 
 /** One store per process, shared by every request it serves. */
 export const containerStore = new DynamoContainerStore();
+
+/**
+ * Where restarts by the restart policy wait out their backoff: timers in this process. A
+ * function that applies task statuses (the task-state function on AWS) awaits
+ * `restartScheduler.settled()` before it returns, so its restarts run within its invocation.
+ */
+export const restartScheduler = new TimerRestartScheduler();
 
 /** Every user's limits, from QUOTA_MAX_CONTAINERS and QUOTA_MAX_RUNNING_CPU. */
 export const quotaLimits: QuotaLimits = { maxContainers: config.QUOTA_MAX_CONTAINERS, maxRunningCpu: config.QUOTA_MAX_RUNNING_CPU };
@@ -33,5 +41,7 @@ export function containerServiceWith(adapters: { runtime?: ContainerRuntime; usa
   return new ContainerService(containerStore, adapters.runtime ?? noRuntime, adapters.usage ?? noUsage, {
     startBudgetMs: config.START_BUDGET_MS,
     quota: quotaLimits,
+    drainMs: config.RESTART_DRAIN_MS,
+    restartScheduler,
   });
 }

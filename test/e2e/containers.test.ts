@@ -67,6 +67,8 @@ const containerRecord = (fields: Record<string, unknown>) => ({
   port: 8080,
   env: {},
   command: null,
+  healthCheck: null,
+  restartPolicy: 'on-failure' as const,
   url: expect.stringMatching(/^http:\/\/[a-z0-9-]+\.localhost:\d+\/$/),
   created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
   updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),

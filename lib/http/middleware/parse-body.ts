@@ -34,6 +34,21 @@ async function parseJson(request: EndpointRequest, rawBody: string, contentType:
 }
 
 /**
+ * The path of the first `__proto__` key in a parsed JSON body, if any. JSON.parse keeps it as an
+ * own key, but every later copy into a plain object (zod's output, the DynamoDB marshaller) drops
+ * it or sets a prototype with it, so it is refused before anything reads the body.
+ */
+function prototypeKeyPath(value: unknown, path: string[] = []): string[] | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const key of Object.keys(value)) {
+    if (key === '__proto__') return [...path, key];
+    const found = prototypeKeyPath((value as Record<string, unknown>)[key], [...path, key]);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
  * Decodes the body the route accepts: JSON (through middy's JSON parser), or for OAuth's
  * endpoints also application/x-www-form-urlencoded. Routes without a body ignore one.
  */
@@ -68,6 +83,12 @@ export function parseBody(route: Route): EndpointMiddleware {
         throw new BadRequestError('A JSON request body is required');
       }
       api.body = await parseJson(request, rawBody, contentType);
+      const prototypeKey = prototypeKeyPath(api.body);
+      if (prototypeKey) {
+        throw new BadRequestError(
+          `Invalid request body: ${prototypeKey.join('.')}: is reserved: names of JavaScript object properties cannot be used`,
+        );
+      }
     },
   };
 }

@@ -1,22 +1,21 @@
-import { config } from '../../config.js';
-import { type ContainerState, DEFAULT_PORT, type StoredContainer } from '../../containers/container.js';
+import type { ContainerState, StoredContainer } from '../../containers/container.js';
+import { type WorkloadJson, workloadFromJson, workloadToJson } from '../../containers/workload.js';
 import { keys } from '../keys.js';
 import { asStored, type Item } from './item.js';
 
-/** A container, listed by owner and across the service through the two indexes. */
-interface StoredContainerItem {
+/**
+ * A container, listed by owner and across the service through the two indexes. The workload
+ * attributes (lib/containers/workload.ts) are stored under their API names; each may be absent
+ * on containers written before it existed, and then reads as its default.
+ */
+type StoredContainerItem = Partial<WorkloadJson> & {
   id: string;
   user_id: string;
   hostname: string;
   state: ContainerState;
-  cpu_cores: number;
-  memory_mb: number;
-  disk_gb: number;
-  /** Absent on containers written before images, ports, env and commands existed. */
-  image?: string;
-  port?: number;
-  env?: Record<string, string>;
-  command?: string[] | null;
+  /** Absent on containers written before reasons and restart counts existed. */
+  state_reason?: string | null;
+  restart_count?: number;
   created_at: string;
   updated_at: string;
   version: number;
@@ -26,7 +25,27 @@ interface StoredContainerItem {
   task_version?: number;
   /** The task definition the current task runs (its metrics family). */
   task_definition?: string;
-}
+  task_launch_version?: number;
+  pending_task_arn?: string;
+  /** Epoch ms at which a restart by the restart policy is due. */
+  restart_at?: number;
+};
+
+/** The stored names of the bookkeeping attributes the store updates (the workload's are its declared names). */
+export const CONTAINER_ATTRIBUTE = {
+  state: 'state',
+  stateReason: 'state_reason',
+  restartCount: 'restart_count',
+  updatedAt: 'updated_at',
+  version: 'version',
+  taskHistory: 'task_history',
+  taskArn: 'task_arn',
+  taskVersion: 'task_version',
+  taskDefinitionArn: 'task_definition',
+  taskLaunchVersion: 'task_launch_version',
+  pendingTaskArn: 'pending_task_arn',
+  restartAt: 'restart_at',
+} as const;
 
 export const containerEntity = {
   key: keys.container,
@@ -39,13 +58,9 @@ export const containerEntity = {
     user_id: container.userId,
     hostname: container.hostname,
     state: container.state,
-    cpu_cores: container.cpuCores,
-    memory_mb: container.memoryMb,
-    disk_gb: container.diskGb,
-    image: container.image,
-    port: container.port,
-    env: container.env,
-    command: container.command,
+    state_reason: container.stateReason,
+    restart_count: container.restartCount,
+    ...workloadToJson(container),
     created_at: container.createdAt,
     updated_at: container.updatedAt,
     version: container.version,
@@ -53,6 +68,9 @@ export const containerEntity = {
     task_arn: container.taskArn,
     task_version: container.taskVersion,
     task_definition: container.taskDefinitionArn,
+    task_launch_version: container.taskLaunchVersion,
+    pending_task_arn: container.pendingTaskArn,
+    restart_at: container.restartAt,
   }),
   fromItem(item: Item): StoredContainer {
     const stored = asStored<StoredContainerItem>(item);
@@ -61,14 +79,9 @@ export const containerEntity = {
       userId: stored.user_id,
       hostname: stored.hostname,
       state: stored.state,
-      cpuCores: stored.cpu_cores,
-      memoryMb: stored.memory_mb,
-      diskGb: stored.disk_gb,
-      // Containers written before these fields existed run the deployment's defaults.
-      image: stored.image ?? config.CONTAINER_IMAGE,
-      port: stored.port ?? DEFAULT_PORT,
-      env: stored.env ?? {},
-      command: stored.command ?? null,
+      stateReason: stored.state_reason ?? null,
+      restartCount: stored.restart_count ?? 0,
+      ...workloadFromJson(stored),
       createdAt: stored.created_at,
       updatedAt: stored.updated_at,
       version: stored.version,
@@ -76,6 +89,9 @@ export const containerEntity = {
       ...(stored.task_arn !== undefined ? { taskArn: stored.task_arn } : {}),
       ...(stored.task_version !== undefined ? { taskVersion: stored.task_version } : {}),
       ...(stored.task_definition !== undefined ? { taskDefinitionArn: stored.task_definition } : {}),
+      ...(stored.task_launch_version !== undefined ? { taskLaunchVersion: stored.task_launch_version } : {}),
+      ...(stored.pending_task_arn !== undefined ? { pendingTaskArn: stored.pending_task_arn } : {}),
+      ...(stored.restart_at !== undefined ? { restartAt: stored.restart_at } : {}),
     };
   },
 };

@@ -57,6 +57,8 @@ const spec = () => ({
   port: 3000,
   env: {},
   command: null,
+  healthCheck: null,
+  restartPolicy: 'on-failure' as const,
 });
 
 /** The task RunTask started for each client token, as ECS's idempotency keeps it. */

@@ -7,7 +7,9 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as taskStateChanged } from '../../../functions/containers/task-state-changed.js';
 import { config } from '../../../lib/config.js';
-import type { Caller, ContainerState, StoredContainer } from '../../../lib/containers/container.js';
+import { type Caller, type ContainerState, containerView, type StoredContainer } from '../../../lib/containers/container.js';
+import { TimerRestartScheduler } from '../../../lib/containers/restart-policy.js';
+import type { TaskStatus } from '../../../lib/containers/runtime.js';
 import { ContainerLogReader } from '../../../lib/containers/container-log-reader.js';
 import { ContainerService } from '../../../lib/containers/container-service.js';
 import type { ContainerAction } from '../../../lib/containers/transitions.js';
@@ -46,6 +48,8 @@ const ECS = vi.hoisted(() => {
     ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
     ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
     ECS_LOG_GROUP: 'workload-logs',
+    // No drain after a restart's switch here; 'waits the drain…' below gives one of its own.
+    RESTART_DRAIN_MS: '0',
   };
   // Before the imports above load lib/config.
   Object.assign(process.env, settings);
@@ -62,6 +66,7 @@ const STOP_REASON = {
   stop: 'Container stopped through the API',
   restart: 'Container restarted through the API',
   delete: 'Container deleted through the API',
+  replaced: 'Replaced by a newer task of the container',
 };
 
 const ecsMock = mockClient(ecsClient);
@@ -81,6 +86,8 @@ const spec = () => ({
   port: 8080,
   env: {},
   command: null,
+  healthCheck: null,
+  restartPolicy: 'never' as const,
 });
 
 /**
@@ -463,14 +470,14 @@ const TRANSITION_TABLE: TransitionCell[] = [
   {
     from: 'running',
     action: 'restart',
-    does: 'stops its task, runs a new one and waits for it',
+    does: 'runs a new task next to the old one, and stops the old one only once the new one is RUNNING (zero downtime)',
     reports: ['PENDING', 'RUNNING'],
     to: { state: 'running', version: 2 },
     sends: (container) => [
-      stopTask(container, 1, STOP_REASON.restart),
       runTask(container, 2),
       describeTasks(container, 2),
       describeTasks(container, 2),
+      stopTask(container, 1, STOP_REASON.replaced),
     ],
   },
   {
@@ -594,25 +601,27 @@ describe('ContainerService transitions on ECS (docs/containers.md)', () => {
     expect(awsCalls()).toEqual([...prepared, runTask(container, 3)]);
   });
 
-  it('of two transitions that read the same version, exactly one commits; the other gets ConflictError and runs no task', async () => {
+  it('of two transitions that read the same version, exactly one commits; the other gets ConflictError and sends nothing', async () => {
     const running = await runningContainer();
     holdReadsUntil(2);
-    let stopping: Promise<StoredContainer> | undefined;
-    // The restart's StopTask answers only once the stop has committed, so the stop is the one that wins.
-    ecsMock.on(StopTaskCommand, { reason: STOP_REASON.restart }).callsFake(async (input) => {
-      await stopping?.catch(() => undefined);
-      return stopTaskOutput(input);
-    });
+    ecsReports(ecsTask(running.id, 2, 1, 'RUNNING'));
 
-    stopping = containerService.stop(owner, running.id);
-    const [stopped, restarted] = await Promise.allSettled([stopping, containerService.restart(owner, running.id)]);
+    const [stopped, restarted] = await Promise.allSettled([
+      containerService.stop(owner, running.id),
+      containerService.restart(owner, running.id),
+    ]);
 
-    expect(stopped).toEqual({ status: 'fulfilled', value: expect.objectContaining({ state: 'stopped', version: 2 }) });
-    expect(restarted).toEqual({ status: 'rejected', reason: expect.any(ConflictError) });
-    expect(await containerStore.get(running.id)).toEqual((stopped as PromiseFulfilledResult<StoredContainer>).value);
-    expect(awsCalls().map(([command]) => command)).toEqual(['RunTaskCommand', 'StopTaskCommand', 'StopTaskCommand']);
+    const stopWon = stopped.status === 'fulfilled';
+    expect([stopped.status, restarted.status].sort()).toEqual(['fulfilled', 'rejected']);
+    const loser = (stopWon ? restarted : stopped) as PromiseRejectedResult;
+    expect(loser.reason).toBeInstanceOf(ConflictError);
+    const winner = (stopWon ? stopped : restarted) as PromiseFulfilledResult<StoredContainer>;
+    expect(winner.value).toMatchObject({ state: stopWon ? 'stopped' : 'running', version: 2 });
+    expect((await containerStore.get(running.id))!.state).toBe(winner.value.state);
     expect(awsCalls()).toEqual(
-      expect.arrayContaining([runTask(running, 1), stopTask(running, 1, STOP_REASON.stop), stopTask(running, 1, STOP_REASON.restart)]),
+      stopWon
+        ? [runTask(running, 1), stopTask(running, 1, STOP_REASON.stop)]
+        : [runTask(running, 1), runTask(running, 2), describeTasks(running, 2), stopTask(running, 1, STOP_REASON.replaced)],
     );
   });
 
@@ -668,7 +677,7 @@ describe('ContainerService transitions on ECS (docs/containers.md)', () => {
   it('a start finding a provisioning container without a task finishes the interrupted launch with that version’s token', async () => {
     const created = await containerService.create(owner, spec());
     // As if a restart died between claiming version 2 and attaching its task.
-    await containerStore.beginTransition(created.id, 1, 'provisioning', new Date().toISOString());
+    await containerStore.beginTransition(created.id, 1, { state: 'provisioning', stateReason: null }, new Date().toISOString());
     ecsReports(ecsTask(created.id, 2, 1, 'RUNNING'));
 
     const started = await containerService.start(owner, created.id);
@@ -844,5 +853,313 @@ describe('ContainerService with the local runtime', () => {
     );
     expect(settled?.state).toBe('failed');
     expect(awsCalls()).toEqual([]);
+  });
+});
+
+describe('the restart policy and state_reason (ContainerService.applyTaskStatus, on ECS)', () => {
+  /** The service as the task-state function runs it, with backoff from 20 ms and a scheduler the test can wait for. */
+  function serviceWithFastBackoff() {
+    const scheduler = new TimerRestartScheduler();
+    const service = new ContainerService(containerStore, containerRuntime, taskUsage, {
+      startBudgetMs: 2000,
+      pollIntervalMs: 5,
+      restartPolicy: { firstBackoffMs: 20 },
+      restartScheduler: scheduler,
+    });
+    return { service, scheduler };
+  }
+
+  /** The status a runtime reports for the container's current task when its process exits by itself. */
+  const exited = (container: StoredContainer, exitCode: number, fields: Partial<TaskStatus> = {}): TaskStatus => ({
+    taskArn: container.taskArn!,
+    containerId: container.id,
+    version: (container.taskVersion ?? 1) + 1,
+    lastStatus: 'STOPPED',
+    desiredStatus: 'STOPPED',
+    stopCode: 'EssentialContainerExited',
+    stoppedReason: 'Essential container in task exited',
+    exitCode,
+    ...fields,
+  });
+  const runs = (container: StoredContainer): TaskStatus => ({
+    taskArn: container.taskArn!,
+    containerId: container.id,
+    version: (container.taskVersion ?? 1) + 1,
+    lastStatus: 'RUNNING',
+    desiredStatus: 'RUNNING',
+    startedAt: new Date().toISOString(),
+  });
+
+  it('restarts a task that exits with code 3 five times, 20, 40, 80, 160 and 320 ms apart, then leaves it failed with "exited with code 3"', async () => {
+    const { service, scheduler } = serviceWithFastBackoff();
+    const created = await service.create(owner, { ...spec(), restartPolicy: 'on-failure' });
+    expect(created).toMatchObject({ restartCount: 0, stateReason: null });
+    const backoffs: number[] = [];
+
+    let current = created;
+    for (let attempt = 1; attempt <= 6; attempt += 1) {
+      expect(await service.applyTaskStatus(exited(current, 3))).toBe('applied');
+      const afterExit = (await containerStore.get(created.id))!;
+      if (attempt <= 5) {
+        expect(afterExit).toMatchObject({ state: 'provisioning', restartCount: attempt, stateReason: 'exited with code 3' });
+        expect(afterExit.taskArn).toBeUndefined();
+        backoffs.push(afterExit.restartAt! - Date.parse(afterExit.updatedAt));
+      }
+      await scheduler.settled();
+      current = (await containerStore.get(created.id))!;
+    }
+
+    expect(current).toMatchObject({ state: 'failed', restartCount: 5, stateReason: 'exited with code 3' });
+    expect(backoffs.map((ms) => Math.round(ms / 10) * 10)).toEqual([20, 40, 80, 160, 320]);
+    expect(awsCalls()).toEqual([1, 2, 3, 4, 5, 6].map((version) => runTask(created, version)));
+    expect(containerView(current)).toMatchObject({ state: 'failed', state_reason: 'exited with code 3', restart_count: 5 });
+  });
+
+  it('never restarts with restart_policy never: failed at once, with the runtime’s reason', async () => {
+    const { service, scheduler } = serviceWithFastBackoff();
+    const created = await service.create(owner, { ...spec(), restartPolicy: 'never' });
+
+    await service.applyTaskStatus(exited(created, 137, { reason: 'out of memory (limit 4096 MB)' }));
+    await scheduler.settled();
+
+    expect(await containerStore.get(created.id)).toMatchObject({
+      state: 'failed',
+      stateReason: 'out of memory (limit 4096 MB)',
+      restartCount: 0,
+    });
+    expect(awsCalls()).toEqual([runTask(created, 1)]);
+  });
+
+  it('never restarts a stop on request, through the API or from elsewhere, even with restart_policy always', async () => {
+    const { service, scheduler } = serviceWithFastBackoff();
+    const viaApi = await service.create(owner, { ...spec(), restartPolicy: 'always' });
+    await service.applyTaskStatus(runs(viaApi));
+    const stopped = await service.stop(owner, viaApi.id);
+    await service.applyTaskStatus({ ...exited(viaApi, 143), version: 9, stopCode: 'UserInitiated' });
+    const elsewhere = await service.create(owner, { ...spec(), restartPolicy: 'always' });
+    await service.applyTaskStatus(runs(elsewhere));
+    const running = (await containerStore.get(elsewhere.id))!;
+    await service.applyTaskStatus({ ...exited(running, 143), stopCode: 'UserInitiated', stoppedReason: 'Task stopped by user' });
+    await scheduler.settled();
+
+    expect(stopped).toMatchObject({ state: 'stopped', stateReason: 'stopped on request' });
+    expect(await containerStore.get(viaApi.id)).toEqual(stopped);
+    expect(await containerStore.get(elsewhere.id)).toMatchObject({ state: 'stopped', stateReason: 'stopped on request', restartCount: 0 });
+    expect(awsCalls()).toEqual([runTask(viaApi, 1), stopTask(viaApi, 1, STOP_REASON.stop), runTask(elsewhere, 1)]);
+  });
+
+  it('restarts a clean exit with restart_policy always, and leaves it stopped ("exited with code 0") with on-failure', async () => {
+    const { service, scheduler } = serviceWithFastBackoff();
+    const always = await service.create(owner, { ...spec(), restartPolicy: 'always' });
+    const onFailure = await service.create(owner, { ...spec(), restartPolicy: 'on-failure' });
+
+    await service.applyTaskStatus(exited(always, 0));
+    await service.applyTaskStatus(exited(onFailure, 0));
+    await scheduler.settled();
+
+    expect(await containerStore.get(always.id)).toMatchObject({
+      state: 'provisioning',
+      restartCount: 1,
+      stateReason: 'exited with code 0',
+      taskArn: taskArnFor(always.id, 2),
+    });
+    expect(await containerStore.get(onFailure.id)).toMatchObject({ state: 'stopped', restartCount: 0, stateReason: 'exited with code 0' });
+    expect(awsCalls()).toEqual([runTask(always, 1), runTask(onFailure, 1), runTask(always, 2)]);
+  });
+
+  it('clears state_reason once the relaunched task runs, and its owner’s start counts restarts from 0 again', async () => {
+    const { service, scheduler } = serviceWithFastBackoff();
+    const created = await service.create(owner, { ...spec(), restartPolicy: 'on-failure' });
+    await service.applyTaskStatus(exited(created, 1));
+    await scheduler.settled();
+    const relaunched = (await containerStore.get(created.id))!;
+
+    await service.applyTaskStatus(runs(relaunched));
+    const running = (await containerStore.get(created.id))!;
+    await service.applyTaskStatus(exited(running, 1));
+    await scheduler.settled();
+    const restartedAgain = (await containerStore.get(created.id))!;
+    ecsReports(ecsTask(created.id, restartedAgain.version + 1, 1, 'RUNNING'));
+    const startedByOwner = await service.restart(owner, created.id);
+
+    expect(running).toMatchObject({ state: 'running', stateReason: null, restartCount: 1 });
+    expect(restartedAgain).toMatchObject({ state: 'provisioning', restartCount: 2, stateReason: 'exited with code 1' });
+    expect(startedByOwner).toMatchObject({ state: 'running', restartCount: 0, stateReason: null });
+  });
+
+  it('a start waits through the restarts of its policy and answers the task that runs', async () => {
+    const { service, scheduler } = serviceWithFastBackoff();
+    const created = await service.create(owner, { ...spec(), restartPolicy: 'on-failure' });
+    await service.applyTaskStatus(runs(created));
+    await service.stop(owner, created.id);
+    // The start's task (version 3) exits; the policy's relaunch (version 4) runs.
+    ecsMock.on(DescribeTasksCommand).callsFake(async (input: { tasks: string[] }) => ({
+      tasks: [
+        input.tasks[0] === taskArnFor(created.id, 3)
+          ? ecsTask(created.id, 3, 2, 'STOPPED', {
+              stopCode: 'EssentialContainerExited',
+              stoppedReason: 'Essential container in task exited',
+            })
+          : ecsTask(created.id, 4, 2, 'RUNNING'),
+      ],
+      failures: [],
+    }));
+
+    const started = await service.start(owner, created.id);
+    await scheduler.settled();
+
+    expect(started).toMatchObject({ state: 'running', version: 4, taskArn: taskArnFor(created.id, 4), restartCount: 1, stateReason: null });
+    expect(awsCalls().filter(([command]) => command === 'RunTaskCommand')).toEqual([
+      runTask(created, 1),
+      runTask(created, 3),
+      runTask(created, 4),
+    ]);
+  });
+
+  it('answers a reason with a failed start: "The container failed to start: <state_reason>"', async () => {
+    const created = await containerService.create(owner, spec());
+    ecsReports(
+      ecsTask(created.id, 1, 2, 'STOPPED', {
+        stopCode: 'TaskFailedToStart',
+        stoppedReason: 'CannotPullContainerError: pull access denied',
+      }),
+    );
+
+    const failure = await containerService.start(owner, created.id).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(InternalError);
+    expect((failure as Error).message).toBe('The container failed to start: CannotPullContainerError: pull access denied');
+    expect(await containerStore.get(created.id)).toMatchObject({
+      state: 'failed',
+      stateReason: 'CannotPullContainerError: pull access denied',
+    });
+  });
+});
+
+describe('zero-downtime restart (docs/containers.md, "Restart")', () => {
+  it('ignores every later status of the replaced task: its route and state stay with the new one', async () => {
+    const running = await runningContainer();
+    ecsReports(ecsTask(running.id, 2, 1, 'RUNNING'));
+    const restarted = await containerService.restart(owner, running.id);
+
+    await taskStateChange(ecsTask(running.id, 1, 9, 'STOPPED', { stopCode: 'UserInitiated', stoppedReason: STOP_REASON.replaced }));
+    await taskStateChange(ecsTask(running.id, 1, 10, 'STOPPED', { stopCode: 'EssentialContainerExited', containers: [{ exitCode: 1 }] }));
+
+    expect(restarted).toMatchObject({ state: 'running', version: 2, taskArn: taskArnFor(running.id, 2), stateReason: null });
+    expect(restarted.pendingTaskArn).toBeUndefined();
+    expect(await containerStore.get(running.id)).toEqual(restarted);
+    expect(awsCalls()).toEqual([
+      runTask(running, 1),
+      runTask(running, 2),
+      describeTasks(running, 2),
+      stopTask(running, 1, STOP_REASON.replaced),
+    ]);
+  });
+
+  it('keeps the old task answering until the new one reports RUNNING, whoever reports it first (event or poll)', async () => {
+    const running = await runningContainer();
+    let describes = 0;
+    let stoppedWhileNewNotRunning = false;
+    let newTaskRunning = false;
+    ecsMock.on(DescribeTasksCommand).callsFake(async () => {
+      describes += 1;
+      if (describes === 3) {
+        // The event arrives before the poll sees it.
+        await taskStateChange(ecsTask(running.id, 2, 3, 'RUNNING'));
+        newTaskRunning = true;
+      }
+      return { tasks: [ecsTask(running.id, 2, describes >= 3 ? 3 : describes, describes >= 3 ? 'RUNNING' : 'PENDING')], failures: [] };
+    });
+    ecsMock.on(StopTaskCommand).callsFake((input) => {
+      if (!newTaskRunning) stoppedWhileNewNotRunning = true;
+      return stopTaskOutput(input);
+    });
+    const whileRestarting: Array<string | undefined> = [];
+    const read = containerStore.get.bind(containerStore);
+    vi.spyOn(containerStore, 'get').mockImplementation(async (id) => {
+      const container = await read(id);
+      whileRestarting.push(container?.state === 'running' ? container.taskArn : undefined);
+      return container;
+    });
+
+    const restarted = await containerService.restart(owner, running.id);
+
+    expect(restarted).toMatchObject({ state: 'running', taskArn: taskArnFor(running.id, 2) });
+    expect(stoppedWhileNewNotRunning).toBe(false);
+    // Every read during the restart found a running container with a task to route to.
+    expect(whileRestarting.every((taskArn) => taskArn !== undefined)).toBe(true);
+    expect(awsCalls().map(([command]) => command)).toEqual([
+      'RunTaskCommand',
+      'RunTaskCommand',
+      'DescribeTasksCommand',
+      'DescribeTasksCommand',
+      'DescribeTasksCommand',
+      'StopTaskCommand',
+    ]);
+  });
+
+  it('fails the container with the new task’s reason, and stops the old one, when the new task stops before it is ready', async () => {
+    const running = await runningContainer();
+    ecsReports(
+      ecsTask(running.id, 2, 2, 'STOPPED', {
+        stopCode: 'TaskFailedToStart',
+        stoppedReason: 'health check failed: GET /healthz answered 500',
+      }),
+    );
+
+    const failure = await containerService.restart(owner, running.id).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(InternalError);
+    expect(await containerStore.get(running.id)).toMatchObject({
+      state: 'failed',
+      stateReason: 'health check failed: GET /healthz answered 500',
+    });
+    expect(awsCalls()).toEqual([
+      runTask(running, 1),
+      runTask(running, 2),
+      describeTasks(running, 2),
+      stopTask(running, 1, STOP_REASON.restart),
+    ]);
+  });
+
+  it('a start after PATCH replaces the running task the same way; a start without changes does nothing', async () => {
+    const running = await runningContainer();
+    const unchanged = await containerService.start(owner, running.id);
+    const patched = await containerService.update(owner, running.id, { env: { GREETING: 'new' } });
+    ecsReports(ecsTask(running.id, 3, 1, 'RUNNING'));
+
+    const started = await containerService.start(owner, running.id);
+
+    expect(unchanged).toEqual(running);
+    expect(started).toMatchObject({ state: 'running', version: 3, taskArn: taskArnFor(running.id, 3), env: { GREETING: 'new' } });
+    expect(awsCalls()).toEqual([
+      runTask(running, 1),
+      runTask(patched, 3),
+      describeTasks(running, 3),
+      stopTask(running, 1, STOP_REASON.replaced),
+    ]);
+  });
+
+  it('waits the drain between moving the route and stopping the old task', async () => {
+    const running = await runningContainer();
+    const draining = new ContainerService(containerStore, containerRuntime, taskUsage, { startBudgetMs: 2000, drainMs: 300 });
+    ecsReports(ecsTask(running.id, 2, 1, 'RUNNING'));
+    let switchedAt = 0;
+    let stoppedAt = 0;
+    ecsMock.on(StopTaskCommand).callsFake((input) => {
+      stoppedAt = Date.now();
+      return stopTaskOutput(input);
+    });
+    const promote = containerStore.promotePendingTask.bind(containerStore);
+    vi.spyOn(containerStore, 'promotePendingTask').mockImplementation(async (...args) => {
+      const promoted = await promote(...args);
+      switchedAt = Date.now();
+      return promoted;
+    });
+
+    await draining.restart(owner, running.id);
+
+    expect(switchedAt).toBeGreaterThan(0);
+    expect(stoppedAt - switchedAt).toBeGreaterThanOrEqual(290);
   });
 });

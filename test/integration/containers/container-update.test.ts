@@ -29,6 +29,8 @@ const spec = () => ({
   cpuCores: 1,
   memoryMb: 512,
   diskGb: 18,
+  healthCheck: null,
+  restartPolicy: 'on-failure' as const,
 });
 
 afterEach(() => vi.restoreAllMocks());

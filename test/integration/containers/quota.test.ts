@@ -58,6 +58,8 @@ const spec = (cpuCores = 2) => ({
   port: 8080,
   env: {},
   command: null,
+  healthCheck: null,
+  restartPolicy: 'never' as const,
 });
 const newUser = (): Caller => ({ userId: newId(), role: 'user' });
 

@@ -113,6 +113,10 @@ async function seedContainer(userId: string, state: ContainerState, fields: Part
     port: 8080,
     env: {},
     command: null,
+    healthCheck: null,
+    restartPolicy: 'on-failure' as const,
+    stateReason: null,
+    restartCount: 0,
     cpuCores: 1,
     memoryMb: 2048,
     diskGb: 21,
@@ -294,7 +298,7 @@ describe('scheduled reconciliation against ECS', () => {
     class RacingStore extends DynamoContainerStore {
       override async settleTask(...args: Parameters<DynamoContainerStore['settleTask']>) {
         const latest = (await this.get(lost.id))!;
-        await this.beginTransition(lost.id, latest.version, 'provisioning', new Date().toISOString());
+        await this.beginTransition(lost.id, latest.version, { state: 'provisioning', stateReason: null }, new Date().toISOString());
         return super.settleTask(...args);
       }
     }

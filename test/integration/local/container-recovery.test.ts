@@ -40,6 +40,8 @@ async function leftInTable(state: ContainerState, task: { taskArn?: string } = {
     memoryMb: 512,
     diskGb: 18,
     state,
+    stateReason: null,
+    restartCount: 0,
     createdAt: now,
     updatedAt: now,
     version: 2,
@@ -47,6 +49,8 @@ async function leftInTable(state: ContainerState, task: { taskArn?: string } = {
     port: 8080,
     env: {},
     command: null,
+    healthCheck: null,
+    restartPolicy: 'on-failure' as const,
     taskHistory: task.taskArn ? [task.taskArn] : [],
     ...(task.taskArn ? { taskArn: task.taskArn, taskVersion: 2 } : {}),
   };
@@ -124,6 +128,8 @@ describe('recoverLocalContainers', () => {
       port: 8080,
       env: {},
       command: null,
+      healthCheck: null,
+      restartPolicy: 'on-failure' as const,
     });
     const running = await pollUntil(
       () => containerService.get(owner, created.id),
@@ -148,6 +154,8 @@ describe('ContainerService.delete on the local runtime', () => {
       port: 8080,
       env: {},
       command: null,
+      healthCheck: null,
+      restartPolicy: 'on-failure' as const,
     });
     await pollUntil(
       () => containerService.get(owner, created.id),

@@ -136,6 +136,8 @@ describe('EMF metrics of the container fleet', () => {
     port: 8080,
     env: {},
     command: null,
+    healthCheck: null,
+    restartPolicy: 'never' as const,
   });
   /** A container service on the local runtime, whose processes run `command`. */
   async function serviceRunning(command: string) {

@@ -1,7 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { StoredContainer } from '../../../lib/containers/container.js';
-import { ConflictError, NotFoundError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { DynamoContainerStore } from '../../../lib/store/dynamo-container-store.js';
 import { documentClient, tableName } from '../../../lib/store/dynamo.js';
@@ -30,6 +29,10 @@ function container(change: Partial<StoredContainer> = {}): StoredContainer {
     port: 8080,
     env: {},
     command: null,
+    healthCheck: null,
+    restartPolicy: 'on-failure' as const,
+    stateReason: null,
+    restartCount: 0,
     taskHistory: [],
     ...change,
   };
@@ -48,12 +51,12 @@ describe('DynamoContainerStore', () => {
     expect(await rawItem(keys.hostname(created.hostname))).toMatchObject({ container_id: created.id });
   });
 
-  it('refuses a second container with a taken hostname, writing nothing', async () => {
+  it('reports a taken hostname for a second container with it, writing nothing', async () => {
     const first = container();
     await store.create(first);
     const second = container({ hostname: first.hostname });
 
-    await expect(store.create(second)).rejects.toBeInstanceOf(ConflictError);
+    expect(await store.create(second)).toEqual({ kind: 'hostname-taken' });
     expect(await store.get(second.id)).toBeUndefined();
     expect(await rawItem(keys.hostname(first.hostname))).toMatchObject({ container_id: first.id });
   });
@@ -62,13 +65,12 @@ describe('DynamoContainerStore', () => {
     const hostname = uniqueHostname();
     const contenders = Array.from({ length: 20 }, () => container({ hostname }));
 
-    const outcomes = await Promise.allSettled(contenders.map((candidate) => store.create(candidate)));
+    const outcomes = await Promise.all(contenders.map((candidate) => store.create(candidate)));
 
-    const winners = contenders.filter((_, index) => outcomes[index]!.status === 'fulfilled');
-    const reasons = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
+    const winners = contenders.filter((_, index) => outcomes[index]!.kind === 'created');
+    const losers = outcomes.filter((outcome) => outcome.kind !== 'created');
     expect(winners).toHaveLength(1);
-    expect(reasons).toHaveLength(19);
-    for (const reason of reasons) expect(reason).toBeInstanceOf(ConflictError);
+    expect(losers).toEqual(Array.from({ length: 19 }, () => ({ kind: 'hostname-taken' })));
     const stored = await Promise.all(contenders.map((candidate) => store.get(candidate.id)));
     expect(stored.filter(Boolean).map((item) => item!.id)).toEqual([winners[0]!.id]);
     expect(await rawItem(keys.hostname(hostname))).toMatchObject({ container_id: winners[0]!.id });
@@ -79,29 +81,44 @@ describe('DynamoContainerStore', () => {
     await store.create(created);
     await store.attachTask(created.id, 1, 'task-1', ['task-1']);
 
-    const next = await store.beginTransition(created.id, 1, 'stopped', '2025-01-02T00:00:00.000Z');
+    const next = await store.beginTransition(
+      created.id,
+      1,
+      { state: 'stopped', stateReason: 'stopped on request' },
+      '2025-01-02T00:00:00.000Z',
+    );
 
-    expect(next).toEqual({ ...created, state: 'stopped', version: 2, updatedAt: '2025-01-02T00:00:00.000Z', taskHistory: ['task-1'] });
+    expect(next).toEqual({
+      kind: 'written',
+      container: {
+        ...created,
+        state: 'stopped',
+        stateReason: 'stopped on request',
+        version: 2,
+        updatedAt: '2025-01-02T00:00:00.000Z',
+        taskHistory: ['task-1'],
+      },
+    });
   });
 
-  it('lets one of two concurrent transitions from the same version win; the other gets ConflictError', async () => {
+  it('lets one of two concurrent transitions from the same version win; the other is reported a conflict', async () => {
     const created = container();
     await store.create(created);
 
-    const outcomes = await Promise.allSettled([
-      store.beginTransition(created.id, 1, 'stopped', NOW),
-      store.beginTransition(created.id, 1, 'provisioning', NOW),
+    const outcomes = await Promise.all([
+      store.beginTransition(created.id, 1, { state: 'stopped', stateReason: null }, NOW),
+      store.beginTransition(created.id, 1, { state: 'provisioning', stateReason: null }, NOW),
     ]);
 
-    const won = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
-    const lost = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
+    const won = outcomes.flatMap((outcome) => (outcome.kind === 'written' ? [outcome.container] : []));
+    const lost = outcomes.filter((outcome) => outcome.kind !== 'written');
     expect(won).toHaveLength(1);
-    expect(lost).toEqual([expect.any(ConflictError)]);
+    expect(lost).toEqual([{ kind: 'conflict' }]);
     expect(await store.get(created.id)).toEqual(won[0]);
   });
 
-  it('answers NotFoundError for a transition of a container that is gone', async () => {
-    await expect(store.beginTransition(newId(), 1, 'stopped', NOW)).rejects.toBeInstanceOf(NotFoundError);
+  it('reports not-found for a transition of a container that is gone', async () => {
+    expect(await store.beginTransition(newId(), 1, { state: 'stopped', stateReason: null }, NOW)).toEqual({ kind: 'not-found' });
   });
 
   it('attaches a task only at the transition’s version and only once', async () => {
@@ -119,10 +136,18 @@ describe('DynamoContainerStore', () => {
     await store.create(created);
     await store.attachTask(created.id, 1, 'task-1', ['task-1']);
 
-    const applied = await store.applyTaskStatus(created.id, { taskArn: 'task-1', taskVersion: 3, state: 'running' }, NOW);
-    const older = await store.applyTaskStatus(created.id, { taskArn: 'task-1', taskVersion: 2, state: 'failed' }, NOW);
-    const equal = await store.applyTaskStatus(created.id, { taskArn: 'task-1', taskVersion: 3, state: 'failed' }, NOW);
-    const otherTask = await store.applyTaskStatus(created.id, { taskArn: 'task-0', taskVersion: 9, state: 'failed' }, NOW);
+    const applied = await store.applyTaskStatus(
+      created.id,
+      { taskArn: 'task-1', taskVersion: 3, state: 'running', stateReason: null },
+      NOW,
+    );
+    const older = await store.applyTaskStatus(created.id, { taskArn: 'task-1', taskVersion: 2, state: 'failed', stateReason: 'x' }, NOW);
+    const equal = await store.applyTaskStatus(created.id, { taskArn: 'task-1', taskVersion: 3, state: 'failed', stateReason: 'x' }, NOW);
+    const otherTask = await store.applyTaskStatus(
+      created.id,
+      { taskArn: 'task-0', taskVersion: 9, state: 'failed', stateReason: 'x' },
+      NOW,
+    );
 
     expect(applied).toMatchObject({ state: 'running', taskVersion: 3 });
     expect([older, equal, otherTask]).toEqual([undefined, undefined, undefined]);
@@ -133,37 +158,41 @@ describe('DynamoContainerStore', () => {
     const created = container();
     await store.create(created);
 
-    expect(await store.markFailed(created.id, 2, NOW)).toBeUndefined();
-    expect(await store.markFailed(created.id, 1, NOW)).toMatchObject({ state: 'failed', version: 1 });
+    expect(await store.markFailed(created.id, 2, 'exited with code 1', NOW)).toBeUndefined();
+    expect(await store.markFailed(created.id, 1, 'exited with code 1', NOW)).toMatchObject({
+      state: 'failed',
+      stateReason: 'exited with code 1',
+      version: 1,
+    });
   });
 
   it('deletes the container and frees its hostname for a new container', async () => {
     const created = container();
     await store.create(created);
 
-    await store.delete(created);
+    expect(await store.delete(created)).toEqual({ kind: 'deleted' });
 
     expect(await store.get(created.id)).toBeUndefined();
     expect(await rawItem(keys.hostname(created.hostname))).toBeUndefined();
-    await expect(store.create(container({ hostname: created.hostname }))).resolves.toBeUndefined();
+    expect(await store.create(container({ hostname: created.hostname }))).toEqual({ kind: 'created' });
   });
 
   it('refuses to delete a container read at a stale version, deleting nothing', async () => {
     const created = container();
     await store.create(created);
-    await store.beginTransition(created.id, 1, 'stopped', NOW);
+    await store.beginTransition(created.id, 1, { state: 'stopped', stateReason: null }, NOW);
 
-    await expect(store.delete(created)).rejects.toBeInstanceOf(ConflictError);
+    expect(await store.delete(created)).toEqual({ kind: 'conflict' });
     expect(await store.get(created.id)).toBeDefined();
     expect(await rawItem(keys.hostname(created.hostname))).toBeDefined();
   });
 
-  it('answers NotFoundError when deleting a container that is gone', async () => {
+  it('reports not-found when deleting a container that is gone', async () => {
     const created = container();
     await store.create(created);
     await store.delete(created);
 
-    await expect(store.delete(created)).rejects.toBeInstanceOf(NotFoundError);
+    expect(await store.delete(created)).toEqual({ kind: 'not-found' });
   });
 
   it("pages through an owner's containers newest first, and through all containers", async () => {

@@ -15,6 +15,7 @@ describe('quota rules', () => {
       containers: 1,
       runningCpu: 2,
       limits,
+      ceiling: { containers: limits.maxContainers - 1, runningCpu: limits.maxRunningCpu - 2 },
     });
     expect(chargeFor('u', { state: 'running', cpuCores: 2 }, undefined, null)).toMatchObject({
       containers: -1,

@@ -20,6 +20,8 @@ describe('createContainerBody', () => {
         port: 8080,
         env: {},
         command: null,
+        health_check: null,
+        restart_policy: 'on-failure',
       },
     });
   });
@@ -31,6 +33,8 @@ describe('createContainerBody', () => {
       cpu_cores: 16,
       memory_mb: 122880,
       disk_gb: 32,
+      health_check: null,
+      restart_policy: 'on-failure',
       ...workload,
     });
   });

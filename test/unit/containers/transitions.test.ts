@@ -10,7 +10,7 @@ describe('planTransition', () => {
     'provisioning restart': { kind: 'run', stopTask: true },
     'running start': { kind: 'unchanged' },
     'running stop': { kind: 'stop', stopTask: true },
-    'running restart': { kind: 'run', stopTask: true },
+    'running restart': { kind: 'replace' },
     'stopped start': { kind: 'run', stopTask: false },
     'stopped stop': { kind: 'unchanged' },
     'stopped restart': { kind: 'run', stopTask: false },

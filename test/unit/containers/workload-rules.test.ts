@@ -63,9 +63,14 @@ describe('env', () => {
     expect(issuesOf(envSchema, { [name]: 'v' })).not.toEqual([]);
   });
 
-  it.each([['PORT'], ['AWS_SECRET_ACCESS_KEY'], ['AWS_REGION'], ['ECS_CONTAINER_METADATA_URI']])('refuses the reserved name %s', (name) => {
-    expect(issuesOf(envSchema, { [name]: 'v' })).toEqual([`${name}: is reserved (PORT, AWS_*, ECS_*)`]);
-  });
+  it.each([['PORT'], ['CONTAINER_ID'], ['CONTAINER_HOSTNAME'], ['AWS_SECRET_ACCESS_KEY'], ['AWS_REGION'], ['ECS_CONTAINER_METADATA_URI']])(
+    'refuses the reserved name %s',
+    (name) => {
+      expect(issuesOf(envSchema, { [name]: 'v' })).toEqual([
+        `${name}: is reserved (PORT, CONTAINER_*, AWS_*, ECS_*): the platform sets it`,
+      ]);
+    },
+  );
 
   it('refuses a value of 4097 characters and a value that is not a string', () => {
     expect(issuesOf(envSchema, { LONG: 'x'.repeat(4097) })).toEqual(['LONG: must be at most 4096 characters']);
@@ -106,5 +111,45 @@ describe('createContainerBody and updateContainerBody', () => {
     expect(updateContainerBody.parse({ command: null })).toEqual({ command: null });
     expect(updateContainerBody.parse({ memory_mb: 1024, disk_gb: 20 })).toEqual({ memory_mb: 1024, disk_gb: 20 });
     expect(issuesOf(updateContainerBody, { hostname: 'renamed' })).toContainEqual(expect.stringMatching(/hostname/));
+  });
+});
+
+describe('health_check and restart_policy', () => {
+  it('fills the health check defaults (interval 10 s, timeout 2 s, grace 60 s) and takes null', () => {
+    expect(createContainerBody.parse({ hostname: 'web', health_check: { path: '/healthz' } })).toMatchObject({
+      health_check: { path: '/healthz', interval_s: 10, timeout_s: 2, grace_s: 60 },
+      restart_policy: 'on-failure',
+    });
+    expect(updateContainerBody.parse({ health_check: null })).toEqual({ health_check: null });
+    expect(updateContainerBody.parse({ restart_policy: 'always' })).toEqual({ restart_policy: 'always' });
+  });
+
+  it.each([
+    [{ path: 'healthz' }, /^health_check\.path: must start with \//],
+    [{ path: '/a b' }, /^health_check\.path: /],
+    [{ path: '/', interval_s: 0 }, /^health_check\.interval_s: must be from 1 to 300/],
+    [{ path: '/', interval_s: 301 }, /^health_check\.interval_s: must be from 1 to 300/],
+    [{ path: '/', timeout_s: 61 }, /^health_check\.timeout_s: must be from 1 to 60/],
+    [{ path: '/', grace_s: -1 }, /^health_check\.grace_s: must be from 0 to 600/],
+    [{ path: '/', grace_s: 601 }, /^health_check\.grace_s: must be from 0 to 600/],
+    [{ path: '/', interval_s: 1.5 }, /^health_check\.interval_s: must be a whole number of seconds/],
+    [{ path: '/', method: 'POST' }, /method/],
+  ])('refuses the health check %j', (health_check, message) => {
+    expect(issuesOf(updateContainerBody, { health_check })).toEqual([expect.stringMatching(message)]);
+  });
+
+  it('refuses a restart policy other than never, on-failure or always', () => {
+    expect(issuesOf(updateContainerBody, { restart_policy: 'unless-stopped' })).toEqual([
+      'restart_policy: must be one of never, on-failure or always',
+    ]);
+  });
+});
+
+describe('env names that are Object.prototype properties', () => {
+  // `__proto__` never reaches the schema: the body parser refuses it (lib/http/middleware/parse-body.ts; test/e2e/container-rules.test.ts).
+  it.each(['constructor', 'toString', 'hasOwnProperty', 'valueOf'])('refuses %s with a message naming it', (name) => {
+    expect(issuesOf(envSchema, JSON.parse(`{"${name}":"x"}`))).toEqual([
+      `${name}: is reserved: names of JavaScript object properties cannot be used`,
+    ]);
   });
 });

@@ -1,20 +1,25 @@
-import { NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError } from '../errors.js';
 import type { Principal } from '../identity/principal.js';
 import { CREDENTIAL_PREFIX, newSecret, sha256Hex } from '../identity/secrets.js';
 import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../page.js';
-import type { AppChanges, ApplicationStore, OAuthApp } from './oauth-store.js';
+import type { AppChanges, ApplicationStore, OAuthApp, TokenEndpointAuthMethod } from './oauth-store.js';
 
 export interface NewApp {
   name: string;
   description: string;
   redirectUris: string[];
+  /** Default `client_secret_basic`; `none` registers a public client, which gets no secret. */
+  tokenEndpointAuthMethod?: TokenEndpointAuthMethod;
 }
 
 export interface AppWithSecret {
   app: OAuthApp;
-  clientSecret: string;
+  /** `null` for a public client. */
+  clientSecret: string | null;
 }
+
+export const isPublicClient = (app: Pick<OAuthApp, 'tokenEndpointAuthMethod'>): boolean => app.tokenEndpointAuthMethod === 'none';
 
 /** OAuth applications as their owner registers and manages them (docs/oauth.md, "Endpoints"). */
 export class ApplicationService {
@@ -32,11 +37,12 @@ export class ApplicationService {
       name: input.name,
       description: input.description,
       redirectUris: input.redirectUris,
+      tokenEndpointAuthMethod: input.tokenEndpointAuthMethod ?? 'client_secret_basic',
       createdAt: now.toISOString(),
       updatedAt: now.toISOString(),
     };
-    const clientSecret = newSecret(CREDENTIAL_PREFIX.clientSecret);
-    await this.store.createApp(app, sha256Hex(clientSecret));
+    const clientSecret = isPublicClient(app) ? null : newSecret(CREDENTIAL_PREFIX.clientSecret);
+    await this.store.createApp(app, clientSecret === null ? undefined : sha256Hex(clientSecret));
     return { app, clientSecret };
   }
 
@@ -58,8 +64,9 @@ export class ApplicationService {
   }
 
   /** A new secret; the old one stops working the moment this returns. */
-  async rotateClientSecret(principal: Principal, appId: string): Promise<AppWithSecret> {
+  async rotateClientSecret(principal: Principal, appId: string): Promise<AppWithSecret & { clientSecret: string }> {
     const app = await this.getApp(principal, appId);
+    if (isPublicClient(app)) throw new ConflictError('A public client (token_endpoint_auth_method none) has no secret to rotate');
     const clientSecret = newSecret(CREDENTIAL_PREFIX.clientSecret);
     const updatedAt = this.now().toISOString();
     if (!(await this.store.replaceClientSecret(principal.userId, app, sha256Hex(clientSecret), updatedAt))) {

@@ -7,8 +7,11 @@ import type { OAuthClient } from './oauth-store.js';
 export interface ClientCredentials {
   clientId: string;
   clientSecret: string;
-  /** RFC 6749 section 5.2: a failed Basic authentication is answered with a Basic challenge. */
-  method: 'client_secret_basic' | 'client_secret_post';
+  /**
+   * RFC 6749 section 5.2: a failed Basic authentication is answered with a Basic challenge.
+   * `none`: only a `client_id` in the body, as a public client sends (RFC 6749 section 2.1).
+   */
+  method: 'client_secret_basic' | 'client_secret_post' | 'none';
 }
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -60,9 +63,10 @@ export function clientCredentialsOf(
     }
     return { ...basic, method: 'client_secret_basic' };
   }
-  if (parameters.client_id === undefined || parameters.client_secret === undefined) {
+  if (parameters.client_id === undefined) {
     throw invalidClient(undefined, 'Client authentication is required: client_id and client_secret, or HTTP Basic');
   }
+  if (parameters.client_secret === undefined) return { clientId: parameters.client_id, clientSecret: '', method: 'none' };
   return { clientId: parameters.client_id, clientSecret: parameters.client_secret, method: 'client_secret_post' };
 }
 
@@ -73,6 +77,14 @@ export const isPlausibleClientId = (credentials: ClientCredentials): boolean => 
 
 /** Compares secret hashes in constant time, also when there is no such client. */
 export function verifyClient(credentials: ClientCredentials, client: OAuthClient | undefined): asserts client is OAuthClient {
+  if (credentials.method === 'none' || (client && client.secretHash === undefined)) {
+    // A public client has no secret to check: its client_id alone identifies it. A confidential
+    // client without its secret, and a secret sent for a public client, are both refused.
+    if (!client || credentials.method !== 'none' || client.secretHash !== undefined) {
+      throw invalidClient(credentials.method, 'Invalid client credentials');
+    }
+    return;
+  }
   const matches = constantTimeEqual(sha256Hex(credentials.clientSecret), client?.secretHash ?? NO_SECRET_HASH);
   if (!client || !matches) throw invalidClient(credentials.method);
 }

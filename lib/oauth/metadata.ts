@@ -1,7 +1,7 @@
 import { ALL_SCOPES } from '../identity/principal.js';
 import { PROMPT_VALUES } from './oauth-parameters.js';
 
-const CLIENT_AUTHENTICATION_METHODS = ['client_secret_basic', 'client_secret_post'];
+const CLIENT_AUTHENTICATION_METHODS = ['client_secret_basic', 'client_secret_post', 'none'];
 
 /**
  * The issuer identifier (RFC 8414 section 2): the configured public origin, or the origin

@@ -24,6 +24,7 @@ export const registerAppBody = z.strictObject({
   name,
   description: z._default(description, ''),
   redirect_uris: redirectUris,
+  token_endpoint_auth_method: z.optional(z.enum(['client_secret_basic', 'client_secret_post', 'none'])),
 });
 
 export const updateAppBody = z

@@ -11,6 +11,7 @@ export const oauthAppView = (app: OAuthApp) => ({
   name: app.name,
   description: app.description,
   redirect_uris: app.redirectUris,
+  token_endpoint_auth_method: app.tokenEndpointAuthMethod ?? 'client_secret_basic',
   created_at: app.createdAt,
   updated_at: app.updatedAt,
 });
@@ -23,6 +24,7 @@ export const registeredOAuthAppView = ({ app, clientSecret }: AppWithSecret) => 
   name: app.name,
   description: app.description,
   redirect_uris: app.redirectUris,
+  token_endpoint_auth_method: app.tokenEndpointAuthMethod ?? 'client_secret_basic',
   created_at: app.createdAt,
 });
 

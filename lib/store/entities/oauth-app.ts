@@ -1,4 +1,4 @@
-import type { OAuthApp } from '../../oauth/oauth-store.js';
+import type { OAuthApp, TokenEndpointAuthMethod } from '../../oauth/oauth-store.js';
 import { keys } from '../keys.js';
 import { asStored, type Item } from './item.js';
 
@@ -13,6 +13,7 @@ interface StoredOAuthApp {
   name: string;
   description: string;
   redirect_uris: string[];
+  token_endpoint_auth_method?: TokenEndpointAuthMethod;
   created_at: string;
   updated_at: string;
   status?: 'deleting';
@@ -30,6 +31,7 @@ export const oauthAppEntity = {
     name: app.name,
     description: app.description,
     redirect_uris: app.redirectUris,
+    token_endpoint_auth_method: app.tokenEndpointAuthMethod,
     created_at: app.createdAt,
     updated_at: app.updatedAt,
   }),
@@ -42,6 +44,7 @@ export const oauthAppEntity = {
       name: stored.name,
       description: stored.description,
       redirectUris: stored.redirect_uris,
+      ...(stored.token_endpoint_auth_method ? { tokenEndpointAuthMethod: stored.token_endpoint_auth_method } : {}),
       createdAt: stored.created_at,
       updatedAt: stored.updated_at,
     };

@@ -6,7 +6,8 @@ import { asStored, type Item } from './item.js';
 interface StoredOAuthClient {
   client_id: string;
   app_id: string;
-  secret_hash: string;
+  /** Absent for a public client. */
+  secret_hash?: string;
 }
 
 export const oauthClientEntity = {
@@ -20,6 +21,6 @@ export const oauthClientEntity = {
   }),
   fromItem(item: Item): OAuthClient {
     const stored = asStored<StoredOAuthClient>(item);
-    return { clientId: stored.client_id, appId: stored.app_id, secretHash: stored.secret_hash };
+    return { clientId: stored.client_id, appId: stored.app_id, ...(stored.secret_hash ? { secretHash: stored.secret_hash } : {}) };
   },
 };

@@ -43,3 +43,10 @@ export const revokeAuthorizationForm = z.strictObject({
   csrf_token: z.optional(z.string()),
   authorization: z.string().check(z.maxLength(100)),
 });
+
+/** The device page's form (RFC 8628 section 3.3; the CSRF token is the middleware's). */
+export const deviceDecisionBody = z.strictObject({
+  csrf_token: z.optional(z.string()),
+  user_code: z.string().check(z.maxLength(20)),
+  decision: z.enum(['approve', 'deny']),
+});

@@ -53,7 +53,11 @@ function openBrowser(url) {
   const hasDesktop = process.platform === 'darwin' || process.platform === 'win32' || process.env.DISPLAY || process.env.WAYLAND_DISPLAY;
   if (!hasDesktop) return false;
   const [command, args] =
-    process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '', url]] : ['xdg-open', [url]];
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '', url]]
+        : ['xdg-open', [url]];
   try {
     const child = spawn(command, args, { stdio: 'ignore', detached: true });
     child.on('error', () => {});
@@ -68,7 +72,11 @@ function table(rows, columns) {
   if (rows.length === 0) return;
   const cells = rows.map((row) => columns.map(([, pick]) => String(pick(row) ?? '')));
   const widths = columns.map(([title], index) => Math.max(title.length, ...cells.map((row) => row[index].length)));
-  const line = (values) => values.map((value, index) => value.padEnd(widths[index])).join('  ').trimEnd();
+  const line = (values) =>
+    values
+      .map((value, index) => value.padEnd(widths[index]))
+      .join('  ')
+      .trimEnd();
   out(line(columns.map(([title]) => title)));
   for (const row of cells) out(line(row));
 }
@@ -83,7 +91,14 @@ function details(container) {
     ['port', container.port],
     ['command', container.command ? container.command.join(' ') : '(image default)'],
     ['size', `${container.cpu_cores} CPU, ${container.memory_mb} MB memory, ${container.disk_gb} GB disk`],
-    ['env', Object.keys(container.env).length ? Object.entries(container.env).map(([name, value]) => `${name}=${value}`).join(' ') : '-'],
+    [
+      'env',
+      Object.keys(container.env).length
+        ? Object.entries(container.env)
+            .map(([name, value]) => `${name}=${value}`)
+            .join(' ')
+        : '-',
+    ],
     ['created', container.created_at],
     ['updated', container.updated_at],
   ];
@@ -139,7 +154,9 @@ async function login(options, command) {
   const api = apiUrlOf(globals(command).api);
   const started = await oauthForm(api, '/api/v1/oauth/device_authorization', { client_id: CLI_CLIENT_ID, scope: CLI_SCOPES });
   if (started.status !== 200) {
-    throw new CliError(started.body.error_description ?? `device authorization failed (HTTP ${started.status})`, { code: started.body.error });
+    throw new CliError(started.body.error_description ?? `device authorization failed (HTTP ${started.status})`, {
+      code: started.body.error,
+    });
   }
   const device = started.body;
   out(`To sign in, open ${device.verification_uri_complete}`);
@@ -216,7 +233,9 @@ const containerColumns = [
 async function list(_options, command) {
   const api = apiUrlOf(globals(command).api);
   const containers = await apiList(api, '/api/v1/containers', { limit: 1000 });
-  show(command, containers, (rows) => (rows.length ? table(rows, containerColumns) : say('No containers yet; create one with: container-hosting create HOSTNAME')));
+  show(command, containers, (rows) =>
+    rows.length ? table(rows, containerColumns) : say('No containers yet; create one with: container-hosting create HOSTNAME'),
+  );
 }
 
 async function create(hostname, commandWords, options, command) {
@@ -337,7 +356,11 @@ Sign in with "container-hosting login"; credentials are kept per API in $XDG_CON
 Exit codes: 0 success, 1 API or network error, 2 usage.`,
 );
 
-program.command('login').description('sign in with the device authorization grant').option('--no-browser', 'never open a browser').action(login);
+program
+  .command('login')
+  .description('sign in with the device authorization grant')
+  .option('--no-browser', 'never open a browser')
+  .action(login);
 program.command('logout').description('revoke the stored sign-in and forget it').action(logout);
 program.command('whoami').description('who the stored sign-in or token acts as').action(whoami);
 program.command('ls').alias('list').description('list your containers').action(list);

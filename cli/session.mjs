@@ -144,7 +144,8 @@ export async function apiCall(api, method, path, { body, query } = {}) {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   let response = await attempt(await bearerFor(api));
-  if (response.status === 401 && !process.env.CONTAINER_HOSTING_TOKEN) response = await attempt(await bearerFor(api, { forceRefresh: true }));
+  if (response.status === 401 && !process.env.CONTAINER_HOSTING_TOKEN)
+    response = await attempt(await bearerFor(api, { forceRefresh: true }));
   const text = await response.text();
   let parsed;
   try {

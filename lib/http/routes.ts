@@ -62,7 +62,7 @@ export interface Route {
    */
   rfc6749Errors?: boolean;
   /** Failures beyond those the access level, body and path imply; documented in OpenAPI. */
-  alsoAnswers?: ReadonlyArray<409 | 504>;
+  alsoAnswers?: ReadonlyArray<400 | 404 | 409 | 504>;
 }
 
 /**
@@ -437,6 +437,8 @@ export const authorize = /* @__PURE__ */ route({
   access: 'public',
   body: 'none',
   permissions: { table: { read: ['oauthClient', 'oauthApp'], write: ['authorizationRequest'] } },
+  // Its query is checked by hand (lib/oauth/oauth-parameters.ts), so no schema implies the 400.
+  alsoAnswers: [400, 404],
   summary: 'Start the authorization code flow (redirects to the consent page)',
 });
 
@@ -447,6 +449,7 @@ export const consentPage = /* @__PURE__ */ route({
   handler: 'functions/pages/consent-form.ts',
   access: 'browser',
   body: 'none',
+  alsoAnswers: [400],
   // Writes when the user's consent is remembered: the code is issued without the page.
   permissions: /* @__PURE__ */ authenticated(consent),
   summary: 'Consent page: approve or deny an application (approved at once when consent is remembered)',
@@ -513,6 +516,7 @@ export const devicePage = /* @__PURE__ */ route({
   handler: 'functions/pages/device-page.ts',
   access: 'browser',
   body: 'none',
+  alsoAnswers: [400],
   permissions: /* @__PURE__ */ authenticated({ read: ['userCode', 'deviceAuthorization', 'user'], write: ['userCodeFailures'] }),
   summary: 'Device page: type or confirm the code a device shows, then approve or deny it',
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, UnauthorizedError } from '../../../lib/errors.js';
-import { clientCredentialsOf, parseBasicAuthorization } from '../../../lib/oauth/client-authentication.js';
+import { clientCredentialsOf, parseBasicAuthorization, verifyClient } from '../../../lib/oauth/client-authentication.js';
 
 const basic = (userPass: string) => `Basic ${Buffer.from(userPass, 'utf8').toString('base64')}`;
 const CLIENT_ID = '0190f5c2-7a3e-7b1c-8d2e-123456789abc';
@@ -78,6 +78,16 @@ describe('clientCredentialsOf', () => {
   });
 
   it('answers missing credentials 401', () => {
-    expect(() => clientCredentialsOf(undefined, { client_id: CLIENT_ID })).toThrow(UnauthorizedError);
+    expect(() => clientCredentialsOf(undefined, {})).toThrow(UnauthorizedError);
+  });
+
+  it('reads a client_id without a secret as a public client (method none), which only a public client passes', () => {
+    const credentials = clientCredentialsOf(undefined, { client_id: CLIENT_ID });
+    expect(credentials).toEqual({ clientId: CLIENT_ID, clientSecret: '', method: 'none' });
+    expect(() => verifyClient(credentials, { clientId: CLIENT_ID, appId: 'app' })).not.toThrow();
+    expect(() => verifyClient(credentials, { clientId: CLIENT_ID, appId: 'app', secretHash: 'a'.repeat(64) })).toThrow(UnauthorizedError);
+    expect(() =>
+      verifyClient({ ...credentials, clientSecret: 'svcs_x', method: 'client_secret_post' }, { clientId: CLIENT_ID, appId: 'app' }),
+    ).toThrow(UnauthorizedError);
   });
 });

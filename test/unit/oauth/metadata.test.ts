@@ -29,7 +29,8 @@ describe('authorizationServerMetadata', () => {
     expect(metadata.revocation_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
     expect(metadata.prompt_values_supported).toEqual(['consent']);
     expect(metadata.scopes_supported).toEqual(['containers:read', 'containers:write']);
-    expect(metadata.grant_types_supported).toEqual(['authorization_code', 'refresh_token']);
+    expect(metadata.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code']);
+    expect(metadata.device_authorization_endpoint).toBe('https://api.example.com/api/v1/oauth/device_authorization');
     expect(metadata.response_types_supported).toEqual(['code']);
   });
 });

@@ -294,7 +294,11 @@ async function logs(name, options, command) {
   // come back again and are skipped by content, so none prints twice.
   let last = first.data.at(-1)?.timestamp ?? options.since ?? new Date().toISOString();
   let seenAtLast = new Set(first.data.filter((line) => line.timestamp === last).map(JSON.stringify));
-  const stop = new Promise((resolve) => process.once('SIGINT', resolve));
+  // Ctrl-C (or a TERM from a supervisor) ends following with exit 0.
+  const stop = new Promise((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
   for (;;) {
     const tick = await Promise.race([sleep(FOLLOW_POLL_MS).then(() => 'tick'), stop.then(() => 'stop')]);
     if (tick === 'stop') return;

@@ -1,21 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { BadRequestError, invalidGrant, invalidScope, OAuthRequestError, RateLimitedError } from '../errors.js';
+import { BadRequestError, invalidScope, RateLimitedError } from '../errors.js';
 import type { OAuthScope, Principal, Role } from '../identity/principal.js';
-import { CREDENTIAL_PREFIX, constantTimeEqual, MAX_CREDENTIAL_LENGTH, newGrantSecret, newSecret, sha256Hex } from '../identity/secrets.js';
+import { newSecret, sha256Hex } from '../identity/secrets.js';
 import { newId } from '../ids.js';
-import { authenticateClient, type ClientCredentials, invalidClient, isPlausibleClientId, verifyClient } from './client-authentication.js';
-import {
-  ACCESS_TOKEN_LIFETIME_SECONDS,
-  earlier,
-  GRANT_LIFETIME_SECONDS,
-  hasExpired,
-  isoAfter,
-  REFRESH_TOKEN_LIFETIME_SECONDS,
-} from './lifetimes.js';
+import { type ClientCredentials, invalidClient, isPlausibleClientId, verifyClient } from './client-authentication.js';
+import { hasExpired, isoAfter } from './lifetimes.js';
 import { FIRST_PARTY_CLI_CLIENT_ID, firstPartyCliApp } from './first-party-client.js';
-import type { AppSummary, Grant, OAuthApp, OAuthClient, TokenWriteOutcome } from './oauth-store.js';
+import type { AppSummary, OAuthApp, OAuthClient } from './oauth-store.js';
 import { parseScope } from './scopes.js';
-import type { TokenSet } from './token-grants.js';
 
 /** RFC 8628 section 3.4: the grant type a device polls the token endpoint with. */
 export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -25,11 +17,8 @@ const DEVICE_CODE_PREFIX = 'svdc_';
 
 /** How long a device authorization waits for the user (RFC 8628 section 3.2 `expires_in`). */
 export const DEVICE_CODE_LIFETIME_SECONDS = 600;
-/** The poll interval a device starts with, and what each `slow_down` adds (RFC 8628 section 3.5). */
+/** The poll interval a device starts with (RFC 8628 section 3.2). */
 export const DEVICE_POLL_INTERVAL_SECONDS = 5;
-export const SLOW_DOWN_STEP_SECONDS = 5;
-/** Clocks of two function instances may differ a little; a poll this much early still counts as on time. */
-const POLL_CLOCK_TOLERANCE_MS = 250;
 
 /**
  * RFC 8628 section 6.1: consonants only (no vowels, so no words), without the look-alikes
@@ -104,18 +93,6 @@ export interface DeviceAuthorizationStore {
     windowSeconds: number,
     limit: number,
   ): Promise<{ allowed: boolean; retryAfterSeconds: number }>;
-  /** The client and the device authorization in one round trip. */
-  getClientAndDeviceAuthorization(
-    clientId: string,
-    deviceCodeHash: string,
-  ): Promise<{ client?: OAuthClient; authorization?: DeviceAuthorization }>;
-  /** Records a poll; with `intervalSeconds`, the device was told to slow down to it. */
-  recordPoll(deviceCodeHash: string, polledAt: string, intervalSeconds?: number): Promise<void>;
-  /**
-   * One transaction: marks the approved authorization redeemed (once), checks the client is
-   * unchanged, and creates the grant with its first tokens and its index entry.
-   */
-  redeemDeviceAuthorization(deviceCodeHash: string, client: OAuthClient, grant: Grant): Promise<TokenWriteOutcome>;
 }
 
 /** What POST /api/v1/oauth/device_authorization answers (RFC 8628 section 3.2). */
@@ -242,78 +219,5 @@ export class DeviceAuthorizationService {
     );
     if (!allowed) throw new RateLimitedError('Too many wrong codes; wait a minute and try again', retryAfterSeconds);
     throw wrongCode();
-  }
-
-  /**
-   * The token endpoint's device code grant (RFC 8628 section 3.4 to 3.5): pending, slow down,
-   * denied, expired, or the tokens, once.
-   */
-  async redeemDeviceCode(credentials: ClientCredentials, deviceCode: string): Promise<TokenSet> {
-    if (!isPlausibleClientId(credentials) || deviceCode.length > MAX_CREDENTIAL_LENGTH) {
-      await authenticateClient(this.store, credentials);
-      throw invalidGrant('The device code is invalid');
-    }
-    const deviceCodeHash = sha256Hex(deviceCode);
-    const { client, authorization } = await this.store.getClientAndDeviceAuthorization(credentials.clientId, deviceCodeHash);
-    verifyClient(credentials, client);
-    // RFC 8628 section 3.4: the device code must have been issued to this very client.
-    if (!authorization || authorization.clientId !== client.clientId || !constantTimeEqual(deviceCodeHash, authorization.deviceCodeHash)) {
-      throw invalidGrant('The device code is invalid');
-    }
-    const now = this.now();
-    if (authorization.status === 'redeemed') throw invalidGrant('The device code was already used');
-    if (hasExpired(authorization.expiresAt, now)) throw new OAuthRequestError('expired_token', 'The device code has expired; start again');
-    if (authorization.status === 'denied') throw new OAuthRequestError('access_denied', 'The user denied the authorization');
-    if (authorization.status === 'pending') {
-      const tooSoon =
-        authorization.lastPolledAt !== undefined &&
-        now.getTime() - Date.parse(authorization.lastPolledAt) + POLL_CLOCK_TOLERANCE_MS < authorization.intervalSeconds * 1000;
-      if (tooSoon) {
-        const slower = authorization.intervalSeconds + SLOW_DOWN_STEP_SECONDS;
-        await this.store.recordPoll(deviceCodeHash, now.toISOString(), slower);
-        throw new OAuthRequestError('slow_down', `Polling too fast; wait ${slower} seconds between requests`);
-      }
-      await this.store.recordPoll(deviceCodeHash, now.toISOString());
-      throw new OAuthRequestError('authorization_pending', 'The user has not answered yet');
-    }
-    return this.issueGrant(authorization, client, credentials, now);
-  }
-
-  private async issueGrant(
-    authorization: DeviceAuthorization,
-    client: OAuthClient,
-    credentials: ClientCredentials,
-    now: Date,
-  ): Promise<TokenSet> {
-    const expiresAt = isoAfter(now, GRANT_LIFETIME_SECONDS);
-    const refreshToken = newGrantSecret(CREDENTIAL_PREFIX.refreshToken, authorization.grantId);
-    const accessToken = newGrantSecret(CREDENTIAL_PREFIX.accessToken, authorization.grantId);
-    const accessExpiresAt = earlier(isoAfter(now, ACCESS_TOKEN_LIFETIME_SECONDS), expiresAt);
-    const grant: Grant = {
-      id: authorization.grantId,
-      appId: authorization.appId,
-      clientId: authorization.clientId,
-      userId: authorization.userId!,
-      role: authorization.role!,
-      scopes: authorization.scopes,
-      status: 'active',
-      refreshTokenHash: sha256Hex(refreshToken),
-      refreshExpiresAt: earlier(isoAfter(now, REFRESH_TOKEN_LIFETIME_SECONDS), expiresAt),
-      accessTokens: [{ tokenHash: sha256Hex(accessToken), expiresAt: accessExpiresAt }],
-      createdAt: now.toISOString(),
-      expiresAt,
-      lastUsedAt: now.toISOString(),
-    };
-    const outcome = await this.store.redeemDeviceAuthorization(authorization.deviceCodeHash, client, grant);
-    if (!outcome.committed) {
-      if (outcome.reason === 'client-changed') throw invalidClient(credentials.method);
-      throw invalidGrant('The device code was already used');
-    }
-    return {
-      accessToken,
-      refreshToken,
-      expiresIn: Math.round((Date.parse(accessExpiresAt) - now.getTime()) / 1000),
-      scopes: authorization.scopes,
-    };
   }
 }

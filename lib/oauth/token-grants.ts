@@ -12,7 +12,7 @@ import {
   isoAfter,
   REFRESH_TOKEN_LIFETIME_SECONDS,
 } from './lifetimes.js';
-import type { DeviceAuthorizationService } from './device-authorization.js';
+import type { DeviceCodeGrant } from './device-code-grant.js';
 import { parseTokenRequest, type TokenRequest } from './oauth-parameters.js';
 import type { AuthorizationCode, Grant, TokenGrantStore, TokenIssue } from './oauth-store.js';
 import { isWellFormedCodeVerifier, verifyCodeVerifier } from './pkce.js';
@@ -34,7 +34,7 @@ export class TokenGrantService {
     private readonly store: TokenGrantStore,
     private readonly now: () => Date = () => new Date(),
     /** The device code grant (RFC 8628), which lives in its own module. */
-    private readonly deviceCodeGrant?: Pick<DeviceAuthorizationService, 'redeemDeviceCode'>,
+    private readonly deviceCodeGrant?: Pick<DeviceCodeGrant, 'redeemDeviceCode'>,
   ) {}
 
   /**

@@ -3,21 +3,11 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Role } from '../identity/principal.js';
 import type { DeviceAuthorization, DeviceAuthorizationStore, UserCodeEntry } from '../oauth/device-authorization.js';
-import type { Grant, OAuthApp, OAuthClient, TokenWriteFailure, TokenWriteOutcome } from '../oauth/oauth-store.js';
+import type { OAuthApp, OAuthClient } from '../oauth/oauth-store.js';
 import { DynamoApplicationStore, getApp } from './dynamo-oauth-applications.js';
-import { clientWith, getClient } from './dynamo-oauth-token-grants.js';
-import {
-  documentClient,
-  isConditionFailure,
-  isTransactionConditionFailure,
-  tableName,
-  transactionCancellationCodes,
-  transactWrite,
-} from './dynamo.js';
+import { getClient } from './dynamo-oauth-token-grants.js';
+import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
 import { deviceAuthorizationEntity, userCodeEntity, userCodeFailuresEntity } from './entities/oauth-device-code.js';
-import { oauthClientEntity } from './entities/oauth-client.js';
-import { appGrantEntity, grantEntity } from './entities/oauth-grant.js';
-import { clientUnchangedCondition } from './oauth-client-condition.js';
 
 /**
  * The device authorization grant's items (RFC 8628; access pattern 19): the authorization by its
@@ -157,72 +147,5 @@ export class DynamoDeviceAuthorizationStore implements DeviceAuthorizationStore 
       }
     }
     throw new Error('Could not count a wrong user code');
-  }
-
-  async getClientAndDeviceAuthorization(
-    clientId: string,
-    deviceCodeHash: string,
-  ): Promise<{ client?: OAuthClient; authorization?: DeviceAuthorization }> {
-    const { client, other } = await clientWith(clientId, deviceAuthorizationEntity.key(deviceCodeHash), deviceAuthorizationEntity.fromItem);
-    return { ...(client ? { client } : {}), ...(other ? { authorization: other } : {}) };
-  }
-
-  async recordPoll(deviceCodeHash: string, polledAt: string, intervalSeconds?: number): Promise<void> {
-    try {
-      await documentClient.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: deviceAuthorizationEntity.key(deviceCodeHash),
-          UpdateExpression: intervalSeconds === undefined ? 'SET #polled = :polledAt' : 'SET #polled = :polledAt, #interval = :interval',
-          // Never creates an item, and never changes one that left `pending` meanwhile.
-          ConditionExpression: '#status = :pending',
-          ExpressionAttributeNames: {
-            ...STATUS,
-            '#polled': attribute.lastPolledAt,
-            ...(intervalSeconds === undefined ? {} : { '#interval': attribute.intervalSeconds }),
-          },
-          ExpressionAttributeValues: {
-            ':polledAt': polledAt,
-            ':pending': 'pending',
-            ...(intervalSeconds === undefined ? {} : { ':interval': intervalSeconds }),
-          },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-    }
-  }
-
-  async redeemDeviceAuthorization(deviceCodeHash: string, client: OAuthClient, grant: Grant): Promise<TokenWriteOutcome> {
-    const put = (item: Record<string, unknown>) => ({
-      Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' },
-    });
-    const failureByPosition: Array<TokenWriteFailure | undefined> = ['already-used', 'client-changed', 'already-used'];
-    try {
-      await transactWrite({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName,
-              Key: deviceAuthorizationEntity.key(deviceCodeHash),
-              UpdateExpression: 'SET #status = :redeemed',
-              ConditionExpression: '#status = :approved',
-              ExpressionAttributeNames: STATUS,
-              ExpressionAttributeValues: { ':redeemed': 'redeemed', ':approved': 'approved' },
-            },
-          },
-          { ConditionCheck: { TableName: tableName, Key: oauthClientEntity.key(client.clientId), ...clientUnchangedCondition(client) } },
-          put(grantEntity.toItem(grant)),
-          put(appGrantEntity.toItem(grant)),
-        ],
-      });
-      return { committed: true };
-    } catch (error) {
-      if (!isTransactionConditionFailure(error)) throw error;
-      const failed = transactionCancellationCodes(error).indexOf('ConditionalCheckFailed');
-      const reason = failureByPosition[failed];
-      if (!reason) throw error;
-      return { committed: false, reason };
-    }
   }
 }

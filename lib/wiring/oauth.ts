@@ -32,7 +32,7 @@ export const deviceCodeGrantStore = /* @__PURE__ */ new DynamoDeviceCodeGrantSto
 export const tokenGrantService = /* @__PURE__ */ new TokenGrantService(
   tokenGrantStore,
   undefined,
-  new DeviceCodeGrant(deviceCodeGrantStore),
+  /* @__PURE__ */ new DeviceCodeGrant(deviceCodeGrantStore),
 );
 export const revocationService = /* @__PURE__ */ new RevocationService(revocationStore);
 export const authorizedAppService = /* @__PURE__ */ new AuthorizedAppService(authorizedAppStore);

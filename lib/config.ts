@@ -127,7 +127,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * it (docs/containers.md, "Restart"). Unset: 0 on the local stack (its proxy asks for the
      * current task on every request); 10 s on ECS, the proxy's DNS refresh (5 s) plus the record's TTL (5 s).
      */
-    RESTART_DRAIN_MS: read.number('RESTART_DRAIN_MS', { min: 0, max: 20_000, whole: true }, (env.CONTAINER_RUNTIME ?? 'ecs') === 'ecs' ? 10_000 : 0),
+    RESTART_DRAIN_MS: read.number(
+      'RESTART_DRAIN_MS',
+      { min: 0, max: 20_000, whole: true },
+      (env.CONTAINER_RUNTIME ?? 'ecs') === 'ecs' ? 10_000 : 0,
+    ),
     ECS_CLUSTER_ARN: read.optionalText('ECS_CLUSTER_ARN'),
     /** The deployment's own task definition: the metrics family of tasks that recorded none. */
     ECS_TASK_DEFINITION_ARN: read.optionalText('ECS_TASK_DEFINITION_ARN'),

@@ -39,7 +39,12 @@ export type OAuthErrorCode =
   | 'unauthorized_client'
   | 'unsupported_grant_type'
   | 'invalid_scope'
-  | 'unsupported_token_type';
+  | 'unsupported_token_type'
+  /** RFC 8628 section 3.5: the device code grant's answers while the user has not approved. */
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'access_denied'
+  | 'expired_token';
 
 /** An error of the OAuth protocol endpoints; in the envelope it is BAD_REQUEST (400). */
 export class OAuthRequestError extends BadRequestError {

@@ -23,6 +23,10 @@ export type ItemFamily =
   | 'authorizationRequest'
   | 'authorizationCode'
   | 'grant'
+  /** `OAUTH_DEVICE#<hash>`, `OAUTH_USER_CODE#<hash>`: a device authorization by each of its codes. */
+  | 'deviceAuthorization'
+  | 'userCode'
+  | 'userCodeFailures'
   /** The reconciler's one checkpoint item. */
   | 'reconcileCheckpoint'
   /** `ROUTE#<task id>`: the routing records published for a task, until they are withdrawn. */

@@ -11,6 +11,7 @@ export const handler = endpoint(route.registerApp, { body: registerAppBody, reso
     name: body.name,
     description: body.description,
     redirectUris: body.redirect_uris,
+    ...(body.token_endpoint_auth_method ? { tokenEndpointAuthMethod: body.token_endpoint_auth_method } : {}),
   });
   return ok(registeredOAuthAppView(registered), { 'Cache-Control': 'no-store' });
 });

@@ -15,7 +15,11 @@ const errorCodes: Record<number, { code: string; description: string }> = {
   404: { code: 'NOT_FOUND', description: 'No such resource, or not yours; also a path id that is not a UUID' },
   409: { code: 'CONFLICT', description: 'A uniqueness or state conflict: a taken hostname or email, or a concurrent change that won' },
   413: { code: 'PAYLOAD_TOO_LARGE', description: 'JSON bodies are limited to 16 KiB' },
-  429: { code: 'RATE_LIMITED', description: 'Throttled; see Retry-After where present' },
+  429: {
+    code: 'RATE_LIMITED',
+    description:
+      "Throttled: the whole API's per-address limit, a stricter one on sign-in and token endpoints, or too many wrong codes on /device; see Retry-After where present",
+  },
   500: { code: 'INTERNAL_ERROR', description: 'Unexpected server error; for start and restart, the container failed to start' },
   504: { code: 'TIMEOUT', description: 'The container is still starting after the start budget; start it again to keep waiting' },
 };
@@ -28,6 +32,11 @@ const OAUTH_400_CODES = [
   'unsupported_grant_type',
   'invalid_scope',
   'unsupported_token_type',
+  // RFC 8628 section 3.5: the device code grant.
+  'authorization_pending',
+  'slow_down',
+  'access_denied',
+  'expired_token',
 ];
 
 const DESCRIPTION = `Container hosting with an OAuth 2.0 provider.
@@ -66,7 +75,10 @@ function securityFor(route: Route): JsonObject[] | undefined {
 }
 
 function errorStatuses(route: Route, schemas: InputSchemas): number[] {
-  const statuses = new Set<number>([500]);
+  // Every operation may be throttled: the WAF's per-address limit covers the whole API (README, "Security").
+  const statuses = new Set<number>([429, 500]);
+  // The token, revocation and device authorization endpoints authenticate the client: invalid_client.
+  if (route.rfc6749Errors) statuses.add(401);
   if (route.access !== 'public' && route.access !== 'browser') {
     statuses.add(401);
     if (route.access !== 'api' || route.scope || route.method !== 'GET') statuses.add(403);
@@ -151,7 +163,14 @@ export function openApiDocument(endpoints: Array<{ route: Route; inputSchemas: I
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Container Hosting Service', version: '1.0.0', description: DESCRIPTION },
+    info: {
+      title: 'Container Hosting Service',
+      version: '1.0.0',
+      description: DESCRIPTION,
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    // Relative: the API answers on its own origin (and, behind a bare API Gateway URL, its stage path).
+    servers: [{ url: '/', description: 'The origin this document was fetched from' }],
     paths,
     components: {
       securitySchemes: {

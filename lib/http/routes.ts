@@ -74,7 +74,7 @@ export interface Route {
    */
   errorPage?: string;
   /** Failures beyond those the access level, body and path imply; documented in OpenAPI. */
-  alsoAnswers?: ReadonlyArray<409 | 504>;
+  alsoAnswers?: ReadonlyArray<400 | 404 | 409 | 504>;
 }
 
 /**
@@ -483,6 +483,8 @@ export const authorize = /* @__PURE__ */ route({
   access: 'public',
   body: 'none',
   permissions: { table: { read: ['oauthClient', 'oauthApp'], write: ['authorizationRequest'] } },
+  // Its query is checked by hand (lib/oauth/oauth-parameters.ts), so no schema implies the 400.
+  alsoAnswers: [400, 404],
   summary: 'Start the authorization code flow (redirects to the consent page)',
 });
 
@@ -493,6 +495,7 @@ export const consentPage = /* @__PURE__ */ route({
   handler: 'functions/pages/consent-form.ts',
   access: 'browser',
   body: 'none',
+  alsoAnswers: [400],
   // Writes when the user's consent is remembered: the code is issued without the page.
   permissions: /* @__PURE__ */ authenticated(consent),
   errorPage: 'Authorization failed',
@@ -521,7 +524,7 @@ export const token = /* @__PURE__ */ route({
   // Redeeming a code puts the grant, which holds the tokens, and its entry in the application's
   // partition; a refresh moves the grant to its new tokens. It never touches a user item.
   permissions: {
-    table: { read: ['oauthClient'], update: ['authorizationCode'], write: ['grant', 'oauthApp'] },
+    table: { read: ['oauthClient'], update: ['authorizationCode', 'deviceAuthorization'], write: ['grant', 'oauthApp'] },
     // The key a refresh derives its pair with, so a retry gets the same one.
     refreshGraceKey: true,
   },
@@ -540,6 +543,43 @@ export const revokeToken = /* @__PURE__ */ route({
   permissions: { table: { read: ['oauthClient'], update: ['grant', 'oauthApp'] } },
   rfc6749Errors: true,
   summary: 'Revoke a refresh token and its grant, or an access token (RFC 7009)',
+});
+
+export const deviceAuthorization = /* @__PURE__ */ route({
+  id: 'deviceAuthorization',
+  method: 'POST',
+  path: '/api/v1/oauth/device_authorization',
+  handler: 'functions/oauth/device-authorization.ts',
+  access: 'public',
+  body: 'json-or-form',
+  // The first-party CLI's application and client are created on its first request (lib/oauth/first-party-client.ts).
+  permissions: { table: { read: ['oauthClient', 'oauthApp'], write: ['deviceAuthorization', 'userCode', 'oauthApp', 'oauthClient'] } },
+  rateLimited: true,
+  rfc6749Errors: true,
+  summary: 'Start the device authorization grant (RFC 8628): a device code for the device, a user code for the person',
+});
+
+export const devicePage = /* @__PURE__ */ route({
+  id: 'devicePage',
+  method: 'GET',
+  path: '/device',
+  handler: 'functions/pages/device-page.ts',
+  access: 'browser',
+  body: 'none',
+  alsoAnswers: [400],
+  permissions: /* @__PURE__ */ authenticated({ read: ['userCode', 'deviceAuthorization', 'user'], write: ['userCodeFailures'] }),
+  summary: 'Device page: type or confirm the code a device shows, then approve or deny it',
+});
+
+export const deviceDecision = /* @__PURE__ */ route({
+  id: 'deviceDecision',
+  method: 'POST',
+  path: '/device',
+  handler: 'functions/pages/device-decision.ts',
+  access: 'session',
+  body: 'form',
+  permissions: /* @__PURE__ */ authenticated({ read: ['userCode', 'user'], update: ['deviceAuthorization'], write: ['userCodeFailures'] }),
+  summary: 'Device page form submission: approve or deny',
 });
 
 export const listAuthorizations = /* @__PURE__ */ route({
@@ -658,6 +698,9 @@ export const routes = [
   consentDecision,
   token,
   revokeToken,
+  deviceAuthorization,
+  devicePage,
+  deviceDecision,
   listAuthorizations,
   revokeAuthorization,
   authorizationsPage,

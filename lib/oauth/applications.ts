@@ -1,10 +1,10 @@
-import { NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError } from '../errors.js';
 import type { Principal } from '../identity/principal.js';
 import { CREDENTIAL_PREFIX, newSecret, sha256Hex } from '../identity/secrets.js';
 import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../page.js';
 import { isoAfter } from './lifetimes.js';
-import type { AppChanges, ApplicationStore, OAuthApp } from './oauth-store.js';
+import type { AppChanges, ApplicationStore, OAuthApp, TokenEndpointAuthMethod } from './oauth-store.js';
 
 /** How long a replaced client secret keeps working unless the rotation says otherwise: one day. */
 export const DEFAULT_PREVIOUS_SECRET_TTL_SECONDS = 86_400;
@@ -15,12 +15,17 @@ export interface NewApp {
   name: string;
   description: string;
   redirectUris: string[];
+  /** Default `client_secret_basic`; `none` registers a public client, which gets no secret. */
+  tokenEndpointAuthMethod?: TokenEndpointAuthMethod;
 }
 
 export interface AppWithSecret {
   app: OAuthApp;
-  clientSecret: string;
+  /** `null` for a public client. */
+  clientSecret: string | null;
 }
+
+export const isPublicClient = (app: Pick<OAuthApp, 'tokenEndpointAuthMethod'>): boolean => app.tokenEndpointAuthMethod === 'none';
 
 /** OAuth applications as their owner registers and manages them (docs/oauth.md, "Endpoints"). */
 export class ApplicationService {
@@ -38,11 +43,12 @@ export class ApplicationService {
       name: input.name,
       description: input.description,
       redirectUris: input.redirectUris,
+      tokenEndpointAuthMethod: input.tokenEndpointAuthMethod ?? 'client_secret_basic',
       createdAt: now.toISOString(),
       updatedAt: now.toISOString(),
     };
-    const clientSecret = newSecret(CREDENTIAL_PREFIX.clientSecret);
-    await this.store.createApp(app, sha256Hex(clientSecret));
+    const clientSecret = isPublicClient(app) ? null : newSecret(CREDENTIAL_PREFIX.clientSecret);
+    await this.store.createApp(app, clientSecret === null ? undefined : sha256Hex(clientSecret));
     return { app, clientSecret };
   }
 
@@ -72,8 +78,9 @@ export class ApplicationService {
     principal: Principal,
     appId: string,
     previousSecretTtlSeconds = DEFAULT_PREVIOUS_SECRET_TTL_SECONDS,
-  ): Promise<AppWithSecret> {
+  ): Promise<AppWithSecret & { clientSecret: string }> {
     const app = await this.getApp(principal, appId);
+    if (isPublicClient(app)) throw new ConflictError('A public client (token_endpoint_auth_method none) has no secret to rotate');
     const clientSecret = newSecret(CREDENTIAL_PREFIX.clientSecret);
     const now = this.now();
     const updatedAt = now.toISOString();

@@ -49,6 +49,10 @@ export class AuthorizationService {
     if (!app.redirectUris.includes(parameters.redirectUri)) {
       throw new BadRequestError('redirect_uri is not registered for this application');
     }
+    // A public client cannot keep a code from whoever intercepts the redirect: PKCE must bind it (RFC 9700 section 2.1.1).
+    if (client.secretHash === undefined && !parameters.codeChallenge) {
+      throw new BadRequestError('A public client must send code_challenge with code_challenge_method=S256');
+    }
     const request: AuthorizationRequest = {
       id: randomBytes(32).toString('base64url'),
       appId: app.id,

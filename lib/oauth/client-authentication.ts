@@ -7,8 +7,11 @@ import type { OAuthClient } from './oauth-store.js';
 export interface ClientCredentials {
   clientId: string;
   clientSecret: string;
-  /** RFC 6749 section 5.2: a failed Basic authentication is answered with a Basic challenge. */
-  method: 'client_secret_basic' | 'client_secret_post';
+  /**
+   * RFC 6749 section 5.2: a failed Basic authentication is answered with a Basic challenge.
+   * `none`: only a `client_id` in the body, as a public client sends (RFC 6749 section 2.1).
+   */
+  method: 'client_secret_basic' | 'client_secret_post' | 'none';
 }
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -60,9 +63,10 @@ export function clientCredentialsOf(
     }
     return { ...basic, method: 'client_secret_basic' };
   }
-  if (parameters.client_id === undefined || parameters.client_secret === undefined) {
+  if (parameters.client_id === undefined) {
     throw invalidClient(undefined, 'Client authentication is required: client_id and client_secret, or HTTP Basic');
   }
+  if (parameters.client_secret === undefined) return { clientId: parameters.client_id, clientSecret: '', method: 'none' };
   return { clientId: parameters.client_id, clientSecret: parameters.client_secret, method: 'client_secret_post' };
 }
 
@@ -72,7 +76,9 @@ const NO_SECRET_HASH = sha256Hex('no such client');
 export const isPlausibleClientId = (credentials: ClientCredentials): boolean => isUuid(credentials.clientId);
 
 /**
- * Compares secret hashes in constant time, also when there is no such client: the presented
+ * A public client (no secret) is identified by its `client_id` alone; a confidential client
+ * without its secret, and a secret sent for a public client, are both refused. Otherwise
+ * compares secret hashes in constant time, also when there is no such client: the presented
  * secret against the current one and against the previous one (or a stand-in), always both,
  * so the time says nothing of which matched or whether an overlap is running. The previous
  * secret counts only until its overlap ends (docs/oauth.md, "Rotating a client secret").
@@ -82,6 +88,12 @@ export function verifyClient(
   client: OAuthClient | undefined,
   now: Date = new Date(),
 ): asserts client is OAuthClient {
+  if (credentials.method === 'none' || (client && client.secretHash === undefined)) {
+    if (!client || credentials.method !== 'none' || client.secretHash !== undefined) {
+      throw invalidClient(credentials.method, 'Invalid client credentials');
+    }
+    return;
+  }
   const presented = sha256Hex(credentials.clientSecret);
   const current = constantTimeEqual(presented, client?.secretHash ?? NO_SECRET_HASH);
   const previous = client?.previousSecret;

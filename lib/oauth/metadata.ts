@@ -1,7 +1,8 @@
 import { ALL_SCOPES } from '../identity/principal.js';
+import { DEVICE_CODE_GRANT_TYPE } from './device-authorization.js';
 import { PROMPT_VALUES } from './oauth-parameters.js';
 
-const CLIENT_AUTHENTICATION_METHODS = ['client_secret_basic', 'client_secret_post'];
+const CLIENT_AUTHENTICATION_METHODS = ['client_secret_basic', 'client_secret_post', 'none'];
 
 /**
  * The issuer identifier (RFC 8414 section 2): the configured public origin, or the origin
@@ -18,9 +19,10 @@ export function authorizationServerMetadata(issuer: string) {
     authorization_endpoint: `${issuer}/api/v1/oauth/authorize`,
     token_endpoint: `${issuer}/api/v1/oauth/token`,
     revocation_endpoint: `${issuer}/api/v1/oauth/token/revoke`,
+    device_authorization_endpoint: `${issuer}/api/v1/oauth/device_authorization`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT_TYPE],
     token_endpoint_auth_methods_supported: CLIENT_AUTHENTICATION_METHODS,
     revocation_endpoint_auth_methods_supported: CLIENT_AUTHENTICATION_METHODS,
     code_challenge_methods_supported: ['S256'],

@@ -8,6 +8,7 @@ import {
 } from '../errors.js';
 import type { OAuthScope } from '../identity/principal.js';
 import { isUuid } from '../ids.js';
+import { DEVICE_CODE_GRANT_TYPE } from './device-authorization.js';
 import { isS256CodeChallenge } from './pkce.js';
 import { parseScope } from './scopes.js';
 
@@ -86,7 +87,8 @@ export function parseAuthorizeParameters(query: Record<string, string>): Authori
 
 export type TokenRequest =
   | { grantType: 'authorization_code'; code: string; redirectUri: string; codeVerifier?: string }
-  | { grantType: 'refresh_token'; refreshToken: string; scopes?: OAuthScope[] };
+  | { grantType: 'refresh_token'; refreshToken: string; scopes?: OAuthScope[] }
+  | { grantType: 'device_code'; deviceCode: string };
 
 /** The grant a token request asks for (RFC 6749 sections 4.1.3 and 6), or why it is malformed. */
 export function parseTokenRequest(parameters: Record<string, string>): TokenRequest | OAuthRequestError {
@@ -107,8 +109,14 @@ export function parseTokenRequest(parameters: Record<string, string>): TokenRequ
       if (!scopes) return invalidScope('scope must be a space-separated subset of containers:read containers:write');
       return { grantType: 'refresh_token', refreshToken, scopes };
     }
+    case DEVICE_CODE_GRANT_TYPE: {
+      // RFC 8628 section 3.4.
+      const deviceCode = parameters.device_code;
+      if (deviceCode === undefined) return invalidRequest('device_code is required');
+      return { grantType: 'device_code', deviceCode };
+    }
     default:
-      return unsupportedGrantType('grant_type must be authorization_code or refresh_token');
+      return unsupportedGrantType(`grant_type must be authorization_code, refresh_token or ${DEVICE_CODE_GRANT_TYPE}`);
   }
 }
 

@@ -9,17 +9,26 @@ export interface OAuthApp {
   name: string;
   description: string;
   redirectUris: string[];
+  /** `none`: a public client (docs/oauth.md, "Public clients"); absent on older records, which are confidential. */
+  tokenEndpointAuthMethod?: TokenEndpointAuthMethod;
   createdAt: string;
   updatedAt: string;
   /** Until when the secret replaced by the last rotation still works; absent when none does. */
   previousSecretExpiresAt?: string;
 }
 
+/**
+ * How a client authenticates at the token endpoint (RFC 7591 section 2). A confidential client
+ * (`client_secret_basic`, or `client_secret_post` as registered) may use either secret method.
+ */
+export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+
 /** What the token endpoint needs of an application, found by `client_id`. */
 export interface OAuthClient {
   clientId: string;
   appId: string;
-  secretHash: string;
+  /** Absent for a public client, which has no secret and authenticates by `client_id` alone. */
+  secretHash?: string;
   /** The secret the last rotation replaced, while its overlap lasts (docs/oauth.md, "Rotating a client secret"). */
   previousSecret?: { hash: string; expiresAt: string };
 }
@@ -133,7 +142,7 @@ type TokenGrantRead = (clientId: string, grantId: string) => Promise<{ client?: 
 /** Applications as their owner manages them (lib/oauth/applications.ts). */
 export interface ApplicationStore extends ClientLookup {
   /** Writes the application and its client lookup together. */
-  createApp(app: OAuthApp, secretHash: string): Promise<void>;
+  createApp(app: OAuthApp, secretHash: string | undefined): Promise<void>;
   /** `undefined` when missing or being deleted. */
   getApp(appId: string): Promise<OAuthApp | undefined>;
   listApps(ownerId: string, page: PageRequest): Promise<Page<OAuthApp>>;

@@ -25,6 +25,7 @@ export const registerAppBody = z.strictObject({
   name,
   description: z._default(description, ''),
   redirect_uris: redirectUris,
+  token_endpoint_auth_method: z.optional(z.enum(['client_secret_basic', 'client_secret_post', 'none'])),
 });
 
 export const updateAppBody = z
@@ -50,4 +51,11 @@ export const consentDecisionBody = z.strictObject({
 export const revokeAuthorizationForm = z.strictObject({
   csrf_token: z.optional(z.string()),
   authorization: z.string().check(z.maxLength(100)),
+});
+
+/** The device page's form (RFC 8628 section 3.3; the CSRF token is the middleware's). */
+export const deviceDecisionBody = z.strictObject({
+  csrf_token: z.optional(z.string()),
+  user_code: z.string().check(z.maxLength(20)),
+  decision: z.enum(['approve', 'deny']),
 });

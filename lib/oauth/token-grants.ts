@@ -1,4 +1,4 @@
-import { invalidGrant, invalidScope, OAuthRequestError } from '../errors.js';
+import { invalidGrant, invalidScope, OAuthRequestError, unsupportedGrantType } from '../errors.js';
 import type { OAuthScope } from '../identity/principal.js';
 import { CREDENTIAL_PREFIX, constantTimeEqual, grantIdOf, MAX_CREDENTIAL_LENGTH, newGrantSecret, sha256Hex } from '../identity/secrets.js';
 import { METRIC } from '../observability/metric-names.js';
@@ -12,6 +12,7 @@ import {
   isoAfter,
   REFRESH_TOKEN_LIFETIME_SECONDS,
 } from './lifetimes.js';
+import type { DeviceCodeGrant } from './device-code-grant.js';
 import { parseTokenRequest, type TokenRequest } from './oauth-parameters.js';
 import type { AuthorizationCode, Grant, TokenGrantStore, TokenIssue } from './oauth-store.js';
 import { isWellFormedCodeVerifier, verifyCodeVerifier } from './pkce.js';
@@ -34,6 +35,8 @@ export class TokenGrantService {
     private readonly store: TokenGrantStore,
     private readonly now: () => Date = () => new Date(),
     private readonly grace: RefreshGrace = NO_REFRESH_GRACE,
+    /** The device code grant (RFC 8628), which lives in its own module. */
+    private readonly deviceCodeGrant?: Pick<DeviceCodeGrant, 'redeemDeviceCode'>,
   ) {}
 
   /**
@@ -45,6 +48,12 @@ export class TokenGrantService {
     if (request instanceof OAuthRequestError) {
       await authenticateClient(this.store, credentials, this.now());
       throw request;
+    }
+    if (request.grantType === 'device_code') {
+      if (!this.deviceCodeGrant) throw unsupportedGrantType('The device code grant is not offered here');
+      const tokens = await this.deviceCodeGrant.redeemDeviceCode(credentials, request.deviceCode);
+      countEvent(METRIC.tokenGrants, { grantType: request.grantType });
+      return tokens;
     }
     const tokens =
       request.grantType === 'authorization_code'

@@ -1,5 +1,6 @@
 import type { AppWithSecret } from './applications.js';
 import type { AuthorizedApp } from './authorized-apps.js';
+import { DEVICE_PAGE_PATH, type DeviceAuthorizationResponse } from './device-authorization.js';
 import type { TokenSet } from './token-grants.js';
 import type { OAuthApp } from './oauth-store.js';
 import { formatScope } from './scopes.js';
@@ -15,6 +16,7 @@ export const oauthAppView = (app: OAuthApp) => ({
   name: app.name,
   description: app.description,
   redirect_uris: app.redirectUris,
+  token_endpoint_auth_method: app.tokenEndpointAuthMethod ?? 'client_secret_basic',
   created_at: app.createdAt,
   updated_at: app.updatedAt,
   previous_secret_expires_at: liveUntil(app.previousSecretExpiresAt),
@@ -28,6 +30,7 @@ export const registeredOAuthAppView = ({ app, clientSecret }: AppWithSecret) => 
   name: app.name,
   description: app.description,
   redirect_uris: app.redirectUris,
+  token_endpoint_auth_method: app.tokenEndpointAuthMethod ?? 'client_secret_basic',
   created_at: app.createdAt,
 });
 
@@ -60,3 +63,19 @@ export const authorizationView = (authorization: AuthorizedApp) => ({
   created_at: authorization.createdAt,
   last_used_at: authorization.lastUsedAt,
 });
+
+/**
+ * RFC 8628 section 3.2, bare like the token response. `siteUrl` is where the pages are served
+ * (the request's origin and stage path).
+ */
+export const deviceAuthorizationView = (started: DeviceAuthorizationResponse, siteUrl: string) => {
+  const verificationUri = `${siteUrl}${DEVICE_PAGE_PATH}`;
+  return {
+    device_code: started.deviceCode,
+    user_code: started.userCode,
+    verification_uri: verificationUri,
+    verification_uri_complete: `${verificationUri}?user_code=${encodeURIComponent(started.userCode)}`,
+    expires_in: started.expiresIn,
+    interval: started.interval,
+  };
+};

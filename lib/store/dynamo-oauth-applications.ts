@@ -43,12 +43,12 @@ export async function getApp(appId: string): Promise<OAuthApp | undefined> {
 }
 
 export class DynamoApplicationStore implements ApplicationStore {
-  async createApp(app: OAuthApp, secretHash: string): Promise<void> {
+  async createApp(app: OAuthApp, secretHash: string | undefined): Promise<void> {
     const putNew = (item: Item) => ({ Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
     await transactWrite({
       TransactItems: [
         putNew(oauthAppEntity.toItem(app)),
-        putNew(oauthClientEntity.toItem({ clientId: app.clientId, appId: app.id, secretHash })),
+        putNew(oauthClientEntity.toItem({ clientId: app.clientId, appId: app.id, ...(secretHash ? { secretHash } : {}) })),
       ],
     });
   }

@@ -23,6 +23,7 @@ import type { Item } from './entities/item.js';
 import { authorizationCodeEntity } from './entities/oauth-authorization-code.js';
 import { oauthClientEntity } from './entities/oauth-client.js';
 import { appGrantEntity, grantEntity } from './entities/oauth-grant.js';
+import { clientUnchangedCondition } from './oauth-client-condition.js';
 import type { ItemKey } from './keys.js';
 
 /**
@@ -98,8 +99,7 @@ export async function redeemAuthorizationCode(code: AuthorizationCode, client: O
             ConditionCheck: {
               TableName: tableName,
               Key: oauthClientEntity.key(client.clientId),
-              ConditionExpression: 'attribute_exists(pk) AND secret_hash = :secretHash',
-              ExpressionAttributeValues: { ':secretHash': client.secretHash },
+              ...clientUnchangedCondition(client),
             },
           },
           // A grant revoked before it was created (a replay that raced ahead) stays revoked.

@@ -34,6 +34,9 @@ export const keyFamilies = {
   authorizationRequest: { partition: keys.authorizationRequest(ANY).pk },
   authorizationCode: { partition: keys.authorizationCode(ANY).pk },
   grant: { partition: keys.grant(ANY).pk },
+  deviceAuthorization: { partition: keys.deviceAuthorization(ANY).pk },
+  userCode: { partition: keys.userCode(ANY).pk },
+  userCodeFailures: { partition: keys.userCodeFailures(ANY).pk },
   reconcileCheckpoint: { partition: keys.reconcileCheckpoint.pk },
   appRoute: { partition: keys.appRoute(ANY).pk },
 

@@ -129,4 +129,10 @@ export const keys = {
    * tokens reads it (docs/oauth.md).
    */
   grant: (grantId: string): ItemKey => ({ pk: join('OAUTH_GRANT', grantId), sk: 'OAUTH_GRANT' }),
+  /** A device authorization (RFC 8628) by the hash of its device code: what the device polls. */
+  deviceAuthorization: (deviceCodeHash: string): ItemKey => ({ pk: join('OAUTH_DEVICE', deviceCodeHash), sk: 'OAUTH_DEVICE' }),
+  /** The same authorization by the hash of its user code: what the device page reads. */
+  userCode: (userCodeHash: string): ItemKey => ({ pk: join('OAUTH_USER_CODE', userCodeHash), sk: 'OAUTH_USER_CODE' }),
+  /** Wrong user codes typed by one session in the current window (docs/oauth.md, "Device authorization"). */
+  userCodeFailures: (sessionHash: string): ItemKey => ({ pk: join('USER_CODE_FAILURES', sessionHash), sk: 'USER_CODE_FAILURES' }),
 } as const;

@@ -2,11 +2,15 @@ import { refreshGrace } from '#wiring/refresh-grace-key';
 import { ApplicationService } from '../oauth/applications.js';
 import { AuthorizationService } from '../oauth/authorization.js';
 import { AuthorizedAppService } from '../oauth/authorized-apps.js';
+import { DeviceAuthorizationService } from '../oauth/device-authorization.js';
+import { DeviceCodeGrant } from '../oauth/device-code-grant.js';
 import { RevocationService } from '../oauth/revocation.js';
 import { TokenGrantService } from '../oauth/token-grants.js';
 import { DynamoApplicationStore } from '../store/dynamo-oauth-applications.js';
 import { DynamoAuthorizationStore } from '../store/dynamo-oauth-authorization.js';
 import { DynamoAuthorizedAppStore } from '../store/dynamo-oauth-authorized-apps.js';
+import { DynamoDeviceAuthorizationStore } from '../store/dynamo-oauth-device-codes.js';
+import { DynamoDeviceCodeGrantStore } from '../store/dynamo-oauth-device-code-grant.js';
 import { DynamoRevocationStore } from '../store/dynamo-oauth-revocation.js';
 import { DynamoTokenGrantStore } from '../store/dynamo-oauth-token-grants.js';
 
@@ -23,6 +27,14 @@ export const authorizedAppStore = /* @__PURE__ */ new DynamoAuthorizedAppStore()
 
 export const applicationService = /* @__PURE__ */ new ApplicationService(applicationStore);
 export const authorizationService = /* @__PURE__ */ new AuthorizationService(authorizationStore);
-export const tokenGrantService = /* @__PURE__ */ new TokenGrantService(tokenGrantStore, undefined, refreshGrace);
+export const deviceAuthorizationStore = /* @__PURE__ */ new DynamoDeviceAuthorizationStore();
+export const deviceAuthorizationService = /* @__PURE__ */ new DeviceAuthorizationService(deviceAuthorizationStore);
+export const deviceCodeGrantStore = /* @__PURE__ */ new DynamoDeviceCodeGrantStore();
+export const tokenGrantService = /* @__PURE__ */ new TokenGrantService(
+  tokenGrantStore,
+  undefined,
+  refreshGrace,
+  /* @__PURE__ */ new DeviceCodeGrant(deviceCodeGrantStore),
+);
 export const revocationService = /* @__PURE__ */ new RevocationService(revocationStore);
 export const authorizedAppService = /* @__PURE__ */ new AuthorizedAppService(authorizedAppStore);

@@ -1,4 +1,4 @@
-import type { OAuthApp } from '../../oauth/oauth-store.js';
+import type { OAuthApp, TokenEndpointAuthMethod } from '../../oauth/oauth-store.js';
 import { keys } from '../keys.js';
 import { asStored, type Item } from './item.js';
 
@@ -13,6 +13,7 @@ interface StoredOAuthApp {
   name: string;
   description: string;
   redirect_uris: string[];
+  token_endpoint_auth_method?: TokenEndpointAuthMethod;
   created_at: string;
   updated_at: string;
   /** Mirrors the client's previous secret expiry, so the record shows it without reading the client. */
@@ -32,6 +33,7 @@ export const oauthAppEntity = {
     name: app.name,
     description: app.description,
     redirect_uris: app.redirectUris,
+    token_endpoint_auth_method: app.tokenEndpointAuthMethod,
     created_at: app.createdAt,
     updated_at: app.updatedAt,
   }),
@@ -44,6 +46,7 @@ export const oauthAppEntity = {
       name: stored.name,
       description: stored.description,
       redirectUris: stored.redirect_uris,
+      ...(stored.token_endpoint_auth_method ? { tokenEndpointAuthMethod: stored.token_endpoint_auth_method } : {}),
       createdAt: stored.created_at,
       updatedAt: stored.updated_at,
       ...(stored.previous_secret_expires_at ? { previousSecretExpiresAt: stored.previous_secret_expires_at } : {}),

@@ -6,7 +6,8 @@ import { asStored, type Item } from './item.js';
 interface StoredOAuthClient {
   client_id: string;
   app_id: string;
-  secret_hash: string;
+  /** Absent for a public client. */
+  secret_hash?: string;
   /** The secret the last rotation replaced, and until when it still works. */
   previous_secret_hash?: string;
   previous_secret_expires_at?: string;
@@ -35,7 +36,7 @@ export const oauthClientEntity = {
     return {
       clientId: stored.client_id,
       appId: stored.app_id,
-      secretHash: stored.secret_hash,
+      ...(stored.secret_hash ? { secretHash: stored.secret_hash } : {}),
       ...(stored.previous_secret_hash && stored.previous_secret_expires_at
         ? { previousSecret: { hash: stored.previous_secret_hash, expiresAt: stored.previous_secret_expires_at } }
         : {}),

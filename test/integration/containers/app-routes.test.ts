@@ -263,6 +263,8 @@ describe('routing records kept by the task state function', () => {
       createdAt: new Date().toISOString(),
       updatedAt: new Date().toISOString(),
       version: 2,
+      stateReason: null,
+      restartCount: 0,
     };
     await containerStore.create(attacker, chargeFor(attacker.userId, undefined, attacker, null));
     route53Mock.resetHistory();

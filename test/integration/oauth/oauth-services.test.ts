@@ -70,7 +70,7 @@ interface RegisteredClient {
 
 async function registerClient(service: OAuth = oauth): Promise<RegisteredClient> {
   const { app, clientSecret } = await service.apps.registerApp(owner, { name: 'Dashboard', description: '', redirectUris: [REDIRECT_URI] });
-  return { appId: app.id, credentials: { clientId: app.clientId, clientSecret, method: 'client_secret_post' } };
+  return { appId: app.id, credentials: { clientId: app.clientId, clientSecret: clientSecret!, method: 'client_secret_post' } };
 }
 
 /** Runs the authorize and consent steps as the user and returns the code from the redirect. */

@@ -41,7 +41,7 @@ beforeAll(async () => {
     description: '',
     redirectUris: [REDIRECT_URI],
   });
-  client = { clientId: app.clientId, clientSecret };
+  client = { clientId: app.clientId, clientSecret: clientSecret! };
   const requestId = await authorizationService.startAuthorization({
     clientId: app.clientId,
     redirectUri: REDIRECT_URI,

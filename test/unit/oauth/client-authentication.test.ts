@@ -79,7 +79,17 @@ describe('clientCredentialsOf', () => {
   });
 
   it('answers missing credentials 401', () => {
-    expect(() => clientCredentialsOf(undefined, { client_id: CLIENT_ID })).toThrow(UnauthorizedError);
+    expect(() => clientCredentialsOf(undefined, {})).toThrow(UnauthorizedError);
+  });
+
+  it('reads a client_id without a secret as a public client (method none), which only a public client passes', () => {
+    const credentials = clientCredentialsOf(undefined, { client_id: CLIENT_ID });
+    expect(credentials).toEqual({ clientId: CLIENT_ID, clientSecret: '', method: 'none' });
+    expect(() => verifyClient(credentials, { clientId: CLIENT_ID, appId: 'app' })).not.toThrow();
+    expect(() => verifyClient(credentials, { clientId: CLIENT_ID, appId: 'app', secretHash: 'a'.repeat(64) })).toThrow(UnauthorizedError);
+    expect(() =>
+      verifyClient({ ...credentials, clientSecret: 'svcs_x', method: 'client_secret_post' }, { clientId: CLIENT_ID, appId: 'app' }),
+    ).toThrow(UnauthorizedError);
   });
 });
 

@@ -20,16 +20,17 @@ describe('authorizationServerMetadata', () => {
     expect(metadata.authorization_endpoint).toBe('https://api.example.com/prod/api/v1/oauth/authorize');
     expect(metadata.revocation_endpoint).toBe('https://api.example.com/prod/api/v1/oauth/token/revoke');
     expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
-    expect(metadata.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post']);
+    expect(metadata.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
   });
 
   it('advertises everything it supports, and nothing more (RFC 8414 section 2)', () => {
     const metadata = authorizationServerMetadata('https://api.example.com');
 
-    expect(metadata.revocation_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post']);
+    expect(metadata.revocation_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
     expect(metadata.prompt_values_supported).toEqual(['consent']);
     expect(metadata.scopes_supported).toEqual(['containers:read', 'containers:write']);
-    expect(metadata.grant_types_supported).toEqual(['authorization_code', 'refresh_token']);
+    expect(metadata.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code']);
+    expect(metadata.device_authorization_endpoint).toBe('https://api.example.com/api/v1/oauth/device_authorization');
     expect(metadata.response_types_supported).toEqual(['code']);
   });
 });

@@ -1,0 +1,176 @@
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Where `container-hosting` keeps its sign-ins: one entry per API URL, in
+ * `$XDG_CONFIG_HOME/container-hosting/credentials.json` (default `~/.config/…`), mode 0600.
+ */
+
+/** The service's own public client, created by every stack on first use (docs/oauth.md, "Device authorization"). */
+export const CLI_CLIENT_ID = '00000000-0000-7000-8000-00000000c11e';
+export const CLI_SCOPES = 'containers:read containers:write';
+export const DEFAULT_API = 'http://127.0.0.1:3000';
+/** Refresh this long before the access token runs out, so a request never carries a dying one. */
+const EXPIRY_MARGIN_MS = 30_000;
+
+export class CliError extends Error {
+  constructor(message, { code, exitCode = 1 } = {}) {
+    super(message);
+    this.code = code;
+    this.exitCode = exitCode;
+  }
+}
+
+export const configDirectory = () => join(process.env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'container-hosting');
+export const credentialsPath = () => join(configDirectory(), 'credentials.json');
+
+export function readCredentials() {
+  try {
+    return JSON.parse(readFileSync(credentialsPath(), 'utf8'));
+  } catch (error) {
+    if (error.code === 'ENOENT') return { apis: {} };
+    throw new CliError(`Cannot read ${credentialsPath()}: ${error.message}`);
+  }
+}
+
+/** Written whole to a temporary file with mode 0600 and renamed over the old one, so a crash never leaves half a file. */
+export function writeCredentials(credentials) {
+  mkdirSync(configDirectory(), { recursive: true, mode: 0o700 });
+  const temporary = `${credentialsPath()}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(temporary, 0o600);
+  renameSync(temporary, credentialsPath());
+}
+
+/** `--api`, then CONTAINER_HOSTING_API, then the API last signed in to, then the local stack. */
+export function apiUrlOf(option) {
+  const chosen = option || process.env.CONTAINER_HOSTING_API || readCredentials().current || DEFAULT_API;
+  let url;
+  try {
+    url = new URL(chosen);
+  } catch {
+    throw new CliError(`--api must be a URL, e.g. ${DEFAULT_API}`, { exitCode: 2 });
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
+async function send(url, init) {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    throw new CliError(`Cannot reach ${new URL(url).origin}: ${error.cause?.code ?? error.message}`, { code: 'NETWORK_ERROR' });
+  }
+}
+
+/** A form post to an OAuth endpoint; answers the parsed body with the status. */
+export async function oauthForm(api, path, fields) {
+  const response = await send(`${api}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: new URLSearchParams(fields).toString(),
+  });
+  const body = await response.json().catch(() => ({}));
+  return { status: response.status, body };
+}
+
+const savedTokens = (tokens, now = Date.now()) => ({
+  client_id: CLI_CLIENT_ID,
+  access_token: tokens.access_token,
+  refresh_token: tokens.refresh_token,
+  expires_at: new Date(now + tokens.expires_in * 1000).toISOString(),
+  scope: tokens.scope,
+});
+
+export function saveSignIn(api, tokens) {
+  const credentials = readCredentials();
+  credentials.apis = { ...credentials.apis, [api]: savedTokens(tokens) };
+  credentials.current = api;
+  writeCredentials(credentials);
+}
+
+export function forgetSignIn(api) {
+  const credentials = readCredentials();
+  const entry = credentials.apis?.[api];
+  if (credentials.apis) delete credentials.apis[api];
+  if (credentials.current === api) delete credentials.current;
+  writeCredentials(credentials);
+  return entry;
+}
+
+/** Uses the refresh token once and stores the rotated pair (docs/oauth.md: a refresh token works once). */
+async function refreshed(api, entry) {
+  const { status, body } = await oauthForm(api, '/api/v1/oauth/token', {
+    grant_type: 'refresh_token',
+    refresh_token: entry.refresh_token,
+    client_id: entry.client_id ?? CLI_CLIENT_ID,
+  });
+  if (status !== 200) {
+    forgetSignIn(api);
+    throw new CliError(`Your sign-in to ${api} has ended (${body.error ?? status}); run: container-hosting login --api ${api}`, {
+      code: 'UNAUTHORIZED',
+    });
+  }
+  const credentials = readCredentials();
+  credentials.apis = { ...credentials.apis, [api]: savedTokens(body) };
+  writeCredentials(credentials);
+  return credentials.apis[api];
+}
+
+/** The bearer token for a request: CONTAINER_HOSTING_TOKEN (a personal access token) when set, else the stored sign-in, refreshed when due. */
+async function bearerFor(api, { forceRefresh = false } = {}) {
+  if (process.env.CONTAINER_HOSTING_TOKEN) return process.env.CONTAINER_HOSTING_TOKEN;
+  const entry = readCredentials().apis?.[api];
+  if (!entry) throw new CliError(`Not signed in to ${api}; run: container-hosting login --api ${api}`, { code: 'UNAUTHORIZED' });
+  if (forceRefresh || Date.parse(entry.expires_at) - EXPIRY_MARGIN_MS <= Date.now()) return (await refreshed(api, entry)).access_token;
+  return entry.access_token;
+}
+
+/**
+ * One API call with the service's envelope: resolves `{ data, headers }`, throws a CliError
+ * carrying the envelope's message and code. A 401 with a stored sign-in is retried once after a refresh.
+ */
+export async function apiCall(api, method, path, { body, query } = {}) {
+  const url = new URL(`${api}${path}`);
+  for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
+  const attempt = async (token) =>
+    send(url, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  let response = await attempt(await bearerFor(api));
+  if (response.status === 401 && !process.env.CONTAINER_HOSTING_TOKEN)
+    response = await attempt(await bearerFor(api, { forceRefresh: true }));
+  const text = await response.text();
+  let parsed;
+  try {
+    parsed = text ? JSON.parse(text) : {};
+  } catch {
+    parsed = {};
+  }
+  if (!response.ok) {
+    const error = parsed.error ?? {};
+    throw new CliError(error.message ?? `HTTP ${response.status}`, { code: error.code ?? `HTTP_${response.status}` });
+  }
+  return { data: parsed.data, headers: response.headers };
+}
+
+/** Every page of a list, following `Link: <…>; rel="next"`. */
+export async function apiList(api, path, query) {
+  const items = [];
+  let next = { path, query };
+  while (next) {
+    const { data, headers } = await apiCall(api, 'GET', next.path, { query: next.query });
+    items.push(...data);
+    const link = /<([^>]+)>;\s*rel="next"/.exec(headers.get('link') ?? '');
+    if (!link) break;
+    const url = new URL(link[1], api);
+    next = { path: url.pathname.slice(new URL(api).pathname.replace(/\/$/, '').length), query: Object.fromEntries(url.searchParams) };
+  }
+  return items;
+}

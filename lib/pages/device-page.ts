@@ -1,0 +1,129 @@
+import { HttpError } from '../errors.js';
+import type { ApiRequest, AuthenticatedRequest } from '../http/api-request.js';
+import { escapeHtml, html, redirect, type Reply } from '../http/reply.js';
+import type { IdentityService } from '../identity/identity-service.js';
+import { DEVICE_PAGE_PATH, type DeviceAuthorizationService } from '../oauth/device-authorization.js';
+import { SCOPE_DESCRIPTIONS } from '../oauth/scopes.js';
+import { page } from './layout.js';
+
+/** The services the device pages call; the function modules pass the ones lib/wiring builds. */
+export interface DeviceServices {
+  identityService: Pick<IdentityService, 'getUser'>;
+  deviceAuthorizationService: Pick<DeviceAuthorizationService, 'pendingForUserCode' | 'decide'>;
+}
+
+const CODE_INPUT_STYLE =
+  'width:100%;box-sizing:border-box;padding:.55rem;border:1px solid #b8bfcc;border-radius:4px;font-size:1.3rem;letter-spacing:.15em;text-transform:uppercase';
+
+function enterCodePage(action: string, error?: string, typed = ''): string {
+  return page(
+    'Connect a device',
+    `<h1>Connect a device</h1>
+${error ? `<p class="error" role="alert" id="device-error">${escapeHtml(error)}</p>` : ''}
+<p>Enter the code shown on your device or terminal.</p>
+<form method="get" action="${escapeHtml(action)}">
+  <label for="user_code">Code</label>
+  <input id="user_code" name="user_code" value="${escapeHtml(typed)}" placeholder="XXXX-XXXX" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="20" required style="${CODE_INPUT_STYLE}">
+  <button type="submit">Continue</button>
+</form>`,
+  );
+}
+
+interface ConfirmView {
+  action: string;
+  csrfToken: string;
+  userCode: string;
+  appName: string;
+  appDescription: string;
+  scopes: readonly (keyof typeof SCOPE_DESCRIPTIONS)[];
+  userEmail: string;
+}
+
+function confirmPage(view: ConfirmView): string {
+  const scopes = view.scopes
+    .map((scope) => `<li><strong>${escapeHtml(scope)}</strong>: ${escapeHtml(SCOPE_DESCRIPTIONS[scope])}</li>`)
+    .join('\n');
+  return page(
+    `Connect ${view.appName}`,
+    `<h1>Connect <span id="app-name">${escapeHtml(view.appName)}</span>?</h1>
+${view.appDescription ? `<p id="app-description">${escapeHtml(view.appDescription)}</p>` : ''}
+<p>Code <strong id="user-code">${escapeHtml(view.userCode)}</strong>: check that your device shows the same one.</p>
+<p>Signed in as <strong id="user-email">${escapeHtml(view.userEmail)}</strong>. The device asks to act on your behalf:</p>
+<ul class="scopes" id="scopes">
+${scopes}
+</ul>
+<form method="post" action="${escapeHtml(view.action)}">
+  <input type="hidden" name="csrf_token" value="${escapeHtml(view.csrfToken)}">
+  <input type="hidden" name="user_code" value="${escapeHtml(view.userCode)}">
+  <button type="submit" name="decision" value="approve">Approve</button>
+  <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</form>`,
+  );
+}
+
+function donePage(approved: boolean): string {
+  return approved
+    ? page('Device connected', '<h1 id="device-done">Device connected</h1>\n<p>You can close this page and return to your device.</p>')
+    : page(
+        'Device not connected',
+        '<h1 id="device-done">Device not connected</h1>\n<p>You denied the request. Your device will say so.</p>',
+      );
+}
+
+/**
+ * GET /device (RFC 8628 section 3.3): without a session, through the sign-in page and back;
+ * without `user_code`, a form to type it; with one, what the device asks for and Approve / Deny.
+ */
+export async function showDevicePage(request: ApiRequest, { identityService, deviceAuthorizationService }: DeviceServices): Promise<Reply> {
+  const action = `${request.basePath}${DEVICE_PAGE_PATH}`;
+  const typed = request.query.user_code;
+  const principal = request.principal;
+  if (principal?.kind !== 'session' || !principal.csrfToken) {
+    const next = typed ? `${DEVICE_PAGE_PATH}?user_code=${encodeURIComponent(typed)}` : DEVICE_PAGE_PATH;
+    return redirect(`${request.basePath}/login?next=${encodeURIComponent(next)}`);
+  }
+  const done = request.query.done;
+  if (done === 'approved' || done === 'denied') return html(200, donePage(done === 'approved'));
+  if (!typed) return html(200, enterCodePage(action));
+  try {
+    const [pending, user] = await Promise.all([
+      deviceAuthorizationService.pendingForUserCode(principal, typed),
+      identityService.getUser(principal.userId),
+    ]);
+    return html(
+      200,
+      confirmPage({
+        action,
+        csrfToken: principal.csrfToken,
+        userCode: pending.userCode,
+        appName: pending.app.name,
+        appDescription: pending.app.description,
+        scopes: pending.scopes,
+        userEmail: user.email,
+      }),
+    );
+  } catch (error) {
+    if (error instanceof HttpError) return html(error.statusCode, enterCodePage(action, error.message, typed.slice(0, 20)), error.headers);
+    throw error;
+  }
+}
+
+export interface DeviceDecision {
+  user_code: string;
+  decision: 'approve' | 'deny';
+}
+
+/** POST /device: the decision, once; 303 to a page that says what happened, so a reload never posts again. */
+export async function answerDevicePage(
+  request: AuthenticatedRequest<DeviceDecision>,
+  { deviceAuthorizationService }: Pick<DeviceServices, 'deviceAuthorizationService'>,
+): Promise<Reply> {
+  const action = `${request.basePath}${DEVICE_PAGE_PATH}`;
+  try {
+    await deviceAuthorizationService.decide(request.principal, request.body.user_code, request.body.decision);
+  } catch (error) {
+    if (error instanceof HttpError) return html(error.statusCode, enterCodePage(action, error.message), error.headers);
+    throw error;
+  }
+  return redirect(`${action}?done=${request.body.decision === 'approve' ? 'approved' : 'denied'}`, 303);
+}

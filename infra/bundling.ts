@@ -1,6 +1,10 @@
+import { existsSync } from 'node:fs';
 import { buildSync, type BuildOptions } from 'esbuild';
 import { basename, dirname, join, posix, sep } from 'node:path';
 import { writeConsoleAssetsModule } from '../lib/console/build-console.js';
+
+/** Where the console's browser code lives, relative to the repository root. */
+const CONSOLE_SOURCES = 'web/console';
 
 /**
  * esbuild's ESM output has no `require`; CommonJS dependencies that call it for Node
@@ -54,8 +58,11 @@ export const lambdaBundleOptions = {
  * bundle past it is a dependency to look at. Of a typical container function's 295 KiB, the
  * AWS SDK is about 190 (smithy core 93, each client 18-59), Powertools Logger and Metrics 33,
  * zod/mini 27 where a route validates a body or query, middy 4; the repository's own code 20-50.
+ * 320 KiB (300 before issue 16): the container service grew by its restart policy, readiness and
+ * zero-downtime restart (about 11 KiB in every container function); cutting it back means
+ * splitting the service's transitions from its reads.
  */
-export const BUNDLE_BUDGET_BYTES = 300 * 1024;
+export const BUNDLE_BUDGET_BYTES = 320 * 1024;
 
 /**
  * The functions over the budget, each with its own ceiling and the reason. The console's
@@ -66,7 +73,7 @@ export const BUNDLE_BUDGET_BYTES = 300 * 1024;
  */
 export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; reason: string }>> = {
   createContainer: {
-    bytes: 330 * 1024,
+    bytes: 350 * 1024,
     reason: 'the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools',
   },
   consoleApp: {
@@ -75,9 +82,14 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
       "the console's built files (Preact, htm, uPlot and the pages, about 97 KiB minified) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page",
   },
   taskStateChanged: {
-    bytes: 336 * 1024,
+    bytes: 395 * 1024,
     reason:
-      'the Route 53 client (59 KiB, with its 70 error classes) and the REST-XML protocol it speaks (20 KiB) beside DynamoDB and Powertools',
+      'the Route 53 client (59 KiB, with its 70 error classes) and the REST-XML protocol it speaks (20 KiB), and the ECS client (33 KiB) for restarts by the restart policy, beside DynamoDB and Powertools',
+  },
+  reconcile: {
+    bytes: 400 * 1024,
+    reason:
+      'the ECS client (33 KiB) for the tasks it compares, stops and relaunches, and the Route 53 client and its REST-XML protocol (79 KiB) for the zone it repairs, beside DynamoDB and Powertools',
   },
 };
 
@@ -106,8 +118,9 @@ const outDirIn = (sourceRoot: string): string => join(sourceRoot, '.lambda-bundl
  */
 export function bundleHandlers(sourceRoot: string, entries: Iterable<string>): Map<string, BundleFile[]> {
   const unique = [...new Set(entries)];
-  // The console's function bundles the console's built files (package.json `imports`, `#wiring/console-assets`).
-  writeConsoleAssetsModule(sourceRoot);
+  // The console's function bundles the console's built files (package.json `imports`, `#wiring/console-assets`);
+  // a source root without the console's sources (a test fixture) has none to build.
+  if (existsSync(join(sourceRoot, CONSOLE_SOURCES))) writeConsoleAssetsModule(sourceRoot);
   const outNameOf = (entry: string): string =>
     entry
       .split(sep)

@@ -7,8 +7,14 @@ export const taskStateChangedFunction = {
   handler: 'functions/containers/task-state-changed.ts',
   // It reads a container and updates its state in place, charging the owner's quota usage in the
   // same transaction, and notes and forgets what it published per task (ROUTE#<task id>); it
-  // creates or deletes no other item, and reads no user.
-  permissions: { table: { update: ['container', 'quotaUsage'], write: ['appRoute'] } } satisfies RoutePermissions as RoutePermissions,
+  // creates or deletes no other item, and reads no user. It relaunches a failed task by its
+  // container's restart policy (RunTask, and StopTask of a task a lost race left behind).
+  permissions: {
+    table: { update: ['container', 'quotaUsage'], write: ['appRoute'] },
+    ecs: ['run', 'stop', 'describe'],
+  } satisfies RoutePermissions as RoutePermissions,
+  /** Room for the restart policy's longest backoff (16 s) and a readiness probe within one invocation. */
+  timeoutSeconds: 60,
 } as const;
 
 /**
@@ -29,7 +35,8 @@ export const reconcileFunction = {
       // Repairs the private zone: forgets the note of a task route it withdraws.
       write: ['appRoute'],
     },
-    ecs: ['list', 'describe', 'stop'],
+    // RunTask: it relaunches containers whose restart policy's backoff has passed.
+    ecs: ['list', 'describe', 'stop', 'run'],
   } satisfies RoutePermissions as RoutePermissions,
   /** A run stops walking 15 s before this (functions/containers/reconcile.ts). */
   timeoutSeconds: 120,

@@ -191,6 +191,7 @@ export class ContainerHostingStack extends Stack {
       tableName: store.table.tableName,
       environment: { ...environmentFor(taskStateChangedFunction.permissions), ...routing?.functionEnvironment },
       description: 'ECS task state change events',
+      timeout: Duration.seconds(taskStateChangedFunction.timeoutSeconds),
       deadLetterQueue: taskStateEvents.deadLetterQueue,
       tracing: settings.tracing,
       logLevel: settings.logLevel,

@@ -122,7 +122,7 @@ describe('buildApp', () => {
     expect(environmentOf(template, 'POST /api/v1/containers/{container_id}/start')).toMatchObject({
       APPS_DOMAIN: 'apps.example.com',
       ALLOWED_IMAGE_PREFIXES: 'ghcr.io/acme/,public.ecr.aws/',
-      CONTAINER_IMAGE: 'public.ecr.aws/nginx/nginx:stable-alpine',
+      CONTAINER_IMAGE: 'public.ecr.aws/nginx/nginx-unprivileged:stable-alpine',
     });
     expect(environmentOf(template, 'ECS task state change events')).toMatchObject({
       APPS_DNS_ZONE_ID: expect.anything(),

@@ -61,10 +61,13 @@ describe('function bundles', () => {
     expect(has(metrics, '@aws-sdk/client-ecs')).toBe(false);
     expect(has(metrics, '@aws-sdk/client-cloudwatch-logs')).toBe(false);
 
-    // The task state function writes the routing records and calls no ECS API.
+    // The task state function writes the routing records, and relaunches failed tasks by their
+    // container's restart policy (ECS), but reads neither metrics nor logs.
     const taskState = inputsOf('functions/containers/task-state-changed.ts');
     expect(has(taskState, '@aws-sdk/client-route-53')).toBe(true);
-    expect(has(taskState, '@aws-sdk/client-ecs')).toBe(false);
+    expect(has(taskState, '@aws-sdk/client-ecs')).toBe(true);
+    expect(has(taskState, '@aws-sdk/client-cloudwatch/')).toBe(false);
+    expect(has(taskState, '@aws-sdk/client-cloudwatch-logs')).toBe(false);
 
     // The logs route reads CloudWatch Logs, and runs nothing.
     const logs = inputsOf('functions/containers/get-logs.ts');

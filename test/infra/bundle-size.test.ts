@@ -25,14 +25,14 @@ describe('function bundles', () => {
     }
   });
 
-  it('hold every function to 300 KiB but the three named exceptions, each with a reason', () => {
-    expect(BUNDLE_BUDGET_BYTES).toBe(300 * 1024);
+  it('hold every function to 320 KiB but the four named exceptions, each with a reason', () => {
+    expect(BUNDLE_BUDGET_BYTES).toBe(320 * 1024);
     const ids = new Set<string>([...routes, ...eventFunctions].map((fn) => fn.id));
     for (const [id, { bytes, reason }] of Object.entries(BUNDLE_BUDGET_EXCEPTIONS)) {
       expect(ids.has(id), id).toBe(true);
       expect(bytes, id).toBeGreaterThan(BUNDLE_BUDGET_BYTES);
       expect(reason.length, id).toBeGreaterThan(20);
     }
-    expect(Object.keys(BUNDLE_BUDGET_EXCEPTIONS)).toEqual(['createContainer', 'consoleApp', 'taskStateChanged']);
+    expect(Object.keys(BUNDLE_BUDGET_EXCEPTIONS)).toEqual(['createContainer', 'consoleApp', 'taskStateChanged', 'reconcile']);
   });
 });

@@ -610,7 +610,12 @@ describe('ContainerHostingStack web ACL', () => {
       .map((route) => `${route.method} ${route.path}`);
     // Assess
     expect(inScope.sort()).toEqual(limited.sort());
-    expect(limited.sort()).toEqual(['POST /api/v1/oauth/token', 'POST /api/v1/sessions', 'POST /login']);
+    expect(limited.sort()).toEqual([
+      'POST /api/v1/oauth/device_authorization',
+      'POST /api/v1/oauth/token',
+      'POST /api/v1/sessions',
+      'POST /login',
+    ]);
   });
 
   it('blocks with 429 and the RATE_LIMITED envelope', () => {
@@ -764,15 +769,27 @@ describe('ContainerHostingStack reconciliation', () => {
     expect(properties.Environment.Variables.ECS_CLUSTER_ARN).toBeDefined();
   });
 
-  it("lets the reconciler list, describe and stop only our cluster's tasks, update items in place, and nothing else", () => {
+  it("lets the reconciler list, describe, stop and (for restart policies) run only our cluster's tasks, update items in place, and nothing else", () => {
     // Prepare
     const statements = statementsOfRole(template, functionOf(reconcileFunction.id).roleLogicalId);
     const clusterId = resourcesOfType(template, 'AWS::ECS::Cluster')[0]?.[0];
     const inCluster = { ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [clusterId, 'Arn'] } } };
     const ecsStatements = statements.filter((statement) => actionsOf([statement]).some((action) => action.startsWith('ecs:')));
+    const taskStatements = ecsStatements.filter((statement) =>
+      actionsOf([statement]).some((action) => ['ecs:DescribeTasks', 'ecs:ListTasks', 'ecs:StopTask'].includes(action)),
+    );
     // Assess
-    expect(actionsOf(ecsStatements).sort()).toEqual(['ecs:DescribeTasks', 'ecs:ListTasks', 'ecs:StopTask']);
-    for (const statement of ecsStatements) expect(statement.Condition, String(statement.Action)).toEqual(inCluster);
+    expect(actionsOf(ecsStatements).sort()).toEqual([
+      'ecs:DescribeTaskDefinition',
+      'ecs:DescribeTasks',
+      'ecs:ListTasks',
+      'ecs:RegisterTaskDefinition',
+      'ecs:RunTask',
+      'ecs:StopTask',
+      'ecs:TagResource',
+    ]);
+    for (const statement of taskStatements) expect(statement.Condition, String(statement.Action)).toEqual(inCluster);
+    expect(statementsWithAction(statements, 'ecs:RunTask')[0]!.Condition).toEqual(inCluster);
     // ListTasks authorizes on container instances, which Fargate tasks lack: "*", kept to the cluster by the condition.
     expect(statementsWithAction(statements, 'ecs:ListTasks')[0]!.Resource).toBe('*');
     for (const action of ['ecs:DescribeTasks', 'ecs:StopTask']) {
@@ -782,8 +799,6 @@ describe('ContainerHostingStack reconciliation', () => {
     }
     const actions = actionsOf(statements);
     expect([...new Set(actions.filter((action) => TABLE_WRITES.includes(action)))]).toEqual(['dynamodb:UpdateItem']);
-    expect(actions).not.toContain('ecs:RunTask');
-    expect(actions).not.toContain('iam:PassRole');
   });
 });
 

@@ -16,7 +16,7 @@ describe('createContainerBody', () => {
         cpu_cores: 1,
         memory_mb: 512,
         disk_gb: 18,
-        image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+        image: 'public.ecr.aws/nginx/nginx-unprivileged:stable-alpine',
         port: 8080,
         env: {},
         command: null,

@@ -24,7 +24,7 @@ describe('the AWS container adapters', () => {
 
   it('refuse ECS without its settings, naming every missing one', () => {
     expect(() => ecsRuntimeFrom(loadConfig({ CONTAINER_RUNTIME: 'ecs', ECS_CLUSTER_ARN: ecsSettings.ECS_CLUSTER_ARN }))).toThrow(
-      'Invalid configuration: CONTAINER_RUNTIME=ecs needs ECS_TASK_ROLE_ARN, ECS_EXECUTION_ROLE_ARN, ECS_LOG_GROUP, ECS_SUBNET_IDS, ECS_SECURITY_GROUP_IDS (or set CONTAINER_RUNTIME=local)',
+      'Invalid configuration: CONTAINER_RUNTIME=ecs needs ECS_EXECUTION_ROLE_ARN, ECS_LOG_GROUP, ECS_SUBNET_IDS, ECS_SECURITY_GROUP_IDS (or set CONTAINER_RUNTIME=local)',
     );
     expect(() => cloudWatchUsageFrom(loadConfig({ CONTAINER_RUNTIME: 'ecs' }))).toThrow(/needs ECS_CLUSTER_ARN/);
   });

@@ -6,11 +6,13 @@ import { log, withInvocationLog } from '../../lib/log.js';
 import { taskEndpointFromEcs, taskStatusFromEcs, type EcsTaskFields, type EcsTaskNetworkFields } from '../../lib/aws/ecs-task-status.js';
 import { healthCheckOf, waitUntilReady } from '../../lib/aws/task-readiness.js';
 import { appRoutingFrom } from '../../lib/wiring/app-routes.js';
-import { containerServiceWith, containerStore } from '../../lib/wiring/containers.js';
+import { containerRuntime } from '#wiring/container-runtime';
+import { containerServiceWith, containerStore, restartScheduler } from '../../lib/wiring/containers.js';
 
 type TaskStateChange = EventBridgeEvent<'ECS Task State Change', EcsTaskFields & EcsTaskNetworkFields>;
 
-const containerService = containerServiceWith();
+// With the runtime: a task that fails is relaunched here by its container's restart policy.
+const containerService = containerServiceWith({ runtime: containerRuntime });
 /** Undefined where nothing routes to containers (no appsDomain). */
 const routing = appRoutingFrom(config);
 /** Room left after probing to apply the status and publish the route before the function's timeout. */
@@ -70,6 +72,9 @@ const applyTaskStateChange = middy<TaskStateChange, void>().handler(async (event
     outcome,
     route,
   });
+  // Restarts by the restart policy (at most 16 s of backoff) run within this invocation; the
+  // reconciler relaunches any that the function's timeout cut short.
+  await restartScheduler.settled();
 });
 
 export const handler = (event: TaskStateChange, context: Context): Promise<void> =>

@@ -282,6 +282,8 @@ export class Reconciler {
     let state: ContainerState;
     let why: string;
     if (!container.taskArn) {
+      // Waiting out its restart policy's backoff: the restart pass relaunches it when due.
+      if (container.restartAt !== undefined) return false;
       // A start that claimed the container but never attached a task (its function ended midway).
       if (age < this.options.launchGraceMs) return false;
       state = 'failed';

@@ -2,13 +2,19 @@ import type { Config } from '../config.js';
 import { Reconciler } from '../containers/reconciler.js';
 import type { ReconcilableRuntime } from '../containers/runtime.js';
 import { appRoutingFrom } from './app-routes.js';
-import { containerStore } from './containers.js';
+import { containerServiceWith, containerStore } from './containers.js';
 
 /**
  * The reconciler over the DynamoDB store and the given runtime (ECS in Lambda, the local runtime
- * in `npm start`), repairing the private zone too where the deployment routes to containers.
+ * in `npm start`), repairing the private zone too where the deployment routes to containers, and
+ * relaunching the containers whose restart policy's backoff has passed.
  */
 export function reconcilerWith(runtime: ReconcilableRuntime, settings?: Config): Reconciler {
   const routing = settings ? appRoutingFrom(settings) : undefined;
-  return new Reconciler(containerStore, runtime, routing ? { routing } : {});
+  const service = containerServiceWith({ runtime });
+  return new Reconciler(containerStore, runtime, {
+    ...(routing ? { routing } : {}),
+    // The backstop of the restart policy's timers: containers whose backoff has passed.
+    restartDue: (deadline) => service.relaunchAllDue(deadline),
+  });
 }

@@ -83,8 +83,13 @@ async function approveInBrowser(verificationUri: string): Promise<void> {
   }
 }
 
-/** A container command that says hello with its GREETING, then ticks twice a second. */
-const TICKER = "console.log('hello ' + process.env.GREETING); let n = 0; setInterval(() => console.log('tick ' + n++), 500);";
+/**
+ * A container command that says hello with its GREETING, then ticks twice a second. It answers
+ * on its PORT: a container is running only once its port answers (docs/containers.md).
+ */
+const TICKER =
+  "console.log('hello ' + process.env.GREETING); let n = 0; setInterval(() => console.log('tick ' + n++), 500); " +
+  "require('node:http').createServer((request, response) => response.end('ok')).listen(Number(process.env.PORT));";
 
 describe('container-hosting against the local stack', () => {
   it('signs in with login --no-browser, the code approved in Chromium; stores the tokens with mode 0600', async () => {

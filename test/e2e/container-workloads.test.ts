@@ -390,7 +390,11 @@ describe('GET /api/v1/containers/{id}/logs', () => {
   });
 
   it('keeps the last words of a process that exits at once, and the container reads failed', async () => {
-    const { body } = await create({ command: [process.execPath, '-e', "console.log('bye'); console.error('exiting 3'); process.exit(3)"] });
+    // Restarting it would be the on-failure policy's business: this test is about the failure.
+    const { body } = await create({
+      command: [process.execPath, '-e', "console.log('bye'); console.error('exiting 3'); process.exit(3)"],
+      restart_policy: 'never',
+    });
 
     const failed = await waitForState(body.data.id, 'failed');
     const logs = await pollUntil(

@@ -86,6 +86,7 @@ describe('POST /api/v1/oauth/apps', () => {
       name: 'CI bot',
       description: 'Deploys',
       redirect_uris: ['https://ci.example.com/cb', REDIRECT_URI],
+      token_endpoint_auth_method: 'client_secret_basic',
       created_at: expect.any(String),
     });
     expect(response.body.data.client_id).not.toBe(response.body.data.id);
@@ -149,6 +150,7 @@ describe('GET /api/v1/oauth/apps', () => {
         created_at: second.created_at,
         updated_at: second.created_at,
         previous_secret_expires_at: null,
+        token_endpoint_auth_method: 'client_secret_basic',
       },
     ]);
     const next = /<([^>]+)>; rel="next"/.exec(page1.headers.get('link')!)![1]!;
@@ -237,6 +239,7 @@ describe('application management by id', () => {
       created_at: rotating.created_at,
       updated_at: expect.any(String),
       previous_secret_expires_at: expect.any(String),
+      token_endpoint_auth_method: 'client_secret_basic',
     });
     const overlapEnds = Date.parse(response.body.data.previous_secret_expires_at);
     expect(overlapEnds - before).toBeGreaterThanOrEqual(86_400_000 - 1000);

@@ -80,6 +80,8 @@ describe('quotas over HTTP', () => {
     const created = await api('POST', '/api/v1/containers', token, {
       hostname: `quota-${process.pid}-${(hostnameCounter += 1)}`,
       command: [process.execPath, '-e', 'process.exit(3)'],
+      // Not restarted by the default on-failure policy: it stays failed.
+      restart_policy: 'never',
     });
     expect(created.status).toBe(200);
     const failed = await pollUntil(

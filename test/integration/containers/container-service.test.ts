@@ -1028,10 +1028,11 @@ describe('the restart policy and state_reason (ContainerService.applyTaskStatus,
     const failure = await containerService.start(owner, created.id).catch((error: unknown) => error);
 
     expect(failure).toBeInstanceOf(InternalError);
-    expect((failure as Error).message).toBe('The container failed to start: CannotPullContainerError: pull access denied');
+    // The ECS adapter puts ECS's words in its owner's (lib/aws/ecs-task-status.ts reasonOf).
+    expect((failure as Error).message).toBe('The container failed to start: image pull failed: pull access denied');
     expect(await containerStore.get(created.id)).toMatchObject({
       state: 'failed',
-      stateReason: 'CannotPullContainerError: pull access denied',
+      stateReason: 'image pull failed: pull access denied',
     });
   });
 });
@@ -1110,9 +1111,10 @@ describe('zero-downtime restart (docs/containers.md, "Restart")', () => {
     const failure = await containerService.restart(owner, running.id).catch((error: unknown) => error);
 
     expect(failure).toBeInstanceOf(InternalError);
+    // The new task's reason, as the ECS adapter words a TaskFailedToStart stop (lib/aws/ecs-task-status.ts reasonOf).
     expect(await containerStore.get(running.id)).toMatchObject({
       state: 'failed',
-      stateReason: 'health check failed: GET /healthz answered 500',
+      stateReason: 'failed to start: health check failed: GET /healthz answered 500',
     });
     expect(awsCalls()).toEqual([
       runTask(running, 1),

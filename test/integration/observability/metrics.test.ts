@@ -75,15 +75,22 @@ async function emfLinesOf(act: () => Promise<unknown>): Promise<{ lines: Array<R
 
 describe('EMF metrics of the token endpoint', () => {
   it('counts a token grant by grant type, and a refresh token presented twice as reuse', async () => {
-    // Act: the code grant, one refresh, then the first refresh token again.
+    // Act: the code grant, one refresh, then the first refresh token again once its successor was
+    // used (within the retry grace, before that, it would be a retry: docs/oauth.md, "Refresh retries").
     let refreshToken = '';
+    let successor = '';
     const grant = await emfLinesOf(async () => {
       const response = await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
       expect(response.statusCode).toBe(200);
       refreshToken = JSON.parse(response.body).refresh_token;
     });
     const refresh = await emfLinesOf(async () => {
-      expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: refreshToken })).statusCode).toBe(200);
+      const response = await tokenRequest({ grant_type: 'refresh_token', refresh_token: refreshToken });
+      expect(response.statusCode).toBe(200);
+      successor = JSON.parse(response.body).refresh_token;
+    });
+    await emfLinesOf(async () => {
+      expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: successor })).statusCode).toBe(200);
     });
     const reuse = await emfLinesOf(async () => {
       expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: refreshToken })).statusCode).toBe(400);
@@ -119,6 +126,7 @@ describe('EMF metrics of the token endpoint', () => {
     for (const { text } of [grant, refresh, reuse]) {
       expect(text).not.toContain(client.clientSecret);
       expect(text).not.toContain(refreshToken);
+      expect(text).not.toContain(successor);
       expect(text).not.toContain(code);
     }
   });

@@ -117,7 +117,8 @@ describe('a container on the engine', () => {
 
   it('fails when its image is missing, saying which image', async () => {
     const image = 'localhost/container-hosting-test/missing:1';
-    const created = await create({ image });
+    // `never`: by the default policy a failed pull is retried for 31 s of backoff before it stays failed.
+    const created = await create({ image, restart_policy: 'never' });
     const failed = await waitForState(created.body.data.id, 'failed');
 
     const { localContainers } = await import('../../lib/wiring/local-containers.js');

@@ -81,7 +81,7 @@ describe.concurrent('restarts on the engine', () => {
   }) => {
     const created = await create({ env: { VERSION: 'one' }, command: SERVE_VERSION });
     const { id } = created.body.data;
-    const running = await waitFor(id, (container) => container.state === 'running', 20_000);
+    const running = await waitFor(id, (container) => container.state === 'running', 30_000);
     expect(running.state).toBe('running');
     expect((await appRequest(running.url)).text).toBe('version=one\n');
 
@@ -104,6 +104,7 @@ describe.concurrent('restarts on the engine', () => {
     const restartedAgain = await api('POST', `/api/v1/containers/${id}/restart`);
     const patchStatuses = await afterPatch.stop();
 
+    console.info(`restart after PATCH: ${patchStatuses.length} requests, ${patchStatuses.filter((s) => s !== 200).length} failed`);
     expect(restartedAgain.body.data?.state).toBe('running');
     expect(patchStatuses.filter((status) => status !== 200)).toEqual([]);
     expect((await appRequest(running.url)).text).toBe('version=two\n');

@@ -40,6 +40,8 @@ const LIVE_STATES = ['running', 'created', 'paused'];
 const REPEAT_FINAL_STATUS_MS = 1000;
 /** Stopped tasks kept per container (their logs stay readable); older ones are removed. */
 const STOPPED_TASKS_KEPT = 5;
+/** The engine events after which a task's container may have ended. */
+const ENDING_ACTIONS = new Set(['die', 'oom']);
 
 export interface DockerRuntimeOptions {
   engine: Docker;
@@ -443,7 +445,9 @@ export class DockerRuntime implements ReconcilableRuntime {
   private async listenToEvents(): Promise<void> {
     try {
       const stream = (await this.engine.getEvents({
-        filters: { type: ['container'], event: ['die', 'oom'], label: [`${LABEL.stack}=${this.stackId}`] },
+        // Only the label is filtered by the engine: Podman 4.3's compat API answers no event at all
+        // to an `event` filter (alone or with `type`), so die and OOM are picked out here.
+        filters: { label: [`${LABEL.stack}=${this.stackId}`] },
       })) as unknown as Readable;
       this.events = stream;
       let buffered = '';
@@ -468,12 +472,13 @@ export class DockerRuntime implements ReconcilableRuntime {
   }
 
   private onEngineEvent(line: string): void {
-    let event: { Actor?: { Attributes?: Record<string, string> } };
+    let event: { Type?: string; Action?: string; Actor?: { Attributes?: Record<string, string> } };
     try {
       event = JSON.parse(line);
     } catch {
       return;
     }
+    if (event.Type !== 'container' || !ENDING_ACTIONS.has(event.Action ?? '')) return;
     const taskId = event.Actor?.Attributes?.[LABEL.taskId];
     const task = taskId ? [...this.tasks.values()].find((candidate) => taskIdOf(candidate.taskArn) === taskId) : undefined;
     if (task && task.lastStatus !== 'STOPPED') void this.settleFromEngine(task);

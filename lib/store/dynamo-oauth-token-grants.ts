@@ -1,4 +1,4 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type {
@@ -12,10 +12,12 @@ import type {
 } from '../oauth/oauth-store.js';
 import {
   batchGet,
+  cachedMiddlewareClient,
   documentClient,
   isConditionFailure,
   isTransactionConditionFailure,
   tableName,
+  toAttributeValues,
   transactionCancellationCodes,
   transactWrite,
 } from './dynamo.js';
@@ -134,10 +136,11 @@ export async function rotateRefreshToken(
 ): Promise<TokenWriteOutcome> {
   const attribute = grantEntity.attribute;
   try {
-    await documentClient.send(
-      new UpdateCommand({
+    // On the cached-middleware client (lib/store/dynamo.ts): every refresh makes this call.
+    await cachedMiddlewareClient.send(
+      new UpdateItemCommand({
         TableName: tableName,
-        Key: grantEntity.key(grantId),
+        Key: toAttributeValues({ ...grantEntity.key(grantId) }),
         // Every action reads the item as it was before the update, so the previous access token
         // gets the old current one; a grant whose access token was revoked has none to move
         // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.UpdateExpressions.html).
@@ -157,7 +160,7 @@ export async function rotateRefreshToken(
           '#lastUsed': attribute.lastUsed,
           '#legacyPreviousRefreshHash': attribute.legacyPreviousRefreshHash,
         },
-        ExpressionAttributeValues: {
+        ExpressionAttributeValues: toAttributeValues({
           ':none': {},
           ':access': grantEntity.storedAccessToken(tokens.accessToken),
           ':next': tokens.refreshTokenHash,
@@ -165,7 +168,7 @@ export async function rotateRefreshToken(
           ':previous': previousHash,
           ':active': 'active',
           ':usedAt': usedAt,
-        },
+        }),
         // A refresh that lost the race learns from the failed write what the winner left, at no
         // extra read (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html#DDB-UpdateItem-request-ReturnValuesOnConditionCheckFailure).
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

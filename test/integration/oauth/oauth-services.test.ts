@@ -16,7 +16,7 @@ import { refreshGrace } from '../../../lib/wiring/refresh-grace-key.js';
 import { applicationStore, authorizationStore, revocationStore, tokenGrantStore } from '../../../lib/wiring/oauth.js';
 import { s256CodeChallenge } from '../../../lib/oauth/pkce.js';
 import { showConsent } from '../../../lib/pages/consent-page.js';
-import { documentClient, tableName } from '../../../lib/store/dynamo.js';
+import { cachedMiddlewareClient, documentClient, tableName } from '../../../lib/store/dynamo.js';
 import { keys } from '../../../lib/store/keys.js';
 import { CREDENTIAL_PREFIX, grantIdOf, newGrantSecret, sha256Hex } from '../../../lib/identity/secrets.js';
 
@@ -99,6 +99,32 @@ async function tokensFor(client: RegisteredClient): Promise<TokenSet> {
 
 const authenticates = async (accessToken: string) => (await identityService.authenticate(accessToken)) !== undefined;
 
+type SentCommand = { constructor: { name: string }; input: Record<string, unknown> };
+
+/**
+ * Routes every call of both DynamoDB clients the stores use (lib/store/dynamo.ts) through
+ * `around`, in the order they were made; `stop` puts the clients back.
+ */
+function interceptDynamoCalls(around: (command: SentCommand, callThrough: () => Promise<unknown>) => Promise<unknown>): {
+  calls: SentCommand[];
+  stop: () => void;
+} {
+  const calls: SentCommand[] = [];
+  const spies = [documentClient, cachedMiddlewareClient].map((client) => {
+    const callThrough = client.send.bind(client) as (...args: unknown[]) => Promise<unknown>;
+    return vi.spyOn(client, 'send').mockImplementation((async (command: SentCommand, ...rest: unknown[]) => {
+      calls.push(command);
+      return around(command, () => callThrough(command, ...rest));
+    }) as never);
+  });
+  return {
+    calls,
+    stop: () => {
+      for (const spy of spies) spy.mockRestore();
+    },
+  };
+}
+
 /**
  * Counts the DynamoDB calls (round trips) made while `act` runs, and how many of them had to
  * wait for one another: a call's depth is one more than the deepest call that had finished
@@ -107,23 +133,24 @@ const authenticates = async (accessToken: string) => (await identityService.auth
 async function countRoundTrips<T>(
   act: () => Promise<T>,
 ): Promise<{ result: T; roundTrips: number; serialRoundTrips: number; commands: string[]; inputs: unknown[] }> {
-  const callThrough = documentClient.send.bind(documentClient) as (...args: unknown[]) => Promise<unknown>;
   let deepestFinished = 0;
   let serialRoundTrips = 0;
-  const send = vi.spyOn(documentClient, 'send').mockImplementation((async (...args: unknown[]) => {
+  const { calls, stop } = interceptDynamoCalls(async (_command, callThrough) => {
     const depth = deepestFinished + 1;
     try {
-      return await callThrough(...args);
+      return await callThrough();
     } finally {
       deepestFinished = Math.max(deepestFinished, depth);
       serialRoundTrips = Math.max(serialRoundTrips, depth);
     }
-  }) as never);
-  const result = await act();
-  const commands = send.mock.calls.map(([command]) => command.constructor.name);
-  const inputs = send.mock.calls.map(([command]) => (command as { input: unknown }).input);
-  send.mockRestore();
-  return { result, roundTrips: commands.length, serialRoundTrips, commands, inputs };
+  });
+  try {
+    const result = await act();
+    const commands = calls.map((command) => command.constructor.name);
+    return { result, roundTrips: commands.length, serialRoundTrips, commands, inputs: calls.map((command) => command.input) };
+  } finally {
+    stop();
+  }
 }
 
 /**
@@ -133,15 +160,11 @@ async function countRoundTrips<T>(
 async function measureCapacity<T>(
   act: () => Promise<T>,
 ): Promise<{ result: T; capacity: { writeUnits: number; readUnits: number; indexWriteUnits: number } }> {
-  const callThrough = documentClient.send.bind(documentClient) as (...args: unknown[]) => Promise<unknown>;
   const capacity = { writeUnits: 0, readUnits: 0, indexWriteUnits: 0 };
   type Consumed = { CapacityUnits?: number; GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> };
-  const send = vi.spyOn(documentClient, 'send').mockImplementation((async (
-    command: { input: Record<string, unknown> },
-    ...rest: unknown[]
-  ) => {
+  const { stop } = interceptDynamoCalls(async (command, callThrough) => {
     command.input.ReturnConsumedCapacity = 'INDEXES';
-    const output = (await callThrough(command, ...rest)) as { ConsumedCapacity?: Consumed | Consumed[] };
+    const output = (await callThrough()) as { ConsumedCapacity?: Consumed | Consumed[] };
     const isRead = /Get|Query/.test(command.constructor.name);
     const consumed = output.ConsumedCapacity;
     for (const entry of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
@@ -151,10 +174,12 @@ async function measureCapacity<T>(
         capacity.indexWriteUnits += isRead ? 0 : (index.CapacityUnits ?? 0);
     }
     return output;
-  }) as never);
-  const result = await act();
-  send.mockRestore();
-  return { result, capacity };
+  });
+  try {
+    return { result: await act(), capacity };
+  } finally {
+    stop();
+  }
 }
 
 /**
@@ -194,7 +219,7 @@ describe('authorization code exchange', () => {
 
     const { result, roundTrips, commands } = await countRoundTrips(() => exchange(client, code));
 
-    expect(commands).toEqual(['BatchGetCommand', 'TransactWriteCommand']);
+    expect(commands).toEqual(['BatchGetItemCommand', 'TransactWriteCommand']);
     expect(roundTrips).toBeLessThanOrEqual(2);
     expect(result).toMatchObject({ expiresIn: 900, scopes: ['containers:read', 'containers:write'] });
     expect(result.accessToken).toMatch(/^svat_[\w-]{43}\.[0-9a-f-]{36}$/);
@@ -281,7 +306,7 @@ describe('refresh token rotation', () => {
 
     const { result, roundTrips, serialRoundTrips, commands, inputs } = await countRoundTrips(() => refresh(client, tokens.refreshToken));
 
-    expect(commands).toEqual(['BatchGetCommand', 'UpdateCommand']);
+    expect(commands).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
     expect(roundTrips).toBe(2);
     expect(serialRoundTrips).toBe(2);
     const read = inputs[0] as { RequestItems: Record<string, { Keys: unknown[] }> };
@@ -489,13 +514,13 @@ describe('refresh token rotation', () => {
     const first = await refresh(client, tokens.refreshToken);
 
     const retry = await countRoundTrips(() => refresh(client, tokens.refreshToken));
-    expect(retry.commands).toEqual(['BatchGetCommand']);
+    expect(retry.commands).toEqual(['BatchGetItemCommand']);
     expect(retry.result).toMatchObject({ accessToken: first.accessToken, refreshToken: first.refreshToken });
 
     // Two at once that both read before either writes: each makes one read and one write, nothing more.
     holdReadsUntilAll('getTokenGrant', 2);
     const race = await countRoundTrips(() => Promise.all([refresh(client, next.refreshToken), refresh(client, next.refreshToken)]));
-    expect(race.commands.sort()).toEqual(['BatchGetCommand', 'BatchGetCommand', 'UpdateCommand', 'UpdateCommand']);
+    expect(race.commands.sort()).toEqual(['BatchGetItemCommand', 'BatchGetItemCommand', 'UpdateItemCommand', 'UpdateItemCommand']);
     expect(race.serialRoundTrips).toBe(2);
     expect(race.result[0]).toEqual(race.result[1]);
   });
@@ -836,7 +861,7 @@ describe('client secret rotation', () => {
 
     const { commands } = await countRoundTrips(() => refresh(client, tokens.refreshToken));
 
-    expect(commands).toEqual(['BatchGetCommand', 'UpdateCommand']);
+    expect(commands).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
   });
 });
 

@@ -388,11 +388,7 @@ export class DockerRuntime implements ReconcilableRuntime {
     }
     if (inspected.State.Status === 'created' && !task.stopRequest) return false;
     const exitCode = inspected.State.ExitCode;
-    const reason = task.stopRequest
-      ? undefined
-      : inspected.State.OOMKilled
-        ? `out of memory (limit ${task.memoryMb} MB)`
-        : `exited with code ${exitCode}`;
+    const reason = task.stopRequest ? undefined : exitReason(inspected.State.OOMKilled, exitCode, task.memoryMb);
     this.settle(task, { exitCode, ...(reason ? { reason } : {}) });
     return true;
   }
@@ -523,4 +519,16 @@ function ignoreMissing(error: { statusCode?: number }): void {
 function engineMessage(error: unknown): string {
   const withJson = error as { json?: { message?: string }; message?: string };
   return (withJson.json?.message ?? withJson.message ?? String(error)).trim();
+}
+
+/**
+ * Why a container nobody asked to stop ended. Docker marks an OOM kill (`OOMKilled`); Podman 4.3
+ * does not, even when the kernel's OOM killer ended the main process, which then shows only as
+ * exit code 137 (128 + SIGKILL). Nothing here sends SIGKILL to a container that was not asked to
+ * stop, so 137 is most likely the memory limit, and the reason says so.
+ */
+export function exitReason(oomKilled: boolean | undefined, exitCode: number, memoryMb: number): string {
+  if (oomKilled) return `out of memory (limit ${memoryMb} MB)`;
+  if (exitCode === 137) return `killed (exit code 137: most likely out of memory, limit ${memoryMb} MB)`;
+  return `exited with code ${exitCode}`;
 }

@@ -124,6 +124,28 @@ describe('a container on the engine', () => {
     expect(failed.state_reason).toMatch(/^image pull failed: localhost\/container-hosting-test\/missing:1: /);
   });
 
+  it('fails saying it ran out of memory when its main process outgrows memory_mb', async () => {
+    // Serves (so it is running), then the main process becomes a dd whose 700 MB buffer
+    // passes the 512 MB limit, with no swap to spill into.
+    const created = await create({
+      cpu_cores: 1,
+      memory_mb: 512,
+      restart_policy: 'never',
+      command: ['sh', '-c', 'httpd -p $PORT -h /www; sleep 1; exec dd if=/dev/zero of=/dev/null bs=700M count=1'],
+    });
+    const { id } = created.body.data;
+    await waitForState(id, 'running');
+
+    const failed = await waitForState(id, 'failed');
+
+    // Docker marks the OOM kill itself; Podman 4.3 reports only the SIGKILL's exit code 137.
+    expect(failed.state_reason).toMatch(
+      /^(out of memory \(limit 512 MB\)|killed \(exit code 137: most likely out of memory, limit 512 MB\))$/,
+    );
+    const [engineContainer] = await engine.listContainers({ all: true, filters: { label: [`${LABEL.containerId}=${id}`] } });
+    expect((await engine.getContainer(engineContainer!.Id).inspect()).HostConfig.Memory).toBe(512 * 1024 * 1024);
+  });
+
   it('leaves nothing in the engine once deleted', async () => {
     const created = await create({});
     const { id } = created.body.data;

@@ -1,5 +1,4 @@
 import { CfnOutput, Duration, NestedStack, Stack, Tags, type StackProps } from 'aws-cdk-lib';
-import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -190,22 +189,7 @@ export class ContainerHostingStack extends Stack {
       entry: taskStateChangedFunction.handler,
       bundles,
       tableName: store.table.tableName,
-      environment: {
-        ...environmentFor(taskStateChangedFunction.permissions),
-        ...routing?.functionEnvironment,
-        // With routing, a task counts as running once it answers a probe from inside the VPC
-        // (docs/containers.md, "Readiness on AWS").
-        ...(routing ? { TASK_READINESS_PROBE: 'true' } : {}),
-      },
-      ...(routing
-        ? {
-            network: {
-              vpc: workload.vpc,
-              subnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
-              securityGroups: [routing.readinessProbeSecurityGroup],
-            },
-          }
-        : {}),
+      environment: { ...environmentFor(taskStateChangedFunction.permissions), ...routing?.functionEnvironment },
       description: 'ECS task state change events',
       timeout: Duration.seconds(taskStateChangedFunction.timeoutSeconds),
       deadLetterQueue: taskStateEvents.deadLetterQueue,

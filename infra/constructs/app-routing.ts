@@ -69,8 +69,6 @@ export class AppRouting extends Construct {
   readonly zone: route53.PrivateHostedZone;
   readonly proxyService: ecs.FargateService;
   readonly proxySecurityGroup: ec2.SecurityGroup;
-  /** The task state function's group, for its readiness probes (docs/containers.md, "Readiness on AWS"). */
-  readonly readinessProbeSecurityGroup: ec2.SecurityGroup;
 
   constructor(scope: Construct, id: string, props: AppRoutingProps) {
     super(scope, id);
@@ -116,22 +114,6 @@ export class AppRouting extends Construct {
     // DNS goes to the VPC resolver (VPC+2), which security groups do not filter; the image is
     // pulled by Fargate, not through the task's group, except over the task's ENI for ECR Public.
     this.proxySecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'Image pull and CloudWatch Logs over HTTPS');
-
-    // The task state function runs in the VPC with this group and probes a task's private address
-    // before its container counts as running (docs/containers.md, "Readiness on AWS"): any TCP
-    // port of the workload group, as for the proxy, and HTTPS out (DynamoDB, ECS, Route 53 and
-    // CloudWatch through the NAT gateway). Nothing may connect to it.
-    this.readinessProbeSecurityGroup = new ec2.SecurityGroup(this, 'ReadinessProbeSecurityGroup', {
-      vpc: props.vpc,
-      description: 'Task state function: readiness probes of container tasks, and AWS APIs over HTTPS',
-      allowAllOutbound: false,
-    });
-    this.readinessProbeSecurityGroup.connections.allowTo(
-      props.workloadSecurityGroup,
-      ec2.Port.allTcp(),
-      'Readiness probes of container tasks',
-    );
-    this.readinessProbeSecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'AWS APIs over HTTPS');
 
     const taskDefinition = new ecs.FargateTaskDefinition(this, 'ProxyTask', {
       cpu: 256,

@@ -1,5 +1,4 @@
 import { Duration, Stack } from 'aws-cdk-lib';
-import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -37,8 +36,6 @@ export interface ServiceFunctionProps {
    * (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-loggroups.html).
    */
   logGroup?: logs.ILogGroup;
-  /** Runs the function in a VPC: in these subnets, with these security groups. */
-  network?: { vpc: ec2.IVpc; subnets: ec2.SubnetSelection; securityGroups: ec2.ISecurityGroup[] };
 }
 
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
@@ -89,7 +86,6 @@ export class ServiceFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       deadLetterQueue: props.deadLetterQueue,
-      ...(props.network ? { vpc: props.network.vpc, vpcSubnets: props.network.subnets, securityGroups: props.network.securityGroups } : {}),
       // Active tracing samples requests into X-Ray with no SDK in the bundle
       // (docs.aws.amazon.com/lambda/latest/dg/services-xray.html).
       tracing: (props.tracing ?? true) ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
@@ -117,31 +113,6 @@ export class ServiceFunction extends Construct {
         this.role,
         'AwsSolutions-IAM5[Resource::*]',
         'X-Ray trace segments and telemetry cannot be scoped to a resource; the statement grants only xray:PutTraceSegments and xray:PutTelemetryRecords.',
-      );
-    }
-
-    if (props.network) {
-      // What Lambda needs to attach the function to its subnets: the statement of the AWS managed
-      // policy AWSLambdaVPCAccessExecutionRole, without its logs:* on every log group
-      // (https://docs.aws.amazon.com/aws-managed-policy/latest/reference/AWSLambdaVPCAccessExecutionRole.html).
-      // The role given to the function keeps CDK from attaching that policy itself.
-      this.role.addToPrincipalPolicy(
-        new iam.PolicyStatement({
-          actions: [
-            'ec2:CreateNetworkInterface',
-            'ec2:DescribeNetworkInterfaces',
-            'ec2:DescribeSubnets',
-            'ec2:DeleteNetworkInterface',
-            'ec2:AssignPrivateIpAddresses',
-            'ec2:UnassignPrivateIpAddresses',
-          ],
-          resources: ['*'],
-        }),
-      );
-      acknowledgeNagRule(
-        this.role,
-        'AwsSolutions-IAM5[Resource::*]',
-        'A VPC function needs to create, describe and delete its network interfaces; Lambda documents ec2:DescribeNetworkInterfaces as working only on "*", and the interfaces do not exist before Lambda creates them (docs.aws.amazon.com/lambda/latest/dg/configuration-vpc.html).',
       );
     }
 

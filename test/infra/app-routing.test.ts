@@ -147,26 +147,22 @@ describe('AppRouting private DNS', () => {
 });
 
 describe('AppRouting security groups', () => {
-  it('let container tasks accept traffic only from the proxy’s group and the readiness probe’s, and the proxy only from the load balancer', () => {
+  it('let container tasks accept traffic only from the proxy’s group, and the proxy only from the load balancer', () => {
     // Prepare
     const workloadGroup = logicalIdOf(workload.securityGroup.node.defaultChild);
     const proxyGroup = logicalIdOf(routing.proxySecurityGroup.node.defaultChild);
     const ingress = resourcesOfType(template, 'AWS::EC2::SecurityGroupIngress').map(([, rule]) => rule.Properties!);
     // Assess
     const intoWorkload = ingress.filter((rule) => flatten(rule.GroupId) === `<${workloadGroup}.GroupId>`);
-    const probeGroup = logicalIdOf(routing.readinessProbeSecurityGroup.node.defaultChild);
     expect(intoWorkload.map((rule) => [flatten(rule.SourceSecurityGroupId), rule.IpProtocol])).toEqual([
       [`<${proxyGroup}.GroupId>`, 'tcp'],
-      [`<${probeGroup}.GroupId>`, 'tcp'],
     ]);
-    // Nothing may connect to the probe's group.
-    expect(ingress.filter((rule) => flatten(rule.GroupId) === `<${probeGroup}.GroupId>`)).toEqual([]);
     const intoProxy = ingress.filter((rule) => flatten(rule.GroupId) === `<${proxyGroup}.GroupId>`);
     expect(intoProxy).toHaveLength(1);
     expect(intoProxy[0]).toMatchObject({ FromPort: PROXY_PORT, ToPort: PROXY_PORT, IpProtocol: 'tcp' });
     expect(flatten(intoProxy[0]!.SourceSecurityGroupId)).toMatch(/LoadBalancer.*GroupId/);
     // Nothing else may reach either group: no CIDR ingress on them.
-    for (const group of [workloadGroup, proxyGroup, probeGroup]) {
+    for (const group of [workloadGroup, proxyGroup]) {
       expect(
         resourcesOfType(template, 'AWS::EC2::SecurityGroup').find(([id]) => id === group)?.[1].Properties?.SecurityGroupIngress,
       ).toBeUndefined();

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build-app.js';
 import { routes as routeTable, type Route } from '../../lib/http/routes.js';
-import { flatten, propertiesOfOnly, resourcesOfType, statementsOfRole, wholeTemplate } from './template-queries.js';
+import { propertiesOfOnly, resourcesOfType, wholeTemplate } from './template-queries.js';
 
 // A few rows keep bundling short; the full table is synthesized in container-hosting-stack.test.ts.
 const someRoutes: readonly Route[] = (routeTable as readonly Route[]).filter((route) =>
@@ -16,18 +16,9 @@ const someRoutes: readonly Route[] = (routeTable as readonly Route[]).filter((ro
 // One output directory for every app here lets CDK reuse the bundles between them.
 const outdir = mkdtempSync(join(tmpdir(), 'infra-app-test-'));
 
-const functionDescribed = (template: Template, description: string) =>
-  resourcesOfType(template, 'AWS::Lambda::Function').find(([, fn]) => fn.Properties?.Description === description);
 const environmentOf = (template: Template, description: string): Record<string, string> =>
-  functionDescribed(template, description)?.[1].Properties?.Environment?.Variables ?? {};
-const ENI_ACTIONS = ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DeleteNetworkInterface'];
-/** The EC2 network-interface actions a function's role is granted. */
-const eniActionsOf = (template: Template, description: string): string[] => {
-  const role = flatten(functionDescribed(template, description)?.[1].Properties?.Role).replace(/^<(.*)\.Arn>$/, '$1');
-  return statementsOfRole(template, role)
-    .flatMap((statement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]))
-    .filter((action) => ENI_ACTIONS.includes(action));
-};
+  resourcesOfType(template, 'AWS::Lambda::Function').find(([, fn]) => fn.Properties?.Description === description)?.[1].Properties
+    ?.Environment?.Variables ?? {};
 
 describe('buildApp', () => {
   it('synthesizes offline: no account, no region, no lookups, and cdk-nag finds nothing', () => {
@@ -145,42 +136,6 @@ describe('buildApp', () => {
     plain.resourceCountIs('AWS::ECS::Service', 0);
     expect(environmentOf(plain, 'POST /api/v1/containers/{container_id}/start').APPS_DOMAIN).toBeUndefined();
     expect(environmentOf(plain, 'ECS task state change events').APPS_DNS_ZONE_ID).toBeUndefined();
-  });
-
-  it('runs the task state function in the workload VPC with routing, so a task counts as running once it answers a probe', () => {
-    // Prepare
-    const context = {
-      appsDomain: 'apps.example.com',
-      appsCertificateArn: 'arn:aws:acm:us-east-1:111122223333:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789',
-    };
-    // Act
-    const template = wholeTemplate(buildApp({ outdir, context, routes: someRoutes, nagChecks: false }).stack);
-    const plain = wholeTemplate(buildApp({ outdir, routes: someRoutes, nagChecks: false }).stack);
-    // Assess: the probe is on, from the private subnets, with a group of its own.
-    const taskState = functionDescribed(template, 'ECS task state change events')![1].Properties!;
-    expect(taskState.Environment.Variables.TASK_READINESS_PROBE).toBe('true');
-    const groups = (taskState.VpcConfig?.SecurityGroupIds ?? []).map(flatten);
-    expect(groups).toHaveLength(1);
-    expect(groups[0]).toMatch(/ReadinessProbeSecurityGroup.*GroupId/);
-    const privateSubnets = resourcesOfType(template, 'AWS::EC2::Subnet')
-      .filter(([, subnet]) => subnet.Properties?.MapPublicIpOnLaunch === false)
-      .map(([id]) => `<${id}>`);
-    expect(taskState.VpcConfig.SubnetIds.map(flatten).sort()).toEqual(privateSubnets.sort());
-    expect(eniActionsOf(template, 'ECS task state change events').sort()).toEqual([...ENI_ACTIONS].sort());
-    // The workload's tasks admit the probe's group (on any port: each container picks its own).
-    const probeGroupId = groups[0]!.replace(/^<(.*)\.GroupId>$/, '$1');
-    const fromProbe = resourcesOfType(template, 'AWS::EC2::SecurityGroupIngress')
-      .map(([, rule]) => rule.Properties!)
-      .filter((rule) => flatten(rule.SourceSecurityGroupId) === `<${probeGroupId}.GroupId>`);
-    expect(fromProbe.map((rule) => [flatten(rule.GroupId), rule.IpProtocol, rule.FromPort, rule.ToPort])).toEqual([
-      [expect.stringMatching(/TaskSecurityGroup.*GroupId/), 'tcp', 0, 65535],
-    ]);
-    // No other function is in the VPC, and nothing without routing.
-    const inVpc = resourcesOfType(template, 'AWS::Lambda::Function').filter(([, fn]) => fn.Properties?.VpcConfig);
-    expect(inVpc.map(([, fn]) => fn.Properties?.Description)).toEqual(['ECS task state change events']);
-    expect(resourcesOfType(plain, 'AWS::Lambda::Function').filter(([, fn]) => fn.Properties?.VpcConfig)).toEqual([]);
-    expect(environmentOf(plain, 'ECS task state change events').TASK_READINESS_PROBE).toBeUndefined();
-    expect(eniActionsOf(plain, 'ECS task state change events')).toEqual([]);
   });
 
   it('rejects an apps domain without its certificate, and a log retention CloudWatch Logs does not offer', () => {

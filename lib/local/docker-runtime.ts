@@ -65,6 +65,8 @@ interface EngineTask {
   reason?: string;
   exitCode?: number;
   stopRequest?: string;
+  /** Why this runtime is killing the task itself (not ready, unhealthy, could not start): set before the kill, so the exit it causes is not read as the container's own. */
+  failing?: string;
   /** The loopback port the engine published the container's port on. */
   hostPort?: number;
   /** Aborted when the task is asked to stop or has stopped: ends pulls and readiness waits. */
@@ -276,6 +278,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       if (!ready.ok) {
         // It may have exited meanwhile, which says more than "not ready".
         if (await this.settleFromEngine(task)) return;
+        task.failing = ready.failure;
         await this.stopEngineContainer(task.taskArn, 0);
         return this.settle(task, { reason: ready.failure });
       }
@@ -288,8 +291,9 @@ export class DockerRuntime implements ReconcilableRuntime {
       if (task.lastStatus === 'STOPPED') return;
       if (error instanceof ProvisioningFailed) return this.settle(task, { reason: error.message });
       log.error('Provisioning an engine container failed', { taskArn: task.taskArn, ...describeError(error) });
+      task.failing = `could not start: ${engineMessage(error)}`;
       await this.stopEngineContainer(task.taskArn, 0);
-      this.settle(task, { reason: `could not start: ${engineMessage(error)}` });
+      this.settle(task, { reason: task.failing });
     }
   }
 
@@ -358,6 +362,7 @@ export class DockerRuntime implements ReconcilableRuntime {
     if (task.lastStatus === 'STOPPED' || task.desiredStatus !== 'RUNNING') return;
     if (await this.settleFromEngine(task)) return;
     task.abort.abort();
+    task.failing = reason;
     await this.stopEngineContainer(task.taskArn, this.stopGraceS);
     this.settle(task, { reason });
   }
@@ -388,7 +393,7 @@ export class DockerRuntime implements ReconcilableRuntime {
     }
     if (inspected.State.Status === 'created' && !task.stopRequest) return false;
     const exitCode = inspected.State.ExitCode;
-    const reason = task.stopRequest ? undefined : exitReason(inspected.State.OOMKilled, exitCode, task.memoryMb);
+    const reason = task.stopRequest ? undefined : (task.failing ?? exitReason(inspected.State.OOMKilled, exitCode, task.memoryMb));
     this.settle(task, { exitCode, ...(reason ? { reason } : {}) });
     return true;
   }
@@ -522,10 +527,11 @@ function engineMessage(error: unknown): string {
 }
 
 /**
- * Why a container nobody asked to stop ended. Docker marks an OOM kill (`OOMKilled`); Podman 4.3
- * does not, even when the kernel's OOM killer ended the main process, which then shows only as
- * exit code 137 (128 + SIGKILL). Nothing here sends SIGKILL to a container that was not asked to
- * stop, so 137 is most likely the memory limit, and the reason says so.
+ * Why a container ended that neither its owner nor this runtime stopped (a kill of our own is
+ * settled with its own reason, `EngineTask.failing`). Docker marks an OOM kill (`OOMKilled`);
+ * Podman 4.3 does not, even when the kernel's OOM killer ended the main process, which then shows
+ * only as exit code 137 (128 + SIGKILL). So an exit code 137 is most likely the memory limit,
+ * and the reason says so.
  */
 export function exitReason(oomKilled: boolean | undefined, exitCode: number, memoryMb: number): string {
   if (oomKilled) return `out of memory (limit ${memoryMb} MB)`;

@@ -11,6 +11,7 @@ set -euo pipefail
 socket="${1:-/tmp/container-hosting-podman.sock}"
 state_dir="${PODMAN_STATE_DIR:-/tmp/container-hosting-podman}"
 mkdir -p "$state_dir"
+state_dir=$(cd "$state_dir" && pwd)
 
 # These machines run cgroups in hybrid mode, which crun refuses, and forbid raising
 # RLIMIT_NOFILE / RLIMIT_NPROC, which Podman does by default.
@@ -30,7 +31,9 @@ answers() { [ -S "$socket" ] && timeout 5 podman --url "unix://$socket" version 
 
 if ! answers; then
   rm -f "$socket"
-  nohup podman system service --time=0 "unix://$socket" >"$state_dir/service.log" 2>&1 </dev/null &
+  # From the state directory: conmon writes an `oom` file into its working directory when the
+  # kernel's OOM killer ends a container, which would otherwise land in the caller's checkout.
+  (cd "$state_dir" && exec nohup podman system service --time=0 "unix://$socket" >"$state_dir/service.log" 2>&1 </dev/null) &
   echo "PODMAN_PID=$!"
   for _ in $(seq 1 100); do answers && break; sleep 0.1; done
   answers || { echo "Podman's API service did not answer on $socket; see $state_dir/service.log" >&2; exit 1; }

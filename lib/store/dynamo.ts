@@ -55,7 +55,8 @@ export const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient(cli
  * The client for the calls every token request makes (the client-and-grant read, the refresh
  * rotation), which marshal their own values. It resolves its middleware stack once per command
  * type (`cacheMiddleware`) instead of on every call, which takes a third off a call's CPU; the
- * document client refuses that option (aws/aws-sdk-js-v3#7801), hence a second client.
+ * document client refuses that option (aws/aws-sdk-js-v3#7801), hence a second client. Call its
+ * `send` with the command alone: a second argument (options) skips the cache and empties it.
  */
 export const cachedMiddlewareClient = new DynamoDBClient({ ...clientConfiguration, cacheMiddleware: true });
 

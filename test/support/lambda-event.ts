@@ -1,4 +1,5 @@
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context, EventBridgeEvent } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
 
 /** A REST API proxy event as API Gateway sends it, for driving handlers without a server. */
 export function proxyEvent(overrides: Partial<APIGatewayProxyEvent> & { method?: string } = {}): APIGatewayProxyEvent {
@@ -33,4 +34,19 @@ export function lambdaContext(remainingMs = 10_000): Context {
     getRemainingTimeInMillis: () => remainingMs,
     callbackWaitsForEmptyEventLoop: false,
   } as Context;
+}
+
+/** An "ECS Task State Change" as EventBridge delivers it, around the task's `detail`. */
+export function ecsTaskStateChange<Detail extends { taskArn?: string }>(detail: Detail): EventBridgeEvent<'ECS Task State Change', Detail> {
+  return {
+    version: '0',
+    id: randomUUID(),
+    'detail-type': 'ECS Task State Change',
+    source: 'aws.ecs',
+    account: '123456789012',
+    time: new Date().toISOString(),
+    region: 'us-east-1',
+    resources: detail.taskArn ? [detail.taskArn] : [],
+    detail,
+  };
 }

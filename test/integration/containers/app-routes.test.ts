@@ -6,7 +6,6 @@ import {
   RunTaskCommand,
   StopTaskCommand,
 } from '@aws-sdk/client-ecs';
-import type { EventBridgeEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as taskStateChanged } from '../../../functions/containers/task-state-changed.js';
@@ -20,7 +19,7 @@ import { route53Client } from '../../../lib/aws/route53-routes.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
 import { FakeZone } from '../../support/fake-route53-zone.js';
-import { lambdaContext } from '../../support/lambda-event.js';
+import { ecsTaskStateChange, lambdaContext } from '../../support/lambda-event.js';
 
 /*
  * The task state function keeps each running container's routing records (docs/containers.md,
@@ -111,17 +110,7 @@ async function taskStateChange(
       containerOverrides: [{ environment }],
     },
   };
-  const event: EventBridgeEvent<'ECS Task State Change', typeof detail> = {
-    version: '0',
-    id: newId(),
-    'detail-type': 'ECS Task State Change',
-    source: 'aws.ecs',
-    account: '123456789012',
-    time: new Date().toISOString(),
-    region: 'us-east-1',
-    resources: [taskArn],
-    detail,
-  };
+  const event = ecsTaskStateChange(detail);
   await taskStateChanged(event as never, lambdaContext());
 }
 

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { GetLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { DescribeTaskDefinitionCommand, DescribeTasksCommand, RunTaskCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
-import type { EventBridgeEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as taskStateChanged } from '../../../functions/containers/task-state-changed.js';
@@ -25,7 +24,7 @@ import { cloudWatchLogsClient } from '../../../lib/aws/cloudwatch-logs.js';
 import { containerLogs } from '../../../lib/wiring/container-logs.js';
 import { ecsClient, taskFamilyFor, type EcsRuntime, type EcsTaskFields } from '../../../lib/aws/ecs-runtime.js';
 import { LocalRuntime } from '../../../lib/local/local-runtime.js';
-import { lambdaContext } from '../../support/lambda-event.js';
+import { ecsTaskStateChange, lambdaContext } from '../../support/lambda-event.js';
 import { pollUntil } from '../../support/poll.js';
 
 /** What the start, stop, restart, delete and metrics functions compose, together. */
@@ -128,17 +127,7 @@ function ecsReports(...tasks: Task[]): void {
 /** Feeds a task change to the EventBridge function as an "ECS Task State Change" event. */
 async function taskStateChange(task: Task): Promise<void> {
   const detail: EcsTaskFields & { clusterArn?: string } = { ...task, startedAt: task.startedAt?.toISOString() };
-  const event: EventBridgeEvent<'ECS Task State Change', EcsTaskFields> = {
-    version: '0',
-    id: newId(),
-    'detail-type': 'ECS Task State Change',
-    source: 'aws.ecs',
-    account: '123456789012',
-    time: new Date().toISOString(),
-    region: 'us-east-1',
-    resources: [task.taskArn!],
-    detail,
-  };
+  const event = ecsTaskStateChange(detail);
   await taskStateChanged(event, lambdaContext());
 }
 

@@ -6,7 +6,6 @@ import {
   StopTaskCommand,
   type Task,
 } from '@aws-sdk/client-ecs';
-import type { EventBridgeEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as taskStateChanged } from '../../../functions/containers/task-state-changed.js';
@@ -19,7 +18,7 @@ import { ecsClient, type EcsTaskFields } from '../../../lib/aws/ecs-runtime.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerStore } from '../../../lib/wiring/containers.js';
 import { taskUsage } from '../../../lib/wiring/task-usage.js';
-import { lambdaContext } from '../../support/lambda-event.js';
+import { ecsTaskStateChange, lambdaContext } from '../../support/lambda-event.js';
 
 /*
  * Quotas over DynamoDB Local with the production store and the ECS runtime; ECS is faked at
@@ -74,17 +73,7 @@ const task = (taskArn: string, lastStatus: string, version: number, extra: Parti
 });
 
 async function taskStateChange(detailTask: Task): Promise<void> {
-  const event: EventBridgeEvent<'ECS Task State Change', EcsTaskFields> = {
-    version: '0',
-    id: newId(),
-    'detail-type': 'ECS Task State Change',
-    source: 'aws.ecs',
-    account: '123456789012',
-    time: new Date().toISOString(),
-    region: 'us-east-1',
-    resources: [detailTask.taskArn!],
-    detail: detailTask as EcsTaskFields,
-  };
+  const event = ecsTaskStateChange(detailTask as EcsTaskFields);
   await taskStateChanged(event, lambdaContext());
 }
 

@@ -1,6 +1,5 @@
 import { ChangeResourceRecordSetsCommand } from '@aws-sdk/client-route-53';
 import { DescribeTaskDefinitionCommand, RegisterTaskDefinitionCommand, RunTaskCommand, StopTaskCommand } from '@aws-sdk/client-ecs';
-import type { EventBridgeEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,11 +13,11 @@ import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
 import { FakeZone } from '../../support/fake-route53-zone.js';
-import { lambdaContext } from '../../support/lambda-event.js';
+import { ecsTaskStateChange, lambdaContext } from '../../support/lambda-event.js';
 
 /*
- * Readiness on AWS (docs/containers.md): with TASK_READINESS_PROBE on, as the stack sets it when
- * routing is on, the task state function lets a RUNNING task make its container `running`, and
+ * Readiness on AWS (docs/containers.md): with TASK_READINESS_PROBE on (the stack does not set it
+ * yet; that section says why), the task state function lets a RUNNING task make its container `running`, and
  * publishes its route, only once the task's private address answers. The task's address here is
  * 127.0.0.1 and its container port a real socket of this process; DynamoDB Local is real, ECS
  * and Route 53 are faked at the SDK client.
@@ -125,17 +124,7 @@ function taskRuns(container: StoredContainer, remainingMs: number): Promise<void
       ],
     },
   };
-  const event: EventBridgeEvent<'ECS Task State Change', typeof detail> = {
-    version: '0',
-    id: newId(),
-    'detail-type': 'ECS Task State Change',
-    source: 'aws.ecs',
-    account: '123456789012',
-    time: new Date().toISOString(),
-    region: 'us-east-1',
-    resources: [container.taskArn!],
-    detail,
-  };
+  const event = ecsTaskStateChange(detail);
   return taskStateChanged(event as never, lambdaContext(remainingMs)) as Promise<void>;
 }
 

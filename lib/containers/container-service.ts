@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BadRequestError, ConflictError, InternalError, NotFoundError, TimeoutError } from '../errors.js';
+import { ConflictError, InternalError, NotFoundError, TimeoutError, invalidBodyFields } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
@@ -132,7 +132,9 @@ export class ContainerService {
     };
     const charge = await this.limitedCharge(undefined, container, caller);
     const outcome = await this.store.create(container, charge);
-    if (outcome.kind === 'hostname-taken') throw new ConflictError(`The hostname ${container.hostname} is taken`);
+    if (outcome.kind === 'hostname-taken') {
+      throw new ConflictError(`The hostname ${container.hostname} is taken`, [{ field: 'hostname', message: 'is taken; choose another' }]);
+    }
     if (outcome.kind === 'quota-exceeded') throw await this.quotaRefusal(charge);
     countEvent(METRIC.containersCreated);
     try {
@@ -166,9 +168,9 @@ export class ContainerService {
     const memoryMb = changes.memoryMb ?? container.memoryMb;
     const maxMemoryMb = maxMemoryMbFor(cpuCores);
     if (memoryMb > maxMemoryMb) {
-      throw new BadRequestError(
-        `Invalid request body: memory_mb: must be at most ${maxMemoryMb} for ${cpuCores} CPU core${cpuCores === 1 ? '' : 's'}`,
-      );
+      throw invalidBodyFields([
+        { field: 'memory_mb', message: `must be at most ${maxMemoryMb} for ${cpuCores} CPU core${cpuCores === 1 ? '' : 's'}` },
+      ]);
     }
     const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as Partial<Workload>;
     assertOverridesFit({ ...container, ...given });

@@ -34,10 +34,16 @@ export class BadRequestError extends HttpError {
   readonly code = 'BAD_REQUEST';
 }
 
-/** A body field that breaks a rule the schema cannot state (it depends on other fields or on the stored record). */
-export function invalidBodyFields(problems: readonly FieldProblem[]): BadRequestError {
+/**
+ * Fields that break a rule the schema cannot state (it depends on other fields, on the stored
+ * record, or on where a cursor came from): the message names them as zod's would, and `details` lists them.
+ */
+export function invalidFields(
+  problems: readonly FieldProblem[],
+  what: 'request body' | 'query parameters' = 'request body',
+): BadRequestError {
   const summary = problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ');
-  return new BadRequestError(`Invalid request body: ${summary}`, problems);
+  return new BadRequestError(`Invalid ${what}: ${summary}`, problems);
 }
 
 export class UnauthorizedError extends HttpError {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConflictError, InternalError, NotFoundError, TimeoutError, invalidBodyFields } from '../errors.js';
+import { ConflictError, InternalError, NotFoundError, TimeoutError, invalidFields } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
@@ -168,7 +168,7 @@ export class ContainerService {
     const memoryMb = changes.memoryMb ?? container.memoryMb;
     const maxMemoryMb = maxMemoryMbFor(cpuCores);
     if (memoryMb > maxMemoryMb) {
-      throw invalidBodyFields([
+      throw invalidFields([
         { field: 'memory_mb', message: `must be at most ${maxMemoryMb} for ${cpuCores} CPU core${cpuCores === 1 ? '' : 's'}` },
       ]);
     }

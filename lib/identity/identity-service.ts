@@ -57,7 +57,8 @@ export class IdentityService {
 
   async createUser(input: { email: string; password: string; role?: Role }): Promise<User> {
     if (input.password.length < MIN_PASSWORD_LENGTH) {
-      throw new BadRequestError(`The password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+      const rule = `must be at least ${MIN_PASSWORD_LENGTH} characters`;
+      throw new BadRequestError(`The password ${rule}`, [{ field: 'password', message: rule }]);
     }
     const user = {
       id: newId(),

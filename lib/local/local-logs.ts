@@ -3,7 +3,7 @@ import { type FileHandle, lstat, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BadRequestError } from '../errors.js';
+import { invalidFields } from '../errors.js';
 import { type ContainerLogs, type LogLine, type LogPage, type LogQuery, taskIdOf } from '../containers/logs.js';
 
 /** Longer lines are split, as CloudWatch Logs splits events larger than its limit. */
@@ -148,7 +148,7 @@ function decodeCursor(cursor: string): Position {
   } catch {
     // Answered below.
   }
-  throw new BadRequestError('Invalid query parameters: cursor: is not a cursor this endpoint gave');
+  throw invalidFields([{ field: 'cursor', message: 'is not a cursor this endpoint gave' }], 'query parameters');
 }
 
 function parseLine(raw: string): LogLine | undefined {

@@ -225,7 +225,9 @@ describe('LocalContainerLogs', () => {
     expect(seen.at(-1)).toMatch(/^task 3 line 1999 /);
   });
 
-  it('keeps a log readable when its process prints 12 MiB without a newline: written piece by piece, no file past the cap', async () => {
+  it('keeps a log readable when its process prints 12 MiB without a newline: written piece by piece, no file past the cap', {
+    timeout: 20_000,
+  }, async () => {
     const file = localLogFile(rootDir, 'no-newline', taskArn(1));
     const writer = new LocalLogWriter(file);
     const stdout = new PassThrough();
@@ -247,7 +249,8 @@ describe('LocalContainerLogs', () => {
     ]);
   });
 
-  it("caps a task's log at 10 MiB by rotation, and still answers its last lines", async () => {
+  // 12 MiB through the writer: seconds on a loaded machine, past the default 5 s.
+  it("caps a task's log at 10 MiB by rotation, and still answers its last lines", { timeout: 20_000 }, async () => {
     const file = localLogFile(rootDir, 'big', taskArn(1));
     const writer = new LocalLogWriter(file);
     const stdout = new PassThrough();

@@ -120,6 +120,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * means `process`.
      */
     CONTAINER_RUNTIME: localRuntimeAlias(read.oneOf('CONTAINER_RUNTIME', ['ecs', 'auto', 'docker', 'process', 'local'], 'ecs')),
+    /**
+     * The process runtime runs every container as the service's own OS user, so only admins may create or start
+     * containers on it; `true` lets every account, where all are trusted (a test suite, one person's accounts).
+     */
+    PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS: read.flag('PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS'),
     /** The Docker Engine API the docker runtime uses (`unix:///path` or `tcp://host:port`); unset: /var/run/docker.sock. */
     DOCKER_HOST: read.optionalText('DOCKER_HOST'),
     /**

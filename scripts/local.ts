@@ -52,13 +52,7 @@ async function main(): Promise<void> {
     throw new Error(`DYNAMODB_PORT must be a port number, got ${process.env.DYNAMODB_PORT}`);
   }
 
-  // Before anything starts: the process runtime refuses a network HOST without the opt-in.
-  const runtime = await chooseLocalRuntime({
-    requested: process.env.CONTAINER_RUNTIME,
-    dockerHost: process.env.DOCKER_HOST,
-    host,
-    allowProcessRuntimeOnNetwork: process.env.ALLOW_PROCESS_RUNTIME_ON_NETWORK,
-  });
+  const runtime = await chooseLocalRuntime({ requested: process.env.CONTAINER_RUNTIME, dockerHost: process.env.DOCKER_HOST });
   if (runtime.kind === 'docker') {
     process.env.DOCKER_HOST = runtime.dockerHost;
     console.log(`Containers run on ${runtime.engine.name} ${runtime.engine.version} at ${runtime.dockerHost} (docker runtime)`);
@@ -118,6 +112,8 @@ async function main(): Promise<void> {
 
   await ensureAdmin();
   await recoverContainers();
+  const { localRunPolicyNotice } = await import('../lib/wiring/local-containers.js');
+  console.log(localRunPolicyNotice());
 
   const { startLocalServer } = await import('../lib/local/server.js');
   const { localContainerHosting } = await import('../lib/wiring/local-containers.js');

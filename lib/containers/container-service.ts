@@ -24,6 +24,7 @@ import { containerStateFor, stateReasonFor } from './task-status.js';
 import { planTransition, type ContainerAction, type TransitionPlan } from './transitions.js';
 import { chargeFor, fitsAtAll, limitsFor, quotaExceeded, type QuotaCharge, type QuotaLimits } from './quota.js';
 import { workloadOf } from './workload.js';
+import { everyAccountMayRun, type RunPolicy } from './run-policy.js';
 
 export interface ContainerServiceOptions {
   /** How long start and restart wait for a task to run (START_BUDGET_MS). */
@@ -44,6 +45,8 @@ export interface ContainerServiceOptions {
   restartPolicy?: Partial<RestartPolicyOptions>;
   /** Where restarts by the policy wait for their time; a timer per restart unless given. */
   restartScheduler?: RestartScheduler;
+  /** Whose containers the runtime may run (lib/containers/run-policy.ts); every account's unless given. */
+  runPolicy?: RunPolicy;
 }
 
 /** How a task status event was taken. */
@@ -93,6 +96,7 @@ export class ContainerService {
   private readonly drainMs: number;
   private readonly restartPolicy: RestartPolicyOptions;
   private readonly restartScheduler: RestartScheduler;
+  private readonly runPolicy: RunPolicy;
 
   constructor(
     private readonly store: ContainerStore,
@@ -108,6 +112,7 @@ export class ContainerService {
     this.drainMs = options.drainMs ?? 0;
     this.restartPolicy = { ...RESTART_POLICY_DEFAULTS, ...options.restartPolicy };
     this.restartScheduler = options.restartScheduler ?? new TimerRestartScheduler();
+    this.runPolicy = options.runPolicy ?? everyAccountMayRun;
   }
 
   /**
@@ -116,6 +121,7 @@ export class ContainerService {
    * record is still answered, so the caller learns its id and can start or delete it.
    */
   async create(caller: Caller, spec: ContainerSpec): Promise<StoredContainer> {
+    this.runPolicy.assertMayRun(caller);
     assertOverridesFit(spec);
     const now = this.isoNow();
     const container: StoredContainer = {
@@ -181,7 +187,8 @@ export class ContainerService {
     );
   }
 
-  start(caller: Caller, containerId: string): Promise<StoredContainer> {
+  async start(caller: Caller, containerId: string): Promise<StoredContainer> {
+    this.runPolicy.assertMayRun(caller);
     return this.transition(caller, containerId, 'start');
   }
 
@@ -189,7 +196,8 @@ export class ContainerService {
     return this.transition(caller, containerId, 'stop');
   }
 
-  restart(caller: Caller, containerId: string): Promise<StoredContainer> {
+  async restart(caller: Caller, containerId: string): Promise<StoredContainer> {
+    this.runPolicy.assertMayRun(caller);
     return this.transition(caller, containerId, 'restart');
   }
 

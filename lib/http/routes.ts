@@ -461,7 +461,7 @@ export const rotateAppSecret = /* @__PURE__ */ route({
   access: 'account',
   body: 'optional-json',
   permissions: /* @__PURE__ */ authenticated({ update: ['oauthApp', 'oauthClient'] }),
-  summary: "Rotate an OAuth application's client secret; the previous one keeps working for previous_secret_ttl_seconds",
+  summary: "Rotate an OAuth application's client secret; the previous one stops at once unless previous_secret_ttl_seconds asks for an overlap",
 });
 
 export const endAppPreviousSecret = /* @__PURE__ */ route({

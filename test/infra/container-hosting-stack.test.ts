@@ -384,7 +384,7 @@ describe('ContainerHostingStack refresh grace key', () => {
     }
     expect(functionOf('token').properties.Environment.Variables).toMatchObject({
       REFRESH_GRACE_KEY_SECRET_ARN: { Ref: secretId },
-      REFRESH_REUSE_GRACE_SECONDS: '10',
+      REFRESH_REUSE_GRACE_SECONDS: '0',
     });
   });
 });

@@ -36,7 +36,10 @@ export interface RoutePermissions {
   metrics?: boolean;
   /** Read the containers' log groups (CloudWatch Logs). */
   logs?: boolean;
-  /** Read the refresh retry grace key (a Secrets Manager secret; docs/oauth.md, "Refresh retries"). */
+  /**
+   * Read the service's HMAC key (a Secrets Manager secret): the refresh retry grace's (docs/oauth.md,
+   * "Refresh retries") and the device cookies' (docs/api-rules.md, "Sign-in throttling").
+   */
   refreshGraceKey?: boolean;
 }
 
@@ -131,7 +134,8 @@ export const createSession = /* @__PURE__ */ route({
   handler: 'functions/sessions/create.ts',
   access: 'public',
   body: 'json',
-  permissions: { table: signIn },
+  // The key that signs device cookies (lib/wiring/sign-in.ts).
+  permissions: { table: signIn, refreshGraceKey: true },
   memoryMb: SIGN_IN_MEMORY_MB,
   rateLimited: true,
   summary: 'Sign in with email and password',
@@ -245,7 +249,8 @@ export const loginSubmit = /* @__PURE__ */ route({
   handler: 'functions/pages/login-submit.ts',
   access: 'public',
   body: 'form',
-  permissions: { table: signIn },
+  // The key that signs device cookies (lib/wiring/sign-in.ts).
+  permissions: { table: signIn, refreshGraceKey: true },
   memoryMb: SIGN_IN_MEMORY_MB,
   rateLimited: true,
   summary: 'Sign-in form submission',
@@ -461,7 +466,8 @@ export const rotateAppSecret = /* @__PURE__ */ route({
   access: 'account',
   body: 'optional-json',
   permissions: /* @__PURE__ */ authenticated({ update: ['oauthApp', 'oauthClient'] }),
-  summary: "Rotate an OAuth application's client secret; the previous one stops at once unless previous_secret_ttl_seconds asks for an overlap",
+  summary:
+    "Rotate an OAuth application's client secret; the previous one stops at once unless previous_secret_ttl_seconds asks for an overlap",
 });
 
 export const endAppPreviousSecret = /* @__PURE__ */ route({

@@ -50,6 +50,11 @@ export const keys = {
     pk: join('LOGIN_FAILURES', normalizedEmail),
     sk: join('ADDRESS', address),
   }),
+  /** An email's sign-in attempts from one device that signed in as it before (its device cookie): that device's own limit. */
+  loginFailuresFromDevice: (normalizedEmail: string, deviceId: string): ItemKey => ({
+    pk: join('LOGIN_FAILURES', normalizedEmail),
+    sk: join('DEVICE', deviceId),
+  }),
 
   /** Any bearer credential (session, PAT, OAuth access token), found by its SHA-256 hash. */
   credential: (tokenHash: string): ItemKey => ({ pk: join('CREDENTIAL', tokenHash), sk: 'CREDENTIAL' }),

@@ -559,7 +559,8 @@ export const deviceAuthorization = /* @__PURE__ */ route({
   access: 'public',
   body: 'json-or-form',
   // The first-party CLI's application and client are created on its first request (lib/oauth/first-party-client.ts).
-  permissions: { table: { read: ['oauthClient', 'oauthApp'], write: ['deviceAuthorization', 'userCode', 'oauthApp', 'oauthClient'] } },
+  // `user`: the registrant's email, which the device page shows (RFC 8628 section 5.4).
+  permissions: { table: { read: ['oauthClient', 'oauthApp', 'user'], write: ['deviceAuthorization', 'userCode', 'oauthApp', 'oauthClient'] } },
   rateLimited: true,
   rfc6749Errors: true,
   summary: 'Start the device authorization grant (RFC 8628): a device code for the device, a user code for the person',
@@ -573,7 +574,7 @@ export const devicePage = /* @__PURE__ */ route({
   access: 'browser',
   body: 'none',
   alsoAnswers: [400],
-  permissions: /* @__PURE__ */ authenticated({ read: ['userCode', 'deviceAuthorization', 'user'], write: ['userCodeFailures'] }),
+  permissions: /* @__PURE__ */ authenticated({ read: ['userCode', 'deviceAuthorization', 'user', 'userCodeFailures'], write: ['userCodeFailures'] }),
   summary: 'Device page: type or confirm the code a device shows, then approve or deny it',
 });
 
@@ -584,7 +585,11 @@ export const deviceDecision = /* @__PURE__ */ route({
   handler: 'functions/pages/device-decision.ts',
   access: 'session',
   body: 'form',
-  permissions: /* @__PURE__ */ authenticated({ read: ['userCode', 'user'], update: ['deviceAuthorization'], write: ['userCodeFailures'] }),
+  permissions: /* @__PURE__ */ authenticated({
+    read: ['userCode', 'user', 'userCodeFailures'],
+    update: ['deviceAuthorization'],
+    write: ['userCodeFailures'],
+  }),
   summary: 'Device page form submission: approve or deny',
 });
 

@@ -140,4 +140,9 @@ export const keys = {
   userCode: (userCodeHash: string): ItemKey => ({ pk: join('OAUTH_USER_CODE', userCodeHash), sk: 'OAUTH_USER_CODE' }),
   /** Wrong user codes typed by one session in the current window (docs/oauth.md, "Device authorization"). */
   userCodeFailures: (sessionHash: string): ItemKey => ({ pk: join('USER_CODE_FAILURES', sessionHash), sk: 'USER_CODE_FAILURES' }),
+  /** The same count for one account, across its sessions. Same partition family, so the same IAM grant. */
+  userCodeFailuresOfAccount: (userId: string): ItemKey => ({
+    pk: join('USER_CODE_FAILURES', 'USER', userId),
+    sk: 'USER_CODE_FAILURES',
+  }),
 } as const;

@@ -560,7 +560,9 @@ export const deviceAuthorization = /* @__PURE__ */ route({
   body: 'json-or-form',
   // The first-party CLI's application and client are created on its first request (lib/oauth/first-party-client.ts).
   // `user`: the registrant's email, which the device page shows (RFC 8628 section 5.4).
-  permissions: { table: { read: ['oauthClient', 'oauthApp', 'user'], write: ['deviceAuthorization', 'userCode', 'oauthApp', 'oauthClient'] } },
+  permissions: {
+    table: { read: ['oauthClient', 'oauthApp', 'user'], write: ['deviceAuthorization', 'userCode', 'oauthApp', 'oauthClient'] },
+  },
   rateLimited: true,
   rfc6749Errors: true,
   summary: 'Start the device authorization grant (RFC 8628): a device code for the device, a user code for the person',
@@ -574,7 +576,10 @@ export const devicePage = /* @__PURE__ */ route({
   access: 'browser',
   body: 'none',
   alsoAnswers: [400],
-  permissions: /* @__PURE__ */ authenticated({ read: ['userCode', 'deviceAuthorization', 'user', 'userCodeFailures'], write: ['userCodeFailures'] }),
+  permissions: /* @__PURE__ */ authenticated({
+    read: ['userCode', 'deviceAuthorization', 'user', 'userCodeFailures'],
+    write: ['userCodeFailures'],
+  }),
   summary: 'Device page: type or confirm the code a device shows, then approve or deny it',
 });
 
@@ -601,7 +606,8 @@ export const listAuthorizations = /* @__PURE__ */ route({
   access: 'account',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(authorizedApps),
-  summary: 'The applications the caller authorized (one per grant), newest first',
+  summary:
+    'The applications the caller authorized, one entry per application (id: its client_id) with every scope its grants hold, most recently authorized first',
 });
 
 export const revokeAuthorization = /* @__PURE__ */ route({
@@ -612,7 +618,8 @@ export const revokeAuthorization = /* @__PURE__ */ route({
   access: 'account',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(revokeAuthorizationAccess),
-  summary: 'Revoke an authorization: every code, access token and refresh token of it stops at once',
+  summary:
+    "Revoke an authorized application: authorization_id is the entry's id, the application's client_id; every token of every grant the caller gave it stops at once",
 });
 
 export const authorizationsPage = /* @__PURE__ */ route({

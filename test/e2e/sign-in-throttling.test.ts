@@ -191,7 +191,7 @@ describe('sign-in throttling', () => {
     expect(forged).toMatchObject({ status: 429, body: errorEnvelope('RATE_LIMITED') });
   }, 120_000);
 
-  it('limits a known device on its own: after 5 wrong passwords it is locked, and its cookie works for no other email', async () => {
+  it('limits a known device on its own: a stolen copy of its cookie gets 5 guesses, then the device is locked for that email only', async () => {
     const victim = await signedInUser(stack.baseUrl);
     const other = await signedInUser(stack.baseUrl);
     const device = deviceCookieOf(await signInFrom('127.0.0.60', victim.email, victim.password))!;

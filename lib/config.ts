@@ -193,10 +193,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     LOCAL_METRICS_SAMPLE_MS: read.number('LOCAL_METRICS_SAMPLE_MS', { min: 100, max: 60_000, whole: true }, 10_000),
     /**
      * How long after a rotation the refresh token it replaced may be presented again and get the same
-     * answer, while its successor is unused (docs/oauth.md, "Refresh retries"); 0 turns it off.
+     * answer, while its successor is unused (docs/oauth.md, "Refresh retries"). 0, the default, is the
+     * seed's rule (product.md section 9): a used refresh token presented again revokes the grant at once.
      * Context `refreshReuseGraceSeconds` on AWS.
      */
-    REFRESH_REUSE_GRACE_SECONDS: read.number('REFRESH_REUSE_GRACE_SECONDS', { min: 0, max: 60, whole: true }, 10),
+    REFRESH_REUSE_GRACE_SECONDS: read.number('REFRESH_REUSE_GRACE_SECONDS', { min: 0, max: 60, whole: true }, 0),
     /** The Secrets Manager secret holding the key a retried refresh's answer is derived with (AWS). */
     REFRESH_GRACE_KEY_SECRET_ARN: read.optionalText('REFRESH_GRACE_KEY_SECRET_ARN', { pattern: /^arn:aws[a-z-]*:secretsmanager:/ }),
     /** The file holding that key on the local stack (`DATA_DIR/refresh-grace.key`), created 0600 when missing. */

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -12,7 +13,8 @@ vi.hoisted(() => {
 });
 
 const execFileAsync = promisify(execFile);
-const CLI = resolve('cli/container-hosting.mjs');
+/** The CLI as package.json's `bin` names it (built by the `prepare` script). */
+const CLI = resolve(JSON.parse(readFileSync('package.json', 'utf8')).bin['container-hosting']);
 
 let stack: TestStack;
 let admin: SignedInUser;

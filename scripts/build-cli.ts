@@ -6,7 +6,7 @@
  *   npm run prepare
  */
 import { chmodSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
 import { contractDefines } from '../lib/http/contract-defines.js';
@@ -37,4 +37,5 @@ export function buildCli(root: string = repositoryRoot): string {
   return outfile;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) buildCli();
+// Compared as paths: a URL percent-encodes spaces and non-ASCII characters that argv keeps as they are.
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) buildCli();

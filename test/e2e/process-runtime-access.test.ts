@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { buildCli } from '../../scripts/build-cli.js';
 import { asSession, call, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { pollUntil } from '../support/poll.js';
 import { startTestStack, type TestStack } from '../support/local-stack.js';
@@ -22,6 +23,8 @@ let mallory: SignedInUser;
 let malloryToken: string;
 
 beforeAll(async () => {
+  // Built again from cli/src, so the test never runs a CLI older than its source.
+  expect(buildCli()).toBe(CLI);
   stack = await startTestStack();
   [admin, mallory] = await Promise.all([signedInUser(stack.baseUrl, 'admin'), signedInUser(stack.baseUrl)]);
   malloryToken = await personalAccessToken(stack.baseUrl, mallory);

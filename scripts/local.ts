@@ -120,7 +120,7 @@ async function main(): Promise<void> {
   await recoverContainers();
 
   const { startLocalServer } = await import('../lib/local/server.js');
-  const { localContainerHosting } = await import('../lib/wiring/local-containers.js');
+  const { localContainerHosting } = await import('../lib/wiring/local-hosting.js');
   server = await startLocalServer({ host, port: listenPort, containers: localContainerHosting });
   console.log(`Container hosting service listening on ${server.url}`);
 }

@@ -1,6 +1,6 @@
+import { config } from '../config.js';
 import * as z from '../zod.js';
-
-import { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB, RESTART_POLICIES } from './workload.js';
+import { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB, RESTART_POLICIES, type WorkloadKey } from './workload.js';
 
 export { DEFAULT_PORT } from './workload.js';
 
@@ -150,3 +150,19 @@ export const healthCheckSchema = z.strictObject({
 });
 
 export const restartPolicySchema = z.enum(RESTART_POLICIES, { error: 'must be one of never, on-failure or always' });
+
+/**
+ * The rule of each workload field (lib/containers/workload.ts), as the API takes it: beside the
+ * declaration, apart from it so that functions that only read containers bundle no zod.
+ */
+export const WORKLOAD_RULES = {
+  image: imageSchema(config.ALLOWED_IMAGE_PREFIXES),
+  port: portSchema,
+  env: envSchema,
+  command: z.nullable(commandSchema),
+  cpuCores: cpuCoresSchema,
+  memoryMb: memoryMbSchema,
+  diskGb: diskGbSchema,
+  healthCheck: z.nullable(healthCheckSchema),
+  restartPolicy: restartPolicySchema,
+} satisfies Record<WorkloadKey, z.ZodMiniType>;

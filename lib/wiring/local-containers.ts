@@ -10,7 +10,6 @@ import { onShutdown } from '../local/lifecycle.js';
 import { describeError, log } from '../log.js';
 import { LocalMetrics } from '../local/local-metrics.js';
 import type { AppRouting } from '../local/app-proxy.js';
-import type { LocalContainerHosting } from '../local/server.js';
 import { RECONCILE_FUNCTION_ID, runningFunction, TASK_STATE_FUNCTION_ID } from '../local/running-function.js';
 import { LocalContainerLogs } from '../local/local-logs.js';
 import { LocalRuntime } from '../local/local-runtime.js';
@@ -19,7 +18,6 @@ import { DockerContainerLogs } from '../local/docker-logs.js';
 import { DockerMetrics } from '../local/docker-metrics.js';
 import { engineClient, engineConfigured } from '../local/docker-engine.js';
 import { containerServiceWith, containerStore } from './containers.js';
-import { startLocalUsageSampler } from './local-usage-history.js';
 
 /** A local runtime as the stack uses it beyond the runtime port. */
 interface LocalRuntimePort extends ReconcilableRuntime {
@@ -193,15 +191,3 @@ export function startLocalReconciler(intervalMs: number = config.RECONCILE_INTER
   const unregister = onShutdown('local reconciler', stop);
   return stop;
 }
-
-/** What the local server routes and reconciles (lib/local/server.ts), handed to it by its caller. */
-export const localContainerHosting: LocalContainerHosting = {
-  appRouting: localAppRouting,
-  startReconciler: () => {
-    const stopReconciler = startLocalReconciler();
-    const stopSampler = startLocalUsageSampler();
-    return async () => {
-      await Promise.all([stopReconciler(), stopSampler()]);
-    };
-  },
-};

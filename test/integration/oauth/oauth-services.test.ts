@@ -13,7 +13,7 @@ import { RevocationService } from '../../../lib/oauth/revocation.js';
 import { NO_REFRESH_GRACE, type RefreshGrace } from '../../../lib/oauth/refresh-grace.js';
 import { TokenGrantService, type TokenSet } from '../../../lib/oauth/token-grants.js';
 import { refreshGrace } from '../../../lib/wiring/refresh-grace-key.js';
-import { applicationStore, authorizationStore, revocationStore, tokenGrantStore } from '../../../lib/wiring/oauth.js';
+import { applicationStore, authorizationStore, deviceCodeGrantStore, revocationStore, tokenGrantStore } from '../../../lib/wiring/oauth.js';
 import { s256CodeChallenge } from '../../../lib/oauth/pkce.js';
 import { showConsent } from '../../../lib/pages/consent-page.js';
 import { cachedMiddlewareClient, documentClient, tableName } from '../../../lib/store/dynamo.js';
@@ -62,7 +62,7 @@ function oauthOn(now: () => Date = () => new Date(), grace: RefreshGrace = OPTED
   return {
     apps: new ApplicationService(applicationStore, now),
     authorization: new AuthorizationService(authorizationStore, now),
-    tokens: new TokenGrantService(tokenGrantStore, now, grace),
+    tokens: new TokenGrantService({ tokenGrants: tokenGrantStore, deviceCodes: deviceCodeGrantStore, now, grace }),
     revocation: new RevocationService(revocationStore, now),
   };
 }

@@ -24,7 +24,8 @@ import {
 const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SETTLED_STATES = ['running', 'stopped', 'failed'];
-const FOLLOW_POLL_MS = 1000;
+// `logs -f` asks every 2 s: docs/containers.md "What reading costs" (CloudWatch Logs quotas on AWS).
+const FOLLOW_POLL_MS = 2000;
 const STATE_POLL_MS = 1000;
 
 const program = new Command();

@@ -146,6 +146,11 @@ export async function apiCall(api, method, path, { body, query } = {}) {
   let response = await attempt(await bearerFor(api));
   if (response.status === 401 && !process.env.CONTAINER_HOSTING_TOKEN)
     response = await attempt(await bearerFor(api, { forceRefresh: true }));
+  // A read the service asks to slow down (429 or 503 with Retry-After) waits as told and is asked again.
+  for (let retries = 0; method === 'GET' && retries < 5 && retryAfterSeconds(response) !== undefined; retries += 1) {
+    await new Promise((resolve) => setTimeout(resolve, retryAfterSeconds(response) * 1000));
+    response = await attempt(await bearerFor(api));
+  }
   const text = await response.text();
   let parsed;
   try {
@@ -158,6 +163,13 @@ export async function apiCall(api, method, path, { body, query } = {}) {
     throw new CliError(error.message ?? `HTTP ${response.status}`, { code: error.code ?? `HTTP_${response.status}` });
   }
   return { data: parsed.data, headers: response.headers };
+}
+
+/** Seconds a 429 or 503 asks the client to wait (Retry-After in seconds, at most a minute); undefined otherwise. */
+function retryAfterSeconds(response) {
+  if (response.status !== 429 && response.status !== 503) return undefined;
+  const seconds = Number(response.headers.get('retry-after'));
+  return seconds > 0 ? Math.min(seconds, 60) : undefined;
 }
 
 /** Every page of a list, following `Link: <…>; rel="next"`. */

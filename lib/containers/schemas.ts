@@ -16,9 +16,12 @@ import {
 
 export { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB } from './workload.js';
 
+/** The upstream hosts of the deployment's pull-through cache rules (IMAGE_PULL_THROUGH_RULES, `host=prefix`). */
+const cachedRegistries = (): string[] => config.IMAGE_PULL_THROUGH_RULES.map((rule) => rule.split('=', 1)[0]!);
+
 /** The rule of each workload field (lib/containers/workload.ts), as the API takes it. */
 const WORKLOAD_RULES = {
-  image: imageSchema(config.ALLOWED_IMAGE_PREFIXES),
+  image: imageSchema(config.ALLOWED_IMAGE_PREFIXES, config.IMAGE_PULL_THROUGH_REGISTRY ? cachedRegistries() : undefined),
   port: portSchema,
   env: envSchema,
   command: z.nullable(commandSchema),

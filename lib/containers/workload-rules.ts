@@ -76,12 +76,51 @@ export function isImageAllowed(image: string, prefix: string): boolean {
   return actual.host === host && path.length <= actual.path.length && path.every((segment, index) => actual.path[index] === segment);
 }
 
-export function imageSchema(allowedPrefixes: readonly string[]) {
+/** Docker Hub's names: the shorthand's `docker.io` and the hosts its clients also use. */
+export const isDockerHubHost = (host: string): boolean =>
+  host === 'docker.io' || host === 'index.docker.io' || host === 'registry-1.docker.io';
+
+/** A private Amazon ECR registry, `<account>.dkr.ecr[-fips].<region>.amazonaws.com[.cn]`: pulled as it is, no cache needed. */
+export const isPrivateEcrHost = (host: string): boolean => /^\d{12}\.dkr\.ecr(-fips)?\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(host);
+
+/**
+ * The deployment settings that add a pull-through cache rule for a registry that needs
+ * credentials (README, "Deploying"); other registries with no rule cannot be added by a setting.
+ */
+const CREDENTIAL_SETTINGS: Record<string, string> = {
+  'docker.io': 'dockerHubCredentialsSecretArn',
+  'ghcr.io': 'githubCredentialsSecretArn',
+};
+
+/**
+ * Why an image's registry cannot be pulled from, or undefined when it can: with a pull-through
+ * cache (on AWS, `cachedRegistries` lists the upstream hosts with a rule), an image must come from
+ * one of those or from a private ECR registry, so nothing is pulled anonymously through the NAT.
+ */
+export function registryRefusal(image: string, cachedRegistries: readonly string[] | undefined): string | undefined {
+  if (!cachedRegistries) return undefined;
+  const { host } = imageLocationOf(image);
+  const registry = isDockerHubHost(host) ? 'docker.io' : host;
+  if (isPrivateEcrHost(host) || cachedRegistries.includes(registry)) return undefined;
+  const setting = CREDENTIAL_SETTINGS[registry];
+  const cached = `images come from ${[...cachedRegistries].sort().join(', ')} or an Amazon ECR registry`;
+  return setting
+    ? `is on ${registry}, which this deployment pulls only through an ECR pull-through cache with credentials: an operator sets the deployment setting ${setting} (README, "Deploying"); until then ${cached}`
+    : `is on ${registry}, which has no ECR pull-through cache rule on this deployment: ${cached} (push it to ECR, or see README, "Deploying")`;
+}
+
+export function imageSchema(allowedPrefixes: readonly string[], cachedRegistries?: readonly string[]) {
   return z.string().check(
     z.maxLength(MAX_IMAGE_LENGTH, `must be at most ${MAX_IMAGE_LENGTH} characters`),
     z.regex(IMAGE_REFERENCE_PATTERN, 'must be an OCI image reference: [registry/]repository[:tag][@sha256:digest]'),
     z.refine((image) => allowedPrefixes.length === 0 || allowedPrefixes.some((prefix) => isImageAllowed(image, prefix)), {
       message: `must be in one of the allowed registries or paths: ${allowedPrefixes.join(', ')}`,
+    }),
+    z.superRefine((image, context) => {
+      // Only for a reference the rules above admit; the grammar's message says more about a malformed one.
+      if (!IMAGE_REFERENCE_PATTERN.test(image)) return;
+      const refusal = registryRefusal(image, cachedRegistries);
+      if (refusal) context.addIssue({ code: 'custom', message: refusal });
     }),
   );
 }

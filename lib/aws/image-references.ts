@@ -1,4 +1,4 @@
-import { imageLocationOf, isDockerHubHost, isPrivateEcrHost } from '../containers/workload-rules.js';
+import { imageLocationOf, isDockerHubHost, isPrivateEcrHost } from '../containers/image-location.js';
 import { TaskLaunchError } from '../containers/runtime.js';
 
 /** This account's ECR pull-through cache: its registry and, per upstream registry host, the repository prefix of its rule. */

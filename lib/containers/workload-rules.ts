@@ -1,8 +1,10 @@
 import * as z from '../zod.js';
 
+import { imageLocationOf, isDockerHubHost, isPrivateEcrHost } from './image-location.js';
 import { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB, RESTART_POLICIES } from './workload.js';
 
 export { DEFAULT_PORT } from './workload.js';
+export { imageLocationOf, isDockerHubHost, isPrivateEcrHost } from './image-location.js';
 
 /**
  * The rules for what a container runs (docs/containers.md, "What a container runs"), shared by
@@ -36,29 +38,6 @@ export const isReservedEnvName = (name: string): boolean =>
  */
 export const isObjectPrototypeName = (name: string): boolean => Object.getOwnPropertyNames(Object.prototype).includes(name);
 
-/** An image reference as a registry host and the path segments of its repository (tag and digest left out). */
-interface ImageLocation {
-  host: string;
-  path: string[];
-}
-
-/**
- * Where a reference points. The first component is a registry host when it has a `.` or a `:`,
- * or is `localhost`; otherwise the registry is Docker Hub, whose one-segment names live under
- * `library/` (the distribution reference rules, https://github.com/distribution/reference).
- */
-export function imageLocationOf(reference: string): ImageLocation {
-  const withoutDigest = reference.split('@')[0]!;
-  const parts = withoutDigest.split('/');
-  const hasHost = parts.length > 1 && (/[.:]/.test(parts[0]!) || parts[0] === 'localhost');
-  const host = hasHost ? parts.shift()!.toLowerCase() : 'docker.io';
-  const last = parts.length - 1;
-  if (last >= 0) parts[last] = parts[last]!.replace(/:[^:/]*$/, '');
-  const path = parts.filter((segment) => segment !== '');
-  if (!hasHost && path.length === 1) path.unshift('library');
-  return { host, path };
-}
-
 /**
  * Whether an image is within an allowed prefix: the same registry host, and the prefix's path
  * segments are the first whole segments of the image's repository. `public.ecr.aws/myorg`
@@ -75,13 +54,6 @@ export function isImageAllowed(image: string, prefix: string): boolean {
   const path = prefixIsHost ? [] : wanted.path;
   return actual.host === host && path.length <= actual.path.length && path.every((segment, index) => actual.path[index] === segment);
 }
-
-/** Docker Hub's names: the shorthand's `docker.io` and the hosts its clients also use. */
-export const isDockerHubHost = (host: string): boolean =>
-  host === 'docker.io' || host === 'index.docker.io' || host === 'registry-1.docker.io';
-
-/** A private Amazon ECR registry, `<account>.dkr.ecr[-fips].<region>.amazonaws.com[.cn]`: pulled as it is, no cache needed. */
-export const isPrivateEcrHost = (host: string): boolean => /^\d{12}\.dkr\.ecr(-fips)?\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(host);
 
 /**
  * The deployment settings that add a pull-through cache rule for a registry that needs

@@ -161,6 +161,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** Registry prefixes a container's image must start with (context `allowedImagePrefixes`); empty allows any. */
     ALLOWED_IMAGE_PREFIXES: read.list('ALLOWED_IMAGE_PREFIXES'),
     /**
+     * This account's ECR registry and its pull-through cache rules (`host=prefix,…`, set by the stack:
+     * infra/constructs/image-pull-through.ts). Set, an image must come from a cached registry or ECR,
+     * and task definitions name the cached reference (lib/aws/image-references.ts). Unset locally.
+     */
+    IMAGE_PULL_THROUGH_REGISTRY: read.optionalText('IMAGE_PULL_THROUGH_REGISTRY'),
+    IMAGE_PULL_THROUGH_RULES: read.list('IMAGE_PULL_THROUGH_RULES'),
+    /**
      * Where containers answer: `{hostname}.{APPS_DOMAIN}` (context `appsDomain` on AWS; `localhost:{port}` on the
      * local stack). Unset: containers are not reachable and their `url` is null.
      */

@@ -35,7 +35,8 @@ import {
 const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SETTLED_STATES: ReadonlyArray<ContainerRecord['state']> = ['running', 'stopped', 'failed'];
-const FOLLOW_POLL_MS = 1000;
+// `logs -f` asks every 2 s: docs/containers.md "What reading costs" (CloudWatch Logs quotas on AWS).
+const FOLLOW_POLL_MS = 2000;
 const STATE_POLL_MS = 1000;
 /** The columns of `ls`, checked against the record's type; the rest is for `get`. */
 const LIST_COLUMNS = ['hostname', 'state', 'image', 'cpu_cores', 'memory_mb', 'url', 'id'] as const satisfies ReadonlyArray<

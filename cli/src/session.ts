@@ -172,6 +172,13 @@ export async function apiCall<Data>(
   let response = await attempt(await bearerFor(api));
   if (response.status === 401 && !process.env.CONTAINER_HOSTING_TOKEN)
     response = await attempt(await bearerFor(api, { forceRefresh: true }));
+  // A read the service asks to slow down (429 or 503 with Retry-After) waits as told and is asked again.
+  for (let retries = 0; method === 'GET' && retries < 5; retries += 1) {
+    const wait = retryAfterSeconds(response);
+    if (wait === undefined) break;
+    await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    response = await attempt(await bearerFor(api));
+  }
   const text = await response.text();
   let parsed: Partial<ErrorEnvelope> & { data?: Data };
   try {
@@ -184,6 +191,13 @@ export async function apiCall<Data>(
     throw new ApiError(error?.message ?? `HTTP ${response.status}`, error?.code ?? `HTTP_${response.status}`, error?.details ?? []);
   }
   return { data: parsed.data as Data, headers: response.headers };
+}
+
+/** Seconds a 429 or 503 asks the client to wait (Retry-After in seconds, at most a minute); undefined otherwise. */
+function retryAfterSeconds(response: Response): number | undefined {
+  if (response.status !== 429 && response.status !== 503) return undefined;
+  const seconds = Number(response.headers.get('retry-after'));
+  return seconds > 0 ? Math.min(seconds, 60) : undefined;
 }
 
 /** Every page of a list, following `Link: <…>; rel="next"` (on the API's own origin only). */

@@ -15,8 +15,15 @@ import {
   taskDefinitionFamilyOf,
   taskIdOf,
 } from './cloudwatch-metrics.js';
+import { SharedReads, ThrottleBackoff } from './shared-reads.js';
 
 const PERIOD_SECONDS = 60;
+/**
+ * The points are per minute, so a container's history is fetched at most once a minute per
+ * Lambda container (GetMetricData is billed per metric requested: docs/containers.md,
+ * "Metrics history"); the console's chart asks once a minute too (web/console/container-page.ts).
+ */
+export const HISTORY_SHARE_MS = 60_000;
 
 /**
  * Minutes of tasks' use from Container Insights: one GetMetricData over the window, period 60,
@@ -28,13 +35,27 @@ const PERIOD_SECONDS = 60;
  * points are kept for 15 days, so a day's window is always there.
  */
 export class CloudWatchUsageHistory implements TaskUsageHistory {
+  private readonly shared: SharedReads<UsageMinute[]>;
+  private readonly backoff: ThrottleBackoff;
+
   constructor(
     private readonly clusterName: string,
     private readonly defaultTaskDefinitionFamily: string,
     private readonly client: CloudWatchClient = cloudWatchClient,
-  ) {}
+    now: () => number = Date.now,
+  ) {
+    this.shared = new SharedReads(HISTORY_SHARE_MS, 500, now);
+    this.backoff = new ThrottleBackoff('CloudWatch', 5, now);
+  }
 
-  async historyOf(query: UsageHistoryQuery): Promise<UsageMinute[]> {
+  /** The same tasks over a window of the same length, asked within a minute, share one GetMetricData. */
+  historyOf(query: UsageHistoryQuery): Promise<UsageMinute[]> {
+    const tasks = query.tasks.map((task) => [task.taskArn, task.taskDefinitionArn ?? null]);
+    const key = JSON.stringify([tasks, query.end - query.start]);
+    return this.shared.read(key, () => this.backoff.call(() => this.fetch(query)));
+  }
+
+  private async fetch(query: UsageHistoryQuery): Promise<UsageMinute[]> {
     const queries = query.tasks.flatMap((task, index) => this.queriesOf(task, index));
     const results = new Map<string, { timestamps: Date[]; values: number[] }>();
     let nextToken: string | undefined;

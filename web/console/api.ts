@@ -34,7 +34,14 @@ export interface Reply<T> {
   headers: Headers;
 }
 
+/**
+ * When the service last said to slow down (429 or 503 with Retry-After), the page's reads wait
+ * until then: every poll goes through here, so one place honours it for all of them.
+ */
+let readsWaitUntil = 0;
+
 export async function request<T>(method: string, path: string, body?: unknown): Promise<Reply<T>> {
+  if (method === 'GET' && Date.now() < readsWaitUntil) throw new ApiError(429, 'RATE_LIMITED', 'Waiting as the service asked');
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
@@ -48,6 +55,8 @@ export async function request<T>(method: string, path: string, body?: unknown): 
     signInAgain();
     throw new ApiError(401, 'UNAUTHORIZED', 'You are signed out');
   }
+  const retryAfter = Number(response.headers.get('retry-after'));
+  if ((response.status === 429 || response.status === 503) && retryAfter > 0) readsWaitUntil = Date.now() + Math.min(retryAfter, 60) * 1000;
   const text = await response.text();
   const parsed = text ? JSON.parse(text) : null;
   if (!response.ok) {

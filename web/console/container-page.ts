@@ -8,8 +8,14 @@ import { html, Link, navigate, StateBadge } from './ui.js';
 /** How often the page asks again: quickly while something is changing, slowly when settled. */
 const BUSY_POLL_MS = 1500;
 const SETTLED_POLL_MS = 5000;
-const LOG_POLL_MS = 2000;
-const CHART_POLL_MS = 5000;
+/**
+ * Logs and charts read CloudWatch on AWS, within account-wide quotas and billed per metric:
+ * docs/containers.md "What reading costs" does the arithmetic behind these two intervals.
+ */
+const LOG_POLL_MS = 3000;
+/** The points are per minute, and the service fetches them at most once a minute. */
+const CHART_POLL_MS = 60_000;
+const CHART_FIRST_POINTS_POLL_MS = 5000;
 const MAX_LOG_LINES = 1000;
 
 /** A time series chart (uPlot) with its latest value in words beside it, so it reads without the picture. */
@@ -59,19 +65,23 @@ function Charts(props: { containerId: string }) {
   const [points, setPoints] = useState<MetricsPoint[]>([]);
   useEffect(() => {
     let live = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const load = async () => {
+      let drawn = false;
       try {
         const history = await api<MetricsPoint[]>('GET', `/api/v1/containers/${props.containerId}/metrics/history?minutes=60`);
         if (live) setPoints(history);
+        drawn = history.length > 0;
       } catch {
         // The next round tries again.
       }
+      // A new container has no minute yet: ask sooner until its first one is there.
+      if (live) timer = setTimeout(load, drawn ? CHART_POLL_MS : CHART_FIRST_POINTS_POLL_MS);
     };
     void load();
-    const timer = setInterval(load, CHART_POLL_MS);
     return () => {
       live = false;
-      clearInterval(timer);
+      clearTimeout(timer);
     };
   }, [props.containerId]);
   return html`<section aria-labelledby="metrics-heading" class="charts">

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { ensureKeyFile } from '../lib/local/refresh-grace-key-file.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../lib/local/dynamodb-local.js';
 import { runShutdown } from '../lib/local/lifecycle.js';
+import { makePrivate } from '../lib/local/private-dir.js';
 import { chooseLocalRuntime } from '../lib/local/runtime-choice.js';
 import type { LocalServer } from '../lib/local/server.js';
 import { ensureTable } from '../lib/local/table.js';
@@ -67,6 +68,8 @@ async function main(): Promise<void> {
   }
 
   const dataDir = inMemory ? undefined : resolve(dataDirSetting);
+  // The database, its key and the refresh-grace key are this OS user's alone.
+  if (dataDir) await makePrivate(dataDir);
   if (inMemory) temporaryDir = await mkdtemp(join(tmpdir(), 'container-hosting-'));
   const containerDir = join(dataDir ?? temporaryDir!, 'containers');
 
@@ -155,7 +158,8 @@ async function ensureAdmin(): Promise<void> {
 /** After an unclean exit, container processes may be left over and containers still read running. */
 async function recoverContainers(): Promise<void> {
   const { recoverLocalContainers } = await import('../lib/wiring/local-containers.js');
-  const { processesKilled, containersStopped } = await recoverLocalContainers();
+  const { processesKilled, containersStopped, adminsOnlyReason } = await recoverLocalContainers();
+  if (adminsOnlyReason) console.error(`\n*** ${adminsOnlyReason} ***\n`);
   if (processesKilled > 0) console.log(`Stopped ${processesKilled} container process(es) an earlier run left running`);
   if (containersStopped > 0) console.log(`Marked ${containersStopped} container(s) stopped: their processes did not outlive the last run`);
 }

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BadRequestError, ConflictError, InternalError, NotFoundError, TimeoutError } from '../errors.js';
+import { BadRequestError, ConflictError, ForbiddenError, InternalError, NotFoundError, TimeoutError } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
@@ -44,6 +44,14 @@ export interface ContainerServiceOptions {
   restartPolicy?: Partial<RestartPolicyOptions>;
   /** Where restarts by the policy wait for their time; a timer per restart unless given. */
   restartScheduler?: RestartScheduler;
+  /** Bounds the machine that runs the containers sets (the local stack); none on AWS, where Fargate's sizes bound them. */
+  sizeLimits?: SizeLimits;
+}
+
+/** The largest sizes a container may ask for, beyond the API's own bounds, and who sets each (named in the refusal). */
+export interface SizeLimits {
+  cpuCores: { max: number; setBy: string };
+  memoryMb: { max: number; setBy: string };
 }
 
 /** How a task status event was taken. */
@@ -93,6 +101,7 @@ export class ContainerService {
   private readonly drainMs: number;
   private readonly restartPolicy: RestartPolicyOptions;
   private readonly restartScheduler: RestartScheduler;
+  private readonly sizeLimits: SizeLimits | undefined;
 
   constructor(
     private readonly store: ContainerStore,
@@ -108,6 +117,7 @@ export class ContainerService {
     this.drainMs = options.drainMs ?? 0;
     this.restartPolicy = { ...RESTART_POLICY_DEFAULTS, ...options.restartPolicy };
     this.restartScheduler = options.restartScheduler ?? new TimerRestartScheduler();
+    this.sizeLimits = options.sizeLimits;
   }
 
   /**
@@ -116,7 +126,9 @@ export class ContainerService {
    * record is still answered, so the caller learns its id and can start or delete it.
    */
   async create(caller: Caller, spec: ContainerSpec): Promise<StoredContainer> {
+    this.assertSizeWithinLimits(spec);
     assertOverridesFit(spec);
+    await this.assertMayRun(caller);
     const now = this.isoNow();
     const container: StoredContainer = {
       id: newId(this.now()),
@@ -162,6 +174,7 @@ export class ContainerService {
    */
   async update(caller: Caller, containerId: string, changes: Partial<Workload>): Promise<StoredContainer> {
     const container = await this.get(caller, containerId);
+    this.assertSizeWithinLimits(changes);
     const cpuCores = changes.cpuCores ?? container.cpuCores;
     const memoryMb = changes.memoryMb ?? container.memoryMb;
     const maxMemoryMb = maxMemoryMbFor(cpuCores);
@@ -419,9 +432,30 @@ export class ContainerService {
     return failed ? { outcome: 'applied', container: failed } : { outcome: 'ignored', container: await this.store.get(container.id) };
   }
 
+  /** The sizes given, each against the machine's bound (`sizeLimits`). */
+  private assertSizeWithinLimits(sizes: { cpuCores?: number; memoryMb?: number }): void {
+    if (!this.sizeLimits) return;
+    const problems = (['cpuCores', 'memoryMb'] as const).flatMap((key) => {
+      const limit = this.sizeLimits![key];
+      const asked = sizes[key];
+      return asked !== undefined && asked > limit.max
+        ? [`${key === 'cpuCores' ? 'cpu_cores' : 'memory_mb'}: ${limit.setBy} allows at most ${limit.max}`]
+        : [];
+    });
+    if (problems.length > 0) throw new BadRequestError(`Invalid request body: ${problems.join('; ')}`);
+  }
+
+  /** A runtime that cannot keep accounts apart runs containers for admins only (ContainerRuntime.adminsOnlyReason). */
+  private async assertMayRun(caller: Caller): Promise<void> {
+    if (caller.role === 'admin') return;
+    const reason = await this.runtime.adminsOnlyReason?.();
+    if (reason) throw new ForbiddenError(reason);
+  }
+
   private async transition(caller: Caller, containerId: string, action: ContainerAction): Promise<StoredContainer> {
     const deadline = this.now() + this.startBudgetMs;
     const container = await this.get(caller, containerId);
+    if (action !== 'stop') await this.assertMayRun(caller);
     const plan = this.planFor(container, action);
     switch (plan.kind) {
       case 'unchanged':

@@ -13,6 +13,8 @@ import {
 } from '../containers/runtime.js';
 import { taskIdOf } from '../containers/logs.js';
 import { describeError, log } from '../log.js';
+import { ensureContainerFirewall, type FirewallStatus } from './engine-firewall.js';
+import { ensureContainerNetwork, removeContainerNetwork, removeUnusedNetworks } from './engine-networks.js';
 import { onShutdown } from './lifecycle.js';
 import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
 
@@ -49,6 +51,8 @@ export interface DockerRuntimeOptions {
   stackId: string;
   /** Between SIGTERM and SIGKILL when a task is stopped on request. */
   stopGraceS?: number;
+  /** Sets the host rules that keep containers off the host and each other; lib/local/engine-firewall.ts unless given. */
+  hostFirewall?: () => Promise<FirewallStatus>;
 }
 
 interface EngineTask {
@@ -95,11 +99,38 @@ export class DockerRuntime implements ReconcilableRuntime {
   private events: Readable | undefined;
   private closed = false;
   private unregisterShutdown: (() => void) | undefined;
+  private readonly hostFirewall: () => Promise<FirewallStatus>;
+  private isolation: Promise<string | undefined> | undefined;
 
   constructor(options: DockerRuntimeOptions) {
     this.engine = options.engine;
     this.stackId = options.stackId;
     this.stopGraceS = options.stopGraceS ?? 10;
+    this.hostFirewall = options.hostFirewall ?? ensureContainerFirewall;
+  }
+
+  /**
+   * Each container runs on a network of its own (lib/local/engine-networks.ts), and host rules
+   * keep every such network off the host's services and off the other networks
+   * (lib/local/engine-firewall.ts). Where they cannot be set (not root, no iptables, a rootless
+   * engine whose containers' traffic never crosses this host's rules), this says so once, loudly,
+   * and answers why: the service then runs containers for admins only.
+   */
+  adminsOnlyReason(): Promise<string | undefined> {
+    this.isolation ??= this.checkIsolation();
+    return this.isolation;
+  }
+
+  private async checkIsolation(): Promise<string | undefined> {
+    const info = (await this.engine.info().catch(() => undefined)) as { SecurityOptions?: string[] } | undefined;
+    const rootless = info?.SecurityOptions?.some((option) => option.includes('rootless'));
+    const firewall: FirewallStatus = rootless
+      ? { ok: false, reason: "the engine runs rootless: its containers' traffic does not cross this host's firewall" }
+      : await this.hostFirewall();
+    if (firewall.ok) return undefined;
+    const reason = `Containers cannot be isolated from this machine's services and from each other (${firewall.reason}), so only admins may run containers here`;
+    log.error(reason);
+    return reason;
   }
 
   onTaskStatus(listener: TaskStatusListener): void {
@@ -216,6 +247,7 @@ export class DockerRuntime implements ReconcilableRuntime {
     await Promise.all(
       engineContainers.map((info) => this.engine.getContainer(info.Id).remove({ force: true, v: true }).catch(ignoreMissing)),
     );
+    await removeContainerNetwork(this.engine, containerId);
     for (const task of [...this.tasks.values()]) if (task.containerId === containerId) this.tasks.delete(task.taskArn);
     for (const [clientToken, taskArn] of this.taskByClientToken) if (!this.tasks.has(taskArn)) this.taskByClientToken.delete(clientToken);
   }
@@ -231,6 +263,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       return !taskArn || !this.tasks.has(taskArn);
     });
     await Promise.all(leftovers.map((info) => this.engine.getContainer(info.Id).remove({ force: true, v: true }).catch(ignoreMissing)));
+    await removeUnusedNetworks(this.engine, this.stackId);
     return leftovers.length;
   }
 
@@ -258,7 +291,9 @@ export class DockerRuntime implements ReconcilableRuntime {
       await this.ensureImage(launch.image, task.abort.signal);
       if (task.desiredStatus !== 'RUNNING') return this.settle(task, {});
       await this.pruneStoppedTasks(launch.containerId);
-      const engineContainer = await this.engine.createContainer(this.containerSpec(task, launch));
+      await this.adminsOnlyReason();
+      const network = await ensureContainerNetwork(this.engine, this.stackId, launch.containerId);
+      const engineContainer = await this.engine.createContainer(this.containerSpec(task, launch, network));
       if (task.desiredStatus !== 'RUNNING') {
         await engineContainer.remove({ force: true }).catch(ignoreMissing);
         return this.settle(task, {});
@@ -324,11 +359,12 @@ export class DockerRuntime implements ReconcilableRuntime {
   }
 
   /**
-   * The engine container for one task: the image's entrypoint with `command` as its CMD, the
-   * port published on 127.0.0.1 only, the size as limits, and none of the host: no mounts, no
-   * privileges, most capabilities dropped, no privilege gain, a pid limit.
+   * The engine container for one task: the image's entrypoint with `command` as its CMD, on its
+   * container's own network, the port published on 127.0.0.1 only (the proxy's way in), the size
+   * as limits, and none of the host: no mounts, no privileges, most capabilities dropped, no
+   * privilege gain, a pid limit.
    */
-  private containerSpec(task: EngineTask, launch: TaskLaunch): Docker.ContainerCreateOptions {
+  private containerSpec(task: EngineTask, launch: TaskLaunch, network: string): Docker.ContainerCreateOptions {
     const env = { ...launch.env, PORT: String(launch.port), CONTAINER_HOSTNAME: launch.hostname };
     const memoryBytes = launch.memoryMb * 1024 * 1024;
     return {
@@ -339,6 +375,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       ExposedPorts: { [`${launch.port}/tcp`]: {} },
       Labels: { [LABEL.stack]: this.stackId, [LABEL.containerId]: launch.containerId, [LABEL.taskId]: taskIdOf(task.taskArn) },
       HostConfig: {
+        NetworkMode: network,
         // An empty HostPort lets the engine pick a free one.
         PortBindings: { [`${launch.port}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: '' }] },
         NanoCpus: Math.round(launch.cpuCores * 1e9),

@@ -104,12 +104,14 @@ const isLocal = (): boolean => config.CONTAINER_RUNTIME !== 'ecs';
  * engine containers an earlier run left behind (after kill -9 or a crash nothing stopped them),
  * then records stopped every container whose task went with them. Does nothing on ECS.
  */
-export async function recoverLocalContainers(): Promise<{ processesKilled: number; containersStopped: number }> {
+export async function recoverLocalContainers(): Promise<{ processesKilled: number; containersStopped: number; adminsOnlyReason?: string }> {
   if (!isLocal()) return { processesKilled: 0, containersStopped: 0 };
   const { runtime, removeLeftovers } = localContainers();
+  // Before any container runs: the docker runtime sets its host rules here, or says why it cannot.
+  const adminsOnlyReason = await runtime.adminsOnlyReason?.();
   const processesKilled = await removeLeftovers();
   const containersStopped = await containerServiceWith({ runtime }).stopContainersWithLostTasks(runtime.knownTaskArns());
-  return { processesKilled, containersStopped };
+  return { processesKilled, containersStopped, ...(adminsOnlyReason ? { adminsOnlyReason } : {}) };
 }
 
 /** How the local server's proxy finds a `{hostname}.localhost` container's process (lib/local/app-proxy.ts). */

@@ -53,12 +53,17 @@ export interface DockerRuntimeOptions {
   stopGraceS?: number;
   /** Sets the host rules that keep containers off the host and each other; lib/local/engine-firewall.ts unless given. */
   hostFirewall?: () => Promise<FirewallStatus>;
+  /** How often each running container's writable layer is measured against its `disk_gb` (0: never); 30 s unless given. */
+  diskCheckMs?: number;
+  /** The bytes in one GB of `disk_gb`: 1 GiB, except in tests (LOCAL_DISK_GB_BYTES). */
+  diskGbBytes?: number;
 }
 
 interface EngineTask {
   taskArn: string;
   containerId: string;
   memoryMb: number;
+  diskGb: number;
   version: number;
   lastStatus: TaskLastStatus;
   desiredStatus: 'RUNNING' | 'STOPPED';
@@ -101,12 +106,18 @@ export class DockerRuntime implements ReconcilableRuntime {
   private unregisterShutdown: (() => void) | undefined;
   private readonly hostFirewall: () => Promise<FirewallStatus>;
   private isolation: Promise<string | undefined> | undefined;
+  private readonly diskCheckMs: number;
+  private readonly diskGbBytes: number;
+  private diskTimer: NodeJS.Timeout | undefined;
+  private measuringDisk = false;
 
   constructor(options: DockerRuntimeOptions) {
     this.engine = options.engine;
     this.stackId = options.stackId;
     this.stopGraceS = options.stopGraceS ?? 10;
     this.hostFirewall = options.hostFirewall ?? ensureContainerFirewall;
+    this.diskCheckMs = options.diskCheckMs ?? 30_000;
+    this.diskGbBytes = options.diskGbBytes ?? 1024 ** 3;
   }
 
   /**
@@ -146,6 +157,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       taskArn,
       containerId: launch.containerId,
       memoryMb: launch.memoryMb,
+      diskGb: launch.diskGb,
       version: 1,
       lastStatus: 'PROVISIONING',
       desiredStatus: 'RUNNING',
@@ -282,6 +294,8 @@ export class DockerRuntime implements ReconcilableRuntime {
       }),
     );
     await Promise.allSettled(live.map((task) => task.notifications));
+    clearInterval(this.diskTimer);
+    this.diskTimer = undefined;
     this.events?.destroy();
     this.events = undefined;
   }
@@ -404,6 +418,45 @@ export class DockerRuntime implements ReconcilableRuntime {
     this.settle(task, { reason });
   }
 
+  /**
+   * Storage drivers bound a container's writable layer only in some setups (overlay's `size=`
+   * needs xfs with project quotas; Podman here runs overlay on ext4), so the layer is measured
+   * instead: the engine's `SizeRw` of each running container of this stack, in one list call.
+   * A task past its `disk_gb` is killed and stopped with the reason, as an unhealthy one is, so
+   * its restart policy applies. Runs never overlap.
+   */
+  private async enforceDiskLimits(): Promise<void> {
+    const running = [...this.tasks.values()].filter((task) => task.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING');
+    if (this.measuringDisk || running.length === 0) return;
+    this.measuringDisk = true;
+    try {
+      const measured = await this.engine.listContainers({
+        size: true,
+        filters: { label: [`${LABEL.stack}=${this.stackId}`], status: ['running'] },
+      });
+      // Podman and Docker both answer SizeRw when asked for sizes; dockerode does not type it.
+      const sizeByTaskId = new Map(measured.map((info) => [info.Labels?.[LABEL.taskId], (info as { SizeRw?: number }).SizeRw ?? 0]));
+      for (const task of running) {
+        const used = sizeByTaskId.get(taskIdOf(task.taskArn));
+        if (used !== undefined && used > task.diskGb * this.diskGbBytes) void this.failOverDisk(task);
+      }
+    } catch (error) {
+      log.warn("Measuring the engine containers' disk use failed", describeError(error));
+    } finally {
+      this.measuringDisk = false;
+    }
+  }
+
+  private async failOverDisk(task: EngineTask): Promise<void> {
+    if (task.lastStatus === 'STOPPED' || task.desiredStatus !== 'RUNNING') return;
+    task.abort.abort();
+    task.endHealthWatch?.();
+    task.failing = `disk limit of ${task.diskGb} GB exceeded`;
+    // At once: every second of grace is more written.
+    await this.stopEngineContainer(task.taskArn, 0);
+    this.settle(task, { reason: task.failing });
+  }
+
   /** SIGTERM (the image's stop signal), then SIGKILL after `graceS`; a container already gone is fine. */
   private async stopEngineContainer(taskArn: string, graceS: number): Promise<void> {
     await this.engine
@@ -474,6 +527,10 @@ export class DockerRuntime implements ReconcilableRuntime {
         this.unregisterShutdown = undefined;
         await this.close();
       });
+    }
+    if (this.diskCheckMs > 0 && !this.diskTimer) {
+      this.diskTimer = setInterval(() => void this.enforceDiskLimits(), this.diskCheckMs);
+      this.diskTimer.unref();
     }
     if (this.events || this.closed) return;
     this.closed = false;

@@ -59,7 +59,12 @@ export const stackIdOf = (containerDir: string): string => createHash('sha256').
 function composeLocalContainers(): LocalContainers {
   if (localRuntimeKind() === 'docker') {
     const engine = engineClient(config.DOCKER_HOST);
-    const runtime = new DockerRuntime({ engine, stackId: stackIdOf(config.LOCAL_CONTAINER_DIR) });
+    const runtime = new DockerRuntime({
+      engine,
+      stackId: stackIdOf(config.LOCAL_CONTAINER_DIR),
+      diskCheckMs: config.LOCAL_DISK_CHECK_MS,
+      diskGbBytes: config.LOCAL_DISK_GB_BYTES,
+    });
     return {
       kind: 'docker',
       runtime,

@@ -13,6 +13,7 @@ import { pollUntil } from '../support/poll.js';
 vi.hoisted(() => {
   process.env.LOCAL_DISK_GB_BYTES = String(1024 * 1024);
   process.env.LOCAL_DISK_CHECK_MS = '300';
+  process.env.START_BUDGET_MS = '28000';
 });
 
 let stack: TestStack;

@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { promisify } from 'node:util';
 import type { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { engineClient } from '../../lib/local/docker-engine.js';
-import { LABEL } from '../../lib/local/docker-runtime.js';
+import { DockerRuntime, LABEL } from '../../lib/local/docker-runtime.js';
 import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { TEST_IMAGE } from '../support/global-engine.js';
@@ -19,6 +19,10 @@ import { pollUntil } from '../support/poll.js';
  * service listening on every interface) by any of the host's addresses, and not another
  * account's container; only the proxy reaches a container. Traffic to elsewhere still leaves.
  */
+// Each container's first start also creates its network; on a busy machine that takes a while.
+vi.hoisted(() => {
+  process.env.START_BUDGET_MS = '28000';
+});
 const engine = engineClient(inject('dockerHost'));
 const dynamoDbPort = Number(new URL(inject('dynamoDbEndpoint')).port);
 const run = promisify(execFile);
@@ -181,5 +185,44 @@ describe('a container on the engine, on the network', () => {
       listener.kill();
       await sh(`ip link del ${hostSide}; ip netns del ${namespace}`).catch(() => undefined);
     }
+  });
+});
+
+describe('a docker runtime that cannot set the host rules', () => {
+  it('says why, and the service then runs containers for admins only: 403 FORBIDDEN for anyone else', async () => {
+    const runtime = new DockerRuntime({
+      engine,
+      stackId: `no-firewall-${process.pid}`,
+      hostFirewall: async () => ({ ok: false, reason: 'the local stack does not run as root, so it cannot set the host firewall rules' }),
+    });
+    // Loaded here, not at the top: lib/config must first see the stack's settings (startTestStack).
+    const { ContainerService } = await import('../../lib/containers/container-service.js');
+    const { newId } = await import('../../lib/ids.js');
+    const { containerStore } = await import('../../lib/wiring/containers.js');
+    const service = new ContainerService(
+      containerStore,
+      runtime,
+      { usageOf: () => Promise.reject(new Error('not read here')) },
+      { startBudgetMs: 1000 },
+    );
+    const spec = {
+      hostname: `nofw-${process.pid}`,
+      image: TEST_IMAGE,
+      port: 8080,
+      env: {},
+      command: null,
+      cpuCores: 1,
+      memoryMb: 512,
+      diskGb: 18,
+      healthCheck: null,
+      restartPolicy: 'never' as const,
+    };
+
+    const refused = service.create({ userId: newId(), role: 'user' }, spec);
+
+    await expect(refused).rejects.toMatchObject({ statusCode: 403, code: 'FORBIDDEN' });
+    await expect(refused).rejects.toThrow(
+      "Containers cannot be isolated from this machine's services and from each other (the local stack does not run as root, so it cannot set the host firewall rules), so only admins may run containers here",
+    );
   });
 });

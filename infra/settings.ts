@@ -109,8 +109,8 @@ const settingsSchema = z
     /** Per-user quota (QUOTA_MAX_CONTAINERS, QUOTA_MAX_RUNNING_CPU on the functions); admins are exempt. */
     quotaMaxContainers: z.coerce.number().int().min(0).max(1_000_000).default(20),
     quotaMaxRunningCpu: z.coerce.number().min(0).max(1_000_000).default(16),
-    /** REFRESH_REUSE_GRACE_SECONDS of the token function (docs/oauth.md, "Refresh retries"); 0 turns it off. */
-    refreshReuseGraceSeconds: z.coerce.number().int().min(0).max(60).default(10),
+    /** REFRESH_REUSE_GRACE_SECONDS of the token function (docs/oauth.md, "Refresh retries"); 0, the default, keeps it off. */
+    refreshReuseGraceSeconds: z.coerce.number().int().min(0).max(60).default(0),
   })
   .refine((settings) => Boolean(settings.appsDomain) === Boolean(settings.appsCertificateArn), {
     message: 'appsDomain and appsCertificateArn go together: set both to route https://{hostname}.{appsDomain}/, or neither',

@@ -120,6 +120,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * means `process`.
      */
     CONTAINER_RUNTIME: localRuntimeAlias(read.oneOf('CONTAINER_RUNTIME', ['ecs', 'auto', 'docker', 'process', 'local'], 'ecs')),
+    /**
+     * The process runtime runs every container as the service's own OS user, so only admins may create or start
+     * containers on it; `true` lets every account, where all are trusted (a test suite, one person's accounts).
+     */
+    PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS: read.flag('PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS'),
     /** The Docker Engine API the docker runtime uses (`unix:///path` or `tcp://host:port`); unset: /var/run/docker.sock. */
     DOCKER_HOST: read.optionalText('DOCKER_HOST'),
     /**
@@ -201,10 +206,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     LOCAL_METRICS_SAMPLE_MS: read.number('LOCAL_METRICS_SAMPLE_MS', { min: 100, max: 60_000, whole: true }, 10_000),
     /**
      * How long after a rotation the refresh token it replaced may be presented again and get the same
-     * answer, while its successor is unused (docs/oauth.md, "Refresh retries"); 0 turns it off.
+     * answer, while its successor is unused (docs/oauth.md, "Refresh retries"). 0, the default, is the
+     * seed's rule (product.md section 9): a used refresh token presented again revokes the grant at once.
      * Context `refreshReuseGraceSeconds` on AWS.
      */
-    REFRESH_REUSE_GRACE_SECONDS: read.number('REFRESH_REUSE_GRACE_SECONDS', { min: 0, max: 60, whole: true }, 10),
+    REFRESH_REUSE_GRACE_SECONDS: read.number('REFRESH_REUSE_GRACE_SECONDS', { min: 0, max: 60, whole: true }, 0),
     /** The Secrets Manager secret holding the key a retried refresh's answer is derived with (AWS). */
     REFRESH_GRACE_KEY_SECRET_ARN: read.optionalText('REFRESH_GRACE_KEY_SECRET_ARN', { pattern: /^arn:aws[a-z-]*:secretsmanager:/ }),
     /** The file holding that key on the local stack (`DATA_DIR/refresh-grace.key`), created 0600 when missing. */

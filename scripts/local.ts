@@ -53,13 +53,7 @@ async function main(): Promise<void> {
     throw new Error(`DYNAMODB_PORT must be a port number, got ${process.env.DYNAMODB_PORT}`);
   }
 
-  // Before anything starts: the process runtime refuses a network HOST without the opt-in.
-  const runtime = await chooseLocalRuntime({
-    requested: process.env.CONTAINER_RUNTIME,
-    dockerHost: process.env.DOCKER_HOST,
-    host,
-    allowProcessRuntimeOnNetwork: process.env.ALLOW_PROCESS_RUNTIME_ON_NETWORK,
-  });
+  const runtime = await chooseLocalRuntime({ requested: process.env.CONTAINER_RUNTIME, dockerHost: process.env.DOCKER_HOST });
   if (runtime.kind === 'docker') {
     process.env.DOCKER_HOST = runtime.dockerHost;
     console.log(`Containers run on ${runtime.engine.name} ${runtime.engine.version} at ${runtime.dockerHost} (docker runtime)`);
@@ -121,6 +115,8 @@ async function main(): Promise<void> {
 
   await ensureAdmin();
   await recoverContainers();
+  const { localRunPolicyNotice } = await import('../lib/wiring/local-containers.js');
+  console.log(localRunPolicyNotice());
 
   const { startLocalServer } = await import('../lib/local/server.js');
   const { localContainerHosting } = await import('../lib/wiring/local-containers.js');
@@ -158,8 +154,7 @@ async function ensureAdmin(): Promise<void> {
 /** After an unclean exit, container processes may be left over and containers still read running. */
 async function recoverContainers(): Promise<void> {
   const { recoverLocalContainers } = await import('../lib/wiring/local-containers.js');
-  const { processesKilled, containersStopped, adminsOnlyReason } = await recoverLocalContainers();
-  if (adminsOnlyReason) console.error(`\n*** ${adminsOnlyReason} ***\n`);
+  const { processesKilled, containersStopped } = await recoverLocalContainers();
   if (processesKilled > 0) console.log(`Stopped ${processesKilled} container process(es) an earlier run left running`);
   if (containersStopped > 0) console.log(`Marked ${containersStopped} container(s) stopped: their processes did not outlive the last run`);
 }

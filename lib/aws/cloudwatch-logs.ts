@@ -9,7 +9,7 @@ import {
   type OutputLogEvent,
 } from '@aws-sdk/client-cloudwatch-logs';
 import { config } from '../config.js';
-import { BadRequestError } from '../errors.js';
+import { invalidFields } from '../errors.js';
 import { type ContainerLogs, type LogLine, type LogPage, type LogQuery, taskIdOf } from '../containers/logs.js';
 
 /** Created once per Lambda container and shared by every invocation. */
@@ -48,7 +48,7 @@ function decodeCursor(cursor: string): Position {
   } catch {
     // Answered below.
   }
-  throw new BadRequestError('Invalid query parameters: cursor: is not a cursor this endpoint gave');
+  throw invalidFields([{ field: 'cursor', message: 'is not a cursor this endpoint gave' }], 'query parameters');
 }
 
 /**

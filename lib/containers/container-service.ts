@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BadRequestError, ConflictError, ForbiddenError, InternalError, NotFoundError, TimeoutError } from '../errors.js';
+import { ConflictError, InternalError, NotFoundError, TimeoutError, invalidFields } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
@@ -24,6 +24,7 @@ import { containerStateFor, stateReasonFor } from './task-status.js';
 import { planTransition, type ContainerAction, type TransitionPlan } from './transitions.js';
 import { chargeFor, fitsAtAll, limitsFor, quotaExceeded, type QuotaCharge, type QuotaLimits } from './quota.js';
 import { workloadOf } from './workload.js';
+import { everyAccountMayRun, type RunPolicy } from './run-policy.js';
 
 export interface ContainerServiceOptions {
   /** How long start and restart wait for a task to run (START_BUDGET_MS). */
@@ -44,6 +45,8 @@ export interface ContainerServiceOptions {
   restartPolicy?: Partial<RestartPolicyOptions>;
   /** Where restarts by the policy wait for their time; a timer per restart unless given. */
   restartScheduler?: RestartScheduler;
+  /** Whose containers the runtime may run (lib/containers/run-policy.ts); every account's unless given. */
+  runPolicy?: RunPolicy;
   /** Bounds the machine that runs the containers sets (the local stack); none on AWS, where Fargate's sizes bound them. */
   sizeLimits?: SizeLimits;
 }
@@ -101,6 +104,7 @@ export class ContainerService {
   private readonly drainMs: number;
   private readonly restartPolicy: RestartPolicyOptions;
   private readonly restartScheduler: RestartScheduler;
+  private readonly runPolicy: RunPolicy;
   private readonly sizeLimits: SizeLimits | undefined;
 
   constructor(
@@ -117,6 +121,7 @@ export class ContainerService {
     this.drainMs = options.drainMs ?? 0;
     this.restartPolicy = { ...RESTART_POLICY_DEFAULTS, ...options.restartPolicy };
     this.restartScheduler = options.restartScheduler ?? new TimerRestartScheduler();
+    this.runPolicy = options.runPolicy ?? everyAccountMayRun;
     this.sizeLimits = options.sizeLimits;
   }
 
@@ -126,9 +131,9 @@ export class ContainerService {
    * record is still answered, so the caller learns its id and can start or delete it.
    */
   async create(caller: Caller, spec: ContainerSpec): Promise<StoredContainer> {
+    this.runPolicy.assertMayRun(caller);
     this.assertSizeWithinLimits(spec);
     assertOverridesFit(spec);
-    await this.assertMayRun(caller);
     const now = this.isoNow();
     const container: StoredContainer = {
       id: newId(this.now()),
@@ -144,7 +149,9 @@ export class ContainerService {
     };
     const charge = await this.limitedCharge(undefined, container, caller);
     const outcome = await this.store.create(container, charge);
-    if (outcome.kind === 'hostname-taken') throw new ConflictError(`The hostname ${container.hostname} is taken`);
+    if (outcome.kind === 'hostname-taken') {
+      throw new ConflictError(`The hostname ${container.hostname} is taken`, [{ field: 'hostname', message: 'is taken; choose another' }]);
+    }
     if (outcome.kind === 'quota-exceeded') throw await this.quotaRefusal(charge);
     countEvent(METRIC.containersCreated);
     try {
@@ -179,9 +186,9 @@ export class ContainerService {
     const memoryMb = changes.memoryMb ?? container.memoryMb;
     const maxMemoryMb = maxMemoryMbFor(cpuCores);
     if (memoryMb > maxMemoryMb) {
-      throw new BadRequestError(
-        `Invalid request body: memory_mb: must be at most ${maxMemoryMb} for ${cpuCores} CPU core${cpuCores === 1 ? '' : 's'}`,
-      );
+      throw invalidFields([
+        { field: 'memory_mb', message: `must be at most ${maxMemoryMb} for ${cpuCores} CPU core${cpuCores === 1 ? '' : 's'}` },
+      ]);
     }
     const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as Partial<Workload>;
     assertOverridesFit({ ...container, ...given });
@@ -192,7 +199,8 @@ export class ContainerService {
     );
   }
 
-  start(caller: Caller, containerId: string): Promise<StoredContainer> {
+  async start(caller: Caller, containerId: string): Promise<StoredContainer> {
+    this.runPolicy.assertMayRun(caller);
     return this.transition(caller, containerId, 'start');
   }
 
@@ -200,7 +208,8 @@ export class ContainerService {
     return this.transition(caller, containerId, 'stop');
   }
 
-  restart(caller: Caller, containerId: string): Promise<StoredContainer> {
+  async restart(caller: Caller, containerId: string): Promise<StoredContainer> {
+    this.runPolicy.assertMayRun(caller);
     return this.transition(caller, containerId, 'restart');
   }
 
@@ -435,27 +444,20 @@ export class ContainerService {
   /** The sizes given, each against the machine's bound (`sizeLimits`). */
   private assertSizeWithinLimits(sizes: { cpuCores?: number; memoryMb?: number }): void {
     if (!this.sizeLimits) return;
+    const fields = { cpuCores: 'cpu_cores', memoryMb: 'memory_mb' } as const;
     const problems = (['cpuCores', 'memoryMb'] as const).flatMap((key) => {
       const limit = this.sizeLimits![key];
       const asked = sizes[key];
       return asked !== undefined && asked > limit.max
-        ? [`${key === 'cpuCores' ? 'cpu_cores' : 'memory_mb'}: ${limit.setBy} allows at most ${limit.max}`]
+        ? [{ field: fields[key], message: `${limit.setBy} allows at most ${limit.max}` }]
         : [];
     });
-    if (problems.length > 0) throw new BadRequestError(`Invalid request body: ${problems.join('; ')}`);
-  }
-
-  /** A runtime that cannot keep accounts apart runs containers for admins only (ContainerRuntime.adminsOnlyReason). */
-  private async assertMayRun(caller: Caller): Promise<void> {
-    if (caller.role === 'admin') return;
-    const reason = await this.runtime.adminsOnlyReason?.();
-    if (reason) throw new ForbiddenError(reason);
+    if (problems.length > 0) throw invalidFields(problems);
   }
 
   private async transition(caller: Caller, containerId: string, action: ContainerAction): Promise<StoredContainer> {
     const deadline = this.now() + this.startBudgetMs;
     const container = await this.get(caller, containerId);
-    if (action !== 'stop') await this.assertMayRun(caller);
     const plan = this.planFor(container, action);
     switch (plan.kind) {
       case 'unchanged':

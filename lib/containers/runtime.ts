@@ -85,12 +85,6 @@ export interface ContainerRuntime {
    * working directory), once its task is gone. Runtimes that keep nothing (ECS) omit it.
    */
   releaseContainer?(containerId: string): Promise<void>;
-  /**
-   * Why this runtime runs containers for admins only (it cannot keep one account's containers
-   * from the host or from each other), or undefined when it serves every account. Runtimes
-   * that isolate always (ECS) omit it.
-   */
-  adminsOnlyReason?(): Promise<string | undefined>;
 }
 
 /** ECS's limit per call, for both ListTasks pages and DescribeTasks (docs/containers.md, "Reconciliation"). */

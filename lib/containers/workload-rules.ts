@@ -120,8 +120,14 @@ export const commandSchema = z
   .check(z.minLength(1, 'must hold at least one string'), z.maxLength(MAX_COMMAND_ARGS, `must hold at most ${MAX_COMMAND_ARGS} strings`));
 
 export const cpuCoresSchema = z.literal(CPU_CORE_CHOICES, { error: 'must be one of 1, 2, 4, 8 or 16' });
-export const memoryMbSchema = z.int('must be a whole number').check(z.minimum(MIN_MEMORY_MB));
-export const diskGbSchema = z.int('must be a whole number').check(z.minimum(MIN_DISK_GB), z.maximum(MAX_DISK_GB));
+// Each bound says its own message: the int's message would otherwise stand for every issue ("must be a whole number" for 3).
+export const memoryMbSchema = z.int('must be a whole number').check(z.minimum(MIN_MEMORY_MB, `must be at least ${MIN_MEMORY_MB}`));
+export const diskGbSchema = z
+  .int('must be a whole number')
+  .check(
+    z.minimum(MIN_DISK_GB, `must be from ${MIN_DISK_GB} to ${MAX_DISK_GB}`),
+    z.maximum(MAX_DISK_GB, `must be from ${MIN_DISK_GB} to ${MAX_DISK_GB}`),
+  );
 
 const seconds = (min: number, max: number) =>
   z

@@ -36,7 +36,10 @@ export interface RoutePermissions {
   metrics?: boolean;
   /** Read the containers' log groups (CloudWatch Logs). */
   logs?: boolean;
-  /** Read the refresh retry grace key (a Secrets Manager secret; docs/oauth.md, "Refresh retries"). */
+  /**
+   * Read the service's HMAC key (a Secrets Manager secret): the refresh retry grace's (docs/oauth.md,
+   * "Refresh retries") and the device cookies' (docs/api-rules.md, "Sign-in throttling").
+   */
   refreshGraceKey?: boolean;
 }
 
@@ -131,7 +134,8 @@ export const createSession = /* @__PURE__ */ route({
   handler: 'functions/sessions/create.ts',
   access: 'public',
   body: 'json',
-  permissions: { table: signIn },
+  // The key that signs device cookies (lib/wiring/sign-in.ts).
+  permissions: { table: signIn, refreshGraceKey: true },
   memoryMb: SIGN_IN_MEMORY_MB,
   rateLimited: true,
   summary: 'Sign in with email and password',
@@ -245,7 +249,8 @@ export const loginSubmit = /* @__PURE__ */ route({
   handler: 'functions/pages/login-submit.ts',
   access: 'public',
   body: 'form',
-  permissions: { table: signIn },
+  // The key that signs device cookies (lib/wiring/sign-in.ts).
+  permissions: { table: signIn, refreshGraceKey: true },
   memoryMb: SIGN_IN_MEMORY_MB,
   rateLimited: true,
   summary: 'Sign-in form submission',
@@ -461,7 +466,8 @@ export const rotateAppSecret = /* @__PURE__ */ route({
   access: 'account',
   body: 'optional-json',
   permissions: /* @__PURE__ */ authenticated({ update: ['oauthApp', 'oauthClient'] }),
-  summary: "Rotate an OAuth application's client secret; the previous one keeps working for previous_secret_ttl_seconds",
+  summary:
+    "Rotate an OAuth application's client secret; the previous one stops at once unless previous_secret_ttl_seconds asks for an overlap",
 });
 
 export const endAppPreviousSecret = /* @__PURE__ */ route({
@@ -553,7 +559,10 @@ export const deviceAuthorization = /* @__PURE__ */ route({
   access: 'public',
   body: 'json-or-form',
   // The first-party CLI's application and client are created on its first request (lib/oauth/first-party-client.ts).
-  permissions: { table: { read: ['oauthClient', 'oauthApp'], write: ['deviceAuthorization', 'userCode', 'oauthApp', 'oauthClient'] } },
+  // `user`: the registrant's email, which the device page shows (RFC 8628 section 5.4).
+  permissions: {
+    table: { read: ['oauthClient', 'oauthApp', 'user'], write: ['deviceAuthorization', 'userCode', 'oauthApp', 'oauthClient'] },
+  },
   rateLimited: true,
   rfc6749Errors: true,
   summary: 'Start the device authorization grant (RFC 8628): a device code for the device, a user code for the person',
@@ -567,7 +576,10 @@ export const devicePage = /* @__PURE__ */ route({
   access: 'browser',
   body: 'none',
   alsoAnswers: [400],
-  permissions: /* @__PURE__ */ authenticated({ read: ['userCode', 'deviceAuthorization', 'user'], write: ['userCodeFailures'] }),
+  permissions: /* @__PURE__ */ authenticated({
+    read: ['userCode', 'deviceAuthorization', 'user', 'userCodeFailures'],
+    write: ['userCodeFailures'],
+  }),
   summary: 'Device page: type or confirm the code a device shows, then approve or deny it',
 });
 
@@ -578,7 +590,11 @@ export const deviceDecision = /* @__PURE__ */ route({
   handler: 'functions/pages/device-decision.ts',
   access: 'session',
   body: 'form',
-  permissions: /* @__PURE__ */ authenticated({ read: ['userCode', 'user'], update: ['deviceAuthorization'], write: ['userCodeFailures'] }),
+  permissions: /* @__PURE__ */ authenticated({
+    read: ['userCode', 'user', 'userCodeFailures'],
+    update: ['deviceAuthorization'],
+    write: ['userCodeFailures'],
+  }),
   summary: 'Device page form submission: approve or deny',
 });
 
@@ -590,7 +606,8 @@ export const listAuthorizations = /* @__PURE__ */ route({
   access: 'account',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(authorizedApps),
-  summary: 'The applications the caller authorized (one per grant), newest first',
+  summary:
+    'The applications the caller authorized, one entry per application (id: its client_id) with every scope its grants hold, most recently authorized first',
 });
 
 export const revokeAuthorization = /* @__PURE__ */ route({
@@ -601,7 +618,8 @@ export const revokeAuthorization = /* @__PURE__ */ route({
   access: 'account',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(revokeAuthorizationAccess),
-  summary: 'Revoke an authorization: every code, access token and refresh token of it stops at once',
+  summary:
+    "Revoke an authorized application: authorization_id is the entry's id, the application's client_id; every token of every grant the caller gave it stops at once",
 });
 
 export const authorizationsPage = /* @__PURE__ */ route({

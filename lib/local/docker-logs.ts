@@ -1,5 +1,5 @@
 import type Docker from 'dockerode';
-import { BadRequestError } from '../errors.js';
+import { invalidFields } from '../errors.js';
 import { type ContainerLogs, type LogLine, type LogPage, type LogQuery, taskIdOf } from '../containers/logs.js';
 import { engineNameOf } from './docker-runtime.js';
 
@@ -26,7 +26,7 @@ function decodeCursor(cursor: string): Position {
   } catch {
     // Answered below.
   }
-  throw new BadRequestError('Invalid query parameters: cursor: is not a cursor this endpoint gave');
+  throw invalidFields([{ field: 'cursor', message: 'is not a cursor this endpoint gave' }], 'query parameters');
 }
 
 const compareAt = (a: [number, number], b: [number, number]): number => a[0] - b[0] || a[1] - b[1];

@@ -52,7 +52,7 @@ export interface DockerRuntimeOptions {
   /** Between SIGTERM and SIGKILL when a task is stopped on request. */
   stopGraceS?: number;
   /** Sets the host rules that keep containers off the host and each other; lib/local/engine-firewall.ts unless given. */
-  hostFirewall?: () => Promise<FirewallStatus>;
+  hostFirewall?: () => FirewallStatus;
   /** How often each running container's writable layer is measured against its `disk_gb` (0: never); 30 s unless given. */
   diskCheckMs?: number;
   /** The bytes in one GB of `disk_gb`: 1 GiB, except in tests (LOCAL_DISK_GB_BYTES). */
@@ -104,8 +104,8 @@ export class DockerRuntime implements ReconcilableRuntime {
   private events: Readable | undefined;
   private closed = false;
   private unregisterShutdown: (() => void) | undefined;
-  private readonly hostFirewall: () => Promise<FirewallStatus>;
-  private isolation: Promise<string | undefined> | undefined;
+  private readonly hostFirewall: () => FirewallStatus;
+  private isolation: { refusal?: string } | undefined;
   private readonly diskCheckMs: number;
   private readonly diskGbBytes: number;
   private diskTimer: NodeJS.Timeout | undefined;
@@ -123,25 +123,31 @@ export class DockerRuntime implements ReconcilableRuntime {
   /**
    * Each container runs on a network of its own (lib/local/engine-networks.ts), and host rules
    * keep every such network off the host's services and off the other networks
-   * (lib/local/engine-firewall.ts). Where they cannot be set (not root, no iptables, a rootless
-   * engine whose containers' traffic never crosses this host's rules), this says so once, loudly,
-   * and answers why: the service then runs containers for admins only.
+   * (lib/local/engine-firewall.ts), set on first call. Where they cannot be set (not root, no
+   * iptables) or do not apply (an engine that reports itself rootless: its containers' traffic
+   * never crosses this host's rules, learnt once the engine answers), this says so loudly once
+   * and answers why: the stack then runs containers for admins only (lib/wiring/local-containers.ts).
    */
-  adminsOnlyReason(): Promise<string | undefined> {
-    this.isolation ??= this.checkIsolation();
-    return this.isolation;
+  isolationRefusal(): string | undefined {
+    if (!this.isolation) {
+      const isolation: { refusal?: string } = {};
+      this.isolation = isolation;
+      const firewall = this.hostFirewall();
+      if (!firewall.ok) this.refuse(isolation, firewall.reason);
+      void this.engine
+        .info()
+        .then((info: { SecurityOptions?: string[] }) => {
+          if (info.SecurityOptions?.some((option) => option.includes('rootless')))
+            this.refuse(isolation, "the engine runs rootless: its containers' traffic does not cross this host's firewall");
+        })
+        .catch(() => undefined);
+    }
+    return this.isolation.refusal;
   }
 
-  private async checkIsolation(): Promise<string | undefined> {
-    const info = (await this.engine.info().catch(() => undefined)) as { SecurityOptions?: string[] } | undefined;
-    const rootless = info?.SecurityOptions?.some((option) => option.includes('rootless'));
-    const firewall: FirewallStatus = rootless
-      ? { ok: false, reason: "the engine runs rootless: its containers' traffic does not cross this host's firewall" }
-      : await this.hostFirewall();
-    if (firewall.ok) return undefined;
-    const reason = `Containers cannot be isolated from this machine's services and from each other (${firewall.reason}), so only admins may run containers here`;
-    log.error(reason);
-    return reason;
+  private refuse(isolation: { refusal?: string }, reason: string): void {
+    isolation.refusal ??= `Containers cannot be isolated from this machine's services and from each other (${reason}), so only admins may run containers here`;
+    log.error(isolation.refusal);
   }
 
   onTaskStatus(listener: TaskStatusListener): void {
@@ -305,7 +311,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       await this.ensureImage(launch.image, task.abort.signal);
       if (task.desiredStatus !== 'RUNNING') return this.settle(task, {});
       await this.pruneStoppedTasks(launch.containerId);
-      await this.adminsOnlyReason();
+      this.isolationRefusal();
       const network = await ensureContainerNetwork(this.engine, this.stackId, launch.containerId);
       const engineContainer = await this.engine.createContainer(this.containerSpec(task, launch, network));
       if (task.desiredStatus !== 'RUNNING') {

@@ -1,7 +1,15 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { execFileSync } from 'node:child_process';
 
-const run = promisify(execFile);
+/** Synchronous: the rules are set once, before the stack decides whose containers it runs. */
+const run = (binary: string, args: string[]): string => execFileSync(binary, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const succeeds = (binary: string, args: string[]): boolean => {
+  try {
+    run(binary, args);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /**
  * Every bridge of this service's container networks is named `chs…` (lib/local/engine-networks.ts),
@@ -66,7 +74,7 @@ const failed = (error: unknown): string => ((error as { stderr?: string }).stder
  * stack stops: other stacks on the machine share them, and they match nothing once no `chs…`
  * bridge exists. Needs root (CAP_NET_ADMIN) and iptables; answers why not otherwise.
  */
-export async function ensureContainerFirewall(): Promise<FirewallStatus> {
+export function ensureContainerFirewall(): FirewallStatus {
   if (process.getuid?.() !== 0)
     return { ok: false, reason: 'the local stack does not run as root, so it cannot set the host firewall rules' };
   try {
@@ -75,13 +83,9 @@ export async function ensureContainerFirewall(): Promise<FirewallStatus> {
       ['ip6tables', 6],
     ] as const) {
       for (const [chain, rules] of Object.entries(chainRules(family))) {
-        await ensureChain(binary, chain, rules);
+        ensureChain(binary, chain, rules);
         const jump = JUMPS[chain]!;
-        const present = await run(binary, ['-w', '-C', ...jump]).then(
-          () => true,
-          () => false,
-        );
-        if (!present) await run(binary, ['-w', '-I', jump[0]!, '1', ...jump.slice(1)]);
+        if (!succeeds(binary, ['-w', '-C', ...jump])) run(binary, ['-w', '-I', jump[0]!, '1', ...jump.slice(1)]);
       }
     }
     return { ok: true };
@@ -90,15 +94,16 @@ export async function ensureContainerFirewall(): Promise<FirewallStatus> {
   }
 }
 
-async function ensureChain(binary: string, chain: string, rules: string[]): Promise<void> {
-  const listed = await run(binary, ['-w', '-S', chain]).then(
-    ({ stdout }) => stdout.trim().split('\n'),
-    () => undefined,
-  );
-  if (!listed) await run(binary, ['-w', '-N', chain]);
+function ensureChain(binary: string, chain: string, rules: string[]): void {
+  let listed: string[] | undefined;
+  try {
+    listed = run(binary, ['-w', '-S', chain]).trim().split('\n');
+  } catch {
+    run(binary, ['-w', '-N', chain]);
+  }
   const current = (listed ?? []).filter((line) => line.startsWith('-A '));
   if (current.length === rules.length && current.every((line, index) => line === rules[index])) return;
   // Our own chain: rebuilt whole, so a rule of an older version never lingers.
-  await run(binary, ['-w', '-F', chain]);
-  for (const rule of rules) await run(binary, ['-w', ...words(rule)]);
+  run(binary, ['-w', '-F', chain]);
+  for (const rule of rules) run(binary, ['-w', ...words(rule)]);
 }

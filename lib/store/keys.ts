@@ -50,6 +50,11 @@ export const keys = {
     pk: join('LOGIN_FAILURES', normalizedEmail),
     sk: join('ADDRESS', address),
   }),
+  /** An email's sign-in attempts from one device that signed in as it before (its device cookie): that device's own limit. */
+  loginFailuresFromDevice: (normalizedEmail: string, deviceId: string): ItemKey => ({
+    pk: join('LOGIN_FAILURES', normalizedEmail),
+    sk: join('DEVICE', deviceId),
+  }),
 
   /** Any bearer credential (session, PAT, OAuth access token), found by its SHA-256 hash. */
   credential: (tokenHash: string): ItemKey => ({ pk: join('CREDENTIAL', tokenHash), sk: 'CREDENTIAL' }),
@@ -135,4 +140,9 @@ export const keys = {
   userCode: (userCodeHash: string): ItemKey => ({ pk: join('OAUTH_USER_CODE', userCodeHash), sk: 'OAUTH_USER_CODE' }),
   /** Wrong user codes typed by one session in the current window (docs/oauth.md, "Device authorization"). */
   userCodeFailures: (sessionHash: string): ItemKey => ({ pk: join('USER_CODE_FAILURES', sessionHash), sk: 'USER_CODE_FAILURES' }),
+  /** The same count for one account, across its sessions. Same partition family, so the same IAM grant. */
+  userCodeFailuresOfAccount: (userId: string): ItemKey => ({
+    pk: join('USER_CODE_FAILURES', 'USER', userId),
+    sk: 'USER_CODE_FAILURES',
+  }),
 } as const;

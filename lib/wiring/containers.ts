@@ -5,6 +5,7 @@ import type { TaskUsageSource } from '../containers/metrics.js';
 import { TimerRestartScheduler } from '../containers/restart-policy.js';
 import type { QuotaLimits } from '../containers/quota.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
+import type { RunPolicy } from '../containers/run-policy.js';
 import { DynamoContainerStore } from '../store/dynamo-container-store.js';
 
 /** One store per process, shared by every request it serves. */
@@ -52,14 +53,18 @@ const noUsage: TaskUsageSource = { usageOf: notWired('task usage source') };
 /**
  * The container service over the DynamoDB store with exactly the adapters a function uses:
  * each function module passes the runtime (lib/wiring/container-runtime.ts) or usage source
- * (lib/wiring/task-usage.ts) its route calls, so its bundle carries only those SDK clients.
+ * (lib/wiring/task-usage.ts) its route calls, so its bundle carries only those SDK clients,
+ * and, with a runtime that runs callers' code, whose code that runtime may run.
  */
-export function containerServiceWith(adapters: { runtime?: ContainerRuntime; usage?: TaskUsageSource } = {}): ContainerService {
+export function containerServiceWith(
+  adapters: { runtime?: ContainerRuntime; usage?: TaskUsageSource; runPolicy?: RunPolicy } = {},
+): ContainerService {
   return new ContainerService(containerStore, adapters.runtime ?? noRuntime, adapters.usage ?? noUsage, {
     startBudgetMs: config.START_BUDGET_MS,
     quota: quotaLimits,
     drainMs: config.RESTART_DRAIN_MS,
     restartScheduler,
+    ...(adapters.runPolicy ? { runPolicy: adapters.runPolicy } : {}),
     ...(sizeLimits ? { sizeLimits } : {}),
   });
 }

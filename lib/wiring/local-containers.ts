@@ -5,6 +5,7 @@ import type { ContainerLogs } from '../containers/logs.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
 import { Reconciler, type ReconcileReport } from '../containers/reconciler.js';
 import type { ReconcilableRuntime, TaskStatusListener } from '../containers/runtime.js';
+import { everyAccountMayRun, onlyAdminsMayRun, type RunPolicy } from '../containers/run-policy.js';
 import { onShutdown } from '../local/lifecycle.js';
 import { describeError, log } from '../log.js';
 import { LocalMetrics } from '../local/local-metrics.js';
@@ -32,6 +33,8 @@ interface LocalContainers {
   runtime: LocalRuntimePort;
   usage: TaskUsageSource;
   logs: ContainerLogs;
+  /** Whose containers it may run. */
+  runPolicy: RunPolicy;
   /** Ends what an earlier run of this stack left running; answers how many. */
   removeLeftovers(): Promise<number>;
 }
@@ -54,6 +57,46 @@ export function localRuntimeKind(): 'docker' | 'process' {
  * the same stack finds what its last run left, and other stacks on the same engine (tests run
  * several at once) are never touched.
  */
+/**
+ * What an account that is not an admin is told when it asks the process runtime to run its code:
+ * there every container runs as the service's own OS user, able to read its environment and data.
+ */
+export const PROCESS_RUNTIME_REFUSAL =
+  "This machine runs containers as plain processes of the service's own user (the process runtime), which only admins may use; " +
+  "its operator can run Docker or Podman (the docker runtime) to run every account's containers";
+
+/**
+ * The process runtime serves its operators only, on any HOST, unless PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS
+ * says every account on this machine is trusted (a test suite, one person's several accounts).
+ */
+const processRunPolicy = (): RunPolicy =>
+  config.PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS ? everyAccountMayRun : onlyAdminsMayRun(PROCESS_RUNTIME_REFUSAL);
+
+/**
+ * The docker runtime runs every account's containers when it keeps them off the host and each
+ * other (DockerRuntime.isolationRefusal); where it cannot, admins' only.
+ */
+export const dockerRunPolicy = (runtime: DockerRuntime): RunPolicy => ({
+  assertMayRun: (caller) => {
+    const refusal = runtime.isolationRefusal();
+    if (refusal) onlyAdminsMayRun(refusal).assertMayRun(caller);
+  },
+});
+
+/** What `npm start` says at start about whose containers this stack runs. */
+export function localRunPolicyNotice(): string {
+  if (localRuntimeKind() === 'docker') {
+    const runtime = localContainers().runtime as DockerRuntime;
+    const refusal = runtime.isolationRefusal();
+    return refusal
+      ? `\n*** ${refusal} ***\n`
+      : 'Every account may run containers, each in its own engine container on a network of its own, kept off this machine and off each other';
+  }
+  return config.PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS
+    ? 'Every account may run containers, and each runs as this OS user with its access (PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS=true)'
+    : 'Only admins may create or start containers on the process runtime; PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS=true lets every account where all are trusted';
+}
+
 export const stackIdOf = (containerDir: string): string => createHash('sha256').update(resolve(containerDir)).digest('hex').slice(0, 16);
 
 function composeLocalContainers(): LocalContainers {
@@ -70,6 +113,7 @@ function composeLocalContainers(): LocalContainers {
       runtime,
       usage: new DockerMetrics(engine),
       logs: new DockerContainerLogs(engine),
+      runPolicy: dockerRunPolicy(runtime),
       removeLeftovers: () => runtime.removeLeftovers(),
     };
   }
@@ -83,6 +127,7 @@ function composeLocalContainers(): LocalContainers {
     runtime,
     usage: new LocalMetrics(runtime),
     logs: new LocalContainerLogs(config.LOCAL_CONTAINER_DIR),
+    runPolicy: processRunPolicy(),
     removeLeftovers: () => runtime.killLeftoverProcesses(),
   };
 }
@@ -109,14 +154,12 @@ const isLocal = (): boolean => config.CONTAINER_RUNTIME !== 'ecs';
  * engine containers an earlier run left behind (after kill -9 or a crash nothing stopped them),
  * then records stopped every container whose task went with them. Does nothing on ECS.
  */
-export async function recoverLocalContainers(): Promise<{ processesKilled: number; containersStopped: number; adminsOnlyReason?: string }> {
+export async function recoverLocalContainers(): Promise<{ processesKilled: number; containersStopped: number }> {
   if (!isLocal()) return { processesKilled: 0, containersStopped: 0 };
   const { runtime, removeLeftovers } = localContainers();
-  // Before any container runs: the docker runtime sets its host rules here, or says why it cannot.
-  const adminsOnlyReason = await runtime.adminsOnlyReason?.();
   const processesKilled = await removeLeftovers();
   const containersStopped = await containerServiceWith({ runtime }).stopContainersWithLostTasks(runtime.knownTaskArns());
-  return { processesKilled, containersStopped, ...(adminsOnlyReason ? { adminsOnlyReason } : {}) };
+  return { processesKilled, containersStopped };
 }
 
 /** How the local server's proxy finds a `{hostname}.localhost` container's process (lib/local/app-proxy.ts). */

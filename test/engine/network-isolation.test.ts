@@ -189,40 +189,31 @@ describe('a container on the engine, on the network', () => {
 });
 
 describe('a docker runtime that cannot set the host rules', () => {
-  it('says why, and the service then runs containers for admins only: 403 FORBIDDEN for anyone else', async () => {
+  it('says why, and the stack then runs containers for admins only: 403 FORBIDDEN for anyone else', async () => {
     const runtime = new DockerRuntime({
       engine,
       stackId: `no-firewall-${process.pid}`,
-      hostFirewall: async () => ({ ok: false, reason: 'the local stack does not run as root, so it cannot set the host firewall rules' }),
+      hostFirewall: () => ({ ok: false, reason: 'the local stack does not run as root, so it cannot set the host firewall rules' }),
     });
     // Loaded here, not at the top: lib/config must first see the stack's settings (startTestStack).
-    const { ContainerService } = await import('../../lib/containers/container-service.js');
-    const { newId } = await import('../../lib/ids.js');
-    const { containerStore } = await import('../../lib/wiring/containers.js');
-    const service = new ContainerService(
-      containerStore,
-      runtime,
-      { usageOf: () => Promise.reject(new Error('not read here')) },
-      { startBudgetMs: 1000 },
-    );
-    const spec = {
-      hostname: `nofw-${process.pid}`,
-      image: TEST_IMAGE,
-      port: 8080,
-      env: {},
-      command: null,
-      cpuCores: 1,
-      memoryMb: 512,
-      diskGb: 18,
-      healthCheck: null,
-      restartPolicy: 'never' as const,
-    };
+    const { dockerRunPolicy } = await import('../../lib/wiring/local-containers.js');
+    const policy = dockerRunPolicy(runtime);
 
-    const refused = service.create({ userId: newId(), role: 'user' }, spec);
-
-    await expect(refused).rejects.toMatchObject({ statusCode: 403, code: 'FORBIDDEN' });
-    await expect(refused).rejects.toThrow(
-      "Containers cannot be isolated from this machine's services and from each other (the local stack does not run as root, so it cannot set the host firewall rules), so only admins may run containers here",
+    expect(() => policy.assertMayRun({ role: 'user' })).toThrow(
+      expect.objectContaining({
+        statusCode: 403,
+        code: 'FORBIDDEN',
+        message:
+          "Containers cannot be isolated from this machine's services and from each other (the local stack does not run as root, so it cannot set the host firewall rules), so only admins may run containers here",
+      }),
     );
+    expect(() => policy.assertMayRun({ role: 'admin' })).not.toThrow();
+  });
+
+  it('is not refused when the rules are set', async () => {
+    const { dockerRunPolicy } = await import('../../lib/wiring/local-containers.js');
+    const runtime = new DockerRuntime({ engine, stackId: `firewall-${process.pid}`, hostFirewall: () => ({ ok: true }) });
+
+    expect(() => dockerRunPolicy(runtime).assertMayRun({ role: 'user' })).not.toThrow();
   });
 });

@@ -196,6 +196,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * 0 turns it off. On AWS a schedule runs it instead (CDK context `reconcileMinutes`).
      */
     RECONCILE_INTERVAL_MS: read.number('RECONCILE_INTERVAL_MS', { min: 0, max: 3_600_000, whole: true }, 5_000),
+    /**
+     * The largest `cpu_cores` and `memory_mb` the local stack accepts; 0 (the default): what this
+     * machine has (its CPUs, its memory). The API's own bounds still apply; AWS ignores these.
+     */
+    LOCAL_MAX_CPU_CORES: read.number('LOCAL_MAX_CPU_CORES', { min: 0, max: 1024, whole: true }, 0),
+    LOCAL_MAX_MEMORY_MB: read.number('LOCAL_MAX_MEMORY_MB', { min: 0, max: 16_777_216, whole: true }, 0),
+    /** How often the docker runtime measures each running container's writable layer against its `disk_gb`; 0 never. */
+    LOCAL_DISK_CHECK_MS: read.number('LOCAL_DISK_CHECK_MS', { min: 0, max: 3_600_000, whole: true }, 30_000),
+    /**
+     * Test only: the bytes in one GB of `disk_gb` (1 GiB unless set), so that a test can fill a
+     * limit of 18 "GB" with 18 MiB. Never set it on a real stack: the limit would shrink with it.
+     */
+    LOCAL_DISK_GB_BYTES: read.number('LOCAL_DISK_GB_BYTES', { min: 1024 * 1024, max: 1024 ** 3, whole: true }, 1024 ** 3),
     /** How often the local stack samples each running container's use for its metrics history (lib/local/usage-sampler.ts). */
     LOCAL_METRICS_SAMPLE_MS: read.number('LOCAL_METRICS_SAMPLE_MS', { min: 100, max: 60_000, whole: true }, 10_000),
     /**

@@ -11,6 +11,7 @@ import { ensureKeyFile } from '../lib/local/refresh-grace-key-file.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../lib/local/dynamodb-local.js';
 import { onShutdown, runShutdown } from '../lib/local/lifecycle.js';
 import { startPodmanService } from '../lib/local/podman-service.js';
+import { makePrivate } from '../lib/local/private-dir.js';
 import { chooseLocalRuntime } from '../lib/local/runtime-choice.js';
 import type { LocalServer } from '../lib/local/server.js';
 import { ensureTable } from '../lib/local/table.js';
@@ -79,6 +80,8 @@ async function main(): Promise<void> {
   }
 
   const dataDir = inMemory ? undefined : resolve(dataDirSetting);
+  // The database, its key and the refresh-grace key are this OS user's alone.
+  if (dataDir) await makePrivate(dataDir);
   if (inMemory) temporaryDir = await mkdtemp(join(tmpdir(), 'container-hosting-'));
   const containerDir = join(dataDir ?? temporaryDir!, 'containers');
 

@@ -47,6 +47,14 @@ export interface ContainerServiceOptions {
   restartScheduler?: RestartScheduler;
   /** Whose containers the runtime may run (lib/containers/run-policy.ts); every account's unless given. */
   runPolicy?: RunPolicy;
+  /** Bounds the machine that runs the containers sets (the local stack); none on AWS, where Fargate's sizes bound them. */
+  sizeLimits?: SizeLimits;
+}
+
+/** The largest sizes a container may ask for, beyond the API's own bounds, and who sets each (named in the refusal). */
+export interface SizeLimits {
+  cpuCores: { max: number; setBy: string };
+  memoryMb: { max: number; setBy: string };
 }
 
 /** How a task status event was taken. */
@@ -97,6 +105,7 @@ export class ContainerService {
   private readonly restartPolicy: RestartPolicyOptions;
   private readonly restartScheduler: RestartScheduler;
   private readonly runPolicy: RunPolicy;
+  private readonly sizeLimits: SizeLimits | undefined;
 
   constructor(
     private readonly store: ContainerStore,
@@ -113,6 +122,7 @@ export class ContainerService {
     this.restartPolicy = { ...RESTART_POLICY_DEFAULTS, ...options.restartPolicy };
     this.restartScheduler = options.restartScheduler ?? new TimerRestartScheduler();
     this.runPolicy = options.runPolicy ?? everyAccountMayRun;
+    this.sizeLimits = options.sizeLimits;
   }
 
   /**
@@ -122,6 +132,7 @@ export class ContainerService {
    */
   async create(caller: Caller, spec: ContainerSpec): Promise<StoredContainer> {
     this.runPolicy.assertMayRun(caller);
+    this.assertSizeWithinLimits(spec);
     assertOverridesFit(spec);
     const now = this.isoNow();
     const container: StoredContainer = {
@@ -170,6 +181,7 @@ export class ContainerService {
    */
   async update(caller: Caller, containerId: string, changes: Partial<Workload>): Promise<StoredContainer> {
     const container = await this.get(caller, containerId);
+    this.assertSizeWithinLimits(changes);
     const cpuCores = changes.cpuCores ?? container.cpuCores;
     const memoryMb = changes.memoryMb ?? container.memoryMb;
     const maxMemoryMb = maxMemoryMbFor(cpuCores);
@@ -427,6 +439,20 @@ export class ContainerService {
     );
     if (failed) countEvent(METRIC.containersFailed);
     return failed ? { outcome: 'applied', container: failed } : { outcome: 'ignored', container: await this.store.get(container.id) };
+  }
+
+  /** The sizes given, each against the machine's bound (`sizeLimits`). */
+  private assertSizeWithinLimits(sizes: { cpuCores?: number; memoryMb?: number }): void {
+    if (!this.sizeLimits) return;
+    const fields = { cpuCores: 'cpu_cores', memoryMb: 'memory_mb' } as const;
+    const problems = (['cpuCores', 'memoryMb'] as const).flatMap((key) => {
+      const limit = this.sizeLimits![key];
+      const asked = sizes[key];
+      return asked !== undefined && asked > limit.max
+        ? [{ field: fields[key], message: `${limit.setBy} allows at most ${limit.max}` }]
+        : [];
+    });
+    if (problems.length > 0) throw invalidFields(problems);
   }
 
   private async transition(caller: Caller, containerId: string, action: ContainerAction): Promise<StoredContainer> {

@@ -1,5 +1,6 @@
+import { availableParallelism, totalmem } from 'node:os';
 import { config } from '../config.js';
-import { ContainerService } from '../containers/container-service.js';
+import { ContainerService, type SizeLimits } from '../containers/container-service.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
 import { TimerRestartScheduler } from '../containers/restart-policy.js';
 import type { QuotaLimits } from '../containers/quota.js';
@@ -19,6 +20,22 @@ export const restartScheduler = new TimerRestartScheduler();
 
 /** Every user's limits, from QUOTA_MAX_CONTAINERS and QUOTA_MAX_RUNNING_CPU. */
 export const quotaLimits: QuotaLimits = { maxContainers: config.QUOTA_MAX_CONTAINERS, maxRunningCpu: config.QUOTA_MAX_RUNNING_CPU };
+
+/**
+ * On the local stack, no container asks for more than this machine has (its CPUs, its memory),
+ * or than LOCAL_MAX_CPU_CORES / LOCAL_MAX_MEMORY_MB allow when set; on AWS Fargate's sizes bound them.
+ */
+export const sizeLimits: SizeLimits | undefined =
+  config.CONTAINER_RUNTIME === 'ecs'
+    ? undefined
+    : {
+        cpuCores: config.LOCAL_MAX_CPU_CORES
+          ? { max: config.LOCAL_MAX_CPU_CORES, setBy: 'LOCAL_MAX_CPU_CORES' }
+          : { max: availableParallelism(), setBy: 'this machine' },
+        memoryMb: config.LOCAL_MAX_MEMORY_MB
+          ? { max: config.LOCAL_MAX_MEMORY_MB, setBy: 'LOCAL_MAX_MEMORY_MB' }
+          : { max: Math.floor(totalmem() / 1024 / 1024), setBy: 'this machine' },
+      };
 
 const notWired = (what: string) => async (): Promise<never> => {
   throw new Error(`This function was composed without a ${what}`);
@@ -48,5 +65,6 @@ export function containerServiceWith(
     drainMs: config.RESTART_DRAIN_MS,
     restartScheduler,
     ...(adapters.runPolicy ? { runPolicy: adapters.runPolicy } : {}),
+    ...(sizeLimits ? { sizeLimits } : {}),
   });
 }

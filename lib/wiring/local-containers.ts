@@ -70,9 +70,26 @@ export const PROCESS_RUNTIME_REFUSAL =
 const processRunPolicy = (): RunPolicy =>
   config.PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS ? everyAccountMayRun : onlyAdminsMayRun(PROCESS_RUNTIME_REFUSAL);
 
+/**
+ * The docker runtime runs every account's containers when it keeps them off the host and each
+ * other (DockerRuntime.isolationRefusal); where it cannot, admins' only.
+ */
+export const dockerRunPolicy = (runtime: DockerRuntime): RunPolicy => ({
+  assertMayRun: (caller) => {
+    const refusal = runtime.isolationRefusal();
+    if (refusal) onlyAdminsMayRun(refusal).assertMayRun(caller);
+  },
+});
+
 /** What `npm start` says at start about whose containers this stack runs. */
 export function localRunPolicyNotice(): string {
-  if (localRuntimeKind() === 'docker') return 'Every account may run containers, each in its own engine container';
+  if (localRuntimeKind() === 'docker') {
+    const runtime = localContainers().runtime as DockerRuntime;
+    const refusal = runtime.isolationRefusal();
+    return refusal
+      ? `\n*** ${refusal} ***\n`
+      : 'Every account may run containers, each in its own engine container on a network of its own, kept off this machine and off each other';
+  }
   return config.PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS
     ? 'Every account may run containers, and each runs as this OS user with its access (PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS=true)'
     : 'Only admins may create or start containers on the process runtime; PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS=true lets every account where all are trusted';
@@ -83,13 +100,18 @@ export const stackIdOf = (containerDir: string): string => createHash('sha256').
 function composeLocalContainers(): LocalContainers {
   if (localRuntimeKind() === 'docker') {
     const engine = engineClient(config.DOCKER_HOST);
-    const runtime = new DockerRuntime({ engine, stackId: stackIdOf(config.LOCAL_CONTAINER_DIR) });
+    const runtime = new DockerRuntime({
+      engine,
+      stackId: stackIdOf(config.LOCAL_CONTAINER_DIR),
+      diskCheckMs: config.LOCAL_DISK_CHECK_MS,
+      diskGbBytes: config.LOCAL_DISK_GB_BYTES,
+    });
     return {
       kind: 'docker',
       runtime,
       usage: new DockerMetrics(engine),
       logs: new DockerContainerLogs(engine),
-      runPolicy: everyAccountMayRun,
+      runPolicy: dockerRunPolicy(runtime),
       removeLeftovers: () => runtime.removeLeftovers(),
     };
   }

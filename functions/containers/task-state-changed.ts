@@ -6,13 +6,13 @@ import { log, withInvocationLog } from '../../lib/log.js';
 import { taskEndpointFromEcs, taskStatusFromEcs, type EcsTaskFields, type EcsTaskNetworkFields } from '../../lib/aws/ecs-task-status.js';
 import { healthCheckOf, waitUntilReady } from '../../lib/aws/task-readiness.js';
 import { appRoutingFrom } from '../../lib/wiring/app-routes.js';
-import { containerRuntime } from '#wiring/container-runtime';
+import { containerRuntime, runPolicy } from '#wiring/container-runtime';
 import { containerServiceWith, containerStore, restartScheduler } from '../../lib/wiring/containers.js';
 
 type TaskStateChange = EventBridgeEvent<'ECS Task State Change', EcsTaskFields & EcsTaskNetworkFields>;
 
 // With the runtime: a task that fails is relaunched here by its container's restart policy.
-const containerService = containerServiceWith({ runtime: containerRuntime });
+const containerService = containerServiceWith({ runtime: containerRuntime, runPolicy });
 /** Undefined where nothing routes to containers (no appsDomain). */
 const routing = appRoutingFrom(config);
 /** Room left after probing to apply the status and publish the route before the function's timeout. */

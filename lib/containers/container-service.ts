@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConflictError, InternalError, NotFoundError, TimeoutError, invalidFields } from '../errors.js';
+import { ConflictError, ForbiddenError, InternalError, NotFoundError, TimeoutError, invalidFields } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
@@ -74,6 +74,7 @@ const STATE_REASON = {
   stoppedOnRequest: 'stopped on request',
   taskGone: 'the runtime no longer knows its task',
   lostOnRestart: 'its task was lost when the service restarted',
+  ownerMayNotRun: "not restarted: the runtime in use may not run its owner's code",
 } as const;
 
 const CHANGED_MEANWHILE = 'The container was changed by another request meanwhile; nothing was done';
@@ -138,6 +139,7 @@ export class ContainerService {
     const container: StoredContainer = {
       id: newId(this.now()),
       userId: caller.userId,
+      ownerRole: caller.role,
       ...spec,
       state: 'provisioning',
       stateReason: null,
@@ -191,6 +193,8 @@ export class ContainerService {
       ]);
     }
     const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as Partial<Workload>;
+    // What it runs is the caller's choice from then on: refused where the runtime may not run the caller's code.
+    if (given.command !== undefined || given.image !== undefined) this.runPolicy.assertMayRun(caller);
     assertOverridesFit({ ...container, ...given });
     return this.commit(
       container,
@@ -314,6 +318,20 @@ export class ContainerService {
     if (wait > 0) {
       this.restartScheduler.schedule(wait, () => this.relaunchDue(containerId));
       return container;
+    }
+    if (!this.runPolicy.ownerMayRun(container)) {
+      if (
+        await this.store.markFailed(
+          container.id,
+          container.version,
+          STATE_REASON.ownerMayNotRun,
+          this.isoNow(),
+          this.releaseOf(container, 'failed'),
+        )
+      ) {
+        log.warn('Not restarting a container whose owner the runtime may not run', { containerId: container.id });
+      }
+      return this.store.get(containerId);
     }
     try {
       return await this.launch(container);
@@ -487,6 +505,8 @@ export class ContainerService {
         return stopped;
       }
       case 'run': {
+        // Whose code runs is the owner's, whoever asks (lib/containers/run-policy.ts).
+        if (!this.runPolicy.ownerMayRun(container)) throw new ForbiddenError(this.runPolicy.refusal);
         if (plan.stopTask) await this.stopTasksOf(container, action === 'restart' ? STOP_REASON.restart : STOP_REASON.stop);
         // Charged before anything runs: a start past the quota starts nothing (403 QUOTA_EXCEEDED).
         const claimed = await this.commit(

@@ -91,9 +91,10 @@ export class IdentityService {
   /**
    * Email and password to a session, for a client at `address` (API Gateway's source IP, never a
    * header the client sets) presenting `deviceCookie` (the device cookie's value, if any). A
-   * device that signed in as this email before (lib/identity/device-cookie.ts) counts against
-   * itself only: five failures within 15 minutes lock that device for 15 minutes, and nothing
-   * anyone does elsewhere keeps it out. Any other client: five failures for one email from one
+   * device that signed in as this email before (lib/identity/device-cookie.ts, within its
+   * lifetime) is held back by its own failures only: five within 15 minutes lock that device for
+   * 15 minutes, and nothing anyone does elsewhere keeps it out; its failures still count for the
+   * email, so a stolen copy's guesses slow unknown devices down and are seen. Any other client: five failures for one email from one
    * address within 15 minutes lock that email for that address for 15 minutes, and failures from
    * every address together slow the email down for unknown devices: from the tenth within the
    * window on, one attempt per 1, 2, 4 … 60 seconds. A wrong email and a wrong password look and
@@ -107,7 +108,7 @@ export class IdentityService {
       this.store.findUserByEmail(email),
       this.deviceKey(),
     ]);
-    const deviceId = deviceKey ? deviceFor(deviceKey, deviceCookie, email) : undefined;
+    const deviceId = deviceKey ? deviceFor(deviceKey, deviceCookie, email, now) : undefined;
     const source: LoginSource = deviceId ? { device: deviceId } : { address };
     // A known device skips the slow-down, which only counts and holds back unknown ones.
     if (!deviceId) await this.awaitSlowdown(email, emailFailures, now);
@@ -128,14 +129,14 @@ export class IdentityService {
       const failedAt = this.now();
       const spacingSeconds = emailSlowdownSeconds((emailFailures?.failures ?? 0) + 1);
       await Promise.all([
-        deviceId
-          ? undefined
-          : this.store.recordEmailFailure(
-              email,
-              failedAt,
-              LOGIN_LOCKOUT_SECONDS,
-              spacingSeconds > 0 ? new Date(failedAt.getTime() + spacingSeconds * 1000) : undefined,
-            ),
+        // A known device's failures count for the email too (a stolen device cookie guessing is seen and
+        // slows unknown devices down), though the known device itself is never held back by them.
+        this.store.recordEmailFailure(
+          email,
+          failedAt,
+          LOGIN_LOCKOUT_SECONDS,
+          spacingSeconds > 0 ? new Date(failedAt.getTime() + spacingSeconds * 1000) : undefined,
+        ),
         attempt.attempt >= limit
           ? this.store.lockLogin(email, source, new Date(now.getTime() + LOGIN_LOCKOUT_SECONDS * 1000), limit)
           : undefined,
@@ -166,7 +167,7 @@ export class IdentityService {
       csrfToken: csrfTokenFor(token),
       expiresAt,
       user: publicUser,
-      ...(deviceKey ? { deviceCookie: deviceCookieAfterSignIn(deviceKey, deviceCookie, email) } : {}),
+      ...(deviceKey ? { deviceCookie: deviceCookieAfterSignIn(deviceKey, deviceCookie, email, now) } : {}),
     };
   }
 

@@ -138,7 +138,8 @@ function composeLocalContainers(): LocalContainers {
 export function localContainers(): LocalContainers {
   if (!local) {
     local = composeLocalContainers();
-    const service = containerServiceWith({ runtime: local.runtime });
+    // With the policy: the restarts its task statuses schedule run the owner's code too.
+    const service = containerServiceWith({ runtime: local.runtime, runPolicy: local.runPolicy });
     // As the task-state function would on AWS (an EventBridge event), not as the route whose task it is.
     local.runtime.onTaskStatus((status) => runningFunction.run(TASK_STATE_FUNCTION_ID, () => service.applyTaskStatus(status)));
   }

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import { Reconciler } from '../containers/reconciler.js';
 import type { ReconcilableRuntime } from '../containers/runtime.js';
+import type { RunPolicy } from '../containers/run-policy.js';
 import { appRoutingFrom } from './app-routes.js';
 import { containerServiceWith, containerStore } from './containers.js';
 
@@ -9,9 +10,9 @@ import { containerServiceWith, containerStore } from './containers.js';
  * in `npm start`), repairing the private zone too where the deployment routes to containers, and
  * relaunching the containers whose restart policy's backoff has passed.
  */
-export function reconcilerWith(runtime: ReconcilableRuntime, settings?: Config): Reconciler {
+export function reconcilerWith(runtime: ReconcilableRuntime, settings?: Config, runPolicy?: RunPolicy): Reconciler {
   const routing = settings ? appRoutingFrom(settings) : undefined;
-  const service = containerServiceWith({ runtime });
+  const service = containerServiceWith({ runtime, ...(runPolicy ? { runPolicy } : {}) });
   return new Reconciler(containerStore, runtime, {
     ...(routing ? { routing } : {}),
     // The backstop of the restart policy's timers: containers whose backoff has passed.

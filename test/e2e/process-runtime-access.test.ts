@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildCli } from '../../scripts/build-cli.js';
@@ -110,6 +111,56 @@ describe('the process runtime on loopback (HOST 127.0.0.1), without PROCESS_RUNT
     expect([started.body, restarted.body]).toEqual([refusal, refusal]);
     expect((await call(stack.baseUrl, 'GET', path, { token: malloryToken })).body.data.state).toBe('stopped');
     expect((await call(stack.baseUrl, 'DELETE', path, { token: malloryToken })).status).toBe(200);
+  });
+
+  /** Made by the service without the API's rule, as while every account was trusted (or under Podman). */
+  async function malloryContainerFromEarlier(hostname: string, workload: Record<string, unknown> = {}) {
+    const { containerServiceWith } = await import('../../lib/wiring/containers.js');
+    const { containerRuntime } = await import('../../lib/wiring/container-runtime.js');
+    const { workloadFromJson } = await import('../../lib/containers/workload.js');
+    return containerServiceWith({ runtime: containerRuntime }).create(
+      { userId: mallory.userId, role: 'user' },
+      { ...workloadFromJson(workload), hostname },
+    );
+  }
+
+  it("refuses an admin's start and restart of an ordinary account's container: whose code runs counts, not who asks", async () => {
+    const earlier = await malloryContainerFromEarlier('mallory-via-admin');
+    const path = `/api/v1/containers/${earlier.id}`;
+    expect((await call(stack.baseUrl, 'POST', `${path}/stop`, asSession(admin))).status).toBe(200);
+
+    const started = await call(stack.baseUrl, 'POST', `${path}/start`, asSession(admin));
+    const restarted = await call(stack.baseUrl, 'POST', `${path}/restart`, asSession(admin));
+    const changed = await call(stack.baseUrl, 'PATCH', path, { token: malloryToken, body: { command: readServerEnvironment.command } });
+
+    expect([started.status, restarted.status, changed.status]).toEqual([403, 403, 403]);
+    expect([started.body, restarted.body, changed.body]).toEqual([refusal, refusal, refusal]);
+    const after = (await call(stack.baseUrl, 'GET', path, asSession(admin))).body.data;
+    expect([after.state, after.command]).toEqual(['stopped', earlier.command]);
+    expect((await call(stack.baseUrl, 'DELETE', path, asSession(admin))).status).toBe(200);
+  });
+
+  it("does not relaunch an ordinary account's container by its restart policy: it is failed with a reason instead", async () => {
+    const runs = join(mkdtempSync(join(tmpdir(), 'mallory-runs-')), 'runs');
+    const earlier = await malloryContainerFromEarlier('mallory-relaunch', {
+      restart_policy: 'always',
+      command: [
+        process.execPath,
+        '-e',
+        `require('fs').appendFileSync(${JSON.stringify(runs)}, 'ran\\n'); setTimeout(() => process.exit(1), 500)`,
+      ],
+    });
+    const path = `/api/v1/containers/${earlier.id}`;
+    const read = async () => (await call(stack.baseUrl, 'GET', path, asSession(admin))).body.data;
+
+    const after = await pollUntil(read, (container) => container.state === 'failed', 15_000);
+    // Longer than the first backoff (1 s): a relaunch would have run by now.
+    await new Promise((done) => setTimeout(done, 2_500));
+
+    expect(after.state_reason).toBe("not restarted: the runtime in use may not run its owner's code");
+    expect(readFileSync(runs, 'utf8')).toBe('ran\n');
+    expect((await read()).state).toBe('failed');
+    expect((await call(stack.baseUrl, 'DELETE', path, asSession(admin))).status).toBe(200);
   });
 
   it('lets an admin create, start and restart containers', async () => {

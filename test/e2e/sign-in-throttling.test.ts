@@ -208,4 +208,22 @@ describe('sign-in throttling', () => {
     expect(rightPassword.status).toBe(429);
     expect(forOtherEmail.status).toBe(200);
   }, 120_000);
+
+  it("counts a known device's failures for the email too: a stolen cookie's guesses slow unknown devices down, never the owner's other devices", async () => {
+    const victim = await signedInUser(stack.baseUrl);
+    const stolen = deviceCookieOf(await signInFrom('127.0.0.80', victim.email, victim.password))!;
+    const ownersLaptop = deviceCookieOf(await signInFrom('127.0.0.81', victim.email, victim.password))!;
+    // Act: five guesses with the stolen copy, then five from addresses that each stay under their own lock.
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      expect((await signInFrom(`127.0.0.${82 + attempt}`, victim.email, 'wrong password', stolen)).status).toBe(401);
+    }
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      expect((await signInFrom(`127.0.0.${90 + attempt}`, victim.email, 'wrong password')).status).toBe(401);
+    }
+    const unknownDevice = await signInFrom('127.0.0.99', victim.email, victim.password);
+    const laptop = await signInFrom('127.0.0.81', victim.email, victim.password, ownersLaptop);
+    // Assess: ten failures for the email, so an unknown device is slowed down; the owner's other device is not.
+    expect(unknownDevice).toMatchObject({ status: 429, body: errorEnvelope('RATE_LIMITED') });
+    expect(laptop.status).toBe(200);
+  }, 120_000);
 });

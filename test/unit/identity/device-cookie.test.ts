@@ -16,10 +16,12 @@ describe('device cookies', () => {
 
   it('refuse a tampered or made-up value', () => {
     const cookie = deviceCookieAfterSignIn(KEY, undefined, 'ada@example.com');
-    const [id, mac] = cookie.split('.') as [string, string];
-    const flipped = `${id}.${mac.startsWith('A') ? 'B' : 'A'}${mac.slice(1)}`;
+    const [id, issuedAt, mac] = cookie.split('.') as [string, string, string];
+    const flipped = `${id}.${issuedAt}.${mac.startsWith('A') ? 'B' : 'A'}${mac.slice(1)}`;
     expect(deviceFor(KEY, flipped, 'ada@example.com')).toBeUndefined();
-    expect(deviceFor(KEY, `${'A'.repeat(22)}.${mac}`, 'ada@example.com')).toBeUndefined();
+    expect(deviceFor(KEY, `${'A'.repeat(22)}.${issuedAt}.${mac}`, 'ada@example.com')).toBeUndefined();
+    // Made younger: the issue time is under the MAC.
+    expect(deviceFor(KEY, `${id}.${(Number.parseInt(issuedAt, 36) + 1).toString(36)}.${mac}`, 'ada@example.com')).toBeUndefined();
     expect(deviceFor(KEY, 'x'.repeat(10_000), 'ada@example.com')).toBeUndefined();
     expect(deviceFor(KEY, undefined, 'ada@example.com')).toBeUndefined();
   });
@@ -42,5 +44,27 @@ describe('device cookies', () => {
     expect(cookie!.split('~')).toHaveLength(5);
     expect(deviceFor(KEY, cookie, 'p6@example.com')).toBeDefined();
     expect(deviceFor(KEY, cookie, 'p1@example.com')).toBeUndefined();
+  });
+
+  it('prove nothing once older than their lifetime (90 days), whatever the browser kept', () => {
+    // Prepare
+    const issued = new Date('2026-01-01T00:00:00Z');
+    const cookie = deviceCookieAfterSignIn(KEY, undefined, 'ada@example.com', issued);
+    const day = 86_400_000;
+    // Act
+    const at89Days = deviceFor(KEY, cookie, 'ada@example.com', new Date(issued.getTime() + 89 * day));
+    const at91Days = deviceFor(KEY, cookie, 'ada@example.com', new Date(issued.getTime() + 91 * day));
+    // Assess
+    expect(at89Days).toMatch(/^[\w-]{22}$/);
+    expect(at91Days).toBeUndefined();
+  });
+
+  it('renew the entry of the person signing in, so a browser that signs in keeps proving its device', () => {
+    const issued = new Date('2026-01-01T00:00:00Z');
+    const day = 86_400_000;
+    const first = deviceCookieAfterSignIn(KEY, undefined, 'ada@example.com', issued);
+    const renewed = deviceCookieAfterSignIn(KEY, first, 'ada@example.com', new Date(issued.getTime() + 60 * day));
+    expect(deviceFor(KEY, renewed, 'ada@example.com', new Date(issued.getTime() + 120 * day))).toBeDefined();
+    expect(deviceFor(KEY, first, 'ada@example.com', new Date(issued.getTime() + 120 * day))).toBeUndefined();
   });
 });

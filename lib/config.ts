@@ -40,9 +40,7 @@ class Settings {
   oneOf<const Choice extends string>(name: string, choices: readonly Choice[], fallback: Choice): Choice {
     const value = this.env[name];
     if (value === undefined) return fallback;
-    return (choices as readonly string[]).includes(value)
-      ? (value as Choice)
-      : (this.refuse(name, `must be one of ${choices.join(', ')}`) ?? fallback);
+    return choices.find((choice) => choice === value) ?? this.refuse(name, `must be one of ${choices.join(', ')}`) ?? fallback;
   }
 
   /** `true`/`1` or `false`/`0`; false when unset. */

@@ -10,6 +10,7 @@ import {
 import {
   CONTAINER_INSIGHTS_NAMESPACE,
   cloudWatchClient,
+  METRIC_IDS,
   METRICS,
   type MetricId,
   taskDefinitionFamilyOf,
@@ -84,11 +85,11 @@ export class CloudWatchUsageHistory implements TaskUsageHistory {
       },
       { Name: 'TaskId', Value: taskIdOf(task.taskArn) },
     ];
-    return (Object.entries(METRICS) as Array<[MetricId, string]>).map(([id, metricName]) => ({
+    return METRIC_IDS.map((id) => ({
       // Query ids must start with a lower-case letter and be unique in the request.
       Id: `${id}${index}`,
       MetricStat: {
-        Metric: { Namespace: CONTAINER_INSIGHTS_NAMESPACE, MetricName: metricName, Dimensions: dimensions },
+        Metric: { Namespace: CONTAINER_INSIGHTS_NAMESPACE, MetricName: METRICS[id], Dimensions: dimensions },
         Period: PERIOD_SECONDS,
         Stat: 'Average',
       },
@@ -108,7 +109,7 @@ function collect(results: Map<string, { timestamps: Date[]; values: number[] }>,
 /** One task's minutes: CPU is CpuUtilized over CpuReserved, as for the current figures. */
 function minutesOf(index: number, results: Map<string, { timestamps: Date[]; values: number[] }>): UsageMinute[] {
   const byMinute = new Map<number, Partial<Record<MetricId, number>>>();
-  for (const id of Object.keys(METRICS) as MetricId[]) {
+  for (const id of METRIC_IDS) {
     const series = results.get(`${id}${index}`);
     series?.timestamps.forEach((timestamp, position) => {
       const minute = Math.floor(timestamp.getTime() / MINUTE_MS) * MINUTE_MS;

@@ -92,7 +92,7 @@ function errorStatuses(route: Route, schemas: InputSchemas): number[] {
 }
 
 function jsonSchemaOf(schema: z.ZodMiniType): JsonObject {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonObject;
+  const { $schema: _dialect, ...rest }: JsonObject = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
   return rest;
 }
 

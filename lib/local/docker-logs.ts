@@ -20,9 +20,19 @@ const encodeCursor = (position: Position): string => Buffer.from(JSON.stringify(
 
 function decodeCursor(cursor: string): Position {
   try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<Position>;
-    if (typeof value.task === 'string' && Array.isArray(value.at) && value.at.every(Number.isInteger) && Number.isInteger(value.n))
-      return value as Position;
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (typeof value === 'object' && value !== null && 'task' in value && 'at' in value && 'n' in value) {
+      const { task, at, n } = value;
+      if (
+        typeof task === 'string' &&
+        Array.isArray(at) &&
+        at.length === 2 &&
+        at.every(Number.isInteger) &&
+        typeof n === 'number' &&
+        Number.isInteger(n)
+      )
+        return { task, at: [at[0], at[1]], n };
+    }
   } catch {
     // Answered below.
   }
@@ -144,7 +154,7 @@ export class DockerContainerLogs implements ContainerLogs {
       return demultiplex(Buffer.isBuffer(output) ? output : Buffer.from(String(output)));
     } catch (error) {
       // A task whose engine container was removed (pruned, or never created) has no lines.
-      if ((error as { statusCode?: number }).statusCode === 404) return [];
+      if (typeof error === 'object' && error !== null && 'statusCode' in error && error.statusCode === 404) return [];
       throw error;
     }
   }

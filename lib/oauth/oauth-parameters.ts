@@ -91,7 +91,7 @@ export function tokenToRevoke(parameters: Record<string, string>): string | OAut
   }
   const value = token ?? refreshToken;
   if (value === undefined) return invalidRequest('refresh_token (or token) is required');
-  if (hint !== undefined && !(REVOCABLE_TOKEN_TYPES as readonly string[]).includes(hint)) {
+  if (hint !== undefined && !REVOCABLE_TOKEN_TYPES.some((type) => type === hint)) {
     return unsupportedTokenType(`token_type_hint must be ${REVOCABLE_TOKEN_TYPES.join(' or ')}`);
   }
   return value;

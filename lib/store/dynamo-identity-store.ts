@@ -1,4 +1,3 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError, UnauthorizedError } from '../errors.js';
@@ -12,7 +11,14 @@ import type {
   User,
   UserWithPassword,
 } from '../identity/identity-store.js';
-import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
+import {
+  conditionFailedItem,
+  documentClient,
+  isConditionFailure,
+  isTransactionConditionFailure,
+  tableName,
+  transactWrite,
+} from './dynamo.js';
 import { credentialEntity } from './entities/credential.js';
 import { DynamoCredentialStore } from './dynamo-credential-store.js';
 import type { Item } from './entities/item.js';
@@ -319,7 +325,7 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
 
 /** An attribute of the item that failed a condition, which comes back in DynamoDB's wire format. */
 function failedItemOf<T>(error: unknown, read: (item: Item) => T | undefined): T | undefined {
-  const failedOn = (error as { Item?: Record<string, AttributeValue> }).Item;
+  const failedOn = conditionFailedItem(error);
   return failedOn ? read(unmarshall(failedOn)) : undefined;
 }
 

@@ -1,4 +1,3 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Role } from '../identity/principal.js';
@@ -6,7 +5,14 @@ import type { DeviceAuthorization, DeviceAuthorizationStore, UserCodeEntry, Wron
 import type { OAuthApp, OAuthClient } from '../oauth/oauth-store.js';
 import { DynamoApplicationStore, getApp } from './dynamo-oauth-applications.js';
 import { getClient } from './dynamo-oauth-token-grants.js';
-import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
+import {
+  conditionFailedItem,
+  documentClient,
+  isConditionFailure,
+  isTransactionConditionFailure,
+  tableName,
+  transactWrite,
+} from './dynamo.js';
 import { deviceAuthorizationEntity, userCodeEntity, userCodeFailuresEntity } from './entities/oauth-device-code.js';
 import { userEntity } from './entities/user.js';
 import { keys } from './keys.js';
@@ -145,7 +151,7 @@ export class DynamoDeviceAuthorizationStore implements DeviceAuthorizationStore 
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
         // The item that failed the condition comes back in DynamoDB's wire format.
-        const failedOn = (error as { Item?: Record<string, AttributeValue> }).Item;
+        const failedOn = conditionFailedItem(error);
         const windowEndsAt = failedOn ? userCodeFailuresEntity.windowEndOf(unmarshall(failedOn)) : undefined;
         if (windowEndsAt && windowEndsAt > nowIso)
           return { allowed: false, retryAfterSeconds: (Date.parse(windowEndsAt) - now.getTime()) / 1000 };

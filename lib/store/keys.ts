@@ -33,6 +33,8 @@ export const ttlEpochSeconds = (iso: string): number => Math.floor(Date.parse(is
 
 const join = (...parts: string[]): string => parts.join('#');
 
+const RECONCILE_CHECKPOINT: ItemKey = { pk: 'RECONCILER', sk: 'CHECKPOINT' };
+
 export const keys = {
   user: (userId: string): ItemKey => ({ pk: join('USER', userId), sk: 'PROFILE' }),
   allUsers: (userId: string): GlobalIndexKey => ({ gsi2pk: 'USERS', gsi2sk: join('USER', userId) }),
@@ -83,7 +85,7 @@ export const keys = {
   allContainers: (containerId: string): GlobalIndexKey => ({ gsi2pk: 'CONTAINERS', gsi2sk: join('CONTAINER', containerId) }),
   allContainersPartition: 'CONTAINERS',
   /** Where the reconciler's walks over tasks and containers stopped, so the next run goes on from there. */
-  reconcileCheckpoint: { pk: 'RECONCILER', sk: 'CHECKPOINT' } as ItemKey,
+  reconcileCheckpoint: RECONCILE_CHECKPOINT,
   /** What was published in the private zone for one task (lib/containers/app-routes.ts), until it is withdrawn. */
   appRoute: (taskId: string): ItemKey => ({ pk: join('ROUTE', taskId), sk: 'ROUTE' }),
   /** Claims a hostname service-wide; written in the same transaction as the container. */

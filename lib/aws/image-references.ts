@@ -16,7 +16,10 @@ export interface PullThroughCache {
 export function pullThroughCacheFrom(registry: string | undefined, rules: readonly string[]): PullThroughCache | undefined {
   if (!registry) return undefined;
   const prefixes = Object.fromEntries(
-    rules.map((rule) => rule.split('=', 2) as [string, string]).filter(([host, prefix]) => host && prefix),
+    rules.flatMap((rule) => {
+      const [host, prefix] = rule.split('=', 2);
+      return host && prefix ? [[host, prefix] as const] : [];
+    }),
   );
   return { registry, prefixes };
 }

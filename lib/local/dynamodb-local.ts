@@ -144,7 +144,9 @@ export async function loopbackLauncher(): Promise<{ dir: string } | { dir?: unde
     await rename(building, dir).catch(() => rm(building, { recursive: true, force: true }));
     return { dir };
   } catch (error) {
-    return { reason: `compiling its loopback launcher failed (${(error as Error).message.split('\n')[0]}); a JDK's javac is needed` };
+    return {
+      reason: `compiling its loopback launcher failed (${(error instanceof Error ? error.message : String(error)).split('\n')[0]}); a JDK's javac is needed`,
+    };
   }
 }
 
@@ -268,7 +270,7 @@ async function waitUntilReady(
 ): Promise<void> {
   const failure = Promise.race([
     spawnError.then((error) => {
-      const missingJava = (error as NodeJS.ErrnoException).code === 'ENOENT';
+      const missingJava = 'code' in error && error.code === 'ENOENT';
       return new Error(missingJava ? MISSING_JAVA : `Could not start DynamoDB Local (Java): ${error.message}`);
     }),
     exited.then(() =>

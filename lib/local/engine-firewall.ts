@@ -65,7 +65,10 @@ const JUMPS: Record<string, string[]> = {
 export type FirewallStatus = { ok: true } | { ok: false; reason: string };
 
 const words = (rule: string): string[] => rule.split(' ');
-const failed = (error: unknown): string => ((error as { stderr?: string }).stderr || (error as Error).message).trim();
+const failed = (error: unknown): string => {
+  const stderr = error instanceof Error && 'stderr' in error && typeof error.stderr === 'string' ? error.stderr : '';
+  return (stderr || (error instanceof Error ? error.message : String(error))).trim();
+};
 
 /**
  * Installs the host rules that keep containers on `chs…` bridges off the host and off each

@@ -13,7 +13,8 @@ export const networkNameOf = (containerId: string): string => `container-hosting
 export const bridgeNameOf = (containerId: string): string =>
   `${BRIDGE_PREFIX}${createHash('sha256').update(containerId).digest('hex').slice(0, 12)}`;
 
-const statusOf = (error: unknown): number | undefined => (error as { statusCode?: number }).statusCode;
+const statusOf = (error: unknown): number | undefined =>
+  error instanceof Error && 'statusCode' in error && typeof error.statusCode === 'number' ? error.statusCode : undefined;
 
 /**
  * Creates the container's own bridge network when it has none yet, and answers its name. Each

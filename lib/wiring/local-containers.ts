@@ -79,13 +79,16 @@ export const dockerRunPolicy = (runtime: DockerRuntime): RunPolicy => ({
     const refusal = runtime.isolationRefusal();
     if (refusal) onlyAdminsMayRun(refusal).assertMayRun(caller);
   },
+  ownerMayRun: (container) => !runtime.isolationRefusal() || container.ownerRole === 'admin',
+  get refusal() {
+    return runtime.isolationRefusal() ?? '';
+  },
 });
 
 /** What `npm start` says at start about whose containers this stack runs. */
 export function localRunPolicyNotice(): string {
   if (localRuntimeKind() === 'docker') {
-    const runtime = localContainers().runtime as DockerRuntime;
-    const refusal = runtime.isolationRefusal();
+    const refusal = localContainers().runPolicy.refusal;
     return refusal
       ? `\n*** ${refusal} ***\n`
       : 'Every account may run containers, each in its own engine container on a network of its own, kept off this machine and off each other';

@@ -110,12 +110,12 @@ describe.concurrent('restarts on the engine', () => {
     expect((await appRequest(running.url)).text).toBe('version=two\n');
   });
 
-  it('restarts a crash loop five times with backoff, then stays failed with the exit code', { timeout: 90_000 }, async ({ expect }) => {
+  it('restarts a crash loop five times with backoff, then stays failed with the exit code', { timeout: 130_000 }, async ({ expect }) => {
     const startedAt = Date.now();
     const created = await create({ command: CRASH, restart_policy: 'on-failure' });
     const { id } = created.body.data;
 
-    const failed = await waitFor(id, (container) => container.state === 'failed' && container.restart_count >= 5, 70_000);
+    const failed = await waitFor(id, (container) => container.state === 'failed' && container.restart_count >= 5, 110_000);
     const tookMs = Date.now() - startedAt;
     console.info(`crash loop: failed with restart_count ${failed.restart_count} after ${tookMs} ms`);
 
@@ -132,7 +132,7 @@ describe.concurrent('restarts on the engine', () => {
     const created = await create({ command: CRASH, restart_policy: 'never' });
     const { id } = created.body.data;
 
-    const failed = await waitFor(id, (container) => container.state === 'failed', 20_000);
+    const failed = await waitFor(id, (container) => container.state === 'failed', 40_000);
     const tookMs = Date.now() - startedAt;
     console.info(`restart_policy never: failed after ${tookMs} ms`);
 

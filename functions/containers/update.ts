@@ -6,7 +6,7 @@ import * as route from '../../lib/http/routes.js';
 import { ok } from '../../lib/http/reply.js';
 import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { resolveCredential } from '../../lib/wiring/authentication.js';
-import { runPolicy } from '#wiring/container-runtime';
+import { runPolicy } from '#wiring/run-policy';
 
 // The policy only: a change of command or image is refused where the runtime may not run the caller's code.
 const containerService = containerServiceWith({ runPolicy });

@@ -37,8 +37,8 @@ export interface ContainerServiceOptions {
   quota?: QuotaLimits;
   /**
    * How long a restart keeps the old task running after the route moved to the new one
-   * (RESTART_DRAIN_MS): 0 locally, where the proxy asks for the current task on every request;
-   * on AWS the proxy's DNS refresh plus the record's TTL (docs/containers.md, "Restart").
+   * (RESTART_DRAIN_MS): locally, longer than the proxy trusts a route it read; on AWS the
+   * proxy's DNS refresh plus the record's TTL (docs/containers.md, "Restart").
    */
   drainMs?: number;
   /** The restart policy's limits and backoff; the defaults are 5 restarts from 1 s. */

@@ -23,22 +23,24 @@ export function appHostnameOf(host: string | undefined): string | undefined {
 const upstreamAgent = new Agent({ keepAlive: true, maxFreeSockets: 16 });
 
 /**
- * The task a hostname was last routed to. A hostname names the same container until that
- * container is deleted, and while the container's task runs locally, nothing routes it
- * elsewhere (stop, restart and delete all end that task first). So while the remembered task
- * runs, requests go to it without reading the table; otherwise the table is read again.
+ * The task a hostname was last routed to, and when the table said so. A restart moves a
+ * container to a new task while the old one keeps answering for the drain (RESTART_DRAIN_MS),
+ * so a remembered task is trusted only for `ROUTE_MEMORY_MS`, as the proxy fleet on AWS trusts
+ * a DNS answer for its TTL; after that, or once the task stops, the table is read again.
  */
-const routedTaskByHostname = new Map<string, { containerId: string; taskArn: string }>();
+const routedTaskByHostname = new Map<string, { containerId: string; taskArn: string; readAt: number }>();
 const MAX_REMEMBERED_HOSTNAMES = 1000;
+/** How long a route read from the table is used without reading it again; the local drain outlasts it (lib/config.ts). */
+export const ROUTE_MEMORY_MS = 250;
 
 type Route = { kind: 'running'; port: number } | { kind: 'unavailable'; container: StoredContainer } | { kind: 'unknown' };
 
 async function routeFor(hostname: string, routing: AppRouting): Promise<Route> {
   const remembered = routedTaskByHostname.get(hostname);
-  const rememberedPort = remembered ? routing.portOf(remembered.taskArn) : undefined;
+  const fresh = remembered && Date.now() - remembered.readAt < ROUTE_MEMORY_MS;
+  const rememberedPort = fresh ? routing.portOf(remembered.taskArn) : undefined;
   if (rememberedPort !== undefined) return { kind: 'running', port: rememberedPort };
   routedTaskByHostname.delete(hostname);
-
   const containerId = remembered?.containerId ?? (await routing.containerIdOfHostname(hostname));
   let container = containerId ? await routing.container(containerId) : undefined;
   // The remembered container was deleted; the hostname may belong to a new one.
@@ -50,7 +52,7 @@ async function routeFor(hostname: string, routing: AppRouting): Promise<Route> {
   const port = container.state === 'running' && container.taskArn ? routing.portOf(container.taskArn) : undefined;
   if (port === undefined) return { kind: 'unavailable', container };
   if (routedTaskByHostname.size < MAX_REMEMBERED_HOSTNAMES) {
-    routedTaskByHostname.set(hostname, { containerId: container.id, taskArn: container.taskArn! });
+    routedTaskByHostname.set(hostname, { containerId: container.id, taskArn: container.taskArn!, readAt: Date.now() });
   }
   return { kind: 'running', port };
 }
@@ -102,8 +104,6 @@ export async function proxyToContainer(
     sendPage(response, 503, `${hostname} is ${state}`, 'It answers here once it runs; start it through the API.');
     return;
   }
-  const { port } = route;
-
   const sourceIp = (request.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
   const headers = forwardable(request.headers);
   const priorFor = request.headers['x-forwarded-for'];
@@ -111,29 +111,66 @@ export async function proxyToContainer(
   headers['x-forwarded-proto'] = 'http';
   headers['x-forwarded-host'] = request.headers.host;
 
-  await new Promise<void>((resolve) => {
+  const forwarded = await forward(request, response, hostname, headers, route.port);
+  if (forwarded === 'done') return;
+  // The task stopped under the request (a restart retired it, or it exited), or a pooled
+  // connection it had closed was reused: nothing reached the app, so the request goes once
+  // more to the task the table names now.
+  routedTaskByHostname.delete(hostname);
+  const retry = await routeFor(hostname, routing);
+  if (retry.kind === 'running' && (await forward(request, response, hostname, headers, retry.port)) === 'done') return;
+  log.warn('Proxying to a local container failed', { hostname, code: forwarded.code });
+  sendPage(response, 502, `${hostname} did not answer`, 'Its process is not listening on $PORT.');
+}
+
+/** Bodyless requests of idempotent methods, which a proxy may send again when the connection failed before any answer. */
+const RETRYABLE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE']);
+const RETRYABLE_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET']);
+
+const mayRetry = (request: IncomingMessage): boolean =>
+  RETRYABLE_METHODS.has(request.method ?? '') &&
+  request.headers['transfer-encoding'] === undefined &&
+  (request.headers['content-length'] === undefined || request.headers['content-length'] === '0');
+
+/**
+ * Sends the request to the task on `port` and streams its answer back. Answers `done`, or, when
+ * the connection failed before any answer and the request may be sent again, the error's code
+ * (nothing has been written to `response` then).
+ */
+function forward(
+  request: IncomingMessage,
+  response: ServerResponse,
+  hostname: string,
+  headers: IncomingHttpHeaders,
+  port: number,
+): Promise<'done' | { code: string }> {
+  const retryable = mayRetry(request);
+  return new Promise((resolve) => {
     const upstream = httpRequest({ host: '127.0.0.1', port, method: request.method, path: request.url, headers, agent: upstreamAgent });
     upstream.on('response', (answer) => {
       response.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardable(answer.headers));
       answer.pipe(response);
-      answer.on('end', resolve);
+      answer.on('end', () => resolve('done'));
       answer.on('error', () => {
         response.destroy();
-        resolve();
+        resolve('done');
       });
     });
-    upstream.on('error', (error) => {
+    upstream.on('error', (error: NodeJS.ErrnoException) => {
+      const code = error.code ?? 'EUNKNOWN';
+      if (retryable && !response.headersSent && RETRYABLE_ERRORS.has(code)) return resolve({ code });
       log.warn('Proxying to a local container failed', { hostname, ...describeError(error) });
       if (!response.headersSent) sendPage(response, 502, `${hostname} did not answer`, 'Its process is not listening on $PORT.');
       else response.destroy();
-      resolve();
+      resolve('done');
     });
     // A client that goes away takes the upstream request with it.
     response.on('close', () => {
       if (!response.writableFinished) upstream.destroy();
-      resolve();
+      resolve('done');
     });
-    request.pipe(upstream);
+    if (retryable) upstream.end();
+    else request.pipe(upstream);
   });
 }
 

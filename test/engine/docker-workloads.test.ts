@@ -110,7 +110,7 @@ describe('a container on the engine', () => {
     const tookMs = Date.now() - startedAt;
     const page = await appRequest(url);
 
-    expect(started.body.data.state).toBe('running');
+    expect(started.body.data?.state, JSON.stringify(started.body)).toBe('running');
     expect(tookMs).toBeGreaterThanOrEqual(4000);
     expect(page.status).toBe(200);
   });

@@ -1,0 +1,113 @@
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { StoredContainer } from '../../../lib/containers/container.js';
+import { type AppRouting, proxyToContainer, ROUTE_MEMORY_MS } from '../../../lib/local/app-proxy.js';
+
+/*
+ * The local stack's proxy in front of real HTTP servers standing in for a container's old and
+ * new task, as a zero-downtime restart leaves them: the old one answers through the drain, then
+ * stops. The table is the proxy's only guide to which task is current.
+ */
+const servers: Server[] = [];
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+});
+
+async function taskServer(body: string): Promise<{ server: Server; port: number }> {
+  const server = createServer((_request, response) => response.end(body));
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+/** A table of one container whose current task the test moves, and the runtime's view of which tasks run where. */
+function routingFor(hostname: string, ports: Map<string, number>) {
+  const container = { id: 'c1', hostname, state: 'running', taskArn: 'old' } as StoredContainer;
+  const routing: AppRouting = {
+    containerIdOfHostname: async (name) => (name === hostname ? container.id : undefined),
+    container: async (id) => (id === container.id ? { ...container } : undefined),
+    portOf: (taskArn) => ports.get(taskArn),
+  };
+  return { routing, container };
+}
+
+async function proxyServer(hostname: string, routing: AppRouting): Promise<number> {
+  const server = createServer((request, response) => void proxyToContainer(request, response, hostname, routing));
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+function get(port: number, method = 'GET', body?: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest({ host: '127.0.0.1', port, method, path: '/', agent: false }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+    });
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
+
+describe('the local proxy during a restart', () => {
+  it('sends requests to the new task within its route memory, while the old task still answers', async () => {
+    const hostname = `proxy-memory-${process.pid}`;
+    const [oldTask, newTask] = [await taskServer('one'), await taskServer('two')];
+    const ports = new Map([
+      ['old', oldTask.port],
+      ['new', newTask.port],
+    ]);
+    const { routing, container } = routingFor(hostname, ports);
+    const proxy = await proxyServer(hostname, routing);
+
+    expect((await get(proxy)).text).toBe('one');
+    container.taskArn = 'new';
+    const movedAt = Date.now();
+    let answer = await get(proxy);
+    while (answer.text === 'one' && Date.now() - movedAt < 5000) answer = await get(proxy);
+
+    expect(answer).toEqual({ status: 200, text: 'two' });
+    expect(Date.now() - movedAt).toBeLessThan(ROUTE_MEMORY_MS + 200);
+  });
+
+  it('sends a GET once more to the current task when the remembered one stopped under it, so no client sees a 502', async () => {
+    const hostname = `proxy-retry-${process.pid}`;
+    const [oldTask, newTask] = [await taskServer('one'), await taskServer('two')];
+    // The runtime has not yet seen the old task's exit: it still names its port.
+    const ports = new Map([
+      ['old', oldTask.port],
+      ['new', newTask.port],
+    ]);
+    const { routing, container } = routingFor(hostname, ports);
+    const proxy = await proxyServer(hostname, routing);
+    expect((await get(proxy)).text).toBe('one');
+
+    container.taskArn = 'new';
+    oldTask.server.closeAllConnections();
+    await new Promise((resolve) => oldTask.server.close(resolve));
+
+    expect(await get(proxy)).toEqual({ status: 200, text: 'two' });
+  });
+
+  it('does not send a request with a body twice: a POST to a stopped task answers 502', async () => {
+    const hostname = `proxy-post-${process.pid}`;
+    const oldTask = await taskServer('one');
+    const ports = new Map([['old', oldTask.port]]);
+    const { routing } = routingFor(hostname, ports);
+    const proxy = await proxyServer(hostname, routing);
+    expect((await get(proxy)).text).toBe('one');
+
+    oldTask.server.closeAllConnections();
+    await new Promise((resolve) => oldTask.server.close(resolve));
+    await sleep(10);
+
+    const posted = await get(proxy, 'POST', 'an order');
+    expect(posted.status).toBe(502);
+    expect(posted.text).toContain(`${hostname} did not answer`);
+  });
+});

@@ -10,6 +10,8 @@ import { pollUntil } from '../../support/poll.js';
 vi.hoisted(() => {
   // Before lib/config loads: local processes count as running quickly, so many restarts fit a test.
   process.env.LOCAL_CONTAINER_READY_MS = '30';
+  // No proxy sends requests here, so no restart needs to drain its old task.
+  process.env.RESTART_DRAIN_MS = '0';
 });
 
 /*

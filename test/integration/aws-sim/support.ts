@@ -44,8 +44,15 @@ export function accepts(host: string, port: number): Promise<boolean> {
   });
 }
 
-/** Settles every promise and answers the error names of those that failed. */
-export async function failureNames(calls: Array<Promise<unknown>>): Promise<string[]> {
-  const results = await Promise.allSettled(calls);
-  return results.flatMap((result) => (result.status === 'rejected' ? [(result.reason as Error).name] : []));
+/**
+ * Sends `count` requests at once and answers the error names of those refused, and how many a
+ * token bucket of `capacity` refilled at `perSecond` may let through in the time the burst took
+ * (the machine is shared, so a burst may take a few hundred milliseconds).
+ */
+export async function burst(count: number, send: () => Promise<unknown>, capacity: number, perSecond: number) {
+  const startedAt = Date.now();
+  const results = await Promise.allSettled(Array.from({ length: count }, send));
+  const allowed = capacity + Math.ceil(((Date.now() - startedAt) / 1000) * perSecond);
+  const refused = results.flatMap((result) => (result.status === 'rejected' ? [(result.reason as Error).name] : []));
+  return { refused, passed: count - refused.length, allowed };
 }

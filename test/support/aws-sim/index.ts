@@ -68,15 +68,17 @@ export class AwsSim {
     return this;
   }
 
-  /** The variables that point the SDK's clients at this simulator (set them before a client's first request). */
+  /**
+   * The variables that point the SDK's clients at this simulator (set them before a client's
+   * first request). Credentials are left as they are: DynamoDB Local keeps a database per access
+   * key, so changing the key would hide the test's table.
+   */
   endpointEnv(): Record<string, string> {
     return {
       AWS_ENDPOINT_URL_ECS: this.url,
       AWS_ENDPOINT_URL_ROUTE_53: this.url,
       AWS_ENDPOINT_URL_CLOUDWATCH_LOGS: this.url,
       AWS_ENDPOINT_URL_SQS: this.url,
-      AWS_ACCESS_KEY_ID: 'simulated',
-      AWS_SECRET_ACCESS_KEY: 'simulated',
     };
   }
 

@@ -44,6 +44,8 @@ export const TASK_APP_PATH = fileURLToPath(new URL('../aws-sim/task-app.mjs', im
 export interface EcsStackParts {
   sim: AwsSim;
   service: ContainerService;
+  /** More API function instances, each with its own ECS runtime (and so its own task definition cache). */
+  moreServices?: ContainerService[];
   reconciler: Reconciler;
   /** The task state function as deployed today: an EventBridge event per invocation. */
   taskStateHandler: (event: unknown, context: Context) => Promise<void>;
@@ -116,8 +118,10 @@ export class EcsSimStack {
     }
   }
 
-  harness(): ConformanceHarness {
-    const { service, sim } = this.parts;
+  /** The journeys' view of the stack, through API function instance `instance` (0: `service`). */
+  harness(instance = 0): ConformanceHarness {
+    const { sim } = this.parts;
+    const service = instance === 0 ? this.parts.service : this.parts.moreServices![instance - 1]!;
     const readout = (container: StoredContainer): Readout => ({
       state: container.state,
       state_reason: container.stateReason,
@@ -128,7 +132,7 @@ export class EcsSimStack {
       create: async (input: CreateInput) => {
         const container = await service.create(this.caller, {
           hostname: input.hostname,
-          image: 'sim/app:1',
+          image: input.image ?? 'sim/app:1',
           port: 8080,
           env: simEnv(input.behaviour),
           command: null,

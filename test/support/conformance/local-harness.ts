@@ -10,7 +10,13 @@ export type WorkloadFor = (behaviour: Behaviour) => { image?: string; command: s
  * A local stack (test/support/local-stack.ts) as the journeys see it: its HTTP API with a
  * personal access token, and each app through the local proxy at its `url`.
  */
-export function localHarness(baseUrl: string, token: string, workloadFor: WorkloadFor): ConformanceHarness {
+export function localHarness(
+  baseUrl: string,
+  token: string,
+  workloadFor: WorkloadFor,
+  /** What else the runtime may have left of a container (e.g. engine containers). */
+  moreLeftovers: (containerId: string) => Promise<string[]> = async () => [],
+): ConformanceHarness {
   const api = (method: string, path: string, body?: unknown) => call(baseUrl, method, path, { token, ...(body ? { body } : {}) });
   const urls = new Map<string, string>();
   const readout = (data: Record<string, any>): Readout => ({
@@ -35,10 +41,16 @@ export function localHarness(baseUrl: string, token: string, workloadFor: Worklo
         ...(input.health_check ? { health_check: input.health_check } : {}),
         ...(input.memory_mb ? { memory_mb: input.memory_mb } : {}),
       });
-      // A launch that fails at once may answer 500 at create; only the id counts.
-      const id = response.body?.data?.id;
+      // A launch that fails at once may answer 500 at create, and a loaded machine may make the
+      // answer late (504) though the container was written: only the id counts.
+      let data = response.body?.data;
+      if (!data?.id && response.status === 504) {
+        const listed = await api('GET', '/api/v1/containers?limit=100');
+        data = (listed.body?.data ?? []).find((container: { hostname: string }) => container.hostname === input.hostname);
+      }
+      const id = data?.id;
       if (!id) throw new Error(`create answered ${response.status}: ${response.text}`);
-      urls.set(id, response.body.data.url);
+      urls.set(id, data.url);
       return id;
     },
     async read(id) {
@@ -62,7 +74,7 @@ export function localHarness(baseUrl: string, token: string, workloadFor: Worklo
     async leftovers(id) {
       const left: string[] = [];
       if ((await api('GET', `/api/v1/containers/${id}`)).status !== 404) left.push('its record');
-      left.push(...(await processesOf(id)));
+      left.push(...(await processesOf(id)), ...(await moreLeftovers(id)));
       return left;
     },
   };

@@ -24,6 +24,11 @@ export interface ContainerServiceOptions {
   restartPolicy?: Partial<RestartPolicyOptions>;
   /** Where restarts by the policy wait for their time; a timer per restart unless given. */
   restartScheduler?: RestartScheduler;
+  /**
+   * The runtime's RUNNING only means started (ECS): a container turns running once a probe of
+   * its task answers, through deferred probe jobs (docs/containers.md, "Readiness on AWS").
+   */
+  probedReadiness?: boolean;
 }
 
 /** Reasons ECS records on the tasks we stop. */

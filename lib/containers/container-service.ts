@@ -58,11 +58,13 @@ export class ContainerService {
       this.launcher,
       { ...RESTART_POLICY_DEFAULTS, ...options.restartPolicy },
       options.restartScheduler ?? new TimerRestartScheduler(),
+      options.probedReadiness ? { drainMs: options.drainMs ?? 0 } : undefined,
     );
     this.wait = new StartWait(this.core, this.launcher, this.events, {
       pollIntervalMs: options.pollIntervalMs ?? 100,
       maxPollIntervalMs: options.maxPollIntervalMs ?? 2000,
       drainMs: options.drainMs ?? 0,
+      probed: options.probedReadiness ?? false,
     });
     this.startBudgetMs = options.startBudgetMs;
   }
@@ -237,6 +239,11 @@ export class ContainerService {
   /** Runs the task of a container whose restart by its policy is due; nothing for one that is not (any more). */
   relaunchDue(containerId: string): Promise<StoredContainer | undefined> {
     return this.events.relaunchDue(containerId);
+  }
+
+  /** Stops a restart's old task after the drain (a deferred `retire` job), unless it is its container's again. */
+  retire(containerId: string, taskArn: string): Promise<void> {
+    return this.events.retire(containerId, taskArn);
   }
 
   /** For the reconciler: relaunches every container whose restart is due, until `deadline`; answers how many. */

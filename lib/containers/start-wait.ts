@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConflictError, NotFoundError, TimeoutError } from '../errors.js';
+import { ConflictError, InternalError, NotFoundError, TimeoutError } from '../errors.js';
 import { log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
 import { countEvent } from '../observability/metrics.js';
@@ -23,6 +23,8 @@ export interface StartWaitOptions {
   pollIntervalMs: number;
   maxPollIntervalMs: number;
   drainMs: number;
+  /** RUNNING only means started (ECS): the probe path makes containers running and retires a restart's old task. */
+  probed: boolean;
 }
 
 /**
@@ -51,7 +53,7 @@ export class StartWait {
     for (;;) {
       const status = current.taskArn ? await runtime.describeTask(current.taskArn) : undefined;
       const latest = status
-        ? (await this.events.observe(status)).container
+        ? (await this.events.observe(status, { polled: true })).container
         : current.taskArn
           ? await this.containerOfMissingTask(current)
           : await store.get(current.id);
@@ -99,12 +101,17 @@ export class StartWait {
     let interval = this.options.pollIntervalMs;
     for (;;) {
       const status = await runtime.describeTask(newTaskArn);
-      const latest = status ? (await this.events.observe(status)).container : await store.get(container.id);
+      const latest = status ? (await this.events.observe(status, { polled: true })).container : await store.get(container.id);
       if (!latest) throw new NotFoundError('Container not found');
       if (latest.version !== version) throw new ConflictError('The container was changed by another request while it was restarting');
       if (latest.taskArn === newTaskArn && latest.state === 'running') {
-        await this.retire(latest, oldTaskArn, deadline);
+        // Where RUNNING is probed, whoever promoted the task has deferred the old one's stop past the drain.
+        if (!this.options.probed) await this.retire(latest, oldTaskArn, deadline);
         return latest;
+      }
+      if (latest.taskArn === oldTaskArn && latest.pendingTaskArn !== newTaskArn && latest.state === 'running') {
+        // The new task stopped before it answered: the old one keeps serving (docs/containers.md, "Restart").
+        throw new InternalError(`The container could not be restarted: ${latest.stateReason ?? 'its new task stopped'}`);
       }
       if (latest.state === 'failed') {
         if (oldTaskArn) await runtime.stopTask(oldTaskArn, STOP_REASON.restart);

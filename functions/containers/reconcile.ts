@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { containerRuntime } from '#wiring/container-runtime';
+import { containerRuntime, deferredWork } from '#wiring/container-runtime';
 import { config } from '../../lib/config.js';
 import type { ReconcileReport } from '../../lib/containers/reconciler.js';
 import { log, withInvocationLog } from '../../lib/log.js';
@@ -8,7 +8,7 @@ import { METRIC } from '../../lib/observability/metric-names.js';
 import { countEvent } from '../../lib/observability/metrics.js';
 import { reconcilerWith } from '../../lib/wiring/reconciler.js';
 
-const reconciler = reconcilerWith(containerRuntime, config);
+const reconciler = reconcilerWith(containerRuntime, config, deferredWork);
 const RESERVE_MS = 15_000;
 
 /**

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   DescribeTaskDefinitionCommand,
   DescribeTasksCommand,
@@ -97,7 +98,10 @@ export class EcsRuntime implements ReconcilableRuntime {
    * is what this deployment would register (DescribeTaskDefinition with a bare family answers
    * that revision: https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_DescribeTaskDefinition.html),
    * else a new revision (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_RegisterTaskDefinition.html).
-   * Two instances registering the same family at once make two identical revisions, both usable.
+   * Two instances registering the same family at once do not both succeed: ECS refuses all but
+   * one with `ClientException: Too many concurrent attempts to create a new revision of the
+   * specified family.` (HTTP 400, which the SDK does not retry); that one is looked up again and
+   * retried after a jittered backoff (`registerWithRetry`).
    */
   taskDefinitionFor(image: string, port: number): Promise<string> {
     const family = taskFamilyFor(this.settings.taskDefinitions.familyPrefix, image, port);
@@ -113,12 +117,22 @@ export class EcsRuntime implements ReconcilableRuntime {
 
   private async findOrRegister(family: string, image: string, port: number): Promise<string> {
     const wanted = this.taskDefinitionInput(family, image, port);
-    const existing = await this.describeFamily(family);
-    if (existing?.taskDefinitionArn && existing.status === 'ACTIVE' && sameDefinition(existing, wanted)) return existing.taskDefinitionArn;
-    const output = await this.client.send(new RegisterTaskDefinitionCommand(wanted));
-    const arn = output.taskDefinition?.taskDefinitionArn;
-    if (!arn) throw new TaskLaunchError(`RegisterTaskDefinition answered no task definition for ${family}`);
-    return arn;
+    for (let attempt = 1; ; attempt += 1) {
+      const existing = await this.describeFamily(family);
+      if (existing?.taskDefinitionArn && existing.status === 'ACTIVE' && sameDefinition(existing, wanted))
+        return existing.taskDefinitionArn;
+      try {
+        const output = await this.client.send(new RegisterTaskDefinitionCommand(wanted));
+        const arn = output.taskDefinition?.taskDefinitionArn;
+        if (!arn) throw new TaskLaunchError(`RegisterTaskDefinition answered no task definition for ${family}`);
+        return arn;
+      } catch (error) {
+        if (!isConcurrentRevision(error) || attempt >= REGISTER_ATTEMPTS) throw error;
+        // Full jitter, so that the instances that collided do not collide again
+        // (https://aws.amazon.com/builders-library/timeouts-retries-and-backoff-with-jitter/).
+        await sleep(Math.random() * REGISTER_BACKOFF_MS * 2 ** (attempt - 1));
+      }
+    }
   }
 
   private async describeFamily(family: string): Promise<TaskDefinition | undefined> {
@@ -260,6 +274,17 @@ export class EcsRuntime implements ReconcilableRuntime {
       });
   }
 }
+
+/** Registrations of one family tried at most, and the first backoff's ceiling (it doubles: 0.2, 0.4, 0.8, 1.6 s). */
+const REGISTER_ATTEMPTS = 5;
+const REGISTER_BACKOFF_MS = 200;
+
+/**
+ * ECS's answer to a registration that raced another of the same family: a ClientException (HTTP
+ * 400) saying `Too many concurrent attempts to create a new revision of the specified family.`
+ */
+const isConcurrentRevision = (error: unknown): boolean =>
+  error instanceof Error && error.name === 'ClientException' && /too many concurrent attempts/i.test(error.message);
 
 /** The family of `arn:aws:ecs:<region>:<account>:task-definition/<family>:<revision>`. */
 export const familyOfTaskDefinition = (arn: string): string | undefined => /:task-definition\/([A-Za-z0-9_-]+):\d+$/.exec(arn)?.[1];

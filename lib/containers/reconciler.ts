@@ -1,11 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, log } from '../log.js';
-import { type AppRoute, type AppRoutes, isCurrentRunningTask, type PublishedRoutes, routeOf } from './app-routes.js';
+import type { AppRoutes, PublishedRoutes } from './app-routes.js';
+import { RouteRepair } from './reconcile-routes.js';
 import type { ContainerState, StoredContainer } from './container.js';
 import type { ContainerStore, ReconcileCheckpoint } from './container-store.js';
-import { chargeFor, holdsCpu, type QuotaUsage } from './quota.js';
+import { chargeFor, holdsCpu } from './quota.js';
+import { reconcileUsage } from './reconcile-usage.js';
 import { MAX_TASKS_PER_CALL, type ReconcilableRuntime, type RuntimeTask } from './runtime.js';
-import { taskIdOf } from './logs.js';
 import { containerStateFor } from './task-status.js';
 
 export interface ReconcilerOptions {
@@ -83,9 +83,6 @@ const DEFAULTS = {
   usageSettleMs: 2_000,
 };
 
-/** An owner's containers beyond this are not recounted (admins are not limited; a user holds at most their quota). */
-const MAX_RECOUNT_CONTAINERS = 1000;
-
 /**
  * Compares what the runtime runs with what the records say, and mends the difference
  * (docs/containers.md, "Reconciliation"):
@@ -104,11 +101,9 @@ const MAX_RECOUNT_CONTAINERS = 1000;
 export class Reconciler {
   private readonly options: Required<Omit<ReconcilerOptions, 'now' | 'routing' | 'restartDue'>>;
   private readonly now: () => number;
-  private readonly routing: ReconcilerOptions['routing'];
   private readonly restartDue: ReconcilerOptions['restartDue'];
   private deadline = Number.POSITIVE_INFINITY;
-  /** This run's zone listing by task id; undefined without routing or when the listing failed. */
-  private publishedByTask: Map<string, AppRoute> | undefined;
+  private readonly routeRepair: RouteRepair | undefined;
 
   constructor(
     private readonly store: ContainerStore,
@@ -118,7 +113,7 @@ export class Reconciler {
     const { now, routing, restartDue, ...rest } = options;
     this.options = { ...DEFAULTS, ...stripUndefined(rest) };
     this.now = now ?? Date.now;
-    this.routing = routing;
+    this.routeRepair = routing ? new RouteRepair(store, routing) : undefined;
     this.restartDue = restartDue;
   }
 
@@ -147,11 +142,13 @@ export class Reconciler {
     };
     const checkpoint = await this.store.reconcileCheckpoint();
     const tasksCursor = await this.reconcileTasks(checkpoint.tasksCursor, report);
-    await this.reconcileStaleRoutes(report);
+    await this.routeRepair?.withdrawStale(report, this.deadline);
     const { cursor: containersCursor, owners, changedOwners } = await this.reconcileContainers(checkpoint.containersCursor, report);
-    await this.reconcileUsage(
+    await reconcileUsage(
+      this.store,
       [...owners].filter((owner) => !changedOwners.has(owner)),
       report,
+      { maxUsageChecks: this.options.maxUsageChecks, usageSettleMs: this.options.usageSettleMs, deadline: this.deadline },
     );
     const next: ReconcileCheckpoint = {
       ...(tasksCursor ? { tasksCursor } : {}),
@@ -249,7 +246,7 @@ export class Reconciler {
       for (const candidate of candidates) {
         try {
           if (await this.checkContainer(candidate, tasks, report)) changedOwners.add(candidate.userId);
-          else await this.checkRoute(candidate, tasks, report);
+          else await this.routeRepair?.publishMissing(candidate, tasks, report);
         } catch (error) {
           report.errors += 1;
           changedOwners.add(candidate.userId);
@@ -325,113 +322,7 @@ export class Reconciler {
     });
     return true;
   }
-
-  /**
-   * Withdraws the routes in the zone that no running container's current task owns: a deleted
-   * container's, a task its container moved on from, one whose stop was never delivered. A
-   * container in the middle of a transition (`provisioning`) is left to the next run.
-   */
-  private async reconcileStaleRoutes(report: ReconcileReport): Promise<void> {
-    this.publishedByTask = undefined;
-    if (!this.routing) return;
-    const { routes: published } = await this.routing.routes.listPublished();
-    this.publishedByTask = new Map(published.map((route) => [route.taskId, route]));
-    const containers = new Map<string, StoredContainer | undefined>();
-    for (const route of published) {
-      if (Date.now() >= this.deadline) break;
-      try {
-        if (!containers.has(route.containerId)) containers.set(route.containerId, await this.store.get(route.containerId));
-        const container = containers.get(route.containerId);
-        if (container?.state === 'provisioning') continue;
-        const owned =
-          container?.taskArn &&
-          isCurrentRunningTask(container, container.taskArn) &&
-          taskIdOf(container.taskArn) === route.taskId &&
-          container.hostname === route.hostname &&
-          container.port === route.port;
-        if (owned) continue;
-        await this.routing.published.forget(route.taskId);
-        if (await this.routing.routes.withdraw(route)) report.staleRoutesWithdrawn += 1;
-        this.publishedByTask.delete(route.taskId);
-        log.info('Reconciler withdrew a stale route', { ...route, containerState: container?.state ?? null });
-      } catch (error) {
-        report.errors += 1;
-        log.error('Reconciler could not check a route', { taskId: route.taskId, ...describeError(error) });
-      }
-    }
-  }
-
-  /** Publishes the route of a running container whose current task runs at an address but has none in the zone. */
-  private async checkRoute(candidate: StoredContainer, tasks: Map<string, RuntimeTask>, report: ReconcileReport): Promise<void> {
-    if (!this.routing || !this.publishedByTask || candidate.state !== 'running' || !candidate.taskArn) return;
-    const task = tasks.get(candidate.taskArn);
-    if (!task?.address || task.status?.lastStatus !== 'RUNNING') return;
-    const existing = this.publishedByTask.get(taskIdOf(candidate.taskArn));
-    const container = await this.store.get(candidate.id);
-    if (!isCurrentRunningTask(container, candidate.taskArn)) return;
-    const route = routeOf(container, candidate.taskArn, task.address);
-    if (existing && existing.ip === route.ip && existing.hostname === route.hostname && existing.port === route.port) return;
-    await this.routing.routes.publish(route);
-    await this.routing.published.remember(route);
-    report.missingRoutesPublished += 1;
-    log.warn('Reconciler published a missing route', { ...route });
-  }
-
-  /**
-   * Recounts each owner's use from their containers and corrects a stored use that disagrees.
-   * The owner index is eventually consistent, so a use is corrected only when two counts a
-   * pause apart agree with each other, and the correction is conditional on the stored use not
-   * having moved since the first: any write that charged meanwhile makes it a no-op.
-   */
-  private async reconcileUsage(owners: string[], report: ReconcileReport): Promise<void> {
-    const mismatches: Array<{ userId: string; stored: QuotaUsage; counted: QuotaUsage }> = [];
-    for (const userId of owners.slice(0, this.options.maxUsageChecks)) {
-      if (Date.now() >= this.deadline) break;
-      report.usageChecked += 1;
-      const counted = await this.countUsage(userId);
-      if (!counted) continue;
-      const stored = await this.store.usageOf(userId);
-      if (!sameUsage(stored, counted)) mismatches.push({ userId, stored, counted });
-    }
-    if (mismatches.length === 0) return;
-    await sleep(this.options.usageSettleMs);
-    for (const { userId, stored, counted } of mismatches) {
-      const recounted = await this.countUsage(userId);
-      const restored = await this.store.usageOf(userId);
-      if (!recounted || !sameUsage(recounted, counted) || !sameUsage(restored, stored)) continue;
-      try {
-        if (await this.store.correctUsage(userId, stored, counted)) {
-          report.usageCorrected += 1;
-          log.warn('Reconciler corrected a quota use', { userId, stored, counted });
-        } else report.racesLost += 1;
-      } catch (error) {
-        log.error('Reconciler could not correct a quota use', { userId, ...describeError(error) });
-      }
-    }
-  }
-
-  /** What an owner holds, read item by item (consistent); undefined when they have too many to recount. */
-  private async countUsage(userId: string): Promise<QuotaUsage | undefined> {
-    const usage: QuotaUsage = { containers: 0, runningCpu: 0 };
-    let cursor: string | undefined;
-    let seen = 0;
-    do {
-      const page = await this.store.listOwnedBy(userId, { limit: MAX_TASKS_PER_CALL, ...(cursor ? { cursor } : {}) });
-      seen += page.items.length;
-      if (seen > MAX_RECOUNT_CONTAINERS) return undefined;
-      for (const listed of page.items) {
-        const container = await this.store.get(listed.id);
-        if (!container) continue;
-        usage.containers += 1;
-        if (holdsCpu(container.state)) usage.runningCpu += container.cpuCores;
-      }
-      cursor = page.nextCursor;
-    } while (cursor);
-    return usage;
-  }
 }
-
-const sameUsage = (a: QuotaUsage, b: QuotaUsage): boolean => a.containers === b.containers && Math.abs(a.runningCpu - b.runningCpu) < 1e-9;
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;

@@ -158,6 +158,21 @@ export class DynamoContainerStore implements ContainerStore {
     });
   }
 
+  dropPendingTask(
+    containerId: string,
+    version: number,
+    taskArn: string,
+    stateReason: string,
+    now: string,
+  ): Promise<StoredContainer | undefined> {
+    return this.updateItem({
+      Key: keys.container(containerId),
+      UpdateExpression: `SET ${A.stateReason} = :reason, ${A.updatedAt} = :now REMOVE ${A.pendingTaskArn}`,
+      ConditionExpression: `attribute_exists(pk) AND version = :version AND ${A.pendingTaskArn} = :taskArn`,
+      ExpressionAttributeValues: { ':reason': stateReason, ':now': now, ':version': version, ':taskArn': taskArn },
+    });
+  }
+
   updateWorkload(
     containerId: string,
     expectedVersion: number,

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import { Reconciler } from '../containers/reconciler.js';
+import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { ReconcilableRuntime } from '../containers/runtime.js';
 import { appRoutingFrom } from './app-routes.js';
 import { containerServiceWith, containerStore } from './containers.js';
@@ -9,9 +10,9 @@ import { containerServiceWith, containerStore } from './containers.js';
  * in `npm start`), repairing the private zone too where the deployment routes to containers, and
  * relaunching the containers whose restart policy's backoff has passed.
  */
-export function reconcilerWith(runtime: ReconcilableRuntime, settings?: Config): Reconciler {
+export function reconcilerWith(runtime: ReconcilableRuntime, settings?: Config, deferredWork?: RestartScheduler): Reconciler {
   const routing = settings ? appRoutingFrom(settings) : undefined;
-  const service = containerServiceWith({ runtime });
+  const service = containerServiceWith({ runtime, deferredWork });
   return new Reconciler(containerStore, runtime, {
     ...(routing ? { routing } : {}),
     // The backstop of the restart policy's timers: containers whose backoff has passed.

@@ -24,7 +24,7 @@ import { cloudWatchLogsClient } from '../../../lib/aws/cloudwatch-logs.js';
 import { containerLogs } from '../../../lib/wiring/container-logs.js';
 import { ecsClient, taskFamilyFor, type EcsRuntime, type EcsTaskFields } from '../../../lib/aws/ecs-runtime.js';
 import { LocalRuntime } from '../../../lib/local/local-runtime.js';
-import { ecsTaskStateChange, lambdaContext } from '../../support/lambda-event.js';
+import { deliverTaskStateChange, ecsTaskStateChange } from '../../support/lambda-event.js';
 import { pollUntil } from '../../support/poll.js';
 
 /** What the start, stop, restart, delete and metrics functions compose, together. */
@@ -128,7 +128,7 @@ function ecsReports(...tasks: Task[]): void {
 async function taskStateChange(task: Task): Promise<void> {
   const detail: EcsTaskFields & { clusterArn?: string } = { ...task, startedAt: task.startedAt?.toISOString() };
   const event = ecsTaskStateChange(detail);
-  await taskStateChanged(event, lambdaContext());
+  await deliverTaskStateChange(taskStateChanged, event);
 }
 
 const stopTaskOutput = (input: { task: string }) => ({ task: { taskArn: input.task, desiredStatus: 'STOPPED' } });

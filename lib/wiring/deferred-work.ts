@@ -1,0 +1,13 @@
+import type { Config } from '../config.js';
+import { SqsDeferredWork } from '../aws/sqs-deferred-work.js';
+
+/**
+ * Deferred work as delayed SQS messages where the stack gives both queues (every AWS function
+ * that runs or watches tasks); undefined elsewhere, where the container service keeps a timer.
+ * With it, RUNNING is probed before a container counts as running (docs/containers.md,
+ * "Readiness on AWS").
+ */
+export function deferredWorkFrom(settings: Config): SqsDeferredWork | undefined {
+  if (!settings.TASK_EVENTS_QUEUE_URL || !settings.TASK_PROBE_QUEUE_URL) return undefined;
+  return new SqsDeferredWork({ taskEventsQueueUrl: settings.TASK_EVENTS_QUEUE_URL, probeQueueUrl: settings.TASK_PROBE_QUEUE_URL });
+}

@@ -1,20 +1,20 @@
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { handler as taskStateChanged } from '../../../functions/containers/task-state-changed.js';
 import { CloudWatchContainerLogs } from '../../../lib/aws/cloudwatch-logs.js';
 import { config } from '../../../lib/config.js';
 import type { StoredContainer } from '../../../lib/containers/container.js';
 import { holdsCpu } from '../../../lib/containers/quota.js';
 import { taskIdOf } from '../../../lib/containers/logs.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
+import { deferredWork } from '../../../lib/wiring/container-runtime.js';
 import { ecsRuntimeFrom } from '../../../lib/wiring/ecs-runtime.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
 import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
-import { type AwsSim, startAwsSim } from '../../support/aws-sim/index.js';
+import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
 import { EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
 import type { Behaviour } from '../../support/conformance/journeys.js';
-import { lambdaContext } from '../../support/lambda-event.js';
+import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
 
 /*
  * The fault run (issue 24 item 12): containers driven through create, restart, stop, start and
@@ -30,6 +30,8 @@ import { lambdaContext } from '../../support/lambda-event.js';
  * see the verdicts in test/integration/conformance/ecs-sim.test.ts).
  */
 vi.hoisted(() => {
+  // The SQS client sends to its QueueUrl's host, so the queues name the simulator's port (simPortFor).
+  const port = 20_000 + (process.pid % 20_000);
   Object.assign(process.env, {
     CONTAINER_RUNTIME: 'ecs',
     ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
@@ -39,7 +41,8 @@ vi.hoisted(() => {
     ECS_LOG_GROUP: 'workload-logs',
     APPS_DNS_ZONE_ID: 'ZSIM',
     APPS_DNS_ZONE_NAME: 'apps.internal',
-    TASK_READINESS_PROBE: 'true',
+    TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
+    TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
     RESTART_DRAIN_MS: '1000',
     START_BUDGET_MS: '15000',
   });
@@ -59,6 +62,7 @@ let stack: EcsSimStack;
 
 beforeAll(async () => {
   sim = await startAwsSim({
+    port: simPortFor(process.pid),
     seed: SEED,
     ecs: {
       provisioningMs: [200, 1500],
@@ -72,15 +76,16 @@ beforeAll(async () => {
     route53: { ...SIM_ROUTE53, changeBusyMs: 100, priorRequestRate: 0.05 },
     taskEvents: { loss: 0.05, duplicate: 0.1, delayMs: [0, 1500], reorder: 0.1, reorderMs: 2000 },
   });
+  const handlers = taskMessageHandlersWith(ecsRuntimeFrom(config), deferredWork);
   // Function instances as on AWS: two of the API's, the task state function's and the reconciler's, each with its own ECS runtime.
   stack = new EcsSimStack(
     {
       sim,
-      service: containerServiceWith({ runtime: ecsRuntimeFrom(config) }),
-      moreServices: [containerServiceWith({ runtime: ecsRuntimeFrom(config) })],
-      reconciler: reconcilerWith(ecsRuntimeFrom(config), config),
-      taskStateHandler: taskStateChanged as never,
-      lambdaContext,
+      service: containerServiceWith({ runtime: ecsRuntimeFrom(config), deferredWork }),
+      moreServices: [containerServiceWith({ runtime: ecsRuntimeFrom(config), deferredWork })],
+      reconciler: reconcilerWith(ecsRuntimeFrom(config), config, deferredWork),
+      taskEvent: (body) => handlers.taskEvent(body),
+      probe: (body) => handlers.probe(body),
     },
     undefined,
     { maxConcurrency: 10, reconcileEveryMs: RECONCILE_EVERY_MS },

@@ -13,6 +13,12 @@ export type { SqsRecord } from './sqs.js';
 
 export interface AwsSimOptions {
   seed?: number;
+  /**
+   * A fixed port, for configuration that must name the simulator before it starts: the SQS
+   * client sends to the host of a message's QueueUrl rather than to its endpoint override, so
+   * queue URLs (TASK_EVENTS_QUEUE_URL …) must point here. Default: a free port.
+   */
+  port?: number;
   ecs?: EcsSimOptions;
   route53?: Route53SimOptions & { zoneId?: string; zoneName?: string };
   logs?: LogsSimOptions & { logGroupName?: string };
@@ -63,7 +69,7 @@ export class AwsSim {
   }
 
   async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve, reject) => this.server.once('error', reject).listen(this.options.port ?? 0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;
   }
@@ -137,6 +143,12 @@ function asAwsError(error: unknown): AwsError {
   if (error instanceof AwsError) return error;
   return new AwsError('InternalFailure', error instanceof Error ? error.message : String(error), 500);
 }
+
+/** A port for a simulator whose queue URLs configuration names before it starts: one per test process. */
+export const simPortFor = (pid: number): number => 20_000 + (pid % 20_000);
+
+/** The URL SQS answers for a queue of the simulator on `port`. */
+export const simQueueUrl = (port: number, name: string): string => `http://127.0.0.1:${port}/123456789012/${name}`;
 
 /** Starts a simulator and points this process's AWS SDK clients at it. */
 export async function startAwsSim(options: AwsSimOptions = {}): Promise<AwsSim> {

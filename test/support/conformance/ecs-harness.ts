@@ -1,4 +1,3 @@
-import type { Context } from 'aws-lambda';
 import { fileURLToPath } from 'node:url';
 import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
 import type { ContainerService } from '../../../lib/containers/container-service.js';
@@ -18,8 +17,6 @@ export const ECS_SIM_ENV = {
   ECS_LOG_GROUP: 'workload-logs',
   APPS_DNS_ZONE_ID: 'ZSIM',
   APPS_DNS_ZONE_NAME: 'apps.internal',
-  // Today's readiness on AWS: the task state function probes a RUNNING task before applying it.
-  TASK_READINESS_PROBE: 'true',
   RESTART_DRAIN_MS: '1000',
   START_BUDGET_MS: '20000',
 };
@@ -47,19 +44,22 @@ export interface EcsStackParts {
   /** More API function instances, each with its own ECS runtime (and so its own task definition cache). */
   moreServices?: ContainerService[];
   reconciler: Reconciler;
-  /** The task state function as deployed today: an EventBridge event per invocation. */
-  taskStateHandler: (event: unknown, context: Context) => Promise<void>;
-  lambdaContext: (remainingMs: number) => Context;
+  /** The task state function's handler of one task-events message (lib/wiring/task-events.ts). */
+  taskEvent: (body: string) => Promise<unknown>;
+  /** The probe function's handler of one task-probes message. */
+  probe: (body: string) => Promise<unknown>;
 }
 
 /**
  * The AWS stack on the simulator, in this process: the container service over DynamoDB Local
- * and the ECS runtime (its real SDK client reaching the simulator), the task state function
- * fed from the task-events queue by an event source with maximum concurrency, and the
+ * and the ECS runtime (its real SDK client reaching the simulator), the task state function and
+ * the probe function fed from their queues (task-events, task-probes) by event sources with
+ * maximum concurrency, deferred work sent to those queues by the real SQS client, and the
  * reconciler on an interval.
  */
 export class EcsSimStack {
   readonly source: EventSource;
+  readonly probeSource: EventSource;
   private readonly timer: NodeJS.Timeout;
   private reconciling?: Promise<unknown>;
   readonly hostnames = new Map<string, string>();
@@ -73,15 +73,14 @@ export class EcsSimStack {
     options: { maxConcurrency?: number; reconcileEveryMs?: number; invocationMs?: number } = {},
   ) {
     const invocationMs = options.invocationMs ?? 20_000;
-    this.source = parts.sim.subscribe(
-      parts.sim.taskEventQueue,
-      (record: SqsRecord) =>
-        parts.taskStateHandler(JSON.parse(record.body), parts.lambdaContext(invocationMs)).catch((error) => {
-          this.handlerErrors += 1;
-          throw error;
-        }),
-      { maxConcurrency: options.maxConcurrency ?? 10, visibilityTimeoutMs: invocationMs + 1000, maxReceiveCount: 10 },
-    );
+    const counted = (handle: (body: string) => Promise<unknown>) => (record: SqsRecord) =>
+      handle(record.body).catch((error) => {
+        this.handlerErrors += 1;
+        throw error;
+      });
+    const sourceOptions = { maxConcurrency: options.maxConcurrency ?? 10, visibilityTimeoutMs: invocationMs + 1000, maxReceiveCount: 10 };
+    this.source = parts.sim.subscribe(parts.sim.taskEventQueue, counted(parts.taskEvent), sourceOptions);
+    this.probeSource = parts.sim.subscribe(parts.sim.sqs.queue('task-probes'), counted(parts.probe), sourceOptions);
     this.timer = setInterval(() => {
       if (this.reconciling) return;
       this.reconciling = parts.reconciler
@@ -102,6 +101,7 @@ export class EcsSimStack {
     clearInterval(this.timer);
     await this.reconciling;
     await this.source.close();
+    await this.probeSource.close();
   }
 
   /** An HTTP GET to the container through its route, as the proxy reaches it: a random one of its hostname's task records. */

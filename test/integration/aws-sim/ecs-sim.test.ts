@@ -191,9 +191,10 @@ describe('ECS limits', () => {
     });
   });
 
-  // Issue 24, defect "Concurrent first launches fail" (lib/aws/ecs-runtime.ts says both succeed):
-  // two function instances launching the first task of one (image, port) at once.
-  it.fails('launches both first tasks of one (image, port) started at once by two function instances (fails until RegisterTaskDefinition retries the concurrent-revision error: issue 24 item 5)', async () => {
+  // Issue 24, defect "Concurrent first launches fail": two function instances launching the first
+  // task of one (image, port) at once. Fails on the code before RegisterTaskDefinition retried the
+  // concurrent-revision error (main at b9f88cd, where this was it.fails).
+  it('launches both first tasks of one (image, port) started at once by two function instances', async () => {
     const image = `sim/first-launch:${newId().slice(0, 6)}`;
     const results = await Promise.allSettled([runtimeOn(sim).runTask(launch({}, image)), runtimeOn(sim).runTask(launch({}, image))]);
     for (const result of results) if (result.status === 'fulfilled') await runtimeOn(sim).stopTask(result.value, 'done');

@@ -455,6 +455,7 @@ describe('ContainerHostingStack least privilege inside the table', () => {
     expect(charging.map(({ id }) => id).sort()).toEqual([
       'createContainer',
       'deleteContainer',
+      'probeTask',
       'reconcile',
       'restartContainer',
       'startContainer',

@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { containerRuntime, deferredWork } from '#wiring/container-runtime';
+import { containerRuntime } from '#wiring/container-runtime';
+import { deferredWork } from '../../lib/wiring/deferred-work.js';
 import { describeError, log, withInvocationLog } from '../../lib/log.js';
 import { taskMessageHandlersWith } from '../../lib/wiring/task-events.js';
 

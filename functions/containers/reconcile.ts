@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { containerRuntime, deferredWork } from '#wiring/container-runtime';
+import { containerRuntime } from '#wiring/container-runtime';
+import { deferredWork } from '../../lib/wiring/deferred-work.js';
 import { config } from '../../lib/config.js';
 import type { ReconcileReport } from '../../lib/containers/reconciler.js';
 import { log, withInvocationLog } from '../../lib/log.js';

@@ -1,6 +1,7 @@
 import { containerView } from '../../lib/containers/container.js';
 import { containerServiceWith } from '../../lib/wiring/containers.js';
-import { containerRuntime, deferredWork } from '#wiring/container-runtime';
+import { containerRuntime } from '#wiring/container-runtime';
+import { deferredWork } from '../../lib/wiring/deferred-work.js';
 import { endpoint } from '../../lib/http/endpoint.js';
 import * as route from '../../lib/http/routes.js';
 import { ok } from '../../lib/http/reply.js';

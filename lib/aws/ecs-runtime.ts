@@ -44,6 +44,12 @@ export interface EcsRuntimeSettings {
 export interface WorkloadTaskDefinitionSettings {
   /** Families are `<prefix>-<hash of image and port>`. */
   familyPrefix: string;
+  /**
+   * The prefix every family this deployment ever registered starts with, whatever the CPU
+   * architecture (`familyPrefix` is `<it>-arm64` on ARM64): tasks of x86 families left from before
+   * a switch to ARM64 are still ours, so the reconciler stops or keeps them. Defaults to `familyPrefix`.
+   */
+  ownedFamilyPrefix?: string;
   /** Set only where the deployment opts in (`workloadTaskRole`): without it the task metadata endpoint hands the container no credentials. */
   taskRoleArn?: string;
   executionRoleArn: string;
@@ -216,7 +222,8 @@ export class EcsRuntime implements ReconcilableRuntime {
    */
   private isOwnFamily(taskDefinitionArn: string | undefined): boolean {
     if (!taskDefinitionArn) return true;
-    return familyOfTaskDefinition(taskDefinitionArn)?.startsWith(`${this.settings.taskDefinitions.familyPrefix}-`) ?? false;
+    const owned = this.settings.taskDefinitions.ownedFamilyPrefix ?? this.settings.taskDefinitions.familyPrefix;
+    return familyOfTaskDefinition(taskDefinitionArn)?.startsWith(`${owned}-`) ?? false;
   }
 
   async stopTask(taskArn: string, reason: string): Promise<void> {

@@ -246,9 +246,9 @@ export class ContainerService {
     return this.events.retire(containerId, taskArn);
   }
 
-  /** For the reconciler: relaunches every container whose restart is due, until `deadline`; answers how many. */
-  relaunchAllDue(deadline?: number): Promise<number> {
-    return this.events.relaunchAllDue(deadline);
+  /** For the reconciler: relaunches every container whose restart is due, from `cursor` until `deadline`; answers how many and where to go on. */
+  relaunchAllDue(deadline?: number, cursor?: string): Promise<{ relaunched: number; cursor?: string }> {
+    return this.events.relaunchAllDue(deadline, cursor);
   }
 
   private async transition(caller: Caller, containerId: string, action: ContainerAction): Promise<StoredContainer> {

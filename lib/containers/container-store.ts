@@ -53,6 +53,8 @@ export type DeleteOutcome = { kind: 'deleted' } | { kind: 'conflict' } | { kind:
 export interface ReconcileCheckpoint {
   containersCursor?: string;
   tasksCursor?: string;
+  /** Where the walk of the restarts due (ContainerService.relaunchAllDue) stopped. */
+  restartsCursor?: string;
 }
 
 /**

@@ -5,7 +5,8 @@ import type { ContainerState, StoredContainer } from './container.js';
 import type { ContainerStore, ReconcileCheckpoint } from './container-store.js';
 import { chargeFor, holdsCpu } from './quota.js';
 import { reconcileUsage } from './reconcile-usage.js';
-import { MAX_TASKS_PER_CALL, type ReconcilableRuntime, type RuntimeTask } from './runtime.js';
+import { MAX_TASKS_PER_CALL, type ReconcilableRuntime, type RuntimeTask, type TaskStatus } from './runtime.js';
+import { DEFAULT_GRACE_S } from './task-probes.js';
 import { containerStateFor } from './task-status.js';
 
 export interface ReconcilerOptions {
@@ -37,7 +38,16 @@ export interface ReconcilerOptions {
    * decides which and when; the reconciler only calls it on schedule, as a backstop to the task
    * state function. Unset until the domain offers it (lib/wiring/reconciler.ts).
    */
-  restartDue?: (deadline: number) => Promise<number>;
+  restartDue?: (deadline: number, cursor: string | undefined) => Promise<{ begun: number; cursor?: string }>;
+  /**
+   * Applies a task status as its event would have (ContainerService.applyTaskStatus): for a
+   * container still provisioning past its grace whose event was lost, a RUNNING task goes to the
+   * readiness probe and a STOPPED one through the restart policy. Without it such a container is
+   * only settled when its task has stopped.
+   */
+  applyTaskStatus?: (status: TaskStatus) => Promise<unknown>;
+  /** Beyond a container's readiness grace, how long a provisioning container may wait for its task's event. */
+  lostEventMarginMs?: number;
 }
 
 /** What one run did; every change is also logged on its own line. */
@@ -61,6 +71,8 @@ export interface ReconcileReport {
   missingRoutesPublished: number;
   /** Restarts the restart policy had due, begun by this run. */
   restartsBegun: number;
+  /** Provisioning containers past their grace whose task's status was applied here, its event lost. */
+  lostEventsApplied: number;
   /** Changes not made because the container or the use moved on meanwhile (the other writer decided). */
   racesLost: number;
   /** Tasks or containers whose check failed (logged); the next run tries them again. */
@@ -81,6 +93,7 @@ const DEFAULTS = {
   launchGraceMs: 120_000,
   missingTaskGraceMs: 120_000,
   usageSettleMs: 2_000,
+  lostEventMarginMs: 60_000,
 };
 
 /**
@@ -99,7 +112,8 @@ const DEFAULTS = {
  * decided from, so a concurrent change wins and the reconciler leaves that container alone.
  */
 export class Reconciler {
-  private readonly options: Required<Omit<ReconcilerOptions, 'now' | 'routing' | 'restartDue'>>;
+  private readonly options: Required<Omit<ReconcilerOptions, 'now' | 'routing' | 'restartDue' | 'applyTaskStatus'>>;
+  private readonly applyTaskStatus: ReconcilerOptions['applyTaskStatus'];
   private readonly now: () => number;
   private readonly restartDue: ReconcilerOptions['restartDue'];
   private deadline = Number.POSITIVE_INFINITY;
@@ -110,7 +124,8 @@ export class Reconciler {
     private readonly runtime: ReconcilableRuntime,
     options: ReconcilerOptions = {},
   ) {
-    const { now, routing, restartDue, ...rest } = options;
+    const { now, routing, restartDue, applyTaskStatus, ...rest } = options;
+    this.applyTaskStatus = applyTaskStatus;
     this.options = { ...DEFAULTS, ...stripUndefined(rest) };
     this.now = now ?? Date.now;
     this.routeRepair = routing ? new RouteRepair(store, routing) : undefined;
@@ -136,6 +151,7 @@ export class Reconciler {
       staleRoutesWithdrawn: 0,
       missingRoutesPublished: 0,
       restartsBegun: 0,
+      lostEventsApplied: 0,
       racesLost: 0,
       errors: 0,
       complete: true,
@@ -156,13 +172,16 @@ export class Reconciler {
     };
     if (this.restartDue && Date.now() < this.deadline) {
       try {
-        report.restartsBegun = await this.restartDue(this.deadline);
+        // The walk of the restarts due goes on where the last run's stopped.
+        const restarts = await this.restartDue(this.deadline, checkpoint.restartsCursor);
+        report.restartsBegun = restarts.begun;
+        if (restarts.cursor) next.restartsCursor = restarts.cursor;
       } catch (error) {
         report.errors += 1;
         log.error('Reconciler could not begin the restarts due', describeError(error));
       }
     }
-    report.complete = !tasksCursor && !containersCursor;
+    report.complete = !tasksCursor && !containersCursor && !next.restartsCursor;
     await this.store.saveReconcileCheckpoint(next);
     return report;
   }
@@ -212,7 +231,9 @@ export class Reconciler {
     if (task.createdAt && this.now() - Date.parse(task.createdAt) < this.options.launchGraceMs) return;
     if (!containers.has(status.containerId)) containers.set(status.containerId, await this.store.get(status.containerId));
     const container = containers.get(status.containerId);
-    if (container && container.taskArn === task.taskArn && holdsCpu(container.state)) return;
+    // Its current task, or the task a restart is bringing up next to it (promoted once it answers).
+    const owned = container?.taskArn === task.taskArn || container?.pendingTaskArn === task.taskArn;
+    if (container && owned && holdsCpu(container.state)) return;
     const kind = container ? 'superseded' : 'orphan';
     await this.runtime.stopTask(task.taskArn, STOP_REASON[kind]);
     if (kind === 'orphan') report.orphanTasksStopped += 1;
@@ -269,6 +290,11 @@ export class Reconciler {
     }
   }
 
+  /** How long a provisioning container waits for its task's events before the reconciler applies ECS's word itself. */
+  private lostEventAgeOf(container: StoredContainer): number {
+    return (container.healthCheck?.graceS ?? DEFAULT_GRACE_S) * 1000 + this.options.lostEventMarginMs;
+  }
+
   /** Settles one container whose task has gone; answers whether it changed it. */
   private async checkContainer(candidate: StoredContainer, tasks: Map<string, RuntimeTask>, report: ReconcileReport): Promise<boolean> {
     const container = await this.store.get(candidate.id);
@@ -293,6 +319,33 @@ export class Reconciler {
         why = 'the runtime no longer knows its task';
       } else {
         const implied = task.status ? containerStateFor(task.status) : undefined;
+        if (task.status && this.applyTaskStatus && container.state === 'provisioning' && age >= this.lostEventAgeOf(container)) {
+          // Its event was lost (or is late): apply what ECS says now, as the event would have.
+          const status = task.address ? { ...task.status, address: task.address } : task.status;
+          if (implied === 'running') {
+            await this.applyTaskStatus(status);
+            report.lostEventsApplied += 1;
+            log.warn('Reconciler handed a provisioning container’s running task to the readiness probe', {
+              containerId: container.id,
+              taskArn: container.taskArn,
+            });
+            return false;
+          }
+          if (implied === 'failed' || implied === 'stopped') {
+            await this.applyTaskStatus(status);
+            const after = await this.store.get(container.id);
+            if (after?.version !== container.version || after.taskArn !== container.taskArn || after.state !== container.state) {
+              report.lostEventsApplied += 1;
+              if (after?.state === 'stopped') report.containersStopped += 1;
+              else report.containersFailed += 1;
+              log.warn('Reconciler applied a lost stop of a provisioning container’s task', {
+                containerId: container.id,
+                to: after?.state,
+              });
+              return true;
+            }
+          }
+        }
         if (implied !== 'failed' && implied !== 'stopped') return false;
         state = implied;
         why = `its task stopped (${task.status?.stopCode ?? 'no stop code'})`;

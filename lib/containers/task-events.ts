@@ -126,23 +126,24 @@ export class TaskEvents {
 
   /**
    * For the reconciler, as the backstop of the scheduler: relaunches every container whose
-   * restart is due, until `deadline` (epoch ms). Reads every container, so never part of a
-   * request. Answers how many it relaunched.
+   * restart is due, from `cursor` (where the last walk stopped) until `deadline` (epoch ms).
+   * Reads every container, so never part of a request. Answers how many it relaunched, and
+   * where to go on next time (undefined: the walk reached its end).
    */
-  async relaunchAllDue(deadline: number = Number.POSITIVE_INFINITY): Promise<number> {
+  async relaunchAllDue(deadline: number = Number.POSITIVE_INFINITY, cursor?: string): Promise<{ relaunched: number; cursor?: string }> {
     let relaunched = 0;
-    let cursor: string | undefined;
+    let next = cursor;
     do {
-      const page = await this.core.store.listAll({ limit: 100, ...(cursor ? { cursor } : {}) });
+      if (this.core.now() >= deadline) return { relaunched, ...(next ? { cursor: next } : {}) };
+      const page = await this.core.store.listAll({ limit: 100, ...(next ? { cursor: next } : {}) });
       for (const container of page.items) {
-        if (this.core.now() >= deadline) return relaunched;
         if (!isRestartDue(container, this.core.now())) continue;
         const after = await this.relaunchDue(container.id);
         if (after?.taskArn) relaunched += 1;
       }
-      cursor = page.nextCursor;
-    } while (cursor);
-    return relaunched;
+      next = page.nextCursor;
+    } while (next);
+    return { relaunched };
   }
 
   /**
@@ -193,7 +194,8 @@ export class TaskEvents {
       containerId: container.id,
       task: { ...status, address: status.address },
       port: container.port,
-      since: this.core.now(),
+      // The grace counts from when the task started running (the reconciler may hand over a task whose event was lost).
+      since: Math.min(this.core.now(), Date.parse(status.startedAt ?? '') || this.core.now()),
       attempt: 0,
       failures: 0,
     };

@@ -355,6 +355,7 @@ export class DynamoContainerStore implements ContainerStore {
     return {
       ...(typeof Item?.containers_cursor === 'string' ? { containersCursor: Item.containers_cursor } : {}),
       ...(typeof Item?.tasks_cursor === 'string' ? { tasksCursor: Item.tasks_cursor } : {}),
+      ...(typeof Item?.restarts_cursor === 'string' ? { restartsCursor: Item.restarts_cursor } : {}),
     };
   }
 
@@ -364,8 +365,12 @@ export class DynamoContainerStore implements ContainerStore {
       new UpdateCommand({
         TableName: tableName,
         Key: keys.reconcileCheckpoint,
-        UpdateExpression: 'SET containers_cursor = :containers, tasks_cursor = :tasks',
-        ExpressionAttributeValues: { ':containers': checkpoint.containersCursor ?? null, ':tasks': checkpoint.tasksCursor ?? null },
+        UpdateExpression: 'SET containers_cursor = :containers, tasks_cursor = :tasks, restarts_cursor = :restarts',
+        ExpressionAttributeValues: {
+          ':containers': checkpoint.containersCursor ?? null,
+          ':tasks': checkpoint.tasksCursor ?? null,
+          ':restarts': checkpoint.restartsCursor ?? null,
+        },
       }),
     );
   }

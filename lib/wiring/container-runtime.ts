@@ -1,7 +1,5 @@
 import { config } from '../config.js';
 import type { ReconcilableRuntime } from '../containers/runtime.js';
-import type { RestartScheduler } from '../containers/restart-policy.js';
-import { deferredWorkFrom } from './deferred-work.js';
 import { ecsRuntimeFrom } from './ecs-runtime.js';
 import { localContainers } from './local-containers.js';
 
@@ -12,6 +10,3 @@ import { localContainers } from './local-containers.js';
  */
 export const containerRuntime: ReconcilableRuntime =
   config.CONTAINER_RUNTIME === 'ecs' ? ecsRuntimeFrom(config) : localContainers().runtime;
-
-/** On ECS with the stack's queues, deferred work as SQS messages; otherwise the container service's timers. */
-export const deferredWork: RestartScheduler | undefined = config.CONTAINER_RUNTIME === 'ecs' ? deferredWorkFrom(config) : undefined;

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import { type Config, config } from '../config.js';
 import { SqsDeferredWork } from '../aws/sqs-deferred-work.js';
 
 /**
@@ -11,3 +11,10 @@ export function deferredWorkFrom(settings: Config): SqsDeferredWork | undefined 
   if (!settings.TASK_EVENTS_QUEUE_URL || !settings.TASK_PROBE_QUEUE_URL) return undefined;
   return new SqsDeferredWork({ taskEventsQueueUrl: settings.TASK_EVENTS_QUEUE_URL, probeQueueUrl: settings.TASK_PROBE_QUEUE_URL });
 }
+
+/**
+ * This process's deferred work: on ECS with the stack's queues, SQS; otherwise undefined (the
+ * container service's timers). Only the functions that watch tasks import it, so no other
+ * bundle carries the SQS client.
+ */
+export const deferredWork = config.CONTAINER_RUNTIME === 'ecs' ? deferredWorkFrom(config) : undefined;

@@ -16,6 +16,11 @@ export function reconcilerWith(runtime: ReconcilableRuntime, settings?: Config, 
   return new Reconciler(containerStore, runtime, {
     ...(routing ? { routing } : {}),
     // The backstop of the restart policy's timers: containers whose backoff has passed.
-    restartDue: (deadline) => service.relaunchAllDue(deadline),
+    restartDue: async (deadline, cursor) => {
+      const { relaunched, cursor: next } = await service.relaunchAllDue(deadline, cursor);
+      return { begun: relaunched, ...(next ? { cursor: next } : {}) };
+    },
+    // A lost RUNNING or STOPPED event of a provisioning container, applied from what the runtime says now.
+    applyTaskStatus: (status) => service.applyTaskStatus(status),
   });
 }

@@ -1,12 +1,22 @@
 import type { Node } from 'constructs';
 import { getDomain } from 'tldts';
 import * as z from 'zod';
+import { registryRefusal } from '../lib/containers/workload-rules.js';
+import { PULL_THROUGH_UPSTREAMS } from './constructs/image-pull-through.js';
 
 const list = z
   .union([z.string(), z.array(z.string())])
   .transform((value) => (Array.isArray(value) ? value : value.split(',')).map((item) => item.trim()).filter(Boolean));
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false'])]).transform((value) => value === true || value === 'true');
+
+/** ECR takes pull-through credentials only from a secret of the same account and Region named `ecr-pullthroughcache/…`. */
+const pullThroughSecretArn = z
+  .string()
+  .regex(
+    /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:ecr-pullthroughcache\/[A-Za-z0-9/_+=.@-]+$/,
+    'must be the ARN of a Secrets Manager secret named ecr-pullthroughcache/…',
+  );
 
 /** The retention periods CloudWatch Logs accepts (PutRetentionPolicy), in days. */
 const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
@@ -64,6 +74,12 @@ const settingsSchema = z
     workloadTaskRole: flag.default(false),
     /** Registry prefixes a container's image must start with (ALLOWED_IMAGE_PREFIXES); empty allows any. */
     allowedImagePrefixes: list.optional(),
+    /**
+     * Secrets Manager secrets with Docker Hub's and GitHub's credentials, for their ECR pull-through
+     * cache rules (infra/constructs/image-pull-through.ts); without one, images there are refused.
+     */
+    dockerHubCredentialsSecretArn: pullThroughSecretArn.optional(),
+    githubCredentialsSecretArn: pullThroughSecretArn.optional(),
     /** Days the workload log group keeps container output; one of the values CloudWatch Logs accepts. */
     containerLogRetentionDays: z.coerce
       .number()
@@ -109,8 +125,12 @@ const settingsSchema = z
     /** Per-user quota (QUOTA_MAX_CONTAINERS, QUOTA_MAX_RUNNING_CPU on the functions); admins are exempt. */
     quotaMaxContainers: z.coerce.number().int().min(0).max(1_000_000).default(20),
     quotaMaxRunningCpu: z.coerce.number().min(0).max(1_000_000).default(16),
-    /** REFRESH_REUSE_GRACE_SECONDS of the token function (docs/oauth.md, "Refresh retries"); 0 turns it off. */
-    refreshReuseGraceSeconds: z.coerce.number().int().min(0).max(60).default(10),
+    /** REFRESH_REUSE_GRACE_SECONDS of the token function (docs/oauth.md, "Refresh retries"); 0, the default, keeps it off. */
+    refreshReuseGraceSeconds: z.coerce.number().int().min(0).max(60).default(0),
+  })
+  .refine((settings) => registryRefusal(settings.containerImage, cachedRegistriesOf(settings)) === undefined, {
+    message:
+      'containerImage must come from a registry with a pull-through cache rule (public.ecr.aws, quay.io, registry.k8s.io; docker.io with dockerHubCredentialsSecretArn, ghcr.io with githubCredentialsSecretArn) or from Amazon ECR',
   })
   .refine((settings) => Boolean(settings.appsDomain) === Boolean(settings.appsCertificateArn), {
     message: 'appsDomain and appsCertificateArn go together: set both to route https://{hostname}.{appsDomain}/, or neither',
@@ -128,6 +148,14 @@ const settingsSchema = z
     message:
       "appsDomain must be a different registrable domain from the API's (apiDomain or publicBaseUrl): apps on the API's site would be same-site to its cookies",
   });
+
+/** The upstream hosts these settings give a pull-through cache rule (infra/constructs/image-pull-through.ts). */
+export function cachedRegistriesOf(settings: { dockerHubCredentialsSecretArn?: string; githubCredentialsSecretArn?: string }): string[] {
+  const credentials = { dockerHub: settings.dockerHubCredentialsSecretArn, github: settings.githubCredentialsSecretArn };
+  return PULL_THROUGH_UPSTREAMS.filter((upstream) => !('credentials' in upstream) || credentials[upstream.credentials]).map(
+    (upstream) => upstream.host,
+  );
+}
 
 function apiHostOf(settings: { apiDomain?: string; publicBaseUrl?: string }): string | undefined {
   return settings.publicBaseUrl ? new URL(settings.publicBaseUrl).hostname : settings.apiDomain;

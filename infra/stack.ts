@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { routes as routeTable, type Route, type RoutePermissions } from '../lib/http/routes.js';
 import { AppRouting } from './constructs/app-routing.js';
 import { ContainerWorkload } from './constructs/container-workload.js';
+import { ImagePullThrough } from './constructs/image-pull-through.js';
 import { OperationsMonitoring } from './constructs/operations-monitoring.js';
 import { FunctionBundles } from './constructs/function-bundles.js';
 import { RateLimitWebAcl } from './constructs/rate-limit-web-acl.js';
@@ -82,6 +83,12 @@ export class ContainerHostingStack extends Stack {
           : undefined,
     });
 
+    // Users' images are pulled through this account's ECR, never anonymously through the NAT (README, "Deploying").
+    const imagePulls = new ImagePullThrough(this, 'ImagePulls', {
+      executionRole: workload.executionRole,
+      credentials: { dockerHub: settings.dockerHubCredentialsSecretArn, github: settings.githubCredentialsSecretArn },
+    });
+
     // https://{hostname}.{appsDomain}/ only when both are given (infra/settings.ts); otherwise no routing resources and url null.
     const routing =
       settings.appsDomain && settings.appsCertificateArn
@@ -109,6 +116,7 @@ export class ContainerHostingStack extends Stack {
     // image prefixes, and the apps domain of each record's url (lib/config.ts).
     const containerRecordEnvironment: Record<string, string> = {
       CONTAINER_IMAGE: settings.containerImage,
+      ...imagePulls.functionEnvironment,
       ...(settings.allowedImagePrefixes?.length ? { ALLOWED_IMAGE_PREFIXES: settings.allowedImagePrefixes.join(',') } : {}),
       ...(settings.appsDomain ? { APPS_DOMAIN: settings.appsDomain } : {}),
     };

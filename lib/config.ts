@@ -40,9 +40,7 @@ class Settings {
   oneOf<const Choice extends string>(name: string, choices: readonly Choice[], fallback: Choice): Choice {
     const value = this.env[name];
     if (value === undefined) return fallback;
-    return (choices as readonly string[]).includes(value)
-      ? (value as Choice)
-      : (this.refuse(name, `must be one of ${choices.join(', ')}`) ?? fallback);
+    return choices.find((choice) => choice === value) ?? this.refuse(name, `must be one of ${choices.join(', ')}`) ?? fallback;
   }
 
   /** `true`/`1` or `false`/`0`; false when unset. */
@@ -120,6 +118,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * means `process`.
      */
     CONTAINER_RUNTIME: localRuntimeAlias(read.oneOf('CONTAINER_RUNTIME', ['ecs', 'auto', 'docker', 'process', 'local'], 'ecs')),
+    /**
+     * The process runtime runs every container as the service's own OS user, so only admins may create or start
+     * containers on it; `true` lets every account, where all are trusted (a test suite, one person's accounts).
+     */
+    PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS: read.flag('PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS'),
     /** The Docker Engine API the docker runtime uses (`unix:///path` or `tcp://host:port`); unset: /var/run/docker.sock. */
     DOCKER_HOST: read.optionalText('DOCKER_HOST'),
     /**
@@ -156,6 +159,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** Registry prefixes a container's image must start with (context `allowedImagePrefixes`); empty allows any. */
     ALLOWED_IMAGE_PREFIXES: read.list('ALLOWED_IMAGE_PREFIXES'),
     /**
+     * This account's ECR registry and its pull-through cache rules (`host=prefix,…`, set by the stack:
+     * infra/constructs/image-pull-through.ts). Set, an image must come from a cached registry or ECR,
+     * and task definitions name the cached reference (lib/aws/image-references.ts). Unset locally.
+     */
+    IMAGE_PULL_THROUGH_REGISTRY: read.optionalText('IMAGE_PULL_THROUGH_REGISTRY'),
+    IMAGE_PULL_THROUGH_RULES: read.list('IMAGE_PULL_THROUGH_RULES'),
+    /**
      * Where containers answer: `{hostname}.{APPS_DOMAIN}` (context `appsDomain` on AWS; `localhost:{port}` on the
      * local stack). Unset: containers are not reachable and their `url` is null.
      */
@@ -187,14 +197,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * 0 turns it off. On AWS a schedule runs it instead (CDK context `reconcileMinutes`).
      */
     RECONCILE_INTERVAL_MS: read.number('RECONCILE_INTERVAL_MS', { min: 0, max: 3_600_000, whole: true }, 5_000),
+    /**
+     * The largest `cpu_cores` and `memory_mb` the local stack accepts; 0 (the default): what this
+     * machine has (its CPUs, its memory). The API's own bounds still apply; AWS ignores these.
+     */
+    LOCAL_MAX_CPU_CORES: read.number('LOCAL_MAX_CPU_CORES', { min: 0, max: 1024, whole: true }, 0),
+    LOCAL_MAX_MEMORY_MB: read.number('LOCAL_MAX_MEMORY_MB', { min: 0, max: 16_777_216, whole: true }, 0),
+    /** How often the docker runtime measures each running container's writable layer against its `disk_gb`; 0 never. */
+    LOCAL_DISK_CHECK_MS: read.number('LOCAL_DISK_CHECK_MS', { min: 0, max: 3_600_000, whole: true }, 30_000),
+    /**
+     * Test only: the bytes in one GB of `disk_gb` (1 GiB unless set), so that a test can fill a
+     * limit of 18 "GB" with 18 MiB. Never set it on a real stack: the limit would shrink with it.
+     */
+    LOCAL_DISK_GB_BYTES: read.number('LOCAL_DISK_GB_BYTES', { min: 1024 * 1024, max: 1024 ** 3, whole: true }, 1024 ** 3),
     /** How often the local stack samples each running container's use for its metrics history (lib/local/usage-sampler.ts). */
     LOCAL_METRICS_SAMPLE_MS: read.number('LOCAL_METRICS_SAMPLE_MS', { min: 100, max: 60_000, whole: true }, 10_000),
     /**
      * How long after a rotation the refresh token it replaced may be presented again and get the same
-     * answer, while its successor is unused (docs/oauth.md, "Refresh retries"); 0 turns it off.
+     * answer, while its successor is unused (docs/oauth.md, "Refresh retries"). 0, the default, is the
+     * seed's rule (product.md section 9): a used refresh token presented again revokes the grant at once.
      * Context `refreshReuseGraceSeconds` on AWS.
      */
-    REFRESH_REUSE_GRACE_SECONDS: read.number('REFRESH_REUSE_GRACE_SECONDS', { min: 0, max: 60, whole: true }, 10),
+    REFRESH_REUSE_GRACE_SECONDS: read.number('REFRESH_REUSE_GRACE_SECONDS', { min: 0, max: 60, whole: true }, 0),
     /** The Secrets Manager secret holding the key a retried refresh's answer is derived with (AWS). */
     REFRESH_GRACE_KEY_SECRET_ARN: read.optionalText('REFRESH_GRACE_KEY_SECRET_ARN', { pattern: /^arn:aws[a-z-]*:secretsmanager:/ }),
     /** The file holding that key on the local stack (`DATA_DIR/refresh-grace.key`), created 0600 when missing. */

@@ -8,15 +8,42 @@ export abstract class HttpError extends Error {
   /** Extra response headers, e.g. `Allow` on 405 or `Retry-After` on 429. */
   readonly headers: Record<string, string> = {};
 
-  constructor(message: string) {
+  /**
+   * @param details the fields the request got wrong (a 400 from validation, a taken hostname),
+   * so that a client shows each problem beside its field and never parses the message;
+   * lib/http/middleware/error-envelope.ts writes them as the envelope's `error.details`.
+   */
+  constructor(
+    message: string,
+    readonly details: readonly FieldProblem[] = [],
+  ) {
     super(message);
     this.name = new.target.name;
   }
 }
 
+/** One field a request got wrong: its path in the body or query, dotted (`health_check.path`, `env.FOO`). */
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+/** The request is malformed, or fields break a rule (named in `details`). */
 export class BadRequestError extends HttpError {
   readonly statusCode = 400;
   readonly code = 'BAD_REQUEST';
+}
+
+/**
+ * Fields that break a rule the schema cannot state (it depends on other fields, on the stored
+ * record, or on where a cursor came from): the message names them as zod's would, and `details` lists them.
+ */
+export function invalidFields(
+  problems: readonly FieldProblem[],
+  what: 'request body' | 'query parameters' = 'request body',
+): BadRequestError {
+  const summary = problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ');
+  return new BadRequestError(`Invalid ${what}: ${summary}`, problems);
 }
 
 export class UnauthorizedError extends HttpError {

@@ -60,5 +60,9 @@ export function tableAccess(...parts: TableAccess[]): TableAccess {
     update: union((part) => part.update),
     write: union((part) => part.write),
   };
-  return Object.fromEntries(Object.entries(merged).filter(([, families]) => families.length > 0)) as TableAccess;
+  const access: TableAccess = {};
+  if (merged.read?.length) access.read = merged.read;
+  if (merged.update?.length) access.update = merged.update;
+  if (merged.write?.length) access.write = merged.write;
+  return access;
 }

@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ensureKeyFile } from '../lib/local/refresh-grace-key-file.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../lib/local/dynamodb-local.js';
-import { runShutdown } from '../lib/local/lifecycle.js';
+import { onShutdown, runShutdown } from '../lib/local/lifecycle.js';
+import { startPodmanService } from '../lib/local/podman-service.js';
+import { makePrivate } from '../lib/local/private-dir.js';
 import { chooseLocalRuntime } from '../lib/local/runtime-choice.js';
 import type { LocalServer } from '../lib/local/server.js';
 import { ensureTable } from '../lib/local/table.js';
@@ -52,21 +54,34 @@ async function main(): Promise<void> {
     throw new Error(`DYNAMODB_PORT must be a port number, got ${process.env.DYNAMODB_PORT}`);
   }
 
-  // Before anything starts: the process runtime refuses a network HOST without the opt-in.
   const runtime = await chooseLocalRuntime({
     requested: process.env.CONTAINER_RUNTIME,
     dockerHost: process.env.DOCKER_HOST,
-    host,
-    allowProcessRuntimeOnNetwork: process.env.ALLOW_PROCESS_RUNTIME_ON_NETWORK,
+    // When nothing answers at DOCKER_HOST: Podman's service, at PODMAN_SOCKET (README, "Local container runtimes").
+    startPodman: () => startPodmanService({ socket: process.env.PODMAN_SOCKET, stateDir: process.env.PODMAN_STATE_DIR }),
   });
   if (runtime.kind === 'docker') {
+    const { podman } = runtime;
+    if (podman) {
+      const asked = process.env.DOCKER_HOST || 'the default Docker socket';
+      if (podman.pid === undefined) console.log(`Nothing answers at ${asked}; using Podman's API service at ${podman.dockerHost}`);
+      else {
+        console.log(
+          `Nothing answers at ${asked}; started Podman's API service at ${podman.dockerHost} (pid ${podman.pid}), stopped with the stack`,
+        );
+        // Registered first, so it runs last: the engine's containers are stopped before their engine.
+        onShutdown("Podman's API service", () => podman.stop());
+      }
+    }
     process.env.DOCKER_HOST = runtime.dockerHost;
     console.log(`Containers run on ${runtime.engine.name} ${runtime.engine.version} at ${runtime.dockerHost} (docker runtime)`);
   } else {
-    console.log('Containers run as processes of this OS user (process runtime; no Docker Engine API answered): trusted code only');
+    console.log(`Containers run as processes of this OS user (process runtime; ${runtime.reason}): trusted code only`);
   }
 
   const dataDir = inMemory ? undefined : resolve(dataDirSetting);
+  // The database, its key and the refresh-grace key are this OS user's alone.
+  if (dataDir) await makePrivate(dataDir);
   if (inMemory) temporaryDir = await mkdtemp(join(tmpdir(), 'container-hosting-'));
   const containerDir = join(dataDir ?? temporaryDir!, 'containers');
 
@@ -118,9 +133,11 @@ async function main(): Promise<void> {
 
   await ensureAdmin();
   await recoverContainers();
+  const { localRunPolicyNotice } = await import('../lib/wiring/local-containers.js');
+  console.log(localRunPolicyNotice());
 
   const { startLocalServer } = await import('../lib/local/server.js');
-  const { localContainerHosting } = await import('../lib/wiring/local-containers.js');
+  const { localContainerHosting } = await import('../lib/wiring/local-hosting.js');
   server = await startLocalServer({ host, port: listenPort, containers: localContainerHosting });
   console.log(`Container hosting service listening on ${server.url}`);
 }

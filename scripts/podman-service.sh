@@ -26,8 +26,11 @@ runtime = "runc"
 events_logger = "file"
 CONF
 
-# Podman's own client speaks to the service (curl is not on every machine).
-answers() { [ -S "$socket" ] && timeout 5 podman --url "unix://$socket" version >/dev/null 2>&1; }
+# The API's ping, through Node (curl is not on every machine): Podman's own client asks for the
+# version, which a loaded Podman can take tens of seconds to give under its storage lock.
+answers() {
+  [ -S "$socket" ] && timeout 5 node -e 'require("node:http").get({ socketPath: process.argv[1], path: "/_ping" }, (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on("error", () => process.exit(1))' "$socket" >/dev/null 2>&1
+}
 
 if ! answers; then
   rm -f "$socket"

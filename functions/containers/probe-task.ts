@@ -1,11 +1,11 @@
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { containerRuntime } from '#wiring/container-runtime';
+import { containerRuntime, runPolicy } from '#wiring/container-runtime';
 import { deferredWork } from '../../lib/wiring/deferred-work.js';
 import { describeError, log, withInvocationLog } from '../../lib/log.js';
 import { taskMessageHandlersWith } from '../../lib/wiring/task-events.js';
 
-const handlers = taskMessageHandlersWith(containerRuntime, deferredWork);
+const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, { runPolicy });
 
 /**
  * The probe queue → one short probe of a task per message, from inside the workload VPC; the

@@ -1,11 +1,12 @@
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { containerRuntime } from '#wiring/container-runtime';
+import { containerRuntime, runPolicy } from '#wiring/container-runtime';
 import { deferredWork } from '../../lib/wiring/deferred-work.js';
 import { describeError, log, withInvocationLog } from '../../lib/log.js';
 import { taskMessageHandlersWith } from '../../lib/wiring/task-events.js';
 
-const handlers = taskMessageHandlersWith(containerRuntime, deferredWork);
+// With the run policy: a task that fails is relaunched here by its container's restart policy only if its owner may run.
+const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, { runPolicy });
 
 /**
  * The task events queue (EventBridge "ECS Task State Change" events, relaunch and retire jobs)

@@ -6,8 +6,10 @@ import * as route from '../../lib/http/routes.js';
 import { ok } from '../../lib/http/reply.js';
 import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { resolveCredential } from '../../lib/wiring/authentication.js';
+import { runPolicy } from '#wiring/container-runtime';
 
-const containerService = containerServiceWith();
+// The policy only: a change of command or image is refused where the runtime may not run the caller's code.
+const containerService = containerServiceWith({ runPolicy });
 
 export const handler = endpoint(
   route.updateContainer,

@@ -1,6 +1,6 @@
 import { endpoint } from '../../lib/http/endpoint.js';
 import * as route from '../../lib/http/routes.js';
 import { handleLoginSubmission } from '../../lib/pages/login-submission.js';
-import { identityService } from '../../lib/wiring/identity.js';
+import { signInService } from '../../lib/wiring/sign-in.js';
 
-export const handler = endpoint(route.loginSubmit, {}, (request) => handleLoginSubmission(request, identityService));
+export const handler = endpoint(route.loginSubmit, {}, (request) => handleLoginSubmission(request, signInService));

@@ -1,12 +1,12 @@
 import { endpoint } from '../../lib/http/endpoint.js';
 import * as route from '../../lib/http/routes.js';
 import { ok } from '../../lib/http/reply.js';
-import { sessionCookie } from '../../lib/http/session-cookie.js';
+import { presentedDeviceCookie, signedInCookies } from '../../lib/http/session-cookie.js';
 import { signInBody } from '../../lib/identity/schemas.js';
 import { sessionView } from '../../lib/identity/views.js';
-import { identityService } from '../../lib/wiring/identity.js';
+import { signInService } from '../../lib/wiring/sign-in.js';
 
 export const handler = endpoint(route.createSession, { body: signInBody }, async (request) => {
-  const session = await identityService.signIn(request.body.email, request.body.password, request.sourceIp);
-  return ok(sessionView(session), {}, [sessionCookie(session.token, request.origin)]);
+  const session = await signInService.signIn(request.body.email, request.body.password, request.sourceIp, presentedDeviceCookie(request));
+  return ok(sessionView(session), {}, signedInCookies(session, request.origin));
 });

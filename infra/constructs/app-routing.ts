@@ -22,15 +22,20 @@ export const DEFAULT_IDLE_TIMEOUT_SECONDS = 120;
  * The proxy container's start: the Caddyfile from the environment, plus two values only known in
  * the task. DNS_RESOLVER is the resolver the task already uses (the VPC's, from resolv.conf),
  * named with its network because Caddy before 2.7 dials a named resolver over TCP otherwise.
- * TASK_ADDRESS is the task's private IPv4 from the task metadata endpoint v4
+ * TASK_ADDRESS is the task's private IPv4 from the task metadata endpoint v4, the container's
+ * `Networks[0].IPv4Addresses[0]`
  * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/task-metadata-endpoint-v4-fargate.html),
- * the Host of the load balancer's health checks. Caddy does not start without both.
+ * the Host of the load balancer's health checks. The metadata is JSON whose layout AWS does not
+ * promise, so it is read with a JSON parser: Caddy's image (Alpine, BusyBox) has no jq, so the
+ * parser is infra/proxy/json-path.awk run by BusyBox's awk, given in JSON_PATH_AWK (building an
+ * image of our own with jq would make every deploy need a container build, and fetching jq at
+ * start would make the proxy depend on a package mirror). Caddy does not start without both.
  */
 export const PROXY_START_SCRIPT = [
   'set -e',
   'printf "%s" "$CADDYFILE" > /tmp/Caddyfile',
   String.raw`DNS_RESOLVER="udp/$(awk '/^nameserver/ { print $2; exit }' /etc/resolv.conf):53"`,
-  String.raw`TASK_ADDRESS="$(wget -qO- "$ECS_CONTAINER_METADATA_URI_V4" | sed -n 's/.*"IPv4Addresses":\["\([0-9.]*\)".*/\1/p')"`,
+  'TASK_ADDRESS="$(wget -qO- "$ECS_CONTAINER_METADATA_URI_V4" | awk -v path=Networks.0.IPv4Addresses.0 "$JSON_PATH_AWK")"',
   'test "$DNS_RESOLVER" != "udp/:53" && test -n "$TASK_ADDRESS"',
   'export DNS_RESOLVER TASK_ADDRESS',
   'exec caddy run --config /tmp/Caddyfile --adapter caddyfile',
@@ -125,6 +130,7 @@ export class AppRouting extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     const caddyfile = readFileSync(join(repositoryRoot, 'infra/proxy/Caddyfile'), 'utf8');
+    const jsonPathAwk = readFileSync(join(repositoryRoot, 'infra/proxy/json-path.awk'), 'utf8');
     taskDefinition.addContainer('caddy', {
       image: ecs.ContainerImage.fromRegistry(props.proxyImage ?? DEFAULT_PROXY_IMAGE),
       essential: true,
@@ -132,6 +138,7 @@ export class AppRouting extends Construct {
       // The configuration is the repository's infra/proxy/Caddyfile, given to the stock image as it is.
       environment: {
         CADDYFILE: caddyfile,
+        JSON_PATH_AWK: jsonPathAwk,
         APPS_DOMAIN: props.appsDomain,
         HOST_LABEL: String(props.appsDomain.split('.').length),
         DNS_ZONE: zoneName,

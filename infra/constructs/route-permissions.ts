@@ -53,11 +53,11 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
   if (permissions.logs) {
     const logGroupArn = targets.workload?.logGroupArn;
     if (!logGroupArn) throw new Error('A route asks to read container logs but the stack has no workload log group');
-    // The workload log group only; its ARN ends in `:*`, which covers its streams (GetLogEvents reads one stream;
-    // DescribeLogStreams tells which of a container's streams exist, lib/aws/cloudwatch-logs.ts).
+    // The workload log group only; its ARN ends in `:*`, which covers its streams. Every read is GetLogEvents
+    // on a task's own stream (lib/aws/cloudwatch-logs.ts): FilterLogEvents' account-wide quota is 5 a second.
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({
-        actions: ['logs:FilterLogEvents', 'logs:GetLogEvents', 'logs:DescribeLogStreams'],
+        actions: ['logs:GetLogEvents'],
         resources: [logGroupArn],
       }),
     );

@@ -27,6 +27,13 @@ export const METRICS = {
 } as const;
 
 export type MetricId = keyof typeof METRICS;
+/** The metric ids in METRICS' order. */
+export const METRIC_IDS = [
+  'cpuUtilized',
+  'cpuReserved',
+  'memoryUtilized',
+  'ephemeralStorageUtilized',
+] as const satisfies readonly MetricId[];
 
 /** The task id is the last part of its ARN (arn:aws:ecs:region:account:task/cluster/id). */
 export const taskIdOf = (taskArn: string): string => taskArn.slice(taskArn.lastIndexOf('/') + 1);
@@ -74,10 +81,10 @@ export class CloudWatchMetrics implements TaskUsageSource {
       },
       { Name: 'TaskId', Value: taskIdOf(task.taskArn) },
     ];
-    const queries: MetricDataQuery[] = (Object.entries(METRICS) as Array<[MetricId, string]>).map(([id, metricName]) => ({
+    const queries: MetricDataQuery[] = METRIC_IDS.map((id) => ({
       Id: id,
       MetricStat: {
-        Metric: { Namespace: CONTAINER_INSIGHTS_NAMESPACE, MetricName: metricName, Dimensions: dimensions },
+        Metric: { Namespace: CONTAINER_INSIGHTS_NAMESPACE, MetricName: METRICS[id], Dimensions: dimensions },
         Period: PERIOD_SECONDS,
         Stat: 'Average',
       },
@@ -95,7 +102,7 @@ export class CloudWatchMetrics implements TaskUsageSource {
     const resultOf = (id: MetricId) => output.MetricDataResults?.find((result) => result.Id === id);
     const latest = (id: MetricId): number | undefined => resultOf(id)?.Values?.[0];
     // Newest first (ScanBy TimestampDescending): the first timestamp of any metric is the sample's time.
-    const sampledAt = (Object.keys(METRICS) as MetricId[]).map((id) => resultOf(id)?.Timestamps?.[0]).find((time) => time !== undefined);
+    const sampledAt = METRIC_IDS.map((id) => resultOf(id)?.Timestamps?.[0]).find((time) => time !== undefined);
 
     const cpuUtilized = latest('cpuUtilized');
     const cpuReserved = latest('cpuReserved');

@@ -10,13 +10,21 @@ import {
 import {
   CONTAINER_INSIGHTS_NAMESPACE,
   cloudWatchClient,
+  METRIC_IDS,
   METRICS,
   type MetricId,
   taskDefinitionFamilyOf,
   taskIdOf,
 } from './cloudwatch-metrics.js';
+import { SharedReads, ThrottleBackoff } from './shared-reads.js';
 
 const PERIOD_SECONDS = 60;
+/**
+ * The points are per minute, so a container's history is fetched at most once a minute per
+ * Lambda container (GetMetricData is billed per metric requested: docs/containers.md,
+ * "Metrics history"); the console's chart asks once a minute too (web/console/container-page.ts).
+ */
+export const HISTORY_SHARE_MS = 60_000;
 
 /**
  * Minutes of tasks' use from Container Insights: one GetMetricData over the window, period 60,
@@ -28,13 +36,27 @@ const PERIOD_SECONDS = 60;
  * points are kept for 15 days, so a day's window is always there.
  */
 export class CloudWatchUsageHistory implements TaskUsageHistory {
+  private readonly shared: SharedReads<UsageMinute[]>;
+  private readonly backoff: ThrottleBackoff;
+
   constructor(
     private readonly clusterName: string,
     private readonly defaultTaskDefinitionFamily: string,
     private readonly client: CloudWatchClient = cloudWatchClient,
-  ) {}
+    now: () => number = Date.now,
+  ) {
+    this.shared = new SharedReads(HISTORY_SHARE_MS, 500, now);
+    this.backoff = new ThrottleBackoff('CloudWatch', 5, now);
+  }
 
-  async historyOf(query: UsageHistoryQuery): Promise<UsageMinute[]> {
+  /** The same tasks over a window of the same length, asked within a minute, share one GetMetricData. */
+  historyOf(query: UsageHistoryQuery): Promise<UsageMinute[]> {
+    const tasks = query.tasks.map((task) => [task.taskArn, task.taskDefinitionArn ?? null]);
+    const key = JSON.stringify([tasks, query.end - query.start]);
+    return this.shared.read(key, () => this.backoff.call(() => this.fetch(query)));
+  }
+
+  private async fetch(query: UsageHistoryQuery): Promise<UsageMinute[]> {
     const queries = query.tasks.flatMap((task, index) => this.queriesOf(task, index));
     const results = new Map<string, { timestamps: Date[]; values: number[] }>();
     let nextToken: string | undefined;
@@ -63,11 +85,11 @@ export class CloudWatchUsageHistory implements TaskUsageHistory {
       },
       { Name: 'TaskId', Value: taskIdOf(task.taskArn) },
     ];
-    return (Object.entries(METRICS) as Array<[MetricId, string]>).map(([id, metricName]) => ({
+    return METRIC_IDS.map((id) => ({
       // Query ids must start with a lower-case letter and be unique in the request.
       Id: `${id}${index}`,
       MetricStat: {
-        Metric: { Namespace: CONTAINER_INSIGHTS_NAMESPACE, MetricName: metricName, Dimensions: dimensions },
+        Metric: { Namespace: CONTAINER_INSIGHTS_NAMESPACE, MetricName: METRICS[id], Dimensions: dimensions },
         Period: PERIOD_SECONDS,
         Stat: 'Average',
       },
@@ -87,7 +109,7 @@ function collect(results: Map<string, { timestamps: Date[]; values: number[] }>,
 /** One task's minutes: CPU is CpuUtilized over CpuReserved, as for the current figures. */
 function minutesOf(index: number, results: Map<string, { timestamps: Date[]; values: number[] }>): UsageMinute[] {
   const byMinute = new Map<number, Partial<Record<MetricId, number>>>();
-  for (const id of Object.keys(METRICS) as MetricId[]) {
+  for (const id of METRIC_IDS) {
     const series = results.get(`${id}${index}`);
     series?.timestamps.forEach((timestamp, position) => {
       const minute = Math.floor(timestamp.getTime() / MINUTE_MS) * MINUTE_MS;

@@ -24,6 +24,7 @@ import {
 } from '../containers/runtime.js';
 import { taskOverridesFor } from '../containers/task-overrides.js';
 import { taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
+import { type PullThroughCache, pullReferenceFor } from './image-references.js';
 
 export { taskStatusFromEcs, type EcsTaskFields } from './ecs-task-status.js';
 
@@ -59,6 +60,8 @@ export interface WorkloadTaskDefinitionSettings {
   region: string;
   /** Fargate's default is X86_64 (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_RuntimePlatform.html). */
   cpuArchitecture?: 'X86_64' | 'ARM64';
+  /** This account's ECR pull-through cache: task definitions name an image through it (lib/aws/image-references.ts). */
+  imageCache?: PullThroughCache;
 }
 
 /**
@@ -168,7 +171,7 @@ export class EcsRuntime implements ReconcilableRuntime {
       containerDefinitions: [
         {
           name: this.settings.containerName,
-          image,
+          image: pullReferenceFor(image, settings.imageCache),
           essential: true,
           portMappings: [{ containerPort: port, protocol: 'tcp' }],
           // awslogs names each task's stream <prefix>/<container name>/<task id>

@@ -2,6 +2,7 @@ import { buildSync } from 'esbuild';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { contractDefines } from '../http/contract-defines.js';
 
 /** One file the console's pages load, served under `/console/assets/<name>`. */
 export interface ConsoleAsset {
@@ -25,6 +26,7 @@ const CONTENT_TYPES: Record<string, string> = { '.js': 'text/javascript; charset
  * Bundles the browser code under web/console with the project's esbuild, in memory: minified
  * ES modules, the container page (and uPlot with it) split into a chunk of its own so the first
  * page loads only what it shows, each file named by its content's hash so it can be cached for a year.
+ * The container forms get their fields from the OpenAPI document (lib/http/contract-defines.ts).
  */
 export function buildConsoleAssets(root: string = repositoryRoot): ConsoleAssets {
   const outdir = join(root, '.console-build', 'assets');
@@ -43,6 +45,7 @@ export function buildConsoleAssets(root: string = repositoryRoot): ConsoleAssets
     write: false,
     legalComments: 'none',
     logLevel: 'silent',
+    define: contractDefines(root),
   });
   const files: Record<string, ConsoleAsset> = {};
   for (const file of result.outputFiles) {

@@ -3,6 +3,7 @@ import { TASK_HISTORY_LENGTH, type Caller, type StoredContainer } from './contai
 import type { ContainerStore, TransitionChange, WriteOutcome } from './container-store.js';
 import { chargeFor, fitsAtAll, limitsFor, quotaExceeded, type QuotaCharge, type QuotaLimits } from './quota.js';
 import type { RestartPolicyOptions, RestartScheduler } from './restart-policy.js';
+import type { RunPolicy } from './run-policy.js';
 import type { ContainerRuntime } from './runtime.js';
 
 export interface ContainerServiceOptions {
@@ -29,6 +30,16 @@ export interface ContainerServiceOptions {
    * its task answers, through deferred probe jobs (docs/containers.md, "Readiness on AWS").
    */
   probedReadiness?: boolean;
+  /** Whose containers the runtime may run (lib/containers/run-policy.ts); every account's unless given. */
+  runPolicy?: RunPolicy;
+  /** Bounds the machine that runs the containers sets (the local stack); none on AWS, where Fargate's sizes bound them. */
+  sizeLimits?: SizeLimits;
+}
+
+/** The largest sizes a container may ask for, beyond the API's own bounds, and who sets each (named in the refusal). */
+export interface SizeLimits {
+  cpuCores: { max: number; setBy: string };
+  memoryMb: { max: number; setBy: string };
 }
 
 /** Reasons ECS records on the tasks we stop. */
@@ -45,6 +56,7 @@ export const STATE_REASON = {
   stoppedOnRequest: 'stopped on request',
   taskGone: 'the runtime no longer knows its task',
   lostOnRestart: 'its task was lost when the service restarted',
+  ownerMayNotRun: "not restarted: the runtime in use may not run its owner's code",
 } as const;
 
 export const CHANGED_MEANWHILE = 'The container was changed by another request meanwhile; nothing was done';

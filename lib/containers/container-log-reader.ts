@@ -23,6 +23,7 @@ export class ContainerLogReader {
   async read(caller: Caller, containerId: string, request: LogRequest): Promise<LogPage> {
     const container = await containerVisibleTo(this.store, caller, containerId);
     if (container.taskHistory.length === 0) return { lines: [] };
-    return this.logs.read({ containerId: container.id, taskIds: container.taskHistory, ...request });
+    const liveTaskIds = [container.taskArn, container.pendingTaskArn].filter((arn): arn is string => arn !== undefined);
+    return this.logs.read({ containerId: container.id, taskIds: container.taskHistory, liveTaskIds, ...request });
   }
 }

@@ -1,4 +1,4 @@
-import { BadRequestError, ConflictError } from '../errors.js';
+import { ConflictError, ForbiddenError, invalidFields } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
@@ -10,6 +10,7 @@ import {
   ContainerCore,
   ContainerLaunchFailed,
   type ContainerServiceOptions,
+  type SizeLimits,
   STATE_REASON,
   STOP_REASON,
   startedByOwner,
@@ -24,8 +25,9 @@ import { TaskEvents, type TaskStatusOutcome } from './task-events.js';
 import { TaskLauncher } from './task-launcher.js';
 import { maxMemoryMbFor, provisionedDiskGbFor } from './task-size.js';
 import { planTransition, type ContainerAction, type TransitionPlan } from './transitions.js';
+import { everyAccountMayRun, type RunPolicy } from './run-policy.js';
 
-export { type ContainerServiceOptions, launchToken } from './container-core.js';
+export { type ContainerServiceOptions, launchToken, type SizeLimits } from './container-core.js';
 export type { TaskStatusOutcome } from './task-events.js';
 
 /**
@@ -44,6 +46,8 @@ export class ContainerService {
   private readonly events: TaskEvents;
   private readonly wait: StartWait;
   private readonly startBudgetMs: number;
+  private readonly runPolicy: RunPolicy;
+  private readonly sizeLimits: SizeLimits | undefined;
 
   constructor(
     store: ContainerStore,
@@ -59,6 +63,7 @@ export class ContainerService {
       { ...RESTART_POLICY_DEFAULTS, ...options.restartPolicy },
       options.restartScheduler ?? new TimerRestartScheduler(),
       options.probedReadiness ? { drainMs: options.drainMs ?? 0 } : undefined,
+      options.runPolicy ?? everyAccountMayRun,
     );
     this.wait = new StartWait(this.core, this.launcher, this.events, {
       pollIntervalMs: options.pollIntervalMs ?? 100,
@@ -67,6 +72,8 @@ export class ContainerService {
       probed: options.probedReadiness ?? false,
     });
     this.startBudgetMs = options.startBudgetMs;
+    this.runPolicy = options.runPolicy ?? everyAccountMayRun;
+    this.sizeLimits = options.sizeLimits;
   }
 
   /**
@@ -75,11 +82,14 @@ export class ContainerService {
    * record is still answered, so the caller learns its id and can start or delete it.
    */
   async create(caller: Caller, spec: ContainerSpec): Promise<StoredContainer> {
+    this.runPolicy.assertMayRun(caller);
+    this.assertSizeWithinLimits(spec);
     assertOverridesFit(spec);
     const now = this.core.isoNow();
     const container: StoredContainer = {
       id: newId(this.core.now()),
       userId: caller.userId,
+      ownerRole: caller.role,
       ...spec,
       state: 'provisioning',
       stateReason: null,
@@ -91,7 +101,9 @@ export class ContainerService {
     };
     const charge = await this.core.limitedCharge(undefined, container, caller);
     const outcome = await this.core.store.create(container, charge);
-    if (outcome.kind === 'hostname-taken') throw new ConflictError(`The hostname ${container.hostname} is taken`);
+    if (outcome.kind === 'hostname-taken') {
+      throw new ConflictError(`The hostname ${container.hostname} is taken`, [{ field: 'hostname', message: 'is taken; choose another' }]);
+    }
     if (outcome.kind === 'quota-exceeded') throw await this.core.quotaRefusal(charge);
     countEvent(METRIC.containersCreated);
     try {
@@ -121,15 +133,18 @@ export class ContainerService {
    */
   async update(caller: Caller, containerId: string, changes: Partial<Workload>): Promise<StoredContainer> {
     const container = await this.get(caller, containerId);
+    this.assertSizeWithinLimits(changes);
     const cpuCores = changes.cpuCores ?? container.cpuCores;
     const memoryMb = changes.memoryMb ?? container.memoryMb;
     const maxMemoryMb = maxMemoryMbFor(cpuCores);
     if (memoryMb > maxMemoryMb) {
-      throw new BadRequestError(
-        `Invalid request body: memory_mb: must be at most ${maxMemoryMb} for ${cpuCores} CPU core${cpuCores === 1 ? '' : 's'}`,
-      );
+      throw invalidFields([
+        { field: 'memory_mb', message: `must be at most ${maxMemoryMb} for ${cpuCores} CPU core${cpuCores === 1 ? '' : 's'}` },
+      ]);
     }
     const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as Partial<Workload>;
+    // What it runs is the caller's choice from then on: refused where the runtime may not run the caller's code.
+    if (given.command !== undefined || given.image !== undefined) this.runPolicy.assertMayRun(caller);
     assertOverridesFit({ ...container, ...given });
     return this.core.commit(
       container,
@@ -138,7 +153,8 @@ export class ContainerService {
     );
   }
 
-  start(caller: Caller, containerId: string): Promise<StoredContainer> {
+  async start(caller: Caller, containerId: string): Promise<StoredContainer> {
+    this.runPolicy.assertMayRun(caller);
     return this.transition(caller, containerId, 'start');
   }
 
@@ -146,7 +162,8 @@ export class ContainerService {
     return this.transition(caller, containerId, 'stop');
   }
 
-  restart(caller: Caller, containerId: string): Promise<StoredContainer> {
+  async restart(caller: Caller, containerId: string): Promise<StoredContainer> {
+    this.runPolicy.assertMayRun(caller);
     return this.transition(caller, containerId, 'restart');
   }
 
@@ -236,7 +253,10 @@ export class ContainerService {
     return (await this.events.observe(status)).outcome;
   }
 
-  /** Runs the task of a container whose restart by its policy is due; nothing for one that is not (any more). */
+  /**
+   * Runs the task of a container whose restart by its policy is due; nothing for one that is not
+   * (any more), and none for a container whose owner the runtime may not run (marked failed).
+   */
   relaunchDue(containerId: string): Promise<StoredContainer | undefined> {
     return this.events.relaunchDue(containerId);
   }
@@ -249,6 +269,20 @@ export class ContainerService {
   /** For the reconciler: relaunches every container whose restart is due, from `cursor` until `deadline`; answers how many and where to go on. */
   relaunchAllDue(deadline?: number, cursor?: string): Promise<{ relaunched: number; cursor?: string }> {
     return this.events.relaunchAllDue(deadline, cursor);
+  }
+
+  /** The sizes given, each against the machine's bound (`sizeLimits`). */
+  private assertSizeWithinLimits(sizes: { cpuCores?: number; memoryMb?: number }): void {
+    if (!this.sizeLimits) return;
+    const fields = { cpuCores: 'cpu_cores', memoryMb: 'memory_mb' } as const;
+    const problems = (['cpuCores', 'memoryMb'] as const).flatMap((key) => {
+      const limit = this.sizeLimits![key];
+      const asked = sizes[key];
+      return asked !== undefined && asked > limit.max
+        ? [{ field: fields[key], message: `${limit.setBy} allows at most ${limit.max}` }]
+        : [];
+    });
+    if (problems.length > 0) throw invalidFields(problems);
   }
 
   private async transition(caller: Caller, containerId: string, action: ContainerAction): Promise<StoredContainer> {
@@ -283,6 +317,8 @@ export class ContainerService {
         return stopped;
       }
       case 'run': {
+        // Whose code runs is the owner's, whoever asks (lib/containers/run-policy.ts).
+        if (!this.runPolicy.ownerMayRun(container)) throw new ForbiddenError(this.runPolicy.refusal);
         if (plan.stopTask) await this.launcher.stopTasksOf(container, action === 'restart' ? STOP_REASON.restart : STOP_REASON.stop);
         // Charged before anything runs: a start past the quota starts nothing (403 QUOTA_EXCEEDED).
         const claimed = await this.core.commit(

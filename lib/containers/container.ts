@@ -1,3 +1,4 @@
+import type { Role } from '../identity/principal.js';
 import { appUrlFor } from '../config.js';
 import { type Workload, type WorkloadJson, workloadToJson } from './workload.js';
 
@@ -57,6 +58,11 @@ export interface StoredContainer extends Container {
   pendingTaskArn?: string;
   /** When a restart by the restart policy is due (epoch ms); set while the container waits for it. */
   restartAt?: number;
+  /**
+   * The owner's role when the container was made, for a runtime that runs admins' code only
+   * (lib/containers/run-policy.ts); internal, never answered. Absent on containers made before it was recorded.
+   */
+  ownerRole?: Role;
 }
 
 /** The ContainerRecord of the interface spec. */

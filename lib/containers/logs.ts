@@ -10,6 +10,8 @@ export interface LogQuery {
   containerId: string;
   /** The container's tasks, newest first (its `taskHistory`). */
   taskIds: readonly string[];
+  /** The tasks that may still write (current and pending); the others are stopped or stopping. Default: the newest. */
+  liveTaskIds?: readonly string[];
   /** At most this many lines. */
   limit: number;
   /** ISO 8601: the first `limit` lines at or after this instant; without it, the last `limit` lines. */

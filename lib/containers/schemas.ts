@@ -1,33 +1,9 @@
 import * as z from '../zod.js';
-import { config } from '../config.js';
 import { maxMemoryMbFor } from './task-size.js';
 import { WORKLOAD, WORKLOAD_KEYS, type WorkloadJson, type WorkloadKey } from './workload.js';
-import {
-  commandSchema,
-  cpuCoresSchema,
-  diskGbSchema,
-  envSchema,
-  healthCheckSchema,
-  imageSchema,
-  memoryMbSchema,
-  portSchema,
-  restartPolicySchema,
-} from './workload-rules.js';
+import { WORKLOAD_RULES } from './workload-rules.js';
 
 export { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB } from './workload.js';
-
-/** The rule of each workload field (lib/containers/workload.ts), as the API takes it. */
-const WORKLOAD_RULES = {
-  image: imageSchema(config.ALLOWED_IMAGE_PREFIXES),
-  port: portSchema,
-  env: envSchema,
-  command: z.nullable(commandSchema),
-  cpuCores: cpuCoresSchema,
-  memoryMb: memoryMbSchema,
-  diskGb: diskGbSchema,
-  healthCheck: z.nullable(healthCheckSchema),
-  restartPolicy: restartPolicySchema,
-} satisfies Record<WorkloadKey, z.ZodMiniType>;
 
 /** RFC 1123 label: 1..63 lowercase letters, digits and inner hyphens. */
 export const HOSTNAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;

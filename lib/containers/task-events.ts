@@ -3,8 +3,9 @@ import { log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
 import { countEvent } from '../observability/metrics.js';
 import type { StoredContainer } from './container.js';
-import { ContainerLaunchFailed, type ContainerCore, STOP_REASON } from './container-core.js';
+import { ContainerLaunchFailed, type ContainerCore, STATE_REASON, STOP_REASON } from './container-core.js';
 import { type DeferredJob, isRestartDue, type RestartPolicyOptions, type RestartScheduler, restartDecisionFor } from './restart-policy.js';
+import type { RunPolicy } from './run-policy.js';
 import type { TaskStatus } from './runtime.js';
 import type { TaskLauncher } from './task-launcher.js';
 import { containerStateFor, stateReasonFor } from './task-status.js';
@@ -46,7 +47,9 @@ export class TaskEvents {
     private readonly restartPolicy: RestartPolicyOptions,
     private readonly restartScheduler: RestartScheduler,
     /** Set on a runtime whose RUNNING only means started (ECS); unset where RUNNING means answering (the local runtimes). */
-    private readonly probed?: ProbedReadiness,
+    private readonly probed: ProbedReadiness | undefined,
+    /** Whose containers the runtime may run: the restart policy relaunches no other (lib/containers/run-policy.ts). */
+    private readonly runPolicy: RunPolicy,
   ) {}
 
   /** Whether a RUNNING status still has to be proven by a probe before the container counts as running. */
@@ -113,6 +116,20 @@ export class TaskEvents {
     if (wait > 0) {
       await this.restartScheduler.schedule(wait, { kind: 'relaunch', containerId }, () => this.relaunchDue(containerId));
       return container;
+    }
+    if (!this.runPolicy.ownerMayRun(container)) {
+      if (
+        await store.markFailed(
+          container.id,
+          container.version,
+          STATE_REASON.ownerMayNotRun,
+          this.core.isoNow(),
+          this.core.releaseOf(container, 'failed'),
+        )
+      ) {
+        log.warn('Not restarting a container whose owner the runtime may not run', { containerId: container.id });
+      }
+      return store.get(containerId);
     }
     try {
       return await this.launcher.launch(container);

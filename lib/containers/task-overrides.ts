@@ -76,8 +76,11 @@ export const overridesSizeOf = (overrides: TaskOverrides): number => JSON.string
 export function assertOverridesFit(workload: OverridableWorkload, containerName: string = config.ECS_CONTAINER_NAME): void {
   const size = overridesSizeOf(taskOverridesFor(workload, containerName));
   if (size > TASK_OVERRIDES_MAX_CHARS) {
-    throw new BadRequestError(
-      `Invalid request body: env, command: together take ${size} characters as ECS task overrides; at most ${TASK_OVERRIDES_MAX_CHARS} are allowed`,
-    );
+    const limit = `take ${size} characters as ECS task overrides; at most ${TASK_OVERRIDES_MAX_CHARS} are allowed`;
+    // Neither field alone is wrong, so each is named beside the other.
+    throw new BadRequestError(`Invalid request body: env, command: together ${limit}`, [
+      { field: 'env', message: `together with command ${limit}` },
+      { field: 'command', message: `together with env ${limit}` },
+    ]);
   }
 }

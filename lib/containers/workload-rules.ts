@@ -1,8 +1,10 @@
+import { config } from '../config.js';
 import * as z from '../zod.js';
-
-import { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB, RESTART_POLICIES } from './workload.js';
+import { imageLocationOf, isDockerHubHost, isPrivateEcrHost } from './image-location.js';
+import { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB, RESTART_POLICIES, type WorkloadKey } from './workload.js';
 
 export { DEFAULT_PORT } from './workload.js';
+export { imageLocationOf, isDockerHubHost, isPrivateEcrHost } from './image-location.js';
 
 /**
  * The rules for what a container runs (docs/containers.md, "What a container runs"), shared by
@@ -36,29 +38,6 @@ export const isReservedEnvName = (name: string): boolean =>
  */
 export const isObjectPrototypeName = (name: string): boolean => Object.getOwnPropertyNames(Object.prototype).includes(name);
 
-/** An image reference as a registry host and the path segments of its repository (tag and digest left out). */
-interface ImageLocation {
-  host: string;
-  path: string[];
-}
-
-/**
- * Where a reference points. The first component is a registry host when it has a `.` or a `:`,
- * or is `localhost`; otherwise the registry is Docker Hub, whose one-segment names live under
- * `library/` (the distribution reference rules, https://github.com/distribution/reference).
- */
-export function imageLocationOf(reference: string): ImageLocation {
-  const withoutDigest = reference.split('@')[0]!;
-  const parts = withoutDigest.split('/');
-  const hasHost = parts.length > 1 && (/[.:]/.test(parts[0]!) || parts[0] === 'localhost');
-  const host = hasHost ? parts.shift()!.toLowerCase() : 'docker.io';
-  const last = parts.length - 1;
-  if (last >= 0) parts[last] = parts[last]!.replace(/:[^:/]*$/, '');
-  const path = parts.filter((segment) => segment !== '');
-  if (!hasHost && path.length === 1) path.unshift('library');
-  return { host, path };
-}
-
 /**
  * Whether an image is within an allowed prefix: the same registry host, and the prefix's path
  * segments are the first whole segments of the image's repository. `public.ecr.aws/myorg`
@@ -76,12 +55,44 @@ export function isImageAllowed(image: string, prefix: string): boolean {
   return actual.host === host && path.length <= actual.path.length && path.every((segment, index) => actual.path[index] === segment);
 }
 
-export function imageSchema(allowedPrefixes: readonly string[]) {
+/**
+ * The deployment settings that add a pull-through cache rule for a registry that needs
+ * credentials (README, "Deploying"); other registries with no rule cannot be added by a setting.
+ */
+const CREDENTIAL_SETTINGS: Record<string, string> = {
+  'docker.io': 'dockerHubCredentialsSecretArn',
+  'ghcr.io': 'githubCredentialsSecretArn',
+};
+
+/**
+ * Why an image's registry cannot be pulled from, or undefined when it can: with a pull-through
+ * cache (on AWS, `cachedRegistries` lists the upstream hosts with a rule), an image must come from
+ * one of those or from a private ECR registry, so nothing is pulled anonymously through the NAT.
+ */
+export function registryRefusal(image: string, cachedRegistries: readonly string[] | undefined): string | undefined {
+  if (!cachedRegistries) return undefined;
+  const { host } = imageLocationOf(image);
+  const registry = isDockerHubHost(host) ? 'docker.io' : host;
+  if (isPrivateEcrHost(host) || cachedRegistries.includes(registry)) return undefined;
+  const setting = CREDENTIAL_SETTINGS[registry];
+  const cached = `images come from ${[...cachedRegistries].sort().join(', ')} or an Amazon ECR registry`;
+  return setting
+    ? `is on ${registry}, which this deployment pulls only through an ECR pull-through cache with credentials: an operator sets the deployment setting ${setting} (README, "Deploying"); until then ${cached}`
+    : `is on ${registry}, which has no ECR pull-through cache rule on this deployment: ${cached} (push it to ECR, or see README, "Deploying")`;
+}
+
+export function imageSchema(allowedPrefixes: readonly string[], cachedRegistries?: readonly string[]) {
   return z.string().check(
     z.maxLength(MAX_IMAGE_LENGTH, `must be at most ${MAX_IMAGE_LENGTH} characters`),
     z.regex(IMAGE_REFERENCE_PATTERN, 'must be an OCI image reference: [registry/]repository[:tag][@sha256:digest]'),
     z.refine((image) => allowedPrefixes.length === 0 || allowedPrefixes.some((prefix) => isImageAllowed(image, prefix)), {
       message: `must be in one of the allowed registries or paths: ${allowedPrefixes.join(', ')}`,
+    }),
+    z.superRefine((image, context) => {
+      // Only for a reference the rules above admit; the grammar's message says more about a malformed one.
+      if (!IMAGE_REFERENCE_PATTERN.test(image)) return;
+      const refusal = registryRefusal(image, cachedRegistries);
+      if (refusal) context.addIssue({ code: 'custom', message: refusal });
     }),
   );
 }
@@ -120,8 +131,14 @@ export const commandSchema = z
   .check(z.minLength(1, 'must hold at least one string'), z.maxLength(MAX_COMMAND_ARGS, `must hold at most ${MAX_COMMAND_ARGS} strings`));
 
 export const cpuCoresSchema = z.literal(CPU_CORE_CHOICES, { error: 'must be one of 1, 2, 4, 8 or 16' });
-export const memoryMbSchema = z.int('must be a whole number').check(z.minimum(MIN_MEMORY_MB));
-export const diskGbSchema = z.int('must be a whole number').check(z.minimum(MIN_DISK_GB), z.maximum(MAX_DISK_GB));
+// Each bound says its own message: the int's message would otherwise stand for every issue ("must be a whole number" for 3).
+export const memoryMbSchema = z.int('must be a whole number').check(z.minimum(MIN_MEMORY_MB, `must be at least ${MIN_MEMORY_MB}`));
+export const diskGbSchema = z
+  .int('must be a whole number')
+  .check(
+    z.minimum(MIN_DISK_GB, `must be from ${MIN_DISK_GB} to ${MAX_DISK_GB}`),
+    z.maximum(MAX_DISK_GB, `must be from ${MIN_DISK_GB} to ${MAX_DISK_GB}`),
+  );
 
 const seconds = (min: number, max: number) =>
   z
@@ -144,3 +161,22 @@ export const healthCheckSchema = z.strictObject({
 });
 
 export const restartPolicySchema = z.enum(RESTART_POLICIES, { error: 'must be one of never, on-failure or always' });
+
+/** The upstream hosts of the deployment's pull-through cache rules (IMAGE_PULL_THROUGH_RULES, `host=prefix`). */
+const cachedRegistries = (): string[] => config.IMAGE_PULL_THROUGH_RULES.map((rule) => rule.split('=', 1)[0]!);
+
+/**
+ * The rule of each workload field (lib/containers/workload.ts), as the API takes it: beside the
+ * declaration, apart from it so that functions that only read containers bundle no zod.
+ */
+export const WORKLOAD_RULES = {
+  image: imageSchema(config.ALLOWED_IMAGE_PREFIXES, config.IMAGE_PULL_THROUGH_REGISTRY ? cachedRegistries() : undefined),
+  port: portSchema,
+  env: envSchema,
+  command: z.nullable(commandSchema),
+  cpuCores: cpuCoresSchema,
+  memoryMb: memoryMbSchema,
+  diskGb: diskGbSchema,
+  healthCheck: z.nullable(healthCheckSchema),
+  restartPolicy: restartPolicySchema,
+} satisfies Record<WorkloadKey, z.ZodMiniType>;

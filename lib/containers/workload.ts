@@ -48,6 +48,13 @@ function plainField<Name extends string, Value>(name: Name, fallback: Value): Wo
   return { name, fallback, toJson: same, fromJson: same };
 }
 
+const healthCheckField: WorkloadField<'health_check', HealthCheck | null, HealthCheckJson | null> = {
+  name: 'health_check',
+  fallback: null,
+  toJson: (check) => check && { path: check.path, interval_s: check.intervalS, timeout_s: check.timeoutS, grace_s: check.graceS },
+  fromJson: (json) => json && { path: json.path, intervalS: json.interval_s, timeoutS: json.timeout_s, graceS: json.grace_s },
+};
+
 /**
  * A container's workload, declared once: what its next task runs, set at creation and changed
  * with PATCH. The request schemas (lib/containers/schemas.ts, and so the OpenAPI document),
@@ -64,12 +71,7 @@ export const WORKLOAD = {
   cpuCores: plainField<'cpu_cores', number>('cpu_cores', 1),
   memoryMb: plainField<'memory_mb', number>('memory_mb', MIN_MEMORY_MB),
   diskGb: plainField<'disk_gb', number>('disk_gb', MIN_DISK_GB),
-  healthCheck: {
-    name: 'health_check',
-    fallback: null,
-    toJson: (check) => check && { path: check.path, interval_s: check.intervalS, timeout_s: check.timeoutS, grace_s: check.graceS },
-    fromJson: (json) => json && { path: json.path, intervalS: json.interval_s, timeoutS: json.timeout_s, graceS: json.grace_s },
-  } as WorkloadField<'health_check', HealthCheck | null, HealthCheckJson | null>,
+  healthCheck: healthCheckField,
   restartPolicy: plainField<'restart_policy', RestartPolicy>('restart_policy', 'on-failure'),
 } as const;
 

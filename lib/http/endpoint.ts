@@ -12,6 +12,7 @@ import { normalizeRequest } from './middleware/normalize-request.js';
 import { observeRequest } from './middleware/observe-request.js';
 import { parseBody } from './middleware/parse-body.js';
 import type { EndpointContext } from './middleware/types.js';
+import type { Principal } from '../identity/principal.js';
 import { validateInput } from './middleware/validate-input.js';
 import type { Reply } from './reply.js';
 import type { Route } from './routes.js';
@@ -30,6 +31,11 @@ export interface EndpointOptions<BodySchema extends z.ZodMiniType | undefined, Q
    * public route's bundle carries no credential store.
    */
   resolveCredential?: CredentialResolver;
+  /**
+   * A rule on the caller beyond the route's access level, checked at the same step of the order
+   * (before the body): the container runtime's rule on whose code it runs (lib/containers/run-policy.ts).
+   */
+  authorize?: (principal: Principal) => void;
   /**
    * The page shell (lib/pages/layout.ts) for a route with an `errorPage`: the failures its
    * function raises are rendered in it. Handed in so that JSON routes' bundles carry no markup.
@@ -80,7 +86,7 @@ export function endpoint<
     .use(observeRequest(route))
     .use(errorEnvelope(route))
     .use(normalizeRequest())
-    .use(authenticate(route, resolveCredential))
+    .use(authenticate(route, resolveCredential, options.authorize))
     .use(parseBody(route))
     .use(validateInput({ body: options.body, query: options.query }))
     .handler(async (_event, context) => {

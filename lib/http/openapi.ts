@@ -42,7 +42,7 @@ const OAUTH_400_CODES = [
 const DESCRIPTION = `Container hosting with an OAuth 2.0 provider.
 
 Every success is \`{ "data": ... }\` except the OAuth token endpoint's bare token response; every failure is
-\`{ "error": { "code", "message" } }\`, except that the OAuth token and revocation endpoints answer a form-encoded
+\`{ "error": { "code", "message" } }\` (with \`details\`, \`[{ "field", "message" }]\`, when it names fields), except that the OAuth token and revocation endpoints answer a form-encoded
 request with RFC 6749 section 5.2's \`{ "error", "error_description" }\`. Clients branch on the status and the code,
 never the message.
 
@@ -92,7 +92,7 @@ function errorStatuses(route: Route, schemas: InputSchemas): number[] {
 }
 
 function jsonSchemaOf(schema: z.ZodMiniType): JsonObject {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonObject;
+  const { $schema: _dialect, ...rest }: JsonObject = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
   return rest;
 }
 
@@ -202,6 +202,14 @@ export function openApiDocument(endpoints: Array<{ route: Route; inputSchemas: I
             error_description: { type: 'string' },
           },
         },
+        FieldProblem: {
+          type: 'object',
+          required: ['field', 'message'],
+          properties: {
+            field: { type: 'string', description: "The field's path in the body or query, dotted: memory_mb, health_check.path, env.FOO" },
+            message: { type: 'string', description: 'What is wrong with it, in words for a person' },
+          },
+        },
         Error: {
           type: 'object',
           required: ['error'],
@@ -209,7 +217,16 @@ export function openApiDocument(endpoints: Array<{ route: Route; inputSchemas: I
             error: {
               type: 'object',
               required: ['code', 'message'],
-              properties: { code: { type: 'string', pattern: '^[A-Z_]+$' }, message: { type: 'string' } },
+              properties: {
+                code: { type: 'string', pattern: '^[A-Z_]+$' },
+                message: { type: 'string' },
+                details: {
+                  description:
+                    'The fields the request got wrong (400 BAD_REQUEST from validation, 409 CONFLICT for a taken hostname), for a client to show beside each field; absent when the error names no field',
+                  type: 'array',
+                  items: { $ref: '#/components/schemas/FieldProblem' },
+                },
+              },
             },
           },
         },

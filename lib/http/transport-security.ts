@@ -5,7 +5,7 @@ import { HSTS_VALUE } from './reply.js';
  * The one place that decides whether the service is served on loopback: from the configured
  * public base URL (PUBLIC_BASE_URL) when there is one, else from the origin the request used.
  * Loopback keeps plain cookie names and sends no HSTS, so the local stack works over http;
- * everywhere else the session and login-CSRF cookies take the `__Host-` prefix
+ * everywhere else the session, device and login-CSRF cookies take the `__Host-` prefix
  * (RFC 6265bis section 4.1.3.2: Secure, Path=/, no Domain) and every response sends HSTS.
  */
 export function servedOnLoopback(
@@ -19,6 +19,11 @@ export function servedOnLoopback(
 /** `sv_session` on loopback, `__Host-sv_session` elsewhere. */
 export function sessionCookieName(loopback: boolean): string {
   return loopback ? 'sv_session' : '__Host-sv_session';
+}
+
+/** `sv_device` on loopback, `__Host-sv_device` elsewhere (lib/identity/device-cookie.ts). */
+export function deviceCookieName(loopback: boolean): string {
+  return loopback ? 'sv_device' : '__Host-sv_device';
 }
 
 /** `sv_login_csrf` on loopback, `__Host-sv_login_csrf` elsewhere. */

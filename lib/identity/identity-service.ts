@@ -2,7 +2,8 @@ import { BadRequestError, ForbiddenError, NotFoundError, RateLimitedError, Unaut
 import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../page.js';
 import { type Authentication, CredentialAuthenticator, csrfTokenFor } from './authentication.js';
-import type { EmailFailures, IdentityStore, PersonalAccessToken, User } from './identity-store.js';
+import { deviceCookieAfterSignIn, deviceFor } from './device-cookie.js';
+import type { EmailFailures, IdentityStore, LoginSource, PersonalAccessToken, User } from './identity-store.js';
 import { DECOY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 import { ALL_SCOPES, PERSONAL_ACCESS_TOKEN_SCOPES, type PersonalAccessTokenScope, type Principal, type Role } from './principal.js';
 import { CREDENTIAL_PREFIX, newSecret, sha256Hex } from './secrets.js';
@@ -11,11 +12,14 @@ export const SESSION_LIFETIME_SECONDS = 12 * 60 * 60;
 export const MIN_PASSWORD_LENGTH = 12;
 /**
  * Sign-in throttling (docs/api-rules.md, "Sign-in throttling"): failures lock an email only for
- * the address they came from; across addresses they only slow the email down, so nobody can keep
- * a person out of their own account from somewhere else.
+ * the address they came from; across addresses they only slow the email down for unknown devices,
+ * and a device that signed in as the email before has a limit of its own, so nobody can keep a
+ * person out of their own account from somewhere else.
  */
 export const LOGIN_FAILURE_LIMIT = 5;
 export const LOGIN_LOCKOUT_SECONDS = 15 * 60;
+/** Failures a device that signed in as an email before may make for it within the window before it is locked. */
+export const DEVICE_FAILURE_LIMIT = 5;
 /** Failures for an email from all addresses within the window before attempts for it are spaced. */
 export const EMAIL_SLOWDOWN_THRESHOLD = 10;
 /** The spacing doubles from 1 s with each failure past the threshold, up to this. */
@@ -31,6 +35,8 @@ export interface SignedInSession {
   csrfToken: string;
   expiresAt: string;
   user: User;
+  /** The device cookie's new value (lib/identity/device-cookie.ts); absent where there is no key. */
+  deviceCookie?: string;
 }
 
 export interface IssuedPersonalAccessToken {
@@ -51,13 +57,16 @@ export class IdentityService {
   constructor(
     private readonly store: IdentityStore,
     private readonly now: () => Date = () => new Date(),
+    /** Signs device cookies; without it every sign-in comes from an unknown device. */
+    private readonly deviceCookieKey?: () => Promise<Uint8Array>,
   ) {
     this.authenticator = new CredentialAuthenticator(store, now);
   }
 
   async createUser(input: { email: string; password: string; role?: Role }): Promise<User> {
     if (input.password.length < MIN_PASSWORD_LENGTH) {
-      throw new BadRequestError(`The password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+      const rule = `must be at least ${MIN_PASSWORD_LENGTH} characters`;
+      throw new BadRequestError(`The password ${rule}`, [{ field: 'password', message: rule }]);
     }
     const user = {
       id: newId(),
@@ -81,20 +90,38 @@ export class IdentityService {
 
   /**
    * Email and password to a session, for a client at `address` (API Gateway's source IP, never a
-   * header the client sets). Five failures for one email from one address within 15 minutes lock
-   * that email for that address for 15 minutes. Failures from every address together only slow
-   * the email down: from the tenth within the window on, one attempt per 1, 2, 4 … 60 seconds. A
-   * wrong email and a wrong password look and take the same.
+   * header the client sets) presenting `deviceCookie` (the device cookie's value, if any). A
+   * device that signed in as this email before (lib/identity/device-cookie.ts, within its
+   * lifetime) is held back by its own failures only: five within 15 minutes lock that device for
+   * 15 minutes, and nothing anyone does elsewhere keeps it out; its failures still count for the
+   * email, so a stolen copy's guesses slow unknown devices down and are seen. Any other client: five failures for one email from one
+   * address within 15 minutes lock that email for that address for 15 minutes, and failures from
+   * every address together slow the email down for unknown devices: from the tenth within the
+   * window on, one attempt per 1, 2, 4 … 60 seconds. A wrong email and a wrong password look and
+   * take the same. A success hands out a new device cookie value for the email.
    */
-  async signIn(emailInput: string, password: string, address: string): Promise<SignedInSession> {
+  async signIn(emailInput: string, password: string, address: string, deviceCookie?: string): Promise<SignedInSession> {
     const email = normalizeEmail(emailInput);
     const now = this.now();
-    const [emailFailures, user] = await Promise.all([this.store.getEmailFailures(email), this.store.findUserByEmail(email)]);
-    await this.awaitSlowdown(email, emailFailures, now);
+    const [emailFailures, user, deviceKey] = await Promise.all([
+      this.store.getEmailFailures(email),
+      this.store.findUserByEmail(email),
+      this.deviceKey(),
+    ]);
+    const deviceId = deviceKey ? deviceFor(deviceKey, deviceCookie, email, now) : undefined;
+    const source: LoginSource = deviceId ? { device: deviceId } : { address };
+    // A known device skips the slow-down, which only counts and holds back unknown ones.
+    if (!deviceId) await this.awaitSlowdown(email, emailFailures, now);
     // After the slow-down, so that being slowed down never counts against the person's own address.
-    const attempt = await this.store.reserveLoginAttempt(email, address, now, LOGIN_LOCKOUT_SECONDS, LOGIN_FAILURE_LIMIT);
+    const limit = deviceId ? DEVICE_FAILURE_LIMIT : LOGIN_FAILURE_LIMIT;
+    const attempt = await this.store.reserveLoginAttempt(email, source, now, LOGIN_LOCKOUT_SECONDS, limit);
     if (!attempt.allowed) {
-      throw new RateLimitedError('Too many failed sign-ins for this email from this address; try again later', attempt.retryAfterSeconds);
+      throw new RateLimitedError(
+        deviceId
+          ? 'Too many failed sign-ins for this email on this device; try again later'
+          : 'Too many failed sign-ins for this email from this address; try again later',
+        attempt.retryAfterSeconds,
+      );
     }
     const passwordMatches = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
     if (!user || !passwordMatches) {
@@ -102,20 +129,22 @@ export class IdentityService {
       const failedAt = this.now();
       const spacingSeconds = emailSlowdownSeconds((emailFailures?.failures ?? 0) + 1);
       await Promise.all([
+        // A known device's failures count for the email too (a stolen device cookie guessing is seen and
+        // slows unknown devices down), though the known device itself is never held back by them.
         this.store.recordEmailFailure(
           email,
           failedAt,
           LOGIN_LOCKOUT_SECONDS,
           spacingSeconds > 0 ? new Date(failedAt.getTime() + spacingSeconds * 1000) : undefined,
         ),
-        attempt.attempt >= LOGIN_FAILURE_LIMIT
-          ? this.store.lockLogin(email, address, new Date(now.getTime() + LOGIN_LOCKOUT_SECONDS * 1000), LOGIN_FAILURE_LIMIT)
+        attempt.attempt >= limit
+          ? this.store.lockLogin(email, source, new Date(now.getTime() + LOGIN_LOCKOUT_SECONDS * 1000), limit)
           : undefined,
       ]);
       throw new UnauthorizedError('Wrong email or password');
     }
     await Promise.all([
-      this.store.clearLoginAttempts(email, address),
+      this.store.clearLoginAttempts(email, source),
       // A hash made with older parameters is replaced now that the password is at hand (issue 18).
       needsRehash(user.passwordHash)
         ? hashPassword(password).then((upgraded) => this.store.replacePasswordHash(email, user.passwordHash, upgraded))
@@ -133,7 +162,23 @@ export class IdentityService {
       expiresAt,
     });
     const { passwordHash: _passwordHash, ...publicUser } = user;
-    return { token, csrfToken: csrfTokenFor(token), expiresAt, user: publicUser };
+    return {
+      token,
+      csrfToken: csrfTokenFor(token),
+      expiresAt,
+      user: publicUser,
+      ...(deviceKey ? { deviceCookie: deviceCookieAfterSignIn(deviceKey, deviceCookie, email, now) } : {}),
+    };
+  }
+
+  /** The device cookies' key; none (every device unknown) where the deployment has none to give. */
+  private async deviceKey(): Promise<Uint8Array | undefined> {
+    if (!this.deviceCookieKey) return undefined;
+    try {
+      return await this.deviceCookieKey();
+    } catch {
+      return undefined;
+    }
   }
 
   /** Refuses an attempt while the email is slowed down and another attempt holds the slot. */

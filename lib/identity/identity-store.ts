@@ -46,7 +46,13 @@ export interface PersonalAccessToken {
   lineage: string;
 }
 
-/** Whether a sign-in for an email from one address may check its password now. */
+/**
+ * Where sign-in attempts for an email are counted: the client's address, or, for a device that
+ * signed in as that email before (its device cookie, lib/identity/device-cookie.ts), the device.
+ */
+export type LoginSource = { address: string } | { device: string };
+
+/** Whether a sign-in for an email from one address (or known device) may check its password now. */
 export type LoginAttempt =
   | { allowed: true /** This attempt's number within the window, counting it. */; attempt: number }
   | { allowed: false; retryAfterSeconds: number };
@@ -112,15 +118,15 @@ export interface IdentityStore extends CredentialStore {
   deletePersonalAccessToken(userId: string, tokenId: string): Promise<boolean>;
 
   /**
-   * Counts an attempt against the email from one address before its password is checked,
+   * Counts an attempt against the email from one source before its password is checked,
    * atomically, so that parallel guesses cannot all get past the limit. Refused once `limit`
    * attempts fall in the window; a window starts at the first attempt and lasts `windowSeconds`.
    */
-  reserveLoginAttempt(email: string, address: string, now: Date, windowSeconds: number, limit: number): Promise<LoginAttempt>;
-  /** Refuses further attempts for the email from that address until `until`. */
-  lockLogin(email: string, address: string, until: Date, limit: number): Promise<void>;
-  /** Forgets the attempts of the email from that address after a successful sign-in. */
-  clearLoginAttempts(email: string, address: string): Promise<void>;
+  reserveLoginAttempt(email: string, source: LoginSource, now: Date, windowSeconds: number, limit: number): Promise<LoginAttempt>;
+  /** Refuses further attempts for the email from that source until `until`. */
+  lockLogin(email: string, source: LoginSource, until: Date, limit: number): Promise<void>;
+  /** Forgets the attempts of the email from that source after a successful sign-in. */
+  clearLoginAttempts(email: string, source: LoginSource): Promise<void>;
 
   /** The email's failures from every address in the current window; undefined when none. */
   getEmailFailures(email: string): Promise<EmailFailures | undefined>;

@@ -1,5 +1,5 @@
 import type Docker from 'dockerode';
-import { BadRequestError } from '../errors.js';
+import { invalidFields } from '../errors.js';
 import { type ContainerLogs, type LogLine, type LogPage, type LogQuery, taskIdOf } from '../containers/logs.js';
 import { engineNameOf } from './docker-runtime.js';
 
@@ -20,13 +20,23 @@ const encodeCursor = (position: Position): string => Buffer.from(JSON.stringify(
 
 function decodeCursor(cursor: string): Position {
   try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<Position>;
-    if (typeof value.task === 'string' && Array.isArray(value.at) && value.at.every(Number.isInteger) && Number.isInteger(value.n))
-      return value as Position;
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (typeof value === 'object' && value !== null && 'task' in value && 'at' in value && 'n' in value) {
+      const { task, at, n } = value;
+      if (
+        typeof task === 'string' &&
+        Array.isArray(at) &&
+        at.length === 2 &&
+        at.every(Number.isInteger) &&
+        typeof n === 'number' &&
+        Number.isInteger(n)
+      )
+        return { task, at: [at[0], at[1]], n };
+    }
   } catch {
     // Answered below.
   }
-  throw new BadRequestError('Invalid query parameters: cursor: is not a cursor this endpoint gave');
+  throw invalidFields([{ field: 'cursor', message: 'is not a cursor this endpoint gave' }], 'query parameters');
 }
 
 const compareAt = (a: [number, number], b: [number, number]): number => a[0] - b[0] || a[1] - b[1];
@@ -144,7 +154,7 @@ export class DockerContainerLogs implements ContainerLogs {
       return demultiplex(Buffer.isBuffer(output) ? output : Buffer.from(String(output)));
     } catch (error) {
       // A task whose engine container was removed (pruned, or never created) has no lines.
-      if ((error as { statusCode?: number }).statusCode === 404) return [];
+      if (typeof error === 'object' && error !== null && 'statusCode' in error && error.statusCode === 404) return [];
       throw error;
     }
   }

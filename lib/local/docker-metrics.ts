@@ -38,7 +38,7 @@ export class DockerMetrics implements TaskUsageSource {
     return {
       cpuPercent: (cpuNs / elapsedNs / task.cpuCores) * 100,
       memoryUsedMb: Math.round((Math.max(0, (memory.usage ?? 0) - cache) / BYTES_PER_MB) * 100) / 100,
-      diskUsedGb: ((inspected as { SizeRw?: number }).SizeRw ?? 0) / BYTES_PER_GB,
+      diskUsedGb: ('SizeRw' in inspected && typeof inspected.SizeRw === 'number' ? inspected.SizeRw : 0) / BYTES_PER_GB,
       sampledAt: new Date().toISOString(),
     };
   }

@@ -13,6 +13,8 @@ import {
 } from '../containers/runtime.js';
 import { taskIdOf } from '../containers/logs.js';
 import { describeError, log } from '../log.js';
+import { ensureContainerFirewall, type FirewallStatus } from './engine-firewall.js';
+import { ensureContainerNetwork, removeContainerNetwork, removeUnusedNetworks } from './engine-networks.js';
 import { onShutdown } from './lifecycle.js';
 import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
 
@@ -49,12 +51,19 @@ export interface DockerRuntimeOptions {
   stackId: string;
   /** Between SIGTERM and SIGKILL when a task is stopped on request. */
   stopGraceS?: number;
+  /** Sets the host rules that keep containers off the host and each other; lib/local/engine-firewall.ts unless given. */
+  hostFirewall?: () => FirewallStatus;
+  /** How often each running container's writable layer is measured against its `disk_gb` (0: never); 30 s unless given. */
+  diskCheckMs?: number;
+  /** The bytes in one GB of `disk_gb`: 1 GiB, except in tests (LOCAL_DISK_GB_BYTES). */
+  diskGbBytes?: number;
 }
 
 interface EngineTask {
   taskArn: string;
   containerId: string;
   memoryMb: number;
+  diskGb: number;
   version: number;
   lastStatus: TaskLastStatus;
   desiredStatus: 'RUNNING' | 'STOPPED';
@@ -95,11 +104,50 @@ export class DockerRuntime implements ReconcilableRuntime {
   private events: Readable | undefined;
   private closed = false;
   private unregisterShutdown: (() => void) | undefined;
+  private readonly hostFirewall: () => FirewallStatus;
+  private isolation: { refusal?: string } | undefined;
+  private readonly diskCheckMs: number;
+  private readonly diskGbBytes: number;
+  private diskTimer: NodeJS.Timeout | undefined;
+  private measuringDisk = false;
 
   constructor(options: DockerRuntimeOptions) {
     this.engine = options.engine;
     this.stackId = options.stackId;
     this.stopGraceS = options.stopGraceS ?? 10;
+    this.hostFirewall = options.hostFirewall ?? ensureContainerFirewall;
+    this.diskCheckMs = options.diskCheckMs ?? 30_000;
+    this.diskGbBytes = options.diskGbBytes ?? 1024 ** 3;
+  }
+
+  /**
+   * Each container runs on a network of its own (lib/local/engine-networks.ts), and host rules
+   * keep every such network off the host's services and off the other networks
+   * (lib/local/engine-firewall.ts), set on first call. Where they cannot be set (not root, no
+   * iptables) or do not apply (an engine that reports itself rootless: its containers' traffic
+   * never crosses this host's rules, learnt once the engine answers), this says so loudly once
+   * and answers why: the stack then runs containers for admins only (lib/wiring/local-containers.ts).
+   */
+  isolationRefusal(): string | undefined {
+    if (!this.isolation) {
+      const isolation: { refusal?: string } = {};
+      this.isolation = isolation;
+      const firewall = this.hostFirewall();
+      if (!firewall.ok) this.refuse(isolation, firewall.reason);
+      void this.engine
+        .info()
+        .then((info: { SecurityOptions?: string[] }) => {
+          if (info.SecurityOptions?.some((option) => option.includes('rootless')))
+            this.refuse(isolation, "the engine runs rootless: its containers' traffic does not cross this host's firewall");
+        })
+        .catch(() => undefined);
+    }
+    return this.isolation.refusal;
+  }
+
+  private refuse(isolation: { refusal?: string }, reason: string): void {
+    isolation.refusal ??= `Containers cannot be isolated from this machine's services and from each other (${reason}), so only admins may run containers here`;
+    log.error(isolation.refusal);
   }
 
   onTaskStatus(listener: TaskStatusListener): void {
@@ -115,6 +163,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       taskArn,
       containerId: launch.containerId,
       memoryMb: launch.memoryMb,
+      diskGb: launch.diskGb,
       version: 1,
       lastStatus: 'PROVISIONING',
       desiredStatus: 'RUNNING',
@@ -216,6 +265,7 @@ export class DockerRuntime implements ReconcilableRuntime {
     await Promise.all(
       engineContainers.map((info) => this.engine.getContainer(info.Id).remove({ force: true, v: true }).catch(ignoreMissing)),
     );
+    await removeContainerNetwork(this.engine, containerId);
     for (const task of [...this.tasks.values()]) if (task.containerId === containerId) this.tasks.delete(task.taskArn);
     for (const [clientToken, taskArn] of this.taskByClientToken) if (!this.tasks.has(taskArn)) this.taskByClientToken.delete(clientToken);
   }
@@ -231,6 +281,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       return !taskArn || !this.tasks.has(taskArn);
     });
     await Promise.all(leftovers.map((info) => this.engine.getContainer(info.Id).remove({ force: true, v: true }).catch(ignoreMissing)));
+    await removeUnusedNetworks(this.engine, this.stackId);
     return leftovers.length;
   }
 
@@ -249,6 +300,8 @@ export class DockerRuntime implements ReconcilableRuntime {
       }),
     );
     await Promise.allSettled(live.map((task) => task.notifications));
+    clearInterval(this.diskTimer);
+    this.diskTimer = undefined;
     this.events?.destroy();
     this.events = undefined;
   }
@@ -258,7 +311,9 @@ export class DockerRuntime implements ReconcilableRuntime {
       await this.ensureImage(launch.image, task.abort.signal);
       if (task.desiredStatus !== 'RUNNING') return this.settle(task, {});
       await this.pruneStoppedTasks(launch.containerId);
-      const engineContainer = await this.engine.createContainer(this.containerSpec(task, launch));
+      this.isolationRefusal();
+      const network = await ensureContainerNetwork(this.engine, this.stackId, launch.containerId);
+      const engineContainer = await this.engine.createContainer(this.containerSpec(task, launch, network));
       if (task.desiredStatus !== 'RUNNING') {
         await engineContainer.remove({ force: true }).catch(ignoreMissing);
         return this.settle(task, {});
@@ -324,11 +379,12 @@ export class DockerRuntime implements ReconcilableRuntime {
   }
 
   /**
-   * The engine container for one task: the image's entrypoint with `command` as its CMD, the
-   * port published on 127.0.0.1 only, the size as limits, and none of the host: no mounts, no
-   * privileges, most capabilities dropped, no privilege gain, a pid limit.
+   * The engine container for one task: the image's entrypoint with `command` as its CMD, on its
+   * container's own network, the port published on 127.0.0.1 only (the proxy's way in), the size
+   * as limits, and none of the host: no mounts, no privileges, most capabilities dropped, no
+   * privilege gain, a pid limit.
    */
-  private containerSpec(task: EngineTask, launch: TaskLaunch): Docker.ContainerCreateOptions {
+  private containerSpec(task: EngineTask, launch: TaskLaunch, network: string): Docker.ContainerCreateOptions {
     const env = { ...launch.env, PORT: String(launch.port), CONTAINER_HOSTNAME: launch.hostname };
     const memoryBytes = launch.memoryMb * 1024 * 1024;
     return {
@@ -339,6 +395,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       ExposedPorts: { [`${launch.port}/tcp`]: {} },
       Labels: { [LABEL.stack]: this.stackId, [LABEL.containerId]: launch.containerId, [LABEL.taskId]: taskIdOf(task.taskArn) },
       HostConfig: {
+        NetworkMode: network,
         // An empty HostPort lets the engine pick a free one.
         PortBindings: { [`${launch.port}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: '' }] },
         NanoCpus: Math.round(launch.cpuCores * 1e9),
@@ -365,6 +422,45 @@ export class DockerRuntime implements ReconcilableRuntime {
     task.failing = reason;
     await this.stopEngineContainer(task.taskArn, this.stopGraceS);
     this.settle(task, { reason });
+  }
+
+  /**
+   * Storage drivers bound a container's writable layer only in some setups (overlay's `size=`
+   * needs xfs with project quotas; Podman here runs overlay on ext4), so the layer is measured
+   * instead: the engine's `SizeRw` of each running container of this stack, in one list call.
+   * A task past its `disk_gb` is killed and stopped with the reason, as an unhealthy one is, so
+   * its restart policy applies. Runs never overlap.
+   */
+  private async enforceDiskLimits(): Promise<void> {
+    const running = [...this.tasks.values()].filter((task) => task.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING');
+    if (this.measuringDisk || running.length === 0) return;
+    this.measuringDisk = true;
+    try {
+      const measured = await this.engine.listContainers({
+        size: true,
+        filters: { label: [`${LABEL.stack}=${this.stackId}`], status: ['running'] },
+      });
+      // Podman and Docker both answer SizeRw when asked for sizes; dockerode does not type it.
+      const sizeByTaskId = new Map(measured.map((info) => [info.Labels?.[LABEL.taskId], (info as { SizeRw?: number }).SizeRw ?? 0]));
+      for (const task of running) {
+        const used = sizeByTaskId.get(taskIdOf(task.taskArn));
+        if (used !== undefined && used > task.diskGb * this.diskGbBytes) void this.failOverDisk(task);
+      }
+    } catch (error) {
+      log.warn("Measuring the engine containers' disk use failed", describeError(error));
+    } finally {
+      this.measuringDisk = false;
+    }
+  }
+
+  private async failOverDisk(task: EngineTask): Promise<void> {
+    if (task.lastStatus === 'STOPPED' || task.desiredStatus !== 'RUNNING') return;
+    task.abort.abort();
+    task.endHealthWatch?.();
+    task.failing = `disk limit of ${task.diskGb} GB exceeded`;
+    // At once: every second of grace is more written.
+    await this.stopEngineContainer(task.taskArn, 0);
+    this.settle(task, { reason: task.failing });
   }
 
   /** SIGTERM (the image's stop signal), then SIGKILL after `graceS`; a container already gone is fine. */
@@ -437,6 +533,10 @@ export class DockerRuntime implements ReconcilableRuntime {
         this.unregisterShutdown = undefined;
         await this.close();
       });
+    }
+    if (this.diskCheckMs > 0 && !this.diskTimer) {
+      this.diskTimer = setInterval(() => void this.enforceDiskLimits(), this.diskCheckMs);
+      this.diskTimer.unref();
     }
     if (this.events || this.closed) return;
     this.closed = false;

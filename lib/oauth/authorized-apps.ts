@@ -1,25 +1,34 @@
 import { NotFoundError } from '../errors.js';
-import type { OAuthScope, Principal } from '../identity/principal.js';
+import { ALL_SCOPES, type OAuthScope, type Principal } from '../identity/principal.js';
 import type { Page, PageRequest } from '../page.js';
 import { isLiveGrant } from './authorization.js';
 import type { AuthorizedAppStore, OAuthApp } from './oauth-store.js';
 
-/** One application the user authorized: one grant, as GET /api/v1/authorizations lists it. */
+/**
+ * One application the user authorized, as GET /api/v1/authorizations lists it: one row however
+ * many grants the person gave it (a narrower consent after a wider one makes a second grant).
+ */
 export interface AuthorizedApp {
-  /** The grant's id. */
+  /** The application's client id: one row per (person, application), and what revoking names. */
   id: string;
   application: Pick<OAuthApp, 'clientId' | 'name' | 'description'>;
+  /** Every scope any of its live grants holds. */
   scopes: OAuthScope[];
+  /** When the person first authorized it (the oldest live grant). */
   createdAt: string;
-  /** When the application last obtained tokens with it (code exchange or refresh). */
+  /** When the application last obtained tokens with any of them (code exchange or refresh). */
   lastUsedAt: string | null;
 }
 
 const notFound = () => new NotFoundError('Authorization not found');
 
+const latest = (dates: ReadonlyArray<string | undefined>): string | null =>
+  dates.reduce<string | null>((newest, date) => (date && (newest === null || date > newest) ? date : newest), null);
+
 /**
  * The applications a user authorized, and revoking them (docs/oauth.md, "Authorized
- * applications"). Each approval that the application exchanged for tokens is one grant.
+ * applications"). Each approval that the application exchanged for tokens is one grant; the
+ * person sees, and revokes, the application.
  */
 export class AuthorizedAppService {
   constructor(
@@ -27,30 +36,42 @@ export class AuthorizedAppService {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** Newest first. Revoked, expired and deleted applications' grants are left out, so a page may hold fewer than `limit`. */
+  /** Most recently authorized first. Applications with no live grant left are left out, so a page may hold fewer than `limit`. */
   async listAuthorizations(principal: Principal, page: PageRequest): Promise<Page<AuthorizedApp>> {
-    const result = await this.store.listUserGrants(principal.userId, page);
     const now = this.now();
-    const items = result.items.flatMap(({ grant, app }) =>
-      grant && app && grant.userId === principal.userId && isLiveGrant(grant, now)
-        ? [
-            {
-              id: grant.id,
-              application: { clientId: app.clientId, name: app.name, description: app.description },
-              scopes: grant.scopes,
-              createdAt: grant.createdAt,
-              lastUsedAt: grant.lastUsedAt ?? null,
-            },
-          ]
-        : [],
-    );
+    const result = await this.store.listUserApps(principal.userId, page, now);
+    const items = result.items.flatMap(({ grants, app }): AuthorizedApp[] => {
+      const live = grants.filter((grant) => grant.userId === principal.userId && isLiveGrant(grant, now));
+      if (!app || live.length === 0) return [];
+      return [
+        {
+          id: app.clientId,
+          application: { clientId: app.clientId, name: app.name, description: app.description },
+          scopes: ALL_SCOPES.filter((scope) => live.some((grant) => grant.scopes.includes(scope))),
+          createdAt: live.map((grant) => grant.createdAt).reduce((oldest, date) => (date < oldest ? date : oldest)),
+          lastUsedAt: latest(live.map((grant) => grant.lastUsedAt)),
+        },
+      ];
+    });
     return { ...result, items };
   }
 
-  /** Returns once every code, access token and refresh token of the grant has stopped working. Another user's grant is 404. */
-  async revokeAuthorization(principal: Principal, grantId: string): Promise<void> {
-    const grant = await this.store.getGrant(grantId);
-    if (!grant || grant.userId !== principal.userId || !isLiveGrant(grant, this.now())) throw notFound();
-    await this.store.revokeUserGrant(grant);
+  /**
+   * Revokes every grant the person gave the application with this client id; returns once every
+   * code, access token and refresh token of them has stopped working. An id that names none of
+   * the person's live grants is 404. A grant id (what a row's id was before rows were per
+   * application) still names its application.
+   */
+  async revokeAuthorization(principal: Principal, id: string): Promise<void> {
+    const now = this.now();
+    let grants = await this.store.grantsOfClient(principal.userId, id);
+    if (grants.length === 0) {
+      const grant = await this.store.getGrant(id);
+      if (grant?.userId === principal.userId) grants = await this.store.grantsOfClient(principal.userId, grant.clientId);
+    }
+    const mine = grants.filter((grant) => grant.userId === principal.userId);
+    if (!mine.some((grant) => isLiveGrant(grant, now))) throw notFound();
+    // The dead ones too, so that they leave the person's list.
+    await this.store.revokeUserGrants(mine);
   }
 }

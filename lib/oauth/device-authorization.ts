@@ -30,6 +30,29 @@ const USER_CODE_LENGTH = 8;
 /** Wrong codes a session may type in one window before it has to wait (docs/oauth.md, "Device authorization"). */
 export const WRONG_USER_CODE_LIMIT = 5;
 export const WRONG_USER_CODE_WINDOW_SECONDS = 60;
+/** Wrong codes an account may type across all its sessions in one window (signing in again gives no fresh guesses). */
+export const ACCOUNT_WRONG_USER_CODE_LIMIT = 8;
+export const ACCOUNT_WRONG_USER_CODE_WINDOW_SECONDS = 600;
+
+/** Whose wrong codes a counter counts: one session's (by its credential hash) or one account's. */
+export type WrongCodeCounter = { session: string } | { account: string };
+
+export interface WrongCodeLimit {
+  counter: WrongCodeCounter;
+  windowSeconds: number;
+  limit: number;
+}
+
+const wrongCodeLimitsOf = (principal: Principal): WrongCodeLimit[] => [
+  { counter: { session: principal.credentialHash }, windowSeconds: WRONG_USER_CODE_WINDOW_SECONDS, limit: WRONG_USER_CODE_LIMIT },
+  { counter: { account: principal.userId }, windowSeconds: ACCOUNT_WRONG_USER_CODE_WINDOW_SECONDS, limit: ACCOUNT_WRONG_USER_CODE_LIMIT },
+];
+
+/**
+ * Who registered the application the device asks for, as the device page shows it (RFC 8628
+ * section 5.4: the person must be able to tell this service's own CLI from a look-alike).
+ */
+export type Registrant = { firstParty: true } | { firstParty: false; email?: string; registeredAt: string };
 
 /** The device page's path (RFC 8628 section 3.2 `verification_uri`). */
 export const DEVICE_PAGE_PATH = '/device';
@@ -55,6 +78,8 @@ export interface DeviceAuthorization {
   role?: Role;
   /** Chosen when the device asks, so the grant's id is known before it exists. */
   grantId: string;
+  /** Who registered the application, for the page (kept with the user code only). */
+  registrant?: Registrant;
   intervalSeconds: number;
   lastPolledAt?: string;
   expiresAt: string;
@@ -64,6 +89,8 @@ export interface DeviceAuthorization {
 export interface UserCodeEntry {
   deviceCodeHash: string;
   app: AppSummary;
+  /** Absent on entries written before the page showed it. */
+  registrant?: Registrant;
   scopes: OAuthScope[];
   expiresAt: string;
 }
@@ -83,16 +110,15 @@ export interface DeviceAuthorizationStore {
     decision: { status: 'approved'; userId: string; role: Role } | { status: 'denied' },
     now: string,
   ): Promise<boolean>;
+  /** The email of the account that registered an application. */
+  getUserEmail(userId: string): Promise<string | undefined>;
   /**
-   * Counts one wrong code against the session: false when it has already typed `limit` in the
+   * Counts one wrong code, atomically: false when the counter already holds `limit` in the
    * current window, with the seconds until the window ends.
    */
-  countWrongUserCode(
-    sessionHash: string,
-    now: Date,
-    windowSeconds: number,
-    limit: number,
-  ): Promise<{ allowed: boolean; retryAfterSeconds: number }>;
+  countWrongUserCode(limit: WrongCodeLimit, now: Date): Promise<{ allowed: boolean; retryAfterSeconds: number }>;
+  /** Seconds until every counter is under its limit again; 0 when all are (read side by side). */
+  wrongUserCodeWait(limits: readonly WrongCodeLimit[], now: Date): Promise<number>;
 }
 
 /** What POST /api/v1/oauth/device_authorization answers (RFC 8628 section 3.2). */
@@ -126,6 +152,8 @@ export function normalizeUserCode(typed: string): string | undefined {
 }
 
 const wrongCode = () => new BadRequestError('That code is not valid. Check it on your device and try again.');
+const tooManyWrongCodes = (retryAfterSeconds: number) =>
+  new RateLimitedError('Too many wrong codes; wait a few minutes and try again', retryAfterSeconds);
 
 /**
  * The device authorization grant (RFC 8628): the device asks for codes, the person approves on
@@ -144,6 +172,7 @@ export class DeviceAuthorizationService {
     if (!scopes) throw invalidScope('scope must be a space-separated subset of containers:read containers:write');
     const app = await this.store.getApp(client.appId);
     if (!app) throw invalidClient(credentials.method);
+    const registrant = await this.registrantOf(app);
     const now = this.now();
     for (;;) {
       const deviceCode = newSecret(DEVICE_CODE_PREFIX);
@@ -157,6 +186,7 @@ export class DeviceAuthorizationService {
         scopes,
         status: 'pending',
         grantId: newId(now.getTime()),
+        registrant,
         intervalSeconds: DEVICE_POLL_INTERVAL_SECONDS,
         expiresAt: isoAfter(now, DEVICE_CODE_LIFETIME_SECONDS),
       });
@@ -169,6 +199,12 @@ export class DeviceAuthorizationService {
           interval: DEVICE_POLL_INTERVAL_SECONDS,
         };
     }
+  }
+
+  private async registrantOf(app: OAuthApp): Promise<Registrant> {
+    if (app.clientId === FIRST_PARTY_CLI_CLIENT_ID) return { firstParty: true };
+    const email = await this.store.getUserEmail(app.ownerId);
+    return { firstParty: false, registeredAt: app.createdAt, ...(email ? { email } : {}) };
   }
 
   /** The authenticated client; the first-party CLI's is created the first time it is asked for. */
@@ -187,7 +223,7 @@ export class DeviceAuthorizationService {
    */
   async pendingForUserCode(principal: Principal, typed: string): Promise<UserCodeEntry & { userCode: string }> {
     const code = normalizeUserCode(typed);
-    const entry = code ? await this.store.getUserCode(sha256Hex(code)) : undefined;
+    const entry = await this.unlessLimited(principal, code);
     const now = this.now();
     if (code && entry && !hasExpired(entry.expiresAt, now)) {
       const authorization = await this.store.getDeviceAuthorization(entry.deviceCodeHash);
@@ -199,7 +235,7 @@ export class DeviceAuthorizationService {
   /** The person's decision on the device page: the authorization leaves `pending` once, whatever races it. */
   async decide(principal: Principal, typed: string, decision: 'approve' | 'deny'): Promise<void> {
     const code = normalizeUserCode(typed);
-    const entry = code ? await this.store.getUserCode(sha256Hex(code)) : undefined;
+    const entry = await this.unlessLimited(principal, code);
     const now = this.now();
     if (!entry || hasExpired(entry.expiresAt, now)) return this.wrongCodeTyped(principal);
     const decided = await this.store.decide(
@@ -210,14 +246,26 @@ export class DeviceAuthorizationService {
     if (!decided) return this.wrongCodeTyped(principal);
   }
 
+  /**
+   * The entry a code names, read beside the session's and the account's wrong-code counts: while
+   * either is at its limit every code is refused alike, the right one too, so a guesser learns
+   * nothing from the answer.
+   */
+  private async unlessLimited(principal: Principal, code: string | undefined): Promise<UserCodeEntry | undefined> {
+    const [entry, waitSeconds] = await Promise.all([
+      code ? this.store.getUserCode(sha256Hex(code)) : undefined,
+      this.store.wrongUserCodeWait(wrongCodeLimitsOf(principal), this.now()),
+    ]);
+    if (waitSeconds > 0) throw tooManyWrongCodes(waitSeconds);
+    return entry;
+  }
+
+  /** Counts a wrong code against the session and the account, side by side. */
   private async wrongCodeTyped(principal: Principal): Promise<never> {
-    const { allowed, retryAfterSeconds } = await this.store.countWrongUserCode(
-      principal.credentialHash,
-      this.now(),
-      WRONG_USER_CODE_WINDOW_SECONDS,
-      WRONG_USER_CODE_LIMIT,
-    );
-    if (!allowed) throw new RateLimitedError('Too many wrong codes; wait a minute and try again', retryAfterSeconds);
+    const now = this.now();
+    const counted = await Promise.all(wrongCodeLimitsOf(principal).map((limit) => this.store.countWrongUserCode(limit, now)));
+    const refused = counted.filter((outcome) => !outcome.allowed);
+    if (refused.length > 0) throw tooManyWrongCodes(Math.max(...refused.map((outcome) => outcome.retryAfterSeconds)));
     throw wrongCode();
   }
 }

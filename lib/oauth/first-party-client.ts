@@ -8,6 +8,9 @@ import type { OAuthApp } from './oauth-store.js';
  */
 export const FIRST_PARTY_CLI_CLIENT_ID = '00000000-0000-7000-8000-00000000c11e';
 
+/** Its name, which no other application may take nor imitate (lib/oauth/reserved-names.ts). */
+export const FIRST_PARTY_CLI_NAME = 'container-hosting CLI';
+
 /**
  * The application record behind it. Its owner is no user (no user id has this value), so it is
  * in nobody's list and no one can change, rotate or delete it through the API.
@@ -17,7 +20,7 @@ export function firstPartyCliApp(createdAt: string): OAuthApp {
     id: '00000000-0000-7000-8000-00000000a11e',
     clientId: FIRST_PARTY_CLI_CLIENT_ID,
     ownerId: '00000000-0000-7000-8000-000000000000',
-    name: 'container-hosting CLI',
+    name: FIRST_PARTY_CLI_NAME,
     description: "The service's own command-line client, signing in on this computer or a terminal you are using.",
     // Device grant only: with no redirect URI, the authorization endpoint refuses it.
     redirectUris: [],

@@ -1,14 +1,6 @@
-import {
-  BadRequestError,
-  invalidRequest,
-  invalidScope,
-  type OAuthRequestError,
-  unsupportedGrantType,
-  unsupportedTokenType,
-} from '../errors.js';
+import { BadRequestError, invalidRequest, type OAuthRequestError, unsupportedTokenType } from '../errors.js';
 import type { OAuthScope } from '../identity/principal.js';
 import { isUuid } from '../ids.js';
-import { DEVICE_CODE_GRANT_TYPE } from './device-authorization.js';
 import { isS256CodeChallenge } from './pkce.js';
 import { parseScope } from './scopes.js';
 
@@ -85,41 +77,6 @@ export function parseAuthorizeParameters(query: Record<string, string>): Authori
   return { clientId, redirectUri, state, scopes, codeChallenge, ...promptPart };
 }
 
-export type TokenRequest =
-  | { grantType: 'authorization_code'; code: string; redirectUri: string; codeVerifier?: string }
-  | { grantType: 'refresh_token'; refreshToken: string; scopes?: OAuthScope[] }
-  | { grantType: 'device_code'; deviceCode: string };
-
-/** The grant a token request asks for (RFC 6749 sections 4.1.3 and 6), or why it is malformed. */
-export function parseTokenRequest(parameters: Record<string, string>): TokenRequest | OAuthRequestError {
-  switch (parameters.grant_type) {
-    case undefined:
-      return invalidRequest('grant_type is required');
-    case 'authorization_code': {
-      const { code, redirect_uri: redirectUri, code_verifier: codeVerifier } = parameters;
-      if (code === undefined) return invalidRequest('code is required');
-      if (redirectUri === undefined) return invalidRequest('redirect_uri is required');
-      return { grantType: 'authorization_code', code, redirectUri, ...(codeVerifier !== undefined ? { codeVerifier } : {}) };
-    }
-    case 'refresh_token': {
-      const refreshToken = parameters.refresh_token;
-      if (refreshToken === undefined) return invalidRequest('refresh_token is required');
-      if (parameters.scope === undefined) return { grantType: 'refresh_token', refreshToken };
-      const scopes = parseScope(parameters.scope);
-      if (!scopes) return invalidScope('scope must be a space-separated subset of containers:read containers:write');
-      return { grantType: 'refresh_token', refreshToken, scopes };
-    }
-    case DEVICE_CODE_GRANT_TYPE: {
-      // RFC 8628 section 3.4.
-      const deviceCode = parameters.device_code;
-      if (deviceCode === undefined) return invalidRequest('device_code is required');
-      return { grantType: 'device_code', deviceCode };
-    }
-    default:
-      return unsupportedGrantType(`grant_type must be authorization_code, refresh_token or ${DEVICE_CODE_GRANT_TYPE}`);
-  }
-}
-
 /** The token types the revocation endpoint revokes (RFC 7009 section 2.1, `token_type_hint`). */
 export const REVOCABLE_TOKEN_TYPES = ['refresh_token', 'access_token'] as const;
 
@@ -134,7 +91,7 @@ export function tokenToRevoke(parameters: Record<string, string>): string | OAut
   }
   const value = token ?? refreshToken;
   if (value === undefined) return invalidRequest('refresh_token (or token) is required');
-  if (hint !== undefined && !(REVOCABLE_TOKEN_TYPES as readonly string[]).includes(hint)) {
+  if (hint !== undefined && !REVOCABLE_TOKEN_TYPES.some((type) => type === hint)) {
     return unsupportedTokenType(`token_type_hint must be ${REVOCABLE_TOKEN_TYPES.join(' or ')}`);
   }
   return value;

@@ -189,20 +189,27 @@ export interface AuthorizationStore extends ClientLookup {
 }
 
 /** One entry of a user's list of grants, with what is left of its grant and application. */
-export interface UserGrantEntry {
-  grantId: string;
-  grant?: Grant;
+/** The grants one user gave one application, as the user's list groups them. */
+export interface UserAppGrants {
+  appId: string;
+  /** Those the index names that are still stored; the domain decides which are live. */
+  grants: Grant[];
   /** Absent when the application is gone or being deleted. */
   app?: OAuthApp;
 }
 
 /** A user's authorized applications (lib/oauth/authorized-apps.ts). */
 export interface AuthorizedAppStore {
-  /** One page of the user's grants, newest first, each read with its grant and application. */
-  listUserGrants(userId: string, page: PageRequest): Promise<Page<UserGrantEntry>>;
+  /**
+   * One page of the applications the user's grants unexpired at `now` are for, the most recently
+   * authorized first, each with all its grants and the application.
+   */
+  listUserApps(userId: string, page: PageRequest, now: Date): Promise<Page<UserAppGrants>>;
+  /** The user's grants of the application with this client id. */
+  grantsOfClient(userId: string, clientId: string): Promise<Grant[]>;
   getGrant(grantId: string): Promise<Grant | undefined>;
-  /** Revokes the grant (every token of it stops) and takes it off the user's list. */
-  revokeUserGrant(grant: Grant): Promise<void>;
+  /** Revokes the grants (every token of them stops) and takes them off the user's list. */
+  revokeUserGrants(grants: readonly Grant[]): Promise<void>;
 }
 
 /** The token endpoint: code exchange and refresh (lib/oauth/token-grants.ts). */

@@ -2,6 +2,7 @@ import * as z from '../zod.js';
 import { config } from '../config.js';
 import { DEFAULT_PREVIOUS_SECRET_TTL_SECONDS, MAX_PREVIOUS_SECRET_TTL_SECONDS } from './applications.js';
 import { redirectUriProblem } from './redirect-uris.js';
+import { isReservedAppName, RESERVED_NAME_MESSAGE } from './reserved-names.js';
 
 const MAX_REDIRECT_URIS = 10;
 
@@ -17,7 +18,13 @@ const redirectUris = z.array(z.string()).check(
   }),
 );
 
-const name = z.string().check(z.trim(), z.minLength(1), z.maxLength(100));
+/** An application's name: never one that passes for this service's own CLI (RFC 8628 section 5.4). */
+const name = z.string().check(
+  z.trim(),
+  z.minLength(1),
+  z.maxLength(100),
+  z.refine((value) => !isReservedAppName(value), RESERVED_NAME_MESSAGE),
+);
 const description = z.string().check(z.maxLength(1000));
 
 /** Request bodies of the application endpoints (docs/oauth.md); unknown fields are 400. */

@@ -6,7 +6,7 @@ export const SCOPE_DESCRIPTIONS: Record<OAuthScope, string> = {
   'containers:write': 'Create, start, stop, restart and delete your containers',
 };
 
-const isScope = (token: string): token is OAuthScope => (ALL_SCOPES as readonly string[]).includes(token);
+const isScope = (token: string): token is OAuthScope => ALL_SCOPES.some((scope) => scope === token);
 
 /**
  * RFC 6749 section 3.3: a space-delimited list of case-sensitive scope tokens whose order

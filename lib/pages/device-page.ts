@@ -2,7 +2,7 @@ import { HttpError } from '../errors.js';
 import type { ApiRequest, AuthenticatedRequest } from '../http/api-request.js';
 import { escapeHtml, html, redirect, type Reply } from '../http/reply.js';
 import type { IdentityService } from '../identity/identity-service.js';
-import { DEVICE_PAGE_PATH, type DeviceAuthorizationService } from '../oauth/device-authorization.js';
+import { DEVICE_PAGE_PATH, type DeviceAuthorizationService, type Registrant } from '../oauth/device-authorization.js';
 import { SCOPE_DESCRIPTIONS } from '../oauth/scopes.js';
 import { page } from './layout.js';
 
@@ -10,6 +10,25 @@ import { page } from './layout.js';
 export interface DeviceServices {
   identityService: Pick<IdentityService, 'getUser'>;
   deviceAuthorizationService: Pick<DeviceAuthorizationService, 'pendingForUserCode' | 'decide'>;
+}
+
+/**
+ * RFC 8628 section 5.4: a code someone else sent is the phishing this page must warn of, since
+ * approving it hands that person's device access to this account.
+ */
+const PHISHING_WARNING = `<p class="warning" id="device-warning" role="note"><strong>Only enter a code shown on a device you are using right now.</strong> If someone sent you this code or link, or asked you to enter it, deny: approving lets whoever holds that device act as you.</p>`;
+
+const day = (iso: string) => iso.slice(0, 10);
+
+/** Who made the application: this service, or the account that registered it and when. */
+function registrantLine(registrant: Registrant | undefined): string {
+  if (registrant?.firstParty) {
+    return `<p id="app-registrant">This is <strong>this service's own CLI</strong>, the <code>container-hosting</code> command-line client.</p>`;
+  }
+  if (!registrant)
+    return `<p id="app-registrant">This application was registered by another account of this service, not by the service itself.</p>`;
+  const who = registrant.email ? `<strong>${escapeHtml(registrant.email)}</strong>` : 'an account that no longer exists';
+  return `<p id="app-registrant">Not made by this service: registered by ${who} on <strong>${escapeHtml(day(registrant.registeredAt))}</strong>.</p>`;
 }
 
 const CODE_INPUT_STYLE =
@@ -21,6 +40,7 @@ function enterCodePage(action: string, error?: string, typed = ''): string {
     `<h1>Connect a device</h1>
 ${error ? `<p class="error" role="alert" id="device-error">${escapeHtml(error)}</p>` : ''}
 <p>Enter the code shown on your device or terminal.</p>
+${PHISHING_WARNING}
 <form method="get" action="${escapeHtml(action)}">
   <label for="user_code">Code</label>
   <input id="user_code" name="user_code" value="${escapeHtml(typed)}" placeholder="XXXX-XXXX" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="20" required style="${CODE_INPUT_STYLE}">
@@ -35,6 +55,7 @@ interface ConfirmView {
   userCode: string;
   appName: string;
   appDescription: string;
+  registrant: Registrant | undefined;
   scopes: readonly (keyof typeof SCOPE_DESCRIPTIONS)[];
   userEmail: string;
 }
@@ -47,6 +68,8 @@ function confirmPage(view: ConfirmView): string {
     `Connect ${view.appName}`,
     `<h1>Connect <span id="app-name">${escapeHtml(view.appName)}</span>?</h1>
 ${view.appDescription ? `<p id="app-description">${escapeHtml(view.appDescription)}</p>` : ''}
+${registrantLine(view.registrant)}
+${PHISHING_WARNING}
 <p>Code <strong id="user-code">${escapeHtml(view.userCode)}</strong>: check that your device shows the same one.</p>
 <p>Signed in as <strong id="user-email">${escapeHtml(view.userEmail)}</strong>. The device asks to act on your behalf:</p>
 <ul class="scopes" id="scopes">
@@ -98,6 +121,7 @@ export async function showDevicePage(request: ApiRequest, { identityService, dev
         userCode: pending.userCode,
         appName: pending.app.name,
         appDescription: pending.app.description,
+        registrant: pending.registrant,
         scopes: pending.scopes,
         userEmail: user.email,
       }),

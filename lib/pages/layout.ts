@@ -17,6 +17,7 @@ export function page(title: string, content: string): string {
   button { margin-top: 1.25rem; padding: .6rem 1.2rem; font-size: 1rem; border-radius: 4px; border: 1px solid #2456c5; background: #2f6ae0; color: #fff; cursor: pointer; }
   button.secondary { background: #fff; color: #2f6ae0; }
   .error { background: #fde8e8; color: #8a1c1c; padding: .6rem .8rem; border-radius: 4px; }
+  .warning { background: #fff4d6; color: #5c4300; padding: .6rem .8rem; border-radius: 4px; }
   .muted { color: #5b6475; font-size: .9rem; }
   ul.scopes { padding-left: 1.2rem; }
 </style>

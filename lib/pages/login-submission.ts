@@ -1,7 +1,7 @@
 import { HttpError } from '../errors.js';
 import type { ApiRequest } from '../http/api-request.js';
 import { html, redirect, type Reply } from '../http/reply.js';
-import { sessionCookie } from '../http/session-cookie.js';
+import { presentedDeviceCookie, signedInCookies } from '../http/session-cookie.js';
 import { constantTimeEqual } from '../identity/secrets.js';
 import { signInBody } from '../identity/schemas.js';
 import type { IdentityService } from '../identity/identity-service.js';
@@ -13,8 +13,8 @@ const field = (body: unknown, name: string): string => {
 };
 
 /**
- * POST /login: checks the double-submitted CSRF value, signs in, sets the session cookie
- * and sends the browser on to `next` (303). A failure re-renders the form with the error.
+ * POST /login: checks the double-submitted CSRF value, signs in, sets the session and device
+ * cookies and sends the browser on to `next` (303). A failure re-renders the form with the error.
  */
 export async function handleLoginSubmission(request: ApiRequest, identityService: Pick<IdentityService, 'signIn'>): Promise<Reply> {
   const email = field(request.body, 'email');
@@ -35,8 +35,13 @@ export async function handleLoginSubmission(request: ApiRequest, identityService
   // No account has an email or password outside these bounds: answer as for wrong ones.
   if (!credentials.success) return rerender(401, 'Wrong email or password');
   try {
-    const session = await identityService.signIn(credentials.data.email, credentials.data.password, request.sourceIp);
-    return redirect(`${request.basePath}${next}`, 303, [sessionCookie(session.token, request.origin)]);
+    const session = await identityService.signIn(
+      credentials.data.email,
+      credentials.data.password,
+      request.sourceIp,
+      presentedDeviceCookie(request),
+    );
+    return redirect(`${request.basePath}${next}`, 303, signedInCookies(session, request.origin));
   } catch (error) {
     if (error instanceof HttpError && (error.statusCode === 401 || error.statusCode === 429)) {
       return rerender(error.statusCode, error.message, error.headers);

@@ -201,7 +201,8 @@ export class DynamoContainerStore implements ContainerStore {
 
   async containerIdOfHostname(hostname: string): Promise<string | undefined> {
     const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.hostname(hostname) }));
-    return Item?.container_id as string | undefined;
+    const containerId: unknown = Item?.container_id;
+    return typeof containerId === 'string' ? containerId : undefined;
   }
 
   async markFailed(

@@ -1,4 +1,3 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError, UnauthorizedError } from '../errors.js';
@@ -7,11 +6,19 @@ import type {
   EmailFailures,
   IdentityStore,
   LoginAttempt,
+  LoginSource,
   PersonalAccessToken,
   User,
   UserWithPassword,
 } from '../identity/identity-store.js';
-import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
+import {
+  conditionFailedItem,
+  documentClient,
+  isConditionFailure,
+  isTransactionConditionFailure,
+  tableName,
+  transactWrite,
+} from './dynamo.js';
 import { credentialEntity } from './entities/credential.js';
 import { DynamoCredentialStore } from './dynamo-credential-store.js';
 import type { Item } from './entities/item.js';
@@ -184,8 +191,8 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
     return family;
   }
 
-  async reserveLoginAttempt(email: string, address: string, now: Date, windowSeconds: number, limit: number): Promise<LoginAttempt> {
-    const key = keys.loginFailuresFromAddress(email, address);
+  async reserveLoginAttempt(email: string, source: LoginSource, now: Date, windowSeconds: number, limit: number): Promise<LoginAttempt> {
+    const key = loginAttemptsEntity.key(email, source);
     const nowIso = now.toISOString();
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
@@ -227,12 +234,12 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
     throw new Error('Could not count a sign-in attempt');
   }
 
-  async lockLogin(email: string, address: string, until: Date, limit: number): Promise<void> {
+  async lockLogin(email: string, source: LoginSource, until: Date, limit: number): Promise<void> {
     const untilIso = until.toISOString();
     await documentClient.send(
       new UpdateCommand({
         TableName: tableName,
-        Key: keys.loginFailuresFromAddress(email, address),
+        Key: loginAttemptsEntity.key(email, source),
         UpdateExpression: 'SET attempts = :limit, window_ends_at = :until, #ttl = :epoch',
         ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
         ExpressionAttributeValues: { ':limit': limit, ':until': untilIso, ':epoch': ttlEpochSeconds(untilIso) },
@@ -240,8 +247,8 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
     );
   }
 
-  async clearLoginAttempts(email: string, address: string): Promise<void> {
-    await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.loginFailuresFromAddress(email, address) }));
+  async clearLoginAttempts(email: string, source: LoginSource): Promise<void> {
+    await documentClient.send(new DeleteCommand({ TableName: tableName, Key: loginAttemptsEntity.key(email, source) }));
   }
 
   async getEmailFailures(email: string): Promise<EmailFailures | undefined> {
@@ -318,7 +325,7 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
 
 /** An attribute of the item that failed a condition, which comes back in DynamoDB's wire format. */
 function failedItemOf<T>(error: unknown, read: (item: Item) => T | undefined): T | undefined {
-  const failedOn = (error as { Item?: Record<string, AttributeValue> }).Item;
+  const failedOn = conditionFailedItem(error);
   return failedOn ? read(unmarshall(failedOn)) : undefined;
 }
 

@@ -221,13 +221,13 @@ export class DynamoApplicationStore implements ApplicationStore {
     }
     // Anything committed before the client disappeared is visible to this consistent read.
     const members = await queryPartition(keys.oauthAppPartition(app.id));
-    const grants = members.filter((member) => (member.sk as string).startsWith(keys.appGrantPrefix));
+    const grants = members.filter((member) => String(member.sk).startsWith(keys.appGrantPrefix));
     for (let start = 0; start < grants.length; start += GRANT_REVOCATION_CONCURRENCY) {
       await Promise.all(
         grants.slice(start, start + GRANT_REVOCATION_CONCURRENCY).map((entry) => tokenGrants.revokeGrant(appGrantEntity.grantIdOf(entry))),
       );
     }
-    const codes = members.filter((member) => (member.sk as string).startsWith(keys.appAuthorizationCodePrefix));
+    const codes = members.filter((member) => String(member.sk).startsWith(keys.appAuthorizationCodePrefix));
     await batchDelete([
       ...codes.flatMap((entry) => {
         const codeHash = appAuthorizationCodeEntity.codeHashOf(entry);

@@ -1,35 +1,20 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { AuthorizedAppStore, Grant, UserGrantEntry } from '../oauth/oauth-store.js';
+import { BadRequestError } from '../errors.js';
+import { isUuid } from '../ids.js';
+import type { AuthorizedAppStore, Grant, UserAppGrants } from '../oauth/oauth-store.js';
 import { revokeGrant } from './dynamo-oauth-token-grants.js';
 import { batchGetAll, documentClient, isConditionFailure, tableName } from './dynamo.js';
 import type { Item } from './entities/item.js';
 import { oauthAppEntity } from './entities/oauth-app.js';
 import { appGrantEntity, grantEntity } from './entities/oauth-grant.js';
 import { INDEX, keys } from './keys.js';
-import { queryPage, type Page, type PageRequest } from './pagination.js';
+import type { Page, PageRequest } from './pagination.js';
 
 /**
  * A user's authorized applications: their grants, listed through the grants' index entries in
  * the owner index (keys.grantOfUser), and read at their own keys for status, scopes and last
  * use (docs/oauth.md, "Authorized applications").
  */
-
-/** Every grant and application the entries name, in one wave of BatchGetItem calls. */
-async function withGrantsAndApps(entries: Item[]): Promise<UserGrantEntry[]> {
-  const grantIds = entries.map(appGrantEntity.grantIdOf);
-  const appIds = [...new Set(entries.map(appGrantEntity.appIdOf).filter((id): id is string => id !== undefined))];
-  const found = await batchGetAll([...grantIds.map(grantEntity.key), ...appIds.map(oauthAppEntity.key)]);
-  return entries.map((entry) => {
-    const grantItem = found.get(grantEntity.key(appGrantEntity.grantIdOf(entry)).pk);
-    const appId = appGrantEntity.appIdOf(entry);
-    const appItem = appId ? found.get(oauthAppEntity.key(appId).pk) : undefined;
-    return {
-      grantId: appGrantEntity.grantIdOf(entry),
-      ...(grantItem ? { grant: grantEntity.fromItem(grantItem) } : {}),
-      ...(appItem && !oauthAppEntity.isBeingDeleted(appItem) ? { app: oauthAppEntity.fromItem(appItem) } : {}),
-    };
-  });
-}
 
 /**
  * The user's grants for one client: one Query of the user's partition of the owner index,
@@ -60,13 +45,84 @@ export async function grantsOfUserForClient(userId: string, clientId: string): P
   return [...found.values()].map(grantEntity.fromItem);
 }
 
-export class DynamoAuthorizedAppStore implements AuthorizedAppStore {
-  async listUserGrants(userId: string, page: PageRequest): Promise<Page<UserGrantEntry>> {
-    const result = await queryPage(
-      { index: INDEX.byOwner, partitionAttribute: 'gsi1pk', partitionValue: keys.grantsOfUserPartition(userId), sortAttribute: 'gsi1sk' },
-      page,
+/** A cursor of the user's list: the newest grant id of the last application shown. */
+const encodeCursor = (grantId: string): string => Buffer.from(JSON.stringify({ before: grantId }), 'utf8').toString('base64url');
+
+function decodeCursor(cursor: string): string {
+  try {
+    const { before } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { before?: unknown };
+    if (typeof before === 'string' && isUuid(before)) return before;
+  } catch {
+    // Answered below like any other cursor this service did not write.
+  }
+  throw new BadRequestError('Invalid cursor');
+}
+
+/**
+ * Every index entry of the user's grants, newest first: one Query of the user's partition of the
+ * owner index (more pages only past 1 MB). A person authorizes few applications, and grouping
+ * them by application needs all of them: a page of entries could split one application's grants.
+ */
+async function userGrantEntries(userId: string): Promise<Item[]> {
+  const entries: Item[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await documentClient.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: INDEX.byOwner,
+        KeyConditionExpression: 'gsi1pk = :partition',
+        ExpressionAttributeValues: { ':partition': keys.grantsOfUserPartition(userId) },
+        ScanIndexForward: false,
+        ExclusiveStartKey: startKey,
+      }),
     );
-    return { ...result, items: await withGrantsAndApps(result.items) };
+    entries.push(...(result.Items ?? []));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey);
+  return entries;
+}
+
+export class DynamoAuthorizedAppStore implements AuthorizedAppStore {
+  /**
+   * The user's entries grouped by application in the order of each one's newest grant; the page's
+   * applications are read with all their grants in one wave of BatchGetItem calls
+   * (access pattern 18).
+   */
+  async listUserApps(userId: string, page: PageRequest, now: Date): Promise<Page<UserAppGrants>> {
+    const before = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+    const nowIso = now.toISOString();
+    const byApp = new Map<string, string[]>();
+    for (const entry of await userGrantEntries(userId)) {
+      const appId = appGrantEntity.appIdOf(entry);
+      const expiresAt = appGrantEntity.expiresAtOf(entry);
+      if (!appId || (expiresAt !== undefined && expiresAt <= nowIso)) continue;
+      byApp.set(appId, [...(byApp.get(appId) ?? []), appGrantEntity.grantIdOf(entry)]);
+    }
+    // Newest first: each application's first grant id is its newest, and the map keeps that order.
+    const rows = [...byApp].filter(([, grantIds]) => before === undefined || grantIds[0]! < before);
+    const shown = rows.slice(0, page.limit);
+    const found = await batchGetAll([
+      ...shown.flatMap(([, grantIds]) => grantIds.map(grantEntity.key)),
+      ...shown.map(([appId]) => oauthAppEntity.key(appId)),
+    ]);
+    const items = shown.map(([appId, grantIds]): UserAppGrants => {
+      const appItem = found.get(oauthAppEntity.key(appId).pk);
+      return {
+        appId,
+        grants: grantIds.flatMap((grantId) => {
+          const grantItem = found.get(grantEntity.key(grantId).pk);
+          return grantItem ? [grantEntity.fromItem(grantItem)] : [];
+        }),
+        ...(appItem && !oauthAppEntity.isBeingDeleted(appItem) ? { app: oauthAppEntity.fromItem(appItem) } : {}),
+      };
+    });
+    const last = shown.at(-1);
+    return { items, ...(rows.length > shown.length && last ? { nextCursor: encodeCursor(last[1][0]!) } : {}) };
+  }
+
+  grantsOfClient(userId: string, clientId: string): Promise<Grant[]> {
+    return grantsOfUserForClient(userId, clientId);
   }
 
   async getGrant(grantId: string): Promise<Grant | undefined> {
@@ -77,11 +133,11 @@ export class DynamoAuthorizedAppStore implements AuthorizedAppStore {
   }
 
   /**
-   * Two writes side by side: the grant's status (the one that stops every token, as in every
+   * All side by side: each grant's status (the write that stops every token, as in every
    * revocation) and the removal of its index entry from the user's list.
    */
-  async revokeUserGrant(grant: Grant): Promise<void> {
-    await Promise.all([revokeGrant(grant.id), leaveUserList(grant)]);
+  async revokeUserGrants(grants: readonly Grant[]): Promise<void> {
+    await Promise.all(grants.flatMap((grant) => [revokeGrant(grant.id), leaveUserList(grant)]));
   }
 }
 

@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DeviceAuthorization } from '../oauth/device-authorization.js';
-import type { DeviceCodeGrantStore } from '../oauth/device-code-grant.js';
+import type { DeviceCodeGrantStore } from '../oauth/grants/device-code.js';
 import type { Grant, OAuthClient, TokenWriteFailure, TokenWriteOutcome } from '../oauth/oauth-store.js';
 import { clientWith, getClient } from './dynamo-oauth-token-grants.js';
 import {

@@ -1,13 +1,21 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Role } from '../identity/principal.js';
-import type { DeviceAuthorization, DeviceAuthorizationStore, UserCodeEntry } from '../oauth/device-authorization.js';
+import type { DeviceAuthorization, DeviceAuthorizationStore, UserCodeEntry, WrongCodeLimit } from '../oauth/device-authorization.js';
 import type { OAuthApp, OAuthClient } from '../oauth/oauth-store.js';
 import { DynamoApplicationStore, getApp } from './dynamo-oauth-applications.js';
 import { getClient } from './dynamo-oauth-token-grants.js';
-import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
+import {
+  conditionFailedItem,
+  documentClient,
+  isConditionFailure,
+  isTransactionConditionFailure,
+  tableName,
+  transactWrite,
+} from './dynamo.js';
 import { deviceAuthorizationEntity, userCodeEntity, userCodeFailuresEntity } from './entities/oauth-device-code.js';
+import { userEntity } from './entities/user.js';
+import { keys } from './keys.js';
 
 /**
  * The device authorization grant's items (RFC 8628; access pattern 19): the authorization by its
@@ -101,13 +109,31 @@ export class DynamoDeviceAuthorizationStore implements DeviceAuthorizationStore 
     }
   }
 
+  async getUserEmail(userId: string): Promise<string | undefined> {
+    const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.user(userId) }));
+    return Item ? userEntity.fromProfile(Item).email : undefined;
+  }
+
+  async wrongUserCodeWait(counters: readonly WrongCodeLimit[], now: Date): Promise<number> {
+    const nowIso = now.toISOString();
+    const waits = await Promise.all(
+      counters.map(async ({ counter, limit }) => {
+        const { Item } = await documentClient.send(
+          new GetCommand({ TableName: tableName, Key: userCodeFailuresEntity.key(counter), ConsistentRead: true }),
+        );
+        const windowEndsAt = Item ? userCodeFailuresEntity.windowEndOf(Item) : undefined;
+        if (!Item || !windowEndsAt || windowEndsAt <= nowIso || userCodeFailuresEntity.attemptsOf(Item) < limit) return 0;
+        return (Date.parse(windowEndsAt) - now.getTime()) / 1000;
+      }),
+    );
+    return Math.max(0, ...waits);
+  }
+
   async countWrongUserCode(
-    sessionHash: string,
+    { counter, windowSeconds, limit }: WrongCodeLimit,
     now: Date,
-    windowSeconds: number,
-    limit: number,
   ): Promise<{ allowed: boolean; retryAfterSeconds: number }> {
-    const key = userCodeFailuresEntity.key(sessionHash);
+    const key = userCodeFailuresEntity.key(counter);
     const nowIso = now.toISOString();
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
@@ -125,7 +151,7 @@ export class DynamoDeviceAuthorizationStore implements DeviceAuthorizationStore 
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
         // The item that failed the condition comes back in DynamoDB's wire format.
-        const failedOn = (error as { Item?: Record<string, AttributeValue> }).Item;
+        const failedOn = conditionFailedItem(error);
         const windowEndsAt = failedOn ? userCodeFailuresEntity.windowEndOf(unmarshall(failedOn)) : undefined;
         if (windowEndsAt && windowEndsAt > nowIso)
           return { allowed: false, retryAfterSeconds: (Date.parse(windowEndsAt) - now.getTime()) / 1000 };
@@ -136,7 +162,7 @@ export class DynamoDeviceAuthorizationStore implements DeviceAuthorizationStore 
         await documentClient.send(
           new PutCommand({
             TableName: tableName,
-            Item: userCodeFailuresEntity.firstFailureItem(sessionHash, windowEndsAt),
+            Item: userCodeFailuresEntity.firstFailureItem(counter, windowEndsAt),
             ConditionExpression: 'attribute_not_exists(pk) OR window_ends_at <= :now',
             ExpressionAttributeValues: { ':now': nowIso },
           }),

@@ -1,4 +1,4 @@
-import { type AttributeValue, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type {
@@ -13,6 +13,7 @@ import type {
 import {
   batchGet,
   cachedMiddlewareClient,
+  conditionFailedItem,
   documentClient,
   isConditionFailure,
   isTransactionConditionFailure,
@@ -178,7 +179,7 @@ export async function rotateRefreshToken(
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
     // The item that failed the condition comes back in DynamoDB's wire format.
-    const failedOn = (error as { Item?: Record<string, AttributeValue> }).Item;
+    const failedOn = conditionFailedItem(error);
     return { committed: false, reason: 'already-used', ...(failedOn ? { grant: grantEntity.fromItem(unmarshall(failedOn)) } : {}) };
   }
 }

@@ -2,6 +2,7 @@ import {
   type AttributeValue,
   BatchGetItemCommand,
   type BatchGetItemCommandOutput,
+  ConditionalCheckFailedException,
   DynamoDBClient,
   type DynamoDBClientConfig,
 } from '@aws-sdk/client-dynamodb';
@@ -74,19 +75,31 @@ export function isConditionFailure(error: unknown): boolean {
 }
 
 /**
+ * The item a failed condition was checked against, in DynamoDB's wire format, when the write
+ * asked for it (`ReturnValuesOnConditionCheckFailure: ALL_OLD`).
+ */
+export function conditionFailedItem(error: unknown): Record<string, AttributeValue> | undefined {
+  return error instanceof ConditionalCheckFailedException ? error.Item : undefined;
+}
+
+/**
  * True when a transaction was cancelled because one of its conditions did not hold
  * (as opposed to throttling or a conflicting transaction, which callers may retry).
  */
 export function isTransactionConditionFailure(error: unknown): boolean {
   if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return false;
-  const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
-  return reasons.some((reason) => reason.Code === 'ConditionalCheckFailed');
+  return cancellationReasonsOf(error).some((reason) => reason?.Code === 'ConditionalCheckFailed');
 }
 
 /** Cancellation reasons by position, to tell which item's condition failed. */
 export function transactionCancellationCodes(error: unknown): Array<string | undefined> {
-  const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
-  return reasons.map((reason) => reason.Code);
+  return cancellationReasonsOf(error).map((reason) => reason?.Code);
+}
+
+/** A cancelled transaction's `CancellationReasons`, one per item; none for any other error. */
+function cancellationReasonsOf(error: unknown): Array<{ Code?: string } | undefined> {
+  if (typeof error !== 'object' || error === null || !('CancellationReasons' in error)) return [];
+  return Array.isArray(error.CancellationReasons) ? error.CancellationReasons : [];
 }
 
 const RETRYABLE_CANCELLATIONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
@@ -133,8 +146,8 @@ export async function batchGet(itemKeys: ItemKey[]): Promise<Map<string, Item>> 
     if (attempt > 0) await backoff(attempt);
     const result: BatchGetItemCommandOutput = await cachedMiddlewareClient.send(new BatchGetItemCommand({ RequestItems: requestItems }));
     for (const stored of result.Responses?.[tableName] ?? []) {
-      const item = unmarshall(stored) as Item;
-      found.set(item.pk as string, item);
+      const item: Item = unmarshall(stored);
+      if (typeof item.pk === 'string') found.set(item.pk, item);
     }
     requestItems = result.UnprocessedKeys;
   }

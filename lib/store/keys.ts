@@ -33,6 +33,8 @@ export const ttlEpochSeconds = (iso: string): number => Math.floor(Date.parse(is
 
 const join = (...parts: string[]): string => parts.join('#');
 
+const RECONCILE_CHECKPOINT: ItemKey = { pk: 'RECONCILER', sk: 'CHECKPOINT' };
+
 export const keys = {
   user: (userId: string): ItemKey => ({ pk: join('USER', userId), sk: 'PROFILE' }),
   allUsers: (userId: string): GlobalIndexKey => ({ gsi2pk: 'USERS', gsi2sk: join('USER', userId) }),
@@ -49,6 +51,11 @@ export const keys = {
   loginFailuresFromAddress: (normalizedEmail: string, address: string): ItemKey => ({
     pk: join('LOGIN_FAILURES', normalizedEmail),
     sk: join('ADDRESS', address),
+  }),
+  /** An email's sign-in attempts from one device that signed in as it before (its device cookie): that device's own limit. */
+  loginFailuresFromDevice: (normalizedEmail: string, deviceId: string): ItemKey => ({
+    pk: join('LOGIN_FAILURES', normalizedEmail),
+    sk: join('DEVICE', deviceId),
   }),
 
   /** Any bearer credential (session, PAT, OAuth access token), found by its SHA-256 hash. */
@@ -78,7 +85,7 @@ export const keys = {
   allContainers: (containerId: string): GlobalIndexKey => ({ gsi2pk: 'CONTAINERS', gsi2sk: join('CONTAINER', containerId) }),
   allContainersPartition: 'CONTAINERS',
   /** Where the reconciler's walks over tasks and containers stopped, so the next run goes on from there. */
-  reconcileCheckpoint: { pk: 'RECONCILER', sk: 'CHECKPOINT' } as ItemKey,
+  reconcileCheckpoint: RECONCILE_CHECKPOINT,
   /** What was published in the private zone for one task (lib/containers/app-routes.ts), until it is withdrawn. */
   appRoute: (taskId: string): ItemKey => ({ pk: join('ROUTE', taskId), sk: 'ROUTE' }),
   /** Claims a hostname service-wide; written in the same transaction as the container. */
@@ -135,4 +142,9 @@ export const keys = {
   userCode: (userCodeHash: string): ItemKey => ({ pk: join('OAUTH_USER_CODE', userCodeHash), sk: 'OAUTH_USER_CODE' }),
   /** Wrong user codes typed by one session in the current window (docs/oauth.md, "Device authorization"). */
   userCodeFailures: (sessionHash: string): ItemKey => ({ pk: join('USER_CODE_FAILURES', sessionHash), sk: 'USER_CODE_FAILURES' }),
+  /** The same count for one account, across its sessions. Same partition family, so the same IAM grant. */
+  userCodeFailuresOfAccount: (userId: string): ItemKey => ({
+    pk: join('USER_CODE_FAILURES', 'USER', userId),
+    sk: 'USER_CODE_FAILURES',
+  }),
 } as const;

@@ -34,13 +34,12 @@ function decodeCursor(cursor: string, query: PartitionQuery, keyAttributes: stri
     throw invalid();
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid();
-  const entries = Object.entries(parsed as Record<string, unknown>);
-  const names = entries.map(([name]) => name).sort();
-  if (names.join() !== [...keyAttributes].sort().join()) throw invalid();
-  for (const [, value] of entries) {
+  const key: Record<string, string> = {};
+  for (const [name, value] of Object.entries(parsed)) {
     if (typeof value !== 'string' || !KEY_VALUE.test(value)) throw invalid();
+    key[name] = value;
   }
-  const key = parsed as Record<string, string>;
+  if (Object.keys(key).sort().join() !== [...keyAttributes].sort().join()) throw invalid();
   if (key[query.partitionAttribute] !== query.partitionValue) throw invalid();
   if (query.sortPrefix && !key[query.sortAttribute]!.startsWith(query.sortPrefix)) throw invalid();
   return key;

@@ -1,5 +1,6 @@
 import { config } from '../config.js';
 import type { ReconcilableRuntime } from '../containers/runtime.js';
+import { everyAccountMayRun, type RunPolicy } from '../containers/run-policy.js';
 import { ecsRuntimeFrom } from './ecs-runtime.js';
 import { localContainers } from './local-containers.js';
 
@@ -10,3 +11,6 @@ import { localContainers } from './local-containers.js';
  */
 export const containerRuntime: ReconcilableRuntime =
   config.CONTAINER_RUNTIME === 'ecs' ? ecsRuntimeFrom(config) : localContainers().runtime;
+
+/** Whose containers that runtime may run: on the process runtime, admins' only (lib/wiring/local-containers.ts). */
+export const runPolicy: RunPolicy = config.CONTAINER_RUNTIME === 'ecs' ? everyAccountMayRun : localContainers().runPolicy;

@@ -1,9 +1,11 @@
+import { availableParallelism, totalmem } from 'node:os';
 import { config } from '../config.js';
-import { ContainerService } from '../containers/container-service.js';
+import { ContainerService, type SizeLimits } from '../containers/container-service.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
 import { type RestartScheduler, TimerRestartScheduler } from '../containers/restart-policy.js';
 import type { QuotaLimits } from '../containers/quota.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
+import type { RunPolicy } from '../containers/run-policy.js';
 import { DynamoContainerStore } from '../store/dynamo-container-store.js';
 
 /** One store per process, shared by every request it serves. */
@@ -17,6 +19,22 @@ export const restartScheduler = new TimerRestartScheduler();
 
 /** Every user's limits, from QUOTA_MAX_CONTAINERS and QUOTA_MAX_RUNNING_CPU. */
 export const quotaLimits: QuotaLimits = { maxContainers: config.QUOTA_MAX_CONTAINERS, maxRunningCpu: config.QUOTA_MAX_RUNNING_CPU };
+
+/**
+ * On the local stack, no container asks for more than this machine has (its CPUs, its memory),
+ * or than LOCAL_MAX_CPU_CORES / LOCAL_MAX_MEMORY_MB allow when set; on AWS Fargate's sizes bound them.
+ */
+export const sizeLimits: SizeLimits | undefined =
+  config.CONTAINER_RUNTIME === 'ecs'
+    ? undefined
+    : {
+        cpuCores: config.LOCAL_MAX_CPU_CORES
+          ? { max: config.LOCAL_MAX_CPU_CORES, setBy: 'LOCAL_MAX_CPU_CORES' }
+          : { max: availableParallelism(), setBy: 'this machine' },
+        memoryMb: config.LOCAL_MAX_MEMORY_MB
+          ? { max: config.LOCAL_MAX_MEMORY_MB, setBy: 'LOCAL_MAX_MEMORY_MB' }
+          : { max: Math.floor(totalmem() / 1024 / 1024), setBy: 'this machine' },
+      };
 
 const notWired = (what: string) => async (): Promise<never> => {
   throw new Error(`This function was composed without a ${what}`);
@@ -34,13 +52,18 @@ const noUsage: TaskUsageSource = { usageOf: notWired('task usage source') };
 /**
  * The container service over the DynamoDB store with exactly the adapters a function uses:
  * each function module passes the runtime (lib/wiring/container-runtime.ts) or usage source
- * (lib/wiring/task-usage.ts) its route calls, so its bundle carries only those SDK clients. A
- * function that applies task statuses or waits for tasks passes the deferred work of its runtime
- * too: on AWS the queues, which also make RUNNING probed before it counts (docs/containers.md,
- * "Readiness on AWS").
+ * (lib/wiring/task-usage.ts) its route calls, so its bundle carries only those SDK clients,
+ * and, with a runtime that runs callers' code, whose code that runtime may run. A function that
+ * applies task statuses or waits for tasks passes the deferred work of its runtime too: on AWS
+ * the queues, which also make RUNNING probed before it counts (docs/containers.md, "Readiness on AWS").
  */
 export function containerServiceWith(
-  adapters: { runtime?: ContainerRuntime; usage?: TaskUsageSource; deferredWork?: RestartScheduler | undefined } = {},
+  adapters: {
+    runtime?: ContainerRuntime;
+    usage?: TaskUsageSource;
+    deferredWork?: RestartScheduler | undefined;
+    runPolicy?: RunPolicy;
+  } = {},
 ): ContainerService {
   return new ContainerService(containerStore, adapters.runtime ?? noRuntime, adapters.usage ?? noUsage, {
     startBudgetMs: config.START_BUDGET_MS,
@@ -48,5 +71,7 @@ export function containerServiceWith(
     drainMs: config.RESTART_DRAIN_MS,
     restartScheduler: adapters.deferredWork ?? restartScheduler,
     probedReadiness: adapters.deferredWork !== undefined,
+    ...(adapters.runPolicy ? { runPolicy: adapters.runPolicy } : {}),
+    ...(sizeLimits ? { sizeLimits } : {}),
   });
 }

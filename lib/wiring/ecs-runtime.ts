@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import { EcsRuntime } from '../aws/ecs-runtime.js';
+import { pullThroughCacheFrom } from '../aws/image-references.js';
 
 /** The ECS runtime for these settings, which are checked here: a function that starts tasks fails its cold start without them. */
 export function ecsRuntimeFrom(settings: Config): EcsRuntime {
@@ -13,6 +14,7 @@ export function ecsRuntimeFrom(settings: Config): EcsRuntime {
   if (missing.length > 0) {
     throw new Error(`Invalid configuration: CONTAINER_RUNTIME=ecs needs ${missing.join(', ')} (or set CONTAINER_RUNTIME=local)`);
   }
+  const imageCache = pullThroughCacheFrom(settings.IMAGE_PULL_THROUGH_REGISTRY, settings.IMAGE_PULL_THROUGH_RULES);
   return new EcsRuntime({
     clusterArn: settings.ECS_CLUSTER_ARN!,
     containerName: settings.ECS_CONTAINER_NAME,
@@ -31,6 +33,7 @@ export function ecsRuntimeFrom(settings: Config): EcsRuntime {
       logGroupName: settings.ECS_LOG_GROUP!,
       logStreamPrefix: settings.ECS_LOG_STREAM_PREFIX,
       region: settings.AWS_REGION,
+      ...(imageCache ? { imageCache } : {}),
     },
   });
 }

@@ -5,11 +5,11 @@ import type { ContainerLogs } from '../containers/logs.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
 import { Reconciler, type ReconcileReport } from '../containers/reconciler.js';
 import type { ReconcilableRuntime, TaskStatusListener } from '../containers/runtime.js';
+import { everyAccountMayRun, onlyAdminsMayRun, type RunPolicy } from '../containers/run-policy.js';
 import { onShutdown } from '../local/lifecycle.js';
 import { describeError, log } from '../log.js';
 import { LocalMetrics } from '../local/local-metrics.js';
 import type { AppRouting } from '../local/app-proxy.js';
-import type { LocalContainerHosting } from '../local/server.js';
 import { RECONCILE_FUNCTION_ID, runningFunction, TASK_STATE_FUNCTION_ID } from '../local/running-function.js';
 import { LocalContainerLogs } from '../local/local-logs.js';
 import { LocalRuntime } from '../local/local-runtime.js';
@@ -18,7 +18,6 @@ import { DockerContainerLogs } from '../local/docker-logs.js';
 import { DockerMetrics } from '../local/docker-metrics.js';
 import { engineClient, engineConfigured } from '../local/docker-engine.js';
 import { containerServiceWith, containerStore } from './containers.js';
-import { startLocalUsageSampler } from './local-usage-history.js';
 
 /** A local runtime as the stack uses it beyond the runtime port. */
 interface LocalRuntimePort extends ReconcilableRuntime {
@@ -32,6 +31,8 @@ interface LocalContainers {
   runtime: LocalRuntimePort;
   usage: TaskUsageSource;
   logs: ContainerLogs;
+  /** Whose containers it may run. */
+  runPolicy: RunPolicy;
   /** Ends what an earlier run of this stack left running; answers how many. */
   removeLeftovers(): Promise<number>;
 }
@@ -54,17 +55,66 @@ export function localRuntimeKind(): 'docker' | 'process' {
  * the same stack finds what its last run left, and other stacks on the same engine (tests run
  * several at once) are never touched.
  */
+/**
+ * What an account that is not an admin is told when it asks the process runtime to run its code:
+ * there every container runs as the service's own OS user, able to read its environment and data.
+ */
+export const PROCESS_RUNTIME_REFUSAL =
+  "This machine runs containers as plain processes of the service's own user (the process runtime), which only admins may use; " +
+  "its operator can run Docker or Podman (the docker runtime) to run every account's containers";
+
+/**
+ * The process runtime serves its operators only, on any HOST, unless PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS
+ * says every account on this machine is trusted (a test suite, one person's several accounts).
+ */
+const processRunPolicy = (): RunPolicy =>
+  config.PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS ? everyAccountMayRun : onlyAdminsMayRun(PROCESS_RUNTIME_REFUSAL);
+
+/**
+ * The docker runtime runs every account's containers when it keeps them off the host and each
+ * other (DockerRuntime.isolationRefusal); where it cannot, admins' only.
+ */
+export const dockerRunPolicy = (runtime: DockerRuntime): RunPolicy => ({
+  assertMayRun: (caller) => {
+    const refusal = runtime.isolationRefusal();
+    if (refusal) onlyAdminsMayRun(refusal).assertMayRun(caller);
+  },
+  ownerMayRun: (container) => !runtime.isolationRefusal() || container.ownerRole === 'admin',
+  get refusal() {
+    return runtime.isolationRefusal() ?? '';
+  },
+});
+
+/** What `npm start` says at start about whose containers this stack runs. */
+export function localRunPolicyNotice(): string {
+  if (localRuntimeKind() === 'docker') {
+    const refusal = localContainers().runPolicy.refusal;
+    return refusal
+      ? `\n*** ${refusal} ***\n`
+      : 'Every account may run containers, each in its own engine container on a network of its own, kept off this machine and off each other';
+  }
+  return config.PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS
+    ? 'Every account may run containers, and each runs as this OS user with its access (PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS=true)'
+    : 'Only admins may create or start containers on the process runtime; PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS=true lets every account where all are trusted';
+}
+
 export const stackIdOf = (containerDir: string): string => createHash('sha256').update(resolve(containerDir)).digest('hex').slice(0, 16);
 
 function composeLocalContainers(): LocalContainers {
   if (localRuntimeKind() === 'docker') {
     const engine = engineClient(config.DOCKER_HOST);
-    const runtime = new DockerRuntime({ engine, stackId: stackIdOf(config.LOCAL_CONTAINER_DIR) });
+    const runtime = new DockerRuntime({
+      engine,
+      stackId: stackIdOf(config.LOCAL_CONTAINER_DIR),
+      diskCheckMs: config.LOCAL_DISK_CHECK_MS,
+      diskGbBytes: config.LOCAL_DISK_GB_BYTES,
+    });
     return {
       kind: 'docker',
       runtime,
       usage: new DockerMetrics(engine),
       logs: new DockerContainerLogs(engine),
+      runPolicy: dockerRunPolicy(runtime),
       removeLeftovers: () => runtime.removeLeftovers(),
     };
   }
@@ -78,6 +128,7 @@ function composeLocalContainers(): LocalContainers {
     runtime,
     usage: new LocalMetrics(runtime),
     logs: new LocalContainerLogs(config.LOCAL_CONTAINER_DIR),
+    runPolicy: processRunPolicy(),
     removeLeftovers: () => runtime.killLeftoverProcesses(),
   };
 }
@@ -90,7 +141,8 @@ function composeLocalContainers(): LocalContainers {
 export function localContainers(): LocalContainers {
   if (!local) {
     local = composeLocalContainers();
-    const service = containerServiceWith({ runtime: local.runtime });
+    // With the policy: the restarts its task statuses schedule run the owner's code too.
+    const service = containerServiceWith({ runtime: local.runtime, runPolicy: local.runPolicy });
     // As the task-state function would on AWS (an EventBridge event), not as the route whose task it is.
     local.runtime.onTaskStatus((status) => runningFunction.run(TASK_STATE_FUNCTION_ID, () => service.applyTaskStatus(status)));
   }
@@ -165,15 +217,3 @@ export function startLocalReconciler(intervalMs: number = config.RECONCILE_INTER
   const unregister = onShutdown('local reconciler', stop);
   return stop;
 }
-
-/** What the local server routes and reconciles (lib/local/server.ts), handed to it by its caller. */
-export const localContainerHosting: LocalContainerHosting = {
-  appRouting: localAppRouting,
-  startReconciler: () => {
-    const stopReconciler = startLocalReconciler();
-    const stopSampler = startLocalUsageSampler();
-    return async () => {
-      await Promise.all([stopReconciler(), stopSampler()]);
-    };
-  },
-};

@@ -3,7 +3,6 @@ import { ApplicationService } from '../oauth/applications.js';
 import { AuthorizationService } from '../oauth/authorization.js';
 import { AuthorizedAppService } from '../oauth/authorized-apps.js';
 import { DeviceAuthorizationService } from '../oauth/device-authorization.js';
-import { DeviceCodeGrant } from '../oauth/device-code-grant.js';
 import { RevocationService } from '../oauth/revocation.js';
 import { TokenGrantService } from '../oauth/token-grants.js';
 import { DynamoApplicationStore } from '../store/dynamo-oauth-applications.js';
@@ -30,11 +29,10 @@ export const authorizationService = /* @__PURE__ */ new AuthorizationService(aut
 export const deviceAuthorizationStore = /* @__PURE__ */ new DynamoDeviceAuthorizationStore();
 export const deviceAuthorizationService = /* @__PURE__ */ new DeviceAuthorizationService(deviceAuthorizationStore);
 export const deviceCodeGrantStore = /* @__PURE__ */ new DynamoDeviceCodeGrantStore();
-export const tokenGrantService = /* @__PURE__ */ new TokenGrantService(
-  tokenGrantStore,
-  undefined,
-  refreshGrace,
-  /* @__PURE__ */ new DeviceCodeGrant(deviceCodeGrantStore),
-);
+export const tokenGrantService = /* @__PURE__ */ new TokenGrantService({
+  tokenGrants: tokenGrantStore,
+  deviceCodes: deviceCodeGrantStore,
+  grace: refreshGrace,
+});
 export const revocationService = /* @__PURE__ */ new RevocationService(revocationStore);
 export const authorizedAppService = /* @__PURE__ */ new AuthorizedAppService(authorizedAppStore);

@@ -3,6 +3,7 @@ import { probeTaskOnce } from '../aws/task-readiness.js';
 import { config } from '../config.js';
 import { keepRouteCurrent } from '../containers/app-routes.js';
 import type { RestartScheduler } from '../containers/restart-policy.js';
+import type { RunPolicy } from '../containers/run-policy.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
 import { type ProbeOutcome, type TaskProbe, TaskProbes } from '../containers/task-probes.js';
 import { appRoutingFrom } from './app-routes.js';
@@ -20,14 +21,16 @@ export interface TaskMessageHandlers {
  * work (the SQS queues on AWS), and the private zone where the deployment routes to containers.
  * functions/containers/task-state-changed.ts and probe-task.ts are thin SQS handlers around
  * these; a simulator of AWS may call them in-process (docs/containers.md, "Deferred work").
- * `probe` defaults to the real TCP/HTTP probe (lib/aws/task-readiness.ts).
+ * `probe` defaults to the real TCP/HTTP probe (lib/aws/task-readiness.ts); `runPolicy` decides
+ * whose containers the restart policy may relaunch (lib/containers/run-policy.ts).
  */
 export function taskMessageHandlersWith(
   runtime: ContainerRuntime,
   deferredWork: RestartScheduler | undefined,
-  probe: TaskProbe = probeTaskOnce,
+  options: { probe?: TaskProbe; runPolicy?: RunPolicy } = {},
 ): TaskMessageHandlers {
-  const service = containerServiceWith({ runtime, deferredWork });
+  const probe = options.probe ?? probeTaskOnce;
+  const service = containerServiceWith({ runtime, deferredWork, ...(options.runPolicy ? { runPolicy: options.runPolicy } : {}) });
   const routing = appRoutingFrom(config);
   const probes = new TaskProbes({
     store: containerStore,

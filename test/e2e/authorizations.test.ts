@@ -43,14 +43,14 @@ describe('GET /api/v1/authorizations', () => {
     expect(response.status).toBe(200);
     expect(response.body.data).toEqual([
       {
-        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        id: otherApp.client_id,
         application: { client_id: otherApp.client_id, name: 'Backup Bot', description: '' },
         scopes: ['containers:read', 'containers:write'],
         created_at: expect.any(String),
         last_used_at: expect.any(String),
       },
       {
-        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        id: app.client_id,
         application: { client_id: app.client_id, name: 'Fleet Dashboard', description: 'Charts your load' },
         scopes: ['containers:read'],
         created_at: expect.any(String),
@@ -59,14 +59,42 @@ describe('GET /api/v1/authorizations', () => {
     ]);
     const [latest] = response.body.data;
     expect(Date.parse(latest.last_used_at)).toBeGreaterThan(Date.parse(latest.created_at));
-    // The grant id is the one the tokens carry (docs/oauth.md, "Token format").
-    expect(newer.refresh_token.endsWith(`.${latest.id}`)).toBe(true);
+    // One entry per application: its id is the application's client id.
+    expect(latest.id).toBe(otherApp.client_id);
 
     const first = await list(person, '?limit=1');
     expect(first.body.data.map((entry: { id: string }) => entry.id)).toEqual([latest.id]);
     const next = new URL(/<([^>]+)>; rel="next"/.exec(first.headers.get('link')!)![1]!);
     const second = await call(baseUrl, 'GET', `${next.pathname}${next.search}`, { token: person.sessionToken });
     expect(second.body.data.map((entry: { application: { name: string } }) => entry.application.name)).toEqual(['Fleet Dashboard']);
+  });
+
+  it('lists an application once however many grants the person gave it, with the scopes of them all', async () => {
+    // Prepare: a wider consent, then a narrower one (a second grant), then a refresh of the first.
+    const person = await signedInUser(baseUrl);
+    const wider = await issuedTokens(baseUrl, person, app, 'containers:write');
+    await issuedTokens(baseUrl, person, app, 'containers:read');
+    await issuedTokens(baseUrl, person, otherApp);
+    const refreshed = await refresh(app, wider);
+    expect(refreshed.status).toBe(200);
+
+    // Act
+    const response = await list(person);
+
+    // Assess
+    expect(response.body.data.map((entry: { application: { name: string } }) => entry.application.name)).toEqual([
+      'Backup Bot',
+      'Fleet Dashboard',
+    ]);
+    const [, fleet] = response.body.data;
+    expect(fleet).toMatchObject({ id: app.client_id, scopes: ['containers:read', 'containers:write'] });
+    // The first authorization's date, and the latest use of any of them.
+    expect(Date.parse(fleet.created_at)).toBeLessThan(Date.parse(fleet.last_used_at));
+    const pages = [await list(person, '?limit=1')];
+    const next = new URL(/<([^>]+)>; rel="next"/.exec(pages[0]!.headers.get('link')!)![1]!);
+    pages.push(await call(baseUrl, 'GET', `${next.pathname}${next.search}`, { token: person.sessionToken }));
+    expect(pages.map((page) => page.body.data.map((entry: { id: string }) => entry.id))).toEqual([[otherApp.client_id], [app.client_id]]);
+    expect(pages[1]!.headers.get('link')).toBeNull();
   });
 
   it('lists nothing for someone who authorized nothing, and accepts a personal access token', async () => {
@@ -108,6 +136,25 @@ describe('DELETE /api/v1/authorizations/{id}', () => {
     ]);
     expect((await me(kept.access_token)).status).toBe(200);
     expect(await revoke(person, id)).toMatchObject({ status: 404, body: errorEnvelope('NOT_FOUND') });
+  });
+
+  it('revokes every grant the person gave the application, and only theirs', async () => {
+    const person = await signedInUser(baseUrl);
+    const stranger = await signedInUser(baseUrl);
+    const wider = await issuedTokens(baseUrl, person, app);
+    const narrower = await issuedTokens(baseUrl, person, app, 'containers:read');
+    const strangers = await issuedTokens(baseUrl, stranger, app);
+
+    const response = await revoke(person, app.client_id);
+
+    expect(response).toMatchObject({ status: 200, body: { data: 'revoked' } });
+    for (const tokens of [wider, narrower]) {
+      expect((await me(tokens.access_token)).status).toBe(401);
+      expect(await refresh(app, tokens)).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
+    }
+    expect((await list(person)).body.data).toEqual([]);
+    expect((await me(strangers.access_token)).status).toBe(200);
+    expect(await revoke(person, app.client_id)).toMatchObject({ status: 404, body: errorEnvelope('NOT_FOUND') });
   });
 
   it("answers another user's authorization 404 and leaves it working", async () => {

@@ -1,9 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli } from '../../scripts/build-cli.js';
 import { signedInUser, type SignedInUser } from '../support/api-client.js';
 import { launchBrowser } from '../support/browser.js';
 import { startTestStack, type TestStack } from '../support/local-stack.js';
@@ -15,7 +17,8 @@ import { pollUntil } from '../support/poll.js';
  * device grant approved in Chromium, then every command in human and --json form.
  */
 
-const CLI = resolve('cli/container-hosting.mjs');
+/** The CLI as package.json's `bin` names it, built as `npm ci` builds it (the `prepare` script). */
+const CLI = resolve(JSON.parse(readFileSync('package.json', 'utf8')).bin['container-hosting']);
 const CLI_CLIENT_ID = '00000000-0000-7000-8000-00000000c11e';
 
 let stack: TestStack;
@@ -26,6 +29,8 @@ let configHome: string;
 const spawned: ChildProcess[] = [];
 
 beforeAll(async () => {
+  // Built again from cli/src, so the test never runs a CLI older than its source.
+  expect(buildCli()).toBe(CLI);
   stack = await startTestStack();
   browser = await launchBrowser();
   person = await signedInUser(stack.baseUrl);
@@ -177,6 +182,15 @@ describe('container-hosting against the local stack', () => {
     expect(ticks).toEqual([...ticks].sort((a, b) => a - b));
     expect(new Set(ticks).size).toBe(ticks.length);
 
+    // update takes the PATCH body's fields as flags; get prints each of them.
+    const updated = await run(['update', 'cli-web', '--memory', '1024', '--restart-policy', 'always', '--health-check-path', '/']);
+    expect(updated.stderr).toBe('');
+    expect(updated.stdout).toMatch(/^memory_mb\s+1024$/m);
+    expect(updated.stdout).toMatch(/^restart_policy\s+always$/m);
+    expect(updated.stdout).toMatch(/^health_check\s+path=\/ interval_s=\d+ timeout_s=\d+ grace_s=\d+$/m);
+    const interval = await run(['update', 'cli-web', '--health-check-interval', '7', '--json']);
+    expect(JSON.parse(interval.stdout).health_check).toMatchObject({ path: '/', interval_s: 7 });
+
     const set = await run(['env', 'set', 'cli-web', 'GREETING=bye', 'EXTRA=1']);
     expect(set.code).toBe(0);
     expect(set.stdout).toMatch(/^env\s+GREETING=bye EXTRA=1$/m);
@@ -217,9 +231,12 @@ describe('container-hosting against the local stack', () => {
     const refused = await run(['create', 'Not_A_Hostname', '--no-wait']);
     const usage = await run(['create']);
     const badNumber = await run(['create', 'x', '--port', 'abc']);
+    const tooSmall = await run(['create', 'too-small', '--memory', '3', '--no-wait']);
     const unreachable = await run(['ls', '--api', 'http://127.0.0.1:9']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^error: .*hostname.* \(BAD_REQUEST\)\n$/);
+    // The envelope's details name the field; the CLI says it by the flag that sets it.
+    expect(tooSmall).toMatchObject({ code: 1, stderr: 'error: --memory: must be at least 512 (BAD_REQUEST)\n' });
     expect(usage.code).toBe(2);
     expect(badNumber.code).toBe(2);
     expect(unreachable.code).toBe(1);

@@ -63,7 +63,7 @@ describe('the console in a browser', () => {
     await page.getByLabel('Hostname').fill(hostname);
     await page.getByLabel('Image').fill('ghcr.io/acme/web:1.0');
     await page.getByLabel('Port').fill('3000');
-    await page.getByLabel('CPU cores').fill('1');
+    await page.getByLabel('CPU cores').selectOption('1');
     await page.getByLabel('Memory (MB)').fill('2048');
     await page.getByLabel('Disk (GB)').fill('20');
     await page.getByRole('button', { name: 'Add variable' }).click();
@@ -141,12 +141,37 @@ describe('the console in a browser', () => {
     await page.getByLabel('Memory (MB)').fill('3');
     await page.getByRole('button', { name: 'Create' }).click();
 
-    const error = page.locator('#memory_mb-error');
+    const error = page.locator('#create-memory_mb-error');
     await error.waitFor();
     expect(await page.getByLabel('Memory (MB)').getAttribute('aria-invalid')).toBe('true');
-    expect(await page.getByLabel('Memory (MB)').getAttribute('aria-describedby')).toContain('memory_mb-error');
-    expect(await page.locator('#hostname-error').count()).toBe(0);
+    expect(await page.getByLabel('Memory (MB)').getAttribute('aria-describedby')).toContain('create-memory_mb-error');
+    expect(await page.locator('#create-hostname-error').count()).toBe(0);
     await shot(page, '4-field-error');
+    await context.close();
+  });
+
+  it("shows each of the envelope's details beside its own field, a nested one and a variable's name too", async () => {
+    const person = await signedInUser(stack.baseUrl);
+    const { context, page } = await signInThrough(person, '/console/containers');
+    await page.waitForURL(/\/console\/containers$/);
+
+    await page.getByLabel('Hostname').fill(`details-${process.pid}`);
+    await page.getByLabel('CPU cores').selectOption('1');
+    await page.getByLabel('Memory (MB)').fill('3');
+    await page.locator('#create-health_check-path').fill('no-leading-slash');
+    await page.getByRole('button', { name: 'Add variable' }).click();
+    await page.locator('#create-env-name-0').fill('PORT');
+    await page.locator('#create-env-value-0').fill('1');
+    await page.getByRole('button', { name: 'Create' }).click();
+
+    await page.locator('#create-memory_mb-error').waitFor();
+    expect(await page.locator('#create-memory_mb-error').textContent()).toMatch(/./);
+    expect(await page.locator('#create-health_check-path-error').textContent()).toMatch(/./);
+    expect(await page.locator('#create-health_check-path').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#create-env-error').textContent()).toMatch(/^PORT: is reserved/);
+    // Every problem sits beside its field: none is left for the form's own alert.
+    expect(await page.locator('form.create > p.error').count()).toBe(0);
+    await shot(page, '5-field-details');
     await context.close();
   });
 

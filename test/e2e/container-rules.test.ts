@@ -26,7 +26,13 @@ describe('env names over HTTP', () => {
     async (name) => {
       const created = await api('POST', '/api/v1/containers', { hostname: uniqueHostname(), env: { [name]: 'x' } });
       expect(created.status).toBe(400);
-      expect(created.body).toEqual({ error: { code: 'BAD_REQUEST', message: expect.stringContaining(`env.${name}: is reserved`) } });
+      expect(created.body).toEqual({
+        error: {
+          code: 'BAD_REQUEST',
+          message: expect.stringContaining(`env.${name}: is reserved`),
+          details: [{ field: `env.${name}`, message: expect.stringMatching(/^is reserved/) }],
+        },
+      });
       const other = await api('POST', '/api/v1/containers', { hostname: uniqueHostname(), command: idle });
       const patched = await api('PATCH', `/api/v1/containers/${other.body.data.id}`, { env: { [name]: 'x' } });
       expect(patched.status).toBe(400);
@@ -41,7 +47,13 @@ describe('env names over HTTP', () => {
       // JSON.parse keeps "__proto__" as an own key, as a body on the wire does.
       const created = await api('POST', '/api/v1/containers', JSON.parse(`{"hostname":"${uniqueHostname()}","env":{"${name}":"x"}}`));
       expect(created.status).toBe(400);
-      expect(created.body).toEqual({ error: { code: 'BAD_REQUEST', message: expect.stringContaining(`env.${name}: is reserved`) } });
+      expect(created.body).toEqual({
+        error: {
+          code: 'BAD_REQUEST',
+          message: expect.stringContaining(`env.${name}: is reserved`),
+          details: [{ field: `env.${name}`, message: expect.stringMatching(/^is reserved/) }],
+        },
+      });
       const other = await api('POST', '/api/v1/containers', { hostname: uniqueHostname(), command: idle });
       const patched = await api('PATCH', `/api/v1/containers/${other.body.data.id}`, JSON.parse(`{"env":{"${name}":"x"}}`));
       expect(patched.status).toBe(400);
@@ -57,7 +69,13 @@ describe('hostnames over HTTP', () => {
     async (hostname) => {
       const created = await api('POST', '/api/v1/containers', { hostname });
       expect(created.status).toBe(400);
-      expect(created.body).toEqual({ error: { code: 'BAD_REQUEST', message: expect.stringContaining('hostname: is reserved') } });
+      expect(created.body).toEqual({
+        error: {
+          code: 'BAD_REQUEST',
+          message: expect.stringContaining('hostname: is reserved'),
+          details: [{ field: 'hostname', message: 'is reserved by the platform; choose another' }],
+        },
+      });
     },
   );
 });

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, errorEnvelope, personalAccessToken, signedInUser, type ApiResponse, type SignedInUser } from '../support/api-client.js';
+import {
+  call,
+  detailFields,
+  errorEnvelope,
+  personalAccessToken,
+  signedInUser,
+  type ApiResponse,
+  type SignedInUser,
+} from '../support/api-client.js';
 import { startTestStack, type TestStack } from '../support/local-stack.js';
 import { issuedTokens, registerApp } from '../support/oauth-flow.js';
 import { pollUntil } from '../support/poll.js';
@@ -178,6 +186,33 @@ describe('POST /api/v1/containers', () => {
 
     expect(response.status).toBe(400);
     expect(response.body.error.message).toContain('30720');
+  });
+
+  it('answers a bad memory_mb with 400 details naming memory_mb beside code and message', async () => {
+    const response = await fetch(`${baseUrl}/api/v1/containers`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${userToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ hostname: uniqueHostname(), memory_mb: 3 }),
+    });
+    const body = await response.json();
+
+    expect(response.status).toBe(400);
+    expect(body).toEqual({
+      error: {
+        code: 'BAD_REQUEST',
+        message: expect.stringContaining('memory_mb'),
+        details: [{ field: 'memory_mb', message: expect.any(String) }],
+      },
+    });
+  });
+
+  it('names the fields a domain rule refuses in details: memory over what the CPU allows, a taken hostname', async () => {
+    const tooMuch = await api('POST', '/api/v1/containers', userToken, { hostname: 'ok-name', cpu_cores: 4, memory_mb: 30721 });
+    const { body: created } = await createContainer();
+    const taken = await api('POST', '/api/v1/containers', otherToken, { hostname: created.data.hostname });
+
+    expect(tooMuch.body.error.details).toEqual([{ field: 'memory_mb', message: 'must be at most 30720 for 4 CPU cores' }]);
+    expect([taken.status, detailFields(taken.body)]).toEqual([409, ['hostname']]);
   });
 
   it('answers 400 for a body that is not JSON, and for a JSON array', async () => {

@@ -240,14 +240,31 @@ describe('the device authorization grant over HTTP', () => {
     const sixth = await call(stack.baseUrl, 'GET', '/device?user_code=GGGG-GGGG', { headers: { cookie: guesser.cookie } });
     expect(sixth.status).toBe(429);
     expect(sixth.headers.get('retry-after')).toMatch(/^\d+$/);
-    // Only wrong codes are limited: a right one still opens, for this session and any other.
+    // While limited, a right code is refused alike (so the answer tells a guesser nothing); another account opens it.
     const fresh = await startDevice(publicApp.client_id);
     expect((await call(stack.baseUrl, 'GET', `/device?user_code=${fresh.user_code}`, { headers: { cookie: guesser.cookie } })).status).toBe(
-      200,
+      429,
     );
     expect((await call(stack.baseUrl, 'GET', `/device?user_code=${fresh.user_code}`, { headers: { cookie: person.cookie } })).status).toBe(
       200,
     );
+  });
+
+  it('limits wrong codes per account too: a second session of the same account gets 3 more, then 429', async () => {
+    // Prepare: one account, two sessions.
+    const guesser = await signedInUser(stack.baseUrl);
+    const second = await call(stack.baseUrl, 'POST', '/api/v1/sessions', { body: { email: guesser.email, password: guesser.password } });
+    const secondCookie = `sv_session=${second.body.data.token}`;
+    const guess = (cookie: string, code: string) => call(stack.baseUrl, 'GET', `/device?user_code=${code}`, { headers: { cookie } });
+    // Act: five wrong codes in the first session (its own limit), then more in the second.
+    const first = [];
+    for (const code of ['BBBB-CCCC', 'BBBB-DDDD', 'BBBB-FFFF', 'BBBB-GGGG', 'BBBB-HHHH'])
+      first.push((await guess(guesser.cookie, code)).status);
+    const then = [];
+    for (const code of ['CCCC-BBBB', 'CCCC-DDDD', 'CCCC-FFFF', 'CCCC-GGGG']) then.push((await guess(secondCookie, code)).status);
+    // Assess: the account's eighth wrong code is its last in the window, whatever the session.
+    expect(first).toEqual([400, 400, 400, 400, 400]);
+    expect(then).toEqual([400, 400, 400, 429]);
   });
 
   it('sends a signed-out browser through the sign-in page and back to the code', async () => {
@@ -271,5 +288,66 @@ describe('the device authorization grant over HTTP', () => {
     expect(started.user_code).not.toBe(again.user_code);
     const page = await call(stack.baseUrl, 'GET', `/device?user_code=${started.user_code}`, { headers: { cookie: person.cookie } });
     expect(page.text).toContain('container-hosting CLI');
+  });
+});
+
+describe('the device page against phishing (RFC 8628 section 5.4)', () => {
+  const textOf = (html: string, id: string) =>
+    new RegExp(`id="${id}"[^>]*>([\\s\\S]*?)</p>`)
+      .exec(html)?.[1]
+      ?.replace(/<[^>]+>/g, '')
+      .replace(/\s+/g, ' ')
+      .trim();
+
+  it.each([
+    'container-hosting CLI',
+    'container hosting cli',
+    'Container-Hosting CLI',
+    'container‐hosting\u00a0CLI',
+    'соntаinеr-hоsting CLI',
+    'ｃｏｎｔａｉｎｅｒ－ｈｏｓｔｉｎｇ ＣＬＩ',
+  ])('refuses another application the CLI’s name or one confusable with it: %j', async (name) => {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/apps', {
+      token: developer.sessionToken,
+      headers: { 'x-csrf-token': developer.csrfToken },
+      body: {
+        name,
+        description: "The service's own command-line client, signing in on this computer or a terminal you are using.",
+        redirect_uris: ['http://127.0.0.1:8765/callback'],
+        token_endpoint_auth_method: 'none',
+      },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('BAD_REQUEST');
+    expect(response.body.error.message).toMatch(/^Invalid request body: name: /);
+  });
+
+  it('refuses renaming an application to the CLI’s name', async () => {
+    const response = await call(stack.baseUrl, 'PATCH', `/api/v1/oauth/apps/${publicApp.id}`, {
+      token: developer.sessionToken,
+      headers: { 'x-csrf-token': developer.csrfToken },
+      body: { name: 'Container Hosting CLI' },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.error.message).toMatch(/name: /);
+  });
+
+  it('shows who registered a third-party application and when, the scopes, and a warning', async () => {
+    const started = await startDevice(publicApp.client_id, { scope: 'containers:read' });
+    const page = await call(stack.baseUrl, 'GET', `/device?user_code=${started.user_code}`, { headers: { cookie: person.cookie } });
+    expect(page.status).toBe(200);
+    expect(textOf(page.text, 'app-registrant')).toBe(
+      `Not made by this service: registered by ${developer.email} on ${publicApp.created_at.slice(0, 10)}.`,
+    );
+    expect(page.text).toMatch(/id="scopes">\s*<li><strong>containers:read<\/strong>/);
+    expect(page.text).not.toContain('containers:write');
+    expect(textOf(page.text, 'device-warning')).toMatch(/^Only enter a code shown on a device you are using right now\./);
+  });
+
+  it("says the first-party client is this service's own CLI", async () => {
+    const started = await startDevice(FIRST_PARTY_CLI_CLIENT_ID);
+    const page = await call(stack.baseUrl, 'GET', `/device?user_code=${started.user_code}`, { headers: { cookie: person.cookie } });
+    expect(textOf(page.text, 'app-registrant')).toBe("This is this service's own CLI, the container-hosting command-line client.");
+    expect(textOf(page.text, 'device-warning')).toMatch(/^Only enter a code/);
   });
 });

@@ -63,6 +63,7 @@ describe('npm start', { timeout: 120_000 }, () => {
       'AWS_ACCESS_KEY_ID',
       'AWS_SECRET_ACCESS_KEY',
       'LOG_LEVEL',
+      'PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS',
     ]) {
       if (!(name in env)) delete fullEnv[name];
     }
@@ -86,6 +87,20 @@ describe('npm start', { timeout: 120_000 }, () => {
     const response = await call(baseUrl, 'POST', '/api/v1/sessions', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
     expect(response.status).toBe(200);
     return { token: response.body.data.token, headers: { 'x-csrf-token': response.body.data.csrf_token } };
+  }
+
+  const USER_EMAIL = 'user@example.com';
+  const USER_PASSWORD = 'an ordinary person of this machine';
+
+  /** An ordinary account: created by the admin when `admin` is given, else signed in again. */
+  async function signInAsUser(baseUrl: string, admin?: { token: string; headers: Record<string, string> }) {
+    if (admin) {
+      const created = await call(baseUrl, 'POST', '/api/v1/users', { ...admin, body: { email: USER_EMAIL, password: USER_PASSWORD } });
+      expect(created.status).toBe(200);
+    }
+    const response = await call(baseUrl, 'POST', '/api/v1/sessions', { body: { email: USER_EMAIL, password: USER_PASSWORD } });
+    expect(response.status).toBe(200);
+    return { token: response.body.data.token as string, headers: { 'x-csrf-token': response.body.data.csrf_token as string } };
   }
 
   async function containerState(baseUrl: string, auth: { token: string }): Promise<string> {
@@ -138,6 +153,19 @@ describe('npm start', { timeout: 120_000 }, () => {
     expect(created.status).toBe(200);
     containerId = created.body.data.id;
     expect(await pollState(() => containerState(stack.baseUrl, admin), 'running')).toBe('running');
+
+    // The review's attack, by an ordinary account on HOST 127.0.0.1: a container that prints the server's environment.
+    expect(stack.output.text()).toContain('Only admins may create or start containers on the process runtime');
+    const user = await signInAsUser(stack.baseUrl, admin);
+    const attack = await call(stack.baseUrl, 'POST', '/api/v1/containers', {
+      ...user,
+      body: {
+        hostname: 'read-environ',
+        command: [process.execPath, '-e', `process.stdout.write(require('fs').readFileSync('/proc/${stack.process.pid}/environ'))`],
+      },
+    });
+    expect(attack.status).toBe(403);
+    expect(attack.body.error).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('(the docker runtime)') });
     const container = await containerPid();
     const dynamoDb = await dynamoDbLocalOf(stack);
     expect(isRunning(container)).toBe(true);
@@ -150,12 +178,19 @@ describe('npm start', { timeout: 120_000 }, () => {
     expect(await acceptsConnections(Number(new URL(stack.baseUrl).port))).toBe(false);
   });
 
-  it('starts again on the same DATA_DIR, on a pinned DYNAMODB_PORT: the admin and the container are still there, stopped', async () => {
-    const stack = await startStack({ DYNAMODB_PORT: String(dynamoDbPort) });
+  it('starts again on the same DATA_DIR, on a pinned DYNAMODB_PORT, trusting every account: the admin and the container are still there, stopped; the ordinary account may run one now', async () => {
+    const stack = await startStack({ DYNAMODB_PORT: String(dynamoDbPort), PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS: 'true' });
     expect(stack.output.text()).toContain(`DynamoDB Local on http://127.0.0.1:${dynamoDbPort}, table container-hosting\n`);
     expect(stack.output.text()).toContain(`Admin ${ADMIN_EMAIL} already exists`);
     const admin = await signInAsAdmin(stack.baseUrl);
     expect(await containerState(stack.baseUrl, admin)).toBe('stopped');
+
+    // The operator trusts every account now: the ordinary account of the first run gets a container.
+    expect(stack.output.text()).toContain('Every account may run containers');
+    const user = await signInAsUser(stack.baseUrl);
+    const trusted = await call(stack.baseUrl, 'POST', '/api/v1/containers', { ...user, body: { hostname: 'trusted-user' } });
+    expect(trusted.status).toBe(200);
+    expect((await call(stack.baseUrl, 'DELETE', `/api/v1/containers/${trusted.body.data.id}`, user)).status).toBe(200);
 
     const started = await call(stack.baseUrl, 'POST', `/api/v1/containers/${containerId}/start`, admin);
 

@@ -1,4 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -182,22 +185,70 @@ describe('AppRouting cdk-nag', () => {
 });
 
 describe('AppRouting proxy start', () => {
-  it('starts Caddy told the task’s own address (from the task metadata endpoint) and the VPC resolver', () => {
-    // Prepare: the task metadata endpoint v4's container answer, served by a stand-in for wget.
+  // The task metadata endpoint v4's container answer as AWS documents it: pretty-printed, Networks late.
+  const pretty = `{
+    "DockerId": "cd189a933e5849daa93386466019ab50-2495160603",
+    "Name": "caddy",
+    "Labels": {
+        "com.amazonaws.ecs.cluster": "arn:aws:ecs:us-west-2:111122223333:cluster/default",
+        "note": "a \\"quoted\\" value, [brackets] and {braces}"
+    },
+    "Limits": { "CPU": 2 },
+    "Networks": [
+        {
+            "NetworkMode": "awsvpc",
+            "IPv4Addresses": [
+                "10.0.2.106"
+            ],
+            "PrivateDNSName": "ip-10-0-2-106.us-west-2.compute.internal"
+        }
+    ]
+}`;
+  const compact = JSON.stringify({ Networks: [{ IPv4Addresses: ['10.0.2.106'], NetworkMode: 'awsvpc' }], Name: 'caddy' });
+
+  /**
+   * Runs the start script as the Alpine image would: BusyBox's sh, which runs its own wget and awk,
+   * fetching the metadata from a local stand-in for the endpoint; a stand-in caddy prints what it was told.
+   */
+  async function start(metadata: string): Promise<string> {
     const bin = mkdtempSync(join(tmpdir(), 'proxy-start-'));
-    const metadata = JSON.stringify({ Name: 'caddy', Networks: [{ NetworkMode: 'awsvpc', IPv4Addresses: ['10.0.2.106'] }] });
-    writeFileSync(join(bin, 'wget'), `#!/bin/sh\nprintf '%s' '${metadata}'\n`);
     writeFileSync(join(bin, 'caddy'), '#!/bin/sh\necho "$TASK_ADDRESS $DNS_RESOLVER"\n');
-    chmodSync(join(bin, 'wget'), 0o755);
     chmodSync(join(bin, 'caddy'), 0o755);
+    const endpoint = createServer((_request, response) => response.end(metadata));
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
     const script = PROXY_START_SCRIPT.replace('/tmp/Caddyfile', join(bin, 'Caddyfile'));
-    // Act
-    const printed = execFileSync('sh', ['-c', script], {
-      env: { PATH: `${bin}:/usr/bin:/bin`, CADDYFILE: 'x', ECS_CONTAINER_METADATA_URI_V4: 'http://169.254.170.2/v4/x' },
-    }).toString();
-    // Assess
-    const nameserver = /^nameserver\s+(\S+)/m.exec(readFileSync('/etc/resolv.conf', 'utf8'))?.[1];
-    expect(printed.trim()).toBe(`10.0.2.106 udp/${nameserver}:53`);
+    try {
+      const { stdout } = await promisify(execFile)('busybox', ['sh', '-c', script], {
+        env: {
+          PATH: `${bin}:/usr/bin:/bin`,
+          CADDYFILE: 'x',
+          JSON_PATH_AWK: readFileSync(join(repositoryRoot, 'infra/proxy/json-path.awk'), 'utf8'),
+          ECS_CONTAINER_METADATA_URI_V4: `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v4/x`,
+        },
+      });
+      return stdout;
+    } finally {
+      endpoint.close();
+    }
+  }
+
+  it.each([
+    ['pretty-printed', pretty],
+    ['compact, keys in another order', compact],
+  ])(
+    'starts Caddy told the task’s own address, read with a JSON parser from %s metadata, and the VPC resolver',
+    async (_layout, metadata) => {
+      // Act
+      const printed = await start(metadata);
+      // Assess
+      const nameserver = /^nameserver\s+(\S+)/m.exec(readFileSync('/etc/resolv.conf', 'utf8'))?.[1];
+      expect(printed.trim()).toBe(`10.0.2.106 udp/${nameserver}:53`);
+    },
+  );
+
+  it('does not start Caddy when the metadata names no address', async () => {
+    // Act / Assess
+    await expect(start(JSON.stringify({ Name: 'caddy', Networks: [] }))).rejects.toThrow();
   });
 });
 

@@ -42,7 +42,7 @@ describe('buildApp', () => {
       apiRateLimitPer5Min: '3000',
       allowInsecureRedirectUris: 'true',
       startBudgetMs: '20000',
-      containerImage: 'registry.example.com/app:1',
+      containerImage: 'quay.io/example/app:1',
       quotaMaxContainers: '5',
       quotaMaxRunningCpu: '8',
       reconcileMinutes: '1',
@@ -63,7 +63,7 @@ describe('buildApp', () => {
       QUOTA_MAX_CONTAINERS: '5',
       QUOTA_MAX_RUNNING_CPU: '8',
     });
-    template.hasResourceProperties('AWS::ECS::TaskDefinition', { ContainerDefinitions: [{ Image: 'registry.example.com/app:1' }] });
+    template.hasResourceProperties('AWS::ECS::TaskDefinition', { ContainerDefinitions: [{ Image: 'quay.io/example/app:1' }] });
     template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
   });
 

@@ -80,6 +80,8 @@ describe('function bundles', () => {
   it('carry only the OAuth concern their route serves', () => {
     const token = modulesIn('functions/oauth/token.ts');
     expect(token).toContain('lib/oauth/token-grants.ts');
+    // Every grant of the registry (lib/oauth/grants/index.ts) is in the one function that issues tokens.
+    for (const grant of ['authorization-code', 'refresh-token', 'device-code']) expect(token).toContain(`lib/oauth/grants/${grant}.ts`);
     for (const other of [
       'lib/oauth/applications.ts',
       'lib/oauth/authorization.ts',
@@ -123,6 +125,22 @@ describe('function bundles', () => {
     expect(consent).toContain('lib/oauth/authorization.ts');
     for (const other of ['lib/oauth/token-grants.ts', 'lib/oauth/applications.ts', 'lib/oauth/revocation.ts']) {
       expect(consent, other).not.toContain(other);
+    }
+  });
+
+  it('leave the token grants out of every function that issues no tokens', () => {
+    for (const handler of [
+      'functions/oauth/revoke-token.ts',
+      'functions/oauth/get-app.ts',
+      'functions/oauth/device-authorization.ts',
+      'functions/authorizations/list.ts',
+      'functions/pages/consent-form.ts',
+      'functions/pages/device-decision.ts',
+    ]) {
+      expect(
+        modulesIn(handler).filter((input) => input.startsWith('lib/oauth/grants/')),
+        handler,
+      ).toEqual([]);
     }
   });
 

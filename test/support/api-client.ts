@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { expect } from 'vitest';
 import type { Role } from '../../lib/identity/principal.js';
 
 export interface ApiResponse<T = any> {
@@ -73,5 +72,29 @@ export async function personalAccessToken(baseUrl: string, user: SignedInUser, n
   return response.body.data.token;
 }
 
-/** The envelope every failure uses. */
-export const errorEnvelope = (code: string) => ({ error: { code, message: expect.any(String) } });
+const isFieldProblem = (problem: unknown): boolean =>
+  typeof problem === 'object' &&
+  problem !== null &&
+  Object.keys(problem).sort().join() === 'field,message' &&
+  Object.values(problem).every((value) => typeof value === 'string' && value !== '');
+
+/**
+ * The envelope every failure uses: `{ error: { code, message } }`, and `details` only when the
+ * error names fields (a non-empty list of `{ field, message }`).
+ */
+export const errorEnvelope = (code: string) => ({
+  error: {
+    asymmetricMatch: (error: Record<string, unknown>) =>
+      typeof error === 'object' &&
+      error !== null &&
+      error.code === code &&
+      typeof error.message === 'string' &&
+      Object.keys(error).every((key) => ['code', 'message', 'details'].includes(key)) &&
+      (!('details' in error) || (Array.isArray(error.details) && error.details.length > 0 && error.details.every(isFieldProblem))),
+    toString: () => `ErrorEnvelope<${code}>`,
+  },
+});
+
+/** The fields a 400 (or a 409) names in its envelope's `details`. */
+export const detailFields = (body: { error?: { details?: Array<{ field: string }> } }): string[] =>
+  (body.error?.details ?? []).map((problem) => problem.field);

@@ -38,7 +38,8 @@ const podmanScript = new URL('../../scripts/podman-service.sh', import.meta.url)
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   let dockerHost = process.env.DOCKER_HOST;
   let startedPid: number | undefined;
-  if (!dockerHost || !(await engineInfo(engineClient(dockerHost)))) {
+  // A busy machine can take seconds to answer; a slow engine is not a missing one (the script would start a second).
+  if (!dockerHost || !(await engineInfo(engineClient(dockerHost), 20_000))) {
     const { stdout } = await execFileAsync(podmanScript, [], { timeout: 60_000 });
     dockerHost = /^DOCKER_HOST=(.+)$/m.exec(stdout)?.[1];
     const pid = /^PODMAN_PID=(\d+)$/m.exec(stdout)?.[1];

@@ -20,7 +20,7 @@ export async function startTestStack(): Promise<TestStack> {
   // The stack's own address, as scripts/local.ts sets it: the issuer and every absolute URL.
   process.env.PUBLIC_BASE_URL = `http://127.0.0.1:${port}`;
   // Loaded after the configuration it reads at module load is set.
-  const { localContainerHosting } = await import('../../lib/wiring/local-containers.js');
+  const { localContainerHosting } = await import('../../lib/wiring/local-hosting.js');
   const server = await startLocalServer({ host: '127.0.0.1', port, containers: localContainerHosting });
   return {
     baseUrl: server.url,

@@ -5,7 +5,8 @@ import { LABEL } from '../../lib/local/docker-runtime.js';
 /*
  * After setup-env, for the engine tests: the file's stack runs containers on the engine the
  * global setup found or started. At the end, the file's engine containers (stopped ones keep
- * their logs until their container is deleted) are removed, so runs leave nothing behind.
+ * their logs until their container is deleted) and their networks are removed, so runs leave
+ * nothing behind.
  */
 const dockerHost = inject('dockerHost');
 process.env.CONTAINER_RUNTIME = 'docker';
@@ -23,6 +24,16 @@ afterAll(async () => {
       engine
         .getContainer(info.Id)
         .remove({ force: true })
+        .catch(() => undefined),
+    ),
+  );
+  // And the network of each container (lib/local/engine-networks.ts), now unused.
+  const networks = await engine.listNetworks({ filters: { label: [`${LABEL.stack}=${stackIdOf(process.env.LOCAL_CONTAINER_DIR!)}`] } });
+  await Promise.all(
+    networks.map((network) =>
+      engine
+        .getNetwork(network.Id)
+        .remove()
         .catch(() => undefined),
     ),
   );

@@ -22,6 +22,9 @@ Object.assign(process.env, {
   AWS_SECRET_ACCESS_KEY: 'local',
   LOG_LEVEL: 'silent',
   CONTAINER_RUNTIME: 'local',
+  // Test users are ordinary accounts that run containers; on the process runtime only admins may,
+  // unless the operator trusts every account (test/e2e/process-runtime-access.test.ts runs without it).
+  PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS: 'true',
   LOCAL_CONTAINER_DIR: containerDir,
   ALLOW_INSECURE_REDIRECT_URIS: 'true',
   START_BUDGET_MS: '10000',

@@ -13,6 +13,8 @@ describe('loadConfig', () => {
       APPS_URL_SCHEME: 'https',
       QUOTA_MAX_CONTAINERS: 20,
       QUOTA_MAX_RUNNING_CPU: 16,
+      // The process runtime runs admins' containers only unless the operator trusts every account.
+      PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS: false,
     });
     expect(loadConfig({}).DYNAMODB_ENDPOINT).toBeUndefined();
   });
@@ -21,6 +23,7 @@ describe('loadConfig', () => {
     const config = loadConfig({
       ALLOW_INSECURE_REDIRECT_URIS: '1',
       ECS_ASSIGN_PUBLIC_IP: 'true',
+      PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS: 'true',
       ECS_SUBNET_IDS: ' subnet-a, ,subnet-b ',
       START_BUDGET_MS: '1000',
       QUOTA_MAX_RUNNING_CPU: '2.5',
@@ -31,6 +34,7 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       ALLOW_INSECURE_REDIRECT_URIS: true,
       ECS_ASSIGN_PUBLIC_IP: true,
+      PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS: true,
       ECS_SUBNET_IDS: ['subnet-a', 'subnet-b'],
       START_BUDGET_MS: 1000,
       QUOTA_MAX_RUNNING_CPU: 2.5,
@@ -49,6 +53,7 @@ describe('loadConfig', () => {
         CONTAINER_RUNTIME: 'docker-secret-value',
         DYNAMODB_ENDPOINT: 'not a url',
         ALLOW_INSECURE_REDIRECT_URIS: 'yes',
+        PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS: 'everyone',
         ECS_TASK_FAMILY: 'has spaces',
         APPS_DOMAIN: 'bad domain',
         TABLE_NAME: 'ab',
@@ -68,6 +73,7 @@ describe('loadConfig', () => {
       'CONTAINER_RUNTIME: must be one of ecs, auto, docker, process, local',
       'DYNAMODB_ENDPOINT: must be an absolute URL',
       'ALLOW_INSECURE_REDIRECT_URIS: must be one of true, false, 1, 0',
+      'PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS: must be one of true, false, 1, 0',
       'ECS_TASK_FAMILY: must match',
       'APPS_DOMAIN: must be a domain name, optionally with a port',
       'TABLE_NAME: must be at least 3 characters long',

@@ -1,3 +1,5 @@
+import type { ErrorEnvelope, FieldProblem, SessionRecord } from './contract.js';
+
 /** The console talks to the JSON API like any client: the session cookie, and x-csrf-token on writes. */
 
 export class ApiError extends Error {
@@ -5,6 +7,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The fields the request got wrong, from the envelope's `details`. */
+    readonly details: readonly FieldProblem[] = [],
   ) {
     super(message);
   }
@@ -30,7 +34,14 @@ export interface Reply<T> {
   headers: Headers;
 }
 
+/**
+ * When the service last said to slow down (429 or 503 with Retry-After), the page's reads wait
+ * until then: every poll goes through here, so one place honours it for all of them.
+ */
+let readsWaitUntil = 0;
+
 export async function request<T>(method: string, path: string, body?: unknown): Promise<Reply<T>> {
+  if (method === 'GET' && Date.now() < readsWaitUntil) throw new ApiError(429, 'RATE_LIMITED', 'Waiting as the service asked');
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
@@ -44,13 +55,17 @@ export async function request<T>(method: string, path: string, body?: unknown): 
     signInAgain();
     throw new ApiError(401, 'UNAUTHORIZED', 'You are signed out');
   }
+  const retryAfter = Number(response.headers.get('retry-after'));
+  if ((response.status === 429 || response.status === 503) && retryAfter > 0) readsWaitUntil = Date.now() + Math.min(retryAfter, 60) * 1000;
   const text = await response.text();
   const parsed = text ? JSON.parse(text) : null;
   if (!response.ok) {
+    const error = (parsed as Partial<ErrorEnvelope> | null)?.error;
     throw new ApiError(
       response.status,
-      parsed?.error?.code ?? 'ERROR',
-      parsed?.error?.message ?? `The service answered ${response.status}`,
+      error?.code ?? 'ERROR',
+      error?.message ?? `The service answered ${response.status}`,
+      error?.details,
     );
   }
   return { data: parsed?.data as T, headers: response.headers };
@@ -58,10 +73,7 @@ export async function request<T>(method: string, path: string, body?: unknown): 
 
 export const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => (await request<T>(method, path, body)).data;
 
-export interface Session {
-  user: { id: string; email: string; role: string };
-  csrf_token: string;
-}
+export type Session = SessionRecord;
 
 export async function loadSession(): Promise<Session> {
   const session = await api<Session>('GET', '/api/v1/sessions/current');
@@ -70,24 +82,26 @@ export async function loadSession(): Promise<Session> {
 }
 
 /**
- * The fields an error names: the envelope's message reads `Invalid request body: memory_mb: …;
- * env.FOO: …`, and a taken hostname is a conflict about the hostname. Messages that name no
- * field go under `form`.
+ * The errors to show beside each field of a form, by the field's path, from the envelope's
+ * `details`: a detail goes to the deepest field the form shows that is it or holds it (`env.FOO`
+ * to the env editor, with the variable's name before the message). What names no field the
+ * form shows is under `form`. The message is never parsed.
+ * @param shown the paths of the fields the form shows; without them, each top-level name.
  */
-export function fieldErrors(error: unknown): Record<string, string> {
+export function fieldErrors(error: unknown, shown?: readonly string[]): Record<string, string> {
   if (!(error instanceof ApiError)) return { form: 'Something went wrong; try again.' };
+  if (error.details.length === 0) return { form: error.message };
   const errors: Record<string, string> = {};
-  const match = /^Invalid request body: (.*)$/.exec(error.message);
-  if (match) {
-    for (const part of (match[1] ?? '').split('; ')) {
-      const named = /^([a-z_]+)(?:[.[][^:]*)?: (.*)$/.exec(part);
-      if (named) errors[named[1]!] = errors[named[1]!] ? `${errors[named[1]!]}; ${named[2]}` : named[2]!;
-      else errors.form = part;
-    }
-    return errors;
+  const add = (key: string, message: string) => {
+    errors[key] = errors[key] ? `${errors[key]}; ${message}` : message;
+  };
+  for (const problem of error.details) {
+    const holders = (shown ?? [problem.field.split('.')[0]!]).filter(
+      (path) => problem.field === path || problem.field.startsWith(`${path}.`),
+    );
+    const holder = holders.sort((a, b) => b.length - a.length)[0];
+    if (holder === undefined) add('form', `${problem.field}: ${problem.message}`);
+    else add(holder, holder === problem.field ? problem.message : `${problem.field.slice(holder.length + 1)}: ${problem.message}`);
   }
-  if (error.code === 'CONFLICT' && /hostname/i.test(error.message)) return { hostname: error.message };
-  const mentioned = /^(cpu_cores|memory_mb|disk_gb|port|image|command|env|hostname)\b/.exec(error.message);
-  if (mentioned) return { [mentioned[1]!]: error.message };
-  return { form: error.message };
+  return errors;
 }

@@ -1,15 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, fieldErrors } from './api.js';
+import type { AppRecord, RegisteredAppRecord, RotatedAppRecord } from './contract.js';
 import { Field, html, when } from './ui.js';
-
-interface AppRecord {
-  id: string;
-  name: string;
-  description: string;
-  client_id: string;
-  redirect_uris: string[];
-  created_at: string;
-}
 
 const urisOf = (text: string): string[] =>
   text
@@ -64,15 +56,16 @@ export function ApplicationsPage() {
   }, []);
 
   const register = async (body: Record<string, unknown>) => {
-    const created = await api<AppRecord & { client_secret: string }>('POST', '/api/v1/oauth/apps', body);
-    setSecret({ name: created.name, clientId: created.client_id, clientSecret: created.client_secret });
+    const created = await api<RegisteredAppRecord>('POST', '/api/v1/oauth/apps', body);
+    // A public client has no secret to show; the console registers confidential ones.
+    if (created.client_secret !== null) setSecret({ name: created.name, clientId: created.client_id, clientSecret: created.client_secret });
     void load();
   };
   const rotate = async (app: AppRecord) => {
     if (!confirm(`Rotate the secret of ${app.name}? The current secret stops working.`)) return;
     try {
-      const rotated = await api<{ client_id: string; client_secret: string }>('POST', `/api/v1/oauth/apps/${app.id}/secret`);
-      setSecret({ name: app.name, clientId: rotated.client_id, clientSecret: rotated.client_secret });
+      const rotated = await api<RotatedAppRecord>('POST', `/api/v1/oauth/apps/${app.id}/secret`);
+      if (rotated.client_secret !== null) setSecret({ name: app.name, clientId: rotated.client_id, clientSecret: rotated.client_secret });
     } catch (error) {
       setProblem(error instanceof Error ? error.message : 'Rotation failed');
     }

@@ -1,27 +1,21 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { api, ApiError, base, fieldErrors } from './api.js';
-import type { ContainerRecord } from './containers-page.js';
-import { commandOf, commandText, EnvEditor, type EnvRow, envOf, envRowsOf, Field, html, Link, navigate, StateBadge } from './ui.js';
-
-interface LogLine {
-  timestamp: string;
-  stream: 'stdout' | 'stderr';
-  message: string;
-}
-
-interface MetricsPoint {
-  timestamp: string;
-  cpu_percent: number;
-  memory_used_mb: number;
-  disk_used_gb: number;
-}
+import { type ContainerRecord, type LogLine, type MetricsPoint, UPDATE_FIELDS } from './contract.js';
+import { changesOf, type FormState, SchemaFields, shownPaths, stateOf } from './schema-form.js';
+import { html, Link, navigate, StateBadge } from './ui.js';
 
 /** How often the page asks again: quickly while something is changing, slowly when settled. */
 const BUSY_POLL_MS = 1500;
 const SETTLED_POLL_MS = 5000;
-const LOG_POLL_MS = 2000;
-const CHART_POLL_MS = 5000;
+/**
+ * Logs and charts read CloudWatch on AWS, within account-wide quotas and billed per metric:
+ * docs/containers.md "What reading costs" does the arithmetic behind these two intervals.
+ */
+const LOG_POLL_MS = 3000;
+/** The points are per minute, and the service fetches them at most once a minute. */
+const CHART_POLL_MS = 60_000;
+const CHART_FIRST_POINTS_POLL_MS = 5000;
 const MAX_LOG_LINES = 1000;
 
 /** A time series chart (uPlot) with its latest value in words beside it, so it reads without the picture. */
@@ -71,19 +65,23 @@ function Charts(props: { containerId: string }) {
   const [points, setPoints] = useState<MetricsPoint[]>([]);
   useEffect(() => {
     let live = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const load = async () => {
+      let drawn = false;
       try {
         const history = await api<MetricsPoint[]>('GET', `/api/v1/containers/${props.containerId}/metrics/history?minutes=60`);
         if (live) setPoints(history);
+        drawn = history.length > 0;
       } catch {
         // The next round tries again.
       }
+      // A new container has no minute yet: ask sooner until its first one is there.
+      if (live) timer = setTimeout(load, drawn ? CHART_POLL_MS : CHART_FIRST_POINTS_POLL_MS);
     };
     void load();
-    const timer = setInterval(load, CHART_POLL_MS);
     return () => {
       live = false;
-      clearInterval(timer);
+      clearTimeout(timer);
     };
   }, [props.containerId]);
   return html`<section aria-labelledby="metrics-heading" class="charts">
@@ -154,102 +152,35 @@ function Logs(props: { containerId: string }) {
   </section>`;
 }
 
-/**
- * The settings form: what PATCH changes. The health check and restart policy appear when the
- * record carries them (the API accepts them from then on); only changed fields are sent.
- */
+/** The settings form, drawn from the PATCH body's fields and filled from the record; only changed fields are sent. */
 function Settings(props: { container: ContainerRecord; onSaved: (record: ContainerRecord) => void }) {
-  const initial = (container: ContainerRecord) => ({
-    image: container.image,
-    port: String(container.port),
-    cpu_cores: String(container.cpu_cores),
-    memory_mb: String(container.memory_mb),
-    disk_gb: String(container.disk_gb),
-    command: commandText(container.command),
-    restart_policy: container.restart_policy ?? '',
-    health_path: container.health_check?.path ?? '',
-    health_interval: container.health_check ? String(container.health_check.interval_s) : '',
-    health_timeout: container.health_check ? String(container.health_check.timeout_s) : '',
-    health_grace: container.health_check ? String(container.health_check.grace_s) : '',
-  });
-  const [values, setValues] = useState(initial(props.container));
-  const [env, setEnv] = useState<EnvRow[]>(envRowsOf(props.container.env));
+  const record = props.container as unknown as Record<string, unknown>;
+  const [state, setState] = useState<FormState>(stateOf(UPDATE_FIELDS, record));
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [saved, setSaved] = useState('');
-  const set = (name: keyof typeof values) => (value: string) => setValues({ ...values, [name]: value });
-  const hasHealthCheck = 'health_check' in props.container;
-  const hasRestartPolicy = 'restart_policy' in props.container;
 
   const submit = async (event: Event) => {
     event.preventDefault();
-    const container = props.container;
-    const changes: Record<string, unknown> = {};
-    if (values.image !== container.image) changes.image = values.image;
-    for (const name of ['port', 'cpu_cores', 'memory_mb', 'disk_gb'] as const) {
-      if (Number(values[name]) !== container[name]) changes[name] = Number(values[name]);
-    }
-    const newEnv = envOf(env);
-    if (JSON.stringify(newEnv) !== JSON.stringify(container.env)) changes.env = newEnv;
-    const command = commandOf(values.command);
-    if (JSON.stringify(command) !== JSON.stringify(container.command)) changes.command = command;
-    if (hasRestartPolicy && values.restart_policy !== (container.restart_policy ?? '')) changes.restart_policy = values.restart_policy;
-    if (hasHealthCheck) {
-      const healthCheck = values.health_path
-        ? {
-            path: values.health_path,
-            interval_s: Number(values.health_interval || 10),
-            timeout_s: Number(values.health_timeout || 5),
-            grace_s: Number(values.health_grace || 0),
-          }
-        : null;
-      if (JSON.stringify(healthCheck) !== JSON.stringify(container.health_check ?? null)) changes.health_check = healthCheck;
-    }
+    const changes = changesOf(UPDATE_FIELDS, state, record);
     if (Object.keys(changes).length === 0) {
       setSaved('Nothing changed.');
       return;
     }
     try {
-      const updated = await api<ContainerRecord>('PATCH', `/api/v1/containers/${container.id}`, changes);
+      const updated = await api<ContainerRecord>('PATCH', `/api/v1/containers/${props.container.id}`, changes);
       setErrors({});
       setSaved('Saved. The changes apply from the next start or restart.');
       props.onSaved(updated);
     } catch (error) {
       setSaved('');
-      setErrors(fieldErrors(error));
+      setErrors(fieldErrors(error, shownPaths(UPDATE_FIELDS)));
     }
   };
 
   return html`<form class="settings" onSubmit=${submit} novalidate aria-labelledby="settings-heading">
     <h2 id="settings-heading">Settings</h2>
     ${errors.form ? html`<p class="error" role="alert">${errors.form}</p>` : null}
-    <div class="grid">
-      <${Field} id="settings-image" label="Image" value=${values.image} onInput=${set('image')} error=${errors.image} />
-      <${Field} id="settings-port" label="Port" type="number" value=${values.port} onInput=${set('port')} error=${errors.port} />
-      <${Field} id="settings-cpu" label="CPU cores" type="number" step="1" value=${values.cpu_cores} onInput=${set('cpu_cores')} error=${errors.cpu_cores} />
-      <${Field} id="settings-memory" label="Memory (MB)" type="number" value=${values.memory_mb} onInput=${set('memory_mb')} error=${errors.memory_mb} />
-      <${Field} id="settings-disk" label="Disk (GB)" type="number" value=${values.disk_gb} onInput=${set('disk_gb')} error=${errors.disk_gb} />
-      ${
-        hasRestartPolicy
-          ? html`<div class="field"><label for="settings-restart-policy">Restart policy</label>
-              <select id="settings-restart-policy" value=${values.restart_policy} onChange=${(event: Event) => set('restart_policy')((event.target as HTMLSelectElement).value)}>
-                <option value="never">never</option><option value="on-failure">on-failure</option><option value="always">always</option>
-              </select>
-              ${errors.restart_policy ? html`<div class="field-error" role="alert">${errors.restart_policy}</div>` : null}</div>`
-          : null
-      }
-    </div>
-    ${
-      hasHealthCheck
-        ? html`<fieldset><legend>Health check</legend><div class="grid">
-            <${Field} id="settings-health-path" label="Path" value=${values.health_path} onInput=${set('health_path')} error=${errors.health_check} hint="Empty: a TCP connect on the port" />
-            <${Field} id="settings-health-interval" label="Interval (s)" type="number" value=${values.health_interval} onInput=${set('health_interval')} />
-            <${Field} id="settings-health-timeout" label="Timeout (s)" type="number" value=${values.health_timeout} onInput=${set('health_timeout')} />
-            <${Field} id="settings-health-grace" label="Grace (s)" type="number" value=${values.health_grace} onInput=${set('health_grace')} />
-          </div></fieldset>`
-        : null
-    }
-    <${EnvEditor} prefix="settings" rows=${env} onChange=${setEnv} error=${errors.env} />
-    <${Field} id="settings-command" label="Command" multiline value=${values.command} onInput=${set('command')} error=${errors.command} hint="One argument per line; leave empty to run the image's own command" />
+    <${SchemaFields} form="settings" fields=${UPDATE_FIELDS} state=${state} onChange=${setState} errors=${errors} />
     <button type="submit">Save settings</button>
     <span role="status" class="notice">${saved}</span>
   </form>`;

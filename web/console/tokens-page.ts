@@ -1,14 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, fieldErrors } from './api.js';
+import type { IssuedTokenRecord, TokenRecord } from './contract.js';
 import { Field, html, when } from './ui.js';
-
-interface TokenRecord {
-  id: string;
-  name: string;
-  created_at: string;
-  expires_at: string;
-  last_used_at: string | null;
-}
 
 /** Personal access tokens: the new token is shown once, then only its name and dates. */
 export function TokensPage() {
@@ -25,7 +18,7 @@ export function TokensPage() {
   const create = async (event: Event) => {
     event.preventDefault();
     try {
-      const created = await api<TokenRecord & { token: string }>('POST', '/api/v1/tokens', { name, expires_in_days: Number(days) });
+      const created = await api<IssuedTokenRecord>('POST', '/api/v1/tokens', { name, expires_in_days: Number(days) });
       setIssued({ name: created.name, token: created.token });
       setName('');
       setErrors({});

@@ -44,36 +44,30 @@ export interface EnvRow {
   value: string;
 }
 
-/** Environment variables as name/value rows, each input labelled. */
-export function EnvEditor(props: { prefix: string; rows: EnvRow[]; onChange: (rows: EnvRow[]) => void; error?: string }) {
+/** A map of names to strings (environment variables) as name/value rows, each input labelled; ids start with `idBase`. */
+export function EnvEditor(props: { idBase: string; legend: string; rows: EnvRow[]; onChange: (rows: EnvRow[]) => void; error?: string }) {
   const update = (index: number, change: Partial<EnvRow>) =>
     props.onChange(props.rows.map((row, at) => (at === index ? { ...row, ...change } : row)));
-  return html`<fieldset class="env" aria-describedby=${props.error ? `${props.prefix}-env-error` : undefined}>
-    <legend>Environment variables</legend>
+  const errorId = `${props.idBase}-error`;
+  return html`<fieldset class="env" aria-describedby=${props.error ? errorId : undefined}>
+    <legend>${props.legend}</legend>
     ${props.rows.map(
       (row, index) => html`<div class="env-row">
-        <label for=${`${props.prefix}-env-name-${index}`}>Name</label>
-        <input id=${`${props.prefix}-env-name-${index}`} value=${row.name} onInput=${(event: Event) => update(index, { name: (event.target as HTMLInputElement).value })} />
-        <label for=${`${props.prefix}-env-value-${index}`}>Value</label>
-        <input id=${`${props.prefix}-env-value-${index}`} value=${row.value} onInput=${(event: Event) => update(index, { value: (event.target as HTMLInputElement).value })} />
+        <label for=${`${props.idBase}-name-${index}`}>Name</label>
+        <input id=${`${props.idBase}-name-${index}`} value=${row.name} onInput=${(event: Event) => update(index, { name: (event.target as HTMLInputElement).value })} />
+        <label for=${`${props.idBase}-value-${index}`}>Value</label>
+        <input id=${`${props.idBase}-value-${index}`} value=${row.value} onInput=${(event: Event) => update(index, { value: (event.target as HTMLInputElement).value })} />
         <button type="button" class="secondary" aria-label=${`Remove variable ${row.name || index + 1}`} onClick=${() => props.onChange(props.rows.filter((_row, at) => at !== index))}>Remove</button>
       </div>`,
     )}
     <button type="button" class="secondary" onClick=${() => props.onChange([...props.rows, { name: '', value: '' }])}>Add variable</button>
-    ${props.error ? html`<div class="field-error" id=${`${props.prefix}-env-error`} role="alert">${props.error}</div>` : null}
+    ${props.error ? html`<div class="field-error" id=${errorId} role="alert">${props.error}</div>` : null}
   </fieldset>`;
 }
 
 export const envRowsOf = (env: Record<string, string>): EnvRow[] => Object.entries(env).map(([name, value]) => ({ name, value }));
 export const envOf = (rows: EnvRow[]): Record<string, string> =>
   Object.fromEntries(rows.filter((row) => row.name.trim() !== '').map((row) => [row.name.trim(), row.value]));
-
-/** A command as one argument per line; empty runs the image's own. */
-export const commandText = (command: string[] | null): string => (command ?? []).join('\n');
-export const commandOf = (text: string): string[] | null => {
-  const args = text.split('\n').filter((line) => line !== '');
-  return args.length > 0 ? args : null;
-};
 
 /** A state in words, with a mark, so it reads without colour. */
 export function StateBadge(props: { state: string }) {

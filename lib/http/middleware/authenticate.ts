@@ -55,10 +55,15 @@ function assertAllowed(route: Route, principal: Principal): void {
 
 /**
  * Credentials (401), then CSRF for sessions on unsafe methods (403 CSRF_REJECTED), then the
- * route's access level and scope (403 FORBIDDEN): the order docs/api-rules.md fixes.
+ * route's access level and scope and the endpoint's own rule on the caller (403 FORBIDDEN): the
+ * order docs/api-rules.md fixes. `resolve` may be absent only for a public route, which never
+ * resolves a credential.
  */
-/** `resolve` may be absent only for a public route, which never resolves a credential. */
-export function authenticate(route: Route, resolve: CredentialResolver | undefined): EndpointMiddleware {
+export function authenticate(
+  route: Route,
+  resolve: CredentialResolver | undefined,
+  authorize?: (principal: Principal) => void,
+): EndpointMiddleware {
   return {
     name: 'authenticate',
     before: async (request) => {
@@ -84,6 +89,7 @@ export function authenticate(route: Route, resolve: CredentialResolver | undefin
         }
       }
       if (route.access !== 'browser') assertAllowed(route, principal);
+      authorize?.(principal);
       api.principal = principal;
     },
   };

@@ -1,4 +1,4 @@
-import { BadRequestError, HttpError, InternalError, type OAuthErrorCode, UnauthorizedError } from '../../errors.js';
+import { BadRequestError, type FieldProblem, HttpError, InternalError, type OAuthErrorCode, UnauthorizedError } from '../../errors.js';
 import { describeError, log } from '../../log.js';
 import { escapeHtml, html, json, type Reply } from '../reply.js';
 import { toLambdaResult } from '../lambda-result.js';
@@ -38,8 +38,17 @@ function oauthCodeOf(error: HttpError): OAuthErrorCode | undefined {
 /** RFC 6749 section 5.2: `error_description` is limited to %x20-21 / %x23-5B / %x5D-7E. */
 const describable = (message: string): string => message.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?');
 
-/** The envelope's body, `{ error: { code, message } }`; API Gateway's own responses are written from it too. */
-export const envelopeOf = (error: Pick<HttpError, 'code' | 'message'>) => ({ error: { code: error.code, message: error.message } });
+/**
+ * The envelope's body, `{ error: { code, message } }`, with `details` (the fields a 400 names)
+ * when there are any; API Gateway's own responses are written from it too.
+ */
+export const envelopeOf = (error: Pick<HttpError, 'code' | 'message'> & { details?: readonly FieldProblem[] }) => ({
+  error: {
+    code: error.code,
+    message: error.message,
+    ...(error.details && error.details.length > 0 ? { details: error.details.map(({ field, message }) => ({ field, message })) } : {}),
+  },
+});
 
 /** The page a person sees when a page fails: its title as heading, the error's message as an alert. */
 export function errorPageMarkup(title: string, message: string, layout: (title: string, content: string) => string): string {

@@ -1,5 +1,5 @@
 import httpJsonBodyParser from '@middy/http-json-body-parser';
-import { BadRequestError, PayloadTooLargeError } from '../../errors.js';
+import { BadRequestError, invalidFields, PayloadTooLargeError } from '../../errors.js';
 import type { ApiRequest } from '../api-request.js';
 import type { Route } from '../routes.js';
 import type { EndpointMiddleware, EndpointRequest } from './types.js';
@@ -85,9 +85,9 @@ export function parseBody(route: Route): EndpointMiddleware {
       api.body = await parseJson(request, rawBody, contentType);
       const prototypeKey = prototypeKeyPath(api.body);
       if (prototypeKey) {
-        throw new BadRequestError(
-          `Invalid request body: ${prototypeKey.join('.')}: is reserved: names of JavaScript object properties cannot be used`,
-        );
+        throw invalidFields([
+          { field: prototypeKey.join('.'), message: 'is reserved: names of JavaScript object properties cannot be used' },
+        ]);
       }
     },
   };

@@ -1,3 +1,4 @@
+import type { Role } from '../../identity/principal.js';
 import type { ContainerState, StoredContainer } from '../../containers/container.js';
 import { type WorkloadJson, workloadFromJson, workloadToJson } from '../../containers/workload.js';
 import { keys } from '../keys.js';
@@ -29,6 +30,8 @@ type StoredContainerItem = Partial<WorkloadJson> & {
   pending_task_arn?: string;
   /** Epoch ms at which a restart by the restart policy is due. */
   restart_at?: number;
+  /** The owner's role when the container was made; absent on older containers. */
+  owner_role?: Role;
 };
 
 /** The stored names of the bookkeeping attributes the store updates (the workload's are its declared names). */
@@ -71,6 +74,7 @@ export const containerEntity = {
     task_launch_version: container.taskLaunchVersion,
     pending_task_arn: container.pendingTaskArn,
     restart_at: container.restartAt,
+    owner_role: container.ownerRole,
   }),
   fromItem(item: Item): StoredContainer {
     const stored = asStored<StoredContainerItem>(item);
@@ -92,6 +96,7 @@ export const containerEntity = {
       ...(stored.task_launch_version !== undefined ? { taskLaunchVersion: stored.task_launch_version } : {}),
       ...(stored.pending_task_arn !== undefined ? { pendingTaskArn: stored.pending_task_arn } : {}),
       ...(stored.restart_at !== undefined ? { restartAt: stored.restart_at } : {}),
+      ...(stored.owner_role !== undefined ? { ownerRole: stored.owner_role } : {}),
     };
   },
 };

@@ -1,15 +1,16 @@
-import type { EmailFailures } from '../../identity/identity-store.js';
+import type { EmailFailures, LoginSource } from '../../identity/identity-store.js';
 import { type ItemKey, keys, TTL_ATTRIBUTE, ttlEpochSeconds } from '../keys.js';
 import { asStored, type Item } from './item.js';
 
-/** The sign-in attempts counted against one email from one address in the current window. */
+/** The sign-in attempts counted against one email from one address, or one known device, in the current window. */
 interface StoredLoginAttempts {
   attempts: number;
   window_ends_at: string;
 }
 
 export const loginAttemptsEntity = {
-  key: keys.loginFailuresFromAddress,
+  key: (email: string, source: LoginSource): ItemKey =>
+    'device' in source ? keys.loginFailuresFromDevice(email, source.device) : keys.loginFailuresFromAddress(email, source.address),
   /** A new window holding its first attempt. */
   firstAttemptItem: (key: ItemKey, windowEndsAt: string): Item => ({
     ...key,

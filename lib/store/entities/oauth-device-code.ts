@@ -1,5 +1,11 @@
 import type { OAuthScope, Role } from '../../identity/principal.js';
-import type { DeviceAuthorization, DeviceAuthorizationStatus, UserCodeEntry } from '../../oauth/device-authorization.js';
+import type {
+  DeviceAuthorization,
+  DeviceAuthorizationStatus,
+  Registrant,
+  UserCodeEntry,
+  WrongCodeCounter,
+} from '../../oauth/device-authorization.js';
 import { keys, TTL_ATTRIBUTE, ttlEpochSeconds } from '../keys.js';
 import { asStored, type Item } from './item.js';
 
@@ -26,8 +32,23 @@ interface StoredUserCode {
   device_code_hash: string;
   app_name: string;
   app_description: string;
+  /** Absent on entries written before the page showed the registrant. */
+  first_party?: boolean;
+  registered_by?: string;
+  registered_at?: string;
   scopes: OAuthScope[];
   expires_at: string;
+}
+
+const registrantAttributes = (registrant: Registrant) =>
+  registrant.firstParty
+    ? { first_party: true }
+    : { first_party: false, registered_at: registrant.registeredAt, ...(registrant.email ? { registered_by: registrant.email } : {}) };
+
+function registrantOf(stored: StoredUserCode): Registrant | undefined {
+  if (stored.first_party === undefined) return undefined;
+  if (stored.first_party) return { firstParty: true };
+  return { firstParty: false, registeredAt: stored.registered_at ?? '', ...(stored.registered_by ? { email: stored.registered_by } : {}) };
 }
 
 export const deviceAuthorizationEntity = {
@@ -88,35 +109,40 @@ export const userCodeEntity = {
     device_code_hash: authorization.deviceCodeHash,
     app_name: authorization.app.name,
     app_description: authorization.app.description,
+    ...(authorization.registrant ? registrantAttributes(authorization.registrant) : {}),
     scopes: authorization.scopes,
     expires_at: authorization.expiresAt,
     [TTL_ATTRIBUTE]: ttlEpochSeconds(authorization.expiresAt),
   }),
   fromItem(item: Item): UserCodeEntry {
     const stored = asStored<StoredUserCode>(item);
+    const registrant = registrantOf(stored);
     return {
       deviceCodeHash: stored.device_code_hash,
       app: { name: stored.app_name, description: stored.app_description },
+      ...(registrant ? { registrant } : {}),
       scopes: stored.scopes,
       expiresAt: stored.expires_at,
     };
   },
 };
 
-/** The wrong user codes one session typed in the current window. */
+/** The wrong user codes one session, or one account, typed in the current window. */
 interface StoredUserCodeFailures {
   attempts: number;
   window_ends_at: string;
 }
 
 export const userCodeFailuresEntity = {
-  key: (sessionHash: string) => keys.userCodeFailures(sessionHash),
-  firstFailureItem: (sessionHash: string, windowEndsAt: string): Item => ({
-    ...keys.userCodeFailures(sessionHash),
+  key: (counter: WrongCodeCounter) =>
+    'session' in counter ? keys.userCodeFailures(counter.session) : keys.userCodeFailuresOfAccount(counter.account),
+  firstFailureItem: (counter: WrongCodeCounter, windowEndsAt: string): Item => ({
+    ...userCodeFailuresEntity.key(counter),
     entity: 'user_code_failures',
     attempts: 1,
     window_ends_at: windowEndsAt,
     [TTL_ATTRIBUTE]: ttlEpochSeconds(windowEndsAt),
   }),
+  attemptsOf: (item: Item): number => asStored<Partial<StoredUserCodeFailures>>(item).attempts ?? 0,
   windowEndOf: (item: Item): string | undefined => asStored<Partial<StoredUserCodeFailures>>(item).window_ends_at,
 };

@@ -160,6 +160,8 @@ export const appGrantEntity = {
   grantIdOf: (item: Item): string => asStored<StoredAppGrant>(item).id,
   /** Entries written before the user's list existed carry no application id. */
   appIdOf: (item: Item): string | undefined => asStored<Partial<StoredAppGrant>>(item).app_id,
+  clientIdOf: (item: Item): string | undefined => asStored<Partial<StoredAppGrant>>(item).client_id,
+  expiresAtOf: (item: Item): string | undefined => asStored<Partial<StoredAppGrant>>(item).expires_at,
   /** The attribute the remembered-consent query filters on. */
   clientIdAttribute: 'client_id',
 };

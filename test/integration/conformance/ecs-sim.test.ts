@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, vi } from 'vitest';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { config } from '../../../lib/config.js';
-import { containerRuntime, deferredWork } from '../../../lib/wiring/container-runtime.js';
+import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
+import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { containerServiceWith } from '../../../lib/wiring/containers.js';
 import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';

@@ -7,7 +7,7 @@ import type { StoredContainer } from '../../../lib/containers/container.js';
 import { holdsCpu } from '../../../lib/containers/quota.js';
 import { taskIdOf } from '../../../lib/containers/logs.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
-import { deferredWork } from '../../../lib/wiring/container-runtime.js';
+import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { ecsRuntimeFrom } from '../../../lib/wiring/ecs-runtime.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
 import { reconcilerWith } from '../../../lib/wiring/reconciler.js';

@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { stat } from 'node:fs/promises';
-import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { dynamoDbLocalCommand, localAccessKey, startDynamoDbLocal } from '../../../lib/local/dynamodb-local.js';
 import { isRunning } from '../../support/processes.js';
 
@@ -112,4 +113,64 @@ describe('startDynamoDbLocal on a data directory', () => {
     expect(isRunning(pid)).toBe(true);
     await rm(dataDir, { recursive: true, force: true });
   });
+});
+
+/** Whether a TCP connection to address:port opens. */
+function opens(address: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: address, port, timeout: 3000 });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
+
+describe('DynamoDB Local kept to this machine and this OS user (issue 25 item 2)', () => {
+  it("listens on 127.0.0.1 only: none of the host's other addresses opens its port", async () => {
+    const others = Object.entries(networkInterfaces()).flatMap(([name, addresses]) =>
+      (addresses ?? [])
+        .filter((address) => !address.internal)
+        .map((address) => (address.family === 'IPv6' && address.scopeid ? `${address.address}%${name}` : address.address)),
+    );
+    expect(others.length).toBeGreaterThan(0);
+
+    const opened = await Promise.all(others.map(async (address) => [address, await opens(address, port)] as const));
+
+    expect(opened.filter(([, open]) => open)).toEqual([]);
+    expect(await opens('127.0.0.1', port)).toBe(true);
+  });
+
+  it('makes its data directory 0700 and every file in it 0600, an existing 0755 one included, and writes its database 0600', async () => {
+    const dataDir = join(await mkdtemp(join(tmpdir(), 'dynamodb-private-')), 'dynamodb');
+    await mkdir(dataDir, { mode: 0o755 });
+    await chmod(dataDir, 0o755);
+    await writeFile(join(dataDir, 'left-by-an-older-version.db'), 'x', { mode: 0o644 });
+    const started = await startDynamoDbLocal({ dataDir });
+    try {
+      const client = new DynamoDBClient({ endpoint: started.endpoint, region: 'us-east-1', credentials: started.credentials });
+      await client.send(
+        new CreateTableCommand({
+          TableName: 'written',
+          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+          BillingMode: 'PAY_PER_REQUEST',
+        }),
+      );
+      client.destroy();
+
+      const files = await readdir(dataDir);
+      expect(files).toContain(`${started.credentials.accessKeyId}_us-east-1.db`);
+      expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
+      for (const file of files) expect([file, (await stat(join(dataDir, file))).mode & 0o777]).toEqual([file, 0o600]);
+    } finally {
+      await started.stop();
+      await rm(dirname(dataDir), { recursive: true, force: true });
+    }
+  }, 120_000);
 });

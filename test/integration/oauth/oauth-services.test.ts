@@ -13,7 +13,7 @@ import { RevocationService } from '../../../lib/oauth/revocation.js';
 import { NO_REFRESH_GRACE, type RefreshGrace } from '../../../lib/oauth/refresh-grace.js';
 import { TokenGrantService, type TokenSet } from '../../../lib/oauth/token-grants.js';
 import { refreshGrace } from '../../../lib/wiring/refresh-grace-key.js';
-import { applicationStore, authorizationStore, revocationStore, tokenGrantStore } from '../../../lib/wiring/oauth.js';
+import { applicationStore, authorizationStore, deviceCodeGrantStore, revocationStore, tokenGrantStore } from '../../../lib/wiring/oauth.js';
 import { s256CodeChallenge } from '../../../lib/oauth/pkce.js';
 import { showConsent } from '../../../lib/pages/consent-page.js';
 import { cachedMiddlewareClient, documentClient, tableName } from '../../../lib/store/dynamo.js';
@@ -51,12 +51,18 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** The OAuth services over the wired stores, on one clock, with the wired refresh retry grace (10 s) unless told otherwise. */
-function oauthOn(now: () => Date = () => new Date(), grace: RefreshGrace = refreshGrace) {
+/**
+ * The wired key with the retry grace opted in at 10 s (the service's default is 0, product.md
+ * section 9): the grace tests below need it on; the strict ones pass NO_REFRESH_GRACE.
+ */
+const OPTED_IN_GRACE: RefreshGrace = { seconds: 10, key: refreshGrace.key };
+
+/** The OAuth services over the wired stores, on one clock, with the opted-in refresh retry grace unless told otherwise. */
+function oauthOn(now: () => Date = () => new Date(), grace: RefreshGrace = OPTED_IN_GRACE) {
   return {
     apps: new ApplicationService(applicationStore, now),
     authorization: new AuthorizationService(authorizationStore, now),
-    tokens: new TokenGrantService(tokenGrantStore, now, grace),
+    tokens: new TokenGrantService({ tokenGrants: tokenGrantStore, deviceCodes: deviceCodeGrantStore, now, grace }),
     revocation: new RevocationService(revocationStore, now),
   };
 }
@@ -810,7 +816,8 @@ describe('client secret rotation', () => {
     const client = await registerClient(clocked);
     const tokens = await exchange(client, await authorizationCode(client, clocked), clocked);
 
-    const { app, clientSecret } = await clocked.apps.rotateClientSecret(owner, client.appId);
+    // An overlap is opted into: without one the old secret stops at once.
+    const { app, clientSecret } = await clocked.apps.rotateClientSecret(owner, client.appId, 86_400);
 
     expect(app.previousSecretExpiresAt).toBe(new Date(now + 86_400_000).toISOString());
     expect((await clocked.apps.getApp(owner, client.appId)).previousSecretExpiresAt).toBe(app.previousSecretExpiresAt);
@@ -832,7 +839,7 @@ describe('client secret rotation', () => {
   it('lets a second rotation replace the previous secret: the first secret stops, the second is now the previous one', async () => {
     const client = await registerClient();
     const tokens = await tokensFor(client);
-    const second = (await oauth.apps.rotateClientSecret(owner, client.appId)).clientSecret;
+    const second = (await oauth.apps.rotateClientSecret(owner, client.appId, 86_400)).clientSecret;
     const third = (await oauth.apps.rotateClientSecret(owner, client.appId, 60)).clientSecret;
     const withSecret = (clientSecret: string) => ({ ...client, credentials: { ...client.credentials, clientSecret } });
 
@@ -844,7 +851,7 @@ describe('client secret rotation', () => {
   it('ends the overlap at once, and answers 404 to anyone but the owner', async () => {
     const client = await registerClient();
     const tokens = await tokensFor(client);
-    await oauth.apps.rotateClientSecret(owner, client.appId);
+    await oauth.apps.rotateClientSecret(owner, client.appId, 86_400);
 
     await expect(oauth.apps.endPreviousSecret(user, client.appId)).rejects.toThrow(/not found/i);
     const app = await oauth.apps.endPreviousSecret(owner, client.appId);
@@ -857,7 +864,7 @@ describe('client secret rotation', () => {
   it('authenticates with the previous secret at no extra cost: a refresh stays one BatchGetItem and one UpdateItem', async () => {
     const client = await registerClient();
     const tokens = await tokensFor(client);
-    await oauth.apps.rotateClientSecret(owner, client.appId);
+    await oauth.apps.rotateClientSecret(owner, client.appId, 86_400);
 
     const { commands } = await countRoundTrips(() => refresh(client, tokens.refreshToken));
 

@@ -8,7 +8,7 @@ const store = new DynamoIdentityStore();
 const WINDOW_SECONDS = 900;
 const LIMIT = 5;
 const NOW = new Date('2025-01-01T00:00:00.000Z');
-const ADDRESS = '198.51.100.7';
+const ADDRESS = { address: '198.51.100.7' };
 
 let emailCounter = 0;
 const uniqueEmail = () => `guesser-${process.pid}-${(emailCounter += 1)}@example.com`;

@@ -20,10 +20,17 @@ const series = (id: string, points: Array<[number, number]>) => ({
 });
 
 let history: CloudWatchUsageHistory;
+let clock = END;
 
 beforeEach(() => {
   cloudWatchMock.reset();
-  history = new CloudWatchUsageHistory('workloads', 'container-hosting-workload');
+  clock = END;
+  history = new CloudWatchUsageHistory(
+    'workloads',
+    'container-hosting-workload',
+    new CloudWatchClient({ region: 'eu-west-1' }),
+    () => clock,
+  );
 });
 
 const query = (tasks: string[]) => ({
@@ -136,5 +143,36 @@ describe('CloudWatchUsageHistory', () => {
       [minute(1).getTime(), 200],
       [minute(2).getTime(), 210],
     ]);
+  });
+
+  it('fetches a container’s history at most once a minute: 10 open pages asking at once and again make one call', async () => {
+    // Prepare
+    cloudWatchMock.on(GetMetricDataCommand).callsFake(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return { MetricDataResults: [series('memoryUtilized0', [[59, 64]])] };
+    });
+    // Act
+    const pages = await Promise.all(Array.from({ length: 10 }, () => history.historyOf(query([CURRENT_TASK]))));
+    clock += 59_000;
+    const later = await history.historyOf({ ...query([CURRENT_TASK]), start: START + 59_000, end: END + 59_000 });
+    // Assess
+    expect(pages.every((page) => JSON.stringify(page) === JSON.stringify(pages[0]))).toBe(true);
+    expect(later).toEqual(pages[0]);
+    expect(cloudWatchMock.commandCalls(GetMetricDataCommand)).toHaveLength(1);
+
+    // A minute on, or another task list, is a new call.
+    clock += 1_000;
+    await history.historyOf({ ...query([CURRENT_TASK]), start: START + 60_000, end: END + 60_000 });
+    await history.historyOf(query([CURRENT_TASK, EARLIER_TASK]));
+    expect(cloudWatchMock.commandCalls(GetMetricDataCommand)).toHaveLength(3);
+  });
+
+  it('answers 429 with Retry-After when CloudWatch throttles GetMetricData', async () => {
+    // Prepare: CloudWatch's throttling error is named Throttling (HTTP 400, "Rate exceeded").
+    cloudWatchMock.on(GetMetricDataCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'Throttling' }));
+    // Act
+    const error = await history.historyOf(query([CURRENT_TASK])).catch((thrown: unknown) => thrown);
+    // Assess
+    expect(error).toMatchObject({ statusCode: 429, code: 'RATE_LIMITED', headers: { 'Retry-After': '5' } });
   });
 });

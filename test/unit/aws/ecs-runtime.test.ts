@@ -352,6 +352,37 @@ describe('EcsRuntime task definitions per (image, port)', () => {
   });
 });
 
+describe('EcsRuntime image pulls through the ECR cache', () => {
+  it('registers the cached reference of a Docker Hub shorthand image, in a family named after the image as the user gave it', async () => {
+    // Prepare
+    const cache = { registry: '123456789012.dkr.ecr.eu-west-1.amazonaws.com', prefixes: { 'docker.io': 'docker-hub' } };
+    const cachedRuntime = new EcsRuntime({ ...SETTINGS, taskDefinitions: { ...SETTINGS.taskDefinitions, imageCache: cache } });
+    ecsMock
+      .on(DescribeTaskDefinitionCommand)
+      .rejects(Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' }));
+    ecsMock.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: TASK_DEFINITION_ARN } });
+    // Act
+    await cachedRuntime.taskDefinitionFor('nginx:1.27', 8080);
+    // Assess
+    const [registered] = ecsMock.commandCalls(RegisterTaskDefinitionCommand).map((call) => call.args[0].input);
+    expect(registered?.family).toBe(taskFamilyFor('workload', 'nginx:1.27', 8080));
+    expect(registered?.containerDefinitions?.[0]?.image).toBe('123456789012.dkr.ecr.eu-west-1.amazonaws.com/docker-hub/library/nginx:1.27');
+  });
+
+  it('registers nothing for an image no rule covers, failing the launch with a TaskLaunchError', async () => {
+    // Prepare
+    const cache = { registry: '123456789012.dkr.ecr.eu-west-1.amazonaws.com', prefixes: { 'public.ecr.aws': 'ecr-public' } };
+    const cachedRuntime = new EcsRuntime({ ...SETTINGS, taskDefinitions: { ...SETTINGS.taskDefinitions, imageCache: cache } });
+    ecsMock
+      .on(DescribeTaskDefinitionCommand)
+      .rejects(Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' }));
+    // Act, Assess
+    await expect(cachedRuntime.runTask(launch({ image: 'nginx' }))).rejects.toBeInstanceOf(TaskLaunchError);
+    expect(ecsMock.commandCalls(RegisterTaskDefinitionCommand)).toHaveLength(0);
+    expect(ecsMock.commandCalls(RunTaskCommand)).toHaveLength(0);
+  });
+});
+
 describe('EcsRuntime task roles', () => {
   it('registers task definitions with no task role, so the metadata endpoint hands user code no credentials', async () => {
     ecsMock

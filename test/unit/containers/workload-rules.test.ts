@@ -43,6 +43,32 @@ describe('image', () => {
   });
 });
 
+describe('image, on a deployment that pulls through an ECR cache', () => {
+  const cached = imageSchema([], ['public.ecr.aws', 'quay.io', 'registry.k8s.io']);
+  const messageOf = (image: string) => issuesOf(cached, image).join('; ').replace(/^: /, '') || undefined;
+
+  it('admits images of cached registries and of private ECR registries', () => {
+    expect(
+      ['public.ecr.aws/nginx/nginx-unprivileged:stable-alpine', 'quay.io/a/b', '123456789012.dkr.ecr.eu-west-1.amazonaws.com/app:1'].map(
+        messageOf,
+      ),
+    ).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('refuses Docker Hub, in every spelling, naming the setting that adds its credentials', () => {
+    for (const image of ['nginx', 'library/nginx:1.27', 'docker.io/user/app:1', 'registry-1.docker.io/user/app']) {
+      expect(messageOf(image)).toContain('deployment setting dockerHubCredentialsSecretArn');
+    }
+  });
+
+  it('refuses GitHub naming its setting, and a registry no setting adds naming what is cached', () => {
+    expect(messageOf('ghcr.io/o/r:t')).toContain('githubCredentialsSecretArn');
+    expect(messageOf('registry.gitlab.com/g/p')).toBe(
+      'is on registry.gitlab.com, which has no ECR pull-through cache rule on this deployment: images come from public.ecr.aws, quay.io, registry.k8s.io or an Amazon ECR registry (push it to ECR, or see README, "Deploying")',
+    );
+  });
+});
+
 describe('port', () => {
   it.each([1, 80, 8080, 65535])('accepts %i', (port) => expect(issuesOf(portSchema, port)).toEqual([]));
   it.each([0, 65536, -1, 80.5, '80'])('refuses %s', (port) => expect(issuesOf(portSchema, port)).not.toEqual([]));

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../../lib/errors.js';
-import { oauthParameters, parseAuthorizeParameters, parseTokenRequest, tokenToRevoke } from '../../../lib/oauth/oauth-parameters.js';
+import { parseAuthorizationCodeRequest } from '../../../lib/oauth/grants/authorization-code.js';
+import { parseDeviceCodeRequest } from '../../../lib/oauth/grants/device-code.js';
+import { parseRefreshTokenRequest } from '../../../lib/oauth/grants/refresh-token.js';
+import { oauthParameters, parseAuthorizeParameters, tokenToRevoke } from '../../../lib/oauth/oauth-parameters.js';
 
 const CLIENT_ID = '0190f5c2-7a3e-7b1c-8d2e-123456789abc';
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
@@ -70,10 +73,9 @@ describe('oauthParameters', () => {
   });
 });
 
-describe('parseTokenRequest', () => {
+describe('the grants parse their own parameters', () => {
   it('reads an authorization_code request with its verifier', () => {
-    expect(parseTokenRequest({ grant_type: 'authorization_code', code: 'c', redirect_uri: 'r', code_verifier: 'v' })).toEqual({
-      grantType: 'authorization_code',
+    expect(parseAuthorizationCodeRequest({ grant_type: 'authorization_code', code: 'c', redirect_uri: 'r', code_verifier: 'v' })).toEqual({
       code: 'c',
       redirectUri: 'r',
       codeVerifier: 'v',
@@ -81,22 +83,20 @@ describe('parseTokenRequest', () => {
   });
 
   it('reads a refresh_token request with a narrower scope', () => {
-    expect(parseTokenRequest({ grant_type: 'refresh_token', refresh_token: 't', scope: 'containers:read' })).toEqual({
-      grantType: 'refresh_token',
+    expect(parseRefreshTokenRequest({ grant_type: 'refresh_token', refresh_token: 't', scope: 'containers:read' })).toEqual({
       refreshToken: 't',
       scopes: ['containers:read'],
     });
   });
 
   it.each([
-    ['no grant_type', {}],
-    ['the password grant', { grant_type: 'password' }],
-    ['a code exchange without code', { grant_type: 'authorization_code', redirect_uri: 'r' }],
-    ['a code exchange without redirect_uri', { grant_type: 'authorization_code', code: 'c' }],
-    ['a refresh without refresh_token', { grant_type: 'refresh_token' }],
-    ['a refresh with an unknown scope', { grant_type: 'refresh_token', refresh_token: 't', scope: 'root' }],
-  ])('reports %s as a bad request', (_case, parameters) => {
-    expect(parseTokenRequest(parameters)).toBeInstanceOf(BadRequestError);
+    ['a code exchange without code', parseAuthorizationCodeRequest({ grant_type: 'authorization_code', redirect_uri: 'r' })],
+    ['a code exchange without redirect_uri', parseAuthorizationCodeRequest({ grant_type: 'authorization_code', code: 'c' })],
+    ['a refresh without refresh_token', parseRefreshTokenRequest({ grant_type: 'refresh_token' })],
+    ['a refresh with an unknown scope', parseRefreshTokenRequest({ grant_type: 'refresh_token', refresh_token: 't', scope: 'root' })],
+    ['a device code poll without device_code', parseDeviceCodeRequest({})],
+  ])('reports %s as a bad request', (_case, parsed) => {
+    expect(parsed).toBeInstanceOf(BadRequestError);
   });
 });
 
@@ -116,10 +116,10 @@ describe('protocol-named errors (RFC 6749 section 5.2, RFC 7009 section 2.2.1)',
   const codeOf = (value: unknown) => (value as { oauthError?: string }).oauthError;
 
   it('names what is wrong with a token request', () => {
-    expect(codeOf(parseTokenRequest({}))).toBe('invalid_request');
-    expect(codeOf(parseTokenRequest({ grant_type: 'authorization_code', redirect_uri: 'x' }))).toBe('invalid_request');
-    expect(codeOf(parseTokenRequest({ grant_type: 'password' }))).toBe('unsupported_grant_type');
-    expect(codeOf(parseTokenRequest({ grant_type: 'refresh_token', refresh_token: 'svrt_x', scope: 'admin' }))).toBe('invalid_scope');
+    expect(codeOf(parseAuthorizationCodeRequest({ grant_type: 'authorization_code', redirect_uri: 'x' }))).toBe('invalid_request');
+    expect(codeOf(parseRefreshTokenRequest({ grant_type: 'refresh_token', refresh_token: 'svrt_x', scope: 'admin' }))).toBe(
+      'invalid_scope',
+    );
     expect(() => oauthParameters({ code: 42 })).toThrow(expect.objectContaining({ oauthError: 'invalid_request' }));
   });
 

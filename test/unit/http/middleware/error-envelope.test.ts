@@ -76,3 +76,30 @@ describe('errorReply', () => {
     expect(JSON.parse(reply.body).error_description).toBe('Parameter ???x? is repeated');
   });
 });
+
+describe('errorReply with field details', () => {
+  it('writes the fields a 400 names as error.details beside code and message', () => {
+    const error = new BadRequestError('Invalid request body: memory_mb: too small', [{ field: 'memory_mb', message: 'too small' }]);
+
+    const reply = errorReply(error, 'r', 'envelope');
+
+    expect(reply.statusCode).toBe(400);
+    expect(JSON.parse(reply.body)).toEqual({
+      error: {
+        code: 'BAD_REQUEST',
+        message: 'Invalid request body: memory_mb: too small',
+        details: [{ field: 'memory_mb', message: 'too small' }],
+      },
+    });
+  });
+
+  it('writes no details key for an error that names no field', () => {
+    expect(Object.keys(JSON.parse(errorReply(new BadRequestError('Malformed'), 'r', 'envelope').body).error)).toEqual(['code', 'message']);
+  });
+
+  it('keeps RFC 6749 bodies as they are: error and error_description only', () => {
+    const error = new BadRequestError('Invalid request body: scope: bad', [{ field: 'scope', message: 'bad' }]);
+
+    expect(Object.keys(JSON.parse(errorReply(error, 'r', 'rfc6749').body))).toEqual(['error', 'error_description']);
+  });
+});

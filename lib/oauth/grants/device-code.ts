@@ -1,7 +1,7 @@
-import { invalidGrant, OAuthRequestError } from '../errors.js';
-import { CREDENTIAL_PREFIX, constantTimeEqual, MAX_CREDENTIAL_LENGTH, newGrantSecret, sha256Hex } from '../identity/secrets.js';
-import { authenticateClient, type ClientCredentials, invalidClient, isPlausibleClientId, verifyClient } from './client-authentication.js';
-import type { DeviceAuthorization } from './device-authorization.js';
+import { invalidGrant, invalidRequest, OAuthRequestError } from '../../errors.js';
+import { CREDENTIAL_PREFIX, constantTimeEqual, MAX_CREDENTIAL_LENGTH, newGrantSecret, sha256Hex } from '../../identity/secrets.js';
+import { authenticateClient, type ClientCredentials, invalidClient, isPlausibleClientId, verifyClient } from '../client-authentication.js';
+import { DEVICE_CODE_GRANT_TYPE, type DeviceAuthorization } from '../device-authorization.js';
 import {
   ACCESS_TOKEN_LIFETIME_SECONDS,
   earlier,
@@ -9,9 +9,9 @@ import {
   hasExpired,
   isoAfter,
   REFRESH_TOKEN_LIFETIME_SECONDS,
-} from './lifetimes.js';
-import type { Grant, OAuthClient, TokenWriteOutcome } from './oauth-store.js';
-import type { TokenSet } from './token-grants.js';
+} from '../lifetimes.js';
+import type { Grant, OAuthClient, TokenWriteOutcome } from '../oauth-store.js';
+import { type TokenGrant, type TokenSet, wellFormed } from './grant.js';
 
 /** Clocks of two function instances may differ a little; a poll this much early still counts as on time. */
 const POLL_CLOCK_TOLERANCE_MS = 250;
@@ -35,18 +35,31 @@ export interface DeviceCodeGrantStore {
   redeemDeviceAuthorization(deviceCodeHash: string, client: OAuthClient, grant: Grant): Promise<TokenWriteOutcome>;
 }
 
-/** The device code grant at the token endpoint (RFC 8628 section 3.4 to 3.5). */
-export class DeviceCodeGrant {
-  constructor(
-    private readonly store: DeviceCodeGrantStore,
-    private readonly now: () => Date = () => new Date(),
-  ) {}
+/** RFC 8628 section 3.4: `device_code` is required. */
+export function parseDeviceCodeRequest(parameters: Record<string, string>): { deviceCode: string } | OAuthRequestError {
+  const deviceCode = parameters.device_code;
+  if (deviceCode === undefined) return invalidRequest('device_code is required');
+  return { deviceCode };
+}
 
-  /**
-   * The token endpoint's device code grant (RFC 8628 section 3.4 to 3.5): pending, slow down,
-   * denied, expired, or the tokens, once.
-   */
-  async redeemDeviceCode(credentials: ClientCredentials, deviceCode: string): Promise<TokenSet> {
+/**
+ * The device code grant at the token endpoint (RFC 8628 section 3.4 to 3.5): pending, slow
+ * down, denied, expired, or the tokens, once. Its store is apart from the device page's, so
+ * the token function's bundle stays small.
+ */
+export class DeviceCodeGrant implements TokenGrant {
+  readonly grantType = DEVICE_CODE_GRANT_TYPE;
+  readonly name = 'device_code';
+  private readonly store: DeviceCodeGrantStore;
+  private readonly now: () => Date;
+
+  constructor({ deviceCodes, now = () => new Date() }: { deviceCodes: DeviceCodeGrantStore; now?: () => Date }) {
+    this.store = deviceCodes;
+    this.now = now;
+  }
+
+  async issue(credentials: ClientCredentials, parameters: Record<string, string>): Promise<TokenSet> {
+    const { deviceCode } = await wellFormed(this.store, credentials, parseDeviceCodeRequest(parameters), this.now());
     if (!isPlausibleClientId(credentials) || deviceCode.length > MAX_CREDENTIAL_LENGTH) {
       await authenticateClient(this.store, credentials);
       throw invalidGrant('The device code is invalid');

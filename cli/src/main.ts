@@ -1,104 +1,104 @@
-#!/usr/bin/env node
-import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Command, CommanderError, Option } from 'commander';
+import { type Command, CommanderError, Command as Program, Option } from 'commander';
+import type {
+  ContainerRecord,
+  DeviceAuthorizationRecord,
+  LogLine,
+  MetricsRecord,
+  TokenResponse,
+  UserRecord,
+} from '../../lib/http/api-types.js';
+import { openBrowser } from './browser.js';
+import { CREATE_FIELDS, UPDATE_FIELDS } from './contract.js';
+import { CliError } from './errors.js';
+import { addFieldOptions, bodyFromOptions, fieldRows, namedValue, problemsText } from './fields.js';
 import {
+  ApiError,
   apiCall,
   apiList,
   apiUrlOf,
   CLI_CLIENT_ID,
   CLI_SCOPES,
-  CliError,
   forgetSignIn,
   oauthForm,
   readCredentials,
   saveSignIn,
-} from './session.mjs';
+} from './session.js';
 
 /**
  * `container-hosting`, the service's command-line client (README, "Command-line client").
- * Plain ESM with two small dependencies, so it starts in well under 300 ms.
+ * Built by `npm ci` (the `prepare` script, scripts/build-cli.ts) into one file beside two small
+ * dependencies, so it starts in well under 300 ms.
  * Exit codes: 0 success, 1 API or network error, 2 usage.
  */
 
 const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const SETTLED_STATES = ['running', 'stopped', 'failed'];
-const FOLLOW_POLL_MS = 1000;
+const SETTLED_STATES: ReadonlyArray<ContainerRecord['state']> = ['running', 'stopped', 'failed'];
+// `logs -f` asks every 2 s: docs/containers.md "What reading costs" (CloudWatch Logs quotas on AWS).
+const FOLLOW_POLL_MS = 2000;
 const STATE_POLL_MS = 1000;
+/** The columns of `ls`, checked against the record's type; the rest is for `get`. */
+const LIST_COLUMNS = ['hostname', 'state', 'image', 'cpu_cores', 'memory_mb', 'url', 'id'] as const satisfies ReadonlyArray<
+  keyof ContainerRecord
+>;
+/** The fields the command line takes as arguments rather than flags: `create HOSTNAME -- COMMAND…`. */
+const ARGUMENT_FIELDS = ['hostname', 'command'];
 
-const program = new Command();
+interface Globals {
+  api?: string;
+  json?: boolean;
+  insecure?: boolean;
+}
 
 const out = (line = '') => process.stdout.write(`${line}\n`);
 const say = (line = '') => process.stderr.write(`${line}\n`);
 
 /** Global options, wherever on the line they were given. */
-const globals = (command) => command.optsWithGlobals();
+const globals = (command: Command) => command.optsWithGlobals<Globals>();
+const apiOf = (command: Command) => apiUrlOf(globals(command).api, globals(command).insecure);
+
+interface Spinner {
+  update(text: string): void;
+  success(text: string): void;
+  error(text: string): void;
+}
 
 /** A spinner on stderr when it is a terminal; nothing otherwise, so pipes and tests read clean lines. */
-async function spinner(text) {
-  if (!process.stderr.isTTY) return { update() {}, success() {}, error() {}, stop() {} };
+async function spinner(text: string): Promise<Spinner> {
+  if (!process.stderr.isTTY) return { update() {}, success() {}, error() {} };
   const { createSpinner } = await import('nanospinner');
   const spin = createSpinner(text, { stream: process.stderr }).start();
   return {
     update: (next) => spin.update({ text: next }),
     success: (done) => spin.success({ text: done }),
     error: (done) => spin.error({ text: done }),
-    stop: () => spin.stop(),
   };
 }
 
-/** Opens a URL in the desktop's browser when there is one; says nothing when there is none. */
-function openBrowser(url) {
-  const hasDesktop = process.platform === 'darwin' || process.platform === 'win32' || process.env.DISPLAY || process.env.WAYLAND_DISPLAY;
-  if (!hasDesktop) return false;
-  const [command, args] =
-    process.platform === 'darwin'
-      ? ['open', [url]]
-      : process.platform === 'win32'
-        ? ['cmd', ['/c', 'start', '', url]]
-        : ['xdg-open', [url]];
-  try {
-    const child = spawn(command, args, { stdio: 'ignore', detached: true });
-    child.on('error', () => {});
-    child.unref();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function table(rows, columns) {
-  if (rows.length === 0) return;
-  const cells = rows.map((row) => columns.map(([, pick]) => String(pick(row) ?? '')));
-  const widths = columns.map(([title], index) => Math.max(title.length, ...cells.map((row) => row[index].length)));
-  const line = (values) =>
+function table(rows: ContainerRecord[]): void {
+  const titles = LIST_COLUMNS.map((column) => column.toUpperCase());
+  const cells = rows.map((row) => LIST_COLUMNS.map((column) => String(row[column] ?? '-')));
+  const widths = titles.map((title, index) => Math.max(title.length, ...cells.map((row) => row[index]!.length)));
+  const line = (values: string[]) =>
     values
-      .map((value, index) => value.padEnd(widths[index]))
+      .map((value, index) => value.padEnd(widths[index]!))
       .join('  ')
       .trimEnd();
-  out(line(columns.map(([title]) => title)));
+  out(line(titles));
   for (const row of cells) out(line(row));
 }
 
-function details(container) {
-  const rows = [
+/** One container, a line per fact: who and where it is, then each workload field of the PATCH body. */
+function details(container: ContainerRecord): void {
+  const record = container as unknown as Record<string, unknown>;
+  const rows: Array<[string, string]> = [
     ['id', container.id],
     ['hostname', container.hostname],
     ['state', container.state + (container.state_reason ? ` (${container.state_reason})` : '')],
     ['url', container.url ?? '-'],
-    ['image', container.image],
-    ['port', container.port],
-    ['command', container.command ? container.command.join(' ') : '(image default)'],
-    ['size', `${container.cpu_cores} CPU, ${container.memory_mb} MB memory, ${container.disk_gb} GB disk`],
-    [
-      'env',
-      Object.keys(container.env).length
-        ? Object.entries(container.env)
-            .map(([name, value]) => `${name}=${value}`)
-            .join(' ')
-        : '-',
-    ],
+    ...fieldRows(UPDATE_FIELDS, record),
+    ['restarts', String(container.restart_count)],
     ['created', container.created_at],
     ['updated', container.updated_at],
   ];
@@ -106,36 +106,25 @@ function details(container) {
   for (const [name, value] of rows) out(`${name.padEnd(width)}  ${value}`);
 }
 
-const printJson = (data) => out(JSON.stringify(data, null, 2));
-
-/** `NAME=VALUE`, as `--env` and `env set` take it. */
-function envPair(pair) {
-  const equals = pair.indexOf('=');
-  if (equals <= 0) throw new CliError(`Expected NAME=VALUE, got "${pair}"`, { exitCode: 2 });
-  return [pair.slice(0, equals), pair.slice(equals + 1)];
-}
-
-const positiveNumber = (name) => (value) => {
-  const number = Number(value);
-  if (!Number.isFinite(number) || number <= 0) throw new CliError(`${name} must be a positive number, got "${value}"`, { exitCode: 2 });
-  return number;
-};
+const printJson = (data: unknown) => out(JSON.stringify(data, null, 2));
 
 /** A container named by its id or its hostname. */
-async function findContainer(api, name) {
-  if (UUID.test(name)) return (await apiCall(api, 'GET', `/api/v1/containers/${name}`)).data;
-  const found = (await apiList(api, '/api/v1/containers', { limit: 1000 })).find((container) => container.hostname === name);
+async function findContainer(api: string, name: string): Promise<ContainerRecord> {
+  if (UUID.test(name)) return (await apiCall<ContainerRecord>(api, 'GET', `/api/v1/containers/${name}`)).data;
+  const found = (await apiList<ContainerRecord>(api, '/api/v1/containers', { limit: 1000 })).find(
+    (container) => container.hostname === name,
+  );
   if (!found) throw new CliError(`No container named ${name}`, { code: 'NOT_FOUND' });
   return found;
 }
 
 /** Polls until the container's state settles (running, stopped or failed), with a spinner. */
-async function untilSettled(api, container, verb) {
+async function untilSettled(api: string, container: ContainerRecord, verb: string): Promise<ContainerRecord> {
   const spin = await spinner(`${verb} ${container.hostname}: ${container.state}`);
   let current = container;
   while (!SETTLED_STATES.includes(current.state)) {
     await sleep(STATE_POLL_MS);
-    current = (await apiCall(api, 'GET', `/api/v1/containers/${container.id}`)).data;
+    current = (await apiCall<ContainerRecord>(api, 'GET', `/api/v1/containers/${container.id}`)).data;
     spin.update(`${verb} ${container.hostname}: ${current.state}`);
   }
   if (current.state === 'failed') spin.error(`${container.hostname} failed${current.state_reason ? `: ${current.state_reason}` : ''}`);
@@ -143,16 +132,19 @@ async function untilSettled(api, container, verb) {
   return current;
 }
 
-function show(command, data, human) {
+function show<Data>(command: Command, data: Data, human: (data: Data) => void): void {
   if (globals(command).json) printJson(data);
   else human(data);
 }
 
 // login, logout, whoami
 
-async function login(options, command) {
-  const api = apiUrlOf(globals(command).api);
-  const started = await oauthForm(api, '/api/v1/oauth/device_authorization', { client_id: CLI_CLIENT_ID, scope: CLI_SCOPES });
+async function login(options: { browser: boolean }, command: Command): Promise<void> {
+  const api = apiOf(command);
+  const started = await oauthForm<DeviceAuthorizationRecord>(api, '/api/v1/oauth/device_authorization', {
+    client_id: CLI_CLIENT_ID,
+    scope: CLI_SCOPES,
+  });
   if (started.status !== 200) {
     throw new CliError(started.body.error_description ?? `device authorization failed (HTTP ${started.status})`, {
       code: started.body.error,
@@ -161,7 +153,10 @@ async function login(options, command) {
   const device = started.body;
   out(`To sign in, open ${device.verification_uri_complete}`);
   out(`and check that it shows the code ${device.user_code}`);
-  if (options.browser !== false && openBrowser(device.verification_uri_complete)) say('(opened in your browser)');
+  // Only the API's own device page is opened; anything else is left for the person to judge.
+  if (options.browser !== false && openBrowser(device.verification_uri_complete, { origin: new URL(api).origin })) {
+    say('(opened in your browser)');
+  }
   let interval = device.interval ?? 5;
   const deadline = Date.now() + device.expires_in * 1000;
   const spin = await spinner('Waiting for approval in the browser…');
@@ -171,7 +166,7 @@ async function login(options, command) {
       spin.error('The code expired');
       throw new CliError('The code expired before it was approved; run login again', { code: 'expired_token' });
     }
-    const polled = await oauthForm(api, '/api/v1/oauth/token', {
+    const polled = await oauthForm<TokenResponse>(api, '/api/v1/oauth/token', {
       grant_type: DEVICE_CODE_GRANT_TYPE,
       device_code: device.device_code,
       client_id: CLI_CLIENT_ID,
@@ -190,20 +185,20 @@ async function login(options, command) {
     spin.error(error === 'access_denied' ? 'Denied in the browser' : 'Sign-in failed');
     throw new CliError(polled.body.error_description ?? `HTTP ${polled.status}`, { code: error });
   }
-  const { data: me } = await apiCall(api, 'GET', '/api/v1/users/me');
+  const { data: me } = await apiCall<UserRecord>(api, 'GET', '/api/v1/users/me');
   spin.success(`Signed in to ${api}`);
   out(`Signed in to ${api} as ${me.email}`);
 }
 
-async function logout(_options, command) {
-  const api = apiUrlOf(globals(command).api);
-  const entry = readCredentials().apis?.[api];
+async function logout(_options: unknown, command: Command): Promise<void> {
+  const api = apiOf(command);
+  const entry = readCredentials().apis[api];
   if (!entry) {
     out(`Not signed in to ${api}`);
     return;
   }
   // RFC 7009: revoking the refresh token ends its grant, so the access token stops too.
-  const revoked = await oauthForm(api, '/api/v1/oauth/token/revoke', {
+  const revoked = await oauthForm<object>(api, '/api/v1/oauth/token/revoke', {
     token: entry.refresh_token,
     token_type_hint: 'refresh_token',
     client_id: entry.client_id ?? CLI_CLIENT_ID,
@@ -213,77 +208,75 @@ async function logout(_options, command) {
   out(`Signed out of ${api}`);
 }
 
-async function whoami(_options, command) {
-  const api = apiUrlOf(globals(command).api);
-  const { data } = await apiCall(api, 'GET', '/api/v1/users/me');
+async function whoami(_options: unknown, command: Command): Promise<void> {
+  const api = apiOf(command);
+  const { data } = await apiCall<UserRecord>(api, 'GET', '/api/v1/users/me');
   show(command, data, (me) => out(`${me.email} (${me.role}) on ${api}`));
 }
 
 // containers
 
-const containerColumns = [
-  ['HOSTNAME', (container) => container.hostname],
-  ['STATE', (container) => container.state],
-  ['IMAGE', (container) => container.image],
-  ['SIZE', (container) => `${container.cpu_cores}cpu/${container.memory_mb}MB`],
-  ['URL', (container) => container.url ?? '-'],
-  ['ID', (container) => container.id],
-];
-
-async function list(_options, command) {
-  const api = apiUrlOf(globals(command).api);
-  const containers = await apiList(api, '/api/v1/containers', { limit: 1000 });
+async function list(_options: unknown, command: Command): Promise<void> {
+  const api = apiOf(command);
+  const containers = await apiList<ContainerRecord>(api, '/api/v1/containers', { limit: 1000 });
   show(command, containers, (rows) =>
-    rows.length ? table(rows, containerColumns) : say('No containers yet; create one with: container-hosting create HOSTNAME'),
+    rows.length ? table(rows) : say('No containers yet; create one with: container-hosting create HOSTNAME'),
   );
 }
 
-async function create(hostname, commandWords, options, command) {
-  const api = apiUrlOf(globals(command).api);
+async function create(hostname: string, commandWords: string[], options: Record<string, unknown>, command: Command): Promise<void> {
+  const api = apiOf(command);
   const body = {
     hostname,
-    ...(options.image ? { image: options.image } : {}),
-    ...(options.port ? { port: options.port } : {}),
-    ...(options.cpu ? { cpu_cores: options.cpu } : {}),
-    ...(options.memory ? { memory_mb: options.memory } : {}),
-    ...(options.disk ? { disk_gb: options.disk } : {}),
-    ...(options.env.length ? { env: Object.fromEntries(options.env.map(envPair)) } : {}),
+    ...bodyFromOptions(CREATE_FIELDS, options),
     ...(commandWords.length ? { command: commandWords } : {}),
   };
-  const { data } = await apiCall(api, 'POST', '/api/v1/containers', { body });
+  const { data } = await apiCall<ContainerRecord>(api, 'POST', '/api/v1/containers', { body });
   const settled = options.wait === false || globals(command).json ? data : await untilSettled(api, data, 'Creating');
   show(command, settled, details);
 }
 
-async function get(name, _options, command) {
-  const api = apiUrlOf(globals(command).api);
-  show(command, await findContainer(api, name), details);
+async function update(name: string, commandWords: string[], options: Record<string, unknown>, command: Command): Promise<void> {
+  const api = apiOf(command);
+  const container = await findContainer(api, name);
+  const changes = {
+    ...bodyFromOptions(UPDATE_FIELDS, options, container as unknown as Record<string, unknown>),
+    ...(commandWords.length ? { command: commandWords } : {}),
+  };
+  if (Object.keys(changes).length === 0)
+    throw new CliError('Nothing to change: give at least one option (see update --help)', { exitCode: 2 });
+  const { data } = await apiCall<ContainerRecord>(api, 'PATCH', `/api/v1/containers/${container.id}`, { body: changes });
+  show(command, data, details);
 }
 
-const lifecycle = (action, verb) => async (name, options, command) => {
-  const api = apiUrlOf(globals(command).api);
+async function get(name: string, _options: unknown, command: Command): Promise<void> {
+  show(command, await findContainer(apiOf(command), name), details);
+}
+
+const lifecycle = (action: string, verb: string) => async (name: string, options: { wait: boolean }, command: Command) => {
+  const api = apiOf(command);
   const container = await findContainer(api, name);
-  const { data } = await apiCall(api, 'POST', `/api/v1/containers/${container.id}/${action}`);
+  const { data } = await apiCall<ContainerRecord>(api, 'POST', `/api/v1/containers/${container.id}/${action}`);
   const settled = options.wait === false || globals(command).json ? data : await untilSettled(api, data, verb);
   show(command, settled, details);
 };
 
-async function remove(name, _options, command) {
-  const api = apiUrlOf(globals(command).api);
+async function remove(name: string, _options: unknown, command: Command): Promise<void> {
+  const api = apiOf(command);
   const container = await findContainer(api, name);
-  const { data } = await apiCall(api, 'DELETE', `/api/v1/containers/${container.id}`);
+  const { data } = await apiCall<unknown>(api, 'DELETE', `/api/v1/containers/${container.id}`);
   show(command, data, () => out(`Deleted ${container.hostname}`));
 }
 
-const logLine = (line) => `${line.timestamp} ${line.stream === 'stderr' ? 'err' : 'out'} ${line.message}`;
+const logLine = (line: LogLine) => `${line.timestamp} ${line.stream === 'stderr' ? 'err' : 'out'} ${line.message}`;
 
-async function logs(name, options, command) {
-  const api = apiUrlOf(globals(command).api);
+async function logs(name: string, options: { follow?: boolean; since?: string; limit?: number }, command: Command): Promise<void> {
+  const api = apiOf(command);
   const json = globals(command).json;
   const container = await findContainer(api, name);
   const path = `/api/v1/containers/${container.id}/logs`;
-  const print = (line) => out(json ? JSON.stringify(line) : logLine(line));
-  const first = await apiCall(api, 'GET', path, { query: { limit: options.limit, since: options.since } });
+  const print = (line: LogLine) => out(json ? JSON.stringify(line) : logLine(line));
+  const first = await apiCall<LogLine[]>(api, 'GET', path, { query: { limit: options.limit, since: options.since } });
   if (!options.follow) {
     if (json) printJson(first.data);
     else first.data.forEach(print);
@@ -293,19 +286,19 @@ async function logs(name, options, command) {
   // Follows by asking for the lines since the last one printed; lines with that very timestamp
   // come back again and are skipped by content, so none prints twice.
   let last = first.data.at(-1)?.timestamp ?? options.since ?? new Date().toISOString();
-  let seenAtLast = new Set(first.data.filter((line) => line.timestamp === last).map(JSON.stringify));
+  let seenAtLast = new Set(first.data.filter((line) => line.timestamp === last).map((line) => JSON.stringify(line)));
   // Ctrl-C (or a TERM from a supervisor) ends following with exit 0.
-  const stop = new Promise((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
+  const stop = new Promise<'stop'>((resolve) => {
+    process.once('SIGINT', () => resolve('stop'));
+    process.once('SIGTERM', () => resolve('stop'));
   });
   for (;;) {
-    const tick = await Promise.race([sleep(FOLLOW_POLL_MS).then(() => 'tick'), stop.then(() => 'stop')]);
+    const tick = await Promise.race([sleep(FOLLOW_POLL_MS).then(() => 'tick' as const), stop]);
     if (tick === 'stop') return;
-    const next = (await apiList(api, path, { since: last, limit: 1000 })).filter((line) => !seenAtLast.has(JSON.stringify(line)));
+    const next = (await apiList<LogLine>(api, path, { since: last, limit: 1000 })).filter((line) => !seenAtLast.has(JSON.stringify(line)));
     next.forEach(print);
-    if (next.length) {
-      const newest = next.at(-1).timestamp;
+    const newest = next.at(-1)?.timestamp;
+    if (newest !== undefined) {
       if (newest !== last) seenAtLast = new Set();
       last = newest;
       for (const line of next) if (line.timestamp === last) seenAtLast.add(JSON.stringify(line));
@@ -313,10 +306,10 @@ async function logs(name, options, command) {
   }
 }
 
-async function metrics(name, _options, command) {
-  const api = apiUrlOf(globals(command).api);
+async function metrics(name: string, _options: unknown, command: Command): Promise<void> {
+  const api = apiOf(command);
   const container = await findContainer(api, name);
-  const { data } = await apiCall(api, 'GET', `/api/v1/containers/${container.id}/metrics`);
+  const { data } = await apiCall<MetricsRecord>(api, 'GET', `/api/v1/containers/${container.id}/metrics`);
   show(command, data, (figures) => {
     out(`cpu     ${figures.cpu_percent}%`);
     out(`memory  ${figures.memory_used_mb} / ${figures.memory_total_mb} MB`);
@@ -324,17 +317,17 @@ async function metrics(name, _options, command) {
   });
 }
 
-async function changeEnv(name, change, command) {
-  const api = apiUrlOf(globals(command).api);
+async function changeEnv(name: string, change: (env: Record<string, string>) => Record<string, string>, command: Command): Promise<void> {
+  const api = apiOf(command);
   const container = await findContainer(api, name);
   // PATCH replaces the whole env, so the change is applied to the current set.
   const env = change({ ...container.env });
-  const { data } = await apiCall(api, 'PATCH', `/api/v1/containers/${container.id}`, { body: { env } });
+  const { data } = await apiCall<ContainerRecord>(api, 'PATCH', `/api/v1/containers/${container.id}`, { body: { env } });
   show(command, data, details);
 }
 
-async function open(name, options, command) {
-  const api = apiUrlOf(globals(command).api);
+async function open(name: string, options: { browser: boolean }, command: Command): Promise<void> {
+  const api = apiOf(command);
   const container = await findContainer(api, name);
   if (!container.url) throw new CliError(`${container.hostname} has no public URL on this deployment`, { code: 'NO_URL' });
   out(container.url);
@@ -343,12 +336,14 @@ async function open(name, options, command) {
 
 // the command line
 
+const program = new Program();
 program
   .name('container-hosting')
   .description('Run containers on the container hosting service from your terminal.')
   .version(process.env.npm_package_version ?? '0.1.0')
   .addOption(new Option('--api <url>', 'the service, e.g. http://127.0.0.1:3000').env('CONTAINER_HOSTING_API'))
   .option('--json', "print the API's data as JSON")
+  .option('--insecure', 'allow plain http to an API on another machine (credentials cross the network in the clear)')
   .showHelpAfterError()
   .exitOverride();
 
@@ -356,7 +351,9 @@ program.addHelpText(
   'after',
   `
 Sign in with "container-hosting login"; credentials are kept per API in $XDG_CONFIG_HOME/container-hosting/
-(mode 0600). CONTAINER_HOSTING_TOKEN (a personal access token) is used instead when set.
+(mode 0600). CONTAINER_HOSTING_TOKEN (a personal access token) is used instead when set. Credentials go only
+to the API's own origin: over https, or plain http to this machine (--insecure for another), never after a
+redirect elsewhere.
 Exit codes: 0 success, 1 API or network error, 2 usage.`,
 );
 
@@ -369,35 +366,48 @@ program.command('logout').description('revoke the stored sign-in and forget it')
 program.command('whoami').description('who the stored sign-in or token acts as').action(whoami);
 program.command('ls').alias('list').description('list your containers').action(list);
 
-const collect = (value, previous) => [...previous, value];
-program
-  .command('create')
-  .description('create a container; words after -- are its command')
-  .argument('<hostname>', 'its name, also its URL: 1 to 63 lowercase letters, digits or hyphens')
-  .argument('[command...]', 'the command to run instead of the image default (after --)')
-  .option('--image <image>', 'container image')
-  .option('--port <port>', 'the port it listens on', positiveNumber('--port'))
-  .option('--env <NAME=VALUE>', 'an environment variable (repeatable)', collect, [])
-  .option('--cpu <cores>', 'CPU cores: 1, 2, 4, 8 or 16', positiveNumber('--cpu'))
-  .option('--memory <mb>', 'memory in MB', positiveNumber('--memory'))
-  .option('--disk <gb>', 'disk in GB (18 to 32)', positiveNumber('--disk'))
+addFieldOptions(
+  program
+    .command('create')
+    .description('create a container; words after -- are its command')
+    .argument('<hostname>', 'its name, also its URL: 1 to 63 lowercase letters, digits or hyphens')
+    .argument('[command...]', 'the command to run instead of the image default (after --)'),
+  CREATE_FIELDS,
+  ARGUMENT_FIELDS,
+)
   .option('--no-wait', 'do not wait for it to start')
   .action(create);
 
+addFieldOptions(
+  program
+    .command('update')
+    .description('change what a container runs from its next start (PATCH); words after -- replace its command')
+    .argument('<container>', 'hostname or id')
+    .argument('[command...]', 'the new command (after --)'),
+  UPDATE_FIELDS,
+  ARGUMENT_FIELDS,
+).action(update);
+
 program.command('get').description('show one container').argument('<container>', 'hostname or id').action(get);
-for (const [name, action, verb] of [
-  ['start', 'start', 'Starting'],
-  ['stop', 'stop', 'Stopping'],
-  ['restart', 'restart', 'Restarting'],
-]) {
+for (const [name, verb] of [
+  ['start', 'Starting'],
+  ['stop', 'Stopping'],
+  ['restart', 'Restarting'],
+] as const) {
   program
     .command(name)
     .description(`${name} a container and wait until its state settles`)
     .argument('<container>', 'hostname or id')
     .option('--no-wait', 'do not wait for the state to settle')
-    .action(lifecycle(action, verb));
+    .action(lifecycle(name, verb));
 }
 program.command('rm').alias('delete').description('delete a container').argument('<container>', 'hostname or id').action(remove);
+
+const positiveNumber = (flag: string) => (value: string) => {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number <= 0) throw new CliError(`${flag} must be a positive number, got "${value}"`, { exitCode: 2 });
+  return number;
+};
 program
   .command('logs')
   .description("print a container's output, oldest first")
@@ -414,8 +424,8 @@ env
   .description('set variables (PATCH)')
   .argument('<container>', 'hostname or id')
   .argument('<NAME=VALUE...>', 'variables to set')
-  .action((name, pairs, _options, command) => {
-    const entries = pairs.map(envPair);
+  .action((name: string, pairs: string[], _options: unknown, command: Command) => {
+    const entries = pairs.map(namedValue);
     return changeEnv(name, (current) => Object.assign(current, Object.fromEntries(entries)), command);
   });
 env
@@ -423,7 +433,7 @@ env
   .description('remove variables (PATCH)')
   .argument('<container>', 'hostname or id')
   .argument('<NAME...>', 'variables to remove')
-  .action((name, names, _options, command) =>
+  .action((name: string, names: string[], _options: unknown, command: Command) =>
     changeEnv(
       name,
       (current) => {
@@ -447,10 +457,13 @@ try {
     // Help and version exit 0; every other parsing failure is a usage error.
     process.exitCode = error.exitCode === 0 ? 0 : 2;
   } else if (error instanceof CliError) {
-    say(`error: ${error.message}${error.code ? ` (${error.code})` : ''}`);
+    // A field problem is told by the flag that sets it, from the envelope's details, not its message.
+    const message =
+      error instanceof ApiError && error.details.length > 0 ? problemsText(error.details, CREATE_FIELDS, ARGUMENT_FIELDS) : error.message;
+    say(`error: ${message}${error.code ? ` (${error.code})` : ''}`);
     process.exitCode = error.exitCode;
   } else {
-    say(`error: ${error.message}`);
+    say(`error: ${(error as Error).message}`);
     process.exitCode = 1;
   }
 }

@@ -1,0 +1,166 @@
+import { tableAccess, type TableAccess } from '../../table-access.js';
+import { authenticated, type Route, route } from './route.js';
+
+/** Containers: their lifecycle, metrics and logs (functions/containers). */
+
+/** A container write: the container, and the owner's quota usage charged in the same transaction. */
+const containerUpdate: TableAccess = { update: ['container', 'quotaUsage'] };
+
+export const listContainers = /* @__PURE__ */ route({
+  id: 'listContainers',
+  method: 'GET',
+  path: '/api/v1/containers',
+  handler: 'functions/containers/list.ts',
+  access: 'api',
+  scope: 'containers:read',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['containersOfOwner', 'allContainers'] }),
+  summary: "List containers: the caller's own, or every container for admins",
+});
+
+export const createContainer = /* @__PURE__ */ route({
+  id: 'createContainer',
+  method: 'POST',
+  path: '/api/v1/containers',
+  handler: 'functions/containers/create.ts',
+  access: 'api',
+  scope: 'containers:write',
+  body: 'json',
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, { write: ['container', 'hostname'] }), {
+    ecs: ['run', 'stop'],
+  }),
+  alsoAnswers: [409],
+  summary: 'Create a container and start its first task',
+});
+
+export const getContainer = /* @__PURE__ */ route({
+  id: 'getContainer',
+  method: 'GET',
+  path: '/api/v1/containers/{container_id}',
+  handler: 'functions/containers/get.ts',
+  access: 'api',
+  scope: 'containers:read',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'] }),
+  summary: 'Get a container',
+});
+
+export const updateContainer = /* @__PURE__ */ route({
+  id: 'updateContainer',
+  method: 'PATCH',
+  path: '/api/v1/containers/{container_id}',
+  handler: 'functions/containers/update.ts',
+  access: 'api',
+  scope: 'containers:write',
+  body: 'json',
+  permissions: /* @__PURE__ */ authenticated(containerUpdate),
+  alsoAnswers: [409],
+  summary: 'Change what a container runs from its next start or restart',
+});
+
+export const deleteContainer = /* @__PURE__ */ route({
+  id: 'deleteContainer',
+  method: 'DELETE',
+  path: '/api/v1/containers/{container_id}',
+  handler: 'functions/containers/delete.ts',
+  access: 'api',
+  scope: 'containers:write',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, { write: ['container', 'hostname'] }), {
+    ecs: ['stop'],
+  }),
+  alsoAnswers: [409],
+  summary: 'Stop and delete a container, freeing its hostname',
+});
+
+export const startContainer = /* @__PURE__ */ route({
+  id: 'startContainer',
+  method: 'POST',
+  path: '/api/v1/containers/{container_id}/start',
+  handler: 'functions/containers/start.ts',
+  access: 'api',
+  scope: 'containers:write',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated(containerUpdate, { ecs: ['run', 'stop', 'describe'] }),
+  timeoutSeconds: 29,
+  alsoAnswers: [409, 504],
+  summary: 'Start a container and wait until it runs',
+});
+
+export const stopContainer = /* @__PURE__ */ route({
+  id: 'stopContainer',
+  method: 'POST',
+  path: '/api/v1/containers/{container_id}/stop',
+  handler: 'functions/containers/stop.ts',
+  access: 'api',
+  scope: 'containers:write',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated(containerUpdate, { ecs: ['stop'] }),
+  alsoAnswers: [409],
+  summary: 'Stop a container',
+});
+
+export const restartContainer = /* @__PURE__ */ route({
+  id: 'restartContainer',
+  method: 'POST',
+  path: '/api/v1/containers/{container_id}/restart',
+  handler: 'functions/containers/restart.ts',
+  access: 'api',
+  scope: 'containers:write',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated(containerUpdate, { ecs: ['run', 'stop', 'describe'] }),
+  timeoutSeconds: 29,
+  alsoAnswers: [409, 504],
+  summary: 'Restart a container on a new task and wait until it runs',
+});
+
+export const getContainerMetrics = /* @__PURE__ */ route({
+  id: 'getContainerMetrics',
+  method: 'GET',
+  path: '/api/v1/containers/{container_id}/metrics',
+  handler: 'functions/containers/get-metrics.ts',
+  access: 'api',
+  scope: 'containers:read',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'] }, { metrics: true }),
+  summary: "A container's current CPU, memory and disk use",
+});
+
+export const getContainerMetricsHistory = /* @__PURE__ */ route({
+  id: 'getContainerMetricsHistory',
+  method: 'GET',
+  path: '/api/v1/containers/{container_id}/metrics/history',
+  handler: 'functions/containers/get-metrics-history.ts',
+  access: 'api',
+  scope: 'containers:read',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'] }, { metrics: true }),
+  summary: "A container's CPU, memory and disk use minute by minute, oldest first (`minutes` 1..1440, default 60)",
+});
+
+export const getContainerLogs = /* @__PURE__ */ route({
+  id: 'getContainerLogs',
+  method: 'GET',
+  path: '/api/v1/containers/{container_id}/logs',
+  handler: 'functions/containers/get-logs.ts',
+  access: 'api',
+  scope: 'containers:read',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'] }, { logs: true }),
+  summary: "A container's output, oldest first, across its recent tasks",
+});
+
+/** This area's rows, in the order the table lists them. */
+export const containerRoutes = [
+  listContainers,
+  createContainer,
+  getContainer,
+  updateContainer,
+  deleteContainer,
+  startContainer,
+  stopContainer,
+  restartContainer,
+  getContainerMetrics,
+  getContainerMetricsHistory,
+  getContainerLogs,
+] as const satisfies readonly Route[];

@@ -1,0 +1,115 @@
+import type { OAuthScope } from '../../identity/principal.js';
+import { tableAccess, type TableAccess } from '../../table-access.js';
+
+/** Who may call a route; the authentication middleware enforces it. */
+export type Access =
+  /** No credentials needed. */
+  | 'public'
+  /** A browser page: a session cookie is read when present, but none is required. */
+  | 'browser'
+  /** Only a session (cookie or `Bearer svss_…`). */
+  | 'session'
+  /** A session or a personal access token; OAuth access tokens get 403. */
+  | 'account'
+  /** Like `account`, and the user must be an admin. */
+  | 'admin'
+  /** Any credential; OAuth access tokens need the route's `scope`. */
+  | 'api';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** What the function behind a route may touch; the CDK stack turns this into IAM grants. */
+export interface RoutePermissions {
+  /**
+   * The key families it reads, updates in place and writes (lib/table-access.ts); the stack
+   * grants item actions only on those partitions (`dynamodb:LeadingKeys`, README "Security").
+   */
+  table: 'none' | TableAccess;
+  /** `list`: ListTasks on our cluster (the reconciler). */
+  ecs?: ReadonlyArray<'run' | 'stop' | 'describe' | 'list'>;
+  metrics?: boolean;
+  /** Read the containers' log groups (CloudWatch Logs). */
+  logs?: boolean;
+  /**
+   * Read the service's HMAC key (a Secrets Manager secret): the refresh retry grace's (docs/oauth.md,
+   * "Refresh retries") and the device cookies' (docs/api-rules.md, "Sign-in throttling").
+   */
+  refreshGraceKey?: boolean;
+}
+
+export interface Route {
+  /** Stable name, also the CDK construct id of the function. */
+  id: string;
+  method: HttpMethod;
+  /** API Gateway path template; parameters are `{snake_case}`. */
+  path: string;
+  /** Handler module, relative to the repository root. */
+  handler: string;
+  access: Access;
+  scope?: OAuthScope;
+  /**
+   * Which request bodies the route parses. `form` also accepts application/x-www-form-urlencoded;
+   * `optional-json` reads no body as `{}`.
+   */
+  body: 'none' | 'json' | 'optional-json' | 'form' | 'json-or-form';
+  permissions: RoutePermissions;
+  /** Function timeout; API Gateway cuts every integration at 29 s. */
+  timeoutSeconds?: number;
+  /** Function memory in MB when the default (infra/constructs/service-function.ts) is too little; CPU grows with it. */
+  memoryMb?: number;
+  summary: string;
+  /** Rate-limited by the WAF rule for credential-guessing endpoints. */
+  rateLimited?: boolean;
+  /**
+   * RFC 6749 section 5.2 error bodies for form-encoded requests (the token and revocation
+   * endpoints); JSON requests keep the envelope (lib/http/middleware/error-envelope.ts).
+   */
+  rfc6749Errors?: boolean;
+  /**
+   * A page's title: the failures its function raises are shown as an HTML page with this
+   * title (lib/http/middleware/error-envelope.ts); those of credentials, CSRF and input keep the envelope.
+   */
+  errorPage?: string;
+  /** Failures beyond those the access level, body and path imply; documented in OpenAPI. */
+  alsoAnswers?: ReadonlyArray<400 | 404 | 409 | 504>;
+}
+
+/**
+ * One row of the table. Each row is its own export so that a function's bundle, which imports
+ * only its own (`endpoint(route.createContainer, …)`), leaves the others out: the calls are
+ * marked pure, which lets esbuild drop every row nobody imports (bundle-contents.test.ts checks).
+ */
+export function route<const Row extends Route>(row: Row): Row {
+  return row;
+}
+
+/**
+ * What every route that reads a credential needs (lib/identity/identity-service.ts): the
+ * credential by its hash and, for an OAuth access token, its grant, in one BatchGetItem; and
+ * the `last_used_at` stamp on a personal access token and its credential.
+ */
+const authentication: TableAccess = { read: ['credential', 'grant'], update: ['credentialLastUsed', 'tokenLastUsed'] };
+
+/** An authenticated route's table access: authentication plus its own. */
+export const authenticated = (own: TableAccess = {}, services: Omit<RoutePermissions, 'table'> = {}): RoutePermissions => ({
+  table: tableAccess(authentication, own),
+  ...services,
+});
+
+// Table access that routes of more than one area share.
+
+/**
+ * Signing in: counting failures, reading the email claim (the password hash) and upgrading a hash
+ * made with older scrypt parameters, storing the session.
+ */
+export const signIn: TableAccess = { read: ['email'], update: ['email'], write: ['loginFailures', 'credential'] };
+/**
+ * A sign-in runs one scrypt derivation (N=2^17: 128 MiB, lib/identity/passwords.ts), CPU-bound: at
+ * 1,769 MB a function has the equivalent of one vCPU (docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html),
+ * where the default 512 MB would give it under a third of one.
+ */
+export const SIGN_IN_MEMORY_MB = 1769;
+/** A user's authorized applications: their grants through the owner index, each with its grant and application. */
+export const authorizedApps: TableAccess = { read: ['grantsOfUser', 'grant', 'oauthApp'] };
+/** Revoking one: the grant's status, and its entry in the application's partition leaves the user's list. */
+export const revokeAuthorizationAccess: TableAccess = /* @__PURE__ */ tableAccess(authorizedApps, { update: ['grant', 'oauthApp'] });

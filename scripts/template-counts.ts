@@ -1,0 +1,193 @@
+/**
+ * The README's figures that come from the synthesized templates: resources per template, functions,
+ * alarms and the metrics they read, and the at-rest cost table built on them. `npm run
+ * template-counts` rewrites the two marked blocks of README.md; `-- --check` only says whether they
+ * agree (test/infra/template-counts.test.ts fails when they do not). The stack is synthesized with
+ * routing and an API domain on, and without bundling the functions (context aws:cdk:bundling-stacks).
+ */
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NestedStack, type Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { buildApp } from '../infra/build-app.js';
+import { repositoryRoot } from '../infra/paths.js';
+
+interface CfnResource {
+  Type: string;
+  // biome-ignore lint/suspicious/noExplicitAny: CloudFormation properties are untyped JSON, read field by field below.
+  Properties?: Record<string, any>;
+}
+
+export interface TemplateCounts {
+  /** Resources per template: main, then the nested stacks by name. */
+  templates: Array<{ name: string; resources: number }>;
+  functions: number;
+  alarms: number;
+  /** Metrics the alarms read: one per single-metric alarm, each MetricStat of a metric-math alarm. */
+  alarmMetrics: number;
+  dashboards: number;
+  wafRules: number;
+  kmsKeys: number;
+  rotatingKmsKeys: number;
+  secrets: number;
+  apiMethods: number;
+  pullThroughRules: number;
+}
+
+const certificateArn = 'arn:aws:acm:us-east-1:111122223333:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789';
+
+function stacksUnder(stack: Stack): Stack[] {
+  return [stack, ...stack.node.findAll().filter((construct): construct is NestedStack => NestedStack.isNestedStack(construct))];
+}
+
+/** Counts what the full stack (routing and an API domain on) declares. */
+export function templateCounts(): TemplateCounts {
+  const { stack } = buildApp({
+    outdir: mkdtempSync(join(tmpdir(), 'template-counts-')),
+    nagChecks: false,
+    context: {
+      'aws:cdk:bundling-stacks': [],
+      appsDomain: 'apps.example.com',
+      appsCertificateArn: certificateArn,
+      apiDomain: 'api.example.net',
+      apiCertificateArn: certificateArn,
+    },
+  });
+  const templates = stacksUnder(stack).map((each) => ({
+    name: each === stack ? 'main' : each.node.id,
+    resources: Object.values(Template.fromStack(each).toJSON().Resources as Record<string, CfnResource>),
+  }));
+  const all = templates.flatMap((template) => template.resources);
+  const ofType = (type: string) => all.filter((resource) => resource.Type === type);
+  const alarms = ofType('AWS::CloudWatch::Alarm');
+  const alarmMetrics = alarms.reduce((sum, alarm) => {
+    const metrics = alarm.Properties?.Metrics as Array<{ MetricStat?: unknown }> | undefined;
+    return sum + (metrics ? metrics.filter((metric) => metric.MetricStat).length : 1);
+  }, 0);
+  const keys = ofType('AWS::KMS::Key');
+  return {
+    templates: templates.map(({ name, resources }) => ({ name, resources: resources.length })),
+    functions: ofType('AWS::Lambda::Function').length,
+    alarms: alarms.length,
+    alarmMetrics,
+    dashboards: ofType('AWS::CloudWatch::Dashboard').length,
+    wafRules: ofType('AWS::WAFv2::WebACL').reduce((sum, acl) => sum + (acl.Properties?.Rules?.length ?? 0), 0),
+    kmsKeys: keys.length,
+    rotatingKmsKeys: keys.filter((key) => key.Properties?.EnableKeyRotation === true).length,
+    secrets: ofType('AWS::SecretsManager::Secret').length,
+    apiMethods: ofType('AWS::ApiGateway::Method').filter((method) => method.Properties?.HttpMethod !== 'OPTIONS').length,
+    pullThroughRules: ofType('AWS::ECR::PullThroughCacheRule').length,
+  };
+}
+
+const HOURS = 730;
+const dollars = (value: number) => `$${value.toFixed(2)}`;
+
+/** us-east-1 list prices, from the pages each row cites. */
+const PRICE = {
+  natHour: 0.045,
+  ipv4Hour: 0.005,
+  webAcl: 5,
+  wafRule: 1,
+  alarmMetric: 0.1,
+  dashboard: 3,
+  kmsKey: 1,
+  secret: 0.4,
+  albHour: 0.0225,
+  fargateArmVcpuHour: 0.03238,
+  fargateArmGbHour: 0.00356,
+  hostedZone: 0.5,
+  customMetric: 0.3,
+};
+/** Metrics standard Container Insights publishes for the proxy cluster and its one service (an estimate: see the README row). */
+const PROXY_INSIGHTS_METRICS = 25;
+/** API Gateway's per-method metrics with detailed metrics on: Count, 4XXError, 5XXError, Latency, IntegrationLatency. */
+const METRICS_PER_METHOD = 5;
+
+/** The marked blocks of README.md, by name. */
+export function readmeBlocks(counts: TemplateCounts): Record<string, string> {
+  const [main, ...nested] = counts.templates;
+  const templateList = [
+    `the main template holds ${main!.resources} resources`,
+    ...nested.map(({ name, resources }) => `the ${name} nested stack ${resources}`),
+  ];
+  const resources = [
+    `With routing and an API domain on, ${templateList.join(', ')};`,
+    `the stack has ${counts.functions} Lambda functions, ${counts.alarms} alarms reading ${counts.alarmMetrics} metrics,`,
+    `${counts.apiMethods} API methods and ${counts.pullThroughRules} ECR pull-through cache rules (without the credential settings).`,
+  ].join('\n');
+
+  const nat = HOURS * (PRICE.natHour + PRICE.ipv4Hour);
+  const waf = PRICE.webAcl + PRICE.wafRule * counts.wafRules;
+  const alarms = PRICE.alarmMetric * counts.alarmMetrics;
+  const dashboards = PRICE.dashboard * counts.dashboards;
+  const keys = PRICE.kmsKey * counts.kmsKeys;
+  const secrets = PRICE.secret * counts.secrets;
+  const alb = HOURS * PRICE.albHour;
+  const albAddresses = 2 * HOURS * PRICE.ipv4Hour;
+  const proxies = 2 * HOURS * (0.25 * PRICE.fargateArmVcpuHour + 0.5 * PRICE.fargateArmGbHour);
+  const zone = PRICE.hostedZone;
+  const insights = PROXY_INSIGHTS_METRICS * PRICE.customMetric;
+  const base = nat + waf + alarms + dashboards + keys + secrets;
+  const routed = base + alb + albAddresses + proxies + zone + insights;
+  const rotation =
+    counts.rotatingKmsKeys > 0
+      ? `; with rotation on (${counts.rotatingKmsKeys} of them), each of a key's first two yearly rotations adds $1 a month`
+      : '; rotation is off';
+  const costs = [
+    '| part | without routing | with `appsDomain` | price |',
+    '|---|---|---|---|',
+    `| NAT gateway (1), with its public IPv4 | ${dollars(nat)} | ${dollars(nat)} | $0.045/h + $0.005/h ([VPC pricing](https://aws.amazon.com/vpc/pricing/), [public IPv4](https://aws.amazon.com/blogs/aws/new-aws-public-ipv4-address-charge-public-ip-insights/)); \`natGateways=2\` doubles it |`,
+    `| WAF web ACL on the API, ${counts.wafRules} rules | ${dollars(waf)} | ${dollars(waf)} | $5 per web ACL + $1 per rule ([AWS WAF pricing](https://aws.amazon.com/waf/pricing/)) |`,
+    `| CloudWatch alarms: ${counts.alarmMetrics} alarm metrics (${counts.alarms} alarms) | ${dollars(alarms)} | ${dollars(alarms)} | $0.10 per alarm metric; the first 10 are free ([CloudWatch pricing](https://aws.amazon.com/cloudwatch/pricing/)) |`,
+    `| CloudWatch dashboard (${counts.dashboards}) | ${dollars(dashboards)} | ${dollars(dashboards)} | $3 per dashboard beyond the 3 free ([CloudWatch pricing](https://aws.amazon.com/cloudwatch/pricing/)) |`,
+    `| KMS keys (${counts.kmsKeys}: the alarm topic's) | ${dollars(keys)} | ${dollars(keys)} | $1 per key a month${rotation} ([KMS pricing](https://aws.amazon.com/kms/pricing/)) |`,
+    `| Secrets Manager secrets (${counts.secrets}: the refresh grace key) | ${dollars(secrets)} | ${dollars(secrets)} | $0.40 per secret a month, $0.05 per 10,000 calls ([Secrets Manager pricing](https://aws.amazon.com/secrets-manager/pricing/)); a Docker Hub or GitHub credentials secret adds $0.40 each |`,
+    `| Application Load Balancer | | ${dollars(alb)} | $0.0225/h, plus LCUs with traffic ([ELB pricing](https://aws.amazon.com/elasticloadbalancing/pricing/)) |`,
+    `| its 2 public IPv4 addresses (one per zone) | | ${dollars(albAddresses)} | $0.005/h each |`,
+    `| 2 Caddy proxy tasks (Fargate arm64, 0.25 vCPU, 0.5 GB) | | ${dollars(proxies)} | $0.03238 per vCPU-h + $0.00356 per GB-h ([Fargate pricing](https://aws.amazon.com/fargate/pricing/)) |`,
+    `| Container Insights on the proxy cluster (about ${PROXY_INSIGHTS_METRICS} cluster and service metrics, an estimate) | | ${dollars(insights)} | custom metrics at $0.30 each a month ([CloudWatch pricing](https://aws.amazon.com/cloudwatch/pricing/)), plus its performance log events at $0.50 per GB |`,
+    `| Route 53 private hosted zone | | ${dollars(zone)} | $0.50 per zone a month ([Route 53 pricing](https://aws.amazon.com/route53/pricing/)) |`,
+    `| **total** | **${dollars(base)}** | **${dollars(routed)}** | |`,
+    '',
+    `With traffic, API Gateway's detailed metrics (on, for the per-route dashboard) are custom metrics too:`,
+    `${METRICS_PER_METHOD} per method (Count, 4XXError, 5XXError, Latency, IntegrationLatency) for ${counts.apiMethods} methods, up to`,
+    `${dollars(counts.apiMethods * METRICS_PER_METHOD * PRICE.customMetric)} a month when every method is called every hour (CloudWatch prorates a metric by the hours it`,
+    'receives data, so routes nobody calls cost nothing).',
+  ].join('\n');
+  return { 'template-counts': resources, 'at-rest-costs': costs };
+}
+
+const marker = (name: string, end: boolean) =>
+  `<!-- ${name}: ${end ? 'end' : 'generated by npm run template-counts; do not edit by hand'} -->`;
+
+/** The README with each marked block replaced; throws when a block's markers are missing. */
+export function withBlocks(readme: string, blocks: Record<string, string>): string {
+  let text = readme;
+  for (const [name, content] of Object.entries(blocks)) {
+    const start = text.indexOf(marker(name, false));
+    const end = text.indexOf(marker(name, true));
+    if (start === -1 || end < start) throw new Error(`README.md has no block ${name} (${marker(name, false)} … ${marker(name, true)})`);
+    text = `${text.slice(0, start + marker(name, false).length)}\n${content}\n${text.slice(end)}`;
+  }
+  return text;
+}
+
+const readmePath = join(repositoryRoot, 'README.md');
+
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  const counts = templateCounts();
+  const readme = readFileSync(readmePath, 'utf8');
+  const updated = withBlocks(readme, readmeBlocks(counts));
+  console.log(JSON.stringify(counts, null, 2));
+  if (process.argv.includes('--check')) {
+    if (updated !== readme) {
+      console.error('README.md disagrees with the templates: run npm run template-counts');
+      process.exit(1);
+    }
+  } else if (updated !== readme) {
+    writeFileSync(readmePath, updated);
+    console.log('README.md updated');
+  }
+}

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { call, errorEnvelope, signedInUser, type SignedInUser } from '../support/api-client.js';
+import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { formBody, issuedTokens, registerApp, tokenRequest, type RegisteredApp } from '../support/oauth-flow.js';
+
+/**
+ * A deployment that opts into the refresh retry grace (docs/oauth.md, "Refresh retries"): the
+ * service's default is 0 (product.md section 9), so this file turns it on before the stack's
+ * configuration is read.
+ */
+vi.hoisted(() => {
+  process.env.REFRESH_REUSE_GRACE_SECONDS = '10';
+});
+
+const REDIRECT_URI = 'http://127.0.0.1:8765/callback';
+
+let stack: TestStack;
+let baseUrl: string;
+let owner: SignedInUser;
+let person: SignedInUser;
+let app: RegisteredApp;
+const issuedSecrets: string[] = [];
+
+const tokensOf = async (forApp: RegisteredApp) => issuedTokens(baseUrl, person, forApp);
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  baseUrl = stack.baseUrl;
+  owner = await signedInUser(baseUrl);
+  person = await signedInUser(baseUrl);
+  app = await registerApp(baseUrl, owner, { name: 'Dashboard', redirect_uris: [REDIRECT_URI] });
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe('POST /api/v1/oauth/token with REFRESH_REUSE_GRACE_SECONDS=10', () => {
+  it('answers 20 concurrent refreshes of one token 200 with one and the same pair, which works', async () => {
+    const tokens = await tokensOf(app);
+
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        call(baseUrl, 'POST', '/api/v1/oauth/token', {
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          rawBody: formBody({
+            grant_type: 'refresh_token',
+            refresh_token: tokens.refresh_token,
+            client_id: app.client_id,
+            client_secret: app.client_secret,
+          }),
+        }),
+      ),
+    );
+
+    expect(responses.map((response) => response.status)).toEqual(Array(20).fill(200));
+    const pairs = new Set(responses.map((response) => `${response.body.access_token} ${response.body.refresh_token}`));
+    expect(pairs.size).toBe(1);
+    const [pair] = responses.map((response) => response.body);
+    issuedSecrets.push(pair.access_token, pair.refresh_token);
+    expect(pair).toMatchObject({ token_type: 'Bearer', scope: 'containers:read containers:write' });
+    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: pair.access_token })).status).toBe(200);
+    const onward = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: pair.refresh_token });
+    expect(onward.status).toBe(200);
+    issuedSecrets.push(onward.body.access_token, onward.body.refresh_token);
+  });
+
+  it('takes a retry 11 s after the rotation as a replay: 400, and the grant is revoked', { timeout: 30_000 }, async () => {
+    const tokens = await tokensOf(app);
+    const rotated = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    issuedSecrets.push(rotated.body.access_token, rotated.body.refresh_token);
+    const retry = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    expect(retry.body).toMatchObject({ access_token: rotated.body.access_token, refresh_token: rotated.body.refresh_token });
+
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
+
+    const late = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    expect(late).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
+    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: rotated.body.access_token })).status).toBe(401);
+  });
+});

@@ -1,0 +1,219 @@
+import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { promisify } from 'node:util';
+import type { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { engineClient } from '../../lib/local/docker-engine.js';
+import { DockerRuntime, LABEL } from '../../lib/local/docker-runtime.js';
+import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
+import { appRequest } from '../support/app-request.js';
+import { TEST_IMAGE } from '../support/global-engine.js';
+import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { pollUntil } from '../support/poll.js';
+
+/*
+ * What a container's own code can open on the network (issue 25 item 2), tried from inside a
+ * running container as its owner's code would: nothing on the host (DynamoDB Local, the API, any
+ * service listening on every interface) by any of the host's addresses, and not another
+ * account's container; only the proxy reaches a container. Traffic to elsewhere still leaves.
+ */
+// Each container's first start also creates its network; on a busy machine that takes a while.
+vi.hoisted(() => {
+  process.env.START_BUDGET_MS = '28000';
+});
+const engine = engineClient(inject('dockerHost'));
+const dynamoDbPort = Number(new URL(inject('dynamoDbEndpoint')).port);
+const run = promisify(execFile);
+let stack: TestStack;
+let apiPort: number;
+/** A host service listening on every interface, as the API does with HOST=0.0.0.0. */
+let everyInterface: Server;
+
+interface Running {
+  id: string;
+  url: string;
+  engineName: string;
+  address: string;
+  gateway: string;
+  hostPort: number;
+}
+
+let counter = 0;
+async function runningContainerOf(token: string): Promise<Running> {
+  const hostname = `iso-${process.pid}-${(counter += 1)}`;
+  const created = await call(stack.baseUrl, 'POST', '/api/v1/containers', { token, body: { hostname, image: TEST_IMAGE, port: 8080 } });
+  expect(created.status).toBe(200);
+  const id = created.body.data.id as string;
+  const last = await pollUntil(
+    () => call(stack.baseUrl, 'GET', `/api/v1/containers/${id}`, { token }),
+    (response) => response.body.data?.state === 'running',
+    30_000,
+  );
+  expect(last.body.data.state).toBe('running');
+  const [info] = await engine.listContainers({ filters: { label: [`${LABEL.containerId}=${id}`], status: ['running'] } });
+  const inspected = await engine.getContainer(info!.Id).inspect();
+  const network = Object.values(inspected.NetworkSettings.Networks)[0]!;
+  const hostPort = Number(inspected.NetworkSettings.Ports['8080/tcp']![0]!.HostPort);
+  return { id, url: last.body.data.url, engineName: info!.Id, address: network.IPAddress, gateway: network.Gateway, hostPort };
+}
+
+/** Runs a shell script in the container, as the container's own code (its user, its network). */
+async function runIn(container: Running, script: string): Promise<string> {
+  const exec = await engine
+    .getContainer(container.engineName)
+    .exec({ Cmd: ['sh', '-c', script], AttachStdout: true, AttachStderr: true, Tty: true });
+  const stream = (await exec.start({ Tty: true, hijack: true, stdin: false })) as unknown as Readable;
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** An HTTP/1.0 request by busybox nc (its wget crashes in this static image); the server closes after answering. */
+const httpGet = (address: string, port: number | string): string =>
+  `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | timeout 8 nc -w 4 ${address} ${port}`;
+
+/**
+ * Whether a TCP connection to each target (`address:port`) opens from inside the container: nc
+ * says "can't connect" (refused, reset, unreachable) or "timed out" when it does not.
+ */
+async function reachableFrom(container: Running, targets: string[]): Promise<Record<string, boolean>> {
+  const script = targets
+    .map((target) => {
+      const [address, port] = target.split(':');
+      return `err=$(${httpGet(address!, port!)} 2>&1 >/dev/null); case "$err" in *"can't connect"*|*"timed out"*) echo "${target} closed";; *) echo "${target} open";; esac`;
+    })
+    .join('; ');
+  const output = await runIn(container, script);
+  return Object.fromEntries(targets.map((target) => [target, output.includes(`${target} open`)]));
+}
+
+/** This machine's own IPv4 addresses other than loopback (eth0's, every bridge's gateway). */
+const hostAddresses = (): string[] =>
+  Object.values(networkInterfaces())
+    .flat()
+    .filter((address) => address && address.family === 'IPv4' && !address.internal)
+    .map((address) => address!.address);
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  apiPort = Number(new URL(stack.baseUrl).port);
+  everyInterface = createServer((_, response) => response.end('host service\n'));
+  await new Promise<void>((resolve) => everyInterface.listen(0, '0.0.0.0', resolve));
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => everyInterface?.close(resolve));
+  await stack?.close();
+});
+
+describe('a container on the engine, on the network', () => {
+  let mallory: Running;
+  let victim: Running;
+  beforeAll(async () => {
+    const [malloryToken, victimToken] = await Promise.all([
+      signedInUser(stack.baseUrl).then((user) => personalAccessToken(stack.baseUrl, user)),
+      signedInUser(stack.baseUrl).then((user) => personalAccessToken(stack.baseUrl, user)),
+    ]);
+    [mallory, victim] = await Promise.all([runningContainerOf(malloryToken), runningContainerOf(victimToken)]);
+  }, 90_000);
+
+  it("opens no connection to DynamoDB Local, the API or any other host service, by the gateway or any of the host's addresses", async () => {
+    const hostServicePort = (everyInterface.address() as AddressInfo).port;
+    const addresses = [...new Set([mallory.gateway, ...hostAddresses()])];
+    const targets = addresses.flatMap((address) => [dynamoDbPort, apiPort, hostServicePort].map((port) => `${address}:${port}`));
+
+    const reached = await reachableFrom(mallory, targets);
+
+    expect(Object.entries(reached).filter(([, open]) => open)).toEqual([]);
+    // The same probe does connect where a connection is allowed: the container's own server.
+    expect(await reachableFrom(mallory, ['127.0.0.1:8080'])).toEqual({ '127.0.0.1:8080': true });
+  });
+
+  it("opens no connection to another account's container, at its address or its published port; the proxy still reaches both", async () => {
+    const targets = [`${victim.address}:8080`, ...[victim.gateway, ...hostAddresses()].map((address) => `${address}:${victim.hostPort}`)];
+
+    const reached = await reachableFrom(mallory, targets);
+
+    expect(Object.entries(reached).filter(([, open]) => open)).toEqual([]);
+    expect(mallory.address).not.toBe(victim.address);
+    for (const container of [mallory, victim]) expect((await appRequest(container.url)).text).toBe('served from the image\n');
+  });
+
+  /*
+   * There is no internet here. A network namespace with an address outside every host network
+   * (TEST-NET-2, RFC 5737) and a route through the host stands in for it: a packet from the
+   * container must leave through the host's forwarding and masquerade, as it would to the internet.
+   */
+  it.skipIf(process.getuid?.() !== 0)('still sends traffic out through the host, masqueraded as the host', async () => {
+    const namespace = `chs-out-${process.pid}`;
+    const hostSide = `cho${process.pid % 100000}h`;
+    const sh = (command: string) => run('sh', ['-c', command]);
+    await sh(
+      `ip netns add ${namespace} && ip link add ${hostSide} type veth peer name ${hostSide}n && ip link set ${hostSide}n netns ${namespace} && ` +
+        `ip addr add 198.51.100.1/24 dev ${hostSide} && ip link set ${hostSide} up && ` +
+        `ip -n ${namespace} addr add 198.51.100.2/24 dev ${hostSide}n && ip -n ${namespace} link set ${hostSide}n up && ip -n ${namespace} link set lo up && ` +
+        `ip -n ${namespace} route add default via 198.51.100.1`,
+    );
+    // Answers with the address the request came from.
+    const listener = execFile('ip', [
+      'netns',
+      'exec',
+      namespace,
+      process.execPath,
+      '-e',
+      "require('http').createServer((q, r) => r.end(q.socket.remoteAddress)).listen(18080, '198.51.100.2')",
+    ]);
+    try {
+      // Listening once the host itself gets an answer.
+      await pollUntil(
+        () =>
+          fetch('http://198.51.100.2:18080/').then(
+            (response) => response.ok,
+            () => false,
+          ),
+        (ok) => ok,
+        10_000,
+      );
+
+      const answer = await runIn(mallory, httpGet('198.51.100.2', 18080));
+
+      expect(answer).toMatch(/^HTTP\/1\.1 200 OK/);
+      expect(answer.trim()).toMatch(/\n198\.51\.100\.1$/);
+    } finally {
+      listener.kill();
+      await sh(`ip link del ${hostSide}; ip netns del ${namespace}`).catch(() => undefined);
+    }
+  });
+});
+
+describe('a docker runtime that cannot set the host rules', () => {
+  it('says why, and the stack then runs containers for admins only: 403 FORBIDDEN for anyone else', async () => {
+    const runtime = new DockerRuntime({
+      engine,
+      stackId: `no-firewall-${process.pid}`,
+      hostFirewall: () => ({ ok: false, reason: 'the local stack does not run as root, so it cannot set the host firewall rules' }),
+    });
+    // Loaded here, not at the top: lib/config must first see the stack's settings (startTestStack).
+    const { dockerRunPolicy } = await import('../../lib/wiring/local-containers.js');
+    const policy = dockerRunPolicy(runtime);
+
+    expect(() => policy.assertMayRun({ role: 'user' })).toThrow(
+      expect.objectContaining({
+        statusCode: 403,
+        code: 'FORBIDDEN',
+        message:
+          "Containers cannot be isolated from this machine's services and from each other (the local stack does not run as root, so it cannot set the host firewall rules), so only admins may run containers here",
+      }),
+    );
+    expect(() => policy.assertMayRun({ role: 'admin' })).not.toThrow();
+  });
+
+  it('is not refused when the rules are set', async () => {
+    const { dockerRunPolicy } = await import('../../lib/wiring/local-containers.js');
+    const runtime = new DockerRuntime({ engine, stackId: `firewall-${process.pid}`, hostFirewall: () => ({ ok: true }) });
+
+    expect(() => dockerRunPolicy(runtime).assertMayRun({ role: 'user' })).not.toThrow();
+  });
+});

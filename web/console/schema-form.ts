@@ -1,0 +1,162 @@
+import type { BodyField } from '../../lib/http/openapi-fields.js';
+import { valueFromText } from '../../lib/http/openapi-fields.js';
+import { EnvEditor, type EnvRow, envOf, envRowsOf, Field, html } from './ui.js';
+
+/**
+ * A form drawn from a request body's fields (lib/http/openapi-fields.ts): an input per field in
+ * the document's order, so a field the API gains appears with no edit here. What a person typed,
+ * by field path: text for a value or a list (one item per line), rows for a map.
+ */
+export type FormState = Record<string, string | EnvRow[]>;
+
+/** Every field, groups' own fields included, depth first. */
+export const allFields = (fields: readonly BodyField[]): BodyField[] =>
+  fields.flatMap((field) => [field, ...allFields(field.fields ?? [])]);
+
+/** The paths a form shows, for `fieldErrors`. */
+export const shownPaths = (fields: readonly BodyField[]): string[] => allFields(fields).map((field) => field.path);
+
+const textOf = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
+
+/** An empty form: nothing typed, so the API's defaults apply to all that stays empty. */
+export function emptyState(fields: readonly BodyField[]): FormState {
+  return Object.fromEntries(allFields(fields).map((field) => [field.path, field.kind === 'map' ? [] : '']));
+}
+
+/** The form filled from a record's values (its fields under the same names). */
+export function stateOf(fields: readonly BodyField[], record: Record<string, unknown>): FormState {
+  const state: FormState = {};
+  for (const field of fields) {
+    const value = record[field.name];
+    if (field.kind === 'group') Object.assign(state, stateOf(field.fields ?? [], (value ?? {}) as Record<string, unknown>));
+    if (field.kind === 'map') state[field.path] = envRowsOf((value ?? {}) as Record<string, string>);
+    else if (field.kind === 'list') state[field.path] = ((value ?? []) as unknown[]).map(String).join('\n');
+    else if (field.kind !== 'group') state[field.path] = textOf(value);
+  }
+  return state;
+}
+
+/**
+ * A field's value from the form. Empty is `absent` on create (the API's default applies) and
+ * `null` on a change for a field that takes null (back to the service's own), else absent.
+ */
+function fieldValue(field: BodyField, state: FormState, empty: 'absent' | 'null'): unknown {
+  const cleared = empty === 'null' && field.nullable ? null : undefined;
+  switch (field.kind) {
+    case 'map': {
+      const map = envOf((state[field.path] ?? []) as EnvRow[]);
+      return empty === 'absent' && Object.keys(map).length === 0 ? undefined : map;
+    }
+    case 'list': {
+      const items = ((state[field.path] ?? '') as string).split('\n').filter((line) => line !== '');
+      return items.length > 0 ? items : cleared;
+    }
+    case 'group': {
+      const children = field.fields ?? [];
+      if (children.some((child) => child.required && (state[child.path] ?? '') === '')) return cleared;
+      const value = Object.fromEntries(
+        children.map((child) => [child.name, fieldValue(child, state, 'absent')]).filter(([, childValue]) => childValue !== undefined),
+      );
+      return Object.keys(value).length > 0 ? value : cleared;
+    }
+    default: {
+      const text = (state[field.path] ?? '') as string;
+      return text === '' ? cleared : valueFromText(field, text);
+    }
+  }
+}
+
+/** The body of a create: each field filled in, and nothing else. */
+export function createBodyOf(fields: readonly BodyField[], state: FormState): Record<string, unknown> {
+  return Object.fromEntries(
+    fields.map((field) => [field.name, fieldValue(field, state, 'absent')]).filter(([, value]) => value !== undefined),
+  );
+}
+
+/** A stable comparison of JSON values: a group whose values are the record's is no change, whatever its keys' order. */
+const sameJson = (a: unknown, b: unknown): boolean => {
+  const canonical = (value: unknown): unknown =>
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(
+          Object.entries(value)
+            .sort(([x], [y]) => x.localeCompare(y))
+            .map(([key, inner]) => [key, canonical(inner)]),
+        )
+      : value;
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b ?? null));
+};
+
+/** The body of a PATCH: the fields whose value differs from the record's. */
+export function changesOf(fields: readonly BodyField[], state: FormState, record: Record<string, unknown>): Record<string, unknown> {
+  const changes: Record<string, unknown> = {};
+  for (const field of fields) {
+    const value = fieldValue(field, state, 'null');
+    if (value !== undefined && !sameJson(value, record[field.name])) changes[field.name] = value;
+  }
+  return changes;
+}
+
+const HINTS: Partial<Record<BodyField['kind'], string>> = { list: 'One per line' };
+
+/** The inputs of a form's fields, each with its error beside it. */
+export function SchemaFields(props: {
+  /** Ids are `<form>-<path>`, e.g. `create-memory_mb`; its error `create-memory_mb-error`. */
+  form: string;
+  fields: readonly BodyField[];
+  state: FormState;
+  onChange: (state: FormState) => void;
+  errors: Record<string, string>;
+}): unknown {
+  const set = (path: string) => (value: string | EnvRow[]) => props.onChange({ ...props.state, [path]: value });
+  const idOf = (field: BodyField) => `${props.form}-${field.path.replaceAll('.', '-')}`;
+  const hintOf = (field: BodyField): string | undefined => {
+    const empty = field.nullable ? 'leave empty for the service default' : undefined;
+    return [field.description, HINTS[field.kind], empty].filter(Boolean).join('; ') || undefined;
+  };
+  const placeholderOf = (field: BodyField): string | undefined =>
+    field.default !== undefined && field.default !== null && typeof field.default !== 'object' ? String(field.default) : undefined;
+
+  const input = (field: BodyField): unknown => {
+    const id = idOf(field);
+    const error = props.errors[field.path];
+    switch (field.kind) {
+      case 'group':
+        return html`<fieldset id=${id} aria-describedby=${error ? `${id}-error` : undefined}>
+          <legend>${field.label}</legend>
+          ${error ? html`<div class="field-error" id=${`${id}-error`} role="alert">${error}</div>` : null}
+          <div class="grid">${(field.fields ?? []).map(input)}</div>
+        </fieldset>`;
+      case 'map':
+        return html`<${EnvEditor} idBase=${id} legend=${field.label} rows=${props.state[field.path] as EnvRow[]} onChange=${set(field.path)} error=${error} />`;
+      case 'choice': {
+        const value = props.state[field.path] as string;
+        const optional = !field.required && (field.default !== undefined || field.nullable);
+        return html`<div class="field"><label for=${id}>${field.label}</label>
+          <select id=${id} name=${id} value=${value} aria-invalid=${error ? 'true' : undefined} aria-describedby=${error ? `${id}-error` : undefined}
+            onChange=${(event: Event) => set(field.path)((event.target as HTMLSelectElement).value)}>
+            ${optional ? html`<option value="">${placeholderOf(field) ? `default (${placeholderOf(field)})` : 'none'}</option>` : null}
+            ${(field.choices ?? []).map((choice) => html`<option value=${String(choice)}>${String(choice)}</option>`)}
+          </select>
+          ${error ? html`<div class="field-error" id=${`${id}-error`} role="alert">${error}</div>` : null}</div>`;
+      }
+      default:
+        return html`<${Field}
+          id=${id}
+          label=${field.label}
+          type=${field.kind === 'integer' || field.kind === 'number' ? 'number' : 'text'}
+          multiline=${field.kind === 'list'}
+          value=${props.state[field.path] as string}
+          onInput=${set(field.path)}
+          error=${error}
+          required=${field.required}
+          placeholder=${placeholderOf(field)}
+          hint=${hintOf(field)}
+        />`;
+    }
+  };
+
+  // Single values side by side; lists, maps and groups each on a row of their own.
+  const single = props.fields.filter((field) => !['list', 'map', 'group'].includes(field.kind));
+  const whole = props.fields.filter((field) => ['list', 'map', 'group'].includes(field.kind));
+  return html`<div class="grid">${single.map(input)}</div>${whole.map(input)}`;
+}

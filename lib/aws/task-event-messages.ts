@@ -90,9 +90,8 @@ export function deferredJobOf(message: unknown): DeferredJob | undefined {
   if (message.kind === 'relaunch') return { kind: 'relaunch', containerId };
   if (message.kind === 'retire' && typeof message.taskArn === 'string') return { kind: 'retire', containerId, taskArn: message.taskArn };
   if (message.kind !== 'probe' || (message.phase !== 'ready' && message.phase !== 'health')) return undefined;
-  const task = message.task;
-  const numbers = [message.since, message.attempt, message.failures, message.port];
-  if (!numbers.every((value) => typeof value === 'number' && Number.isFinite(value))) return undefined;
+  const { task, since, attempt, failures, port } = message;
+  if (!isFiniteNumber(since) || !isFiniteNumber(attempt) || !isFiniteNumber(failures) || !isFiniteNumber(port)) return undefined;
   if (!isRecord(task) || typeof task.taskArn !== 'string' || typeof task.address !== 'string' || typeof task.version !== 'number') {
     return undefined;
   }
@@ -102,9 +101,11 @@ export function deferredJobOf(message: unknown): DeferredJob | undefined {
     phase: message.phase,
     containerId,
     task: task as unknown as TaskStatus & { address: string },
-    port: message.port as number,
-    since: message.since as number,
-    attempt: message.attempt as number,
-    failures: message.failures as number,
+    port,
+    since,
+    attempt,
+    failures,
   };
 }
+
+const isFiniteNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);

@@ -3,7 +3,7 @@ import { type AppRoute, type AppRoutes, isCurrentRunningTask, type PublishedRout
 import type { StoredContainer } from './container.js';
 import type { ContainerStore } from './container-store.js';
 import { taskIdOf } from './logs.js';
-import type { ReconcileReport } from './reconciler.js';
+import type { ReconcileReport } from './reconcile-report.js';
 import type { RuntimeTask } from './runtime.js';
 
 /** The reconciler's repairs of the private zone (AWS with routing on): docs/containers.md, "Reconciliation" step 4. */

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, log } from '../log.js';
 import type { ContainerStore } from './container-store.js';
 import { holdsCpu, type QuotaUsage } from './quota.js';
-import type { ReconcileReport } from './reconciler.js';
+import type { ReconcileReport } from './reconcile-report.js';
 import { MAX_TASKS_PER_CALL } from './runtime.js';
 
 /** An owner's containers beyond this are not recounted (admins are not limited; a user holds at most their quota). */

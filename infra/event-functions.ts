@@ -1,20 +1,38 @@
 import type { RoutePermissions } from '../lib/http/routes.js';
 import { RECONCILE_FUNCTION_ID, TASK_STATE_FUNCTION_ID } from '../lib/local/running-function.js';
 
-/** The handler of ECS task state change events; not a route, so it is not in the route table. */
+/** The handler of the task events queue (ECS task state changes, deferred relaunches and retires); not a route. */
 export const taskStateChangedFunction = {
   id: TASK_STATE_FUNCTION_ID,
   handler: 'functions/containers/task-state-changed.ts',
   // It reads a container and updates its state in place, charging the owner's quota usage in the
   // same transaction, and notes and forgets what it published per task (ROUTE#<task id>); it
   // creates or deletes no other item, and reads no user. It relaunches a failed task by its
-  // container's restart policy (RunTask, and StopTask of a task a lost race left behind).
+  // container's restart policy (RunTask, and StopTask of a task a lost race or a restart left behind).
   permissions: {
     table: { update: ['container', 'quotaUsage'], write: ['appRoute'] },
     ecs: ['run', 'stop', 'describe'],
   } satisfies RoutePermissions as RoutePermissions,
-  /** Room for the restart policy's longest backoff (16 s) and a readiness probe within one invocation. */
-  timeoutSeconds: 60,
+  /** Within the queues' consumer limit (infra/constructs/task-state-events.ts): a batch of 10 messages, none of which waits. */
+  timeoutSeconds: 30,
+} as const;
+
+/**
+ * The probe function, in the workload VPC: one short probe of a task per message of the probe
+ * queue; a task that answers makes its container running (and its route published), one past its
+ * grace or failing its health check is stopped (docs/containers.md, "Readiness on AWS").
+ */
+export const probeTaskFunction = {
+  id: 'probeTask',
+  handler: 'functions/containers/probe-task.ts',
+  // The same container writes as the task state function (applying RUNNING, promoting a
+  // restart's task, noting its route); StopTask of a task not ready in time; no RunTask.
+  permissions: {
+    table: { update: ['container', 'quotaUsage'], write: ['appRoute'] },
+    ecs: ['stop'],
+  } satisfies RoutePermissions as RoutePermissions,
+  /** A batch of probes side by side, each at most 5 s. */
+  timeoutSeconds: 20,
 } as const;
 
 /**
@@ -43,4 +61,4 @@ export const reconcileFunction = {
 } as const;
 
 /** Every function that is not behind a route. */
-export const eventFunctions = [taskStateChangedFunction, reconcileFunction] as const;
+export const eventFunctions = [taskStateChangedFunction, probeTaskFunction, reconcileFunction] as const;

@@ -1,4 +1,5 @@
 import { CfnOutput, Duration, NestedStack, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -16,7 +17,7 @@ import { ServiceFunction } from './constructs/service-function.js';
 import { ServiceRestApi, type RouteIntegration } from './constructs/service-rest-api.js';
 import { ServiceTable } from './constructs/service-table.js';
 import { TaskStateEvents } from './constructs/task-state-events.js';
-import { eventFunctions, reconcileFunction, taskStateChangedFunction } from './event-functions.js';
+import { eventFunctions, probeTaskFunction, reconcileFunction, taskStateChangedFunction } from './event-functions.js';
 import { ReconcileSchedule } from './constructs/reconcile-schedule.js';
 import { acknowledgeNagRule } from './nag.js';
 import { repositoryRoot } from './paths.js';
@@ -123,6 +124,7 @@ export class ContainerHostingStack extends Stack {
       ...everyFunctionEnvironment,
       ...(path === undefined || path.startsWith('/api/v1/containers') ? containerRecordEnvironment : {}),
       ...((permissions.ecs?.length ?? 0) > 0 || permissions.metrics || permissions.logs ? containerEnvironment : {}),
+      ...(sendsDeferredWork(permissions) ? taskStateEvents.functionEnvironment : {}),
     });
     const permissionTargets = {
       table: { table: store.table, indexNames: store.indexNames },
@@ -130,6 +132,8 @@ export class ContainerHostingStack extends Stack {
     };
 
     this.functionLogs = new logs.LogGroup(this, 'FunctionLogs', { retention: logs.RetentionDays.ONE_MONTH });
+    // Task state events, deferred work and readiness probes travel through these queues.
+    const taskStateEvents = new TaskStateEvents(this, 'TaskStateEvents', { clusterArn: workload.cluster.clusterArn });
     // The key the token function derives a refresh's pair with, so that a retry within the grace gets
     // the same pair on any container (docs/oauth.md, "Refresh retries"); only that function reads it.
     const refreshGraceKey = new secretsmanager.Secret(this, 'RefreshGraceKey', {
@@ -164,6 +168,7 @@ export class ContainerHostingStack extends Stack {
         logGroup: this.functionLogs,
       });
       grantRoutePermissions(serviceFunction.role, route.permissions, permissionTargets);
+      if (sendsDeferredWork(route.permissions)) taskStateEvents.grantSendDeferredWork(serviceFunction.role);
       if (route.permissions.refreshGraceKey) refreshGraceKey.grantRead(serviceFunction.role);
       this.functions.set(route.id, serviceFunction);
       integrations.push({ id: route.id, method: route.method, path: route.path, handler: serviceFunction.function });
@@ -192,7 +197,6 @@ export class ContainerHostingStack extends Stack {
       stageArn: this.api.api.deploymentStage.stageArn,
     });
 
-    const taskStateEvents = new TaskStateEvents(this, 'TaskStateEvents', { clusterArn: workload.cluster.clusterArn });
     const taskStateChanged = new ServiceFunction(this, taskStateChangedFunction.id, {
       entry: taskStateChangedFunction.handler,
       bundles,
@@ -200,15 +204,45 @@ export class ContainerHostingStack extends Stack {
       environment: { ...environmentFor(taskStateChangedFunction.permissions), ...routing?.functionEnvironment },
       description: 'ECS task state change events',
       timeout: Duration.seconds(taskStateChangedFunction.timeoutSeconds),
-      deadLetterQueue: taskStateEvents.deadLetterQueue,
       tracing: settings.tracing,
       logLevel: settings.logLevel,
       logGroup: this.functionLogs,
     });
     grantRoutePermissions(taskStateChanged.role, taskStateChangedFunction.permissions, permissionTargets);
     routing?.grantRecordChanges(taskStateChanged.role);
-    taskStateEvents.deliverTo(taskStateChanged.function);
+    taskStateEvents.grantSendDeferredWork(taskStateChanged.role);
+    taskStateEvents.deliverTo(taskStateChanged.function, Duration.seconds(taskStateChangedFunction.timeoutSeconds));
     this.functions.set(taskStateChangedFunction.id, taskStateChanged);
+
+    // The probe function runs in the workload VPC with a security group of its own, which the
+    // workload's admits on every TCP port (each container listens on the port its owner chose).
+    const probeSecurityGroup = new ec2.SecurityGroup(this, 'ProbeSecurityGroup', {
+      vpc: workload.vpc,
+      description: 'Readiness probes of workload tasks: outbound to the tasks and to AWS APIs',
+      allowAllOutbound: true,
+    });
+    probeSecurityGroup.connections.allowTo(workload.securityGroup, ec2.Port.allTcp(), 'Readiness probes to container tasks');
+    const probe = new ServiceFunction(this, probeTaskFunction.id, {
+      entry: probeTaskFunction.handler,
+      bundles,
+      tableName: store.table.tableName,
+      environment: { ...environmentFor(probeTaskFunction.permissions), ...routing?.functionEnvironment },
+      description: 'Readiness and health probes of container tasks, from the probe queue, inside the workload VPC',
+      timeout: Duration.seconds(probeTaskFunction.timeoutSeconds),
+      tracing: settings.tracing,
+      logLevel: settings.logLevel,
+      logGroup: this.functionLogs,
+      network: {
+        vpc: workload.vpc,
+        subnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+        securityGroup: probeSecurityGroup,
+      },
+    });
+    grantRoutePermissions(probe.role, probeTaskFunction.permissions, permissionTargets);
+    routing?.grantRecordChanges(probe.role);
+    taskStateEvents.grantSendDeferredWork(probe.role);
+    taskStateEvents.probeWith(probe.function, Duration.seconds(probeTaskFunction.timeoutSeconds));
+    this.functions.set(probeTaskFunction.id, probe);
 
     const reconcile = new ServiceFunction(this, reconcileFunction.id, {
       entry: reconcileFunction.handler,
@@ -222,6 +256,7 @@ export class ContainerHostingStack extends Stack {
       logGroup: this.functionLogs,
     });
     grantRoutePermissions(reconcile.role, reconcileFunction.permissions, permissionTargets);
+    taskStateEvents.grantSendDeferredWork(reconcile.role);
     routing?.grantRecordRepairs(reconcile.role);
     new ReconcileSchedule(this, 'Reconciliation', { every: Duration.minutes(settings.reconcileMinutes), handler: reconcile.function });
     this.functions.set(reconcileFunction.id, reconcile);
@@ -260,6 +295,13 @@ export class ContainerHostingStack extends Stack {
     }
   }
 }
+
+/**
+ * Whether a function's container service may defer work (a relaunch after a backoff) or must
+ * treat RUNNING as only started: those that watch tasks (describe) or stop them for the probes.
+ */
+const sendsDeferredWork = (permissions: RoutePermissions): boolean =>
+  permissions.ecs?.includes('describe') === true || permissions === probeTaskFunction.permissions;
 
 /**
  * The service's address (PUBLIC_BASE_URL: the OAuth issuer, every absolute URL): `publicBaseUrl`

@@ -178,11 +178,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     APPS_DNS_ZONE_ID: read.optionalText('APPS_DNS_ZONE_ID'),
     APPS_DNS_ZONE_NAME: read.optionalText('APPS_DNS_ZONE_NAME'),
     /**
-     * Set where the task state function runs in the workload VPC (routing on): a RUNNING task is
-     * applied, and its route published, only once a probe of its address answers
-     * (docs/containers.md, "Readiness on AWS").
+     * The SQS queue of task state events and deferred work (relaunches after a backoff, a
+     * restart's old task after the drain), and the queue of readiness probes, which the probe
+     * function in the workload VPC reads. Set on AWS: a RUNNING task then makes its container
+     * running only once a probe answers (docs/containers.md, "Readiness on AWS"). Unset locally,
+     * where a timer waits out the backoffs and the runtimes report RUNNING only once answering.
      */
-    TASK_READINESS_PROBE: read.flag('TASK_READINESS_PROBE'),
+    TASK_EVENTS_QUEUE_URL: read.optionalText('TASK_EVENTS_QUEUE_URL'),
+    TASK_PROBE_QUEUE_URL: read.optionalText('TASK_PROBE_QUEUE_URL'),
     /** `https` behind the load balancer on AWS; `http` on the local stack. */
     APPS_URL_SCHEME: read.oneOf('APPS_URL_SCHEME', ['http', 'https'], 'https'),
     /** The local runtime's container process; `{hostname}` and `{port}` are substituted. */

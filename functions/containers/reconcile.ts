@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { containerRuntime, runPolicy } from '#wiring/container-runtime';
+import { deferredWork } from '../../lib/wiring/deferred-work.js';
 import { config } from '../../lib/config.js';
 import type { ReconcileReport } from '../../lib/containers/reconciler.js';
 import { log, withInvocationLog } from '../../lib/log.js';
@@ -8,7 +9,7 @@ import { METRIC } from '../../lib/observability/metric-names.js';
 import { countEvent } from '../../lib/observability/metrics.js';
 import { reconcilerWith } from '../../lib/wiring/reconciler.js';
 
-const reconciler = reconcilerWith(containerRuntime, config, runPolicy);
+const reconciler = reconcilerWith(containerRuntime, config, deferredWork, runPolicy);
 const RESERVE_MS = 15_000;
 
 /**

@@ -1,4 +1,5 @@
 import { Duration, Stack } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -36,6 +37,8 @@ export interface ServiceFunctionProps {
    * (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-loggroups.html).
    */
   logGroup?: logs.ILogGroup;
+  /** Runs the function in these subnets with this security group (the probe function, in the workload VPC). */
+  network?: { vpc: ec2.IVpc; subnets: ec2.SubnetSelection; securityGroup: ec2.ISecurityGroup };
 }
 
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
@@ -86,6 +89,9 @@ export class ServiceFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       deadLetterQueue: props.deadLetterQueue,
+      ...(props.network
+        ? { vpc: props.network.vpc, vpcSubnets: props.network.subnets, securityGroups: [props.network.securityGroup] }
+        : {}),
       // Active tracing samples requests into X-Ray with no SDK in the bundle
       // (docs.aws.amazon.com/lambda/latest/dg/services-xray.html).
       tracing: (props.tracing ?? true) ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,

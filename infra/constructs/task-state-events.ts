@@ -1,25 +1,44 @@
 import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { acknowledgeNagRule } from '../nag.js';
 
-/** The task state function's reserved concurrency. */
-export const TASK_STATE_CONCURRENCY = 10;
+/**
+ * At most this many task state function instances at once, through the event source's maximum
+ * concurrency (2 to 1000: https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-lambda-eventsourcemapping-scalingconfig.html).
+ * Unlike reserved concurrency it takes nothing from the account's pool, so a new account with a
+ * low concurrency quota deploys; messages beyond it wait in the queue instead of being throttled
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html). Each message makes
+ * at most one Route 53 change, so 10 at once stay within Route 53's per-account rate.
+ */
+export const TASK_STATE_MAX_CONCURRENCY = 10;
+/** The probe function's instances at most; each handles a batch of probes side by side. */
+export const PROBE_MAX_CONCURRENCY = 5;
+/** The longest timeout of a function that reads one of the queues. */
+export const CONSUMER_TIMEOUT_S = 30;
+/** Receives of one message before it goes to the dead-letter queue. */
+export const MAX_RECEIVES = 5;
 
 export interface TaskStateEventsProps {
   clusterArn: string;
 }
 
 /**
- * ECS task state changes of our cluster, delivered to the function that keeps container states
- * current. Events that cannot be delivered, or that the function fails on after Lambda's own
- * retries, land in one dead-letter queue.
+ * ECS task state changes of our cluster, through an SQS queue to the function that keeps
+ * container states current, and the queue of readiness probes read by the probe function in the
+ * workload VPC (docs/containers.md, "Task state events", "Readiness on AWS"). Both queues also
+ * carry the control plane's deferred work as delayed messages. A message that fails
+ * `MAX_RECEIVES` times, or an event EventBridge cannot deliver, lands in one dead-letter queue.
  */
 export class TaskStateEvents extends Construct {
   readonly deadLetterQueue: sqs.Queue;
+  readonly eventsQueue: sqs.Queue;
+  readonly probeQueue: sqs.Queue;
   readonly rule: events.Rule;
 
   constructor(scope: Construct, id: string, props: TaskStateEventsProps) {
@@ -33,8 +52,10 @@ export class TaskStateEvents extends Construct {
     acknowledgeNagRule(
       this.deadLetterQueue,
       'AwsSolutions-SQS3',
-      'This queue is itself the dead-letter queue for task state events; a dead-letter queue of its own would only move the same messages again.',
+      'This queue is itself the dead-letter queue for task state events and probes; a dead-letter queue of its own would only move the same messages again.',
     );
+    this.eventsQueue = this.queue('EventsQueue');
+    this.probeQueue = this.queue('ProbeQueue');
 
     this.rule = new events.Rule(this, 'TaskStateChanged', {
       description: 'ECS task state changes in the container cluster',
@@ -44,26 +65,56 @@ export class TaskStateEvents extends Construct {
         detail: { clusterArn: [props.clusterArn] },
       },
     });
-  }
-
-  /**
-   * Delivers the events to the function, whose concurrency is capped: each invocation makes at
-   * most one Route 53 change, so 10 at once stay within Route 53's per-account rate (5 changes
-   * a second historically, 10 now) with the API's own calls beside them. EventBridge invokes
-   * asynchronously, and Lambda keeps a throttled asynchronous event and retries it for up to 6
-   * hours (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html),
-   * so a burst waits instead of failing (docs/containers.md, "Routing").
-   */
-  deliverTo(handler: lambda.IFunction): void {
-    const cfnFunction = handler.node.defaultChild;
-    if (cfnFunction instanceof lambda.CfnFunction) cfnFunction.reservedConcurrentExecutions = TASK_STATE_CONCURRENCY;
     this.rule.addTarget(
-      new targets.LambdaFunction(handler, {
+      new targets.SqsQueue(this.eventsQueue, {
         deadLetterQueue: this.deadLetterQueue,
         retryAttempts: 20,
-        // Container states advance by detail.version, so a late event is harmless; a very late one goes to the queue.
+        // Container states advance by detail.version, so a late event is harmless; a very late one goes to the dead-letter queue.
         maxEventAge: Duration.hours(6),
       }),
     );
+  }
+
+  /**
+   * The visibility timeout is 6 times the longest function timeout (30 s), as Lambda recommends
+   * for an SQS event source (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html),
+   * so a batch redelivered after a throttle is not handled twice at once.
+   */
+  private queue(id: string): sqs.Queue {
+    return new sqs.Queue(this, id, {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(6 * CONSUMER_TIMEOUT_S),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVES },
+    });
+  }
+
+  /** The task events queue → the task state function, in batches, reporting failed messages alone. */
+  deliverTo(handler: lambda.IFunction, timeout: Duration): void {
+    this.consume(this.eventsQueue, handler, timeout, TASK_STATE_MAX_CONCURRENCY);
+  }
+
+  /** The probe queue → the probe function. */
+  probeWith(handler: lambda.IFunction, timeout: Duration): void {
+    this.consume(this.probeQueue, handler, timeout, PROBE_MAX_CONCURRENCY);
+  }
+
+  /** Lets a function send deferred work to both queues (relaunches, retires, probes). */
+  grantSendDeferredWork(role: iam.IGrantable): void {
+    this.eventsQueue.grantSendMessages(role);
+    this.probeQueue.grantSendMessages(role);
+  }
+
+  /** The settings lib/config.ts reads to send deferred work. */
+  get functionEnvironment(): Record<string, string> {
+    return { TASK_EVENTS_QUEUE_URL: this.eventsQueue.queueUrl, TASK_PROBE_QUEUE_URL: this.probeQueue.queueUrl };
+  }
+
+  private consume(queue: sqs.Queue, handler: lambda.IFunction, timeout: Duration, maxConcurrency: number): void {
+    if (timeout.toSeconds() > CONSUMER_TIMEOUT_S) {
+      throw new Error(`A queue's function may take at most ${CONSUMER_TIMEOUT_S} s: the visibility timeout is 6 times that`);
+    }
+    handler.addEventSource(new SqsEventSource(queue, { batchSize: 10, maxConcurrency, reportBatchItemFailures: true }));
   }
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   DescribeTaskDefinitionCommand,
   DescribeTasksCommand,
@@ -44,6 +45,12 @@ export interface EcsRuntimeSettings {
 export interface WorkloadTaskDefinitionSettings {
   /** Families are `<prefix>-<hash of image and port>`. */
   familyPrefix: string;
+  /**
+   * The prefix every family this deployment ever registered starts with, whatever the CPU
+   * architecture (`familyPrefix` is `<it>-arm64` on ARM64): tasks of x86 families left from before
+   * a switch to ARM64 are still ours, so the reconciler stops or keeps them. Defaults to `familyPrefix`.
+   */
+  ownedFamilyPrefix?: string;
   /** Set only where the deployment opts in (`workloadTaskRole`): without it the task metadata endpoint hands the container no credentials. */
   taskRoleArn?: string;
   executionRoleArn: string;
@@ -100,7 +107,10 @@ export class EcsRuntime implements ReconcilableRuntime {
    * is what this deployment would register (DescribeTaskDefinition with a bare family answers
    * that revision: https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_DescribeTaskDefinition.html),
    * else a new revision (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_RegisterTaskDefinition.html).
-   * Two instances registering the same family at once make two identical revisions, both usable.
+   * Two instances registering the same family at once do not both succeed: ECS refuses all but
+   * one with `ClientException: Too many concurrent attempts to create a new revision of the
+   * specified family.` (HTTP 400, which the SDK does not retry); that one is looked up again and
+   * retried after a jittered backoff (`registerWithRetry`).
    */
   taskDefinitionFor(image: string, port: number): Promise<string> {
     const family = taskFamilyFor(this.settings.taskDefinitions.familyPrefix, image, port);
@@ -116,12 +126,22 @@ export class EcsRuntime implements ReconcilableRuntime {
 
   private async findOrRegister(family: string, image: string, port: number): Promise<string> {
     const wanted = this.taskDefinitionInput(family, image, port);
-    const existing = await this.describeFamily(family);
-    if (existing?.taskDefinitionArn && existing.status === 'ACTIVE' && sameDefinition(existing, wanted)) return existing.taskDefinitionArn;
-    const output = await this.client.send(new RegisterTaskDefinitionCommand(wanted));
-    const arn = output.taskDefinition?.taskDefinitionArn;
-    if (!arn) throw new TaskLaunchError(`RegisterTaskDefinition answered no task definition for ${family}`);
-    return arn;
+    for (let attempt = 1; ; attempt += 1) {
+      const existing = await this.describeFamily(family);
+      if (existing?.taskDefinitionArn && existing.status === 'ACTIVE' && sameDefinition(existing, wanted))
+        return existing.taskDefinitionArn;
+      try {
+        const output = await this.client.send(new RegisterTaskDefinitionCommand(wanted));
+        const arn = output.taskDefinition?.taskDefinitionArn;
+        if (!arn) throw new TaskLaunchError(`RegisterTaskDefinition answered no task definition for ${family}`);
+        return arn;
+      } catch (error) {
+        if (!isConcurrentRevision(error) || attempt >= REGISTER_ATTEMPTS) throw error;
+        // Full jitter, so that the instances that collided do not collide again
+        // (https://aws.amazon.com/builders-library/timeouts-retries-and-backoff-with-jitter/).
+        await sleep(Math.random() * REGISTER_BACKOFF_MS * 2 ** (attempt - 1));
+      }
+    }
   }
 
   private async describeFamily(family: string): Promise<TaskDefinition | undefined> {
@@ -205,7 +225,8 @@ export class EcsRuntime implements ReconcilableRuntime {
    */
   private isOwnFamily(taskDefinitionArn: string | undefined): boolean {
     if (!taskDefinitionArn) return true;
-    return familyOfTaskDefinition(taskDefinitionArn)?.startsWith(`${this.settings.taskDefinitions.familyPrefix}-`) ?? false;
+    const owned = this.settings.taskDefinitions.ownedFamilyPrefix ?? this.settings.taskDefinitions.familyPrefix;
+    return familyOfTaskDefinition(taskDefinitionArn)?.startsWith(`${owned}-`) ?? false;
   }
 
   async stopTask(taskArn: string, reason: string): Promise<void> {
@@ -263,6 +284,17 @@ export class EcsRuntime implements ReconcilableRuntime {
       });
   }
 }
+
+/** Registrations of one family tried at most, and the first backoff's ceiling (it doubles: 0.2, 0.4, 0.8, 1.6 s). */
+const REGISTER_ATTEMPTS = 5;
+const REGISTER_BACKOFF_MS = 200;
+
+/**
+ * ECS's answer to a registration that raced another of the same family: a ClientException (HTTP
+ * 400) saying `Too many concurrent attempts to create a new revision of the specified family.`
+ */
+const isConcurrentRevision = (error: unknown): boolean =>
+  error instanceof Error && error.name === 'ClientException' && /too many concurrent attempts/i.test(error.message);
 
 /** The family of `arn:aws:ecs:<region>:<account>:task-definition/<family>:<revision>`. */
 export const familyOfTaskDefinition = (arn: string): string | undefined => /:task-definition\/([A-Za-z0-9_-]+):\d+$/.exec(arn)?.[1];

@@ -1,5 +1,6 @@
 import type { TaskEndpoint } from '../containers/app-routes.js';
 import type { TaskStatus } from '../containers/runtime.js';
+import { PROBE_STOP_PREFIX } from '../containers/task-events.js';
 import { isUuid } from '../ids.js';
 
 /*
@@ -29,7 +30,10 @@ export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
   if (typeof task.version !== 'number' || !task.lastStatus) return undefined;
   const startedAt = task.startedAt instanceof Date ? task.startedAt.toISOString() : task.startedAt;
   const exitCode = task.containers?.find((container) => typeof container.exitCode === 'number')?.exitCode;
-  const reason = reasonOf(task);
+  // The readiness probe's own stops (not ready in time, failing health checks) are failures of the
+  // task, not stops on request: they go through the restart policy with the probe's words.
+  const probeStop = task.stopCode === 'UserInitiated' && task.stoppedReason?.startsWith(PROBE_STOP_PREFIX) === true;
+  const reason = probeStop ? clip(task.stoppedReason!.slice(PROBE_STOP_PREFIX.length)) : reasonOf(task);
   return {
     taskArn: task.taskArn,
     containerId: task.startedBy,
@@ -37,7 +41,7 @@ export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
     lastStatus: task.lastStatus,
     desiredStatus: task.desiredStatus ?? task.lastStatus,
     ...(startedAt ? { startedAt } : {}),
-    ...(task.stopCode ? { stopCode: task.stopCode } : {}),
+    ...(task.stopCode && !probeStop ? { stopCode: task.stopCode } : {}),
     ...(task.stoppedReason ? { stoppedReason: task.stoppedReason } : {}),
     ...(task.taskDefinitionArn ? { taskDefinitionArn: task.taskDefinitionArn } : {}),
     ...(exitCode !== undefined ? { exitCode } : {}),

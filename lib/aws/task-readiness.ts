@@ -1,33 +1,24 @@
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { TaskProbe, TaskProbeAnswer, TaskProbeTarget } from '../containers/task-probes.js';
 
-/** How a task is probed: the container's HTTP health check, or null for a TCP connect on its port. */
-export interface ProbeTarget {
-  ip: string;
-  port: number;
-  /** `GET path` must answer 2xx or 3xx. */
-  healthCheck: { path: string; timeoutS: number } | null;
-}
-
-export type ProbeResult = { ready: true } | { ready: false; reason: string };
-
-const DEFAULT_TIMEOUT_MS = 2_000;
+/** A TCP probe's timeout when the container has no health check (its own `timeout_s` otherwise, at most 5 s). */
+const TCP_TIMEOUT_MS = 2_000;
 
 /**
- * One probe of a task's private address, from inside the VPC (the task state function runs
- * there when routing is on: docs/containers.md, "Readiness on AWS"). The workload security
- * group admits this function's group on every TCP port, since each container picks its own.
+ * One probe of a task's private address, from inside the workload VPC (the probe function runs
+ * there: docs/containers.md, "Readiness on AWS"): `GET {health_check.path}` answering 2xx or
+ * 3xx, or without a check a TCP connection accepted on the container's port. The workload
+ * security group admits the probe function's group on every TCP port, since each container
+ * picks its own.
  */
-export function probeTask(target: ProbeTarget): Promise<ProbeResult> {
-  const timeoutMs = target.healthCheck ? target.healthCheck.timeoutS * 1000 : DEFAULT_TIMEOUT_MS;
-  return target.healthCheck ? probeHttp(target, target.healthCheck.path, timeoutMs) : probeTcp(target, timeoutMs);
-}
+export const probeTaskOnce: TaskProbe = (target) =>
+  target.healthCheck ? probeHttp(target, target.healthCheck.path, target.healthCheck.timeoutS * 1000) : probeTcp(target, TCP_TIMEOUT_MS);
 
-function probeTcp({ ip, port }: ProbeTarget, timeoutMs: number): Promise<ProbeResult> {
+function probeTcp({ address, port }: TaskProbeTarget, timeoutMs: number): Promise<TaskProbeAnswer> {
   return new Promise((resolve) => {
-    const socket = connect({ host: ip, port, timeout: timeoutMs });
-    const done = (result: ProbeResult) => {
+    const socket = connect({ host: address, port, timeout: timeoutMs });
+    const done = (result: TaskProbeAnswer) => {
       socket.destroy();
       resolve(result);
     };
@@ -39,47 +30,21 @@ function probeTcp({ ip, port }: ProbeTarget, timeoutMs: number): Promise<ProbeRe
   });
 }
 
-function probeHttp({ ip, port }: ProbeTarget, path: string, timeoutMs: number): Promise<ProbeResult> {
+function probeHttp({ address, port }: TaskProbeTarget, path: string, timeoutMs: number): Promise<TaskProbeAnswer> {
   return new Promise((resolve) => {
     const req = request(
-      { host: ip, port, path, method: 'GET', timeout: timeoutMs, headers: { 'user-agent': 'container-hosting-readiness' } },
+      { host: address, port, path, method: 'GET', timeout: timeoutMs, headers: { 'user-agent': 'container-hosting-readiness' } },
       (res) => {
         res.resume();
         const status = res.statusCode ?? 0;
-        resolve(
-          status >= 200 && status < 400 ? { ready: true } : { ready: false, reason: `health check failed: GET ${path} answered ${status}` },
-        );
+        resolve(status >= 200 && status < 400 ? { ready: true } : { ready: false, reason: `GET ${path} answered ${status}` });
       },
     );
     req.once('timeout', () => {
       req.destroy();
-      resolve({ ready: false, reason: `health check failed: GET ${path} did not answer within ${timeoutMs / 1000} s` });
+      resolve({ ready: false, reason: `GET ${path} did not answer within ${timeoutMs / 1000} s` });
     });
-    req.once('error', (error: NodeJS.ErrnoException) =>
-      resolve({ ready: false, reason: `health check failed: GET ${path}: ${error.code ?? error.message}` }),
-    );
+    req.once('error', (error: NodeJS.ErrnoException) => resolve({ ready: false, reason: `GET ${path}: ${error.code ?? error.message}` }));
     req.end();
   });
-}
-
-/**
- * Probes until the task answers or `deadline` (epoch ms) passes, every `intervalMs`; answers the
- * last result. A task that is not ready in time is left to the next delivery of its event or to
- * the reconciler.
- */
-export async function waitUntilReady(target: ProbeTarget, deadline: number, intervalMs = 1_000): Promise<ProbeResult> {
-  for (;;) {
-    const result = await probeTask(target);
-    if (result.ready || Date.now() + intervalMs >= deadline) return result;
-    await sleep(intervalMs);
-  }
-}
-
-/** A container's health check as the domain stores it (`health_check`, from issue 16), read defensively: any other shape is none. */
-export function healthCheckOf(container: object): ProbeTarget['healthCheck'] {
-  const check = (container as { healthCheck?: unknown }).healthCheck;
-  if (!check || typeof check !== 'object') return null;
-  const { path, timeoutS } = check as { path?: unknown; timeoutS?: unknown };
-  if (typeof path !== 'string' || !path.startsWith('/')) return null;
-  return { path, timeoutS: typeof timeoutS === 'number' && timeoutS >= 1 && timeoutS <= 60 ? timeoutS : 2 };
 }

@@ -53,6 +53,8 @@ export type DeleteOutcome = { kind: 'deleted' } | { kind: 'conflict' } | { kind:
 export interface ReconcileCheckpoint {
   containersCursor?: string;
   tasksCursor?: string;
+  /** Where the walk of the restarts due (ContainerService.relaunchAllDue) stopped. */
+  restartsCursor?: string;
 }
 
 /**
@@ -90,6 +92,18 @@ export interface ContainerStore {
    * when the container moved on or the task is no longer pending.
    */
   promotePendingTask(containerId: string, version: number, update: TaskStatusUpdate, now: string): Promise<StoredContainer | undefined>;
+  /**
+   * A restart's pending task stopped before it answered: detaches it and records why, keeping
+   * the container on its current task. Undefined when the container moved on or the task is no
+   * longer pending.
+   */
+  dropPendingTask(
+    containerId: string,
+    version: number,
+    taskArn: string,
+    stateReason: string,
+    now: string,
+  ): Promise<StoredContainer | undefined>;
   /** Changes what the container's next task runs, at `expectedVersion + 1`, keeping its state and task. */
   updateWorkload(
     containerId: string,

@@ -1,12 +1,16 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, log } from '../log.js';
-import { type AppRoute, type AppRoutes, isCurrentRunningTask, type PublishedRoutes, routeOf } from './app-routes.js';
+import type { AppRoutes, PublishedRoutes } from './app-routes.js';
+import { RouteRepair } from './reconcile-routes.js';
 import type { ContainerState, StoredContainer } from './container.js';
 import type { ContainerStore, ReconcileCheckpoint } from './container-store.js';
-import { chargeFor, holdsCpu, type QuotaUsage } from './quota.js';
-import { MAX_TASKS_PER_CALL, type ReconcilableRuntime, type RuntimeTask } from './runtime.js';
-import { taskIdOf } from './logs.js';
+import { chargeFor, holdsCpu } from './quota.js';
+import { reconcileUsage } from './reconcile-usage.js';
+import { MAX_TASKS_PER_CALL, type ReconcilableRuntime, type RuntimeTask, type TaskStatus } from './runtime.js';
+import { DEFAULT_GRACE_S } from './task-probes.js';
 import { containerStateFor } from './task-status.js';
+import type { ReconcileReport } from './reconcile-report.js';
+
+export type { ReconcileReport } from './reconcile-report.js';
 
 export interface ReconcilerOptions {
   /** Tasks listed per run at most; the next run goes on where this one stopped. */
@@ -37,36 +41,16 @@ export interface ReconcilerOptions {
    * decides which and when; the reconciler only calls it on schedule, as a backstop to the task
    * state function. Unset until the domain offers it (lib/wiring/reconciler.ts).
    */
-  restartDue?: (deadline: number) => Promise<number>;
-}
-
-/** What one run did; every change is also logged on its own line. */
-export interface ReconcileReport {
-  tasksListed: number;
-  /** Tasks the runtime says this service did not start for a container (an ECS service's, an operator's): left alone. */
-  foreignTasksIgnored: number;
-  /** Tasks this service started for a container that no longer exists: stopped. */
-  orphanTasksStopped: number;
-  /** Tasks stopped because their container has moved on to another task, or to stopped or failed. */
-  supersededTasksStopped: number;
-  containersChecked: number;
-  /** Containers whose task had gone without anyone recording it: now failed, or stopped when ECS says it was stopped on request. */
-  containersFailed: number;
-  containersStopped: number;
-  usageChecked: number;
-  usageCorrected: number;
-  /** Task routes in the zone that no running container's current task owns any more: withdrawn. */
-  staleRoutesWithdrawn: number;
-  /** Running containers whose current task had no route in the zone: published. */
-  missingRoutesPublished: number;
-  /** Restarts the restart policy had due, begun by this run. */
-  restartsBegun: number;
-  /** Changes not made because the container or the use moved on meanwhile (the other writer decided). */
-  racesLost: number;
-  /** Tasks or containers whose check failed (logged); the next run tries them again. */
-  errors: number;
-  /** Whether both walks reached their end (false: the next run continues them). */
-  complete: boolean;
+  restartDue?: (deadline: number, cursor: string | undefined) => Promise<{ begun: number; cursor?: string }>;
+  /**
+   * Applies a task status as its event would have (ContainerService.applyTaskStatus): for a
+   * container still provisioning past its grace whose event was lost, a RUNNING task goes to the
+   * readiness probe and a STOPPED one through the restart policy. Without it such a container is
+   * only settled when its task has stopped.
+   */
+  applyTaskStatus?: (status: TaskStatus) => Promise<unknown>;
+  /** Beyond a container's readiness grace, how long a provisioning container may wait for its task's event. */
+  lostEventMarginMs?: number;
 }
 
 const STOP_REASON = {
@@ -81,10 +65,8 @@ const DEFAULTS = {
   launchGraceMs: 120_000,
   missingTaskGraceMs: 120_000,
   usageSettleMs: 2_000,
+  lostEventMarginMs: 60_000,
 };
-
-/** An owner's containers beyond this are not recounted (admins are not limited; a user holds at most their quota). */
-const MAX_RECOUNT_CONTAINERS = 1000;
 
 /**
  * Compares what the runtime runs with what the records say, and mends the difference
@@ -102,23 +84,23 @@ const MAX_RECOUNT_CONTAINERS = 1000;
  * decided from, so a concurrent change wins and the reconciler leaves that container alone.
  */
 export class Reconciler {
-  private readonly options: Required<Omit<ReconcilerOptions, 'now' | 'routing' | 'restartDue'>>;
+  private readonly options: Required<Omit<ReconcilerOptions, 'now' | 'routing' | 'restartDue' | 'applyTaskStatus'>>;
+  private readonly applyTaskStatus: ReconcilerOptions['applyTaskStatus'];
   private readonly now: () => number;
-  private readonly routing: ReconcilerOptions['routing'];
   private readonly restartDue: ReconcilerOptions['restartDue'];
   private deadline = Number.POSITIVE_INFINITY;
-  /** This run's zone listing by task id; undefined without routing or when the listing failed. */
-  private publishedByTask: Map<string, AppRoute> | undefined;
+  private readonly routeRepair: RouteRepair | undefined;
 
   constructor(
     private readonly store: ContainerStore,
     private readonly runtime: ReconcilableRuntime,
     options: ReconcilerOptions = {},
   ) {
-    const { now, routing, restartDue, ...rest } = options;
+    const { now, routing, restartDue, applyTaskStatus, ...rest } = options;
+    this.applyTaskStatus = applyTaskStatus;
     this.options = { ...DEFAULTS, ...stripUndefined(rest) };
     this.now = now ?? Date.now;
-    this.routing = routing;
+    this.routeRepair = routing ? new RouteRepair(store, routing) : undefined;
     this.restartDue = restartDue;
   }
 
@@ -141,17 +123,20 @@ export class Reconciler {
       staleRoutesWithdrawn: 0,
       missingRoutesPublished: 0,
       restartsBegun: 0,
+      lostEventsApplied: 0,
       racesLost: 0,
       errors: 0,
       complete: true,
     };
     const checkpoint = await this.store.reconcileCheckpoint();
     const tasksCursor = await this.reconcileTasks(checkpoint.tasksCursor, report);
-    await this.reconcileStaleRoutes(report);
+    await this.routeRepair?.withdrawStale(report, this.deadline);
     const { cursor: containersCursor, owners, changedOwners } = await this.reconcileContainers(checkpoint.containersCursor, report);
-    await this.reconcileUsage(
+    await reconcileUsage(
+      this.store,
       [...owners].filter((owner) => !changedOwners.has(owner)),
       report,
+      { maxUsageChecks: this.options.maxUsageChecks, usageSettleMs: this.options.usageSettleMs, deadline: this.deadline },
     );
     const next: ReconcileCheckpoint = {
       ...(tasksCursor ? { tasksCursor } : {}),
@@ -159,13 +144,16 @@ export class Reconciler {
     };
     if (this.restartDue && Date.now() < this.deadline) {
       try {
-        report.restartsBegun = await this.restartDue(this.deadline);
+        // The walk of the restarts due goes on where the last run's stopped.
+        const restarts = await this.restartDue(this.deadline, checkpoint.restartsCursor);
+        report.restartsBegun = restarts.begun;
+        if (restarts.cursor) next.restartsCursor = restarts.cursor;
       } catch (error) {
         report.errors += 1;
         log.error('Reconciler could not begin the restarts due', describeError(error));
       }
     }
-    report.complete = !tasksCursor && !containersCursor;
+    report.complete = !tasksCursor && !containersCursor && !next.restartsCursor;
     await this.store.saveReconcileCheckpoint(next);
     return report;
   }
@@ -215,7 +203,9 @@ export class Reconciler {
     if (task.createdAt && this.now() - Date.parse(task.createdAt) < this.options.launchGraceMs) return;
     if (!containers.has(status.containerId)) containers.set(status.containerId, await this.store.get(status.containerId));
     const container = containers.get(status.containerId);
-    if (container && container.taskArn === task.taskArn && holdsCpu(container.state)) return;
+    // Its current task, or the task a restart is bringing up next to it (promoted once it answers).
+    const owned = container?.taskArn === task.taskArn || container?.pendingTaskArn === task.taskArn;
+    if (container && owned && holdsCpu(container.state)) return;
     const kind = container ? 'superseded' : 'orphan';
     await this.runtime.stopTask(task.taskArn, STOP_REASON[kind]);
     if (kind === 'orphan') report.orphanTasksStopped += 1;
@@ -249,7 +239,7 @@ export class Reconciler {
       for (const candidate of candidates) {
         try {
           if (await this.checkContainer(candidate, tasks, report)) changedOwners.add(candidate.userId);
-          else await this.checkRoute(candidate, tasks, report);
+          else await this.routeRepair?.publishMissing(candidate, tasks, report);
         } catch (error) {
           report.errors += 1;
           changedOwners.add(candidate.userId);
@@ -270,6 +260,11 @@ export class Reconciler {
       log.warn('Reconciler starts the container walk over', describeError(error));
       return this.store.listAll({ limit });
     }
+  }
+
+  /** How long a provisioning container waits for its task's events before the reconciler applies ECS's word itself. */
+  private lostEventAgeOf(container: StoredContainer): number {
+    return (container.healthCheck?.graceS ?? DEFAULT_GRACE_S) * 1000 + this.options.lostEventMarginMs;
   }
 
   /** Settles one container whose task has gone; answers whether it changed it. */
@@ -296,6 +291,33 @@ export class Reconciler {
         why = 'the runtime no longer knows its task';
       } else {
         const implied = task.status ? containerStateFor(task.status) : undefined;
+        if (task.status && this.applyTaskStatus && container.state === 'provisioning' && age >= this.lostEventAgeOf(container)) {
+          // Its event was lost (or is late): apply what ECS says now, as the event would have.
+          const status = task.address ? { ...task.status, address: task.address } : task.status;
+          if (implied === 'running') {
+            await this.applyTaskStatus(status);
+            report.lostEventsApplied += 1;
+            log.warn('Reconciler handed a provisioning container’s running task to the readiness probe', {
+              containerId: container.id,
+              taskArn: container.taskArn,
+            });
+            return false;
+          }
+          if (implied === 'failed' || implied === 'stopped') {
+            await this.applyTaskStatus(status);
+            const after = await this.store.get(container.id);
+            if (after?.version !== container.version || after.taskArn !== container.taskArn || after.state !== container.state) {
+              report.lostEventsApplied += 1;
+              if (after?.state === 'stopped') report.containersStopped += 1;
+              else report.containersFailed += 1;
+              log.warn('Reconciler applied a lost stop of a provisioning container’s task', {
+                containerId: container.id,
+                to: after?.state,
+              });
+              return true;
+            }
+          }
+        }
         if (implied !== 'failed' && implied !== 'stopped') return false;
         state = implied;
         why = `its task stopped (${task.status?.stopCode ?? 'no stop code'})`;
@@ -325,113 +347,7 @@ export class Reconciler {
     });
     return true;
   }
-
-  /**
-   * Withdraws the routes in the zone that no running container's current task owns: a deleted
-   * container's, a task its container moved on from, one whose stop was never delivered. A
-   * container in the middle of a transition (`provisioning`) is left to the next run.
-   */
-  private async reconcileStaleRoutes(report: ReconcileReport): Promise<void> {
-    this.publishedByTask = undefined;
-    if (!this.routing) return;
-    const { routes: published } = await this.routing.routes.listPublished();
-    this.publishedByTask = new Map(published.map((route) => [route.taskId, route]));
-    const containers = new Map<string, StoredContainer | undefined>();
-    for (const route of published) {
-      if (Date.now() >= this.deadline) break;
-      try {
-        if (!containers.has(route.containerId)) containers.set(route.containerId, await this.store.get(route.containerId));
-        const container = containers.get(route.containerId);
-        if (container?.state === 'provisioning') continue;
-        const owned =
-          container?.taskArn &&
-          isCurrentRunningTask(container, container.taskArn) &&
-          taskIdOf(container.taskArn) === route.taskId &&
-          container.hostname === route.hostname &&
-          container.port === route.port;
-        if (owned) continue;
-        await this.routing.published.forget(route.taskId);
-        if (await this.routing.routes.withdraw(route)) report.staleRoutesWithdrawn += 1;
-        this.publishedByTask.delete(route.taskId);
-        log.info('Reconciler withdrew a stale route', { ...route, containerState: container?.state ?? null });
-      } catch (error) {
-        report.errors += 1;
-        log.error('Reconciler could not check a route', { taskId: route.taskId, ...describeError(error) });
-      }
-    }
-  }
-
-  /** Publishes the route of a running container whose current task runs at an address but has none in the zone. */
-  private async checkRoute(candidate: StoredContainer, tasks: Map<string, RuntimeTask>, report: ReconcileReport): Promise<void> {
-    if (!this.routing || !this.publishedByTask || candidate.state !== 'running' || !candidate.taskArn) return;
-    const task = tasks.get(candidate.taskArn);
-    if (!task?.address || task.status?.lastStatus !== 'RUNNING') return;
-    const existing = this.publishedByTask.get(taskIdOf(candidate.taskArn));
-    const container = await this.store.get(candidate.id);
-    if (!isCurrentRunningTask(container, candidate.taskArn)) return;
-    const route = routeOf(container, candidate.taskArn, task.address);
-    if (existing && existing.ip === route.ip && existing.hostname === route.hostname && existing.port === route.port) return;
-    await this.routing.routes.publish(route);
-    await this.routing.published.remember(route);
-    report.missingRoutesPublished += 1;
-    log.warn('Reconciler published a missing route', { ...route });
-  }
-
-  /**
-   * Recounts each owner's use from their containers and corrects a stored use that disagrees.
-   * The owner index is eventually consistent, so a use is corrected only when two counts a
-   * pause apart agree with each other, and the correction is conditional on the stored use not
-   * having moved since the first: any write that charged meanwhile makes it a no-op.
-   */
-  private async reconcileUsage(owners: string[], report: ReconcileReport): Promise<void> {
-    const mismatches: Array<{ userId: string; stored: QuotaUsage; counted: QuotaUsage }> = [];
-    for (const userId of owners.slice(0, this.options.maxUsageChecks)) {
-      if (Date.now() >= this.deadline) break;
-      report.usageChecked += 1;
-      const counted = await this.countUsage(userId);
-      if (!counted) continue;
-      const stored = await this.store.usageOf(userId);
-      if (!sameUsage(stored, counted)) mismatches.push({ userId, stored, counted });
-    }
-    if (mismatches.length === 0) return;
-    await sleep(this.options.usageSettleMs);
-    for (const { userId, stored, counted } of mismatches) {
-      const recounted = await this.countUsage(userId);
-      const restored = await this.store.usageOf(userId);
-      if (!recounted || !sameUsage(recounted, counted) || !sameUsage(restored, stored)) continue;
-      try {
-        if (await this.store.correctUsage(userId, stored, counted)) {
-          report.usageCorrected += 1;
-          log.warn('Reconciler corrected a quota use', { userId, stored, counted });
-        } else report.racesLost += 1;
-      } catch (error) {
-        log.error('Reconciler could not correct a quota use', { userId, ...describeError(error) });
-      }
-    }
-  }
-
-  /** What an owner holds, read item by item (consistent); undefined when they have too many to recount. */
-  private async countUsage(userId: string): Promise<QuotaUsage | undefined> {
-    const usage: QuotaUsage = { containers: 0, runningCpu: 0 };
-    let cursor: string | undefined;
-    let seen = 0;
-    do {
-      const page = await this.store.listOwnedBy(userId, { limit: MAX_TASKS_PER_CALL, ...(cursor ? { cursor } : {}) });
-      seen += page.items.length;
-      if (seen > MAX_RECOUNT_CONTAINERS) return undefined;
-      for (const listed of page.items) {
-        const container = await this.store.get(listed.id);
-        if (!container) continue;
-        usage.containers += 1;
-        if (holdsCpu(container.state)) usage.runningCpu += container.cpuCores;
-      }
-      cursor = page.nextCursor;
-    } while (cursor);
-    return usage;
-  }
 }
-
-const sameUsage = (a: QuotaUsage, b: QuotaUsage): boolean => a.containers === b.containers && Math.abs(a.runningCpu - b.runningCpu) < 1e-9;
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;

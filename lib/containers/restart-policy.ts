@@ -45,36 +45,64 @@ export const isRestartDue = (container: StoredContainer, now: number): boolean =
   container.state === 'provisioning' && container.taskArn === undefined && container.restartAt !== undefined && container.restartAt <= now;
 
 /**
- * Runs a relaunch after a delay, never inside the request or event that decided it. The
- * service hands it `relaunch`, which is safe to run more than once and late (it relaunches only
- * a container still due).
+ * What the control plane defers instead of waiting for it (docs/containers.md, "Deferred work"):
+ * a relaunch by the restart policy after its backoff, stopping a restart's old task after the
+ * drain, and a probe of a task's readiness or health. Each is safe to run more than once and
+ * late: it acts only on a container still in the state that asked for it.
  */
-export interface RestartScheduler {
-  schedule(delayMs: number, relaunch: () => Promise<unknown>): void;
+export type DeferredJob = { kind: 'relaunch'; containerId: string } | { kind: 'retire'; containerId: string; taskArn: string } | ProbeJob;
+
+/**
+ * One probe of a task from inside the network it runs in (AWS: the probe function in the workload
+ * VPC). `ready`: until the task first answers, within the grace counted from `since`; `health`: a
+ * running container's re-probe every `health_check.interval_s`.
+ */
+export interface ProbeJob {
+  kind: 'probe';
+  phase: 'ready' | 'health';
+  containerId: string;
+  /** The task's RUNNING status as its runtime reported it, with the address to probe. */
+  task: TaskStatus & { address: string };
+  /** The port the task was launched to listen on (a PATCH since changes only the next task's). */
+  port: number;
+  /** Epoch ms: when the wait for readiness began (the grace counts from it). */
+  since: number;
+  /** Probes of this phase so far; the delay before the next one grows with it. */
+  attempt: number;
+  /** Failed health probes in a row; the third stops the task. */
+  failures: number;
 }
 
 /**
- * A timer per restart. Locally the timers simply fire; a Lambda function (the task-state
- * function on AWS) awaits `settled()` before returning, so that its restarts run within its
- * invocation, with the reconciler as the backstop for any that do not.
+ * Runs deferred work after a delay, never inside the request or event that decided it. Locally
+ * a timer runs `run`; on AWS the job becomes a delayed SQS message (lib/aws/sqs-deferred-work.ts)
+ * and `run` is not used, so `run` must do nothing but what the job says.
+ */
+export interface RestartScheduler {
+  schedule(delayMs: number, job: DeferredJob, run: () => Promise<unknown>): void | Promise<void>;
+}
+
+/**
+ * A timer per job. Locally the timers simply fire; `settled()` lets a test wait for every job
+ * scheduled so far, with the reconciler as the backstop for any a restart of the process lost.
  */
 export class TimerRestartScheduler implements RestartScheduler {
   private readonly pending = new Set<Promise<void>>();
 
-  schedule(delayMs: number, relaunch: () => Promise<unknown>): void {
-    const run = new Promise<void>((resolve) => {
+  schedule(delayMs: number, _job: DeferredJob, run: () => Promise<unknown>): void {
+    const done = new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        relaunch()
-          .catch((error: unknown) => log.error('A restart by the restart policy failed', describeError(error)))
+        run()
+          .catch((error: unknown) => log.error('Deferred work failed', describeError(error)))
           .finally(resolve);
       }, delayMs);
       timer.unref();
     });
-    this.pending.add(run);
-    void run.finally(() => this.pending.delete(run));
+    this.pending.add(done);
+    void done.finally(() => this.pending.delete(done));
   }
 
-  /** Resolves once every restart scheduled so far (and any they schedule in turn) has run. */
+  /** Resolves once every job scheduled so far (and any they schedule in turn) has run. */
   async settled(): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
   }

@@ -70,6 +70,13 @@ export interface TaskStatus {
   reason?: string;
   /** The task definition the task runs (ECS); names the task's metrics family. */
   taskDefinitionArn?: string;
+  /** The task's private address, where the runtime says (ECS: its network interface); the readiness probe connects to it. */
+  address?: string;
+  /**
+   * Set by the readiness probe on a RUNNING status it found answering. Where RUNNING only means
+   * started (ECS), only such a status makes a container running (docs/containers.md, "Readiness on AWS").
+   */
+  answered?: boolean;
 }
 
 /** Where containers run: ECS Fargate, or processes on this machine. */

@@ -158,6 +158,21 @@ export class DynamoContainerStore implements ContainerStore {
     });
   }
 
+  dropPendingTask(
+    containerId: string,
+    version: number,
+    taskArn: string,
+    stateReason: string,
+    now: string,
+  ): Promise<StoredContainer | undefined> {
+    return this.updateItem({
+      Key: keys.container(containerId),
+      UpdateExpression: `SET ${A.stateReason} = :reason, ${A.updatedAt} = :now REMOVE ${A.pendingTaskArn}`,
+      ConditionExpression: `attribute_exists(pk) AND version = :version AND ${A.pendingTaskArn} = :taskArn`,
+      ExpressionAttributeValues: { ':reason': stateReason, ':now': now, ':version': version, ':taskArn': taskArn },
+    });
+  }
+
   updateWorkload(
     containerId: string,
     expectedVersion: number,
@@ -341,6 +356,7 @@ export class DynamoContainerStore implements ContainerStore {
     return {
       ...(typeof Item?.containers_cursor === 'string' ? { containersCursor: Item.containers_cursor } : {}),
       ...(typeof Item?.tasks_cursor === 'string' ? { tasksCursor: Item.tasks_cursor } : {}),
+      ...(typeof Item?.restarts_cursor === 'string' ? { restartsCursor: Item.restarts_cursor } : {}),
     };
   }
 
@@ -350,8 +366,12 @@ export class DynamoContainerStore implements ContainerStore {
       new UpdateCommand({
         TableName: tableName,
         Key: keys.reconcileCheckpoint,
-        UpdateExpression: 'SET containers_cursor = :containers, tasks_cursor = :tasks',
-        ExpressionAttributeValues: { ':containers': checkpoint.containersCursor ?? null, ':tasks': checkpoint.tasksCursor ?? null },
+        UpdateExpression: 'SET containers_cursor = :containers, tasks_cursor = :tasks, restarts_cursor = :restarts',
+        ExpressionAttributeValues: {
+          ':containers': checkpoint.containersCursor ?? null,
+          ':tasks': checkpoint.tasksCursor ?? null,
+          ':restarts': checkpoint.restartsCursor ?? null,
+        },
       }),
     );
   }

@@ -2,7 +2,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import { config } from '../config.js';
 import { ContainerService, type SizeLimits } from '../containers/container-service.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
-import { TimerRestartScheduler } from '../containers/restart-policy.js';
+import { type RestartScheduler, TimerRestartScheduler } from '../containers/restart-policy.js';
 import type { QuotaLimits } from '../containers/quota.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
 import type { RunPolicy } from '../containers/run-policy.js';
@@ -12,9 +12,8 @@ import { DynamoContainerStore } from '../store/dynamo-container-store.js';
 export const containerStore = new DynamoContainerStore();
 
 /**
- * Where restarts by the restart policy wait out their backoff: timers in this process. A
- * function that applies task statuses (the task-state function on AWS) awaits
- * `restartScheduler.settled()` before it returns, so its restarts run within its invocation.
+ * Where deferred work waits (restarts by the restart policy after their backoff, a restart's old
+ * task after the drain) when no queue is wired: timers in this process (the local stack).
  */
 export const restartScheduler = new TimerRestartScheduler();
 
@@ -54,16 +53,24 @@ const noUsage: TaskUsageSource = { usageOf: notWired('task usage source') };
  * The container service over the DynamoDB store with exactly the adapters a function uses:
  * each function module passes the runtime (lib/wiring/container-runtime.ts) or usage source
  * (lib/wiring/task-usage.ts) its route calls, so its bundle carries only those SDK clients,
- * and, with a runtime that runs callers' code, whose code that runtime may run.
+ * and, with a runtime that runs callers' code, whose code that runtime may run. A function that
+ * applies task statuses or waits for tasks passes the deferred work of its runtime too: on AWS
+ * the queues, which also make RUNNING probed before it counts (docs/containers.md, "Readiness on AWS").
  */
 export function containerServiceWith(
-  adapters: { runtime?: ContainerRuntime; usage?: TaskUsageSource; runPolicy?: RunPolicy } = {},
+  adapters: {
+    runtime?: ContainerRuntime;
+    usage?: TaskUsageSource;
+    deferredWork?: RestartScheduler | undefined;
+    runPolicy?: RunPolicy;
+  } = {},
 ): ContainerService {
   return new ContainerService(containerStore, adapters.runtime ?? noRuntime, adapters.usage ?? noUsage, {
     startBudgetMs: config.START_BUDGET_MS,
     quota: quotaLimits,
     drainMs: config.RESTART_DRAIN_MS,
-    restartScheduler,
+    restartScheduler: adapters.deferredWork ?? restartScheduler,
+    probedReadiness: adapters.deferredWork !== undefined,
     ...(adapters.runPolicy ? { runPolicy: adapters.runPolicy } : {}),
     ...(sizeLimits ? { sizeLimits } : {}),
   });

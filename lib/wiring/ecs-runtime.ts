@@ -25,6 +25,8 @@ export function ecsRuntimeFrom(settings: Config): EcsRuntime {
       // Families of another architecture get names of their own, so a changed setting registers
       // new task definitions instead of reusing ones for the old architecture.
       familyPrefix: settings.ECS_CPU_ARCHITECTURE === 'X86_64' ? settings.ECS_TASK_FAMILY : `${settings.ECS_TASK_FAMILY}-arm64`,
+      // Families of either architecture are ours: a switch leaves no task stranded as foreign.
+      ownedFamilyPrefix: settings.ECS_TASK_FAMILY,
       cpuArchitecture: settings.ECS_CPU_ARCHITECTURE,
       ...(settings.ECS_TASK_ROLE_ARN ? { taskRoleArn: settings.ECS_TASK_ROLE_ARN } : {}),
       executionRoleArn: settings.ECS_EXECUTION_ROLE_ARN!,

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import { Reconciler } from '../containers/reconciler.js';
+import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { ReconcilableRuntime } from '../containers/runtime.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import { appRoutingFrom } from './app-routes.js';
@@ -10,12 +11,22 @@ import { containerServiceWith, containerStore } from './containers.js';
  * in `npm start`), repairing the private zone too where the deployment routes to containers, and
  * relaunching the containers whose restart policy's backoff has passed.
  */
-export function reconcilerWith(runtime: ReconcilableRuntime, settings?: Config, runPolicy?: RunPolicy): Reconciler {
+export function reconcilerWith(
+  runtime: ReconcilableRuntime,
+  settings?: Config,
+  deferredWork?: RestartScheduler,
+  runPolicy?: RunPolicy,
+): Reconciler {
   const routing = settings ? appRoutingFrom(settings) : undefined;
-  const service = containerServiceWith({ runtime, ...(runPolicy ? { runPolicy } : {}) });
+  const service = containerServiceWith({ runtime, deferredWork, ...(runPolicy ? { runPolicy } : {}) });
   return new Reconciler(containerStore, runtime, {
     ...(routing ? { routing } : {}),
     // The backstop of the restart policy's timers: containers whose backoff has passed.
-    restartDue: (deadline) => service.relaunchAllDue(deadline),
+    restartDue: async (deadline, cursor) => {
+      const { relaunched, cursor: next } = await service.relaunchAllDue(deadline, cursor);
+      return { begun: relaunched, ...(next ? { cursor: next } : {}) };
+    },
+    // A lost RUNNING or STOPPED event of a provisioning container, applied from what the runtime says now.
+    applyTaskStatus: (status) => service.applyTaskStatus(status),
   });
 }

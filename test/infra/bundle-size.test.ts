@@ -25,7 +25,7 @@ describe('function bundles', () => {
     }
   });
 
-  it('hold every function to 320 KiB but the four named exceptions, each with a reason', () => {
+  it('hold every function to 320 KiB but the named exceptions, each with a reason', () => {
     expect(BUNDLE_BUDGET_BYTES).toBe(320 * 1024);
     const ids = new Set<string>([...routes, ...eventFunctions].map((fn) => fn.id));
     for (const [id, { bytes, reason }] of Object.entries(BUNDLE_BUDGET_EXCEPTIONS)) {
@@ -33,6 +33,14 @@ describe('function bundles', () => {
       expect(bytes, id).toBeGreaterThan(BUNDLE_BUDGET_BYTES);
       expect(reason.length, id).toBeGreaterThan(20);
     }
-    expect(Object.keys(BUNDLE_BUDGET_EXCEPTIONS)).toEqual(['createContainer', 'consoleApp', 'taskStateChanged', 'reconcile']);
+    expect(Object.keys(BUNDLE_BUDGET_EXCEPTIONS)).toEqual([
+      'createContainer',
+      'consoleApp',
+      'startContainer',
+      'restartContainer',
+      'taskStateChanged',
+      'probeTask',
+      'reconcile',
+    ]);
   });
 });

@@ -4,7 +4,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build-app.js';
 import type { ContainerHostingStack } from '../../infra/stack.js';
-import { eventFunctions, reconcileFunction, taskStateChangedFunction } from '../../infra/event-functions.js';
+import { eventFunctions, probeTaskFunction, reconcileFunction, taskStateChangedFunction } from '../../infra/event-functions.js';
 import { tableStatements, type TableArns } from '../../infra/table-policy.js';
 import { routes as routeTable, type Route, type RoutePermissions } from '../../lib/http/routes.js';
 import { INDEX, keys } from '../../lib/store/keys.js';
@@ -456,6 +456,7 @@ describe('ContainerHostingStack least privilege inside the table', () => {
     expect(charging.map(({ id }) => id).sort()).toEqual([
       'createContainer',
       'deleteContainer',
+      'probeTask',
       'reconcile',
       'restartContainer',
       'startContainer',
@@ -717,18 +718,31 @@ describe('ContainerHostingStack containers', () => {
     expect(writes.map((statement) => flatten(statement.Resource))).toEqual([`<${logGroupId}.Arn>`]);
   });
 
-  it('creates a two-zone VPC with flow logs and a task security group that admits nothing', () => {
+  it('creates a two-zone VPC with flow logs and a task security group that admits only the readiness probes', () => {
+    // Prepare
+    const taskGroupId = logicalIdOf(stack.node.findChild('Containers').node.findChild('TaskSecurityGroup').node.defaultChild);
+    const probeGroupId = logicalIdOf(stack.node.findChild('ProbeSecurityGroup').node.defaultChild);
     // Assess
     expect(resourcesOfType(template, 'AWS::EC2::Subnet')).toHaveLength(4);
     template.resourceCountIs('AWS::EC2::FlowLog', 1);
-    const securityGroup = propertiesOfOnly(template, 'AWS::EC2::SecurityGroup');
-    expect(securityGroup.SecurityGroupIngress).toBeUndefined();
+    expect(resource(template, taskGroupId).Properties?.SecurityGroupIngress).toBeUndefined();
+    const ingress = resourcesOfType(template, 'AWS::EC2::SecurityGroupIngress').map(([, rule]) => rule.Properties);
+    expect(ingress).toEqual([
+      expect.objectContaining({
+        GroupId: { 'Fn::GetAtt': [taskGroupId, 'GroupId'] },
+        SourceSecurityGroupId: { 'Fn::GetAtt': [probeGroupId, 'GroupId'] },
+        IpProtocol: 'tcp',
+        FromPort: 0,
+        ToPort: 65535,
+      }),
+    ]);
   });
 
-  it('sends task state changes of our cluster to the handler, with retries and a dead-letter queue', () => {
+  it('sends task state changes of our cluster to the events queue, with retries and a dead-letter queue', () => {
     // Prepare
     const rule = resourcesOfType(template, 'AWS::Events::Rule').find(([, found]) => found.Properties?.EventPattern)![1].Properties!;
     const clusterId = resourcesOfType(template, 'AWS::ECS::Cluster')[0]?.[0];
+    const queues = stack.node.findChild('TaskStateEvents');
     // Assess
     expect(rule.EventPattern).toEqual({
       source: ['aws.ecs'],
@@ -736,13 +750,69 @@ describe('ContainerHostingStack containers', () => {
       detail: { clusterArn: [{ 'Fn::GetAtt': [clusterId, 'Arn'] }] },
     });
     const [target] = rule.Targets;
-    expect(flatten(target.Arn)).toBe(`<${functionOf(taskStateChangedFunction.id).logicalId}.Arn>`);
+    expect(flatten(target.Arn)).toBe(`<${logicalIdOf(queues.node.findChild('EventsQueue').node.defaultChild)}.Arn>`);
     expect(target.RetryPolicy).toMatchObject({ MaximumRetryAttempts: expect.any(Number) });
     expect(target.DeadLetterConfig.Arn).toBeDefined();
-    template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true });
+    for (const [, queue] of resourcesOfType(template, 'AWS::SQS::Queue')) expect(queue.Properties?.SqsManagedSseEnabled).toBe(true);
     template.hasResourceProperties('AWS::SQS::QueuePolicy', {
-      PolicyDocument: { Statement: [{ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }, {}] },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Effect: 'Deny',
+            Action: 'sqs:*',
+            Principal: { AWS: '*' },
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            Resource: Match.anyValue(),
+          },
+        ]),
+      },
     });
+  });
+
+  it('reserves no concurrency anywhere, so a new account with a low concurrency quota deploys', () => {
+    // Assess
+    for (const [id, fn] of resourcesOfType(template, 'AWS::Lambda::Function')) {
+      expect(fn.Properties?.ReservedConcurrentExecutions, id).toBeUndefined();
+    }
+  });
+
+  it('reads each queue through an event source with a maximum concurrency, partial batch failures, and a visibility timeout of 6× the function timeout', () => {
+    // Prepare
+    const queues = stack.node.findChild('TaskStateEvents');
+    const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').map(([, mapping]) => mapping.Properties!);
+    const consumers = [
+      { fn: taskStateChangedFunction, queue: 'EventsQueue', maxConcurrency: 10 },
+      { fn: probeTaskFunction, queue: 'ProbeQueue', maxConcurrency: 5 },
+    ];
+    // Assess
+    expect(mappings).toHaveLength(2);
+    for (const { fn, queue, maxConcurrency } of consumers) {
+      const queueId = logicalIdOf(queues.node.findChild(queue).node.defaultChild);
+      const mapping = mappings.find((found) => flatten(found.EventSourceArn) === `<${queueId}.Arn>`)!;
+      expect(flatten(mapping.FunctionName), fn.id).toBe(`<${functionOf(fn.id).logicalId}>`);
+      expect(mapping).toMatchObject({
+        ScalingConfig: { MaximumConcurrency: maxConcurrency },
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+      const queueProperties = resource(template, queueId).Properties!;
+      expect(queueProperties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * functionOf(fn.id).properties.Timeout);
+      expect(queueProperties.RedrivePolicy).toMatchObject({ maxReceiveCount: 5 });
+      expect(flatten(queueProperties.RedrivePolicy.deadLetterTargetArn)).toBe(
+        `<${logicalIdOf(queues.node.findChild('DeadLetterQueue').node.defaultChild)}.Arn>`,
+      );
+    }
+  });
+
+  it('runs the probe function in the workload VPC’s private subnets with a security group of its own', () => {
+    // Prepare
+    const probeGroupId = logicalIdOf(stack.node.findChild('ProbeSecurityGroup').node.defaultChild);
+    const { properties } = functionOf(probeTaskFunction.id);
+    // Assess
+    expect(properties.VpcConfig.SecurityGroupIds).toEqual([{ 'Fn::GetAtt': [probeGroupId, 'GroupId'] }]);
+    expect(properties.VpcConfig.SubnetIds).toHaveLength(2);
+    for (const fn of resourcesOfType(template, 'AWS::Lambda::Function')) {
+      if (fn[0] !== functionOf(probeTaskFunction.id).logicalId) expect(fn[1].Properties?.VpcConfig, fn[0]).toBeUndefined();
+    }
   });
 });
 

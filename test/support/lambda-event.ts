@@ -1,4 +1,4 @@
-import type { APIGatewayProxyEvent, Context, EventBridgeEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context, EventBridgeEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 
 /** A REST API proxy event as API Gateway sends it, for driving handlers without a server. */
@@ -49,4 +49,38 @@ export function ecsTaskStateChange<Detail extends { taskArn?: string }>(detail: 
     resources: detail.taskArn ? [detail.taskArn] : [],
     detail,
   };
+}
+
+/** SQS messages as an event source mapping hands them to a function, one record per body. */
+export function sqsEvent(...bodies: string[]): SQSEvent {
+  return {
+    Records: bodies.map((body) => ({
+      messageId: randomUUID(),
+      receiptHandle: randomUUID(),
+      body,
+      attributes: {
+        ApproximateReceiveCount: '1',
+        SentTimestamp: String(Date.now()),
+        SenderId: 'AIDATEST',
+        ApproximateFirstReceiveTimestamp: String(Date.now()),
+      },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:task-events',
+      awsRegion: 'us-east-1',
+    })),
+  };
+}
+
+/**
+ * Delivers an EventBridge event to the task state function as the queue does (the whole event as
+ * the message body), and fails as the invocation's partial batch response says it did.
+ */
+export async function deliverTaskStateChange(
+  handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>,
+  event: object,
+): Promise<void> {
+  const response = await handler(sqsEvent(JSON.stringify(event)), lambdaContext());
+  if (response.batchItemFailures.length > 0) throw new Error('The task state function reported the message failed');
 }

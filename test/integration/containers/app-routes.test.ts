@@ -19,7 +19,7 @@ import { route53Client } from '../../../lib/aws/route53-routes.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
 import { FakeZone } from '../../support/fake-route53-zone.js';
-import { ecsTaskStateChange, lambdaContext } from '../../support/lambda-event.js';
+import { deliverTaskStateChange, ecsTaskStateChange } from '../../support/lambda-event.js';
 
 /*
  * The task state function keeps each running container's routing records (docs/containers.md,
@@ -111,7 +111,7 @@ async function taskStateChange(
     },
   };
   const event = ecsTaskStateChange(detail);
-  await taskStateChanged(event as never, lambdaContext());
+  await deliverTaskStateChange(taskStateChanged, event);
 }
 
 const taskIdOf = (taskArn: string) => taskArn.slice(taskArn.lastIndexOf('/') + 1);

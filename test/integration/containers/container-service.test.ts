@@ -24,7 +24,7 @@ import { cloudWatchLogsClient } from '../../../lib/aws/cloudwatch-logs.js';
 import { containerLogs } from '../../../lib/wiring/container-logs.js';
 import { ecsClient, taskFamilyFor, type EcsRuntime, type EcsTaskFields } from '../../../lib/aws/ecs-runtime.js';
 import { LocalRuntime } from '../../../lib/local/local-runtime.js';
-import { ecsTaskStateChange, lambdaContext } from '../../support/lambda-event.js';
+import { deliverTaskStateChange, ecsTaskStateChange } from '../../support/lambda-event.js';
 import { pollUntil } from '../../support/poll.js';
 
 /** What the start, stop, restart, delete and metrics functions compose, together. */
@@ -128,7 +128,7 @@ function ecsReports(...tasks: Task[]): void {
 async function taskStateChange(task: Task): Promise<void> {
   const detail: EcsTaskFields & { clusterArn?: string } = { ...task, startedAt: task.startedAt?.toISOString() };
   const event = ecsTaskStateChange(detail);
-  await taskStateChanged(event, lambdaContext());
+  await deliverTaskStateChange(taskStateChanged, event);
 }
 
 const stopTaskOutput = (input: { task: string }) => ({ task: { taskArn: input.task, desiredStatus: 'STOPPED' } });
@@ -1088,7 +1088,7 @@ describe('zero-downtime restart (docs/containers.md, "Restart")', () => {
     ]);
   });
 
-  it('fails the container with the new task’s reason, and stops the old one, when the new task stops before it is ready', async () => {
+  it('keeps the old task serving when the new task stops before it is ready: the restart fails with its reason, the container does not', async () => {
     const running = await runningContainer();
     ecsReports(
       ecsTask(running.id, 2, 2, 'STOPPED', {
@@ -1100,17 +1100,18 @@ describe('zero-downtime restart (docs/containers.md, "Restart")', () => {
     const failure = await containerService.restart(owner, running.id).catch((error: unknown) => error);
 
     expect(failure).toBeInstanceOf(InternalError);
-    // The new task's reason, as the ECS adapter words a TaskFailedToStart stop (lib/aws/ecs-task-status.ts reasonOf).
-    expect(await containerStore.get(running.id)).toMatchObject({
-      state: 'failed',
-      stateReason: 'failed to start: health check failed: GET /healthz answered 500',
+    expect((failure as Error).message).toBe(
+      'The container could not be restarted: restart failed (failed to start: health check failed: GET /healthz answered 500); the previous task keeps serving',
+    );
+    // Still running on its old task, which was not stopped; the reason is the new task's, as the ECS adapter words it.
+    const after = await containerStore.get(running.id);
+    expect(after).toMatchObject({
+      state: 'running',
+      taskArn: taskArnFor(running.id, 1),
+      stateReason: 'restart failed (failed to start: health check failed: GET /healthz answered 500); the previous task keeps serving',
     });
-    expect(awsCalls()).toEqual([
-      runTask(running, 1),
-      runTask(running, 2),
-      describeTasks(running, 2),
-      stopTask(running, 1, STOP_REASON.restart),
-    ]);
+    expect(after?.pendingTaskArn).toBeUndefined();
+    expect(awsCalls()).toEqual([runTask(running, 1), runTask(running, 2), describeTasks(running, 2)]);
   });
 
   it('a start after PATCH replaces the running task the same way; a start without changes does nothing', async () => {

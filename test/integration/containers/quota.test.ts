@@ -18,7 +18,7 @@ import { ecsClient, type EcsTaskFields } from '../../../lib/aws/ecs-runtime.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerStore } from '../../../lib/wiring/containers.js';
 import { taskUsage } from '../../../lib/wiring/task-usage.js';
-import { ecsTaskStateChange, lambdaContext } from '../../support/lambda-event.js';
+import { deliverTaskStateChange, ecsTaskStateChange } from '../../support/lambda-event.js';
 
 /*
  * Quotas over DynamoDB Local with the production store and the ECS runtime; ECS is faked at
@@ -74,7 +74,7 @@ const task = (taskArn: string, lastStatus: string, version: number, extra: Parti
 
 async function taskStateChange(detailTask: Task): Promise<void> {
   const event = ecsTaskStateChange(detailTask as EcsTaskFields);
-  await taskStateChanged(event, lambdaContext());
+  await deliverTaskStateChange(taskStateChanged, event);
 }
 
 const runTasks = () => ecsMock.commandCalls(RunTaskCommand).length;

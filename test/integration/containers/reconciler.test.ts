@@ -1,5 +1,6 @@
 import { DescribeTasksCommand, ListTasksCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
 import { ChangeResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-route-53';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ScheduledEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -10,6 +11,7 @@ import { chargeFor } from '../../../lib/containers/quota.js';
 import { Reconciler, type ReconcileReport } from '../../../lib/containers/reconciler.js';
 import { newId } from '../../../lib/ids.js';
 import { ecsClient } from '../../../lib/aws/ecs-runtime.js';
+import { sqsClient } from '../../../lib/aws/sqs-deferred-work.js';
 import { Route53AppRoutes, route53Client } from '../../../lib/aws/route53-routes.js';
 import { DynamoPublishedRoutes } from '../../../lib/store/dynamo-published-routes.js';
 import { documentClient, tableName } from '../../../lib/store/dynamo.js';
@@ -36,12 +38,16 @@ const ECS = vi.hoisted(() => {
     ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
     ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
     ECS_LOG_GROUP: 'workload-logs',
+    // Deferred work through the queues, as on AWS: a RUNNING task goes to the readiness probe.
+    TASK_EVENTS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/task-events',
+    TASK_PROBE_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/task-probes',
   };
   Object.assign(process.env, settings);
   return settings;
 });
 
 const ecsMock = mockClient(ecsClient);
+const sqsMock = mockClient(sqsClient);
 const HOUR_AGO = new Date(Date.now() - 3_600_000);
 
 /** The cluster as ECS would hold it. */
@@ -145,6 +151,8 @@ const SUPERSEDED = "Reconciler: no longer its container's current task";
 
 beforeEach(async () => {
   ecsMock.reset();
+  sqsMock.reset();
+  sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm' });
   cluster = new Map();
   fakeCluster();
   // Each test starts both walks from the beginning.
@@ -229,7 +237,8 @@ describe('scheduled reconciliation against ECS', () => {
     // ECS forgot it (stopped over an hour ago), and no event reached us.
     const lost = await seedContainer(userId, 'running', { taskArn: taskArnOf(9_000_001), cpuCores: 2 });
     const crashedArn = addTask({ lastStatus: 'STOPPED', desiredStatus: 'STOPPED', stopCode: 'EssentialContainerExited' });
-    const crashed = await seedContainer(userId, 'provisioning', { taskArn: crashedArn, cpuCores: 0.5 });
+    // restart_policy never: with on-failure its lost STOPPED would relaunch it (tested below).
+    const crashed = await seedContainer(userId, 'provisioning', { taskArn: crashedArn, cpuCores: 0.5, restartPolicy: 'never' });
     const stoppedArn = addTask({ lastStatus: 'STOPPED', desiredStatus: 'STOPPED', stopCode: 'UserInitiated' });
     const stoppedElsewhere = await seedContainer(userId, 'running', { taskArn: stoppedArn, cpuCores: 0.25 });
     cluster.get(crashedArn)!.startedBy = crashed.id;
@@ -353,6 +362,93 @@ describe('scheduled reconciliation against ECS', () => {
     expect(commands().slice(0, 2)).toEqual([listTasks(arns[99]), describeTasks(...arns.slice(100))]);
     expect(ecsMock.commandCalls(StopTaskCommand).map((call) => call.args[0].input.task)).toEqual(arns.slice(100));
     expect(await containerStore.reconcileCheckpoint()).toEqual({});
+  });
+});
+
+describe('reconciliation of lost, late and doubled events (issue 24)', () => {
+  it('never stops the task a restart is bringing up, however long its pull and start take', async () => {
+    const userId = newId();
+    const old = addTask({ startedBy: '' });
+    const pending = addTask({ startedBy: '', lastStatus: 'PENDING', createdAt: new Date(Date.now() - 180_000) });
+    const running = await seedContainer(userId, 'running', { taskArn: old, pendingTaskArn: pending });
+    cluster.get(old)!.startedBy = running.id;
+    cluster.get(pending)!.startedBy = running.id;
+
+    const report = await runScheduled();
+
+    expect(report).toMatchObject({ supersededTasksStopped: 0, orphanTasksStopped: 0 });
+    expect(commands().filter(([name]) => name === 'StopTaskCommand')).toEqual([]);
+    expect(await containerStore.get(running.id)).toMatchObject({ state: 'running', taskArn: old, pendingTaskArn: pending });
+  });
+
+  it('hands a container provisioning past its grace, whose RUNNING event was lost, to the readiness probe', async () => {
+    const userId = newId();
+    const taskArn = addTask({
+      startedBy: '',
+      version: 4,
+      startedAt: new Date(Date.now() - 600_000),
+      attachments: [{ type: 'eni', details: [{ name: 'privateIPv4Address', value: '10.0.1.23' }] }],
+    });
+    const provisioning = await seedContainer(userId, 'provisioning', { taskArn });
+    cluster.get(taskArn)!.startedBy = provisioning.id;
+
+    const report = await runScheduled();
+
+    expect(report.lostEventsApplied).toBe(1);
+    const probes = sqsMock.commandCalls(SendMessageCommand).map((call) => call.args[0].input);
+    expect(probes).toHaveLength(1);
+    expect(probes[0]!.QueueUrl).toBe(ECS.TASK_PROBE_QUEUE_URL);
+    expect(JSON.parse(probes[0]!.MessageBody!)).toMatchObject({
+      kind: 'probe',
+      phase: 'ready',
+      containerId: provisioning.id,
+      task: { taskArn, address: '10.0.1.23', version: 4 },
+    });
+    // Not running until a probe answers.
+    expect(await containerStore.get(provisioning.id)).toMatchObject({ state: 'provisioning' });
+  });
+
+  it('relaunches a container provisioning past its grace whose STOPPED event was lost, by its restart policy', async () => {
+    const userId = newId();
+    const taskArn = addTask({
+      startedBy: '',
+      lastStatus: 'STOPPED',
+      desiredStatus: 'STOPPED',
+      stopCode: 'EssentialContainerExited',
+      containers: [{ exitCode: 3 }],
+    });
+    const provisioning = await seedContainer(userId, 'provisioning', { taskArn });
+    cluster.get(taskArn)!.startedBy = provisioning.id;
+
+    const report = await runScheduled();
+
+    expect(report.lostEventsApplied).toBe(1);
+    expect(await containerStore.get(provisioning.id)).toMatchObject({
+      state: 'provisioning',
+      stateReason: 'exited with code 3',
+      restartCount: 1,
+    });
+    const relaunch = sqsMock.commandCalls(SendMessageCommand).map((call) => call.args[0].input);
+    expect(relaunch.map((input) => [input.QueueUrl, input.DelaySeconds, JSON.parse(input.MessageBody!)])).toEqual([
+      [ECS.TASK_EVENTS_QUEUE_URL, 1, { kind: 'relaunch', containerId: provisioning.id }],
+    ]);
+  });
+
+  it('goes on with the walk of the restarts due where the last run stopped', async () => {
+    const cursors: Array<string | undefined> = [];
+    const reconciler = new Reconciler(containerStore, containerRuntime, {
+      restartDue: async (_deadline, cursor) => {
+        cursors.push(cursor);
+        return cursors.length === 1 ? { begun: 3, cursor: 'after-page-1' } : { begun: 0 };
+      },
+    });
+
+    const first = await reconciler.run();
+    const second = await reconciler.run();
+    const third = await reconciler.run();
+
+    expect(cursors).toEqual([undefined, 'after-page-1', undefined]);
+    expect([first.complete, second.complete, third.complete]).toEqual([false, true, true]);
   });
 });
 

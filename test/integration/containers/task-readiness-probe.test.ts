@@ -1,53 +1,78 @@
 import { ChangeResourceRecordSetsCommand } from '@aws-sdk/client-route-53';
-import { DescribeTaskDefinitionCommand, RegisterTaskDefinitionCommand, RunTaskCommand, StopTaskCommand } from '@aws-sdk/client-ecs';
+import {
+  DescribeTaskDefinitionCommand,
+  DescribeTasksCommand,
+  RegisterTaskDefinitionCommand,
+  RunTaskCommand,
+  StopTaskCommand,
+  type Task,
+} from '@aws-sdk/client-ecs';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { handler as probeTask } from '../../../functions/containers/probe-task.js';
 import { handler as taskStateChanged } from '../../../functions/containers/task-state-changed.js';
 import { ecsClient } from '../../../lib/aws/ecs-runtime.js';
 import { route53Client } from '../../../lib/aws/route53-routes.js';
+import { sqsClient } from '../../../lib/aws/sqs-deferred-work.js';
 import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
+import type { DeferredJob } from '../../../lib/containers/restart-policy.js';
+import { TimeoutError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
+import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
 import { FakeZone } from '../../support/fake-route53-zone.js';
-import { ecsTaskStateChange, lambdaContext } from '../../support/lambda-event.js';
+import { ecsTaskStateChange, lambdaContext, sqsEvent } from '../../support/lambda-event.js';
 
 /*
- * Readiness on AWS (docs/containers.md): with TASK_READINESS_PROBE on (the stack does not set it
- * yet; that section says why), the task state function lets a RUNNING task make its container `running`, and
- * publishes its route, only once the task's private address answers. The task's address here is
- * 127.0.0.1 and its container port a real socket of this process; DynamoDB Local is real, ECS
- * and Route 53 are faked at the SDK client.
+ * Readiness on AWS (docs/containers.md): ECS's RUNNING means started; a container turns running,
+ * and gets its route, only once a probe of its task answers. Probes are SQS messages the probe
+ * function handles one at a time, never a wait inside an invocation. Each task is a real
+ * listener on 127.0.0.1 (its "private address"); DynamoDB Local is real; ECS, Route 53 and SQS
+ * are faked at the SDK client, and the messages SQS would deliver are handed to the functions here.
  */
-vi.hoisted(() => {
+const { EVENTS_QUEUE, PROBE_QUEUE } = vi.hoisted(() => {
+  const queues = {
+    EVENTS_QUEUE: 'https://sqs.us-east-1.amazonaws.com/123456789012/task-events',
+    PROBE_QUEUE: 'https://sqs.us-east-1.amazonaws.com/123456789012/task-probes',
+  };
+  // Before the imports above load lib/config.
   Object.assign(process.env, {
     CONTAINER_RUNTIME: 'ecs',
     ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
     ECS_SUBNET_IDS: 'subnet-a',
     ECS_SECURITY_GROUP_IDS: 'sg-1',
-    ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
     ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
     ECS_LOG_GROUP: 'workload-logs',
     APPS_DNS_ZONE_ID: 'Z0123456789',
     APPS_DNS_ZONE_NAME: 'apps.internal',
-    TASK_READINESS_PROBE: 'true',
+    TASK_EVENTS_QUEUE_URL: queues.EVENTS_QUEUE,
+    TASK_PROBE_QUEUE_URL: queues.PROBE_QUEUE,
+    RESTART_DRAIN_MS: '10000',
+    START_BUDGET_MS: '3000',
   });
+  return queues;
 });
 
 const ecsMock = mockClient(ecsClient);
 const route53Mock = mockClient(route53Client);
-const containerService = containerServiceWith({ runtime: containerRuntime });
+const sqsMock = mockClient(sqsClient);
 const owner: Caller = { userId: newId(), role: 'user' };
 let counter = 0;
 let taskCounter = 0;
 const servers: Server[] = [];
+/** What DescribeTasks answers, by task ARN. */
+const described = new Map<string, Task>();
 
 beforeEach(() => {
   ecsMock.reset();
   route53Mock.reset();
+  sqsMock.reset();
+  described.clear();
   new FakeZone(route53Mock, 'apps.internal');
   ecsMock
     .on(DescribeTaskDefinitionCommand)
@@ -56,17 +81,15 @@ beforeEach(() => {
     taskDefinition: { taskDefinitionArn: `arn:aws:ecs:us-east-1:123456789012:task-definition/${input.family}:1` },
   }));
   ecsMock.on(RunTaskCommand).callsFake((input) => ({
-    tasks: [
-      {
-        taskArn: `arn:aws:ecs:us-east-1:123456789012:task/workloads/probe${(taskCounter += 1)}`,
-        startedBy: input.startedBy,
-        version: 1,
-        lastStatus: 'PROVISIONING',
-      },
-    ],
+    tasks: [{ taskArn: `arn:aws:ecs:us-east-1:123456789012:task/workloads/probe${(taskCounter += 1)}`, startedBy: input.startedBy }],
     failures: [],
   }));
   ecsMock.on(StopTaskCommand).callsFake((input) => ({ task: { taskArn: input.task } }));
+  ecsMock.on(DescribeTasksCommand).callsFake((input) => ({
+    tasks: input.tasks.flatMap((arn: string) => (described.has(arn) ? [described.get(arn)] : [])),
+    failures: [],
+  }));
+  sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm' });
 });
 
 afterEach(async () => {
@@ -75,9 +98,9 @@ afterEach(async () => {
 
 afterAll(() => runShutdown());
 
-/** An HTTP server on a free loopback port, answering `status` to every request. */
-async function listening(status = 200, port = 0): Promise<number> {
-  const server = createServer((_request, response) => response.writeHead(status).end());
+/** An HTTP server on loopback answering `status()` to every request. */
+async function listening(status: () => number = () => 200, port = 0): Promise<number> {
+  const server = createServer((_request, response) => response.writeHead(status()).end());
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return (server.address() as AddressInfo).port;
@@ -91,7 +114,7 @@ async function closedPort(): Promise<number> {
 }
 
 const create = (port: number, healthCheck: StoredContainer['healthCheck'] = null) =>
-  containerService.create(owner, {
+  containerServiceWith({ runtime: containerRuntime, deferredWork }).create(owner, {
     hostname: `probe-${process.pid}-${(counter += 1)}`,
     cpuCores: 1,
     memoryMb: 512,
@@ -104,68 +127,221 @@ const create = (port: number, healthCheck: StoredContainer['healthCheck'] = null
     restartPolicy: 'on-failure',
   });
 
-/** The RUNNING event of the container's task at 127.0.0.1, handled with `remainingMs` of the invocation left. */
-function taskRuns(container: StoredContainer, remainingMs: number): Promise<void> {
-  const detail = {
-    taskArn: container.taskArn!,
-    startedBy: container.id,
-    version: 2,
-    lastStatus: 'RUNNING',
-    desiredStatus: 'RUNNING',
-    attachments: [{ type: 'eni', details: [{ name: 'privateIPv4Address', value: '127.0.0.1' }] }],
-    overrides: {
-      containerOverrides: [
-        {
-          environment: [
-            { name: 'PORT', value: String(container.port) },
-            { name: 'CONTAINER_HOSTNAME', value: container.hostname },
-          ],
-        },
-      ],
-    },
-  };
-  const event = ecsTaskStateChange(detail);
-  return taskStateChanged(event as never, lambdaContext(remainingMs)) as Promise<void>;
+/** A task's detail as ECS sends it, at 127.0.0.1. */
+const detailOf = (container: StoredContainer, taskArn: string, version: number, lastStatus: string, extra: Partial<Task> = {}): Task => ({
+  taskArn,
+  startedBy: container.id,
+  version,
+  lastStatus,
+  desiredStatus: lastStatus === 'STOPPED' ? 'STOPPED' : 'RUNNING',
+  attachments: [{ type: 'eni', details: [{ name: 'privateIPv4Address', value: '127.0.0.1' }] }],
+  ...extra,
+});
+
+/** Hands an ECS event to the task state function through the queue, and answers how long the invocation took. */
+async function event(detail: Task): Promise<number> {
+  const startedAt = Date.now();
+  const response = await taskStateChanged(sqsEvent(JSON.stringify(ecsTaskStateChange(detail))), lambdaContext());
+  expect(response.batchItemFailures).toEqual([]);
+  return Date.now() - startedAt;
+}
+
+/** The deferred jobs sent so far, with their queue and delay, oldest first. */
+const sent = () =>
+  sqsMock.commandCalls(SendMessageCommand).map((call) => ({
+    queue: call.args[0].input.QueueUrl,
+    delayS: call.args[0].input.DelaySeconds,
+    job: JSON.parse(call.args[0].input.MessageBody!) as DeferredJob,
+  }));
+const lastSent = () => sent().at(-1)!;
+
+/** Delivers a message to the probe function (one probe), answering how long the invocation took. */
+async function deliverProbe(job: DeferredJob): Promise<number> {
+  const startedAt = Date.now();
+  const response = await probeTask(sqsEvent(JSON.stringify(job)), lambdaContext());
+  expect(response.batchItemFailures).toEqual([]);
+  return Date.now() - startedAt;
+}
+
+/** Delivers a relaunch or retire job to the task state function. */
+async function deliverJob(job: DeferredJob): Promise<void> {
+  const response = await taskStateChanged(sqsEvent(JSON.stringify(job)), lambdaContext());
+  expect(response.batchItemFailures).toEqual([]);
 }
 
 const routeChanges = () => route53Mock.commandCalls(ChangeResourceRecordSetsCommand).length;
+const stops = () => ecsMock.commandCalls(StopTaskCommand).map((call) => [call.args[0].input.task, call.args[0].input.reason]);
 
-describe('the task state function with the readiness probe on', () => {
-  it('makes the container running, and publishes its route, when its task accepts connections', async () => {
+/** A container made running the way AWS does it: its RUNNING event, then a probe that answers. */
+async function runningOn(port: number, healthCheck: StoredContainer['healthCheck'] = null): Promise<StoredContainer> {
+  const created = await create(port, healthCheck);
+  await event(detailOf(created, created.taskArn!, 2, 'RUNNING'));
+  await deliverProbe(lastSent().job);
+  const running = (await containerStore.get(created.id))!;
+  expect(running.state).toBe('running');
+  return running;
+}
+
+describe('readiness on AWS', () => {
+  it('keeps a container provisioning and unrouted on ECS’s RUNNING, and makes it running, routed, once a probe answers', async () => {
     const created = await create(await listening());
 
-    await taskRuns(created, 10_000);
-
-    expect(await containerStore.get(created.id)).toMatchObject({ state: 'running' });
-    expect(routeChanges()).toBe(1);
-  });
-
-  it('waits for a task that starts listening late, probing every second', async () => {
-    const port = await closedPort();
-    const created = await create(port);
-    const startedAt = Date.now();
-    setTimeout(() => void listening(200, port), 1_500);
-
-    await taskRuns(created, 10_000);
-
-    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1_500);
-    expect(await containerStore.get(created.id)).toMatchObject({ state: 'running' });
-  });
-
-  it('leaves the container provisioning, unrouted, and fails the invocation so Lambda delivers it again, while nothing answers', async () => {
-    const created = await create(await closedPort());
-
-    await expect(taskRuns(created, 7_000)).rejects.toThrow(/refused the connection/);
+    await event(detailOf(created, created.taskArn!, 2, 'RUNNING'));
 
     expect(await containerStore.get(created.id)).toMatchObject({ state: 'provisioning' });
     expect(routeChanges()).toBe(0);
+    const { queue, delayS, job } = lastSent();
+    expect({ queue, delayS }).toEqual({ queue: PROBE_QUEUE, delayS: 1 });
+    expect(job).toMatchObject({
+      kind: 'probe',
+      phase: 'ready',
+      containerId: created.id,
+      task: { taskArn: created.taskArn, address: '127.0.0.1' },
+    });
+
+    await deliverProbe(job);
+
+    expect(await containerStore.get(created.id)).toMatchObject({ state: 'running', stateReason: null });
+    expect(routeChanges()).toBe(1);
   });
 
-  it('asks the health check’s path when the container has one, and a 500 is not ready', async () => {
-    const created = await create(await listening(500), { path: '/healthz', intervalS: 10, timeoutS: 2, graceS: 0 });
+  it('probes a task that listens late once per message, each within seconds, with a growing delay between them', async () => {
+    const port = await closedPort();
+    const created = await create(port);
+    await event(detailOf(created, created.taskArn!, 2, 'RUNNING'));
 
-    await expect(taskRuns(created, 7_000)).rejects.toThrow(/GET \/healthz answered 500/);
+    const took = [await deliverProbe(lastSent().job), await deliverProbe(lastSent().job), await deliverProbe(lastSent().job)];
 
+    expect(took.every((ms) => ms < 3_000)).toBe(true);
+    expect(sent().map(({ delayS }) => delayS)).toEqual([1, 1, 2, 4]);
     expect(await containerStore.get(created.id)).toMatchObject({ state: 'provisioning' });
+
+    await listening(() => 200, port);
+    await deliverProbe(lastSent().job);
+
+    expect(await containerStore.get(created.id)).toMatchObject({ state: 'running' });
+  });
+
+  it('stops a task not ready within its grace with `not ready within N s`, and its restart policy relaunches it through a delayed message', async () => {
+    const created = await create(await listening(() => 500), { path: '/healthz', intervalS: 10, timeoutS: 2, graceS: 0 });
+    await event(detailOf(created, created.taskArn!, 2, 'RUNNING'));
+
+    await deliverProbe(lastSent().job);
+
+    expect(stops()).toEqual([[created.taskArn, 'Readiness: not ready within 0 s']]);
+    // ECS's STOPPED event of that StopTask: a failure of the task, not a stop on request.
+    const took = await event(
+      detailOf(created, created.taskArn!, 3, 'STOPPED', { stopCode: 'UserInitiated', stoppedReason: 'Readiness: not ready within 0 s' }),
+    );
+
+    expect(await containerStore.get(created.id)).toMatchObject({
+      state: 'provisioning',
+      stateReason: 'not ready within 0 s',
+      restartCount: 1,
+    });
+    // The 1 s backoff is a delayed message, not a wait in the invocation.
+    expect(took).toBeLessThan(1_000);
+    expect(lastSent()).toEqual({ queue: EVENTS_QUEUE, delayS: 1, job: { kind: 'relaunch', containerId: created.id } });
+
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await deliverJob(lastSent().job);
+
+    expect(ecsMock.commandCalls(RunTaskCommand)).toHaveLength(2);
+    expect((await containerStore.get(created.id))?.taskArn).toBe(`arn:aws:ecs:us-east-1:123456789012:task/workloads/probe${taskCounter}`);
+  });
+
+  it('re-probes a running container every interval_s, and stops its task after 3 failures in a row with the reason', async () => {
+    let status = 200;
+    const running = await runningOn(await listening(() => status), { path: '/healthz', intervalS: 7, timeoutS: 1, graceS: 30 });
+    expect(lastSent()).toMatchObject({ queue: PROBE_QUEUE, delayS: 7, job: { phase: 'health' } });
+
+    status = 503;
+    await deliverProbe(lastSent().job);
+    await deliverProbe(lastSent().job);
+    expect(stops()).toEqual([]);
+    await deliverProbe(lastSent().job);
+
+    expect(stops()).toEqual([[running.taskArn, 'Readiness: health check failed: GET /healthz answered 503']]);
+  });
+
+  it('start waits on the record, not on DescribeTasks: a RUNNING task that does not answer is a 504, and the container stays provisioning', async () => {
+    const running = await runningOn(await listening());
+    const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
+    await service.stop(owner, running.id);
+    ecsMock.on(DescribeTasksCommand).callsFake((input) => ({
+      tasks: input.tasks.map((arn: string) => detailOf(running, arn, 2, 'RUNNING')),
+      failures: [],
+    }));
+
+    const answer = await service.start(owner, running.id).catch((error: unknown) => error);
+
+    expect(answer).toBeInstanceOf(TimeoutError);
+    expect(await containerStore.get(running.id)).toMatchObject({ state: 'provisioning' });
+  });
+});
+
+describe('a restart on AWS', () => {
+  it('promotes the new task, and moves the route, only once it answers; the old task is stopped by a message after the drain', async () => {
+    const running = await runningOn(await listening());
+    const oldTaskArn = running.taskArn!;
+    const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
+
+    const restarting = service.restart(owner, running.id).catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const pending = (await containerStore.get(running.id))!;
+    expect(pending.pendingTaskArn).toBeDefined();
+    // The new task runs, but listens on nothing yet.
+    const newPort = await closedPort();
+    await event(detailOf(pending, pending.pendingTaskArn!, 2, 'RUNNING'));
+    const probe = lastSent().job as Extract<DeferredJob, { kind: 'probe' }>;
+    await deliverProbe({ ...probe, port: newPort });
+
+    expect(await containerStore.get(running.id)).toMatchObject({
+      state: 'running',
+      taskArn: oldTaskArn,
+      pendingTaskArn: pending.pendingTaskArn,
+    });
+    expect(stops()).toEqual([]);
+
+    await listening(() => 200, newPort);
+    await deliverProbe({ ...(lastSent().job as typeof probe), port: newPort });
+    const restarted = await restarting;
+
+    expect(restarted).toMatchObject({ state: 'running', taskArn: pending.pendingTaskArn });
+    expect(stops()).toEqual([]);
+    expect(lastSent()).toEqual({ queue: EVENTS_QUEUE, delayS: 10, job: { kind: 'retire', containerId: running.id, taskArn: oldTaskArn } });
+
+    await deliverJob(lastSent().job);
+
+    expect(stops()).toEqual([[oldTaskArn, 'Replaced by a newer task of the container']]);
+  });
+
+  it('keeps the old task serving when the new one never answers: it is stopped, and state_reason says why', async () => {
+    const running = await runningOn(await listening(), null);
+    const oldTaskArn = running.taskArn!;
+    const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
+
+    const restarting = service.restart(owner, running.id).catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const pending = (await containerStore.get(running.id))!;
+    const newTaskArn = pending.pendingTaskArn!;
+    await event(detailOf(pending, newTaskArn, 2, 'RUNNING'));
+    const probe = lastSent().job as Extract<DeferredJob, { kind: 'probe' }>;
+    // Past its grace (60 s without a health check) and still not listening.
+    await deliverProbe({ ...probe, port: await closedPort(), since: Date.now() - 61_000 });
+    expect(stops()).toEqual([[newTaskArn, 'Readiness: not ready within 60 s']]);
+    await event(
+      detailOf(pending, newTaskArn, 3, 'STOPPED', { stopCode: 'UserInitiated', stoppedReason: 'Readiness: not ready within 60 s' }),
+    );
+
+    expect(await restarting).toMatchObject({ message: expect.stringMatching(/could not be restarted.*not ready within 60 s/) });
+    const after = await containerStore.get(running.id);
+    expect(after).toMatchObject({
+      state: 'running',
+      taskArn: oldTaskArn,
+      stateReason: 'restart failed (not ready within 60 s); the previous task keeps serving',
+    });
+    expect(after?.pendingTaskArn).toBeUndefined();
+    expect(stops()).toEqual([[newTaskArn, 'Readiness: not ready within 60 s']]);
   });
 });

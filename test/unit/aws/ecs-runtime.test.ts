@@ -1,4 +1,5 @@
 import {
+  ClientException,
   DescribeTaskDefinitionCommand,
   DescribeTasksCommand,
   ECSClient,
@@ -280,6 +281,60 @@ describe('EcsRuntime task definitions per (image, port)', () => {
     expect(ecsMock.commandCalls(DescribeTaskDefinitionCommand).map((call) => call.args[0].input)).toEqual([{ taskDefinition: FAMILY }]);
     expect(ecsMock.commandCalls(RegisterTaskDefinitionCommand).map((call) => call.args[0].input)).toEqual([registration(IMAGE, 8080)]);
     expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input.taskDefinition).toBe(newer);
+  });
+
+  it('of two function instances registering one new family at once, the one ECS refuses as concurrent looks up the winner’s revision and runs it', async () => {
+    // The error exactly as ECS sends it: a ClientException, HTTP 400, this message.
+    const concurrent = () =>
+      new ClientException({
+        message: 'Too many concurrent attempts to create a new revision of the specified family.',
+        $metadata: { httpStatusCode: 400 },
+      });
+    let revision: string | undefined;
+    ecsMock.on(DescribeTaskDefinitionCommand).callsFake(() => {
+      if (!revision) throw notFound();
+      return registered(OTHER_IMAGE, 3000, revision);
+    });
+    ecsMock
+      .on(RegisterTaskDefinitionCommand)
+      .callsFakeOnce(() => {
+        revision = otherArn;
+        return { taskDefinition: { taskDefinitionArn: otherArn } };
+      })
+      .rejects(concurrent());
+    const other = new EcsRuntime(SETTINGS);
+    const workload = { image: OTHER_IMAGE, port: 3000 };
+
+    const launched = await Promise.all([runtime.runTask(launch(workload)), other.runTask(launch({ ...workload, clientToken: 'b:1' }))]);
+
+    expect(launched).toEqual([TASK_ARN, TASK_ARN]);
+    expect(ecsMock.commandCalls(DescribeTaskDefinitionCommand).map((call) => call.args[0].input)).toEqual([
+      { taskDefinition: otherFamily },
+      { taskDefinition: otherFamily },
+      { taskDefinition: otherFamily },
+    ]);
+    expect(ecsMock.commandCalls(RegisterTaskDefinitionCommand).map((call) => call.args[0].input)).toEqual([
+      registration(OTHER_IMAGE, 3000),
+      registration(OTHER_IMAGE, 3000),
+    ]);
+    expect(ecsMock.commandCalls(RunTaskCommand).map((call) => call.args[0].input.taskDefinition)).toEqual([otherArn, otherArn]);
+    expect(ecsMock.calls()).toHaveLength(7);
+  });
+
+  it('gives up on a family ECS keeps refusing as concurrent after 5 registrations, and starts no task', async () => {
+    ecsMock.on(DescribeTaskDefinitionCommand).rejects(notFound());
+    ecsMock.on(RegisterTaskDefinitionCommand).rejects(
+      new ClientException({
+        message: 'Too many concurrent attempts to create a new revision of the specified family.',
+        $metadata: { httpStatusCode: 400 },
+      }),
+    );
+
+    await expect(runtime.runTask(launch({ image: OTHER_IMAGE, port: 3000 }))).rejects.toThrow(/Too many concurrent attempts/);
+
+    expect(ecsMock.commandCalls(DescribeTaskDefinitionCommand)).toHaveLength(5);
+    expect(ecsMock.commandCalls(RegisterTaskDefinitionCommand)).toHaveLength(5);
+    expect(ecsMock.commandCalls(RunTaskCommand)).toHaveLength(0);
   });
 
   it('looks the family up again on the next launch when a look-up failed, and starts no task meanwhile', async () => {

@@ -1,4 +1,10 @@
-import { DescribeTaskDefinitionCommand, ECSClient, RegisterTaskDefinitionCommand, RunTaskCommand } from '@aws-sdk/client-ecs';
+import {
+  DescribeTaskDefinitionCommand,
+  DescribeTasksCommand,
+  ECSClient,
+  RegisterTaskDefinitionCommand,
+  RunTaskCommand,
+} from '@aws-sdk/client-ecs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { taskFamilyFor } from '../../../lib/aws/ecs-runtime.js';
@@ -66,6 +72,26 @@ describe('ecsRuntimeFrom: the container CPU architecture (ECS_CPU_ARCHITECTURE, 
     expect(registered?.family).toBe(taskFamilyFor('workload-arm64', IMAGE, 8080));
     expect(registered?.runtimePlatform).toEqual({ cpuArchitecture: 'ARM64', operatingSystemFamily: 'LINUX' });
     expect(ecsMock.commandCalls(DescribeTaskDefinitionCommand)[0]?.args[0].input.taskDefinition).toBe(registered?.family);
+  });
+
+  it('after a switch to ARM64, still counts the tasks of the x86_64 families as its own, so the reconciler stops or keeps them', async () => {
+    const x86Family = taskFamilyFor('workload', IMAGE, 8080);
+    const task = (family: string, n: number) => ({
+      taskArn: `arn:aws:ecs:eu-west-1:123456789012:task/workloads/${n}`,
+      startedBy: '0190a3e4-5b6c-7d8e-9f01-23456789abcd',
+      version: 3,
+      lastStatus: 'RUNNING',
+      desiredStatus: 'RUNNING',
+      taskDefinitionArn: `arn:aws:ecs:eu-west-1:123456789012:task-definition/${family}:1`,
+    });
+    ecsMock.on(DescribeTasksCommand).resolves({
+      tasks: [task(x86Family, 1), task(`workload-arm64-${x86Family.slice('workload-'.length)}`, 2), task('proxy', 3)],
+      failures: [],
+    });
+
+    const tasks = await ecsRuntimeFrom(loadConfig(environment({ ECS_CPU_ARCHITECTURE: 'ARM64' }))).describeTasks(['1', '2', '3']);
+
+    expect(tasks.map((each) => Boolean(each.status))).toEqual([true, true, false]);
   });
 
   it('refuses an architecture Fargate does not offer at configuration load', () => {

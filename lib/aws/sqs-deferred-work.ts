@@ -1,0 +1,38 @@
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { config } from '../config.js';
+import type { DeferredJob, RestartScheduler } from '../containers/restart-policy.js';
+
+/** Created once per Lambda container and shared by every invocation. */
+export const sqsClient = new SQSClient({ region: config.AWS_REGION });
+
+/** SQS delays a message at most 900 s (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html). */
+const MAX_DELAY_S = 900;
+
+export interface DeferredWorkQueues {
+  /** Task state events, relaunches and retires: the task state function reads it. */
+  taskEventsQueueUrl: string;
+  /** Probes: the probe function in the workload VPC reads it. */
+  probeQueueUrl: string;
+}
+
+/**
+ * Deferred work as delayed SQS messages, so that no invocation waits out a backoff, a drain or a
+ * probe's next try: the message is the job as JSON (docs/containers.md, "Deferred work"), sent
+ * before the invocation that decided it returns. `run` is never used here.
+ */
+export class SqsDeferredWork implements RestartScheduler {
+  constructor(
+    private readonly queues: DeferredWorkQueues,
+    private readonly client: SQSClient = sqsClient,
+  ) {}
+
+  async schedule(delayMs: number, job: DeferredJob): Promise<void> {
+    await this.client.send(
+      new SendMessageCommand({
+        QueueUrl: job.kind === 'probe' ? this.queues.probeQueueUrl : this.queues.taskEventsQueueUrl,
+        MessageBody: JSON.stringify(job),
+        DelaySeconds: Math.min(MAX_DELAY_S, Math.max(0, Math.ceil(delayMs / 1000))),
+      }),
+    );
+  }
+}

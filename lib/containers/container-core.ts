@@ -1,0 +1,173 @@
+import { ConflictError, InternalError, NotFoundError } from '../errors.js';
+import { TASK_HISTORY_LENGTH, type Caller, type StoredContainer } from './container.js';
+import type { ContainerStore, TransitionChange, WriteOutcome } from './container-store.js';
+import { chargeFor, fitsAtAll, limitsFor, quotaExceeded, type QuotaCharge, type QuotaLimits } from './quota.js';
+import type { RestartPolicyOptions, RestartScheduler } from './restart-policy.js';
+import type { RunPolicy } from './run-policy.js';
+import type { ContainerRuntime } from './runtime.js';
+
+export interface ContainerServiceOptions {
+  /** How long start and restart wait for a task to run (START_BUDGET_MS). */
+  startBudgetMs: number;
+  /** First pause between task status checks; doubles up to `maxPollIntervalMs`. */
+  pollIntervalMs?: number;
+  maxPollIntervalMs?: number;
+  now?: () => number;
+  /** Per-user limits (lib/containers/quota.ts); admins are exempt. Without it, use is counted but not limited. */
+  quota?: QuotaLimits;
+  /**
+   * How long a restart keeps the old task running after the route moved to the new one
+   * (RESTART_DRAIN_MS): locally, longer than the proxy trusts a route it read; on AWS the
+   * proxy's DNS refresh plus the record's TTL (docs/containers.md, "Restart").
+   */
+  drainMs?: number;
+  /** The restart policy's limits and backoff; the defaults are 5 restarts from 1 s. */
+  restartPolicy?: Partial<RestartPolicyOptions>;
+  /** Where restarts by the policy wait for their time; a timer per restart unless given. */
+  restartScheduler?: RestartScheduler;
+  /**
+   * The runtime's RUNNING only means started (ECS): a container turns running once a probe of
+   * its task answers, through deferred probe jobs (docs/containers.md, "Readiness on AWS").
+   */
+  probedReadiness?: boolean;
+  /** Whose containers the runtime may run (lib/containers/run-policy.ts); every account's unless given. */
+  runPolicy?: RunPolicy;
+  /** Bounds the machine that runs the containers sets (the local stack); none on AWS, where Fargate's sizes bound them. */
+  sizeLimits?: SizeLimits;
+}
+
+/** The largest sizes a container may ask for, beyond the API's own bounds, and who sets each (named in the refusal). */
+export interface SizeLimits {
+  cpuCores: { max: number; setBy: string };
+  memoryMb: { max: number; setBy: string };
+}
+
+/** Reasons ECS records on the tasks we stop. */
+export const STOP_REASON = {
+  stop: 'Container stopped through the API',
+  restart: 'Container restarted through the API',
+  delete: 'Container deleted through the API',
+  superseded: 'Superseded by a concurrent change to the container',
+  replaced: 'Replaced by a newer task of the container',
+} as const;
+
+/** The container's `state_reason` for what the service itself decides. */
+export const STATE_REASON = {
+  stoppedOnRequest: 'stopped on request',
+  taskGone: 'the runtime no longer knows its task',
+  lostOnRestart: 'its task was lost when the service restarted',
+  ownerMayNotRun: "not restarted: the runtime in use may not run its owner's code",
+} as const;
+
+export const CHANGED_MEANWHILE = 'The container was changed by another request meanwhile; nothing was done';
+
+/** ECS clientToken: at most 64 characters; a UUID, a colon and the version fit. */
+export const launchToken = (containerId: string, version: number): string => `${containerId}:${version}`;
+
+/**
+ * What every part of the container lifecycle shares: the store and runtime, the clock, and the
+ * quota arithmetic of each write. The store only reports how a write went; this decides what
+ * that means (quota refusals, conflicts).
+ */
+export class ContainerCore {
+  readonly now: () => number;
+
+  constructor(
+    readonly store: ContainerStore,
+    readonly runtime: ContainerRuntime,
+    private readonly quota: QuotaLimits | undefined,
+    now: (() => number) | undefined,
+  ) {
+    this.now = now ?? Date.now;
+  }
+
+  isoNow(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  /** The quota charge of a change to the container, limited for the caller unless an admin; none without a caller. */
+  charge(before: StoredContainer | undefined, after: StoredContainer | undefined, caller?: Caller): QuotaCharge {
+    const owner = (before ?? after)!.userId;
+    return chargeFor(owner, before, after, caller ? limitsFor(caller, this.quota) : null);
+  }
+
+  /** As `charge`, refused at once (403 QUOTA_EXCEEDED) when it passes a limit on its own. */
+  async limitedCharge(before: StoredContainer | undefined, after: StoredContainer, caller: Caller): Promise<QuotaCharge> {
+    const charge = this.charge(before, after, caller);
+    if (!fitsAtAll(charge)) throw await this.quotaRefusal(charge);
+    return charge;
+  }
+
+  /** The charge of moving the container to a state nobody is limited for (stopping, failing). */
+  releaseOf(container: StoredContainer, state: StoredContainer['state']): QuotaCharge {
+    return this.charge(container, { ...container, state });
+  }
+
+  /** The refusal of a charge, naming the limit and the use it met. */
+  async quotaRefusal(charge: QuotaCharge): Promise<Error> {
+    return quotaExceeded(charge, await this.store.usageOf(charge.userId));
+  }
+
+  /**
+   * Runs a charged write on the container as read, and turns its outcome into the container or
+   * the caller's error. A task status changes the state without a new version, so when only the
+   * state moved meanwhile, the write is tried once more on a fresh read, charged from the state
+   * it has now.
+   */
+  async commit(
+    container: StoredContainer,
+    chargeOf: (current: StoredContainer) => QuotaCharge,
+    write: (current: StoredContainer, charge: QuotaCharge) => Promise<WriteOutcome>,
+  ): Promise<StoredContainer> {
+    let current = container;
+    for (let attempt = 1; ; attempt += 1) {
+      const charge = chargeOf(current);
+      if (!fitsAtAll(charge)) throw await this.quotaRefusal(charge);
+      const outcome = await write(current, charge);
+      switch (outcome.kind) {
+        case 'written':
+          return outcome.container;
+        case 'not-found':
+          throw new NotFoundError('Container not found');
+        case 'quota-exceeded':
+          throw await this.quotaRefusal(charge);
+        case 'conflict': {
+          const latest = attempt === 1 ? await this.store.get(container.id) : undefined;
+          if (!latest || latest.version !== container.version || latest.state === container.state) {
+            throw new ConflictError(CHANGED_MEANWHILE);
+          }
+          current = latest;
+        }
+      }
+    }
+  }
+}
+
+/** What a start or restart by the owner writes: a fresh reason and restart count. */
+export const startedByOwner = (state: 'provisioning' | 'running'): TransitionChange => ({ state, stateReason: null, restartCount: 0 });
+
+/** The container's task history (newest first) with a new task. */
+export const historyWith = (container: StoredContainer, taskArn: string): string[] =>
+  [taskArn, ...container.taskHistory.filter((arn) => arn !== taskArn)].slice(0, TASK_HISTORY_LENGTH);
+
+/**
+ * True when `latest` is `before` moved on by its restart policy, not by another request: the
+ * policy scheduled a restart (new version, higher count), or its relaunch attached the task
+ * of a restart it had scheduled.
+ */
+export const restartedByPolicy = (before: StoredContainer, latest: StoredContainer): boolean =>
+  latest.state !== 'stopped' &&
+  ((latest.version > before.version && latest.restartCount > before.restartCount) ||
+    (latest.version === before.version && before.taskArn === undefined && before.restartAt !== undefined));
+
+/** A start or restart that ended failed, with the container's reason. */
+export const failedToStart = (container: StoredContainer | undefined): InternalError =>
+  new InternalError(`The container failed to start${container?.stateReason ? `: ${container.stateReason}` : ''}`);
+
+/** A launch the runtime refused; the container is already marked failed. */
+export class ContainerLaunchFailed extends Error {
+  constructor() {
+    super('The container failed to start');
+    this.name = 'ContainerLaunchFailed';
+  }
+}

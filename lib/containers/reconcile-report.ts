@@ -1,0 +1,31 @@
+// Its own module so the reconciler's parts (reconcile-routes.ts, reconcile-usage.ts) count into it without importing the reconciler.
+/** What one run did; every change is also logged on its own line. */
+export interface ReconcileReport {
+  tasksListed: number;
+  /** Tasks the runtime says this service did not start for a container (an ECS service's, an operator's): left alone. */
+  foreignTasksIgnored: number;
+  /** Tasks this service started for a container that no longer exists: stopped. */
+  orphanTasksStopped: number;
+  /** Tasks stopped because their container has moved on to another task, or to stopped or failed. */
+  supersededTasksStopped: number;
+  containersChecked: number;
+  /** Containers whose task had gone without anyone recording it: now failed, or stopped when ECS says it was stopped on request. */
+  containersFailed: number;
+  containersStopped: number;
+  usageChecked: number;
+  usageCorrected: number;
+  /** Task routes in the zone that no running container's current task owns any more: withdrawn. */
+  staleRoutesWithdrawn: number;
+  /** Running containers whose current task had no route in the zone: published. */
+  missingRoutesPublished: number;
+  /** Restarts the restart policy had due, begun by this run. */
+  restartsBegun: number;
+  /** Provisioning containers past their grace whose task's status was applied here, its event lost. */
+  lostEventsApplied: number;
+  /** Changes not made because the container or the use moved on meanwhile (the other writer decided). */
+  racesLost: number;
+  /** Tasks or containers whose check failed (logged); the next run tries them again. */
+  errors: number;
+  /** Whether both walks reached their end (false: the next run continues them). */
+  complete: boolean;
+}

@@ -1,0 +1,68 @@
+import { describeError, log } from '../log.js';
+import { type AppRoute, type AppRoutes, isCurrentRunningTask, type PublishedRoutes, routeOf } from './app-routes.js';
+import type { StoredContainer } from './container.js';
+import type { ContainerStore } from './container-store.js';
+import { taskIdOf } from './logs.js';
+import type { ReconcileReport } from './reconcile-report.js';
+import type { RuntimeTask } from './runtime.js';
+
+/** The reconciler's repairs of the private zone (AWS with routing on): docs/containers.md, "Reconciliation" step 4. */
+export class RouteRepair {
+  /** This run's zone listing by task id; undefined when the listing failed. */
+  private publishedByTask: Map<string, AppRoute> | undefined;
+
+  constructor(
+    private readonly store: ContainerStore,
+    private readonly routing: { routes: AppRoutes; published: PublishedRoutes },
+  ) {}
+
+  /**
+   * Withdraws the routes in the zone that no running container's current task owns: a deleted
+   * container's, a task its container moved on from, one whose stop was never delivered. A
+   * container in the middle of a transition (`provisioning`) is left to the next run.
+   */
+  async withdrawStale(report: ReconcileReport, deadline: number): Promise<void> {
+    this.publishedByTask = undefined;
+    const { routes: published } = await this.routing.routes.listPublished();
+    this.publishedByTask = new Map(published.map((route) => [route.taskId, route]));
+    const containers = new Map<string, StoredContainer | undefined>();
+    for (const route of published) {
+      if (Date.now() >= deadline) break;
+      try {
+        if (!containers.has(route.containerId)) containers.set(route.containerId, await this.store.get(route.containerId));
+        const container = containers.get(route.containerId);
+        if (container?.state === 'provisioning') continue;
+        const owned =
+          container?.taskArn &&
+          isCurrentRunningTask(container, container.taskArn) &&
+          taskIdOf(container.taskArn) === route.taskId &&
+          container.hostname === route.hostname &&
+          container.port === route.port;
+        if (owned) continue;
+        await this.routing.published.forget(route.taskId);
+        if (await this.routing.routes.withdraw(route)) report.staleRoutesWithdrawn += 1;
+        this.publishedByTask.delete(route.taskId);
+        log.info('Reconciler withdrew a stale route', { ...route, containerState: container?.state ?? null });
+      } catch (error) {
+        report.errors += 1;
+        log.error('Reconciler could not check a route', { taskId: route.taskId, ...describeError(error) });
+      }
+    }
+  }
+
+  /** Publishes the route of a running container whose current task runs at an address but has none in the zone. */
+  async publishMissing(candidate: StoredContainer, tasks: Map<string, RuntimeTask>, report: ReconcileReport): Promise<void> {
+    if (!this.publishedByTask || candidate.state !== 'running' || !candidate.taskArn) return;
+    const task = tasks.get(candidate.taskArn);
+    if (!task?.address || task.status?.lastStatus !== 'RUNNING') return;
+    const existing = this.publishedByTask.get(taskIdOf(candidate.taskArn));
+    const container = await this.store.get(candidate.id);
+    if (!isCurrentRunningTask(container, candidate.taskArn)) return;
+    const route = routeOf(container, candidate.taskArn, task.address);
+    if (existing && existing.ip === route.ip && existing.hostname === route.hostname && existing.port === route.port) return;
+    await this.routing.routes.publish(route);
+    await this.routing.published.remember(route);
+    report.missingRoutesPublished += 1;
+    log.warn('Reconciler published a missing route', { ...route });
+  }
+}

@@ -1,0 +1,165 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ConflictError, InternalError, NotFoundError, TimeoutError } from '../errors.js';
+import { log } from '../log.js';
+import { METRIC } from '../observability/metric-names.js';
+import { countEvent } from '../observability/metrics.js';
+import type { Caller, StoredContainer } from './container.js';
+import {
+  CHANGED_MEANWHILE,
+  type ContainerCore,
+  failedToStart,
+  restartedByPolicy,
+  STATE_REASON,
+  STOP_REASON,
+  startedByOwner,
+} from './container-core.js';
+import type { TaskEvents } from './task-events.js';
+import type { TaskLauncher } from './task-launcher.js';
+
+/** How long a task may stay invisible to describe calls before it counts as gone. */
+const MISSING_TASK_GRACE_MS = 60_000;
+
+export interface StartWaitOptions {
+  pollIntervalMs: number;
+  maxPollIntervalMs: number;
+  drainMs: number;
+  /** RUNNING only means started (ECS): the probe path makes containers running and retires a restart's old task. */
+  probed: boolean;
+}
+
+/**
+ * What start and restart wait for, within the request's budget: the container's task running
+ * (answering), or the new task of a zero-downtime restart taking over from the old one.
+ */
+export class StartWait {
+  constructor(
+    private readonly core: ContainerCore,
+    private readonly launcher: TaskLauncher,
+    private readonly events: TaskEvents,
+    private readonly options: StartWaitOptions,
+  ) {}
+
+  /**
+   * Polls the task with backoff until the container runs (its task answers), fails, or the
+   * budget is spent. The task keeps starting after a 504, so a repeated start waits for the
+   * same task. Restarts by the restart policy meanwhile are followed: the answer is the
+   * container's fate, not its first task's.
+   */
+  async untilRunning(container: StoredContainer, deadline: number): Promise<StoredContainer> {
+    const { runtime, store } = this.core;
+    // Provisioning without a task: a launch was interrupted; the same token finds or starts its task.
+    let current = container.taskArn || container.restartAt !== undefined ? container : await this.launcher.launchOrFail(container);
+    let interval = this.options.pollIntervalMs;
+    for (;;) {
+      const status = current.taskArn ? await runtime.describeTask(current.taskArn) : undefined;
+      const latest = status
+        ? (await this.events.observe(status, { polled: true })).container
+        : current.taskArn
+          ? await this.containerOfMissingTask(current)
+          : await store.get(current.id);
+      if (!latest) throw new NotFoundError('Container not found');
+      if (latest.version !== current.version || latest.taskArn !== current.taskArn) {
+        if (!restartedByPolicy(current, latest)) {
+          if (latest.state === 'failed' && latest.version === current.version) throw failedToStart(latest);
+          throw new ConflictError('The container was changed by another request while it was starting');
+        }
+        current = latest;
+      }
+      if (latest.state === 'running') return latest;
+      if (latest.state === 'failed') throw failedToStart(latest);
+      if (latest.state === 'stopped') throw new ConflictError('The container was stopped while it was starting');
+      const remaining = deadline - this.core.now();
+      if (remaining <= 0) {
+        throw new TimeoutError('The container is still starting; start it again to keep waiting');
+      }
+      await sleep(Math.min(interval, remaining));
+      interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
+    }
+  }
+
+  /**
+   * The zero-downtime restart: the new task runs next to the old one, becomes the current one
+   * (which moves the route) once it reports RUNNING, and only then, after the drain, is the old
+   * one stopped. The container stays `running` throughout.
+   */
+  async replaceTask(container: StoredContainer, caller: Caller, deadline: number): Promise<StoredContainer> {
+    const { runtime, store } = this.core;
+    const oldTaskArn = container.taskArn;
+    const claimed = await this.core.commit(
+      container,
+      (current) => this.core.charge(current, { ...current, state: 'running' }, caller),
+      (current, charge) =>
+        store.beginTransition(current.id, current.version, { ...startedByOwner('running'), keepTask: true }, this.core.isoNow(), charge),
+    );
+    if (claimed.state !== 'running' || claimed.taskArn !== oldTaskArn) {
+      // The old task stopped between the read and the claim: nothing is left to keep answering.
+      throw new ConflictError(CHANGED_MEANWHILE);
+    }
+    const pending = await this.launcher.launchPending(claimed);
+    const { version } = pending;
+    const newTaskArn = pending.pendingTaskArn!;
+    let interval = this.options.pollIntervalMs;
+    for (;;) {
+      const status = await runtime.describeTask(newTaskArn);
+      const latest = status ? (await this.events.observe(status, { polled: true })).container : await store.get(container.id);
+      if (!latest) throw new NotFoundError('Container not found');
+      if (latest.version !== version) throw new ConflictError('The container was changed by another request while it was restarting');
+      if (latest.taskArn === newTaskArn && latest.state === 'running') {
+        // Where RUNNING is probed, whoever promoted the task has deferred the old one's stop past the drain.
+        if (!this.options.probed) await this.retire(latest, oldTaskArn, deadline);
+        return latest;
+      }
+      if (latest.taskArn === oldTaskArn && latest.pendingTaskArn !== newTaskArn && latest.state === 'running') {
+        // The new task stopped before it answered: the old one keeps serving (docs/containers.md, "Restart").
+        throw new InternalError(`The container could not be restarted: ${latest.stateReason ?? 'its new task stopped'}`);
+      }
+      if (latest.state === 'failed') {
+        if (oldTaskArn) await runtime.stopTask(oldTaskArn, STOP_REASON.restart);
+        throw failedToStart(latest);
+      }
+      const remaining = deadline - this.core.now();
+      if (remaining <= 0)
+        throw new TimeoutError('The container is still restarting; its current task keeps answering until the new one is ready');
+      await sleep(Math.min(interval, remaining));
+      interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
+    }
+  }
+
+  /**
+   * Stops a restarted container's old task once the route has moved off it and the drain has
+   * passed. When the drain would outlast the request's budget, the reconciler stops it instead
+   * (it stops every task that is no longer its container's current one).
+   */
+  private async retire(container: StoredContainer, oldTaskArn: string | undefined, deadline: number): Promise<void> {
+    if (!oldTaskArn) return;
+    const { drainMs } = this.options;
+    if (this.core.now() + drainMs > deadline) {
+      log.info('Left a replaced task for the reconciler to stop', { containerId: container.id, taskArn: oldTaskArn });
+      return;
+    }
+    if (drainMs > 0) await sleep(drainMs);
+    await this.core.runtime.stopTask(oldTaskArn, STOP_REASON.replaced);
+  }
+
+  /**
+   * ECS is eventually consistent, so a task just launched may not be visible yet; one that
+   * stays missing long after it was attached is gone (ECS forgets stopped tasks after about
+   * an hour, the local runtime forgets its tasks when it restarts), and the start has failed.
+   */
+  private async containerOfMissingTask(container: StoredContainer): Promise<StoredContainer | undefined> {
+    const { store } = this.core;
+    const latest = await store.get(container.id);
+    if (!latest || latest.version !== container.version || latest.taskArn !== container.taskArn) return latest;
+    if (this.core.now() - Date.parse(latest.updatedAt) < MISSING_TASK_GRACE_MS) return latest;
+    log.warn('Task of a starting container is gone', { containerId: container.id, taskArn: container.taskArn });
+    const failed = await store.markFailed(
+      latest.id,
+      latest.version,
+      STATE_REASON.taskGone,
+      this.core.isoNow(),
+      this.core.releaseOf(latest, 'failed'),
+    );
+    if (failed) countEvent(METRIC.containersFailed);
+    return failed ?? (await store.get(container.id));
+  }
+}

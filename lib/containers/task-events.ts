@@ -1,0 +1,273 @@
+import { ConflictError, NotFoundError } from '../errors.js';
+import { log } from '../log.js';
+import { METRIC } from '../observability/metric-names.js';
+import { countEvent } from '../observability/metrics.js';
+import type { StoredContainer } from './container.js';
+import { ContainerLaunchFailed, type ContainerCore, STATE_REASON, STOP_REASON } from './container-core.js';
+import { type DeferredJob, isRestartDue, type RestartPolicyOptions, type RestartScheduler, restartDecisionFor } from './restart-policy.js';
+import type { RunPolicy } from './run-policy.js';
+import type { TaskStatus } from './runtime.js';
+import type { TaskLauncher } from './task-launcher.js';
+import { containerStateFor, stateReasonFor } from './task-status.js';
+
+/**
+ * How a task status event was taken: `probing` when a RUNNING task of a runtime whose RUNNING
+ * only means started (ECS) was handed to the readiness probe instead (docs/containers.md,
+ * "Readiness on AWS").
+ */
+export type TaskStatusOutcome = 'applied' | 'ignored' | 'probing';
+
+/** Where RUNNING means started, not answering: the container turns running only once a probe of its task answers. */
+export interface ProbedReadiness {
+  /** How long a restart's old task keeps serving after the route moved to the new one (RESTART_DRAIN_MS). */
+  drainMs: number;
+}
+
+/** The first probe of a task that reported RUNNING comes this soon: long enough for its process to bind. */
+export const FIRST_PROBE_DELAY_MS = 1_000;
+
+/** How the stop reason of a task the probes stopped begins, so the runtime's adapter can tell it from a stop on request. */
+export const PROBE_STOP_PREFIX = 'Readiness: ';
+
+export interface Observed {
+  outcome: TaskStatusOutcome;
+  container?: StoredContainer;
+}
+
+/**
+ * Applies task status changes, from an ECS event or a local process: the one path by which a
+ * container moves out of provisioning or into failed on its own. It also runs the restart
+ * policy: a task of the container that stopped by itself is relaunched after a backoff the
+ * scheduler waits out.
+ */
+export class TaskEvents {
+  constructor(
+    private readonly core: ContainerCore,
+    private readonly launcher: TaskLauncher,
+    private readonly restartPolicy: RestartPolicyOptions,
+    private readonly restartScheduler: RestartScheduler,
+    /** Set on a runtime whose RUNNING only means started (ECS); unset where RUNNING means answering (the local runtimes). */
+    private readonly probed: ProbedReadiness | undefined,
+    /** Whose containers the runtime may run: the restart policy relaunches no other (lib/containers/run-policy.ts). */
+    private readonly runPolicy: RunPolicy,
+  ) {}
+
+  /** Whether a RUNNING status still has to be proven by a probe before the container counts as running. */
+  private unproven(status: TaskStatus): boolean {
+    return this.probed !== undefined && status.lastStatus === 'RUNNING' && status.answered !== true;
+  }
+
+  /**
+   * Statuses arrive at least once and out of order, so one is applied only if its task is still
+   * the container's (or the task a restart is bringing up) and its version is newer than any
+   * applied. Answers the container as it is afterwards, for a waiter.
+   */
+  async observe(status: TaskStatus, { polled = false }: { polled?: boolean } = {}): Promise<Observed> {
+    const { store } = this.core;
+    let container = await store.get(status.containerId);
+    // Again when only the state moved under it (the write is conditional on the state it charges from).
+    for (let attempt = 1; attempt <= 3; attempt += 1) {
+      if (!container) return { outcome: 'ignored' };
+      const pending = container.pendingTaskArn === status.taskArn;
+      if (!pending && container.taskArn !== status.taskArn) return { outcome: 'ignored', container };
+      if (!pending && container.taskVersion !== undefined && status.version <= container.taskVersion)
+        return { outcome: 'ignored', container };
+      if (this.unproven(status)) {
+        // A waiter's poll only watches: the event (or the reconciler) hands the task to the probe, once.
+        if (polled) return { outcome: 'ignored', container };
+        return this.probeReadiness(container, status, pending);
+      }
+      if (pending) return this.observePendingTask(container, status);
+      const scheduled = await this.scheduleRestartIfDue(container, status);
+      if (scheduled) return { outcome: 'applied', container: scheduled };
+      if (scheduled === undefined) {
+        const implied = containerStateFor(status);
+        const state = implied ?? container.state;
+        const update = {
+          taskArn: status.taskArn,
+          taskVersion: status.version,
+          state,
+          stateReason: state === 'running' ? null : implied ? stateReasonFor(status) : container.stateReason,
+          ...(status.taskDefinitionArn ? { taskDefinitionArn: status.taskDefinitionArn } : {}),
+        };
+        const updated = await store.applyTaskStatus(container.id, update, this.core.isoNow(), this.core.releaseOf(container, state));
+        if (updated) {
+          // The write is conditional on the task version, so each change is counted once, by whoever made it.
+          if (container.state !== updated.state && updated.state === 'running') countEvent(METRIC.containersStarted);
+          if (container.state !== updated.state && updated.state === 'failed') countEvent(METRIC.containersFailed);
+          return { outcome: 'applied', container: updated };
+        }
+      }
+      container = await store.get(container.id);
+    }
+    return { outcome: 'ignored', container };
+  }
+
+  /**
+   * Runs the task of a container whose restart by its policy is due (`isRestartDue`); does
+   * nothing for a container that is not (any more). The scheduler calls it when the backoff
+   * has passed; the reconciler may call it for any container due, as a backstop.
+   */
+  async relaunchDue(containerId: string): Promise<StoredContainer | undefined> {
+    const { store } = this.core;
+    const container = await store.get(containerId);
+    if (container?.state !== 'provisioning' || container.taskArn || container.restartAt === undefined) return container;
+    const wait = container.restartAt - this.core.now();
+    if (wait > 0) {
+      await this.restartScheduler.schedule(wait, { kind: 'relaunch', containerId }, () => this.relaunchDue(containerId));
+      return container;
+    }
+    if (!this.runPolicy.ownerMayRun(container)) {
+      if (
+        await store.markFailed(
+          container.id,
+          container.version,
+          STATE_REASON.ownerMayNotRun,
+          this.core.isoNow(),
+          this.core.releaseOf(container, 'failed'),
+        )
+      ) {
+        log.warn('Not restarting a container whose owner the runtime may not run', { containerId: container.id });
+      }
+      return store.get(containerId);
+    }
+    try {
+      return await this.launcher.launch(container);
+    } catch (error) {
+      if (error instanceof ContainerLaunchFailed || error instanceof ConflictError || error instanceof NotFoundError) {
+        return store.get(containerId);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * For the reconciler, as the backstop of the scheduler: relaunches every container whose
+   * restart is due, from `cursor` (where the last walk stopped) until `deadline` (epoch ms).
+   * Reads every container, so never part of a request. Answers how many it relaunched, and
+   * where to go on next time (undefined: the walk reached its end).
+   */
+  async relaunchAllDue(deadline: number = Number.POSITIVE_INFINITY, cursor?: string): Promise<{ relaunched: number; cursor?: string }> {
+    let relaunched = 0;
+    let next = cursor;
+    do {
+      if (this.core.now() >= deadline) return { relaunched, ...(next ? { cursor: next } : {}) };
+      const page = await this.core.store.listAll({ limit: 100, ...(next ? { cursor: next } : {}) });
+      for (const container of page.items) {
+        if (!isRestartDue(container, this.core.now())) continue;
+        const after = await this.relaunchDue(container.id);
+        if (after?.taskArn) relaunched += 1;
+      }
+      next = page.nextCursor;
+    } while (next);
+    return { relaunched };
+  }
+
+  /**
+   * Records the restart the container's policy wants after this status, and schedules it: the
+   * container as scheduled; null when the policy wants one but the write lost a race (read
+   * again); undefined when the policy wants none.
+   */
+  private async scheduleRestartIfDue(container: StoredContainer, status: TaskStatus): Promise<StoredContainer | null | undefined> {
+    const decision = restartDecisionFor(container, status, this.restartPolicy, this.core.now());
+    if (!decision.restart) return undefined;
+    const scheduled = await this.core.store.scheduleRestart(
+      container.id,
+      {
+        taskArn: status.taskArn,
+        taskVersion: status.version,
+        restartCount: decision.restartCount,
+        restartAt: this.core.now() + decision.delayMs,
+        stateReason: stateReasonFor(status),
+      },
+      this.core.isoNow(),
+    );
+    if (!scheduled) return null;
+    countEvent(METRIC.containersFailed);
+    log.info('Restarting a container by its restart policy', {
+      containerId: container.id,
+      restartCount: decision.restartCount,
+      delayMs: decision.delayMs,
+      reason: scheduled.stateReason,
+    });
+    await this.restartScheduler.schedule(decision.delayMs, { kind: 'relaunch', containerId: container.id }, () =>
+      this.relaunchDue(container.id),
+    );
+    return scheduled;
+  }
+
+  /**
+   * Hands a task that reported RUNNING to the readiness probe (a delayed job), while its
+   * container still waits for it: the current task of a provisioning container, or the task a
+   * restart brings up. A task without an address yet is left to its next status or to the
+   * reconciler.
+   */
+  private async probeReadiness(container: StoredContainer, status: TaskStatus, pending: boolean): Promise<Observed> {
+    const waiting = pending || container.state === 'provisioning';
+    if (!waiting || !status.address) return { outcome: 'ignored', container };
+    const job: DeferredJob = {
+      kind: 'probe',
+      phase: 'ready',
+      containerId: container.id,
+      task: { ...status, address: status.address },
+      port: container.port,
+      // The grace counts from when the task started running (the reconciler may hand over a task whose event was lost).
+      since: Math.min(this.core.now(), Date.parse(status.startedAt ?? '') || this.core.now()),
+      attempt: 0,
+      failures: 0,
+    };
+    // The probe job carries all it needs; `run` is the local stand-in, which never probes (its runtimes report RUNNING answered).
+    await this.restartScheduler.schedule(FIRST_PROBE_DELAY_MS, job, async () => undefined);
+    return { outcome: 'probing', container };
+  }
+
+  /**
+   * A status of the task a zero-downtime restart brings up: RUNNING (answering) makes it the
+   * container's current task, which moves its route; where RUNNING had to be probed, the old
+   * task is then stopped after the drain by a deferred job. STOPPED fails the restart, not the
+   * container: the old task keeps serving, and `state_reason` says why the restart failed.
+   */
+  private async observePendingTask(container: StoredContainer, status: TaskStatus): Promise<Observed> {
+    const { store } = this.core;
+    const implied = containerStateFor(status);
+    if (implied === 'running') {
+      const oldTaskArn = container.taskArn;
+      const promoted = await store.promotePendingTask(
+        container.id,
+        container.version,
+        {
+          taskArn: status.taskArn,
+          taskVersion: status.version,
+          state: 'running',
+          stateReason: null,
+          ...(status.taskDefinitionArn ? { taskDefinitionArn: status.taskDefinitionArn } : {}),
+        },
+        this.core.isoNow(),
+      );
+      if (!promoted) return { outcome: 'ignored', container: await store.get(container.id) };
+      countEvent(METRIC.containersStarted);
+      if (this.probed && oldTaskArn) {
+        const job: DeferredJob = { kind: 'retire', containerId: container.id, taskArn: oldTaskArn };
+        await this.restartScheduler.schedule(this.probed.drainMs, job, () => this.retire(container.id, oldTaskArn));
+      }
+      return { outcome: 'applied', container: promoted };
+    }
+    if (implied !== 'failed' && implied !== 'stopped') return { outcome: 'ignored', container };
+    const reason = `restart failed (${stateReasonFor(status)}); the previous task keeps serving`;
+    const dropped = await store.dropPendingTask(container.id, container.version, status.taskArn, reason, this.core.isoNow());
+    if (dropped)
+      log.warn('A restart failed; the previous task keeps serving', { containerId: container.id, taskArn: status.taskArn, reason });
+    return dropped ? { outcome: 'applied', container: dropped } : { outcome: 'ignored', container: await store.get(container.id) };
+  }
+
+  /**
+   * Stops a restart's old task once the drain has passed, unless it is its container's again
+   * (never, in practice: a task is promoted once). A container deleted meanwhile has had its
+   * tasks stopped by the delete; a task left over is the reconciler's.
+   */
+  async retire(containerId: string, taskArn: string): Promise<void> {
+    const container = await this.core.store.get(containerId);
+    if (container && (container.taskArn === taskArn || container.pendingTaskArn === taskArn)) return;
+    await this.core.runtime.stopTask(taskArn, STOP_REASON.replaced);
+  }
+}

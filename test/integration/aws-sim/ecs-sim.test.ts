@@ -1,0 +1,223 @@
+import { DescribeTasksCommand, ListTasksCommand, RegisterTaskDefinitionCommand } from '@aws-sdk/client-ecs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ecsClient } from '../../../lib/aws/ecs-runtime.js';
+import type { TaskLaunch } from '../../../lib/containers/runtime.js';
+import { newId } from '../../../lib/ids.js';
+import { type AwsSim, startAwsSim } from '../../support/aws-sim/index.js';
+import { pollUntil } from '../../support/poll.js';
+import { accepts, burst, clientsFor, runtimeOn, runtimeSettings } from './support.js';
+
+/*
+ * The ECS simulator through the real SDK v3 client (awsJson1_1): the task lifecycle with real
+ * listeners on loopback addresses, stop codes and exit codes, the concurrent-revision error and
+ * throttling. The module's own ECS client (lib/aws/ecs-runtime.ts) reaches it through
+ * AWS_ENDPOINT_URL_ECS.
+ */
+let sim: AwsSim;
+
+beforeAll(async () => {
+  sim = await startAwsSim({ seed: 7, ecs: { provisioningMs: [400, 500], pendingMs: [100, 200], registerMs: 300 } });
+});
+
+afterAll(() => sim?.close());
+
+const launch = (env: Record<string, string> = {}, image = 'sim/app:1'): TaskLaunch =>
+  ({
+    containerId: newId(),
+    hostname: `h-${newId().slice(0, 8)}`,
+    image,
+    port: 8080,
+    env,
+    command: null,
+    cpuCores: 1,
+    memoryMb: 2048,
+    diskGb: 20,
+    healthCheck: null,
+    clientToken: newId(),
+  }) as unknown as TaskLaunch;
+
+async function statusOf(taskArn: string, done: (status: Record<string, any>) => boolean, timeoutMs = 8000) {
+  const ecs = clientsFor(sim).ecs;
+  return pollUntil(
+    async () =>
+      (await ecs.send(new DescribeTasksCommand({ cluster: runtimeSettings.clusterArn, tasks: [taskArn] }))).tasks![0]! as Record<
+        string,
+        any
+      >,
+    done,
+    timeoutMs,
+  );
+}
+
+describe('ECS tasks', () => {
+  it('go PROVISIONING → PENDING → RUNNING after a delay, each change a newer version, and answer on their own address', async () => {
+    const runtime = runtimeOn(sim);
+    const taskArn = await runtime.runTask(launch({ SIM_BODY: 'hello' }));
+    const first = await runtime.describeTask(taskArn);
+    expect(first).toMatchObject({ lastStatus: 'PROVISIONING', version: 1 });
+
+    const running = await statusOf(taskArn, (task) => task.lastStatus === 'RUNNING');
+    expect(running.lastStatus).toBe('RUNNING');
+    const ip = running.attachments[0].details.find((d: { name: string }) => d.name === 'privateIPv4Address').value;
+    expect(ip).toMatch(/^127\.\d+\.\d+\.\d+$/);
+    expect(ip).not.toBe('127.0.0.1');
+    const answer = await pollUntil(
+      () =>
+        fetch(`http://${ip}:8080/`).then(
+          (r) => r.text(),
+          () => '',
+        ),
+      (text) => text === 'hello',
+    );
+    expect(answer).toBe('hello');
+
+    const events = sim.taskEvents.delivered.filter((event) => event.taskArn === taskArn);
+    expect(events.map((event) => event.lastStatus)).toEqual(['PROVISIONING', 'PENDING', 'RUNNING']);
+    expect(events.map((event) => event.version)).toEqual([1, 2, 3]);
+
+    await runtime.stopTask(taskArn, 'stopped on request');
+    const stopped = await statusOf(taskArn, (task) => task.lastStatus === 'STOPPED');
+    expect(stopped).toMatchObject({
+      lastStatus: 'STOPPED',
+      desiredStatus: 'STOPPED',
+      stopCode: 'UserInitiated',
+      stoppedReason: 'stopped on request',
+    });
+    expect(stopped.containers[0].exitCode).toBe(0);
+    expect(await accepts(ip, 8080)).toBe(false);
+  });
+
+  it('is RUNNING before its container listens: a late listener refuses connections at first', async () => {
+    const runtime = runtimeOn(sim);
+    const taskArn = await runtime.runTask(launch({ SIM_LISTEN_AFTER_MS: '1500' }));
+    const running = await statusOf(taskArn, (task) => task.lastStatus === 'RUNNING');
+    const ip = running.containers[0].networkInterfaces[0].privateIpv4Address;
+    expect(await accepts(ip, 8080)).toBe(false);
+    expect(await pollUntil(() => accepts(ip, 8080), Boolean, 15_000)).toBe(true);
+    await runtime.stopTask(taskArn, 'done');
+  });
+
+  it('stops with EssentialContainerExited and the exit code when its container exits', async () => {
+    const runtime = runtimeOn(sim);
+    const taskArn = await runtime.runTask(launch({ SIM_EXIT_AFTER_MS: '200', SIM_EXIT_CODE: '3' }));
+    await statusOf(taskArn, (task) => task.lastStatus === 'STOPPED');
+    expect(await runtime.describeTask(taskArn)).toMatchObject({
+      lastStatus: 'STOPPED',
+      stopCode: 'EssentialContainerExited',
+      exitCode: 3,
+      reason: 'exited with code 3',
+    });
+  });
+
+  it('reports an OOM kill as OutOfMemoryError with exit code 137', async () => {
+    const runtime = runtimeOn(sim);
+    const taskArn = await runtime.runTask(launch({ SIM_OOM_AFTER_MS: '200' }));
+    await statusOf(taskArn, (task) => task.lastStatus === 'STOPPED');
+    const status = await runtime.describeTask(taskArn);
+    expect(status).toMatchObject({ stopCode: 'EssentialContainerExited', exitCode: 137 });
+    expect(status?.reason).toMatch(/^out of memory/);
+  });
+
+  it('answers the health check with the status it is told to, and never listens when told so', async () => {
+    const runtime = runtimeOn(sim);
+    const unhealthy = await runtime.runTask(launch({ SIM_HEALTH_STATUS: '500' }));
+    const silent = await runtime.runTask(launch({ SIM_NEVER_LISTEN: 'true' }));
+    const ipOf = async (arn: string) =>
+      (await statusOf(arn, (task) => task.lastStatus === 'RUNNING')).containers[0].networkInterfaces[0].privateIpv4Address;
+    const unhealthyIp = await ipOf(unhealthy);
+    const status = await pollUntil(
+      () =>
+        fetch(`http://${unhealthyIp}:8080/healthz`).then(
+          (r) => r.status,
+          () => 0,
+        ),
+      (s) => s !== 0,
+    );
+    expect(status).toBe(500);
+    const silentIp = await ipOf(silent);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await accepts(silentIp, 8080)).toBe(false);
+    expect(sim.ecs.liveProcesses().some((task) => task.taskArn === silent)).toBe(true);
+    await runtime.stopTask(unhealthy, 'done');
+    await runtime.stopTask(silent, 'done');
+  });
+
+  it('answers the task a retried RunTask with the same clientToken first created', async () => {
+    const runtime = runtimeOn(sim);
+    const same = launch();
+    const [a, b] = [await runtime.runTask(same), await runtime.runTask(same)];
+    expect(b).toBe(a);
+    await runtime.stopTask(a, 'done');
+  });
+
+  it('lists only tasks whose desired status is RUNNING, and DescribeTasks reports unknown tasks as MISSING failures', async () => {
+    const runtime = runtimeOn(sim);
+    const kept = await runtime.runTask(launch());
+    const stopped = await runtime.runTask(launch());
+    await runtime.stopTask(stopped, 'gone');
+    const { taskArns } = await runtime.listTasks();
+    expect(taskArns).toContain(kept);
+    expect(taskArns).not.toContain(stopped);
+    const output = await clientsFor(sim).ecs.send(
+      new DescribeTasksCommand({ cluster: runtimeSettings.clusterArn, tasks: ['arn:aws:ecs:us-east-1:123456789012:task/workloads/nope'] }),
+    );
+    expect(output.failures).toEqual([{ arn: 'arn:aws:ecs:us-east-1:123456789012:task/workloads/nope', reason: 'MISSING' }]);
+    await runtime.stopTask(kept, 'done');
+  });
+
+  it('is what the module-level ECS client reaches through AWS_ENDPOINT_URL_ECS', async () => {
+    const before = sim.ecs.calls.get('ListTasks') ?? 0;
+    await ecsClient.send(new ListTasksCommand({ cluster: runtimeSettings.clusterArn }));
+    expect(sim.ecs.calls.get('ListTasks')).toBe(before + 1);
+  });
+});
+
+describe('ECS limits', () => {
+  it('refuses a second RegisterTaskDefinition for one family while the first is in progress, as ECS words it', async () => {
+    const ecs = clientsFor(sim).ecs;
+    const register = () =>
+      ecs.send(
+        new RegisterTaskDefinitionCommand({
+          family: 'sim-concurrent',
+          containerDefinitions: [{ name: 'app', image: 'sim/app:1', essential: true }],
+        }),
+      );
+    const results = await Promise.allSettled([register(), register()]);
+    const refused = results.filter((result) => result.status === 'rejected').map((result) => (result as PromiseRejectedResult).reason);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({
+      name: 'ClientException',
+      message: 'Too many concurrent attempts to create a new revision of the specified family.',
+    });
+  });
+
+  // Issue 24, defect "Concurrent first launches fail": two function instances launching the first
+  // task of one (image, port) at once. Fails on the code before RegisterTaskDefinition retried the
+  // concurrent-revision error (main at b9f88cd, where this was it.fails).
+  it('launches both first tasks of one (image, port) started at once by two function instances', async () => {
+    const image = `sim/first-launch:${newId().slice(0, 6)}`;
+    const results = await Promise.allSettled([runtimeOn(sim).runTask(launch({}, image)), runtimeOn(sim).runTask(launch({}, image))]);
+    for (const result of results) if (result.status === 'fulfilled') await runtimeOn(sim).stopTask(result.value, 'done');
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled']);
+  });
+
+  it('throttles past its token bucket with ThrottlingException: Rate exceeded', async () => {
+    const strict = await startAwsSim({ ecs: { throttle: { read: { capacity: 3, refillPerSecond: 1 } } } });
+    try {
+      const ecs = clientsFor(strict).ecs;
+      const { refused, passed, allowed } = await burst(
+        12,
+        () => ecs.send(new ListTasksCommand({ cluster: runtimeSettings.clusterArn })),
+        3,
+        1,
+      );
+      expect(new Set(refused)).toEqual(new Set(['ThrottlingException']));
+      expect(passed).toBeGreaterThanOrEqual(3);
+      expect(passed).toBeLessThanOrEqual(allowed);
+      expect(strict.faults.get('ecs.ThrottlingException.ListTasks')).toBe(refused.length);
+    } finally {
+      await strict.close();
+      Object.assign(process.env, sim.endpointEnv());
+    }
+  });
+});

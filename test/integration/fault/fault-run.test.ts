@@ -1,0 +1,302 @@
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { CloudWatchContainerLogs } from '../../../lib/aws/cloudwatch-logs.js';
+import { config } from '../../../lib/config.js';
+import type { StoredContainer } from '../../../lib/containers/container.js';
+import { holdsCpu } from '../../../lib/containers/quota.js';
+import { taskIdOf } from '../../../lib/containers/logs.js';
+import { runShutdown } from '../../../lib/local/lifecycle.js';
+import { deferredWork } from '../../../lib/wiring/deferred-work.js';
+import { ecsRuntimeFrom } from '../../../lib/wiring/ecs-runtime.js';
+import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
+import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
+import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
+import { EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import type { Behaviour } from '../../support/conformance/journeys.js';
+import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
+
+/*
+ * The fault run (issue 24 item 12): containers driven through create, restart, stop, start and
+ * delete while the simulator injects every fault it models (ECS throttling, the concurrent-
+ * revision error, tasks failing to start, late and silent listeners, crashes, OOM kills, retired
+ * hosts; lost, doubled, late and reordered task events; Route 53 Throttling and
+ * PriorRequestNotComplete; CloudWatch Logs throttling), checking the invariants throughout. It
+ * prints the counts. In the suite it runs briefly; the full run:
+ *
+ *   FAULT_RUN_MINUTES=10 FAULT_RUN_CONTAINERS=50 npx vitest run --project integration test/integration/fault/fault-run.test.ts
+ *
+ * FAULT_RUN_STRICT=1 also fails the test on any invariant violation (today's code has some:
+ * see the verdicts in test/integration/conformance/ecs-sim.test.ts).
+ */
+vi.hoisted(() => {
+  // The SQS client sends to its QueueUrl's host, so the queues name the simulator's port (simPortFor).
+  const port = 20_000 + (process.pid % 20_000);
+  Object.assign(process.env, {
+    CONTAINER_RUNTIME: 'ecs',
+    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
+    ECS_SUBNET_IDS: 'subnet-a',
+    ECS_SECURITY_GROUP_IDS: 'sg-1',
+    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
+    ECS_LOG_GROUP: 'workload-logs',
+    APPS_DNS_ZONE_ID: 'ZSIM',
+    APPS_DNS_ZONE_NAME: 'apps.internal',
+    TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
+    TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
+    RESTART_DRAIN_MS: '1000',
+    START_BUDGET_MS: '15000',
+  });
+});
+
+const RUN_MS = Number(process.env.FAULT_RUN_MINUTES ?? 0.5) * 60_000;
+const CONTAINERS = Number(process.env.FAULT_RUN_CONTAINERS ?? 8);
+const SEED = Number(process.env.FAULT_RUN_SEED ?? 12);
+const GRACE_S = 8;
+const RECONCILE_EVERY_MS = 3_000;
+/** How long a condition may hold before it counts: the longest event delay plus one reconcile interval. */
+const TOLERANCE_MS = 3_500 + RECONCILE_EVERY_MS;
+const IMAGES = ['sim/app:1', 'sim/app:2', 'sim/app:3', 'sim/shop:1', 'sim/blog:1'];
+
+let sim: AwsSim;
+let stack: EcsSimStack;
+
+beforeAll(async () => {
+  sim = await startAwsSim({
+    port: simPortFor(process.pid),
+    seed: SEED,
+    ecs: {
+      provisioningMs: [200, 1500],
+      pendingMs: [300, 3000],
+      stopTimeoutMs: 2000,
+      registerMs: 400,
+      failToStartRate: 0.05,
+      // Far below ECS's own buckets, so that a short run with a few containers meets them too.
+      throttle: { read: { capacity: 8, refillPerSecond: 4 }, modify: { capacity: 4, refillPerSecond: 2 } },
+    },
+    route53: { ...SIM_ROUTE53, changeBusyMs: 100, priorRequestRate: 0.05 },
+    taskEvents: { loss: 0.05, duplicate: 0.1, delayMs: [0, 1500], reorder: 0.1, reorderMs: 2000 },
+  });
+  const handlers = taskMessageHandlersWith(ecsRuntimeFrom(config), deferredWork);
+  // Function instances as on AWS: two of the API's, the task state function's and the reconciler's, each with its own ECS runtime.
+  stack = new EcsSimStack(
+    {
+      sim,
+      service: containerServiceWith({ runtime: ecsRuntimeFrom(config), deferredWork }),
+      moreServices: [containerServiceWith({ runtime: ecsRuntimeFrom(config), deferredWork })],
+      reconciler: reconcilerWith(ecsRuntimeFrom(config), config, deferredWork),
+      taskEvent: (body) => handlers.taskEvent(body),
+      probe: (body) => handlers.probe(body),
+    },
+    undefined,
+    { maxConcurrency: 10, reconcileEveryMs: RECONCILE_EVERY_MS },
+  );
+});
+
+afterAll(async () => {
+  await stack?.close();
+  await sim?.close();
+  await runShutdown();
+});
+
+/** A task's behaviour, drawn with the simulator's seeded RNG: mostly healthy, some late, silent, crashing or OOM-killed. */
+function behaviour(): Behaviour {
+  const roll = sim.random.next();
+  const injected = (kind: string, what: Behaviour) => {
+    sim.faults.add(`task.${kind}`);
+    return what;
+  };
+  if (roll < 0.1) return injected('crashes', { exitAfterMs: sim.random.between(500, 8000), exitCode: sim.random.between(1, 3) });
+  if (roll < 0.15) return injected('neverListens', { neverListen: true });
+  if (roll < 0.2) return injected('outOfMemory', { oomAfterMs: sim.random.between(1000, 10_000) });
+  const listenAfterMs = sim.random.between(0, 4000);
+  return listenAfterMs > 1000 ? injected('listensLate', { listenAfterMs }) : { listenAfterMs };
+}
+
+const counts = new Map<string, number>();
+const count = (kind: string) => counts.set(kind, (counts.get(kind) ?? 0) + 1);
+const violations = new Map<string, Set<string>>();
+const violate = (kind: string, what: string) => {
+  const seen = violations.get(kind) ?? new Set<string>();
+  seen.add(what);
+  violations.set(kind, seen);
+};
+/** When each (kind, subject) condition was first seen holding, for the ones with a tolerance. */
+const holdingSince = new Map<string, number>();
+
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: 500 });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
+  });
+}
+
+/** Whether `condition` has held for `key` longer than `toleranceMs` (it holds now). */
+function heldTooLong(key: string, condition: boolean, toleranceMs: number, now: number): boolean {
+  if (!condition) {
+    holdingSince.delete(key);
+    return false;
+  }
+  const since = holdingSince.get(key) ?? now;
+  holdingSince.set(key, since);
+  return now - since > toleranceMs;
+}
+
+async function checkInvariants(ids: ReadonlySet<string>): Promise<void> {
+  const now = Date.now();
+  const containers = (await Promise.all([...ids].map((id) => containerStore.get(id)))).filter((c): c is StoredContainer => !!c);
+  const byId = new Map(containers.map((container) => [container.id, container]));
+  for (const container of containers) {
+    const task = container.taskArn ? sim.ecs.find(container.taskArn) : undefined;
+    // 1. Nothing `running` whose task does not answer: ECS runs the task, yet nothing listens.
+    if (container.state === 'running' && task && task.desiredStatus === 'RUNNING' && task.process && !task.process.exited) {
+      if (!(await accepts(task.address, task.port))) violate('running, but its task does not answer', `${container.id} ${task.taskId}`);
+    }
+    if (heldTooLong(`gone:${container.id}`, container.state === 'running' && (!task || task.lastStatus === 'STOPPED'), TOLERANCE_MS, now)) {
+      violate('running on a task that has stopped', `${container.id} ${container.taskArn}`);
+    }
+    // 3. Nothing provisioning past its grace plus one reconcile interval (and the longest backoff).
+    const provisioningKey = `prov:${container.id}:${container.taskArn ?? 'none'}:${container.restartCount}`;
+    if (
+      heldTooLong(provisioningKey, container.state === 'provisioning', GRACE_S * 1000 + RECONCILE_EVERY_MS + 16_000 + TOLERANCE_MS, now)
+    ) {
+      violate('provisioning past grace plus a reconcile interval', provisioningKey);
+    }
+    // 5. Every stop has a reason.
+    if ((container.state === 'stopped' || container.state === 'failed') && !container.stateReason) {
+      violate('stopped or failed without a reason', `${container.id} ${container.state}`);
+    }
+  }
+  // 2. No route to a task that is not its container's current one (the old task of a restart drains first).
+  for (const route of sim.route53.routes()) {
+    const container = byId.get(route.containerId);
+    const current = container && container.state === 'running' && container.taskArn && taskIdOf(container.taskArn) === route.taskId;
+    if (heldTooLong(`route:${route.containerId}:${route.taskId}`, !current, TOLERANCE_MS + 1_000, now)) {
+      violate('route to a task that is not its container’s current one', `${route.hostname} → ${route.taskId}`);
+    }
+  }
+  for (const task of sim.ecs.tasks.values()) {
+    if (task.lastStatus === 'STOPPED' && task.stopCode === 'UserInitiated' && !task.stoppedReason)
+      violate('StopTask without a reason', task.taskId);
+  }
+  // 4. Quota charges equal what the containers hold (every container of the owner, by its index).
+  const usage = await containerStore.usageOf(stack.caller.userId);
+  const all: StoredContainer[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await stack.parts.service.list(stack.caller, { limit: 100, ...(cursor ? { cursor } : {}) });
+    all.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor);
+  const held = { containers: all.length, runningCpu: all.filter((c) => holdsCpu(c.state)).reduce((sum, c) => sum + c.cpuCores, 0) };
+  if (heldTooLong('quota', usage.containers !== held.containers || usage.runningCpu !== held.runningCpu, TOLERANCE_MS, now)) {
+    violate('quota charge differs from what containers hold', `charged ${JSON.stringify(usage)}, held ${JSON.stringify(held)}`);
+  }
+}
+
+it(`drives ${CONTAINERS} containers for ${RUN_MS / 1000} s under every fault, checking the invariants`, {
+  timeout: RUN_MS + 180_000,
+}, async () => {
+  // Slots alternate between the two API function instances.
+  const harnesses = [stack.harness(0), stack.harness(1)];
+  const ids = new Set<string>();
+  const deadline = Date.now() + RUN_MS;
+  const operate = async (kind: string, run: () => Promise<unknown>) => {
+    try {
+      await run();
+      count(`${kind}: ok`);
+    } catch (error) {
+      const status = (error as { statusCode?: number }).statusCode;
+      count(`${kind}: ${status ?? (error as Error).name}`);
+    }
+  };
+  const createOne = async (slot: number) => {
+    const harness = harnesses[slot % 2]!;
+    let id: string | undefined;
+    await operate('create', async () => {
+      id = await harness.create({
+        hostname: `fault-${process.pid}-${slot}-${Date.now().toString(36)}`,
+        behaviour: behaviour(),
+        image: IMAGES[sim.random.between(0, IMAGES.length - 1)]!,
+        restart_policy: sim.random.chance(0.5) ? 'on-failure' : 'never',
+        health_check: { path: '/', interval_s: 5, timeout_s: 1, grace_s: GRACE_S },
+      });
+    });
+    if (id) ids.add(id);
+    return id;
+  };
+
+  // Each slot holds one container at a time and keeps operating on it.
+  const slot = async (index: number) => {
+    const harness = harnesses[index % 2]!;
+    let id = await createOne(index);
+    while (Date.now() < deadline) {
+      await sleep(sim.random.between(500, 3000));
+      if (!id) {
+        id = await createOne(index);
+        continue;
+      }
+      const roll = sim.random.next();
+      const current = id;
+      if (roll < 0.35) await operate('restart', () => harness.restart(current));
+      else if (roll < 0.55) await operate('stop', () => harness.stop(current));
+      else if (roll < 0.75) await operate('start', () => harness.start(current));
+      else if (roll < 0.85) {
+        await operate('delete', () => harness.remove(current));
+        ids.delete(current);
+        id = undefined;
+      } else if (roll < 0.9) {
+        const arn = (await containerStore.get(current))?.taskArn;
+        if (arn) sim.ecs.retire(arn);
+      } else {
+        // Someone following the container's logs.
+        const taskIds = (await containerStore.get(current))?.taskHistory ?? [];
+        const reader = new CloudWatchContainerLogs({ logGroupName: 'workload-logs', streamPrefix: 'app', containerName: 'app' });
+        await operate('read logs', () => reader.read({ containerId: current, taskIds, limit: 20 }));
+      }
+    }
+  };
+
+  const checker = (async () => {
+    while (Date.now() < deadline + 15_000) {
+      await checkInvariants(ids).catch(() => count('invariant check: error'));
+      count('invariant checks');
+      await sleep(1_000);
+    }
+  })();
+  await Promise.all(Array.from({ length: CONTAINERS }, (_, index) => slot(index)));
+  await checker;
+
+  const report = {
+    seed: SEED,
+    containers: CONTAINERS,
+    seconds: RUN_MS / 1000,
+    operations: Object.fromEntries([...counts.entries()].sort()),
+    faultsInjected: sim.faults.all(),
+    invariantViolations: Object.fromEntries([...violations.entries()].map(([kind, seen]) => [kind, seen.size])),
+    taskStateFunction: {
+      invocations: stack.source.invocations,
+      failedInvocations: stack.source.failures,
+      maxConcurrentInvocations: stack.source.maxInFlightSeen,
+      deadLettered: sim.taskEventQueue.deadLetters.length,
+    },
+    reconcileRuns: stack.reconcileRuns,
+    reconcileErrors: stack.reconcileErrors,
+    tasksRun: sim.ecs.tasks.size,
+  };
+  console.info(`fault run:\n${JSON.stringify(report, null, 2)}`);
+  if (process.env.FAULT_RUN_VERBOSE)
+    console.info([...violations.entries()].map(([kind, seen]) => `${kind}:\n  ${[...seen].join('\n  ')}`).join('\n'));
+
+  expect(counts.get('create: ok') ?? 0).toBeGreaterThanOrEqual(CONTAINERS);
+  expect(stack.source.maxInFlightSeen).toBeLessThanOrEqual(10);
+  // Every modelled fault was injected at least once.
+  for (const kind of ['events.lost', 'events.duplicated', 'events.reordered', 'events.delayed'])
+    expect(sim.faults.get(kind), kind).toBeGreaterThan(0);
+  if (process.env.FAULT_RUN_STRICT) expect(report.invariantViolations).toEqual({});
+});

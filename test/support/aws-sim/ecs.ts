@@ -1,0 +1,450 @@
+import { randomUUID } from 'node:crypto';
+import { AwsError, type FaultCounts } from './faults.js';
+import type { SeededRandom } from './rng.js';
+import { LoopbackAddresses, TaskProcess } from './task-process.js';
+import { Buckets } from './token-bucket.js';
+
+const ACCOUNT = '123456789012';
+const REGION = 'us-east-1';
+
+export interface EcsSimOptions {
+  /** PROVISIONING → PENDING (ENI attached), ms, [min, max]. */
+  provisioningMs?: [number, number];
+  /** PENDING → RUNNING (image pulled, container started), ms, [min, max]. */
+  pendingMs?: [number, number];
+  /** DEPROVISIONING → STOPPED after the container exited, ms. */
+  deprovisioningMs?: number;
+  /** How long a StopTask waits after SIGTERM before SIGKILL (ECS: the container's stopTimeout, 30 s by default). */
+  stopTimeoutMs?: number;
+  /** How long a RegisterTaskDefinition holds its family: another one for the family meanwhile gets the concurrent-revision error. */
+  registerMs?: number;
+  /** Token buckets by API group; defaults: no throttling. */
+  throttle?: { read?: { capacity: number; refillPerSecond: number }; modify?: { capacity: number; refillPerSecond: number } };
+  /** Probability that a task fails in PENDING (TaskFailedToStart, CannotPullContainerError). */
+  failToStartRate?: number;
+  /** How long ECS keeps describing a stopped task (about an hour on ECS). */
+  retainStoppedMs?: number;
+}
+
+/** What a task's container does, from the `SIM_*` variables of its environment overrides (see task-app.mjs), plus OOM, which ECS itself reports. */
+interface Behaviour {
+  oomAfterMs?: number;
+}
+
+export interface SimTask {
+  taskArn: string;
+  taskId: string;
+  taskDefinitionArn: string;
+  family: string;
+  startedBy?: string;
+  group: string;
+  version: number;
+  lastStatus: string;
+  desiredStatus: string;
+  createdAt: number;
+  startedAt?: number;
+  stoppingAt?: number;
+  stoppedAt?: number;
+  stopCode?: string;
+  stoppedReason?: string;
+  exitCode?: number;
+  containerReason?: string;
+  address: string;
+  port: number;
+  memory?: number;
+  environment: Record<string, string>;
+  overrides: unknown;
+  tags: Array<{ key?: string; value?: string }>;
+  process?: TaskProcess;
+  behaviour: Behaviour;
+  /** Lines the container wrote, for CloudWatch Logs. */
+  logStream: string;
+}
+
+interface TaskDefinitionRecord {
+  arn: string;
+  family: string;
+  revision: number;
+  status: 'ACTIVE' | 'INACTIVE';
+  body: Record<string, any>;
+}
+
+const clusterOf = (arn: string | undefined) => arn ?? `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/default`;
+const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
+const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+/**
+ * ECS as the project calls it (lib/aws/ecs-runtime.ts): RegisterTaskDefinition,
+ * DescribeTaskDefinition, RunTask, StopTask, DescribeTasks, ListTasks, over awsJson1_1.
+ *
+ * Tasks go PROVISIONING → PENDING → RUNNING after delays (the task lifecycle:
+ * https://docs.aws.amazon.com/AmazonECS/latest/developerguide/task-lifecycle-explanation.html);
+ * RUNNING means the container started, not that it answers: each task's container is a real
+ * process on its own loopback address (task-process.ts) that may listen late or never. A task
+ * stops with the stop codes of API_Task (`TaskFailedToStart`, `EssentialContainerExited`,
+ * `UserInitiated`, `TerminationNotice`, …: https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_Task.html)
+ * and its container's exit code; an OOM kill reads `OutOfMemoryError: Container killed due to
+ * memory usage` with exit code 137 (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/stopped-task-errors.html).
+ * Every change of a task's lastStatus bumps its `version` and is published as an "ECS Task
+ * State Change" event (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/ecs_task_events.html).
+ *
+ * Limits: two RegisterTaskDefinition calls for one family at once fail one with
+ * `ClientException: Too many concurrent attempts to create a new revision of the specified
+ * family.` (as ECS sends it; e.g. hashicorp/terraform-provider-aws#9777); the API is throttled
+ * with `ThrottlingException: Rate exceeded` by token buckets per group of actions
+ * (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/request-throttling.html).
+ */
+export class EcsSim {
+  readonly tasks = new Map<string, SimTask>();
+  private readonly definitions = new Map<string, TaskDefinitionRecord[]>();
+  private readonly registering = new Map<string, number>();
+  private readonly clientTokens = new Map<string, string>();
+  private readonly addresses = new LoopbackAddresses();
+  private readonly buckets: Buckets;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly listeners: Array<(task: SimTask) => void> = [];
+  private readonly lineListeners: Array<(task: SimTask, line: string) => void> = [];
+  readonly calls = new Map<string, number>();
+  private closed = false;
+
+  constructor(
+    private readonly options: EcsSimOptions,
+    private readonly random: SeededRandom,
+    private readonly faults: FaultCounts,
+  ) {
+    this.buckets = new Buckets({ read: options.throttle?.read, modify: options.throttle?.modify });
+  }
+
+  /** Called with the task after every change of its status (the EventBridge source). */
+  onTaskChange(listener: (task: SimTask) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Called with every line a task's container writes (the awslogs driver). */
+  onTaskLine(listener: (task: SimTask, line: string) => void): void {
+    this.lineListeners.push(listener);
+  }
+
+  handle(action: string, input: any): unknown {
+    this.calls.set(action, (this.calls.get(action) ?? 0) + 1);
+    const group = ['RunTask', 'StopTask', 'RegisterTaskDefinition'].includes(action) ? 'modify' : 'read';
+    if (!this.buckets.take(group)) {
+      this.faults.add(`ecs.ThrottlingException.${action}`);
+      throw new AwsError('ThrottlingException', 'Rate exceeded');
+    }
+    switch (action) {
+      case 'RegisterTaskDefinition':
+        return this.register(input);
+      case 'DescribeTaskDefinition':
+        return this.describeDefinition(input);
+      case 'RunTask':
+        return this.runTask(input);
+      case 'StopTask':
+        return this.stopTask(input);
+      case 'DescribeTasks':
+        return this.describeTasks(input);
+      case 'ListTasks':
+        return this.listTasks(input);
+      default:
+        throw new AwsError('InvalidAction', `The simulator does not model ${action}`);
+    }
+  }
+
+  private register(input: any): unknown {
+    const family = String(input.family ?? '');
+    const now = Date.now();
+    if ((this.registering.get(family) ?? 0) > now) {
+      this.faults.add('ecs.concurrentRevision');
+      throw new AwsError('ClientException', 'Too many concurrent attempts to create a new revision of the specified family.');
+    }
+    this.registering.set(family, now + (this.options.registerMs ?? 150));
+    const revisions = this.definitions.get(family) ?? [];
+    const revision = revisions.length + 1;
+    const record: TaskDefinitionRecord = {
+      arn: `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/${family}:${revision}`,
+      family,
+      revision,
+      status: 'ACTIVE',
+      body: input,
+    };
+    revisions.push(record);
+    this.definitions.set(family, revisions);
+    return { taskDefinition: this.definitionWire(record) };
+  }
+
+  private definitionWire(record: TaskDefinitionRecord): unknown {
+    return { ...record.body, taskDefinitionArn: record.arn, family: record.family, revision: record.revision, status: record.status };
+  }
+
+  private findDefinition(reference: string): TaskDefinitionRecord | undefined {
+    const match = /task-definition\/([A-Za-z0-9_-]+)(?::(\d+))?$/.exec(reference) ?? /^([A-Za-z0-9_-]+)(?::(\d+))?$/.exec(reference);
+    const revisions = match ? this.definitions.get(match[1]!) : undefined;
+    if (!revisions) return undefined;
+    return match![2] ? revisions[Number(match![2]) - 1] : revisions.filter((r) => r.status === 'ACTIVE').at(-1);
+  }
+
+  private describeDefinition(input: any): unknown {
+    const record = this.findDefinition(String(input.taskDefinition ?? ''));
+    if (!record) throw new AwsError('ClientException', 'Unable to describe task definition.');
+    return { taskDefinition: this.definitionWire(record) };
+  }
+
+  private runTask(input: any): unknown {
+    const definition = this.findDefinition(String(input.taskDefinition ?? ''));
+    if (!definition) throw new AwsError('ClientException', 'TaskDefinition not found.');
+    const cluster = clusterOf(input.cluster);
+    const tokenKey = input.clientToken ? `${cluster}|${input.clientToken}` : undefined;
+    const earlier = tokenKey ? this.clientTokens.get(tokenKey) : undefined;
+    if (earlier) return { tasks: [this.wire(this.tasks.get(earlier)!, 'epoch')], failures: [] };
+
+    const container = definition.body.containerDefinitions?.[0] ?? {};
+    const containerOverride = input.overrides?.containerOverrides?.[0] ?? {};
+    const environment: Record<string, string> = {};
+    for (const { name, value } of container.environment ?? []) environment[name] = value;
+    for (const { name, value } of containerOverride.environment ?? []) environment[name] = value;
+    const port = Number(container.portMappings?.[0]?.containerPort ?? 8080);
+    environment.PORT ??= String(port);
+    const taskId = randomUUID().replaceAll('-', '');
+    const taskArn = `arn:aws:ecs:${REGION}:${ACCOUNT}:task/${cluster.split('/').pop()}/${taskId}`;
+    const prefix = container.logConfiguration?.options?.['awslogs-stream-prefix'];
+    const task: SimTask = {
+      taskArn,
+      taskId,
+      taskDefinitionArn: definition.arn,
+      family: definition.family,
+      ...(input.startedBy ? { startedBy: input.startedBy } : {}),
+      group: input.group ?? `family:${definition.family}`,
+      version: 1,
+      lastStatus: 'PROVISIONING',
+      desiredStatus: 'RUNNING',
+      createdAt: Date.now(),
+      address: this.addresses.take(),
+      port,
+      ...(containerOverride.memory ? { memory: Number(containerOverride.memory) } : {}),
+      environment,
+      overrides: input.overrides ?? {},
+      tags: input.tags ?? [],
+      behaviour: { ...(environment.SIM_OOM_AFTER_MS ? { oomAfterMs: Number(environment.SIM_OOM_AFTER_MS) } : {}) },
+      logStream: `${prefix}/${container.name}/${taskId}`,
+    };
+    this.tasks.set(taskArn, task);
+    if (tokenKey) this.clientTokens.set(tokenKey, taskArn);
+    this.publish(task);
+    this.after(this.delay(this.options.provisioningMs ?? [50, 150]), () => this.toPending(task));
+    return { tasks: [this.wire(task, 'epoch')], failures: [] };
+  }
+
+  private toPending(task: SimTask): void {
+    if (task.desiredStatus === 'STOPPED') {
+      this.finish(task);
+      return;
+    }
+    this.change(task, { lastStatus: 'PENDING' });
+    this.after(this.delay(this.options.pendingMs ?? [100, 300]), () => this.toRunning(task));
+  }
+
+  private toRunning(task: SimTask): void {
+    if (task.desiredStatus === 'STOPPED') {
+      this.finish(task);
+      return;
+    }
+    if (this.random.chance(this.options.failToStartRate ?? 0)) {
+      this.faults.add('ecs.taskFailedToStart');
+      this.change(task, {
+        desiredStatus: 'STOPPED',
+        stopCode: 'TaskFailedToStart',
+        stoppedReason: 'CannotPullContainerError: pull image manifest has been retried 5 time(s): failed to resolve ref: timeout',
+        containerReason: 'CannotPullContainerError: failed to resolve ref: timeout',
+        stoppingAt: Date.now(),
+        lastStatus: 'DEPROVISIONING',
+      });
+      this.after(this.options.deprovisioningMs ?? 50, () => this.change(task, { lastStatus: 'STOPPED', stoppedAt: Date.now() }));
+      return;
+    }
+    task.process = new TaskProcess(task.address, task.environment, {
+      onLine: (_stream, line) => {
+        for (const listener of this.lineListeners) listener(task, line);
+      },
+      onExit: (code, signal) => this.containerExited(task, code, signal),
+    });
+    this.change(task, { lastStatus: 'RUNNING', startedAt: Date.now() });
+    if (task.behaviour.oomAfterMs !== undefined) {
+      this.after(task.behaviour.oomAfterMs, () => {
+        if (task.process?.exited !== false) return;
+        task.containerReason = 'OutOfMemoryError: Container killed due to memory usage';
+        task.process.kill('SIGKILL');
+      });
+    }
+  }
+
+  private containerExited(task: SimTask, code: number | null, signal: NodeJS.Signals | null): void {
+    const exitCode = code ?? (signal === 'SIGKILL' ? 137 : signal === 'SIGTERM' ? 143 : 1);
+    if (task.desiredStatus === 'STOPPED') {
+      task.exitCode = exitCode;
+    } else {
+      task.exitCode = exitCode;
+      task.desiredStatus = 'STOPPED';
+      task.stopCode = 'EssentialContainerExited';
+      task.stoppedReason = 'Essential container in task exited';
+      task.stoppingAt = Date.now();
+    }
+    this.finish(task);
+  }
+
+  /** DEPROVISIONING, then STOPPED; the container has exited (or never started). */
+  private finish(task: SimTask): void {
+    if (task.lastStatus === 'STOPPED' || task.lastStatus === 'DEPROVISIONING') return;
+    this.change(task, { lastStatus: 'DEPROVISIONING', stoppingAt: task.stoppingAt ?? Date.now() });
+    this.after(this.options.deprovisioningMs ?? 50, () => this.change(task, { lastStatus: 'STOPPED', stoppedAt: Date.now() }));
+  }
+
+  private stopTask(input: any): unknown {
+    const task = this.find(String(input.task ?? ''));
+    if (!task) throw new AwsError('InvalidParameterException', 'The referenced task was not found.');
+    this.stop(task, 'UserInitiated', String(input.reason ?? 'Task stopped by user'));
+    return { task: this.wire(task, 'epoch') };
+  }
+
+  /** Stops a task as ECS does: UserInitiated for StopTask, TerminationNotice for a retired host, and so on. */
+  stop(task: SimTask, stopCode: string, reason: string): void {
+    if (task.desiredStatus === 'STOPPED') return;
+    task.desiredStatus = 'STOPPED';
+    task.stopCode = stopCode;
+    task.stoppedReason = reason;
+    task.stoppingAt = Date.now();
+    if (task.process && !task.process.exited) {
+      this.change(task, { lastStatus: 'DEACTIVATING' });
+      task.process.kill('SIGTERM');
+      const process = task.process;
+      this.after(this.options.stopTimeoutMs ?? 2000, () => process.kill('SIGKILL'));
+    } else if (task.lastStatus === 'RUNNING') {
+      this.finish(task);
+    } else {
+      // PROVISIONING or PENDING: the next step sees desiredStatus STOPPED and finishes it.
+      this.publish(task);
+    }
+  }
+
+  /** Fargate retiring the task's host: it is stopped without anyone calling StopTask. */
+  retire(taskArn: string): void {
+    const task = this.find(taskArn);
+    if (!task) return;
+    this.faults.add('ecs.retired');
+    this.stop(task, 'TerminationNotice', 'Task stopped due to a scheduled maintenance event');
+  }
+
+  private describeTasks(input: any): unknown {
+    const arns: string[] = input.tasks ?? [];
+    if (arns.length > 100) throw new AwsError('InvalidParameterException', 'Tasks cannot be longer than 100.');
+    const tasks: unknown[] = [];
+    const failures: unknown[] = [];
+    const retain = this.options.retainStoppedMs ?? 3_600_000;
+    for (const arn of arns) {
+      const task = this.find(arn);
+      if (task && !(task.stoppedAt && Date.now() - task.stoppedAt > retain)) tasks.push(this.wire(task, 'epoch'));
+      else failures.push({ arn, reason: 'MISSING' });
+    }
+    return { tasks, failures };
+  }
+
+  private listTasks(input: any): unknown {
+    const desired = input.desiredStatus ?? 'RUNNING';
+    const matching = [...this.tasks.values()].filter(
+      (task) =>
+        task.desiredStatus === desired &&
+        (!input.startedBy || task.startedBy === input.startedBy) &&
+        (!input.family || task.family === input.family),
+    );
+    const start = input.nextToken ? Number(Buffer.from(input.nextToken, 'base64url').toString()) : 0;
+    const size = Math.min(Number(input.maxResults ?? 100), 100);
+    const page = matching.slice(start, start + size);
+    const next = start + size < matching.length ? Buffer.from(String(start + size)).toString('base64url') : undefined;
+    return { taskArns: page.map((task) => task.taskArn), ...(next ? { nextToken: next } : {}) };
+  }
+
+  find(reference: string): SimTask | undefined {
+    return this.tasks.get(reference) ?? [...this.tasks.values()].find((task) => task.taskId === reference);
+  }
+
+  /** The task as DescribeTasks answers it (epoch seconds) or as its event's detail carries it (ISO 8601). */
+  wire(task: SimTask, dates: 'epoch' | 'iso'): Record<string, unknown> {
+    const time = dates === 'epoch' ? seconds : iso;
+    const attached = task.lastStatus !== 'PROVISIONING';
+    return {
+      taskArn: task.taskArn,
+      clusterArn: task.taskArn.replace(/:task\/([^/]+)\/.*$/, ':cluster/$1'),
+      taskDefinitionArn: task.taskDefinitionArn,
+      ...(task.startedBy ? { startedBy: task.startedBy } : {}),
+      group: task.group,
+      launchType: 'FARGATE',
+      version: task.version,
+      lastStatus: task.lastStatus,
+      desiredStatus: task.desiredStatus,
+      createdAt: time(task.createdAt),
+      ...(task.startedAt ? { startedAt: time(task.startedAt) } : {}),
+      ...(task.stoppingAt ? { stoppingAt: time(task.stoppingAt) } : {}),
+      ...(task.stoppedAt ? { stoppedAt: time(task.stoppedAt) } : {}),
+      ...(task.stopCode ? { stopCode: task.stopCode } : {}),
+      ...(task.stoppedReason ? { stoppedReason: task.stoppedReason } : {}),
+      overrides: task.overrides,
+      tags: task.tags,
+      attachments: [
+        {
+          id: `eni-attachment-${task.taskId.slice(0, 8)}`,
+          type: 'ElasticNetworkInterface',
+          status: attached ? 'ATTACHED' : 'PRECREATED',
+          details: attached ? [{ name: 'privateIPv4Address', value: task.address }] : [],
+        },
+      ],
+      containers: [
+        {
+          containerArn: `${task.taskArn.replace(':task/', ':container/')}/app`,
+          taskArn: task.taskArn,
+          name: 'app',
+          lastStatus: task.lastStatus === 'RUNNING' ? 'RUNNING' : task.lastStatus === 'STOPPED' ? 'STOPPED' : 'PENDING',
+          ...(task.exitCode !== undefined ? { exitCode: task.exitCode } : {}),
+          ...(task.containerReason ? { reason: task.containerReason } : {}),
+          ...(task.memory ? { memory: String(task.memory) } : {}),
+          networkInterfaces: attached
+            ? [{ attachmentId: `eni-attachment-${task.taskId.slice(0, 8)}`, privateIpv4Address: task.address }]
+            : [],
+        },
+      ],
+    };
+  }
+
+  private change(task: SimTask, fields: Partial<SimTask>): void {
+    Object.assign(task, fields);
+    task.version += 1;
+    this.publish(task);
+  }
+
+  private publish(task: SimTask): void {
+    for (const listener of this.listeners) listener(task);
+  }
+
+  private delay([min, max]: [number, number]): number {
+    return this.random.between(min, max);
+  }
+
+  private after(ms: number, run: () => void): void {
+    if (this.closed) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (!this.closed) run();
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  /** Kills every task's process at once; no more events. */
+  close(): void {
+    this.closed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    for (const task of this.tasks.values()) task.process?.kill('SIGKILL');
+  }
+
+  /** Tasks whose container process is alive (for tests: nothing left behind). */
+  liveProcesses(): SimTask[] {
+    return [...this.tasks.values()].filter((task) => task.process && !task.process.exited);
+  }
+}

@@ -1,0 +1,158 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type EcsSimOptions, EcsSim } from './ecs.js';
+import { type DeliveryFaults, TaskEventRule } from './eventbridge.js';
+import { AwsError, FaultCounts } from './faults.js';
+import { type LogsSimOptions, LogsSim } from './logs.js';
+import { SeededRandom } from './rng.js';
+import { type Route53SimOptions, Route53Sim, route53ErrorXml } from './route53.js';
+import { EventSource, type EventSourceOptions, type SimQueue, type SqsRecord, SqsSim } from './sqs.js';
+
+export type { SimTask } from './ecs.js';
+export type { SqsRecord } from './sqs.js';
+
+export interface AwsSimOptions {
+  seed?: number;
+  /**
+   * A fixed port, for configuration that must name the simulator before it starts: the SQS
+   * client sends to the host of a message's QueueUrl rather than to its endpoint override, so
+   * queue URLs (TASK_EVENTS_QUEUE_URL …) must point here. Default: a free port.
+   */
+  port?: number;
+  ecs?: EcsSimOptions;
+  route53?: Route53SimOptions & { zoneId?: string; zoneName?: string };
+  logs?: LogsSimOptions & { logGroupName?: string };
+  /** EventBridge → SQS delivery of ECS task state changes. */
+  taskEvents?: DeliveryFaults & { queueName?: string };
+}
+
+/**
+ * AWS for the tests: one local HTTP server that the project's real SDK v3 clients reach through
+ * the endpoint override environment variables (`AWS_ENDPOINT_URL_<SERVICE>`, read when a client
+ * sends its first request), speaking each service's own wire protocol: ECS and CloudWatch Logs
+ * awsJson1_1 (`X-Amz-Target: AmazonEC2ContainerServiceV20141113.*`, `Logs_20140328.*`), SQS
+ * awsJson1_0 (`AmazonSQS.*`), Route 53 restXml (`/2013-04-01/hostedzone/…`). Each service is a
+ * module of its own here, modelling what the service does and the limits it enforces, and
+ * counting every fault it injects (`faults`). Task state changes go EventBridge → SQS (the
+ * `task-events` queue) with the configured loss, duplicates, delay and reordering; `subscribe`
+ * attaches a function to a queue as Lambda's SQS event source would, with its maximum concurrency.
+ */
+export class AwsSim {
+  readonly faults = new FaultCounts();
+  readonly random: SeededRandom;
+  readonly ecs: EcsSim;
+  readonly route53: Route53Sim;
+  readonly logs: LogsSim;
+  readonly sqs: SqsSim;
+  readonly taskEventQueue: SimQueue;
+  readonly taskEvents: TaskEventRule;
+  private readonly sources: EventSource[] = [];
+  private readonly server = createServer((request, response) => void this.serve(request, response));
+  url = '';
+
+  constructor(readonly options: AwsSimOptions = {}) {
+    this.random = new SeededRandom(options.seed ?? 1);
+    this.ecs = new EcsSim(options.ecs ?? {}, this.random, this.faults);
+    this.route53 = new Route53Sim(
+      options.route53?.zoneId ?? 'Z0SIMULATED',
+      options.route53?.zoneName ?? 'apps.internal',
+      options.route53 ?? {},
+      this.random,
+      this.faults,
+    );
+    this.logs = new LogsSim(options.logs?.logGroupName ?? 'workload-logs', options.logs ?? {}, this.faults);
+    this.sqs = new SqsSim(() => this.url);
+    this.taskEventQueue = this.sqs.queue(options.taskEvents?.queueName ?? 'task-events');
+    this.taskEvents = new TaskEventRule(this.ecs, this.taskEventQueue, options.taskEvents ?? {}, this.random, this.faults);
+    // The awslogs driver: every line a task's container writes lands in its stream.
+    this.ecs.onTaskLine((task, line) => this.logs.append(task.logStream, line));
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve, reject) => this.server.once('error', reject).listen(this.options.port ?? 0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  /**
+   * The variables that point the SDK's clients at this simulator (set them before a client's
+   * first request). Credentials are left as they are: DynamoDB Local keeps a database per access
+   * key, so changing the key would hide the test's table.
+   */
+  endpointEnv(): Record<string, string> {
+    return {
+      AWS_ENDPOINT_URL_ECS: this.url,
+      AWS_ENDPOINT_URL_ROUTE_53: this.url,
+      AWS_ENDPOINT_URL_CLOUDWATCH_LOGS: this.url,
+      AWS_ENDPOINT_URL_SQS: this.url,
+    };
+  }
+
+  /** Attaches `handler` to a queue as Lambda's SQS event source, at most `maxConcurrency` at once. */
+  subscribe(queue: SimQueue, handler: (record: SqsRecord) => Promise<unknown>, options: EventSourceOptions): EventSource {
+    const source = new EventSource(queue, handler, options, this.faults);
+    this.sources.push(source);
+    return source;
+  }
+
+  async close(): Promise<void> {
+    this.taskEvents.close();
+    this.ecs.close();
+    await Promise.all(this.sources.map((source) => source.close()));
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const target = String(request.headers['x-amz-target'] ?? '');
+    const url = new URL(request.url ?? '/', 'http://sim');
+    if (url.pathname.startsWith('/2013-04-01/')) {
+      try {
+        const xml = this.route53.handle(request.method ?? 'GET', url.pathname, url.searchParams, body);
+        response.writeHead(200, { 'content-type': 'text/xml' }).end(xml);
+      } catch (error) {
+        const { code, message, status } = asAwsError(error);
+        response.writeHead(status, { 'content-type': 'text/xml' }).end(route53ErrorXml(code, message));
+      }
+      return;
+    }
+    const [service, action = ''] = target.split('.');
+    const json10 = service === 'AmazonSQS';
+    const contentType = json10 ? 'application/x-amz-json-1.0' : 'application/x-amz-json-1.1';
+    try {
+      const input = body ? JSON.parse(body) : {};
+      let output: unknown;
+      if (service === 'AmazonEC2ContainerServiceV20141113') output = this.ecs.handle(action, input);
+      else if (service === 'Logs_20140328') output = this.logs.handle(action, input);
+      else if (json10) output = this.sqs.handle(action, input);
+      else throw new AwsError('UnknownOperationException', `The simulator does not serve ${target || request.url}`);
+      response.writeHead(200, { 'content-type': contentType }).end(JSON.stringify(output));
+    } catch (error) {
+      const { code, message, status } = asAwsError(error);
+      response
+        .writeHead(status, { 'content-type': contentType, 'x-amzn-errortype': code, 'x-amzn-requestid': 'sim' })
+        .end(JSON.stringify({ __type: code, message }));
+    }
+  }
+}
+
+function asAwsError(error: unknown): AwsError {
+  if (error instanceof AwsError) return error;
+  return new AwsError('InternalFailure', error instanceof Error ? error.message : String(error), 500);
+}
+
+/** A port for a simulator whose queue URLs configuration names before it starts: one per test process. */
+export const simPortFor = (pid: number): number => 20_000 + (pid % 20_000);
+
+/** The URL SQS answers for a queue of the simulator on `port`. */
+export const simQueueUrl = (port: number, name: string): string => `http://127.0.0.1:${port}/123456789012/${name}`;
+
+/** Starts a simulator and points this process's AWS SDK clients at it. */
+export async function startAwsSim(options: AwsSimOptions = {}): Promise<AwsSim> {
+  const sim = await new AwsSim(options).start();
+  Object.assign(process.env, sim.endpointEnv());
+  return sim;
+}

@@ -1,0 +1,128 @@
+import { AwsError, type FaultCounts } from './faults.js';
+import { Buckets } from './token-bucket.js';
+
+export interface LogsSimOptions {
+  /**
+   * Requests a second per account and Region. FilterLogEvents: 5
+   * (https://repost.aws/knowledge-center/cloudwatch-logs-throttling: "a default quota of 5
+   * transactions per second (TPS) per account/Region"); GetLogEvents: 10 by default here, as
+   * the CloudWatch Logs quotas page lists it for this project's Region
+   * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/cloudwatch_limits_cwl.html);
+   * DescribeLogStreams: 5. Past a rate: `ThrottlingException: Rate exceeded`.
+   */
+  tps?: { FilterLogEvents?: number; GetLogEvents?: number; DescribeLogStreams?: number };
+}
+
+interface LogEvent {
+  timestamp: number;
+  ingestionTime: number;
+  message: string;
+  eventId: string;
+}
+
+/**
+ * CloudWatch Logs over awsJson1_1 (`Logs_20140328.<Action>`) for the workload log group: each
+ * task's container writes through the awslogs driver to `<prefix>/<container>/<task id>`
+ * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/using_awslogs.html). GetLogEvents
+ * pages backwards with `nextBackwardToken` and answers the token it was sent at the stream's
+ * start; FilterLogEvents fails with ResourceNotFoundException when a named stream does not exist
+ * (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_GetLogEvents.html,
+ * https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_FilterLogEvents.html).
+ */
+export class LogsSim {
+  readonly streams = new Map<string, LogEvent[]>();
+  readonly calls = new Map<string, number>();
+  private readonly buckets: Buckets;
+  private sequence = 0;
+
+  constructor(
+    readonly logGroupName: string,
+    options: LogsSimOptions,
+    private readonly faults: FaultCounts,
+  ) {
+    const tps = { FilterLogEvents: 5, GetLogEvents: 10, DescribeLogStreams: 5, ...options.tps };
+    this.buckets = new Buckets(
+      Object.fromEntries(Object.entries(tps).map(([action, rate]) => [action, { capacity: rate, refillPerSecond: rate }])),
+    );
+  }
+
+  append(stream: string, message: string, timestamp = Date.now()): void {
+    const events = this.streams.get(stream) ?? [];
+    this.sequence += 1;
+    events.push({ timestamp, ingestionTime: timestamp, message, eventId: `${timestamp}${String(this.sequence).padStart(12, '0')}` });
+    this.streams.set(stream, events);
+  }
+
+  handle(action: string, input: any): unknown {
+    this.calls.set(action, (this.calls.get(action) ?? 0) + 1);
+    if (!this.buckets.take(action)) {
+      this.faults.add(`logs.ThrottlingException.${action}`);
+      throw new AwsError('ThrottlingException', 'Rate exceeded');
+    }
+    if (input.logGroupName !== undefined && input.logGroupName !== this.logGroupName) {
+      throw new AwsError('ResourceNotFoundException', 'The specified log group does not exist.');
+    }
+    switch (action) {
+      case 'GetLogEvents':
+        return this.getLogEvents(input);
+      case 'FilterLogEvents':
+        return this.filterLogEvents(input);
+      case 'DescribeLogStreams': {
+        const prefix = String(input.logStreamNamePrefix ?? '');
+        const names = [...this.streams.keys()].filter((name) => name.startsWith(prefix)).sort();
+        return { logStreams: names.slice(0, Number(input.limit ?? 50)).map((logStreamName) => ({ logStreamName })) };
+      }
+      default:
+        throw new AwsError('InvalidAction', `The simulator does not model Logs ${action}`);
+    }
+  }
+
+  private getLogEvents(input: any): unknown {
+    const events = this.streams.get(String(input.logStreamName));
+    if (!events) throw new AwsError('ResourceNotFoundException', 'The specified log stream does not exist.');
+    const limit = Math.min(Number(input.limit ?? 10_000), 10_000);
+    const token: string | undefined = input.nextToken;
+    let from: number;
+    let to: number;
+    if (token?.startsWith('f/')) {
+      from = Number(token.slice(2));
+      to = Math.min(events.length, from + limit);
+    } else if (token?.startsWith('b/')) {
+      to = Number(token.slice(2));
+      from = Math.max(0, to - limit);
+    } else if (input.startFromHead) {
+      from = 0;
+      to = Math.min(events.length, limit);
+    } else {
+      to = events.length;
+      from = Math.max(0, to - limit);
+    }
+    return {
+      events: events.slice(from, to).map(({ timestamp, ingestionTime, message }) => ({ timestamp, ingestionTime, message })),
+      nextForwardToken: `f/${to}`,
+      nextBackwardToken: `b/${from}`,
+    };
+  }
+
+  private filterLogEvents(input: any): unknown {
+    const names: string[] = input.logStreamNames ?? [...this.streams.keys()];
+    for (const name of names) {
+      if (!this.streams.has(name)) throw new AwsError('ResourceNotFoundException', 'The specified log stream does not exist.');
+    }
+    const start = Number(input.startTime ?? 0);
+    const end = input.endTime === undefined ? Number.POSITIVE_INFINITY : Number(input.endTime);
+    const all = names
+      .flatMap((logStreamName) => this.streams.get(logStreamName)!.map((event) => ({ ...event, logStreamName })))
+      .filter((event) => event.timestamp >= start && event.timestamp <= end)
+      .sort((a, b) => a.timestamp - b.timestamp || a.eventId.localeCompare(b.eventId));
+    const offset = input.nextToken ? Number(Buffer.from(input.nextToken, 'base64url').toString()) : 0;
+    const limit = Math.min(Number(input.limit ?? 10_000), 10_000);
+    const page = all.slice(offset, offset + limit);
+    const more = offset + limit < all.length;
+    return {
+      events: page,
+      searchedLogStreams: names.map((logStreamName) => ({ logStreamName, searchedCompletely: !more })),
+      ...(more ? { nextToken: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
+    };
+  }
+}

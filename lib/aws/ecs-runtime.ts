@@ -231,7 +231,7 @@ export class EcsRuntime implements ReconcilableRuntime {
 
   async stopTask(taskArn: string, reason: string): Promise<void> {
     try {
-      await this.client.send(new StopTaskCommand({ cluster: this.settings.clusterArn, task: taskArn, reason }));
+      await this.client.send(new StopTaskCommand({ cluster: this.settings.clusterArn, task: taskArn, reason: clipStopReason(reason) }));
     } catch (error) {
       // ECS forgets stopped tasks after about an hour and then answers "task not found": it is stopped.
       if (error instanceof Error && error.name === 'InvalidParameterException' && /not found/i.test(error.message)) return;
@@ -316,3 +316,12 @@ function sameDefinition(existing: TaskDefinition, wanted: RegisterTaskDefinition
     Object.entries(wantedContainer.logConfiguration?.options ?? {}).every(([key, value]) => options[key] === value)
   );
 }
+
+/**
+ * StopTask refuses a reason over 255 characters
+ * (https://docs.aws.amazon.com/sdk-for-ruby/v2/api/Aws/ECS/Types/StopTaskRequest.html), and a
+ * readiness reason quotes the user's health check path.
+ */
+const MAX_STOP_REASON_LENGTH = 255;
+const clipStopReason = (reason: string): string =>
+  reason.length > MAX_STOP_REASON_LENGTH ? `${reason.slice(0, MAX_STOP_REASON_LENGTH - 1)}…` : reason;

@@ -89,6 +89,41 @@ export async function keepRouteCurrent(
   return 'published';
 }
 
+/**
+ * Publishes the route of a task that answers its readiness probe, before its container turns
+ * running on it: the task the container waits for (its provisioning task, or the one a restart
+ * brings up next to the serving one), or its current running task (a repeated probe).
+ */
+export async function publishAnsweringTask(
+  routes: AppRoutes,
+  published: PublishedRoutes,
+  status: TaskStatus,
+  endpoint: TaskEndpoint,
+  containerNow: () => Promise<StoredContainer | undefined>,
+): Promise<RouteChange> {
+  if (!endpoint.ip) return 'unchanged';
+  const container = await containerNow();
+  if (!container || !(awaitsTask(container, status.taskArn) || isCurrentRunningTask(container, status.taskArn))) return 'unchanged';
+  const route = routeOf(container, status.taskArn, endpoint.ip);
+  await routes.publish(route);
+  await published.remember(route);
+  return 'published';
+}
+
+/** Takes back the route of a task its container did not take after all (changed, stopped or deleted meanwhile). */
+export async function withdrawUnlessCurrent(
+  routes: AppRoutes,
+  published: PublishedRoutes,
+  status: TaskStatus,
+  containerNow: () => Promise<StoredContainer | undefined>,
+): Promise<RouteChange> {
+  if (isCurrentRunningTask(await containerNow(), status.taskArn)) return 'unchanged';
+  return (await withdrawTask(routes, published, taskIdOf(status.taskArn))) ? 'withdrawn' : 'unchanged';
+}
+
+const awaitsTask = (container: StoredContainer, taskArn: string): boolean =>
+  container.pendingTaskArn === taskArn || (container.taskArn === taskArn && container.state === 'provisioning');
+
 export const isCurrentRunningTask = (container: StoredContainer | undefined, taskArn: string): container is StoredContainer =>
   container?.taskArn === taskArn && container.state === 'running';
 

@@ -49,7 +49,11 @@ export interface ReconcilerOptions {
    * only settled when its task has stopped.
    */
   applyTaskStatus?: (status: TaskStatus) => Promise<unknown>;
-  /** Beyond a container's readiness grace, how long a provisioning container may wait for its task's event. */
+  /**
+   * How long after its task started (ECS RUNNING) a provisioning container may wait for the
+   * event that hands the task to the readiness probe (at most its grace); past it the reconciler
+   * hands it over.
+   */
   lostEventMarginMs?: number;
 }
 
@@ -65,7 +69,8 @@ const DEFAULTS = {
   launchGraceMs: 120_000,
   missingTaskGraceMs: 120_000,
   usageSettleMs: 2_000,
-  lostEventMarginMs: 60_000,
+  // ECS's state change events reach EventBridge within seconds; SQS adds milliseconds.
+  lostEventMarginMs: 15_000,
 };
 
 /**
@@ -262,9 +267,19 @@ export class Reconciler {
     }
   }
 
-  /** How long a provisioning container waits for its task's events before the reconciler applies ECS's word itself. */
-  private lostEventAgeOf(container: StoredContainer): number {
-    return (container.healthCheck?.graceS ?? DEFAULT_GRACE_S) * 1000 + this.options.lostEventMarginMs;
+  /**
+   * Whether a provisioning container's task has waited longer than any delivered event would
+   * take: a RUNNING task since `lostEventMarginMs` after it started (the probe chain's grace
+   * counts from that start, so handing it over again neither resets the grace nor stops a
+   * task still within it), any other status since the container's readiness grace plus the margin.
+   */
+  private eventLost(container: StoredContainer, status: TaskStatus, age: number): boolean {
+    const graceMs = (container.healthCheck?.graceS ?? DEFAULT_GRACE_S) * 1000;
+    const startedAt = Date.parse(status.startedAt ?? '');
+    // Never later than the grace: a container must be settled within its grace plus one run.
+    if (status.lastStatus === 'RUNNING' && Number.isFinite(startedAt))
+      return this.now() - startedAt >= Math.min(this.options.lostEventMarginMs, graceMs);
+    return age >= graceMs + this.options.lostEventMarginMs;
   }
 
   /** Settles one container whose task has gone; answers whether it changed it. */
@@ -291,7 +306,7 @@ export class Reconciler {
         why = 'the runtime no longer knows its task';
       } else {
         const implied = task.status ? containerStateFor(task.status) : undefined;
-        if (task.status && this.applyTaskStatus && container.state === 'provisioning' && age >= this.lostEventAgeOf(container)) {
+        if (task.status && this.applyTaskStatus && container.state === 'provisioning' && this.eventLost(container, task.status, age)) {
           // Its event was lost (or is late): apply what ECS says now, as the event would have.
           const status = task.address ? { ...task.status, address: task.address } : task.status;
           if (implied === 'running') {

@@ -39,8 +39,14 @@ export interface TaskProbesDeps {
   /** Where the next probe of a chain waits (a delayed message on AWS). */
   scheduler: RestartScheduler;
   probe: TaskProbe;
-  /** Runs once a task turned its container running: publishes its route where there is routing. */
-  onRunning?: (status: TaskStatus & { address: string }) => Promise<unknown>;
+  /**
+   * The route of a task that answered, published before its container turns running on it (so
+   * its URL answers by then), and withdrawn again if the container did not take the task.
+   */
+  routes?: {
+    publish(status: TaskStatus & { address: string }): Promise<unknown>;
+    withdrawUnlessCurrent(status: TaskStatus): Promise<unknown>;
+  };
   now?: () => number;
 }
 
@@ -72,10 +78,13 @@ export class TaskProbes {
     if (!waiting) return 'dropped';
     const answer = await this.deps.probe(targetOf(container, job));
     if (answer.ready) {
+      await this.deps.routes?.publish(job.task);
       const outcome = await this.deps.applyTaskStatus({ ...job.task, answered: true });
-      if (outcome !== 'applied') return 'dropped';
+      if (outcome !== 'applied') {
+        await this.deps.routes?.withdrawUnlessCurrent(job.task);
+        return 'dropped';
+      }
       log.info('Task answers', { containerId: container.id, taskArn, waitedMs: this.now() - job.since });
-      await this.deps.onRunning?.(job.task);
       if (container.healthCheck)
         await this.next({ ...job, phase: 'health', attempt: 0, failures: 0 }, container.healthCheck.intervalS * 1000);
       return 'ready';
@@ -84,7 +93,9 @@ export class TaskProbes {
     const leftMs = job.since + graceS * 1000 - this.now();
     if (leftMs <= 0) {
       log.warn('Task not ready within its grace; stopping it', { containerId: container.id, taskArn, why: answer.reason });
-      await this.deps.runtime.stopTask(taskArn, `${PROBE_STOP_PREFIX}not ready within ${graceS} s`);
+      // As the local runtimes say it (lib/local/readiness.ts): a health check's last answer is the why.
+      const within = `not ready within ${graceS} s`;
+      await this.deps.runtime.stopTask(taskArn, `${PROBE_STOP_PREFIX}${container.healthCheck ? `${within}: ${answer.reason}` : within}`);
       return 'not-ready';
     }
     const delayMs = Math.max(1_000, Math.min(1_000 * 2 ** job.attempt, MAX_READY_DELAY_MS, leftMs));

@@ -1,7 +1,7 @@
 import { handleProbeMessage, handleTaskEventMessage, type TaskEventMessageOutcome } from '../aws/task-event-messages.js';
 import { probeTaskOnce } from '../aws/task-readiness.js';
 import { config } from '../config.js';
-import { keepRouteCurrent } from '../containers/app-routes.js';
+import { publishAnsweringTask, withdrawUnlessCurrent } from '../containers/app-routes.js';
 import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
@@ -38,9 +38,18 @@ export function taskMessageHandlersWith(
     applyTaskStatus: (status) => service.applyTaskStatus(status),
     scheduler: deferredWork ?? restartScheduler,
     probe,
-    onRunning: async (status) =>
-      routing &&
-      keepRouteCurrent(routing.routes, routing.published, status, { ip: status.address }, () => containerStore.get(status.containerId)),
+    ...(routing
+      ? {
+          routes: {
+            publish: (status) =>
+              publishAnsweringTask(routing.routes, routing.published, status, { ip: status.address }, () =>
+                containerStore.get(status.containerId),
+              ),
+            withdrawUnlessCurrent: (status) =>
+              withdrawUnlessCurrent(routing.routes, routing.published, status, () => containerStore.get(status.containerId)),
+          },
+        }
+      : {}),
   });
   return {
     taskEvent: (body) =>

@@ -63,17 +63,4 @@ afterAll(async () => {
   await runShutdown();
 });
 
-describeConformance('ECS on the simulator', () => stack.harness(), {
-  'slow listener': {
-    fails:
-      'the probe marks the container running before it publishes the route, so its URL answers 503 for a moment (lib/containers/task-probes.ts onRunning runs after applyTaskStatus)',
-  },
-  'failing health check': {
-    fails:
-      "the reason past the grace omits the check's last failure: 'not ready within 4 s', where the local runtimes say 'not ready within 4 s: GET /healthz answered 500'",
-  },
-  'lost RUNNING event': {
-    fails:
-      'nothing settles a container whose RUNNING event was lost: it stays provisioning past grace plus a reconcile interval (issue 24 item 4)',
-  },
-});
+describeConformance('ECS on the simulator', () => stack.harness());

@@ -408,6 +408,26 @@ describe('reconciliation of lost, late and doubled events (issue 24)', () => {
     expect(await containerStore.get(provisioning.id)).toMatchObject({ state: 'provisioning' });
   });
 
+  it('hands a RUNNING task over 15 s after it started, within the grace: a lost event costs seconds, not the grace and more', async () => {
+    const userId = newId();
+    const address = [{ type: 'eni', details: [{ name: 'privateIPv4Address', value: '10.0.1.24' }] }];
+    const lost = addTask({ startedBy: '', startedAt: new Date(Date.now() - 20_000), attachments: address });
+    const justStarted = addTask({ startedBy: '', startedAt: new Date(Date.now() - 5_000), attachments: address });
+    const waiting = await seedContainer(userId, 'provisioning', { taskArn: lost, updatedAt: new Date(Date.now() - 25_000).toISOString() });
+    const starting = await seedContainer(userId, 'provisioning', {
+      taskArn: justStarted,
+      updatedAt: new Date(Date.now() - 10_000).toISOString(),
+    });
+    cluster.get(lost)!.startedBy = waiting.id;
+    cluster.get(justStarted)!.startedBy = starting.id;
+
+    const report = await runScheduled();
+
+    expect(report.lostEventsApplied).toBe(1);
+    const probes = sqsMock.commandCalls(SendMessageCommand).map((call) => JSON.parse(call.args[0].input.MessageBody!));
+    expect(probes).toEqual([expect.objectContaining({ kind: 'probe', phase: 'ready', containerId: waiting.id })]);
+  });
+
   it('relaunches a container provisioning past its grace whose STOPPED event was lost, by its restart policy', async () => {
     const userId = newId();
     const taskArn = addTask({

@@ -222,21 +222,24 @@ describe('readiness on AWS', () => {
     expect(await containerStore.get(created.id)).toMatchObject({ state: 'running' });
   });
 
-  it('stops a task not ready within its grace with `not ready within N s`, and its restart policy relaunches it through a delayed message', async () => {
+  it("stops a task not ready within its grace with `not ready within N s` and its check's last answer, and its restart policy relaunches it through a delayed message", async () => {
     const created = await create(await listening(() => 500), { path: '/healthz', intervalS: 10, timeoutS: 2, graceS: 0 });
     await event(detailOf(created, created.taskArn!, 2, 'RUNNING'));
 
     await deliverProbe(lastSent().job);
 
-    expect(stops()).toEqual([[created.taskArn, 'Readiness: not ready within 0 s']]);
+    expect(stops()).toEqual([[created.taskArn, 'Readiness: not ready within 0 s: GET /healthz answered 500']]);
     // ECS's STOPPED event of that StopTask: a failure of the task, not a stop on request.
     const took = await event(
-      detailOf(created, created.taskArn!, 3, 'STOPPED', { stopCode: 'UserInitiated', stoppedReason: 'Readiness: not ready within 0 s' }),
+      detailOf(created, created.taskArn!, 3, 'STOPPED', {
+        stopCode: 'UserInitiated',
+        stoppedReason: 'Readiness: not ready within 0 s: GET /healthz answered 500',
+      }),
     );
 
     expect(await containerStore.get(created.id)).toMatchObject({
       state: 'provisioning',
-      stateReason: 'not ready within 0 s',
+      stateReason: 'not ready within 0 s: GET /healthz answered 500',
       restartCount: 1,
     });
     // The 1 s backoff is a delayed message, not a wait in the invocation.

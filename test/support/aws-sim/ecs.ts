@@ -301,6 +301,10 @@ export class EcsSim {
   private stopTask(input: any): unknown {
     const task = this.find(String(input.task ?? ''));
     if (!task) throw new AwsError('InvalidParameterException', 'The referenced task was not found.');
+    // "Up to 255 characters are allowed in this message" (StopTask, `reason`:
+    // https://docs.aws.amazon.com/sdk-for-ruby/v2/api/Aws/ECS/Types/StopTaskRequest.html).
+    if (String(input.reason ?? '').length > 255)
+      throw new AwsError('InvalidParameterException', 'Reason must be less than or equal to 255 characters.');
     this.stop(task, 'UserInitiated', String(input.reason ?? 'Task stopped by user'));
     return { task: this.wire(task, 'epoch') };
   }

@@ -252,7 +252,7 @@ const journeys: Record<Journey, (harness: ConformanceHarness) => Promise<void>> 
  * The same journeys over one runtime, concurrently (the file takes about as long as the crash
  * loop's backoff). A skip or an expected failure carries its reason in the test's name.
  */
-export function describeConformance(runtime: string, harness: () => ConformanceHarness, verdicts: Verdicts): void {
+export function describeConformance(runtime: string, harness: () => ConformanceHarness, verdicts: Verdicts = {}): void {
   describe.concurrent(`runtime conformance: ${runtime}`, () => {
     for (const journey of JOURNEYS) {
       const verdict = verdicts[journey];

@@ -467,6 +467,17 @@ describe('EcsRuntime.stopTask', () => {
     });
   });
 
+  it('keeps the reason within the 255 characters StopTask accepts, however long the health check path it quotes', async () => {
+    ecsMock.on(StopTaskCommand).resolves({});
+    const reason = `Readiness: not ready within 60 s: GET /${'a'.repeat(300)} answered 500`;
+
+    await runtime.stopTask(TASK_ARN, reason);
+
+    const sent = ecsMock.commandCalls(StopTaskCommand)[0]!.args[0].input.reason!;
+    expect(sent).toHaveLength(255);
+    expect(sent).toBe(`${reason.slice(0, 254)}…`);
+  });
+
   it('treats a task ECS no longer knows as stopped', async () => {
     ecsMock
       .on(StopTaskCommand)

@@ -251,17 +251,47 @@ const journeys: Record<Journey, (harness: ConformanceHarness) => Promise<void>> 
 /**
  * The same journeys over one runtime, concurrently (the file takes about as long as the crash
  * loop's backoff). A skip or an expected failure carries its reason in the test's name.
+ * `maxConcurrent` bounds how many run at once, for a runtime whose every task start is costly
+ * (each Podman container gets a network of its own, under one engine-wide lock); a journey's
+ * time waiting for its turn does not count against its own waits, only against the test's timeout.
  */
-export function describeConformance(runtime: string, harness: () => ConformanceHarness, verdicts: Verdicts = {}): void {
+export function describeConformance(
+  runtime: string,
+  harness: () => ConformanceHarness,
+  verdicts: Verdicts = {},
+  { maxConcurrent = JOURNEYS.length }: { maxConcurrent?: number } = {},
+): void {
+  const turns = new Turns(maxConcurrent);
   describe.concurrent(`runtime conformance: ${runtime}`, () => {
     for (const journey of JOURNEYS) {
       const verdict = verdicts[journey];
-      const options = { timeout: 120_000 };
+      const options = { timeout: maxConcurrent < JOURNEYS.length ? 300_000 : 120_000 };
+      const run = () => turns.take(() => journeys[journey](harness()));
       if (verdict && 'skip' in verdict) it.skip(`${journey} (skipped: ${verdict.skip})`, options, () => {});
       // CONFORMANCE_SHOW_FAILURES=1 runs them as plain tests, to see how each fails.
       else if (verdict && 'fails' in verdict && !process.env.CONFORMANCE_SHOW_FAILURES)
-        it.fails(`${journey} (expected to fail: ${verdict.fails})`, options, () => journeys[journey](harness()));
-      else it(journey, options, () => journeys[journey](harness()));
+        it.fails(`${journey} (expected to fail: ${verdict.fails})`, options, run);
+      else it(journey, options, run);
     }
   });
+}
+
+/** At most `size` bodies at once; the rest wait in order. */
+class Turns {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly size: number) {}
+
+  async take<T>(body: () => Promise<T>): Promise<T> {
+    if (this.running >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.running += 1;
+    try {
+      return await body();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running -= 1;
+    }
+  }
 }

@@ -1,15 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type Docker from 'dockerode';
-import {
-  MAX_TASKS_PER_CALL,
-  type ReconcilableRuntime,
-  type RuntimeTask,
-  type RuntimeTaskPage,
-  type TaskLastStatus,
-  type TaskLaunch,
-  type TaskStatus,
-  type TaskStatusListener,
+import type {
+  ReconcilableRuntime,
+  RuntimeTask,
+  RuntimeTaskPage,
+  TaskLaunch,
+  TaskStatus,
+  TaskStatusListener,
 } from '../containers/runtime.js';
 import { taskIdOf } from '../containers/logs.js';
 import { describeError, log } from '../log.js';
@@ -17,6 +14,7 @@ import { ensureContainerFirewall, type FirewallStatus } from './engine-firewall.
 import { ensureContainerNetwork, removeContainerNetwork, removeUnusedNetworks } from './engine-networks.js';
 import { onShutdown } from './lifecycle.js';
 import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
+import { type BookedTask, TaskBook } from './task-book.js';
 
 /** The labels that mark an engine container as one of this stack's tasks (docs/containers.md, "Docker Engine runtime"). */
 export const LABEL = {
@@ -38,8 +36,6 @@ const KEPT_CAPABILITIES = ['CHOWN', 'FOWNER', 'SETUID', 'SETGID', 'NET_BIND_SERV
 const PIDS_LIMIT = 512;
 /** Engine states of a container that may still run (Podman refuses `restarting` as a filter, and this runtime never restarts). */
 const LIVE_STATES = ['running', 'created', 'paused'];
-/** When a task's final status is delivered a second time (see settle). */
-const REPEAT_FINAL_STATUS_MS = 1000;
 /** Stopped tasks kept per container (their logs stay readable); older ones are removed. */
 const STOPPED_TASKS_KEPT = 5;
 /** The engine events after which a task's container may have ended. */
@@ -59,29 +55,12 @@ export interface DockerRuntimeOptions {
   diskGbBytes?: number;
 }
 
-interface EngineTask {
-  taskArn: string;
-  containerId: string;
+/** A task of this runtime: an engine container; `port` is the loopback port the engine published its app's port on. */
+interface EngineTask extends BookedTask {
   memoryMb: number;
   diskGb: number;
-  version: number;
-  lastStatus: TaskLastStatus;
-  desiredStatus: 'RUNNING' | 'STOPPED';
-  createdAt: string;
-  startedAt?: string;
-  stopCode?: string;
-  stoppedReason?: string;
-  reason?: string;
-  exitCode?: number;
-  stopRequest?: string;
   /** Why this runtime is killing the task itself (not ready, unhealthy, could not start): set before the kill, so the exit it causes is not read as the container's own. */
   failing?: string;
-  /** The loopback port the engine published the container's port on. */
-  hostPort?: number;
-  /** Aborted when the task is asked to stop or has stopped: ends pulls and readiness waits. */
-  abort: AbortController;
-  endHealthWatch?: () => void;
-  notifications: Promise<void>;
 }
 
 /** A failure while provisioning, with the words its owner reads. */
@@ -95,9 +74,7 @@ class ProvisioningFailed extends Error {}
  * ready, or fails its checks. Exits come from the engine's event stream.
  */
 export class DockerRuntime implements ReconcilableRuntime {
-  private readonly tasks = new Map<string, EngineTask>();
-  private readonly taskByClientToken = new Map<string, string>();
-  private listener: TaskStatusListener | undefined;
+  private readonly book = new TaskBook<EngineTask>('docker');
   private readonly engine: Docker;
   private readonly stackId: string;
   private readonly stopGraceS: number;
@@ -151,42 +128,22 @@ export class DockerRuntime implements ReconcilableRuntime {
   }
 
   onTaskStatus(listener: TaskStatusListener): void {
-    this.listener = listener;
+    this.book.onTaskStatus(listener);
   }
 
   async runTask(launch: TaskLaunch): Promise<string> {
-    const existing = this.taskByClientToken.get(launch.clientToken);
+    const existing = this.book.existing(launch);
     if (existing) return existing;
-    const taskArn = `arn:local:ecs:local:000000000000:task/docker/${randomUUID().replaceAll('-', '')}`;
-    this.taskByClientToken.set(launch.clientToken, taskArn);
-    const task: EngineTask = {
-      taskArn,
-      containerId: launch.containerId,
-      memoryMb: launch.memoryMb,
-      diskGb: launch.diskGb,
-      version: 1,
-      lastStatus: 'PROVISIONING',
-      desiredStatus: 'RUNNING',
-      createdAt: new Date().toISOString(),
-      abort: new AbortController(),
-      notifications: Promise.resolve(),
-    };
-    this.tasks.set(taskArn, task);
+    const task = this.book.open(launch, { memoryMb: launch.memoryMb, diskGb: launch.diskGb });
     this.ensureStarted();
-    this.notify(task);
+    this.book.notify(task);
     void this.provision(task, launch);
-    return taskArn;
+    return task.taskArn;
   }
 
   async stopTask(taskArn: string, reason: string): Promise<void> {
-    const task = this.tasks.get(taskArn);
-    if (task && (task.lastStatus === 'STOPPED' || task.desiredStatus === 'STOPPED')) return;
-    if (task) {
-      task.desiredStatus = 'STOPPED';
-      task.stopRequest = reason;
-      task.abort.abort();
-      task.endHealthWatch?.();
-    }
+    const task = this.book.get(taskArn);
+    if (task && !this.book.markStopping(task, reason)) return;
     // Not awaited: stop answers at once, as ECS StopTask does; the exit arrives as an event.
     void this.stopEngineContainer(taskArn, this.stopGraceS).then(() => {
       if (task) void this.settleFromEngine(task);
@@ -194,8 +151,7 @@ export class DockerRuntime implements ReconcilableRuntime {
   }
 
   async describeTask(taskArn: string): Promise<TaskStatus | undefined> {
-    const task = this.tasks.get(taskArn);
-    return task ? this.statusOf(task) : undefined;
+    return this.book.describeTask(taskArn);
   }
 
   /**
@@ -203,21 +159,17 @@ export class DockerRuntime implements ReconcilableRuntime {
    * without it knowing them (the reconciler stops those). The cursor is an offset.
    */
   async listTasks(cursor?: string): Promise<RuntimeTaskPage> {
-    const offset = cursor ? Number(cursor) : 0;
-    const known = [...this.tasks.values()].filter((task) => task.desiredStatus === 'RUNNING').map((task) => task.taskArn);
     const running = await this.stackContainers(LIVE_STATES).catch(() => []);
-    const unknown = running.map((info) => taskArnOfLabels(info.Labels)).filter((arn): arn is string => !!arn && !this.tasks.has(arn));
-    const all = [...known, ...unknown];
-    const next = offset + MAX_TASKS_PER_CALL;
-    return { taskArns: all.slice(offset, next), ...(next < all.length ? { nextCursor: String(next) } : {}) };
+    const unknown = running.map((info) => this.taskArnOfLabels(info.Labels)).filter((arn): arn is string => !!arn && !this.book.has(arn));
+    return this.book.listTasks(cursor, unknown);
   }
 
   async describeTasks(taskArns: readonly string[]): Promise<RuntimeTask[]> {
     const described: RuntimeTask[] = [];
     for (const taskArn of taskArns) {
-      const task = this.tasks.get(taskArn);
-      if (task) {
-        described.push({ taskArn, createdAt: task.createdAt, status: this.statusOf(task) });
+      const known = this.book.describe(taskArn);
+      if (known) {
+        described.push(known);
         continue;
       }
       const inspected = await this.engine
@@ -244,17 +196,21 @@ export class DockerRuntime implements ReconcilableRuntime {
 
   /** Where a running task answers on 127.0.0.1, for the local stack's proxy. */
   portOf(taskArn: string): number | undefined {
-    const task = this.tasks.get(taskArn);
-    return task?.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING' ? task.hostPort : undefined;
+    return this.book.portOf(taskArn);
   }
 
   knownTaskArns(): ReadonlySet<string> {
-    return new Set(this.tasks.keys());
+    return this.book.knownTaskArns();
+  }
+
+  private taskArnOfLabels(labels: Record<string, string> | undefined): string | undefined {
+    const taskId = labels?.[LABEL.taskId];
+    return taskId ? this.book.taskArnOf(taskId) : undefined;
   }
 
   /** Removes a deleted container's engine containers (running or not, with their logs) and forgets its tasks. */
   async releaseContainer(containerId: string): Promise<void> {
-    for (const task of this.tasks.values()) {
+    for (const task of this.book.all()) {
       if (task.containerId !== containerId) continue;
       task.stopRequest ??= 'The container was deleted';
       task.desiredStatus = 'STOPPED';
@@ -266,8 +222,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       engineContainers.map((info) => this.engine.getContainer(info.Id).remove({ force: true, v: true }).catch(ignoreMissing)),
     );
     await removeContainerNetwork(this.engine, containerId);
-    for (const task of [...this.tasks.values()]) if (task.containerId === containerId) this.tasks.delete(task.taskArn);
-    for (const [clientToken, taskArn] of this.taskByClientToken) if (!this.tasks.has(taskArn)) this.taskByClientToken.delete(clientToken);
+    this.book.forgetContainer(containerId);
   }
 
   /**
@@ -277,8 +232,8 @@ export class DockerRuntime implements ReconcilableRuntime {
    */
   async removeLeftovers(): Promise<number> {
     const leftovers = (await this.stackContainers(LIVE_STATES)).filter((info) => {
-      const taskArn = taskArnOfLabels(info.Labels);
-      return !taskArn || !this.tasks.has(taskArn);
+      const taskArn = this.taskArnOfLabels(info.Labels);
+      return !taskArn || !this.book.has(taskArn);
     });
     await Promise.all(leftovers.map((info) => this.engine.getContainer(info.Id).remove({ force: true, v: true }).catch(ignoreMissing)));
     await removeUnusedNetworks(this.engine, this.stackId);
@@ -288,7 +243,7 @@ export class DockerRuntime implements ReconcilableRuntime {
   /** Stops every task (a short grace: the stack is going away) and the event stream. */
   async close(): Promise<void> {
     this.closed = true;
-    const live = [...this.tasks.values()].filter((task) => task.lastStatus !== 'STOPPED');
+    const live = this.book.all().filter((task) => task.lastStatus !== 'STOPPED');
     await Promise.all(
       live.map(async (task) => {
         task.stopRequest ??= 'The local stack is shutting down';
@@ -325,9 +280,9 @@ export class DockerRuntime implements ReconcilableRuntime {
       }
       const inspected = await engineContainer.inspect();
       const binding = inspected.NetworkSettings.Ports?.[`${launch.port}/tcp`]?.[0];
-      task.hostPort = binding ? Number(binding.HostPort) : undefined;
-      if (!task.hostPort) throw new ProvisioningFailed(`the engine published no port for ${launch.port}`);
-      const target: ProbeTarget = { hostPort: task.hostPort, containerPort: launch.port, healthCheck: launch.healthCheck };
+      task.port = binding ? Number(binding.HostPort) : undefined;
+      if (!task.port) throw new ProvisioningFailed(`the engine published no port for ${launch.port}`);
+      const target: ProbeTarget = { hostPort: task.port, containerPort: launch.port, healthCheck: launch.healthCheck };
       const ready = await awaitReady(target, task.abort.signal);
       if (task.lastStatus === 'STOPPED' || task.desiredStatus !== 'RUNNING') return;
       if (!ready.ok) {
@@ -337,10 +292,7 @@ export class DockerRuntime implements ReconcilableRuntime {
         await this.stopEngineContainer(task.taskArn, 0);
         return this.settle(task, { reason: ready.failure });
       }
-      task.lastStatus = 'RUNNING';
-      task.startedAt = new Date().toISOString();
-      task.version += 1;
-      this.notify(task);
+      if (!this.book.markRunning(task)) return;
       task.endHealthWatch = watchHealth(target, (reason) => void this.failUnhealthy(task, reason));
     } catch (error) {
       if (task.lastStatus === 'STOPPED') return;
@@ -432,7 +384,7 @@ export class DockerRuntime implements ReconcilableRuntime {
    * its restart policy applies. Runs never overlap.
    */
   private async enforceDiskLimits(): Promise<void> {
-    const running = [...this.tasks.values()].filter((task) => task.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING');
+    const running = this.book.all().filter((task) => task.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING');
     if (this.measuringDisk || running.length === 0) return;
     this.measuringDisk = true;
     try {
@@ -495,21 +447,10 @@ export class DockerRuntime implements ReconcilableRuntime {
   }
 
   private settle(task: EngineTask, outcome: { reason?: string; exitCode?: number }): void {
-    if (task.lastStatus === 'STOPPED') return;
-    task.endHealthWatch?.();
-    task.abort.abort();
-    task.lastStatus = 'STOPPED';
-    task.desiredStatus = 'STOPPED';
-    task.version += 1;
-    // The stop codes ECS uses for the same situations.
-    task.stopCode = task.stopRequest ? 'UserInitiated' : task.startedAt ? 'EssentialContainerExited' : 'TaskFailedToStart';
-    if (outcome.exitCode !== undefined) task.exitCode = outcome.exitCode;
-    if (outcome.reason) task.reason = outcome.reason;
-    task.stoppedReason = task.stopRequest ?? outcome.reason ?? 'The container stopped';
-    this.notify(task);
-    // A task that fails at once (a missing image) can stop before the service has attached it to
-    // its container, which then ignores the change; the same status once more arrives after.
-    setTimeout(() => this.tasks.has(task.taskArn) && this.notify(task), REPEAT_FINAL_STATUS_MS).unref();
+    this.book.settle(task, {
+      stoppedReason: task.stopRequest ?? outcome.reason ?? 'The container stopped',
+      ...outcome,
+    });
   }
 
   /** Engine containers of this stack (of one container, if given), in the given states (any, if none). */
@@ -568,7 +509,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       log.warn('The engine event stream failed', describeError(error));
     }
     this.events = undefined;
-    if (this.closed || ![...this.tasks.values()].some((task) => task.lastStatus !== 'STOPPED')) return;
+    if (this.closed || !this.book.all().some((task) => task.lastStatus !== 'STOPPED')) return;
     setTimeout(() => this.ensureStarted(), 1000).unref();
   }
 
@@ -581,39 +522,9 @@ export class DockerRuntime implements ReconcilableRuntime {
     }
     if (event.Type !== 'container' || !ENDING_ACTIONS.has(event.Action ?? '')) return;
     const taskId = event.Actor?.Attributes?.[LABEL.taskId];
-    const task = taskId ? [...this.tasks.values()].find((candidate) => taskIdOf(candidate.taskArn) === taskId) : undefined;
+    const task = taskId ? this.book.get(this.book.taskArnOf(taskId)) : undefined;
     if (task && task.lastStatus !== 'STOPPED') void this.settleFromEngine(task);
   }
-
-  private statusOf(task: EngineTask): TaskStatus {
-    return {
-      taskArn: task.taskArn,
-      containerId: task.containerId,
-      version: task.version,
-      lastStatus: task.lastStatus,
-      desiredStatus: task.desiredStatus,
-      ...(task.startedAt ? { startedAt: task.startedAt } : {}),
-      ...(task.stopCode ? { stopCode: task.stopCode } : {}),
-      ...(task.stoppedReason ? { stoppedReason: task.stoppedReason } : {}),
-      ...(task.exitCode !== undefined ? { exitCode: task.exitCode } : {}),
-      ...(task.reason ? { reason: task.reason } : {}),
-    };
-  }
-
-  private notify(task: EngineTask): void {
-    const status = this.statusOf(task);
-    task.notifications = task.notifications
-      .then(() => this.listener?.(status))
-      .then(
-        () => undefined,
-        (error: unknown) => log.error('Applying an engine task status failed', { taskArn: task.taskArn, ...describeError(error) }),
-      );
-  }
-}
-
-function taskArnOfLabels(labels: Record<string, string> | undefined): string | undefined {
-  const taskId = labels?.[LABEL.taskId];
-  return taskId ? `arn:local:ecs:local:000000000000:task/docker/${taskId}` : undefined;
 }
 
 function ignoreMissing(error: { statusCode?: number }): void {

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { mkdirSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
@@ -7,15 +6,13 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  MAX_TASKS_PER_CALL,
-  type ReconcilableRuntime,
-  type RuntimeTask,
-  type RuntimeTaskPage,
-  type TaskLastStatus,
-  type TaskLaunch,
-  type TaskStatus,
-  type TaskStatusListener,
+import type {
+  ReconcilableRuntime,
+  RuntimeTask,
+  RuntimeTaskPage,
+  TaskLaunch,
+  TaskStatus,
+  TaskStatusListener,
 } from '../containers/runtime.js';
 import { taskIdOf } from '../containers/logs.js';
 import { onShutdown } from './lifecycle.js';
@@ -24,6 +21,7 @@ import { describeError, log } from '../log.js';
 import { LocalLogWriter, localLogDir, localLogFile } from './local-logs.js';
 import { killTaskProcesses, TASK_MARKER } from './process-tree.js';
 import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
+import { type BookedTask, TaskBook } from './task-book.js';
 
 export interface LocalRuntimeOptions {
   /** Each container works in `<rootDir>/<container id>`. */
@@ -48,40 +46,20 @@ export interface LocalTaskProcess {
   workDir: string;
 }
 
-interface LocalTask {
-  taskArn: string;
-  containerId: string;
+/** A task of this runtime: a process group; `port` is the loopback port it was told to listen on (its PORT). */
+interface LocalTask extends BookedTask {
   workDir: string;
-  /** The loopback port the process was told to listen on (its PORT). */
-  port?: number;
   child?: ChildProcess;
   logs?: LocalLogWriter;
-  version: number;
-  lastStatus: TaskLastStatus;
-  desiredStatus: 'RUNNING' | 'STOPPED';
   spawnedAt: number;
-  startedAt?: string;
-  stopCode?: string;
-  stoppedReason?: string;
-  stopRequest?: string;
   /** Why the runtime ended the task itself (never ready, failed checks); said instead of its exit. */
   failure?: string;
-  reason?: string;
-  exitCode?: number;
-  /** Aborted once the task is asked to stop or has stopped: ends the readiness wait. */
-  abort: AbortController;
-  endHealthWatch?: () => void;
   killTimer?: NodeJS.Timeout;
   exited: Promise<void>;
   markExited: () => void;
-  /** Status notifications of one task are delivered in order. */
-  notifications: Promise<void>;
 }
 
 const defaultContainerScript = fileURLToPath(new URL('../../scripts/local-container.mjs', import.meta.url));
-
-/** When a task's final status is delivered a second time (see settle). */
-const REPEAT_FINAL_STATUS_MS = 1000;
 
 /** One pid file per container process, in the container's directory, while the process lives. */
 const pidFileName = (pid: number): string => `process-${pid}.pid`;
@@ -125,9 +103,7 @@ async function freeLoopbackPort(): Promise<number> {
  * the listener (the same function ECS task state change events reach).
  */
 export class LocalRuntime implements ReconcilableRuntime {
-  private readonly tasks = new Map<string, LocalTask>();
-  private readonly taskByClientToken = new Map<string, string>();
-  private listener: TaskStatusListener | undefined;
+  private readonly book = new TaskBook<LocalTask>('local');
   private unregisterShutdown: (() => void) | undefined;
   private readonly rootDir: string;
   private readonly stopGraceMs: number;
@@ -139,29 +115,19 @@ export class LocalRuntime implements ReconcilableRuntime {
 
   /** Where task status changes go; the wiring points this at the container service. */
   onTaskStatus(listener: TaskStatusListener): void {
-    this.listener = listener;
+    this.book.onTaskStatus(listener);
   }
 
   async runTask(launch: TaskLaunch): Promise<string> {
-    const existing = this.taskByClientToken.get(launch.clientToken);
+    const existing = this.book.existing(launch);
     if (existing) return existing;
-    const taskArn = `arn:local:ecs:local:000000000000:task/local/${randomUUID().replaceAll('-', '')}`;
-    this.taskByClientToken.set(launch.clientToken, taskArn);
     let markExited!: () => void;
-    const task: LocalTask = {
-      taskArn,
-      containerId: launch.containerId,
+    const task = this.book.open(launch, {
       workDir: join(this.rootDir, launch.containerId),
-      version: 1,
-      lastStatus: 'PROVISIONING',
-      desiredStatus: 'RUNNING',
       spawnedAt: Date.now(),
       exited: new Promise<void>((resolveExit) => (markExited = resolveExit)),
-      markExited,
-      abort: new AbortController(),
-      notifications: Promise.resolve(),
-    };
-    this.tasks.set(taskArn, task);
+      markExited: () => markExited(),
+    });
     this.ensureShutdownHook();
     try {
       task.port = await freeLoopbackPort();
@@ -169,16 +135,13 @@ export class LocalRuntime implements ReconcilableRuntime {
     } catch (error) {
       this.settle(task, undefined, undefined, `The process could not start: ${error instanceof Error ? error.message : String(error)}`);
     }
-    this.notify(task);
-    return taskArn;
+    this.book.notify(task);
+    return task.taskArn;
   }
 
   async stopTask(taskArn: string, reason: string): Promise<void> {
-    const task = this.tasks.get(taskArn);
-    if (!task || task.lastStatus === 'STOPPED' || task.desiredStatus === 'STOPPED') return;
-    task.desiredStatus = 'STOPPED';
-    task.stopRequest = reason;
-    this.endTask(task);
+    const task = this.book.get(taskArn);
+    if (task && this.book.markStopping(task, reason)) this.endTask(task);
   }
 
   /** SIGTERM to the process group and every descendant, SIGKILL after the grace period. */
@@ -194,28 +157,20 @@ export class LocalRuntime implements ReconcilableRuntime {
   }
 
   async describeTask(taskArn: string): Promise<TaskStatus | undefined> {
-    const task = this.tasks.get(taskArn);
-    return task ? this.statusOf(task) : undefined;
+    return this.book.describeTask(taskArn);
   }
 
-  /** Like ECS ListTasks: the tasks whose desired status is RUNNING, in pages; the cursor is an offset. */
   async listTasks(cursor?: string): Promise<RuntimeTaskPage> {
-    const offset = cursor ? Number(cursor) : 0;
-    const running = [...this.tasks.values()].filter((task) => task.desiredStatus === 'RUNNING').map((task) => task.taskArn);
-    const next = offset + MAX_TASKS_PER_CALL;
-    return { taskArns: running.slice(offset, next), ...(next < running.length ? { nextCursor: String(next) } : {}) };
+    return this.book.listTasks(cursor);
   }
 
   async describeTasks(taskArns: readonly string[]): Promise<RuntimeTask[]> {
-    return taskArns.flatMap((taskArn) => {
-      const task = this.tasks.get(taskArn);
-      return task ? [{ taskArn, createdAt: new Date(task.spawnedAt).toISOString(), status: this.statusOf(task) }] : [];
-    });
+    return taskArns.flatMap((taskArn) => this.book.describe(taskArn) ?? []);
   }
 
   /** The live process of a running task, or undefined. */
   processOf(taskArn: string): LocalTaskProcess | undefined {
-    const task = this.tasks.get(taskArn);
+    const task = this.book.get(taskArn);
     const pid = task?.child?.pid;
     if (!task || pid === undefined || task.lastStatus === 'STOPPED') return undefined;
     return { pid, workDir: task.workDir };
@@ -226,18 +181,17 @@ export class LocalRuntime implements ReconcilableRuntime {
    * runs and nobody has asked it to stop.
    */
   portOf(taskArn: string): number | undefined {
-    const task = this.tasks.get(taskArn);
-    return task?.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING' ? task.port : undefined;
+    return this.book.portOf(taskArn);
   }
 
   /** Every task this runtime knows; a fresh runtime knows none. */
   knownTaskArns(): ReadonlySet<string> {
-    return new Set(this.tasks.keys());
+    return this.book.knownTaskArns();
   }
 
   /** Stops every process and waits (bounded) for them to exit. */
   async stopAll(): Promise<void> {
-    const live = [...this.tasks.values()].filter((task) => task.lastStatus !== 'STOPPED');
+    const live = this.book.all().filter((task) => task.lastStatus !== 'STOPPED');
     await this.stopAndAwaitExit(live, 'The local stack is shutting down');
     await Promise.allSettled(live.map((task) => task.notifications));
   }
@@ -246,13 +200,12 @@ export class LocalRuntime implements ReconcilableRuntime {
   async releaseContainer(containerId: string): Promise<void> {
     const workDir = join(this.rootDir, containerId);
     if (dirname(workDir) !== this.rootDir) throw new Error(`Not a container id: ${containerId}`);
-    const tasks = [...this.tasks.values()].filter((task) => task.containerId === containerId);
+    const tasks = this.book.all().filter((task) => task.containerId === containerId);
     await this.stopAndAwaitExit(
       tasks.filter((task) => task.lastStatus !== 'STOPPED'),
       'The container was deleted',
     );
-    for (const task of tasks) this.tasks.delete(task.taskArn);
-    for (const [clientToken, taskArn] of this.taskByClientToken) if (!this.tasks.has(taskArn)) this.taskByClientToken.delete(clientToken);
+    this.book.forgetContainer(containerId);
     await rm(workDir, { recursive: true, force: true });
     await rm(localLogDir(this.rootDir, containerId), { recursive: true, force: true });
   }
@@ -342,7 +295,7 @@ export class LocalRuntime implements ReconcilableRuntime {
       this.endTask(task);
       return;
     }
-    this.markRunning(task);
+    if (!this.book.markRunning(task)) return;
     task.endHealthWatch = watchHealth(target, (reason) => {
       if (task.lastStatus !== 'RUNNING' || task.desiredStatus !== 'RUNNING') return;
       task.failure = reason;
@@ -359,18 +312,8 @@ export class LocalRuntime implements ReconcilableRuntime {
     }
   }
 
-  private markRunning(task: LocalTask): void {
-    if (task.lastStatus !== 'PROVISIONING' || task.desiredStatus !== 'RUNNING') return;
-    task.lastStatus = 'RUNNING';
-    task.startedAt = new Date().toISOString();
-    task.version += 1;
-    this.notify(task);
-  }
-
   private settle(task: LocalTask, code: number | null | undefined, signal: NodeJS.Signals | null | undefined, failure?: string): void {
     if (task.lastStatus === 'STOPPED') return;
-    task.abort.abort();
-    task.endHealthWatch?.();
     clearTimeout(task.killTimer);
     if (task.child?.pid !== undefined) {
       liveProcessGroups.delete(task.child.pid);
@@ -379,60 +322,27 @@ export class LocalRuntime implements ReconcilableRuntime {
       void killTaskProcesses(task.child.pid, taskIdOf(task.taskArn), 'SIGKILL');
     }
     const stoppedByRequest = task.stopRequest !== undefined;
-    task.lastStatus = 'STOPPED';
-    task.desiredStatus = 'STOPPED';
-    task.version += 1;
-    // The stop codes ECS uses for the same situations.
-    task.stopCode = stoppedByRequest ? 'UserInitiated' : task.startedAt ? 'EssentialContainerExited' : 'TaskFailedToStart';
-    task.stoppedReason =
-      failure ??
-      task.stopRequest ??
-      task.failure ??
-      (signal ? `The process was killed by ${signal}` : `The process exited with code ${code}`);
-    if (typeof code === 'number') task.exitCode = code;
-    else if (signal) task.exitCode = 128 + (osConstants.signals[signal] ?? 0);
+    const exitCode = typeof code === 'number' ? code : signal ? 128 + (osConstants.signals[signal] ?? 0) : undefined;
     // Words for the owner: the runtime's own verdict, else how the process ended; none when stopped on request.
-    if (!stoppedByRequest)
-      task.reason =
-        task.failure ??
+    const reason = stoppedByRequest
+      ? undefined
+      : (task.failure ??
         (failure ? `could not start: ${failure.replace(/^The process could not start: /, '')}` : undefined) ??
-        (signal ? `killed by ${signal}` : `exited with code ${code}`);
+        (signal ? `killed by ${signal}` : `exited with code ${code}`));
     void task.logs?.close();
     task.markExited();
-    // A process that dies at once is reported no sooner than it could have been running, so the
-    // service has attached the task to its container by then and the change is not lost.
-    const earliest = task.spawnedAt + this.options.readyAfterMs;
-    this.notify(task, Math.max(0, earliest - Date.now()));
-    // On a busy machine attaching can take longer still; the same status once more arrives after (it is applied once).
-    const final = this.statusOf(task);
-    setTimeout(() => {
-      if (this.tasks.has(task.taskArn)) void this.listener?.(final)?.catch(() => undefined);
-    }, REPEAT_FINAL_STATUS_MS).unref();
-  }
-
-  private statusOf(task: LocalTask): TaskStatus {
-    return {
-      taskArn: task.taskArn,
-      containerId: task.containerId,
-      version: task.version,
-      lastStatus: task.lastStatus,
-      desiredStatus: task.desiredStatus,
-      ...(task.startedAt ? { startedAt: task.startedAt } : {}),
-      ...(task.stopCode ? { stopCode: task.stopCode } : {}),
-      ...(task.stoppedReason ? { stoppedReason: task.stoppedReason } : {}),
-      ...(task.exitCode !== undefined ? { exitCode: task.exitCode } : {}),
-      ...(task.reason ? { reason: task.reason } : {}),
-    };
-  }
-
-  private notify(task: LocalTask, delayMs = 0): void {
-    const status = this.statusOf(task);
-    task.notifications = task.notifications
-      .then(async () => {
-        if (delayMs > 0) await sleep(delayMs);
-        await this.listener?.(status);
-      })
-      .catch((error: unknown) => log.error('Applying a local task status failed', { taskArn: task.taskArn, ...describeError(error) }));
+    this.book.settle(task, {
+      stoppedReason:
+        failure ??
+        task.stopRequest ??
+        task.failure ??
+        (signal ? `The process was killed by ${signal}` : `The process exited with code ${code}`),
+      ...(exitCode !== undefined ? { exitCode } : {}),
+      ...(reason ? { reason } : {}),
+      // A process that dies at once is reported no sooner than it could have been running, so the
+      // service has attached the task to its container by then and the change is not lost.
+      notifyAfterMs: Math.max(0, task.spawnedAt + this.options.readyAfterMs - Date.now()),
+    });
   }
 
   private ensureShutdownHook(): void {

@@ -1,7 +1,6 @@
-import { request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HealthCheck } from '../containers/runtime.js';
+import { type ProbeOnceResult, probeOnce as probeOnceAt } from '../readiness/probe-once.js';
 
 /** The API's defaults (docs/containers.md, "Readiness"), used when a container declares no check. */
 export const DEFAULT_INTERVAL_S = 10;
@@ -11,14 +10,7 @@ export const DEFAULT_GRACE_S = 60;
 const STARTUP_PROBE_EVERY_MS = 250;
 /** Failed checks in a row after which a running task counts as failed. */
 const FAILURES_IN_A_ROW = 3;
-/**
- * A TCP probe counts as answered when the connection is still open this long after it was
- * accepted: Docker's userland proxy accepts on the published port whether or not anything in
- * the container listens, and closes the connection when its own connect to the container fails.
- */
-const HELD_OPEN_MS = 150;
-
-export type ProbeResult = { ok: true } | { ok: false; failure: string };
+export type ProbeResult = ProbeOnceResult;
 
 /** Where a task answers on this machine, and what its owner knows it by. */
 export interface ProbeTarget {
@@ -29,50 +21,14 @@ export interface ProbeTarget {
   healthCheck: HealthCheck | null;
 }
 
-/** One check: `GET path` answering 2xx or 3xx within the timeout, or without a check, a TCP connection held open. */
+/** One check from this machine (lib/readiness/probe-once.ts), with the check's timeout or the API's default. */
 export function probeOnce(target: ProbeTarget): Promise<ProbeResult> {
-  const timeoutMs = (target.healthCheck?.timeoutS ?? DEFAULT_TIMEOUT_S) * 1000;
-  return target.healthCheck ? httpProbe(target, target.healthCheck.path, timeoutMs) : tcpProbe(target, timeoutMs);
-}
-
-function tcpProbe(target: ProbeTarget, timeoutMs: number): Promise<ProbeResult> {
-  return new Promise((resolve) => {
-    const refused: ProbeResult = { ok: false, failure: `nothing accepted connections on port ${target.containerPort}` };
-    const socket = connect({ host: '127.0.0.1', port: target.hostPort });
-    const finish = (result: ProbeResult) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(result);
-    };
-    const timer = setTimeout(
-      () => finish({ ok: false, failure: `port ${target.containerPort} did not accept a connection within ${timeoutMs / 1000} s` }),
-      timeoutMs,
-    );
-    socket.once('error', () => finish(refused));
-    socket.once('close', () => finish(refused));
-    socket.once('data', () => finish({ ok: true }));
-    socket.once('connect', () => {
-      clearTimeout(timer);
-      setTimeout(() => finish({ ok: true }), HELD_OPEN_MS);
-    });
-  });
-}
-
-function httpProbe(target: ProbeTarget, path: string, timeoutMs: number): Promise<ProbeResult> {
-  return new Promise((resolve) => {
-    const request = httpRequest({ host: '127.0.0.1', port: target.hostPort, path, method: 'GET', timeout: timeoutMs, agent: false });
-    const finish = (result: ProbeResult) => {
-      request.destroy();
-      resolve(result);
-    };
-    request.once('response', (response) => {
-      const status = response.statusCode ?? 0;
-      response.resume();
-      finish(status >= 200 && status < 400 ? { ok: true } : { ok: false, failure: `GET ${path} answered ${status}` });
-    });
-    request.once('timeout', () => finish({ ok: false, failure: `GET ${path} did not answer within ${timeoutMs / 1000} s` }));
-    request.once('error', () => finish({ ok: false, failure: `GET ${path} found nothing listening on port ${target.containerPort}` }));
-    request.end();
+  return probeOnceAt({
+    host: '127.0.0.1',
+    port: target.hostPort,
+    containerPort: target.containerPort,
+    healthCheck: target.healthCheck,
+    timeoutMs: (target.healthCheck?.timeoutS ?? DEFAULT_TIMEOUT_S) * 1000,
   });
 }
 

@@ -34,7 +34,7 @@ describe('the readiness probe of a task', () => {
     expect(await probeTask({ address: '127.0.0.1', port: open, healthCheck: null })).toEqual({ ready: true });
     expect(await probeTask({ address: '127.0.0.1', port: closed, healthCheck: null })).toEqual({
       ready: false,
-      reason: `port ${closed} refused the connection (ECONNREFUSED)`,
+      reason: `nothing accepted connections on port ${closed}`,
     });
   });
 

@@ -239,6 +239,9 @@ export class EcsRuntime implements ReconcilableRuntime {
     }
   }
 
+  /** A deleted container leaves nothing on ECS beyond its stopped tasks, which ECS forgets; CloudWatch keeps their logs for the log group's retention. */
+  async releaseContainer(): Promise<void> {}
+
   async describeTask(taskArn: string): Promise<TaskStatus | undefined> {
     const output = await this.client.send(new DescribeTasksCommand({ cluster: this.settings.clusterArn, tasks: [taskArn] }));
     const task = output.tasks?.find((candidate) => candidate.taskArn === taskArn);

@@ -183,7 +183,7 @@ export class ContainerService {
       },
     );
     try {
-      await this.core.runtime.releaseContainer?.(container.id);
+      await this.core.runtime.releaseContainer(container.id);
     } catch (error) {
       // The container is gone either way; what is left over only takes space.
       log.warn('Releasing a deleted container on the runtime failed', { containerId: container.id, ...describeError(error) });

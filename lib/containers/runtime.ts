@@ -88,10 +88,11 @@ export interface ContainerRuntime {
   /** The task's current status, or undefined when the runtime does not (or no longer) know it. */
   describeTask(taskArn: string): Promise<TaskStatus | undefined>;
   /**
-   * Frees what a deleted container kept on the runtime beyond its tasks (the local runtime's
-   * working directory), once its task is gone. Runtimes that keep nothing (ECS) omit it.
+   * Frees what a deleted container kept on the runtime beyond its tasks, once its task is gone:
+   * the process runtime's working directory and logs, the docker runtime's engine containers and
+   * network; nothing on ECS (its tasks are its only trace, and CloudWatch keeps their logs).
    */
-  releaseContainer?(containerId: string): Promise<void>;
+  releaseContainer(containerId: string): Promise<void>;
 }
 
 /** ECS's limit per call, for both ListTasks pages and DescribeTasks (docs/containers.md, "Reconciliation"). */

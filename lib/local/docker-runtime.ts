@@ -134,7 +134,7 @@ export class DockerRuntime implements ReconcilableRuntime {
   async runTask(launch: TaskLaunch): Promise<string> {
     const existing = this.book.existing(launch);
     if (existing) return existing;
-    const task = this.book.open(launch, { memoryMb: launch.memoryMb, diskGb: launch.diskGb });
+    const task = this.book.open(launch, (booked) => ({ ...booked, memoryMb: launch.memoryMb, diskGb: launch.diskGb }));
     this.ensureStarted();
     this.book.notify(task);
     void this.provision(task, launch);

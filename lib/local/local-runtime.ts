@@ -122,12 +122,13 @@ export class LocalRuntime implements ReconcilableRuntime {
     const existing = this.book.existing(launch);
     if (existing) return existing;
     let markExited!: () => void;
-    const task = this.book.open(launch, {
+    const task = this.book.open(launch, (booked) => ({
+      ...booked,
       workDir: join(this.rootDir, launch.containerId),
       spawnedAt: Date.now(),
       exited: new Promise<void>((resolveExit) => (markExited = resolveExit)),
       markExited: () => markExited(),
-    });
+    }));
     this.ensureShutdownHook();
     try {
       task.port = await freeLoopbackPort();

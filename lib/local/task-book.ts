@@ -72,11 +72,11 @@ export class TaskBook<T extends BookedTask> {
     return this.taskByClientToken.get(launch.clientToken);
   }
 
-  /** Books a new PROVISIONING task for a launch, with the runtime's own fields. */
-  open(launch: TaskLaunch, own: Omit<T, keyof BookedTask> & Partial<BookedTask>): T {
+  /** Books a new PROVISIONING task for a launch; `withOwn` adds the runtime's own fields. */
+  open(launch: TaskLaunch, withOwn: (booked: BookedTask) => T): T {
     const taskArn = this.taskArnOf(randomUUID().replaceAll('-', ''));
     this.taskByClientToken.set(launch.clientToken, taskArn);
-    const task = {
+    const task = withOwn({
       taskArn,
       containerId: launch.containerId,
       version: 1,
@@ -85,8 +85,7 @@ export class TaskBook<T extends BookedTask> {
       createdAt: new Date().toISOString(),
       abort: new AbortController(),
       notifications: Promise.resolve(),
-      ...own,
-    } as T;
+    });
     this.tasks.set(taskArn, task);
     return task;
   }

@@ -45,6 +45,7 @@ const noRuntime: ContainerRuntime = {
   runTask: notWired('container runtime'),
   stopTask: notWired('container runtime'),
   describeTask: notWired('container runtime'),
+  releaseContainer: notWired('container runtime'),
 };
 /** For a function whose route never reads task usage (all but get-metrics). */
 const noUsage: TaskUsageSource = { usageOf: notWired('task usage source') };

@@ -73,8 +73,9 @@ export const BUNDLE_BUDGET_BYTES = 320 * 1024;
  */
 export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; reason: string }>> = {
   createContainer: {
-    bytes: 350 * 1024,
-    reason: 'the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools',
+    bytes: 360 * 1024,
+    reason:
+      'the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools, and the image rules that point references at the pull-through caches (3.4 KiB); the container service it composes brings its task-event and start-wait parts (7 KiB)',
   },
   consoleApp: {
     bytes: 340 * 1024,

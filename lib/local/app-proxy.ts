@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { StoredContainer } from '../containers/container.js';
 import { ConflictError, ForbiddenError, QuotaExceededError, TimeoutError } from '../errors.js';
@@ -124,7 +125,7 @@ export async function proxyToContainer(
   routing.requestSeen?.(route.kind === 'running' ? route.containerId : route.container.id);
   let wake: Wake | undefined;
   if (route.kind === 'unavailable' && routing.waking && (wakes.has(route.container.id) || routing.waking.sleeps(route.container))) {
-    const held = await holdForWake(route.container, routing.waking, self, arrivedAt);
+    const held = await holdForWake(route.container, routing, routing.waking, self, arrivedAt);
     if (held.kind === 'answered') {
       held.answer(request, response, hostname);
       return;
@@ -246,7 +247,7 @@ const wakes = new Map<string, Wake>();
 /** A wake that stays starting past its budget is waited on in further starts for at most this long. */
 const MAX_WAKE_MS = 10 * 60_000;
 
-function wakeOf(container: StoredContainer, waking: Waking, firstRequest: object): Wake {
+function wakeOf(container: StoredContainer, waking: Waking, routing: AppRouting, firstRequest: object): Wake {
   const inFlight = wakes.get(container.id);
   if (inFlight) return inFlight;
   let recorded = false;
@@ -259,14 +260,40 @@ function wakeOf(container: StoredContainer, waking: Waking, firstRequest: object
         log.warn('Recording a wake time failed', { containerId: container.id, ...describeError(error) });
       });
     },
-    done: runWake(container, waking).finally(() => wakes.delete(container.id)),
+    done: runWake(container, waking, routing).finally(() => wakes.delete(container.id)),
   };
   wakes.set(container.id, wake);
   log.info('Waking a sleeping container for a request', { containerId: container.id, hostname: container.hostname });
   return wake;
 }
 
-async function runWake(container: StoredContainer, waking: Waking): Promise<WakeOutcome> {
+/**
+ * The start, raced with a watch of the table: the start answers on its own poll's backoff (up to
+ * 2 s apart), while the task's RUNNING reaches the table as it happens (the runtime's event), so
+ * the held requests go on as soon as the route leads to an answering task.
+ */
+async function runWake(container: StoredContainer, waking: Waking, routing: AppRouting): Promise<WakeOutcome> {
+  let ended = false;
+  const started = startForWake(container, waking);
+  const outcome = await Promise.race([started, untilRoutable(container.id, routing, () => ended)]);
+  ended = true;
+  return outcome;
+}
+
+/** How often a wake reads the table for its container's route while it starts. */
+const WAKE_WATCH_MS = 25;
+
+async function untilRoutable(containerId: string, routing: AppRouting, ended: () => boolean): Promise<WakeOutcome> {
+  for (;;) {
+    await sleep(WAKE_WATCH_MS);
+    // The start decided first; this promise then never settles, and nothing holds on to it.
+    if (ended()) return new Promise<never>(() => undefined);
+    const current = await routing.container(containerId).catch(() => undefined);
+    if (current?.state === 'running' && current.taskArn && routing.portOf(current.taskArn) !== undefined) return { kind: 'running' };
+  }
+}
+
+async function startForWake(container: StoredContainer, waking: Waking): Promise<WakeOutcome> {
   const { hostname } = container;
   const giveUpAt = Date.now() + MAX_WAKE_MS;
   for (;;) {
@@ -302,8 +329,14 @@ type Held =
  * Holds a request while its container wakes, up to the budget: answers `forward` once it runs,
  * or how to answer the request instead (the app is still starting; it could not wake).
  */
-async function holdForWake(container: StoredContainer, waking: Waking, request: object, arrivedAt: number): Promise<Held> {
-  const wake = wakeOf(container, waking, request);
+async function holdForWake(
+  container: StoredContainer,
+  routing: AppRouting,
+  waking: Waking,
+  request: object,
+  arrivedAt: number,
+): Promise<Held> {
+  const wake = wakeOf(container, waking, routing, request);
   let timer: NodeJS.Timeout | undefined;
   const budget = new Promise<'budget'>((resolve) => {
     timer = setTimeout(() => resolve('budget'), Math.max(0, arrivedAt + waking.budgetMs - Date.now()));

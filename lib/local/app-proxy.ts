@@ -158,7 +158,16 @@ export async function proxyToContainer(
   // connection it had closed was reused: nothing reached the app, so the request goes once
   // more to the task the table names now.
   routedTaskByHostname.delete(hostname);
-  const retry = await routeFor(hostname, routing);
+  let retry = await routeFor(hostname, routing);
+  // Put to sleep just as the request arrived: it wakes the container, as if it had come a moment later.
+  if (retry.kind === 'unavailable' && routing.waking && (wakes.has(retry.container.id) || routing.waking.sleeps(retry.container))) {
+    const held = await holdForWake(retry.container, routing, routing.waking, self, arrivedAt);
+    if (held.kind === 'answered') {
+      held.answer(request, response, hostname);
+      return;
+    }
+    retry = await routeFor(hostname, routing);
+  }
   if (retry.kind === 'running' && (await forward(request, response, hostname, headers, retry.port, onFirstByte)) === 'done') return;
   log.warn('Proxying to a local container failed', { hostname, code: forwarded.code });
   sendPage(response, 502, `${hostname} did not answer`, 'Its process is not listening on $PORT.');

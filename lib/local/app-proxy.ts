@@ -131,7 +131,7 @@ export async function proxyToContainer(
       return;
     }
     wake = held.wake;
-    route = await routeFor(hostname, routing);
+    route = routeToWoken(held, route.container.id, routing) ?? (await routeFor(hostname, routing));
   }
   if (route.kind === 'unknown') {
     sendPage(response, 404, `No container is named ${hostname}`, 'Check the hostname, or create a container with it.');
@@ -166,11 +166,17 @@ export async function proxyToContainer(
       held.answer(request, response, hostname);
       return;
     }
-    retry = await routeFor(hostname, routing);
+    retry = routeToWoken(held, retry.container.id, routing) ?? (await routeFor(hostname, routing));
   }
   if (retry.kind === 'running' && (await forward(request, response, hostname, headers, retry.port, onFirstByte)) === 'done') return;
   log.warn('Proxying to a local container failed', { hostname, code: forwarded.code });
   sendPage(response, 502, `${hostname} did not answer`, 'Its process is not listening on $PORT.');
+}
+
+/** The route to the task a wake just saw running, if it still runs here. */
+function routeToWoken(held: Held & { kind: 'forward' }, containerId: string, routing: AppRouting): Route | undefined {
+  const port = held.taskArn ? routing.portOf(held.taskArn) : undefined;
+  return port === undefined ? undefined : { kind: 'running', port, containerId };
 }
 
 /** Bodyless requests of idempotent methods, which a proxy may send again when the connection failed before any answer. */
@@ -237,7 +243,7 @@ function sendPage(response: ServerResponse, status: number, title: string, detai
 }
 
 /** How a wake ended for the requests it held. */
-type WakeOutcome = { kind: 'running' } | { kind: 'refused'; title: string; detail: string };
+type WakeOutcome = { kind: 'running'; taskArn?: string } | { kind: 'refused'; title: string; detail: string };
 
 /**
  * The wake in flight of a container: every request that arrives while it runs waits on the same
@@ -298,7 +304,9 @@ async function untilRoutable(containerId: string, routing: AppRouting, ended: ()
     // The start decided first; this promise then never settles, and nothing holds on to it.
     if (ended()) return new Promise<never>(() => undefined);
     const current = await routing.container(containerId).catch(() => undefined);
-    if (current?.state === 'running' && current.taskArn && routing.portOf(current.taskArn) !== undefined) return { kind: 'running' };
+    if (current?.state === 'running' && current.taskArn && routing.portOf(current.taskArn) !== undefined) {
+      return { kind: 'running', taskArn: current.taskArn };
+    }
   }
 }
 
@@ -331,7 +339,8 @@ async function startForWake(container: StoredContainer, waking: Waking): Promise
 }
 
 type Held =
-  | { kind: 'forward'; wake: Wake }
+  /** The woken task, when the wake knows it: the held requests go to it without reading the table again. */
+  | { kind: 'forward'; wake: Wake; taskArn?: string }
   | { kind: 'answered'; answer: (request: IncomingMessage, response: ServerResponse, hostname: string) => void };
 
 /**
@@ -370,7 +379,7 @@ async function holdForWake(
       },
     };
   }
-  return { kind: 'forward', wake };
+  return { kind: 'forward', wake, ...(outcome.taskArn ? { taskArn: outcome.taskArn } : {}) };
 }
 
 /** How often the starting page reloads itself, and when other clients are told to ask again. */

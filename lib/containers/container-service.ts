@@ -1,4 +1,4 @@
-import { ConflictError, ForbiddenError, invalidFields, NotFoundError } from '../errors.js';
+import { ConflictError, ForbiddenError, invalidFields } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
@@ -7,7 +7,6 @@ import type { Page, PageRequest } from '../page.js';
 import type { Caller, ContainerSpec, StoredContainer, Workload } from './container.js';
 import { containerVisibleTo } from './container-access.js';
 import {
-  CHANGED_MEANWHILE,
   ContainerCore,
   ContainerLaunchFailed,
   type ContainerServiceOptions,
@@ -42,8 +41,8 @@ export type { TaskStatusOutcome } from './task-events.js';
  * changed nothing.
  */
 export class ContainerService {
-  private readonly core: ContainerCore;
-  private readonly launcher: TaskLauncher;
+  protected readonly core: ContainerCore;
+  protected readonly launcher: TaskLauncher;
   private readonly events: TaskEvents;
   private readonly wait: StartWait;
   private readonly startBudgetMs: number;
@@ -154,57 +153,14 @@ export class ContainerService {
     );
   }
 
-  async start(caller: Caller, containerId: string): Promise<StoredContainer> {
+  /** `only`: started only when the container holds for it (409 otherwise), e.g. a wake only of one that sleeps. */
+  async start(caller: Caller, containerId: string, only?: (container: StoredContainer) => boolean): Promise<StoredContainer> {
     this.runPolicy.assertMayRun(caller);
-    return this.transition(caller, containerId, 'start');
+    return this.transition(caller, containerId, 'start', only);
   }
 
   stop(caller: Caller, containerId: string): Promise<StoredContainer> {
     return this.transition(caller, containerId, 'stop');
-  }
-
-  /**
-   * Puts a running container to sleep (docs/containers.md, "Sleep and wake"): stopped, reason
-   * `idle`, its vCPU released, through the same versioned commit as a stop through the API, so a
-   * concurrent start, stop or restart wins and this changes nothing (409). When is the idle
-   * sweep's to decide (lib/containers/idle-sleep.ts).
-   */
-  async sleep(container: StoredContainer): Promise<StoredContainer> {
-    let detached = container;
-    const asleep = await this.core.commit(
-      container,
-      (current) => {
-        // Only a running container sleeps; one that failed or stopped meanwhile keeps its own reason.
-        if (current.state !== 'running') throw new ConflictError(CHANGED_MEANWHILE);
-        return this.core.releaseOf(current, 'stopped');
-      },
-      (current, charge) => {
-        detached = current;
-        return this.core.store.beginTransition(
-          current.id,
-          current.version,
-          { state: 'stopped', stateReason: STATE_REASON.idle },
-          this.core.isoNow(),
-          charge,
-        );
-      },
-    );
-    await this.launcher.stopTasksOf(detached, STOP_REASON.idle);
-    return asleep;
-  }
-
-  /**
-   * Wakes a sleeping container for a request to its URL: a start as its owner, so the owner's
-   * quota and the run policy apply as at their own start, answering once it runs (answers). A
-   * container already starting is waited for, one running answered as it is. One stopped on
-   * purpose or failed never wakes by request (409), nor does one that changed meanwhile.
-   */
-  async wake(containerId: string): Promise<StoredContainer> {
-    const container = await this.core.store.get(containerId);
-    if (!container) throw new NotFoundError('Container not found');
-    const owner: Caller = { userId: container.userId, role: container.ownerRole ?? 'user' };
-    this.runPolicy.assertMayRun(owner);
-    return this.transition(owner, containerId, 'start', sleepsOrStarts);
   }
 
   async restart(caller: Caller, containerId: string): Promise<StoredContainer> {
@@ -393,9 +349,3 @@ export class ContainerService {
     return planTransition(container.state, action, workloadChanged);
   }
 }
-
-/** What a request may wake or wait for: a container asleep (stopped, reason `idle`), starting, or running. */
-const sleepsOrStarts = (container: StoredContainer): boolean =>
-  (container.state === 'stopped' && container.stateReason === STATE_REASON.idle) ||
-  container.state === 'provisioning' ||
-  container.state === 'running';

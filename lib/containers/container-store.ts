@@ -147,13 +147,6 @@ export interface ContainerStore {
     now: string,
     charge?: QuotaCharge,
   ): Promise<StoredContainer | undefined>;
-  /**
-   * Records that a request reached the container's URL at `at` (epoch ms), unless a later one is
-   * recorded; moves neither its version nor its state, so it never conflicts with a transition.
-   */
-  recordRequest(containerId: string, at: number): Promise<void>;
-  /** Records how long the container's last wake by a request took; like recordRequest, outside its versions. */
-  recordWake(containerId: string, wakeMs: number): Promise<void>;
   /** A user's quota use. */
   usageOf(userId: string): Promise<QuotaUsage>;
   /** Sets a user's quota use to `actual` on condition that it still reads `expected`; false when it moved meanwhile. */

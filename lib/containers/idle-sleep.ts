@@ -3,6 +3,14 @@ import { describeError, log } from '../log.js';
 import type { StoredContainer } from './container.js';
 import type { ContainerStore } from './container-store.js';
 
+/** Where a container's request activity is written, outside its versions (lib/store/dynamo-container-activity.ts). */
+export interface ContainerActivityStore {
+  /** Records that a request reached the container's URL at `at` (epoch ms), unless a later one is recorded. */
+  recordRequest(containerId: string, at: number): Promise<void>;
+  /** Records how long the container's last wake by a request took. */
+  recordWake(containerId: string, wakeMs: number): Promise<void>;
+}
+
 /** How often at most a container's last request is written to the table: the proxy sees many, the table needs few. */
 export const REQUEST_FLUSH_MS = 60_000;
 
@@ -18,7 +26,7 @@ export class RequestActivity {
   private readonly seenAt = new Map<string, { at: number; flushedAt: number }>();
 
   constructor(
-    private readonly store: Pick<ContainerStore, 'recordRequest'>,
+    private readonly store: Pick<ContainerActivityStore, 'recordRequest'>,
     private readonly flushMs = REQUEST_FLUSH_MS,
     private readonly now: () => number = Date.now,
   ) {}

@@ -323,24 +323,6 @@ export class DynamoContainerStore implements ContainerStore {
     );
   }
 
-  async recordRequest(containerId: string, at: number): Promise<void> {
-    await this.updateItem({
-      Key: keys.container(containerId),
-      UpdateExpression: `SET ${A.lastRequestAt} = :at`,
-      ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(${A.lastRequestAt}) OR ${A.lastRequestAt} < :at)`,
-      ExpressionAttributeValues: { ':at': at },
-    });
-  }
-
-  async recordWake(containerId: string, wakeMs: number): Promise<void> {
-    await this.updateItem({
-      Key: keys.container(containerId),
-      UpdateExpression: `SET ${A.lastWakeMs} = :wakeMs`,
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':wakeMs': wakeMs },
-    });
-  }
-
   async correctUsage(userId: string, expected: QuotaUsage, actual: QuotaUsage): Promise<boolean> {
     const { containers, runningCpu } = quotaUsageEntity.attributes;
     // An absent attribute reads 0 (quotaUsageEntity), so 0 is expected as either.

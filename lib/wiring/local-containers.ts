@@ -20,7 +20,9 @@ import { DockerRuntime } from '../local/docker-runtime.js';
 import { DockerContainerLogs } from '../local/docker-logs.js';
 import { DockerMetrics } from '../local/docker-metrics.js';
 import { engineClient, engineConfigured } from '../local/docker-engine.js';
-import { containerServiceWith, containerStore } from './containers.js';
+import { SleepingContainerService } from '../containers/sleep-and-wake.js';
+import { dynamoContainerActivity } from '../store/dynamo-container-activity.js';
+import { containerServiceOptions, containerServiceWith, containerStore } from './containers.js';
 
 /** A local runtime as the stack uses it beyond the runtime port. */
 interface LocalRuntimePort extends ReconcilableRuntime {
@@ -168,12 +170,12 @@ export async function recoverLocalContainers(): Promise<{ processesKilled: numbe
 }
 
 /** The last request the local proxy forwarded to each container, for the idle sweep (lib/containers/idle-sleep.ts). */
-const requestActivity = new RequestActivity(containerStore);
+const requestActivity = new RequestActivity(dynamoContainerActivity);
 
 /** The service as the proxy's wakes and the idle sweep use it: the local runtime, with its run policy. */
 const localService = () => {
-  const { runtime, runPolicy } = localContainers();
-  return containerServiceWith({ runtime, runPolicy });
+  const { runtime, runPolicy, usage } = localContainers();
+  return new SleepingContainerService(containerStore, runtime, usage, containerServiceOptions({ runPolicy }));
 };
 
 /**
@@ -191,7 +193,7 @@ export function localAppRouting(): AppRouting {
           waking: {
             sleeps: (container: StoredContainer) => container.state === 'stopped' && container.stateReason === STATE_REASON.idle,
             wake: (containerId: string) => localService().wake(containerId),
-            recordWake: (containerId: string, wakeMs: number) => containerStore.recordWake(containerId, wakeMs),
+            recordWake: (containerId: string, wakeMs: number) => dynamoContainerActivity.recordWake(containerId, wakeMs),
             budgetMs: config.WAKE_BUDGET_S * 1000,
           },
         }

@@ -111,9 +111,11 @@ async function hostPortOf(container: Awaited<ReturnType<typeof bareContainer>>['
 }
 
 // 1. Wake against the bare engine's start of a stopped container.
-const { containerServiceWith, containerStore } = await import('../../lib/wiring/containers.js');
+const { containerServiceOptions, containerStore } = await import('../../lib/wiring/containers.js');
 const { localContainers } = await import('../../lib/wiring/local-containers.js');
-const service = containerServiceWith({ runtime: localContainers().runtime, runPolicy: localContainers().runPolicy });
+const { SleepingContainerService } = await import('../../lib/containers/sleep-and-wake.js');
+const { runtime, runPolicy, usage } = localContainers();
+const service = new SleepingContainerService(containerStore, runtime, usage, containerServiceOptions({ runPolicy }));
 
 const created = await api('POST', '/api/v1/containers', { hostname: `bench-wake-${process.pid}`, image: IMAGE, idle_timeout_s: 86_400 });
 if (created.status !== 200) throw new Error(`create answered ${created.status}: ${created.text}`);

@@ -69,7 +69,7 @@ export function isIdle(container: StoredContainer, lastSeen: number | undefined,
 
 /**
  * One pass of the idle sweep: every running container idle past its timeout is put to sleep
- * through `sleep` (ContainerService.sleep, a versioned commit: a concurrent start, stop or
+ * through `sleep` (SleepingContainerService.sleep, a versioned commit: a concurrent start, stop or
  * restart wins and the container is left alone). Walks the containers index a page at a time,
  * as the reconciler does (a scheduled job, never a request); the index only nominates, and each
  * decision reads the item itself. Answers how many it put to sleep.

@@ -21,7 +21,7 @@ export interface AppRouting {
 export interface Waking {
   /** Whether the container sleeps (stopped by its idle timeout); stopped on purpose, or failed, it never wakes by request. */
   sleeps(container: StoredContainer): boolean;
-  /** Starts the container as its owner and answers once it runs (ContainerService.wake); throws as a start would. */
+  /** Starts the container as its owner and answers once it runs (SleepingContainerService.wake); throws as a start would. */
   wake(containerId: string): Promise<unknown>;
   /** Records the wake's time, from its first request's arrival to that request's first answer byte. */
   recordWake(containerId: string, wakeMs: number): Promise<void>;

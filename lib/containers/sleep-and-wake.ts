@@ -41,14 +41,21 @@ export class SleepingContainerService extends ContainerService {
    * Wakes a sleeping container for a request to its URL: a start as its owner, so the owner's
    * quota and the run policy apply as at their own start, answering once it runs (answers). A
    * container already starting is waited for, one running answered as it is. One stopped on
-   * purpose or failed never wakes by request (409), nor does one that changed meanwhile: the
-   * start is conditional on the version that was read as asleep.
+   * purpose or failed never wakes by request (409): the start is conditional on the version that
+   * was read as asleep, and a wake that lost to another wake waits for its start.
    */
   async wake(containerId: string): Promise<StoredContainer> {
     const container = await this.core.store.get(containerId);
     if (!container) throw new NotFoundError('Container not found');
     const owner: Caller = { userId: container.userId, role: container.ownerRole ?? 'user' };
-    return this.start(owner, containerId, sleepsOrStarts);
+    try {
+      return await this.start(owner, containerId, sleepsOrStarts);
+    } catch (error) {
+      // Another wake (another proxy) won the commit: this one waits for the start it made. A
+      // stop or a change meanwhile is refused again by the same guard.
+      if (!(error instanceof ConflictError)) throw error;
+      return this.start(owner, containerId, sleepsOrStarts);
+    }
   }
 }
 

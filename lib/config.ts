@@ -199,6 +199,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      */
     RECONCILE_INTERVAL_MS: read.number('RECONCILE_INTERVAL_MS', { min: 0, max: 3_600_000, whole: true }, 5_000),
     /**
+     * How long the local proxy holds requests to a sleeping container while it wakes, before a
+     * browser gets a page that reloads itself and other clients 503 with Retry-After
+     * (docs/containers.md, "Sleep and wake"). Idle containers are put to sleep each RECONCILE_INTERVAL_MS.
+     */
+    WAKE_BUDGET_S: read.number('WAKE_BUDGET_S', { min: 1, max: 600, whole: true }, 30),
+    /**
      * The largest `cpu_cores` and `memory_mb` the local stack accepts; 0 (the default): what this
      * machine has (its CPUs, its memory). The API's own bounds still apply; AWS ignores these.
      */

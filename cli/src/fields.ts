@@ -49,14 +49,21 @@ function describe(field: BodyField, groups: ReadonlyMap<string, BodyField>): str
   else if (field.minimum !== undefined) parts.push(`at least ${field.minimum}`);
   if (field.kind === 'map') parts.push('NAME=VALUE, repeatable');
   if (field.kind === 'list') parts.push('repeatable');
+  if (field.nullable && (field.kind === 'integer' || field.kind === 'number')) parts.push('"never" for none');
   if (field.description) parts.push(field.description);
   const fallback = field.default;
   if (fallback !== undefined && fallback !== null && typeof fallback !== 'object') parts.push(`default ${fallback}`);
   return parts.join('; ');
 }
 
+/** Words a nullable number flag takes for `null` (`--idle-timeout never`: back to the service's own). */
+const NULL_WORDS = new Set(['never', 'none', 'null']);
+const NULL_WORD = 'never';
+
 /** A number flag's value: a usage error (exit 2) when it is none; its rules are the API's to check. */
-const numberOf = (flag: string) => (text: string) => {
+const numberOf = (flag: string, nullable: boolean) => (text: string) => {
+  // Commander keeps no null from a parser: the word goes on, and valueOfOption makes it null.
+  if (nullable && NULL_WORDS.has(text.trim().toLowerCase())) return NULL_WORD;
   const number = Number(text);
   if (text.trim() === '' || !Number.isFinite(number)) throw new CliError(`--${flag} must be a number, got "${text}"`, { exitCode: 2 });
   return number;
@@ -72,7 +79,7 @@ export function addFieldOptions(command: Command, fields: readonly BodyField[], 
     const placeholder = field.kind === 'map' ? 'NAME=VALUE' : field.kind === 'integer' || field.kind === 'number' ? 'n' : 'value';
     const option = new Option(`--${flag} <${placeholder}>`, describe(field, groups));
     if (field.kind === 'choice') option.choices((field.choices ?? []).map(String));
-    else if (field.kind === 'integer' || field.kind === 'number') option.argParser(numberOf(flag));
+    else if (field.kind === 'integer' || field.kind === 'number') option.argParser(numberOf(flag, field.nullable));
     else if (field.kind === 'list' || field.kind === 'map') option.argParser(collect);
     command.addOption(option);
   }
@@ -91,6 +98,7 @@ const attributeOf = (flag: string) => flag.replace(/-([a-z])/g, (_match, letter:
 function valueOfOption(field: BodyField, given: unknown): unknown {
   if (field.kind === 'map') return Object.fromEntries((given as string[]).map(namedValue));
   if (field.kind === 'choice') return valueFromText(field, given as string);
+  if (field.nullable && given === NULL_WORD) return null;
   return given;
 }
 

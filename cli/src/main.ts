@@ -96,6 +96,7 @@ function details(container: ContainerRecord): void {
     ['id', container.id],
     ['hostname', container.hostname],
     ['state', container.state + (container.state_reason ? ` (${container.state_reason})` : '')],
+    ['last wake', container.last_wake_ms === null || container.last_wake_ms === undefined ? '-' : `${container.last_wake_ms} ms`],
     ['url', container.url ?? '-'],
     ...fieldRows(UPDATE_FIELDS, record),
     ['restarts', String(container.restart_count)],

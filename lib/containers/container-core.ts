@@ -49,11 +49,14 @@ export const STOP_REASON = {
   delete: 'Container deleted through the API',
   superseded: 'Superseded by a concurrent change to the container',
   replaced: 'Replaced by a newer task of the container',
+  idle: 'Container asleep: no request within its idle timeout',
 } as const;
 
 /** The container's `state_reason` for what the service itself decides. */
 export const STATE_REASON = {
   stoppedOnRequest: 'stopped on request',
+  /** Asleep: no request reached it for its idle_timeout_s; the next request wakes it (lib/containers/idle-sleep.ts). */
+  idle: 'idle',
   taskGone: 'the runtime no longer knows its task',
   lostOnRestart: 'its task was lost when the service restarted',
   ownerMayNotRun: "not restarted: the runtime in use may not run its owner's code",

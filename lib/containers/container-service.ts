@@ -41,8 +41,8 @@ export type { TaskStatusOutcome } from './task-events.js';
  * changed nothing.
  */
 export class ContainerService {
-  private readonly core: ContainerCore;
-  private readonly launcher: TaskLauncher;
+  protected readonly core: ContainerCore;
+  protected readonly launcher: TaskLauncher;
   private readonly events: TaskEvents;
   private readonly wait: StartWait;
   private readonly startBudgetMs: number;
@@ -153,9 +153,10 @@ export class ContainerService {
     );
   }
 
-  async start(caller: Caller, containerId: string): Promise<StoredContainer> {
+  /** `only`: started only when the container holds for it (409 otherwise), e.g. a wake only of one that sleeps. */
+  async start(caller: Caller, containerId: string, only?: (container: StoredContainer) => boolean): Promise<StoredContainer> {
     this.runPolicy.assertMayRun(caller);
-    return this.transition(caller, containerId, 'start');
+    return this.transition(caller, containerId, 'start', only);
   }
 
   stop(caller: Caller, containerId: string): Promise<StoredContainer> {
@@ -285,9 +286,16 @@ export class ContainerService {
     if (problems.length > 0) throw invalidFields(problems);
   }
 
-  private async transition(caller: Caller, containerId: string, action: ContainerAction): Promise<StoredContainer> {
+  /** `only`: the transition is done only on a container it holds for (409 otherwise); the write is conditional on the version read. */
+  private async transition(
+    caller: Caller,
+    containerId: string,
+    action: ContainerAction,
+    only?: (container: StoredContainer) => boolean,
+  ): Promise<StoredContainer> {
     const deadline = this.core.now() + this.startBudgetMs;
     const container = await this.get(caller, containerId);
+    if (only && !only(container)) throw new ConflictError(`The container is ${container.state} (${container.stateReason ?? 'no reason'})`);
     const plan = this.planFor(container, action);
     switch (plan.kind) {
       case 'unchanged':

@@ -25,6 +25,8 @@ export interface Container extends ContainerSpec {
   stateReason: string | null;
   /** Restarts by the restart policy since its owner last started it (docs/containers.md, "Restart policy"). */
   restartCount: number;
+  /** How long its last wake by a request took, from that request's arrival to its first answer byte (ms). */
+  lastWakeMs?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -63,6 +65,11 @@ export interface StoredContainer extends Container {
    * (lib/containers/run-policy.ts); internal, never answered. Absent on containers made before it was recorded.
    */
   ownerRole?: Role;
+  /**
+   * When a request last reached its URL as the table knows it (epoch ms): the proxy writes it at
+   * most once a minute (lib/containers/idle-sleep.ts); internal, never answered.
+   */
+  lastRequestAt?: number;
 }
 
 /** The ContainerRecord of the interface spec. */
@@ -73,6 +80,8 @@ export type ContainerView = {
   state: ContainerState;
   state_reason: string | null;
   restart_count: number;
+  /** The last wake by a request: from its first request's arrival to that request's first answer byte; null before any. */
+  last_wake_ms: number | null;
   /** Where the container answers; null where nothing routes to containers. */
   url: string | null;
   created_at: string;
@@ -86,6 +95,7 @@ export const containerView = (container: Container): ContainerView => ({
   state: container.state,
   state_reason: container.stateReason,
   restart_count: container.restartCount,
+  last_wake_ms: container.lastWakeMs ?? null,
   ...workloadToJson(container),
   url: appUrlFor(container.hostname),
   created_at: container.createdAt,

@@ -7,7 +7,7 @@ export type { HealthCheck } from './workload.js';
  * process `env` plus `PORT` (the local runtime also `CONTAINER_HOSTNAME`, `CONTAINER_ID` and
  * `CONTAINER_IMAGE`), and nothing of the service's own environment.
  */
-export interface WorkloadSpec extends Omit<Workload, 'restartPolicy'> {
+export interface WorkloadSpec extends Omit<Workload, 'restartPolicy' | 'idleTimeoutS'> {
   containerId: string;
   hostname: string;
 }
@@ -21,7 +21,8 @@ export interface WorkloadSpec extends Omit<Workload, 'restartPolicy'> {
  *   with a check, when `GET path` answers 2xx or 3xx; without one, when `port` accepts a TCP
  *   connection. Not ready within `graceS` stops the task with a reason; while it runs, three
  *   failed checks in a row stop it too (docs/containers.md, "Readiness").
- * The restart policy is not the runtime's: the domain applies it (ContainerService.applyTaskStatus).
+ * The restart policy is not the runtime's: the domain applies it (ContainerService.applyTaskStatus); nor is the idle
+ * timeout: the proxy and the reconciler apply it (lib/containers/idle-sleep.ts).
  */
 
 /** What a runtime needs to launch a container's task. */

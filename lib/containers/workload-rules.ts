@@ -160,6 +160,10 @@ export const healthCheckSchema = z.strictObject({
   grace_s: z._default(seconds(0, 600), 60),
 });
 
+/** A container sleeps after at least half a minute without requests, at most a day (issue 26). */
+export const MIN_IDLE_TIMEOUT_S = 30;
+export const MAX_IDLE_TIMEOUT_S = 86_400;
+
 export const restartPolicySchema = z.enum(RESTART_POLICIES, { error: 'must be one of never, on-failure or always' });
 
 /** The upstream hosts of the deployment's pull-through cache rules (IMAGE_PULL_THROUGH_RULES, `host=prefix`). */
@@ -179,4 +183,5 @@ export const WORKLOAD_RULES = {
   diskGb: diskGbSchema,
   healthCheck: z.nullable(healthCheckSchema),
   restartPolicy: restartPolicySchema,
+  idleTimeoutS: z.nullable(seconds(MIN_IDLE_TIMEOUT_S, MAX_IDLE_TIMEOUT_S)),
 } satisfies Record<WorkloadKey, z.ZodMiniType>;

@@ -73,13 +73,25 @@ export const WORKLOAD = {
   diskGb: plainField<'disk_gb', number>('disk_gb', MIN_DISK_GB),
   healthCheck: healthCheckField,
   restartPolicy: plainField<'restart_policy', RestartPolicy>('restart_policy', 'on-failure'),
+  /** Seconds without a request to its URL after which the container sleeps (docs/containers.md, "Sleep and wake"); null: never. */
+  idleTimeoutS: {
+    name: 'idle_timeout_s',
+    fallback: null,
+    toJson: (seconds) => seconds ?? null,
+    fromJson: same,
+  } as WorkloadField<'idle_timeout_s', number | null, number | null>,
 } as const;
 
 type Fields = typeof WORKLOAD;
 export type WorkloadKey = keyof Fields;
 
+/** Fields added after the seed, which code written before them may leave out: absent reads as the fallback. */
+type LaterKey = 'idleTimeoutS';
+
 /** What a container's next task runs. */
-export type Workload = { -readonly [K in WorkloadKey]: Fields[K]['fallback'] };
+export type Workload = { -readonly [K in Exclude<WorkloadKey, LaterKey>]: Fields[K]['fallback'] } & {
+  -readonly [K in LaterKey]?: Fields[K]['fallback'];
+};
 
 /** The workload as the API answers it and the table stores it. */
 export type WorkloadJson = { [K in WorkloadKey as Fields[K]['name']]: ReturnType<Fields[K]['toJson']> };

@@ -1,5 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { StoredContainer } from '../containers/container.js';
+import { ConflictError, ForbiddenError, QuotaExceededError, TimeoutError } from '../errors.js';
 import { escapeHtml } from '../http/reply.js';
 import { describeError, log } from '../log.js';
 
@@ -9,6 +11,22 @@ export interface AppRouting {
   container(containerId: string): Promise<StoredContainer | undefined>;
   /** The loopback port of a running local task's process. */
   portOf(taskArn: string): number | undefined;
+  /** A request for the container arrived (its idleness, lib/containers/idle-sleep.ts). */
+  requestSeen?(containerId: string): void;
+  /** Wakes sleeping containers on request (docs/containers.md, "Sleep and wake"); without it a sleeping one answers 503. */
+  waking?: Waking;
+}
+
+/** How the proxy wakes a sleeping container. */
+export interface Waking {
+  /** Whether the container sleeps (stopped by its idle timeout); stopped on purpose, or failed, it never wakes by request. */
+  sleeps(container: StoredContainer): boolean;
+  /** Starts the container as its owner and answers once it runs (SleepingContainerService.wake); throws as a start would. */
+  wake(containerId: string): Promise<unknown>;
+  /** Records the wake's time, from its first request's arrival to that request's first answer byte. */
+  recordWake(containerId: string, wakeMs: number): Promise<void>;
+  /** How long a request is held for a wake (WAKE_BUDGET_S) before it is answered that the app is starting. */
+  budgetMs: number;
 }
 
 /** `{hostname}.localhost[:port]`, the local stack's container addresses (browsers resolve *.localhost to loopback). */
@@ -33,13 +51,16 @@ const MAX_REMEMBERED_HOSTNAMES = 1000;
 /** How long a route read from the table is used without reading it again; the local drain outlasts it (lib/config.ts). */
 export const ROUTE_MEMORY_MS = 250;
 
-type Route = { kind: 'running'; port: number } | { kind: 'unavailable'; container: StoredContainer } | { kind: 'unknown' };
+type Route =
+  | { kind: 'running'; port: number; containerId: string }
+  | { kind: 'unavailable'; container: StoredContainer }
+  | { kind: 'unknown' };
 
 async function routeFor(hostname: string, routing: AppRouting): Promise<Route> {
   const remembered = routedTaskByHostname.get(hostname);
   const fresh = remembered && Date.now() - remembered.readAt < ROUTE_MEMORY_MS;
   const rememberedPort = fresh ? routing.portOf(remembered.taskArn) : undefined;
-  if (rememberedPort !== undefined) return { kind: 'running', port: rememberedPort };
+  if (rememberedPort !== undefined) return { kind: 'running', port: rememberedPort, containerId: remembered!.containerId };
   routedTaskByHostname.delete(hostname);
   const containerId = remembered?.containerId ?? (await routing.containerIdOfHostname(hostname));
   let container = containerId ? await routing.container(containerId) : undefined;
@@ -54,7 +75,7 @@ async function routeFor(hostname: string, routing: AppRouting): Promise<Route> {
   if (routedTaskByHostname.size < MAX_REMEMBERED_HOSTNAMES) {
     routedTaskByHostname.set(hostname, { containerId: container.id, taskArn: container.taskArn!, readAt: Date.now() });
   }
-  return { kind: 'running', port };
+  return { kind: 'running', port, containerId: container.id };
 }
 
 /** How long a client should wait before asking a container that is not running again. */
@@ -93,7 +114,25 @@ export async function proxyToContainer(
   hostname: string,
   routing: AppRouting,
 ): Promise<void> {
-  const route = await routeFor(hostname, routing);
+  const arrivedAt = Date.now();
+  /** This request, as a wake tells its first request from those that joined it. */
+  const self = {};
+  let route = await routeFor(hostname, routing);
+  if (route.kind === 'unknown') {
+    sendPage(response, 404, `No container is named ${hostname}`, 'Check the hostname, or create a container with it.');
+    return;
+  }
+  routing.requestSeen?.(route.kind === 'running' ? route.containerId : route.container.id);
+  let wake: Wake | undefined;
+  if (route.kind === 'unavailable' && routing.waking && (wakes.has(route.container.id) || routing.waking.sleeps(route.container))) {
+    const held = await holdForWake(route.container, routing, routing.waking, self, arrivedAt);
+    if (held.kind === 'answered') {
+      held.answer(request, response, hostname);
+      return;
+    }
+    wake = held.wake;
+    route = routeToWoken(held, route.container.id, routing) ?? (await routeFor(hostname, routing));
+  }
   if (route.kind === 'unknown') {
     sendPage(response, 404, `No container is named ${hostname}`, 'Check the hostname, or create a container with it.');
     return;
@@ -104,6 +143,8 @@ export async function proxyToContainer(
     sendPage(response, 503, `${hostname} is ${state}`, 'It answers here once it runs; start it through the API.');
     return;
   }
+  // The wake's first request measures it: from its arrival to the first byte of the app's answer.
+  const onFirstByte = wake?.firstRequest === self ? () => wake!.measured(Date.now() - arrivedAt) : undefined;
   const sourceIp = (request.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
   const headers = forwardable(request.headers);
   const priorFor = request.headers['x-forwarded-for'];
@@ -111,16 +152,31 @@ export async function proxyToContainer(
   headers['x-forwarded-proto'] = 'http';
   headers['x-forwarded-host'] = request.headers.host;
 
-  const forwarded = await forward(request, response, hostname, headers, route.port);
+  const forwarded = await forward(request, response, hostname, headers, route.port, onFirstByte);
   if (forwarded === 'done') return;
   // The task stopped under the request (a restart retired it, or it exited), or a pooled
   // connection it had closed was reused: nothing reached the app, so the request goes once
   // more to the task the table names now.
   routedTaskByHostname.delete(hostname);
-  const retry = await routeFor(hostname, routing);
-  if (retry.kind === 'running' && (await forward(request, response, hostname, headers, retry.port)) === 'done') return;
+  let retry = await routeFor(hostname, routing);
+  // Put to sleep just as the request arrived: it wakes the container, as if it had come a moment later.
+  if (retry.kind === 'unavailable' && routing.waking && (wakes.has(retry.container.id) || routing.waking.sleeps(retry.container))) {
+    const held = await holdForWake(retry.container, routing, routing.waking, self, arrivedAt);
+    if (held.kind === 'answered') {
+      held.answer(request, response, hostname);
+      return;
+    }
+    retry = routeToWoken(held, retry.container.id, routing) ?? (await routeFor(hostname, routing));
+  }
+  if (retry.kind === 'running' && (await forward(request, response, hostname, headers, retry.port, onFirstByte)) === 'done') return;
   log.warn('Proxying to a local container failed', { hostname, code: forwarded.code });
   sendPage(response, 502, `${hostname} did not answer`, 'Its process is not listening on $PORT.');
+}
+
+/** The route to the task a wake just saw running, if it still runs here. */
+function routeToWoken(held: Held & { kind: 'forward' }, containerId: string, routing: AppRouting): Route | undefined {
+  const port = held.taskArn ? routing.portOf(held.taskArn) : undefined;
+  return port === undefined ? undefined : { kind: 'running', port, containerId };
 }
 
 /** Bodyless requests of idempotent methods, which a proxy may send again when the connection failed before any answer. */
@@ -143,11 +199,13 @@ function forward(
   hostname: string,
   headers: IncomingHttpHeaders,
   port: number,
+  onFirstByte?: () => void,
 ): Promise<'done' | { code: string }> {
   const retryable = mayRetry(request);
   return new Promise((resolve) => {
     const upstream = httpRequest({ host: '127.0.0.1', port, method: request.method, path: request.url, headers, agent: upstreamAgent });
     upstream.on('response', (answer) => {
+      onFirstByte?.();
       response.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardable(answer.headers));
       answer.pipe(response);
       answer.on('end', () => resolve('done'));
@@ -174,12 +232,174 @@ function forward(
   });
 }
 
-function sendPage(response: ServerResponse, status: number, title: string, detail: string): void {
+function sendPage(response: ServerResponse, status: number, title: string, detail: string, head = ''): void {
   response.statusCode = status;
   response.setHeader('Content-Type', 'text/html; charset=utf-8');
   response.setHeader('Cache-Control', 'no-store');
   response.end(
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
+    `<!doctype html><html lang="en"><head><meta charset="utf-8">${head}<title>${escapeHtml(title)}</title></head>` +
       `<body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p></body></html>\n`,
+  );
+}
+
+/** How a wake ended for the requests it held. */
+type WakeOutcome = { kind: 'running'; taskArn?: string } | { kind: 'refused'; title: string; detail: string };
+
+/**
+ * The wake in flight of a container: every request that arrives while it runs waits on the same
+ * one, so however many requests arrive there is one start (and the start itself is a versioned
+ * commit, safe against any other start).
+ */
+interface Wake {
+  firstRequest: object;
+  done: Promise<WakeOutcome>;
+  /** Records the wake's time once (the first request's first byte, or readiness if it was answered the holding page). */
+  measured(wakeMs: number): void;
+}
+
+const wakes = new Map<string, Wake>();
+
+/** A wake that stays starting past its budget is waited on in further starts for at most this long. */
+const MAX_WAKE_MS = 10 * 60_000;
+
+function wakeOf(container: StoredContainer, waking: Waking, routing: AppRouting, firstRequest: object): Wake {
+  const inFlight = wakes.get(container.id);
+  if (inFlight) return inFlight;
+  let recorded = false;
+  const wake: Wake = {
+    firstRequest,
+    measured: (wakeMs) => {
+      if (recorded) return;
+      recorded = true;
+      waking.recordWake(container.id, wakeMs).catch((error: unknown) => {
+        log.warn('Recording a wake time failed', { containerId: container.id, ...describeError(error) });
+      });
+    },
+    done: runWake(container, waking, routing).finally(() => wakes.delete(container.id)),
+  };
+  wakes.set(container.id, wake);
+  log.info('Waking a sleeping container for a request', { containerId: container.id, hostname: container.hostname });
+  return wake;
+}
+
+/**
+ * The start, raced with a watch of the table: the start answers on its own poll's backoff (up to
+ * 2 s apart), while the task's RUNNING reaches the table as it happens (the runtime's event), so
+ * the held requests go on as soon as the route leads to an answering task.
+ */
+async function runWake(container: StoredContainer, waking: Waking, routing: AppRouting): Promise<WakeOutcome> {
+  let ended = false;
+  const started = startForWake(container, waking);
+  const outcome = await Promise.race([started, untilRoutable(container.id, routing, () => ended)]);
+  ended = true;
+  return outcome;
+}
+
+/** How often a wake reads the table for its container's route while it starts. */
+const WAKE_WATCH_MS = 25;
+
+async function untilRoutable(containerId: string, routing: AppRouting, ended: () => boolean): Promise<WakeOutcome> {
+  for (;;) {
+    await sleep(WAKE_WATCH_MS);
+    // The start decided first; this promise then never settles, and nothing holds on to it.
+    if (ended()) return new Promise<never>(() => undefined);
+    const current = await routing.container(containerId).catch(() => undefined);
+    if (current?.state === 'running' && current.taskArn && routing.portOf(current.taskArn) !== undefined) {
+      return { kind: 'running', taskArn: current.taskArn };
+    }
+  }
+}
+
+async function startForWake(container: StoredContainer, waking: Waking): Promise<WakeOutcome> {
+  const { hostname } = container;
+  const giveUpAt = Date.now() + MAX_WAKE_MS;
+  for (;;) {
+    try {
+      await waking.wake(container.id);
+      return { kind: 'running' };
+    } catch (error) {
+      // Still starting past the start's own budget: a start of a starting container waits on.
+      if (error instanceof TimeoutError && Date.now() < giveUpAt) continue;
+      if (error instanceof QuotaExceededError) {
+        return { kind: 'refused', title: `${hostname} cannot wake`, detail: `Its owner is at their quota: ${error.message}` };
+      }
+      if (error instanceof ForbiddenError) return { kind: 'refused', title: `${hostname} cannot wake`, detail: error.message };
+      if (error instanceof ConflictError) {
+        return {
+          kind: 'refused',
+          title: `${hostname} did not wake`,
+          detail: 'It was stopped or changed meanwhile; start it through the API.',
+        };
+      }
+      log.warn('Waking a container failed', { containerId: container.id, ...describeError(error) });
+      const why = error instanceof Error ? error.message : 'it did not start';
+      return { kind: 'refused', title: `${hostname} did not wake`, detail: why };
+    }
+  }
+}
+
+type Held =
+  /** The woken task, when the wake knows it: the held requests go to it without reading the table again. */
+  | { kind: 'forward'; wake: Wake; taskArn?: string }
+  | { kind: 'answered'; answer: (request: IncomingMessage, response: ServerResponse, hostname: string) => void };
+
+/**
+ * Holds a request while its container wakes, up to the budget: answers `forward` once it runs,
+ * or how to answer the request instead (the app is still starting; it could not wake).
+ */
+async function holdForWake(
+  container: StoredContainer,
+  routing: AppRouting,
+  waking: Waking,
+  request: object,
+  arrivedAt: number,
+): Promise<Held> {
+  const wake = wakeOf(container, waking, routing, request);
+  let timer: NodeJS.Timeout | undefined;
+  const budget = new Promise<'budget'>((resolve) => {
+    timer = setTimeout(() => resolve('budget'), Math.max(0, arrivedAt + waking.budgetMs - Date.now()));
+  });
+  const outcome = await Promise.race([wake.done, budget]);
+  clearTimeout(timer);
+  if (outcome === 'budget') {
+    // The first request is answered without the app: the wake is measured when the app is ready.
+    if (wake.firstRequest === request) {
+      void wake.done.then((ended) => {
+        if (ended.kind === 'running') wake.measured(Date.now() - arrivedAt);
+      });
+    }
+    return { kind: 'answered', answer: sendStarting };
+  }
+  if (outcome.kind === 'refused') {
+    return {
+      kind: 'answered',
+      answer: (_request, response) => {
+        response.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+        sendPage(response, 503, outcome.title, outcome.detail);
+      },
+    };
+  }
+  return { kind: 'forward', wake, ...(outcome.taskArn ? { taskArn: outcome.taskArn } : {}) };
+}
+
+/** How often the starting page reloads itself, and when other clients are told to ask again. */
+const STARTING_RETRY_SECONDS = 2;
+
+/** Past the wake budget: a browser gets a page that reloads itself until the app answers, other clients 503 with Retry-After. */
+function sendStarting(request: IncomingMessage, response: ServerResponse, hostname: string): void {
+  response.setHeader('Retry-After', String(STARTING_RETRY_SECONDS));
+  if (!String(request.headers.accept ?? '').includes('text/html')) {
+    response.statusCode = 503;
+    response.setHeader('Content-Type', 'text/plain; charset=utf-8');
+    response.setHeader('Cache-Control', 'no-store');
+    response.end(`${hostname} is starting; ask again in ${STARTING_RETRY_SECONDS} s\n`);
+    return;
+  }
+  sendPage(
+    response,
+    503,
+    `${hostname} is starting`,
+    'It was asleep and is waking up; this page reloads itself until it answers.',
+    `<meta http-equiv="refresh" content="${STARTING_RETRY_SECONDS}">`,
   );
 }

@@ -265,7 +265,6 @@ export class DockerRuntime implements ReconcilableRuntime {
     try {
       await this.ensureImage(launch.image, task.abort.signal);
       if (task.desiredStatus !== 'RUNNING') return this.settle(task, {});
-      await this.pruneStoppedTasks(launch.containerId);
       this.isolationRefusal();
       const network = await ensureContainerNetwork(this.engine, this.stackId, launch.containerId);
       const engineContainer = await this.engine.createContainer(this.containerSpec(task, launch, network));
@@ -293,6 +292,11 @@ export class DockerRuntime implements ReconcilableRuntime {
         return this.settle(task, { reason: ready.failure });
       }
       if (!this.book.markRunning(task)) return;
+      // Once it answers, not before: on Podman a removal holds the engine's lock that the start needs,
+      // and a wake's requests wait for the start (docs/containers.md, "Sleep and wake").
+      this.pruneStoppedTasks(launch.containerId).catch((error: unknown) => {
+        log.warn('Removing stopped tasks of a container failed', { containerId: launch.containerId, ...describeError(error) });
+      });
       task.endHealthWatch = watchHealth(target, (reason) => void this.failUnhealthy(task, reason));
     } catch (error) {
       if (task.lastStatus === 'STOPPED') return;

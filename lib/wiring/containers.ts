@@ -1,6 +1,6 @@
 import { availableParallelism, totalmem } from 'node:os';
 import { config } from '../config.js';
-import { ContainerService, type SizeLimits } from '../containers/container-service.js';
+import { ContainerService, type ContainerServiceOptions, type SizeLimits } from '../containers/container-service.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
 import { type RestartScheduler, TimerRestartScheduler } from '../containers/restart-policy.js';
 import type { QuotaLimits } from '../containers/quota.js';
@@ -66,7 +66,14 @@ export function containerServiceWith(
     runPolicy?: RunPolicy;
   } = {},
 ): ContainerService {
-  return new ContainerService(containerStore, adapters.runtime ?? noRuntime, adapters.usage ?? noUsage, {
+  return new ContainerService(containerStore, adapters.runtime ?? noRuntime, adapters.usage ?? noUsage, containerServiceOptions(adapters));
+}
+
+/** The service's options from the configuration, for containerServiceWith and the local stack's sleeping service. */
+export function containerServiceOptions(
+  adapters: { deferredWork?: RestartScheduler | undefined; runPolicy?: RunPolicy } = {},
+): ContainerServiceOptions {
+  return {
     startBudgetMs: config.START_BUDGET_MS,
     quota: quotaLimits,
     drainMs: config.RESTART_DRAIN_MS,
@@ -74,5 +81,5 @@ export function containerServiceWith(
     probedReadiness: adapters.deferredWork !== undefined,
     ...(adapters.runPolicy ? { runPolicy: adapters.runPolicy } : {}),
     ...(sizeLimits ? { sizeLimits } : {}),
-  });
+  };
 }

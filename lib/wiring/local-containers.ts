@@ -3,6 +3,9 @@ import { resolve } from 'node:path';
 import { config } from '../config.js';
 import type { ContainerLogs } from '../containers/logs.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
+import type { StoredContainer } from '../containers/container.js';
+import { STATE_REASON } from '../containers/container-core.js';
+import { putIdleContainersToSleep, RequestActivity } from '../containers/idle-sleep.js';
 import { Reconciler, type ReconcileReport } from '../containers/reconciler.js';
 import type { ReconcilableRuntime, TaskStatusListener } from '../containers/runtime.js';
 import { everyAccountMayRun, onlyAdminsMayRun, type RunPolicy } from '../containers/run-policy.js';
@@ -17,7 +20,9 @@ import { DockerRuntime } from '../local/docker-runtime.js';
 import { DockerContainerLogs } from '../local/docker-logs.js';
 import { DockerMetrics } from '../local/docker-metrics.js';
 import { engineClient, engineConfigured } from '../local/docker-engine.js';
-import { containerServiceWith, containerStore } from './containers.js';
+import { SleepingContainerService } from '../containers/sleep-and-wake.js';
+import { dynamoContainerActivity } from '../store/dynamo-container-activity.js';
+import { containerServiceOptions, containerServiceWith, containerStore } from './containers.js';
 
 /** A local runtime as the stack uses it beyond the runtime port. */
 interface LocalRuntimePort extends ReconcilableRuntime {
@@ -164,12 +169,35 @@ export async function recoverLocalContainers(): Promise<{ processesKilled: numbe
   return { processesKilled, containersStopped };
 }
 
-/** How the local server's proxy finds a `{hostname}.localhost` container's process (lib/local/app-proxy.ts). */
+/** The last request the local proxy forwarded to each container, for the idle sweep (lib/containers/idle-sleep.ts). */
+const requestActivity = new RequestActivity(dynamoContainerActivity);
+
+/** The service as the proxy's wakes and the idle sweep use it: the local runtime, with its run policy. */
+const localService = () => {
+  const { runtime, runPolicy, usage } = localContainers();
+  return new SleepingContainerService(containerStore, runtime, usage, containerServiceOptions({ runPolicy }));
+};
+
+/**
+ * How the local server's proxy finds a `{hostname}.localhost` container's process, records its
+ * requests, and wakes it when it sleeps (lib/local/app-proxy.ts).
+ */
 export function localAppRouting(): AppRouting {
   return {
     containerIdOfHostname: (hostname) => containerStore.containerIdOfHostname(hostname),
     container: (containerId) => containerStore.get(containerId),
     portOf: (taskArn) => (isLocal() ? localContainers().runtime.portOf(taskArn) : undefined),
+    requestSeen: (containerId) => requestActivity.seen(containerId),
+    ...(isLocal()
+      ? {
+          waking: {
+            sleeps: (container: StoredContainer) => container.state === 'stopped' && container.stateReason === STATE_REASON.idle,
+            wake: (containerId: string) => localService().wake(containerId),
+            recordWake: (containerId: string, wakeMs: number) => dynamoContainerActivity.recordWake(containerId, wakeMs),
+            budgetMs: config.WAKE_BUDGET_S * 1000,
+          },
+        }
+      : {}),
   };
 }
 
@@ -197,7 +225,17 @@ export function startLocalReconciler(intervalMs: number = config.RECONCILE_INTER
     if (running) return;
     // As the scheduled function would on AWS, whatever ran when the interval was set.
     running = runningFunction
-      .run(RECONCILE_FUNCTION_ID, () => reconciler.run())
+      .run(RECONCILE_FUNCTION_ID, async () => {
+        const report = await reconciler.run();
+        // Then the containers nobody used for their idle timeout go to sleep (docs/containers.md, "Sleep and wake").
+        const service = localService();
+        const slept = await putIdleContainersToSleep(
+          containerStore,
+          (container) => service.sleep(container),
+          (id) => requestActivity.lastSeen(id),
+        );
+        return { ...report, containersStopped: report.containersStopped + slept };
+      })
       .then(
         (report) => {
           if (changedAnything(report)) log.info('Reconciliation run', { ...report });

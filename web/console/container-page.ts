@@ -239,7 +239,7 @@ export function ContainerPage(props: { id: string }) {
     <p><${Link} href=${`${base()}/console/containers`}>← Containers<//></p>
     <h1 id="container-heading">${container.hostname}</h1>
     <dl class="facts">
-      <dt>State</dt><dd id="state" role="status" aria-live="polite"><${StateBadge} state=${container.state} />${action ? html` <span class="muted">(${action}…)</span>` : null}</dd>
+      <dt>State</dt><dd id="state" role="status" aria-live="polite"><${StateBadge} state=${container.state} />${container.state === 'stopped' && container.state_reason === 'idle' ? html` <span id="asleep">asleep: wakes on its next request</span>` : null}${container.last_wake_ms !== null && container.last_wake_ms !== undefined ? html` <span class="muted" id="last-wake">(last wake ${container.last_wake_ms} ms)</span>` : null}${action ? html` <span class="muted">(${action}…)</span>` : null}</dd>
       ${container.state_reason ? html`<dt>Reason</dt><dd id="state-reason">${container.state_reason}</dd>` : null}
       ${container.restart_count !== undefined ? html`<dt>Restarts</dt><dd>${container.restart_count}</dd>` : null}
       <dt>URL</dt><dd>${container.url ? html`<a id="container-url" href=${container.url} target="_blank" rel="noopener noreferrer">${container.url}</a>` : '—'}</dd>

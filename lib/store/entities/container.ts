@@ -32,6 +32,9 @@ type StoredContainerItem = Partial<WorkloadJson> & {
   restart_at?: number;
   /** The owner's role when the container was made; absent on older containers. */
   owner_role?: Role;
+  /** Epoch ms of the last request the proxy reported; absent before any. */
+  last_request_at?: number;
+  last_wake_ms?: number;
 };
 
 /** The stored names of the bookkeeping attributes the store updates (the workload's are its declared names). */
@@ -48,6 +51,8 @@ export const CONTAINER_ATTRIBUTE = {
   taskLaunchVersion: 'task_launch_version',
   pendingTaskArn: 'pending_task_arn',
   restartAt: 'restart_at',
+  lastRequestAt: 'last_request_at',
+  lastWakeMs: 'last_wake_ms',
 } as const;
 
 export const containerEntity = {
@@ -75,6 +80,8 @@ export const containerEntity = {
     pending_task_arn: container.pendingTaskArn,
     restart_at: container.restartAt,
     owner_role: container.ownerRole,
+    last_request_at: container.lastRequestAt,
+    last_wake_ms: container.lastWakeMs,
   }),
   fromItem(item: Item): StoredContainer {
     const stored = asStored<StoredContainerItem>(item);
@@ -97,6 +104,8 @@ export const containerEntity = {
       ...(stored.pending_task_arn !== undefined ? { pendingTaskArn: stored.pending_task_arn } : {}),
       ...(stored.restart_at !== undefined ? { restartAt: stored.restart_at } : {}),
       ...(stored.owner_role !== undefined ? { ownerRole: stored.owner_role } : {}),
+      ...(stored.last_request_at !== undefined ? { lastRequestAt: stored.last_request_at } : {}),
+      ...(stored.last_wake_ms !== undefined ? { lastWakeMs: stored.last_wake_ms } : {}),
     };
   },
 };

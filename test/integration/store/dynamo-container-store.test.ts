@@ -31,6 +31,7 @@ function container(change: Partial<StoredContainer> = {}): StoredContainer {
     command: null,
     healthCheck: null,
     restartPolicy: 'on-failure' as const,
+    idleTimeoutS: null,
     stateReason: null,
     restartCount: 0,
     taskHistory: [],

@@ -32,6 +32,7 @@ describe('the CLI field flags', () => {
       'health-check-timeout',
       'health-check-grace',
       'restart-policy',
+      'idle-timeout',
     ]);
   });
 
@@ -44,6 +45,12 @@ describe('the CLI field flags', () => {
       env: { A: '1', B: 'x=y' },
       health_check: { path: '/up' },
     });
+  });
+
+  it('takes --idle-timeout as seconds, and "never" as null (never sleeps)', () => {
+    expect(bodyFromOptions(UPDATE, parsed(UPDATE, ['--idle-timeout', '300']))).toEqual({ idle_timeout_s: 300 });
+    expect(bodyFromOptions(UPDATE, parsed(UPDATE, ['--idle-timeout', 'never']))).toEqual({ idle_timeout_s: null });
+    expect(() => parsed(UPDATE, ['--idle-timeout', 'soon'])).toThrow(/--idle-timeout must be a number/);
   });
 
   it("lays a group's flags over the record's group on update", () => {

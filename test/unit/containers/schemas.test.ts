@@ -22,6 +22,7 @@ describe('createContainerBody', () => {
         command: null,
         health_check: null,
         restart_policy: 'on-failure',
+        idle_timeout_s: null,
       },
     });
   });
@@ -35,6 +36,7 @@ describe('createContainerBody', () => {
       disk_gb: 32,
       health_check: null,
       restart_policy: 'on-failure',
+      idle_timeout_s: null,
       ...workload,
     });
   });

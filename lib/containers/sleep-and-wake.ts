@@ -1,0 +1,66 @@
+import { ConflictError, NotFoundError } from '../errors.js';
+import type { Caller, StoredContainer } from './container.js';
+import { CHANGED_MEANWHILE, STATE_REASON, STOP_REASON } from './container-core.js';
+import { ContainerService } from './container-service.js';
+
+/**
+ * The container service with sleep and wake (docs/containers.md, "Sleep and wake"): for the
+ * proxy's side and the idle sweep only, so that the API's functions do not carry it.
+ */
+export class SleepingContainerService extends ContainerService {
+  /**
+   * Puts a running container to sleep: stopped, reason `idle`, its vCPU released, through the
+   * same versioned commit as a stop through the API, so a concurrent start, stop or restart wins
+   * and this changes nothing (409). When is the idle sweep's to decide (lib/containers/idle-sleep.ts).
+   */
+  async sleep(container: StoredContainer): Promise<StoredContainer> {
+    let detached = container;
+    const asleep = await this.core.commit(
+      container,
+      (current) => {
+        // Only a running container sleeps; one that failed or stopped meanwhile keeps its own reason.
+        if (current.state !== 'running') throw new ConflictError(CHANGED_MEANWHILE);
+        return this.core.releaseOf(current, 'stopped');
+      },
+      (current, charge) => {
+        detached = current;
+        return this.core.store.beginTransition(
+          current.id,
+          current.version,
+          { state: 'stopped', stateReason: STATE_REASON.idle },
+          this.core.isoNow(),
+          charge,
+        );
+      },
+    );
+    await this.launcher.stopTasksOf(detached, STOP_REASON.idle);
+    return asleep;
+  }
+
+  /**
+   * Wakes a sleeping container for a request to its URL: a start as its owner, so the owner's
+   * quota and the run policy apply as at their own start, answering once it runs (answers). A
+   * container already starting is waited for, one running answered as it is. One stopped on
+   * purpose or failed never wakes by request (409): the start is conditional on the version that
+   * was read as asleep, and a wake that lost to another wake waits for its start.
+   */
+  async wake(containerId: string): Promise<StoredContainer> {
+    const container = await this.core.store.get(containerId);
+    if (!container) throw new NotFoundError('Container not found');
+    const owner: Caller = { userId: container.userId, role: container.ownerRole ?? 'user' };
+    try {
+      return await this.start(owner, containerId, sleepsOrStarts);
+    } catch (error) {
+      // Another wake (another proxy) won the commit: this one waits for the start it made. A
+      // stop or a change meanwhile is refused again by the same guard.
+      if (!(error instanceof ConflictError)) throw error;
+      return this.start(owner, containerId, sleepsOrStarts);
+    }
+  }
+}
+
+/** What a request may wake or wait for: a container asleep (stopped, reason `idle`), starting, or running. */
+const sleepsOrStarts = (container: StoredContainer): boolean =>
+  (container.state === 'stopped' && container.stateReason === STATE_REASON.idle) ||
+  container.state === 'provisioning' ||
+  container.state === 'running';

@@ -1,0 +1,245 @@
+/**
+ * Benchmark of sleep and wake (issue 26) on Podman's Docker Engine API, against the bare engine
+ * in the same run:
+ *   npm run bench:wake            (DOCKER_HOST defaults to Podman's socket of this machine)
+ *
+ * 1. Wake: one container of the test image is put to sleep and woken WAKES times, each wake by
+ *    CONCURRENT requests at once; its time is from sending them to the first 200. The bare
+ *    engine's own: a stopped engine container of the same image, spec and port publishing, started
+ *    (POST /containers/{id}/start) and asked until its first 200, alternating with ours.
+ * 2. New container: POST /api/v1/containers to the first 200 at its URL, against the engine's
+ *    create + start of the same image (as `podman run -d`) to its first 200; NEW_RUNS each, with
+ *    where our time goes (the POST's answer, the record turning running, the first 200).
+ * Not part of npm test. Needs the test image (built by the engine tests: localhost/container-hosting-test/web:1).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const WAKES = Number(process.env.BENCH_WAKES ?? 20);
+const CONCURRENT = 5;
+const NEW_RUNS = Number(process.env.BENCH_NEW_RUNS ?? 10);
+const IMAGE = 'localhost/container-hosting-test/web:1';
+const POLL_MS = 5;
+
+const dockerHost = process.env.DOCKER_HOST ?? 'unix:///tmp/container-hosting-podman.sock';
+// Before lib/log loads with the first import below.
+process.env.LOG_LEVEL ??= 'silent';
+const { startDynamoDbLocal } = await import('../../lib/local/dynamodb-local.js');
+const dynamoDb = await startDynamoDbLocal();
+const containerDir = await mkdtemp(join(tmpdir(), 'bench-wake-'));
+const tableName = `bench-wake-${process.pid}`;
+Object.assign(process.env, {
+  DYNAMODB_ENDPOINT: dynamoDb.endpoint,
+  TABLE_NAME: tableName,
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'local',
+  AWS_SECRET_ACCESS_KEY: 'local',
+  CONTAINER_RUNTIME: 'docker',
+  DOCKER_HOST: dockerHost,
+  LOCAL_CONTAINER_DIR: containerDir,
+  START_BUDGET_MS: '28000',
+  QUOTA_MAX_CONTAINERS: '10000',
+  QUOTA_MAX_RUNNING_CPU: '10000',
+  PASSWORD_SCRYPT_N: '16384',
+  // Nothing sleeps by itself here: the benchmark puts the container to sleep through the service, as the idle sweep would.
+  RECONCILE_INTERVAL_MS: '60000',
+});
+const { ensureTable } = await import('../../lib/local/table.js');
+await ensureTable(dynamoDb.endpoint, tableName);
+const { startTestStack } = await import('../support/local-stack.js');
+const { call, personalAccessToken, signedInUser } = await import('../support/api-client.js');
+const { engineClient } = await import('../../lib/local/docker-engine.js');
+const { LABEL } = await import('../../lib/local/docker-runtime.js');
+
+const stack = await startTestStack();
+const token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
+const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
+const engine = engineClient(dockerHost);
+
+/** One GET through the stack's proxy (Host names the container) or straight to a port; answers the status, 0 for a connection error. */
+function get(port: number, host: string): Promise<number> {
+  return new Promise((resolve) => {
+    const outgoing = request({ host: '127.0.0.1', port, path: '/', headers: { host }, agent: false }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+      response.on('error', () => resolve(0));
+    });
+    outgoing.on('error', () => resolve(0));
+    outgoing.end();
+  });
+}
+
+async function until200(port: number, host: string, deadline = Date.now() + 60_000): Promise<void> {
+  while ((await get(port, host)) !== 200) {
+    if (Date.now() > deadline) throw new Error(`no 200 from ${host} within 60 s`);
+    await sleep(POLL_MS);
+  }
+}
+
+const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+};
+
+const stackPort = Number(new URL(stack.baseUrl).port);
+const urlHost = (url: string) => new URL(url).host;
+
+/** The bare engine container: the test image as our runtime runs it (its own network, the port on 127.0.0.1). */
+async function bareContainer(name: string) {
+  const network = await engine.createNetwork({ Name: `${name}-net`, Driver: 'bridge' });
+  const container = await engine.createContainer({
+    name,
+    Image: IMAGE,
+    Env: ['PORT=8080'],
+    ExposedPorts: { '8080/tcp': {} },
+    HostConfig: {
+      NetworkMode: `${name}-net`,
+      PortBindings: { '8080/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] },
+      Memory: 512 * 1024 * 1024,
+      NanoCpus: 1e9,
+    },
+  });
+  return { network, container };
+}
+
+async function hostPortOf(container: Awaited<ReturnType<typeof bareContainer>>['container']): Promise<number> {
+  const inspected = await container.inspect();
+  return Number(inspected.NetworkSettings.Ports?.['8080/tcp']?.[0]?.HostPort);
+}
+
+// 1. Wake against the bare engine's start of a stopped container.
+const { containerServiceOptions, containerStore } = await import('../../lib/wiring/containers.js');
+const { localContainers } = await import('../../lib/wiring/local-containers.js');
+const { SleepingContainerService } = await import('../../lib/containers/sleep-and-wake.js');
+const { runtime, runPolicy, usage } = localContainers();
+const service = new SleepingContainerService(containerStore, runtime, usage, containerServiceOptions({ runPolicy }));
+
+const created = await api('POST', '/api/v1/containers', { hostname: `bench-wake-${process.pid}`, image: IMAGE, idle_timeout_s: 86_400 });
+if (created.status !== 200) throw new Error(`create answered ${created.status}: ${created.text}`);
+const sleeper = created.body.data as { id: string; url: string };
+await until200(stackPort, urlHost(sleeper.url));
+const bareName = `bench-wake-bare-${process.pid}`;
+const bare = await bareContainer(bareName);
+
+const wakeMs: number[] = [];
+const wakeAllMs: number[] = [];
+const recordedWakeMs: number[] = [];
+const bareStartMs: number[] = [];
+/** Where a wake's time goes: the engine container created, started, the record running (ms after the requests were sent). */
+const phases = { created: [] as number[], started: [] as number[], running: [] as number[] };
+let failed = 0;
+for (let round = 0; round < WAKES; round += 1) {
+  await service.sleep((await containerStore.get(sleeper.id))!);
+  // The engine container of the slept task is gone before the wake, as after a real idle period.
+  await sleep(1_000);
+  const startedAt = performance.now();
+  const sentAt = Date.now();
+  let runningAt = 0;
+  const watch = (async () => {
+    while (!runningAt && performance.now() - startedAt < 60_000) {
+      if ((await containerStore.get(sleeper.id))?.state === 'running') runningAt = performance.now() - startedAt;
+      else await sleep(POLL_MS);
+    }
+  })();
+  let first = 0;
+  const statuses = await Promise.all(
+    Array.from({ length: CONCURRENT }, () =>
+      get(stackPort, urlHost(sleeper.url)).then((status) => {
+        if (status === 200 && !first) first = performance.now() - startedAt;
+        return status;
+      }),
+    ),
+  );
+  wakeAllMs.push(performance.now() - startedAt);
+  await watch;
+  phases.running.push(runningAt);
+  const [newest] = (await engine.listContainers({ all: true, filters: { label: [`${LABEL.containerId}=${sleeper.id}`] } })).sort(
+    (a, b) => b.Created - a.Created,
+  );
+  if (newest) {
+    const inspected = await engine.getContainer(newest.Id).inspect();
+    phases.created.push(Date.parse(inspected.Created) - sentAt);
+    phases.started.push(Date.parse(inspected.State.StartedAt) - sentAt);
+  }
+  failed += statuses.filter((status) => status !== 200).length;
+  wakeMs.push(first || Number.NaN);
+  recordedWakeMs.push((await containerStore.get(sleeper.id))?.lastWakeMs ?? Number.NaN);
+
+  await bare.container.stop({ t: 0 }).catch(() => undefined);
+  await sleep(1_000);
+  const bareAt = performance.now();
+  await bare.container.start();
+  await until200(await hostPortOf(bare.container), 'bare');
+  bareStartMs.push(performance.now() - bareAt);
+}
+await bare.container.remove({ force: true });
+await bare.network.remove().catch(() => undefined);
+await api('DELETE', `/api/v1/containers/${sleeper.id}`);
+
+// 2. A new container against create + start of the same image.
+const newMs: number[] = [];
+const newPostMs: number[] = [];
+const newRunningMs: number[] = [];
+const bareRunMs: number[] = [];
+const newPhases = { created: [] as number[], started: [] as number[] };
+for (let run = 0; run < NEW_RUNS; run += 1) {
+  const startedAt = performance.now();
+  const sentAt = Date.now();
+  const response = await api('POST', '/api/v1/containers', { hostname: `bench-new-${process.pid}-${run}`, image: IMAGE });
+  if (response.status !== 200) throw new Error(`create answered ${response.status}: ${response.text}`);
+  newPostMs.push(performance.now() - startedAt);
+  const { id, url } = response.body.data as { id: string; url: string };
+  let runningAt = 0;
+  const watch = (async () => {
+    while (!runningAt) {
+      if ((await api('GET', `/api/v1/containers/${id}`)).body.data?.state === 'running') runningAt = performance.now() - startedAt;
+      else await sleep(POLL_MS);
+    }
+  })();
+  await until200(stackPort, urlHost(url));
+  newMs.push(performance.now() - startedAt);
+  await watch;
+  newRunningMs.push(runningAt);
+  const [engineContainer] = await engine.listContainers({ all: true, filters: { label: [`${LABEL.containerId}=${id}`] } });
+  if (engineContainer) {
+    const inspected = await engine.getContainer(engineContainer.Id).inspect();
+    newPhases.created.push(Date.parse(inspected.Created) - sentAt);
+    newPhases.started.push(Date.parse(inspected.State.StartedAt) - sentAt);
+  }
+  await api('DELETE', `/api/v1/containers/${id}`);
+
+  const name = `bench-new-bare-${process.pid}-${run}`;
+  const bareAt = performance.now();
+  const fresh = await bareContainer(name);
+  await fresh.container.start();
+  await until200(await hostPortOf(fresh.container), 'bare');
+  bareRunMs.push(performance.now() - bareAt);
+  await fresh.container.remove({ force: true });
+  await fresh.network.remove().catch(() => undefined);
+}
+
+const row = (what: string, ours: number[], theirs: number[]) => {
+  const [p50, p90, b50, b90] = [percentile(ours, 50), percentile(ours, 90), percentile(theirs, 50), percentile(theirs, 90)];
+  return `| ${what} | ${p50.toFixed(0)} | ${p90.toFixed(0)} | ${b50.toFixed(0)} | ${b90.toFixed(0)} | ${(p50 / b50).toFixed(2)}× | ${(p90 / b90).toFixed(2)}× |`;
+};
+console.log(`\nSleep and wake on ${dockerHost}, ${WAKES} wakes of ${CONCURRENT} concurrent requests, ${NEW_RUNS} new containers (ms)\n`);
+console.log('| measure | ours p50 | ours p90 | bare p50 | bare p90 | p50 ratio | p90 ratio |');
+console.log('|---|---|---|---|---|---|---|');
+console.log(row('wake: requests sent → first 200 (bare: start → first 200)', wakeMs, bareStartMs));
+console.log(row('wake: all 5 answered', wakeAllMs, bareStartMs));
+console.log(row('wake: last_wake_ms as recorded', recordedWakeMs, bareStartMs));
+console.log(row('new container: POST → first 200 (bare: create + start → first 200)', newMs, bareRunMs));
+console.log(
+  `\nWake, ours p50 after the requests were sent: engine container created ${percentile(phases.created, 50)} ms, started ${percentile(phases.started, 50)} ms, record running ${percentile(phases.running, 50).toFixed(0)} ms, first 200 ${percentile(wakeMs, 50).toFixed(0)} ms.`,
+);
+console.log(
+  `Failed wake requests: ${failed} of ${WAKES * CONCURRENT}. New container, ours p50: POST answered ${percentile(newPostMs, 50).toFixed(0)} ms, engine container created ${percentile(newPhases.created, 50)} ms, started ${percentile(newPhases.started, 50)} ms, record running ${percentile(newRunningMs, 50).toFixed(0)} ms, first 200 ${percentile(newMs, 50).toFixed(0)} ms.`,
+);
+
+await stack.close();
+await dynamoDb.stop();
+await rm(containerDir, { recursive: true, force: true });
+process.exit(0);

@@ -1,0 +1,128 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
+import { appRequest } from '../support/app-request.js';
+import { TEST_IMAGE } from '../support/global-engine.js';
+import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { pollUntil } from '../support/poll.js';
+
+/*
+ * Sleep and wake on a real Docker Engine API (Podman's here), issue 26: a container with
+ * idle_timeout_s 30 sleeps within 30 s plus one check after its last request; five concurrent
+ * requests wake it with one start and all get the app's answer; one stopped on purpose never
+ * wakes. The idle check runs with the reconciler, every CHECK_MS here; the wake budget is the
+ * default 30 s. A wake past a small budget is in test/engine/wake-budget.test.ts.
+ */
+const CHECK_MS = 500;
+vi.hoisted(() => Object.assign(process.env, { RECONCILE_INTERVAL_MS: '500', START_BUDGET_MS: '28000' }));
+
+let stack: TestStack;
+let token: string;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+let counter = 0;
+const uniqueHostname = () => `sw-${process.pid}-${(counter += 1)}`;
+const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
+const read = async (id: string): Promise<Record<string, any>> => (await api('GET', `/api/v1/containers/${id}`)).body.data;
+
+/** Serves `body` on $PORT after `delayS` seconds; PID 1 traps SIGTERM so a stop is prompt. */
+const serve = (body: string, delayS = 0): string[] => [
+  'sh',
+  '-c',
+  `trap 'exit 0' TERM; mkdir -p /tmp/w && echo ${body} > /tmp/w/index.html && sleep ${delayS} && httpd -f -p $PORT -h /tmp/w & wait`,
+];
+
+/** The tasks the container has run, newest first, as its item records them (the API does not answer them). */
+async function tasksRunFor(id: string): Promise<string[]> {
+  const { containerStore } = await import('../../lib/wiring/containers.js');
+  return (await containerStore.get(id))!.taskHistory;
+}
+
+/** Creates a container that sleeps after 30 s, waits until it runs and answers, and answers its id, URL and when it last answered. */
+async function runningSleeper(body: Record<string, unknown>): Promise<{ id: string; url: string; lastRequestAt: number }> {
+  const created = await api('POST', '/api/v1/containers', { hostname: uniqueHostname(), image: TEST_IMAGE, idle_timeout_s: 30, ...body });
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  const { id, url } = created.body.data;
+  expect(
+    (
+      await pollUntil(
+        () => read(id),
+        (container) => container.state === 'running',
+        30_000,
+      )
+    ).state,
+  ).toBe('running');
+  const answer = await pollUntil(
+    () => appRequest(url),
+    (response) => response.status === 200,
+    10_000,
+  );
+  expect(answer.status).toBe(200);
+  return { id, url, lastRequestAt: Date.now() };
+}
+
+/** Waits until the container sleeps; answers the record and how long after `since` it fell asleep. */
+async function untilAsleep(id: string, since: number): Promise<{ record: Record<string, any>; afterMs: number }> {
+  const record = await pollUntil(
+    () => read(id),
+    (container) => container.state !== 'running',
+    45_000,
+  );
+  return { record, afterMs: Date.now() - since };
+}
+
+describe.concurrent('sleep and wake on the engine', () => {
+  it('sleeps within 30 s plus one check after its last request, and 5 concurrent requests wake it: all 200 with the app’s body, one start', async ({
+    expect,
+  }) => {
+    const { id, url, lastRequestAt } = await runningSleeper({ command: serve('awake') });
+
+    const { record, afterMs } = await untilAsleep(id, lastRequestAt);
+    console.info(`asleep ${afterMs} ms after the last request`);
+    expect(record).toMatchObject({ state: 'stopped', state_reason: 'idle', last_wake_ms: null });
+    expect(afterMs).toBeGreaterThanOrEqual(30_000);
+    expect(afterMs).toBeLessThanOrEqual(30_000 + CHECK_MS + 1_500);
+    expect((await tasksRunFor(id)).length).toBe(1);
+
+    const startedAt = Date.now();
+    const answers = await Promise.all(Array.from({ length: 5 }, () => appRequest(url)));
+    console.info(`5 requests woke it in ${Date.now() - startedAt} ms`);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+    for (const answer of answers) expect(answer.text).toBe('awake\n');
+
+    const awake = await pollUntil(
+      () => read(id),
+      (container) => container.last_wake_ms !== null,
+      5_000,
+    );
+    expect(awake).toMatchObject({ state: 'running', state_reason: null, last_wake_ms: expect.any(Number) });
+    console.info(`last_wake_ms ${awake.last_wake_ms}`);
+    // One task at create, one for the wake.
+    expect((await tasksRunFor(id)).length).toBe(2);
+    await api('DELETE', `/api/v1/containers/${id}`);
+  }, 90_000);
+
+  it('never wakes a container stopped on request: its URL answers 503 and it stays stopped', async ({ expect }) => {
+    const { id, url } = await runningSleeper({ command: serve('never') });
+    expect((await api('POST', `/api/v1/containers/${id}/stop`)).body.data).toMatchObject({
+      state: 'stopped',
+      state_reason: 'stopped on request',
+    });
+
+    const answers = await Promise.all([appRequest(url, { headers: { accept: 'text/html' } }), appRequest(url)]);
+    expect(answers.map((answer) => answer.status)).toEqual([503, 503]);
+    expect(answers[0]!.text).toContain('is stopped');
+    await sleep(2 * CHECK_MS);
+    expect(await read(id)).toMatchObject({ state: 'stopped', state_reason: 'stopped on request', last_wake_ms: null });
+    expect((await tasksRunFor(id)).length).toBe(1);
+    await api('DELETE', `/api/v1/containers/${id}`);
+  }, 60_000);
+});

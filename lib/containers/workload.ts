@@ -55,6 +55,14 @@ const healthCheckField: WorkloadField<'health_check', HealthCheck | null, Health
   fromJson: (json) => json && { path: json.path, intervalS: json.interval_s, timeoutS: json.timeout_s, graceS: json.grace_s },
 };
 
+/** Absent on items and in code from before the field: read as null (never sleeps). */
+const idleTimeoutField: WorkloadField<'idle_timeout_s', number | null, number | null> = {
+  name: 'idle_timeout_s',
+  fallback: null,
+  toJson: (seconds) => seconds ?? null,
+  fromJson: same,
+};
+
 /**
  * A container's workload, declared once: what its next task runs, set at creation and changed
  * with PATCH. The request schemas (lib/containers/schemas.ts, and so the OpenAPI document),
@@ -74,12 +82,7 @@ export const WORKLOAD = {
   healthCheck: healthCheckField,
   restartPolicy: plainField<'restart_policy', RestartPolicy>('restart_policy', 'on-failure'),
   /** Seconds without a request to its URL after which the container sleeps (docs/containers.md, "Sleep and wake"); null: never. */
-  idleTimeoutS: {
-    name: 'idle_timeout_s',
-    fallback: null,
-    toJson: (seconds) => seconds ?? null,
-    fromJson: same,
-  } as WorkloadField<'idle_timeout_s', number | null, number | null>,
+  idleTimeoutS: idleTimeoutField,
 } as const;
 
 type Fields = typeof WORKLOAD;

@@ -136,14 +136,15 @@ export interface ContainerStore {
   delete(container: StoredContainer, charge?: QuotaCharge): Promise<DeleteOutcome>;
   /**
    * Records what became of a task nobody reported on (the reconciler): moves the container to
-   * `state` on condition that its version and its task (none: `undefined`) are still those
-   * read. Undefined when either moved on: whoever moved it decided.
+   * `state`, with `stateReason` saying why, on condition that its version and its task (none:
+   * `undefined`) are still those read. Undefined when either moved on: whoever moved it decided.
    */
   settleTask(
     containerId: string,
     version: number,
     taskArn: string | undefined,
     state: ContainerState,
+    stateReason: string,
     now: string,
     charge?: QuotaCharge,
   ): Promise<StoredContainer | undefined>;

@@ -7,7 +7,8 @@ import { chargeFor, holdsCpu } from './quota.js';
 import { reconcileUsage } from './reconcile-usage.js';
 import { MAX_TASKS_PER_CALL, type ReconcilableRuntime, type RuntimeTask, type TaskStatus } from './runtime.js';
 import { DEFAULT_GRACE_S } from './task-probes.js';
-import { containerStateFor } from './task-status.js';
+import { containerStateFor, stateReasonFor } from './task-status.js';
+import { STATE_REASON } from './container-core.js';
 import type { ReconcileReport } from './reconcile-report.js';
 
 export type { ReconcileReport } from './reconcile-report.js';
@@ -275,6 +276,7 @@ export class Reconciler {
     if (!holdsCpu(container.state)) return false;
     const age = this.now() - Date.parse(container.updatedAt);
     let state: ContainerState;
+    // Becomes the container's state_reason: every stop or failure says why.
     let why: string;
     if (!container.taskArn) {
       // Waiting out its restart policy's backoff: the restart pass relaunches it when due.
@@ -282,13 +284,13 @@ export class Reconciler {
       // A start that claimed the container but never attached a task (its function ended midway).
       if (age < this.options.launchGraceMs) return false;
       state = 'failed';
-      why = 'no task was ever attached';
+      why = 'its start was interrupted before a task was attached; start it again';
     } else {
       const task = tasks.get(container.taskArn);
       if (!task) {
         if (age < this.options.missingTaskGraceMs) return false;
         state = 'failed';
-        why = 'the runtime no longer knows its task';
+        why = STATE_REASON.taskGone;
       } else {
         const implied = task.status ? containerStateFor(task.status) : undefined;
         if (task.status && this.applyTaskStatus && container.state === 'provisioning' && age >= this.lostEventAgeOf(container)) {
@@ -320,7 +322,7 @@ export class Reconciler {
         }
         if (implied !== 'failed' && implied !== 'stopped') return false;
         state = implied;
-        why = `its task stopped (${task.status?.stopCode ?? 'no stop code'})`;
+        why = stateReasonFor(task.status!);
       }
     }
     const settled = await this.store.settleTask(
@@ -328,6 +330,7 @@ export class Reconciler {
       container.version,
       container.taskArn,
       state,
+      why,
       new Date(this.now()).toISOString(),
       chargeFor(container.userId, container, { ...container, state }, null),
     );

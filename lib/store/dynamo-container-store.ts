@@ -309,16 +309,23 @@ export class DynamoContainerStore implements ContainerStore {
     version: number,
     taskArn: string | undefined,
     state: ContainerState,
+    stateReason: string,
     now: string,
     charge?: QuotaCharge,
   ): Promise<StoredContainer | undefined> {
     return written(
       await this.update(containerId, charge, {
         Key: keys.container(containerId),
-        UpdateExpression: `SET #state = :state, ${A.updatedAt} = :now`,
+        UpdateExpression: `SET #state = :state, ${A.stateReason} = :reason, ${A.updatedAt} = :now`,
         ConditionExpression: `attribute_exists(pk) AND version = :version AND ${taskArn ? `${A.taskArn} = :taskArn` : `attribute_not_exists(${A.taskArn})`}`,
         ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':state': state, ':version': version, ':now': now, ...(taskArn ? { ':taskArn': taskArn } : {}) },
+        ExpressionAttributeValues: {
+          ':state': state,
+          ':reason': stateReason,
+          ':version': version,
+          ':now': now,
+          ...(taskArn ? { ':taskArn': taskArn } : {}),
+        },
       }),
     );
   }

@@ -70,6 +70,8 @@ export interface ContainerStore {
   /** Writes the container and claims its hostname together. */
   create(container: StoredContainer, charge?: QuotaCharge): Promise<CreateOutcome>;
   get(containerId: string): Promise<StoredContainer | undefined>;
+  /** Many containers read as `get` reads one (consistently), in a few calls; the ones that do not exist are left out. */
+  getMany(containerIds: readonly string[]): Promise<Map<string, StoredContainer>>;
   listOwnedBy(userId: string, page: PageRequest): Promise<Page<StoredContainer>>;
   listAll(page: PageRequest): Promise<Page<StoredContainer>>;
   /** Starts a transition: moves the container to `change.state` at `expectedVersion + 1`. */

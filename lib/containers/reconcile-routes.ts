@@ -1,10 +1,14 @@
 import { describeError, log } from '../log.js';
+import { forEachConcurrently } from './concurrently.js';
 import { type AppRoute, type AppRoutes, isCurrentRunningTask, type PublishedRoutes, routeOf } from './app-routes.js';
 import type { StoredContainer } from './container.js';
 import type { ContainerStore } from './container-store.js';
 import { taskIdOf } from './logs.js';
 import type { ReconcileReport } from './reconcile-report.js';
 import type { RuntimeTask } from './runtime.js';
+
+/** Routes checked at once (each a point read of its container, perhaps a withdrawal). */
+const CHECKS_AT_ONCE = 8;
 
 /** The reconciler's repairs of the private zone (AWS with routing on): docs/containers.md, "Reconciliation" step 4. */
 export class RouteRepair {
@@ -24,39 +28,52 @@ export class RouteRepair {
   async withdrawStale(report: ReconcileReport, deadline: number): Promise<void> {
     this.publishedByTask = undefined;
     const { routes: published } = await this.routing.routes.listPublished();
-    this.publishedByTask = new Map(published.map((route) => [route.taskId, route]));
-    const containers = new Map<string, StoredContainer | undefined>();
-    for (const route of published) {
-      if (Date.now() >= deadline) break;
+    const byTask = new Map(published.map((route) => [route.taskId, route]));
+    this.publishedByTask = byTask;
+    // The routes' containers in one batched, consistent read rather than one read each.
+    const read = published.length > 0 ? await this.store.getMany(published.map((route) => route.containerId)) : new Map();
+    const containers = new Map<string, Promise<StoredContainer | undefined>>(
+      published.map((route) => [route.containerId, Promise.resolve(read.get(route.containerId))]),
+    );
+    await forEachConcurrently(published, CHECKS_AT_ONCE, async (route) => {
+      if (Date.now() >= deadline) return;
       try {
-        if (!containers.has(route.containerId)) containers.set(route.containerId, await this.store.get(route.containerId));
-        const container = containers.get(route.containerId);
-        if (container?.state === 'provisioning') continue;
+        if (!containers.has(route.containerId)) containers.set(route.containerId, this.store.get(route.containerId));
+        const container = await containers.get(route.containerId);
+        if (container?.state === 'provisioning') return;
         const owned =
           container?.taskArn &&
           isCurrentRunningTask(container, container.taskArn) &&
           taskIdOf(container.taskArn) === route.taskId &&
           container.hostname === route.hostname &&
           container.port === route.port;
-        if (owned) continue;
+        if (owned) return;
         await this.routing.published.forget(route.taskId);
         if (await this.routing.routes.withdraw(route)) report.staleRoutesWithdrawn += 1;
-        this.publishedByTask.delete(route.taskId);
+        byTask.delete(route.taskId);
         log.info('Reconciler withdrew a stale route', { ...route, containerState: container?.state ?? null });
       } catch (error) {
         report.errors += 1;
         log.error('Reconciler could not check a route', { taskId: route.taskId, ...describeError(error) });
       }
-    }
+    });
   }
 
-  /** Publishes the route of a running container whose current task runs at an address but has none in the zone. */
-  async publishMissing(candidate: StoredContainer, tasks: Map<string, RuntimeTask>, report: ReconcileReport): Promise<void> {
+  /**
+   * Publishes the route of a running container whose current task runs at an address but has none
+   * in the zone. `read` is the container as read (consistently) just before, if it was.
+   */
+  async publishMissing(
+    candidate: StoredContainer,
+    tasks: Map<string, RuntimeTask>,
+    report: ReconcileReport,
+    read?: StoredContainer,
+  ): Promise<void> {
     if (!this.publishedByTask || candidate.state !== 'running' || !candidate.taskArn) return;
     const task = tasks.get(candidate.taskArn);
     if (!task?.address || task.status?.lastStatus !== 'RUNNING') return;
     const existing = this.publishedByTask.get(taskIdOf(candidate.taskArn));
-    const container = await this.store.get(candidate.id);
+    const container = read ?? (await this.store.get(candidate.id));
     if (!isCurrentRunningTask(container, candidate.taskArn)) return;
     const route = routeOf(container, candidate.taskArn, task.address);
     if (existing && existing.ip === route.ip && existing.hostname === route.hostname && existing.port === route.port) return;

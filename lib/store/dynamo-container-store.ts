@@ -13,6 +13,7 @@ import type {
 } from '../containers/container-store.js';
 import { fieldToJson, WORKLOAD, WORKLOAD_KEYS, type Workload } from '../containers/workload.js';
 import {
+  batchGetAll,
   documentClient,
   isConditionFailure,
   isTransactionConditionFailure,
@@ -66,6 +67,17 @@ export class DynamoContainerStore implements ContainerStore {
       new GetCommand({ TableName: tableName, Key: keys.container(containerId), ConsistentRead: true }),
     );
     return Item ? containerEntity.fromItem(Item) : undefined;
+  }
+
+  async getMany(containerIds: readonly string[]): Promise<Map<string, StoredContainer>> {
+    // BatchGetItem, strongly consistent like `get`: 100 keys a call, the calls side by side.
+    const items = await batchGetAll([...new Set(containerIds)].map((id) => keys.container(id)));
+    const found = new Map<string, StoredContainer>();
+    for (const item of items.values()) {
+      const container = containerEntity.fromItem(item);
+      found.set(container.id, container);
+    }
+    return found;
   }
 
   async listOwnedBy(userId: string, page: PageRequest): Promise<Page<StoredContainer>> {

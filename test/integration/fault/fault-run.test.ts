@@ -197,7 +197,15 @@ async function checkInvariants(ids: ReadonlySet<string>): Promise<void> {
     const task = container.taskArn ? sim.ecs.find(container.taskArn) : undefined;
     // 1. Nothing `running` whose task does not answer: ECS runs the task, yet nothing listens.
     if (container.state === 'running' && task && task.desiredStatus === 'RUNNING' && task.process && !task.process.exited) {
-      if (!(await accepts(task.address, task.port))) violate('running, but its task does not answer', `${container.id} ${task.taskId}`);
+      // Twice, a second apart: a connect that timed out while this process was busy is not the task's silence.
+      if (!(await accepts(task.address, task.port)) && !(await sleep(1000).then(() => accepts(task.address, task.port)))) {
+        const latest = await containerStore.get(container.id);
+        if (latest?.state === 'running' && latest.taskArn === container.taskArn && task.desiredStatus === 'RUNNING' && !task.process.exited) {
+          const what = `${container.id} ${task.taskId}`;
+          violate('running, but its task does not answer', what);
+          details.set(what, details.get(what) ?? `task ${task.lastStatus} env ${JSON.stringify(task.environment)} updatedAt=${latest.updatedAt}`);
+        }
+      }
     }
     if (heldTooLong(`gone:${container.id}`, container.state === 'running' && (!task || task.lastStatus === 'STOPPED'), TOLERANCE_MS, now)) {
       violate('running on a task that has stopped', `${container.id} ${container.taskArn}`);
@@ -224,7 +232,14 @@ async function checkInvariants(ids: ReadonlySet<string>): Promise<void> {
     const container = byId.get(route.containerId);
     const current = container && container.state === 'running' && container.taskArn && taskIdOf(container.taskArn) === route.taskId;
     if (heldTooLong(`route:${route.containerId}:${route.taskId}`, !current, TOLERANCE_MS + 1_000, now)) {
-      violate('route to a task that is not its container’s current one', `${route.hostname} → ${route.taskId}`);
+      const what = `${route.hostname} → ${route.taskId}`;
+      violate('route to a task that is not its container’s current one', what);
+      const task = sim.ecs.find(route.taskId);
+      details.set(
+        what,
+        details.get(what) ??
+          `container ${container ? `${container.state} task=${container.taskArn ? taskIdOf(container.taskArn) : '-'} pending=${container.pendingTaskArn ? taskIdOf(container.pendingTaskArn) : '-'} updatedAt=${container.updatedAt}` : 'gone'}; route's task ${task ? `${task.lastStatus}/${task.desiredStatus} ${task.stopCode ?? ''} ${task.stoppedReason ?? ''} stoppedAt=${task.stoppedAt ? new Date(task.stoppedAt).toISOString() : '-'}` : 'unknown'}; seen at ${new Date(now).toISOString()}`,
+      );
     }
   }
   for (const task of sim.ecs.tasks.values()) {

@@ -86,7 +86,8 @@ beforeAll(async () => {
       sim,
       service: containerServiceWith({ runtime: ecsRuntimeFrom(config), deferredWork }),
       moreServices: [containerServiceWith({ runtime: ecsRuntimeFrom(config), deferredWork })],
-      reconciler: reconcilerWith(ecsRuntimeFrom(config), config, deferredWork),
+      // A provisioning container whose event was lost is settled one reconcile interval past its grace, as the invariant asks.
+      reconciler: reconcilerWith(ecsRuntimeFrom(config), config, deferredWork, undefined, { lostEventMarginMs: RECONCILE_EVERY_MS }),
       taskEvent: (body) => handlers.taskEvent(body),
       probe: (body) => handlers.probe(body),
     },
@@ -200,10 +201,18 @@ async function checkInvariants(ids: ReadonlySet<string>): Promise<void> {
       // Twice, a second apart: a connect that timed out while this process was busy is not the task's silence.
       if (!(await accepts(task.address, task.port)) && !(await sleep(1000).then(() => accepts(task.address, task.port)))) {
         const latest = await containerStore.get(container.id);
-        if (latest?.state === 'running' && latest.taskArn === container.taskArn && task.desiredStatus === 'RUNNING' && !task.process.exited) {
+        if (
+          latest?.state === 'running' &&
+          latest.taskArn === container.taskArn &&
+          task.desiredStatus === 'RUNNING' &&
+          !task.process.exited
+        ) {
           const what = `${container.id} ${task.taskId}`;
           violate('running, but its task does not answer', what);
-          details.set(what, details.get(what) ?? `task ${task.lastStatus} env ${JSON.stringify(task.environment)} updatedAt=${latest.updatedAt}`);
+          details.set(
+            what,
+            details.get(what) ?? `task ${task.lastStatus} env ${JSON.stringify(task.environment)} updatedAt=${latest.updatedAt}`,
+          );
         }
       }
     }
@@ -211,7 +220,8 @@ async function checkInvariants(ids: ReadonlySet<string>): Promise<void> {
       violate('running on a task that has stopped', `${container.id} ${container.taskArn}`);
     }
     // 3. Nothing provisioning past its grace plus one reconcile interval (and the longest backoff).
-    const provisioningKey = `prov:${container.id}:${container.taskArn ?? 'none'}:${container.restartCount}`;
+    // Per claim (each start, restart or relaunch writes a new version) and task, so two provisioning spells between checks never count as one.
+    const provisioningKey = `prov:${container.id}:${container.version}:${container.taskArn ?? 'none'}`;
     if (
       heldTooLong(provisioningKey, container.state === 'provisioning', GRACE_S * 1000 + RECONCILE_EVERY_MS + 16_000 + TOLERANCE_MS, now)
     ) {

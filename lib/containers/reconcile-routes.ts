@@ -1,5 +1,4 @@
 import { describeError, log } from '../log.js';
-import { forEachConcurrently } from './concurrently.js';
 import { type AppRoute, type AppRoutes, isCurrentRunningTask, type PublishedRoutes, routeOf } from './app-routes.js';
 import type { StoredContainer } from './container.js';
 import type { ContainerStore } from './container-store.js';
@@ -7,11 +6,21 @@ import { taskIdOf } from './logs.js';
 import type { ReconcileReport } from './reconcile-report.js';
 import type { RuntimeTask } from './runtime.js';
 
-/** Routes checked at once (each a point read of its container, perhaps a withdrawal). */
-const CHECKS_AT_ONCE = 8;
-
 /** The reconciler's repairs of the private zone (AWS with routing on): docs/containers.md, "Reconciliation" step 4. */
 export class RouteRepair {
+  /**
+   * The run's changes to the zone, one after another: Route 53 answers PriorRequestNotComplete to
+   * a change while another to the same zone is in progress, so changes sent side by side only
+   * wait out each other's retries (the reads before them are batched instead).
+   */
+  private zoneChanges: Promise<unknown> = Promise.resolve();
+
+  private serially<T>(change: () => Promise<T>): Promise<T> {
+    const next = this.zoneChanges.then(change, change);
+    this.zoneChanges = next.catch(() => undefined);
+    return next;
+  }
+
   /** This run's zone listing by task id; undefined when the listing failed. */
   private publishedByTask: Map<string, AppRoute> | undefined;
 
@@ -35,19 +44,19 @@ export class RouteRepair {
     const containers = new Map<string, Promise<StoredContainer | undefined>>(
       published.map((route) => [route.containerId, Promise.resolve(read.get(route.containerId))]),
     );
-    await forEachConcurrently(published, CHECKS_AT_ONCE, async (route) => {
-      if (Date.now() >= deadline) return;
+    for (const route of published) {
+      if (Date.now() >= deadline) break;
       try {
         if (!containers.has(route.containerId)) containers.set(route.containerId, this.store.get(route.containerId));
         const container = await containers.get(route.containerId);
-        if (container?.state === 'provisioning') return;
+        if (container?.state === 'provisioning') continue;
         const owned =
           container?.taskArn &&
           isCurrentRunningTask(container, container.taskArn) &&
           taskIdOf(container.taskArn) === route.taskId &&
           container.hostname === route.hostname &&
           container.port === route.port;
-        if (owned) return;
+        if (owned) continue;
         await this.routing.published.forget(route.taskId);
         if (await this.routing.routes.withdraw(route)) report.staleRoutesWithdrawn += 1;
         byTask.delete(route.taskId);
@@ -56,7 +65,7 @@ export class RouteRepair {
         report.errors += 1;
         log.error('Reconciler could not check a route', { taskId: route.taskId, ...describeError(error) });
       }
-    });
+    }
   }
 
   /**
@@ -77,7 +86,7 @@ export class RouteRepair {
     if (!isCurrentRunningTask(container, candidate.taskArn)) return;
     const route = routeOf(container, candidate.taskArn, task.address);
     if (existing && existing.ip === route.ip && existing.hostname === route.hostname && existing.port === route.port) return;
-    await this.routing.routes.publish(route);
+    await this.serially(() => this.routing.routes.publish(route));
     await this.routing.published.remember(route);
     report.missingRoutesPublished += 1;
     log.warn('Reconciler published a missing route', { ...route });

@@ -149,7 +149,15 @@ function classify(kind: string, error: unknown): string {
       return `${kind}: container failed (500)`;
     }
   }
-  if (status === 404 || status === 409 || status === 504 || (status === 503 && (error as { code?: string }).code === 'SERVICE_BUSY'))
+  const code = (error as { code?: string }).code;
+  // 429 RATE_LIMITED is the logs' answer to CloudWatch Logs throttling (docs/containers.md, "What reading costs"); each read here makes its own reader, so nothing is shared between them.
+  if (
+    status === 404 ||
+    status === 409 ||
+    status === 504 ||
+    (status === 503 && code === 'SERVICE_BUSY') ||
+    (status === 429 && code === 'RATE_LIMITED')
+  )
     return `${kind}: ${status}`;
   const what = `${kind}: ${status ?? (error as Error).name} ${message}`;
   unexpectedErrors.set(what, (unexpectedErrors.get(what) ?? 0) + 1);

@@ -257,9 +257,10 @@ describe('scheduled reconciliation against ECS', () => {
     });
     // The index answers newest first.
     expect(commands()).toEqual([listTasks(), describeTasks(kept), describeTasks(stoppedArn, crashedArn, lost.taskArn!, kept)]);
-    expect((await containerStore.get(lost.id))?.state).toBe('failed');
-    expect((await containerStore.get(crashed.id))?.state).toBe('failed');
-    expect((await containerStore.get(stoppedElsewhere.id))?.state).toBe('stopped');
+    // Every stop and failure says why (issue 24's fault run found the reconciler's without a state_reason).
+    expect(await containerStore.get(lost.id)).toMatchObject({ state: 'failed', stateReason: 'the runtime no longer knows its task' });
+    expect(await containerStore.get(crashed.id)).toMatchObject({ state: 'failed', stateReason: expect.any(String) });
+    expect(await containerStore.get(stoppedElsewhere.id)).toMatchObject({ state: 'stopped', stateReason: 'stopped on request' });
     expect((await containerStore.get(keeps.id))?.state).toBe('running');
     expect(await containerStore.usageOf(userId)).toEqual({ containers: 4, runningCpu: 1 });
 

@@ -130,8 +130,9 @@ export interface ContainerStore {
    */
   applyTaskStatus(containerId: string, update: TaskStatusUpdate, now: string, charge?: QuotaCharge): Promise<StoredContainer | undefined>;
   /**
-   * Records a restart due by the restart policy, on the same conditions as `applyTaskStatus`:
-   * the container moves to provisioning at a new version, its stopped task detached.
+   * Records a restart due by the restart policy, on the same conditions as `applyTaskStatus` and
+   * only while the container holds its vCPU (provisioning or running: the restart charges
+   * nothing): the container moves to provisioning at a new version, its stopped task detached.
    */
   scheduleRestart(containerId: string, restart: RestartDue, now: string): Promise<StoredContainer | undefined>;
   /** Deletes the container and frees its hostname together, on condition of its version (and the charge's state). */

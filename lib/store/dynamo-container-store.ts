@@ -266,10 +266,13 @@ export class DynamoContainerStore implements ContainerStore {
         `SET #state = :provisioning, ${A.stateReason} = :reason, ${A.restartCount} = :restartCount, ${A.restartAt} = :restartAt, ` +
         `version = version + :one, ${A.updatedAt} = :now ` +
         `REMOVE ${A.taskArn}, ${A.taskVersion}, ${A.taskDefinitionArn}, ${A.taskLaunchVersion}, ${A.pendingTaskArn}`,
-      ConditionExpression: `${A.taskArn} = :taskArn AND (attribute_not_exists(${A.taskVersion}) OR ${A.taskVersion} < :taskVersion)`,
+      // Only from a state that holds its vCPU, which provisioning holds too, so the restart charges nothing: a container
+      // the reconciler settled meanwhile (failed, its vCPU released, same version and task) is not brought back uncharged.
+      ConditionExpression: `${A.taskArn} = :taskArn AND (attribute_not_exists(${A.taskVersion}) OR ${A.taskVersion} < :taskVersion) AND #state IN (:provisioning, :running)`,
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: {
         ':provisioning': 'provisioning',
+        ':running': 'running',
         ':reason': restart.stateReason,
         ':restartCount': restart.restartCount,
         ':restartAt': restart.restartAt,

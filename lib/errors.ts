@@ -175,6 +175,23 @@ export class RateLimitedError extends HttpError {
   }
 }
 
+/**
+ * A service this one depends on (ECS) throttled the request beyond what the SDK's retries could
+ * wait out: nothing was done, and the same request may succeed after `Retry-After` seconds.
+ * Not the client's excess (that is 429 RATE_LIMITED) and not a fault of ours (500).
+ */
+export class ServiceBusyError extends HttpError {
+  readonly statusCode = 503;
+  readonly code = 'SERVICE_BUSY';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+    this.headers['Retry-After'] = String(Math.ceil(retryAfterSeconds));
+  }
+}
+
 export class InternalError extends HttpError {
   readonly statusCode = 500;
   readonly code = 'INTERNAL_ERROR';

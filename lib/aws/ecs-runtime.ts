@@ -13,6 +13,7 @@ import {
   type TaskDefinition,
 } from '@aws-sdk/client-ecs';
 import { config } from '../config.js';
+import { ServiceBusyError } from '../errors.js';
 import {
   MAX_TASKS_PER_CALL,
   TaskLaunchError,
@@ -25,6 +26,7 @@ import {
 import { taskOverridesFor } from '../containers/task-overrides.js';
 import { taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
 import { type PullThroughCache, pullReferenceFor } from './image-references.js';
+import { isThrottling } from './shared-reads.js';
 
 export { taskStatusFromEcs, type EcsTaskFields } from './ecs-task-status.js';
 
@@ -93,7 +95,7 @@ export class EcsRuntime implements ReconcilableRuntime {
 
   async runTask(launch: TaskLaunch): Promise<string> {
     const taskDefinitionArn = await this.taskDefinitionFor(launch.image, launch.port);
-    const output = await this.client.send(new RunTaskCommand(this.runTaskInput(launch, taskDefinitionArn)));
+    const output = await busyWhenThrottled(this.client.send(new RunTaskCommand(this.runTaskInput(launch, taskDefinitionArn))));
     const task = output.tasks?.[0];
     if (!task?.taskArn) {
       const reasons = (output.failures ?? []).map((failure) => [failure.reason, failure.detail].filter(Boolean).join(': '));
@@ -131,7 +133,7 @@ export class EcsRuntime implements ReconcilableRuntime {
       if (existing?.taskDefinitionArn && existing.status === 'ACTIVE' && sameDefinition(existing, wanted))
         return existing.taskDefinitionArn;
       try {
-        const output = await this.client.send(new RegisterTaskDefinitionCommand(wanted));
+        const output = await busyWhenThrottled(this.client.send(new RegisterTaskDefinitionCommand(wanted)));
         const arn = output.taskDefinition?.taskDefinitionArn;
         if (!arn) throw new TaskLaunchError(`RegisterTaskDefinition answered no task definition for ${family}`);
         return arn;
@@ -146,7 +148,7 @@ export class EcsRuntime implements ReconcilableRuntime {
 
   private async describeFamily(family: string): Promise<TaskDefinition | undefined> {
     try {
-      return (await this.client.send(new DescribeTaskDefinitionCommand({ taskDefinition: family }))).taskDefinition;
+      return (await busyWhenThrottled(this.client.send(new DescribeTaskDefinitionCommand({ taskDefinition: family })))).taskDefinition;
     } catch (error) {
       // A family never registered is a ClientException ("Unable to describe task definition").
       if (error instanceof Error && error.name === 'ClientException') return undefined;
@@ -231,7 +233,9 @@ export class EcsRuntime implements ReconcilableRuntime {
 
   async stopTask(taskArn: string, reason: string): Promise<void> {
     try {
-      await this.client.send(new StopTaskCommand({ cluster: this.settings.clusterArn, task: taskArn, reason: clipStopReason(reason) }));
+      await busyWhenThrottled(
+        this.client.send(new StopTaskCommand({ cluster: this.settings.clusterArn, task: taskArn, reason: clipStopReason(reason) })),
+      );
     } catch (error) {
       // ECS forgets stopped tasks after about an hour and then answers "task not found": it is stopped.
       if (error instanceof Error && error.name === 'InvalidParameterException' && /not found/i.test(error.message)) return;
@@ -243,7 +247,9 @@ export class EcsRuntime implements ReconcilableRuntime {
   async releaseContainer(): Promise<void> {}
 
   async describeTask(taskArn: string): Promise<TaskStatus | undefined> {
-    const output = await this.client.send(new DescribeTasksCommand({ cluster: this.settings.clusterArn, tasks: [taskArn] }));
+    const output = await busyWhenThrottled(
+      this.client.send(new DescribeTasksCommand({ cluster: this.settings.clusterArn, tasks: [taskArn] })),
+    );
     const task = output.tasks?.find((candidate) => candidate.taskArn === taskArn);
     return task ? taskStatusFromEcs(task) : undefined;
   }
@@ -254,13 +260,15 @@ export class EcsRuntime implements ReconcilableRuntime {
    * filter is named anyway, since a task already told to stop needs nothing more.
    */
   async listTasks(cursor?: string): Promise<RuntimeTaskPage> {
-    const output = await this.client.send(
-      new ListTasksCommand({
-        cluster: this.settings.clusterArn,
-        desiredStatus: 'RUNNING',
-        maxResults: MAX_TASKS_PER_CALL,
-        ...(cursor ? { nextToken: cursor } : {}),
-      }),
+    const output = await busyWhenThrottled(
+      this.client.send(
+        new ListTasksCommand({
+          cluster: this.settings.clusterArn,
+          desiredStatus: 'RUNNING',
+          maxResults: MAX_TASKS_PER_CALL,
+          ...(cursor ? { nextToken: cursor } : {}),
+        }),
+      ),
     );
     return { taskArns: output.taskArns ?? [], ...(output.nextToken ? { nextCursor: output.nextToken } : {}) };
   }
@@ -272,7 +280,9 @@ export class EcsRuntime implements ReconcilableRuntime {
   async describeTasks(taskArns: readonly string[]): Promise<RuntimeTask[]> {
     if (taskArns.length === 0) return [];
     if (taskArns.length > MAX_TASKS_PER_CALL) throw new Error(`DescribeTasks takes at most ${MAX_TASKS_PER_CALL} tasks`);
-    const output = await this.client.send(new DescribeTasksCommand({ cluster: this.settings.clusterArn, tasks: [...taskArns] }));
+    const output = await busyWhenThrottled(
+      this.client.send(new DescribeTasksCommand({ cluster: this.settings.clusterArn, tasks: [...taskArns] })),
+    );
     return (output.tasks ?? [])
       .filter((task) => task.taskArn)
       .map((task) => {
@@ -287,6 +297,13 @@ export class EcsRuntime implements ReconcilableRuntime {
       });
   }
 }
+
+/**
+ * How long a caller is told to wait after ECS throttled: ECS refills its buckets every second
+ * (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/request-throttling.html), and a
+ * few seconds let the burst recover for everyone sharing the account.
+ */
+const ECS_RETRY_AFTER_S = 5;
 
 /** Registrations of one family tried at most, and the first backoff's ceiling (it doubles: 0.2, 0.4, 0.8, 1.6 s). */
 const REGISTER_ATTEMPTS = 5;
@@ -328,3 +345,18 @@ function sameDefinition(existing: TaskDefinition, wanted: RegisterTaskDefinition
 const MAX_STOP_REASON_LENGTH = 255;
 const clipStopReason = (reason: string): string =>
   reason.length > MAX_STOP_REASON_LENGTH ? `${reason.slice(0, MAX_STOP_REASON_LENGTH - 1)}…` : reason;
+
+/**
+ * A throttle that outlasted the SDK's retries (its standard mode retries a ThrottlingException
+ * with backoff: https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html)
+ * becomes ServiceBusyError: the domain leaves the container as it was and the caller gets 503
+ * with Retry-After, never a 500.
+ */
+async function busyWhenThrottled<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    if (isThrottling(error)) throw new ServiceBusyError('ECS is busy (it throttled this request); try again shortly', ECS_RETRY_AFTER_S);
+    throw error;
+  }
+}

@@ -1,5 +1,6 @@
 import { type AppRoutes, keepRouteCurrent, type PublishedRoutes, type RouteChange } from '../containers/app-routes.js';
 import type { StoredContainer } from '../containers/container.js';
+import { isStopReason, type StopReason } from '../containers/container-core.js';
 import type { DeferredJob, ProbeJob } from '../containers/restart-policy.js';
 import type { TaskStatus } from '../containers/runtime.js';
 import type { TaskStatusOutcome } from '../containers/task-events.js';
@@ -18,7 +19,7 @@ import { type EcsTaskFields, type EcsTaskNetworkFields, taskEndpointFromEcs, tas
 export interface TaskEventDeps {
   applyTaskStatus(status: TaskStatus): Promise<TaskStatusOutcome>;
   relaunchDue(containerId: string): Promise<unknown>;
-  retire(containerId: string, taskArn: string): Promise<void>;
+  retire(containerId: string, taskArn: string, reason?: StopReason): Promise<void>;
   containerOf(containerId: string): Promise<StoredContainer | undefined>;
   routing?: { routes: AppRoutes; published: PublishedRoutes };
 }
@@ -54,7 +55,7 @@ export async function handleTaskEventMessage(body: string, deps: TaskEventDeps):
     return { kind: 'relaunch', containerId: job.containerId };
   }
   if (job?.kind === 'retire') {
-    await deps.retire(job.containerId, job.taskArn);
+    await deps.retire(job.containerId, job.taskArn, job.reason);
     return { kind: 'retire', containerId: job.containerId };
   }
   return { kind: 'dropped', why: 'neither a task state change nor a deferred job' };
@@ -88,7 +89,10 @@ export function deferredJobOf(message: unknown): DeferredJob | undefined {
   if (!isRecord(message) || typeof message.containerId !== 'string' || !isUuid(message.containerId)) return undefined;
   const { containerId } = message;
   if (message.kind === 'relaunch') return { kind: 'relaunch', containerId };
-  if (message.kind === 'retire' && typeof message.taskArn === 'string') return { kind: 'retire', containerId, taskArn: message.taskArn };
+  if (message.kind === 'retire' && typeof message.taskArn === 'string') {
+    // Only our own words reach StopTask's reason.
+    return { kind: 'retire', containerId, taskArn: message.taskArn, ...(isStopReason(message.reason) ? { reason: message.reason } : {}) };
+  }
   if (message.kind !== 'probe' || (message.phase !== 'ready' && message.phase !== 'health')) return undefined;
   const { task, since, attempt, failures, port } = message;
   if (!isFiniteNumber(since) || !isFiniteNumber(attempt) || !isFiniteNumber(failures) || !isFiniteNumber(port)) return undefined;

@@ -52,6 +52,10 @@ export const STOP_REASON = {
   idle: 'Container asleep: no request within its idle timeout',
 } as const;
 
+export type StopReason = (typeof STOP_REASON)[keyof typeof STOP_REASON];
+
+export const isStopReason = (value: unknown): value is StopReason => Object.values<unknown>(STOP_REASON).includes(value);
+
 /** The container's `state_reason` for what the service itself decides. */
 export const STATE_REASON = {
   stoppedOnRequest: 'stopped on request',
@@ -60,6 +64,7 @@ export const STATE_REASON = {
   taskGone: 'the runtime no longer knows its task',
   lostOnRestart: 'its task was lost when the service restarted',
   ownerMayNotRun: "not restarted: the runtime in use may not run its owner's code",
+  runtimeBusy: 'not started: the runtime was too busy to launch its task (AWS throttled the request); start it again',
 } as const;
 
 export const CHANGED_MEANWHILE = 'The container was changed by another request meanwhile; nothing was done';

@@ -1,4 +1,4 @@
-import { ConflictError, ForbiddenError, invalidFields } from '../errors.js';
+import { ConflictError, ForbiddenError, invalidFields, ServiceBusyError } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
@@ -13,6 +13,7 @@ import {
   type SizeLimits,
   STATE_REASON,
   STOP_REASON,
+  type StopReason,
   startedByOwner,
 } from './container-core.js';
 import type { ContainerStore, WriteOutcome } from './container-store.js';
@@ -113,8 +114,18 @@ export class ContainerService {
         const current = await this.core.store.get(container.id);
         if (current) return current;
       }
+      // The runtime was too busy to launch (503): the create is undone whole, so that the same request can simply be sent again.
+      if (error instanceof ServiceBusyError) await this.withdrawCreate(container);
       throw error;
     }
+  }
+
+  /** Deletes a just-created container that got no task, freeing its hostname and charge; one changed meanwhile is kept. */
+  private async withdrawCreate(container: StoredContainer): Promise<void> {
+    const current = await this.core.store.get(container.id);
+    if (!current || current.version !== container.version || current.taskArn) return;
+    const outcome = await this.core.store.delete(current, this.core.charge(current, undefined));
+    if (outcome.kind !== 'deleted') log.warn('Could not withdraw a container whose launch was throttled', { containerId: container.id });
   }
 
   get(caller: Caller, containerId: string): Promise<StoredContainer> {
@@ -174,7 +185,7 @@ export class ContainerService {
    */
   async delete(caller: Caller, containerId: string): Promise<void> {
     const container = await this.get(caller, containerId);
-    if (container.state === 'provisioning' || container.state === 'running') await this.launcher.stopTasksOf(container, STOP_REASON.delete);
+    if (container.state === 'provisioning' || container.state === 'running') await this.stopTasksOrDefer(container, STOP_REASON.delete);
     await this.core.commit(
       container,
       (current) => this.core.charge(current, undefined),
@@ -263,13 +274,31 @@ export class ContainerService {
   }
 
   /** Stops a restart's old task after the drain (a deferred `retire` job), unless it is its container's again. */
-  retire(containerId: string, taskArn: string): Promise<void> {
-    return this.events.retire(containerId, taskArn);
+  retire(containerId: string, taskArn: string, reason?: StopReason): Promise<void> {
+    return this.events.retire(containerId, taskArn, reason);
   }
 
   /** For the reconciler: relaunches every container whose restart is due, from `cursor` until `deadline`; answers how many and where to go on. */
   relaunchAllDue(deadline?: number, cursor?: string): Promise<{ relaunched: number; cursor?: string }> {
     return this.events.relaunchAllDue(deadline, cursor);
+  }
+
+  /**
+   * Stops the tasks of a container that is letting them go (stopped, deleted). One the runtime is
+   * too busy to stop now (ECS throttled StopTask past the SDK's retries) is stopped by a deferred
+   * job instead: the stop or delete itself has happened, so the caller is not failed for it.
+   */
+  private async stopTasksOrDefer(container: StoredContainer, reason: StopReason): Promise<void> {
+    for (const taskArn of [container.taskArn, container.pendingTaskArn]) {
+      if (!taskArn) continue;
+      try {
+        await this.core.runtime.stopTask(taskArn, reason);
+      } catch (error) {
+        if (!(error instanceof ServiceBusyError)) throw error;
+        log.warn('Deferred the stop of a task the runtime was too busy to stop', { containerId: container.id, taskArn });
+        await this.events.deferStop(container.id, taskArn, reason, error.retryAfterSeconds * 1000);
+      }
+    }
   }
 
   /** The sizes given, each against the machine's bound (`sizeLimits`). */
@@ -321,7 +350,7 @@ export class ContainerService {
             );
           },
         );
-        if (plan.stopTask) await this.launcher.stopTasksOf(detached, STOP_REASON.stop);
+        if (plan.stopTask) await this.stopTasksOrDefer(detached, STOP_REASON.stop);
         return stopped;
       }
       case 'run': {

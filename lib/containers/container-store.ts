@@ -70,6 +70,8 @@ export interface ContainerStore {
   /** Writes the container and claims its hostname together. */
   create(container: StoredContainer, charge?: QuotaCharge): Promise<CreateOutcome>;
   get(containerId: string): Promise<StoredContainer | undefined>;
+  /** Many containers read as `get` reads one (consistently), in a few calls; the ones that do not exist are left out. */
+  getMany(containerIds: readonly string[]): Promise<Map<string, StoredContainer>>;
   listOwnedBy(userId: string, page: PageRequest): Promise<Page<StoredContainer>>;
   listAll(page: PageRequest): Promise<Page<StoredContainer>>;
   /** Starts a transition: moves the container to `change.state` at `expectedVersion + 1`. */
@@ -128,22 +130,24 @@ export interface ContainerStore {
    */
   applyTaskStatus(containerId: string, update: TaskStatusUpdate, now: string, charge?: QuotaCharge): Promise<StoredContainer | undefined>;
   /**
-   * Records a restart due by the restart policy, on the same conditions as `applyTaskStatus`:
-   * the container moves to provisioning at a new version, its stopped task detached.
+   * Records a restart due by the restart policy, on the same conditions as `applyTaskStatus` and
+   * only while the container holds its vCPU (provisioning or running: the restart charges
+   * nothing): the container moves to provisioning at a new version, its stopped task detached.
    */
   scheduleRestart(containerId: string, restart: RestartDue, now: string): Promise<StoredContainer | undefined>;
   /** Deletes the container and frees its hostname together, on condition of its version (and the charge's state). */
   delete(container: StoredContainer, charge?: QuotaCharge): Promise<DeleteOutcome>;
   /**
    * Records what became of a task nobody reported on (the reconciler): moves the container to
-   * `state` on condition that its version and its task (none: `undefined`) are still those
-   * read. Undefined when either moved on: whoever moved it decided.
+   * `state`, with `stateReason` saying why, on condition that its version and its task (none:
+   * `undefined`) are still those read. Undefined when either moved on: whoever moved it decided.
    */
   settleTask(
     containerId: string,
     version: number,
     taskArn: string | undefined,
     state: ContainerState,
+    stateReason: string,
     now: string,
     charge?: QuotaCharge,
   ): Promise<StoredContainer | undefined>;

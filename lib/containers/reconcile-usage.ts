@@ -24,9 +24,12 @@ export async function reconcileUsage(
   for (const userId of owners.slice(0, limits.maxUsageChecks)) {
     if (Date.now() >= limits.deadline) break;
     report.usageChecked += 1;
+    const before = await store.usageOf(userId);
     const counted = await countUsage(store, userId);
     if (!counted) continue;
     const stored = await store.usageOf(userId);
+    // A use that moved while it was counted was being charged meanwhile: no mismatch to settle, the next run looks again.
+    if (!sameUsage(before, stored)) continue;
     if (!sameUsage(stored, counted)) mismatches.push({ userId, stored, counted });
   }
   if (mismatches.length === 0) return;
@@ -55,9 +58,9 @@ async function countUsage(store: ContainerStore, userId: string): Promise<QuotaU
     const page = await store.listOwnedBy(userId, { limit: MAX_TASKS_PER_CALL, ...(cursor ? { cursor } : {}) });
     seen += page.items.length;
     if (seen > MAX_RECOUNT_CONTAINERS) return undefined;
-    for (const listed of page.items) {
-      const container = await store.get(listed.id);
-      if (!container) continue;
+    // The index is eventually consistent: each container is read itself, the page's in one batched read.
+    const read = await store.getMany(page.items.map((listed) => listed.id));
+    for (const container of read.values()) {
       usage.containers += 1;
       if (holdsCpu(container.state)) usage.runningCpu += container.cpuCores;
     }

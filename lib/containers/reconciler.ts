@@ -1,4 +1,5 @@
 import { describeError, log } from '../log.js';
+import { forEachConcurrently } from './concurrently.js';
 import type { AppRoutes, PublishedRoutes } from './app-routes.js';
 import { RouteRepair } from './reconcile-routes.js';
 import type { ContainerState, StoredContainer } from './container.js';
@@ -7,7 +8,8 @@ import { chargeFor, holdsCpu } from './quota.js';
 import { reconcileUsage } from './reconcile-usage.js';
 import { MAX_TASKS_PER_CALL, type ReconcilableRuntime, type RuntimeTask, type TaskStatus } from './runtime.js';
 import { DEFAULT_GRACE_S } from './task-probes.js';
-import { containerStateFor } from './task-status.js';
+import { containerStateFor, stateReasonFor } from './task-status.js';
+import { STATE_REASON } from './container-core.js';
 import type { ReconcileReport } from './reconcile-report.js';
 
 export type { ReconcileReport } from './reconcile-report.js';
@@ -61,6 +63,9 @@ const STOP_REASON = {
   orphan: 'Reconciler: no container owns this task',
   superseded: "Reconciler: no longer its container's current task",
 } as const;
+
+/** Containers, tasks and routes a run checks at once: each check is a few point reads and perhaps a write. */
+const CHECKS_AT_ONCE = 8;
 
 const DEFAULTS = {
   maxTasks: 1000,
@@ -134,30 +139,42 @@ export class Reconciler {
       complete: true,
     };
     const checkpoint = await this.store.reconcileCheckpoint();
-    const tasksCursor = await this.reconcileTasks(checkpoint.tasksCursor, report);
-    await this.routeRepair?.withdrawStale(report, this.deadline);
+    // Each part goes on when another fails (ECS or Route 53 throttled past the SDK's retries): the next run retries it.
+    const tasksCursor = await this.reconcileTasks(checkpoint.tasksCursor, report).catch((error: unknown) => {
+      report.errors += 1;
+      log.error('Reconciler could not walk the tasks', describeError(error));
+      return checkpoint.tasksCursor;
+    });
+    await this.routeRepair?.withdrawStale(report, this.deadline).catch((error: unknown) => {
+      report.errors += 1;
+      log.error('Reconciler could not check the zone', describeError(error));
+    });
     const { cursor: containersCursor, owners, changedOwners } = await this.reconcileContainers(checkpoint.containersCursor, report);
-    await reconcileUsage(
+    const next: ReconcileCheckpoint = {
+      ...(tasksCursor ? { tasksCursor } : {}),
+      ...(containersCursor ? { containersCursor } : {}),
+    };
+    // The recount waits between its two counts; the restarts due go on meanwhile (a charge they make moves the
+    // stored use, which makes the recount's conditional correction a no-op).
+    const usage = reconcileUsage(
       this.store,
       [...owners].filter((owner) => !changedOwners.has(owner)),
       report,
       { maxUsageChecks: this.options.maxUsageChecks, usageSettleMs: this.options.usageSettleMs, deadline: this.deadline },
     );
-    const next: ReconcileCheckpoint = {
-      ...(tasksCursor ? { tasksCursor } : {}),
-      ...(containersCursor ? { containersCursor } : {}),
-    };
-    if (this.restartDue && Date.now() < this.deadline) {
+    const restarts = (async () => {
+      if (!this.restartDue || Date.now() >= this.deadline) return;
       try {
         // The walk of the restarts due goes on where the last run's stopped.
-        const restarts = await this.restartDue(this.deadline, checkpoint.restartsCursor);
-        report.restartsBegun = restarts.begun;
-        if (restarts.cursor) next.restartsCursor = restarts.cursor;
+        const begun = await this.restartDue(this.deadline, checkpoint.restartsCursor);
+        report.restartsBegun = begun.begun;
+        if (begun.cursor) next.restartsCursor = begun.cursor;
       } catch (error) {
         report.errors += 1;
         log.error('Reconciler could not begin the restarts due', describeError(error));
       }
-    }
+    })();
+    await Promise.all([usage, restarts]);
     report.complete = !tasksCursor && !containersCursor && !next.restartsCursor;
     await this.store.saveReconcileCheckpoint(next);
     return report;
@@ -171,14 +188,20 @@ export class Reconciler {
       const page = await this.listTasks(cursor);
       report.tasksListed += page.taskArns.length;
       const tasks = page.taskArns.length > 0 ? await this.runtime.describeTasks(page.taskArns) : [];
-      for (const task of tasks) {
+      // The containers of the page's tasks in one batched, consistent read rather than one read each.
+      const unread = [...new Set(tasks.flatMap((task) => (task.status ? [task.status.containerId] : [])))].filter(
+        (id) => !containers.has(id),
+      );
+      const read = unread.length > 0 ? await this.store.getMany(unread) : new Map<string, StoredContainer>();
+      for (const id of unread) containers.set(id, read.get(id));
+      await forEachConcurrently(tasks, CHECKS_AT_ONCE, async (task) => {
         try {
           await this.checkTask(task, containers, report);
         } catch (error) {
           report.errors += 1;
           log.error('Reconciler could not check a task', { taskArn: task.taskArn, ...describeError(error) });
         }
-      }
+      });
       cursor = page.nextCursor;
     } while (cursor && report.tasksListed < this.options.maxTasks && Date.now() < this.deadline);
     return cursor;
@@ -240,17 +263,31 @@ export class Reconciler {
       const candidates = page.items.filter((container) => holdsCpu(container.state));
       const tasks = new Map<string, RuntimeTask>();
       const taskArns = candidates.flatMap((container) => (container.taskArn ? [container.taskArn] : []));
-      for (const task of taskArns.length > 0 ? await this.runtime.describeTasks(taskArns) : []) tasks.set(task.taskArn, task);
-      for (const candidate of candidates) {
+      let described: RuntimeTask[];
+      try {
+        described = taskArns.length > 0 ? await this.runtime.describeTasks(taskArns) : [];
+      } catch (error) {
+        // Without the tasks' word every task would look missing: this page waits for the next run.
+        report.errors += 1;
+        log.error('Reconciler could not describe the tasks of a page of containers', describeError(error));
+        return { cursor, owners, changedOwners };
+      }
+      for (const task of described) tasks.set(task.taskArn, task);
+      // Each decision reads the item itself: the page's candidates in one batched, consistent read.
+      const read = candidates.length > 0 ? await this.store.getMany(candidates.map((candidate) => candidate.id)) : new Map();
+      for (const candidate of candidates) this.justRead.set(candidate.id, read.get(candidate.id));
+      await forEachConcurrently(candidates, CHECKS_AT_ONCE, async (candidate) => {
         try {
           if (await this.checkContainer(candidate, tasks, report)) changedOwners.add(candidate.userId);
-          else await this.routeRepair?.publishMissing(candidate, tasks, report);
+          else await this.routeRepair?.publishMissing(candidate, tasks, report, this.justRead.get(candidate.id));
         } catch (error) {
           report.errors += 1;
           changedOwners.add(candidate.userId);
           log.error('Reconciler could not check a container', { containerId: candidate.id, ...describeError(error) });
+        } finally {
+          this.justRead.delete(candidate.id);
         }
-      }
+      });
       cursor = page.nextCursor;
     } while (cursor && report.containersChecked < this.options.maxContainers && Date.now() < this.deadline);
     return { cursor, owners, changedOwners };
@@ -282,14 +319,18 @@ export class Reconciler {
     return age >= graceMs + this.options.lostEventMarginMs;
   }
 
+  /** The page's candidates as just read (consistently, in one batch), for checkContainer and the route check after it. */
+  private readonly justRead = new Map<string, StoredContainer | undefined>();
+
   /** Settles one container whose task has gone; answers whether it changed it. */
   private async checkContainer(candidate: StoredContainer, tasks: Map<string, RuntimeTask>, report: ReconcileReport): Promise<boolean> {
-    const container = await this.store.get(candidate.id);
+    const container = this.justRead.has(candidate.id) ? this.justRead.get(candidate.id) : await this.store.get(candidate.id);
     // Moved on since the index was read (or the task described is not its task any more): not ours to judge now.
     if (!container || container.version !== candidate.version || container.taskArn !== candidate.taskArn) return false;
     if (!holdsCpu(container.state)) return false;
     const age = this.now() - Date.parse(container.updatedAt);
     let state: ContainerState;
+    // Becomes the container's state_reason: every stop or failure says why.
     let why: string;
     if (!container.taskArn) {
       // Waiting out its restart policy's backoff: the restart pass relaunches it when due.
@@ -297,13 +338,13 @@ export class Reconciler {
       // A start that claimed the container but never attached a task (its function ended midway).
       if (age < this.options.launchGraceMs) return false;
       state = 'failed';
-      why = 'no task was ever attached';
+      why = 'its start was interrupted before a task was attached; start it again';
     } else {
       const task = tasks.get(container.taskArn);
       if (!task) {
         if (age < this.options.missingTaskGraceMs) return false;
         state = 'failed';
-        why = 'the runtime no longer knows its task';
+        why = STATE_REASON.taskGone;
       } else {
         const implied = task.status ? containerStateFor(task.status) : undefined;
         if (task.status && this.applyTaskStatus && container.state === 'provisioning' && this.eventLost(container, task.status, age)) {
@@ -335,7 +376,7 @@ export class Reconciler {
         }
         if (implied !== 'failed' && implied !== 'stopped') return false;
         state = implied;
-        why = `its task stopped (${task.status?.stopCode ?? 'no stop code'})`;
+        why = stateReasonFor(task.status!);
       }
     }
     const settled = await this.store.settleTask(
@@ -343,6 +384,7 @@ export class Reconciler {
       container.version,
       container.taskArn,
       state,
+      why,
       new Date(this.now()).toISOString(),
       chargeFor(container.userId, container, { ...container, state }, null),
     );

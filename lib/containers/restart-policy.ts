@@ -1,6 +1,7 @@
 import { describeError, log } from '../log.js';
 import type { StoredContainer } from './container.js';
 import type { TaskStatus } from './runtime.js';
+import type { StopReason } from './container-core.js';
 import { containerStateFor, stoppedOnRequest } from './task-status.js';
 
 /** How the restart policy runs (docs/containers.md, "Restart policy"). */
@@ -50,7 +51,11 @@ export const isRestartDue = (container: StoredContainer, now: number): boolean =
  * drain, and a probe of a task's readiness or health. Each is safe to run more than once and
  * late: it acts only on a container still in the state that asked for it.
  */
-export type DeferredJob = { kind: 'relaunch'; containerId: string } | { kind: 'retire'; containerId: string; taskArn: string } | ProbeJob;
+export type DeferredJob =
+  | { kind: 'relaunch'; containerId: string }
+  /** `reason` names why, for ECS's record of the stop: a restart's old task when absent. */
+  | { kind: 'retire'; containerId: string; taskArn: string; reason?: StopReason }
+  | ProbeJob;
 
 /**
  * One probe of a task from inside the network it runs in (AWS: the probe function in the workload

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConflictError, InternalError, NotFoundError, TimeoutError } from '../errors.js';
+import { ConflictError, InternalError, NotFoundError, ServiceBusyError, TimeoutError } from '../errors.js';
 import { log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
 import { countEvent } from '../observability/metrics.js';
@@ -15,9 +15,13 @@ import {
 } from './container-core.js';
 import type { TaskEvents } from './task-events.js';
 import type { TaskLauncher } from './task-launcher.js';
+import type { TaskStatus } from './runtime.js';
 
 /** How long a task may stay invisible to describe calls before it counts as gone. */
 const MISSING_TASK_GRACE_MS = 60_000;
+
+/** Where RUNNING is probed, the least time between two describes of a waited-for task. */
+const DESCRIBE_EVERY_MS = 5_000;
 
 export interface StartWaitOptions {
   pollIntervalMs: number;
@@ -46,17 +50,19 @@ export class StartWait {
    * container's fate, not its first task's.
    */
   async untilRunning(container: StoredContainer, deadline: number): Promise<StoredContainer> {
-    const { runtime, store } = this.core;
+    const { store } = this.core;
     // Provisioning without a task: a launch was interrupted; the same token finds or starts its task.
     let current = container.taskArn || container.restartAt !== undefined ? container : await this.launcher.launchOrFail(container);
     let interval = this.options.pollIntervalMs;
+    const describer = this.describer();
     for (;;) {
-      const status = current.taskArn ? await runtime.describeTask(current.taskArn) : undefined;
-      const latest = status
-        ? (await this.events.observe(status, { polled: true })).container
-        : current.taskArn
-          ? await this.containerOfMissingTask(current)
-          : await store.get(current.id);
+      const described = current.taskArn ? await describer(current.taskArn) : 'skipped';
+      const latest =
+        described === 'skipped'
+          ? await store.get(current.id)
+          : described
+            ? (await this.events.observe(described, { polled: true })).container
+            : await this.containerOfMissingTask(current);
       if (!latest) throw new NotFoundError('Container not found');
       if (latest.version !== current.version || latest.taskArn !== current.taskArn) {
         if (!restartedByPolicy(current, latest)) {
@@ -99,9 +105,13 @@ export class StartWait {
     const { version } = pending;
     const newTaskArn = pending.pendingTaskArn!;
     let interval = this.options.pollIntervalMs;
+    const describer = this.describer();
     for (;;) {
-      const status = await runtime.describeTask(newTaskArn);
-      const latest = status ? (await this.events.observe(status, { polled: true })).container : await store.get(container.id);
+      const described = await describer(newTaskArn);
+      const latest =
+        described && described !== 'skipped'
+          ? (await this.events.observe(described, { polled: true })).container
+          : await store.get(container.id);
       if (!latest) throw new NotFoundError('Container not found');
       if (latest.version !== version) throw new ConflictError('The container was changed by another request while it was restarting');
       if (latest.taskArn === newTaskArn && latest.state === 'running') {
@@ -123,6 +133,30 @@ export class StartWait {
       await sleep(Math.min(interval, remaining));
       interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
     }
+  }
+
+  /**
+   * What a wait reads its task's status with. Where RUNNING only means started (ECS), the events,
+   * the probe and the reconciler move the container, so the wait mostly reads the record and
+   * describes its task at most every DESCRIBE_EVERY_MS (to see a stop whose event is late):
+   * DescribeTasks is throttled per account (a token bucket shared by every caller:
+   * https://docs.aws.amazon.com/AmazonECS/latest/APIReference/request-throttling.html), and a
+   * describe per poll per waiting request spent it for the reconciler and everyone else. A
+   * throttled describe is no news ('skipped'), never the caller's error. Elsewhere (the local
+   * runtimes) every poll describes. Undefined: the runtime does not know the task.
+   */
+  private describer(): (taskArn: string) => Promise<TaskStatus | undefined | 'skipped'> {
+    let lastAt = this.core.now();
+    return async (taskArn) => {
+      if (this.options.probed && this.core.now() - lastAt < DESCRIBE_EVERY_MS) return 'skipped';
+      lastAt = this.core.now();
+      try {
+        return await this.core.runtime.describeTask(taskArn);
+      } catch (error) {
+        if (error instanceof ServiceBusyError) return 'skipped';
+        throw error;
+      }
+    };
   }
 
   /**

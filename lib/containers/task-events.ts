@@ -1,9 +1,9 @@
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError, ServiceBusyError } from '../errors.js';
 import { log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
 import { countEvent } from '../observability/metrics.js';
 import type { StoredContainer } from './container.js';
-import { ContainerLaunchFailed, type ContainerCore, STATE_REASON, STOP_REASON } from './container-core.js';
+import { ContainerLaunchFailed, type ContainerCore, STATE_REASON, STOP_REASON, type StopReason } from './container-core.js';
 import { type DeferredJob, isRestartDue, type RestartPolicyOptions, type RestartScheduler, restartDecisionFor } from './restart-policy.js';
 import type { RunPolicy } from './run-policy.js';
 import type { TaskStatus } from './runtime.js';
@@ -137,6 +137,12 @@ export class TaskEvents {
       if (error instanceof ContainerLaunchFailed || error instanceof ConflictError || error instanceof NotFoundError) {
         return store.get(containerId);
       }
+      if (error instanceof ServiceBusyError) {
+        // Throttled: still due, so tried again after the runtime's pause (and by the reconciler's walk meanwhile).
+        const job: DeferredJob = { kind: 'relaunch', containerId };
+        await this.restartScheduler.schedule(error.retryAfterSeconds * 1000, job, () => this.relaunchDue(containerId));
+        return container;
+      }
       throw error;
     }
   }
@@ -265,9 +271,19 @@ export class TaskEvents {
    * (never, in practice: a task is promoted once). A container deleted meanwhile has had its
    * tasks stopped by the delete; a task left over is the reconciler's.
    */
-  async retire(containerId: string, taskArn: string): Promise<void> {
+  async retire(containerId: string, taskArn: string, reason: StopReason = STOP_REASON.replaced): Promise<void> {
     const container = await this.core.store.get(containerId);
     if (container && (container.taskArn === taskArn || container.pendingTaskArn === taskArn)) return;
-    await this.core.runtime.stopTask(taskArn, STOP_REASON.replaced);
+    await this.core.runtime.stopTask(taskArn, reason);
+  }
+
+  /**
+   * A stop the runtime was too busy to take (ECS throttled StopTask) of a task its container has
+   * already let go (stopped, deleted): tried again by a deferred job after `delayMs`, and again
+   * by SQS while ECS stays busy; the reconciler stops whatever is still left.
+   */
+  async deferStop(containerId: string, taskArn: string, reason: StopReason, delayMs: number): Promise<void> {
+    const job: DeferredJob = { kind: 'retire', containerId, taskArn, reason };
+    await this.restartScheduler.schedule(delayMs, job, () => this.retire(containerId, taskArn, reason));
   }
 }

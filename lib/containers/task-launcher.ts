@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError, ServiceBusyError } from '../errors.js';
 import { describeError, log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
 import { countEvent } from '../observability/metrics.js';
@@ -10,6 +10,7 @@ import {
   failedToStart,
   historyWith,
   launchToken,
+  STATE_REASON,
   STOP_REASON,
 } from './container-core.js';
 import { TaskLaunchError } from './runtime.js';
@@ -41,13 +42,40 @@ export class TaskLauncher {
     throw new ConflictError(CHANGED_MEANWHILE);
   }
 
-  /** As `launch`, but a refusal is the caller's 500 with the container's reason. */
+  /**
+   * As `launch`, but a refusal is the caller's 500 with the container's reason. A runtime too
+   * busy to launch (ECS throttled) started nothing: the container's claim is undone (stopped,
+   * its vCPU released, with a reason that says to start it again) and the caller gets 503.
+   */
   async launchOrFail(container: StoredContainer): Promise<StoredContainer> {
     try {
       return await this.launch(container);
     } catch (error) {
       if (error instanceof ContainerLaunchFailed) throw failedToStart(await this.core.store.get(container.id));
+      if (error instanceof ServiceBusyError) await this.undoClaim(container);
       throw error;
+    }
+  }
+
+  /** Puts a provisioning container that got no task back to stopped, releasing its charge; a container changed meanwhile is left to whoever changed it. */
+  private async undoClaim(container: StoredContainer): Promise<void> {
+    try {
+      await this.core.commit(
+        container,
+        (current) => this.core.releaseOf(current, 'stopped'),
+        (current, charge) =>
+          current.taskArn
+            ? Promise.resolve({ kind: 'conflict' as const })
+            : this.core.store.beginTransition(
+                current.id,
+                current.version,
+                { state: 'stopped', stateReason: STATE_REASON.runtimeBusy },
+                this.core.isoNow(),
+                charge,
+              ),
+      );
+    } catch (error) {
+      if (!(error instanceof ConflictError || error instanceof NotFoundError)) throw error;
     }
   }
 
@@ -92,6 +120,8 @@ export class TaskLauncher {
         clientToken: launchToken(container.id, container.version),
       });
     } catch (error) {
+      // Throttled: nothing was launched and nothing is wrong with the container; the caller decides what to undo.
+      if (error instanceof ServiceBusyError) throw error;
       log.error('Task launch failed', { containerId: container.id, version: container.version, ...describeError(error) });
       const reason =
         error instanceof TaskLaunchError ? `could not start: ${error.message}` : 'could not start: the runtime refused the task';

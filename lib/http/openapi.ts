@@ -21,6 +21,10 @@ const errorCodes: Record<number, { code: string; description: string }> = {
       "Throttled: the whole API's per-address limit, a stricter one on sign-in and token endpoints, or too many wrong codes on /device; see Retry-After where present",
   },
   500: { code: 'INTERNAL_ERROR', description: 'Unexpected server error; for start and restart, the container failed to start' },
+  503: {
+    code: 'SERVICE_BUSY',
+    description: 'AWS throttled the request past its retries; nothing was done (a create leaves no container); try again after Retry-After',
+  },
   504: { code: 'TIMEOUT', description: 'The container is still starting after the start budget; start it again to keep waiting' },
 };
 

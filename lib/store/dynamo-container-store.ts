@@ -13,6 +13,7 @@ import type {
 } from '../containers/container-store.js';
 import { fieldToJson, WORKLOAD, WORKLOAD_KEYS, type Workload } from '../containers/workload.js';
 import {
+  batchGetAll,
   documentClient,
   isConditionFailure,
   isTransactionConditionFailure,
@@ -66,6 +67,17 @@ export class DynamoContainerStore implements ContainerStore {
       new GetCommand({ TableName: tableName, Key: keys.container(containerId), ConsistentRead: true }),
     );
     return Item ? containerEntity.fromItem(Item) : undefined;
+  }
+
+  async getMany(containerIds: readonly string[]): Promise<Map<string, StoredContainer>> {
+    // BatchGetItem, strongly consistent like `get`: 100 keys a call, the calls side by side.
+    const items = await batchGetAll([...new Set(containerIds)].map((id) => keys.container(id)));
+    const found = new Map<string, StoredContainer>();
+    for (const item of items.values()) {
+      const container = containerEntity.fromItem(item);
+      found.set(container.id, container);
+    }
+    return found;
   }
 
   async listOwnedBy(userId: string, page: PageRequest): Promise<Page<StoredContainer>> {
@@ -254,10 +266,13 @@ export class DynamoContainerStore implements ContainerStore {
         `SET #state = :provisioning, ${A.stateReason} = :reason, ${A.restartCount} = :restartCount, ${A.restartAt} = :restartAt, ` +
         `version = version + :one, ${A.updatedAt} = :now ` +
         `REMOVE ${A.taskArn}, ${A.taskVersion}, ${A.taskDefinitionArn}, ${A.taskLaunchVersion}, ${A.pendingTaskArn}`,
-      ConditionExpression: `${A.taskArn} = :taskArn AND (attribute_not_exists(${A.taskVersion}) OR ${A.taskVersion} < :taskVersion)`,
+      // Only from a state that holds its vCPU, which provisioning holds too, so the restart charges nothing: a container
+      // the reconciler settled meanwhile (failed, its vCPU released, same version and task) is not brought back uncharged.
+      ConditionExpression: `${A.taskArn} = :taskArn AND (attribute_not_exists(${A.taskVersion}) OR ${A.taskVersion} < :taskVersion) AND #state IN (:provisioning, :running)`,
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: {
         ':provisioning': 'provisioning',
+        ':running': 'running',
         ':reason': restart.stateReason,
         ':restartCount': restart.restartCount,
         ':restartAt': restart.restartAt,
@@ -309,16 +324,23 @@ export class DynamoContainerStore implements ContainerStore {
     version: number,
     taskArn: string | undefined,
     state: ContainerState,
+    stateReason: string,
     now: string,
     charge?: QuotaCharge,
   ): Promise<StoredContainer | undefined> {
     return written(
       await this.update(containerId, charge, {
         Key: keys.container(containerId),
-        UpdateExpression: `SET #state = :state, ${A.updatedAt} = :now`,
+        UpdateExpression: `SET #state = :state, ${A.stateReason} = :reason, ${A.updatedAt} = :now`,
         ConditionExpression: `attribute_exists(pk) AND version = :version AND ${taskArn ? `${A.taskArn} = :taskArn` : `attribute_not_exists(${A.taskArn})`}`,
         ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':state': state, ':version': version, ':now': now, ...(taskArn ? { ':taskArn': taskArn } : {}) },
+        ExpressionAttributeValues: {
+          ':state': state,
+          ':reason': stateReason,
+          ':version': version,
+          ':now': now,
+          ...(taskArn ? { ':taskArn': taskArn } : {}),
+        },
       }),
     );
   }

@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { Reconciler } from '../containers/reconciler.js';
+import { Reconciler, type ReconcilerOptions } from '../containers/reconciler.js';
 import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { ReconcilableRuntime } from '../containers/runtime.js';
 import type { RunPolicy } from '../containers/run-policy.js';
@@ -16,10 +16,13 @@ export function reconcilerWith(
   settings?: Config,
   deferredWork?: RestartScheduler,
   runPolicy?: RunPolicy,
+  /** How long past its grace a provisioning container waits for its task's event (a run on a short schedule waits less). */
+  timing?: Pick<ReconcilerOptions, 'lostEventMarginMs'>,
 ): Reconciler {
   const routing = settings ? appRoutingFrom(settings) : undefined;
   const service = containerServiceWith({ runtime, deferredWork, ...(runPolicy ? { runPolicy } : {}) });
   return new Reconciler(containerStore, runtime, {
+    ...timing,
     ...(routing ? { routing } : {}),
     // The backstop of the restart policy's timers: containers whose backoff has passed.
     restartDue: async (deadline, cursor) => {

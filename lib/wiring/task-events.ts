@@ -56,7 +56,7 @@ export function taskMessageHandlersWith(
       handleTaskEventMessage(body, {
         applyTaskStatus: (status) => service.applyTaskStatus(status),
         relaunchDue: (containerId) => service.relaunchDue(containerId),
-        retire: (containerId, taskArn) => service.retire(containerId, taskArn),
+        retire: (containerId, taskArn, reason) => service.retire(containerId, taskArn, reason),
         containerOf: (containerId) => containerStore.get(containerId),
         ...(routing ? { routing } : {}),
       }),

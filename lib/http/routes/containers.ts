@@ -29,7 +29,7 @@ export const createContainer = /* @__PURE__ */ route({
   permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, { write: ['container', 'hostname'] }), {
     ecs: ['run', 'stop'],
   }),
-  alsoAnswers: [409],
+  alsoAnswers: [409, 503],
   summary: 'Create a container and start its first task',
 });
 
@@ -69,7 +69,7 @@ export const deleteContainer = /* @__PURE__ */ route({
   permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, { write: ['container', 'hostname'] }), {
     ecs: ['stop'],
   }),
-  alsoAnswers: [409],
+  alsoAnswers: [409, 503],
   summary: 'Stop and delete a container, freeing its hostname',
 });
 
@@ -83,7 +83,7 @@ export const startContainer = /* @__PURE__ */ route({
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(containerUpdate, { ecs: ['run', 'stop', 'describe'] }),
   timeoutSeconds: 29,
-  alsoAnswers: [409, 504],
+  alsoAnswers: [409, 503, 504],
   summary: 'Start a container and wait until it runs',
 });
 
@@ -96,7 +96,7 @@ export const stopContainer = /* @__PURE__ */ route({
   scope: 'containers:write',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(containerUpdate, { ecs: ['stop'] }),
-  alsoAnswers: [409],
+  alsoAnswers: [409, 503],
   summary: 'Stop a container',
 });
 
@@ -110,7 +110,7 @@ export const restartContainer = /* @__PURE__ */ route({
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(containerUpdate, { ecs: ['run', 'stop', 'describe'] }),
   timeoutSeconds: 29,
-  alsoAnswers: [409, 504],
+  alsoAnswers: [409, 503, 504],
   summary: 'Restart a container on a new task and wait until it runs',
 });
 

@@ -15,7 +15,7 @@ import type { ContainerAction } from '../../../lib/containers/transitions.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
 import { taskUsage } from '../../../lib/wiring/task-usage.js';
-import { ConflictError, InternalError, NotFoundError, TimeoutError } from '../../../lib/errors.js';
+import { ConflictError, InternalError, NotFoundError, ServiceBusyError, TimeoutError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { LocalMetrics } from '../../../lib/local/local-metrics.js';
@@ -133,6 +133,27 @@ async function taskStateChange(task: Task): Promise<void> {
 
 const stopTaskOutput = (input: { task: string }) => ({ task: { taskArn: input.task, desiredStatus: 'STOPPED' } });
 
+/** RunTask calls to throttle before answering again (ThrottlingException, as the SDK throws it past its retries). */
+let runTaskThrottles = 0;
+
+/** RunTask as ECS answers it: the token's task, or the next refusal queued. */
+function runTaskOutput(input: { clientToken?: string; startedBy?: string }) {
+  if (runTaskThrottles > 0) {
+    runTaskThrottles -= 1;
+    return Promise.reject(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } }));
+  }
+  const reason = refusals.shift();
+  if (reason) return { tasks: [], failures: [{ reason }] };
+  const task = {
+    taskArn: taskArnOfToken(input.clientToken!),
+    clusterArn: CLUSTER_ARN,
+    startedBy: input.startedBy,
+    version: 1,
+    lastStatus: 'PROVISIONING',
+  };
+  return { tasks: [task], failures: [] };
+}
+
 type AwsCall = [command: string, input: unknown];
 
 /** Every command ECS and CloudWatch received, in the order sent, with its input. */
@@ -240,18 +261,8 @@ beforeEach(() => {
   cloudWatchMock.reset();
   logsMock.reset();
   refusals = [];
-  ecsMock.on(RunTaskCommand).callsFake((input) => {
-    const reason = refusals.shift();
-    if (reason) return { tasks: [], failures: [{ reason }] };
-    const task = {
-      taskArn: taskArnOfToken(input.clientToken),
-      clusterArn: CLUSTER_ARN,
-      startedBy: input.startedBy,
-      version: 1,
-      lastStatus: 'PROVISIONING',
-    };
-    return { tasks: [task], failures: [] };
-  });
+  runTaskThrottles = 0;
+  ecsMock.on(RunTaskCommand).callsFake(runTaskOutput);
   ecsMock.on(StopTaskCommand).callsFake(stopTaskOutput);
 });
 
@@ -719,6 +730,80 @@ describe('ContainerService.delete on ECS', () => {
     const again = await containerService.create(stranger, { ...spec(), hostname: running.hostname });
     expect(awsCalls()).toEqual([runTask(running, 1), stopTask(running, 1, STOP_REASON.delete), runTask(again, 1)]);
   });
+});
+
+describe('ECS throttling past the SDK retries (issue 24: 503 SERVICE_BUSY, never a 500, the container left as it was)', () => {
+  /** ECS's answer once its bucket is empty, as the SDK throws it after its own retries. */
+  const throttled = () => Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+
+  const expectBusy = async (call: Promise<unknown>) => {
+    const error = await call.then(
+      () => undefined,
+      (rejected: unknown) => rejected,
+    );
+    expect(error).toBeInstanceOf(ServiceBusyError);
+    expect(error).toMatchObject({ statusCode: 503, code: 'SERVICE_BUSY', headers: { 'Retry-After': '5' } });
+  };
+
+  it('withdraws a create whose launch was throttled whole: no record, no charge, the hostname free for the same request again', async () => {
+    const caller: Caller = { userId: newId(), role: 'user' };
+    const wanted = spec();
+    runTaskThrottles = 1;
+
+    await expectBusy(containerService.create(caller, wanted));
+
+    expect((await containerService.list(caller, { limit: 10 })).items).toEqual([]);
+    expect(await containerStore.usageOf(caller.userId)).toEqual({ containers: 0, runningCpu: 0 });
+    const again = await containerService.create(caller, wanted);
+    expect(again).toMatchObject({ state: 'provisioning', hostname: wanted.hostname });
+  });
+
+  it('puts a throttled start back to stopped with its vCPU released and a reason to start it again', async () => {
+    const caller: Caller = { userId: newId(), role: 'user' };
+    const created = await containerService.create(caller, spec());
+    await reportedRunning(created);
+    const stopped = await containerService.stop(caller, created.id);
+    runTaskThrottles = 1;
+
+    await expectBusy(containerService.start(caller, created.id));
+
+    const after = await containerStore.get(created.id);
+    expect(after).toMatchObject({ state: 'stopped', stateReason: expect.stringMatching(/too busy.*start it again/) });
+    expect(after!.version).toBeGreaterThan(stopped.version);
+    expect(await containerStore.usageOf(caller.userId)).toEqual({ containers: 1, runningCpu: 0 });
+  });
+
+  it('keeps a running container on its task when the restart’s launch is throttled', async () => {
+    const caller: Caller = { userId: newId(), role: 'user' };
+    const running = await reportedRunning(await containerService.create(caller, spec()));
+    ecsMock.resetHistory();
+    runTaskThrottles = 1;
+
+    await expectBusy(containerService.restart(caller, running.id));
+
+    expect(await containerStore.get(running.id)).toMatchObject({ state: 'running', taskArn: running.taskArn });
+    expect(ecsMock.commandCalls(StopTaskCommand)).toEqual([]);
+    expect(await containerStore.usageOf(caller.userId)).toEqual({ containers: 1, runningCpu: 2 });
+  });
+
+  it('answers a stop whose StopTask was throttled, and stops the task by a deferred job', async () => {
+    const caller: Caller = { userId: newId(), role: 'user' };
+    const running = await reportedRunning(await containerService.create(caller, spec()));
+    ecsMock.resetHistory();
+    ecsMock.on(StopTaskCommand).rejectsOnce(throttled()).callsFake(stopTaskOutput);
+
+    expect(await containerService.stop(caller, running.id)).toMatchObject({ state: 'stopped', stateReason: 'stopped on request' });
+
+    await pollUntil(
+      async () => ecsMock.commandCalls(StopTaskCommand).length,
+      (sent) => sent >= 2,
+      10_000,
+    );
+    expect(ecsMock.commandCalls(StopTaskCommand).map((call) => call.args[0].input)).toEqual([
+      { cluster: CLUSTER_ARN, task: running.taskArn, reason: STOP_REASON.stop },
+      { cluster: CLUSTER_ARN, task: running.taskArn, reason: STOP_REASON.stop },
+    ]);
+  }, 15_000);
 });
 
 describe('ContainerService.metrics from CloudWatch', () => {

@@ -155,6 +155,34 @@ describe('DynamoContainerStore', () => {
     expect(await store.get(created.id)).toMatchObject({ state: 'running', taskVersion: 3 });
   });
 
+  // Fails on the code before: the reconciler's settle (failed, vCPU released) kept version and task, so a
+  // restart decided from the state read before it brought the container back to provisioning uncharged
+  // (the 10-minute fault run's quota drift of 2-3 vCPU).
+  it('schedules a restart only of a container still holding its vCPU, never of one settled failed meanwhile', async () => {
+    const created = container();
+    await store.create(created);
+    await store.attachTask(created.id, 1, 'task-1', ['task-1']);
+    await store.settleTask(created.id, 1, 'task-1', 'failed', 'exited with code 1', NOW);
+    const restart = {
+      taskArn: 'task-1',
+      taskVersion: 5,
+      restartCount: 1,
+      restartAt: Date.parse(NOW) + 1000,
+      stateReason: 'exited with code 1',
+    };
+
+    expect(await store.scheduleRestart(created.id, restart, NOW)).toBeUndefined();
+    expect(await store.get(created.id)).toMatchObject({ state: 'failed', taskArn: 'task-1', version: 1 });
+
+    const running = container();
+    await store.create(running);
+    await store.attachTask(running.id, 1, 'task-2', ['task-2']);
+    expect(await store.scheduleRestart(running.id, { ...restart, taskArn: 'task-2' }, NOW)).toMatchObject({
+      state: 'provisioning',
+      version: 2,
+    });
+  });
+
   it('marks a transition failed only at its version', async () => {
     const created = container();
     await store.create(created);

@@ -5,6 +5,30 @@ import { LoopbackAddresses, TaskProcess } from './task-process.js';
 import { Buckets } from './token-bucket.js';
 
 const ACCOUNT = '123456789012';
+
+type EcsAction = 'RegisterTaskDefinition' | 'DescribeTaskDefinition' | 'RunTask' | 'StopTask' | 'DescribeTasks' | 'ListTasks';
+
+/**
+ * ECS's throttling of the actions this service calls, per account and Region, each action with a
+ * token bucket of its own (burst = capacity, sustained = refill per second): "Request throttling
+ * for the Amazon ECS API", https://docs.aws.amazon.com/AmazonECS/latest/APIReference/request-throttling.html
+ * (RegisterTaskDefinition 20 burst / 1 sustained; DescribeTasks about 20 a second, shared with
+ * DescribeContainerInstances, which this service never calls), and for RunTask on Fargate the
+ * separate quota of "AWS Fargate throttling quotas", https://docs.aws.amazon.com/AmazonECS/latest/developerguide/throttling.html
+ * ("The rate quota for calls to the Amazon ECS RunTask API is 20 calls per second (burst and
+ * sustained)"). Where this project could not read a figure from the table (ListTasks, StopTask,
+ * DescribeTaskDefinition) the bucket is 20 / 20, the figure of the actions beside them, so the
+ * model errs on the strict side. The account shares every bucket with every caller in it: the
+ * API functions, the task state and probe functions, the reconciler, and the operators' tools.
+ */
+export const ECS_THROTTLE_AS_DOCUMENTED: NonNullable<EcsSimOptions['throttle']> = {
+  RunTask: { capacity: 20, refillPerSecond: 20 },
+  StopTask: { capacity: 20, refillPerSecond: 20 },
+  RegisterTaskDefinition: { capacity: 20, refillPerSecond: 1 },
+  DescribeTaskDefinition: { capacity: 20, refillPerSecond: 20 },
+  DescribeTasks: { capacity: 20, refillPerSecond: 20 },
+  ListTasks: { capacity: 20, refillPerSecond: 20 },
+};
 const REGION = 'us-east-1';
 
 export interface EcsSimOptions {
@@ -18,8 +42,12 @@ export interface EcsSimOptions {
   stopTimeoutMs?: number;
   /** How long a RegisterTaskDefinition holds its family: another one for the family meanwhile gets the concurrent-revision error. */
   registerMs?: number;
-  /** Token buckets by API group; defaults: no throttling. */
-  throttle?: { read?: { capacity: number; refillPerSecond: number }; modify?: { capacity: number; refillPerSecond: number } };
+  /**
+   * Token buckets, by action (`DescribeTasks` …) and by group (`read`, `modify`: every action of
+   * the group shares it); a request takes a token from each bucket that applies. Default: no
+   * throttling. ECS_THROTTLE_AS_DOCUMENTED is ECS's own.
+   */
+  throttle?: Partial<Record<EcsAction | 'read' | 'modify', { capacity: number; refillPerSecond: number }>>;
   /** Probability that a task fails in PENDING (TaskFailedToStart, CannotPullContainerError). */
   failToStartRate?: number;
   /** How long ECS keeps describing a stopped task (about an hour on ECS). */
@@ -112,7 +140,7 @@ export class EcsSim {
     private readonly random: SeededRandom,
     private readonly faults: FaultCounts,
   ) {
-    this.buckets = new Buckets({ read: options.throttle?.read, modify: options.throttle?.modify });
+    this.buckets = new Buckets(options.throttle ?? {});
   }
 
   /** Called with the task after every change of its status (the EventBridge source). */
@@ -128,7 +156,8 @@ export class EcsSim {
   handle(action: string, input: any): unknown {
     this.calls.set(action, (this.calls.get(action) ?? 0) + 1);
     const group = ['RunTask', 'StopTask', 'RegisterTaskDefinition'].includes(action) ? 'modify' : 'read';
-    if (!this.buckets.take(group)) {
+    // Both buckets are looked at before either is spent: a refused request costs no token.
+    if (!this.buckets.take([action, group])) {
       this.faults.add(`ecs.ThrottlingException.${action}`);
       throw new AwsError('ThrottlingException', 'Rate exceeded');
     }

@@ -20,12 +20,17 @@ export class TokenBucket {
 
   /** Takes a token; false when the bucket is empty (the request is throttled). */
   take(): boolean {
+    if (!this.has()) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  /** Whether a token is there to take (refilled up to now). */
+  has(): boolean {
     const now = this.now();
     this.tokens = Math.min(this.capacity, this.tokens + ((now - this.updatedAt) / 1000) * this.refillPerSecond);
     this.updatedAt = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
+    return this.tokens >= 1;
   }
 }
 
@@ -35,11 +40,22 @@ export class Buckets {
 
   constructor(private readonly limits: Record<string, { capacity: number; refillPerSecond: number } | undefined>) {}
 
-  take(name: string): boolean {
+  /** Takes a token from each named bucket that has a limit, or from none when any of them is empty. */
+  take(names: string | readonly string[]): boolean {
+    const buckets = (typeof names === 'string' ? [names] : names).flatMap((name) => {
+      const bucket = this.bucket(name);
+      return bucket ? [bucket] : [];
+    });
+    if (!buckets.every((bucket) => bucket.has())) return false;
+    for (const bucket of buckets) bucket.take();
+    return true;
+  }
+
+  private bucket(name: string): TokenBucket | undefined {
     const limit = this.limits[name];
-    if (!limit || !Number.isFinite(limit.capacity)) return true;
+    if (!limit || !Number.isFinite(limit.capacity)) return undefined;
     let bucket = this.buckets.get(name);
     if (!bucket) this.buckets.set(name, (bucket = new TokenBucket(limit.capacity, limit.refillPerSecond)));
-    return bucket.take();
+    return bucket;
   }
 }

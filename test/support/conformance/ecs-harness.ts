@@ -65,6 +65,8 @@ export class EcsSimStack {
   readonly hostnames = new Map<string, string>();
   reconcileRuns = 0;
   reconcileErrors = 0;
+  /** How long each reconciler run took, ms (finished runs, failed ones too). */
+  readonly reconcileMs: number[] = [];
   handlerErrors = 0;
 
   constructor(
@@ -83,13 +85,17 @@ export class EcsSimStack {
     this.probeSource = parts.sim.subscribe(parts.sim.sqs.queue('task-probes'), counted(parts.probe), sourceOptions);
     this.timer = setInterval(() => {
       if (this.reconciling) return;
+      const started = Date.now();
       this.reconciling = parts.reconciler
         .run({ deadline: Date.now() + 20_000 })
         .then(
           () => void (this.reconcileRuns += 1),
           () => void (this.reconcileErrors += 1),
         )
-        .finally(() => (this.reconciling = undefined));
+        .finally(() => {
+          this.reconcileMs.push(Date.now() - started);
+          this.reconciling = undefined;
+        });
     }, options.reconcileEveryMs ?? 3_000);
   }
 

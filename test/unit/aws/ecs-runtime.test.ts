@@ -14,6 +14,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { launchToken } from '../../../lib/containers/container-service.js';
 import { TaskLaunchError, type TaskLaunch } from '../../../lib/containers/runtime.js';
 import { EcsRuntime, taskFamilyFor, taskStatusFromEcs, type EcsRuntimeSettings } from '../../../lib/aws/ecs-runtime.js';
+import { ServiceBusyError } from '../../../lib/errors.js';
 
 const ecsMock = mockClient(ECSClient);
 
@@ -343,7 +344,12 @@ describe('EcsRuntime task definitions per (image, port)', () => {
       .rejectsOnce(Object.assign(new Error('slow down'), { name: 'ThrottlingException' }))
       .resolves(registered(IMAGE, 8080, TASK_DEFINITION_ARN));
 
-    await expect(runtime.runTask(launch())).rejects.toThrow('slow down');
+    // A throttle past the SDK's retries is ECS being busy: 503 SERVICE_BUSY with Retry-After, never a 500.
+    await expect(runtime.runTask(launch())).rejects.toMatchObject({
+      statusCode: 503,
+      code: 'SERVICE_BUSY',
+      headers: { 'Retry-After': '5' },
+    });
     await runtime.runTask(launch());
 
     expect(ecsMock.calls()).toHaveLength(3);
@@ -488,10 +494,13 @@ describe('EcsRuntime.stopTask', () => {
     expect(ecsMock.commandCalls(StopTaskCommand)[0]!.args[0].input).toEqual({ cluster: CLUSTER_ARN, task: TASK_ARN, reason: 'gone' });
   });
 
-  it('passes other StopTask errors on', async () => {
+  it('passes other StopTask errors on, a throttle as ECS being busy', async () => {
     ecsMock.on(StopTaskCommand).rejects(Object.assign(new Error('slow down'), { name: 'ThrottlingException' }));
+    await expect(runtime.stopTask(TASK_ARN, 'busy')).rejects.toBeInstanceOf(ServiceBusyError);
+    ecsMock.on(StopTaskCommand).rejects(Object.assign(new Error('not allowed'), { name: 'AccessDeniedException' }));
+    ecsMock.resetHistory();
 
-    await expect(runtime.stopTask(TASK_ARN, 'busy')).rejects.toThrow('slow down');
+    await expect(runtime.stopTask(TASK_ARN, 'busy')).rejects.toThrow('not allowed');
     expect(ecsMock.calls()).toHaveLength(1);
     expect(ecsMock.commandCalls(StopTaskCommand)[0]!.args[0].input).toEqual({ cluster: CLUSTER_ARN, task: TASK_ARN, reason: 'busy' });
   });

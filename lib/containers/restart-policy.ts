@@ -1,7 +1,7 @@
 import { describeError, log } from '../log.js';
 import type { StoredContainer } from './container.js';
 import type { TaskStatus } from './runtime.js';
-import type { StopReason } from './container-core.js';
+import type { StopReason } from './stop-reasons.js';
 import { containerStateFor, stoppedOnRequest } from './task-status.js';
 
 /** How the restart policy runs (docs/containers.md, "Restart policy"). */

@@ -46,6 +46,11 @@ export default defineConfig({
           // Against a real Docker Engine API (Podman's, started by test/support/global-engine.ts when none answers).
           name: 'engine',
           include: ['test/engine/**/*.test.ts'],
+          // One file at a time, after every other project: each Podman container start sets up a
+          // network of its own (CNI, iptables), and with two engine files and the rest of the
+          // suite on two cores, starts ran past the 25 s start budget.
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
           globalSetup: [...withDynamoDbLocal.globalSetup, 'test/support/global-engine.ts'],
           setupFiles: [...withDynamoDbLocal.setupFiles, 'test/support/setup-engine-env.ts'],
           testTimeout: 60_000,

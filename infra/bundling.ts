@@ -77,6 +77,21 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
     reason:
       'the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools, and the image rules that point references at the pull-through caches (3.4 KiB); the container service it composes brings its task-event and start-wait parts (7 KiB)',
   },
+  getContainerMetrics: {
+    bytes: 330 * 1024,
+    reason:
+      "the CloudWatch client for the task's figures, and the container service it reads them through, with the parts that service composes (10 KiB), beside DynamoDB and Powertools",
+  },
+  stopContainer: {
+    bytes: 330 * 1024,
+    reason:
+      "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it",
+  },
+  deleteContainer: {
+    bytes: 330 * 1024,
+    reason:
+      "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it",
+  },
   consoleApp: {
     bytes: 340 * 1024,
     reason:

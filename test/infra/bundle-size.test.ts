@@ -35,6 +35,9 @@ describe('function bundles', () => {
     }
     expect(Object.keys(BUNDLE_BUDGET_EXCEPTIONS)).toEqual([
       'createContainer',
+      'getContainerMetrics',
+      'stopContainer',
+      'deleteContainer',
       'consoleApp',
       'startContainer',
       'restartContainer',

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { StoredContainer } from '../containers/container.js';
 import { ConflictError, ForbiddenError, QuotaExceededError, TimeoutError } from '../errors.js';
@@ -13,6 +12,8 @@ export interface AppRouting {
   portOf(taskArn: string): number | undefined;
   /** A request for the container arrived (its idleness, lib/containers/idle-sleep.ts). */
   requestSeen?(containerId: string): void;
+  /** Calls `listener` after a task status of a container was applied to its record in this process; answers how to stop. */
+  onContainerChanged?(listener: (containerId: string) => void): () => void;
   /** Wakes sleeping containers on request (docs/containers.md, "Sleep and wake"); without it a sleeping one answers 503. */
   waking?: Waking;
 }
@@ -295,18 +296,35 @@ async function runWake(container: StoredContainer, waking: Waking, routing: AppR
   return outcome;
 }
 
-/** How often a wake reads the table for its container's route while it starts. */
+/**
+ * How often a wake reads the table for its container's route while it starts, when nothing says
+ * sooner that the container changed (a status applied in this process does: AppRouting.onContainerChanged).
+ */
 const WAKE_WATCH_MS = 25;
+const WAKE_WATCH_NOTIFIED_MS = 250;
 
 async function untilRoutable(containerId: string, routing: AppRouting, ended: () => boolean): Promise<WakeOutcome> {
-  for (;;) {
-    await sleep(WAKE_WATCH_MS);
-    // The start decided first; this promise then never settles, and nothing holds on to it.
-    if (ended()) return new Promise<never>(() => undefined);
-    const current = await routing.container(containerId).catch(() => undefined);
-    if (current?.state === 'running' && current.taskArn && routing.portOf(current.taskArn) !== undefined) {
-      return { kind: 'running', taskArn: current.taskArn };
+  let changed: (() => void) | undefined;
+  const stopListening = routing.onContainerChanged?.((id) => id === containerId && changed?.());
+  try {
+    for (;;) {
+      const waitMs = stopListening ? WAKE_WATCH_NOTIFIED_MS : WAKE_WATCH_MS;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, waitMs);
+        changed = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      // The start decided first; this promise then never settles, and nothing holds on to it.
+      if (ended()) return new Promise<never>(() => undefined);
+      const current = await routing.container(containerId).catch(() => undefined);
+      if (current?.state === 'running' && current.taskArn && routing.portOf(current.taskArn) !== undefined) {
+        return { kind: 'running', taskArn: current.taskArn };
+      }
     }
+  } finally {
+    stopListening?.();
   }
 }
 

@@ -23,17 +23,21 @@ export interface ProbeTarget {
   /** The port the container listens on, as its owner declared it; named in failures. */
   containerPort: number;
   healthCheck: HealthCheck | null;
+  /**
+   * The task's own address on its engine network, when this machine reaches it: a TCP check
+   * connects there, where only the app can accept, so it needs no hold (through a published
+   * port an engine's userland proxy accepts whether or not the app listens).
+   */
+  address?: string;
 }
 
 /** One check from this machine (lib/readiness/probe-once.ts), with the check's timeout or the API's default. */
 export function probeOnce(target: ProbeTarget): Promise<ProbeResult> {
-  return probeOnceAt({
-    host: '127.0.0.1',
-    port: target.hostPort,
-    containerPort: target.containerPort,
-    healthCheck: target.healthCheck,
-    timeoutMs: (target.healthCheck?.timeoutS ?? DEFAULT_TIMEOUT_S) * 1000,
-  });
+  const timeoutMs = (target.healthCheck?.timeoutS ?? DEFAULT_TIMEOUT_S) * 1000;
+  const { containerPort, healthCheck } = target;
+  if (!healthCheck && target.address)
+    return probeOnceAt({ host: target.address, port: containerPort, containerPort, healthCheck, timeoutMs, heldOpenMs: 0 });
+  return probeOnceAt({ host: '127.0.0.1', port: target.hostPort, containerPort, healthCheck, timeoutMs });
 }
 
 /**

@@ -19,6 +19,11 @@ export interface ProbeOnceTarget {
   /** `GET path` within `timeoutMs`, or without a check a TCP connection held open within `timeoutMs`. */
   healthCheck: { path: string } | null;
   timeoutMs: number;
+  /**
+   * How long an accepted TCP connection must stay open to count (HELD_OPEN_MS unless given): 0
+   * where nothing but the app itself can accept, as at a task's own address.
+   */
+  heldOpenMs?: number;
 }
 
 export type ProbeOnceResult = { ok: true } | { ok: false; failure: string };
@@ -33,7 +38,7 @@ export function probeOnce(target: ProbeOnceTarget): Promise<ProbeOnceResult> {
   return target.healthCheck ? httpProbe(target, target.healthCheck.path) : tcpProbe(target);
 }
 
-function tcpProbe({ host, port, containerPort, timeoutMs }: ProbeOnceTarget): Promise<ProbeOnceResult> {
+function tcpProbe({ host, port, containerPort, timeoutMs, heldOpenMs = HELD_OPEN_MS }: ProbeOnceTarget): Promise<ProbeOnceResult> {
   return new Promise((resolve) => {
     const refused: ProbeOnceResult = { ok: false, failure: `nothing accepted connections on port ${containerPort}` };
     const socket = connect({ host, port });
@@ -51,7 +56,8 @@ function tcpProbe({ host, port, containerPort, timeoutMs }: ProbeOnceTarget): Pr
     socket.once('data', () => finish({ ok: true }));
     socket.once('connect', () => {
       clearTimeout(timer);
-      setTimeout(() => finish({ ok: true }), HELD_OPEN_MS);
+      if (heldOpenMs === 0) finish({ ok: true });
+      else setTimeout(() => finish({ ok: true }), heldOpenMs);
     });
   });
 }

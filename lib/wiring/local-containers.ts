@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { resolve } from 'node:path';
 import { config } from '../config.js';
 import type { ContainerLogs } from '../containers/logs.js';
@@ -149,10 +150,22 @@ export function localContainers(): LocalContainers {
     // With the policy: the restarts its task statuses schedule run the owner's code too.
     const service = containerServiceWith({ runtime: local.runtime, runPolicy: local.runPolicy });
     // As the task-state function would on AWS (an EventBridge event), not as the route whose task it is.
-    local.runtime.onTaskStatus((status) => runningFunction.run(TASK_STATE_FUNCTION_ID, () => service.applyTaskStatus(status)));
+    local.runtime.onTaskStatus((status) =>
+      runningFunction
+        .run(TASK_STATE_FUNCTION_ID, () => service.applyTaskStatus(status))
+        .finally(() => taskStatusApplied.emit('changed', status.containerId)),
+    );
   }
   return local;
 }
+
+/**
+ * Tells the local proxy that a task status of a container was just applied to its record, so a
+ * wake's held requests go on the moment the record turns running instead of at the next read of a
+ * poll (which, every few ms, loaded DynamoDB Local on the cores the engine's start needed).
+ */
+const taskStatusApplied = new EventEmitter();
+taskStatusApplied.setMaxListeners(0);
 
 const isLocal = (): boolean => config.CONTAINER_RUNTIME !== 'ecs';
 
@@ -188,6 +201,10 @@ export function localAppRouting(): AppRouting {
     container: (containerId) => containerStore.get(containerId),
     portOf: (taskArn) => (isLocal() ? localContainers().runtime.portOf(taskArn) : undefined),
     requestSeen: (containerId) => requestActivity.seen(containerId),
+    onContainerChanged: (listener) => {
+      taskStatusApplied.on('changed', listener);
+      return () => taskStatusApplied.off('changed', listener);
+    },
     ...(isLocal()
       ? {
           waking: {

@@ -15,6 +15,7 @@ import { ensureContainerFirewall, type FirewallStatus } from './engine-firewall.
 import { ensureContainerNetwork, removeContainerNetwork, removeUnusedNetworks } from './engine-networks.js';
 import { onShutdown } from './lifecycle.js';
 import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
+import { type SpareEngineContainer, SpareEngineContainers } from './spare-engine-containers.js';
 import { type BookedTask, TaskBook } from './task-book.js';
 
 /** The labels that mark an engine container as one of this stack's tasks (docs/containers.md, "Docker Engine runtime"). */
@@ -58,8 +59,11 @@ export interface DockerRuntimeOptions {
 
 /** A task of this runtime: an engine container; `port` is the loopback port the engine published its app's port on. */
 interface EngineTask extends BookedTask {
+  launch: TaskLaunch;
   memoryMb: number;
   diskGb: number;
+  /** Its container was deleted: nothing is prepared for a next task. */
+  released?: boolean;
   /** Why this runtime is killing the task itself (not ready, unhealthy, could not start): set before the kill, so the exit it causes is not read as the container's own. */
   failing?: string;
 }
@@ -76,6 +80,8 @@ class ProvisioningFailed extends Error {}
  */
 export class DockerRuntime implements ReconcilableRuntime {
   private readonly book = new TaskBook<EngineTask>('docker');
+  /** Per stopped container, the engine container made ready for its next task. */
+  private readonly spares: SpareEngineContainers;
   private readonly engine: Docker;
   private readonly stackId: string;
   private readonly stopGraceS: number;
@@ -96,6 +102,18 @@ export class DockerRuntime implements ReconcilableRuntime {
     this.hostFirewall = options.hostFirewall ?? ensureContainerFirewall;
     this.diskCheckMs = options.diskCheckMs ?? 30_000;
     this.diskGbBytes = options.diskGbBytes ?? 1024 ** 3;
+    this.spares = new SpareEngineContainers(
+      {
+        engine: this.engine,
+        create: async (taskId, launch) => {
+          const network = await ensureContainerNetwork(this.engine, this.stackId, launch.containerId);
+          await this.engine.createContainer(this.containerSpec(this.book.taskArnOf(taskId), launch, network));
+          return network;
+        },
+        nameOf: (taskId) => engineNameOf(this.book.taskArnOf(taskId)),
+      },
+      TaskBook.newTaskId,
+    );
   }
 
   /**
@@ -135,10 +153,15 @@ export class DockerRuntime implements ReconcilableRuntime {
   async runTask(launch: TaskLaunch): Promise<string> {
     const existing = this.book.existing(launch);
     if (existing) return existing;
-    const task = this.book.open(launch, (booked) => ({ ...booked, memoryMb: launch.memoryMb, diskGb: launch.diskGb }));
+    const spare = this.spares.take(launch);
+    const task = this.book.open(
+      launch,
+      (booked) => ({ ...booked, launch, memoryMb: launch.memoryMb, diskGb: launch.diskGb }),
+      spare?.taskId,
+    );
     this.ensureStarted();
     this.book.notify(task);
-    void this.provision(task, launch);
+    void this.provision(task, launch, spare);
     return task.taskArn;
   }
 
@@ -146,8 +169,12 @@ export class DockerRuntime implements ReconcilableRuntime {
     const task = this.book.get(taskArn);
     if (task && !this.book.markStopping(task, reason)) return;
     // Not awaited: stop answers at once, as ECS StopTask does; the exit arrives as an event.
-    void this.stopEngineContainer(taskArn, this.stopGraceS).then(() => {
-      if (task) void this.settleFromEngine(task);
+    void this.stopEngineContainer(taskArn, this.stopGraceS).then(async () => {
+      if (!task) return;
+      await this.settleFromEngine(task);
+      // Stopped (or put to sleep) with nothing else of it running: its next start is most likely the same workload.
+      const othersLive = this.book.all().some((other) => other.containerId === task.containerId && other.lastStatus !== 'STOPPED');
+      if (!othersLive && !this.closed && !task.released) this.spares.prepare(task.launch);
     });
   }
 
@@ -161,7 +188,10 @@ export class DockerRuntime implements ReconcilableRuntime {
    */
   async listTasks(cursor?: string): Promise<RuntimeTaskPage> {
     const running = await this.stackContainers(LIVE_STATES).catch(() => []);
-    const unknown = running.map((info) => this.taskArnOfLabels(info.Labels)).filter((arn): arn is string => !!arn && !this.book.has(arn));
+    const spareArns = new Set([...this.spares.taskIds()].map((taskId) => this.book.taskArnOf(taskId)));
+    const unknown = running
+      .map((info) => this.taskArnOfLabels(info.Labels))
+      .filter((arn): arn is string => !!arn && !this.book.has(arn) && !spareArns.has(arn));
     return this.book.listTasks(cursor, unknown);
   }
 
@@ -215,9 +245,11 @@ export class DockerRuntime implements ReconcilableRuntime {
       if (task.containerId !== containerId) continue;
       task.stopRequest ??= 'The container was deleted';
       task.desiredStatus = 'STOPPED';
+      task.released = true;
       task.abort.abort();
       task.endHealthWatch?.();
     }
+    await this.spares.release(containerId);
     const engineContainers = await this.stackContainers(undefined, containerId);
     await Promise.all(
       engineContainers.map((info) => this.engine.getContainer(info.Id).remove({ force: true, v: true }).catch(ignoreMissing)),
@@ -256,29 +288,19 @@ export class DockerRuntime implements ReconcilableRuntime {
       }),
     );
     await Promise.allSettled(live.map((task) => task.notifications));
+    await this.spares.discardAll();
     clearInterval(this.diskTimer);
     this.diskTimer = undefined;
     this.events?.destroy();
     this.events = undefined;
   }
 
-  private async provision(task: EngineTask, launch: TaskLaunch): Promise<void> {
+  private async provision(task: EngineTask, launch: TaskLaunch, spare: SpareEngineContainer | undefined): Promise<void> {
     try {
-      await this.ensureImage(launch.image, task.abort.signal);
-      if (task.desiredStatus !== 'RUNNING') return this.settle(task, {});
-      this.isolationRefusal();
-      const network = await ensureContainerNetwork(this.engine, this.stackId, launch.containerId);
-      const engineContainer = await this.engine.createContainer(this.containerSpec(task, launch, network));
-      if (task.desiredStatus !== 'RUNNING') {
-        await engineContainer.remove({ force: true }).catch(ignoreMissing);
-        return this.settle(task, {});
-      }
-      try {
-        await engineContainer.start();
-      } catch (error) {
-        throw new ProvisioningFailed(`could not start: ${engineMessage(error)}`);
-      }
-      const inspected = await engineContainer.inspect();
+      const fromSpare = spare && (await this.spares.start(spare, launch.image, () => task.desiredStatus === 'RUNNING'));
+      const network = fromSpare || (await this.createAndStart(task, launch));
+      if (!network) return;
+      const inspected = await this.engine.getContainer(engineNameOf(task.taskArn)).inspect();
       const binding = inspected.NetworkSettings.Ports?.[`${launch.port}/tcp`]?.[0];
       task.port = binding ? Number(binding.HostPort) : undefined;
       if (!task.port) throw new ProvisioningFailed(`the engine published no port for ${launch.port}`);
@@ -315,6 +337,25 @@ export class DockerRuntime implements ReconcilableRuntime {
     }
   }
 
+  /** Pulls the image if need be, creates the task's engine container and starts it; answers its network, or undefined when the task was stopped meanwhile. */
+  private async createAndStart(task: EngineTask, launch: TaskLaunch): Promise<string | undefined> {
+    await this.ensureImage(launch.image, task.abort.signal);
+    if (task.desiredStatus !== 'RUNNING') return void this.settle(task, {});
+    this.isolationRefusal();
+    const network = await ensureContainerNetwork(this.engine, this.stackId, launch.containerId);
+    const engineContainer = await this.engine.createContainer(this.containerSpec(task.taskArn, launch, network));
+    if (task.desiredStatus !== 'RUNNING') {
+      await engineContainer.remove({ force: true }).catch(ignoreMissing);
+      return void this.settle(task, {});
+    }
+    try {
+      await engineContainer.start();
+    } catch (error) {
+      throw new ProvisioningFailed(`could not start: ${engineMessage(error)}`);
+    }
+    return network;
+  }
+
   /** Pulls the image when the engine lacks it; a failed pull names the image and the engine's words. */
   private async ensureImage(image: string, signal: AbortSignal): Promise<void> {
     const present = await this.engine
@@ -347,16 +388,16 @@ export class DockerRuntime implements ReconcilableRuntime {
    * as limits, and none of the host: no mounts, no privileges, most capabilities dropped, no
    * privilege gain, a pid limit.
    */
-  private containerSpec(task: EngineTask, launch: TaskLaunch, network: string): Docker.ContainerCreateOptions {
+  private containerSpec(taskArn: string, launch: TaskLaunch, network: string): Docker.ContainerCreateOptions {
     const env = { ...launch.env, PORT: String(launch.port), CONTAINER_HOSTNAME: launch.hostname };
     const memoryBytes = launch.memoryMb * 1024 * 1024;
     return {
-      name: engineNameOf(task.taskArn),
+      name: engineNameOf(taskArn),
       Image: launch.image,
       ...(launch.command ? { Cmd: launch.command } : {}),
       Env: Object.entries(env).map(([name, value]) => `${name}=${value}`),
       ExposedPorts: { [`${launch.port}/tcp`]: {} },
-      Labels: { [LABEL.stack]: this.stackId, [LABEL.containerId]: launch.containerId, [LABEL.taskId]: taskIdOf(task.taskArn) },
+      Labels: { [LABEL.stack]: this.stackId, [LABEL.containerId]: launch.containerId, [LABEL.taskId]: taskIdOf(taskArn) },
       HostConfig: {
         NetworkMode: network,
         // An empty HostPort lets the engine pick a free one.

@@ -72,9 +72,14 @@ export class TaskBook<T extends BookedTask> {
     return this.taskByClientToken.get(launch.clientToken);
   }
 
-  /** Books a new PROVISIONING task for a launch; `withOwn` adds the runtime's own fields. */
-  open(launch: TaskLaunch, withOwn: (booked: BookedTask) => T): T {
-    const taskArn = this.taskArnOf(randomUUID().replaceAll('-', ''));
+  /** A new task id, for a runtime that prepares a task's resources before the launch that books it. */
+  static newTaskId(): string {
+    return randomUUID().replaceAll('-', '');
+  }
+
+  /** Books a new PROVISIONING task for a launch (with the given id, or a new one); `withOwn` adds the runtime's own fields. */
+  open(launch: TaskLaunch, withOwn: (booked: BookedTask) => T, taskId = TaskBook.newTaskId()): T {
+    const taskArn = this.taskArnOf(taskId);
     this.taskByClientToken.set(launch.clientToken, taskArn);
     const task = withOwn({
       taskArn,

@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { engineClient } from '../../lib/local/docker-engine.js';
 import { LABEL } from '../../lib/local/docker-runtime.js';
@@ -189,5 +192,65 @@ describe('isolation on the engine', () => {
     expect(said['engine-store']).toMatch(/No such file or directory/);
     // Its own shell, the server, and what the probes ran: none of the machine's processes.
     expect(Number(said.processes)).toBeLessThan(10);
+  });
+});
+
+/** Builds `tag` from the test image with another index.html, as a developer rebuilding their app under the same tag. */
+async function buildOver(tag: string, page: string): Promise<void> {
+  const context = await mkdtemp(join(tmpdir(), 'engine-rebuild-'));
+  try {
+    await writeFile(join(context, 'Containerfile'), `FROM ${TEST_IMAGE}\nUSER 0\nRUN echo '${page}' > /www/index.html\nUSER 65534:65534\n`);
+    const progress = await engine.buildImage({ context, src: ['Containerfile'] }, { t: tag, dockerfile: 'Containerfile' });
+    await new Promise<void>((resolve, reject) =>
+      engine.modem.followProgress(progress, (error: Error | null) => (error ? reject(error) : resolve())),
+    );
+  } finally {
+    await rm(context, { recursive: true, force: true });
+  }
+}
+
+/** A stopped container's next task is made ahead (lib/local/spare-engine-containers.ts): waits until it is, so the start takes that path. */
+async function preparedTaskOf(containerId: string): Promise<void> {
+  const prepared = (listed: Awaited<ReturnType<typeof engineContainersOf>>) => listed.some((info) => info.State === 'created');
+  expect(prepared(await pollUntil(() => engineContainersOf(containerId), prepared, 10_000))).toBe(true);
+}
+
+describe('a container started again after a stop', () => {
+  it('runs what its image tag names now, not what it named at the stop, and leaves nothing once deleted', async () => {
+    const tag = `localhost/container-hosting-test/rebuilt-${process.pid}:1`;
+    await engine.getImage(TEST_IMAGE).tag({ repo: tag.slice(0, tag.lastIndexOf(':')), tag: '1' });
+    try {
+      const { id } = (await create({ image: tag })).body.data;
+      const running = await waitForState(id, 'running');
+      expect((await appRequest(running.url)).text).toBe('served from the image\n');
+      expect((await api('POST', `/api/v1/containers/${id}/stop`)).status).toBe(200);
+      await preparedTaskOf(id);
+
+      await buildOver(tag, 'rebuilt');
+      expect((await api('POST', `/api/v1/containers/${id}/start`)).status).toBe(200);
+
+      expect((await appRequest(running.url)).text).toBe('rebuilt\n');
+      expect((await api('DELETE', `/api/v1/containers/${id}`)).status).toBe(200);
+      expect(await engineContainersOf(id)).toEqual([]);
+    } finally {
+      await engine
+        .getImage(tag)
+        .remove({ force: true })
+        .catch(() => undefined);
+    }
+  });
+
+  it('runs its changed workload when it was changed while stopped', async () => {
+    const serveGreeting = shell('mkdir -p /tmp/www && echo $GREETING > /tmp/www/index.html && httpd -f -p $PORT -h /tmp/www');
+    const { id } = (await create({ command: serveGreeting, env: { GREETING: 'first' } })).body.data;
+    const running = await waitForState(id, 'running');
+    expect((await appRequest(running.url)).text).toBe('first\n');
+    expect((await api('POST', `/api/v1/containers/${id}/stop`)).status).toBe(200);
+    await preparedTaskOf(id);
+
+    expect((await api('PATCH', `/api/v1/containers/${id}`, { env: { GREETING: 'second' } })).status).toBe(200);
+    expect((await api('POST', `/api/v1/containers/${id}/start`)).status).toBe(200);
+
+    expect((await appRequest(running.url)).text).toBe('second\n');
   });
 });

@@ -1,0 +1,122 @@
+import type Docker from 'dockerode';
+import type { TaskLaunch } from '../containers/runtime.js';
+import { describeError, log } from '../log.js';
+
+/**
+ * An engine container created, not started, for a stopped container's next task: a start (or a
+ * wake) of the same workload then only starts it, as the engine's own start of a stopped
+ * container does, without the image and network checks and the create before it
+ * (docs/containers.md, "Wake against the bare engine").
+ */
+export interface SpareEngineContainer {
+  taskId: string;
+  /** The launch it was made for, less its client token: a start of anything else discards it. */
+  launchKey: string;
+  /** Its network, and the id of the image it was made from (a tag may name another image since); undefined if it could not be made. */
+  made: Promise<{ network: string; imageId: string } | undefined>;
+}
+
+/** How the docker runtime makes and names a task's engine container. */
+export interface EngineContainerMaker {
+  engine: Docker;
+  /** Creates (does not start) the engine container of the task with this id for the launch; answers its network. */
+  create(taskId: string, launch: TaskLaunch): Promise<string>;
+  /** The engine container's name for a task id. */
+  nameOf(taskId: string): string;
+}
+
+const launchKeyOf = ({ clientToken: _, ...workload }: TaskLaunch): string => JSON.stringify(workload);
+
+/** At most one spare per container, made when its task stopped and nothing else of it runs. */
+export class SpareEngineContainers {
+  private readonly spares = new Map<string, SpareEngineContainer>();
+
+  constructor(
+    private readonly maker: EngineContainerMaker,
+    private readonly newTaskId: () => string,
+  ) {}
+
+  /**
+   * Makes the container's next task's engine container from the launch of the task that just
+   * stopped, replacing any earlier one. Nobody waits for it: a failure only means the next start
+   * creates its own.
+   */
+  prepare(launch: TaskLaunch): void {
+    const taskId = this.newTaskId();
+    const made = (async () => {
+      const imageId = (await this.maker.engine.getImage(launch.image).inspect()).Id;
+      const network = await this.maker.create(taskId, launch);
+      return { network, imageId };
+    })().catch((error: unknown) => {
+      log.warn('Preparing the next task of a stopped container failed', { containerId: launch.containerId, ...describeError(error) });
+      return undefined;
+    });
+    const previous = this.spares.get(launch.containerId);
+    this.spares.set(launch.containerId, { taskId, launchKey: launchKeyOf(launch), made });
+    if (previous) void this.discard(previous);
+  }
+
+  /** The container's spare, if it was made for this same workload; a spare for another one is discarded. */
+  take(launch: TaskLaunch): SpareEngineContainer | undefined {
+    const spare = this.spares.get(launch.containerId);
+    if (!spare) return undefined;
+    this.spares.delete(launch.containerId);
+    if (spare.launchKey === launchKeyOf(launch)) return spare;
+    void this.discard(spare);
+    return undefined;
+  }
+
+  /**
+   * Starts a spare taken for a task; answers its network, or undefined (the spare removed) when it
+   * cannot serve: never made, its image tag now names another image, the task is no longer
+   * wanted, or the engine refused to start it (its network gone). The task then creates its own.
+   */
+  async start(spare: SpareEngineContainer, image: string, wanted: () => boolean): Promise<string | undefined> {
+    const made = await spare.made;
+    const imageNow = await this.maker.engine
+      .getImage(image)
+      .inspect()
+      .then((inspected) => inspected.Id)
+      .catch(() => undefined);
+    if (made && made.imageId === imageNow && wanted()) {
+      try {
+        await this.maker.engine.getContainer(this.maker.nameOf(spare.taskId)).start();
+        return made.network;
+      } catch (error) {
+        log.warn('Starting a prepared engine container failed; creating one', { taskId: spare.taskId, ...describeError(error) });
+      }
+    }
+    await this.discard(spare);
+    return undefined;
+  }
+
+  /** The task ids of the spares: engine containers of this stack that are not tasks, and not strays either. */
+  taskIds(): ReadonlySet<string> {
+    return new Set([...this.spares.values()].map((spare) => spare.taskId));
+  }
+
+  /** Forgets a deleted container's spare once it is made, so that removing the container's engine containers finds it. */
+  async release(containerId: string): Promise<void> {
+    const spare = this.spares.get(containerId);
+    this.spares.delete(containerId);
+    await spare?.made;
+  }
+
+  /** Removes every spare (the stack is going away). */
+  async discardAll(): Promise<void> {
+    const spares = [...this.spares.values()];
+    this.spares.clear();
+    await Promise.all(spares.map((spare) => this.discard(spare)));
+  }
+
+  private async discard(spare: SpareEngineContainer): Promise<void> {
+    await spare.made;
+    await this.maker.engine
+      .getContainer(this.maker.nameOf(spare.taskId))
+      .remove({ force: true, v: true })
+      .catch((error: { statusCode?: number }) => {
+        if (error.statusCode !== 404 && error.statusCode !== 409)
+          log.warn('Removing a prepared engine container failed', describeError(error));
+      });
+  }
+}

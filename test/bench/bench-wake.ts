@@ -5,8 +5,9 @@
  *
  * 1. Wake: one container of the test image is put to sleep and woken WAKES times, each wake by
  *    CONCURRENT requests at once; its time is from sending them to the first 200. The bare
- *    engine's own: a stopped engine container of the same image, spec and port publishing, started
- *    (POST /containers/{id}/start) and asked until its first 200, alternating with ours.
+ *    engine's own, alternating with ours: the same stopped container, the engine container of the
+ *    task that just slept (its image, spec, network and firewall rules), started with
+ *    POST /containers/{id}/start and asked until its first 200.
  * 2. New container: POST /api/v1/containers to the first 200 at its URL, against the engine's
  *    create + start of the same image (as `podman run -d`) to its first 200; NEW_RUNS each, with
  *    where our time goes (the POST's answer, the record turning running, the first 200).
@@ -52,7 +53,7 @@ await ensureTable(dynamoDb.endpoint, tableName);
 const { startTestStack } = await import('../support/local-stack.js');
 const { call, personalAccessToken, signedInUser } = await import('../support/api-client.js');
 const { engineClient } = await import('../../lib/local/docker-engine.js');
-const { LABEL } = await import('../../lib/local/docker-runtime.js');
+const { LABEL, engineNameOf } = await import('../../lib/local/docker-runtime.js');
 
 const stack = await startTestStack();
 const token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
@@ -105,7 +106,9 @@ async function bareContainer(name: string) {
   return { network, container };
 }
 
-async function hostPortOf(container: Awaited<ReturnType<typeof bareContainer>>['container']): Promise<number> {
+async function hostPortOf(container: {
+  inspect(): Promise<{ NetworkSettings: { Ports?: Record<string, Array<{ HostPort: string }> | null> } }>;
+}): Promise<number> {
   const inspected = await container.inspect();
   return Number(inspected.NetworkSettings.Ports?.['8080/tcp']?.[0]?.HostPort);
 }
@@ -121,8 +124,6 @@ const created = await api('POST', '/api/v1/containers', { hostname: `bench-wake-
 if (created.status !== 200) throw new Error(`create answered ${created.status}: ${created.text}`);
 const sleeper = created.body.data as { id: string; url: string };
 await until200(stackPort, urlHost(sleeper.url));
-const bareName = `bench-wake-bare-${process.pid}`;
-const bare = await bareContainer(bareName);
 
 const wakeMs: number[] = [];
 const wakeAllMs: number[] = [];
@@ -131,10 +132,16 @@ const bareStartMs: number[] = [];
 /** Where a wake's time goes: the engine container created, started, the record running (ms after the requests were sent). */
 const phases = { created: [] as number[], started: [] as number[], running: [] as number[] };
 let failed = 0;
-for (let round = 0; round < WAKES; round += 1) {
-  await service.sleep((await containerStore.get(sleeper.id))!);
-  // The engine container of the slept task is gone before the wake, as after a real idle period.
+/** Puts the container to sleep; answers the engine container of the task that slept (stopped, as the engine keeps it). */
+async function putToSleep() {
+  const awake = (await containerStore.get(sleeper.id))!;
+  await service.sleep(awake);
+  // As after a real idle period, the slept task's engine container has exited before the wake.
   await sleep(1_000);
+  return engine.getContainer(engineNameOf(awake.taskArn!));
+}
+await putToSleep();
+for (let round = 0; round < WAKES; round += 1) {
   const startedAt = performance.now();
   const sentAt = Date.now();
   let first = 0;
@@ -163,15 +170,16 @@ for (let round = 0; round < WAKES; round += 1) {
   wakeMs.push(first || Number.NaN);
   recordedWakeMs.push((await containerStore.get(sleeper.id))?.lastWakeMs ?? Number.NaN);
 
-  await bare.container.stop({ t: 0 }).catch(() => undefined);
-  await sleep(1_000);
+  // The bare engine's own start of the same stopped container: the engine container of the task
+  // that just slept (its image, spec, network and firewall rules), started past our runtime, which
+  // ignores it (its task is stopped), until its first 200 on its published port, then stopped again.
+  const slept = await putToSleep();
   const bareAt = performance.now();
-  await bare.container.start();
-  await until200(await hostPortOf(bare.container), 'bare');
+  await slept.start();
+  await until200(await hostPortOf(slept), 'bare');
   bareStartMs.push(performance.now() - bareAt);
+  await slept.stop({ t: 0 });
 }
-await bare.container.remove({ force: true });
-await bare.network.remove().catch(() => undefined);
 await api('DELETE', `/api/v1/containers/${sleeper.id}`);
 
 // 2. A new container against create + start of the same image.

@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import type { WakeEndpointDeps } from '../aws/wake-endpoint.js';
+import type { TaskUsageSource } from '../containers/metrics.js';
+import type { RestartScheduler } from '../containers/restart-policy.js';
+import type { ContainerRuntime } from '../containers/runtime.js';
+import type { RunPolicy } from '../containers/run-policy.js';
+import { SleepingContainerService } from '../containers/sleep-and-wake.js';
+import { dynamoContainerActivity } from '../store/dynamo-container-activity.js';
+import { containerServiceOptions, containerStore } from './containers.js';
+
+const noUsage: TaskUsageSource = {
+  usageOf: async () => {
+    throw new Error('The wake endpoint reads no task usage');
+  },
+};
+
+/** A secret's SHA-256, fetched once per container (a failed fetch is tried again at the next request). */
+export function secretDigestOf(fetchSecret: () => Promise<string>): () => Promise<Buffer> {
+  let digest: Promise<Buffer> | undefined;
+  return () => {
+    digest ??= fetchSecret()
+      .then((secret) => createHash('sha256').update(secret, 'utf8').digest())
+      .catch((error: unknown) => {
+        digest = undefined;
+        throw error;
+      });
+    return digest;
+  };
+}
+
+/**
+ * The wake endpoint over the DynamoDB store and the given runtime (ECS): wakes as the owner
+ * through SleepingContainerService (quota and run policy as at a start), reads the woken task's
+ * address from the runtime, and records the wake's time on the container's item.
+ */
+export function wakeEndpointWith(parts: {
+  runtime: ContainerRuntime;
+  deferredWork: RestartScheduler | undefined;
+  runPolicy?: RunPolicy;
+  secret: () => Promise<string>;
+  appsDomain: string;
+  budgetMs: number;
+  pollMs?: number;
+}): WakeEndpointDeps {
+  const service = new SleepingContainerService(
+    containerStore,
+    parts.runtime,
+    noUsage,
+    containerServiceOptions({ deferredWork: parts.deferredWork, ...(parts.runPolicy ? { runPolicy: parts.runPolicy } : {}) }),
+  );
+  return {
+    secretDigest: secretDigestOf(parts.secret),
+    appsDomain: parts.appsDomain,
+    recordWake: (containerId, wakeMs) => dynamoContainerActivity.recordWake(containerId, wakeMs),
+    wake: {
+      containerIdOfHostname: (hostname) => containerStore.containerIdOfHostname(hostname),
+      container: (containerId) => containerStore.get(containerId),
+      wake: (containerId) => service.wake(containerId),
+      addressOf: async (container) => (container.taskArn ? (await parts.runtime.describeTask(container.taskArn))?.address : undefined),
+      budgetMs: parts.budgetMs,
+      ...(parts.pollMs !== undefined ? { pollMs: parts.pollMs } : {}),
+    },
+  };
+}

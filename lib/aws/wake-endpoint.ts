@@ -4,6 +4,7 @@ import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda
 import { holdForWake, type WakeOnRequestDeps } from '../containers/wake-on-request.js';
 import { type AppAnswer, appPage, refusedAnswer, startingAnswer } from '../http/app-pages.js';
 import { describeError, log } from '../log.js';
+import { hostnameUnder } from './apps-domain-host.js';
 
 /**
  * The wake endpoint behind its function URL (docs/containers.md, "Sleep and wake on AWS"): Caddy
@@ -49,9 +50,6 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
-/** One label under the apps domain, that label a valid hostname (RFC 1123), as Caddy's matcher admits. */
-const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-
 const sha256 = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
 
 /** Whether the presented secret is the wake secret: SHA-256 digests, equal in length, compared in constant time. */
@@ -59,19 +57,6 @@ export function secretMatches(presented: string | undefined, expectedDigest: Buf
   if (!presented) return false;
   const digest = sha256(presented);
   return digest.length === expectedDigest.length && timingSafeEqual(digest, expectedDigest);
-}
-
-/** The container hostname a `Host` names under the apps domain, or undefined. */
-export function hostnameUnder(host: string | undefined, appsDomain: string): string | undefined {
-  if (!host) return undefined;
-  const name = host
-    .toLowerCase()
-    .replace(/:\d{1,5}$/, '')
-    .replace(/\.$/, '');
-  const suffix = `.${appsDomain.toLowerCase()}`;
-  if (!name.endsWith(suffix)) return undefined;
-  const label = name.slice(0, -suffix.length);
-  return LABEL.test(label) ? label : undefined;
 }
 
 const envelope = (status: number, code: string, message: string): LambdaFunctionURLResult => ({

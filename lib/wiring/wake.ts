@@ -1,18 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { WakeEndpointDeps } from '../aws/wake-endpoint.js';
-import type { TaskUsageSource } from '../containers/metrics.js';
 import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
 import type { RunPolicy } from '../containers/run-policy.js';
-import { SleepingContainerService } from '../containers/sleep-and-wake.js';
 import { dynamoContainerActivity } from '../store/dynamo-container-activity.js';
-import { containerServiceOptions, containerStore } from './containers.js';
-
-const noUsage: TaskUsageSource = {
-  usageOf: async () => {
-    throw new Error('The wake endpoint reads no task usage');
-  },
-};
+import { containerStore } from './containers.js';
+import { sleepingServiceWith } from './sleeping-containers.js';
 
 /** A secret's SHA-256, fetched once per container (a failed fetch is tried again at the next request). */
 export function secretDigestOf(fetchSecret: () => Promise<string>): () => Promise<Buffer> {
@@ -42,12 +35,7 @@ export function wakeEndpointWith(parts: {
   budgetMs: number;
   pollMs?: number;
 }): WakeEndpointDeps {
-  const service = new SleepingContainerService(
-    containerStore,
-    parts.runtime,
-    noUsage,
-    containerServiceOptions({ deferredWork: parts.deferredWork, ...(parts.runPolicy ? { runPolicy: parts.runPolicy } : {}) }),
-  );
+  const service = sleepingServiceWith(parts.runtime, parts.deferredWork, parts.runPolicy);
   return {
     secretDigest: secretDigestOf(parts.secret),
     appsDomain: parts.appsDomain,

@@ -33,8 +33,9 @@ export const WAKE_HEADER = {
 const RETRY_AFTER_SECONDS = 10;
 
 /**
- * A buffered function URL answers at most 6 MB (https://docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html,
- * "Function URL invocation basics"), base64 for a binary body: an app's answer is passed back up to 4 MiB.
+ * A function URL in its default BUFFERED mode answers at most 6 MB
+ * (https://docs.aws.amazon.com/lambda/latest/dg/config-rs-invoke-furls.html), a binary body in
+ * base64: an app's answer is passed back up to 4 MiB.
  */
 export const MAX_FORWARDED_BODY_BYTES = 4 * 1024 * 1024;
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { WakeEndpointDeps } from '../aws/wake-endpoint.js';
 import type { RestartScheduler } from '../containers/restart-policy.js';
-import type { ContainerRuntime } from '../containers/runtime.js';
+import type { ReconcilableRuntime } from '../containers/runtime.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import { dynamoContainerActivity } from '../store/dynamo-container-activity.js';
 import { containerStore } from './containers.js';
@@ -27,7 +27,7 @@ export function secretDigestOf(fetchSecret: () => Promise<string>): () => Promis
  * address from the runtime, and records the wake's time on the container's item.
  */
 export function wakeEndpointWith(parts: {
-  runtime: ContainerRuntime;
+  runtime: ReconcilableRuntime;
   deferredWork: RestartScheduler | undefined;
   runPolicy?: RunPolicy;
   secret: () => Promise<string>;
@@ -44,7 +44,9 @@ export function wakeEndpointWith(parts: {
       containerIdOfHostname: (hostname) => containerStore.containerIdOfHostname(hostname),
       container: (containerId) => containerStore.get(containerId),
       wake: (containerId) => service.wake(containerId),
-      addressOf: async (container) => (container.taskArn ? (await parts.runtime.describeTask(container.taskArn))?.address : undefined),
+      // DescribeTasks as the reconciler reads it: the task's ENI address (lib/aws/ecs-task-status.ts).
+      addressOf: async (container) =>
+        container.taskArn ? (await parts.runtime.describeTasks([container.taskArn]))[0]?.address : undefined,
       budgetMs: parts.budgetMs,
       ...(parts.pollMs !== undefined ? { pollMs: parts.pollMs } : {}),
     },

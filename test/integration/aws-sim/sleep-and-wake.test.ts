@@ -14,6 +14,8 @@ import { containerServiceWith, containerStore } from '../../../lib/wiring/contai
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
 import { idleSweepWith } from '../../../lib/wiring/sleeping-containers.js';
+import { answerWakeRequest } from '../../../lib/aws/wake-endpoint.js';
+import { wakeEndpointWith } from '../../../lib/wiring/wake.js';
 import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
 import { caddyLine, logsDelivery } from '../../support/access-log-delivery.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
@@ -112,12 +114,12 @@ afterAll(async () => {
 const sweepAt = (clock: number) =>
   runningFunction.run(RECONCILE_FUNCTION_ID, () => idleSweepWith(containerRuntime, deferredWork, undefined, () => clock)());
 
-async function createRunning(hostname: string, idleTimeoutS: number | null): Promise<StoredContainer> {
+async function createRunning(hostname: string, idleTimeoutS: number | null, env: Record<string, string> = {}): Promise<StoredContainer> {
   const created = await service.create(stack.caller, {
     hostname,
     image: 'sim/app:1',
     port: 8080,
-    env: { SIM_BODY: `the app ${hostname} answered` },
+    env: { SIM_BODY: `the app ${hostname} answered`, ...env },
     command: null,
     cpuCores: 1,
     memoryMb: 2048,
@@ -226,6 +228,60 @@ describe('sleep and wake on the AWS simulator', () => {
     expect(tasksOf(halted.id)).toHaveLength(tasksBefore);
     const after = await containerStore.get(halted.id);
     expect([after?.state, after?.stateReason]).toEqual(['stopped', 'stopped on request']);
+  }, 60_000);
+
+  it('answers a browser held past the budget the self-reloading starting page, then the app once it is ready', async () => {
+    // Prepare: an app that listens 4 s after its start, asleep; a wake endpoint wired as the
+    // function is (lib/wiring/wake.ts) but with a 1.5 s budget.
+    const slow = await createRunning('slowpoke', 30, { SIM_LISTEN_AFTER_MS: '4000' });
+    await sweepAt(Date.now() + 10 * 60_000);
+    expect((await containerStore.get(slow.id))?.stateReason).toBe('idle');
+    const endpoint = wakeEndpointWith({
+      runtime: containerRuntime,
+      deferredWork,
+      appsDomain: DOMAIN,
+      budgetMs: 1_500,
+      secret: async () => SECRET,
+    });
+    const shortBudget = await serveFunctionUrl(
+      (event, context) =>
+        runningFunction.run(wakeFunction.id, () =>
+          answerWakeRequest(event, endpoint, Date.now() + context.getRemainingTimeInMillis() - 3_000),
+        ),
+      wakeFunction.timeoutSeconds * 1000,
+    );
+    const fromBrowser = () =>
+      fetch(`${shortBudget.url}/`, {
+        headers: { 'x-wake-secret': SECRET, 'x-wake-host': `slowpoke.${DOMAIN}`, accept: 'text/html,application/xhtml+xml' },
+      }).then(async (response) => ({
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        body: await response.text(),
+      }));
+    try {
+      // Act
+      const first = await fromBrowser();
+      const reloads: number[] = [];
+      const last = await pollUntil(
+        async () => {
+          const answer = await fromBrowser();
+          reloads.push(answer.status);
+          return answer;
+        },
+        (answer) => answer.status === 200,
+        30_000,
+      );
+      // Assess
+      expect(first.status).toBe(503);
+      expect(first.retryAfter).toBe('2');
+      expect(first.body).toContain('slowpoke is starting');
+      expect(first.body).toContain('<meta http-equiv="refresh" content="2">');
+      expect(last?.body).toBe('the app slowpoke answered');
+      expect(tasksOf(slow.id).filter((task) => task.desiredStatus === 'RUNNING')).toHaveLength(1);
+      console.log(`Simulator wake past a 1.5 s budget: first answer ${first.status} (starting page), then ${reloads.join(', ')}`);
+    } finally {
+      await shortBudget.close();
+    }
   }, 60_000);
 
   it('answers 403 to a caller without the wake secret, and wakes nothing', async () => {

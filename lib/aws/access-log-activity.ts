@@ -21,15 +21,13 @@ export interface LogsSubscriptionEvent {
 export function lastRequestsIn(event: LogsSubscriptionEvent, appsDomain: string): Map<string, number> {
   const data = event.awslogs?.data;
   if (typeof data !== 'string') throw new Error('Not a CloudWatch Logs subscription event');
-  const payload = JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8')) as {
-    messageType?: string;
-    logEvents?: Array<{ timestamp?: number; message?: string }>;
-  };
+  const payload: unknown = JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8'));
   const last = new Map<string, number>();
-  if (payload.messageType !== 'DATA_MESSAGE' || !Array.isArray(payload.logEvents)) return last;
+  if (!isRecord(payload) || payload.messageType !== 'DATA_MESSAGE' || !Array.isArray(payload.logEvents)) return last;
   for (const logEvent of payload.logEvents) {
+    if (!isRecord(logEvent)) continue;
     const line = parseLine(logEvent.message);
-    const hostname = hostnameUnder(line?.request?.host, appsDomain);
+    const hostname = hostnameUnder(line?.host, appsDomain);
     if (!hostname) continue;
     const at = typeof line?.ts === 'number' ? Math.round(line.ts * 1000) : logEvent.timestamp;
     if (typeof at !== 'number' || !Number.isFinite(at)) continue;
@@ -38,14 +36,16 @@ export function lastRequestsIn(event: LogsSubscriptionEvent, appsDomain: string)
   return last;
 }
 
-function parseLine(message: string | undefined): { ts?: unknown; request?: { host?: string } } | undefined {
-  if (!message?.startsWith('{')) return undefined;
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
+/** A Caddy access line's time (`ts`, seconds) and `request.host`; undefined for any other line. */
+function parseLine(message: unknown): { ts: unknown; host: string | undefined } | undefined {
+  if (typeof message !== 'string' || !message.startsWith('{')) return undefined;
   try {
     const parsed: unknown = JSON.parse(message);
-    if (typeof parsed !== 'object' || parsed === null) return undefined;
-    const { ts, request } = parsed as { ts?: unknown; request?: unknown };
-    const host = typeof request === 'object' && request !== null ? (request as { host?: unknown }).host : undefined;
-    return { ts, request: typeof host === 'string' ? { host } : {} };
+    if (!isRecord(parsed)) return undefined;
+    const { request } = parsed;
+    return { ts: parsed.ts, host: isRecord(request) && typeof request.host === 'string' ? request.host : undefined };
   } catch {
     return undefined;
   }

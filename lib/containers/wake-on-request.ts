@@ -3,7 +3,7 @@ import { TimeoutError } from '../errors.js';
 import { type WakeRefusal, wakeRefusalOf } from '../http/app-pages.js';
 import { describeError, log } from '../log.js';
 import type { StoredContainer } from './container.js';
-import { STATE_REASON } from './container-core.js';
+import { mayWakeOnRequest } from './sleep-and-wake.js';
 
 /** What the wake endpoint needs to find, wake and reach a container (lib/wiring/wake.ts wires it). */
 export interface WakeOnRequestDeps {
@@ -31,12 +31,6 @@ export type WakeOnRequest =
   | { kind: 'starting' }
   /** Running and answering at `address:port`; `woke` when this request found it asleep. */
   | { kind: 'ready'; container: StoredContainer; address: string; port: number; woke: boolean };
-
-/** Whether a request may wake the container or wait for it: asleep (stopped, reason idle), starting, or running. */
-export const mayWakeOnRequest = (container: StoredContainer): boolean =>
-  (container.state === 'stopped' && container.stateReason === STATE_REASON.idle) ||
-  container.state === 'provisioning' ||
-  container.state === 'running';
 
 /** How often the record is read while a wake runs: the readiness probe makes it running (docs/containers.md, "Readiness on AWS"). */
 const WAKE_POLL_MS = 250;

@@ -256,6 +256,8 @@ describe('the shipped Caddyfile under caddy 2.6.2', () => {
     expect(call!.headers['x-wake-secret']).toBe(WAKE_SECRET);
     expect(call!.headers['x-wake-host']).toBe(`asleep.${APPS_DOMAIN}`);
     expect(call!.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    // The function URL is reached by its own name (AWS routes a function URL by its Host).
+    expect(call!.headers.host).toBe('127.0.0.1');
     expect(dns.queries).toContainEqual({ name: `_http._tcp.asleep.${ZONE}`, type: TYPE.SRV });
   });
 

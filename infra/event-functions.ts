@@ -60,5 +60,45 @@ export const reconcileFunction = {
   timeoutSeconds: 120,
 } as const;
 
-/** Every function that is not behind a route. */
+/** How long the wake endpoint holds a request on AWS (WAKE_BUDGET_S): a Fargate start takes 30-60 s. */
+export const WAKE_BUDGET_SECONDS_ON_AWS = 120;
+
+/**
+ * The wake endpoint, in the workload VPC behind a function URL that only the proxy tasks use
+ * (they hold its secret): it wakes a sleeping container as its owner's start would, holds the
+ * request until the container runs, and forwards it to the task (docs/containers.md, "Sleep and
+ * wake on AWS"). Created only where the stack routes to containers.
+ */
+export const wakeFunction = {
+  id: 'wakeContainer',
+  handler: 'functions/containers/wake.ts',
+  // The hostname item to find the container; the start's writes (the container and its owner's
+  // quota use, in place) and last_wake_ms; RunTask, DescribeTasks (the woken task's address), and
+  // StopTask of a task a lost race left behind, as the start function.
+  permissions: {
+    table: { read: ['hostname'], update: ['container', 'quotaUsage'] },
+    ecs: ['run', 'stop', 'describe'],
+  } satisfies RoutePermissions as RoutePermissions,
+  /** The budget, and room to forward the request and pass the app's answer back. */
+  timeoutSeconds: WAKE_BUDGET_SECONDS_ON_AWS + 30,
+} as const;
+
+/**
+ * The proxy's access log → each container's last request (a CloudWatch Logs subscription filter on
+ * the proxy's log group): the hostname item, and `last_request_at` on the container in place.
+ */
+export const accessLogActivityFunction = {
+  id: 'accessLogActivity',
+  handler: 'functions/containers/access-log-activity.ts',
+  permissions: {
+    table: { read: ['hostname'], update: ['container'] },
+  } satisfies RoutePermissions as RoutePermissions,
+  /** A delivery is one batch of log lines: a lookup and at most one write per container in it. */
+  timeoutSeconds: 30,
+} as const;
+
+/** Every function that is not behind a route, in every stack. */
 export const eventFunctions = [taskStateChangedFunction, probeTaskFunction, reconcileFunction] as const;
+
+/** The functions of sleep and wake on AWS, in a stack that routes to containers (context `appsDomain`). */
+export const routingFunctions = [wakeFunction, accessLogActivityFunction] as const;

@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, NestedStack, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -17,7 +18,16 @@ import { ServiceFunction } from './constructs/service-function.js';
 import { ServiceRestApi, type RouteIntegration } from './constructs/service-rest-api.js';
 import { ServiceTable } from './constructs/service-table.js';
 import { TaskStateEvents } from './constructs/task-state-events.js';
-import { eventFunctions, probeTaskFunction, reconcileFunction, taskStateChangedFunction } from './event-functions.js';
+import {
+  accessLogActivityFunction,
+  eventFunctions,
+  probeTaskFunction,
+  reconcileFunction,
+  routingFunctions,
+  taskStateChangedFunction,
+  WAKE_BUDGET_SECONDS_ON_AWS,
+  wakeFunction,
+} from './event-functions.js';
 import { ReconcileSchedule } from './constructs/reconcile-schedule.js';
 import { acknowledgeNagRule } from './nag.js';
 import { repositoryRoot } from './paths.js';
@@ -60,7 +70,8 @@ export class ContainerHostingStack extends Stack {
     const { settings } = props;
     const routes: readonly Route[] = props.routes ?? routeTable;
     const sourceRoot = props.sourceRoot ?? repositoryRoot;
-    const handlers = [...routes, ...eventFunctions];
+    const routed = settings.appsDomain !== undefined && settings.appsCertificateArn !== undefined;
+    const handlers = [...routes, ...eventFunctions, ...(routed ? routingFunctions : [])];
     requireHandlerFiles(sourceRoot, handlers);
     const bundles = new FunctionBundles(
       sourceRoot,
@@ -88,19 +99,6 @@ export class ContainerHostingStack extends Stack {
       executionRole: workload.executionRole,
       credentials: { dockerHub: settings.dockerHubCredentialsSecretArn, github: settings.githubCredentialsSecretArn },
     });
-
-    // https://{hostname}.{appsDomain}/ only when both are given (infra/settings.ts); otherwise no routing resources and url null.
-    const routing =
-      settings.appsDomain && settings.appsCertificateArn
-        ? new AppRouting(this, 'Routing', {
-            vpc: workload.vpc,
-            cluster: workload.cluster,
-            appsDomain: settings.appsDomain,
-            certificateArn: settings.appsCertificateArn,
-            workloadSecurityGroup: workload.securityGroup,
-            idleTimeoutSeconds: settings.appsIdleTimeoutSeconds,
-          })
-        : undefined;
 
     const everyFunctionEnvironment: Record<string, string> = {
       ALLOW_INSECURE_REDIRECT_URIS: String(settings.allowInsecureRedirectUris),
@@ -149,6 +147,11 @@ export class ContainerHostingStack extends Stack {
       REFRESH_GRACE_KEY_SECRET_ARN: refreshGraceKey.secretArn,
       REFRESH_REUSE_GRACE_SECONDS: String(settings.refreshReuseGraceSeconds),
     };
+
+    // https://{hostname}.{appsDomain}/ only when both are given (infra/settings.ts); otherwise no routing resources and url null.
+    const routing = routed
+      ? this.appRouting(settings, { workload, store, bundles, environmentFor, permissionTargets, taskStateEvents })
+      : undefined;
 
     const integrations: RouteIntegration[] = [];
     for (const route of routes) {
@@ -293,6 +296,94 @@ export class ContainerHostingStack extends Stack {
         description: `Create the DNS record *.${settings.appsDomain} (CNAME, or a Route 53 alias A/AAAA) pointing at this name`,
       });
     }
+  }
+
+  /**
+   * The routing layer (load balancer, Caddy proxy, private zone) with sleep and wake on AWS
+   * (docs/containers.md, "Sleep and wake on AWS"): the wake endpoint in the workload VPC behind a
+   * function URL that only the proxy tasks can use (they hold its secret), and the access-log
+   * function subscribed to the proxy's log group.
+   */
+  private appRouting(
+    settings: DeploymentSettings,
+    parts: {
+      workload: ContainerWorkload;
+      store: ServiceTable;
+      bundles: FunctionBundles;
+      environmentFor: (permissions: RoutePermissions) => Record<string, string>;
+      permissionTargets: Parameters<typeof grantRoutePermissions>[2];
+      taskStateEvents: TaskStateEvents;
+    },
+  ): AppRouting {
+    const { workload, store, bundles, environmentFor, permissionTargets, taskStateEvents } = parts;
+    const common = {
+      bundles,
+      tableName: store.table.tableName,
+      tracing: settings.tracing,
+      logLevel: settings.logLevel,
+      logGroup: this.functionLogs,
+    };
+    const wakeSecret = new secretsmanager.Secret(this, 'WakeSecret', {
+      description: 'Admits the proxy tasks, and only them, to the wake endpoint (docs/containers.md, "Sleep and wake on AWS")',
+      // Letters and digits only: it travels in an HTTP header that Caddy fills from its environment.
+      generateSecretString: { passwordLength: 48, excludePunctuation: true },
+    });
+    acknowledgeNagRule(
+      wakeSecret,
+      'AwsSolutions-SMG4',
+      'Rotated by hand (a new value, then a new deployment of the proxy service): it guards only the wake endpoint, which wakes containers that any request to their URL would wake anyway, and a rotation Lambda would need to restart the proxy tasks too.',
+    );
+    // Like the probe function: in the workload VPC, with a group of its own that the workload admits on every TCP port.
+    const wakeSecurityGroup = new ec2.SecurityGroup(this, 'WakeSecurityGroup', {
+      vpc: workload.vpc,
+      description: 'Wake endpoint: woken requests to workload tasks, and AWS APIs',
+      allowAllOutbound: true,
+    });
+    wakeSecurityGroup.connections.allowTo(workload.securityGroup, ec2.Port.allTcp(), 'Woken requests to container tasks');
+    const wake = new ServiceFunction(this, wakeFunction.id, {
+      ...common,
+      entry: wakeFunction.handler,
+      environment: {
+        ...environmentFor(wakeFunction.permissions),
+        WAKE_SECRET_ARN: wakeSecret.secretArn,
+        WAKE_BUDGET_S: String(WAKE_BUDGET_SECONDS_ON_AWS),
+      },
+      description: 'Wakes a sleeping container for a request the proxy holds, then forwards it (function URL, proxy only)',
+      timeout: Duration.seconds(wakeFunction.timeoutSeconds),
+      network: {
+        vpc: workload.vpc,
+        subnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+        securityGroup: wakeSecurityGroup,
+      },
+    });
+    grantRoutePermissions(wake.role, wakeFunction.permissions, permissionTargets);
+    taskStateEvents.grantSendDeferredWork(wake.role);
+    wakeSecret.grantRead(wake.role);
+    // Buffered, not RESPONSE_STREAM: answers up to 6 MB (docs/containers.md). AuthType NONE: the secret admits the proxy.
+    const wakeUrl = wake.function.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE });
+    this.functions.set(wakeFunction.id, wake);
+
+    const routing = new AppRouting(this, 'Routing', {
+      vpc: workload.vpc,
+      cluster: workload.cluster,
+      appsDomain: settings.appsDomain!,
+      certificateArn: settings.appsCertificateArn!,
+      workloadSecurityGroup: workload.securityGroup,
+      idleTimeoutSeconds: settings.appsIdleTimeoutSeconds,
+      wake: { functionUrl: wakeUrl, secret: wakeSecret, holdSeconds: wakeFunction.timeoutSeconds },
+    });
+
+    const accessLog = new ServiceFunction(this, accessLogActivityFunction.id, {
+      ...common,
+      entry: accessLogActivityFunction.handler,
+      environment: { ...environmentFor(accessLogActivityFunction.permissions), APPS_DOMAIN: settings.appsDomain! },
+      description: "Each container's last request, from the proxy's access log (subscription filter)",
+      timeout: Duration.seconds(accessLogActivityFunction.timeoutSeconds),
+    });
+    grantRoutePermissions(accessLog.role, accessLogActivityFunction.permissions, permissionTargets);
+    routing.subscribeToRequests(accessLog.function);
+    this.functions.set(accessLogActivityFunction.id, accessLog);
+    return routing;
   }
 }
 

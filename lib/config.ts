@@ -204,6 +204,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * (docs/containers.md, "Sleep and wake"). Idle containers are put to sleep each RECONCILE_INTERVAL_MS.
      */
     WAKE_BUDGET_S: read.number('WAKE_BUDGET_S', { min: 1, max: 600, whole: true }, 30),
+    /** The Secrets Manager secret only the proxy tasks and the wake endpoint know (AWS; docs/containers.md, "Sleep and wake on AWS"). */
+    WAKE_SECRET_ARN: read.optionalText('WAKE_SECRET_ARN', { pattern: /^arn:aws[a-z-]*:secretsmanager:/ }),
     /**
      * The largest `cpu_cores` and `memory_mb` the local stack accepts; 0 (the default): what this
      * machine has (its CPUs, its memory). The API's own bounds still apply; AWS ignores these.

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { BUNDLE_BUDGET_BYTES, BUNDLE_BUDGET_EXCEPTIONS, bundleBudgetOf, bundleHandlers } from '../infra/bundling.js';
-import { eventFunctions } from '../infra/event-functions.js';
+import { eventFunctions, routingFunctions } from '../infra/event-functions.js';
 import { repositoryRoot } from '../infra/paths.js';
 import { routes } from '../lib/http/routes.js';
 
@@ -8,7 +8,7 @@ import { routes } from '../lib/http/routes.js';
  * Bundles every function exactly as the stack deploys it (infra/bundling.ts) and prints the
  * size of each bundle; exits 1 when one is over budget, which keeps cold starts in check.
  */
-const functions = [...routes, ...eventFunctions].map(({ id, handler }) => ({ id, handler }));
+const functions = [...routes, ...eventFunctions, ...routingFunctions].map(({ id, handler }) => ({ id, handler }));
 const bundles = bundleHandlers(
   repositoryRoot,
   functions.map((fn) => fn.handler),

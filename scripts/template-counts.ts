@@ -11,12 +11,14 @@ import { join } from 'node:path';
 import { NestedStack, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { buildApp } from '../infra/build-app.js';
+import { routingFunctions } from '../infra/event-functions.js';
 import { repositoryRoot } from '../infra/paths.js';
 
 interface CfnResource {
   Type: string;
   // biome-ignore lint/suspicious/noExplicitAny: CloudFormation properties are untyped JSON, read field by field below.
   Properties?: Record<string, any>;
+  id?: string;
 }
 
 export interface TemplateCounts {
@@ -31,6 +33,10 @@ export interface TemplateCounts {
   kmsKeys: number;
   rotatingKmsKeys: number;
   secrets: number;
+  /** Of those, the ones only a stack with routing has (the wake secret). */
+  routingSecrets: number;
+  /** Of the alarm metrics, those of the functions only a stack with routing has (the wake and access-log functions). */
+  routingAlarmMetrics: number;
   apiMethods: number;
   pullThroughRules: number;
 }
@@ -56,14 +62,28 @@ export function templateCounts(): TemplateCounts {
   });
   const templates = stacksUnder(stack).map((each) => ({
     name: each === stack ? 'main' : each.node.id,
-    resources: Object.values(Template.fromStack(each).toJSON().Resources as Record<string, CfnResource>),
+    resources: Object.entries(Template.fromStack(each).toJSON().Resources as Record<string, CfnResource>).map(([id, resource]) => ({
+      ...resource,
+      id,
+    })),
   }));
   const all = templates.flatMap((template) => template.resources);
   const ofType = (type: string) => all.filter((resource) => resource.Type === type);
   const alarms = ofType('AWS::CloudWatch::Alarm');
-  const alarmMetrics = alarms.reduce((sum, alarm) => {
+  const metricsOf = (alarm: CfnResource) => {
     const metrics = alarm.Properties?.Metrics as Array<{ MetricStat?: unknown }> | undefined;
-    return sum + (metrics ? metrics.filter((metric) => metric.MetricStat).length : 1);
+    return metrics ? metrics.filter((metric) => metric.MetricStat).length : 1;
+  };
+  const alarmMetrics = alarms.reduce((sum, alarm) => sum + metricsOf(alarm), 0);
+  // A function's metrics name it by a reference to its logical id, which starts with its construct id.
+  const routingFunctionIds = routingFunctions.map((fn) => fn.id);
+  const routingAlarmMetrics = alarms.reduce((sum, alarm) => {
+    const json = JSON.stringify(alarm.Properties ?? {});
+    const perFunction = (alarm.Properties?.Metrics as Array<{ MetricStat?: unknown }> | undefined)?.filter(
+      (metric) => metric.MetricStat && routingFunctionIds.some((id) => JSON.stringify(metric).includes(id)),
+    ).length;
+    if (perFunction !== undefined) return sum + perFunction;
+    return sum + (routingFunctionIds.some((id) => json.includes(id)) ? 1 : 0);
   }, 0);
   const keys = ofType('AWS::KMS::Key');
   return {
@@ -76,6 +96,8 @@ export function templateCounts(): TemplateCounts {
     kmsKeys: keys.length,
     rotatingKmsKeys: keys.filter((key) => key.Properties?.EnableKeyRotation === true).length,
     secrets: ofType('AWS::SecretsManager::Secret').length,
+    routingSecrets: ofType('AWS::SecretsManager::Secret').filter((secret) => secret.id.startsWith('WakeSecret')).length,
+    routingAlarmMetrics,
     apiMethods: ofType('AWS::ApiGateway::Method').filter((method) => method.Properties?.HttpMethod !== 'OPTIONS').length,
     pullThroughRules: ofType('AWS::ECR::PullThroughCacheRule').length,
   };
@@ -121,16 +143,18 @@ export function readmeBlocks(counts: TemplateCounts): Record<string, string> {
   const nat = HOURS * (PRICE.natHour + PRICE.ipv4Hour);
   const waf = PRICE.webAcl + PRICE.wafRule * counts.wafRules;
   const alarms = PRICE.alarmMetric * counts.alarmMetrics;
+  const baseAlarms = PRICE.alarmMetric * (counts.alarmMetrics - counts.routingAlarmMetrics);
   const dashboards = PRICE.dashboard * counts.dashboards;
   const keys = PRICE.kmsKey * counts.kmsKeys;
   const secrets = PRICE.secret * counts.secrets;
+  const baseSecrets = PRICE.secret * (counts.secrets - counts.routingSecrets);
   const alb = HOURS * PRICE.albHour;
   const albAddresses = 2 * HOURS * PRICE.ipv4Hour;
   const proxies = 2 * HOURS * (0.25 * PRICE.fargateArmVcpuHour + 0.5 * PRICE.fargateArmGbHour);
   const zone = PRICE.hostedZone;
   const insights = PROXY_INSIGHTS_METRICS * PRICE.customMetric;
-  const base = nat + waf + alarms + dashboards + keys + secrets;
-  const routed = base + alb + albAddresses + proxies + zone + insights;
+  const base = nat + waf + baseAlarms + dashboards + keys + baseSecrets;
+  const routed = nat + waf + alarms + dashboards + keys + secrets + alb + albAddresses + proxies + zone + insights;
   const rotation =
     counts.rotatingKmsKeys > 0
       ? `; with rotation on (${counts.rotatingKmsKeys} of them), each of a key's first two yearly rotations adds $1 a month`
@@ -140,10 +164,10 @@ export function readmeBlocks(counts: TemplateCounts): Record<string, string> {
     '|---|---|---|---|',
     `| NAT gateway (1), with its public IPv4 | ${dollars(nat)} | ${dollars(nat)} | $0.045/h + $0.005/h ([VPC pricing](https://aws.amazon.com/vpc/pricing/), [public IPv4](https://aws.amazon.com/blogs/aws/new-aws-public-ipv4-address-charge-public-ip-insights/)); \`natGateways=2\` doubles it |`,
     `| WAF web ACL on the API, ${counts.wafRules} rules | ${dollars(waf)} | ${dollars(waf)} | $5 per web ACL + $1 per rule ([AWS WAF pricing](https://aws.amazon.com/waf/pricing/)) |`,
-    `| CloudWatch alarms: ${counts.alarmMetrics} alarm metrics (${counts.alarms} alarms) | ${dollars(alarms)} | ${dollars(alarms)} | $0.10 per alarm metric; the first 10 are free ([CloudWatch pricing](https://aws.amazon.com/cloudwatch/pricing/)) |`,
+    `| CloudWatch alarms: ${counts.alarmMetrics} alarm metrics (${counts.alarms} alarms; ${counts.routingAlarmMetrics} of the metrics are the wake and access-log functions', with routing only) | ${dollars(baseAlarms)} | ${dollars(alarms)} | $0.10 per alarm metric; the first 10 are free ([CloudWatch pricing](https://aws.amazon.com/cloudwatch/pricing/)) |`,
     `| CloudWatch dashboard (${counts.dashboards}) | ${dollars(dashboards)} | ${dollars(dashboards)} | $3 per dashboard beyond the 3 free ([CloudWatch pricing](https://aws.amazon.com/cloudwatch/pricing/)) |`,
     `| KMS keys (${counts.kmsKeys}: the alarm topic's) | ${dollars(keys)} | ${dollars(keys)} | $1 per key a month${rotation} ([KMS pricing](https://aws.amazon.com/kms/pricing/)) |`,
-    `| Secrets Manager secrets (${counts.secrets}: the refresh grace key) | ${dollars(secrets)} | ${dollars(secrets)} | $0.40 per secret a month, $0.05 per 10,000 calls ([Secrets Manager pricing](https://aws.amazon.com/secrets-manager/pricing/)); a Docker Hub or GitHub credentials secret adds $0.40 each |`,
+    `| Secrets Manager secrets (${counts.secrets}: the refresh grace key, and with routing the wake secret) | ${dollars(baseSecrets)} | ${dollars(secrets)} | $0.40 per secret a month, $0.05 per 10,000 calls ([Secrets Manager pricing](https://aws.amazon.com/secrets-manager/pricing/)); a Docker Hub or GitHub credentials secret adds $0.40 each |`,
     `| Application Load Balancer | | ${dollars(alb)} | $0.0225/h, plus LCUs with traffic ([ELB pricing](https://aws.amazon.com/elasticloadbalancing/pricing/)) |`,
     `| its 2 public IPv4 addresses (one per zone) | | ${dollars(albAddresses)} | $0.005/h each |`,
     `| 2 Caddy proxy tasks (Fargate arm64, 0.25 vCPU, 0.5 GB) | | ${dollars(proxies)} | $0.03238 per vCPU-h + $0.00356 per GB-h ([Fargate pricing](https://aws.amazon.com/fargate/pricing/)) |`,

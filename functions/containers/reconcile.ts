@@ -4,12 +4,14 @@ import { containerRuntime, runPolicy } from '#wiring/container-runtime';
 import { deferredWork } from '../../lib/wiring/deferred-work.js';
 import { config } from '../../lib/config.js';
 import type { ReconcileReport } from '../../lib/containers/reconciler.js';
-import { log, withInvocationLog } from '../../lib/log.js';
+import { describeError, log, withInvocationLog } from '../../lib/log.js';
 import { METRIC } from '../../lib/observability/metric-names.js';
 import { countEvent } from '../../lib/observability/metrics.js';
 import { reconcilerWith } from '../../lib/wiring/reconciler.js';
+import { idleSweepWith } from '../../lib/wiring/sleeping-containers.js';
 
 const reconciler = reconcilerWith(containerRuntime, config, deferredWork, runPolicy);
+const idleSweep = idleSweepWith(containerRuntime, deferredWork, runPolicy);
 const RESERVE_MS = 15_000;
 
 /**
@@ -22,7 +24,12 @@ const reconcile = middy<ScheduledEvent, ReconcileReport>().handler(async (event,
   const startedAt = Date.now();
   // Room to finish the page in hand and save the checkpoint before the function's timeout.
   const report = await reconciler.run({ deadline: startedAt + context.getRemainingTimeInMillis() - RESERVE_MS });
-  log.info('Reconciliation run', { eventId: event.id, durationMs: Date.now() - startedAt, ...report });
+  // Then the containers nobody used for their idle timeout go to sleep, as the local loop does (docs/containers.md, "Sleep and wake on AWS").
+  const containersSlept = await idleSweep().catch((error: unknown) => {
+    log.error('The idle sweep failed; the next run sweeps again', describeError(error));
+    return 0;
+  });
+  log.info('Reconciliation run', { eventId: event.id, durationMs: Date.now() - startedAt, ...report, containersSlept });
   // Every change the run made is drift the rest of the service did not catch (README, "Alarms").
   const corrections =
     report.orphanTasksStopped +

@@ -1,11 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, Fn, RemovalPolicy } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import { LambdaDestination } from 'aws-cdk-lib/aws-logs-destinations';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as route53 from 'aws-cdk-lib/aws-route53';
 import { Construct } from 'constructs';
 import { acknowledgeNagRule } from '../nag.js';
@@ -61,6 +64,17 @@ export interface AppRoutingProps {
   /** Proxy tasks: at least 2 (two zones), scaling up to this many on CPU and requests. */
   maxProxyTasks?: number;
   zoneName?: string;
+  /**
+   * Where Caddy sends a request whose hostname has no record (infra/proxy/Caddyfile
+   * `handle_errors`): the wake endpoint's function URL, and the secret it admits only the proxy
+   * with, given to the proxy tasks as an ECS secret (docs/containers.md, "Sleep and wake on AWS").
+   */
+  wake: {
+    functionUrl: lambda.IFunctionUrl;
+    secret: secretsmanager.ISecret;
+    /** How long the endpoint may hold a request (its function's timeout): the load balancer keeps the connection as long. */
+    holdSeconds: number;
+  };
 }
 
 /**
@@ -74,6 +88,8 @@ export class AppRouting extends Construct {
   readonly zone: route53.PrivateHostedZone;
   readonly proxyService: ecs.FargateService;
   readonly proxySecurityGroup: ec2.SecurityGroup;
+  /** Caddy's access log, one JSON line per request; the access-log function subscribes to it. */
+  readonly proxyLogs: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: AppRoutingProps) {
     super(scope, id);
@@ -94,7 +110,8 @@ export class AppRouting extends Construct {
       // The load balancer closes a connection, a WebSocket included, that sends nothing for this
       // long; its own default is 60 s (1 to 4000 s,
       // https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html#connection-idle-timeout).
-      idleTimeout: Duration.seconds(props.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS),
+      // A request held for a wake must outlive the wake endpoint's hold, so never less than that.
+      idleTimeout: Duration.seconds(Math.max(props.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS, props.wake.holdSeconds)),
     });
     acknowledgeNagRule(
       this.loadBalancer,
@@ -125,10 +142,10 @@ export class AppRouting extends Construct {
       memoryLimitMiB: 512,
       runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.ARM64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
     });
-    const proxyLogs = new logs.LogGroup(this, 'ProxyLogs', {
+    const proxyLogs = (this.proxyLogs = new logs.LogGroup(this, 'ProxyLogs', {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
-    });
+    }));
     const caddyfile = readFileSync(join(repositoryRoot, 'infra/proxy/Caddyfile'), 'utf8');
     const jsonPathAwk = readFileSync(join(repositoryRoot, 'infra/proxy/json-path.awk'), 'utf8');
     taskDefinition.addContainer('caddy', {
@@ -143,7 +160,11 @@ export class AppRouting extends Construct {
         HOST_LABEL: String(props.appsDomain.split('.').length),
         DNS_ZONE: zoneName,
         PROXY_PORT: String(PROXY_PORT),
+        // The function URL (https://{id}.lambda-url.{region}.on.aws/) as a Caddy upstream: scheme and host, no path.
+        WAKE_UPSTREAM: Fn.join('', ['https://', Fn.select(2, Fn.split('/', props.wake.functionUrl.url))]),
       },
+      // Read by the execution role at the task's start; never in the task definition or the logs.
+      secrets: { WAKE_SECRET: ecs.Secret.fromSecretsManager(props.wake.secret) },
       command: ['sh', '-c', PROXY_START_SCRIPT],
       logging: ecs.LogDrivers.awsLogs({ logGroup: proxyLogs, streamPrefix: 'proxy' }),
       readonlyRootFilesystem: false,
@@ -151,7 +172,7 @@ export class AppRouting extends Construct {
     acknowledgeNagRule(
       taskDefinition,
       'AwsSolutions-ECS2',
-      'The environment holds the proxy configuration (the Caddyfile, the apps domain and the private zone name), no secret.',
+      'The environment holds the proxy configuration (the Caddyfile, the apps domain, the private zone name and the wake endpoint URL), no secret: the wake secret is an ECS secret from Secrets Manager.',
     );
 
     // A cluster of its own: the workload cluster holds only tasks the service started for containers,
@@ -195,6 +216,18 @@ export class AppRouting extends Construct {
       sourceProtocol: elbv2.ApplicationProtocol.HTTP,
       targetPort: 443,
       targetProtocol: elbv2.ApplicationProtocol.HTTPS,
+    });
+  }
+
+  /**
+   * Subscribes `handler` to the proxy's access lines (those with a `request.host`): each
+   * container's last request, for its idle timeout (docs/containers.md, "Sleep and wake on AWS").
+   */
+  subscribeToRequests(handler: lambda.IFunction): void {
+    new logs.SubscriptionFilter(this, 'RequestActivity', {
+      logGroup: this.proxyLogs,
+      destination: new LambdaDestination(handler),
+      filterPattern: logs.FilterPattern.exists('$.request.host'),
     });
   }
 

@@ -31,16 +31,19 @@ export class RequestActivity {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** A request for the container arrived now. */
-  seen(containerId: string): void {
-    const at = this.now();
+  /**
+   * A request for the container arrived at `at` (now, unless an access log line says when).
+   * Answers the write when there is one, so that a function can wait for it before it returns.
+   */
+  seen(containerId: string, at: number = this.now()): Promise<void> {
     const entry = this.seenAt.get(containerId);
     if (entry && at - entry.flushedAt < this.flushMs) {
-      entry.at = at;
-      return;
+      // Log lines may arrive out of order.
+      entry.at = Math.max(entry.at, at);
+      return Promise.resolve();
     }
     this.seenAt.set(containerId, { at, flushedAt: at });
-    this.store.recordRequest(containerId, at).catch((error: unknown) => {
+    return this.store.recordRequest(containerId, at).catch((error: unknown) => {
       // The next flush, or this process's own memory, still has it.
       log.warn('Recording a container request failed', { containerId, ...describeError(error) });
     });
@@ -57,14 +60,20 @@ export class RequestActivity {
  * table knows it, or when it last changed (started running, or was changed), whichever is later,
  * so that a container just woken or started is never put to sleep before its first request.
  */
-export function idleSince(container: StoredContainer, lastSeen: number | undefined): number {
-  return Math.max(lastSeen ?? 0, container.lastRequestAt ?? 0, Date.parse(container.updatedAt));
+export function idleSince(container: StoredContainer, lastSeen: number | undefined, tableLagMs = 0): number {
+  const stored = container.lastRequestAt === undefined ? 0 : container.lastRequestAt + tableLagMs;
+  return Math.max(lastSeen ?? 0, stored, Date.parse(container.updatedAt));
 }
 
-/** Whether a container sleeps now: running, with an idle timeout, and no request for that long. */
-export function isIdle(container: StoredContainer, lastSeen: number | undefined, now: number): boolean {
+/**
+ * Whether a container sleeps now: running, with an idle timeout, and no request for that long.
+ * `tableLagMs`: how far the table's last request may trail the real one (the flush interval),
+ * for a sweep that knows only the table (AWS), so a container used a moment after a flush is not
+ * put to sleep for it.
+ */
+export function isIdle(container: StoredContainer, lastSeen: number | undefined, now: number, tableLagMs = 0): boolean {
   if (container.state !== 'running' || container.idleTimeoutS === null || container.idleTimeoutS === undefined) return false;
-  return now - idleSince(container, lastSeen) >= container.idleTimeoutS * 1000;
+  return now - idleSince(container, lastSeen, tableLagMs) >= container.idleTimeoutS * 1000;
 }
 
 /**
@@ -79,15 +88,16 @@ export async function putIdleContainersToSleep(
   sleep: (container: StoredContainer) => Promise<unknown>,
   lastSeen: (containerId: string) => number | undefined,
   now: () => number = Date.now,
+  tableLagMs = 0,
 ): Promise<number> {
   let slept = 0;
   let cursor: string | undefined;
   do {
     const page = await store.listAll({ limit: 100, ...(cursor ? { cursor } : {}) });
     for (const candidate of page.items) {
-      if (!isIdle(candidate, lastSeen(candidate.id), now())) continue;
+      if (!isIdle(candidate, lastSeen(candidate.id), now(), tableLagMs)) continue;
       const container = await store.get(candidate.id);
-      if (!container || !isIdle(container, lastSeen(container.id), now())) continue;
+      if (!container || !isIdle(container, lastSeen(container.id), now(), tableLagMs)) continue;
       try {
         await sleep(container);
         slept += 1;

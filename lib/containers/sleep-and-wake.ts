@@ -49,18 +49,18 @@ export class SleepingContainerService extends ContainerService {
     if (!container) throw new NotFoundError('Container not found');
     const owner: Caller = { userId: container.userId, role: container.ownerRole ?? 'user' };
     try {
-      return await this.start(owner, containerId, sleepsOrStarts);
+      return await this.start(owner, containerId, mayWakeOnRequest);
     } catch (error) {
       // Another wake (another proxy) won the commit: this one waits for the start it made. A
       // stop or a change meanwhile is refused again by the same guard.
       if (!(error instanceof ConflictError)) throw error;
-      return this.start(owner, containerId, sleepsOrStarts);
+      return this.start(owner, containerId, mayWakeOnRequest);
     }
   }
 }
 
 /** What a request may wake or wait for: a container asleep (stopped, reason `idle`), starting, or running. */
-const sleepsOrStarts = (container: StoredContainer): boolean =>
+export const mayWakeOnRequest = (container: StoredContainer): boolean =>
   (container.state === 'stopped' && container.stateReason === STATE_REASON.idle) ||
   container.state === 'provisioning' ||
   container.state === 'running';

@@ -1,7 +1,7 @@
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { StoredContainer } from '../containers/container.js';
 import { ConflictError, ForbiddenError, QuotaExceededError, TimeoutError } from '../errors.js';
-import { escapeHtml } from '../http/reply.js';
+import { type AppAnswer, appPage, refusedAnswer, startingAnswer, wakeRefusalOf } from '../http/app-pages.js';
 import { describeError, log } from '../log.js';
 
 /** What the proxy needs to find a hostname's process. */
@@ -233,14 +233,14 @@ function forward(
   });
 }
 
-function sendPage(response: ServerResponse, status: number, title: string, detail: string, head = ''): void {
-  response.statusCode = status;
-  response.setHeader('Content-Type', 'text/html; charset=utf-8');
-  response.setHeader('Cache-Control', 'no-store');
-  response.end(
-    `<!doctype html><html lang="en"><head><meta charset="utf-8">${head}<title>${escapeHtml(title)}</title></head>` +
-      `<body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p></body></html>\n`,
-  );
+function sendPage(response: ServerResponse, status: number, title: string, detail: string): void {
+  send(response, appPage(status, title, detail));
+}
+
+function send(response: ServerResponse, answer: AppAnswer): void {
+  response.statusCode = answer.status;
+  for (const [name, value] of Object.entries(answer.headers)) response.setHeader(name, value);
+  response.end(answer.body);
 }
 
 /** How a wake ended for the requests it held. */
@@ -338,20 +338,10 @@ async function startForWake(container: StoredContainer, waking: Waking): Promise
     } catch (error) {
       // Still starting past the start's own budget: a start of a starting container waits on.
       if (error instanceof TimeoutError && Date.now() < giveUpAt) continue;
-      if (error instanceof QuotaExceededError) {
-        return { kind: 'refused', title: `${hostname} cannot wake`, detail: `Its owner is at their quota: ${error.message}` };
+      if (!(error instanceof QuotaExceededError || error instanceof ForbiddenError || error instanceof ConflictError)) {
+        log.warn('Waking a container failed', { containerId: container.id, ...describeError(error) });
       }
-      if (error instanceof ForbiddenError) return { kind: 'refused', title: `${hostname} cannot wake`, detail: error.message };
-      if (error instanceof ConflictError) {
-        return {
-          kind: 'refused',
-          title: `${hostname} did not wake`,
-          detail: 'It was stopped or changed meanwhile; start it through the API.',
-        };
-      }
-      log.warn('Waking a container failed', { containerId: container.id, ...describeError(error) });
-      const why = error instanceof Error ? error.message : 'it did not start';
-      return { kind: 'refused', title: `${hostname} did not wake`, detail: why };
+      return { kind: 'refused', ...wakeRefusalOf(error, hostname) };
     }
   }
 }
@@ -391,33 +381,13 @@ async function holdForWake(
   if (outcome.kind === 'refused') {
     return {
       kind: 'answered',
-      answer: (_request, response) => {
-        response.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-        sendPage(response, 503, outcome.title, outcome.detail);
-      },
+      answer: (_request, response) => send(response, refusedAnswer(outcome, RETRY_AFTER_SECONDS)),
     };
   }
   return { kind: 'forward', wake, ...(outcome.taskArn ? { taskArn: outcome.taskArn } : {}) };
 }
 
-/** How often the starting page reloads itself, and when other clients are told to ask again. */
-const STARTING_RETRY_SECONDS = 2;
-
 /** Past the wake budget: a browser gets a page that reloads itself until the app answers, other clients 503 with Retry-After. */
 function sendStarting(request: IncomingMessage, response: ServerResponse, hostname: string): void {
-  response.setHeader('Retry-After', String(STARTING_RETRY_SECONDS));
-  if (!String(request.headers.accept ?? '').includes('text/html')) {
-    response.statusCode = 503;
-    response.setHeader('Content-Type', 'text/plain; charset=utf-8');
-    response.setHeader('Cache-Control', 'no-store');
-    response.end(`${hostname} is starting; ask again in ${STARTING_RETRY_SECONDS} s\n`);
-    return;
-  }
-  sendPage(
-    response,
-    503,
-    `${hostname} is starting`,
-    'It was asleep and is waking up; this page reloads itself until it answers.',
-    `<meta http-equiv="refresh" content="${STARTING_RETRY_SECONDS}">`,
-  );
+  send(response, startingAnswer(request.headers.accept, hostname));
 }

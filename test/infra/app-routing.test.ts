@@ -8,10 +8,14 @@ import { join } from 'node:path';
 import { App, Stack, type CfnElement } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AppRouting, PROXY_HEALTH_PATH, PROXY_PORT, PROXY_START_SCRIPT } from '../../infra/constructs/app-routing.js';
 import { ContainerWorkload } from '../../infra/constructs/container-workload.js';
+import { ServiceFunction } from '../../infra/constructs/service-function.js';
+import { acknowledgeNagRule } from '../../infra/nag.js';
 import { repositoryRoot } from '../../infra/paths.js';
 import { flatten, propertiesOfOnly, resourcesOfType, statementsOfRole, wholeTemplate } from './template-queries.js';
 
@@ -23,6 +27,8 @@ let template: Template;
 let routing: AppRouting;
 let workload: ContainerWorkload;
 let functionRole: iam.Role;
+let wakeSecret: secretsmanager.Secret;
+let accessLog: ServiceFunction;
 const logicalIdOf = (element: unknown) => stack.getLogicalId(element as CfnElement);
 
 beforeAll(() => {
@@ -36,14 +42,25 @@ beforeAll(() => {
   });
   functionRole = new iam.Role(stack, 'TaskStateRole', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
   // Act
+  // The wake endpoint's function URL and secret (the stack makes them in infra/stack.ts).
+  const wake = new ServiceFunction(stack, 'Wake', { entry: 'functions/containers/wake.ts', tableName: 'table' });
+  wakeSecret = new secretsmanager.Secret(stack, 'WakeSecret', { generateSecretString: { excludePunctuation: true } });
+  acknowledgeNagRule(wakeSecret, 'AwsSolutions-SMG4', 'A test stack: rotation is the stack’s concern (infra/stack.ts).');
+  accessLog = new ServiceFunction(stack, 'AccessLog', { entry: 'functions/containers/access-log-activity.ts', tableName: 'table' });
   routing = new AppRouting(stack, 'Routing', {
     vpc: workload.vpc,
     cluster: workload.cluster,
     appsDomain: 'apps.example.com',
     certificateArn: CERTIFICATE,
     workloadSecurityGroup: workload.securityGroup,
+    wake: {
+      functionUrl: wake.function.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE }),
+      secret: wakeSecret,
+      holdSeconds: 150,
+    },
   });
   routing.grantRecordChanges(functionRole);
+  routing.subscribeToRequests(accessLog.function);
   template = wholeTemplate(stack);
 });
 
@@ -116,6 +133,37 @@ describe('AppRouting proxy service', () => {
     expect(container.PortMappings).toEqual([{ ContainerPort: PROXY_PORT, Protocol: 'tcp' }]);
     // The proxy resolves each request's upstream from the SRV record of its first label, per request.
     expect(environment.CADDYFILE).toContain('dynamic srv _http._tcp.{http.request.host.labels.{$HOST_LABEL}}.{$DNS_ZONE}');
+  });
+
+  it('is told the wake endpoint as an upstream (scheme and host of its function URL) and its secret only as an ECS secret', () => {
+    // Prepare
+    const definitions = resourcesOfType(template, 'AWS::ECS::TaskDefinition').map(([, definition]) => definition.Properties);
+    const [container] = definitions.find((definition) => definition?.ContainerDefinitions[0].Name === 'caddy')!.ContainerDefinitions;
+    const environment = Object.fromEntries(
+      container.Environment.map((entry: { Name: string; Value: unknown }) => [entry.Name, entry.Value]),
+    );
+    // Assess
+    expect(environment.WAKE_UPSTREAM).toEqual({
+      'Fn::Join': [
+        '',
+        [
+          'https://',
+          {
+            'Fn::Select': [2, { 'Fn::Split': ['/', { 'Fn::GetAtt': [expect.stringMatching(/^WakeFunctionFunctionUrl/), 'FunctionUrl'] }] }],
+          },
+        ],
+      ],
+    });
+    expect(container.Secrets).toEqual([{ Name: 'WAKE_SECRET', ValueFrom: { Ref: logicalIdOf(wakeSecret.node.defaultChild) } }]);
+    expect(JSON.stringify(container.Environment)).not.toContain('WAKE_SECRET"');
+    expect(environment.CADDYFILE).toContain('header_up X-Wake-Secret {env.WAKE_SECRET}');
+  });
+
+  it('subscribes the access-log function to the proxy’s access lines', () => {
+    const filter = propertiesOfOnly(template, 'AWS::Logs::SubscriptionFilter');
+    expect(filter.FilterPattern).toBe('{ $.request.host = "*" }');
+    expect(filter.LogGroupName).toEqual({ Ref: logicalIdOf(routing.proxyLogs.node.defaultChild) });
+    expect(flatten(filter.DestinationArn)).toBe(`<${logicalIdOf(accessLog.function.node.defaultChild)}.Arn>`);
   });
 });
 
@@ -253,9 +301,9 @@ describe('AppRouting proxy start', () => {
 });
 
 describe('AppRouting load balancer idle timeout', () => {
-  it('keeps idle connections 120 s by default, so WebSockets outlive the load balancer’s 60 s', () => {
-    // Assess
+  it('keeps idle connections 120 s by default (WebSockets outlive the load balancer’s 60 s), longer when the wake endpoint may hold a request longer', () => {
+    // Assess: the wake endpoint here holds a request up to 150 s.
     const attributes = propertiesOfOnly(template, 'AWS::ElasticLoadBalancingV2::LoadBalancer').LoadBalancerAttributes;
-    expect(attributes).toContainEqual({ Key: 'idle_timeout.timeout_seconds', Value: '120' });
+    expect(attributes).toContainEqual({ Key: 'idle_timeout.timeout_seconds', Value: '150' });
   });
 });

@@ -130,6 +130,24 @@ describe('buildApp', () => {
     });
     template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 14 });
     expect(Object.keys(template.toJSON().Outputs)).toContain('AppsLoadBalancerDnsName');
+    // Sleep and wake on AWS: the wake endpoint behind its function URL, in the workload VPC, and the access-log subscription.
+    const wakeDescription = 'Wakes a sleeping container for a request the proxy holds, then forwards it (function URL, proxy only)';
+    expect(environmentOf(template, wakeDescription)).toMatchObject({
+      WAKE_BUDGET_S: '120',
+      WAKE_SECRET_ARN: expect.anything(),
+      APPS_DOMAIN: 'apps.example.com',
+      TASK_EVENTS_QUEUE_URL: expect.anything(),
+      TASK_PROBE_QUEUE_URL: expect.anything(),
+    });
+    const wake = resourcesOfType(template, 'AWS::Lambda::Function').find(([, fn]) => fn.Properties?.Description === wakeDescription)?.[1];
+    expect(wake?.Properties?.VpcConfig?.SubnetIds).toBeDefined();
+    expect(wake?.Properties?.Timeout).toBe(150);
+    expect(resourcesOfType(template, 'AWS::Lambda::Url').map(([, url]) => [url.Properties?.AuthType, url.Properties?.InvokeMode])).toEqual([
+      ['NONE', undefined],
+    ]);
+    template.resourceCountIs('AWS::Logs::SubscriptionFilter', 1);
+    plain.resourceCountIs('AWS::Lambda::Url', 0);
+    plain.resourceCountIs('AWS::Logs::SubscriptionFilter', 0);
     // Without an apps domain nothing routes: no load balancer, no zone, no url.
     plain.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 0);
     plain.resourceCountIs('AWS::Route53::HostedZone', 0);

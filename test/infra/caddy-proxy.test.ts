@@ -1,7 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -112,20 +112,39 @@ let caddy: ChildProcess;
 let caddyOutput = '';
 
 /** A request to the proxy with the Host the load balancer would pass on. */
-function viaProxy(host: string, path = '/'): Promise<ProxyResponse> {
+function viaProxy(
+  host: string,
+  path = '/',
+  options: { method?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<ProxyResponse> {
   return new Promise((resolve, reject) => {
-    const outgoing = request({ host: '127.0.0.1', port: proxyPort, path, headers: { host } }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
-    });
+    const outgoing = request(
+      { host: '127.0.0.1', port: proxyPort, path, method: options.method ?? 'GET', headers: { ...options.headers, host } },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+      },
+    );
     outgoing.on('error', reject);
-    outgoing.end();
+    outgoing.end(options.body);
   });
 }
+
+/** What reached the stand-in for the wake endpoint (the Lambda function URL on AWS). */
+interface WakeCall {
+  method?: string;
+  url?: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+const WAKE_SECRET = 'test-wake-secret-6f1d2c';
+let wakeEndpoint: Server;
+const wakeCalls: WakeCall[] = [];
 
 const freePort = async (): Promise<number> => {
   const probe = createServer();
@@ -144,6 +163,16 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
   appPort = (app.address() as AddressInfo).port;
+  wakeEndpoint = createServer((incoming, response) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => {
+      wakeCalls.push({ method: incoming.method, url: incoming.url, headers: incoming.headers, body: Buffer.concat(chunks).toString() });
+      response.setHeader('content-type', 'text/plain');
+      response.end(`wake endpoint answered ${incoming.method} ${incoming.url} for ${incoming.headers['x-wake-host']}`);
+    });
+  });
+  await new Promise<void>((resolve) => wakeEndpoint.listen(0, '127.0.0.1', resolve));
   dns = new TestDnsServer();
   const dnsPort = await dns.listen();
   dns.setApp('web', appPort);
@@ -170,6 +199,9 @@ beforeAll(async () => {
       // The network is explicit: 2.6.2 dials a resolver over TCP unless told udp/ (later versions default to UDP).
       DNS_RESOLVER: `udp/127.0.0.1:${dnsPort}`,
       TASK_ADDRESS: '127.0.0.1',
+      // On AWS: https://{url id}.lambda-url.{region}.on.aws, and the secret from Secrets Manager (app-routing.ts).
+      WAKE_UPSTREAM: `http://127.0.0.1:${(wakeEndpoint.address() as AddressInfo).port}`,
+      WAKE_SECRET,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -191,6 +223,7 @@ afterAll(async () => {
   caddy?.kill();
   dns?.close();
   await new Promise((resolve) => app?.close(resolve));
+  await new Promise((resolve) => wakeEndpoint?.close(resolve));
 });
 
 describe('the shipped Caddyfile under caddy 2.6.2', () => {
@@ -204,14 +237,50 @@ describe('the shipped Caddyfile under caddy 2.6.2', () => {
     expect(dns.queries).toContainEqual({ name: `web.${ZONE}`, type: TYPE.A });
   });
 
-  it('answers an unknown hostname with a 503 page and Retry-After', async () => {
+  it('sends a request for a hostname without a record, body and all, to the wake endpoint with the secret and the original host', async () => {
+    // Prepare
+    wakeCalls.length = 0;
     // Act
-    const response = await viaProxy(`nobody.${APPS_DOMAIN}`);
+    const response = await viaProxy(`asleep.${APPS_DOMAIN}`, '/form?x=1', {
+      method: 'POST',
+      body: 'name=ada&lang=en',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-wake-host': 'victim.apps.example.com', 'x-wake-secret': 'guess' },
+    });
     // Assess
-    expect(response.status).toBe(503);
-    expect(response.headers['retry-after']).toBe('10');
-    expect(response.headers['content-type']).toMatch(/^text\/html/);
-    expect(response.body).toContain('This app is not running');
+    expect(response.status).toBe(200);
+    expect(response.body).toBe(`wake endpoint answered POST /form?x=1 for asleep.${APPS_DOMAIN}`);
+    expect(wakeCalls).toHaveLength(1);
+    const [call] = wakeCalls;
+    expect(call).toMatchObject({ method: 'POST', url: '/form?x=1', body: 'name=ada&lang=en' });
+    // Set by the Caddyfile, whatever the client sent.
+    expect(call!.headers['x-wake-secret']).toBe(WAKE_SECRET);
+    expect(call!.headers['x-wake-host']).toBe(`asleep.${APPS_DOMAIN}`);
+    expect(call!.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    // The function URL is reached by its own name (AWS routes a function URL by its Host).
+    expect(call!.headers.host).toBe('127.0.0.1');
+    expect(dns.queries).toContainEqual({ name: `_http._tcp.asleep.${ZONE}`, type: TYPE.SRV });
+  });
+
+  it('never sends a request for a hostname with a record to the wake endpoint', async () => {
+    // Prepare
+    wakeCalls.length = 0;
+    // Act
+    const response = await viaProxy(`web.${APPS_DOMAIN}`, '/direct', { method: 'POST', body: 'x' });
+    // Assess
+    expect(response.body).toBe(`web answered /direct for web.${APPS_DOMAIN}`);
+    expect(wakeCalls).toEqual([]);
+  });
+
+  it('keeps the wake secret out of its access log', async () => {
+    // Act
+    await viaProxy(`logged-asleep.${APPS_DOMAIN}`, '/secret-check');
+    const line = await pollUntil(
+      async () => caddyOutput.split('\n').find((candidate) => candidate.includes('"uri":"/secret-check"')),
+      (found) => found !== undefined,
+    );
+    // Assess
+    expect(line).toBeDefined();
+    expect(caddyOutput).not.toContain(WAKE_SECRET);
   });
 
   it('answers a container whose task no longer listens at its recorded address with the same 503 page', async () => {
@@ -223,20 +292,19 @@ describe('the shipped Caddyfile under caddy 2.6.2', () => {
     expect(response.body).toContain('This app is not running');
   });
 
-  it('answers a container whose records were withdrawn with the 503 page once the cached answer expires', async () => {
+  it('sends a container whose records were withdrawn (asleep) to the wake endpoint once the cached answer expires', async () => {
     // Prepare
     expect((await viaProxy(`gone.${APPS_DOMAIN}`)).status).toBe(200);
     // Act
     dns.withdraw('gone');
     const response = await pollUntil(
       () => viaProxy(`gone.${APPS_DOMAIN}`),
-      (seen) => seen.status !== 200,
+      (seen) => !seen.body.startsWith('web answered'),
       8_000,
     );
     // Assess: `refresh 5s` is how long a withdrawn record can still be served.
-    expect(response.status).toBe(503);
-    expect(response.headers['retry-after']).toBe('10');
-    expect(response.body).toContain('This app is not running');
+    expect(response.status).toBe(200);
+    expect(response.body).toBe(`wake endpoint answered GET / for gone.${APPS_DOMAIN}`);
   }, 15_000);
 
   it('answers the health check only for the task’s own address; an app’s /__proxy/health is the app’s', async () => {

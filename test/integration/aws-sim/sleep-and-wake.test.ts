@@ -1,0 +1,306 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { accessLogActivityFunction, wakeFunction } from '../../../infra/event-functions.js';
+import type { LogsSubscriptionEvent } from '../../../lib/aws/access-log-activity.js';
+import { config } from '../../../lib/config.js';
+import type { StoredContainer } from '../../../lib/containers/container.js';
+import type { ContainerService } from '../../../lib/containers/container-service.js';
+import { runShutdown } from '../../../lib/local/lifecycle.js';
+import { RECONCILE_FUNCTION_ID, runningFunction } from '../../../lib/local/running-function.js';
+import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
+import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
+import { deferredWork } from '../../../lib/wiring/deferred-work.js';
+import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
+import { idleSweepWith } from '../../../lib/wiring/sleeping-containers.js';
+import { answerWakeRequest } from '../../../lib/aws/wake-endpoint.js';
+import { wakeEndpointWith } from '../../../lib/wiring/wake.js';
+import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
+import { caddyLine, logsDelivery } from '../../support/access-log-delivery.js';
+import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
+import { EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { serveFunctionUrl } from '../../support/function-url.js';
+import { pollUntil } from '../../support/poll.js';
+
+/*
+ * Issue 26 item 6 on the AWS simulator: a container with idle_timeout_s 30 on the simulated ECS,
+ * its idleness from the proxy's access log delivered through the access-log function's handler,
+ * put to sleep by the AWS reconcile function's idle sweep, then woken by requests to the wake
+ * function's handler behind a function URL over real HTTP, as Caddy sends them
+ * (infra/proxy/Caddyfile). The real SDK clients reach the simulator; the task state and probe
+ * functions' handlers run from their queues, and the probe is the real TCP probe of the task's
+ * own loopback address. The sweep is given a clock, so 30 s and more of silence take no time.
+ */
+vi.hoisted(() => {
+  const port = 20_000 + (process.pid % 20_000);
+  Object.assign(process.env, {
+    CONTAINER_RUNTIME: 'ecs',
+    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
+    ECS_SUBNET_IDS: 'subnet-a',
+    ECS_SECURITY_GROUP_IDS: 'sg-1',
+    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
+    ECS_LOG_GROUP: 'workload-logs',
+    APPS_DNS_ZONE_ID: 'ZSIM',
+    APPS_DNS_ZONE_NAME: 'apps.internal',
+    APPS_DOMAIN: 'apps.example.com',
+    TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
+    TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
+    WAKE_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:wake-AbCdEf',
+    RESTART_DRAIN_MS: '1000',
+    START_BUDGET_MS: '20000',
+  });
+});
+
+const SECRET = 'Zq8wake0secret0for0the0proxy0only0Xy12';
+const DOMAIN = 'apps.example.com';
+
+let sim: AwsSim;
+let stack: EcsSimStack;
+let service: ContainerService;
+let secrets: Server;
+let secretReads = 0;
+let wakeUrl: { url: string; close(): Promise<void> };
+let deliverAccessLog: (event: LogsSubscriptionEvent) => Promise<void>;
+
+const lambdaContext = { awsRequestId: 'test', functionName: 'fn', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
+
+beforeAll(async () => {
+  // Secrets Manager's GetSecretValue (awsJson1_1), for the wake function's one read of its secret.
+  secrets = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      secretReads += 1;
+      response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+      response.end(JSON.stringify({ ARN: config.WAKE_SECRET_ARN, Name: 'wake', SecretString: SECRET, VersionStages: ['AWSCURRENT'] }));
+    });
+  });
+  await new Promise<void>((resolve) => secrets.listen(0, '127.0.0.1', resolve));
+  process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = `http://127.0.0.1:${(secrets.address() as AddressInfo).port}`;
+  sim = await startAwsSim({
+    port: simPortFor(process.pid),
+    seed: 26,
+    ecs: { provisioningMs: [200, 500], pendingMs: [300, 800], stopTimeoutMs: 2000 },
+    route53: SIM_ROUTE53,
+  });
+  const handlers = taskMessageHandlersWith(containerRuntime, deferredWork);
+  service = containerServiceWith({ runtime: containerRuntime, deferredWork });
+  stack = new EcsSimStack({
+    sim,
+    service,
+    reconciler: reconcilerWith(containerRuntime, config, deferredWork),
+    taskEvent: handlers.taskEvent,
+    probe: handlers.probe,
+  });
+  // The functions' own modules, each run as its function (the table access recorder checks their grants).
+  const wake = await import('../../../functions/containers/wake.js');
+  const accessLog = await import('../../../functions/containers/access-log-activity.js');
+  wakeUrl = await serveFunctionUrl(
+    (event, context) => runningFunction.run(wakeFunction.id, () => wake.handler(event, context)),
+    wakeFunction.timeoutSeconds * 1000,
+  );
+  deliverAccessLog = (event) => runningFunction.run(accessLogActivityFunction.id, () => accessLog.handler(event, lambdaContext));
+}, 30_000);
+
+afterAll(async () => {
+  await wakeUrl?.close();
+  await stack?.close();
+  await sim?.close();
+  await new Promise((resolve) => secrets?.close(resolve));
+  await runShutdown();
+});
+
+/** The AWS reconcile function's idle sweep (functions/containers/reconcile.ts), at `clock`. */
+const sweepAt = (clock: number) =>
+  runningFunction.run(RECONCILE_FUNCTION_ID, () => idleSweepWith(containerRuntime, deferredWork, undefined, () => clock)());
+
+async function createRunning(hostname: string, idleTimeoutS: number | null, env: Record<string, string> = {}): Promise<StoredContainer> {
+  const created = await service.create(stack.caller, {
+    hostname,
+    image: 'sim/app:1',
+    port: 8080,
+    env: { SIM_BODY: `the app ${hostname} answered`, ...env },
+    command: null,
+    cpuCores: 1,
+    memoryMb: 2048,
+    diskGb: 20,
+    healthCheck: null,
+    restartPolicy: 'on-failure',
+    idleTimeoutS,
+  });
+  const running = await pollUntil(
+    () => containerStore.get(created.id),
+    (container) => container?.state === 'running',
+    20_000,
+  );
+  expect(running?.state).toBe('running');
+  return running!;
+}
+
+/** A request as Caddy's handle_errors sends it to the wake endpoint. */
+async function viaWake(hostname: string, headers: Record<string, string> = { 'x-wake-secret': SECRET }) {
+  const response = await fetch(`${wakeUrl.url}/hello?from=test`, {
+    headers: { 'x-wake-host': `${hostname}.${DOMAIN}`, 'x-wake-forwarded-for': '203.0.113.9', ...headers },
+    signal: AbortSignal.timeout(60_000),
+  });
+  return { status: response.status, headers: response.headers, body: await response.text() };
+}
+
+const tasksOf = (containerId: string) => [...sim.ecs.tasks.values()].filter((task) => task.startedBy === containerId);
+const routesOf = (hostname: string) => sim.route53.routes().filter((route) => route.hostname === hostname);
+
+describe('sleep and wake on the AWS simulator', () => {
+  let sleepy: StoredContainer;
+
+  it('keeps a container with idle_timeout_s 30 awake while the access log shows requests, and puts it to sleep once they stop', async () => {
+    // Prepare
+    sleepy = await createRunning('sleepy', 30);
+    expect(routesOf('sleepy')).toHaveLength(1);
+    expect((await containerStore.usageOf(stack.caller.userId)).runningCpu).toBe(1);
+    const t0 = Date.now();
+    const request = (offsetMs: number) => deliverAccessLog(logsDelivery([{ message: caddyLine(`sleepy.${DOMAIN}`, t0 + offsetMs) }]));
+    // Act: requests at t0, t0 + 20 s and t0 + 40 s as the proxy's log lines say (the table is written
+    // once a minute, so it knows only t0), then at t0 + 61 s; sweeps at the clocks given.
+    await request(0);
+    await request(20_000);
+    await request(40_000);
+    const recorded = (await containerStore.get(sleepy.id))?.lastRequestAt;
+    // 45 s after the written request but 5 s after the last one: still in use.
+    const sleptAt45 = await sweepAt(t0 + 45_000);
+    const stillRunning = (await containerStore.get(sleepy.id))?.state;
+    await deliverAccessLog(
+      logsDelivery([{ message: caddyLine(`sleepy.${DOMAIN}`, t0 + 61_000) }, { message: caddyLine('other.example.org', t0) }]),
+    );
+    const recordedAgain = (await containerStore.get(sleepy.id))?.lastRequestAt;
+    // Its timeout (30 s) plus the flush minute after the last write it could know of.
+    const sleptLater = await sweepAt(t0 + 61_000 + 30_000 + 60_000 + 1_000);
+    // Assess
+    expect(recorded).toBe(t0);
+    expect(recordedAgain).toBe(t0 + 61_000);
+    expect([sleptAt45, stillRunning]).toEqual([0, 'running']);
+    expect(sleptLater).toBe(1);
+    const asleep = await containerStore.get(sleepy.id);
+    expect([asleep?.state, asleep?.stateReason]).toEqual(['stopped', 'idle']);
+    expect((await containerStore.usageOf(stack.caller.userId)).runningCpu).toBe(0);
+    // Its task stops, and the task state function withdraws its route; the stop does not rename the sleep.
+    await pollUntil(
+      async () => routesOf('sleepy').length,
+      (count) => count === 0,
+      15_000,
+    );
+    expect(routesOf('sleepy')).toEqual([]);
+    expect(tasksOf(sleepy.id).map((task) => task.desiredStatus)).toEqual(['STOPPED']);
+    const after = await containerStore.get(sleepy.id);
+    expect([after?.state, after?.stateReason]).toEqual(['stopped', 'idle']);
+  }, 60_000);
+
+  it('answers 5 concurrent requests through the wake endpoint with the app’s own answer, after exactly one RunTask', async () => {
+    // Prepare
+    expect(sleepy).toBeDefined();
+    const tasksBefore = tasksOf(sleepy.id).length;
+    const startedAt = Date.now();
+    // Act
+    const answers = await Promise.all(Array.from({ length: 5 }, () => viaWake('sleepy')));
+    const tookMs = Date.now() - startedAt;
+    // Assess
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(answers.map((answer) => answer.body)).toEqual(Array(5).fill('the app sleepy answered'));
+    expect(tasksOf(sleepy.id)).toHaveLength(tasksBefore + 1);
+    const woken = await containerStore.get(sleepy.id);
+    expect(woken?.state).toBe('running');
+    expect(woken?.lastWakeMs).toBeGreaterThan(0);
+    expect(woken?.lastWakeMs).toBeLessThanOrEqual(tookMs);
+    expect((await containerStore.usageOf(stack.caller.userId)).runningCpu).toBe(1);
+    expect(secretReads).toBe(1);
+    console.log(
+      `Simulator wake: 5 concurrent requests answered 200 in ${tookMs} ms; last_wake_ms ${woken?.lastWakeMs}; ` +
+        `RunTask calls for the container ${tasksOf(sleepy.id).length - tasksBefore}; route ${JSON.stringify(routesOf('sleepy').map((route) => route.ip))}`,
+    );
+  }, 60_000);
+
+  it('never wakes a container stopped on request: the 503 page, and no task', async () => {
+    // Prepare
+    const halted = await createRunning('halted', 30);
+    await service.stop(stack.caller, halted.id);
+    const tasksBefore = tasksOf(halted.id).length;
+    // Act
+    const answer = await viaWake('halted');
+    // Assess
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).toBe('10');
+    expect(answer.body).toContain('This app is not running');
+    expect(tasksOf(halted.id)).toHaveLength(tasksBefore);
+    const after = await containerStore.get(halted.id);
+    expect([after?.state, after?.stateReason]).toEqual(['stopped', 'stopped on request']);
+  }, 60_000);
+
+  it('answers a browser held past the budget the self-reloading starting page, then the app once it is ready', async () => {
+    // Prepare: an app that listens 4 s after its start, asleep; a wake endpoint wired as the
+    // function is (lib/wiring/wake.ts) but with a 1.5 s budget.
+    const slow = await createRunning('slowpoke', 30, { SIM_LISTEN_AFTER_MS: '4000' });
+    await sweepAt(Date.now() + 10 * 60_000);
+    expect((await containerStore.get(slow.id))?.stateReason).toBe('idle');
+    const endpoint = wakeEndpointWith({
+      runtime: containerRuntime,
+      deferredWork,
+      appsDomain: DOMAIN,
+      budgetMs: 1_500,
+      secret: async () => SECRET,
+    });
+    const shortBudget = await serveFunctionUrl(
+      (event, context) =>
+        runningFunction.run(wakeFunction.id, () =>
+          answerWakeRequest(event, endpoint, Date.now() + context.getRemainingTimeInMillis() - 3_000),
+        ),
+      wakeFunction.timeoutSeconds * 1000,
+    );
+    const fromBrowser = () =>
+      fetch(`${shortBudget.url}/`, {
+        headers: { 'x-wake-secret': SECRET, 'x-wake-host': `slowpoke.${DOMAIN}`, accept: 'text/html,application/xhtml+xml' },
+      }).then(async (response) => ({
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        body: await response.text(),
+      }));
+    try {
+      // Act
+      const first = await fromBrowser();
+      const reloads: number[] = [];
+      const last = await pollUntil(
+        async () => {
+          const answer = await fromBrowser();
+          reloads.push(answer.status);
+          return answer;
+        },
+        (answer) => answer.status === 200,
+        30_000,
+      );
+      // Assess
+      expect(first.status).toBe(503);
+      expect(first.retryAfter).toBe('2');
+      expect(first.body).toContain('slowpoke is starting');
+      expect(first.body).toContain('<meta http-equiv="refresh" content="2">');
+      expect(last?.body).toBe('the app slowpoke answered');
+      expect(tasksOf(slow.id).filter((task) => task.desiredStatus === 'RUNNING')).toHaveLength(1);
+      console.log(`Simulator wake past a 1.5 s budget: first answer ${first.status} (starting page), then ${reloads.join(', ')}`);
+    } finally {
+      await shortBudget.close();
+    }
+  }, 60_000);
+
+  it('answers 403 to a caller without the wake secret, and wakes nothing', async () => {
+    // Prepare: asleep again.
+    await sweepAt(Date.now() + 10 * 60_000);
+    expect((await containerStore.get(sleepy.id))?.stateReason).toBe('idle');
+    const tasksBefore = tasksOf(sleepy.id).length;
+    // Act
+    const without = await viaWake('sleepy', {});
+    const wrong = await viaWake('sleepy', { 'x-wake-secret': `${SECRET}0` });
+    // Assess
+    for (const answer of [without, wrong]) {
+      expect(answer.status).toBe(403);
+      expect(JSON.parse(answer.body)).toEqual({ error: { code: 'FORBIDDEN', message: 'Only the proxy may call the wake endpoint' } });
+    }
+    expect(tasksOf(sleepy.id)).toHaveLength(tasksBefore);
+  }, 30_000);
+});

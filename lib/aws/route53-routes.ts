@@ -19,7 +19,14 @@ import type { AppRoute, AppRoutes } from '../containers/app-routes.js';
  * is throttled, and 6 attempts back off for up to about 20 s in all (docs/containers.md, "Routing").
  */
 export const ROUTE53_MAX_ATTEMPTS = 6;
-export const route53Client = new Route53Client({ region: config.AWS_REGION, maxAttempts: ROUTE53_MAX_ATTEMPTS, retryMode: 'adaptive' });
+/**
+ * A client as every function makes it. The adaptive retry mode's rate limiter belongs to the
+ * client, so one per Lambda instance: a simulator of AWS that runs several functions in one
+ * process gives each simulated instance its own (test/support/aws-sim/function-instances.ts).
+ */
+export const newRoute53Client = (): Route53Client =>
+  new Route53Client({ region: config.AWS_REGION, maxAttempts: ROUTE53_MAX_ATTEMPTS, retryMode: 'adaptive' });
+export const route53Client = newRoute53Client();
 
 export interface Route53RoutesSettings {
   hostedZoneId: string;
@@ -39,6 +46,13 @@ const SET_IDENTIFIER = /^(?<containerId>[0-9a-f-]{36})\.(?<taskId>[A-Za-z0-9]{1,
 const SRV_VALUE = /^0 0 (?<port>\d{1,5}) (?<target>\S+?)\.?$/;
 /** ListResourceRecordSets answers up to 300 record sets a page. */
 const PAGE_SIZE = 300;
+/**
+ * Routes per ChangeResourceRecordSets batch: a request holds at most 100 Change elements, 1,000
+ * ResourceRecord elements and 32,000 characters of values
+ * (https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/DNSLimitations.html), and a route is
+ * two changes of one record each (under 100 characters of values).
+ */
+export const ROUTES_PER_BATCH = 50;
 
 /**
  * The records by which the reverse proxy finds a container's tasks (docs/containers.md,
@@ -65,18 +79,59 @@ export class Route53AppRoutes implements AppRoutes {
   ) {}
 
   async publish(route: AppRoute): Promise<void> {
-    await this.change('UPSERT', route);
+    await this.change('UPSERT', [route]);
+  }
+
+  /**
+   * Several routes in as few requests as Route 53 allows (ROUTES_PER_BATCH each): each request
+   * counts once against the account's rate however many changes it holds, and is one change of
+   * the zone for PriorRequestNotComplete
+   * (https://repost.aws/knowledge-center/route-53-avoid-throttling-errors: "group individual
+   * operations … into one change batch").
+   */
+  async publishAll(routes: readonly AppRoute[]): Promise<void> {
+    for (const batch of batchesOf(routes)) await this.change('UPSERT', batch);
   }
 
   /** InvalidChangeBatch: the records are not there (any more), which is what a withdrawal wants. */
   async withdraw(route: AppRoute): Promise<boolean> {
     try {
-      await this.change('DELETE', route);
+      await this.change('DELETE', [route]);
       return true;
     } catch (error) {
-      if (error instanceof Error && error.name === 'InvalidChangeBatch') return false;
+      if (isInvalidChangeBatch(error)) return false;
       throw error;
     }
+  }
+
+  /**
+   * Removes these routes' records, a batch per request; answers how many were there. A batch is
+   * all or nothing, so one whose DELETE names records someone else removed meanwhile
+   * (InvalidChangeBatch: the task state function withdrew one as its task left) is sent again
+   * with only the routes the zone still lists, and route by route if that fails too.
+   */
+  async withdrawAll(routes: readonly AppRoute[]): Promise<number> {
+    let withdrawn = 0;
+    for (const batch of batchesOf(routes)) {
+      try {
+        await this.change('DELETE', batch);
+        withdrawn += batch.length;
+        continue;
+      } catch (error) {
+        if (!isInvalidChangeBatch(error)) throw error;
+      }
+      const listed = new Set((await this.listPublished()).routes.map(routeKey));
+      const left = batch.filter((route) => listed.has(routeKey(route)));
+      if (left.length === 0) continue;
+      try {
+        await this.change('DELETE', left);
+        withdrawn += left.length;
+      } catch (error) {
+        if (!isInvalidChangeBatch(error)) throw error;
+        for (const route of left) if (await this.withdraw(route)) withdrawn += 1;
+      }
+    }
+    return withdrawn;
   }
 
   /**
@@ -132,9 +187,21 @@ export class Route53AppRoutes implements AppRoutes {
     return `${taskId}.${TASK_LABEL}.${this.settings.zoneName}`;
   }
 
-  private async change(action: 'UPSERT' | 'DELETE', route: AppRoute): Promise<void> {
+  private async change(action: 'UPSERT' | 'DELETE', routes: readonly AppRoute[]): Promise<void> {
+    const changes = routes.flatMap((route) => this.changesOf(action, route));
+    const [first] = routes;
+    const comment = routes.length === 1 ? `${action} ${first!.hostname} task ${first!.taskId}` : `${action} ${routes.length} task routes`;
+    await this.client.send(
+      new ChangeResourceRecordSetsCommand({
+        HostedZoneId: this.settings.hostedZoneId,
+        ChangeBatch: { Comment: comment, Changes: changes },
+      }),
+    );
+  }
+
+  private changesOf(action: 'UPSERT' | 'DELETE', route: AppRoute): Change[] {
     const target = this.taskAddressName(route.taskId);
-    const changes: Change[] = [
+    return [
       {
         Action: action,
         ResourceRecordSet: { Name: target, Type: 'A', TTL: ROUTE_TTL_SECONDS, ResourceRecords: [{ Value: route.ip }] },
@@ -152,13 +219,18 @@ export class Route53AppRoutes implements AppRoutes {
         },
       },
     ];
-    await this.client.send(
-      new ChangeResourceRecordSetsCommand({
-        HostedZoneId: this.settings.hostedZoneId,
-        ChangeBatch: { Comment: `${action} ${route.hostname} task ${route.taskId}`, Changes: changes },
-      }),
-    );
   }
+}
+
+/** A route's records exactly as a DELETE must name them. */
+const routeKey = (route: AppRoute): string => `${route.containerId}.${route.taskId} ${route.hostname}:${route.port} ${route.ip}`;
+
+const isInvalidChangeBatch = (error: unknown): boolean => error instanceof Error && error.name === 'InvalidChangeBatch';
+
+function batchesOf<T>(items: readonly T[]): T[][] {
+  const batches: T[][] = [];
+  for (let start = 0; start < items.length; start += ROUTES_PER_BATCH) batches.push(items.slice(start, start + ROUTES_PER_BATCH));
+  return batches;
 }
 
 const withoutDot = (name: string): string => (name.endsWith('.') ? name.slice(0, -1) : name);

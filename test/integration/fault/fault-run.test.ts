@@ -16,6 +16,10 @@ import { ECS_THROTTLE_AS_DOCUMENTED } from '../../support/aws-sim/ecs.js';
 import { EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
 import type { Behaviour } from '../../support/conformance/journeys.js';
 import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
+import { newEcsClient } from '../../../lib/aws/ecs-runtime.js';
+import { newRoute53Client } from '../../../lib/aws/route53-routes.js';
+import { appRoutingFrom } from '../../../lib/wiring/app-routes.js';
+import { FunctionInstances } from '../../support/aws-sim/function-instances.js';
 
 /*
  * The fault run (issue 24 item 12): containers driven through create, restart, stop, start and
@@ -79,17 +83,25 @@ beforeAll(async () => {
     route53: { ...SIM_ROUTE53, changeBusyMs: 100, priorRequestRate: 0.05 },
     taskEvents: { loss: 0.05, duplicate: 0.1, delayMs: [0, 1500], reorder: 0.1, reorderMs: 2000 },
   });
-  const handlers = taskMessageHandlersWith(ecsRuntimeFrom(config), deferredWork);
-  // Function instances as on AWS: two of the API's, the task state function's and the reconciler's, each with its own ECS runtime.
+  // Every function instance with SDK clients of its own, as on AWS: one instance's throttle back-off never slows another's.
+  const ownRuntime = () => ecsRuntimeFrom(config, newEcsClient());
+  const ownRouting = () => appRoutingFrom(config, newRoute53Client())!;
+  const handlers = () => taskMessageHandlersWith(ownRuntime(), deferredWork, { routing: ownRouting() });
+  const taskStateFunction = new FunctionInstances(handlers);
+  const probeFunction = new FunctionInstances(handlers);
+  // Two API function instances, the task state and probe functions' instances (one per invocation in flight) and the reconciler's.
   stack = new EcsSimStack(
     {
       sim,
-      service: containerServiceWith({ runtime: ecsRuntimeFrom(config), deferredWork }),
-      moreServices: [containerServiceWith({ runtime: ecsRuntimeFrom(config), deferredWork })],
+      service: containerServiceWith({ runtime: ownRuntime(), deferredWork }),
+      moreServices: [containerServiceWith({ runtime: ownRuntime(), deferredWork })],
       // A provisioning container whose event was lost is settled one reconcile interval past its grace, as the invariant asks.
-      reconciler: reconcilerWith(ecsRuntimeFrom(config), config, deferredWork, undefined, { lostEventMarginMs: RECONCILE_EVERY_MS }),
-      taskEvent: (body) => handlers.taskEvent(body),
-      probe: (body) => handlers.probe(body),
+      reconciler: reconcilerWith(ownRuntime(), config, deferredWork, undefined, {
+        lostEventMarginMs: RECONCILE_EVERY_MS,
+        routing: ownRouting(),
+      }),
+      taskEvent: (body) => taskStateFunction.invoke((instance) => instance.taskEvent(body)),
+      probe: (body) => probeFunction.invoke((instance) => instance.probe(body)),
     },
     undefined,
     { maxConcurrency: 10, reconcileEveryMs: RECONCILE_EVERY_MS },

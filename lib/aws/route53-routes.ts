@@ -2,6 +2,7 @@ import {
   ChangeResourceRecordSetsCommand,
   ListResourceRecordSetsCommand,
   Route53Client,
+  type Route53ClientConfig,
   type Change,
   type ListResourceRecordSetsCommandInput,
   type ResourceRecordSet,
@@ -14,18 +15,49 @@ import type { AppRoute, AppRoutes } from '../containers/app-routes.js';
  * account (historically 5 requests/s for all its API; now a bucket of 50 refilled at 10/s,
  * https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/throttling-api-requests.html) and
  * answers `Throttling` or, while a change to the same zone is in progress,
- * `PriorRequestNotComplete` (https://repost.aws/knowledge-center/route-53-avoid-throttling-errors).
- * The SDK retries both as throttling errors; adaptive mode also slows this client down when it
- * is throttled, and 6 attempts back off for up to about 20 s in all (docs/containers.md, "Routing").
+ * `PriorRequestNotComplete` (https://repost.aws/knowledge-center/route-53-avoid-throttling-errors:
+ * "use error retries and exponential backoff"). Both are retried by `route53RetryStrategy`.
  */
 export const ROUTE53_MAX_ATTEMPTS = 6;
+/** The first retry waits up to this long; each next one up to twice as long, never more than ROUTE53_RETRY_CAP_MS. */
+export const ROUTE53_RETRY_BASE_MS = 100;
+export const ROUTE53_RETRY_CAP_MS = 2_000;
+
+type RetryStrategyV2 = Extract<NonNullable<Route53ClientConfig['retryStrategy']>, { acquireInitialRetryToken: unknown }>;
+type RetryToken = Awaited<ReturnType<RetryStrategyV2['acquireInitialRetryToken']>>;
+
 /**
- * A client as every function makes it. The adaptive retry mode's rate limiter belongs to the
- * client, so one per Lambda instance: a simulator of AWS that runs several functions in one
- * process gives each simulated instance its own (test/support/aws-sim/function-instances.ts).
+ * Exponential backoff with full jitter from 100 ms: the SDK's own starts throttling errors at
+ * 1 s and doubles to 16 s (6 attempts wait up to 31 s), and its adaptive mode then holds every
+ * later request of the client to the rate it measured. For this client that only keeps a stale
+ * route up, or a fresh one down, for longer: PriorRequestNotComplete means the zone's previous
+ * change is still being applied, a fraction of a second, and the account's bucket refills a
+ * token every 100-200 ms; the jitter spreads writers that collided. Six attempts wait at most
+ * 100 + 200 + 400 + 800 + 1,600 = 3,100 ms in all; past them the error is the caller's (SQS
+ * delivers its message again, the reconciler's next run repairs the zone). A client error
+ * (InvalidChangeBatch, a record not there) is never retried.
+ */
+export function route53RetryStrategy(maxAttempts = ROUTE53_MAX_ATTEMPTS): RetryStrategyV2 {
+  const token = (count: number, delayMs: number): RetryToken => ({ getRetryCount: () => count, getRetryDelay: () => delayMs });
+  return {
+    acquireInitialRetryToken: async () => token(0, 0),
+    refreshRetryTokenForRetry: async (previous, errorInfo) => {
+      const count = previous.getRetryCount();
+      if (count + 1 >= maxAttempts || errorInfo.errorType === 'CLIENT_ERROR') throw new Error('No retry token available');
+      const ceiling = Math.min(ROUTE53_RETRY_BASE_MS * 2 ** count, ROUTE53_RETRY_CAP_MS);
+      return token(count + 1, Math.floor(Math.random() * ceiling));
+    },
+    recordSuccess: () => undefined,
+  };
+}
+
+/**
+ * A client as every function makes it, one per Lambda instance: a simulator of AWS that runs
+ * several functions in one process gives each simulated instance its own
+ * (test/support/aws-sim/function-instances.ts).
  */
 export const newRoute53Client = (): Route53Client =>
-  new Route53Client({ region: config.AWS_REGION, maxAttempts: ROUTE53_MAX_ATTEMPTS, retryMode: 'adaptive' });
+  new Route53Client({ region: config.AWS_REGION, maxAttempts: ROUTE53_MAX_ATTEMPTS, retryStrategy: route53RetryStrategy() });
 export const route53Client = newRoute53Client();
 
 export interface Route53RoutesSettings {

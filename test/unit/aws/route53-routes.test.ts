@@ -1,7 +1,7 @@
 import { ChangeResourceRecordSetsCommand, ListResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-route-53';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ROUTE53_MAX_ATTEMPTS, Route53AppRoutes, route53Client } from '../../../lib/aws/route53-routes.js';
+import { ROUTE53_MAX_ATTEMPTS, Route53AppRoutes, route53Client, route53RetryStrategy } from '../../../lib/aws/route53-routes.js';
 import { FakeZone } from '../../support/fake-route53-zone.js';
 
 const route53Mock = mockClient(Route53Client);
@@ -104,9 +104,21 @@ describe('Route53AppRoutes', () => {
     await expect(routes.publish(route)).rejects.toThrow('Rate exceeded');
   });
 
-  it('retries throttling (Throttling, PriorRequestNotComplete) adaptively, up to 6 attempts', async () => {
+  it('retries throttling (Throttling, PriorRequestNotComplete) up to 6 attempts, waiting at most 3.1 s in all, and never a client error', async () => {
     expect(ROUTE53_MAX_ATTEMPTS).toBe(6);
-    expect(await route53Client.config.maxAttempts()).toBe(6);
-    expect(route53Client.config.retryMode).toBe('adaptive');
+    expect(route53Client.config.retryStrategy).toBeDefined();
+    const strategy = route53RetryStrategy();
+    let token = await strategy.acquireInitialRetryToken('route53');
+    const waits: number[] = [];
+    for (let retry = 1; retry < ROUTE53_MAX_ATTEMPTS; retry += 1) {
+      token = await strategy.refreshRetryTokenForRetry(token, { errorType: 'THROTTLING' });
+      expect(token.getRetryDelay()).toBeLessThan(100 * 2 ** (retry - 1));
+      waits.push(token.getRetryDelay());
+    }
+    expect(waits.reduce((sum, ms) => sum + ms, 0)).toBeLessThan(3_100);
+    await expect(strategy.refreshRetryTokenForRetry(token, { errorType: 'THROTTLING' })).rejects.toThrow();
+    await expect(
+      strategy.refreshRetryTokenForRetry(await strategy.acquireInitialRetryToken('route53'), { errorType: 'CLIENT_ERROR' }),
+    ).rejects.toThrow();
   });
 });

@@ -143,11 +143,11 @@ export async function withdrawLetGo(
 
 /**
  * Whether the container holds the task: its current task while it runs or starts on it, or the
- * task a restart brings up next to it (its route is published before it is promoted).
+ * task a restart brings up next to its running one (its route is published before it is promoted).
  */
 export const holdsTask = (container: StoredContainer | undefined, taskArn: string): boolean =>
   !!container &&
-  (container.pendingTaskArn === taskArn ||
+  ((container.pendingTaskArn === taskArn && container.state === 'running') ||
     (container.taskArn === taskArn && (container.state === 'running' || container.state === 'provisioning')));
 
 const awaitsTask = (container: StoredContainer, taskArn: string): boolean =>

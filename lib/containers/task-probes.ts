@@ -80,16 +80,7 @@ export class TaskProbes {
     if (!waiting) return 'dropped';
     const answer = await this.deps.probe(targetOf(container, job));
     if (answer.ready) {
-      try {
-        await this.deps.routes?.publish(job.task);
-      } catch (error) {
-        // Route 53 still busy past the client's retries: probed (and published) again in a second while within the
-        // grace, rather than after the queue's visibility timeout; past it, the queue delivers this job again.
-        if (job.since + (container.healthCheck?.graceS ?? DEFAULT_GRACE_S) * 1000 <= this.now()) throw error;
-        log.warn('Could not publish the route of a task that answers yet', { containerId: container.id, taskArn, ...describeError(error) });
-        await this.next({ ...job, attempt: job.attempt + 1 }, 1_000);
-        return 'waiting';
-      }
+      await this.deps.routes?.publish(job.task);
       const outcome = await this.deps.applyTaskStatus({ ...job.task, answered: true });
       if (outcome !== 'applied') {
         await this.deps.routes?.withdrawUnlessCurrent(job.task);

@@ -286,27 +286,6 @@ describe('readiness on AWS', () => {
 });
 
 describe('a restart on AWS', () => {
-  // Fails on the code before: the probe job failed, so SQS delivered it again only after its visibility timeout.
-  it('probes again in a second when Route 53 is too busy to publish the route of a task that answers, then turns it running', async () => {
-    const created = await create(await listening());
-    await event(detailOf(created, created.taskArn!, 2, 'RUNNING'));
-    route53Mock.on(ChangeResourceRecordSetsCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'Throttling' }));
-
-    await deliverProbe(lastSent().job);
-
-    expect(await containerStore.get(created.id)).toMatchObject({ state: 'provisioning' });
-    const { queue, delayS, job } = lastSent();
-    expect({ queue, delayS }).toEqual({ queue: PROBE_QUEUE, delayS: 1 });
-
-    zone = new FakeZone(route53Mock, 'apps.internal');
-    await deliverProbe(job);
-
-    expect(await containerStore.get(created.id)).toMatchObject({ state: 'running', taskArn: created.taskArn });
-    expect(zone.values(`_http._tcp.${created.hostname}.apps.internal`, 'SRV')).toEqual([
-      `0 0 ${created.port} ${taskIdOf(created.taskArn!)}.task.apps.internal`,
-    ]);
-  });
-
   it('promotes the new task, and moves the route, only once it answers; the old task is stopped by a message after the drain', async () => {
     const running = await runningOn(await listening());
     const oldTaskArn = running.taskArn!;

@@ -98,14 +98,14 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
       "the console's built files (Preact, htm, uPlot and the pages, about 97 KiB minified) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page",
   },
   startContainer: {
-    bytes: 350 * 1024,
+    bytes: 351 * 1024,
     reason:
-      'the ECS client (33 KiB) and the SQS client (about 22 KiB): a start that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work")',
+      'the ECS client (33 KiB) and the SQS client (about 22 KiB): a start that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB)',
   },
   restartContainer: {
-    bytes: 350 * 1024,
+    bytes: 351 * 1024,
     reason:
-      'the ECS client (33 KiB) and the SQS client (about 22 KiB): a restart that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work")',
+      'the ECS client (33 KiB) and the SQS client (about 22 KiB): a restart that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB)',
   },
   taskStateChanged: {
     bytes: 440 * 1024,

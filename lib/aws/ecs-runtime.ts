@@ -30,8 +30,10 @@ import { isThrottling } from './shared-reads.js';
 
 export { taskStatusFromEcs, type EcsTaskFields } from './ecs-task-status.js';
 
+/** A client as every function makes it (its retry quota is the client's own: one per Lambda instance). */
+export const newEcsClient = (): ECSClient => new ECSClient({ region: config.AWS_REGION });
 /** Created once per Lambda container and shared by every invocation. */
-export const ecsClient = new ECSClient({ region: config.AWS_REGION });
+export const ecsClient = newEcsClient();
 
 export interface EcsRuntimeSettings {
   clusterArn: string;

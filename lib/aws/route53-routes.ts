@@ -2,6 +2,7 @@ import {
   ChangeResourceRecordSetsCommand,
   ListResourceRecordSetsCommand,
   Route53Client,
+  type Route53ClientConfig,
   type Change,
   type ListResourceRecordSetsCommandInput,
   type ResourceRecordSet,
@@ -14,12 +15,50 @@ import type { AppRoute, AppRoutes } from '../containers/app-routes.js';
  * account (historically 5 requests/s for all its API; now a bucket of 50 refilled at 10/s,
  * https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/throttling-api-requests.html) and
  * answers `Throttling` or, while a change to the same zone is in progress,
- * `PriorRequestNotComplete` (https://repost.aws/knowledge-center/route-53-avoid-throttling-errors).
- * The SDK retries both as throttling errors; adaptive mode also slows this client down when it
- * is throttled, and 6 attempts back off for up to about 20 s in all (docs/containers.md, "Routing").
+ * `PriorRequestNotComplete` (https://repost.aws/knowledge-center/route-53-avoid-throttling-errors:
+ * "use error retries and exponential backoff"). Both are retried by `route53RetryStrategy`.
  */
 export const ROUTE53_MAX_ATTEMPTS = 6;
-export const route53Client = new Route53Client({ region: config.AWS_REGION, maxAttempts: ROUTE53_MAX_ATTEMPTS, retryMode: 'adaptive' });
+/** The first retry waits up to this long; each next one up to twice as long, never more than ROUTE53_RETRY_CAP_MS. */
+export const ROUTE53_RETRY_BASE_MS = 100;
+export const ROUTE53_RETRY_CAP_MS = 2_000;
+
+type RetryStrategyV2 = Extract<NonNullable<Route53ClientConfig['retryStrategy']>, { acquireInitialRetryToken: unknown }>;
+type RetryToken = Awaited<ReturnType<RetryStrategyV2['acquireInitialRetryToken']>>;
+
+/**
+ * Exponential backoff with full jitter from 100 ms: the SDK's own starts throttling errors at
+ * 1 s and doubles to 16 s (6 attempts wait up to 31 s), and its adaptive mode then holds every
+ * later request of the client to the rate it measured. For this client that only keeps a stale
+ * route up, or a fresh one down, for longer: PriorRequestNotComplete means the zone's previous
+ * change is still being applied, a fraction of a second, and the account's bucket refills a
+ * token every 100-200 ms; the jitter spreads writers that collided. Six attempts wait at most
+ * 100 + 200 + 400 + 800 + 1,600 = 3,100 ms in all; past them the error is the caller's (SQS
+ * delivers its message again, the reconciler's next run repairs the zone). A client error
+ * (InvalidChangeBatch, a record not there) is never retried.
+ */
+export function route53RetryStrategy(maxAttempts = ROUTE53_MAX_ATTEMPTS): RetryStrategyV2 {
+  const token = (count: number, delayMs: number): RetryToken => ({ getRetryCount: () => count, getRetryDelay: () => delayMs });
+  return {
+    acquireInitialRetryToken: async () => token(0, 0),
+    refreshRetryTokenForRetry: async (previous, errorInfo) => {
+      const count = previous.getRetryCount();
+      if (count + 1 >= maxAttempts || errorInfo.errorType === 'CLIENT_ERROR') throw new Error('No retry token available');
+      const ceiling = Math.min(ROUTE53_RETRY_BASE_MS * 2 ** count, ROUTE53_RETRY_CAP_MS);
+      return token(count + 1, Math.floor(Math.random() * ceiling));
+    },
+    recordSuccess: () => undefined,
+  };
+}
+
+/**
+ * A client as every function makes it, one per Lambda instance: a simulator of AWS that runs
+ * several functions in one process gives each simulated instance its own
+ * (test/support/aws-sim/function-instances.ts).
+ */
+export const newRoute53Client = (): Route53Client =>
+  new Route53Client({ region: config.AWS_REGION, maxAttempts: ROUTE53_MAX_ATTEMPTS, retryStrategy: route53RetryStrategy() });
+export const route53Client = newRoute53Client();
 
 export interface Route53RoutesSettings {
   hostedZoneId: string;
@@ -39,6 +78,13 @@ const SET_IDENTIFIER = /^(?<containerId>[0-9a-f-]{36})\.(?<taskId>[A-Za-z0-9]{1,
 const SRV_VALUE = /^0 0 (?<port>\d{1,5}) (?<target>\S+?)\.?$/;
 /** ListResourceRecordSets answers up to 300 record sets a page. */
 const PAGE_SIZE = 300;
+/**
+ * Routes per ChangeResourceRecordSets batch: a request holds at most 100 Change elements, 1,000
+ * ResourceRecord elements and 32,000 characters of values
+ * (https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/DNSLimitations.html), and a route is
+ * two changes of one record each (under 100 characters of values).
+ */
+export const ROUTES_PER_BATCH = 50;
 
 /**
  * The records by which the reverse proxy finds a container's tasks (docs/containers.md,
@@ -65,18 +111,59 @@ export class Route53AppRoutes implements AppRoutes {
   ) {}
 
   async publish(route: AppRoute): Promise<void> {
-    await this.change('UPSERT', route);
+    await this.change('UPSERT', [route]);
+  }
+
+  /**
+   * Several routes in as few requests as Route 53 allows (ROUTES_PER_BATCH each): each request
+   * counts once against the account's rate however many changes it holds, and is one change of
+   * the zone for PriorRequestNotComplete
+   * (https://repost.aws/knowledge-center/route-53-avoid-throttling-errors: "group individual
+   * operations … into one change batch").
+   */
+  async publishAll(routes: readonly AppRoute[]): Promise<void> {
+    for (const batch of batchesOf(routes)) await this.change('UPSERT', batch);
   }
 
   /** InvalidChangeBatch: the records are not there (any more), which is what a withdrawal wants. */
   async withdraw(route: AppRoute): Promise<boolean> {
     try {
-      await this.change('DELETE', route);
+      await this.change('DELETE', [route]);
       return true;
     } catch (error) {
-      if (error instanceof Error && error.name === 'InvalidChangeBatch') return false;
+      if (isInvalidChangeBatch(error)) return false;
       throw error;
     }
+  }
+
+  /**
+   * Removes these routes' records, a batch per request; answers how many were there. A batch is
+   * all or nothing, so one whose DELETE names records someone else removed meanwhile
+   * (InvalidChangeBatch: the task state function withdrew one as its task left) is sent again
+   * with only the routes the zone still lists, and route by route if that fails too.
+   */
+  async withdrawAll(routes: readonly AppRoute[]): Promise<number> {
+    let withdrawn = 0;
+    for (const batch of batchesOf(routes)) {
+      try {
+        await this.change('DELETE', batch);
+        withdrawn += batch.length;
+        continue;
+      } catch (error) {
+        if (!isInvalidChangeBatch(error)) throw error;
+      }
+      const listed = new Set((await this.listPublished()).routes.map(routeKey));
+      const left = batch.filter((route) => listed.has(routeKey(route)));
+      if (left.length === 0) continue;
+      try {
+        await this.change('DELETE', left);
+        withdrawn += left.length;
+      } catch (error) {
+        if (!isInvalidChangeBatch(error)) throw error;
+        for (const route of left) if (await this.withdraw(route)) withdrawn += 1;
+      }
+    }
+    return withdrawn;
   }
 
   /**
@@ -132,9 +219,21 @@ export class Route53AppRoutes implements AppRoutes {
     return `${taskId}.${TASK_LABEL}.${this.settings.zoneName}`;
   }
 
-  private async change(action: 'UPSERT' | 'DELETE', route: AppRoute): Promise<void> {
+  private async change(action: 'UPSERT' | 'DELETE', routes: readonly AppRoute[]): Promise<void> {
+    const changes = routes.flatMap((route) => this.changesOf(action, route));
+    const [first] = routes;
+    const comment = routes.length === 1 ? `${action} ${first!.hostname} task ${first!.taskId}` : `${action} ${routes.length} task routes`;
+    await this.client.send(
+      new ChangeResourceRecordSetsCommand({
+        HostedZoneId: this.settings.hostedZoneId,
+        ChangeBatch: { Comment: comment, Changes: changes },
+      }),
+    );
+  }
+
+  private changesOf(action: 'UPSERT' | 'DELETE', route: AppRoute): Change[] {
     const target = this.taskAddressName(route.taskId);
-    const changes: Change[] = [
+    return [
       {
         Action: action,
         ResourceRecordSet: { Name: target, Type: 'A', TTL: ROUTE_TTL_SECONDS, ResourceRecords: [{ Value: route.ip }] },
@@ -152,13 +251,18 @@ export class Route53AppRoutes implements AppRoutes {
         },
       },
     ];
-    await this.client.send(
-      new ChangeResourceRecordSetsCommand({
-        HostedZoneId: this.settings.hostedZoneId,
-        ChangeBatch: { Comment: `${action} ${route.hostname} task ${route.taskId}`, Changes: changes },
-      }),
-    );
   }
+}
+
+/** A route's records exactly as a DELETE must name them. */
+const routeKey = (route: AppRoute): string => `${route.containerId}.${route.taskId} ${route.hostname}:${route.port} ${route.ip}`;
+
+const isInvalidChangeBatch = (error: unknown): boolean => error instanceof Error && error.name === 'InvalidChangeBatch';
+
+function batchesOf<T>(items: readonly T[]): T[][] {
+  const batches: T[][] = [];
+  for (let start = 0; start < items.length; start += ROUTES_PER_BATCH) batches.push(items.slice(start, start + ROUTES_PER_BATCH));
+  return batches;
 }
 
 const withoutDot = (name: string): string => (name.endsWith('.') ? name.slice(0, -1) : name);

@@ -1,4 +1,4 @@
-import { type AppRoutes, keepRouteCurrent, type PublishedRoutes, type RouteChange } from '../containers/app-routes.js';
+import { type AppRoutes, keepRouteCurrent, type PublishedRoutes, type RouteChange, withdrawLetGo } from '../containers/app-routes.js';
 import type { StoredContainer } from '../containers/container.js';
 import { isStopReason, type StopReason } from '../containers/container-core.js';
 import type { DeferredJob, ProbeJob } from '../containers/restart-policy.js';
@@ -55,6 +55,10 @@ export async function handleTaskEventMessage(body: string, deps: TaskEventDeps):
     return { kind: 'relaunch', containerId: job.containerId };
   }
   if (job?.kind === 'retire') {
+    // The container let go of the task (a restart's old task after its drain, a stop ECS was too busy to take): its
+    // route goes before the task does, unless the promotion or an earlier delivery of this job took it already.
+    if (deps.routing)
+      await withdrawLetGo(deps.routing.routes, deps.routing.published, job.taskArn, () => deps.containerOf(job.containerId));
     await deps.retire(job.containerId, job.taskArn, job.reason);
     return { kind: 'retire', containerId: job.containerId };
   }

@@ -26,6 +26,10 @@ export interface AppRoutes {
   publish(route: AppRoute): Promise<void>;
   /** Removes exactly this task's records; answers false when they were not there. */
   withdraw(route: AppRoute): Promise<boolean>;
+  /** Writes these routes' records in as few changes of the zone as it allows. */
+  publishAll(routes: readonly AppRoute[]): Promise<void>;
+  /** Removes exactly these routes' records in as few changes of the zone as it allows; answers how many were there. */
+  withdrawAll(routes: readonly AppRoute[]): Promise<number>;
   /** Every route whose records are in the zone (the reconciler compares them with the containers). */
   listPublished(): Promise<{ routes: AppRoute[] }>;
 }
@@ -120,6 +124,31 @@ export async function withdrawUnlessCurrent(
   if (isCurrentRunningTask(await containerNow(), status.taskArn)) return 'unchanged';
   return (await withdrawTask(routes, published, taskIdOf(status.taskArn))) ? 'withdrawn' : 'unchanged';
 }
+
+/**
+ * Withdraws the route of a task its container has let go of: the old task of a restart once the
+ * new one is promoted (its drain then runs on resolvers' cached answers only), a task a retire
+ * job stops. Never the route of a task the container still holds (`holdsTask`): the decision is
+ * made on the container as stored, and a task a container has let go of never becomes its task again.
+ */
+export async function withdrawLetGo(
+  routes: AppRoutes,
+  published: PublishedRoutes,
+  taskArn: string,
+  containerNow: () => Promise<StoredContainer | undefined>,
+): Promise<RouteChange> {
+  if (holdsTask(await containerNow(), taskArn)) return 'unchanged';
+  return (await withdrawTask(routes, published, taskIdOf(taskArn))) ? 'withdrawn' : 'unchanged';
+}
+
+/**
+ * Whether the container holds the task: its current task while it runs or starts on it, or the
+ * task a restart brings up next to its running one (its route is published before it is promoted).
+ */
+export const holdsTask = (container: StoredContainer | undefined, taskArn: string): boolean =>
+  !!container &&
+  ((container.pendingTaskArn === taskArn && container.state === 'running') ||
+    (container.taskArn === taskArn && (container.state === 'running' || container.state === 'provisioning')));
 
 const awaitsTask = (container: StoredContainer, taskArn: string): boolean =>
   container.pendingTaskArn === taskArn || (container.taskArn === taskArn && container.state === 'provisioning');

@@ -1,3 +1,6 @@
+/** Containers, tasks and routes a reconciler run checks at once: each check is a few point reads and perhaps a write. */
+export const CHECKS_AT_ONCE = 8;
+
 /**
  * Runs `work` on every item, at most `limit` at once. The reconciler's reads are independent
  * point reads, each a network round trip: one after another they made a run's time grow with

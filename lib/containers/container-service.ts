@@ -1,4 +1,4 @@
-import { ConflictError, ForbiddenError, invalidFields, ServiceBusyError } from '../errors.js';
+import { ConflictError, invalidFields, ServiceBusyError } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
@@ -14,18 +14,18 @@ import {
   STATE_REASON,
   STOP_REASON,
   type StopReason,
-  startedByOwner,
 } from './container-core.js';
 import type { ContainerStore, WriteOutcome } from './container-store.js';
 import { clampPercent, roundTo, type ContainerMetrics, type TaskUsageSource } from './metrics.js';
 import { RESTART_POLICY_DEFAULTS, TimerRestartScheduler } from './restart-policy.js';
 import type { ContainerRuntime, TaskStatus } from './runtime.js';
 import { StartWait } from './start-wait.js';
+import { ContainerTransitions } from './container-transitions.js';
 import { assertOverridesFit } from './task-overrides.js';
 import { TaskEvents, type TaskStatusOutcome } from './task-events.js';
 import { TaskLauncher } from './task-launcher.js';
 import { maxMemoryMbFor, provisionedDiskGbFor } from './task-size.js';
-import { planTransition, type ContainerAction, type TransitionPlan } from './transitions.js';
+import { planTransition } from './transitions.js';
 import { everyAccountMayRun, type RunPolicy } from './run-policy.js';
 
 export { type ContainerServiceOptions, launchToken, type SizeLimits } from './container-core.js';
@@ -33,20 +33,17 @@ export type { TaskStatusOutcome } from './task-events.js';
 
 /**
  * The container lifecycle as its owners drive it: creation, the transitions of
- * docs/containers.md, changes, deletion and metrics. Applying task statuses (and the restart
- * policy) is TaskEvents' part, launching tasks TaskLauncher's, waiting for them StartWait's;
- * this class composes them and answers for all.
- *
- * Every transition reads the container, decides from the transition table, and commits with
- * a write conditional on the version it read: a caller that lost a race gets 409 and has
+ * docs/containers.md, changes, deletion and metrics. The transitions are ContainerTransitions'
+ * part, applying task statuses (and the restart policy) TaskEvents', launching tasks
+ * TaskLauncher's, waiting for them StartWait's; this class composes them and answers for all.
+ * Every write is conditional on the version it read: a caller that lost a race gets 409 and has
  * changed nothing.
  */
 export class ContainerService {
   protected readonly core: ContainerCore;
   protected readonly launcher: TaskLauncher;
   private readonly events: TaskEvents;
-  private readonly wait: StartWait;
-  private readonly startBudgetMs: number;
+  private readonly transitions: ContainerTransitions;
   private readonly runPolicy: RunPolicy;
   private readonly sizeLimits: SizeLimits | undefined;
 
@@ -66,14 +63,14 @@ export class ContainerService {
       options.probedReadiness ? { drainMs: options.drainMs ?? 0 } : undefined,
       options.runPolicy ?? everyAccountMayRun,
     );
-    this.wait = new StartWait(this.core, this.launcher, this.events, {
+    const wait = new StartWait(this.core, this.launcher, this.events, {
       pollIntervalMs: options.pollIntervalMs ?? 100,
       maxPollIntervalMs: options.maxPollIntervalMs ?? 2000,
       drainMs: options.drainMs ?? 0,
       probed: options.probedReadiness ?? false,
     });
-    this.startBudgetMs = options.startBudgetMs;
     this.runPolicy = options.runPolicy ?? everyAccountMayRun;
+    this.transitions = new ContainerTransitions(this.core, this.launcher, this.events, wait, this.runPolicy, options.startBudgetMs);
     this.sizeLimits = options.sizeLimits;
   }
 
@@ -167,16 +164,16 @@ export class ContainerService {
   /** `only`: started only when the container holds for it (409 otherwise), e.g. a wake only of one that sleeps. */
   async start(caller: Caller, containerId: string, only?: (container: StoredContainer) => boolean): Promise<StoredContainer> {
     this.runPolicy.assertMayRun(caller);
-    return this.transition(caller, containerId, 'start', only);
+    return this.transitions.transition(caller, containerId, 'start', only);
   }
 
   stop(caller: Caller, containerId: string): Promise<StoredContainer> {
-    return this.transition(caller, containerId, 'stop');
+    return this.transitions.transition(caller, containerId, 'stop');
   }
 
   async restart(caller: Caller, containerId: string): Promise<StoredContainer> {
     this.runPolicy.assertMayRun(caller);
-    return this.transition(caller, containerId, 'restart');
+    return this.transitions.transition(caller, containerId, 'restart');
   }
 
   /**
@@ -185,7 +182,8 @@ export class ContainerService {
    */
   async delete(caller: Caller, containerId: string): Promise<void> {
     const container = await this.get(caller, containerId);
-    if (container.state === 'provisioning' || container.state === 'running') await this.stopTasksOrDefer(container, STOP_REASON.delete);
+    if (container.state === 'provisioning' || container.state === 'running')
+      await this.transitions.stopTasksOrDefer(container, STOP_REASON.delete);
     await this.core.commit(
       container,
       (current) => this.core.charge(current, undefined),
@@ -283,24 +281,6 @@ export class ContainerService {
     return this.events.relaunchAllDue(deadline, cursor);
   }
 
-  /**
-   * Stops the tasks of a container that is letting them go (stopped, deleted). One the runtime is
-   * too busy to stop now (ECS throttled StopTask past the SDK's retries) is stopped by a deferred
-   * job instead: the stop or delete itself has happened, so the caller is not failed for it.
-   */
-  private async stopTasksOrDefer(container: StoredContainer, reason: StopReason): Promise<void> {
-    for (const taskArn of [container.taskArn, container.pendingTaskArn]) {
-      if (!taskArn) continue;
-      try {
-        await this.core.runtime.stopTask(taskArn, reason);
-      } catch (error) {
-        if (!(error instanceof ServiceBusyError)) throw error;
-        log.warn('Deferred the stop of a task the runtime was too busy to stop', { containerId: container.id, taskArn });
-        await this.events.deferStop(container.id, taskArn, reason, error.retryAfterSeconds * 1000);
-      }
-    }
-  }
-
   /** The sizes given, each against the machine's bound (`sizeLimits`). */
   private assertSizeWithinLimits(sizes: { cpuCores?: number; memoryMb?: number }): void {
     if (!this.sizeLimits) return;
@@ -313,68 +293,5 @@ export class ContainerService {
         : [];
     });
     if (problems.length > 0) throw invalidFields(problems);
-  }
-
-  /** `only`: the transition is done only on a container it holds for (409 otherwise); the write is conditional on the version read. */
-  private async transition(
-    caller: Caller,
-    containerId: string,
-    action: ContainerAction,
-    only?: (container: StoredContainer) => boolean,
-  ): Promise<StoredContainer> {
-    const deadline = this.core.now() + this.startBudgetMs;
-    const container = await this.get(caller, containerId);
-    if (only && !only(container)) throw new ConflictError(`The container is ${container.state} (${container.stateReason ?? 'no reason'})`);
-    const plan = this.planFor(container, action);
-    switch (plan.kind) {
-      case 'unchanged':
-        return container;
-      case 'wait':
-        return this.wait.untilRunning(container, deadline);
-      case 'stop': {
-        // Committed first, which detaches the tasks: a caller that loses the race has stopped nothing, and
-        // the stopped task's own events no longer reach the container. A task left running by a failed
-        // StopTask is no container's any more, and the reconciler stops it.
-        let detached = container;
-        const stopped = await this.core.commit(
-          container,
-          (current) => this.core.releaseOf(current, 'stopped'),
-          (current, charge) => {
-            detached = current;
-            return this.core.store.beginTransition(
-              current.id,
-              current.version,
-              { state: 'stopped', stateReason: STATE_REASON.stoppedOnRequest },
-              this.core.isoNow(),
-              charge,
-            );
-          },
-        );
-        if (plan.stopTask) await this.stopTasksOrDefer(detached, STOP_REASON.stop);
-        return stopped;
-      }
-      case 'run': {
-        // Whose code runs is the owner's, whoever asks (lib/containers/run-policy.ts).
-        if (!this.runPolicy.ownerMayRun(container)) throw new ForbiddenError(this.runPolicy.refusal);
-        if (plan.stopTask) await this.launcher.stopTasksOf(container, action === 'restart' ? STOP_REASON.restart : STOP_REASON.stop);
-        // Charged before anything runs: a start past the quota starts nothing (403 QUOTA_EXCEEDED).
-        const claimed = await this.core.commit(
-          container,
-          (current) => this.core.charge(current, { ...current, state: 'provisioning' }, caller),
-          (current, charge) =>
-            this.core.store.beginTransition(current.id, current.version, startedByOwner('provisioning'), this.core.isoNow(), charge),
-        );
-        return this.wait.untilRunning(await this.launcher.launchOrFail(claimed), deadline);
-      }
-      case 'replace':
-        return this.wait.replaceTask(container, caller, deadline);
-    }
-  }
-
-  /** A container that waits for a restart by its policy has no task: it is treated as failed, so its owner may start it at once. */
-  private planFor(container: StoredContainer, action: ContainerAction): TransitionPlan {
-    if (container.restartAt !== undefined && !container.taskArn) return planTransition('failed', action);
-    const workloadChanged = container.taskLaunchVersion !== undefined && container.taskLaunchVersion < container.version;
-    return planTransition(container.state, action, workloadChanged);
   }
 }

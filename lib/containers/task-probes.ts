@@ -1,4 +1,4 @@
-import { log } from '../log.js';
+import { describeError, log } from '../log.js';
 import type { StoredContainer } from './container.js';
 import type { ContainerStore } from './container-store.js';
 import type { ProbeJob, RestartScheduler } from './restart-policy.js';
@@ -46,6 +46,8 @@ export interface TaskProbesDeps {
   routes?: {
     publish(status: TaskStatus & { address: string }): Promise<unknown>;
     withdrawUnlessCurrent(status: TaskStatus): Promise<unknown>;
+    /** Withdraws the route of a task the container has let go of (lib/containers/app-routes.ts, withdrawLetGo). */
+    withdrawLetGo(containerId: string, taskArn: string): Promise<unknown>;
   };
   now?: () => number;
 }
@@ -85,6 +87,9 @@ export class TaskProbes {
         return 'dropped';
       }
       log.info('Task answers', { containerId: container.id, taskArn, waitedMs: this.now() - job.since });
+      // A restart's new task took over: the old task's route goes now, and the old task serves out its drain
+      // to resolvers that still hold the old answer (docs/containers.md, "Restart").
+      if (container.pendingTaskArn === taskArn && container.taskArn) await this.withdrawReplaced(container.id, container.taskArn);
       if (container.healthCheck)
         await this.next({ ...job, phase: 'health', attempt: 0, failures: 0 }, container.healthCheck.intervalS * 1000);
       return 'ready';
@@ -101,6 +106,15 @@ export class TaskProbes {
     const delayMs = Math.max(1_000, Math.min(1_000 * 2 ** job.attempt, MAX_READY_DELAY_MS, leftMs));
     await this.next({ ...job, attempt: job.attempt + 1 }, delayMs);
     return 'waiting';
+  }
+
+  /** The task state function (its retire job, the task's leaving event) and the reconciler withdraw it too, should this fail. */
+  private async withdrawReplaced(containerId: string, taskArn: string): Promise<void> {
+    try {
+      await this.deps.routes?.withdrawLetGo(containerId, taskArn);
+    } catch (error) {
+      log.warn('Could not withdraw the route of a replaced task yet', { containerId, taskArn, ...describeError(error) });
+    }
   }
 
   private async health(job: ProbeJob, container: StoredContainer | undefined): Promise<ProbeOutcome> {

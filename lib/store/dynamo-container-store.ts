@@ -156,12 +156,15 @@ export class DynamoContainerStore implements ContainerStore {
         `SET ${A.taskArn} = :taskArn, ${A.taskVersion} = :taskVersion, ${A.taskLaunchVersion} = :version, #state = :state, ` +
         `${A.stateReason} = :reason, ${A.updatedAt} = :now${update.taskDefinitionArn ? `, ${A.taskDefinitionArn} = :taskDefinition` : ''} ` +
         `REMOVE ${A.pendingTaskArn}${update.taskDefinitionArn ? '' : `, ${A.taskDefinitionArn}`}`,
-      ConditionExpression: `attribute_exists(pk) AND version = :version AND ${A.pendingTaskArn} = :taskArn`,
+      // Only of a container still running on its old task: one whose old task failed meanwhile (a task status changes
+      // the state, not the version) has released its vCPU, and this write charges nothing.
+      ConditionExpression: `attribute_exists(pk) AND version = :version AND ${A.pendingTaskArn} = :taskArn AND #state = :running`,
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: {
         ':taskArn': update.taskArn,
         ':taskVersion': update.taskVersion,
         ':version': version,
+        ':running': 'running',
         ':state': update.state,
         ':reason': update.stateReason,
         ':now': now,

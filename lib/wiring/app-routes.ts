@@ -1,3 +1,4 @@
+import type { Route53Client } from '@aws-sdk/client-route-53';
 import type { Config } from '../config.js';
 import type { AppRoutes, PublishedRoutes } from '../containers/app-routes.js';
 import { Route53AppRoutes } from '../aws/route53-routes.js';
@@ -11,12 +12,14 @@ export interface AppRouting {
 /**
  * The private DNS records the AWS reverse proxy reads, and the table's note of what was
  * published per task, when the deployment routes to containers (CDK context appsDomain and
- * appsCertificateArn set the zone's id and name); else undefined.
+ * appsCertificateArn set the zone's id and name); else undefined. `client`: this process's
+ * shared Route 53 client unless given (a simulated function instance brings its own).
  */
-export function appRoutingFrom(settings: Config): AppRouting | undefined {
+export function appRoutingFrom(settings: Config, client?: Route53Client): AppRouting | undefined {
   if (!settings.APPS_DNS_ZONE_ID || !settings.APPS_DNS_ZONE_NAME) return undefined;
+  const zone = { hostedZoneId: settings.APPS_DNS_ZONE_ID, zoneName: settings.APPS_DNS_ZONE_NAME };
   return {
-    routes: new Route53AppRoutes({ hostedZoneId: settings.APPS_DNS_ZONE_ID, zoneName: settings.APPS_DNS_ZONE_NAME }),
+    routes: client ? new Route53AppRoutes(zone, client) : new Route53AppRoutes(zone),
     published: new DynamoPublishedRoutes(),
   };
 }

@@ -1,9 +1,13 @@
+import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { Config } from '../config.js';
 import { EcsRuntime } from '../aws/ecs-runtime.js';
 import { pullThroughCacheFrom } from '../aws/image-references.js';
 
-/** The ECS runtime for these settings, which are checked here: a function that starts tasks fails its cold start without them. */
-export function ecsRuntimeFrom(settings: Config): EcsRuntime {
+/**
+ * The ECS runtime for these settings, which are checked here: a function that starts tasks fails its cold start without them.
+ * `client`: this process's shared client unless given (a simulated function instance brings its own).
+ */
+export function ecsRuntimeFrom(settings: Config, client?: ECSClient): EcsRuntime {
   const missing = [
     !settings.ECS_CLUSTER_ARN && 'ECS_CLUSTER_ARN',
     !settings.ECS_EXECUTION_ROLE_ARN && 'ECS_EXECUTION_ROLE_ARN',
@@ -15,7 +19,7 @@ export function ecsRuntimeFrom(settings: Config): EcsRuntime {
     throw new Error(`Invalid configuration: CONTAINER_RUNTIME=ecs needs ${missing.join(', ')} (or set CONTAINER_RUNTIME=local)`);
   }
   const imageCache = pullThroughCacheFrom(settings.IMAGE_PULL_THROUGH_REGISTRY, settings.IMAGE_PULL_THROUGH_RULES);
-  return new EcsRuntime({
+  const runtimeSettings = {
     clusterArn: settings.ECS_CLUSTER_ARN!,
     containerName: settings.ECS_CONTAINER_NAME,
     subnetIds: settings.ECS_SUBNET_IDS,
@@ -35,5 +39,6 @@ export function ecsRuntimeFrom(settings: Config): EcsRuntime {
       region: settings.AWS_REGION,
       ...(imageCache ? { imageCache } : {}),
     },
-  });
+  };
+  return client ? new EcsRuntime(runtimeSettings, client) : new EcsRuntime(runtimeSettings);
 }

@@ -3,7 +3,7 @@ import { Reconciler, type ReconcilerOptions } from '../containers/reconciler.js'
 import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { ReconcilableRuntime } from '../containers/runtime.js';
 import type { RunPolicy } from '../containers/run-policy.js';
-import { appRoutingFrom } from './app-routes.js';
+import { type AppRouting, appRoutingFrom } from './app-routes.js';
 import { containerServiceWith, containerStore } from './containers.js';
 
 /**
@@ -16,13 +16,17 @@ export function reconcilerWith(
   settings?: Config,
   deferredWork?: RestartScheduler,
   runPolicy?: RunPolicy,
-  /** How long past its grace a provisioning container waits for its task's event (a run on a short schedule waits less). */
-  timing?: Pick<ReconcilerOptions, 'lostEventMarginMs'>,
+  /**
+   * How long past its grace a provisioning container waits for its task's event (a run on a short schedule waits less);
+   * `routing`: the zone's records with a client of their own (a simulated function instance), else from `settings`.
+   */
+  timing?: Pick<ReconcilerOptions, 'lostEventMarginMs'> & { routing?: AppRouting },
 ): Reconciler {
-  const routing = settings ? appRoutingFrom(settings) : undefined;
+  const { routing: ownRouting, ...margins } = timing ?? {};
+  const routing = ownRouting ?? (settings ? appRoutingFrom(settings) : undefined);
   const service = containerServiceWith({ runtime, deferredWork, ...(runPolicy ? { runPolicy } : {}) });
   return new Reconciler(containerStore, runtime, {
-    ...timing,
+    ...margins,
     ...(routing ? { routing } : {}),
     // The backstop of the restart policy's timers: containers whose backoff has passed.
     restartDue: async (deadline, cursor) => {

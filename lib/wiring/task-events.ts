@@ -1,12 +1,12 @@
 import { handleProbeMessage, handleTaskEventMessage, type TaskEventMessageOutcome } from '../aws/task-event-messages.js';
 import { probeTaskOnce } from '../aws/task-readiness.js';
 import { config } from '../config.js';
-import { publishAnsweringTask, withdrawUnlessCurrent } from '../containers/app-routes.js';
+import { publishAnsweringTask, withdrawLetGo, withdrawUnlessCurrent } from '../containers/app-routes.js';
 import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
 import { type ProbeOutcome, type TaskProbe, TaskProbes } from '../containers/task-probes.js';
-import { appRoutingFrom } from './app-routes.js';
+import { type AppRouting, appRoutingFrom } from './app-routes.js';
 import { containerServiceWith, containerStore, restartScheduler } from './containers.js';
 
 export interface TaskMessageHandlers {
@@ -22,16 +22,17 @@ export interface TaskMessageHandlers {
  * functions/containers/task-state-changed.ts and probe-task.ts are thin SQS handlers around
  * these; a simulator of AWS may call them in-process (docs/containers.md, "Deferred work").
  * `probe` defaults to the real TCP/HTTP probe (lib/aws/task-readiness.ts); `runPolicy` decides
- * whose containers the restart policy may relaunch (lib/containers/run-policy.ts).
+ * whose containers the restart policy may relaunch (lib/containers/run-policy.ts); `routing`, the
+ * private zone's records with a client of their own (a simulated function instance), else from config.
  */
 export function taskMessageHandlersWith(
   runtime: ContainerRuntime,
   deferredWork: RestartScheduler | undefined,
-  options: { probe?: TaskProbe; runPolicy?: RunPolicy } = {},
+  options: { probe?: TaskProbe; runPolicy?: RunPolicy; routing?: AppRouting } = {},
 ): TaskMessageHandlers {
   const probe = options.probe ?? probeTaskOnce;
   const service = containerServiceWith({ runtime, deferredWork, ...(options.runPolicy ? { runPolicy: options.runPolicy } : {}) });
-  const routing = appRoutingFrom(config);
+  const routing = options.routing ?? appRoutingFrom(config);
   const probes = new TaskProbes({
     store: containerStore,
     runtime,
@@ -47,6 +48,8 @@ export function taskMessageHandlersWith(
               ),
             withdrawUnlessCurrent: (status) =>
               withdrawUnlessCurrent(routing.routes, routing.published, status, () => containerStore.get(status.containerId)),
+            withdrawLetGo: (containerId, taskArn) =>
+              withdrawLetGo(routing.routes, routing.published, taskArn, () => containerStore.get(containerId)),
           },
         }
       : {}),

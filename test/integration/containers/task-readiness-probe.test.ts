@@ -26,6 +26,7 @@ import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
 import { FakeZone } from '../../support/fake-route53-zone.js';
+import { taskIdOf } from '../../../lib/containers/logs.js';
 import { ecsTaskStateChange, lambdaContext, sqsEvent } from '../../support/lambda-event.js';
 
 /*
@@ -67,13 +68,14 @@ let taskCounter = 0;
 const servers: Server[] = [];
 /** What DescribeTasks answers, by task ARN. */
 const described = new Map<string, Task>();
+let zone: FakeZone;
 
 beforeEach(() => {
   ecsMock.reset();
   route53Mock.reset();
   sqsMock.reset();
   described.clear();
-  new FakeZone(route53Mock, 'apps.internal');
+  zone = new FakeZone(route53Mock, 'apps.internal');
   ecsMock
     .on(DescribeTaskDefinitionCommand)
     .rejects(Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' }));
@@ -312,6 +314,10 @@ describe('a restart on AWS', () => {
 
     expect(restarted).toMatchObject({ state: 'running', taskArn: pending.pendingTaskArn });
     expect(stops()).toEqual([]);
+    // The route moved at the promotion: only the new task is answered from then on, while the old one drains.
+    expect(zone.values(`_http._tcp.${running.hostname}.apps.internal`, 'SRV')).toEqual([
+      `0 0 ${running.port} ${taskIdOf(pending.pendingTaskArn!)}.task.apps.internal`,
+    ]);
     expect(lastSent()).toEqual({ queue: EVENTS_QUEUE, delayS: 10, job: { kind: 'retire', containerId: running.id, taskArn: oldTaskArn } });
 
     await deliverJob(lastSent().job);

@@ -183,6 +183,34 @@ describe('DynamoContainerStore', () => {
     });
   });
 
+  // Fails on the code before: the promotion wrote running over failed without a charge, so the owner held a vCPU
+  // the quota did not count (the fault run's "quota charge differs": held one more than charged).
+  it('promotes a restart’s pending task only while the container still runs, never over a failure meanwhile', async () => {
+    const restarting = container({ state: 'running' });
+    await store.create(restarting);
+    await store.attachTask(restarting.id, 1, 'task-old', ['task-old']);
+    await store.attachPendingTask(restarting.id, 1, 'task-new', ['task-new', 'task-old']);
+    // The old task failed meanwhile (restart policy never): a task status, so the version stays.
+    await store.applyTaskStatus(
+      restarting.id,
+      { taskArn: 'task-old', taskVersion: 9, state: 'failed', stateReason: 'exited with code 1' },
+      NOW,
+    );
+    const promotion = { taskArn: 'task-new', taskVersion: 3, state: 'running' as const, stateReason: null };
+
+    expect(await store.promotePendingTask(restarting.id, 1, promotion, NOW)).toBeUndefined();
+    expect(await store.get(restarting.id)).toMatchObject({ state: 'failed', taskArn: 'task-old', pendingTaskArn: 'task-new' });
+
+    const running = container({ state: 'running' });
+    await store.create(running);
+    await store.attachTask(running.id, 1, 'task-a', ['task-a']);
+    await store.attachPendingTask(running.id, 1, 'task-b', ['task-b', 'task-a']);
+    expect(await store.promotePendingTask(running.id, 1, { ...promotion, taskArn: 'task-b' }, NOW)).toMatchObject({
+      state: 'running',
+      taskArn: 'task-b',
+    });
+  });
+
   it('marks a transition failed only at its version', async () => {
     const created = container();
     await store.create(created);

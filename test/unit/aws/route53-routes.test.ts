@@ -1,7 +1,7 @@
 import { ChangeResourceRecordSetsCommand, ListResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-route-53';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ROUTE53_MAX_ATTEMPTS, Route53AppRoutes, route53Client } from '../../../lib/aws/route53-routes.js';
+import { ROUTE53_MAX_ATTEMPTS, Route53AppRoutes, route53Client, route53RetryStrategy } from '../../../lib/aws/route53-routes.js';
 import { FakeZone } from '../../support/fake-route53-zone.js';
 
 const route53Mock = mockClient(Route53Client);
@@ -70,6 +70,33 @@ describe('Route53AppRoutes', () => {
     expect(route53Mock.commandCalls(ListResourceRecordSetsCommand)).toHaveLength(4);
   });
 
+  it('publishes and withdraws many routes in batches of 50 (100 changes, Route 53’s limit per request), and only those', async () => {
+    const many = Array.from({ length: 60 }, (_, n) => ({ ...route, taskId: n.toString(16).padStart(32, '0'), ip: `10.0.4.${n}` }));
+    const kept = { ...route, taskId: 'e'.repeat(32) };
+    await routes.publish(kept);
+    route53Mock.resetHistory();
+
+    await routes.publishAll(many);
+    expect(changes().map((batch) => batch!.length)).toEqual([100, 20]);
+    expect(zone.values('_http._tcp.web-1.apps.internal', 'SRV')).toHaveLength(61);
+
+    route53Mock.resetHistory();
+    expect(await routes.withdrawAll(many)).toBe(60);
+    expect(changes().map((batch) => batch!.length)).toEqual([100, 20]);
+    expect(zone.values('_http._tcp.web-1.apps.internal', 'SRV')).toEqual([`0 0 3000 ${kept.taskId}.task.apps.internal`]);
+  });
+
+  it('withdraws the rest of a batch when another writer removed one of its routes meanwhile (a batch is all or nothing)', async () => {
+    const three = Array.from({ length: 3 }, (_, n) => ({ ...route, taskId: `${n}`.repeat(32), ip: `10.0.5.${n}` }));
+    for (const each of three) await routes.publish(each);
+    // The task state function withdrew the second as its task left.
+    await routes.withdraw(three[1]!);
+
+    expect(await routes.withdrawAll(three)).toBe(2);
+    expect(zone.values('_http._tcp.web-1.apps.internal', 'SRV')).toEqual([]);
+    expect(zone.refused).toHaveLength(1);
+  });
+
   it('passes Route 53 errors other than a missing record on, after the SDK’s own retries, so the event is delivered again', async () => {
     route53Mock.on(ChangeResourceRecordSetsCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'Throttling' }));
 
@@ -77,9 +104,21 @@ describe('Route53AppRoutes', () => {
     await expect(routes.publish(route)).rejects.toThrow('Rate exceeded');
   });
 
-  it('retries throttling (Throttling, PriorRequestNotComplete) adaptively, up to 6 attempts', async () => {
+  it('retries throttling (Throttling, PriorRequestNotComplete) up to 6 attempts, waiting at most 3.1 s in all, and never a client error', async () => {
     expect(ROUTE53_MAX_ATTEMPTS).toBe(6);
-    expect(await route53Client.config.maxAttempts()).toBe(6);
-    expect(route53Client.config.retryMode).toBe('adaptive');
+    expect(route53Client.config.retryStrategy).toBeDefined();
+    const strategy = route53RetryStrategy();
+    let token = await strategy.acquireInitialRetryToken('route53');
+    const waits: number[] = [];
+    for (let retry = 1; retry < ROUTE53_MAX_ATTEMPTS; retry += 1) {
+      token = await strategy.refreshRetryTokenForRetry(token, { errorType: 'THROTTLING' });
+      expect(token.getRetryDelay()).toBeLessThan(100 * 2 ** (retry - 1));
+      waits.push(token.getRetryDelay());
+    }
+    expect(waits.reduce((sum, ms) => sum + ms, 0)).toBeLessThan(3_100);
+    await expect(strategy.refreshRetryTokenForRetry(token, { errorType: 'THROTTLING' })).rejects.toThrow();
+    await expect(
+      strategy.refreshRetryTokenForRetry(await strategy.acquireInitialRetryToken('route53'), { errorType: 'CLIENT_ERROR' }),
+    ).rejects.toThrow();
   });
 });

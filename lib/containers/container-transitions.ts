@@ -1,0 +1,109 @@
+import { ConflictError, ForbiddenError, ServiceBusyError } from '../errors.js';
+import { log } from '../log.js';
+import type { Caller, StoredContainer } from './container.js';
+import { containerVisibleTo } from './container-access.js';
+import { type ContainerCore, STATE_REASON, STOP_REASON, type StopReason, startedByOwner } from './container-core.js';
+import type { RunPolicy } from './run-policy.js';
+import type { StartWait } from './start-wait.js';
+import type { TaskEvents } from './task-events.js';
+import type { TaskLauncher } from './task-launcher.js';
+import { type ContainerAction, planTransition, type TransitionPlan } from './transitions.js';
+
+/**
+ * The owner's transitions of a container (start, stop, restart: docs/containers.md, the
+ * transition table), for ContainerService. Each reads the container, decides from the table, and
+ * commits with a write conditional on the version it read: a caller that lost a race gets 409 and
+ * has changed nothing. Launching and waiting are TaskLauncher's and StartWait's.
+ */
+export class ContainerTransitions {
+  constructor(
+    private readonly core: ContainerCore,
+    private readonly launcher: TaskLauncher,
+    private readonly events: TaskEvents,
+    private readonly wait: StartWait,
+    private readonly runPolicy: RunPolicy,
+    /** How long start and restart wait for a task to run (START_BUDGET_MS). */
+    private readonly startBudgetMs: number,
+  ) {}
+
+  /** `only`: the transition is done only on a container it holds for (409 otherwise); the write is conditional on the version read. */
+  async transition(
+    caller: Caller,
+    containerId: string,
+    action: ContainerAction,
+    only?: (container: StoredContainer) => boolean,
+  ): Promise<StoredContainer> {
+    const deadline = this.core.now() + this.startBudgetMs;
+    const container = await containerVisibleTo(this.core.store, caller, containerId);
+    if (only && !only(container)) throw new ConflictError(`The container is ${container.state} (${container.stateReason ?? 'no reason'})`);
+    const plan = this.planFor(container, action);
+    switch (plan.kind) {
+      case 'unchanged':
+        return container;
+      case 'wait':
+        return this.wait.untilRunning(container, deadline);
+      case 'stop': {
+        // Committed first, which detaches the tasks: a caller that loses the race has stopped nothing, and
+        // the stopped task's own events no longer reach the container. A task left running by a failed
+        // StopTask is no container's any more, and the reconciler stops it.
+        let detached = container;
+        const stopped = await this.core.commit(
+          container,
+          (current) => this.core.releaseOf(current, 'stopped'),
+          (current, charge) => {
+            detached = current;
+            return this.core.store.beginTransition(
+              current.id,
+              current.version,
+              { state: 'stopped', stateReason: STATE_REASON.stoppedOnRequest },
+              this.core.isoNow(),
+              charge,
+            );
+          },
+        );
+        if (plan.stopTask) await this.stopTasksOrDefer(detached, STOP_REASON.stop);
+        return stopped;
+      }
+      case 'run': {
+        // Whose code runs is the owner's, whoever asks (lib/containers/run-policy.ts).
+        if (!this.runPolicy.ownerMayRun(container)) throw new ForbiddenError(this.runPolicy.refusal);
+        if (plan.stopTask) await this.launcher.stopTasksOf(container, action === 'restart' ? STOP_REASON.restart : STOP_REASON.stop);
+        // Charged before anything runs: a start past the quota starts nothing (403 QUOTA_EXCEEDED).
+        const claimed = await this.core.commit(
+          container,
+          (current) => this.core.charge(current, { ...current, state: 'provisioning' }, caller),
+          (current, charge) =>
+            this.core.store.beginTransition(current.id, current.version, startedByOwner('provisioning'), this.core.isoNow(), charge),
+        );
+        return this.wait.untilRunning(await this.launcher.launchOrFail(claimed), deadline);
+      }
+      case 'replace':
+        return this.wait.replaceTask(container, caller, deadline);
+    }
+  }
+
+  /** A container that waits for a restart by its policy has no task: it is treated as failed, so its owner may start it at once. */
+  private planFor(container: StoredContainer, action: ContainerAction): TransitionPlan {
+    if (container.restartAt !== undefined && !container.taskArn) return planTransition('failed', action);
+    const workloadChanged = container.taskLaunchVersion !== undefined && container.taskLaunchVersion < container.version;
+    return planTransition(container.state, action, workloadChanged);
+  }
+
+  /**
+   * Stops the tasks of a container that is letting them go (stopped, deleted). One the runtime is
+   * too busy to stop now (ECS throttled StopTask past the SDK's retries) is stopped by a deferred
+   * job instead: the stop or delete itself has happened, so the caller is not failed for it.
+   */
+  async stopTasksOrDefer(container: StoredContainer, reason: StopReason): Promise<void> {
+    for (const taskArn of [container.taskArn, container.pendingTaskArn]) {
+      if (!taskArn) continue;
+      try {
+        await this.core.runtime.stopTask(taskArn, reason);
+      } catch (error) {
+        if (!(error instanceof ServiceBusyError)) throw error;
+        log.warn('Deferred the stop of a task the runtime was too busy to stop', { containerId: container.id, taskArn });
+        await this.events.deferStop(container.id, taskArn, reason, error.retryAfterSeconds * 1000);
+      }
+    }
+  }
+}

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { type IncomingHttpHeaders, request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
 import { holdForWake, type WakeOnRequestDeps } from '../containers/wake-on-request.js';
-import { type AppAnswer, appPage, refusedAnswer, startingAnswer } from '../http/app-pages.js';
+import { type AppAnswer, appPage, HOP_BY_HOP, refusedAnswer, startingAnswer } from '../http/app-pages.js';
 import { describeError, log } from '../log.js';
 import { hostnameUnder } from './apps-domain-host.js';
 
@@ -38,18 +38,6 @@ const RETRY_AFTER_SECONDS = 10;
  * base64: an app's answer is passed back up to 4 MiB.
  */
 export const MAX_FORWARDED_BODY_BYTES = 4 * 1024 * 1024;
-
-/** RFC 9110 section 7.6.1: connection-specific fields a proxy must not forward. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'upgrade',
-]);
 
 const sha256 = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
 

@@ -70,3 +70,15 @@ export function refusedAnswer(refusal: WakeRefusal, retryAfterSeconds: number): 
   const page = appPage(503, refusal.title, refusal.detail);
   return { ...page, headers: { ...page.headers, 'retry-after': String(retryAfterSeconds) } };
 }
+
+/** RFC 9110 section 7.6.1: connection-specific fields a proxy (the local one, the wake endpoint) must not forward. */
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'upgrade',
+]);

@@ -1,7 +1,7 @@
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { StoredContainer } from '../containers/container.js';
 import { ConflictError, ForbiddenError, QuotaExceededError, TimeoutError } from '../errors.js';
-import { type AppAnswer, appPage, refusedAnswer, startingAnswer, wakeRefusalOf } from '../http/app-pages.js';
+import { type AppAnswer, appPage, HOP_BY_HOP, refusedAnswer, startingAnswer, wakeRefusalOf } from '../http/app-pages.js';
 import { describeError, log } from '../log.js';
 
 /** What the proxy needs to find a hostname's process. */
@@ -81,18 +81,6 @@ async function routeFor(hostname: string, routing: AppRouting): Promise<Route> {
 
 /** How long a client should wait before asking a container that is not running again. */
 const RETRY_AFTER_SECONDS = 5;
-
-/** RFC 9110 section 7.6.1: connection-specific fields a proxy must not forward. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'upgrade',
-]);
 
 function forwardable(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const listed = String(headers.connection ?? '')

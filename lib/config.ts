@@ -186,6 +186,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      */
     TASK_EVENTS_QUEUE_URL: read.optionalText('TASK_EVENTS_QUEUE_URL'),
     TASK_PROBE_QUEUE_URL: read.optionalText('TASK_PROBE_QUEUE_URL'),
+    /**
+     * The queue of route changes, which the private zone's one writer drains in batches
+     * (functions/containers/write-routes.ts): set on AWS where the stack routes to containers,
+     * for every function that publishes or withdraws a task's route.
+     */
+    ROUTE_CHANGES_QUEUE_URL: read.optionalText('ROUTE_CHANGES_QUEUE_URL'),
     /** `https` behind the load balancer on AWS; `http` on the local stack. */
     APPS_URL_SCHEME: read.oneOf('APPS_URL_SCHEME', ['http', 'https'], 'https'),
     /** The local runtime's container process; `{hostname}` and `{port}` are substituted. */

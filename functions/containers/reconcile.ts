@@ -37,8 +37,8 @@ const reconcile = middy<ScheduledEvent, ReconcileReport>().handler(async (event,
     report.containersFailed +
     report.containersStopped +
     report.usageCorrected +
-    report.staleRoutesWithdrawn +
-    report.missingRoutesPublished;
+    report.staleRoutesFound +
+    report.missingRoutesFound;
   countEvent(METRIC.reconcilerCorrections, {}, corrections);
   countEvent(METRIC.containersFailed, {}, report.containersFailed);
   return report;

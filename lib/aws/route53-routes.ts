@@ -111,7 +111,29 @@ export class Route53AppRoutes implements AppRoutes {
   ) {}
 
   async publish(route: AppRoute): Promise<void> {
-    await this.change('UPSERT', [route]);
+    await this.send([['UPSERT', route]]);
+  }
+
+  /**
+   * Withdrawals and publications together, a batch of ROUTES_PER_BATCH routes per request. A
+   * batch whose DELETE names records no longer there (InvalidChangeBatch: a change applied whose
+   * answer was lost, then sent again) is sent again as its publications alone, then its
+   * withdrawals as the zone still lists them.
+   */
+  async change({ publish, withdraw }: { publish: readonly AppRoute[]; withdraw: readonly AppRoute[] }): Promise<void> {
+    const changes: RouteChange[] = [
+      ...withdraw.map((route): RouteChange => ['DELETE', route]),
+      ...publish.map((route): RouteChange => ['UPSERT', route]),
+    ];
+    for (const batch of batchesOf(changes)) {
+      try {
+        await this.send(batch);
+      } catch (error) {
+        if (!isInvalidChangeBatch(error)) throw error;
+        await this.publishAll(batch.flatMap(([action, route]) => (action === 'UPSERT' ? [route] : [])));
+        await this.withdrawAll(batch.flatMap(([action, route]) => (action === 'DELETE' ? [route] : [])));
+      }
+    }
   }
 
   /**
@@ -122,13 +144,13 @@ export class Route53AppRoutes implements AppRoutes {
    * operations … into one change batch").
    */
   async publishAll(routes: readonly AppRoute[]): Promise<void> {
-    for (const batch of batchesOf(routes)) await this.change('UPSERT', batch);
+    for (const batch of batchesOf(routes)) await this.send(batch.map((route): RouteChange => ['UPSERT', route]));
   }
 
   /** InvalidChangeBatch: the records are not there (any more), which is what a withdrawal wants. */
   async withdraw(route: AppRoute): Promise<boolean> {
     try {
-      await this.change('DELETE', [route]);
+      await this.send([['DELETE', route]]);
       return true;
     } catch (error) {
       if (isInvalidChangeBatch(error)) return false;
@@ -146,7 +168,7 @@ export class Route53AppRoutes implements AppRoutes {
     let withdrawn = 0;
     for (const batch of batchesOf(routes)) {
       try {
-        await this.change('DELETE', batch);
+        await this.send(batch.map((route): RouteChange => ['DELETE', route]));
         withdrawn += batch.length;
         continue;
       } catch (error) {
@@ -156,7 +178,7 @@ export class Route53AppRoutes implements AppRoutes {
       const left = batch.filter((route) => listed.has(routeKey(route)));
       if (left.length === 0) continue;
       try {
-        await this.change('DELETE', left);
+        await this.send(left.map((route): RouteChange => ['DELETE', route]));
         withdrawn += left.length;
       } catch (error) {
         if (!isInvalidChangeBatch(error)) throw error;
@@ -219,10 +241,17 @@ export class Route53AppRoutes implements AppRoutes {
     return `${taskId}.${TASK_LABEL}.${this.settings.zoneName}`;
   }
 
-  private async change(action: 'UPSERT' | 'DELETE', routes: readonly AppRoute[]): Promise<void> {
-    const changes = routes.flatMap((route) => this.changesOf(action, route));
-    const [first] = routes;
-    const comment = routes.length === 1 ? `${action} ${first!.hostname} task ${first!.taskId}` : `${action} ${routes.length} task routes`;
+  private async send(routes: readonly RouteChange[]): Promise<void> {
+    if (routes.length === 0) return;
+    const changes = routes.flatMap(([action, route]) => this.changesOf(action, route));
+    const [[action, first]] = routes as [RouteChange];
+    const same = routes.every(([other]) => other === action);
+    const comment =
+      routes.length === 1
+        ? `${action} ${first.hostname} task ${first.taskId}`
+        : same
+          ? `${action} ${routes.length} task routes`
+          : `${routes.filter(([other]) => other === 'DELETE').length} DELETE, ${routes.filter(([other]) => other === 'UPSERT').length} UPSERT task routes`;
     await this.client.send(
       new ChangeResourceRecordSetsCommand({
         HostedZoneId: this.settings.hostedZoneId,
@@ -253,6 +282,8 @@ export class Route53AppRoutes implements AppRoutes {
     ];
   }
 }
+
+type RouteChange = ['UPSERT' | 'DELETE', AppRoute];
 
 /** A route's records exactly as a DELETE must name them. */
 const routeKey = (route: AppRoute): string => `${route.containerId}.${route.taskId} ${route.hostname}:${route.port} ${route.ip}`;

@@ -2,8 +2,10 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config.js';
 import type { DeferredJob, RestartScheduler } from '../containers/restart-policy.js';
 
+/** As every function makes it, once per Lambda instance (a simulator of AWS gives each simulated instance its own). */
+export const newSqsClient = (): SQSClient => new SQSClient({ region: config.AWS_REGION });
 /** Created once per Lambda container and shared by every invocation. */
-export const sqsClient = new SQSClient({ region: config.AWS_REGION });
+export const sqsClient = newSqsClient();
 
 /** SQS delays a message at most 900 s (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html). */
 const MAX_DELAY_S = 900;
@@ -27,12 +29,18 @@ export class SqsDeferredWork implements RestartScheduler {
   ) {}
 
   async schedule(delayMs: number, job: DeferredJob): Promise<void> {
-    await this.client.send(
-      new SendMessageCommand({
-        QueueUrl: job.kind === 'probe' ? this.queues.probeQueueUrl : this.queues.taskEventsQueueUrl,
-        MessageBody: JSON.stringify(job),
-        DelaySeconds: Math.min(MAX_DELAY_S, Math.max(0, Math.ceil(delayMs / 1000))),
-      }),
-    );
+    const queueUrl = job.kind === 'probe' ? this.queues.probeQueueUrl : this.queues.taskEventsQueueUrl;
+    await sendDeferredJob(this.client, queueUrl, job, delayMs);
   }
+}
+
+/** One deferred job as a message of its queue, delayed by `delayMs` rounded up to whole seconds. */
+export async function sendDeferredJob(client: SQSClient, queueUrl: string, job: DeferredJob, delayMs = 0): Promise<void> {
+  await client.send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl,
+      MessageBody: JSON.stringify(job),
+      DelaySeconds: Math.min(MAX_DELAY_S, Math.max(0, Math.ceil(delayMs / 1000))),
+    }),
+  );
 }

@@ -1,12 +1,11 @@
-import { type AppRoutes, keepRouteCurrent, type PublishedRoutes, type RouteChange, withdrawLetGo } from '../containers/app-routes.js';
-import type { StoredContainer } from '../containers/container.js';
-import { isStopReason, type StopReason } from '../containers/container-core.js';
-import type { DeferredJob, ProbeJob } from '../containers/restart-policy.js';
+import { type RouteRequests, routeRequestFor } from '../containers/app-routes.js';
+import type { StopReason } from '../containers/container-core.js';
+import type { ProbeJob } from '../containers/restart-policy.js';
 import type { TaskStatus } from '../containers/runtime.js';
 import type { TaskStatusOutcome } from '../containers/task-events.js';
 import type { ProbeOutcome } from '../containers/task-probes.js';
-import { isUuid } from '../ids.js';
 import { log } from '../log.js';
+import { deferredJobOf, isRecord } from './deferred-jobs.js';
 import { type EcsTaskFields, type EcsTaskNetworkFields, taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
 
 /*
@@ -15,17 +14,16 @@ import { type EcsTaskFields, type EcsTaskNetworkFields, taskEndpointFromEcs, tas
  * a simulator of AWS can call them in-process with a message body as SQS would deliver it.
  */
 
-/** What handling a task-events message needs: the container service and, with routing, the private zone. */
+/** What handling a task-events message needs: the container service and, with routing, the zone's writer's queue. */
 export interface TaskEventDeps {
   applyTaskStatus(status: TaskStatus): Promise<TaskStatusOutcome>;
   relaunchDue(containerId: string): Promise<unknown>;
   retire(containerId: string, taskArn: string, reason?: StopReason): Promise<void>;
-  containerOf(containerId: string): Promise<StoredContainer | undefined>;
-  routing?: { routes: AppRoutes; published: PublishedRoutes };
+  routeRequests?: RouteRequests;
 }
 
 export type TaskEventMessageOutcome =
-  | { kind: 'task-state'; outcome: TaskStatusOutcome; route: RouteChange; containerId: string; taskArn: string }
+  | { kind: 'task-state'; outcome: TaskStatusOutcome; routeRequested: boolean; containerId: string; taskArn: string }
   | { kind: 'relaunch' | 'retire'; containerId: string }
   | { kind: 'dropped'; why: string };
 
@@ -44,10 +42,10 @@ export async function handleTaskEventMessage(body: string, deps: TaskEventDeps):
     if (!status) return { kind: 'dropped', why: 'a task not started for a container' };
     const endpoint = taskEndpointFromEcs(detail);
     const outcome = await deps.applyTaskStatus(endpoint.ip ? { ...status, address: endpoint.ip } : status);
-    const route = deps.routing
-      ? await keepRouteCurrent(deps.routing.routes, deps.routing.published, status, endpoint, () => deps.containerOf(status.containerId))
-      : 'unchanged';
-    return { kind: 'task-state', outcome, route, containerId: status.containerId, taskArn: status.taskArn };
+    // After the status is applied: the writer decides on the container as this left it.
+    const request = deps.routeRequests ? routeRequestFor(status, endpoint) : undefined;
+    if (request) await deps.routeRequests!.request([request]);
+    return { kind: 'task-state', outcome, routeRequested: !!request, containerId: status.containerId, taskArn: status.taskArn };
   }
   const job = deferredJobOf(message);
   if (job?.kind === 'relaunch') {
@@ -56,9 +54,8 @@ export async function handleTaskEventMessage(body: string, deps: TaskEventDeps):
   }
   if (job?.kind === 'retire') {
     // The container let go of the task (a restart's old task after its drain, a stop ECS was too busy to take): its
-    // route goes before the task does, unless the promotion or an earlier delivery of this job took it already.
-    if (deps.routing)
-      await withdrawLetGo(deps.routing.routes, deps.routing.published, job.taskArn, () => deps.containerOf(job.containerId));
+    // route is asked to go before the task does, unless the promotion or an earlier delivery of this job took it already.
+    await deps.routeRequests?.request([{ kind: 'withdraw', containerId: job.containerId, taskArn: job.taskArn, unless: 'held' }]);
     await deps.retire(job.containerId, job.taskArn, job.reason);
     return { kind: 'retire', containerId: job.containerId };
   }
@@ -85,35 +82,3 @@ function parse(body: string): unknown {
     return undefined;
   }
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** A deferred job as this service wrote it; anything else (a message someone else sent) is undefined. */
-export function deferredJobOf(message: unknown): DeferredJob | undefined {
-  if (!isRecord(message) || typeof message.containerId !== 'string' || !isUuid(message.containerId)) return undefined;
-  const { containerId } = message;
-  if (message.kind === 'relaunch') return { kind: 'relaunch', containerId };
-  if (message.kind === 'retire' && typeof message.taskArn === 'string') {
-    // Only our own words reach StopTask's reason.
-    return { kind: 'retire', containerId, taskArn: message.taskArn, ...(isStopReason(message.reason) ? { reason: message.reason } : {}) };
-  }
-  if (message.kind !== 'probe' || (message.phase !== 'ready' && message.phase !== 'health')) return undefined;
-  const { task, since, attempt, failures, port } = message;
-  if (!isFiniteNumber(since) || !isFiniteNumber(attempt) || !isFiniteNumber(failures) || !isFiniteNumber(port)) return undefined;
-  if (!isRecord(task) || typeof task.taskArn !== 'string' || typeof task.address !== 'string' || typeof task.version !== 'number') {
-    return undefined;
-  }
-  if (task.containerId !== containerId || task.lastStatus !== 'RUNNING') return undefined;
-  return {
-    kind: 'probe',
-    phase: message.phase,
-    containerId,
-    task: task as unknown as TaskStatus & { address: string },
-    port,
-    since,
-    attempt,
-    failures,
-  };
-}
-
-const isFiniteNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);

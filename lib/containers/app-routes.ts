@@ -1,5 +1,6 @@
 import type { StoredContainer } from './container.js';
 import { taskIdOf } from './logs.js';
+import type { ProbeJob } from './restart-policy.js';
 import type { TaskStatus } from './runtime.js';
 
 /**
@@ -30,8 +31,83 @@ export interface AppRoutes {
   publishAll(routes: readonly AppRoute[]): Promise<void>;
   /** Removes exactly these routes' records in as few changes of the zone as it allows; answers how many were there. */
   withdrawAll(routes: readonly AppRoute[]): Promise<number>;
+  /**
+   * Writes `publish` and removes `withdraw` (their records exactly as published) in as few
+   * changes of the zone as it allows, each change all or nothing.
+   */
+  change(changes: { publish: readonly AppRoute[]; withdraw: readonly AppRoute[] }): Promise<void>;
   /** Every route whose records are in the zone (the reconciler compares them with the containers). */
   listPublished(): Promise<{ routes: AppRoute[] }>;
+}
+
+/**
+ * What the zone's one writer (lib/containers/route-writer.ts) is asked to do for one task. The
+ * request names a condition, not an outcome: the writer decides on the container as it reads it
+ * when it writes, so requests may arrive late, twice or out of order (SQS) and the zone still
+ * ends as the containers say.
+ *
+ * - `publish` when `answering`: the task answered its readiness probe and its container waits for
+ *   it (its provisioning task, or a restart's new task) or runs on it; when `running`: the
+ *   container runs on it. `probeAfter`: the probe job to send again once the route is in the zone (the
+ *   container turns running on the task only after its route is published).
+ * - `withdraw` unless `held`: the container no longer holds the task (`holdsTask`); unless
+ *   `running`: it does not run on it; unless `never`: the task is leaving. `route`: the records as
+ *   the reconciler listed them, should no note of them be left (it knows the task by its id alone,
+ *   which `taskArn` may then be).
+ */
+export type RouteRequest =
+  | {
+      kind: 'publish';
+      containerId: string;
+      taskArn: string;
+      ip: string;
+      port?: number;
+      when: 'answering' | 'running';
+      probeAfter?: ProbeJob;
+    }
+  | { kind: 'withdraw'; containerId: string; taskArn: string; unless: 'held' | 'running' | 'never'; route?: AppRoute };
+
+/** Where route requests go: the route changes queue on AWS (lib/aws/sqs-route-requests.ts). */
+export interface RouteRequests {
+  request(requests: readonly RouteRequest[]): Promise<void>;
+}
+
+/**
+ * What one status of one task asks of its route: a task on its way out is withdrawn; a task that
+ * runs at an address is published if its container runs on it (the hostname and port come from
+ * the stored container when the writer writes, never from the event, whose environment holds
+ * whatever the user set).
+ */
+export function routeRequestFor(status: TaskStatus, endpoint: TaskEndpoint): RouteRequest | undefined {
+  const { containerId, taskArn } = status;
+  if (isLeaving(status)) return { kind: 'withdraw', containerId, taskArn, unless: 'never' };
+  if (status.lastStatus !== 'RUNNING' || !endpoint.ip) return undefined;
+  return { kind: 'publish', containerId, taskArn, ip: endpoint.ip, when: 'running' };
+}
+
+/** Whether a publish request's condition holds on the container as read now. */
+export function allowsPublish(container: StoredContainer | undefined, request: Extract<RouteRequest, { kind: 'publish' }>): boolean {
+  if (!container) return false;
+  const taskArn = heldArnOf(container, request.taskArn);
+  if (isCurrentRunningTask(container, taskArn)) return true;
+  return request.when === 'answering' && awaitsTask(container, taskArn);
+}
+
+/** Whether a withdraw request's condition asks for the withdrawal on the container as read now. */
+export function asksWithdrawal(container: StoredContainer | undefined, request: Extract<RouteRequest, { kind: 'withdraw' }>): boolean {
+  if (request.unless === 'never') return true;
+  const taskArn = heldArnOf(container, request.taskArn);
+  if (request.unless === 'running') return !isCurrentRunningTask(container, taskArn);
+  return !holdsTask(container, taskArn);
+}
+
+/**
+ * The container's own ARN of the task a request names, by its id: the reconciler knows a route's
+ * task only by the id in its records.
+ */
+function heldArnOf(container: StoredContainer | undefined, taskArnOrId: string): string {
+  const taskId = taskIdOf(taskArnOrId);
+  return [container?.taskArn, container?.pendingTaskArn].find((arn) => arn && taskIdOf(arn) === taskId) ?? taskArnOrId;
 }
 
 /**
@@ -50,8 +126,6 @@ export interface TaskEndpoint {
   ip?: string;
 }
 
-export type RouteChange = 'published' | 'withdrawn' | 'unchanged';
-
 const LEAVING = new Set(['DEACTIVATING', 'STOPPING', 'DEPROVISIONING', 'STOPPED']);
 
 export const isLeaving = (status: Pick<TaskStatus, 'desiredStatus' | 'lastStatus'>): boolean =>
@@ -63,85 +137,6 @@ export function routeOf(container: StoredContainer, taskArn: string, ip: string)
 }
 
 /**
- * Keeps a container's records current from one status of one of its tasks. A task that runs
- * and is its container's current one, with the container `running` (its status applied), is
- * published from the stored container: the hostname and port never come from the event, whose
- * environment holds whatever the user set. A task on its way out is withdrawn once, from what
- * was published for it. Events come at least once and out of order; a publish that a stop
- * overtook is withdrawn again at once.
- */
-export async function keepRouteCurrent(
-  routes: AppRoutes,
-  published: PublishedRoutes,
-  status: TaskStatus,
-  endpoint: TaskEndpoint,
-  /** The container as stored now (after this status was applied). */
-  containerNow: () => Promise<StoredContainer | undefined>,
-): Promise<RouteChange> {
-  if (isLeaving(status)) return (await withdrawTask(routes, published, taskIdOf(status.taskArn))) ? 'withdrawn' : 'unchanged';
-  if (status.lastStatus !== 'RUNNING' || !endpoint.ip) return 'unchanged';
-  const container = await containerNow();
-  if (!isCurrentRunningTask(container, status.taskArn)) return 'unchanged';
-  const route = routeOf(container, status.taskArn, endpoint.ip);
-  await routes.publish(route);
-  await published.remember(route);
-  // A stop that landed while this was publishing found nothing to withdraw: take the records back now.
-  if (!isCurrentRunningTask(await containerNow(), status.taskArn)) {
-    await withdrawTask(routes, published, route.taskId);
-    return 'unchanged';
-  }
-  return 'published';
-}
-
-/**
- * Publishes the route of a task that answers its readiness probe, before its container turns
- * running on it: the task the container waits for (its provisioning task, or the one a restart
- * brings up next to the serving one), or its current running task (a repeated probe).
- */
-export async function publishAnsweringTask(
-  routes: AppRoutes,
-  published: PublishedRoutes,
-  status: TaskStatus,
-  endpoint: TaskEndpoint,
-  containerNow: () => Promise<StoredContainer | undefined>,
-): Promise<RouteChange> {
-  if (!endpoint.ip) return 'unchanged';
-  const container = await containerNow();
-  if (!container || !(awaitsTask(container, status.taskArn) || isCurrentRunningTask(container, status.taskArn))) return 'unchanged';
-  const route = routeOf(container, status.taskArn, endpoint.ip);
-  await routes.publish(route);
-  await published.remember(route);
-  return 'published';
-}
-
-/** Takes back the route of a task its container did not take after all (changed, stopped or deleted meanwhile). */
-export async function withdrawUnlessCurrent(
-  routes: AppRoutes,
-  published: PublishedRoutes,
-  status: TaskStatus,
-  containerNow: () => Promise<StoredContainer | undefined>,
-): Promise<RouteChange> {
-  if (isCurrentRunningTask(await containerNow(), status.taskArn)) return 'unchanged';
-  return (await withdrawTask(routes, published, taskIdOf(status.taskArn))) ? 'withdrawn' : 'unchanged';
-}
-
-/**
- * Withdraws the route of a task its container has let go of: the old task of a restart once the
- * new one is promoted (its drain then runs on resolvers' cached answers only), a task a retire
- * job stops. Never the route of a task the container still holds (`holdsTask`): the decision is
- * made on the container as stored, and a task a container has let go of never becomes its task again.
- */
-export async function withdrawLetGo(
-  routes: AppRoutes,
-  published: PublishedRoutes,
-  taskArn: string,
-  containerNow: () => Promise<StoredContainer | undefined>,
-): Promise<RouteChange> {
-  if (holdsTask(await containerNow(), taskArn)) return 'unchanged';
-  return (await withdrawTask(routes, published, taskIdOf(taskArn))) ? 'withdrawn' : 'unchanged';
-}
-
-/**
  * Whether the container holds the task: its current task while it runs or starts on it, or the
  * task a restart brings up next to its running one (its route is published before it is promoted).
  */
@@ -150,21 +145,8 @@ export const holdsTask = (container: StoredContainer | undefined, taskArn: strin
   ((container.pendingTaskArn === taskArn && container.state === 'running') ||
     (container.taskArn === taskArn && (container.state === 'running' || container.state === 'provisioning')));
 
-const awaitsTask = (container: StoredContainer, taskArn: string): boolean =>
+export const awaitsTask = (container: StoredContainer, taskArn: string): boolean =>
   container.pendingTaskArn === taskArn || (container.taskArn === taskArn && container.state === 'provisioning');
 
 export const isCurrentRunningTask = (container: StoredContainer | undefined, taskArn: string): container is StoredContainer =>
   container?.taskArn === taskArn && container.state === 'running';
-
-/** Withdraws what was published for a task, once; a failure puts it back so that a retry withdraws it. */
-export async function withdrawTask(routes: AppRoutes, published: PublishedRoutes, taskId: string): Promise<boolean> {
-  const route = await published.forget(taskId);
-  if (!route) return false;
-  try {
-    await routes.withdraw(route);
-  } catch (error) {
-    await published.remember(route);
-    throw error;
-  }
-  return true;
-}

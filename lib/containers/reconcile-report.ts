@@ -14,10 +14,10 @@ export interface ReconcileReport {
   containersStopped: number;
   usageChecked: number;
   usageCorrected: number;
-  /** Task routes in the zone that no running container's current task owns any more: withdrawn. */
-  staleRoutesWithdrawn: number;
-  /** Running containers whose current task had no route in the zone: published. */
-  missingRoutesPublished: number;
+  /** Task routes in the zone that no container holds the task of any more: their withdrawal asked of the zone's writer. */
+  staleRoutesFound: number;
+  /** Running containers whose current task had no route (or another) in the zone: its publication asked of the zone's writer. */
+  missingRoutesFound: number;
   /** Restarts the restart policy had due, begun by this run. */
   restartsBegun: number;
   /** Provisioning containers past their grace whose task's status was applied here, its event lost. */

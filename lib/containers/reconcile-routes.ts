@@ -1,72 +1,57 @@
-import { describeError, log } from '../log.js';
-import { type AppRoute, type AppRoutes, holdsTask, isCurrentRunningTask, type PublishedRoutes, routeOf } from './app-routes.js';
+import { type AppRoute, type AppRoutes, holdsTask, isCurrentRunningTask, type RouteRequest, type RouteRequests } from './app-routes.js';
 import type { StoredContainer } from './container.js';
 import type { ContainerStore } from './container-store.js';
-import { forEachConcurrently } from './concurrently.js';
+import { log } from '../log.js';
 import { taskIdOf } from './logs.js';
 import type { ReconcileReport } from './reconcile-report.js';
 import type { RuntimeTask } from './runtime.js';
 
-/** Notes of the published routes read or written at once (DynamoDB point operations). */
-const NOTES_AT_ONCE = 8;
-
 /**
  * The reconciler's repairs of the private zone (AWS with routing on): docs/containers.md,
- * "Reconciliation" step 4. Route 53 allows five requests a second per account and refuses a
- * change to a zone while another is in progress (PriorRequestNotComplete:
- * https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/DNSLimitations.html), so a run
- * withdraws every stale route it found in one change batch, and publishes every missing one in
- * another, rather than one request per route.
+ * "Reconciliation" step 4. It lists the zone and compares it with the containers, and asks the
+ * zone's one writer (lib/containers/route-writer.ts) for what differs, in one message batch per
+ * kind; the writer decides each on the container as it is when it writes, so a repair asked for
+ * a moment too late changes nothing.
  */
 export class RouteRepair {
   /** This run's zone listing by task id; undefined when the listing failed. */
   private publishedByTask: Map<string, AppRoute> | undefined;
-  /** Routes of running containers found missing during this run's container walk, published together at its end. */
-  private missing: AppRoute[] = [];
+  /** Routes of running containers found missing during this run's container walk, asked for together at its end. */
+  private missing: RouteRequest[] = [];
 
   constructor(
     private readonly store: ContainerStore,
-    private readonly routing: { routes: AppRoutes; published: PublishedRoutes },
+    private readonly routing: { routes: Pick<AppRoutes, 'listPublished'>; requests: RouteRequests },
   ) {}
 
   /**
-   * Withdraws the routes in the zone whose task no container holds (`holdsTask`): a deleted
-   * container's, a task its container moved on from, one whose stop was never delivered. The
-   * routes of a container's current task (running or starting) and of the task a restart brings
-   * up are kept; a task a container has let go of never becomes its task again, so what was
-   * decided on the containers as read stays true.
+   * Asks for the withdrawal of the routes in the zone whose task no container holds
+   * (`holdsTask`): a deleted container's, a task its container moved on from, one whose stop was
+   * never delivered. The request carries the records as listed, for a task whose note is gone.
    */
   async withdrawStale(report: ReconcileReport, deadline: number): Promise<void> {
     this.publishedByTask = undefined;
     this.missing = [];
     const { routes: published } = await this.routing.routes.listPublished();
-    const byTask = new Map(published.map((route) => [route.taskId, route]));
-    this.publishedByTask = byTask;
+    this.publishedByTask = new Map(published.map((route) => [route.taskId, route]));
     // The routes' containers in one batched, consistent read rather than one read each.
     const ids = [...new Set(published.map((route) => route.containerId))];
     const containers = ids.length > 0 ? await this.store.getMany(ids) : new Map<string, StoredContainer>();
-    const stale = published.filter((route) => !owns(containers.get(route.containerId), route));
+    const stale = published.filter((route) => !held(containers.get(route.containerId), route));
     if (stale.length === 0 || Date.now() >= deadline) return;
-    await forEachConcurrently(stale, NOTES_AT_ONCE, async (route) => void (await this.routing.published.forget(route.taskId)));
-    try {
-      report.staleRoutesWithdrawn += await this.routing.routes.withdrawAll(stale);
-    } catch (error) {
-      // Still in the zone: the next run lists them again; the notes go back so that a leaving event withdraws them too.
-      await forEachConcurrently(stale, NOTES_AT_ONCE, (route) => this.routing.published.remember(route));
-      report.errors += 1;
-      log.error('Reconciler could not withdraw stale routes', { routes: stale.length, ...describeError(error) });
-      return;
-    }
+    await this.routing.requests.request(
+      stale.map((route) => ({ kind: 'withdraw', containerId: route.containerId, taskArn: route.taskId, unless: 'held', route })),
+    );
+    report.staleRoutesFound += stale.length;
     for (const route of stale) {
-      byTask.delete(route.taskId);
-      log.info('Reconciler withdrew a stale route', { ...route, containerState: containers.get(route.containerId)?.state ?? null });
+      log.info('Reconciler found a stale route', { ...route, containerState: containers.get(route.containerId)?.state ?? null });
     }
   }
 
   /**
    * Notes the route of a running container whose current task runs at an address but has none in
-   * the zone (published by `publishMissingFound`). `read` is the container as read (consistently)
-   * just before, if it was.
+   * the zone, or one with another address or port (asked for by `publishMissingFound`). `read`
+   * is the container as read (consistently) just before, if it was.
    */
   async publishMissing(
     candidate: StoredContainer,
@@ -80,37 +65,23 @@ export class RouteRepair {
     const existing = this.publishedByTask.get(taskIdOf(candidate.taskArn));
     const container = read ?? (await this.store.get(candidate.id));
     if (!isCurrentRunningTask(container, candidate.taskArn)) return;
-    const route = routeOf(container, candidate.taskArn, task.address);
-    if (existing && existing.ip === route.ip && existing.hostname === route.hostname && existing.port === route.port) return;
-    this.missing.push(route);
+    if (existing && existing.ip === task.address && existing.hostname === container.hostname && existing.port === container.port) return;
+    this.missing.push({ kind: 'publish', containerId: container.id, taskArn: candidate.taskArn, ip: task.address, when: 'running' });
   }
 
-  /**
-   * Publishes the missing routes the container walk found, in one change batch, then takes back
-   * at once any whose container let go of its task meanwhile (the task state function found
-   * nothing to withdraw while the records were not there yet).
-   */
+  /** Asks for the missing routes the container walk found, together. */
   async publishMissingFound(report: ReconcileReport): Promise<void> {
     const missing = this.missing;
     this.missing = [];
     if (missing.length === 0) return;
-    await this.routing.routes.publishAll(missing);
-    await forEachConcurrently(missing, NOTES_AT_ONCE, (route) => this.routing.published.remember(route));
-    report.missingRoutesPublished += missing.length;
-    for (const route of missing) log.warn('Reconciler published a missing route', { ...route });
-    const after = await this.store.getMany([...new Set(missing.map((route) => route.containerId))]);
-    const overtaken = missing.filter((route) => !owns(after.get(route.containerId), route));
-    if (overtaken.length === 0) return;
-    await forEachConcurrently(overtaken, NOTES_AT_ONCE, async (route) => void (await this.routing.published.forget(route.taskId)));
-    await this.routing.routes.withdrawAll(overtaken);
+    await this.routing.requests.request(missing);
+    report.missingRoutesFound += missing.length;
+    for (const request of missing) log.warn('Reconciler found a missing route', { ...request });
   }
 }
 
-/** Whether the container holds the route's task, and (once it runs on it) the route says what the container says. */
-function owns(container: StoredContainer | undefined, route: AppRoute): container is StoredContainer {
+/** Whether the container holds the route's task (its current task, running or starting, or a restart's new one). */
+function held(container: StoredContainer | undefined, route: AppRoute): boolean {
   const arn = [container?.taskArn, container?.pendingTaskArn].find((candidate) => candidate && taskIdOf(candidate) === route.taskId);
-  if (!container || !arn || !holdsTask(container, arn)) return false;
-  return (
-    container.taskArn !== arn || container.state !== 'running' || (container.hostname === route.hostname && container.port === route.port)
-  );
+  return !!container && !!arn && holdsTask(container, arn);
 }

@@ -1,5 +1,5 @@
 import { describeError, log } from '../log.js';
-import type { AppRoutes, PublishedRoutes } from './app-routes.js';
+import type { AppRoutes, RouteRequests } from './app-routes.js';
 import type { ContainerStore, ReconcileCheckpoint } from './container-store.js';
 import { ContainerSweep } from './reconcile-containers.js';
 import type { ReconcileReport } from './reconcile-report.js';
@@ -29,10 +29,10 @@ export interface ReconcilerOptions {
   usageSettleMs?: number;
   now?: () => number;
   /**
-   * The private zone's records and the note of what was published per task (AWS with routing
-   * on): each run compares the zone with the running containers and repairs it.
+   * The private zone's records, which it lists, and the zone's writer, which it asks for the
+   * repairs (AWS with routing on): each run compares the zone with the containers.
    */
-  routing?: { routes: AppRoutes; published: PublishedRoutes };
+  routing?: { routes: Pick<AppRoutes, 'listPublished'>; requests: RouteRequests };
   /**
    * Begins the restarts the restart policy has due (issue 16: a failed container restarted with
    * backoff up to 5 times), within the run's deadline; answers how many it began. The domain
@@ -127,8 +127,8 @@ export class Reconciler {
       containersStopped: 0,
       usageChecked: 0,
       usageCorrected: 0,
-      staleRoutesWithdrawn: 0,
-      missingRoutesPublished: 0,
+      staleRoutesFound: 0,
+      missingRoutesFound: 0,
       restartsBegun: 0,
       lostEventsApplied: 0,
       racesLost: 0,
@@ -157,7 +157,7 @@ export class Reconciler {
     } = await this.containers.sweep(checkpoint.containersCursor, report, this.deadline);
     await this.routeRepair?.publishMissingFound(report).catch((error: unknown) => {
       report.errors += 1;
-      log.error('Reconciler could not publish the missing routes', describeError(error));
+      log.error('Reconciler could not ask for the missing routes', describeError(error));
     });
     // The recount waits between its two counts; the restarts due go on meanwhile (a charge they make moves the
     // stored use, which makes the recount's conditional correction a no-op).

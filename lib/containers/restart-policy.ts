@@ -76,6 +76,11 @@ export interface ProbeJob {
   attempt: number;
   /** Failed health probes in a row; the third stops the task. */
   failures: number;
+  /**
+   * The task's route is in the zone: the zone's writer sent the job back once it published it
+   * (lib/containers/route-writer.ts), and the container may now turn running on the task.
+   */
+  routed?: true;
 }
 
 /**

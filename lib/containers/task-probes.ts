@@ -1,4 +1,5 @@
 import { describeError, log } from '../log.js';
+import type { RouteRequests } from './app-routes.js';
 import type { StoredContainer } from './container.js';
 import type { ContainerStore } from './container-store.js';
 import type { ProbeJob, RestartScheduler } from './restart-policy.js';
@@ -18,7 +19,7 @@ export type TaskProbeAnswer = { ready: true } | { ready: false; reason: string }
 export type TaskProbe = (target: TaskProbeTarget) => Promise<TaskProbeAnswer>;
 
 /** What one probe job did. */
-export type ProbeOutcome = 'ready' | 'waiting' | 'not-ready' | 'healthy' | 'failing' | 'unhealthy' | 'dropped';
+export type ProbeOutcome = 'ready' | 'routing' | 'waiting' | 'not-ready' | 'healthy' | 'failing' | 'unhealthy' | 'dropped';
 
 /** The API's default grace for a container without a health check (docs/containers.md, "Readiness"). */
 export const DEFAULT_GRACE_S = 60;
@@ -40,15 +41,11 @@ export interface TaskProbesDeps {
   scheduler: RestartScheduler;
   probe: TaskProbe;
   /**
-   * The route of a task that answered, published before its container turns running on it (so
-   * its URL answers by then), and withdrawn again if the container did not take the task.
+   * The zone's writer (AWS with routing): the route of a task that answered is published before
+   * its container turns running on it (so its URL answers by then): the writer sends the probe
+   * job back once it is, and the container turns running on that second answer.
    */
-  routes?: {
-    publish(status: TaskStatus & { address: string }): Promise<unknown>;
-    withdrawUnlessCurrent(status: TaskStatus): Promise<unknown>;
-    /** Withdraws the route of a task the container has let go of (lib/containers/app-routes.ts, withdrawLetGo). */
-    withdrawLetGo(containerId: string, taskArn: string): Promise<unknown>;
-  };
+  routes?: RouteRequests;
   now?: () => number;
 }
 
@@ -80,18 +77,27 @@ export class TaskProbes {
     if (!waiting) return 'dropped';
     const answer = await this.deps.probe(targetOf(container, job));
     if (answer.ready) {
-      await this.deps.routes?.publish(job.task);
+      if (this.deps.routes && !job.routed) {
+        const { containerId, address: ip } = job.task;
+        const routed: ProbeJob = { ...job, routed: true };
+        await this.deps.routes.request([
+          { kind: 'publish', containerId, taskArn, ip, port: job.port, when: 'answering', probeAfter: routed },
+        ]);
+        return 'routing';
+      }
       const outcome = await this.deps.applyTaskStatus({ ...job.task, answered: true });
       if (outcome !== 'applied') {
-        await this.deps.routes?.withdrawUnlessCurrent(job.task);
+        await this.deps.routes?.request([{ kind: 'withdraw', containerId: container.id, taskArn, unless: 'running' }]);
         return 'dropped';
       }
       log.info('Task answers', { containerId: container.id, taskArn, waitedMs: this.now() - job.since });
       // A restart's new task took over: the old task's route goes now, and the old task serves out its drain
       // to resolvers that still hold the old answer (docs/containers.md, "Restart").
       if (container.pendingTaskArn === taskArn && container.taskArn) await this.withdrawReplaced(container.id, container.taskArn);
-      if (container.healthCheck)
-        await this.next({ ...job, phase: 'health', attempt: 0, failures: 0 }, container.healthCheck.intervalS * 1000);
+      if (container.healthCheck) {
+        const { routed: _routed, ...health } = job;
+        await this.next({ ...health, phase: 'health', attempt: 0, failures: 0 }, container.healthCheck.intervalS * 1000);
+      }
       return 'ready';
     }
     const graceS = container.healthCheck?.graceS ?? DEFAULT_GRACE_S;
@@ -104,14 +110,16 @@ export class TaskProbes {
       return 'not-ready';
     }
     const delayMs = Math.max(1_000, Math.min(1_000 * 2 ** job.attempt, MAX_READY_DELAY_MS, leftMs));
-    await this.next({ ...job, attempt: job.attempt + 1 }, delayMs);
+    // A task that stopped answering after its route went up asks for it again once it answers (the UPSERT is harmless).
+    const { routed: _routed, ...next } = job;
+    await this.next({ ...next, attempt: job.attempt + 1 }, delayMs);
     return 'waiting';
   }
 
-  /** The task state function (its retire job, the task's leaving event) and the reconciler withdraw it too, should this fail. */
+  /** The task state function (its retire job, the task's leaving event) and the reconciler ask for it too, should this fail. */
   private async withdrawReplaced(containerId: string, taskArn: string): Promise<void> {
     try {
-      await this.deps.routes?.withdrawLetGo(containerId, taskArn);
+      await this.deps.routes?.request([{ kind: 'withdraw', containerId, taskArn, unless: 'held' }]);
     } catch (error) {
       log.warn('Could not withdraw the route of a replaced task yet', { containerId, taskArn, ...describeError(error) });
     }

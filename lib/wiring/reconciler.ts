@@ -3,7 +3,8 @@ import { Reconciler, type ReconcilerOptions } from '../containers/reconciler.js'
 import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { ReconcilableRuntime } from '../containers/runtime.js';
 import type { RunPolicy } from '../containers/run-policy.js';
-import { type AppRouting, appRoutingFrom } from './app-routes.js';
+import type { AppRoutes, RouteRequests } from '../containers/app-routes.js';
+import { appRoutingFrom, routeRequestsFrom } from './app-routes.js';
 import { containerServiceWith, containerStore } from './containers.js';
 
 /**
@@ -18,12 +19,14 @@ export function reconcilerWith(
   runPolicy?: RunPolicy,
   /**
    * How long past its grace a provisioning container waits for its task's event (a run on a short schedule waits less);
-   * `routing`: the zone's records with a client of their own (a simulated function instance), else from `settings`.
+   * `routing`: the zone's records and writer with clients of their own (a simulated function instance), else from `settings`.
    */
-  timing?: Pick<ReconcilerOptions, 'lostEventMarginMs'> & { routing?: AppRouting },
+  timing?: Pick<ReconcilerOptions, 'lostEventMarginMs'> & {
+    routing?: { routes: Pick<AppRoutes, 'listPublished'>; requests: RouteRequests };
+  },
 ): Reconciler {
   const { routing: ownRouting, ...margins } = timing ?? {};
-  const routing = ownRouting ?? (settings ? appRoutingFrom(settings) : undefined);
+  const routing = ownRouting ?? (settings ? routingFrom(settings) : undefined);
   const service = containerServiceWith({ runtime, deferredWork, ...(runPolicy ? { runPolicy } : {}) });
   return new Reconciler(containerStore, runtime, {
     ...margins,
@@ -36,4 +39,11 @@ export function reconcilerWith(
     // A lost RUNNING or STOPPED event of a provisioning container, applied from what the runtime says now.
     applyTaskStatus: (status) => service.applyTaskStatus(status),
   });
+}
+
+/** The zone to list and the writer to ask, where the deployment routes to containers. */
+function routingFrom(settings: Config): { routes: Pick<AppRoutes, 'listPublished'>; requests: RouteRequests } | undefined {
+  const zone = appRoutingFrom(settings);
+  const requests = routeRequestsFrom(settings);
+  return zone && requests ? { routes: zone.routes, requests } : undefined;
 }

@@ -1,12 +1,12 @@
 import { handleProbeMessage, handleTaskEventMessage, type TaskEventMessageOutcome } from '../aws/task-event-messages.js';
 import { probeTaskOnce } from '../aws/task-readiness.js';
 import { config } from '../config.js';
-import { publishAnsweringTask, withdrawLetGo, withdrawUnlessCurrent } from '../containers/app-routes.js';
+import type { RouteRequests } from '../containers/app-routes.js';
 import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
 import { type ProbeOutcome, type TaskProbe, TaskProbes } from '../containers/task-probes.js';
-import { type AppRouting, appRoutingFrom } from './app-routes.js';
+import { routeRequestsFrom } from './app-routes.js';
 import { containerServiceWith, containerStore, restartScheduler } from './containers.js';
 
 export interface TaskMessageHandlers {
@@ -18,41 +18,28 @@ export interface TaskMessageHandlers {
 
 /**
  * The handlers of both queues' messages over the DynamoDB store, the given runtime and deferred
- * work (the SQS queues on AWS), and the private zone where the deployment routes to containers.
+ * work (the SQS queues on AWS), and the zone's writer where the deployment routes to containers.
  * functions/containers/task-state-changed.ts and probe-task.ts are thin SQS handlers around
  * these; a simulator of AWS may call them in-process (docs/containers.md, "Deferred work").
  * `probe` defaults to the real TCP/HTTP probe (lib/aws/task-readiness.ts); `runPolicy` decides
- * whose containers the restart policy may relaunch (lib/containers/run-policy.ts); `routing`, the
- * private zone's records with a client of their own (a simulated function instance), else from config.
+ * whose containers the restart policy may relaunch (lib/containers/run-policy.ts); `routeRequests`,
+ * where route changes go with a client of their own (a simulated function instance), else from config.
  */
 export function taskMessageHandlersWith(
   runtime: ContainerRuntime,
   deferredWork: RestartScheduler | undefined,
-  options: { probe?: TaskProbe; runPolicy?: RunPolicy; routing?: AppRouting } = {},
+  options: { probe?: TaskProbe; runPolicy?: RunPolicy; routeRequests?: RouteRequests } = {},
 ): TaskMessageHandlers {
   const probe = options.probe ?? probeTaskOnce;
   const service = containerServiceWith({ runtime, deferredWork, ...(options.runPolicy ? { runPolicy: options.runPolicy } : {}) });
-  const routing = options.routing ?? appRoutingFrom(config);
+  const routeRequests = options.routeRequests ?? routeRequestsFrom(config);
   const probes = new TaskProbes({
     store: containerStore,
     runtime,
     applyTaskStatus: (status) => service.applyTaskStatus(status),
     scheduler: deferredWork ?? restartScheduler,
     probe,
-    ...(routing
-      ? {
-          routes: {
-            publish: (status) =>
-              publishAnsweringTask(routing.routes, routing.published, status, { ip: status.address }, () =>
-                containerStore.get(status.containerId),
-              ),
-            withdrawUnlessCurrent: (status) =>
-              withdrawUnlessCurrent(routing.routes, routing.published, status, () => containerStore.get(status.containerId)),
-            withdrawLetGo: (containerId, taskArn) =>
-              withdrawLetGo(routing.routes, routing.published, taskArn, () => containerStore.get(containerId)),
-          },
-        }
-      : {}),
+    ...(routeRequests ? { routes: routeRequests } : {}),
   });
   return {
     taskEvent: (body) =>
@@ -60,8 +47,7 @@ export function taskMessageHandlersWith(
         applyTaskStatus: (status) => service.applyTaskStatus(status),
         relaunchDue: (containerId) => service.relaunchDue(containerId),
         retire: (containerId, taskArn, reason) => service.retire(containerId, taskArn, reason),
-        containerOf: (containerId) => containerStore.get(containerId),
-        ...(routing ? { routing } : {}),
+        ...(routeRequests ? { routeRequests } : {}),
       }),
     probe: (body) => handleProbeMessage(body, probes),
   };

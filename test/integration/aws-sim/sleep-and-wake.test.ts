@@ -17,6 +17,7 @@ import { idleSweepWith } from '../../../lib/wiring/sleeping-containers.js';
 import { answerWakeRequest } from '../../../lib/aws/wake-endpoint.js';
 import { wakeEndpointWith } from '../../../lib/wiring/wake.js';
 import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
+import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
 import { caddyLine, logsDelivery } from '../../support/access-log-delivery.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
 import { EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
@@ -46,6 +47,7 @@ vi.hoisted(() => {
     APPS_DOMAIN: 'apps.example.com',
     TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
     TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
+    ROUTE_CHANGES_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/route-changes`,
     WAKE_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:wake-AbCdEf',
     RESTART_DRAIN_MS: '1000',
     START_BUDGET_MS: '20000',
@@ -91,6 +93,7 @@ beforeAll(async () => {
     reconciler: reconcilerWith(containerRuntime, config, deferredWork),
     taskEvent: handlers.taskEvent,
     probe: handlers.probe,
+    writeRoutes: routeWriterWith().write,
   });
   // The functions' own modules, each run as its function (the table access recorder checks their grants).
   const wake = await import('../../../functions/containers/wake.js');

@@ -9,6 +9,7 @@ import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/inde
 import { EcsSimStack, ECS_SIM_ENV, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
 import { describeConformance } from '../../support/conformance/journeys.js';
 import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
+import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
 
 /*
  * The runtime conformance journeys (test/support/conformance/journeys.ts) over the ECS runtime
@@ -31,6 +32,7 @@ vi.hoisted(() => {
     APPS_DNS_ZONE_NAME: 'apps.internal',
     TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
     TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
+    ROUTE_CHANGES_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/route-changes`,
     RESTART_DRAIN_MS: '1000',
     START_BUDGET_MS: '20000',
   });
@@ -54,6 +56,7 @@ beforeAll(async () => {
     reconciler: reconcilerWith(containerRuntime, config, deferredWork),
     taskEvent: handlers.taskEvent,
     probe: handlers.probe,
+    writeRoutes: routeWriterWith().write,
   });
 });
 

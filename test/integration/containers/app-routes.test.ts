@@ -10,21 +10,28 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as taskStateChanged } from '../../../functions/containers/task-state-changed.js';
 import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
+import type { AppRoutes } from '../../../lib/containers/app-routes.js';
 import { chargeFor } from '../../../lib/containers/quota.js';
+import { RouteWriter } from '../../../lib/containers/route-writer.js';
+import { config } from '../../../lib/config.js';
+import { appRoutingFrom } from '../../../lib/wiring/app-routes.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { ecsClient } from '../../../lib/aws/ecs-runtime.js';
 import type { EcsTaskFields, EcsTaskNetworkFields } from '../../../lib/aws/ecs-task-status.js';
 import { route53Client } from '../../../lib/aws/route53-routes.js';
+import { sqsClient } from '../../../lib/aws/sqs-deferred-work.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
 import { FakeZone } from '../../support/fake-route53-zone.js';
+import { RouteChangesQueue } from '../../support/route-changes-queue.js';
 import { deliverTaskStateChange, ecsTaskStateChange } from '../../support/lambda-event.js';
 
 /*
- * The task state function keeps each running container's routing records (docs/containers.md,
- * "Reaching a container" on AWS): real DynamoDB Local, the real function, ECS and Route 53
- * faked at the SDK client, every Route 53 command asserted.
+ * The task state function keeps each running container's routing records through the zone's
+ * writer (docs/containers.md, "Routing"): real DynamoDB Local, the real task state and route
+ * writer functions, the route changes queue between them, ECS, SQS and Route 53 faked at the SDK
+ * client, every Route 53 command asserted.
  */
 vi.hoisted(() => {
   Object.assign(process.env, {
@@ -37,12 +44,16 @@ vi.hoisted(() => {
     ECS_LOG_GROUP: 'workload-logs',
     APPS_DNS_ZONE_ID: 'Z0123456789',
     APPS_DNS_ZONE_NAME: 'apps.internal',
+    ROUTE_CHANGES_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/route-changes',
+    TASK_PROBE_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/task-probes',
   });
 });
 
 const ecsMock = mockClient(ecsClient);
 let zone: FakeZone;
 const route53Mock = mockClient(route53Client);
+const sqsMock = mockClient(sqsClient);
+let routeChanges: RouteChangesQueue;
 const containerService = containerServiceWith({ runtime: containerRuntime });
 const owner: Caller = { userId: newId(), role: 'user' };
 let counter = 0;
@@ -66,7 +77,9 @@ const tasksByToken = new Map<string, string>();
 beforeEach(() => {
   ecsMock.reset();
   route53Mock.reset();
+  sqsMock.reset();
   zone = new FakeZone(route53Mock, 'apps.internal');
+  routeChanges = new RouteChangesQueue(sqsMock, process.env.ROUTE_CHANGES_QUEUE_URL!);
   ecsMock
     .on(DescribeTaskDefinitionCommand)
     .rejects(Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' }));
@@ -112,6 +125,8 @@ async function taskStateChange(
   };
   const event = ecsTaskStateChange(detail);
   await deliverTaskStateChange(taskStateChanged, event);
+  // The writer takes what the event asked for in its next batch.
+  await routeChanges.deliver();
 }
 
 const taskIdOf = (taskArn: string) => taskArn.slice(taskArn.lastIndexOf('/') + 1);
@@ -274,5 +289,119 @@ describe('routing records kept by the task state function', () => {
     expect(await containerStore.get(attacker.id)).toMatchObject({ state: 'running' });
     expect(names.some((name) => name.includes(attacker.hostname))).toBe(true);
     expect(names.filter((name) => name.includes(victim.hostname))).toEqual([]);
+  });
+});
+
+describe('the zone’s one writer', () => {
+  it('makes one change of the zone of a burst of route changes, where each function used to send its own', async () => {
+    const containers = await Promise.all(Array.from({ length: 30 }, () => containerService.create(owner, spec())));
+    // The events of 30 tasks arrive before the writer's batching window closes.
+    for (const [index, container] of containers.entries()) {
+      const detail = {
+        taskArn: container.taskArn!,
+        startedBy: container.id,
+        version: 2,
+        lastStatus: 'RUNNING',
+        desiredStatus: 'RUNNING',
+        attachments: [{ type: 'eni', details: [{ name: 'privateIPv4Address', value: `10.0.7.${index + 1}` }] }],
+        overrides: { containerOverrides: [{ environment: [] }] },
+      };
+      await deliverTaskStateChange(taskStateChanged, ecsTaskStateChange(detail));
+    }
+    expect(route53Calls()).toEqual([]);
+    expect(routeChanges.waiting).toHaveLength(30);
+
+    await routeChanges.deliver();
+
+    // One request of 60 changes (each route is its A and SRV record): Route 53's rate counts requests, not changes.
+    expect(route53Calls()).toHaveLength(1);
+    expect(route53Calls()[0]!.ChangeBatch!.Changes).toHaveLength(60);
+    for (const [index, container] of containers.entries()) {
+      expect(zone.values(`_http._tcp.${container.hostname}.apps.internal`, 'SRV')).toEqual([
+        `0 0 3000 ${taskIdOf(container.taskArn!)}.task.apps.internal`,
+      ]);
+      expect(zone.values(`${taskIdOf(container.taskArn!)}.task.apps.internal`, 'A')).toEqual([`10.0.7.${index + 1}`]);
+    }
+  });
+
+  it('decides each request on the container as it is when it writes: a late RUNNING after the stop publishes nothing', async () => {
+    const created = await containerService.create(owner, spec());
+    const task = created.taskArn!;
+    await taskStateChange(created, task, 2, 'RUNNING', '10.0.8.1');
+    await containerService.stop(owner, created.id);
+    route53Mock.resetHistory();
+
+    // The STOPPED event first, then a RUNNING that SQS delivered late, each in a batch of its own, and then both in one batch.
+    for (const batched of [false, true]) {
+      await deliverTaskStateChange(
+        taskStateChanged,
+        ecsTaskStateChange({
+          taskArn: task,
+          startedBy: created.id,
+          version: 3,
+          lastStatus: 'STOPPED',
+          desiredStatus: 'STOPPED',
+          stopCode: 'UserInitiated',
+          attachments: [{ type: 'eni', details: [{ name: 'privateIPv4Address', value: '10.0.8.1' }] }],
+          overrides: { containerOverrides: [{ environment: [] }] },
+        }),
+      );
+      if (!batched) await routeChanges.deliver();
+      await deliverTaskStateChange(
+        taskStateChanged,
+        ecsTaskStateChange({
+          taskArn: task,
+          startedBy: created.id,
+          version: 2,
+          lastStatus: 'RUNNING',
+          desiredStatus: 'RUNNING',
+          attachments: [{ type: 'eni', details: [{ name: 'privateIPv4Address', value: '10.0.8.1' }] }],
+          overrides: { containerOverrides: [{ environment: [] }] },
+        }),
+      );
+      await routeChanges.deliver();
+    }
+
+    expect(route53Calls()).toEqual([records('DELETE', created, task, '10.0.8.1')]);
+    expect(zone.values(`_http._tcp.${created.hostname}.apps.internal`, 'SRV')).toEqual([]);
+    expect(zone.refused).toEqual([]);
+  });
+
+  it('takes a route back at once when its container let go of the task while the other writer published it', async () => {
+    const created = await containerService.create(owner, spec());
+    const task = created.taskArn!;
+    await taskStateChange(created, task, 2, 'RUNNING', '10.0.9.1');
+    const routing = appRoutingFrom(config)!;
+    const writer = (routes: AppRoutes) =>
+      new RouteWriter({ store: containerStore, routes, published: routing.published, sendProbe: async () => undefined });
+    // Its route withdrawn for the test, so that writer A's publish below is the only one there is.
+    await writer(routing.routes).apply([{ kind: 'withdraw', containerId: created.id, taskArn: task, unless: 'never' }]);
+    route53Mock.resetHistory();
+
+    // Writer A holds a repeated RUNNING of the running task, and its change of the zone is slow. Meanwhile the
+    // container stops, and writer B, holding the task's leaving request, finds nothing published to withdraw.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slowRoutes: AppRoutes = Object.assign(Object.create(routing.routes) as AppRoutes, {
+      change: async (changes: Parameters<AppRoutes['change']>[0]) => {
+        if (changes.publish.length > 0) await gate;
+        return routing.routes.change(changes);
+      },
+    });
+    const writingA = writer(slowRoutes).apply([
+      { kind: 'publish', containerId: created.id, taskArn: task, ip: '10.0.9.1', when: 'running' },
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await containerService.stop(owner, created.id);
+    const writtenB = await writer(routing.routes).apply([{ kind: 'withdraw', containerId: created.id, taskArn: task, unless: 'never' }]);
+    release();
+    const writtenA = await writingA;
+
+    expect(writtenB.withdrawn).toBe(0);
+    expect(writtenA).toMatchObject({ published: 1, withdrawn: 1 });
+    expect(route53Calls()).toEqual([records('UPSERT', created, task, '10.0.9.1'), records('DELETE', created, task, '10.0.9.1')]);
+    expect(zone.values(`_http._tcp.${created.hostname}.apps.internal`, 'SRV')).toEqual([]);
   });
 });

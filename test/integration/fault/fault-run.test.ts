@@ -19,7 +19,9 @@ import type { Behaviour } from '../../support/conformance/journeys.js';
 import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
 import { newEcsClient } from '../../../lib/aws/ecs-runtime.js';
 import { newRoute53Client } from '../../../lib/aws/route53-routes.js';
-import { appRoutingFrom } from '../../../lib/wiring/app-routes.js';
+import { appRoutingFrom, routeRequestsFrom } from '../../../lib/wiring/app-routes.js';
+import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
+import { newSqsClient } from '../../../lib/aws/sqs-deferred-work.js';
 import { FunctionInstances } from '../../support/aws-sim/function-instances.js';
 
 /*
@@ -50,6 +52,7 @@ vi.hoisted(() => {
     APPS_DNS_ZONE_NAME: 'apps.internal',
     TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
     TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
+    ROUTE_CHANGES_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/route-changes`,
     RESTART_DRAIN_MS: '1000',
     START_BUDGET_MS: '15000',
     // FAULT_RUN_LOG=INFO prints the service's own log lines (one JSON object each) to follow a violation.
@@ -96,10 +99,11 @@ beforeAll(async () => {
   });
   // Every function instance with SDK clients of its own, as on AWS: one instance's throttle back-off never slows another's.
   const ownRuntime = () => ecsRuntimeFrom(config, newEcsClient());
-  const ownRouting = () => appRoutingFrom(config, newRoute53Client())!;
-  const handlers = () => taskMessageHandlersWith(ownRuntime(), deferredWork, { routing: ownRouting() });
+  const ownRequests = () => routeRequestsFrom(config, newSqsClient())!;
+  const handlers = () => taskMessageHandlersWith(ownRuntime(), deferredWork, { routeRequests: ownRequests() });
   const taskStateFunction = new FunctionInstances(handlers);
   const probeFunction = new FunctionInstances(handlers);
+  const routeWriterFunction = new FunctionInstances(() => routeWriterWith({ route53: newRoute53Client(), sqs: newSqsClient() }));
   // Two API function instances, the task state and probe functions' instances (one per invocation in flight) and the reconciler's.
   stack = new EcsSimStack(
     {
@@ -109,10 +113,11 @@ beforeAll(async () => {
       // A provisioning container whose event was lost is settled one reconcile interval past its grace, as the invariant asks.
       reconciler: reconcilerWith(ownRuntime(), config, deferredWork, undefined, {
         lostEventMarginMs: RECONCILE_EVERY_MS,
-        routing: ownRouting(),
+        routing: { routes: appRoutingFrom(config, newRoute53Client())!.routes, requests: ownRequests() },
       }),
       taskEvent: (body) => taskStateFunction.invoke((instance) => instance.taskEvent(body)),
       probe: (body) => probeFunction.invoke((instance) => instance.probe(body)),
+      writeRoutes: (messages) => routeWriterFunction.invoke((instance) => instance.write(messages)),
     },
     undefined,
     { maxConcurrency: 10, reconcileEveryMs: RECONCILE_EVERY_MS },
@@ -399,6 +404,14 @@ it(`drives ${CONTAINERS} containers for ${RUN_MS / 1000} s under every fault, ch
       maxConcurrentInvocations: stack.source.maxInFlightSeen,
       deadLettered: sim.taskEventQueue.deadLetters.length,
     },
+    routeWriter: {
+      invocations: stack.routeSource.invocations,
+      requests: stack.routeSource.recordsDelivered,
+      largestBatch: stack.routeSource.largestBatch,
+      failedInvocations: stack.routeSource.failures,
+      maxConcurrentInvocations: stack.routeSource.maxInFlightSeen,
+      deadLettered: sim.sqs.queue('route-changes').deadLetters.length,
+    },
     reconcileRuns: stack.reconcileRuns,
     reconcileErrors: stack.reconcileErrors,
     reconcileRunMs: {
@@ -419,6 +432,8 @@ it(`drives ${CONTAINERS} containers for ${RUN_MS / 1000} s under every fault, ch
 
   expect(counts.get('create: ok') ?? 0).toBeGreaterThanOrEqual(CONTAINERS);
   expect(stack.source.maxInFlightSeen).toBeLessThanOrEqual(10);
+  // One writer of the zone at a time at most, as its event source allows (two).
+  expect(stack.routeSource.maxInFlightSeen).toBeLessThanOrEqual(2);
   // Every modelled fault was injected at least once.
   for (const kind of ['events.lost', 'events.duplicated', 'events.reordered', 'events.delayed'])
     expect(sim.faults.get(kind), kind).toBeGreaterThan(0);

@@ -6,7 +6,7 @@ import { AwsError, FaultCounts } from './faults.js';
 import { type LogsSimOptions, LogsSim } from './logs.js';
 import { SeededRandom } from './rng.js';
 import { type Route53SimOptions, Route53Sim, route53ErrorXml } from './route53.js';
-import { EventSource, type EventSourceOptions, type SimQueue, type SqsRecord, SqsSim } from './sqs.js';
+import { type BatchResponse, EventSource, type EventSourceOptions, type SimQueue, type SqsRecord, SqsSim } from './sqs.js';
 
 export type { SimTask } from './ecs.js';
 export type { SqsRecord } from './sqs.js';
@@ -88,8 +88,17 @@ export class AwsSim {
     };
   }
 
-  /** Attaches `handler` to a queue as Lambda's SQS event source, at most `maxConcurrency` at once. */
+  /** Attaches `handler` to a queue as Lambda's SQS event source, one record an invocation, at most `maxConcurrency` at once. */
   subscribe(queue: SimQueue, handler: (record: SqsRecord) => Promise<unknown>, options: EventSourceOptions): EventSource {
+    return this.subscribeBatches(queue, ([record]) => handler(record!), { ...options, batchSize: 1 });
+  }
+
+  /** As `subscribe`, with batches of up to `options.batchSize` records; the handler answers the records that failed. */
+  subscribeBatches(
+    queue: SimQueue,
+    handler: (records: SqsRecord[]) => Promise<BatchResponse | unknown>,
+    options: EventSourceOptions,
+  ): EventSource {
     const source = new EventSource(queue, handler, options, this.faults);
     this.sources.push(source);
     return source;

@@ -32,6 +32,13 @@ export class SimQueue {
     return messageId;
   }
 
+  /** How many messages are visible now, and since when the oldest of them is. */
+  visible(): { count: number; oldestSince: number | undefined } {
+    const now = Date.now();
+    const ready = this.messages.filter((message) => message.visibleAt <= now);
+    return { count: ready.length, oldestSince: ready.length > 0 ? Math.min(...ready.map((message) => message.visibleAt)) : undefined };
+  }
+
   /** The next visible message, made invisible for `visibilityMs`. */
   receive(visibilityMs: number): Message | undefined {
     const now = Date.now();
@@ -63,6 +70,14 @@ export interface EventSourceOptions {
   maxConcurrency: number;
   /** The queue's visibility timeout: a failed message is received again after it. */
   visibilityTimeoutMs?: number;
+  /**
+   * Records per invocation at most (default 1). Over 10 (standard queues only) Lambda needs a
+   * batching window of at least a second, and then gathers records until the batch is full or the
+   * window has passed (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html).
+   */
+  batchSize?: number;
+  /** MaximumBatchingWindowInSeconds, in ms: how long the oldest visible message may wait for its batch to fill. */
+  batchingWindowMs?: number;
   /** The redrive policy's maxReceiveCount: past it a message goes to the dead-letter queue. */
   maxReceiveCount?: number;
   pollMs?: number;
@@ -78,9 +93,15 @@ export interface SqsRecord {
   eventSourceARN: string;
 }
 
+/** What a function answers for a batch with ReportBatchItemFailures: the records to deliver again. */
+export interface BatchResponse {
+  batchItemFailures?: Array<{ itemIdentifier: string }>;
+}
+
 /**
- * Lambda's SQS event source: polls the queue and invokes the function with one record a batch,
- * never more than `maxConcurrency` invocations at once; a message whose invocation throws is
+ * Lambda's SQS event source: polls the queue and invokes the function with a batch of records
+ * (`batchSize`, gathered for up to `batchingWindowMs`), never more than `maxConcurrency`
+ * invocations at once; a record whose invocation throws, or that the function reports failed, is
  * received again after the visibility timeout, and after maxReceiveCount receives it goes to the
  * dead-letter queue.
  */
@@ -92,39 +113,62 @@ export class EventSource {
   private readonly timer: NodeJS.Timeout;
   private readonly running = new Set<Promise<void>>();
 
+  /** Records handed to the function in all, and in the largest batch. */
+  recordsDelivered = 0;
+  largestBatch = 0;
+
   constructor(
     private readonly queue: SimQueue,
-    private readonly handler: (record: SqsRecord) => Promise<unknown>,
+    private readonly handler: (records: SqsRecord[]) => Promise<BatchResponse | unknown>,
     private readonly options: EventSourceOptions,
     private readonly faults: FaultCounts,
   ) {
     if (options.maxConcurrency < 2 || options.maxConcurrency > 1000) throw new Error('MaximumConcurrency is 2..1000');
+    const batchSize = options.batchSize ?? 1;
+    if (batchSize < 1 || batchSize > 10_000) throw new Error('BatchSize is 1..10000 for a standard queue');
+    if (batchSize > 10 && (options.batchingWindowMs ?? 0) < 1000)
+      throw new Error('A batch size over 10 needs a batching window of at least 1 s');
     this.timer = setInterval(() => this.poll(), options.pollMs ?? 10);
   }
 
   private poll(): void {
+    const batchSize = this.options.batchSize ?? 1;
     while (this.inFlight < this.options.maxConcurrency) {
-      const message = this.queue.receive(this.options.visibilityTimeoutMs ?? 5_000);
-      if (!message) return;
-      if (message.receiveCount > (this.options.maxReceiveCount ?? 5)) {
-        this.queue.delete(message.receiptHandle!);
-        this.queue.deadLetters.push(message);
-        this.faults.add(`sqs.${this.queue.name}.deadLettered`);
-        continue;
+      const { count, oldestSince } = this.queue.visible();
+      if (count === 0) return;
+      // The window: a batch not yet full waits until its oldest record has waited the window out.
+      if (count < batchSize && Date.now() - (oldestSince ?? 0) < (this.options.batchingWindowMs ?? 0)) return;
+      const records: SqsRecord[] = [];
+      while (records.length < batchSize) {
+        const message = this.queue.receive(this.options.visibilityTimeoutMs ?? 5_000);
+        if (!message) break;
+        if (message.receiveCount > (this.options.maxReceiveCount ?? 5)) {
+          this.queue.delete(message.receiptHandle!);
+          this.queue.deadLetters.push(message);
+          this.faults.add(`sqs.${this.queue.name}.deadLettered`);
+          continue;
+        }
+        records.push({
+          messageId: message.messageId,
+          receiptHandle: message.receiptHandle!,
+          body: message.body,
+          attributes: { ApproximateReceiveCount: String(message.receiveCount), SentTimestamp: String(message.sentAt) },
+          eventSource: 'aws:sqs',
+          eventSourceARN: `arn:aws:sqs:us-east-1:${ACCOUNT}:${this.queue.name}`,
+        });
       }
+      if (records.length === 0) continue;
       this.inFlight += 1;
       this.invocations += 1;
+      this.recordsDelivered += records.length;
+      this.largestBatch = Math.max(this.largestBatch, records.length);
       this.maxInFlightSeen = Math.max(this.maxInFlightSeen, this.inFlight);
-      const record: SqsRecord = {
-        messageId: message.messageId,
-        receiptHandle: message.receiptHandle!,
-        body: message.body,
-        attributes: { ApproximateReceiveCount: String(message.receiveCount), SentTimestamp: String(message.sentAt) },
-        eventSource: 'aws:sqs',
-        eventSourceARN: `arn:aws:sqs:us-east-1:${ACCOUNT}:${this.queue.name}`,
-      };
-      const run = this.handler(record).then(
-        () => this.queue.delete(record.receiptHandle),
+      const run = this.handler(records).then(
+        (response) => {
+          const failed = new Set(((response as BatchResponse | undefined)?.batchItemFailures ?? []).map((item) => item.itemIdentifier));
+          if (failed.size > 0) this.failures += 1;
+          for (const record of records) if (!failed.has(record.messageId)) this.queue.delete(record.receiptHandle);
+        },
         () => {
           this.failures += 1;
         },

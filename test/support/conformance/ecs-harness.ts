@@ -48,7 +48,15 @@ export interface EcsStackParts {
   taskEvent: (body: string) => Promise<unknown>;
   /** The probe function's handler of one task-probes message. */
   probe: (body: string) => Promise<unknown>;
+  /** The zone's writer's handler of one batch of route-changes messages (lib/wiring/route-writer.ts). */
+  writeRoutes: (messages: Array<{ messageId: string; body: string }>) => Promise<unknown>;
 }
+
+/**
+ * The route writer's event source as the stack deploys it (infra/constructs/task-state-events.ts):
+ * batches of up to 100 records gathered for up to a second, at most two invocations at once.
+ */
+export const ROUTE_WRITER_SOURCE = { batchSize: 100, batchingWindowMs: 1_000, maxConcurrency: 2 };
 
 /**
  * The AWS stack on the simulator, in this process: the container service over DynamoDB Local
@@ -60,6 +68,7 @@ export interface EcsStackParts {
 export class EcsSimStack {
   readonly source: EventSource;
   readonly probeSource: EventSource;
+  readonly routeSource: EventSource;
   private readonly timer: NodeJS.Timeout;
   private reconciling?: Promise<unknown>;
   readonly hostnames = new Map<string, string>();
@@ -83,6 +92,19 @@ export class EcsSimStack {
     const sourceOptions = { maxConcurrency: options.maxConcurrency ?? 10, visibilityTimeoutMs: invocationMs + 1000, maxReceiveCount: 10 };
     this.source = parts.sim.subscribe(parts.sim.taskEventQueue, counted(parts.taskEvent), sourceOptions);
     this.probeSource = parts.sim.subscribe(parts.sim.sqs.queue('task-probes'), counted(parts.probe), sourceOptions);
+    // A failed batch is delivered again whole, as the writer's handler reports it (functions/containers/write-routes.ts).
+    this.routeSource = parts.sim.subscribeBatches(
+      parts.sim.sqs.queue('route-changes'),
+      (records) =>
+        parts.writeRoutes(records.map(({ messageId, body }) => ({ messageId, body }))).then(
+          () => ({ batchItemFailures: [] }),
+          () => {
+            this.handlerErrors += 1;
+            return { batchItemFailures: records.map(({ messageId }) => ({ itemIdentifier: messageId })) };
+          },
+        ),
+      { ...ROUTE_WRITER_SOURCE, visibilityTimeoutMs: invocationMs + 1000, maxReceiveCount: 10 },
+    );
     this.timer = setInterval(() => {
       if (this.reconciling) return;
       const started = Date.now();
@@ -108,6 +130,7 @@ export class EcsSimStack {
     await this.reconciling;
     await this.source.close();
     await this.probeSource.close();
+    await this.routeSource.close();
   }
 
   /** An HTTP GET to the container through its route, as the proxy reaches it: a random one of its hostname's task records. */

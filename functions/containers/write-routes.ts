@@ -1,0 +1,26 @@
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { describeError, log, withInvocationLog } from '../../lib/log.js';
+import { routeWriterWith } from '../../lib/wiring/route-writer.js';
+
+const routeWriter = routeWriterWith();
+
+/**
+ * The route changes queue → the private zone's one writer: a batch of requests becomes one change
+ * of the zone (docs/containers.md, "Routing"). Requests are decided on the containers as they are
+ * now, so a failed batch is delivered again whole, harmlessly.
+ */
+const writeRoutes = middy<SQSEvent, SQSBatchResponse>().handler(async (event) => {
+  const messages = event.Records.map(({ messageId, body }) => ({ messageId, body }));
+  try {
+    const outcome = await routeWriter.write(messages);
+    log.info('Route changes written', { ...outcome });
+    return { batchItemFailures: [] };
+  } catch (error) {
+    log.error('A batch of route changes failed; SQS delivers it again', { messages: messages.length, ...describeError(error) });
+    return { batchItemFailures: messages.map(({ messageId }) => ({ itemIdentifier: messageId })) };
+  }
+});
+
+export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+  withInvocationLog(context, { lambdaRequestId: context.awsRequestId }, () => writeRoutes(event, context));

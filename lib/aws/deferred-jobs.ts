@@ -1,0 +1,43 @@
+import { isStopReason } from '../containers/container-core.js';
+import type { DeferredJob } from '../containers/restart-policy.js';
+import type { TaskStatus } from '../containers/runtime.js';
+import { isUuid } from '../ids.js';
+
+/*
+ * The deferred jobs this service sends itself through its queues (docs/containers.md, "Deferred
+ * work"), read back from a message body with nothing taken on trust.
+ */
+
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A deferred job as this service wrote it; anything else (a message someone else sent) is undefined. */
+export function deferredJobOf(message: unknown): DeferredJob | undefined {
+  if (!isRecord(message) || typeof message.containerId !== 'string' || !isUuid(message.containerId)) return undefined;
+  const { containerId } = message;
+  if (message.kind === 'relaunch') return { kind: 'relaunch', containerId };
+  if (message.kind === 'retire' && typeof message.taskArn === 'string') {
+    // Only our own words reach StopTask's reason.
+    return { kind: 'retire', containerId, taskArn: message.taskArn, ...(isStopReason(message.reason) ? { reason: message.reason } : {}) };
+  }
+  if (message.kind !== 'probe' || (message.phase !== 'ready' && message.phase !== 'health')) return undefined;
+  const { task, since, attempt, failures, port } = message;
+  if (!isFiniteNumber(since) || !isFiniteNumber(attempt) || !isFiniteNumber(failures) || !isFiniteNumber(port)) return undefined;
+  if (!isRecord(task) || typeof task.taskArn !== 'string' || typeof task.address !== 'string' || typeof task.version !== 'number') {
+    return undefined;
+  }
+  if (task.containerId !== containerId || task.lastStatus !== 'RUNNING') return undefined;
+  return {
+    kind: 'probe',
+    phase: message.phase,
+    containerId,
+    task: task as unknown as TaskStatus & { address: string },
+    port,
+    since,
+    attempt,
+    failures,
+    ...(message.routed === true ? { routed: true } : {}),
+  };
+}
+
+const isFiniteNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);

@@ -187,7 +187,7 @@ export class OperationsMonitoring extends Construct {
     // AWS/SQS ApproximateNumberOfMessagesVisible with QueueName
     // (docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-available-cloudwatch-metrics.html).
     alarm('TaskStateDeadLetters', {
-      alarmDescription: 'Task state changes the handler could not apply are waiting in the dead-letter queue',
+      alarmDescription: 'Task state changes, probes or route changes their function could not apply are waiting in the dead-letter queue',
       metric: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM, period: FIVE_MINUTES }),
       threshold: ALARM_THRESHOLDS.deadLetterMessages,
       evaluationPeriods: 1,

@@ -6,11 +6,12 @@ export const taskStateChangedFunction = {
   id: TASK_STATE_FUNCTION_ID,
   handler: 'functions/containers/task-state-changed.ts',
   // It reads a container and updates its state in place, charging the owner's quota usage in the
-  // same transaction, and notes and forgets what it published per task (ROUTE#<task id>); it
-  // creates or deletes no other item, and reads no user. It relaunches a failed task by its
-  // container's restart policy (RunTask, and StopTask of a task a lost race or a restart left behind).
+  // same transaction; it creates or deletes no item, and reads no user. Its route changes are
+  // messages to the route writer (writeRoutesFunction), which alone notes what it published. It
+  // relaunches a failed task by its container's restart policy (RunTask, and StopTask of a task a
+  // lost race or a restart left behind).
   permissions: {
-    table: { update: ['container', 'quotaUsage'], write: ['appRoute'] },
+    table: { update: ['container', 'quotaUsage'] },
     ecs: ['run', 'stop', 'describe'],
   } satisfies RoutePermissions as RoutePermissions,
   /** Within the queues' consumer limit (infra/constructs/task-state-events.ts): a batch of 10 messages, none of which waits. */
@@ -26,9 +27,10 @@ export const probeTaskFunction = {
   id: 'probeTask',
   handler: 'functions/containers/probe-task.ts',
   // The same container writes as the task state function (applying RUNNING, promoting a
-  // restart's task, noting its route); StopTask of a task not ready in time; no RunTask.
+  // restart's task; its route goes to the route writer as a message); StopTask of a task not
+  // ready in time; no RunTask.
   permissions: {
-    table: { update: ['container', 'quotaUsage'], write: ['appRoute'] },
+    table: { update: ['container', 'quotaUsage'] },
     ecs: ['stop'],
   } satisfies RoutePermissions as RoutePermissions,
   /** A batch of probes side by side, each at most 5 s. */
@@ -49,9 +51,8 @@ export const reconcileFunction = {
   permissions: {
     table: {
       read: ['containersOfOwner', 'allContainers'],
+      // The private zone's repairs are messages to the route writer, which keeps the notes.
       update: ['container', 'quotaUsage', 'reconcileCheckpoint'],
-      // Repairs the private zone: forgets the note of a task route it withdraws.
-      write: ['appRoute'],
     },
     // RunTask: it relaunches containers whose restart policy's backoff has passed.
     ecs: ['list', 'describe', 'stop', 'run'],
@@ -97,8 +98,32 @@ export const accessLogActivityFunction = {
   timeoutSeconds: 30,
 } as const;
 
+/**
+ * The route writer: the one function that changes the private zone (docs/containers.md, "Route
+ * changes"). The task state, probe and reconcile functions send each publish and withdrawal to the
+ * route changes queue; this drains it in batches and applies each batch in one
+ * ChangeResourceRecordSets request. One writer, because Route 53 throttles per account and refuses
+ * a change to a zone while another is in progress (PriorRequestNotComplete): many instances each
+ * sending one change per route kept withdrawn tasks routed for seconds (issue 24).
+ */
+export const writeRoutesFunction = {
+  id: 'writeRoutes',
+  handler: 'functions/containers/write-routes.ts',
+  // Containers by id, with a consistent BatchGetItem (whether a route is still its container's
+  // to publish); it notes and forgets per task what it published (ROUTE#<task id>).
+  permissions: {
+    table: { read: ['container'], write: ['appRoute'] },
+  } satisfies RoutePermissions as RoutePermissions,
+  /** Within the queues' consumer limit (infra/constructs/task-state-events.ts): a batch is one Route 53 request, with its retries. */
+  timeoutSeconds: 30,
+} as const;
+
 /** Every function that is not behind a route, in every stack. */
 export const eventFunctions = [taskStateChangedFunction, probeTaskFunction, reconcileFunction] as const;
 
-/** The functions of sleep and wake on AWS, in a stack that routes to containers (context `appsDomain`). */
-export const routingFunctions = [wakeFunction, accessLogActivityFunction] as const;
+/**
+ * The functions that exist only in a stack that routes to containers (context `appsDomain`): sleep
+ * and wake on AWS (the wake endpoint, the access log), and the route writer, the private zone's
+ * only writer.
+ */
+export const routingFunctions = [wakeFunction, accessLogActivityFunction, writeRoutesFunction] as const;

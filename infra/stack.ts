@@ -27,6 +27,7 @@ import {
   taskStateChangedFunction,
   WAKE_BUDGET_SECONDS_ON_AWS,
   wakeFunction,
+  writeRoutesFunction,
 } from './event-functions.js';
 import { ReconcileSchedule } from './constructs/reconcile-schedule.js';
 import { acknowledgeNagRule } from './nag.js';
@@ -130,8 +131,11 @@ export class ContainerHostingStack extends Stack {
     };
 
     this.functionLogs = new logs.LogGroup(this, 'FunctionLogs', { retention: logs.RetentionDays.ONE_MONTH });
-    // Task state events, deferred work and readiness probes travel through these queues.
-    const taskStateEvents = new TaskStateEvents(this, 'TaskStateEvents', { clusterArn: workload.cluster.clusterArn });
+    // Task state events, deferred work, readiness probes and (with routing) route changes travel through these queues.
+    const taskStateEvents = new TaskStateEvents(this, 'TaskStateEvents', {
+      clusterArn: workload.cluster.clusterArn,
+      routeChanges: routed,
+    });
     // The key the token function derives a refresh's pair with, so that a retry within the grace gets
     // the same pair on any container (docs/oauth.md, "Refresh retries"); only that function reads it.
     const refreshGraceKey = new secretsmanager.Secret(this, 'RefreshGraceKey', {
@@ -204,7 +208,11 @@ export class ContainerHostingStack extends Stack {
       entry: taskStateChangedFunction.handler,
       bundles,
       tableName: store.table.tableName,
-      environment: { ...environmentFor(taskStateChangedFunction.permissions), ...routing?.functionEnvironment },
+      environment: {
+        ...environmentFor(taskStateChangedFunction.permissions),
+        ...routing?.functionEnvironment,
+        ...taskStateEvents.routeChangesEnvironment,
+      },
       description: 'ECS task state change events',
       timeout: Duration.seconds(taskStateChangedFunction.timeoutSeconds),
       tracing: settings.tracing,
@@ -212,7 +220,8 @@ export class ContainerHostingStack extends Stack {
       logGroup: this.functionLogs,
     });
     grantRoutePermissions(taskStateChanged.role, taskStateChangedFunction.permissions, permissionTargets);
-    routing?.grantRecordChanges(taskStateChanged.role);
+    // Its route changes go to the route writer, the zone's only writer; it has no Route 53 permission.
+    taskStateEvents.grantSendRouteChanges(taskStateChanged.role);
     taskStateEvents.grantSendDeferredWork(taskStateChanged.role);
     taskStateEvents.deliverTo(taskStateChanged.function, Duration.seconds(taskStateChangedFunction.timeoutSeconds));
     this.functions.set(taskStateChangedFunction.id, taskStateChanged);
@@ -229,7 +238,11 @@ export class ContainerHostingStack extends Stack {
       entry: probeTaskFunction.handler,
       bundles,
       tableName: store.table.tableName,
-      environment: { ...environmentFor(probeTaskFunction.permissions), ...routing?.functionEnvironment },
+      environment: {
+        ...environmentFor(probeTaskFunction.permissions),
+        ...routing?.functionEnvironment,
+        ...taskStateEvents.routeChangesEnvironment,
+      },
       description: 'Readiness and health probes of container tasks, from the probe queue, inside the workload VPC',
       timeout: Duration.seconds(probeTaskFunction.timeoutSeconds),
       tracing: settings.tracing,
@@ -242,7 +255,7 @@ export class ContainerHostingStack extends Stack {
       },
     });
     grantRoutePermissions(probe.role, probeTaskFunction.permissions, permissionTargets);
-    routing?.grantRecordChanges(probe.role);
+    taskStateEvents.grantSendRouteChanges(probe.role);
     taskStateEvents.grantSendDeferredWork(probe.role);
     taskStateEvents.probeWith(probe.function, Duration.seconds(probeTaskFunction.timeoutSeconds));
     this.functions.set(probeTaskFunction.id, probe);
@@ -252,7 +265,11 @@ export class ContainerHostingStack extends Stack {
       bundles,
       tableName: store.table.tableName,
       timeout: Duration.seconds(reconcileFunction.timeoutSeconds),
-      environment: { ...environmentFor(reconcileFunction.permissions), ...routing?.functionEnvironment },
+      environment: {
+        ...environmentFor(reconcileFunction.permissions),
+        ...routing?.functionEnvironment,
+        ...taskStateEvents.routeChangesEnvironment,
+      },
       description: 'Reconciles ECS tasks with the container records',
       tracing: settings.tracing,
       logLevel: settings.logLevel,
@@ -260,7 +277,9 @@ export class ContainerHostingStack extends Stack {
     });
     grantRoutePermissions(reconcile.role, reconcileFunction.permissions, permissionTargets);
     taskStateEvents.grantSendDeferredWork(reconcile.role);
-    routing?.grantRecordRepairs(reconcile.role);
+    // It lists the zone to compare it with the containers; its repairs are messages to the route writer.
+    routing?.grantRecordListing(reconcile.role);
+    taskStateEvents.grantSendRouteChanges(reconcile.role);
     new ReconcileSchedule(this, 'Reconciliation', { every: Duration.minutes(settings.reconcileMinutes), handler: reconcile.function });
     this.functions.set(reconcileFunction.id, reconcile);
 
@@ -272,6 +291,7 @@ export class ContainerHostingStack extends Stack {
       methods: this.api.methods,
       table: store.table,
       deadLetterQueue: taskStateEvents.deadLetterQueue,
+      routeChangesQueue: taskStateEvents.routeChangesQueue,
       clusterName: workload.cluster.clusterName,
       alarmEmail: settings.alarmEmail,
     });
@@ -301,8 +321,9 @@ export class ContainerHostingStack extends Stack {
   /**
    * The routing layer (load balancer, Caddy proxy, private zone) with sleep and wake on AWS
    * (docs/containers.md, "Sleep and wake on AWS"): the wake endpoint in the workload VPC behind a
-   * function URL that only the proxy tasks can use (they hold its secret), and the access-log
-   * function subscribed to the proxy's log group.
+   * function URL that only the proxy tasks can use (they hold its secret), the access-log
+   * function subscribed to the proxy's log group, and the route writer, the zone's only writer,
+   * reading the route changes queue.
    */
   private appRouting(
     settings: DeploymentSettings,
@@ -383,6 +404,25 @@ export class ContainerHostingStack extends Stack {
     grantRoutePermissions(accessLog.role, accessLogActivityFunction.permissions, permissionTargets);
     routing.subscribeToRequests(accessLog.function);
     this.functions.set(accessLogActivityFunction.id, accessLog);
+
+    // Outside the VPC, like the task state function: it calls only the Route 53, DynamoDB and SQS APIs.
+    const writeRoutes = new ServiceFunction(this, writeRoutesFunction.id, {
+      ...common,
+      entry: writeRoutesFunction.handler,
+      environment: {
+        ...environmentFor(writeRoutesFunction.permissions),
+        ...routing.functionEnvironment,
+        // A published route's container is probed once the route is in the zone.
+        TASK_PROBE_QUEUE_URL: taskStateEvents.probeQueue.queueUrl,
+      },
+      description: 'Applies the route changes queue to the private zone, one ChangeResourceRecordSets per batch (the only writer)',
+      timeout: Duration.seconds(writeRoutesFunction.timeoutSeconds),
+    });
+    grantRoutePermissions(writeRoutes.role, writeRoutesFunction.permissions, permissionTargets);
+    routing.grantRecordRepairs(writeRoutes.role);
+    taskStateEvents.grantSendProbes(writeRoutes.role);
+    taskStateEvents.writeRoutesWith(writeRoutes.function, Duration.seconds(writeRoutesFunction.timeoutSeconds));
+    this.functions.set(writeRoutesFunction.id, writeRoutes);
     return routing;
   }
 }

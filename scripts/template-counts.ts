@@ -35,7 +35,10 @@ export interface TemplateCounts {
   secrets: number;
   /** Of those, the ones only a stack with routing has (the wake secret). */
   routingSecrets: number;
-  /** Of the alarm metrics, those of the functions only a stack with routing has (the wake and access-log functions). */
+  /**
+   * Of the alarm metrics, those only a stack with routing has: its functions' (wake, access log,
+   * route writer) and the route changes queue's.
+   */
   routingAlarmMetrics: number;
   apiMethods: number;
   pullThroughRules: number;
@@ -75,15 +78,15 @@ export function templateCounts(): TemplateCounts {
     return metrics ? metrics.filter((metric) => metric.MetricStat).length : 1;
   };
   const alarmMetrics = alarms.reduce((sum, alarm) => sum + metricsOf(alarm), 0);
-  // A function's metrics name it by a reference to its logical id, which starts with its construct id.
-  const routingFunctionIds = routingFunctions.map((fn) => fn.id);
+  // A function's or queue's metrics name it by a reference to its logical id, which starts with its construct id.
+  const routingOnlyIds = [...routingFunctions.map((fn) => fn.id), 'RouteChangesQueue'];
   const routingAlarmMetrics = alarms.reduce((sum, alarm) => {
     const json = JSON.stringify(alarm.Properties ?? {});
     const perFunction = (alarm.Properties?.Metrics as Array<{ MetricStat?: unknown }> | undefined)?.filter(
-      (metric) => metric.MetricStat && routingFunctionIds.some((id) => JSON.stringify(metric).includes(id)),
+      (metric) => metric.MetricStat && routingOnlyIds.some((id) => JSON.stringify(metric).includes(id)),
     ).length;
     if (perFunction !== undefined) return sum + perFunction;
-    return sum + (routingFunctionIds.some((id) => json.includes(id)) ? 1 : 0);
+    return sum + (routingOnlyIds.some((id) => json.includes(id)) ? 1 : 0);
   }, 0);
   const keys = ofType('AWS::KMS::Key');
   return {
@@ -164,7 +167,7 @@ export function readmeBlocks(counts: TemplateCounts): Record<string, string> {
     '|---|---|---|---|',
     `| NAT gateway (1), with its public IPv4 | ${dollars(nat)} | ${dollars(nat)} | $0.045/h + $0.005/h ([VPC pricing](https://aws.amazon.com/vpc/pricing/), [public IPv4](https://aws.amazon.com/blogs/aws/new-aws-public-ipv4-address-charge-public-ip-insights/)); \`natGateways=2\` doubles it |`,
     `| WAF web ACL on the API, ${counts.wafRules} rules | ${dollars(waf)} | ${dollars(waf)} | $5 per web ACL + $1 per rule ([AWS WAF pricing](https://aws.amazon.com/waf/pricing/)) |`,
-    `| CloudWatch alarms: ${counts.alarmMetrics} alarm metrics (${counts.alarms} alarms; ${counts.routingAlarmMetrics} of the metrics are the wake and access-log functions', with routing only) | ${dollars(baseAlarms)} | ${dollars(alarms)} | $0.10 per alarm metric; the first 10 are free ([CloudWatch pricing](https://aws.amazon.com/cloudwatch/pricing/)) |`,
+    `| CloudWatch alarms: ${counts.alarmMetrics} alarm metrics (${counts.alarms} alarms; ${counts.routingAlarmMetrics} of the metrics, with routing only, are the wake, access-log and route writer functions' and the route changes queue's) | ${dollars(baseAlarms)} | ${dollars(alarms)} | $0.10 per alarm metric; the first 10 are free ([CloudWatch pricing](https://aws.amazon.com/cloudwatch/pricing/)) |`,
     `| CloudWatch dashboard (${counts.dashboards}) | ${dollars(dashboards)} | ${dollars(dashboards)} | $3 per dashboard beyond the 3 free ([CloudWatch pricing](https://aws.amazon.com/cloudwatch/pricing/)) |`,
     `| KMS keys (${counts.kmsKeys}: the alarm topic's) | ${dollars(keys)} | ${dollars(keys)} | $1 per key a month${rotation} ([KMS pricing](https://aws.amazon.com/kms/pricing/)) |`,
     `| Secrets Manager secrets (${counts.secrets}: the refresh grace key, and with routing the wake secret) | ${dollars(baseSecrets)} | ${dollars(secrets)} | $0.40 per secret a month, $0.05 per 10,000 calls ([Secrets Manager pricing](https://aws.amazon.com/secrets-manager/pricing/)); a Docker Hub or GitHub credentials secret adds $0.40 each |`,

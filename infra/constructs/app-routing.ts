@@ -43,7 +43,7 @@ export const PROXY_START_SCRIPT = [
   'export DNS_RESOLVER TASK_ADDRESS',
   'exec caddy run --config /tmp/Caddyfile --adapter caddyfile',
 ].join('\n');
-/** The private zone the task state function writes one record set per running container to. */
+/** The private zone the route writer writes one record set per running container to. */
 export const DEFAULT_ROUTING_ZONE = 'container-hosting.internal';
 
 export interface AppRoutingProps {
@@ -99,7 +99,7 @@ export class AppRouting extends Construct {
     this.zone = new route53.PrivateHostedZone(this, 'Zone', {
       zoneName,
       vpc: props.vpc,
-      comment: 'One A and one SRV record per running container, written by the task state function',
+      comment: 'One A and one SRV record per running container, written by the route writer',
     });
 
     this.loadBalancer = new elbv2.ApplicationLoadBalancer(this, 'LoadBalancer', {
@@ -232,8 +232,8 @@ export class AppRouting extends Construct {
   }
 
   /**
-   * Lets the task state function keep the records: UPSERT and DELETE of A and SRV records under
-   * the zone, in the zone only (Route 53's ChangeResourceRecordSets condition keys:
+   * Lets the route writer, and no other function, keep the records: UPSERT and DELETE of A and SRV
+   * records under the zone, in the zone only (Route 53's ChangeResourceRecordSets condition keys:
    * https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/specifying-conditions-route53.html).
    */
   grantRecordChanges(role: iam.IRole): void {
@@ -252,13 +252,17 @@ export class AppRouting extends Construct {
     );
   }
 
-  /** What the task state function needs to keep the zone's records. */
-  /** The reconciler's: change the records, and list the zone to compare it with the containers. */
-  grantRecordRepairs(role: iam.IRole): void {
-    this.grantRecordChanges(role);
+  /** The reconciler's: list the zone to compare it with the containers; its repairs go to the route writer. */
+  grantRecordListing(role: iam.IRole): void {
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: ['route53:ListResourceRecordSets'], resources: [this.zone.hostedZoneArn] }),
     );
+  }
+
+  /** The route writer's: change the records, and list the zone when a batch's DELETE names records already gone. */
+  grantRecordRepairs(role: iam.IRole): void {
+    this.grantRecordChanges(role);
+    this.grantRecordListing(role);
   }
 
   get functionEnvironment(): Record<string, string> {

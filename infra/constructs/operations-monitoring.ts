@@ -28,6 +28,8 @@ export const ALARM_THRESHOLDS = {
   functionThrottles: 1,
   /** Messages waiting in the task-state dead-letter queue. */
   deadLetterMessages: 1,
+  /** Seconds the oldest route change has waited for the route writer (over it in 3 of 3 one-minute periods). */
+  routeChangesOldestSeconds: 30,
   /** DynamoDB requests throttled in 5 minutes, all operations the service uses summed. */
   tableThrottledRequests: 5,
   /** Containers that became failed in 15 minutes. */
@@ -86,6 +88,8 @@ export interface OperationsMonitoringProps {
   methods: ReadonlyMap<string, apigateway.Method>;
   table: dynamodb.ITable;
   deadLetterQueue: sqs.IQueue;
+  /** The route changes queue, where the stack routes to containers. */
+  routeChangesQueue?: sqs.IQueue;
   clusterName: string;
   /** An address subscribed to the alarm topic (context `alarmEmail`). */
   alarmEmail?: string;
@@ -183,11 +187,27 @@ export class OperationsMonitoring extends Construct {
     // AWS/SQS ApproximateNumberOfMessagesVisible with QueueName
     // (docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-available-cloudwatch-metrics.html).
     alarm('TaskStateDeadLetters', {
-      alarmDescription: 'Task state changes the handler could not apply are waiting in the dead-letter queue',
+      alarmDescription: 'Task state changes, probes or route changes their function could not apply are waiting in the dead-letter queue',
       metric: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM, period: FIVE_MINUTES }),
       threshold: ALARM_THRESHOLDS.deadLetterMessages,
       evaluationPeriods: 1,
     });
+
+    // AWS/SQS ApproximateAgeOfOldestMessage with QueueName (same page). Routes that lag mean the proxy
+    // still sends requests to stopped tasks, or new tasks stay unreachable, for that long.
+    if (props.routeChangesQueue) {
+      alarm('RouteChangesLag', {
+        alarmDescription: `The oldest route change waited more than ${ALARM_THRESHOLDS.routeChangesOldestSeconds} s for the route writer, 3 minutes in a row: routes lag behind tasks`,
+        metric: props.routeChangesQueue.metricApproximateAgeOfOldestMessage({
+          statistic: cloudwatch.Stats.MAXIMUM,
+          period: Duration.minutes(1),
+        }),
+        threshold: ALARM_THRESHOLDS.routeChangesOldestSeconds,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+      });
+    }
 
     alarm('TableThrottles', {
       alarmDescription: `DynamoDB throttled ${ALARM_THRESHOLDS.tableThrottledRequests} or more requests in 5 minutes`,

@@ -27,6 +27,7 @@ let template: Template;
 let routing: AppRouting;
 let workload: ContainerWorkload;
 let functionRole: iam.Role;
+let listingRole: iam.Role;
 let wakeSecret: secretsmanager.Secret;
 let accessLog: ServiceFunction;
 const logicalIdOf = (element: unknown) => stack.getLogicalId(element as CfnElement);
@@ -40,7 +41,8 @@ beforeAll(() => {
     taskFamily: 'wl',
     natGateways: 1,
   });
-  functionRole = new iam.Role(stack, 'TaskStateRole', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+  functionRole = new iam.Role(stack, 'RouteWriterRole', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+  listingRole = new iam.Role(stack, 'ReconcilerRole', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
   // Act
   // The wake endpoint's function URL and secret (the stack makes them in infra/stack.ts).
   const wake = new ServiceFunction(stack, 'Wake', { entry: 'functions/containers/wake.ts', tableName: 'table' });
@@ -60,6 +62,7 @@ beforeAll(() => {
     },
   });
   routing.grantRecordChanges(functionRole);
+  routing.grantRecordListing(listingRole);
   routing.subscribeToRequests(accessLog.function);
   template = wholeTemplate(stack);
 });
@@ -179,7 +182,7 @@ describe('AppRouting private DNS', () => {
     });
   });
 
-  it('lets the task state function UPSERT and DELETE only A and SRV records under the zone, in that zone only', () => {
+  it('lets the route writer UPSERT and DELETE only A and SRV records under the zone, in that zone only', () => {
     // Act
     const statements = statementsOfRole(template, logicalIdOf(functionRole.node.defaultChild));
     // Assess
@@ -194,6 +197,15 @@ describe('AppRouting private DNS', () => {
       },
       'ForAllValues:StringLike': { 'route53:ChangeResourceRecordSetsNormalizedRecordNames': ['*.container-hosting.internal'] },
     });
+  });
+
+  it('lets the reconciler list the zone’s records and change none', () => {
+    // Act
+    const statements = statementsOfRole(template, logicalIdOf(listingRole.node.defaultChild));
+    // Assess
+    expect(statements.map((statement) => [statement.Action, flatten(statement.Resource)])).toEqual([
+      ['route53:ListResourceRecordSets', `arn:<AWS::Partition>:route53:::hostedzone/<${logicalIdOf(routing.zone.node.defaultChild)}>`],
+    ]);
   });
 });
 

@@ -46,7 +46,6 @@ export function routeRequestOf(body: string): RouteRequest | undefined {
   if (message.kind === 'publish') {
     if (typeof message.ip !== 'string' || !IPV4.test(message.ip)) return undefined;
     if (message.when !== 'answering' && message.when !== 'running') return undefined;
-    if (message.port !== undefined && !isPort(message.port)) return undefined;
     const probeAfter = message.probeAfter === undefined ? undefined : deferredJobOf(message.probeAfter);
     if (message.probeAfter !== undefined && (probeAfter?.kind !== 'probe' || probeAfter.task.taskArn !== taskArn)) return undefined;
     return {
@@ -55,7 +54,6 @@ export function routeRequestOf(body: string): RouteRequest | undefined {
       taskArn,
       ip: message.ip,
       when: message.when,
-      ...(message.port !== undefined ? { port: message.port as number } : {}),
       ...(probeAfter?.kind === 'probe' ? { probeAfter } : {}),
     };
   }

@@ -140,11 +140,11 @@ export class RouteWriter {
   }
 }
 
-/** The route from the stored container: its hostname, and the port the task was started with where the request knows it. */
+/** The route from the stored container: the hostname and port never come from the request's sender. */
 const routeFor = (container: StoredContainer, request: PublishRequest): AppRoute => ({
   containerId: container.id,
   taskId: taskIdOf(request.taskArn),
   hostname: container.hostname,
   ip: request.ip,
-  port: request.port ?? container.port,
+  port: container.port,
 });

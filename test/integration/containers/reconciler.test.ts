@@ -9,6 +9,8 @@ import { handler as reconcile } from '../../../functions/containers/reconcile.js
 import type { ContainerState, StoredContainer } from '../../../lib/containers/container.js';
 import { chargeFor } from '../../../lib/containers/quota.js';
 import { Reconciler, type ReconcileReport } from '../../../lib/containers/reconciler.js';
+import type { RouteRequests } from '../../../lib/containers/app-routes.js';
+import { RouteWriter } from '../../../lib/containers/route-writer.js';
 import { newId } from '../../../lib/ids.js';
 import { ecsClient } from '../../../lib/aws/ecs-runtime.js';
 import { sqsClient } from '../../../lib/aws/sqs-deferred-work.js';
@@ -490,10 +492,17 @@ describe('reconciliation of lost, late and doubled events (issue 24)', () => {
   });
 });
 
+/** The zone's writer in this process: what the reconciler asks of it is written at once (lib/containers/route-writer.ts). */
+function writerOf(routes: Route53AppRoutes, published: DynamoPublishedRoutes): RouteRequests {
+  const writer = new RouteWriter({ store: containerStore, routes, published, sendProbe: async () => undefined });
+  return { request: async (requests) => void (await writer.apply(requests)) };
+}
+
 describe('reconciliation of the private zone', () => {
   const route53Mock = mockClient(Route53Client);
   const zoneRoutes = new Route53AppRoutes({ hostedZoneId: 'Z0123456789', zoneName: 'apps.internal' }, route53Client);
   const published = new DynamoPublishedRoutes();
+  const requests = writerOf(zoneRoutes, published);
   const withAddress = (ip: string): Partial<Task> => ({
     attachments: [{ type: 'ElasticNetworkInterface', details: [{ name: 'privateIPv4Address', value: ip }] }],
   });
@@ -518,11 +527,11 @@ describe('reconciliation of the private zone', () => {
     await zoneRoutes.publish(previous);
     await zoneRoutes.publish(deleted);
     await published.remember(deleted);
-    const reconciler = new Reconciler(containerStore, containerRuntime, { routing: { routes: zoneRoutes, published } });
+    const reconciler = new Reconciler(containerStore, containerRuntime, { routing: { routes: zoneRoutes, requests } });
 
     const first = await reconciler.run();
 
-    expect(first).toMatchObject({ staleRoutesWithdrawn: 2, missingRoutesPublished: 1, errors: 0 });
+    expect(first).toMatchObject({ staleRoutesFound: 2, missingRoutesFound: 1, errors: 0 });
     expect(zone.values(`_http._tcp.${unrouted.hostname}.apps.internal`, 'SRV')).toEqual([
       `0 0 3000 ${idOf(unroutedTask)}.task.apps.internal`,
     ]);
@@ -535,7 +544,7 @@ describe('reconciliation of the private zone', () => {
     route53Mock.resetHistory();
     const second = await reconciler.run();
 
-    expect(second).toMatchObject({ staleRoutesWithdrawn: 0, missingRoutesPublished: 0, errors: 0 });
+    expect(second).toMatchObject({ staleRoutesFound: 0, missingRoutesFound: 0, errors: 0 });
     expect(route53Mock.commandCalls(ChangeResourceRecordSetsCommand)).toEqual([]);
   });
   // Fails on the code before issue 24's fault run was clean: routes of a provisioning container were all left alone, a
@@ -573,12 +582,12 @@ describe('reconciliation of the private zone', () => {
       port: 8080,
     }));
     for (const route of [startingRoute, previousOfStarting, servingRoute, newRoute, ...gone]) await zoneRoutes.publish(route);
-    const reconciler = new Reconciler(containerStore, containerRuntime, { routing: { routes: zoneRoutes, published } });
+    const reconciler = new Reconciler(containerStore, containerRuntime, { routing: { routes: zoneRoutes, requests } });
     route53Mock.resetHistory();
 
     const report = await reconciler.run();
 
-    expect(report).toMatchObject({ staleRoutesWithdrawn: 4, missingRoutesPublished: 0, errors: 0 });
+    expect(report).toMatchObject({ staleRoutesFound: 4, missingRoutesFound: 0, errors: 0 });
     const batches = route53Mock.commandCalls(ChangeResourceRecordSetsCommand).map((call) => call.args[0].input.ChangeBatch!.Changes!);
     expect(batches.map((changes) => changes.map((change) => change.Action))).toEqual([Array(8).fill('DELETE')]);
     expect(zone.values(`_http._tcp.${starting.hostname}.apps.internal`, 'SRV')).toEqual([
@@ -595,6 +604,7 @@ describe('what a run costs (issue 24: the fault run saw 3 runs in 196 s at 20 co
   const route53Mock = mockClient(Route53Client);
   const zoneRoutes = new Route53AppRoutes({ hostedZoneId: 'Z0123456789', zoneName: 'apps.internal' }, route53Client);
   const published = new DynamoPublishedRoutes();
+  const requests = writerOf(zoneRoutes, published);
 
   /** The production store, counting the calls the reconciler makes on it. */
   function countingStore(): { store: typeof containerStore; calls: Map<string, number> } {
@@ -634,7 +644,7 @@ describe('what a run costs (issue 24: the fault run saw 3 runs in 196 s at 20 co
       await published.remember(route);
     }
     const { store, calls } = countingStore();
-    const reconciler = new Reconciler(store, containerRuntime, { routing: { routes: zoneRoutes, published } });
+    const reconciler = new Reconciler(store, containerRuntime, { routing: { routes: zoneRoutes, requests } });
     route53Mock.resetHistory();
 
     const started = Date.now();
@@ -645,7 +655,7 @@ describe('what a run costs (issue 24: the fault run saw 3 runs in 196 s at 20 co
     console.info(
       `reconciler run over ${n} containers: ${ms} ms; store calls ${JSON.stringify(Object.fromEntries(calls))}; ECS ${ecsMock.calls().length}; Route 53 ${route53Mock.calls().length}`,
     );
-    expect(report).toMatchObject({ errors: 0, staleRoutesWithdrawn: 0, missingRoutesPublished: 0, usageCorrected: 0, complete: true });
+    expect(report).toMatchObject({ errors: 0, staleRoutesFound: 0, missingRoutesFound: 0, usageCorrected: 0, complete: true });
     expect(storeCalls).toBeLessThanOrEqual(12);
     expect(
       commands()

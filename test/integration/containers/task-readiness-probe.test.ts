@@ -26,6 +26,7 @@ import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
 import { FakeZone } from '../../support/fake-route53-zone.js';
+import { RouteChangesQueue } from '../../support/route-changes-queue.js';
 import { taskIdOf } from '../../../lib/containers/logs.js';
 import { ecsTaskStateChange, lambdaContext, sqsEvent } from '../../support/lambda-event.js';
 
@@ -53,6 +54,7 @@ const { EVENTS_QUEUE, PROBE_QUEUE } = vi.hoisted(() => {
     APPS_DNS_ZONE_NAME: 'apps.internal',
     TASK_EVENTS_QUEUE_URL: queues.EVENTS_QUEUE,
     TASK_PROBE_QUEUE_URL: queues.PROBE_QUEUE,
+    ROUTE_CHANGES_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/route-changes',
     RESTART_DRAIN_MS: '10000',
     START_BUDGET_MS: '3000',
   });
@@ -69,6 +71,7 @@ const servers: Server[] = [];
 /** What DescribeTasks answers, by task ARN. */
 const described = new Map<string, Task>();
 let zone: FakeZone;
+let routeQueue: RouteChangesQueue;
 
 beforeEach(() => {
   ecsMock.reset();
@@ -91,7 +94,7 @@ beforeEach(() => {
     tasks: input.tasks.flatMap((arn: string) => (described.has(arn) ? [described.get(arn)] : [])),
     failures: [],
   }));
-  sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm' });
+  routeQueue = new RouteChangesQueue(sqsMock, process.env.ROUTE_CHANGES_QUEUE_URL!);
 });
 
 afterEach(async () => {
@@ -157,12 +160,27 @@ const sent = () =>
   }));
 const lastSent = () => sent().at(-1)!;
 
-/** Delivers a message to the probe function (one probe), answering how long the invocation took. */
+/**
+ * Delivers a message to the probe function (one probe), answering how long the invocation took.
+ * A task that answered has its route published by the zone's writer first, which sends the job
+ * back to the probe queue: that route request and that job are delivered next, as SQS would.
+ */
 async function deliverProbe(job: DeferredJob): Promise<number> {
   const startedAt = Date.now();
   const response = await probeTask(sqsEvent(JSON.stringify(job)), lambdaContext());
   expect(response.batchItemFailures).toEqual([]);
-  return Date.now() - startedAt;
+  const took = Date.now() - startedAt;
+  if (routeQueue.waiting.length > 0) {
+    const before = sent().length;
+    await routeQueue.deliver();
+    const back = sent()
+      .slice(before)
+      .find(({ queue, job: sentJob }) => queue === PROBE_QUEUE && sentJob.kind === 'probe' && sentJob.routed);
+    if (back) expect((await probeTask(sqsEvent(JSON.stringify(back.job)), lambdaContext())).batchItemFailures).toEqual([]);
+    // What the promotion asked (a restart's old task's route goes).
+    await routeQueue.deliver();
+  }
+  return took;
 }
 
 /** Delivers a relaunch or retire job to the task state function. */

@@ -1,4 +1,11 @@
 import { fileURLToPath } from 'node:url';
+import {
+  ROUTE_WRITER_BATCH_SIZE,
+  ROUTE_WRITER_BATCHING_WINDOW_S,
+  ROUTE_WRITER_MAX_CONCURRENCY,
+} from '../../../infra/constructs/task-state-events.js';
+import { probeTaskFunction, taskStateChangedFunction, writeRoutesFunction } from '../../../infra/event-functions.js';
+import { runningFunction } from '../../../lib/local/running-function.js';
 import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
 import type { ContainerService } from '../../../lib/containers/container-service.js';
 import type { Reconciler } from '../../../lib/containers/reconciler.js';
@@ -52,11 +59,12 @@ export interface EcsStackParts {
   writeRoutes: (messages: Array<{ messageId: string; body: string }>) => Promise<unknown>;
 }
 
-/**
- * The route writer's event source as the stack deploys it (infra/constructs/task-state-events.ts):
- * batches of up to 100 records gathered for up to a second, at most two invocations at once.
- */
-export const ROUTE_WRITER_SOURCE = { batchSize: 100, batchingWindowMs: 1_000, maxConcurrency: 2 };
+/** The route writer's event source as the stack deploys it (infra/constructs/task-state-events.ts). */
+export const ROUTE_WRITER_SOURCE = {
+  batchSize: ROUTE_WRITER_BATCH_SIZE,
+  batchingWindowMs: ROUTE_WRITER_BATCHING_WINDOW_S * 1000,
+  maxConcurrency: ROUTE_WRITER_MAX_CONCURRENCY,
+};
 
 /**
  * The AWS stack on the simulator, in this process: the container service over DynamoDB Local
@@ -90,19 +98,32 @@ export class EcsSimStack {
         throw error;
       });
     const sourceOptions = { maxConcurrency: options.maxConcurrency ?? 10, visibilityTimeoutMs: invocationMs + 1000, maxReceiveCount: 10 };
-    this.source = parts.sim.subscribe(parts.sim.taskEventQueue, counted(parts.taskEvent), sourceOptions);
-    this.probeSource = parts.sim.subscribe(parts.sim.sqs.queue('task-probes'), counted(parts.probe), sourceOptions);
+    // Each function runs as itself: every table request it makes is checked against its grant (test/support/table-access-recorder.ts).
+    const asFunction = (id: string, handle: (body: string) => Promise<unknown>) => (body: string) =>
+      runningFunction.run(id, () => handle(body));
+    this.source = parts.sim.subscribe(
+      parts.sim.taskEventQueue,
+      counted(asFunction(taskStateChangedFunction.id, parts.taskEvent)),
+      sourceOptions,
+    );
+    this.probeSource = parts.sim.subscribe(
+      parts.sim.sqs.queue('task-probes'),
+      counted(asFunction(probeTaskFunction.id, parts.probe)),
+      sourceOptions,
+    );
     // A failed batch is delivered again whole, as the writer's handler reports it (functions/containers/write-routes.ts).
     this.routeSource = parts.sim.subscribeBatches(
       parts.sim.sqs.queue('route-changes'),
       (records) =>
-        parts.writeRoutes(records.map(({ messageId, body }) => ({ messageId, body }))).then(
-          () => ({ batchItemFailures: [] }),
-          () => {
-            this.handlerErrors += 1;
-            return { batchItemFailures: records.map(({ messageId }) => ({ itemIdentifier: messageId })) };
-          },
-        ),
+        runningFunction
+          .run(writeRoutesFunction.id, () => parts.writeRoutes(records.map(({ messageId, body }) => ({ messageId, body }))))
+          .then(
+            () => ({ batchItemFailures: [] }),
+            () => {
+              this.handlerErrors += 1;
+              return { batchItemFailures: records.map(({ messageId }) => ({ itemIdentifier: messageId })) };
+            },
+          ),
       { ...ROUTE_WRITER_SOURCE, visibilityTimeoutMs: invocationMs + 1000, maxReceiveCount: 10 },
     );
     this.timer = setInterval(() => {

@@ -192,6 +192,37 @@ export class ServiceBusyError extends HttpError {
   }
 }
 
+/** Seconds a client is asked to wait after a dependency failed to answer. */
+const UNAVAILABLE_RETRY_AFTER_S = 5;
+/** Node's network errors and the SDK's timeouts: the request may never have reached the service. */
+const TRANSIENT_NETWORK_ERRORS = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'TimeoutError',
+  'RequestTimeout',
+]);
+
+/**
+ * An AWS call that failed on the way or on the service's side after the SDK's own retries
+ * (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html: timeouts, reset
+ * connections and 5xx answers are transient): 503 SERVICE_BUSY with Retry-After, as the caller
+ * may simply try again, rather than a 500 that says we failed. Undefined for anything else.
+ */
+export function unavailableFrom(error: unknown): ServiceBusyError | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const { code, $fault, $metadata } = error as { code?: unknown; $fault?: unknown; $metadata?: { httpStatusCode?: number } };
+  const transient =
+    TRANSIENT_NETWORK_ERRORS.has(error.name) ||
+    (typeof code === 'string' && TRANSIENT_NETWORK_ERRORS.has(code)) ||
+    ($fault === 'server' && ($metadata?.httpStatusCode ?? 500) >= 500);
+  return transient
+    ? new ServiceBusyError('A service we depend on did not answer; try again shortly', UNAVAILABLE_RETRY_AFTER_S)
+    : undefined;
+}
+
 export class InternalError extends HttpError {
   readonly statusCode = 500;
   readonly code = 'INTERNAL_ERROR';

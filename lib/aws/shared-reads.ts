@@ -1,4 +1,4 @@
-import { RateLimitedError } from '../errors.js';
+import { RateLimitedError, unavailableFrom } from '../errors.js';
 
 /**
  * Answers that callers within one Lambda container share: a read asked again within `ttlMs` of
@@ -63,7 +63,7 @@ export class ThrottleBackoff {
     try {
       return await work();
     } catch (error) {
-      if (!isThrottling(error)) throw error;
+      if (!isThrottling(error)) throw unavailableFrom(error) ?? error;
       this.quietUntil = this.now() + this.retryAfterSeconds * 1000;
       throw this.rateLimited(this.retryAfterSeconds);
     }

@@ -1,9 +1,7 @@
 import type { Route53Client } from '@aws-sdk/client-route-53';
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../config.js';
-import type { AppRoutes, PublishedRoutes, RouteRequests } from '../containers/app-routes.js';
+import type { AppRoutes, PublishedRoutes } from '../containers/app-routes.js';
 import { Route53AppRoutes } from '../aws/route53-routes.js';
-import { SqsRouteRequests } from '../aws/sqs-route-requests.js';
 import { DynamoPublishedRoutes } from '../store/dynamo-published-routes.js';
 
 export interface AppRouting {
@@ -25,13 +23,4 @@ export function appRoutingFrom(settings: Config, client?: Route53Client): AppRou
     routes: client ? new Route53AppRoutes(zone, client) : new Route53AppRoutes(zone),
     published: new DynamoPublishedRoutes(),
   };
-}
-
-/**
- * Where the functions that decide a route's fate send it (the route changes queue) when the
- * deployment routes to containers; else undefined. `client`: as above, for SQS.
- */
-export function routeRequestsFrom(settings: Config, client?: SQSClient): RouteRequests | undefined {
-  if (!settings.ROUTE_CHANGES_QUEUE_URL) return undefined;
-  return client ? new SqsRouteRequests(settings.ROUTE_CHANGES_QUEUE_URL, client) : new SqsRouteRequests(settings.ROUTE_CHANGES_QUEUE_URL);
 }

@@ -4,7 +4,8 @@ import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { ReconcilableRuntime } from '../containers/runtime.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import type { AppRoutes, RouteRequests } from '../containers/app-routes.js';
-import { appRoutingFrom, routeRequestsFrom } from './app-routes.js';
+import { appRoutingFrom } from './app-routes.js';
+import { routeRequestsFrom } from './route-requests.js';
 import { containerServiceWith, containerStore } from './containers.js';
 
 /**

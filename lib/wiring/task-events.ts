@@ -6,7 +6,7 @@ import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
 import { type ProbeOutcome, type TaskProbe, TaskProbes } from '../containers/task-probes.js';
-import { routeRequestsFrom } from './app-routes.js';
+import { routeRequestsFrom } from './route-requests.js';
 import { containerServiceWith, containerStore, restartScheduler } from './containers.js';
 
 export interface TaskMessageHandlers {

@@ -61,13 +61,22 @@ describe('function bundles', () => {
     expect(has(metrics, '@aws-sdk/client-ecs')).toBe(false);
     expect(has(metrics, '@aws-sdk/client-cloudwatch-logs')).toBe(false);
 
-    // The task state function writes the routing records, and relaunches failed tasks by their
-    // container's restart policy (ECS), but reads neither metrics nor logs.
+    // The task state function asks the route writer for route changes (SQS) and relaunches failed
+    // tasks by their container's restart policy (ECS), but writes no record itself and reads
+    // neither metrics nor logs.
     const taskState = inputsOf('functions/containers/task-state-changed.ts');
-    expect(has(taskState, '@aws-sdk/client-route-53')).toBe(true);
+    expect(has(taskState, '@aws-sdk/client-route-53')).toBe(false);
+    expect(has(taskState, '@aws-sdk/client-sqs')).toBe(true);
     expect(has(taskState, '@aws-sdk/client-ecs')).toBe(true);
     expect(has(taskState, '@aws-sdk/client-cloudwatch/')).toBe(false);
     expect(has(taskState, '@aws-sdk/client-cloudwatch-logs')).toBe(false);
+
+    // The zone's one writer: Route 53, the table and the probe queue, and no ECS.
+    const writer = inputsOf('functions/containers/write-routes.ts');
+    const probe = inputsOf('functions/containers/probe-task.ts');
+    expect(has(writer, '@aws-sdk/client-route-53')).toBe(true);
+    expect(has(writer, '@aws-sdk/client-ecs')).toBe(false);
+    expect(has(probe, '@aws-sdk/client-route-53')).toBe(false);
 
     // The logs route reads CloudWatch Logs, and runs nothing.
     const logs = inputsOf('functions/containers/get-logs.ts');

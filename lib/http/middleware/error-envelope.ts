@@ -1,4 +1,12 @@
-import { BadRequestError, type FieldProblem, HttpError, InternalError, type OAuthErrorCode, UnauthorizedError } from '../../errors.js';
+import {
+  BadRequestError,
+  type FieldProblem,
+  HttpError,
+  InternalError,
+  type OAuthErrorCode,
+  UnauthorizedError,
+  unavailableFrom,
+} from '../../errors.js';
 import { describeError, log } from '../../log.js';
 import { escapeHtml, html, json, type Reply } from '../reply.js';
 import { toLambdaResult } from '../lambda-result.js';
@@ -12,12 +20,18 @@ import type { EndpointMiddleware } from './types.js';
 export type ErrorFormat = 'envelope' | 'rfc6749' | 'html';
 
 /**
- * The error a client may see for any failure: our own `HttpError`s as they are; anything else
- * is logged with the request id and becomes 500 INTERNAL_ERROR, so no stack trace or raw error
+ * The error a client may see for any failure: our own `HttpError`s as they are; an AWS call that
+ * failed transiently past the SDK's retries, 503 SERVICE_BUSY with Retry-After; anything else is
+ * logged with the request id and becomes 500 INTERNAL_ERROR, so no stack trace or raw error
  * message ever reaches a client.
  */
 export function publicFailure(error: unknown, requestId: string): HttpError {
   if (error instanceof HttpError) return error;
+  const unavailable = unavailableFrom(error);
+  if (unavailable) {
+    log.warn('A dependency did not answer', { requestId, ...describeError(error) });
+    return unavailable;
+  }
   log.error('unhandled error', { requestId, ...describeError(error) });
   return new InternalError();
 }

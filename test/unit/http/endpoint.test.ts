@@ -174,6 +174,28 @@ describe('endpoint middleware chain', () => {
     expect(JSON.stringify(response)).not.toContain('secret-detail');
   });
 
+  it('answers 503 SERVICE_BUSY with Retry-After when an AWS call failed transiently past the SDK’s retries', async () => {
+    const failures = [
+      // @smithy/node-http-handler's error for a connection reset under load, as the fault run met it.
+      Object.assign(new Error('socket hang up secret-detail'), { name: 'TimeoutError' }),
+      Object.assign(new Error('read ECONNRESET secret-detail'), { code: 'ECONNRESET' }),
+      // A 5xx the service answered (DynamoDB's InternalServerError), its retries spent.
+      Object.assign(new Error('Internal server error secret-detail'), {
+        name: 'InternalServerError',
+        $fault: 'server',
+        $metadata: { httpStatusCode: 500 },
+      }),
+    ];
+    for (const failure of failures) {
+      const failing = endpoint(route.getMe, { resolveCredential: resolve }, async () => {
+        throw failure;
+      });
+      const response = await call(failing, proxyEvent({ path: '/api/v1/users/me', headers: { Authorization: 'Bearer svpat_pat' } }));
+      expect(response).toMatchObject({ status: 503, body: { error: { code: 'SERVICE_BUSY' } }, headers: { 'Retry-After': '5' } });
+      expect(JSON.stringify(response)).not.toContain('secret-detail');
+    }
+  });
+
   it('answers 504 TIMEOUT in the envelope when the function is about to run out of time', async () => {
     const slow = endpoint(route.getMe, { resolveCredential: resolve }, () => new Promise(() => {}));
     const result = await slow(

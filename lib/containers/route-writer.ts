@@ -6,7 +6,7 @@ import { forEachConcurrently } from './concurrently.js';
 import { taskIdOf } from './logs.js';
 import type { ProbeJob } from './restart-policy.js';
 
-/** Notes of published routes read or written at once (DynamoDB point operations). */
+/** Notes of published routes read or written, or probe jobs sent, at once. */
 const NOTES_AT_ONCE = 8;
 
 type PublishRequest = Extract<RouteRequest, { kind: 'publish' }>;
@@ -90,10 +90,8 @@ export class RouteWriter {
     for (const route of publish) log.info('Route published', { ...route });
 
     const overtaken = await this.takeBackOvertaken(toPublish, report);
-    for (const { request, probes } of toPublish) {
-      if (overtaken.has(taskIdOf(request.taskArn))) continue;
-      for (const job of probes) await this.deps.sendProbe(job);
-    }
+    const probes = toPublish.flatMap(({ request, probes }) => (overtaken.has(taskIdOf(request.taskArn)) ? [] : probes));
+    await forEachConcurrently(probes, NOTES_AT_ONCE, (job) => this.deps.sendProbe(job));
     return report;
   }
 

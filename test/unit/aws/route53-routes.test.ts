@@ -97,6 +97,28 @@ describe('Route53AppRoutes', () => {
     expect(zone.refused).toHaveLength(1);
   });
 
+  it('withdraws and publishes together in one request per 50 routes, and when a withdrawal is already gone (a change sent again) applies the rest', async () => {
+    const old = Array.from({ length: 30 }, (_, n) => ({ ...route, taskId: `a${n.toString(16).padStart(31, '0')}`, ip: `10.0.6.${n}` }));
+    const fresh = Array.from({ length: 30 }, (_, n) => ({ ...route, taskId: `b${n.toString(16).padStart(31, '0')}`, ip: `10.0.7.${n}` }));
+    await routes.publishAll(old);
+    route53Mock.resetHistory();
+
+    await routes.change({ publish: fresh, withdraw: old });
+
+    // 60 routes: a request of 50 (100 changes, the withdrawals first), then one of 10.
+    expect(changes().map((batch) => batch!.length)).toEqual([100, 20]);
+    expect(changes()[0]!.slice(0, 60).every((change) => change.Action === 'DELETE')).toBe(true);
+    expect(zone.values('_http._tcp.web-1.apps.internal', 'SRV').sort()).toEqual(
+      fresh.map((each) => `0 0 3000 ${each.taskId}.task.apps.internal`).sort(),
+    );
+
+    // The same change again, as SQS delivers a batch whose answer was lost: the withdrawals are gone already.
+    await routes.change({ publish: fresh, withdraw: old });
+
+    expect(zone.refused.length).toBeGreaterThan(0);
+    expect(zone.values('_http._tcp.web-1.apps.internal', 'SRV')).toHaveLength(30);
+  });
+
   it('passes Route 53 errors other than a missing record on, after the SDK’s own retries, so the event is delivered again', async () => {
     route53Mock.on(ChangeResourceRecordSetsCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'Throttling' }));
 

@@ -110,9 +110,10 @@ export const writeRoutesFunction = {
   id: 'writeRoutes',
   handler: 'functions/containers/write-routes.ts',
   // Containers by id, with a consistent BatchGetItem (whether a route is still its container's
-  // to publish); it notes and forgets per task what it published (ROUTE#<task id>).
+  // to publish); it notes, reads (the port a task was published with) and forgets per task what
+  // it published (ROUTE#<task id>).
   permissions: {
-    table: { read: ['container'], write: ['appRoute'] },
+    table: { read: ['container', 'appRoute'], write: ['appRoute'] },
   } satisfies RoutePermissions as RoutePermissions,
   /** Within the queues' consumer limit (infra/constructs/task-state-events.ts): a batch is one Route 53 request, with its retries. */
   timeoutSeconds: 30,

@@ -1,5 +1,6 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { AppRoute, RouteRequest, RouteRequests } from '../containers/app-routes.js';
+import { HOSTNAME_PATTERN } from '../containers/schemas.js';
 import { isUuid } from '../ids.js';
 import { deferredJobOf } from './deferred-jobs.js';
 import { sqsClient } from './sqs-deferred-work.js';
@@ -46,14 +47,17 @@ export function routeRequestOf(body: string): RouteRequest | undefined {
   if (message.kind === 'publish') {
     if (typeof message.ip !== 'string' || !IPV4.test(message.ip)) return undefined;
     if (message.when !== 'answering' && message.when !== 'running') return undefined;
+    if (message.port !== undefined && !isPort(message.port)) return undefined;
     const probeAfter = message.probeAfter === undefined ? undefined : deferredJobOf(message.probeAfter);
-    if (message.probeAfter !== undefined && (probeAfter?.kind !== 'probe' || probeAfter.task.taskArn !== taskArn)) return undefined;
+    const sameTask = probeAfter?.kind === 'probe' && probeAfter.containerId === containerId && probeAfter.task.taskArn === taskArn;
+    if (message.probeAfter !== undefined && !sameTask) return undefined;
     return {
       kind: 'publish',
       containerId,
       taskArn,
       ip: message.ip,
       when: message.when,
+      ...(isPort(message.port) ? { port: message.port } : {}),
       ...(probeAfter?.kind === 'probe' ? { probeAfter } : {}),
     };
   }
@@ -74,7 +78,9 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 function appRouteOf(value: unknown, containerId: string): AppRoute | undefined {
   if (!isRecord(value) || value.containerId !== containerId) return undefined;
   const { taskId, hostname, ip, port } = value;
-  if (typeof taskId !== 'string' || !TASK_ID.test(taskId) || typeof hostname !== 'string' || typeof ip !== 'string') return undefined;
-  if (!IPV4.test(ip) || !isPort(port)) return undefined;
+  if (typeof taskId !== 'string' || !TASK_ID.test(taskId) || typeof hostname !== 'string' || !HOSTNAME_PATTERN.test(hostname))
+    return undefined;
+  // A listed route whose address record is gone has no address: its DELETE names the SRV record alone, which this cannot.
+  if (typeof ip !== 'string' || !IPV4.test(ip) || !isPort(port)) return undefined;
   return { containerId, taskId, hostname, ip, port };
 }

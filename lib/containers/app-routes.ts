@@ -48,10 +48,12 @@ export interface AppRoutes {
  *
  * - `publish` when `answering`: the task answered its readiness probe and its container waits for
  *   it (its provisioning task, or a restart's new task) or runs on it; when `running`: the
- *   container runs on it. `probeAfter`: the probe job to send again once the route is in the zone (the
+ *   container runs on it. `port`: where the task listens (it was launched for it); without it,
+ *   the port published for the task before, else the container's (a PATCH of `port` changes
+ *   only the next task's). `probeAfter`: the probe job to send again once the route is in the zone (the
  *   container turns running on the task only after its route is published).
  * - `withdraw` unless `held`: the container no longer holds the task (`holdsTask`); unless
- *   `running`: it does not run on it; unless `never`: the task is leaving. `route`: the records as
+ *   `running`: it neither runs on it nor waits for it; unless `never`: the task is leaving. `route`: the records as
  *   the reconciler listed them, should no note of them be left (it knows the task by its id alone,
  *   which `taskArn` may then be).
  */
@@ -97,7 +99,8 @@ export function allowsPublish(container: StoredContainer | undefined, request: E
 export function asksWithdrawal(container: StoredContainer | undefined, request: Extract<RouteRequest, { kind: 'withdraw' }>): boolean {
   if (request.unless === 'never') return true;
   const taskArn = heldArnOf(container, request.taskArn);
-  if (request.unless === 'running') return !isCurrentRunningTask(container, taskArn);
+  // A task the container still waits for (a restart whose promotion lost a race) keeps its route: its probe goes on.
+  if (request.unless === 'running') return !isCurrentRunningTask(container, taskArn) && !(container && awaitsTask(container, taskArn));
   return !holdsTask(container, taskArn);
 }
 
@@ -119,6 +122,8 @@ export interface PublishedRoutes {
   remember(route: AppRoute): Promise<void>;
   /** Removes and answers the task's route; the first caller gets it, every later one undefined. */
   forget(taskId: string): Promise<AppRoute | undefined>;
+  /** The routes noted for these tasks, by task id (one batched read). */
+  find(taskIds: readonly string[]): Promise<Map<string, AppRoute>>;
 }
 
 /** What a task state event says about where the task answers: only its address, which ECS sets (no user input). */

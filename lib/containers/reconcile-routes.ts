@@ -50,7 +50,7 @@ export class RouteRepair {
 
   /**
    * Notes the route of a running container whose current task runs at an address but has none in
-   * the zone, or one with another address or port (asked for by `publishMissingFound`). `read`
+   * the zone, or one with another address (asked for by `publishMissingFound`). `read`
    * is the container as read (consistently) just before, if it was.
    */
   async publishMissing(
@@ -65,7 +65,8 @@ export class RouteRepair {
     const existing = this.publishedByTask.get(taskIdOf(candidate.taskArn));
     const container = read ?? (await this.store.get(candidate.id));
     if (!isCurrentRunningTask(container, candidate.taskArn)) return;
-    if (existing && existing.ip === task.address && existing.hostname === container.hostname && existing.port === container.port) return;
+    // Not the port: a PATCH changes the container's for its next task only, and the route keeps the one its task listens on.
+    if (existing && existing.ip === task.address && existing.hostname === container.hostname) return;
     this.missing.push({ kind: 'publish', containerId: container.id, taskArn: candidate.taskArn, ip: task.address, when: 'running' });
   }
 

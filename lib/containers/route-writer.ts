@@ -26,6 +26,8 @@ export interface RouteWriteReport {
   withdrawn: number;
   /** Requests whose condition no longer held when the writer read the container: nothing to do. */
   moot: number;
+  /** Probe jobs that could not be sent back (their routes are in the zone): their requests should come again. */
+  unsentProbes: ProbeJob[];
 }
 
 /**
@@ -47,7 +49,7 @@ export class RouteWriter {
   constructor(private readonly deps: RouteWriterDeps) {}
 
   async apply(requests: readonly RouteRequest[]): Promise<RouteWriteReport> {
-    const report: RouteWriteReport = { requests: requests.length, published: 0, withdrawn: 0, moot: 0 };
+    const report: RouteWriteReport = { requests: requests.length, published: 0, withdrawn: 0, moot: 0, unsentProbes: [] };
     if (requests.length === 0) return report;
     const containers = await this.deps.store.getMany([...new Set(requests.map((request) => request.containerId))]);
     const byTask = new Map<string, RouteRequest[]>();
@@ -56,7 +58,7 @@ export class RouteWriter {
       byTask.set(taskId, [...(byTask.get(taskId) ?? []), request]);
     }
 
-    const toPublish: Array<{ route: AppRoute; request: PublishRequest; probes: ProbeJob[] }> = [];
+    const toPublish: Array<{ container: StoredContainer; request: PublishRequest; probes: ProbeJob[] }> = [];
     const toWithdraw: Array<{ taskId: string; listed?: AppRoute }> = [];
     for (const [taskId, forTask] of byTask) {
       const container = containers.get(forTask[0]!.containerId);
@@ -71,17 +73,17 @@ export class RouteWriter {
         (request): request is PublishRequest => request.kind === 'publish' && allowsPublish(container, request),
       );
       report.moot += forTask.length - allowed.length;
-      const latest = allowed.at(-1);
+      const latest = allowed.findLast((request) => request.port !== undefined) ?? allowed.at(-1);
       if (!container || !latest) continue;
       toPublish.push({
-        route: routeFor(container, latest),
+        container,
         request: latest,
         probes: allowed.flatMap((request) => (request.probeAfter ? [request.probeAfter] : [])),
       });
     }
 
     const withdraw = await this.forgetNotes(toWithdraw);
-    const publish = toPublish.map(({ route }) => route);
+    const publish = await this.routesOf(toPublish);
     await this.change(publish, withdraw);
     await forEachConcurrently(publish, NOTES_AT_ONCE, (route) => this.deps.published.remember(route));
     report.withdrawn += withdraw.length;
@@ -91,8 +93,30 @@ export class RouteWriter {
 
     const overtaken = await this.takeBackOvertaken(toPublish, report);
     const probes = toPublish.flatMap(({ request, probes }) => (overtaken.has(taskIdOf(request.taskArn)) ? [] : probes));
-    await forEachConcurrently(probes, NOTES_AT_ONCE, (job) => this.deps.sendProbe(job));
+    await forEachConcurrently(probes, NOTES_AT_ONCE, async (job) => {
+      try {
+        await this.deps.sendProbe(job);
+      } catch (error) {
+        log.warn('Could not send a probe job back; its request comes again', { containerId: job.containerId, ...describeError(error) });
+        report.unsentProbes.push(job);
+      }
+    });
     return report;
+  }
+
+  /**
+   * The routes to publish, from the stored containers: the hostname never comes from a request,
+   * and the port is where the task listens: the request's (the probe knows what the task was
+   * launched for), else the one published for the task before, else the container's.
+   */
+  private async routesOf(toPublish: ReadonlyArray<{ container: StoredContainer; request: PublishRequest }>): Promise<AppRoute[]> {
+    const unknownPort = toPublish.filter(({ request }) => request.port === undefined).map(({ request }) => taskIdOf(request.taskArn));
+    const noted = unknownPort.length > 0 ? await this.deps.published.find(unknownPort) : new Map<string, AppRoute>();
+    return toPublish.map(({ container, request }) => {
+      const taskId = taskIdOf(request.taskArn);
+      const port = request.port ?? noted.get(taskId)?.port ?? container.port;
+      return { containerId: container.id, taskId, hostname: container.hostname, ip: request.ip, port };
+    });
   }
 
   /**
@@ -137,12 +161,3 @@ export class RouteWriter {
     return new Set(overtaken.map(({ request }) => taskIdOf(request.taskArn)));
   }
 }
-
-/** The route from the stored container: the hostname and port never come from the request's sender. */
-const routeFor = (container: StoredContainer, request: PublishRequest): AppRoute => ({
-  containerId: container.id,
-  taskId: taskIdOf(request.taskArn),
-  hostname: container.hostname,
-  ip: request.ip,
-  port: container.port,
-});

@@ -80,7 +80,9 @@ export class TaskProbes {
       if (this.deps.routes && !job.routed) {
         const { containerId, address: ip } = job.task;
         const routed: ProbeJob = { ...job, routed: true };
-        await this.deps.routes.request([{ kind: 'publish', containerId, taskArn, ip, when: 'answering', probeAfter: routed }]);
+        await this.deps.routes.request([
+          { kind: 'publish', containerId, taskArn, ip, port: job.port, when: 'answering', probeAfter: routed },
+        ]);
         return 'routing';
       }
       const outcome = await this.deps.applyTaskStatus({ ...job.task, answered: true });

@@ -1,6 +1,6 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { AppRoute, PublishedRoutes } from '../containers/app-routes.js';
-import { documentClient, tableName } from './dynamo.js';
+import { batchGetAll, documentClient, tableName } from './dynamo.js';
 import { keys, TTL_ATTRIBUTE } from './keys.js';
 
 /**
@@ -31,7 +31,23 @@ export class DynamoPublishedRoutes implements PublishedRoutes {
     const { Attributes: item } = await documentClient.send(
       new DeleteCommand({ TableName: tableName, Key: keys.appRoute(taskId), ReturnValues: 'ALL_OLD' }),
     );
-    if (!item || typeof item.hostname !== 'string' || typeof item.ip !== 'string' || typeof item.port !== 'number') return undefined;
-    return { containerId: String(item.container_id), taskId, hostname: item.hostname, ip: item.ip, port: item.port };
+    return routeOfItem(taskId, item);
   }
+
+  async find(taskIds: readonly string[]): Promise<Map<string, AppRoute>> {
+    const unique = [...new Set(taskIds)];
+    const items =
+      unique.length > 0 ? await batchGetAll(unique.map((taskId) => keys.appRoute(taskId))) : new Map<string, Record<string, unknown>>();
+    const found = new Map<string, AppRoute>();
+    for (const taskId of unique) {
+      const route = routeOfItem(taskId, items.get(keys.appRoute(taskId).pk));
+      if (route) found.set(taskId, route);
+    }
+    return found;
+  }
+}
+
+function routeOfItem(taskId: string, item: Record<string, unknown> | undefined): AppRoute | undefined {
+  if (!item || typeof item.hostname !== 'string' || typeof item.ip !== 'string' || typeof item.port !== 'number') return undefined;
+  return { containerId: String(item.container_id), taskId, hostname: item.hostname, ip: item.ip, port: item.port };
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Route53Client } from '@aws-sdk/client-route-53';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { sendDeferredJob, sqsClient } from '../aws/sqs-deferred-work.js';
@@ -5,7 +6,7 @@ import { routeRequestOf } from '../aws/sqs-route-requests.js';
 import { config } from '../config.js';
 import type { RouteRequest } from '../containers/app-routes.js';
 import { RouteWriter, type RouteWriteReport } from '../containers/route-writer.js';
-import { log } from '../log.js';
+import { describeError, log } from '../log.js';
 import { appRoutingFrom } from './app-routes.js';
 import { DynamoContainerStore } from '../store/dynamo-container-store.js';
 
@@ -14,10 +15,17 @@ export interface RouteChangeMessage {
   body: string;
 }
 
-export interface RouteWriteOutcome extends RouteWriteReport {
+export interface RouteWriteOutcome extends Omit<RouteWriteReport, 'unsentProbes'> {
   /** Messages that are not route requests of ours: dropped, never delivered again. */
   dropped: number;
+  /** Messages to deliver again: those whose probe job could not be sent back. */
+  failedMessageIds: string[];
 }
+
+/** Tries of a batch within one invocation, so that a passing failure does not wait out the queue's visibility timeout. */
+const TRIES = 3;
+/** The pause before the second try; the third waits up to twice as long (full jitter). */
+const RETRY_BASE_MS = 500;
 
 /**
  * The zone's writer over the DynamoDB store, the private zone and the probe queue, reading one
@@ -38,17 +46,42 @@ export function routeWriterWith(clients: { route53?: Route53Client; sqs?: SQSCli
   });
   return {
     async write(messages) {
-      const requests: RouteRequest[] = [];
+      const requests: Array<{ messageId: string; request: RouteRequest }> = [];
       let dropped = 0;
       for (const { messageId, body } of messages) {
         const request = routeRequestOf(body);
-        if (request) requests.push(request);
+        if (request) requests.push({ messageId, request });
         else {
           dropped += 1;
           log.warn('Dropped a route changes message that is not a route request', { messageId });
         }
       }
-      return { ...(await writer.apply(requests)), dropped };
+      const { unsentProbes, ...report } = await applyWithRetries(
+        writer,
+        requests.map(({ request }) => request),
+      );
+      const unsent = new Set(unsentProbes.map((job) => job.task.taskArn));
+      const failedMessageIds = requests
+        .filter(({ request }) => request.kind === 'publish' && request.probeAfter && unsent.has(request.probeAfter.task.taskArn))
+        .map(({ messageId }) => messageId);
+      return { ...report, dropped, failedMessageIds };
     },
   };
+}
+
+/**
+ * A batch is decided on the containers as they are at each try, so trying it again is harmless: a
+ * Route 53 throttle past its client's retries, or a DynamoDB hiccup, is tried again here, and
+ * only the third failure goes back to SQS (which delivers it after the visibility timeout).
+ */
+async function applyWithRetries(writer: RouteWriter, requests: RouteRequest[]): Promise<RouteWriteReport> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await writer.apply(requests);
+    } catch (error) {
+      if (attempt >= TRIES) throw error;
+      log.warn('A batch of route changes failed; trying it again', { attempt, requests: requests.length, ...describeError(error) });
+      await sleep(Math.random() * RETRY_BASE_MS * 2 ** (attempt - 1));
+    }
+  }
 }

@@ -404,4 +404,47 @@ describe('the zone’s one writer', () => {
     expect(route53Calls()).toEqual([records('UPSERT', created, task, '10.0.9.1'), records('DELETE', created, task, '10.0.9.1')]);
     expect(zone.values(`_http._tcp.${created.hostname}.apps.internal`, 'SRV')).toEqual([]);
   });
+
+  it('keeps the route of a restart’s new task while the container still waits for it, whatever a lost promotion asked', async () => {
+    const oldTask = 'arn:aws:ecs:us-east-1:123456789012:task/workloads/serving1';
+    const newTask = 'arn:aws:ecs:us-east-1:123456789012:task/workloads/pending1';
+    const restarting: StoredContainer = {
+      ...spec(),
+      id: newId(),
+      userId: owner.userId,
+      state: 'running',
+      taskArn: oldTask,
+      pendingTaskArn: newTask,
+      taskHistory: [newTask, oldTask],
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+      version: 3,
+      stateReason: null,
+      restartCount: 0,
+    };
+    await containerStore.create(restarting, chargeFor(restarting.userId, undefined, restarting, null));
+    const routing = appRoutingFrom(config)!;
+    const writer = new RouteWriter({ store: containerStore, ...routing, sendProbe: async () => undefined });
+    await writer.apply([{ kind: 'publish', containerId: restarting.id, taskArn: newTask, ip: '10.0.10.2', port: 3000, when: 'answering' }]);
+
+    // The probe's promotion lost a race (a PATCH wrote the container first): it asks to withdraw unless the task runs.
+    const written = await writer.apply([{ kind: 'withdraw', containerId: restarting.id, taskArn: newTask, unless: 'running' }]);
+
+    expect(written).toMatchObject({ withdrawn: 0, moot: 1 });
+    expect(zone.values(`_http._tcp.${restarting.hostname}.apps.internal`, 'SRV')).toEqual([
+      `0 0 3000 ${taskIdOf(newTask)}.task.apps.internal`,
+    ]);
+  });
+
+  it('keeps a running task’s route at the port it was started for when a PATCH changes the container’s', async () => {
+    const created = await containerService.create(owner, spec());
+    const task = created.taskArn!;
+    await taskStateChange(created, task, 2, 'RUNNING', '10.0.11.1');
+    await containerService.update(owner, created.id, { port: 4000 });
+
+    // ECS sends RUNNING again (a duplicate, or a later version of the same status).
+    await taskStateChange(created, task, 3, 'RUNNING', '10.0.11.1');
+
+    expect(zone.values(`_http._tcp.${created.hostname}.apps.internal`, 'SRV')).toEqual([`0 0 3000 ${taskIdOf(task)}.task.apps.internal`]);
+  });
 });

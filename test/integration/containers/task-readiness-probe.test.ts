@@ -332,9 +332,10 @@ describe('a restart on AWS', () => {
 
     expect(restarted).toMatchObject({ state: 'running', taskArn: pending.pendingTaskArn });
     expect(stops()).toEqual([]);
-    // The route moved at the promotion: only the new task is answered from then on, while the old one drains.
+    // The route moved at the promotion: only the new task is answered from then on, while the old one drains; at
+    // the port the new task was started for.
     expect(zone.values(`_http._tcp.${running.hostname}.apps.internal`, 'SRV')).toEqual([
-      `0 0 ${running.port} ${taskIdOf(pending.pendingTaskArn!)}.task.apps.internal`,
+      `0 0 ${newPort} ${taskIdOf(pending.pendingTaskArn!)}.task.apps.internal`,
     ]);
     expect(lastSent()).toEqual({ queue: EVENTS_QUEUE, delayS: 10, job: { kind: 'retire', containerId: running.id, taskArn: oldTaskArn } });
 

@@ -118,7 +118,11 @@ export class EcsSimStack {
         runningFunction
           .run(writeRoutesFunction.id, () => parts.writeRoutes(records.map(({ messageId, body }) => ({ messageId, body }))))
           .then(
-            () => ({ batchItemFailures: [] }),
+            (outcome) => ({
+              batchItemFailures: ((outcome as { failedMessageIds?: string[] }).failedMessageIds ?? []).map((itemIdentifier) => ({
+                itemIdentifier,
+              })),
+            }),
             () => {
               this.handlerErrors += 1;
               return { batchItemFailures: records.map(({ messageId }) => ({ itemIdentifier: messageId })) };

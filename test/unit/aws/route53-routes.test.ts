@@ -107,7 +107,11 @@ describe('Route53AppRoutes', () => {
 
     // 60 routes: a request of 50 (100 changes, the withdrawals first), then one of 10.
     expect(changes().map((batch) => batch!.length)).toEqual([100, 20]);
-    expect(changes()[0]!.slice(0, 60).every((change) => change.Action === 'DELETE')).toBe(true);
+    expect(
+      changes()[0]!
+        .slice(0, 60)
+        .every((change) => change.Action === 'DELETE'),
+    ).toBe(true);
     expect(zone.values('_http._tcp.web-1.apps.internal', 'SRV').sort()).toEqual(
       fresh.map((each) => `0 0 3000 ${each.taskId}.task.apps.internal`).sort(),
     );

@@ -213,11 +213,12 @@ const TRANSIENT_NETWORK_ERRORS = new Set([
  */
 export function unavailableFrom(error: unknown): ServiceBusyError | undefined {
   if (!(error instanceof Error)) return undefined;
-  const { code, $fault, $metadata } = error as { code?: unknown; $fault?: unknown; $metadata?: { httpStatusCode?: number } };
+  const code = 'code' in error ? error.code : undefined;
+  const status = '$metadata' in error ? Reflect.get(Object(error.$metadata), 'httpStatusCode') : undefined;
   const transient =
     TRANSIENT_NETWORK_ERRORS.has(error.name) ||
     (typeof code === 'string' && TRANSIENT_NETWORK_ERRORS.has(code)) ||
-    ($fault === 'server' && ($metadata?.httpStatusCode ?? 500) >= 500);
+    ('$fault' in error && error.$fault === 'server' && (typeof status !== 'number' || status >= 500));
   return transient
     ? new ServiceBusyError('A service we depend on did not answer; try again shortly', UNAVAILABLE_RETRY_AFTER_S)
     : undefined;

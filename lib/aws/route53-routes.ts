@@ -242,9 +242,10 @@ export class Route53AppRoutes implements AppRoutes {
   }
 
   private async send(routes: readonly RouteChange[]): Promise<void> {
-    if (routes.length === 0) return;
+    const [head] = routes;
+    if (!head) return;
     const changes = routes.flatMap(([action, route]) => this.changesOf(action, route));
-    const [[action, first]] = routes as [RouteChange];
+    const [action, first] = head;
     const same = routes.every(([other]) => other === action);
     const comment =
       routes.length === 1

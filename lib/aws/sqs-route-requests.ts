@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { AppRoute, RouteRequest, RouteRequests } from '../containers/app-routes.js';
-import { HOSTNAME_PATTERN } from '../containers/schemas.js';
+import { HOSTNAME_PATTERN } from '../containers/hostname.js';
 import { isUuid } from '../ids.js';
 import { deferredJobOf } from './deferred-jobs.js';
 import { sqsClient } from './sqs-deferred-work.js';

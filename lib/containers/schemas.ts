@@ -1,12 +1,12 @@
 import * as z from '../zod.js';
+import { HOSTNAME_PATTERN } from './hostname.js';
 import { maxMemoryMbFor } from './task-size.js';
 import { WORKLOAD, WORKLOAD_KEYS, type WorkloadJson, type WorkloadKey } from './workload.js';
 import { WORKLOAD_RULES } from './workload-rules.js';
 
 export { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB } from './workload.js';
 
-/** RFC 1123 label: 1..63 lowercase letters, digits and inner hyphens. */
-export const HOSTNAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+export { HOSTNAME_PATTERN } from './hostname.js';
 
 /**
  * Hostnames the platform keeps for itself (docs/containers.md, "Hostnames"): names a user

@@ -43,6 +43,7 @@ describe('function bundles', () => {
       'restartContainer',
       'taskStateChanged',
       'probeTask',
+      'writeRoutes',
       'reconcile',
       'wakeContainer',
     ]);

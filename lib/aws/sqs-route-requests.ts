@@ -1,8 +1,9 @@
+import { isIPv4 } from 'node:net';
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { AppRoute, RouteRequest, RouteRequests } from '../containers/app-routes.js';
 import { HOSTNAME_PATTERN } from '../containers/hostname.js';
 import { isUuid } from '../ids.js';
-import { deferredJobOf } from './deferred-jobs.js';
+import { deferredJobOf, isRecord } from './deferred-jobs.js';
 import { sqsClient } from './sqs-deferred-work.js';
 
 /** SendMessageBatch takes at most 10 entries (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html). */
@@ -45,7 +46,7 @@ export function routeRequestOf(body: string): RouteRequest | undefined {
   if (typeof message.taskArn !== 'string' || message.taskArn.length === 0 || message.taskArn.length > 2048) return undefined;
   const { containerId, taskArn } = message;
   if (message.kind === 'publish') {
-    if (typeof message.ip !== 'string' || !IPV4.test(message.ip)) return undefined;
+    if (typeof message.ip !== 'string' || !isIPv4(message.ip)) return undefined;
     if (message.when !== 'answering' && message.when !== 'running') return undefined;
     if (message.port !== undefined && !isPort(message.port)) return undefined;
     const probeAfter = message.probeAfter === undefined ? undefined : deferredJobOf(message.probeAfter);
@@ -70,10 +71,8 @@ export function routeRequestOf(body: string): RouteRequest | undefined {
   return undefined;
 }
 
-const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 const TASK_ID = /^[A-Za-z0-9]{1,64}$/;
 const isPort = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 65_535;
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function appRouteOf(value: unknown, containerId: string): AppRoute | undefined {
   if (!isRecord(value) || value.containerId !== containerId) return undefined;
@@ -81,6 +80,6 @@ function appRouteOf(value: unknown, containerId: string): AppRoute | undefined {
   if (typeof taskId !== 'string' || !TASK_ID.test(taskId) || typeof hostname !== 'string' || !HOSTNAME_PATTERN.test(hostname))
     return undefined;
   // A listed route whose address record is gone has no address: its DELETE names the SRV record alone, which this cannot.
-  if (typeof ip !== 'string' || !IPV4.test(ip) || !isPort(port)) return undefined;
+  if (typeof ip !== 'string' || !isIPv4(ip) || !isPort(port)) return undefined;
   return { containerId, taskId, hostname, ip, port };
 }

@@ -43,8 +43,8 @@ export async function handleTaskEventMessage(body: string, deps: TaskEventDeps):
     const endpoint = taskEndpointFromEcs(detail);
     const outcome = await deps.applyTaskStatus(endpoint.ip ? { ...status, address: endpoint.ip } : status);
     // After the status is applied: the writer decides on the container as this left it.
-    const request = deps.routeRequests ? routeRequestFor(status, endpoint) : undefined;
-    if (request) await deps.routeRequests!.request([request]);
+    const request = deps.routeRequests && routeRequestFor(status, endpoint);
+    if (request) await deps.routeRequests?.request([request]);
     return { kind: 'task-state', outcome, routeRequested: !!request, containerId: status.containerId, taskArn: status.taskArn };
   }
   const job = deferredJobOf(message);

@@ -23,14 +23,6 @@ export interface AppRoute {
  * local runtime.
  */
 export interface AppRoutes {
-  /** Writes this task's records (again, harmlessly, if they exist). */
-  publish(route: AppRoute): Promise<void>;
-  /** Removes exactly this task's records; answers false when they were not there. */
-  withdraw(route: AppRoute): Promise<boolean>;
-  /** Writes these routes' records in as few changes of the zone as it allows. */
-  publishAll(routes: readonly AppRoute[]): Promise<void>;
-  /** Removes exactly these routes' records in as few changes of the zone as it allows; answers how many were there. */
-  withdrawAll(routes: readonly AppRoute[]): Promise<number>;
   /**
    * Writes `publish` and removes `withdraw` (their records exactly as published) in as few
    * changes of the zone as it allows, each change all or nothing.

@@ -129,6 +129,24 @@ async function taskStateChange(
   await routeChanges.deliver();
 }
 
+/** A container stored as it stands mid-flight (a state no API call leaves it in for long), charged to its owner. */
+async function seedContainer(fields: Partial<StoredContainer> & Pick<StoredContainer, 'state' | 'taskHistory'>): Promise<StoredContainer> {
+  const now = new Date().toISOString();
+  const container: StoredContainer = {
+    ...spec(),
+    id: newId(),
+    userId: owner.userId,
+    createdAt: now,
+    updatedAt: now,
+    version: 2,
+    stateReason: null,
+    restartCount: 0,
+    ...fields,
+  };
+  await containerStore.create(container, chargeFor(container.userId, undefined, container, null));
+  return container;
+}
+
 const taskIdOf = (taskArn: string) => taskArn.slice(taskArn.lastIndexOf('/') + 1);
 /** The one batch in which a task's two records move: its address record, and its weighted SRV record under the container's hostname. */
 const records = (
@@ -255,22 +273,14 @@ describe('routing records kept by the task state function', () => {
     await taskStateChange(victim, victim.taskArn!, 2, 'RUNNING', '10.0.5.1');
     // A container whose env names the victim's hostname, stored as create accepted it before CONTAINER_* was reserved.
     const attackerTask = 'arn:aws:ecs:us-east-1:123456789012:task/workloads/attacker1';
-    const attacker: StoredContainer = {
-      ...spec(),
-      id: newId(),
+    const attacker = await seedContainer({
       userId: newId(),
       hostname: `attacker-${process.pid}`,
       env: { CONTAINER_HOSTNAME: victim.hostname, PORT: '1' },
       state: 'provisioning',
       taskArn: attackerTask,
       taskHistory: [attackerTask],
-      createdAt: new Date().toISOString(),
-      updatedAt: new Date().toISOString(),
-      version: 2,
-      stateReason: null,
-      restartCount: 0,
-    };
-    await containerStore.create(attacker, chargeFor(attacker.userId, undefined, attacker, null));
+    });
     route53Mock.resetHistory();
 
     // The override as ECS reports it: the user's variables and the service's, both named.
@@ -408,21 +418,12 @@ describe('the zone’s one writer', () => {
   it('keeps the route of a restart’s new task while the container still waits for it, whatever a lost promotion asked', async () => {
     const oldTask = 'arn:aws:ecs:us-east-1:123456789012:task/workloads/serving1';
     const newTask = 'arn:aws:ecs:us-east-1:123456789012:task/workloads/pending1';
-    const restarting: StoredContainer = {
-      ...spec(),
-      id: newId(),
-      userId: owner.userId,
+    const restarting = await seedContainer({
       state: 'running',
       taskArn: oldTask,
       pendingTaskArn: newTask,
       taskHistory: [newTask, oldTask],
-      createdAt: new Date().toISOString(),
-      updatedAt: new Date().toISOString(),
-      version: 3,
-      stateReason: null,
-      restartCount: 0,
-    };
-    await containerStore.create(restarting, chargeFor(restarting.userId, undefined, restarting, null));
+    });
     const routing = appRoutingFrom(config)!;
     const writer = new RouteWriter({ store: containerStore, ...routing, sendProbe: async () => undefined });
     await writer.apply([{ kind: 'publish', containerId: restarting.id, taskArn: newTask, ip: '10.0.10.2', port: 3000, when: 'answering' }]);

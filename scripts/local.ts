@@ -169,12 +169,16 @@ async function ensureAdmin(): Promise<void> {
   else console.log(`Admin ${adminEmail} created with the password from ADMIN_PASSWORD`);
 }
 
-/** After an unclean exit, container processes may be left over and containers still read running. */
+/** Containers that ran when the last run ended (Ctrl-C, a crash, a reboot) run again; after a crash, leftovers go first. */
 async function recoverContainers(): Promise<void> {
   const { recoverLocalContainers } = await import('../lib/wiring/local-containers.js');
-  const { processesKilled, containersStopped } = await recoverLocalContainers();
+  const { processesKilled, containersResumed, containersStopped } = await recoverLocalContainers();
   if (processesKilled > 0) console.log(`Stopped ${processesKilled} container process(es) an earlier run left running`);
-  if (containersStopped > 0) console.log(`Marked ${containersStopped} container(s) stopped: their processes did not outlive the last run`);
+  if (containersResumed > 0) console.log(`Starting ${containersResumed} container(s) again that were running when the last run ended`);
+  if (containersStopped > 0)
+    console.log(
+      `Left ${containersStopped} container(s) stopped that were running when the last run ended: this runtime may not run their owners' code`,
+    );
 }
 
 /** Stops everything in the reverse order of starting it; containers still need the table. */

@@ -50,10 +50,15 @@ export const STATE_REASON = {
   /** Asleep: no request reached it for its idle_timeout_s; the next request wakes it (lib/containers/idle-sleep.ts). */
   idle: 'idle',
   taskGone: 'the runtime no longer knows its task',
-  lostOnRestart: 'its task was lost when the service restarted',
+  /** Running again: it ran when the local stack stopped (or crashed, or the machine went down), and started again with it. */
+  resumedAfterRestart: 'started again: it was running when the service stopped',
   ownerMayNotRun: "not restarted: the runtime in use may not run its owner's code",
   runtimeBusy: 'not started: the runtime was too busy to launch its task (AWS throttled the request); start it again',
 } as const;
+
+/** A reason that says why it runs, not why it stopped, stays once it runs; any other is cleared. */
+export const reasonKeptWhileRunning = (reason: string | null): string | null =>
+  reason === STATE_REASON.resumedAfterRestart ? reason : null;
 
 export const CHANGED_MEANWHILE = 'The container was changed by another request meanwhile; nothing was done';
 

@@ -201,14 +201,16 @@ export class ContainerService {
   }
 
   /**
-   * For a runtime that has restarted and lost its tasks (the local stack after an unclean
-   * exit): every container whose state says it has a live task (provisioning, running) but
-   * whose task is not among `knownTaskArns` is recorded stopped, as a stop would leave it.
-   * Reads every container, so it is a start-up job, never part of a request. Answers how
-   * many containers it stopped.
+   * For a runtime that has restarted and lost its tasks (the local stack after it stopped, crashed
+   * or the machine rebooted): every container whose state says it has a live task (provisioning,
+   * running) but whose task is not among `knownTaskArns` was meant to run, so it runs again, as an
+   * engine's restart policy brings a container back after the daemon restarts; its `state_reason`
+   * says so. One whose owner this runtime may not run is recorded stopped with the reason. The
+   * rest (stopped, asleep, failed) stay as they are. Reads every container, so it is a start-up job,
+   * never part of a request. Answers how many it started again and how many it stopped.
    */
-  async stopContainersWithLostTasks(knownTaskArns: ReadonlySet<string>): Promise<number> {
-    let stopped = 0;
+  async resumeContainersWithLostTasks(knownTaskArns: ReadonlySet<string>): Promise<{ resumed: number; stopped: number }> {
+    const counts = { resumed: 0, stopped: 0 };
     let cursor: string | undefined;
     do {
       const page = await this.core.store.listAll({ limit: 100, ...(cursor ? { cursor } : {}) });
@@ -216,19 +218,34 @@ export class ContainerService {
         const plan = planTransition(container.state, 'stop');
         const hasLiveTask = plan.kind === 'stop' && plan.stopTask;
         if (!hasLiveTask || (container.taskArn && knownTaskArns.has(container.taskArn))) continue;
-        const outcome = await this.core.store.beginTransition(
-          container.id,
-          container.version,
-          { state: 'stopped', stateReason: STATE_REASON.lostOnRestart },
-          this.core.isoNow(),
-          this.core.releaseOf(container, 'stopped'),
-        );
-        // Changed or deleted meanwhile: whoever did it decided its state.
-        if (outcome.kind === 'written') stopped += 1;
+        const outcome = await this.resumeLostTask(container);
+        if (outcome) counts[outcome] += 1;
       }
       cursor = page.nextCursor;
     } while (cursor);
-    return stopped;
+    return counts;
+  }
+
+  private async resumeLostTask(container: StoredContainer): Promise<'resumed' | 'stopped' | undefined> {
+    const mayRun = this.runPolicy.ownerMayRun(container);
+    const state = mayRun ? 'provisioning' : 'stopped';
+    const outcome = await this.core.store.beginTransition(
+      container.id,
+      container.version,
+      { state, stateReason: mayRun ? STATE_REASON.resumedAfterRestart : STATE_REASON.ownerMayNotRun },
+      this.core.isoNow(),
+      this.core.releaseOf(container, state),
+    );
+    // Changed or deleted meanwhile: whoever did it decided its state.
+    if (outcome.kind !== 'written') return undefined;
+    if (!mayRun) return 'stopped';
+    try {
+      await this.launcher.launch(outcome.container);
+    } catch (error) {
+      // A refused launch has marked the container failed, with the runtime's reason.
+      if (!(error instanceof ContainerLaunchFailed)) throw error;
+    }
+    return 'resumed';
   }
 
   /** A container that is not running uses nothing; a running one is measured, never estimated. */

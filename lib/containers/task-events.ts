@@ -3,7 +3,14 @@ import { log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
 import { countEvent } from '../observability/metrics.js';
 import type { StoredContainer } from './container.js';
-import { ContainerLaunchFailed, type ContainerCore, STATE_REASON, STOP_REASON, type StopReason } from './container-core.js';
+import {
+  ContainerLaunchFailed,
+  type ContainerCore,
+  reasonKeptWhileRunning,
+  STATE_REASON,
+  STOP_REASON,
+  type StopReason,
+} from './container-core.js';
 import { type DeferredJob, isRestartDue, type RestartPolicyOptions, type RestartScheduler, restartDecisionFor } from './restart-policy.js';
 import type { RunPolicy } from './run-policy.js';
 import type { TaskStatus } from './runtime.js';
@@ -87,7 +94,8 @@ export class TaskEvents {
           taskArn: status.taskArn,
           taskVersion: status.version,
           state,
-          stateReason: state === 'running' ? null : implied ? stateReasonFor(status) : container.stateReason,
+          stateReason:
+            state === 'running' ? reasonKeptWhileRunning(container.stateReason) : implied ? stateReasonFor(status) : container.stateReason,
           ...(status.taskDefinitionArn ? { taskDefinitionArn: status.taskDefinitionArn } : {}),
         };
         const updated = await store.applyTaskStatus(container.id, update, this.core.isoNow(), this.core.releaseOf(container, state));

@@ -9,6 +9,13 @@ type ShutdownStep = { name: string; run: () => unknown };
 
 const steps: ShutdownStep[] = [];
 const timedOut = Symbol('timed out');
+let stopping = false;
+
+/**
+ * True while the registered steps run: what stops now (a container's task) stops because the
+ * stack does, not because anyone asked, so nobody records it as asked (lib/wiring/local-containers.ts).
+ */
+export const stackIsStopping = (): boolean => stopping;
 
 /** Registers a cleanup step; the returned function removes it again. */
 export function onShutdown(name: string, run: () => unknown): () => void {
@@ -26,6 +33,15 @@ export function onShutdown(name: string, run: () => unknown): () => void {
  */
 export async function runShutdown({ stepTimeoutMs = 10_000 }: { stepTimeoutMs?: number } = {}): Promise<void> {
   const pending = steps.splice(0).reverse();
+  stopping = true;
+  try {
+    await runSteps(pending, stepTimeoutMs);
+  } finally {
+    stopping = false;
+  }
+}
+
+async function runSteps(pending: ShutdownStep[], stepTimeoutMs: number): Promise<void> {
   for (const step of pending) {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<typeof timedOut>((resolve) => {

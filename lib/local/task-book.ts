@@ -144,8 +144,9 @@ export class TaskBook<T extends BookedTask> {
     return task?.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING' ? task.port : undefined;
   }
 
+  /** The tasks that still run or start: one that stopped (the stack's shutdown stopped them all) is lost to its container. */
   knownTaskArns(): ReadonlySet<string> {
-    return new Set(this.tasks.keys());
+    return new Set([...this.tasks.values()].filter((task) => task.lastStatus !== 'STOPPED').map((task) => task.taskArn));
   }
 
   /** Records that the task is asked to stop; false when it already was, or has stopped. */

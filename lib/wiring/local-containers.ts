@@ -10,7 +10,7 @@ import { putIdleContainersToSleep, RequestActivity } from '../containers/idle-sl
 import { Reconciler, type ReconcileReport } from '../containers/reconciler.js';
 import type { ReconcilableRuntime, TaskStatusListener } from '../containers/runtime.js';
 import { everyAccountMayRun, onlyAdminsMayRun, type RunPolicy } from '../containers/run-policy.js';
-import { onShutdown } from '../local/lifecycle.js';
+import { onShutdown, stackIsStopping } from '../local/lifecycle.js';
 import { describeError, log } from '../log.js';
 import { LocalMetrics } from '../local/local-metrics.js';
 import type { AppRouting } from '../local/app-proxy.js';
@@ -150,11 +150,14 @@ export function localContainers(): LocalContainers {
     // With the policy: the restarts its task statuses schedule run the owner's code too.
     const service = containerServiceWith({ runtime: local.runtime, runPolicy: local.runPolicy });
     // As the task-state function would on AWS (an EventBridge event), not as the route whose task it is.
-    local.runtime.onTaskStatus((status) =>
-      runningFunction
+    local.runtime.onTaskStatus((status) => {
+      // The stack stops its tasks on the way out: their records keep saying they run, so the next
+      // start runs them again (recoverLocalContainers), instead of "stopped on request".
+      if (stackIsStopping()) return Promise.resolve();
+      return runningFunction
         .run(TASK_STATE_FUNCTION_ID, () => service.applyTaskStatus(status))
-        .finally(() => taskStatusApplied.emit('changed', status.containerId)),
-    );
+        .finally(() => taskStatusApplied.emit('changed', status.containerId));
+    });
   }
   return local;
 }
@@ -172,14 +175,16 @@ const isLocal = (): boolean => config.CONTAINER_RUNTIME !== 'ecs';
 /**
  * For the local stack at start-up, before it serves requests: ends the container processes or
  * engine containers an earlier run left behind (after kill -9 or a crash nothing stopped them),
- * then records stopped every container whose task went with them. Does nothing on ECS.
+ * then runs again every container that was running (or starting) when that run ended, cleanly or
+ * not, as an engine's restart policy does after the daemon restarts; the rest stay as they were.
+ * Does nothing on ECS.
  */
-export async function recoverLocalContainers(): Promise<{ processesKilled: number; containersStopped: number }> {
-  if (!isLocal()) return { processesKilled: 0, containersStopped: 0 };
-  const { runtime, removeLeftovers } = localContainers();
+export async function recoverLocalContainers(): Promise<{ processesKilled: number; containersResumed: number; containersStopped: number }> {
+  if (!isLocal()) return { processesKilled: 0, containersResumed: 0, containersStopped: 0 };
+  const { runtime, runPolicy, removeLeftovers } = localContainers();
   const processesKilled = await removeLeftovers();
-  const containersStopped = await containerServiceWith({ runtime }).stopContainersWithLostTasks(runtime.knownTaskArns());
-  return { processesKilled, containersStopped };
+  const { resumed, stopped } = await containerServiceWith({ runtime, runPolicy }).resumeContainersWithLostTasks(runtime.knownTaskArns());
+  return { processesKilled, containersResumed: resumed, containersStopped: stopped };
 }
 
 /** The last request the local proxy forwarded to each container, for the idle sweep (lib/containers/idle-sleep.ts). */

@@ -36,6 +36,8 @@ describe('npm start', { timeout: 120_000 }, () => {
   /** Every process group seen, so that a failing run leaves nothing behind. */
   const processGroups = new Set<number>();
   let containerId: string;
+  /** The container's process in the first run, which Ctrl-C ended. */
+  let firstRunPid: number | undefined;
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'npm-start-'));
@@ -125,6 +127,16 @@ describe('npm start', { timeout: 120_000 }, () => {
     }
   }
 
+  /** The pid of a live process of the container that is not `previous` (a start after a restart writes its ready file anew). */
+  async function newContainerPid(previous?: number): Promise<number> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const pid = await containerPid();
+      if ((pid !== previous && isRunning(pid)) || Date.now() > deadline) return pid;
+      await sleep(50);
+    }
+  }
+
   async function dynamoDbLocalOf(stack: Stack): Promise<{ pid: number; port: number }> {
     const dynamoDb = await findDynamoDbLocal(stack.process.pid!);
     expect(dynamoDb, 'a DynamoDB Local process under the stack').toBeDefined();
@@ -167,6 +179,7 @@ describe('npm start', { timeout: 120_000 }, () => {
     expect(attack.status).toBe(403);
     expect(attack.body.error).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('(the docker runtime)') });
     const container = await containerPid();
+    firstRunPid = container;
     const dynamoDb = await dynamoDbLocalOf(stack);
     expect(isRunning(container)).toBe(true);
 
@@ -178,12 +191,16 @@ describe('npm start', { timeout: 120_000 }, () => {
     expect(await acceptsConnections(Number(new URL(stack.baseUrl).port))).toBe(false);
   });
 
-  it('starts again on the same DATA_DIR, on a pinned DYNAMODB_PORT, trusting every account: the admin and the container are still there, stopped; the ordinary account may run one now', async () => {
+  it('starts again on the same DATA_DIR, on a pinned DYNAMODB_PORT, trusting every account: the admin is still there and the container that ran runs again; the ordinary account may run one now', async () => {
     const stack = await startStack({ DYNAMODB_PORT: String(dynamoDbPort), PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS: 'true' });
     expect(stack.output.text()).toContain(`DynamoDB Local on http://127.0.0.1:${dynamoDbPort}, table container-hosting\n`);
     expect(stack.output.text()).toContain(`Admin ${ADMIN_EMAIL} already exists`);
+    expect(stack.output.text()).toContain('Starting 1 container(s) again that were running when the last run ended');
     const admin = await signInAsAdmin(stack.baseUrl);
-    expect(await containerState(stack.baseUrl, admin)).toBe('stopped');
+    expect(await pollState(() => containerState(stack.baseUrl, admin), 'running')).toBe('running');
+    const resumed = await call(stack.baseUrl, 'GET', `/api/v1/containers/${containerId}`, admin);
+    expect(resumed.body.data.state_reason).toBe('started again: it was running when the service stopped');
+    expect(isRunning(await newContainerPid(firstRunPid))).toBe(true);
 
     // The operator trusts every account now: the ordinary account of the first run gets a container.
     expect(stack.output.text()).toContain('Every account may run containers');
@@ -192,14 +209,17 @@ describe('npm start', { timeout: 120_000 }, () => {
     expect(trusted.status).toBe(200);
     expect((await call(stack.baseUrl, 'DELETE', `/api/v1/containers/${trusted.body.data.id}`, user)).status).toBe(200);
 
+    // A stop the owner asks for is one the next start keeps.
+    const stopped = await call(stack.baseUrl, 'POST', `/api/v1/containers/${containerId}/stop`, admin);
+    expect(stopped.body.data).toMatchObject({ state: 'stopped', state_reason: 'stopped on request' });
     const started = await call(stack.baseUrl, 'POST', `/api/v1/containers/${containerId}/start`, admin);
 
     expect(started.status).toBe(200);
-    expect(started.body.data.state).toBe('running');
-    expect(isRunning(await containerPid())).toBe(true);
+    expect(started.body.data).toMatchObject({ state: 'running', state_reason: null });
+    expect(isRunning(await newContainerPid())).toBe(true);
   });
 
-  it('after the stack was killed with SIGKILL, a start ends what the last run left running and reports the container stopped', async () => {
+  it('after the stack was killed with SIGKILL, a start ends what the last run left running and runs the container again', async () => {
     const previous = stacks.at(-1)!;
     const leftContainer = await containerPid();
     const leftDynamoDb = await findDynamoDbLocal(previous.pid!);
@@ -216,13 +236,12 @@ describe('npm start', { timeout: 120_000 }, () => {
 
     expect(stack.output.text()).toContain(`Stopped the DynamoDB Local an earlier run left running (pid ${leftDynamoDb!.pid})`);
     expect(stack.output.text()).toContain('Stopped 1 container process(es) an earlier run left running');
-    expect(stack.output.text()).toContain('Marked 1 container(s) stopped');
+    expect(stack.output.text()).toContain('Starting 1 container(s) again that were running when the last run ended');
     expect(isRunning(leftContainer)).toBe(false);
     expect(isRunning(leftDynamoDb!.pid)).toBe(false);
     const admin = await signInAsAdmin(stack.baseUrl);
-    expect(await containerState(stack.baseUrl, admin)).toBe('stopped');
-    const metrics = await call(stack.baseUrl, 'GET', `/api/v1/containers/${containerId}/metrics`, admin);
-    expect(metrics.body.data).toMatchObject({ cpu_percent: 0, memory_used_mb: 0 });
+    expect(await pollState(() => containerState(stack.baseUrl, admin), 'running')).toBe('running');
+    expect(isRunning(await newContainerPid(leftContainer))).toBe(true);
 
     await interrupt(stack);
   });

@@ -3,11 +3,11 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Caller, ContainerState, StoredContainer } from '../../../lib/containers/container.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
-import { recoverLocalContainers } from '../../../lib/wiring/local-containers.js';
+import { localContainers, recoverLocalContainers } from '../../../lib/wiring/local-containers.js';
 import { taskUsage } from '../../../lib/wiring/task-usage.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
@@ -30,7 +30,11 @@ let hostnameCounter = 0;
 afterAll(() => runShutdown());
 
 /** A container as an earlier run of the stack left it in the table. */
-async function leftInTable(state: ContainerState, task: { taskArn?: string } = {}): Promise<StoredContainer> {
+async function leftInTable(
+  state: ContainerState,
+  task: { taskArn?: string } = {},
+  stateReason: string | null = null,
+): Promise<StoredContainer> {
   const now = new Date().toISOString();
   const container: StoredContainer = {
     id: newId(),
@@ -40,7 +44,8 @@ async function leftInTable(state: ContainerState, task: { taskArn?: string } = {
     memoryMb: 512,
     diskGb: 18,
     state,
-    stateReason: null,
+    stateReason,
+    idleTimeoutS: null,
     restartCount: 0,
     createdAt: now,
     updatedAt: now,
@@ -57,6 +62,19 @@ async function leftInTable(state: ContainerState, task: { taskArn?: string } = {
   await containerStore.create(container);
   return container;
 }
+
+const spec = {
+  hostname: '',
+  cpuCores: 1,
+  memoryMb: 512,
+  diskGb: 18,
+  image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+  port: 8080,
+  env: {},
+  command: null,
+  healthCheck: null,
+  restartPolicy: 'on-failure' as const,
+};
 
 const taskOfEarlierRun = () => `arn:local:ecs:local:000000000000:task/local/${newId().replaceAll('-', '')}`;
 
@@ -79,10 +97,8 @@ async function pollUntil<T>(read: () => Promise<T>, done: (value: T) => boolean,
   }
 }
 
-const stateOf = async (container: StoredContainer) => (await containerStore.get(container.id))?.state;
-
 describe('recoverLocalContainers', () => {
-  it('kills the processes an earlier run left behind and records stopped the containers whose tasks it lost', async () => {
+  it('kills the processes an earlier run left behind and runs again exactly the containers that were running or starting', async () => {
     const running = await leftInTable('running', { taskArn: taskOfEarlierRun() });
     const provisioning = await leftInTable('provisioning', { taskArn: taskOfEarlierRun() });
     const launchInterrupted = await leftInTable('provisioning');
@@ -92,16 +108,67 @@ describe('recoverLocalContainers', () => {
 
     const recovered = await recoverLocalContainers();
 
-    expect(recovered).toEqual({ processesKilled: 1, containersStopped: 3 });
+    expect(recovered).toEqual({ processesKilled: 1, containersResumed: 3, containersStopped: 0 });
     await expect(Promise.race([leftover.exited.then(() => 'exited'), sleep(2000).then(() => 'still running')])).resolves.toBe('exited');
-    expect(await stateOf(running)).toBe('stopped');
-    expect(await stateOf(provisioning)).toBe('stopped');
-    expect(await stateOf(launchInterrupted)).toBe('stopped');
-    expect(await stateOf(stopped)).toBe('stopped');
-    expect(await stateOf(failed)).toBe('failed');
-    const after = await containerStore.get(running.id);
-    expect(after).toMatchObject({ version: running.version + 1 });
-    expect(after!.taskArn).toBeUndefined();
+    for (const resumed of [running, provisioning, launchInterrupted]) {
+      const after = await pollUntil(
+        () => containerStore.get(resumed.id),
+        (container) => container?.state === 'running',
+      );
+      expect(after).toMatchObject({
+        state: 'running',
+        stateReason: 'started again: it was running when the service stopped',
+        restartCount: 0,
+      });
+      // A new task of this run, not the one the earlier run lost.
+      expect(after!.taskArn).toBeDefined();
+      expect(after!.taskArn).not.toBe(resumed.taskArn);
+      const readyFile = join(containerDir, resumed.id, 'ready');
+      await pollUntil(async () => existsSync(readyFile), Boolean);
+      const { pid } = JSON.parse(await readFile(readyFile, 'utf8')) as { pid: number };
+      expect(isRunning(pid)).toBe(true);
+    }
+    expect(await containerStore.get(stopped.id)).toEqual(stopped);
+    expect(await containerStore.get(failed.id)).toEqual(failed);
+  });
+
+  it('leaves stopped, with the reason, a container that was running whose owner this runtime may not run', async () => {
+    const container = await leftInTable('running', { taskArn: taskOfEarlierRun() });
+    const { runPolicy } = localContainers();
+    const ownerMayRun = vi.spyOn(runPolicy, 'ownerMayRun').mockReturnValue(false);
+
+    const recovered = await recoverLocalContainers();
+    ownerMayRun.mockRestore();
+
+    expect(recovered).toEqual({ processesKilled: 0, containersResumed: 0, containersStopped: 1 });
+    expect(await containerStore.get(container.id)).toMatchObject({
+      state: 'stopped',
+      stateReason: "not restarted: the runtime in use may not run its owner's code",
+    });
+  });
+
+  it('runs again the containers a clean shutdown stopped, not as "stopped on request"', async () => {
+    const created = await containerService.create(owner, { ...spec, hostname: `recovered-${process.pid}-clean` });
+    await pollUntil(
+      () => containerService.get(owner, created.id),
+      (container) => container.state === 'running',
+    );
+    const asleep = await leftInTable('stopped', {}, 'idle');
+
+    await runShutdown();
+
+    // The shutdown stopped its process; the record still says what the owner wanted.
+    expect((await containerStore.get(created.id))?.state).toBe('running');
+    const recovered = await recoverLocalContainers();
+    // With every other container of this file that ran then: a shutdown stops them all.
+    expect(recovered.containersResumed).toBeGreaterThanOrEqual(1);
+    expect(recovered.containersStopped).toBe(0);
+    const after = await pollUntil(
+      () => containerService.get(owner, created.id),
+      (container) => container.state === 'running' && container.taskArn !== created.taskArn,
+    );
+    expect(after).toMatchObject({ state: 'running', stateReason: 'started again: it was running when the service stopped' });
+    expect(await containerStore.get(asleep.id)).toEqual(asleep);
   });
 
   it('leaves a recovered container startable: start runs a real process again, and its metrics are measured', async () => {
@@ -138,7 +205,7 @@ describe('recoverLocalContainers', () => {
 
     const recovered = await recoverLocalContainers();
 
-    expect(recovered).toEqual({ processesKilled: 0, containersStopped: 0 });
+    expect(recovered).toEqual({ processesKilled: 0, containersResumed: 0, containersStopped: 0 });
     expect(await containerService.get(owner, created.id)).toEqual(running);
   });
 });

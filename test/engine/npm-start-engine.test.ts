@@ -62,14 +62,16 @@ async function startStack(): Promise<{ child: ChildProcess; baseUrl: string; out
 const runningEngineContainers = (containerId: string) =>
   engine.listContainers({ filters: { label: [`${LABEL.containerId}=${containerId}`], status: ['running'] } });
 
+async function signIn(baseUrl: string): Promise<{ token: string; headers: Record<string, string> }> {
+  const session = await call(baseUrl, 'POST', '/api/v1/sessions', { body: { email: 'admin@example.com', password: ADMIN_PASSWORD } });
+  return { token: session.body.data.token, headers: { 'x-csrf-token': session.body.data.csrf_token } };
+}
+
 describe('npm start on a Docker Engine API', () => {
-  it('names the engine, and after kill -9 a start removes what the last run left running', async () => {
+  it('names the engine, and after kill -9 a start removes what the last run left running and runs the container again', async () => {
     const first = await startStack();
     expect(first.output()).toMatch(/Containers run on Podman Engine \d+\.\d+\.\d+ at unix:\/\/\S+ \(docker runtime\)/);
-    const session = await call(first.baseUrl, 'POST', '/api/v1/sessions', {
-      body: { email: 'admin@example.com', password: ADMIN_PASSWORD },
-    });
-    const auth = { token: session.body.data.token, headers: { 'x-csrf-token': session.body.data.csrf_token } };
+    const auth = await signIn(first.baseUrl);
     const created = await call(first.baseUrl, 'POST', '/api/v1/containers', {
       ...auth,
       body: { hostname: `left-${process.pid}`, image: TEST_IMAGE, port: 8080 },
@@ -84,16 +86,29 @@ describe('npm start on a Docker Engine API', () => {
     const exited = once(first.child, 'exit');
     process.kill(-first.child.pid!, 'SIGKILL');
     await exited;
-    expect(await runningEngineContainers(id)).toHaveLength(1);
+    const leftBehind = await runningEngineContainers(id);
+    expect(leftBehind).toHaveLength(1);
 
     const second = await startStack();
 
     expect(second.output()).toContain('Stopped 1 container process(es) an earlier run left running');
-    expect(second.output()).toContain('Marked 1 container(s) stopped');
-    expect(await runningEngineContainers(id)).toEqual([]);
+    expect(second.output()).toContain('Starting 1 container(s) again that were running when the last run ended');
+    // The container runs again, on a new engine container of this run, not the one left behind.
+    const secondAuth = await signIn(second.baseUrl);
+    const resumed = await pollUntil(
+      () => call(second.baseUrl, 'GET', `/api/v1/containers/${id}`, secondAuth),
+      (response) => response.body.data?.state === 'running',
+      30_000,
+    );
+    expect(resumed.body.data).toMatchObject({ state: 'running', state_reason: 'started again: it was running when the service stopped' });
+    const running = await runningEngineContainers(id);
+    expect(running.map((info) => info.Id)).not.toContain(leftBehind[0]!.Id);
+    expect(running).toHaveLength(1);
     const stopped = second.child;
     const gone = once(stopped, 'exit');
     process.kill(-stopped.pid!, 'SIGTERM');
     await gone;
-  }, 120_000);
+    // A clean stop stops its engine containers too, and the record still says it ran, for the next start.
+    expect(await runningEngineContainers(id)).toEqual([]);
+  }, 180_000);
 });

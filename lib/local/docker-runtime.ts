@@ -620,8 +620,10 @@ export class DockerRuntime implements ReconcilableRuntime {
       return;
     }
     if (event.Type !== 'container') return;
-    if (event.Action === 'start') void this.keepIsolated();
-    if (!ENDING_ACTIONS.has(event.Action ?? '') || event.Actor?.Attributes?.[LABEL.stack] !== this.stackId) return;
+    const ours = event.Actor?.Attributes?.[LABEL.stack] === this.stackId;
+    // Our own tasks' starts are checked as they are provisioned.
+    if (event.Action === 'start' && !ours) void this.keepIsolated();
+    if (!ours || !ENDING_ACTIONS.has(event.Action ?? '')) return;
     const taskId = event.Actor?.Attributes?.[LABEL.taskId];
     const task = taskId ? this.book.get(this.book.taskArnOf(taskId)) : undefined;
     if (task && task.lastStatus !== 'STOPPED') void this.settleFromEngine(task);

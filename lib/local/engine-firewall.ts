@@ -24,6 +24,15 @@ export type Family = 4 | 6;
 const BINARY: Record<Family, string> = { 4: 'iptables', 6: 'ip6tables' };
 
 /**
+ * The cloud's metadata services, which answer the machine they run on, and so anything it
+ * forwards: EC2's instance metadata (and its role's credentials) at 169.254.169.254 and
+ * fd00:ec2::254 (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-data-retrieval.html),
+ * also the address other clouds use, and ECS's task metadata and credentials at 169.254.170.2
+ * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/task-metadata-endpoint-v2.html).
+ */
+export const METADATA_ADDRESSES: Record<Family, string[]> = { 4: ['169.254.169.254/32', '169.254.170.2/32'], 6: ['fd00:ec2::254/128'] };
+
+/**
  * The rules, as `iptables -S` prints them, so that a check compares what is there with what
  * should be and rewrites a chain only when they differ.
  *
@@ -36,8 +45,10 @@ const BINARY: Record<Family, string> = { 4: 'iptables', 6: 'ip6tables' };
  *
  * FORWARD: nothing is routed into a container network except replies (another container, another
  * network, another machine), and nothing from one to any other bridge of this machine: the
- * engines' default networks, other engines' and hypervisors' bridges (`otherBridges`). The rest
- * (the internet, the LAN) goes on to the engine's own rules, which accept it and masquerade it.
+ * engines' default networks, other engines' and hypervisors' bridges (`otherBridges`); nor to
+ * the cloud's metadata services (METADATA_ADDRESSES). The rest (the internet, the LAN) goes on
+ * to the engine's own rules, which accept it and masquerade it. Each rule is written in the
+ * order `iptables -S` prints its options (`-d`, `-i`, `-o`, `-p`).
  */
 export function chainRules(family: Family, otherBridges: readonly string[] = []): Record<string, string[]> {
   const unreachable = family === 4 ? 'icmp-port-unreachable' : 'icmp6-port-unreachable';
@@ -47,6 +58,7 @@ export function chainRules(family: Family, otherBridges: readonly string[] = [])
     `-o ${BRIDGES} -m conntrack --ctstate RELATED,ESTABLISHED -j RETURN`,
     ...reject.map((rule) => `-o ${BRIDGES} ${rule}`),
     ...[...OTHER_BRIDGE_NAMES, ...otherBridges].flatMap((bridge) => reject.map((rule) => `-i ${BRIDGES} -o ${bridge} ${rule}`)),
+    ...METADATA_ADDRESSES[family].flatMap((address) => reject.map((rule) => `-d ${address} -i ${BRIDGES} ${rule}`)),
   ].map((rule) => `-A ${FORWARD_CHAIN} ${rule}`);
   return { [INPUT_CHAIN]: input, [FORWARD_CHAIN]: forward };
 }

@@ -160,46 +160,78 @@ describe('a container on the engine, on the network', () => {
    * container must leave through the host's forwarding and masquerade, as it would to the internet.
    */
   it.skipIf(process.getuid?.() !== 0)('still sends traffic out through the host, masqueraded as the host', async () => {
-    const namespace = `chs-out-${process.pid}`;
-    const hostSide = `cho${process.pid % 100000}h`;
-    const sh = (command: string) => run('sh', ['-c', command]);
-    await sh(
-      `ip netns add ${namespace} && ip link add ${hostSide} type veth peer name ${hostSide}n && ip link set ${hostSide}n netns ${namespace} && ` +
-        `ip addr add 198.51.100.1/24 dev ${hostSide} && ip link set ${hostSide} up && ` +
-        `ip -n ${namespace} addr add 198.51.100.2/24 dev ${hostSide}n && ip -n ${namespace} link set ${hostSide}n up && ip -n ${namespace} link set lo up && ` +
-        `ip -n ${namespace} route add default via 198.51.100.1`,
-    );
-    // Answers with the address the request came from.
-    const listener = execFile('ip', [
-      'netns',
-      'exec',
-      namespace,
-      process.execPath,
-      '-e',
-      "require('http').createServer((q, r) => r.end(q.socket.remoteAddress)).listen(18080, '198.51.100.2')",
-    ]);
+    const outside = await namespaceListener('out', '198.51.100.1/24', '198.51.100.2/24');
     try {
-      // Listening once the host itself gets an answer.
-      await pollUntil(
-        () =>
-          fetch('http://198.51.100.2:18080/').then(
-            (response) => response.ok,
-            () => false,
-          ),
-        (ok) => ok,
-        10_000,
-      );
-
       const answer = await runIn(mallory, httpGet('198.51.100.2', 18080));
 
       expect(answer).toMatch(/^HTTP\/1\.1 200 OK/);
       expect(answer.trim()).toMatch(/\n198\.51\.100\.1$/);
     } finally {
-      listener.kill();
-      await sh(`ip link del ${hostSide}; ip netns del ${namespace}`).catch(() => undefined);
+      await outside.remove();
+    }
+  });
+
+  /*
+   * ECS's task metadata address (169.254.170.2), answered here by a namespace routed through the
+   * host as a cloud's metadata service is. Not EC2's 169.254.169.254, which this machine may use
+   * itself: the rule for it is the same (lib/local/engine-firewall.ts, METADATA_ADDRESSES).
+   */
+  it.skipIf(process.getuid?.() !== 0)("opens no connection to the cloud's metadata service, which the host itself reaches", async () => {
+    const metadata = await namespaceListener('md', '169.254.170.1/24', '169.254.170.2/24');
+    try {
+      const reached = await reachableFrom(mallory, ['169.254.170.2:18080']);
+
+      expect(reached).toEqual({ '169.254.170.2:18080': false });
+    } finally {
+      await metadata.remove();
     }
   });
 });
+
+/**
+ * A network namespace joined to the host by a veth pair (the host's side at `hostCidr`), routed
+ * through the host, with an HTTP server on port 18080 of `namespaceCidr`'s address that answers
+ * with the address each request came from; answers once the host itself gets an answer.
+ */
+async function namespaceListener(tag: string, hostCidr: string, namespaceCidr: string): Promise<{ remove(): Promise<void> }> {
+  const namespace = `chs-${tag}-${process.pid}`;
+  const hostSide = `ch${tag}${process.pid % 100000}h`;
+  const [hostAddress] = hostCidr.split('/');
+  const [address] = namespaceCidr.split('/');
+  const sh = (command: string) => run('sh', ['-c', command]);
+  await sh(
+    `ip netns add ${namespace} && ip link add ${hostSide} type veth peer name ${hostSide}n && ip link set ${hostSide}n netns ${namespace} && ` +
+      `ip addr add ${hostCidr} dev ${hostSide} && ip link set ${hostSide} up && ` +
+      `ip -n ${namespace} addr add ${namespaceCidr} dev ${hostSide}n && ip -n ${namespace} link set ${hostSide}n up && ip -n ${namespace} link set lo up && ` +
+      `ip -n ${namespace} route add default via ${hostAddress}`,
+  );
+  const listener = execFile('ip', [
+    'netns',
+    'exec',
+    namespace,
+    process.execPath,
+    '-e',
+    `require('http').createServer((q, r) => r.end(q.socket.remoteAddress)).listen(18080, '${address}')`,
+  ]);
+  const remove = async () => {
+    listener.kill();
+    await sh(`ip link del ${hostSide}; ip netns del ${namespace}`).catch(() => undefined);
+  };
+  const up = await pollUntil(
+    () =>
+      fetch(`http://${address}:18080/`).then(
+        (response) => response.ok,
+        () => false,
+      ),
+    (ok) => ok,
+    10_000,
+  );
+  if (!up) {
+    await remove();
+    throw new Error(`the listener in ${namespace} did not answer the host`);
+  }
+  return { remove };
+}
 
 /*
  * Issue 32 item 1. The engine puts its own jumps first in FORWARD whenever it sets a network up

@@ -81,15 +81,32 @@ describe('chainRules', () => {
       `-A ${FORWARD_CHAIN} -o chs+ -p tcp -j REJECT --reject-with tcp-reset`,
       `-A ${FORWARD_CHAIN} -o chs+ -j REJECT --reject-with icmp-port-unreachable`,
     ]);
-    const refusedBridges = forward.slice(3).map((rule) => / -o (\S+) /.exec(rule)![1]);
+    const toBridges = forward.filter((rule) => rule.includes(' -i chs+ -o '));
+    const refusedBridges = toBridges.map((rule) => / -o (\S+) /.exec(rule)![1]);
     expect([...new Set(refusedBridges)]).toEqual(['cni-podman+', 'podman+', 'docker0', 'br-+', 'virbr+', 'lxcbr+', 'lxdbr+', 'mybridge0']);
-    expect(forward.slice(3).every((rule) => rule.includes(' -i chs+ '))).toBe(true);
+    expect(toBridges).toHaveLength(16);
+  });
+
+  it("refuses a tenant network's traffic to the cloud's metadata services, EC2's and ECS's", () => {
+    const toMetadata = (family: 4 | 6) => chainRules(family)[FORWARD_CHAIN]!.filter((rule) => rule.includes(' -d '));
+
+    expect(toMetadata(4)).toEqual([
+      `-A ${FORWARD_CHAIN} -d 169.254.169.254/32 -i chs+ -p tcp -j REJECT --reject-with tcp-reset`,
+      `-A ${FORWARD_CHAIN} -d 169.254.169.254/32 -i chs+ -j REJECT --reject-with icmp-port-unreachable`,
+      `-A ${FORWARD_CHAIN} -d 169.254.170.2/32 -i chs+ -p tcp -j REJECT --reject-with tcp-reset`,
+      `-A ${FORWARD_CHAIN} -d 169.254.170.2/32 -i chs+ -j REJECT --reject-with icmp-port-unreachable`,
+    ]);
+    expect(toMetadata(6)).toEqual([
+      `-A ${FORWARD_CHAIN} -d fd00:ec2::254/128 -i chs+ -p tcp -j REJECT --reject-with tcp-reset`,
+      `-A ${FORWARD_CHAIN} -d fd00:ec2::254/128 -i chs+ -j REJECT --reject-with icmp6-port-unreachable`,
+    ]);
   });
 
   it('gives IPv6 the same chains, with ICMPv6 refusals', () => {
     const rules = chainRules(6);
 
     expect(Object.keys(rules)).toEqual([INPUT_CHAIN, FORWARD_CHAIN]);
-    expect(rules[FORWARD_CHAIN]!.at(-1)).toBe(`-A ${FORWARD_CHAIN} -i chs+ -o lxdbr+ -j REJECT --reject-with icmp6-port-unreachable`);
+    expect(rules[FORWARD_CHAIN]).toContain(`-A ${FORWARD_CHAIN} -i chs+ -o lxdbr+ -j REJECT --reject-with icmp6-port-unreachable`);
+    expect(rules[INPUT_CHAIN]!.at(-1)).toBe(`-A ${INPUT_CHAIN} -j REJECT --reject-with icmp6-port-unreachable`);
   });
 });

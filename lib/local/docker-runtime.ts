@@ -11,7 +11,7 @@ import type {
 } from '../containers/runtime.js';
 import { taskIdOf } from '../containers/logs.js';
 import { describeError, log } from '../log.js';
-import { ensureContainerFirewall, type FirewallStatus } from './engine-firewall.js';
+import { ensureContainerFirewall, type FirewallStatus, keepContainerFirewall } from './engine-firewall.js';
 import { ensureContainerNetwork, removeContainerNetwork, removeUnusedNetworks } from './engine-networks.js';
 import { onShutdown } from './lifecycle.js';
 import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
@@ -42,6 +42,18 @@ const LIVE_STATES = ['running', 'created', 'paused'];
 const STOPPED_TASKS_KEPT = 5;
 /** The engine events after which a task's container may have ended. */
 const ENDING_ACTIONS = new Set(['die', 'oom']);
+/**
+ * How often the host rules are checked while tasks run, besides at each container start: the
+ * engine also rewrites its chains when it reloads its networks (`podman network reload`) or the
+ * host's firewall is reloaded, neither of which says so in the engine's events.
+ */
+const FIREWALL_CHECK_MS = 10_000;
+
+/** The host rules: set once before the first task (synchronously), then checked and repaired again while tasks run. */
+export interface HostFirewall {
+  ensure(): FirewallStatus;
+  keep(): Promise<FirewallStatus>;
+}
 
 export interface DockerRuntimeOptions {
   engine: Docker;
@@ -50,7 +62,7 @@ export interface DockerRuntimeOptions {
   /** Between SIGTERM and SIGKILL when a task is stopped on request. */
   stopGraceS?: number;
   /** Sets the host rules that keep containers off the host and each other; lib/local/engine-firewall.ts unless given. */
-  hostFirewall?: () => FirewallStatus;
+  hostFirewall?: HostFirewall;
   /** How often each running container's writable layer is measured against its `disk_gb` (0: never); 30 s unless given. */
   diskCheckMs?: number;
   /** The bytes in one GB of `disk_gb`: 1 GiB, except in tests (LOCAL_DISK_GB_BYTES). */
@@ -88,8 +100,12 @@ export class DockerRuntime implements ReconcilableRuntime {
   private events: Readable | undefined;
   private closed = false;
   private unregisterShutdown: (() => void) | undefined;
-  private readonly hostFirewall: () => FirewallStatus;
+  private readonly hostFirewall: HostFirewall;
   private isolation: { refusal?: string } | undefined;
+  /** The check of the host rules under way, and whether another was asked for meanwhile. */
+  private firewallCheck: Promise<void> | undefined;
+  private firewallCheckAgain = false;
+  private firewallTimer: NodeJS.Timeout | undefined;
   private readonly diskCheckMs: number;
   private readonly diskGbBytes: number;
   private diskTimer: NodeJS.Timeout | undefined;
@@ -99,7 +115,7 @@ export class DockerRuntime implements ReconcilableRuntime {
     this.engine = options.engine;
     this.stackId = options.stackId;
     this.stopGraceS = options.stopGraceS ?? 10;
-    this.hostFirewall = options.hostFirewall ?? ensureContainerFirewall;
+    this.hostFirewall = options.hostFirewall ?? { ensure: ensureContainerFirewall, keep: keepContainerFirewall };
     this.diskCheckMs = options.diskCheckMs ?? 30_000;
     this.diskGbBytes = options.diskGbBytes ?? 1024 ** 3;
     this.spares = new SpareEngineContainers(
@@ -128,7 +144,7 @@ export class DockerRuntime implements ReconcilableRuntime {
     if (!this.isolation) {
       const isolation: { refusal?: string } = {};
       this.isolation = isolation;
-      const firewall = this.hostFirewall();
+      const firewall = this.hostFirewall.ensure();
       if (!firewall.ok) this.refuse(isolation, firewall.reason);
       void this.engine
         .info()
@@ -139,6 +155,31 @@ export class DockerRuntime implements ReconcilableRuntime {
         .catch(() => undefined);
     }
     return this.isolation.refusal;
+  }
+
+  /**
+   * Checks the host rules again and puts them back first where the engine has put its own ahead
+   * (lib/local/engine-firewall.ts): the engine rewrites its chains as it sets a network up, at
+   * every container start. Checks asked for while one runs share one more run after it, so a
+   * start that follows a check in progress is still seen.
+   */
+  keepIsolated(): Promise<void> {
+    if (this.isolationRefusal() !== undefined) return Promise.resolve();
+    if (this.firewallCheck) {
+      this.firewallCheckAgain = true;
+      return this.firewallCheck;
+    }
+    const check = (async () => {
+      do {
+        this.firewallCheckAgain = false;
+        const firewall = await this.hostFirewall.keep();
+        if (!firewall.ok && this.isolation) this.refuse(this.isolation, firewall.reason);
+      } while (this.firewallCheckAgain);
+    })().finally(() => {
+      this.firewallCheck = undefined;
+    });
+    this.firewallCheck = check;
+    return check;
   }
 
   private refuse(isolation: { refusal?: string }, reason: string): void {
@@ -291,6 +332,8 @@ export class DockerRuntime implements ReconcilableRuntime {
     await this.spares.discardAll();
     clearInterval(this.diskTimer);
     this.diskTimer = undefined;
+    clearInterval(this.firewallTimer);
+    this.firewallTimer = undefined;
     this.events?.destroy();
     this.events = undefined;
   }
@@ -311,7 +354,8 @@ export class DockerRuntime implements ReconcilableRuntime {
         healthCheck: launch.healthCheck,
         ...(address && onThisMachinesBridge(address) ? { address } : {}),
       };
-      const ready = await awaitReady(target, task.abort.signal);
+      // The start set the network up, so the engine may have put its rules ahead of ours: checked before the task counts as running.
+      const [ready] = await Promise.all([awaitReady(target, task.abort.signal), this.keepIsolated()]);
       if (task.lastStatus === 'STOPPED' || task.desiredStatus !== 'RUNNING') return;
       if (!ready.ok) {
         // It may have exited meanwhile, which says more than "not ready".
@@ -527,6 +571,10 @@ export class DockerRuntime implements ReconcilableRuntime {
         await this.close();
       });
     }
+    if (!this.firewallTimer) {
+      this.firewallTimer = setInterval(() => void this.keepIsolated(), FIREWALL_CHECK_MS);
+      this.firewallTimer.unref();
+    }
     if (this.diskCheckMs > 0 && !this.diskTimer) {
       this.diskTimer = setInterval(() => void this.enforceDiskLimits(), this.diskCheckMs);
       this.diskTimer.unref();
@@ -538,11 +586,10 @@ export class DockerRuntime implements ReconcilableRuntime {
 
   private async listenToEvents(): Promise<void> {
     try {
-      const stream = (await this.engine.getEvents({
-        // Only the label is filtered by the engine: Podman 4.3's compat API answers no event at all
-        // to an `event` filter (alone or with `type`), so die and OOM are picked out here.
-        filters: { label: [`${LABEL.stack}=${this.stackId}`] },
-      })) as unknown as Readable;
+      // Unfiltered: any container's start may rewrite the engine's chains (see keepIsolated), and
+      // Podman 4.3's compat API answers no event at all to an `event` filter (alone or with
+      // `type`), so this stack's die and OOM are picked out here too.
+      const stream = (await this.engine.getEvents()) as unknown as Readable;
       this.events = stream;
       let buffered = '';
       stream.setEncoding('utf8');
@@ -572,7 +619,11 @@ export class DockerRuntime implements ReconcilableRuntime {
     } catch {
       return;
     }
-    if (event.Type !== 'container' || !ENDING_ACTIONS.has(event.Action ?? '')) return;
+    if (event.Type !== 'container') return;
+    const ours = event.Actor?.Attributes?.[LABEL.stack] === this.stackId;
+    // Our own tasks' starts are checked as they are provisioned.
+    if (event.Action === 'start' && !ours) void this.keepIsolated();
+    if (!ours || !ENDING_ACTIONS.has(event.Action ?? '')) return;
     const taskId = event.Actor?.Attributes?.[LABEL.taskId];
     const task = taskId ? this.book.get(this.book.taskArnOf(taskId)) : undefined;
     if (task && task.lastStatus !== 'STOPPED') void this.settleFromEngine(task);

@@ -1,15 +1,5 @@
-import { execFileSync } from 'node:child_process';
-
-/** Synchronous: the rules are set once, before the stack decides whose containers it runs. */
-const run = (binary: string, args: string[]): string => execFileSync(binary, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-const succeeds = (binary: string, args: string[]): boolean => {
-  try {
-    run(binary, args);
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 /**
  * Every bridge of this service's container networks is named `chs…` (lib/local/engine-networks.ts),
@@ -23,14 +13,28 @@ export const INPUT_CHAIN = 'CONTAINER-HOSTING-INPUT';
 export const FORWARD_CHAIN = 'CONTAINER-HOSTING-FORWARD';
 
 /**
- * Bridges of other container networks on the host (Podman's CNI `cni-podman*`, netavark's
- * `podman*`, Docker's `docker0` and `br-*`): a container of ours opens nothing on them.
+ * Bridges of other networks on the host, by the names their makers give them (Podman's CNI
+ * `cni-podman*`, netavark's `podman*`, Docker's `docker0` and `br-*`, libvirt's `virbr*`, LXC's
+ * `lxcbr*`, LXD's `lxdbr*`): matched by name, so one that appears between two checks is covered
+ * already. A bridge named otherwise gets a rule of its own (`otherBridgesOnThisMachine`).
  */
-const OTHER_CONTAINER_BRIDGES = ['cni-podman+', 'podman+', 'docker0', 'br-+'];
+export const OTHER_BRIDGE_NAMES = ['cni-podman+', 'podman+', 'docker0', 'br-+', 'virbr+', 'lxcbr+', 'lxdbr+'];
+
+export type Family = 4 | 6;
+const BINARY: Record<Family, string> = { 4: 'iptables', 6: 'ip6tables' };
 
 /**
- * The rules, as `iptables -S` prints them, so that a start compares what is there with what
- * should be and rewrites the chain only when they differ.
+ * The cloud's metadata services, which answer the machine they run on, and so anything it
+ * forwards: EC2's instance metadata (and its role's credentials) at 169.254.169.254 and
+ * fd00:ec2::254 (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-data-retrieval.html),
+ * also the address other clouds use, and ECS's task metadata and credentials at 169.254.170.2
+ * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/task-metadata-endpoint-v2.html).
+ */
+export const METADATA_ADDRESSES: Record<Family, string[]> = { 4: ['169.254.169.254/32', '169.254.170.2/32'], 6: ['fd00:ec2::254/128'] };
+
+/**
+ * The rules, as `iptables -S` prints them, so that a check compares what is there with what
+ * should be and rewrites a chain only when they differ.
  *
  * INPUT: a container opens no connection to the host itself, by any of its addresses (the
  * bridge's gateway, eth0's, link-local IPv6 ones): only replies to what the host opened pass
@@ -40,55 +44,147 @@ const OTHER_CONTAINER_BRIDGES = ['cni-podman+', 'podman+', 'docker0', 'br-+'];
  * and neither Docker's `enable_icc` nor Podman's `isolate` touches INPUT.
  *
  * FORWARD: nothing is routed into a container network except replies (another container, another
- * network, another machine), and nothing from it to other engines' bridges. The rest (the
- * internet, the LAN) goes on to the engine's own rules, which accept it and masquerade it.
+ * network, another machine), and nothing from one to any other bridge of this machine: the
+ * engines' default networks, other engines' and hypervisors' bridges (`otherBridges`); nor to
+ * the cloud's metadata services (METADATA_ADDRESSES). The rest (the internet, the LAN) goes on
+ * to the engine's own rules, which accept it and masquerade it. Each rule is written in the
+ * order `iptables -S` prints its options (`-d`, `-i`, `-o`, `-p`).
  */
-function chainRules(family: 4 | 6): Record<string, string[]> {
+export function chainRules(family: Family, otherBridges: readonly string[] = []): Record<string, string[]> {
   const unreachable = family === 4 ? 'icmp-port-unreachable' : 'icmp6-port-unreachable';
   const reject = [`-p tcp -j REJECT --reject-with tcp-reset`, `-j REJECT --reject-with ${unreachable}`];
   const input = [`-m conntrack --ctstate RELATED,ESTABLISHED -j RETURN`, ...reject].map((rule) => `-A ${INPUT_CHAIN} ${rule}`);
-  if (family === 6) return { [INPUT_CHAIN]: input };
   const forward = [
     `-o ${BRIDGES} -m conntrack --ctstate RELATED,ESTABLISHED -j RETURN`,
     ...reject.map((rule) => `-o ${BRIDGES} ${rule}`),
-    ...OTHER_CONTAINER_BRIDGES.flatMap((bridge) => reject.map((rule) => `-i ${BRIDGES} -o ${bridge} ${rule}`)),
+    ...[...OTHER_BRIDGE_NAMES, ...otherBridges].flatMap((bridge) => reject.map((rule) => `-i ${BRIDGES} -o ${bridge} ${rule}`)),
+    ...METADATA_ADDRESSES[family].flatMap((address) => reject.map((rule) => `-d ${address} -i ${BRIDGES} ${rule}`)),
   ].map((rule) => `-A ${FORWARD_CHAIN} ${rule}`);
   return { [INPUT_CHAIN]: input, [FORWARD_CHAIN]: forward };
 }
 
-/** Where each chain is jumped to from, first in the built-in chain so no earlier ACCEPT skips it. */
-const JUMPS: Record<string, string[]> = {
-  [INPUT_CHAIN]: ['INPUT', '-i', BRIDGES, '-j', INPUT_CHAIN],
-  [FORWARD_CHAIN]: ['FORWARD', '-j', FORWARD_CHAIN],
+/** Each chain's jump, as `iptables -S` prints it: it must be the first rule of its built-in chain. */
+const JUMPS: Record<string, { builtIn: string; rule: string }> = {
+  [INPUT_CHAIN]: { builtIn: 'INPUT', rule: `-i ${BRIDGES} -j ${INPUT_CHAIN}` },
+  [FORWARD_CHAIN]: { builtIn: 'FORWARD', rule: `-j ${FORWARD_CHAIN}` },
 };
+
+/** What one family's table needs: chains to (re)write in one atomic `iptables-restore --noflush`, then iptables commands in order. */
+export interface FirewallRepairs {
+  restore?: string;
+  commands: string[][];
+}
+
+/**
+ * What to change, given the filter table as `iptables -S` lists it, so that our chains hold
+ * exactly their rules and each one's jump is the first rule of its built-in chain, once.
+ *
+ * First, not merely present: the engines insert their own jumps at the top of FORWARD when they
+ * set a network up after their jump went missing (a reboot, a firewall reload): CNI's firewall
+ * plugin `CNI-FORWARD` and netavark's `NETAVARK_FORWARD`, each accepting every packet from a
+ * container's address (`-s <address or subnet> -j ACCEPT`). Behind them our refusals never see a
+ * container's packets. A chain that differs is replaced whole in one transaction, so it is never
+ * seen half-written. A jump out of place is deleted and inserted first again.
+ */
+export function firewallRepairs(family: Family, listing: string, otherBridges: readonly string[] = []): FirewallRepairs {
+  const lines = listing.split('\n').map((line) => line.trim());
+  const rulesOf = (chain: string) => lines.filter((line) => line.startsWith(`-A ${chain} `));
+  const declared = (chain: string) => lines.includes(`-N ${chain}`);
+  const rewritten: string[] = [];
+  const commands: string[][] = [];
+  for (const [chain, rules] of Object.entries(chainRules(family, otherBridges))) {
+    const current = rulesOf(chain);
+    if (!declared(chain) || current.length !== rules.length || current.some((line, index) => line !== rules[index]))
+      rewritten.push(`:${chain} - [0:0]`, ...rules);
+    const { builtIn, rule } = JUMPS[chain]!;
+    const jump = `-A ${builtIn} ${rule}`;
+    const builtInRules = rulesOf(builtIn);
+    if (builtInRules[0] === jump && builtInRules.filter((line) => line === jump).length === 1) continue;
+    for (const line of builtInRules) if (line === jump) commands.push(['-D', builtIn, ...words(rule)]);
+    commands.push(['-I', builtIn, '1', ...words(rule)]);
+  }
+  return { ...(rewritten.length > 0 ? { restore: ['*filter', ...rewritten, 'COMMIT', ''].join('\n') } : {}), commands };
+}
+
+const words = (rule: string): string[] => rule.split(' ');
+
+/** Whether a bridge's name matches one of OTHER_BRIDGE_NAMES (iptables' `+` is a prefix wildcard). */
+const coveredByName = (name: string): boolean =>
+  OTHER_BRIDGE_NAMES.some((pattern) => (pattern.endsWith('+') ? name.startsWith(pattern.slice(0, -1)) : name === pattern));
+
+/** The interfaces the host's default routes leave by, IPv4 (/proc/net/route) and IPv6 (/proc/net/ipv6_route). */
+function defaultRouteInterfaces(): Set<string> {
+  const read = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8').trim().split('\n') : []);
+  const ipv4 = read('/proc/net/route')
+    .map((line) => line.split(/\s+/))
+    .filter((fields) => fields[1] === '00000000' && fields[7] === '00000000')
+    .map((fields) => fields[0]!);
+  const ipv6 = read('/proc/net/ipv6_route')
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => /^0{32}$/.test(fields[0] ?? '') && fields[1] === '00')
+    .map((fields) => fields.at(-1)!);
+  return new Set([...ipv4, ...ipv6].filter((name) => name !== 'lo'));
+}
+
+/**
+ * The bridges on this machine (Linux lists a bridge's settings under /sys/class/net/<name>/bridge)
+ * that are neither ours nor matched by name, nor the way out: a host whose uplink is a bridge
+ * (a VM host's `br0`) keeps containers' outbound traffic.
+ */
+export function otherBridgesOnThisMachine(): string[] {
+  if (!existsSync('/sys/class/net')) return [];
+  const uplinks = defaultRouteInterfaces();
+  return readdirSync('/sys/class/net')
+    .filter((name) => existsSync(`/sys/class/net/${name}/bridge`))
+    .filter((name) => !name.startsWith(BRIDGE_PREFIX) && !coveredByName(name) && !uplinks.has(name))
+    .sort();
+}
 
 export type FirewallStatus = { ok: true } | { ok: false; reason: string };
 
-const words = (rule: string): string[] => rule.split(' ');
 const failed = (error: unknown): string => {
   const stderr = error instanceof Error && 'stderr' in error && typeof error.stderr === 'string' ? error.stderr : '';
   return (stderr || (error instanceof Error ? error.message : String(error))).trim();
 };
 
+/** A deletion may find its rule gone: another stack on this machine repaired the order first. */
+const mayBeGone = (command: string[]): boolean => command[0] === '-D';
+
+const notRoot: FirewallStatus = { ok: false, reason: 'the local stack does not run as root, so it cannot set the host firewall rules' };
+
+/** Synchronous: the first check runs before the stack decides whose containers it runs. */
+const runSync = (binary: string, args: string[], input?: string): string =>
+  execFileSync(binary, args, { encoding: 'utf8', input, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+
+const runAsync = (binary: string, args: string[], input?: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const child = execFile(binary, args, { encoding: 'utf8' }, (error, stdout, stderr) =>
+      error ? reject(Object.assign(error, { stderr })) : resolve(stdout),
+    );
+    child.stdin?.end(input);
+  });
+
 /**
- * Installs the host rules that keep containers on `chs…` bridges off the host and off each
- * other (IPv4 and IPv6), idempotently: chains of our own, rewritten only when they differ, and
- * one jump each from INPUT and FORWARD. Global chains are never flushed. The rules stay when the
- * stack stops: other stacks on the machine share them, and they match nothing once no `chs…`
- * bridge exists. Needs root (CAP_NET_ADMIN) and iptables; answers why not otherwise.
+ * Installs the host rules that keep containers on `chs…` bridges off the host, off each other
+ * and off every other bridge (IPv4 and IPv6), and puts their jumps first in INPUT and FORWARD;
+ * idempotent, changing nothing when all is in place. Global chains are never flushed. The rules
+ * stay when the stack stops: other stacks on the machine share them, and they match nothing once
+ * no `chs…` bridge exists. Needs root (CAP_NET_ADMIN) and iptables; answers why not otherwise.
  */
 export function ensureContainerFirewall(): FirewallStatus {
-  if (process.getuid?.() !== 0)
-    return { ok: false, reason: 'the local stack does not run as root, so it cannot set the host firewall rules' };
+  if (process.getuid?.() !== 0) return notRoot;
   try {
-    for (const [binary, family] of [
-      ['iptables', 4],
-      ['ip6tables', 6],
-    ] as const) {
-      for (const [chain, rules] of Object.entries(chainRules(family))) {
-        ensureChain(binary, chain, rules);
-        const jump = JUMPS[chain]!;
-        if (!succeeds(binary, ['-w', '-C', ...jump])) run(binary, ['-w', '-I', jump[0]!, '1', ...jump.slice(1)]);
+    const otherBridges = otherBridgesOnThisMachine();
+    for (const family of [4, 6] as const) {
+      const binary = BINARY[family];
+      const repairs = firewallRepairs(family, runSync(binary, ['-w', '-S']), otherBridges);
+      if (repairs.restore) runSync(`${binary}-restore`, ['-w', '--noflush'], repairs.restore);
+      for (const command of repairs.commands) {
+        try {
+          runSync(binary, ['-w', ...command]);
+        } catch (error) {
+          if (!mayBeGone(command)) throw error;
+        }
       }
     }
     return { ok: true };
@@ -97,16 +193,26 @@ export function ensureContainerFirewall(): FirewallStatus {
   }
 }
 
-function ensureChain(binary: string, chain: string, rules: string[]): void {
-  let listed: string[] | undefined;
+/**
+ * The same check and repair as `ensureContainerFirewall`, without blocking: for every task start
+ * and whenever the engine may have rewritten its chains (it does so as it sets a network up, at
+ * any container's start), since that can put the engine's ACCEPTs ahead of our jumps again.
+ */
+export async function keepContainerFirewall(): Promise<FirewallStatus> {
+  if (process.getuid?.() !== 0) return notRoot;
   try {
-    listed = run(binary, ['-w', '-S', chain]).trim().split('\n');
-  } catch {
-    run(binary, ['-w', '-N', chain]);
+    const otherBridges = otherBridgesOnThisMachine();
+    for (const family of [4, 6] as const) {
+      const binary = BINARY[family];
+      const repairs = firewallRepairs(family, await runAsync(binary, ['-w', '-S']), otherBridges);
+      if (repairs.restore) await runAsync(`${binary}-restore`, ['-w', '--noflush'], repairs.restore);
+      for (const command of repairs.commands)
+        await runAsync(binary, ['-w', ...command]).catch((error: unknown) => {
+          if (!mayBeGone(command)) throw error;
+        });
+    }
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, reason: `setting the host firewall rules failed: ${failed(error)}` };
   }
-  const current = (listed ?? []).filter((line) => line.startsWith('-A '));
-  if (current.length === rules.length && current.every((line, index) => line === rules[index])) return;
-  // Our own chain: rebuilt whole, so a rule of an older version never lingers.
-  run(binary, ['-w', '-F', chain]);
-  for (const rule of rules) run(binary, ['-w', ...words(rule)]);
 }

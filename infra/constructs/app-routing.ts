@@ -20,6 +20,33 @@ export const DEFAULT_PROXY_IMAGE = 'public.ecr.aws/docker/library/caddy:2.10-alp
 export const PROXY_PORT = 8080;
 export const PROXY_HEALTH_PATH = '/__proxy/health';
 export const DEFAULT_IDLE_TIMEOUT_SECONDS = 120;
+/**
+ * How long ECS lets a proxy task's Caddy finish after SIGTERM before SIGKILL: Fargate's maximum
+ * (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_ContainerDefinition.html, stopTimeout).
+ * ECS sends SIGTERM only once the load balancer has drained the task
+ * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/load-balancer-connection-draining.html);
+ * Caddy's own `grace_period` (infra/proxy/Caddyfile) ends before it, so Caddy exits by itself.
+ */
+export const PROXY_STOP_TIMEOUT_SECONDS = 120;
+/** What the drain waits beyond the wake endpoint's hold: the proxy's own hop to it and back. */
+export const PROXY_DRAIN_MARGIN_SECONDS = 10;
+/** The target group's deregistration delay may be 0 to 3600 s (see proxyDrainSeconds). */
+const MAX_DEREGISTRATION_DELAY_SECONDS = 3600;
+
+/**
+ * How long the load balancer drains a proxy task before ECS stops it (a deploy or a scale-in):
+ * the longest a request may be held (the wake endpoint's hold) plus a margin, so a held request
+ * finishes on the task it arrived at. A target group's deregistration delay is 0 to 3600 s
+ * (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-target-group-attributes.html#deregistration-delay).
+ */
+export function proxyDrainSeconds(holdSeconds: number): number {
+  const drain = holdSeconds + PROXY_DRAIN_MARGIN_SECONDS;
+  if (drain > MAX_DEREGISTRATION_DELAY_SECONDS)
+    throw new Error(
+      `A hold of ${holdSeconds} s needs a drain of ${drain} s; a target group drains at most ${MAX_DEREGISTRATION_DELAY_SECONDS} s`,
+    );
+  return drain;
+}
 
 /**
  * The proxy container's start: the Caddyfile from the environment, plus two values only known in
@@ -168,6 +195,7 @@ export class AppRouting extends Construct {
       command: ['sh', '-c', PROXY_START_SCRIPT],
       logging: ecs.LogDrivers.awsLogs({ logGroup: proxyLogs, streamPrefix: 'proxy' }),
       readonlyRootFilesystem: false,
+      stopTimeout: Duration.seconds(PROXY_STOP_TIMEOUT_SECONDS),
     });
     acknowledgeNagRule(
       taskDefinition,
@@ -208,7 +236,8 @@ export class AppRouting extends Construct {
       protocol: elbv2.ApplicationProtocol.HTTP,
       targets: [this.proxyService],
       healthCheck: { path: PROXY_HEALTH_PATH, healthyHttpCodes: '200', interval: Duration.seconds(15) },
-      deregistrationDelay: Duration.seconds(30),
+      // A deploy or scale-in drains a task as long as the longest held request (docs/containers.md, "Deploying the proxy fleet").
+      deregistrationDelay: Duration.seconds(proxyDrainSeconds(props.wake.holdSeconds)),
     });
     scaling.scaleOnRequestCount('Requests', { requestsPerTarget: 2000, targetGroup });
     this.loadBalancer.addRedirect({

@@ -12,7 +12,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AppRouting, PROXY_HEALTH_PATH, PROXY_PORT, PROXY_START_SCRIPT } from '../../infra/constructs/app-routing.js';
+import { AppRouting, PROXY_HEALTH_PATH, PROXY_PORT, PROXY_START_SCRIPT, proxyDrainSeconds } from '../../infra/constructs/app-routing.js';
 import { ContainerWorkload } from '../../infra/constructs/container-workload.js';
 import { ServiceFunction } from '../../infra/constructs/service-function.js';
 import { acknowledgeNagRule } from '../../infra/nag.js';
@@ -317,5 +317,35 @@ describe('AppRouting load balancer idle timeout', () => {
     // Assess: the wake endpoint here holds a request up to 150 s.
     const attributes = propertiesOfOnly(template, 'AWS::ElasticLoadBalancingV2::LoadBalancer').LoadBalancerAttributes;
     expect(attributes).toContainEqual({ Key: 'idle_timeout.timeout_seconds', Value: '150' });
+  });
+});
+
+describe('AppRouting proxy drain', () => {
+  it('drains a proxy task longer than a wake holds a request before ECS stops it, and Caddy ends its grace before ECS kills it', () => {
+    // Prepare: the wake endpoint here holds a request up to 150 s.
+    const targetGroup = propertiesOfOnly(template, 'AWS::ElasticLoadBalancingV2::TargetGroup');
+    const drain = Number(
+      targetGroup.TargetGroupAttributes.find((attribute: { Key: string }) => attribute.Key === 'deregistration_delay.timeout_seconds')
+        ?.Value,
+    );
+    const proxy = resourcesOfType(template, 'AWS::ECS::TaskDefinition')
+      .map(([, definition]) => definition.Properties)
+      .find((definition) => definition?.ContainerDefinitions[0].Name === 'caddy');
+    const stopTimeout = proxy!.ContainerDefinitions[0].StopTimeout;
+    const caddyfile = readFileSync(join(repositoryRoot, 'infra/proxy/Caddyfile'), 'utf8');
+    const grace = Number(/^\s*grace_period\s+(\d+)s\s*$/m.exec(caddyfile)?.[1]);
+    // Assess: the load balancer lets a held request finish (ECS sends SIGTERM only after the drain),
+    // within its 3600 s maximum; Fargate allows a stop timeout of at most 120 s.
+    expect(drain).toBeGreaterThan(150);
+    expect(drain).toBeLessThanOrEqual(3600);
+    expect(stopTimeout).toBe(120);
+    expect(grace).toBeGreaterThan(0);
+    expect(grace).toBeLessThan(stopTimeout);
+  });
+
+  it('refuses a hold the load balancer cannot drain', () => {
+    // Act / Assess
+    expect(() => proxyDrainSeconds(3595)).toThrow(/drains at most 3600 s/);
+    expect(proxyDrainSeconds(150)).toBe(160);
   });
 });

@@ -154,7 +154,7 @@ export class ContainerHostingStack extends Stack {
 
     // https://{hostname}.{appsDomain}/ only when both are given (infra/settings.ts); otherwise no routing resources and url null.
     const routing = routed
-      ? this.appRouting(settings, { workload, store, bundles, environmentFor, permissionTargets, taskStateEvents })
+      ? this.appRouting(settings, { workload, store, bundles, environmentFor, permissionTargets, taskStateEvents, imagePulls })
       : undefined;
 
     const integrations: RouteIntegration[] = [];
@@ -334,9 +334,10 @@ export class ContainerHostingStack extends Stack {
       environmentFor: (permissions: RoutePermissions) => Record<string, string>;
       permissionTargets: Parameters<typeof grantRoutePermissions>[2];
       taskStateEvents: TaskStateEvents;
+      imagePulls: ImagePullThrough;
     },
   ): AppRouting {
-    const { workload, store, bundles, environmentFor, permissionTargets, taskStateEvents } = parts;
+    const { workload, store, bundles, environmentFor, permissionTargets, taskStateEvents, imagePulls } = parts;
     const common = {
       bundles,
       tableName: store.table.tableName,
@@ -392,6 +393,7 @@ export class ContainerHostingStack extends Stack {
       workloadSecurityGroup: workload.securityGroup,
       idleTimeoutSeconds: settings.appsIdleTimeoutSeconds,
       wake: { functionUrl: wakeUrl, secret: wakeSecret, holdSeconds: wakeFunction.timeoutSeconds },
+      imagePulls,
     });
 
     const accessLog = new ServiceFunction(this, accessLogActivityFunction.id, {

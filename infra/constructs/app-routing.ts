@@ -12,10 +12,18 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as route53 from 'aws-cdk-lib/aws-route53';
 import { Construct } from 'constructs';
 import { acknowledgeNagRule } from '../nag.js';
+import type { ImagePullThrough } from './image-pull-through.js';
 import { repositoryRoot } from '../paths.js';
 
-/** The stock reverse proxy: Caddy 2 from the Docker official images' mirror on ECR Public. */
-export const DEFAULT_PROXY_IMAGE = 'public.ecr.aws/docker/library/caddy:2.10-alpine';
+/**
+ * The stock reverse proxy: Caddy 2.10.2 from the Docker official images' mirror on ECR Public,
+ * pinned by the digest of its multi-architecture index, so every task of the fleet runs the same
+ * bytes whatever the tag points to later. Pulled through this account's ECR (its `ecr-public`
+ * rule), never through the NAT from ECR Public. To move it: `docker buildx imagetools inspect
+ * public.ecr.aws/docker/library/caddy:<tag>` prints the index digest (README, "Deploying").
+ */
+export const DEFAULT_PROXY_IMAGE =
+  'public.ecr.aws/docker/library/caddy:2.10.2-alpine@sha256:4c6e91c6ed0e2fa03efd5b44747b625fec79bc9cd06ac5235a779726618e530d';
 /** Where the proxy listens behind the load balancer (infra/proxy/Caddyfile). */
 export const PROXY_PORT = 8080;
 export const PROXY_HEALTH_PATH = '/__proxy/health';
@@ -82,7 +90,10 @@ export interface AppRoutingProps {
   certificateArn: string;
   /** The workload tasks' group: it admits the proxy, and only the proxy. */
   workloadSecurityGroup: ec2.SecurityGroup;
+  /** An upstream reference pinned by digest (`…@sha256:…`); default DEFAULT_PROXY_IMAGE. */
   proxyImage?: string;
+  /** The account's pull-through cache: the proxy's image is pulled through it. */
+  imagePulls: ImagePullThrough;
   /**
    * Seconds a connection may stay idle at the load balancer (context `appsIdleTimeoutSeconds`,
    * default 120); a WebSocket with no traffic for longer is closed.
@@ -164,6 +175,8 @@ export class AppRouting extends Construct {
     // pulled by Fargate, not through the task's group, except over the task's ENI for ECR Public.
     this.proxySecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'Image pull and CloudWatch Logs over HTTPS');
 
+    const proxyImage = props.proxyImage ?? DEFAULT_PROXY_IMAGE;
+    if (!/@sha256:[a-f0-9]{64}$/.test(proxyImage)) throw new Error(`The proxy image must be pinned by digest (…@sha256:…): ${proxyImage}`);
     const taskDefinition = new ecs.FargateTaskDefinition(this, 'ProxyTask', {
       cpu: 256,
       memoryLimitMiB: 512,
@@ -176,7 +189,7 @@ export class AppRouting extends Construct {
     const caddyfile = readFileSync(join(repositoryRoot, 'infra/proxy/Caddyfile'), 'utf8');
     const jsonPathAwk = readFileSync(join(repositoryRoot, 'infra/proxy/json-path.awk'), 'utf8');
     taskDefinition.addContainer('caddy', {
-      image: ecs.ContainerImage.fromRegistry(props.proxyImage ?? DEFAULT_PROXY_IMAGE),
+      image: ecs.ContainerImage.fromRegistry(props.imagePulls.pullThrough(proxyImage, taskDefinition.obtainExecutionRole())),
       essential: true,
       portMappings: [{ containerPort: PROXY_PORT }],
       // The configuration is the repository's infra/proxy/Caddyfile, given to the stock image as it is.

@@ -145,6 +145,9 @@ export class AppRouting extends Construct {
       internetFacing: true,
       vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC },
       dropInvalidHeaderFields: true,
+      // Its DNS name is what *.{appsDomain} points at: a deleted load balancer comes back with another
+      // name, and every app is unreachable until the record is changed. README, "Removing the stack".
+      deletionProtection: true,
       // The load balancer closes a connection, a WebSocket included, that sends nothing for this
       // long; its own default is 60 s (1 to 4000 s,
       // https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html#connection-idle-timeout).

@@ -82,6 +82,12 @@ describe('AppRouting load balancer', () => {
     });
   });
 
+  it('is protected from deletion', () => {
+    // Assess
+    const attributes = propertiesOfOnly(template, 'AWS::ElasticLoadBalancingV2::LoadBalancer').LoadBalancerAttributes;
+    expect(attributes).toContainEqual({ Key: 'deletion_protection.enabled', Value: 'true' });
+  });
+
   it('redirects HTTP to HTTPS permanently, and forwards nothing on HTTP', () => {
     // Assess
     template.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', {

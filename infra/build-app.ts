@@ -9,6 +9,8 @@ export interface BuildAppOptions extends AppProps {
   nagChecks?: boolean;
   routes?: readonly Route[];
   sourceRoot?: string;
+  /** The Region the stack deploys to, when known: the CDK CLI sets CDK_DEFAULT_REGION from its profile or --region. */
+  deploymentRegion?: string;
 }
 
 /**
@@ -16,7 +18,7 @@ export interface BuildAppOptions extends AppProps {
  * works offline) checked by cdk-nag's AWS Solutions pack.
  */
 export function buildApp(options: BuildAppOptions = {}): { app: App; stack: ContainerHostingStack } {
-  const { nagChecks = true, routes, sourceRoot, ...appProps } = options;
+  const { nagChecks = true, routes, sourceRoot, deploymentRegion = process.env.CDK_DEFAULT_REGION, ...appProps } = options;
   const app = new App(appProps);
   const settings = readSettings(app.node);
   const stack = new ContainerHostingStack(app, settings.stackName, {
@@ -24,6 +26,7 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stack: Cont
     settings,
     routes,
     sourceRoot,
+    deploymentRegion,
   });
   // cdk-nag 3 is a policy-validation plugin: any unacknowledged finding fails synth.
   if (nagChecks) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -30,6 +30,7 @@ import {
   writeRoutesFunction,
 } from './event-functions.js';
 import { ReconcileSchedule } from './constructs/reconcile-schedule.js';
+import { requireCertificatesInStackRegion } from './certificate-region.js';
 import { acknowledgeNagRule } from './nag.js';
 import { repositoryRoot } from './paths.js';
 import type { DeploymentSettings } from './settings.js';
@@ -40,6 +41,8 @@ export interface ContainerHostingStackProps extends StackProps {
   routes?: readonly Route[];
   /** Where handler files live; the repository root unless a test says otherwise. */
   sourceRoot?: string;
+  /** The Region the CDK CLI deploys this environment-agnostic stack to (CDK_DEFAULT_REGION), when known at synth. */
+  deploymentRegion?: string;
 }
 
 /**
@@ -69,6 +72,11 @@ export class ContainerHostingStack extends Stack {
   constructor(scope: Construct, id: string, props: ContainerHostingStackProps) {
     super(scope, id, props);
     const { settings } = props;
+    requireCertificatesInStackRegion(
+      this,
+      { apiCertificateArn: settings.apiCertificateArn, appsCertificateArn: settings.appsCertificateArn },
+      props.deploymentRegion,
+    );
     const routes: readonly Route[] = props.routes ?? routeTable;
     const sourceRoot = props.sourceRoot ?? repositoryRoot;
     const routed = settings.appsDomain !== undefined && settings.appsCertificateArn !== undefined;
@@ -154,7 +162,7 @@ export class ContainerHostingStack extends Stack {
 
     // https://{hostname}.{appsDomain}/ only when both are given (infra/settings.ts); otherwise no routing resources and url null.
     const routing = routed
-      ? this.appRouting(settings, { workload, store, bundles, environmentFor, permissionTargets, taskStateEvents })
+      ? this.appRouting(settings, { workload, store, bundles, environmentFor, permissionTargets, taskStateEvents, imagePulls })
       : undefined;
 
     const integrations: RouteIntegration[] = [];
@@ -315,6 +323,9 @@ export class ContainerHostingStack extends Stack {
         value: routing.loadBalancer.loadBalancerDnsName,
         description: `Create the DNS record *.${settings.appsDomain} (CNAME, or a Route 53 alias A/AAAA) pointing at this name`,
       });
+      // What README, "Removing the stack", names: the protected load balancer and the zone to empty.
+      new CfnOutput(this, 'AppsLoadBalancerArn', { value: routing.loadBalancer.loadBalancerArn });
+      new CfnOutput(this, 'AppsDnsZoneId', { value: routing.zone.hostedZoneId });
     }
   }
 
@@ -334,9 +345,10 @@ export class ContainerHostingStack extends Stack {
       environmentFor: (permissions: RoutePermissions) => Record<string, string>;
       permissionTargets: Parameters<typeof grantRoutePermissions>[2];
       taskStateEvents: TaskStateEvents;
+      imagePulls: ImagePullThrough;
     },
   ): AppRouting {
-    const { workload, store, bundles, environmentFor, permissionTargets, taskStateEvents } = parts;
+    const { workload, store, bundles, environmentFor, permissionTargets, taskStateEvents, imagePulls } = parts;
     const common = {
       bundles,
       tableName: store.table.tableName,
@@ -392,6 +404,7 @@ export class ContainerHostingStack extends Stack {
       workloadSecurityGroup: workload.securityGroup,
       idleTimeoutSeconds: settings.appsIdleTimeoutSeconds,
       wake: { functionUrl: wakeUrl, secret: wakeSecret, holdSeconds: wakeFunction.timeoutSeconds },
+      imagePulls,
     });
 
     const accessLog = new ServiceFunction(this, accessLogActivityFunction.id, {

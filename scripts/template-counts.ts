@@ -1,8 +1,9 @@
 /**
- * The README's figures that come from the synthesized templates: resources per template, functions,
- * alarms and the metrics they read, and the at-rest cost table built on them. `npm run
- * template-counts` rewrites the two marked blocks of README.md; `-- --check` only says whether they
- * agree (test/infra/template-counts.test.ts fails when they do not). The stack is synthesized with
+ * The figures that come from the synthesized templates: resources per template, functions, alarms
+ * and the metrics they read, and the at-rest costs built on them (the README's table, its figure
+ * for routing at rest, and docs/containers.md's routing table, all from `routingAtRest`). `npm run
+ * template-counts` rewrites the marked blocks of README.md and docs/containers.md; `-- --check`
+ * only says whether they agree (test/infra/template-counts.test.ts fails when they do not). The stack is synthesized with
  * routing and an API domain on, and without bundling the functions (context aws:cdk:bundling-stacks).
  */
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
@@ -120,6 +121,7 @@ const PRICE = {
   kmsKey: 1,
   secret: 0.4,
   albHour: 0.0225,
+  lcuHour: 0.008,
   fargateArmVcpuHour: 0.03238,
   fargateArmGbHour: 0.00356,
   hostedZone: 0.5,
@@ -129,6 +131,71 @@ const PRICE = {
 const PROXY_INSIGHTS_METRICS = 25;
 /** API Gateway's per-method metrics with detailed metrics on: Count, 4XXError, 5XXError, Latency, IntegrationLatency. */
 const METRICS_PER_METHOD = 5;
+
+/** A part of the bill that only routing (`appsDomain`) adds, at rest: what it is, how it is counted, a month of it. */
+interface RoutingPart {
+  item: string;
+  quantity: string;
+  monthly: number;
+}
+
+/**
+ * What routing adds at rest, the one source of the three places that say it (the README's
+ * sentence and table, docs/containers.md's table): the load balancer and its addresses, the
+ * proxy tasks and their Container Insights, the private zone, and the wake secret and the routing
+ * functions' and queue's alarm metrics that only a stack with routing has.
+ */
+export function routingAtRest(counts: TemplateCounts): { parts: RoutingPart[]; total: number } {
+  const parts: RoutingPart[] = [
+    { item: 'load balancer hours', quantity: `1 × ${HOURS} h × $${PRICE.albHour}`, monthly: HOURS * PRICE.albHour },
+    {
+      item: 'public IPv4 of the load balancer (one per zone)',
+      quantity: `2 × ${HOURS} h × $${PRICE.ipv4Hour}`,
+      monthly: 2 * HOURS * PRICE.ipv4Hour,
+    },
+    {
+      item: 'proxy tasks (minimum)',
+      quantity: `2 × ${HOURS} h × (0.25 vCPU × $${PRICE.fargateArmVcpuHour} + 0.5 GB × $${PRICE.fargateArmGbHour})`,
+      monthly: 2 * PROXY_TASK_MONTH,
+    },
+    {
+      item: 'Container Insights on the proxy cluster (standard)',
+      quantity: `about ${PROXY_INSIGHTS_METRICS} cluster and service metrics × $${PRICE.customMetric.toFixed(2)} (an estimate: custom metrics, CloudWatch pricing)`,
+      monthly: PROXY_INSIGHTS_METRICS * PRICE.customMetric,
+    },
+    { item: 'private hosted zone', quantity: `1 × $${PRICE.hostedZone.toFixed(2)}`, monthly: PRICE.hostedZone },
+    {
+      item: 'the wake secret (Secrets Manager)',
+      quantity: `${counts.routingSecrets} × $${PRICE.secret.toFixed(2)}`,
+      monthly: counts.routingSecrets * PRICE.secret,
+    },
+    {
+      item: 'alarm metrics of the wake, access-log and route writer functions and the route changes queue',
+      quantity: `${counts.routingAlarmMetrics} × $${PRICE.alarmMetric.toFixed(2)}`,
+      monthly: counts.routingAlarmMetrics * PRICE.alarmMetric,
+    },
+  ];
+  return { parts, total: parts.reduce((sum, part) => sum + part.monthly, 0) };
+}
+
+/** One proxy task (Fargate arm64, 0.25 vCPU, 0.5 GB) for a month. */
+const PROXY_TASK_MONTH = HOURS * (0.25 * PRICE.fargateArmVcpuHour + 0.5 * PRICE.fargateArmGbHour);
+
+/** The marked blocks of docs/containers.md, by name. */
+export function containersDocBlocks(counts: TemplateCounts): Record<string, string> {
+  const { parts, total } = routingAtRest(counts);
+  const costs = [
+    '| item | quantity | per month |',
+    '|---|---|---|',
+    ...parts.map(({ item, quantity, monthly }) => `| ${item} | ${quantity} | ${dollars(monthly)} |`),
+    `| **at rest** | | **${dollars(total)}** |`,
+    `| load balancer LCUs (light traffic: ~1 LCU on average) | ${HOURS} LCU-h × $${PRICE.lcuHour} | ${dollars(HOURS * PRICE.lcuHour)} |`,
+    '| DNS lookups by the proxies (2 per 5 s per task per hostname in use) | ~2.1 M per busy hostname | ~$0.84 per busy hostname |',
+    '',
+    `Each further proxy task adds ${dollars(PROXY_TASK_MONTH)} a month while it runs.`,
+  ].join('\n');
+  return { 'routing-costs': costs };
+}
 
 /** The marked blocks of README.md, by name. */
 export function readmeBlocks(counts: TemplateCounts): Record<string, string> {
@@ -153,11 +220,12 @@ export function readmeBlocks(counts: TemplateCounts): Record<string, string> {
   const baseSecrets = PRICE.secret * (counts.secrets - counts.routingSecrets);
   const alb = HOURS * PRICE.albHour;
   const albAddresses = 2 * HOURS * PRICE.ipv4Hour;
-  const proxies = 2 * HOURS * (0.25 * PRICE.fargateArmVcpuHour + 0.5 * PRICE.fargateArmGbHour);
+  const proxies = 2 * PROXY_TASK_MONTH;
   const zone = PRICE.hostedZone;
   const insights = PROXY_INSIGHTS_METRICS * PRICE.customMetric;
   const base = nat + waf + baseAlarms + dashboards + keys + baseSecrets;
-  const routed = nat + waf + alarms + dashboards + keys + secrets + alb + albAddresses + proxies + zone + insights;
+  const routing = routingAtRest(counts).total;
+  const routed = base + routing;
   const rotation =
     counts.rotatingKmsKeys > 0
       ? `; with rotation on (${counts.rotatingKmsKeys} of them), each of a key's first two yearly rotations adds $1 a month`
@@ -183,7 +251,12 @@ export function readmeBlocks(counts: TemplateCounts): Record<string, string> {
     `${dollars(counts.apiMethods * METRICS_PER_METHOD * PRICE.customMetric)} a month when every method is called every hour (CloudWatch prorates a metric by the hours it`,
     'receives data, so routes nobody calls cost nothing).',
   ].join('\n');
-  return { 'template-counts': resources, 'at-rest-costs': costs };
+  const routingSentence = [
+    `Routing costs ${dollars(routing)} a month at rest: the load balancer, its addresses, two proxy tasks, their`,
+    "Container Insights, the private zone, the wake secret and its functions' alarms",
+    '([What it costs](#what-it-costs); [docs/containers.md](docs/containers.md#what-the-routing-layer-costs-us-east-1-per-month-of-730-hours)).',
+  ].join('\n');
+  return { 'template-counts': resources, 'at-rest-costs': costs, 'routing-at-rest': routingSentence };
 }
 
 const marker = (name: string, end: boolean) =>
@@ -195,26 +268,34 @@ export function withBlocks(readme: string, blocks: Record<string, string>): stri
   for (const [name, content] of Object.entries(blocks)) {
     const start = text.indexOf(marker(name, false));
     const end = text.indexOf(marker(name, true));
-    if (start === -1 || end < start) throw new Error(`README.md has no block ${name} (${marker(name, false)} … ${marker(name, true)})`);
+    if (start === -1 || end < start) throw new Error(`The file has no block ${name} (${marker(name, false)} … ${marker(name, true)})`);
     text = `${text.slice(0, start + marker(name, false).length)}\n${content}\n${text.slice(end)}`;
   }
   return text;
 }
 
-const readmePath = join(repositoryRoot, 'README.md');
+/** Each generated file and its blocks. */
+export const generatedFiles: ReadonlyArray<{ path: string; blocks: (counts: TemplateCounts) => Record<string, string> }> = [
+  { path: 'README.md', blocks: readmeBlocks },
+  { path: 'docs/containers.md', blocks: containersDocBlocks },
+];
 
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
   const counts = templateCounts();
-  const readme = readFileSync(readmePath, 'utf8');
-  const updated = withBlocks(readme, readmeBlocks(counts));
   console.log(JSON.stringify(counts, null, 2));
-  if (process.argv.includes('--check')) {
-    if (updated !== readme) {
-      console.error('README.md disagrees with the templates: run npm run template-counts');
-      process.exit(1);
+  let stale = false;
+  for (const { path, blocks } of generatedFiles) {
+    const file = join(repositoryRoot, path);
+    const text = readFileSync(file, 'utf8');
+    const updated = withBlocks(text, blocks(counts));
+    if (updated === text) continue;
+    if (process.argv.includes('--check')) {
+      console.error(`${path} disagrees with the templates: run npm run template-counts`);
+      stale = true;
+    } else {
+      writeFileSync(file, updated);
+      console.log(`${path} updated`);
     }
-  } else if (updated !== readme) {
-    writeFileSync(readmePath, updated);
-    console.log('README.md updated');
   }
+  if (stale) process.exit(1);
 }

@@ -12,14 +12,49 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as route53 from 'aws-cdk-lib/aws-route53';
 import { Construct } from 'constructs';
 import { acknowledgeNagRule } from '../nag.js';
+import type { ImagePullThrough } from './image-pull-through.js';
 import { repositoryRoot } from '../paths.js';
 
-/** The stock reverse proxy: Caddy 2 from the Docker official images' mirror on ECR Public. */
-export const DEFAULT_PROXY_IMAGE = 'public.ecr.aws/docker/library/caddy:2.10-alpine';
+/**
+ * The stock reverse proxy: Caddy 2.10.2 from the Docker official images' mirror on ECR Public,
+ * pinned by the digest of its multi-architecture index, so every task of the fleet runs the same
+ * bytes whatever the tag points to later. Pulled through this account's ECR (its `ecr-public`
+ * rule), never through the NAT from ECR Public. To move it: `docker buildx imagetools inspect
+ * public.ecr.aws/docker/library/caddy:<tag>` prints the index digest (README, "Deploying").
+ */
+export const DEFAULT_PROXY_IMAGE =
+  'public.ecr.aws/docker/library/caddy:2.10.2-alpine@sha256:4c6e91c6ed0e2fa03efd5b44747b625fec79bc9cd06ac5235a779726618e530d';
 /** Where the proxy listens behind the load balancer (infra/proxy/Caddyfile). */
 export const PROXY_PORT = 8080;
 export const PROXY_HEALTH_PATH = '/__proxy/health';
 export const DEFAULT_IDLE_TIMEOUT_SECONDS = 120;
+/**
+ * How long ECS lets a proxy task's Caddy finish after SIGTERM before SIGKILL: Fargate's maximum
+ * (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_ContainerDefinition.html, stopTimeout).
+ * ECS sends SIGTERM only once the load balancer has drained the task
+ * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/load-balancer-connection-draining.html);
+ * Caddy's own `grace_period` (infra/proxy/Caddyfile) ends before it, so Caddy exits by itself.
+ */
+export const PROXY_STOP_TIMEOUT_SECONDS = 120;
+/** What the drain waits beyond the wake endpoint's hold: the proxy's own hop to it and back. */
+export const PROXY_DRAIN_MARGIN_SECONDS = 10;
+/** The target group's deregistration delay may be 0 to 3600 s (see proxyDrainSeconds). */
+const MAX_DEREGISTRATION_DELAY_SECONDS = 3600;
+
+/**
+ * How long the load balancer drains a proxy task before ECS stops it (a deploy or a scale-in):
+ * the longest a request may be held (the wake endpoint's hold) plus a margin, so a held request
+ * finishes on the task it arrived at. A target group's deregistration delay is 0 to 3600 s
+ * (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-target-group-attributes.html#deregistration-delay).
+ */
+export function proxyDrainSeconds(holdSeconds: number): number {
+  const drain = holdSeconds + PROXY_DRAIN_MARGIN_SECONDS;
+  if (drain > MAX_DEREGISTRATION_DELAY_SECONDS)
+    throw new Error(
+      `A hold of ${holdSeconds} s needs a drain of ${drain} s; a target group drains at most ${MAX_DEREGISTRATION_DELAY_SECONDS} s`,
+    );
+  return drain;
+}
 
 /**
  * The proxy container's start: the Caddyfile from the environment, plus two values only known in
@@ -55,7 +90,10 @@ export interface AppRoutingProps {
   certificateArn: string;
   /** The workload tasks' group: it admits the proxy, and only the proxy. */
   workloadSecurityGroup: ec2.SecurityGroup;
+  /** An upstream reference pinned by digest (`…@sha256:…`); default DEFAULT_PROXY_IMAGE. */
   proxyImage?: string;
+  /** The account's pull-through cache: the proxy's image is pulled through it. */
+  imagePulls: ImagePullThrough;
   /**
    * Seconds a connection may stay idle at the load balancer (context `appsIdleTimeoutSeconds`,
    * default 120); a WebSocket with no traffic for longer is closed.
@@ -107,6 +145,9 @@ export class AppRouting extends Construct {
       internetFacing: true,
       vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC },
       dropInvalidHeaderFields: true,
+      // Its DNS name is what *.{appsDomain} points at: a deleted load balancer comes back with another
+      // name, and every app is unreachable until the record is changed. README, "Removing the stack".
+      deletionProtection: true,
       // The load balancer closes a connection, a WebSocket included, that sends nothing for this
       // long; its own default is 60 s (1 to 4000 s,
       // https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html#connection-idle-timeout).
@@ -137,6 +178,8 @@ export class AppRouting extends Construct {
     // pulled by Fargate, not through the task's group, except over the task's ENI for ECR Public.
     this.proxySecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'Image pull and CloudWatch Logs over HTTPS');
 
+    const proxyImage = props.proxyImage ?? DEFAULT_PROXY_IMAGE;
+    if (!/@sha256:[a-f0-9]{64}$/.test(proxyImage)) throw new Error(`The proxy image must be pinned by digest (…@sha256:…): ${proxyImage}`);
     const taskDefinition = new ecs.FargateTaskDefinition(this, 'ProxyTask', {
       cpu: 256,
       memoryLimitMiB: 512,
@@ -149,7 +192,7 @@ export class AppRouting extends Construct {
     const caddyfile = readFileSync(join(repositoryRoot, 'infra/proxy/Caddyfile'), 'utf8');
     const jsonPathAwk = readFileSync(join(repositoryRoot, 'infra/proxy/json-path.awk'), 'utf8');
     taskDefinition.addContainer('caddy', {
-      image: ecs.ContainerImage.fromRegistry(props.proxyImage ?? DEFAULT_PROXY_IMAGE),
+      image: ecs.ContainerImage.fromRegistry(props.imagePulls.pullThrough(proxyImage, taskDefinition.obtainExecutionRole())),
       essential: true,
       portMappings: [{ containerPort: PROXY_PORT }],
       // The configuration is the repository's infra/proxy/Caddyfile, given to the stock image as it is.
@@ -168,6 +211,7 @@ export class AppRouting extends Construct {
       command: ['sh', '-c', PROXY_START_SCRIPT],
       logging: ecs.LogDrivers.awsLogs({ logGroup: proxyLogs, streamPrefix: 'proxy' }),
       readonlyRootFilesystem: false,
+      stopTimeout: Duration.seconds(PROXY_STOP_TIMEOUT_SECONDS),
     });
     acknowledgeNagRule(
       taskDefinition,
@@ -208,7 +252,8 @@ export class AppRouting extends Construct {
       protocol: elbv2.ApplicationProtocol.HTTP,
       targets: [this.proxyService],
       healthCheck: { path: PROXY_HEALTH_PATH, healthyHttpCodes: '200', interval: Duration.seconds(15) },
-      deregistrationDelay: Duration.seconds(30),
+      // A deploy or scale-in drains a task as long as the longest held request (docs/containers.md, "Deploying the proxy fleet").
+      deregistrationDelay: Duration.seconds(proxyDrainSeconds(props.wake.holdSeconds)),
     });
     scaling.scaleOnRequestCount('Requests', { requestsPerTarget: 2000, targetGroup });
     this.loadBalancer.addRedirect({

@@ -2,6 +2,8 @@ import { ArnFormat, Aws, Stack } from 'aws-cdk-lib';
 import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { cachedImageReference } from '../../lib/aws/image-references.js';
+import { imageLocationOf } from '../../lib/containers/image-location.js';
 import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
 
 /**
@@ -102,6 +104,45 @@ export class ImagePullThrough extends Construct {
       'AwsSolutions-IAM5[Resource::*]',
       'ecr:GetAuthorizationToken has no resource-level permissions (IAM service authorization reference); pulls are limited to the pull-through prefixes and the repositories the allow-list names.',
     );
+  }
+
+  /**
+   * The stack's own image `image` (an upstream reference, pinned by digest) as pulled through this
+   * account's rule for its registry, and `role` (a task's execution role) let to pull it: pull and,
+   * for the first pull, create and import, on that one repository only. Throws for a registry
+   * without a rule.
+   */
+  pullThrough(image: string, role: iam.IRole): string {
+    const prefixes = Object.fromEntries(this.rules.map(({ host, prefix }) => [host, prefix]));
+    const reference = cachedImageReference(image, { registry: this.registry, prefixes });
+    if (!reference)
+      throw new Error(`${image} is on a registry without a pull-through cache rule (${this.rules.map(({ host }) => host).join(', ')})`);
+    const { host, path } = imageLocationOf(image);
+    const repository = Stack.of(this).formatArn({
+      service: 'ecr',
+      resource: 'repository',
+      resourceName: `${prefixes[host]}/${path.join('/')}`,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: [
+          'ecr:BatchCheckLayerAvailability',
+          'ecr:GetDownloadUrlForLayer',
+          'ecr:BatchGetImage',
+          'ecr:BatchImportUpstreamImage',
+          'ecr:CreateRepository',
+        ],
+        resources: [repository],
+      }),
+    );
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }));
+    acknowledgeNagRule(
+      role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'ecr:GetAuthorizationToken has no resource-level permissions (IAM service authorization reference); the pull is limited to the one cached repository of the image.',
+    );
+    return reference;
   }
 
   /** What the functions read (lib/config.ts): this account's registry and its rules, `host=prefix`. */

@@ -68,7 +68,10 @@ export class ContainerSweep {
       // The index is eventually consistent: it only nominates; each decision reads the item itself.
       const candidates = page.items.filter((container) => holdsCpu(container.state));
       const tasks = new Map<string, RuntimeTask>();
-      const taskArns = candidates.flatMap((container) => (container.taskArn ? [container.taskArn] : []));
+      // A restart's pending task too: its lost event or probe chain is made up like a provisioning container's.
+      const taskArns = candidates.flatMap((container) =>
+        [container.taskArn, container.pendingTaskArn].filter((arn): arn is string => arn !== undefined),
+      );
       let described: RuntimeTask[];
       try {
         described = taskArns.length > 0 ? await this.runtime.describeTasks(taskArns) : [];
@@ -85,7 +88,10 @@ export class ContainerSweep {
       await forEachConcurrently(candidates, CHECKS_AT_ONCE, async (candidate) => {
         try {
           if (await this.checkContainer(candidate, tasks, report)) changedOwners.add(candidate.userId);
-          else await this.options.routeRepair?.publishMissing(candidate, tasks, report, this.justRead.get(candidate.id));
+          else {
+            await this.options.routeRepair?.publishMissing(candidate, tasks, report, this.justRead.get(candidate.id));
+            await this.handOverPendingTask(candidate, tasks, report);
+          }
         } catch (error) {
           report.errors += 1;
           changedOwners.add(candidate.userId);
@@ -123,6 +129,31 @@ export class ContainerSweep {
     if (status.lastStatus === 'RUNNING' && Number.isFinite(startedAt))
       return this.options.now() - startedAt >= Math.min(this.options.lostEventMarginMs, graceMs);
     return age >= graceMs + this.options.lostEventMarginMs;
+  }
+
+  /**
+   * A restart's pending task whose RUNNING event or probe chain was lost (a message
+   * dead-lettered) would never be promoted nor stopped: its status is applied again, as for a
+   * provisioning container's task, so a RUNNING one goes to the readiness probe (whose grace
+   * counts from the task's start: it promotes the task or stops it) and a STOPPED one ends the
+   * restart. Decided on the container as just read, past the same wait as eventLost.
+   */
+  private async handOverPendingTask(candidate: StoredContainer, tasks: Map<string, RuntimeTask>, report: ReconcileReport): Promise<void> {
+    const container = this.justRead.get(candidate.id);
+    if (!container?.pendingTaskArn || container.version !== candidate.version || !this.options.applyTaskStatus) return;
+    const status = tasks.get(container.pendingTaskArn)?.status;
+    if (!status || !this.eventLost(container, status, this.options.now() - Date.parse(container.updatedAt))) return;
+    const implied = containerStateFor(status);
+    if (implied !== 'running' && implied !== 'failed' && implied !== 'stopped') return;
+    const address = tasks.get(container.pendingTaskArn)?.address;
+    await this.options.applyTaskStatus(address ? { ...status, address } : status);
+    report.lostEventsApplied += 1;
+    log.warn(
+      implied === 'running'
+        ? 'Reconciler handed a restart’s pending task to the readiness probe'
+        : 'Reconciler applied a lost stop of a restart’s pending task',
+      { containerId: container.id, taskArn: container.pendingTaskArn },
+    );
   }
 
   /** The page's candidates as just read (consistently, in one batch), for checkContainer and the route check after it. */

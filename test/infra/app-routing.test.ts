@@ -12,12 +12,13 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AppRouting, PROXY_HEALTH_PATH, PROXY_PORT, PROXY_START_SCRIPT } from '../../infra/constructs/app-routing.js';
+import { AppRouting, PROXY_HEALTH_PATH, PROXY_PORT, PROXY_START_SCRIPT, proxyDrainSeconds } from '../../infra/constructs/app-routing.js';
 import { ContainerWorkload } from '../../infra/constructs/container-workload.js';
+import { ImagePullThrough } from '../../infra/constructs/image-pull-through.js';
 import { ServiceFunction } from '../../infra/constructs/service-function.js';
 import { acknowledgeNagRule } from '../../infra/nag.js';
 import { repositoryRoot } from '../../infra/paths.js';
-import { flatten, propertiesOfOnly, resourcesOfType, statementsOfRole, wholeTemplate } from './template-queries.js';
+import { actionsOf, flatten, propertiesOfOnly, resourcesOfType, statementsOfRole, wholeTemplate } from './template-queries.js';
 
 const CERTIFICATE = 'arn:aws:acm:us-east-1:111122223333:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789';
 
@@ -49,6 +50,7 @@ beforeAll(() => {
   wakeSecret = new secretsmanager.Secret(stack, 'WakeSecret', { generateSecretString: { excludePunctuation: true } });
   acknowledgeNagRule(wakeSecret, 'AwsSolutions-SMG4', 'A test stack: rotation is the stack’s concern (infra/stack.ts).');
   accessLog = new ServiceFunction(stack, 'AccessLog', { entry: 'functions/containers/access-log-activity.ts', tableName: 'table' });
+  const imagePulls = new ImagePullThrough(stack, 'ImagePulls', { executionRole: workload.executionRole, credentials: {} });
   routing = new AppRouting(stack, 'Routing', {
     vpc: workload.vpc,
     cluster: workload.cluster,
@@ -60,6 +62,7 @@ beforeAll(() => {
       secret: wakeSecret,
       holdSeconds: 150,
     },
+    imagePulls,
   });
   routing.grantRecordChanges(functionRole);
   routing.grantRecordListing(listingRole);
@@ -77,6 +80,12 @@ describe('AppRouting load balancer', () => {
       Certificates: [{ CertificateArn: CERTIFICATE }],
       DefaultActions: [{ Type: 'forward' }],
     });
+  });
+
+  it('is protected from deletion', () => {
+    // Assess
+    const attributes = propertiesOfOnly(template, 'AWS::ElasticLoadBalancingV2::LoadBalancer').LoadBalancerAttributes;
+    expect(attributes).toContainEqual({ Key: 'deletion_protection.enabled', Value: 'true' });
   });
 
   it('redirects HTTP to HTTPS permanently, and forwards nothing on HTTP', () => {
@@ -124,7 +133,6 @@ describe('AppRouting proxy service', () => {
       container.Environment.map((entry: { Name: string; Value: unknown }) => [entry.Name, entry.Value]),
     );
     // Assess
-    expect(container.Image).toBe('public.ecr.aws/docker/library/caddy:2.10-alpine');
     expect(environment.CADDYFILE).toBe(readFileSync(join(repositoryRoot, 'infra/proxy/Caddyfile'), 'utf8'));
     expect(environment).toMatchObject({
       APPS_DOMAIN: 'apps.example.com',
@@ -234,6 +242,62 @@ describe('AppRouting security groups', () => {
 });
 
 describe('AppRouting cdk-nag', () => {
+  it('pulls Caddy pinned by digest through the account’s ECR pull-through cache, and lets the proxy pull only that repository', () => {
+    // Prepare
+    const proxy = resourcesOfType(template, 'AWS::ECS::TaskDefinition')
+      .map(([, definition]) => definition.Properties)
+      .find((definition) => definition?.ContainerDefinitions[0].Name === 'caddy');
+    const executionRole = proxy!.ExecutionRoleArn['Fn::GetAtt'][0];
+    // Act
+    const statements = statementsOfRole(template, executionRole);
+    // Assess: the account's registry, the ecr-public rule's prefix, the 2.10.2 index digest; never ECR Public through the NAT.
+    expect(flatten(proxy!.ContainerDefinitions[0].Image)).toBe(
+      '<AWS::AccountId>.dkr.ecr.<AWS::Region>.<AWS::URLSuffix>/ecr-public/docker/library/caddy:2.10.2-alpine@sha256:4c6e91c6ed0e2fa03efd5b44747b625fec79bc9cd06ac5235a779726618e530d',
+    );
+    const pull = statements.find((statement) => actionsOf([statement]).includes('ecr:BatchGetImage'));
+    expect(flatten(pull!.Resource)).toBe('arn:<AWS::Partition>:ecr:us-east-1:111122223333:repository/ecr-public/docker/library/caddy');
+    expect(actionsOf([pull!]).sort()).toEqual([
+      'ecr:BatchCheckLayerAvailability',
+      'ecr:BatchGetImage',
+      'ecr:BatchImportUpstreamImage',
+      'ecr:CreateRepository',
+      'ecr:GetDownloadUrlForLayer',
+    ]);
+  });
+
+  it('refuses a proxy image that is not pinned by digest', () => {
+    // Prepare
+    const other = new Stack(new App(), 'FloatingTag');
+    const otherWorkload = new ContainerWorkload(other, 'Containers', {
+      image: 'public.ecr.aws/nginx/nginx:stable-alpine',
+      taskFamily: 'wl',
+      natGateways: 1,
+    });
+    const otherWake = new lambda.Function(other, 'Wake', {
+      runtime: lambda.Runtime.NODEJS_22_X,
+      handler: 'index.handler',
+      code: lambda.Code.fromInline('export const handler = async () => ({});'),
+    });
+    // Act / Assess
+    expect(
+      () =>
+        new AppRouting(other, 'Routing', {
+          vpc: otherWorkload.vpc,
+          cluster: otherWorkload.cluster,
+          appsDomain: 'apps.example.com',
+          certificateArn: CERTIFICATE,
+          workloadSecurityGroup: otherWorkload.securityGroup,
+          proxyImage: 'public.ecr.aws/docker/library/caddy:2.10-alpine',
+          wake: {
+            functionUrl: otherWake.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE }),
+            secret: new secretsmanager.Secret(other, 'WakeSecret'),
+            holdSeconds: 150,
+          },
+          imagePulls: new ImagePullThrough(other, 'ImagePulls', { executionRole: otherWorkload.executionRole, credentials: {} }),
+        }),
+    ).toThrow(/pinned by digest/);
+  });
+
   it('has no unacknowledged AwsSolutions findings', () => {
     // Act
     const { violations } = new AwsSolutionsChecks().validateScope(app);
@@ -317,5 +381,35 @@ describe('AppRouting load balancer idle timeout', () => {
     // Assess: the wake endpoint here holds a request up to 150 s.
     const attributes = propertiesOfOnly(template, 'AWS::ElasticLoadBalancingV2::LoadBalancer').LoadBalancerAttributes;
     expect(attributes).toContainEqual({ Key: 'idle_timeout.timeout_seconds', Value: '150' });
+  });
+});
+
+describe('AppRouting proxy drain', () => {
+  it('drains a proxy task longer than a wake holds a request before ECS stops it, and Caddy ends its grace before ECS kills it', () => {
+    // Prepare: the wake endpoint here holds a request up to 150 s.
+    const targetGroup = propertiesOfOnly(template, 'AWS::ElasticLoadBalancingV2::TargetGroup');
+    const drain = Number(
+      targetGroup.TargetGroupAttributes.find((attribute: { Key: string }) => attribute.Key === 'deregistration_delay.timeout_seconds')
+        ?.Value,
+    );
+    const proxy = resourcesOfType(template, 'AWS::ECS::TaskDefinition')
+      .map(([, definition]) => definition.Properties)
+      .find((definition) => definition?.ContainerDefinitions[0].Name === 'caddy');
+    const stopTimeout = proxy!.ContainerDefinitions[0].StopTimeout;
+    const caddyfile = readFileSync(join(repositoryRoot, 'infra/proxy/Caddyfile'), 'utf8');
+    const grace = Number(/^\s*grace_period\s+(\d+)s\s*$/m.exec(caddyfile)?.[1]);
+    // Assess: the load balancer lets a held request finish (ECS sends SIGTERM only after the drain),
+    // within its 3600 s maximum; Fargate allows a stop timeout of at most 120 s.
+    expect(drain).toBeGreaterThan(150);
+    expect(drain).toBeLessThanOrEqual(3600);
+    expect(stopTimeout).toBe(120);
+    expect(grace).toBeGreaterThan(0);
+    expect(grace).toBeLessThan(stopTimeout);
+  });
+
+  it('refuses a hold the load balancer cannot drain', () => {
+    // Act / Assess
+    expect(() => proxyDrainSeconds(3595)).toThrow(/drains at most 3600 s/);
+    expect(proxyDrainSeconds(150)).toBe(160);
   });
 });

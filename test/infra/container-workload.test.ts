@@ -131,3 +131,27 @@ describe('ContainerWorkload pulls from the repositories the allow-list names', (
     expect(new AwsSolutionsChecks().validateScope(app).violations.map((violation) => violation.ruleName)).toEqual([]);
   });
 });
+
+describe('ContainerWorkload network', () => {
+  it('reaches S3 (image layers) and DynamoDB through gateway endpoints routed for the private subnets, not the NAT gateway', () => {
+    // Prepare
+    const { template } = workloadWith('public.ecr.aws/nginx/nginx:stable-alpine');
+    const privateRouteTables = Object.entries(template.findResources('AWS::EC2::RouteTable'))
+      .filter(([logicalId]) => /tasksSubnet/i.test(logicalId))
+      .map(([logicalId]) => ({ Ref: logicalId }));
+    // Act
+    const endpoints = Object.values(template.findResources('AWS::EC2::VPCEndpoint')).map((endpoint) => ({
+      service: flatten(endpoint.Properties.ServiceName),
+      type: endpoint.Properties.VpcEndpointType,
+      routeTables: endpoint.Properties.RouteTableIds,
+    }));
+    // Assess: one of each, on exactly the two private subnets' route tables (the tasks and VPC functions run there).
+    expect(privateRouteTables).toHaveLength(2);
+    expect(endpoints.map(({ service }) => service.replace(/^com\.amazonaws\.\S*?\./, '')).sort()).toEqual(['dynamodb', 's3']);
+    for (const endpoint of endpoints) {
+      expect(endpoint.type).toBe('Gateway');
+      expect(endpoint.routeTables).toEqual(expect.arrayContaining(privateRouteTables));
+      expect(endpoint.routeTables).toHaveLength(2);
+    }
+  });
+});

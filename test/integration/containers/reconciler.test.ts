@@ -401,6 +401,62 @@ describe('reconciliation of lost, late and doubled events (issue 24)', () => {
     expect(await containerStore.get(running.id)).toMatchObject({ state: 'running', taskArn: old, pendingTaskArn: pending });
   });
 
+  it('hands a restart’s pending task, RUNNING past its grace with its probe chain lost, to the readiness probe again', async () => {
+    // Prepare: the restart's new task runs, but its probe message was dead-lettered: nothing will promote or stop it.
+    const userId = newId();
+    const old = addTask({ startedBy: '' });
+    const pending = addTask({
+      startedBy: '',
+      version: 5,
+      startedAt: new Date(Date.now() - 600_000),
+      attachments: [{ type: 'eni', details: [{ name: 'privateIPv4Address', value: '10.0.1.31' }] }],
+    });
+    const restarting = await seedContainer(userId, 'running', { taskArn: old, pendingTaskArn: pending });
+    cluster.get(old)!.startedBy = restarting.id;
+    cluster.get(pending)!.startedBy = restarting.id;
+
+    // Act
+    const report = await runScheduled();
+
+    // Assess: a probe of the pending task, whose grace counts from its start; the old task keeps serving meanwhile.
+    expect(report.lostEventsApplied).toBe(1);
+    const probes = sqsMock.commandCalls(SendMessageCommand).map((call) => call.args[0].input);
+    expect(probes.map((input) => input.QueueUrl)).toEqual([ECS.TASK_PROBE_QUEUE_URL]);
+    expect(JSON.parse(probes[0]!.MessageBody!)).toMatchObject({
+      kind: 'probe',
+      phase: 'ready',
+      containerId: restarting.id,
+      task: { taskArn: pending, address: '10.0.1.31', version: 5 },
+    });
+    expect(commands().filter(([name]) => name === 'StopTaskCommand')).toEqual([]);
+    expect(await containerStore.get(restarting.id)).toMatchObject({ state: 'running', taskArn: old, pendingTaskArn: pending });
+  });
+
+  it('ends a restart whose pending task stopped with its event lost: the old task keeps serving', async () => {
+    // Prepare
+    const userId = newId();
+    const old = addTask({ startedBy: '' });
+    const pending = addTask({
+      startedBy: '',
+      lastStatus: 'STOPPED',
+      desiredStatus: 'STOPPED',
+      stopCode: 'EssentialContainerExited',
+      containers: [{ exitCode: 1 }],
+    });
+    const restarting = await seedContainer(userId, 'running', { taskArn: old, pendingTaskArn: pending });
+    cluster.get(old)!.startedBy = restarting.id;
+    cluster.get(pending)!.startedBy = restarting.id;
+
+    // Act
+    const report = await runScheduled();
+
+    // Assess
+    expect(report.lostEventsApplied).toBe(1);
+    const after = await containerStore.get(restarting.id);
+    expect(after).toMatchObject({ state: 'running', taskArn: old });
+    expect(after?.pendingTaskArn).toBeUndefined();
+  });
+
   it('hands a container provisioning past its grace, whose RUNNING event was lost, to the readiness probe', async () => {
     const userId = newId();
     const taskArn = addTask({

@@ -1,171 +1,57 @@
+import { CONFUSABLE_PROTOTYPES, confusableSkeleton, type Prototypes } from './confusables.js';
 import { FIRST_PARTY_CLI_NAME } from './first-party-client.js';
 
 /**
  * Names no other application may take (RFC 8628 section 5.4): the consent and device pages show
- * an application's name, so one named like this service's own CLI could pass for it. A name is
- * compared by its skeleton, in the spirit of Unicode TR #39's confusable detection but with a
- * small map: NFKC (full-width and styled letters to plain ones), capital look-alikes to the Latin
- * letter they pass for (before lower-casing, which would turn a Greek capital Nu into a nu that
- * reads as v), lower case, the small look-alikes below, and nothing but letters and digits kept
- * (spaces, punctuation, dashes, zero-width and combining characters dropped). No small map knows
- * every script, so any other letter left over is a wildcard that matches any letter.
+ * an application's name, so one named like this service's own CLI could pass for it. Names are
+ * compared by the confusable skeleton of Unicode Technical Standard #39 over Unicode's own
+ * confusables.txt (lib/oauth/confusables.ts), made case-blind and blind to what sits between
+ * letters: the skeleton (a Coptic, Armenian, Cherokee or Greek letter to the Latin one it passes
+ * for, capitals to capitals), NFKC (full-width and styled letters the file leaves out to plain
+ * ones; after the skeleton, which maps a lunate sigma to c before NFKC makes it a final sigma),
+ * lower case, the skeleton again (a lower-cased prototype may itself pass for another), marks dropped (accents),
+ * and nothing but letters and digits kept (spaces, punctuation, dashes, zero-width characters).
  */
 
-/** Capitals of other scripts that pass for a Latin letter; mapped before lower-casing. */
-const CAPITAL_LOOK_ALIKES: Readonly<Record<string, string>> = {
-  // Greek
-  Α: 'a',
-  Β: 'b',
-  Ε: 'e',
-  Ζ: 'z',
-  Η: 'h',
-  Ι: 'i',
-  Κ: 'k',
-  Μ: 'm',
-  Ν: 'n',
-  Ο: 'o',
-  Ρ: 'p',
-  Τ: 't',
-  Υ: 'y',
-  Χ: 'x',
-  // Cyrillic
-  А: 'a',
-  В: 'b',
-  С: 'c',
-  Е: 'e',
-  Н: 'h',
-  І: 'i',
-  Ј: 'j',
-  К: 'k',
-  М: 'm',
-  О: 'o',
-  Р: 'p',
-  Ѕ: 's',
-  Т: 't',
-  Х: 'x',
-  // Cherokee (its capitals lower-case to letters that no longer look Latin)
-  Ꭺ: 'a',
-  Ᏼ: 'b',
-  Ꮯ: 'c',
-  Ꭼ: 'e',
-  Ꮋ: 'h',
-  Ꭵ: 'i',
-  Ꮶ: 'k',
-  Ꮮ: 'l',
-  Ꮇ: 'm',
-  Ꮲ: 'p',
-  Ꮪ: 's',
-  Ꭲ: 't',
-  Ꮩ: 'v',
-  Ꮃ: 'w',
-};
-
-/** Letters from other scripts, and digits, that pass for a Latin letter; after NFKC and lower-casing. */
-const LOOK_ALIKES: Readonly<Record<string, string>> = {
-  // Cyrillic
-  а: 'a',
-  в: 'b',
-  с: 'c',
-  ԁ: 'd',
-  е: 'e',
-  һ: 'h',
-  і: 'i',
-  ӏ: 'l',
-  ј: 'j',
-  к: 'k',
-  м: 'm',
-  н: 'h',
-  о: 'o',
-  р: 'p',
-  ԛ: 'q',
-  ѕ: 's',
-  т: 't',
-  ս: 'u',
-  ѵ: 'v',
-  ԝ: 'w',
-  х: 'x',
-  у: 'y',
-  // Greek
-  α: 'a',
-  β: 'b',
-  ε: 'e',
-  η: 'n',
-  ι: 'i',
-  κ: 'k',
-  ν: 'v',
-  ο: 'o',
-  ρ: 'p',
-  τ: 't',
-  υ: 'u',
-  χ: 'x',
-  γ: 'y',
-  // Latin look-alikes, and small capitals
-  ɑ: 'a',
-  ᴀ: 'a',
-  ʙ: 'b',
-  ᴄ: 'c',
-  ᴅ: 'd',
-  ᴇ: 'e',
-  ɢ: 'g',
-  ʜ: 'h',
-  ɪ: 'i',
-  ᴊ: 'j',
-  ᴋ: 'k',
-  ʟ: 'l',
-  ᴍ: 'm',
-  ɴ: 'n',
-  ᴏ: 'o',
-  ᴘ: 'p',
-  ʀ: 'r',
-  ꜱ: 's',
-  ᴛ: 't',
-  ᴜ: 'u',
-  ᴠ: 'v',
-  ᴡ: 'w',
-  ʏ: 'y',
-  ᴢ: 'z',
-  ı: 'i',
-  ł: 'l',
-  ɡ: 'g',
-  ɩ: 'i',
-  ſ: 's',
-  // Digits read as letters
-  '0': 'o',
-  '1': 'l',
-  '3': 'e',
-  '5': 's',
-};
-
 /**
- * Letters that pass for each other even within Latin, folded last: `i`, `l` and `1` (and so `I`)
- * are one, and `rn` reads as `m`, `vv` as `w`.
+ * Latin letters that pass for each other once case is gone, folded last: a capital I is an l, so
+ * `i` and `l` are one; the skeleton writes `m` as `rn`, and `vv` reads as `w`; 3 and 5 read as e and s.
  */
 const FOLDS: ReadonlyArray<[RegExp, string]> = [
   [/rn/g, 'm'],
   [/vv/g, 'w'],
   [/[il]/g, 'l'],
+  [/3/g, 'e'],
+  [/5/g, 's'],
 ];
 
-/** In a skeleton, a letter no map knows: it may pass for any letter. */
+/** In a skeleton, a letter of another script that confusables.txt maps to no Latin one: it may pass for any letter. */
 const WILDCARD = '?';
 /** At most this many wildcards in a match, so a name in another script is not refused for its length alone. */
 const MAX_WILDCARDS = 2;
 
-/** A name's skeleton: two names with the same skeleton look alike on a page. */
-export function nameSkeleton(name: string): string {
-  const mapped = [...name.normalize('NFKC')]
-    .map((character) => CAPITAL_LOOK_ALIKES[character] ?? character)
-    .join('')
-    .toLowerCase();
-  const skeleton = [...mapped]
-    .map((character) => LOOK_ALIKES[character] ?? character)
-    .join('')
-    // Accents and other combining marks go with NFD; a letter still not plain Latin is a wildcard.
-    .normalize('NFD')
+const lowerCaseEach = (text: string): string => {
+  let lowered = '';
+  // Character by character, so the result never depends on the neighbours (a Greek final sigma).
+  for (const character of text) lowered += character.toLowerCase();
+  return lowered;
+};
+
+/**
+ * A name's letters as the skeleton sees them, before the Latin folds: only `a`-`z`, `0`-`9` and
+ * WILDCARD. Each character's part depends on that character alone, which lets scripts/confusables.ts
+ * keep only the table entries that change some character's part.
+ */
+export function skeletonLetters(name: string, prototypes: Prototypes = CONFUSABLE_PROTOTYPES): string {
+  return confusableSkeleton(lowerCaseEach(confusableSkeleton(name, prototypes).normalize('NFKC')), prototypes)
     .replace(/\p{M}/gu, '')
     .replace(/[^a-z0-9\p{L}]/gu, '')
     .replace(/[^a-z0-9]/g, WILDCARD);
-  return FOLDS.reduce((folded, [pattern, replacement]) => folded.replace(pattern, replacement), skeleton);
+}
+
+/** A name's skeleton: two names with the same skeleton look alike on a page. */
+export function nameSkeleton(name: string): string {
+  return FOLDS.reduce((folded, [pattern, replacement]) => folded.replace(pattern, replacement), skeletonLetters(name));
 }
 
 /** Whether `skeleton` holds `wanted` at `offset`, a wildcard matching any letter, with at most MAX_WILDCARDS of them. */

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { CONFUSABLE_PROTOTYPES, confusableSkeleton, decodePrototypes, encodePrototypes } from '../../../lib/oauth/confusables.js';
+import { PROTOTYPE_TABLE } from '../../../lib/oauth/confusables-data.js';
+import { compactConfusables, fullConfusables } from '../../../scripts/confusables.js';
+
+describe('confusableSkeleton (Unicode Technical Standard #39, section 4)', () => {
+  it.each([
+    ['Coptic', 'ⲥⲟntainer-hⲟsting CLI'],
+    ['Armenian', 'cօոtaіոer-hօsting CLI'],
+  ])('maps the %s look-alike of the CLI’s name to the CLI’s own skeleton', (_, name) => {
+    expect(confusableSkeleton(name)).toBe(confusableSkeleton('container-hosting CLI'));
+  });
+
+  it('keeps case and accents, as the standard does: only the name check drops them', () => {
+    expect(confusableSkeleton('Cé')).toBe('Ce\u0301');
+  });
+});
+
+describe('the confusables table', () => {
+  it('is what scripts/confusables.ts makes of the pinned confusables.txt (npm run confusables)', () => {
+    // Prepare
+    const full = fullConfusables();
+    // Act
+    const compact = compactConfusables(full);
+    // Assess
+    expect(CONFUSABLE_PROTOTYPES).toEqual(compact);
+    for (const [source, prototype] of CONFUSABLE_PROTOTYPES) expect(full.get(source), source).toBe(prototype);
+    // Every line whose prototype is plain Latin letters still holds (with NFKC, which the name check applies after the skeleton).
+    const latin = (text: string) => confusableSkeleton(text).normalize('NFKC');
+    for (const [source, prototype] of full) if (/^[A-Za-z]+$/.test(prototype)) expect(latin(source), source).toBe(latin(prototype));
+  }, 120_000);
+
+  it('reads back what it writes', () => {
+    const table = encodePrototypes(decodePrototypes(PROTOTYPE_TABLE));
+    expect(decodePrototypes(table)).toEqual(CONFUSABLE_PROTOTYPES);
+    expect(table.length).toBe(PROTOTYPE_TABLE.length);
+  });
+});

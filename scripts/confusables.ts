@@ -9,14 +9,14 @@
  *
  * The whole file, about 6,300 lines, would add some 40 KiB to each function that checks a name. The
  * check only asks which Latin letters a name passes for, so the table keeps an entry only if some
- * character's letters (reserved-names.ts's skeletonLetters, which depend on that character alone)
+ * character's letters (reserved-names.ts's skeletonLetters, in both readings, which depend on that character alone)
  * come out differently without it; every code point Node knows is compared against the full file.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { encodePrototypes, type Prototypes } from '../lib/oauth/confusables.js';
-import { skeletonLetters } from '../lib/oauth/reserved-names.js';
+import { READINGS, skeletonLetters } from '../lib/oauth/reserved-names.js';
 import { repositoryRoot } from '../infra/paths.js';
 
 const require = createRequire(import.meta.url);
@@ -43,20 +43,38 @@ function* knownCharacters(extra: Iterable<string>): Generator<string> {
   for (const character of extra) if (!seen.has(character)) yield character;
 }
 
+/** The letters of one character in both readings. */
+const lettersOf = (character: string, prototypes: Prototypes): string =>
+  READINGS.map((reading) => skeletonLetters(character, reading, prototypes)).join('|');
+
+/** The characters the name check looks up for `character` with the whole file, in either reading, before and after lower-casing. */
+function lookedUp(character: string, full: Prototypes): string[] {
+  const looked: string[] = [];
+  for (const decomposed of [character.normalize('NFD'), character.normalize('NFKD')]) {
+    looked.push(...decomposed);
+    let mapped = '';
+    for (const part of decomposed) mapped += full.get(part) ?? part;
+    for (const plain of [mapped.normalize('NFD'), mapped.normalize('NFKD')]) {
+      looked.push(
+        ...[...plain]
+          .map((part) => part.toLowerCase())
+          .join('')
+          .normalize('NFD'),
+      );
+    }
+  }
+  return looked;
+}
+
 /** The entries of `full` that some character needs, so that every character's letters come out as with the whole file. */
 export function compactConfusables(full: Prototypes): Map<string, string> {
   const none: Prototypes = new Map();
-  const kept = new Map([...full].filter(([source]) => skeletonLetters(source, full) !== skeletonLetters(source, none)));
+  const kept = new Map([...full].filter(([source]) => lettersOf(source, full) !== lettersOf(source, none)));
   for (;;) {
     let added = 0;
     for (const character of knownCharacters(full.keys())) {
-      if (skeletonLetters(character, kept) === skeletonLetters(character, full)) continue;
-      // The characters the full pipeline looks up for this one, before and after lower-casing.
-      const decomposed = character.normalize('NFKC').normalize('NFD');
-      let mapped = '';
-      for (const part of decomposed) mapped += full.get(part) ?? part;
-      const lowered = [...mapped.normalize('NFD')].map((part) => part.toLowerCase()).join('');
-      for (const looked of [...decomposed, ...lowered.normalize('NFD')]) {
+      if (lettersOf(character, kept) === lettersOf(character, full)) continue;
+      for (const looked of lookedUp(character, full)) {
         const prototype = full.get(looked);
         if (prototype !== undefined && !kept.has(looked)) {
           kept.set(looked, prototype);

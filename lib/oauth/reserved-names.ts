@@ -7,10 +7,13 @@ import { FIRST_PARTY_CLI_NAME } from './first-party-client.js';
  * compared by the confusable skeleton of Unicode Technical Standard #39 over Unicode's own
  * confusables.txt (lib/oauth/confusables.ts), made case-blind and blind to what sits between
  * letters: the skeleton (a Coptic, Armenian, Cherokee or Greek letter to the Latin one it passes
- * for, capitals to capitals), NFKC (full-width and styled letters the file leaves out to plain
- * ones; after the skeleton, which maps a lunate sigma to c before NFKC makes it a final sigma),
- * lower case, the skeleton again (a lower-cased prototype may itself pass for another), marks dropped (accents),
- * and nothing but letters and digits kept (spaces, punctuation, dashes, zero-width characters).
+ * for, capitals to capitals) and NFKC (full-width and styled letters the file leaves out), lower
+ * case, the skeleton again (a lower-cased prototype may itself pass for another), marks dropped
+ * (accents), and nothing but letters and digits kept (spaces, punctuation, dashes, zero-width
+ * characters). The skeleton and NFKC disagree on a few characters, so a name is read both ways
+ * round and refused if either reading matches: NFKC first makes a full-width hyphen a hyphen (the
+ * file maps it to a katakana prolonged sound mark, a letter), the skeleton first makes a lunate
+ * sigma a c (NFKC makes it a final sigma, which the file maps to nothing).
  */
 
 /**
@@ -37,21 +40,30 @@ const lowerCaseEach = (text: string): string => {
   return lowered;
 };
 
+/** The two readings of a name: the skeleton before NFKC, or NFKC before the skeleton. */
+export type Reading = 'skeleton-first' | 'compatibility-first';
+
 /**
  * A name's letters as the skeleton sees them, before the Latin folds: only `a`-`z`, `0`-`9` and
  * WILDCARD. Each character's part depends on that character alone, which lets scripts/confusables.ts
  * keep only the table entries that change some character's part.
  */
-export function skeletonLetters(name: string, prototypes: Prototypes = CONFUSABLE_PROTOTYPES): string {
-  return confusableSkeleton(lowerCaseEach(confusableSkeleton(name, prototypes).normalize('NFKC')), prototypes)
+export function skeletonLetters(name: string, reading: Reading, prototypes: Prototypes = CONFUSABLE_PROTOTYPES): string {
+  const plain =
+    reading === 'skeleton-first'
+      ? confusableSkeleton(name, prototypes).normalize('NFKC')
+      : confusableSkeleton(name.normalize('NFKC'), prototypes);
+  return confusableSkeleton(lowerCaseEach(plain), prototypes)
     .replace(/\p{M}/gu, '')
     .replace(/[^a-z0-9\p{L}]/gu, '')
     .replace(/[^a-z0-9]/g, WILDCARD);
 }
 
-/** A name's skeleton: two names with the same skeleton look alike on a page. */
-export function nameSkeleton(name: string): string {
-  return FOLDS.reduce((folded, [pattern, replacement]) => folded.replace(pattern, replacement), skeletonLetters(name));
+const folded = (letters: string): string => FOLDS.reduce((text, [pattern, replacement]) => text.replace(pattern, replacement), letters);
+
+/** A name's skeleton (read skeleton first): two names with the same skeleton look alike on a page. */
+export function nameSkeleton(name: string, reading: Reading = 'skeleton-first'): string {
+  return folded(skeletonLetters(name, reading));
 }
 
 /** Whether `skeleton` holds `wanted` at `offset`, a wildcard matching any letter, with at most MAX_WILDCARDS of them. */
@@ -72,6 +84,7 @@ const contains = (skeleton: string, wanted: string): boolean => {
   return false;
 };
 
+export const READINGS: readonly Reading[] = ['skeleton-first', 'compatibility-first'];
 const FIRST_PARTY_SKELETON = nameSkeleton(FIRST_PARTY_CLI_NAME);
 /** The service's own name without "CLI": "Container Hosting" alone, or first, passes for the service too. */
 const SERVICE_SKELETON = nameSkeleton(FIRST_PARTY_CLI_NAME.replace(/\s*CLI$/, ''));
@@ -82,8 +95,10 @@ const SERVICE_SKELETON = nameSkeleton(FIRST_PARTY_CLI_NAME.replace(/\s*CLI$/, ''
  * Hosting Login" passes for the service's own as well as the CLI does).
  */
 export function isReservedAppName(name: string): boolean {
-  const skeleton = nameSkeleton(name);
-  return contains(skeleton, FIRST_PARTY_SKELETON) || matchesAt(skeleton, SERVICE_SKELETON, 0);
+  return READINGS.some((reading) => {
+    const skeleton = nameSkeleton(name, reading);
+    return contains(skeleton, FIRST_PARTY_SKELETON) || matchesAt(skeleton, SERVICE_SKELETON, 0);
+  });
 }
 
 export const RESERVED_NAME_MESSAGE = `must not be, or look like, "${FIRST_PARTY_CLI_NAME}", the name of this service's own CLI, or start with the service's name`;

@@ -59,6 +59,8 @@ describe('isReservedAppName', () => {
     ['Coptic look-alikes', 'ⲥⲟntainer-hⲟsting CLI'],
     ['Armenian look-alikes', 'cօոtaіոer-hօsting CLI'],
     ['Lisu and Coptic capitals', 'ⲤꓳNTAINER-HOSTING CLI'],
+    ['a Greek lunate sigma (NFKC would make it a final sigma)', 'ϲontainer-hosting CLI'],
+    ['a full-width hyphen (the skeleton would make it a letter)', 'ｃｏｎｔａｉｎｅｒ－ｈｏｓｔｉｎｇ ＣＬＩ'],
     ['the name itself', 'container-hosting CLI'],
     ['another case', 'Container-Hosting cli'],
     ['spaces for the dash', 'container hosting cli'],

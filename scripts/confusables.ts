@@ -43,6 +43,17 @@ function* knownCharacters(extra: Iterable<string>): Generator<string> {
   for (const character of extra) if (!seen.has(character)) yield character;
 }
 
+/**
+ * The lines the name check reads: all but those that make a punctuation mark or a symbol into a
+ * letter of another script (an em dash and a full-width hyphen into a katakana prolonged sound
+ * mark), which on a name's page still read as the punctuation they are.
+ */
+export function nameCheckConfusables(full: Prototypes): Map<string, string> {
+  return new Map(
+    [...full].filter(([source, prototype]) => /[\p{L}\p{N}]/u.test(source) || /[A-Za-z0-9]/.test(prototype) || !/\p{L}/u.test(prototype)),
+  );
+}
+
 /** The letters of one character in both readings. */
 const lettersOf = (character: string, prototypes: Prototypes): string =>
   READINGS.map((reading) => skeletonLetters(character, reading, prototypes)).join('|');
@@ -69,17 +80,20 @@ function lookedUp(character: string, full: Prototypes): string[] {
 /** The entries of `full` that some character needs, so that every character's letters come out as with the whole file. */
 export function compactConfusables(full: Prototypes): Map<string, string> {
   const none: Prototypes = new Map();
+  // A character that looks up no line of the file has the same letters with any part of it.
+  const dependent = [...knownCharacters(full.keys())].flatMap((character) => {
+    const lines = lookedUp(character, full).filter((looked) => full.has(looked));
+    return lines.length > 0 ? [{ character, lines, letters: lettersOf(character, full) }] : [];
+  });
   const kept = new Map([...full].filter(([source]) => lettersOf(source, full) !== lettersOf(source, none)));
   for (;;) {
     let added = 0;
-    for (const character of knownCharacters(full.keys())) {
-      if (lettersOf(character, kept) === lettersOf(character, full)) continue;
-      for (const looked of lookedUp(character, full)) {
-        const prototype = full.get(looked);
-        if (prototype !== undefined && !kept.has(looked)) {
-          kept.set(looked, prototype);
-          added += 1;
-        }
+    for (const { character, lines, letters } of dependent) {
+      if (lettersOf(character, kept) === letters) continue;
+      for (const line of lines) {
+        if (kept.has(line)) continue;
+        kept.set(line, full.get(line)!);
+        added += 1;
       }
     }
     if (added === 0) return kept;
@@ -92,7 +106,7 @@ export function confusablesModule(full: Prototypes, compact: Prototypes): string
 //
 // From confusables.txt of Unicode Technical Standard #39, version ${UNICODE_VERSION}, as the npm
 // package ${SOURCE_PACKAGE} ${version} ships it: ${compact.size} of its ${full.size} lines, the ones that can
-// change the Latin letters a name passes for. © Unicode, Inc.; Unicode and the Unicode Logo are
+// change the Latin letters a name passes for (scripts/confusables.ts says which). © Unicode, Inc.; Unicode and the Unicode Logo are
 // registered trademarks of Unicode, Inc. in the U.S. and other countries. The data is used under
 // the Unicode License, https://www.unicode.org/license.txt (terms of use:
 // https://www.unicode.org/terms_of_use.html).
@@ -103,7 +117,7 @@ export const PROTOTYPE_TABLE =
 
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
   const full = fullConfusables();
-  const written = confusablesModule(full, compactConfusables(full));
+  const written = confusablesModule(full, compactConfusables(nameCheckConfusables(full)));
   if (process.argv.includes('--check')) {
     const current = readFileSync(OUTPUT, 'utf8');
     if (current !== written) {

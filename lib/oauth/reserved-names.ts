@@ -8,12 +8,13 @@ import { FIRST_PARTY_CLI_NAME } from './first-party-client.js';
  * confusables.txt (lib/oauth/confusables.ts), made case-blind and blind to what sits between
  * letters: the skeleton (a Coptic, Armenian, Cherokee or Greek letter to the Latin one it passes
  * for, capitals to capitals) and NFKC (full-width and styled letters the file leaves out), lower
- * case, the skeleton again (a lower-cased prototype may itself pass for another), marks dropped
- * (accents), and nothing but letters and digits kept (spaces, punctuation, dashes, zero-width
- * characters). The skeleton and NFKC disagree on a few characters, so a name is read both ways
- * round and refused if either reading matches: NFKC first makes a full-width hyphen a hyphen (the
- * file maps it to a katakana prolonged sound mark, a letter), the skeleton first makes a lunate
- * sigma a c (NFKC makes it a final sigma, which the file maps to nothing).
+ * case, the skeleton again (a lower-cased prototype may itself pass for another), the small
+ * capitals below, marks dropped (accents), and nothing but letters and digits kept (spaces,
+ * punctuation, dashes, zero-width characters, modifier letters). The file's lines that make a
+ * punctuation mark a letter of another script (an em dash a katakana prolonged sound mark) are
+ * left out (scripts/confusables.ts). The skeleton and NFKC disagree on a few characters, so a
+ * name is read both ways round and refused if either reading matches: the skeleton first makes a
+ * lunate sigma a c, where NFKC first makes it a final sigma, which the file maps to nothing.
  */
 
 /**
@@ -27,6 +28,39 @@ const FOLDS: ReadonlyArray<[RegExp, string]> = [
   [/3/g, 'e'],
   [/5/g, 's'],
 ];
+
+/**
+ * Letters that pass for a Latin letter once case is gone but that confusables.txt maps to none
+ * (it keeps a small capital as its own prototype, and maps a Cyrillic small em to a small capital):
+ * the name check's own additions, applied after the skeleton, as it refused them before.
+ */
+const SMALL_CAPITAL_LOOK_ALIKES: Readonly<Record<string, string>> = {
+  ᴀ: 'a',
+  ʙ: 'b',
+  ᴅ: 'd',
+  ᴇ: 'e',
+  ɢ: 'g',
+  ʜ: 'h',
+  ᴊ: 'j',
+  ᴋ: 'k',
+  ʟ: 'l',
+  ᴍ: 'm',
+  ɴ: 'n',
+  ᴘ: 'p',
+  ʀ: 'r',
+  ᴛ: 't',
+  // Cyrillic and Greek small letters drawn as small capitals
+  в: 'b',
+  к: 'k',
+  м: 'm',
+  н: 'h',
+  т: 't',
+  β: 'b',
+  ε: 'e',
+  κ: 'k',
+  τ: 't',
+  χ: 'x',
+};
 
 /** In a skeleton, a letter of another script that confusables.txt maps to no Latin one: it may pass for any letter. */
 const WILDCARD = '?';
@@ -53,10 +87,15 @@ export function skeletonLetters(name: string, reading: Reading, prototypes: Prot
     reading === 'skeleton-first'
       ? confusableSkeleton(name, prototypes).normalize('NFKC')
       : confusableSkeleton(name.normalize('NFKC'), prototypes);
-  return confusableSkeleton(lowerCaseEach(plain), prototypes)
-    .replace(/\p{M}/gu, '')
-    .replace(/[^a-z0-9\p{L}]/gu, '')
-    .replace(/[^a-z0-9]/g, WILDCARD);
+  let latin = '';
+  for (const character of confusableSkeleton(lowerCaseEach(plain), prototypes)) latin += SMALL_CAPITAL_LOOK_ALIKES[character] ?? character;
+  return (
+    latin
+      .replace(/\p{M}/gu, '')
+      // Modifier letters go too: a katakana prolonged sound mark is the file's prototype of a dash.
+      .replace(/[^a-z0-9\p{L}]|\p{Lm}/gu, '')
+      .replace(/[^a-z0-9]/g, WILDCARD)
+  );
 }
 
 const folded = (letters: string): string => FOLDS.reduce((text, [pattern, replacement]) => text.replace(pattern, replacement), letters);

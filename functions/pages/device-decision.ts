@@ -1,6 +1,6 @@
 import { endpoint } from '../../lib/http/endpoint.js';
 import * as route from '../../lib/http/routes.js';
-import { deviceDecisionBody } from '../../lib/oauth/schemas.js';
+import { deviceDecisionBody } from '../../lib/pages/forms.js';
 import { answerDevicePage } from '../../lib/pages/device-page.js';
 import { resolveCredential } from '../../lib/wiring/authentication.js';
 import { deviceAuthorizationService } from '../../lib/wiring/oauth.js';

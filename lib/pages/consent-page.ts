@@ -5,7 +5,7 @@ import type { OAuthScope } from '../identity/principal.js';
 import type { IdentityService } from '../identity/identity-service.js';
 import type { AuthorizationService, PendingAuthorization } from '../oauth/authorization.js';
 import { SCOPE_DESCRIPTIONS } from '../oauth/scopes.js';
-import { page } from './layout.js';
+import { page, thirdPartyApp } from './layout.js';
 
 export const CONSENT_PATH = '/oauth/consent';
 
@@ -24,10 +24,11 @@ export function consentPage(view: ConsentView): string {
   const scopes = view.scopes
     .map((scope) => `<li><strong>${escapeHtml(scope)}</strong>: ${escapeHtml(SCOPE_DESCRIPTIONS[scope])}</li>`)
     .join('\n');
+  // Every application here is a third party's (the service's own CLI has no redirect URI, so it never asks here).
   return page(
-    `Authorize ${view.appName}`,
-    `<h1>Authorize <span id="app-name">${escapeHtml(view.appName)}</span>?</h1>
-${view.appDescription ? `<p id="app-description">${escapeHtml(view.appDescription)}</p>` : ''}
+    'Authorize an application not made by this service',
+    `<h1>Authorize an application not made by this service?</h1>
+${thirdPartyApp(view.appName, view.appDescription)}
 <p>Signed in as <strong id="user-email">${escapeHtml(view.userEmail)}</strong>.</p>
 <p>This application asks to act on your behalf:</p>
 <ul class="scopes" id="scopes">

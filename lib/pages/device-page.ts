@@ -4,7 +4,7 @@ import { escapeHtml, html, redirect, type Reply } from '../http/reply.js';
 import type { IdentityService } from '../identity/identity-service.js';
 import { DEVICE_PAGE_PATH, type DeviceAuthorizationService, type Registrant } from '../oauth/device-authorization.js';
 import { SCOPE_DESCRIPTIONS } from '../oauth/scopes.js';
-import { page } from './layout.js';
+import { page, thirdPartyApp } from './layout.js';
 
 /** The services the device pages call; the function modules pass the ones lib/wiring builds. */
 export interface DeviceServices {
@@ -64,10 +64,20 @@ function confirmPage(view: ConfirmView): string {
   const scopes = view.scopes
     .map((scope) => `<li><strong>${escapeHtml(scope)}</strong>: ${escapeHtml(SCOPE_DESCRIPTIONS[scope])}</li>`)
     .join('\n');
+  // Only the service's own CLI is named in the heading; another application's name and description are quoted as its registrant wrote them.
+  const about = view.registrant?.firstParty
+    ? {
+        title: `Connect ${view.appName}`,
+        html: `<h1>Connect <span id="app-name">${escapeHtml(view.appName)}</span>?</h1>
+${view.appDescription ? `<p id="app-description">${escapeHtml(view.appDescription)}</p>` : ''}`,
+      }
+    : {
+        title: 'Connect an application not made by this service',
+        html: `<h1>Connect an application not made by this service?</h1>\n${thirdPartyApp(view.appName, view.appDescription)}`,
+      };
   return page(
-    `Connect ${view.appName}`,
-    `<h1>Connect <span id="app-name">${escapeHtml(view.appName)}</span>?</h1>
-${view.appDescription ? `<p id="app-description">${escapeHtml(view.appDescription)}</p>` : ''}
+    about.title,
+    `${about.html}
 ${registrantLine(view.registrant)}
 ${PHISHING_WARNING}
 <p>Code <strong id="user-code">${escapeHtml(view.userCode)}</strong>: check that your device shows the same one.</p>

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../lib/identity/secrets.js';
 import { DEVICE_CODE_GRANT_TYPE } from '../../lib/oauth/device-authorization.js';
 import { FIRST_PARTY_CLI_CLIENT_ID } from '../../lib/oauth/first-party-client.js';
+import { RESERVED_NAME_MESSAGE } from '../../lib/oauth/reserved-names.js';
 import { documentClient, tableName } from '../../lib/store/dynamo.js';
 import { keys } from '../../lib/store/keys.js';
 import { type ApiResponse, call, signedInUser, type SignedInUser } from '../support/api-client.js';
@@ -322,6 +323,34 @@ describe('the device page against phishing (RFC 8628 section 5.4)', () => {
     expect(response.body.error.message).toMatch(/^Invalid request body: name: /);
   });
 
+  it.each([
+    ['Coptic', 'ⲥⲟntainer-hⲟsting CLI'],
+    ['Armenian', 'cօոtaіոer-hօsting CLI'],
+  ])('refuses the %s look-alike of the CLI’s name on create and rename, naming the field in the envelope: %s', async (_, name) => {
+    // Act
+    const created = await call(stack.baseUrl, 'POST', '/api/v1/oauth/apps', {
+      token: developer.sessionToken,
+      headers: { 'x-csrf-token': developer.csrfToken },
+      body: { name, redirect_uris: ['http://127.0.0.1:8765/callback'], token_endpoint_auth_method: 'none' },
+    });
+    const renamed = await call(stack.baseUrl, 'PATCH', `/api/v1/oauth/apps/${publicApp.id}`, {
+      token: developer.sessionToken,
+      headers: { 'x-csrf-token': developer.csrfToken },
+      body: { name },
+    });
+    // Assess
+    for (const response of [created, renamed]) {
+      expect(response.status).toBe(400);
+      expect(response.body.error).toEqual({
+        code: 'BAD_REQUEST',
+        message: `Invalid request body: name: ${RESERVED_NAME_MESSAGE}`,
+        details: [{ field: 'name', message: RESERVED_NAME_MESSAGE }],
+      });
+    }
+    const listed = await call(stack.baseUrl, 'GET', '/api/v1/oauth/apps', { token: developer.sessionToken });
+    expect(JSON.stringify(listed.body)).not.toContain(name);
+  });
+
   it('refuses renaming an application to the CLI’s name', async () => {
     const response = await call(stack.baseUrl, 'PATCH', `/api/v1/oauth/apps/${publicApp.id}`, {
       token: developer.sessionToken,
@@ -344,10 +373,23 @@ describe('the device page against phishing (RFC 8628 section 5.4)', () => {
     expect(textOf(page.text, 'device-warning')).toMatch(/^Only enter a code shown on a device you are using right now\./);
   });
 
+  it("quotes a third-party application's name apart from the service's wording, never in the heading or the title", async () => {
+    const started = await startDevice(publicApp.client_id);
+    const page = await call(stack.baseUrl, 'GET', `/device?user_code=${started.user_code}`, { headers: { cookie: person.cookie } });
+    expect(page.text).toMatch(/<title>Connect an application not made by this service<\/title>/);
+    expect(page.text).toMatch(/<h1>Connect an application not made by this service\?<\/h1>/);
+    const named = /id="app-named">([\s\S]*?)<\/div>/.exec(page.text)?.[1];
+    expect(named?.replace(/<[^>]+>/g, '').replace(/\s+/g, ' ')).toBe('An application named “Terminal” (not made by this service)');
+    expect(page.text).toContain('<span class="third-party-name">“<span id="app-name">Terminal</span>”</span>');
+    expect(page.text.match(/Terminal/g)).toHaveLength(1);
+  });
+
   it("says the first-party client is this service's own CLI", async () => {
     const started = await startDevice(FIRST_PARTY_CLI_CLIENT_ID);
     const page = await call(stack.baseUrl, 'GET', `/device?user_code=${started.user_code}`, { headers: { cookie: person.cookie } });
     expect(textOf(page.text, 'app-registrant')).toBe("This is this service's own CLI, the container-hosting command-line client.");
     expect(textOf(page.text, 'device-warning')).toMatch(/^Only enter a code/);
+    expect(page.text).toContain('<h1>Connect <span id="app-name">container-hosting CLI</span>?</h1>');
+    expect(page.text).not.toContain('id="app-named"');
   });
 });

@@ -137,6 +137,22 @@ describe('function bundles', () => {
     }
   });
 
+  it('carry the confusables table only in the functions that check an application name', () => {
+    for (const handler of ['functions/oauth/register-app.ts', 'functions/oauth/update-app.ts']) {
+      expect(modulesIn(handler), handler).toContain('lib/oauth/confusables-data.ts');
+    }
+    for (const handler of [
+      'functions/pages/consent-form.ts',
+      'functions/pages/consent-decision.ts',
+      'functions/pages/device-page.ts',
+      'functions/pages/device-decision.ts',
+      'functions/pages/authorizations-revoke.ts',
+      'functions/oauth/get-app.ts',
+    ]) {
+      expect(modulesIn(handler), handler).not.toContain('lib/oauth/confusables-data.ts');
+    }
+  });
+
   it('leave the token grants out of every function that issues no tokens', () => {
     for (const handler of [
       'functions/oauth/revoke-token.ts',

@@ -38,12 +38,15 @@ export interface Request {
   method: string;
   headers: Record<string, string>;
   body?: string;
+  /** Ends the wait for an answer the CLI no longer needs (a start whose image pull already failed). */
+  signal?: AbortSignal;
 }
 
 async function sendOnce(url: URL, request: Request): Promise<Response> {
   try {
     return await fetch(url, { ...request, redirect: 'manual' });
   } catch (error) {
+    if (request.signal?.aborted) throw error;
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
     throw new CliError(`Cannot reach ${url.origin}: ${cause}`, { code: 'NETWORK_ERROR' });
   }
@@ -76,7 +79,7 @@ export async function sendSameOrigin(url: URL, request: Request): Promise<Respon
     const becomesGet = response.status === 303 || ((response.status === 301 || response.status === 302) && next.method === 'POST');
     if (becomesGet) {
       const { 'content-type': _dropped, ...headers } = next.headers;
-      next = { method: 'GET', headers };
+      next = { method: 'GET', headers, signal: next.signal };
     }
     current = target;
   }

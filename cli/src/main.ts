@@ -288,15 +288,14 @@ async function update(name: string, commandWords: string[], options: Record<stri
  */
 function hintWhenChangeApplies(command: Command, container: ContainerRecord, changed: readonly string[]): void {
   if (globals(command).json) return;
+  const atOnce = changed.filter((field) => APPLIES_AT_ONCE.has(field));
   const later = changed.filter((field) => !APPLIES_AT_ONCE.has(field));
-  if (later.length === 0) {
-    say(`${changed.join(', ')} applies at once.`);
-    return;
-  }
-  const fields = later.join(', ');
+  if (atOnce.length > 0) say(`The change of ${atOnce.join(', ')} applies at once.`);
+  if (later.length === 0) return;
+  const change = `The change of ${later.join(', ')}`;
   if (container.state === 'running' || container.state === 'provisioning') {
-    say(`${fields}: applies at the next start; to apply it now: container-hosting restart ${container.hostname}`);
-  } else say(`${fields}: applies when ${container.hostname} next starts (container-hosting start ${container.hostname}).`);
+    say(`${change} applies at the next start; to apply it now: container-hosting restart ${container.hostname}`);
+  } else say(`${change} applies when ${container.hostname} next starts.`);
 }
 
 async function get(name: string, _options: unknown, command: Command): Promise<void> {
@@ -451,6 +450,7 @@ async function changeEnv(name: string, change: (env: Record<string, string>) => 
   const env = change({ ...container.env });
   const { data } = await apiCall<ContainerRecord>(api, 'PATCH', `/api/v1/containers/${container.id}`, { body: { env } });
   show(command, data, details);
+  hintWhenChangeApplies(command, data, ['env']);
 }
 
 async function open(name: string, options: { browser: boolean }, command: Command): Promise<void> {

@@ -202,9 +202,11 @@ describe('container-hosting in scripts', () => {
     const idle = await cli.run(['update', hostname, '--idle-timeout', '600']);
     const json = await cli.run(['update', hostname, '--memory', '512', '--json']);
 
-    expect(envSet.stderr).toBe(`env: applies at the next start; to apply it now: container-hosting restart ${hostname}\n`);
-    expect(memory.stderr).toBe(`memory_mb: applies at the next start; to apply it now: container-hosting restart ${hostname}\n`);
-    expect(idle.stderr).toBe('idle_timeout_s applies at once.\n');
+    expect(envSet.stderr).toBe(`The change of env applies at the next start; to apply it now: container-hosting restart ${hostname}\n`);
+    expect(memory.stderr).toBe(
+      `The change of memory_mb applies at the next start; to apply it now: container-hosting restart ${hostname}\n`,
+    );
+    expect(idle.stderr).toBe('The change of idle_timeout_s applies at once.\n');
     // Scripts read data only: no hint under --json.
     expect(json.stderr).toBe('');
   });

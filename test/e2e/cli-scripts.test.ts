@@ -211,6 +211,13 @@ describe('container-hosting in scripts', () => {
     expect(json.stderr).toBe('');
   });
 
+  it('./container-hosting, the launcher a checkout runs without npx, starts the CLI with its arguments', async () => {
+    const launched = await cli.shell('./container-hosting whoami --json');
+
+    expect(launched.code).toBe(0);
+    expect(JSON.parse(launched.stdout)).toMatchObject({ role: 'user' });
+  });
+
   it('--help lists the exit codes', async () => {
     const help = await cli.run(['--help']);
 

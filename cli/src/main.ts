@@ -276,7 +276,7 @@ async function update(name: string, commandWords: string[], options: Record<stri
     ...(commandWords.length ? { command: commandWords } : {}),
   };
   if (Object.keys(changes).length === 0)
-    throw new CliError('Nothing to change: give at least one option (see update --help)', { exitCode: 2 });
+    throw new CliError('Nothing to change: give at least one option (see update --help)', { exitCode: EXIT.usage });
   const { data } = await apiCall<ContainerRecord>(api, 'PATCH', `/api/v1/containers/${container.id}`, { body: changes });
   show(command, data, details);
   hintWhenChangeApplies(command, data, Object.keys(changes));
@@ -546,7 +546,8 @@ program
 
 const positiveNumber = (flag: string) => (value: string) => {
   const number = Number(value);
-  if (!Number.isFinite(number) || number <= 0) throw new CliError(`${flag} must be a positive number, got "${value}"`, { exitCode: 2 });
+  if (!Number.isFinite(number) || number <= 0)
+    throw new CliError(`${flag} must be a positive number, got "${value}"`, { exitCode: EXIT.usage });
   return number;
 };
 program

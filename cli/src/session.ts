@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'n
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { ErrorEnvelope, FieldProblem, OAuthErrorBody, TokenResponse } from '../../lib/http/api-types.js';
-import { CliError } from './errors.js';
+import { CliError, EXIT } from './errors.js';
 import { assertTransportAllowed, sendSameOrigin } from './transport.js';
 
 /**
@@ -74,7 +74,7 @@ export function apiUrlOf(option: string | undefined, insecure = false): string {
   try {
     url = new URL(chosen);
   } catch {
-    throw new CliError(`--api must be a URL, e.g. ${DEFAULT_API}`, { exitCode: 2 });
+    throw new CliError(`--api must be a URL, e.g. ${DEFAULT_API}`, { exitCode: EXIT.usage });
   }
   assertTransportAllowed(url, insecure);
   return url.toString().replace(/\/+$/, '');

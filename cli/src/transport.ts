@@ -1,4 +1,4 @@
-import { CliError } from './errors.js';
+import { CliError, EXIT } from './errors.js';
 
 /**
  * How the CLI talks to an API without giving its credentials away (issue 25, item 6): plain
@@ -22,13 +22,13 @@ export function isLoopbackHost(hostname: string): boolean {
  */
 export function assertTransportAllowed(api: URL, insecure: boolean): void {
   if (api.protocol !== 'https:' && api.protocol !== 'http:') {
-    throw new CliError(`--api must be an http or https URL, got ${api.protocol}`, { exitCode: 2 });
+    throw new CliError(`--api must be an http or https URL, got ${api.protocol}`, { exitCode: EXIT.usage });
   }
   if (api.protocol === 'http:' && !isLoopbackHost(api.hostname) && !insecure) {
     throw new CliError(
       `Refusing to send credentials over plain http to ${api.host}: anyone on the network path could read them. ` +
         'Use https, or pass --insecure if you accept that risk.',
-      { code: 'INSECURE_TRANSPORT', exitCode: 2 },
+      { code: 'INSECURE_TRANSPORT', exitCode: EXIT.usage },
     );
   }
 }

@@ -13,11 +13,9 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 /** LOG_FORMAT, else readable when stdout is a terminal; a value it does not know is refused at start. */
 export function logFormatOf(setting: string | undefined, stdoutIsTerminal: boolean): LogFormat {
   if (setting === undefined || setting === '') return stdoutIsTerminal ? 'readable' : 'json';
-  const format = setting.toLowerCase();
-  if (!(LOG_FORMATS as readonly string[]).includes(format)) {
-    throw new Error(`LOG_FORMAT must be ${LOG_FORMATS.join(' or ')}, got ${setting}`);
-  }
-  return format as LogFormat;
+  const format = LOG_FORMATS.find((known) => known === setting.toLowerCase());
+  if (!format) throw new Error(`LOG_FORMAT must be ${LOG_FORMATS.join(' or ')}, got ${setting}`);
+  return format;
 }
 
 /**

@@ -32,9 +32,25 @@ const logger = new Logger({
  */
 const invocationFields = new AsyncLocalStorage<Fields>();
 
-function write(level: 'debug' | 'info' | 'warn' | 'error', message: string, fields: Fields): void {
+export type LogLevelName = 'debug' | 'info' | 'warn' | 'error';
+
+/** Powertools' thresholds (its LogLevelThreshold): a line is written when its level's is at least the Logger's. */
+const THRESHOLD: Record<LogLevelName, number> = { debug: 8, info: 12, warn: 16, error: 20 };
+
+/** Writes a line in place of Powertools' JSON: the local stack's readable mode (lib/local/readable-log.ts). */
+export type LineWriter = (level: LogLevelName, message: string, fields: Fields) => void;
+let lineWriter: LineWriter | undefined;
+
+/** Sends every line, at the Logger's level, to `writer` instead of Powertools' JSON; only the local stack does. */
+export function writeLinesWith(writer: LineWriter): void {
+  lineWriter = writer;
+}
+
+function write(level: LogLevelName, message: string, fields: Fields): void {
   const invocation = invocationFields.getStore();
-  logger[level](message, invocation ? { ...fields, ...invocation } : fields);
+  const all = invocation ? { ...fields, ...invocation } : fields;
+  if (!lineWriter) logger[level](message, all);
+  else if (THRESHOLD[level] >= logger.level) lineWriter(level, message, all);
 }
 
 export const log = {

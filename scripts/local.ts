@@ -12,6 +12,7 @@ import { startDynamoDbLocal, type DynamoDbLocal } from '../lib/local/dynamodb-lo
 import { onShutdown, runShutdown } from '../lib/local/lifecycle.js';
 import { startPodmanService } from '../lib/local/podman-service.js';
 import { makePrivate } from '../lib/local/private-dir.js';
+import { logFormatOf, useReadableLogs } from '../lib/local/readable-log.js';
 import { chooseLocalRuntime } from '../lib/local/runtime-choice.js';
 import type { LocalServer } from '../lib/local/server.js';
 import { ensureTable } from '../lib/local/table.js';
@@ -53,6 +54,9 @@ async function main(): Promise<void> {
   if (dynamoDbPort !== undefined && !(Number.isInteger(dynamoDbPort) && dynamoDbPort > 0 && dynamoDbPort <= 65_535)) {
     throw new Error(`DYNAMODB_PORT must be a port number, got ${process.env.DYNAMODB_PORT}`);
   }
+  if (logFormatOf(process.env.LOG_FORMAT, Boolean(process.stdout.isTTY)) === 'readable') useReadableLogs();
+  // Before anything is started or created: a stack that cannot listen must leave no admin and print no password.
+  if (port !== 0) await assertPortFree(host, port);
 
   const runtime = await chooseLocalRuntime({
     requested: process.env.CONTAINER_RUNTIME,
@@ -140,6 +144,25 @@ async function main(): Promise<void> {
   const { localContainerHosting } = await import('../lib/wiring/local-hosting.js');
   server = await startLocalServer({ host, port: listenPort, containers: localContainerHosting });
   console.log(`Container hosting service listening on ${server.url}`);
+  console.log(`Console: ${process.env.PUBLIC_BASE_URL}/console (sign in as ${adminEmail})`);
+}
+
+/** Refuses a port something else listens on, naming PORT: the probe binds it as the server will, then lets it go. */
+async function assertPortFree(onHost: string, wanted: number): Promise<void> {
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolveListen, reject) => probe.once('error', reject).listen(wanted, onHost, resolveListen));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new Error(
+        `port ${wanted} on ${onHost} is already in use (another stack, or another program); set PORT to a free one, e.g. PORT=${wanted + 1} npm start`,
+      );
+    }
+    if (code === 'EACCES') throw new Error(`port ${wanted} on ${onHost} needs privileges this user lacks; set PORT to one above 1023`);
+    throw error;
+  }
+  await new Promise((resolveClose) => probe.close(resolveClose));
 }
 
 async function freeLoopbackPort(onHost: string): Promise<number> {

@@ -2,7 +2,7 @@ import { type Command, Option } from 'commander';
 import type { BodyField } from '../../lib/http/openapi-fields.js';
 import { valueFromText } from '../../lib/http/openapi-fields.js';
 import type { FieldProblem } from '../../lib/http/api-types.js';
-import { CliError } from './errors.js';
+import { CliError, EXIT } from './errors.js';
 
 /**
  * The container fields as command-line options, from the request bodies of the OpenAPI document
@@ -65,7 +65,8 @@ const numberOf = (flag: string, nullable: boolean) => (text: string) => {
   // Commander keeps no null from a parser: the word goes on, and valueOfOption makes it null.
   if (nullable && NULL_WORDS.has(text.trim().toLowerCase())) return NULL_WORD;
   const number = Number(text);
-  if (text.trim() === '' || !Number.isFinite(number)) throw new CliError(`--${flag} must be a number, got "${text}"`, { exitCode: 2 });
+  if (text.trim() === '' || !Number.isFinite(number))
+    throw new CliError(`--${flag} must be a number, got "${text}"`, { exitCode: EXIT.usage });
   return number;
 };
 
@@ -89,7 +90,7 @@ export function addFieldOptions(command: Command, fields: readonly BodyField[], 
 /** `NAME=VALUE`, as a map flag and `env set` take it. */
 export function namedValue(pair: string): [string, string] {
   const equals = pair.indexOf('=');
-  if (equals <= 0) throw new CliError(`Expected NAME=VALUE, got "${pair}"`, { exitCode: 2 });
+  if (equals <= 0) throw new CliError(`Expected NAME=VALUE, got "${pair}"`, { exitCode: EXIT.usage });
   return [pair.slice(0, equals), pair.slice(equals + 1)];
 }
 

@@ -1,3 +1,4 @@
+import { createInterface } from 'node:readline/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Command, CommanderError, Command as Program, Option } from 'commander';
 import type {
@@ -10,8 +11,9 @@ import type {
 } from '../../lib/http/api-types.js';
 import { openBrowser } from './browser.js';
 import { CREATE_FIELDS, UPDATE_FIELDS } from './contract.js';
-import { CliError } from './errors.js';
+import { CliError, EXIT, EXIT_CODES_TEXT, errorEnvelope } from './errors.js';
 import { addFieldOptions, bodyFromOptions, fieldRows, namedValue, problemsText } from './fields.js';
+import { endQuietlyOnClosedPipe, out, printJson, say } from './output.js';
 import {
   ApiError,
   apiCall,
@@ -28,8 +30,7 @@ import {
 /**
  * `container-hosting`, the service's command-line client (README, "Command-line client").
  * Built by `npm ci` (the `prepare` script, scripts/build-cli.ts) into one file beside two small
- * dependencies, so it starts in well under 300 ms.
- * Exit codes: 0 success, 1 API or network error, 2 usage.
+ * dependencies, so it starts in well under 300 ms. Exit codes: EXIT (cli/src/errors.ts).
  */
 
 const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -44,15 +45,22 @@ const LIST_COLUMNS = ['hostname', 'state', 'image', 'cpu_cores', 'memory_mb', 'u
 >;
 /** The fields the command line takes as arguments rather than flags: `create HOSTNAME -- COMMAND…`. */
 const ARGUMENT_FIELDS = ['hostname', 'command'];
+/**
+ * The fields a PATCH applies at once; every other one applies at the next start or restart
+ * (docs/containers.md, "Changing a container: PATCH" and "Sleep and wake").
+ */
+const APPLIES_AT_ONCE = new Set(['idle_timeout_s']);
+/**
+ * A `state_reason` that says the image could not be pulled (docs/containers.md, "Restart policy"):
+ * the policy's retries pull the same image again, so waiting for them only delays the answer.
+ */
+const PULL_FAILED = /^image pull failed/;
 
 interface Globals {
   api?: string;
   json?: boolean;
   insecure?: boolean;
 }
-
-const out = (line = '') => process.stdout.write(`${line}\n`);
-const say = (line = '') => process.stderr.write(`${line}\n`);
 
 /** Global options, wherever on the line they were given. */
 const globals = (command: Command) => command.optsWithGlobals<Globals>();
@@ -107,8 +115,6 @@ function details(container: ContainerRecord): void {
   for (const [name, value] of rows) out(`${name.padEnd(width)}  ${value}`);
 }
 
-const printJson = (data: unknown) => out(JSON.stringify(data, null, 2));
-
 /** A container named by its id or its hostname. */
 async function findContainer(api: string, name: string): Promise<ContainerRecord> {
   if (UUID.test(name)) return (await apiCall<ContainerRecord>(api, 'GET', `/api/v1/containers/${name}`)).data;
@@ -119,18 +125,43 @@ async function findContainer(api: string, name: string): Promise<ContainerRecord
   return found;
 }
 
-/** Polls until the container's state settles (running, stopped or failed), with a spinner. */
+/**
+ * Why a container the CLI waits for will not come up: it is `failed`, or it waits for its restart
+ * policy after a failed image pull. Undefined while it may still come up.
+ */
+function failureOf(container: ContainerRecord): string | undefined {
+  if (container.state === 'failed') return container.state_reason ?? 'failed';
+  if (container.state === 'provisioning' && container.state_reason && PULL_FAILED.test(container.state_reason)) {
+    return container.state_reason;
+  }
+  return undefined;
+}
+
+const getContainer = async (api: string, id: string, signal?: AbortSignal) =>
+  (await apiCall<ContainerRecord>(api, 'GET', `/api/v1/containers/${id}`, { signal })).data;
+
+/** Polls until the container's state settles (running, stopped or failed) or its image pull fails, with a spinner. */
 async function untilSettled(api: string, container: ContainerRecord, verb: string): Promise<ContainerRecord> {
   const spin = await spinner(`${verb} ${container.hostname}: ${container.state}`);
   let current = container;
-  while (!SETTLED_STATES.includes(current.state)) {
+  while (!SETTLED_STATES.includes(current.state) && failureOf(current) === undefined) {
     await sleep(STATE_POLL_MS);
-    current = (await apiCall<ContainerRecord>(api, 'GET', `/api/v1/containers/${container.id}`)).data;
+    current = await getContainer(api, container.id);
     spin.update(`${verb} ${container.hostname}: ${current.state}`);
   }
-  if (current.state === 'failed') spin.error(`${container.hostname} failed${current.state_reason ? `: ${current.state_reason}` : ''}`);
+  const failure = failureOf(current);
+  if (failure !== undefined) spin.error(`${container.hostname} failed: ${failure}`);
   else spin.success(`${container.hostname} is ${current.state}`);
   return current;
+}
+
+/** The record waited for, shown; then, when it failed, the failure with its own exit code (EXIT.containerFailed). */
+function showOutcome(command: Command, container: ContainerRecord): void {
+  show(command, container, details);
+  const failure = failureOf(container);
+  if (failure !== undefined) {
+    throw new CliError(`${container.hostname} failed to start: ${failure}`, { code: 'CONTAINER_FAILED', exitCode: EXIT.containerFailed });
+  }
 }
 
 function show<Data>(command: Command, data: Data, human: (data: Data) => void): void {
@@ -233,8 +264,8 @@ async function create(hostname: string, commandWords: string[], options: Record<
     ...(commandWords.length ? { command: commandWords } : {}),
   };
   const { data } = await apiCall<ContainerRecord>(api, 'POST', '/api/v1/containers', { body });
-  const settled = options.wait === false || globals(command).json ? data : await untilSettled(api, data, 'Creating');
-  show(command, settled, details);
+  if (options.wait === false) return show(command, data, details);
+  showOutcome(command, await untilSettled(api, data, 'Creating'));
 }
 
 async function update(name: string, commandWords: string[], options: Record<string, unknown>, command: Command): Promise<void> {
@@ -245,9 +276,26 @@ async function update(name: string, commandWords: string[], options: Record<stri
     ...(commandWords.length ? { command: commandWords } : {}),
   };
   if (Object.keys(changes).length === 0)
-    throw new CliError('Nothing to change: give at least one option (see update --help)', { exitCode: 2 });
+    throw new CliError('Nothing to change: give at least one option (see update --help)', { exitCode: EXIT.usage });
   const { data } = await apiCall<ContainerRecord>(api, 'PATCH', `/api/v1/containers/${container.id}`, { body: changes });
   show(command, data, details);
+  hintWhenChangeApplies(command, data, Object.keys(changes));
+}
+
+/**
+ * Tells the person when a change reaches the running task: most fields at the next start or
+ * restart, `idle_timeout_s` at once (APPLIES_AT_ONCE). On stderr, so data on stdout stays data.
+ */
+function hintWhenChangeApplies(command: Command, container: ContainerRecord, changed: readonly string[]): void {
+  if (globals(command).json) return;
+  const atOnce = changed.filter((field) => APPLIES_AT_ONCE.has(field));
+  const later = changed.filter((field) => !APPLIES_AT_ONCE.has(field));
+  if (atOnce.length > 0) say(`The change of ${atOnce.join(', ')} applies at once.`);
+  if (later.length === 0) return;
+  const change = `The change of ${later.join(', ')}`;
+  if (container.state === 'running' || container.state === 'provisioning') {
+    say(`${change} applies at the next start; to apply it now: container-hosting restart ${container.hostname}`);
+  } else say(`${change} applies when ${container.hostname} next starts.`);
 }
 
 async function get(name: string, _options: unknown, command: Command): Promise<void> {
@@ -257,19 +305,96 @@ async function get(name: string, _options: unknown, command: Command): Promise<v
 const lifecycle = (action: string, verb: string) => async (name: string, options: { wait: boolean }, command: Command) => {
   const api = apiOf(command);
   const container = await findContainer(api, name);
-  const { data } = await apiCall<ContainerRecord>(api, 'POST', `/api/v1/containers/${container.id}/${action}`);
-  const settled = options.wait === false || globals(command).json ? data : await untilSettled(api, data, verb);
-  show(command, settled, details);
+  const path = `/api/v1/containers/${container.id}/${action}`;
+  if (options.wait === false) return show(command, (await apiCall<ContainerRecord>(api, 'POST', path)).data, details);
+  if (action === 'stop')
+    return show(command, await untilSettled(api, (await apiCall<ContainerRecord>(api, 'POST', path)).data, verb), details);
+  showOutcome(command, await untilStarted(api, container, path, verb));
 };
 
-async function remove(name: string, _options: unknown, command: Command): Promise<void> {
+/**
+ * A start or restart: the API answers once the container runs, fails or its start budget is
+ * spent, and meanwhile the record is watched, so a failed image pull ends the wait at once
+ * instead of after the budget. When the API answers with an error, the record says whether
+ * the container failed (EXIT.containerFailed) or the request did.
+ */
+async function untilStarted(api: string, container: ContainerRecord, path: string, verb: string): Promise<ContainerRecord> {
+  const answered = new AbortController();
+  const request = apiCall<ContainerRecord>(api, 'POST', path, { signal: answered.signal }).then(
+    ({ data }) => ({ data }),
+    (error: unknown) => ({ error }),
+  );
+  const watch = (async () => {
+    for (;;) {
+      await sleep(STATE_POLL_MS, undefined, { signal: answered.signal });
+      const current = await getContainer(api, container.id, answered.signal);
+      if (current.state === 'provisioning' && failureOf(current) !== undefined) return { failed: current };
+    }
+    // A read that fails leaves the answer to the request; the watch ends with it.
+  })().catch(() => new Promise<never>(() => {}));
+  const first = await Promise.race([request, watch]);
+  answered.abort();
+  if ('failed' in first) return first.failed;
+  if ('data' in first) return untilSettled(api, first.data, verb);
+  const current = await getContainer(api, container.id).catch(() => undefined);
+  if (current && failureOf(current) !== undefined) return current;
+  throw first.error;
+}
+
+const canAsk = () => Boolean(process.stdin.isTTY && process.stderr.isTTY);
+
+/** `rm` asks on a terminal, and takes --yes instead. */
+async function confirmRemoval(name: string): Promise<void> {
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await prompt.question(`Delete ${name}, its logs and its URL for good? [y/N] `);
+    if (!/^y(es)?$/i.test(answer.trim())) throw new CliError(`Kept ${name}`, { code: 'NOT_CONFIRMED', exitCode: EXIT.usage });
+  } finally {
+    prompt.close();
+  }
+}
+
+async function remove(name: string, options: { yes?: boolean }, command: Command): Promise<void> {
   const api = apiOf(command);
+  // Where nobody can answer (a script, a pipe) it refuses before any request rather than delete on a guess.
+  if (!options.yes && !canAsk()) {
+    throw new CliError(`rm deletes ${name} for good; with no terminal to ask, pass --yes to confirm`, { exitCode: EXIT.usage });
+  }
   const container = await findContainer(api, name);
+  if (!options.yes) await confirmRemoval(container.hostname);
   const { data } = await apiCall<unknown>(api, 'DELETE', `/api/v1/containers/${container.id}`);
   show(command, data, () => out(`Deleted ${container.hostname}`));
 }
 
 const logLine = (line: LogLine) => `${line.timestamp} ${line.stream === 'stderr' ? 'err' : 'out'} ${line.message}`;
+
+/**
+ * Where following resumes: the newest timestamp read, and how many lines of that millisecond were
+ * read already (all of them, after the backlog: a burst written in one millisecond may have begun
+ * before the backlog's first line). Lines are asked for from that timestamp on, which answers
+ * those lines again first, in the same order.
+ */
+interface FollowPosition {
+  since: string;
+  readAtSince: number;
+}
+
+/** The position after reading every line from a position's timestamp on: the answer holds all lines of its newest millisecond. */
+function positionAfter(lines: readonly LogLine[], previous: FollowPosition): FollowPosition {
+  const newest = lines.at(-1)?.timestamp;
+  if (newest === undefined) return previous;
+  return { since: newest, readAtSince: lines.filter((line) => line.timestamp === newest).length };
+}
+
+/** The lines after a position: those of its millisecond already read are skipped. */
+function linesAfter(lines: readonly LogLine[], position: FollowPosition): LogLine[] {
+  let skip = position.readAtSince;
+  return lines.filter((line) => {
+    if (line.timestamp !== position.since || skip <= 0) return true;
+    skip -= 1;
+    return false;
+  });
+}
 
 async function logs(name: string, options: { follow?: boolean; since?: string; limit?: number }, command: Command): Promise<void> {
   const api = apiOf(command);
@@ -277,17 +402,22 @@ async function logs(name: string, options: { follow?: boolean; since?: string; l
   const container = await findContainer(api, name);
   const path = `/api/v1/containers/${container.id}/logs`;
   const print = (line: LogLine) => out(json ? JSON.stringify(line) : logLine(line));
-  const first = await apiCall<LogLine[]>(api, 'GET', path, { query: { limit: options.limit, since: options.since } });
   if (!options.follow) {
-    if (json) printJson(first.data);
-    else first.data.forEach(print);
+    const { data } = await apiCall<LogLine[]>(api, 'GET', path, { query: { limit: options.limit, since: options.since } });
+    if (json) printJson(data);
+    else data.forEach(print);
     return;
   }
-  first.data.forEach(print);
-  // Follows by asking for the lines since the last one printed; lines with that very timestamp
-  // come back again and are skipped by content, so none prints twice.
-  let last = first.data.at(-1)?.timestamp ?? options.since ?? new Date().toISOString();
-  let seenAtLast = new Set(first.data.filter((line) => line.timestamp === last).map((line) => JSON.stringify(line)));
+  // The backlog is the newest --limit lines (from --since when given), so following goes on from its last line with no gap.
+  const sinceGiven = options.since ? await apiList<LogLine>(api, path, { since: options.since, limit: 1000 }) : undefined;
+  const backlog = sinceGiven
+    ? sinceGiven.slice(options.limit === undefined ? 0 : -options.limit)
+    : (await apiCall<LogLine[]>(api, 'GET', path, { query: { limit: options.limit } })).data;
+  backlog.forEach(print);
+  const newest = backlog.at(-1)?.timestamp;
+  let position: FollowPosition = newest
+    ? { since: newest, readAtSince: Number.POSITIVE_INFINITY }
+    : { since: options.since ?? new Date().toISOString(), readAtSince: 0 };
   // Ctrl-C (or a TERM from a supervisor) ends following with exit 0.
   const stop = new Promise<'stop'>((resolve) => {
     process.once('SIGINT', () => resolve('stop'));
@@ -296,14 +426,9 @@ async function logs(name: string, options: { follow?: boolean; since?: string; l
   for (;;) {
     const tick = await Promise.race([sleep(FOLLOW_POLL_MS).then(() => 'tick' as const), stop]);
     if (tick === 'stop') return;
-    const next = (await apiList<LogLine>(api, path, { since: last, limit: 1000 })).filter((line) => !seenAtLast.has(JSON.stringify(line)));
-    next.forEach(print);
-    const newest = next.at(-1)?.timestamp;
-    if (newest !== undefined) {
-      if (newest !== last) seenAtLast = new Set();
-      last = newest;
-      for (const line of next) if (line.timestamp === last) seenAtLast.add(JSON.stringify(line));
-    }
+    const answered = await apiList<LogLine>(api, path, { since: position.since, limit: 1000 });
+    linesAfter(answered, position).forEach(print);
+    position = positionAfter(answered, position);
   }
 }
 
@@ -325,6 +450,7 @@ async function changeEnv(name: string, change: (env: Record<string, string>) => 
   const env = change({ ...container.env });
   const { data } = await apiCall<ContainerRecord>(api, 'PATCH', `/api/v1/containers/${container.id}`, { body: { env } });
   show(command, data, details);
+  hintWhenChangeApplies(command, data, ['env']);
 }
 
 async function open(name: string, options: { browser: boolean }, command: Command): Promise<void> {
@@ -343,9 +469,15 @@ program
   .description('Run containers on the container hosting service from your terminal.')
   .version(process.env.npm_package_version ?? '0.1.0')
   .addOption(new Option('--api <url>', 'the service, e.g. http://127.0.0.1:3000').env('CONTAINER_HOSTING_API'))
-  .option('--json', "print the API's data as JSON")
+  .option('--json', "print the API's data as JSON, and errors as the API's envelope on stderr")
   .option('--insecure', 'allow plain http to an API on another machine (credentials cross the network in the clear)')
   .showHelpAfterError()
+  // Under --json, a usage error is reported once, as an envelope (reportFailure), without commander's words and help.
+  .configureOutput({
+    writeErr: (text) => {
+      if (!jsonAsked()) process.stderr.write(text);
+    },
+  })
   .exitOverride();
 
 program.addHelpText(
@@ -355,7 +487,9 @@ Sign in with "container-hosting login"; credentials are kept per API in $XDG_CON
 (mode 0600). CONTAINER_HOSTING_TOKEN (a personal access token) is used instead when set. Credentials go only
 to the API's own origin: over https, or plain http to this machine (--insecure for another), never after a
 redirect elsewhere.
-Exit codes: 0 success, 1 API or network error, 2 usage.`,
+Data goes to stdout; progress, hints and errors to stderr (under --json, an error is the API's envelope:
+{"error":{"code","message","details"?}}). A closed pipe (| head -1) ends the command quietly with exit 0.
+${EXIT_CODES_TEXT}`,
 );
 
 program
@@ -402,11 +536,18 @@ for (const [name, verb] of [
     .option('--no-wait', 'do not wait for the state to settle')
     .action(lifecycle(name, verb));
 }
-program.command('rm').alias('delete').description('delete a container').argument('<container>', 'hostname or id').action(remove);
+program
+  .command('rm')
+  .alias('delete')
+  .description('delete a container; asks first on a terminal')
+  .argument('<container>', 'hostname or id')
+  .option('-y, --yes', 'delete without asking (needed where there is no terminal to ask)')
+  .action(remove);
 
 const positiveNumber = (flag: string) => (value: string) => {
   const number = Number(value);
-  if (!Number.isFinite(number) || number <= 0) throw new CliError(`${flag} must be a positive number, got "${value}"`, { exitCode: 2 });
+  if (!Number.isFinite(number) || number <= 0)
+    throw new CliError(`${flag} must be a positive number, got "${value}"`, { exitCode: EXIT.usage });
   return number;
 };
 program
@@ -451,20 +592,38 @@ program
   .option('--no-browser', 'only print the URL')
   .action(open);
 
+/** Whether --json was given, before the words of a container's command (`-- …`); read before commander has parsed. */
+function jsonAsked(): boolean {
+  const words = process.argv.slice(2);
+  const end = words.indexOf('--');
+  return (end === -1 ? words : words.slice(0, end)).includes('--json');
+}
+
+/** A failure on stderr: one line for a person, or under --json the API's envelope; the exit code from EXIT. */
+function reportFailure(error: unknown): void {
+  if (error instanceof CommanderError) {
+    // Help and version exit 0; every other parsing failure is a usage error.
+    process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (process.exitCode !== EXIT.ok && jsonAsked()) {
+      say(JSON.stringify(errorEnvelope(error.message.replace(/^error: /, ''), { exitCode: EXIT.usage })));
+    }
+    return;
+  }
+  const failure = error instanceof CliError ? error : new CliError((error as Error).message);
+  process.exitCode = failure.exitCode;
+  const details = failure instanceof ApiError ? failure.details : [];
+  if (jsonAsked()) {
+    say(JSON.stringify(errorEnvelope(failure.message, { code: failure.code, exitCode: failure.exitCode, details })));
+    return;
+  }
+  // A field problem is told by the flag that sets it, from the envelope's details, not its message.
+  const message = details.length > 0 ? problemsText(details, CREATE_FIELDS, ARGUMENT_FIELDS) : failure.message;
+  say(`error: ${message}${failure.code ? ` (${failure.code})` : ''}`);
+}
+
+endQuietlyOnClosedPipe();
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  if (error instanceof CommanderError) {
-    // Help and version exit 0; every other parsing failure is a usage error.
-    process.exitCode = error.exitCode === 0 ? 0 : 2;
-  } else if (error instanceof CliError) {
-    // A field problem is told by the flag that sets it, from the envelope's details, not its message.
-    const message =
-      error instanceof ApiError && error.details.length > 0 ? problemsText(error.details, CREATE_FIELDS, ARGUMENT_FIELDS) : error.message;
-    say(`error: ${message}${error.code ? ` (${error.code})` : ''}`);
-    process.exitCode = error.exitCode;
-  } else {
-    say(`error: ${(error as Error).message}`);
-    process.exitCode = 1;
-  }
+  reportFailure(error);
 }

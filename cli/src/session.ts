@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'n
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { ErrorEnvelope, FieldProblem, OAuthErrorBody, TokenResponse } from '../../lib/http/api-types.js';
-import { CliError } from './errors.js';
+import { CliError, EXIT } from './errors.js';
 import { assertTransportAllowed, sendSameOrigin } from './transport.js';
 
 /**
@@ -27,6 +27,7 @@ export interface SignIn {
 
 interface Credentials {
   apis: Record<string, SignIn>;
+  /** The API last signed in to, kept after logout. */
   current?: string;
 }
 
@@ -73,7 +74,7 @@ export function apiUrlOf(option: string | undefined, insecure = false): string {
   try {
     url = new URL(chosen);
   } catch {
-    throw new CliError(`--api must be a URL, e.g. ${DEFAULT_API}`, { exitCode: 2 });
+    throw new CliError(`--api must be a URL, e.g. ${DEFAULT_API}`, { exitCode: EXIT.usage });
   }
   assertTransportAllowed(url, insecure);
   return url.toString().replace(/\/+$/, '');
@@ -109,10 +110,10 @@ export function saveSignIn(api: string, tokens: TokenResponse): void {
   writeCredentials(credentials);
 }
 
+/** Forgets the sign-in but not the API: the next command still talks to it and names it (`Not signed in to …`). */
 export function forgetSignIn(api: string): void {
   const credentials = readCredentials();
   delete credentials.apis[api];
-  if (credentials.current === api) delete credentials.current;
   writeCredentials(credentials);
 }
 
@@ -155,7 +156,7 @@ export async function apiCall<Data>(
   api: string,
   method: string,
   path: string,
-  { body, query }: { body?: unknown; query?: Query } = {},
+  { body, query, signal }: { body?: unknown; query?: Query; signal?: AbortSignal } = {},
 ): Promise<{ data: Data; headers: Headers }> {
   const url = new URL(`${api}${path}`);
   for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
@@ -168,6 +169,7 @@ export async function apiCall<Data>(
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal,
     });
   let response = await attempt(await bearerFor(api));
   if (response.status === 401 && !process.env.CONTAINER_HOSTING_TOKEN)

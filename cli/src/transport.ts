@@ -1,4 +1,4 @@
-import { CliError } from './errors.js';
+import { CliError, EXIT } from './errors.js';
 
 /**
  * How the CLI talks to an API without giving its credentials away (issue 25, item 6): plain
@@ -22,13 +22,13 @@ export function isLoopbackHost(hostname: string): boolean {
  */
 export function assertTransportAllowed(api: URL, insecure: boolean): void {
   if (api.protocol !== 'https:' && api.protocol !== 'http:') {
-    throw new CliError(`--api must be an http or https URL, got ${api.protocol}`, { exitCode: 2 });
+    throw new CliError(`--api must be an http or https URL, got ${api.protocol}`, { exitCode: EXIT.usage });
   }
   if (api.protocol === 'http:' && !isLoopbackHost(api.hostname) && !insecure) {
     throw new CliError(
       `Refusing to send credentials over plain http to ${api.host}: anyone on the network path could read them. ` +
         'Use https, or pass --insecure if you accept that risk.',
-      { code: 'INSECURE_TRANSPORT', exitCode: 2 },
+      { code: 'INSECURE_TRANSPORT', exitCode: EXIT.usage },
     );
   }
 }
@@ -38,12 +38,15 @@ export interface Request {
   method: string;
   headers: Record<string, string>;
   body?: string;
+  /** Ends the wait for an answer the CLI no longer needs (a start whose image pull already failed). */
+  signal?: AbortSignal;
 }
 
 async function sendOnce(url: URL, request: Request): Promise<Response> {
   try {
     return await fetch(url, { ...request, redirect: 'manual' });
   } catch (error) {
+    if (request.signal?.aborted) throw error;
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
     throw new CliError(`Cannot reach ${url.origin}: ${cause}`, { code: 'NETWORK_ERROR' });
   }
@@ -76,7 +79,7 @@ export async function sendSameOrigin(url: URL, request: Request): Promise<Respon
     const becomesGet = response.status === 303 || ((response.status === 301 || response.status === 302) && next.method === 'POST');
     if (becomesGet) {
       const { 'content-type': _dropped, ...headers } = next.headers;
-      next = { method: 'GET', headers };
+      next = { method: 'GET', headers, signal: next.signal };
     }
     current = target;
   }

@@ -18,6 +18,7 @@ import { errorReply } from '../http/middleware/error-envelope.js';
 import { routes as routeTable, type Route } from '../http/routes.js';
 import { describeError, log } from '../log.js';
 import { appHostnameOf, proxyToContainer, type AppRouting } from './app-proxy.js';
+import { frontDoorAnswer } from './front-door.js';
 import { createRouteMatcher } from './route-matcher.js';
 import { runningFunction } from './running-function.js';
 
@@ -99,6 +100,12 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     const startedAt = Date.now();
     const method = request.method ?? 'GET';
     const { rawPath, rawQuery } = splitRequestTarget(request.url ?? '/');
+    const atFrontDoor = frontDoorAnswer(method, rawPath);
+    if (atFrontDoor) {
+      response.writeHead(atFrontDoor.statusCode, { ...atFrontDoor.headers, 'Content-Length': String(atFrontDoor.body.length) });
+      response.end(method === 'HEAD' ? undefined : atFrontDoor.body);
+      return;
+    }
     const match = matchRoute(method, rawPath);
     if (match.kind === 'not-found') {
       sendError(response, new NotFoundError(`No route for ${method} ${rawPath}`));

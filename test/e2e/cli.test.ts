@@ -184,7 +184,9 @@ describe('container-hosting against the local stack', () => {
 
     // update takes the PATCH body's fields as flags; get prints each of them.
     const updated = await run(['update', 'cli-web', '--memory', '1024', '--restart-policy', 'always', '--health-check-path', '/']);
-    expect(updated.stderr).toBe('');
+    expect(updated.stderr).toBe(
+      'The change of memory_mb, health_check, restart_policy applies at the next start; to apply it now: container-hosting restart cli-web\n',
+    );
     expect(updated.stdout).toMatch(/^memory_mb\s+1024$/m);
     expect(updated.stdout).toMatch(/^restart_policy\s+always$/m);
     expect(updated.stdout).toMatch(/^health_check\s+path=\/ interval_s=\d+ timeout_s=\d+ grace_s=\d+$/m);
@@ -220,7 +222,7 @@ describe('container-hosting against the local stack', () => {
     const opened = await run(['open', 'cli-web', '--no-browser']);
     expect(opened.stdout.trim()).toBe(record.url);
 
-    const removed = await run(['rm', 'cli-web']);
+    const removed = await run(['rm', 'cli-web', '--yes']);
     expect(removed).toMatchObject({ code: 0, stdout: 'Deleted cli-web\n' });
     const gone = await run(['get', 'cli-web']);
     expect(gone.code).toBe(1);
@@ -281,8 +283,11 @@ describe('container-hosting against the local stack', () => {
     });
     expect(reuse.status).toBe(400);
     expect(((await reuse.json()) as { error: string }).error).toBe('invalid_grant');
-    const afterwards = await run(['whoami']);
+    // Without --api or CONTAINER_HOSTING_API, the CLI still talks to, and names, the API it signed out of.
+    const afterwards = await run(['whoami'], { CONTAINER_HOSTING_API: '' });
     expect(afterwards.code).toBe(1);
-    expect(afterwards.stderr).toMatch(/Not signed in/);
+    expect(afterwards.stderr).toBe(
+      `error: Not signed in to ${stack.baseUrl}; run: container-hosting login --api ${stack.baseUrl} (UNAUTHORIZED)\n`,
+    );
   });
 });

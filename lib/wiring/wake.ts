@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { TaskAddressCache } from '../aws/task-address-cache.js';
 import type { WakeEndpointDeps } from '../aws/wake-endpoint.js';
 import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { ReconcilableRuntime } from '../containers/runtime.js';
@@ -36,6 +37,7 @@ export function wakeEndpointWith(parts: {
   pollMs?: number;
 }): WakeEndpointDeps {
   const service = sleepingServiceWith(parts.runtime, parts.deferredWork, parts.runPolicy);
+  const addresses = new TaskAddressCache();
   return {
     secretDigest: secretDigestOf(parts.secret),
     appsDomain: parts.appsDomain,
@@ -44,9 +46,9 @@ export function wakeEndpointWith(parts: {
       containerIdOfHostname: (hostname) => containerStore.containerIdOfHostname(hostname),
       container: (containerId) => containerStore.get(containerId),
       wake: (containerId) => service.wake(containerId),
-      // DescribeTasks as the reconciler reads it: the task's ENI address (lib/aws/ecs-task-status.ts).
-      addressOf: async (container) =>
-        container.taskArn ? (await parts.runtime.describeTasks([container.taskArn]))[0]?.address : undefined,
+      // DescribeTasks as the reconciler reads it: the task's ENI address (lib/aws/ecs-task-status.ts), remembered a few seconds.
+      addressOf: async ({ id, taskArn }) =>
+        taskArn ? addresses.addressOf(id, taskArn, async () => (await parts.runtime.describeTasks([taskArn]))[0]?.address) : undefined,
       budgetMs: parts.budgetMs,
       ...(parts.pollMs !== undefined ? { pollMs: parts.pollMs } : {}),
     },

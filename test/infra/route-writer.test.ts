@@ -132,7 +132,7 @@ describe('Route writer', () => {
     expect(properties.Environment.Variables.TASK_EVENTS_QUEUE_URL).toBeUndefined();
   });
 
-  it('is the only function that may change the zone’s records, as UPSERT and DELETE of A and SRV records under the zone', () => {
+  it('is the only function that may change the zone’s records, as UPSERT and DELETE of A and SRV records under the zone and UPSERT of its SOA', () => {
     // Prepare
     const zoneArn = `arn:<AWS::Partition>:route53:::hostedzone/<${logicalIdOf(stack.node.findChild('Routing').node.findChild('Zone').node.defaultChild)}>`;
     const changers = [...stack.functions.keys()].filter((id) => actionsOf(statementsOf(id)).includes('route53:ChangeResourceRecordSets'));
@@ -141,7 +141,18 @@ describe('Route writer', () => {
     );
     // Assess
     expect(changers).toEqual([writeRoutesFunction.id]);
-    expect(others).toEqual([]);
+    expect(others.map((other) => [other.Resource, other.Condition])).toEqual([
+      [
+        [zoneArn],
+        {
+          'ForAllValues:StringEquals': {
+            'route53:ChangeResourceRecordSetsActions': ['UPSERT'],
+            'route53:ChangeResourceRecordSetsRecordTypes': ['SOA'],
+            'route53:ChangeResourceRecordSetsNormalizedRecordNames': ['container-hosting.internal'],
+          },
+        },
+      ],
+    ]);
     expect(statement!.Resource).toEqual([zoneArn]);
     expect(statement!.Condition).toEqual({
       'ForAllValues:StringEquals': {

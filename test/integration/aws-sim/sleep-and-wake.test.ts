@@ -319,6 +319,54 @@ describe('sleep and wake on the AWS simulator', () => {
     console.log(`Simulator: 20 requests to a running container through the wake endpoint, DescribeTasks calls ${describes}`);
   }, 60_000);
 
+  it('holds at most its bound of requests for one wake: the rest get the starting page at once, and one RunTask starts it', async () => {
+    // Prepare: asleep, and a wake endpoint wired as the function is but holding at most 2 requests per container.
+    const crowd = await createRunning('crowd', 30);
+    await sweepAt(Date.now() + 10 * 60_000);
+    expect((await containerStore.get(crowd.id))?.stateReason).toBe('idle');
+    const tasksBefore = tasksOf(crowd.id).length;
+    const endpoint = wakeEndpointWith({
+      runtime: containerRuntime,
+      deferredWork,
+      appsDomain: DOMAIN,
+      budgetMs: 60_000,
+      secret: async () => SECRET,
+      holdLimits: { perContainer: 2, overall: 1_000 },
+    });
+    const bounded = await serveFunctionUrl(
+      (event, context) =>
+        runningFunction.run(wakeFunction.id, () =>
+          answerWakeRequest(event, endpoint, Date.now() + context.getRemainingTimeInMillis() - 3_000),
+        ),
+      wakeFunction.timeoutSeconds * 1000,
+    );
+    try {
+      // Act
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, async () => {
+          const sentAt = Date.now();
+          const response = await fetch(`${bounded.url}/`, {
+            headers: { 'x-wake-secret': SECRET, 'x-wake-host': `crowd.${DOMAIN}`, accept: 'application/json' },
+          });
+          return { status: response.status, body: await response.text(), ms: Date.now() - sentAt };
+        }),
+      );
+      // Assess
+      const app = answers.filter((answer) => answer.status === 200);
+      const starting = answers.filter((answer) => answer.status === 503);
+      expect(app.map((answer) => answer.body)).toEqual(['the app crowd answered', 'the app crowd answered']);
+      expect(starting.map((answer) => answer.body)).toEqual(Array(4).fill('crowd is starting; ask again in 2 s\n'));
+      expect(Math.max(...starting.map((answer) => answer.ms))).toBeLessThan(Math.min(...app.map((answer) => answer.ms)));
+      expect(tasksOf(crowd.id)).toHaveLength(tasksBefore + 1);
+      console.log(
+        `Simulator wake with 2 holds per container: 6 requests, 200 after ${app.map((answer) => answer.ms).join(', ')} ms, ` +
+          `503 starting after ${starting.map((answer) => answer.ms).join(', ')} ms; RunTask calls ${tasksOf(crowd.id).length - tasksBefore}`,
+      );
+    } finally {
+      await bounded.close();
+    }
+  }, 90_000);
+
   it('never wakes a container stopped on request: the 503 page, and no task', async () => {
     // Prepare
     const halted = await createRunning('halted', 30);

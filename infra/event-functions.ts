@@ -76,8 +76,9 @@ export const wakeFunction = {
   // The hostname item to find the container; the start's writes (the container and its owner's
   // quota use, in place) and last_wake_ms; RunTask, DescribeTasks (the woken task's address), and
   // StopTask of a task a lost race left behind, as the start function.
+  // And the count of held wakes (WAKE_HOLDS#<container id>, WAKE_HOLDS#ALL), in place.
   permissions: {
-    table: { read: ['hostname'], update: ['container', 'quotaUsage'] },
+    table: { read: ['hostname'], update: ['container', 'quotaUsage', 'wakeHolds'] },
     ecs: ['run', 'stop', 'describe'],
   } satisfies RoutePermissions as RoutePermissions,
   /** The budget, and room to forward the request and pass the app's answer back. */

@@ -125,6 +125,9 @@ const settingsSchema = z
     /** Per-user quota (QUOTA_MAX_CONTAINERS, QUOTA_MAX_RUNNING_CPU on the functions); admins are exempt. */
     quotaMaxContainers: z.coerce.number().int().min(0).max(1_000_000).default(20),
     quotaMaxRunningCpu: z.coerce.number().min(0).max(1_000_000).default(16),
+    /** WAKE_HOLDS_PER_CONTAINER and WAKE_HOLDS_MAX of the wake function: requests held for wakes at once (README, "Quotas and limits"). */
+    wakeHoldsPerContainer: z.coerce.number().int().min(0).max(1_000).default(10),
+    wakeHoldsMax: z.coerce.number().int().min(0).max(10_000).default(50),
     /** REFRESH_REUSE_GRACE_SECONDS of the token function (docs/oauth.md, "Refresh retries"); 0, the default, keeps it off. */
     refreshReuseGraceSeconds: z.coerce.number().int().min(0).max(60).default(0),
   })

@@ -300,6 +300,7 @@ export class ContainerHostingStack extends Stack {
       table: store.table,
       deadLetterQueue: taskStateEvents.deadLetterQueue,
       routeChangesQueue: taskStateEvents.routeChangesQueue,
+      wakeEndpoint: routed,
       clusterName: workload.cluster.clusterName,
       alarmEmail: settings.alarmEmail,
     });
@@ -380,6 +381,8 @@ export class ContainerHostingStack extends Stack {
         ...environmentFor(wakeFunction.permissions),
         WAKE_SECRET_ARN: wakeSecret.secretArn,
         WAKE_BUDGET_S: String(WAKE_BUDGET_SECONDS_ON_AWS),
+        WAKE_HOLDS_PER_CONTAINER: String(settings.wakeHoldsPerContainer),
+        WAKE_HOLDS_MAX: String(settings.wakeHoldsMax),
       },
       description: 'Wakes a sleeping container for a request the proxy holds, then forwards it (function URL, proxy only)',
       timeout: Duration.seconds(wakeFunction.timeoutSeconds),

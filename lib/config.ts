@@ -210,6 +210,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * (docs/containers.md, "Sleep and wake"). Idle containers are put to sleep each RECONCILE_INTERVAL_MS.
      */
     WAKE_BUDGET_S: read.number('WAKE_BUDGET_S', { min: 1, max: 600, whole: true }, 30),
+    /**
+     * How many requests the wake endpoint on AWS holds at once for one container's wake, and for
+     * all wakes together; past either, a request is answered at once as one past its budget (the
+     * starting page, or 503 with Retry-After), its wake still asked for. Each held request is a
+     * Lambda invocation of up to WAKE_BUDGET_S, drawn from the account's concurrent executions
+     * that the API shares (docs/containers.md, "Sleep and wake on AWS"; CDK context
+     * `wakeHoldsPerContainer`, `wakeHoldsMax`). The local proxy holds requests in one process and ignores them.
+     */
+    WAKE_HOLDS_PER_CONTAINER: read.number('WAKE_HOLDS_PER_CONTAINER', { min: 0, max: 1_000, whole: true }, 10),
+    WAKE_HOLDS_MAX: read.number('WAKE_HOLDS_MAX', { min: 0, max: 10_000, whole: true }, 50),
     /** The Secrets Manager secret only the proxy tasks and the wake endpoint know (AWS; docs/containers.md, "Sleep and wake on AWS"). */
     WAKE_SECRET_ARN: read.optionalText('WAKE_SECRET_ARN', { pattern: /^arn:aws[a-z-]*:secretsmanager:/ }),
     /**

@@ -30,7 +30,9 @@ export type ItemFamily =
   /** The reconciler's one checkpoint item. */
   | 'reconcileCheckpoint'
   /** `ROUTE#<task id>`: the routing records published for a task, until they are withdrawn. */
-  | 'appRoute';
+  | 'appRoute'
+  /** `WAKE_HOLDS#<container id>`, `WAKE_HOLDS#ALL`: the requests the wake endpoint holds, per container and in all. */
+  | 'wakeHolds';
 
 /**
  * Families whose grant names the attributes too (`dynamodb:Attributes`), because they share a

@@ -16,6 +16,7 @@ const endpoint = wakeEndpointWith({
   runPolicy,
   appsDomain: config.APPS_DOMAIN ?? '',
   budgetMs: config.WAKE_BUDGET_S * 1000,
+  holdLimits: { perContainer: config.WAKE_HOLDS_PER_CONTAINER, overall: config.WAKE_HOLDS_MAX },
   secret: async () => {
     if (!config.WAKE_SECRET_ARN) throw new Error('WAKE_SECRET_ARN is not set');
     const { SecretString } = await secrets.send(new GetSecretValueCommand({ SecretId: config.WAKE_SECRET_ARN }));

@@ -278,7 +278,7 @@ export class AppRouting extends Construct {
 
   /**
    * Lets the route writer, and no other function, keep the records: UPSERT and DELETE of A and SRV
-   * records under the zone, in the zone only (Route 53's ChangeResourceRecordSets condition keys:
+   * records under the zone, and UPSERT of the zone's SOA, in the zone only (Route 53's ChangeResourceRecordSets condition keys:
    * https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/specifying-conditions-route53.html).
    */
   grantRecordChanges(role: iam.IRole): void {
@@ -292,6 +292,20 @@ export class AppRouting extends Construct {
             'route53:ChangeResourceRecordSetsRecordTypes': ['A', 'SRV'],
           },
           'ForAllValues:StringLike': { 'route53:ChangeResourceRecordSetsNormalizedRecordNames': [`*.${this.zone.zoneName}`] },
+        },
+      }),
+    );
+    // Its negative-caching TTL, which no CloudFormation resource sets (Route53AppRoutes.limitNegativeCaching): UPSERT of the zone's own SOA only.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['route53:ChangeResourceRecordSets'],
+        resources: [this.zone.hostedZoneArn],
+        conditions: {
+          'ForAllValues:StringEquals': {
+            'route53:ChangeResourceRecordSetsActions': ['UPSERT'],
+            'route53:ChangeResourceRecordSetsRecordTypes': ['SOA'],
+            'route53:ChangeResourceRecordSetsNormalizedRecordNames': [this.zone.zoneName],
+          },
         },
       }),
     );

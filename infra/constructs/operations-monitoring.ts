@@ -36,6 +36,8 @@ export const ALARM_THRESHOLDS = {
   containerFailuresPer15Min: 5,
   /** Changes the reconciler made in one hour. */
   reconcilerCorrectionsPerHour: 10,
+  /** Requests for a wake answered at once in 5 minutes because the held wakes were at their bound (WAKE_HOLDS_*). */
+  wakeHoldsRefusedPer5Min: 1,
 } as const;
 
 /**
@@ -90,6 +92,8 @@ export interface OperationsMonitoringProps {
   deadLetterQueue: sqs.IQueue;
   /** The route changes queue, where the stack routes to containers. */
   routeChangesQueue?: sqs.IQueue;
+  /** Whether the stack has the wake endpoint (it routes to containers): its held wakes are watched. */
+  wakeEndpoint?: boolean;
   clusterName: string;
   /** An address subscribed to the alarm topic (context `alarmEmail`). */
   alarmEmail?: string;
@@ -236,6 +240,16 @@ export class OperationsMonitoring extends Construct {
       threshold: ALARM_THRESHOLDS.reconcilerCorrectionsPerHour,
       evaluationPeriods: 1,
     });
+
+    // Raise the bounds (context wakeHoldsPerContainer, wakeHoldsMax) within the account's Lambda concurrency, or the quota (README, "Quotas and limits").
+    if (props.wakeEndpoint) {
+      alarm('WakeHoldsRefused', {
+        alarmDescription: `${ALARM_THRESHOLDS.wakeHoldsRefusedPer5Min} or more requests for a sleeping app were answered the starting page at once in 5 minutes: the wakes held were at their bound`,
+        metric: ownMetric(METRIC.wakeHoldsRefused, FIVE_MINUTES),
+        threshold: ALARM_THRESHOLDS.wakeHoldsRefusedPer5Min,
+        evaluationPeriods: 1,
+      });
+    }
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       dashboardName: `${service}-operations`,

@@ -72,6 +72,20 @@ export interface Route53RoutesSettings {
  */
 export const ROUTE_TTL_SECONDS = 5;
 
+/**
+ * Seconds a resolver may remember that a name has no record (RFC 2308: the lesser of the SOA
+ * record's TTL and its minimum field). Route 53 creates a zone's SOA with TTL 900 and minimum
+ * 86400 (https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/SOA-NSrecords.html), and the
+ * VPC's resolver (https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/resolver.html) keeps an
+ * answer for its TTL, honouring any below 300 s
+ * (https://repost.aws/questions/QUvpuFJT94QXefYL1jJuvKTw/how-to-change-ttl-of-aws-local-dns-resolver):
+ * a sleeping container's absent route was remembered for 5 to 15 minutes after its first request,
+ * although the wake published a route within a minute, and every request meanwhile went through
+ * the wake function. With this, a woken container's route is found as soon as a fresh one would
+ * be (ROUTE_TTL_SECONDS).
+ */
+export const NEGATIVE_ANSWER_TTL_SECONDS = ROUTE_TTL_SECONDS;
+
 /** Where the per-task address records live, under the zone: `{task id}.task.{zone}`. */
 const TASK_LABEL = 'task';
 const SET_IDENTIFIER = /^(?<containerId>[0-9a-f-]{36})\.(?<taskId>[A-Za-z0-9]{1,64})$/;
@@ -218,6 +232,53 @@ export class Route53AppRoutes implements AppRoutes {
     return {
       routes: services.map(({ target, ...service }) => ({ ...service, ip: addresses.get(target) ?? '' })),
     };
+  }
+
+  /**
+   * Lowers the zone's negative-caching TTL to `seconds` when it is higher: the SOA record's last
+   * field (RFC 1035, section 3.3.13), the rest kept as Route 53 wrote it. CloudFormation cannot:
+   * AWS::Route53::HostedZone has no SOA property, and a record set of the SOA would be a CREATE
+   * of a record the zone already holds (InvalidChangeBatch, "already exists",
+   * https://docs.aws.amazon.com/Route53/latest/APIReference/API_ChangeResourceRecordSets.html);
+   * an UPSERT can. Answers whether it changed the record.
+   */
+  async limitNegativeCaching(seconds = NEGATIVE_ANSWER_TTL_SECONDS): Promise<boolean> {
+    const page = await this.client.send(
+      new ListResourceRecordSetsCommand({
+        HostedZoneId: this.settings.hostedZoneId,
+        StartRecordName: this.settings.zoneName,
+        StartRecordType: 'SOA',
+        MaxItems: 1,
+      }),
+    );
+    const soa = page.ResourceRecordSets?.find(
+      (record) => record.Type === 'SOA' && withoutDot(record.Name ?? '') === this.settings.zoneName,
+    );
+    const fields = soa?.ResourceRecords?.[0]?.Value?.trim().split(/\s+/) ?? [];
+    const minimum = Number(fields[6]);
+    if (!soa || fields.length !== 7 || !Number.isFinite(minimum))
+      throw new Error(`The zone ${this.settings.zoneName} has no SOA record to read`);
+    if (Math.min(soa.TTL ?? minimum, minimum) <= seconds) return false;
+    await this.client.send(
+      new ChangeResourceRecordSetsCommand({
+        HostedZoneId: this.settings.hostedZoneId,
+        ChangeBatch: {
+          Comment: `UPSERT SOA: negative answers cached ${seconds} s`,
+          Changes: [
+            {
+              Action: 'UPSERT',
+              ResourceRecordSet: {
+                Name: soa.Name,
+                Type: 'SOA',
+                TTL: soa.TTL,
+                ResourceRecords: [{ Value: [...fields.slice(0, 6), String(seconds)].join(' ') }],
+              },
+            },
+          ],
+        },
+      }),
+    );
+    return true;
   }
 
   private serviceOf(record: ResourceRecordSet): (Omit<AppRoute, 'ip'> & { target: string }) | undefined {

@@ -2,8 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { TimeoutError } from '../errors.js';
 import { type WakeRefusal, wakeRefusalOf } from '../http/app-pages.js';
 import { describeError, log } from '../log.js';
+import { METRIC } from '../observability/metric-names.js';
+import { countEvent } from '../observability/metrics.js';
 import type { StoredContainer } from './container.js';
 import { mayWakeOnRequest } from './sleep-and-wake.js';
+import type { WakeHold, WakeHolds } from './wake-holds.js';
 
 /** What the wake endpoint needs to find, wake and reach a container (lib/wiring/wake.ts wires it). */
 export interface WakeOnRequestDeps {
@@ -17,6 +20,8 @@ export interface WakeOnRequestDeps {
   budgetMs: number;
   /** How often the record is read while the container starts. */
   pollMs?: number;
+  /** The bound of requests held for wakes at once, per container and overall; none without it (the local proxy). */
+  holds?: WakeHolds;
   now?: () => number;
 }
 
@@ -34,6 +39,14 @@ export type WakeOnRequest =
 
 /** How often the record is read while a wake runs: the readiness probe makes it running (docs/containers.md, "Readiness on AWS"). */
 const WAKE_POLL_MS = 250;
+/**
+ * How long a request past the bound of held wakes stays, so that its wake is asked for (a
+ * versioned commit and a RunTask, well under a second) before it is answered as a wake past its
+ * budget would be.
+ */
+export const UNHELD_WAKE_MS = 1_000;
+/** A hold counts until the request's budget and the time to forward it (the wake function's timeout) have passed. */
+const HOLD_FORWARD_MARGIN_MS = 30_000;
 
 /**
  * The wake endpoint's side of a request for `hostname` whose route Caddy did not find
@@ -51,13 +64,54 @@ export async function holdForWake(hostname: string, deps: WakeOnRequestDeps, arr
   if (!found) return { kind: 'unknown' };
   if (!mayWakeOnRequest(found)) return { kind: 'not-running', container: found };
   const woke = found.state === 'stopped';
-  const deadline = arrivedAt + deps.budgetMs;
+  const budgetEnd = arrivedAt + deps.budgetMs;
   // Running already (its route not yet in the proxy's DNS answer): nothing to wake.
   if (found.state === 'running' && found.taskArn) {
     const address = await deps.addressOf(found);
     if (address) return { kind: 'ready', container: found, address, port: found.port, woke: false };
   }
 
+  const hold = await holdFor(found, deps, budgetEnd + HOLD_FORWARD_MARGIN_MS);
+  // Past the bound the wake is still asked for; the request is answered as one past its budget.
+  const deadline = hold ? budgetEnd : Math.min(budgetEnd, now() + UNHELD_WAKE_MS);
+  try {
+    return await heldUntilReady(found, deps, woke, deadline, now, pollMs);
+  } finally {
+    await hold?.release().catch((error: unknown) => {
+      log.warn('Releasing a held wake failed; it counts until it expires', { containerId: found.id, ...describeError(error) });
+    });
+  }
+}
+
+/**
+ * A place among the held wakes (WakeHolds), or undefined past a bound. Without the bound's
+ * bookkeeping (none configured, or the table failing) the request is held as before: a wake is
+ * never lost to its own accounting.
+ */
+async function holdFor(container: StoredContainer, deps: WakeOnRequestDeps, until: number): Promise<WakeHold | undefined> {
+  if (!deps.holds) return UNBOUNDED;
+  try {
+    const taken = await deps.holds.take(container.id, until);
+    if ('release' in taken) return taken;
+    countEvent(METRIC.wakeHoldsRefused);
+    log.warn('A request for a wake was not held: the held wakes are at their bound', { containerId: container.id, bound: taken.refused });
+    return undefined;
+  } catch (error) {
+    log.warn('Counting a held wake failed; holding the request anyway', { containerId: container.id, ...describeError(error) });
+    return UNBOUNDED;
+  }
+}
+
+const UNBOUNDED: WakeHold = { release: async () => undefined };
+
+async function heldUntilReady(
+  found: StoredContainer,
+  deps: WakeOnRequestDeps,
+  woke: boolean,
+  deadline: number,
+  now: () => number,
+  pollMs: number,
+): Promise<WakeOnRequest> {
   let settled = false;
   const started = startUntil(found, deps, deadline, now).finally(() => {
     settled = true;

@@ -31,6 +31,8 @@ export const METRIC = {
   quotaRefusals: 'QuotaRefusals',
   /** Changes one reconciliation run made (orphan tasks stopped, containers failed or stopped, quota use corrected). */
   reconcilerCorrections: 'ReconcilerCorrections',
+  /** A request for a sleeping or starting container answered at once: the wakes held were at their bound (WAKE_HOLDS_*). */
+  wakeHoldsRefused: 'WakeHoldsRefused',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

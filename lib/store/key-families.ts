@@ -39,6 +39,7 @@ export const keyFamilies = {
   userCodeFailures: { partition: keys.userCodeFailures(ANY).pk },
   reconcileCheckpoint: { partition: keys.reconcileCheckpoint.pk },
   appRoute: { partition: keys.appRoute(ANY).pk },
+  wakeHolds: { partition: keys.wakeHolds(ANY).pk },
 
   quotaUsage: {
     partition: keys.quotaUsage(ANY).pk,

@@ -88,6 +88,10 @@ export const keys = {
   reconcileCheckpoint: RECONCILE_CHECKPOINT,
   /** What was published in the private zone for one task (lib/containers/app-routes.ts), until it is withdrawn. */
   appRoute: (taskId: string): ItemKey => ({ pk: join('ROUTE', taskId), sk: 'ROUTE' }),
+  /** The requests the wake endpoint holds for one container's wake (lib/store/dynamo-wake-holds.ts). */
+  wakeHolds: (containerId: string): ItemKey => ({ pk: join('WAKE_HOLDS', containerId), sk: 'WAKE_HOLDS' }),
+  /** The requests it holds for every wake at once. Same partition family, so the same IAM grant. */
+  allWakeHolds: { pk: join('WAKE_HOLDS', 'ALL'), sk: 'WAKE_HOLDS' } satisfies ItemKey,
   /** Claims a hostname service-wide; written in the same transaction as the container. */
   hostname: (hostname: string): ItemKey => ({ pk: join('HOSTNAME', hostname), sk: 'HOSTNAME' }),
 

@@ -7,6 +7,8 @@ import { DynamoPublishedRoutes } from '../store/dynamo-published-routes.js';
 export interface AppRouting {
   routes: AppRoutes;
   published: PublishedRoutes;
+  /** Route53AppRoutes.limitNegativeCaching: the zone's writer makes a resolver forget an absent route within seconds. */
+  limitNegativeCaching(): Promise<boolean>;
 }
 
 /**
@@ -19,8 +21,10 @@ export interface AppRouting {
 export function appRoutingFrom(settings: Config, client?: Route53Client): AppRouting | undefined {
   if (!settings.APPS_DNS_ZONE_ID || !settings.APPS_DNS_ZONE_NAME) return undefined;
   const zone = { hostedZoneId: settings.APPS_DNS_ZONE_ID, zoneName: settings.APPS_DNS_ZONE_NAME };
+  const routes = client ? new Route53AppRoutes(zone, client) : new Route53AppRoutes(zone);
   return {
-    routes: client ? new Route53AppRoutes(zone, client) : new Route53AppRoutes(zone),
+    routes,
     published: new DynamoPublishedRoutes(),
+    limitNegativeCaching: () => routes.limitNegativeCaching(),
   };
 }

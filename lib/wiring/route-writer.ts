@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Route53Client } from '@aws-sdk/client-route-53';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { NEGATIVE_ANSWER_TTL_SECONDS } from '../aws/route53-routes.js';
 import { sendDeferredJob, sqsClient } from '../aws/sqs-deferred-work.js';
 import { routeRequestOf } from '../aws/sqs-route-requests.js';
 import { config } from '../config.js';
@@ -41,11 +42,14 @@ export function routeWriterWith(clients: { route53?: Route53Client; sqs?: SQSCli
   if (!routing || !probeQueueUrl) throw new Error('The route writer needs APPS_DNS_ZONE_ID, APPS_DNS_ZONE_NAME and TASK_PROBE_QUEUE_URL');
   const writer = new RouteWriter({
     store: new DynamoContainerStore(),
-    ...routing,
+    routes: routing.routes,
+    published: routing.published,
     sendProbe: (job) => sendDeferredJob(clients.sqs ?? sqsClient, probeQueueUrl, job),
   });
+  const limitNegativeCaching = negativeCachingLimiter(routing.limitNegativeCaching);
   return {
     async write(messages) {
+      await limitNegativeCaching();
       const requests: Array<{ messageId: string; request: RouteRequest }> = [];
       let dropped = 0;
       for (const { messageId, body } of messages) {
@@ -66,6 +70,28 @@ export function routeWriterWith(clients: { route53?: Route53Client; sqs?: SQSCli
         .map(({ messageId }) => messageId);
       return { ...report, dropped, failedMessageIds };
     },
+  };
+}
+
+/**
+ * The zone's negative-caching TTL, lowered once per instance before its first change of the zone
+ * (Route53AppRoutes.limitNegativeCaching: no resource of CloudFormation sets it), so a route the
+ * writer publishes is never hidden for long behind a remembered absence. A failure is logged and
+ * tried again at the next batch; the batch goes on.
+ */
+function negativeCachingLimiter(limit: () => Promise<boolean>): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () => {
+    done ??= limit().then(
+      (changed) => {
+        if (changed) log.info('Lowered the private zone’s negative-caching TTL', { seconds: NEGATIVE_ANSWER_TTL_SECONDS });
+      },
+      (error: unknown) => {
+        done = undefined;
+        log.warn('Could not lower the private zone’s negative-caching TTL; trying again at the next batch', describeError(error));
+      },
+    );
+    return done;
   };
 }
 

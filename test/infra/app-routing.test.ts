@@ -190,12 +190,12 @@ describe('AppRouting private DNS', () => {
     });
   });
 
-  it('lets the route writer UPSERT and DELETE only A and SRV records under the zone, in that zone only', () => {
+  it('lets the route writer UPSERT and DELETE only A and SRV records under the zone, and UPSERT its SOA, in that zone only', () => {
     // Act
     const statements = statementsOfRole(template, logicalIdOf(functionRole.node.defaultChild));
     // Assess
-    expect(statements).toHaveLength(1);
-    const [statement] = statements;
+    expect(statements).toHaveLength(2);
+    const [statement, soa] = statements;
     expect(statement!.Action).toBe('route53:ChangeResourceRecordSets');
     expect(flatten(statement!.Resource)).toBe(`arn:<AWS::Partition>:route53:::hostedzone/<${logicalIdOf(routing.zone.node.defaultChild)}>`);
     expect(statement!.Condition).toEqual({
@@ -204,6 +204,14 @@ describe('AppRouting private DNS', () => {
         'route53:ChangeResourceRecordSetsRecordTypes': ['A', 'SRV'],
       },
       'ForAllValues:StringLike': { 'route53:ChangeResourceRecordSetsNormalizedRecordNames': ['*.container-hosting.internal'] },
+    });
+    expect([soa!.Action, flatten(soa!.Resource)]).toEqual([statement!.Action, flatten(statement!.Resource)]);
+    expect(soa!.Condition).toEqual({
+      'ForAllValues:StringEquals': {
+        'route53:ChangeResourceRecordSetsActions': ['UPSERT'],
+        'route53:ChangeResourceRecordSetsRecordTypes': ['SOA'],
+        'route53:ChangeResourceRecordSetsNormalizedRecordNames': ['container-hosting.internal'],
+      },
     });
   });
 

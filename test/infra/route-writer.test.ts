@@ -13,9 +13,16 @@ import {
   ROUTE_WRITER_BATCHING_WINDOW_S,
   ROUTE_WRITER_MAX_CONCURRENCY,
 } from '../../infra/constructs/task-state-events.js';
-import { probeTaskFunction, reconcileFunction, taskStateChangedFunction, writeRoutesFunction } from '../../infra/event-functions.js';
+import {
+  probeTaskFunction,
+  reconcileFunction,
+  taskStateChangedFunction,
+  wakeFunction,
+  writeRoutesFunction,
+} from '../../infra/event-functions.js';
 import type { ContainerHostingStack } from '../../infra/stack.js';
 import { routes as routeTable, type Route } from '../../lib/http/routes.js';
+import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metric-names.js';
 import { keys } from '../../lib/store/keys.js';
 import { type AccessRequest, isAllowed, type Statement } from '../support/iam-evaluator.js';
 import { actionsOf, flatten, resource, resourcesOfType, statementsOfRole, wholeTemplate } from './template-queries.js';
@@ -132,7 +139,7 @@ describe('Route writer', () => {
     expect(properties.Environment.Variables.TASK_EVENTS_QUEUE_URL).toBeUndefined();
   });
 
-  it('is the only function that may change the zone’s records, as UPSERT and DELETE of A and SRV records under the zone', () => {
+  it('is the only function that may change the zone’s records, as UPSERT and DELETE of A and SRV records under the zone and UPSERT of its SOA', () => {
     // Prepare
     const zoneArn = `arn:<AWS::Partition>:route53:::hostedzone/<${logicalIdOf(stack.node.findChild('Routing').node.findChild('Zone').node.defaultChild)}>`;
     const changers = [...stack.functions.keys()].filter((id) => actionsOf(statementsOf(id)).includes('route53:ChangeResourceRecordSets'));
@@ -141,7 +148,18 @@ describe('Route writer', () => {
     );
     // Assess
     expect(changers).toEqual([writeRoutesFunction.id]);
-    expect(others).toEqual([]);
+    expect(others.map((other) => [other.Resource, other.Condition])).toEqual([
+      [
+        [zoneArn],
+        {
+          'ForAllValues:StringEquals': {
+            'route53:ChangeResourceRecordSetsActions': ['UPSERT'],
+            'route53:ChangeResourceRecordSetsRecordTypes': ['SOA'],
+            'route53:ChangeResourceRecordSetsNormalizedRecordNames': ['container-hosting.internal'],
+          },
+        },
+      ],
+    ]);
     expect(statement!.Resource).toEqual([zoneArn]);
     expect(statement!.Condition).toEqual({
       'ForAllValues:StringEquals': {
@@ -240,5 +258,35 @@ describe('RouteChangesLag alarm', () => {
     expect(resourcesOfType(plain, 'AWS::CloudWatch::Alarm').map(([, found]) => found.Properties?.MetricName)).not.toContain(
       'ApproximateAgeOfOldestMessage',
     );
+  });
+});
+
+describe('WakeHoldsRefused alarm', () => {
+  it('fires on the first request for a sleeping app answered at once in 5 minutes because the held wakes were at their bound', () => {
+    // Prepare
+    const onRefusals = (found: Template) =>
+      resourcesOfType(found, 'AWS::CloudWatch::Alarm')
+        .map(([, alarm]) => alarm.Properties!)
+        .filter((alarm) => alarm.MetricName === METRIC.wakeHoldsRefused);
+    // Assess
+    const [alarm, ...others] = onRefusals(template);
+    expect(others).toEqual([]);
+    expect(alarm).toMatchObject({
+      Namespace: METRICS_NAMESPACE,
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: ALARM_THRESHOLDS.wakeHoldsRefusedPer5Min,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+    });
+    expect(alarm!.Dimensions.map((d: { Name: string; Value: unknown }) => [d.Name, flatten(d.Value)])).toEqual([
+      ['service', 'ContainerHosting'],
+    ]);
+    expect(onRefusals(plain)).toEqual([]);
+    // The bounds reach the wake function as settings with their defaults.
+    expect(functionOf(wakeFunction.id).properties.Environment.Variables).toMatchObject({
+      WAKE_HOLDS_PER_CONTAINER: '10',
+      WAKE_HOLDS_MAX: '50',
+    });
   });
 });

@@ -32,6 +32,7 @@ describe('table grants from key families', () => {
       container: keys.container(containerId).pk,
       hostname: keys.hostname('my-app').pk,
       appRoute: keys.appRoute('0123456789abcdef0123456789abcdef').pk,
+      wakeHolds: keys.wakeHolds(containerId).pk,
       oauthApp: keys.appGrant(userId, containerId).pk,
       oauthClient: keys.oauthClient('client').pk,
       authorizationRequest: keys.authorizationRequest(userId).pk,

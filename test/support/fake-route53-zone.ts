@@ -31,7 +31,8 @@ export class FakeZone {
       Name: `${zoneName}.`,
       Type: 'SOA',
       TTL: 900,
-      ResourceRecords: [{ Value: 'soa' }],
+      // As Route 53 creates a private zone's (https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/SOA-NSrecords.html).
+      ResourceRecords: [{ Value: 'ns-1536.awsdns-00.co.uk. awsdns-hostmaster.amazon.com. 1 7200 900 1209600 86400' }],
     });
     this.sets.set(keyOf({ Name: `${zoneName}.`, Type: 'NS' }), {
       Name: `${zoneName}.`,

@@ -149,6 +149,52 @@ async function viaWake(hostname: string, headers: Record<string, string> = { 'x-
   return { status: response.status, headers: response.headers, body: await response.text() };
 }
 
+/** The proxy's own cache of answered SRV names (infra/proxy/Caddyfile, `refresh 5s`); a failed lookup is not cached. */
+const PROXY_REFRESH_MS = 5_000;
+const proxyAnswers = new Map<string, { values: string[]; until: number }>();
+
+/**
+ * A request as a proxy task routes it (infra/proxy/Caddyfile): the SRV record of the hostname,
+ * looked up through the VPC's resolver and its cache, names the task's port and the target whose A
+ * record is its address; no record sends the request to the wake endpoint instead.
+ */
+async function viaProxy(hostname: string): Promise<{ via: 'task' | 'wake'; status: number; body: string }> {
+  const name = `_http._tcp.${hostname}.${SIM_ROUTE53.zoneName}`;
+  let answer = proxyAnswers.get(name);
+  if (!answer || answer.until <= Date.now()) {
+    const resolved = sim.resolver.resolve(name, 'SRV');
+    answer = { values: resolved.values, until: Date.now() + PROXY_REFRESH_MS };
+    if (resolved.values.length > 0) proxyAnswers.set(name, answer);
+    else proxyAnswers.delete(name);
+  }
+  const srv = /^0 0 (\d+) (\S+?)\.?$/.exec(answer.values[0] ?? '');
+  const address = srv ? sim.resolver.resolve(srv[2]!, 'A').values[0] : undefined;
+  if (!srv || !address) {
+    const woken = await viaWake(hostname);
+    return { via: 'wake', status: woken.status, body: woken.body };
+  }
+  const response = await fetch(`http://${address}:${srv[1]}/hello`, { headers: { host: `${hostname}.${DOMAIN}` } });
+  return { via: 'task', status: response.status, body: await response.text() };
+}
+
+/**
+ * Counts the wake function's DescribeTasks calls while `act` runs (the reconciler describes tasks
+ * every few seconds too, through the same runtime).
+ */
+async function wakeDescribesDuring<T>(act: (count: () => number) => Promise<T>): Promise<{ result: T; describes: number }> {
+  const describe = containerRuntime.describeTasks.bind(containerRuntime);
+  let describes = 0;
+  const spy = vi.spyOn(containerRuntime, 'describeTasks').mockImplementation((taskArns) => {
+    if (runningFunction.getStore() === wakeFunction.id) describes += 1;
+    return describe(taskArns);
+  });
+  try {
+    return { result: await act(() => describes), describes };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
 const tasksOf = (containerId: string) => [...sim.ecs.tasks.values()].filter((task) => task.startedBy === containerId);
 const routesOf = (hostname: string) => sim.route53.routes().filter((route) => route.hostname === hostname);
 
@@ -220,6 +266,106 @@ describe('sleep and wake on the AWS simulator', () => {
         `RunTask calls for the container ${tasksOf(sleepy.id).length - tasksBefore}; route ${JSON.stringify(routesOf('sleepy').map((route) => route.ip))}`,
     );
   }, 60_000);
+
+  it('reaches a woken app’s task through the proxy’s DNS within seconds of the wake, with DescribeTasks calls bounded', async () => {
+    // Prepare: a container asleep, its route withdrawn.
+    const dozy = await createRunning('dozy', 30);
+    await sweepAt(Date.now() + 10 * 60_000);
+    await pollUntil(
+      async () => routesOf('dozy').length,
+      (count) => count === 0,
+      15_000,
+    );
+    expect((await containerStore.get(dozy.id))?.stateReason).toBe('idle');
+    // Act: one request every 200 ms through the proxy; the first finds no record (the resolver
+    // caches that for the zone's negative TTL) and wakes the container.
+    const answers: Array<{ via: 'task' | 'wake'; status: number; at: number; describes: number }> = [];
+    const startedAt = Date.now();
+    const deadline = startedAt + 30_000;
+    await wakeDescribesDuring(async (describeCalls) => {
+      while (Date.now() < deadline && answers.filter((answer) => answer.via === 'task').length < 3) {
+        const answer = await viaProxy('dozy');
+        answers.push({ via: answer.via, status: answer.status, at: Date.now(), describes: describeCalls() });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    });
+    // Assess
+    const woke = answers[0]!;
+    const firstDirect = answers.find((answer) => answer.via === 'task');
+    const throughWakeAfter = answers.filter((answer) => answer.via === 'wake' && answer !== woke);
+    const describesAfterWake = (firstDirect ?? answers.at(-1)!).describes - woke.describes;
+    console.log(
+      `Simulator wake through the resolver (negative TTL ${sim.resolver.negativeTtlSeconds()} s): woken in ${woke.at - startedAt} ms; ` +
+        `first request to the task ${firstDirect ? `${firstDirect.at - woke.at} ms after the wake's answer` : 'never'}; ` +
+        `${throughWakeAfter.length} requests through the wake function meanwhile, DescribeTasks calls ${describesAfterWake}`,
+    );
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    expect(woke.via).toBe('wake');
+    expect(firstDirect).toBeDefined();
+    expect(firstDirect!.at - woke.at).toBeLessThanOrEqual(10_000);
+    // The wake function's DescribeTasks per container is cached: at most one more call, however many requests.
+    expect(describesAfterWake).toBeLessThanOrEqual(1);
+  }, 60_000);
+
+  it('forwards 20 requests for a running container that reach the wake endpoint with at most one DescribeTasks', async () => {
+    // Prepare: running, as when a proxy's resolver still remembers that its route was absent.
+    const awake = await createRunning('awake', null);
+    // Act
+    const { result: answers, describes } = await wakeDescribesDuring(() => Promise.all(Array.from({ length: 20 }, () => viaWake('awake'))));
+    // Assess
+    expect(answers.map((answer) => answer.body)).toEqual(Array(20).fill('the app awake answered'));
+    expect(describes).toBeLessThanOrEqual(1);
+    expect(tasksOf(awake.id)).toHaveLength(1);
+    console.log(`Simulator: 20 requests to a running container through the wake endpoint, DescribeTasks calls ${describes}`);
+  }, 60_000);
+
+  it('holds at most its bound of requests for one wake: the rest get the starting page at once, and one RunTask starts it', async () => {
+    // Prepare: asleep, and a wake endpoint wired as the function is but holding at most 2 requests per container.
+    const crowd = await createRunning('crowd', 30);
+    await sweepAt(Date.now() + 10 * 60_000);
+    expect((await containerStore.get(crowd.id))?.stateReason).toBe('idle');
+    const tasksBefore = tasksOf(crowd.id).length;
+    const endpoint = wakeEndpointWith({
+      runtime: containerRuntime,
+      deferredWork,
+      appsDomain: DOMAIN,
+      budgetMs: 60_000,
+      secret: async () => SECRET,
+      holdLimits: { perContainer: 2, overall: 1_000 },
+    });
+    const bounded = await serveFunctionUrl(
+      (event, context) =>
+        runningFunction.run(wakeFunction.id, () =>
+          answerWakeRequest(event, endpoint, Date.now() + context.getRemainingTimeInMillis() - 3_000),
+        ),
+      wakeFunction.timeoutSeconds * 1000,
+    );
+    try {
+      // Act
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, async () => {
+          const sentAt = Date.now();
+          const response = await fetch(`${bounded.url}/`, {
+            headers: { 'x-wake-secret': SECRET, 'x-wake-host': `crowd.${DOMAIN}`, accept: 'application/json' },
+          });
+          return { status: response.status, body: await response.text(), ms: Date.now() - sentAt };
+        }),
+      );
+      // Assess
+      const app = answers.filter((answer) => answer.status === 200);
+      const starting = answers.filter((answer) => answer.status === 503);
+      expect(app.map((answer) => answer.body)).toEqual(['the app crowd answered', 'the app crowd answered']);
+      expect(starting.map((answer) => answer.body)).toEqual(Array(4).fill('crowd is starting; ask again in 2 s\n'));
+      expect(Math.max(...starting.map((answer) => answer.ms))).toBeLessThan(Math.min(...app.map((answer) => answer.ms)));
+      expect(tasksOf(crowd.id)).toHaveLength(tasksBefore + 1);
+      console.log(
+        `Simulator wake with 2 holds per container: 6 requests, 200 after ${app.map((answer) => answer.ms).join(', ')} ms, ` +
+          `503 starting after ${starting.map((answer) => answer.ms).join(', ')} ms; RunTask calls ${tasksOf(crowd.id).length - tasksBefore}`,
+      );
+    } finally {
+      await bounded.close();
+    }
+  }, 90_000);
 
   it('never wakes a container stopped on request: the 503 page, and no task', async () => {
     // Prepare

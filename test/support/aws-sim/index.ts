@@ -5,6 +5,7 @@ import { type DeliveryFaults, TaskEventRule } from './eventbridge.js';
 import { AwsError, FaultCounts } from './faults.js';
 import { type LogsSimOptions, LogsSim } from './logs.js';
 import { SeededRandom } from './rng.js';
+import { VpcResolverSim } from './resolver.js';
 import { type Route53SimOptions, Route53Sim, route53ErrorXml } from './route53.js';
 import { type BatchResponse, EventSource, type EventSourceOptions, type SimQueue, type SqsRecord, SqsSim } from './sqs.js';
 
@@ -42,6 +43,8 @@ export class AwsSim {
   readonly random: SeededRandom;
   readonly ecs: EcsSim;
   readonly route53: Route53Sim;
+  /** The VPC's resolver in front of the private zone, with its cache (what the proxy tasks look names up through). */
+  readonly resolver: VpcResolverSim;
   readonly logs: LogsSim;
   readonly sqs: SqsSim;
   readonly taskEventQueue: SimQueue;
@@ -60,6 +63,7 @@ export class AwsSim {
       this.random,
       this.faults,
     );
+    this.resolver = new VpcResolverSim(this.route53);
     this.logs = new LogsSim(options.logs?.logGroupName ?? 'workload-logs', options.logs ?? {}, this.faults);
     this.sqs = new SqsSim(() => this.url);
     this.taskEventQueue = this.sqs.queue(options.taskEvents?.queueName ?? 'task-events');

@@ -67,7 +67,14 @@ export class Route53Sim {
   ) {
     const rate = options.requestsPerSecond ?? { capacity: 5, refillPerSecond: 5 };
     this.bucket = new TokenBucket(rate.capacity, rate.refillPerSecond);
-    this.sets.set(keyOf({ Name: `${zoneName}.`, Type: 'SOA' }), { Name: `${zoneName}.`, Type: 'SOA', TTL: 900, ResourceRecords: ['soa'] });
+    // A private zone's SOA as Route 53 creates it: TTL 900, minimum 86400
+    // (https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/SOA-NSrecords.html).
+    this.sets.set(keyOf({ Name: `${zoneName}.`, Type: 'SOA' }), {
+      Name: `${zoneName}.`,
+      Type: 'SOA',
+      TTL: 900,
+      ResourceRecords: ['ns-1536.awsdns-00.co.uk. awsdns-hostmaster.amazon.com. 1 7200 900 1209600 86400'],
+    });
     this.sets.set(keyOf({ Name: `${zoneName}.`, Type: 'NS' }), { Name: `${zoneName}.`, Type: 'NS', TTL: 172800, ResourceRecords: ['ns'] });
   }
 
@@ -145,6 +152,24 @@ export class Route53Sim {
   /** The values of the record sets of a name (without the trailing dot) and type. */
   values(name: string, type: string): string[] {
     return [...this.sets.values()].filter((set) => set.Name === `${name}.` && set.Type === type).flatMap((set) => set.ResourceRecords);
+  }
+
+  /** The TTL of the record sets of a name (without the trailing dot) and type: the least, as a resolver caches them together. */
+  ttlOf(name: string, type: string): number | undefined {
+    const ttls = [...this.sets.values()].filter((set) => set.Name === `${name}.` && set.Type === type).map((set) => set.TTL ?? 0);
+    return ttls.length > 0 ? Math.min(...ttls) : undefined;
+  }
+
+  /** Whether any record set has the name (without the trailing dot): a query of another type is NODATA, not NXDOMAIN. */
+  hasName(name: string): boolean {
+    return [...this.sets.values()].some((set) => set.Name === `${name}.`);
+  }
+
+  /** The zone's SOA record: its TTL and its last field, the minimum TTL (RFC 1035, section 3.3.13). */
+  soa(): { ttlSeconds: number; minimumSeconds: number } {
+    const set = this.sets.get(keyOf({ Name: `${this.zoneName}.`, Type: 'SOA' }));
+    const minimum = Number(set?.ResourceRecords[0]?.trim().split(/\s+/)[6]);
+    return { ttlSeconds: set?.TTL ?? 0, minimumSeconds: Number.isFinite(minimum) ? minimum : 0 };
   }
 
   /** Task routes: SRV SetIdentifier `{container id}.{task id}` → the A record's address. */

@@ -123,6 +123,31 @@ describe('Route53AppRoutes', () => {
     expect(zone.values('_http._tcp.web-1.apps.internal', 'SRV')).toHaveLength(30);
   });
 
+  it('lowers the zone’s negative-caching TTL to 5 s with one UPSERT of its SOA, keeping the other fields, and once it is that low changes nothing', async () => {
+    // Act
+    const first = await routes.limitNegativeCaching();
+    const again = await routes.limitNegativeCaching();
+    // Assess
+    expect([first, again]).toEqual([true, false]);
+    expect(changes()).toEqual([
+      [
+        {
+          Action: 'UPSERT',
+          ResourceRecordSet: {
+            Name: 'apps.internal.',
+            Type: 'SOA',
+            TTL: 900,
+            ResourceRecords: [{ Value: 'ns-1536.awsdns-00.co.uk. awsdns-hostmaster.amazon.com. 1 7200 900 1209600 5' }],
+          },
+        },
+      ],
+    ]);
+    expect(route53Mock.commandCalls(ListResourceRecordSetsCommand).map((call) => call.args[0].input)).toEqual([
+      { HostedZoneId: 'Z0123456789', StartRecordName: 'apps.internal', StartRecordType: 'SOA', MaxItems: 1 },
+      { HostedZoneId: 'Z0123456789', StartRecordName: 'apps.internal', StartRecordType: 'SOA', MaxItems: 1 },
+    ]);
+  });
+
   it('passes Route 53 errors other than a missing record on, after the SDK’s own retries, so the event is delivered again', async () => {
     route53Mock.on(ChangeResourceRecordSetsCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'Throttling' }));
 

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hostnameUnder } from '../../../lib/aws/apps-domain-host.js';
 import { answerWakeRequest, secretMatches, type WakeEndpointDeps } from '../../../lib/aws/wake-endpoint.js';
 import type { StoredContainer } from '../../../lib/containers/container.js';
+import { UNHELD_WAKE_MS } from '../../../lib/containers/wake-on-request.js';
 import { QuotaExceededError } from '../../../lib/errors.js';
 import { log } from '../../../lib/log.js';
 
@@ -206,6 +207,62 @@ describe('the wake endpoint', () => {
     expect(browser).toMatchObject({ statusCode: 503, headers: { 'retry-after': '2' } });
     expect(String((browser as { body: string }).body)).toContain('<meta http-equiv="refresh" content="2">');
     expect(client).toMatchObject({ statusCode: 503, headers: { 'retry-after': '2' }, body: 'web is starting; ask again in 2 s\n' });
+  });
+});
+
+describe('the wake endpoint’s bound of held wakes', () => {
+  it('past the bound asks for the wake but answers at once, as past the budget: the starting page, or 503 with Retry-After', async () => {
+    // Prepare: a container that stays starting, a budget of 60 s, and a bound already reached.
+    const deps = depsWith([container({ state: 'stopped', stateReason: 'idle' }), container({ state: 'provisioning' })]);
+    deps.wake.budgetMs = 60_000;
+    const take = vi.fn(async () => ({ refused: 'overall' as const }));
+    deps.wake.holds = { take };
+    const startedAt = Date.now();
+    // Act
+    const browser = await answerWakeRequest(event({ ...fromProxy, accept: 'text/html,*/*' }), deps, Date.now() + 90_000);
+    const client = await answerWakeRequest(event({ ...fromProxy, accept: 'application/json' }), deps, Date.now() + 90_000);
+    // Assess
+    expect(Date.now() - startedAt).toBeLessThan(2 * UNHELD_WAKE_MS + 1_000);
+    expect(browser).toMatchObject({ statusCode: 503, headers: { 'retry-after': '2' } });
+    expect(String((browser as { body: string }).body)).toContain('<meta http-equiv="refresh" content="2">');
+    expect(client).toMatchObject({ statusCode: 503, headers: { 'retry-after': '2' }, body: 'web is starting; ask again in 2 s\n' });
+    expect(deps.wakes).toHaveBeenCalledTimes(2);
+    expect(take).toHaveBeenCalledTimes(2);
+  });
+
+  it('holds a request within the bound until the app answers, gives its place back after, and takes none for a running app', async () => {
+    // Prepare
+    const release = vi.fn(async () => undefined);
+    const take = vi.fn(async (_containerId: string, _until: number) => ({ release }));
+    const waking = depsWith([container({ state: 'stopped', stateReason: 'idle' }), container({ state: 'running' })]);
+    waking.wake.holds = { take };
+    const running = depsWith([container({ state: 'running' })]);
+    running.wake.holds = { take };
+    // Act
+    const woken = await answerWakeRequest(event(fromProxy), waking, Date.now() + 5000);
+    const direct = await answerWakeRequest(event(fromProxy), running, Date.now() + 5000);
+    // Assess
+    expect([woken, direct]).toMatchObject([{ statusCode: 201 }, { statusCode: 201 }]);
+    expect(take).toHaveBeenCalledTimes(1);
+    expect(take.mock.calls[0]![0]).toBe('c1');
+    expect(release).toHaveBeenCalledTimes(1);
+  });
+
+  it('holds the request when the count itself fails, rather than losing the wake', async () => {
+    // Prepare
+    const deps = depsWith([container({ state: 'stopped', stateReason: 'idle' }), container({ state: 'running' })]);
+    deps.wake.holds = {
+      take: async () => {
+        throw new Error('ProvisionedThroughputExceededException');
+      },
+    };
+    const warn = vi.spyOn(log, 'warn').mockImplementation(() => undefined);
+    // Act
+    const answer = await answerWakeRequest(event(fromProxy), deps, Date.now() + 5000);
+    // Assess
+    expect(answer).toMatchObject({ statusCode: 201 });
+    expect(warn).toHaveBeenCalledWith('Counting a held wake failed; holding the request anyway', expect.anything());
+    warn.mockRestore();
   });
 });
 

@@ -41,6 +41,8 @@ const OAUTH_400_CODES = [
   'slow_down',
   'access_denied',
   'expired_token',
+  // RFC 8707 section 2: a `resource` this server does not serve or the grant was not given for.
+  'invalid_target',
 ];
 
 const DESCRIPTION = `Container hosting with an OAuth 2.0 provider.

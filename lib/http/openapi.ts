@@ -77,6 +77,9 @@ function securityFor(route: Route): JsonObject[] | undefined {
       return [{ bearer: [] }, { sessionCookie: [] }];
     case 'api':
       return [{ bearer: [] }, { sessionCookie: [] }, { oauth2: route.scope ? [route.scope] : [] }];
+    // Each tool call needs its REST twin's scope (docs/mcp.md); sessions are refused.
+    case 'mcp':
+      return [{ bearer: [] }, { oauth2: ['containers:read'] }, { oauth2: ['containers:write'] }];
   }
 }
 

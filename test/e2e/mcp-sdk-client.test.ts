@@ -237,3 +237,66 @@ describe('the MCP SDK client against /mcp', () => {
     expect(holder.authorizationUrl?.searchParams.get('resource')).toBe(`${stack.baseUrl}/mcp`);
   });
 });
+
+/** A JSON-RPC POST as a Streamable HTTP client sends it. */
+const mcpPost = (token: string | undefined, message: Record<string, unknown>) =>
+  call(stack.baseUrl, 'POST', '/mcp', {
+    ...(token ? { token } : {}),
+    headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+    body: { jsonrpc: '2.0', id: 1, ...message },
+  });
+
+describe('/mcp over plain HTTP', () => {
+  it('publishes RFC 9728 metadata for itself and for the REST API, naming this service as the authorization server', async () => {
+    const mcp = await call(stack.baseUrl, 'GET', '/.well-known/oauth-protected-resource/mcp');
+    expect(mcp.status).toBe(200);
+    expect(mcp.body).toEqual({
+      resource: `${stack.baseUrl}/mcp`,
+      authorization_servers: [stack.baseUrl],
+      scopes_supported: ['containers:read', 'containers:write'],
+      bearer_methods_supported: ['header'],
+      resource_name: expect.any(String),
+    });
+    const rest = await call(stack.baseUrl, 'GET', '/.well-known/oauth-protected-resource');
+    expect(rest.body).toMatchObject({ resource: `${stack.baseUrl}/api/v1`, authorization_servers: [stack.baseUrl] });
+  });
+
+  it('answers a request without a token 401 with the challenge that leads to that metadata', async () => {
+    const refused = await mcpPost(undefined, { method: 'tools/list' });
+
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe(
+      `Bearer scope="containers:read containers:write", resource_metadata="${stack.baseUrl}/.well-known/oauth-protected-resource/mcp"`,
+    );
+  });
+
+  it('refuses a session, and takes a personal access token within its scopes: a write tool short of containers:write is 403 insufficient_scope', async () => {
+    expect((await mcpPost(person.sessionToken, { method: 'tools/list' })).status).toBe(401);
+    const created = await call(stack.baseUrl, 'POST', '/api/v1/tokens', {
+      ...asSession(person),
+      body: { name: 'agent', scopes: ['containers:read'] },
+    });
+    const readOnly = created.body.data.token as string;
+
+    const listed = await mcpPost(readOnly, { method: 'tools/call', params: { name: 'list_containers', arguments: {} } });
+    expect(listed.status).toBe(200);
+    expect(listed.body.result.isError).toBeUndefined();
+    const refused = await mcpPost(readOnly, { method: 'tools/call', params: { name: 'create_container', arguments: { hostname: 'x' } } });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('www-authenticate')).toBe(
+      `Bearer error="insufficient_scope", scope="containers:write", resource_metadata="${stack.baseUrl}/.well-known/oauth-protected-resource/mcp"`,
+    );
+  });
+
+  it('keeps no session: no Mcp-Session-Id, and GET (a server-sent event stream) is 405', async () => {
+    const created = await call(stack.baseUrl, 'POST', '/api/v1/tokens', { ...asSession(person), body: { name: 'agent-2' } });
+    const initialized = await mcpPost(created.body.data.token, {
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+    });
+    expect(initialized.status).toBe(200);
+    expect(initialized.headers.get('mcp-session-id')).toBeNull();
+    expect(initialized.body.result.serverInfo).toMatchObject({ name: 'container-hosting' });
+    expect((await call(stack.baseUrl, 'GET', '/mcp', { token: created.body.data.token })).status).toBe(405);
+  });
+});

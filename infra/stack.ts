@@ -6,7 +6,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { routes as routeTable, type Route, type RoutePermissions } from '../lib/http/routes.js';
+import { mcpServer, routes as routeTable, type Route, type RoutePermissions } from '../lib/http/routes.js';
 import { AppRouting } from './constructs/app-routing.js';
 import { ContainerWorkload } from './constructs/container-workload.js';
 import { ImagePullThrough } from './constructs/image-pull-through.js';
@@ -129,7 +129,7 @@ export class ContainerHostingStack extends Stack {
     };
     const environmentFor = (permissions: RoutePermissions, path?: string): Record<string, string> => ({
       ...everyFunctionEnvironment,
-      ...(path === undefined || path.startsWith('/api/v1/containers') ? containerRecordEnvironment : {}),
+      ...(path === undefined || path.startsWith('/api/v1/containers') || path === mcpServer.path ? containerRecordEnvironment : {}),
       ...((permissions.ecs?.length ?? 0) > 0 || permissions.metrics || permissions.logs ? containerEnvironment : {}),
       ...(sendsDeferredWork(permissions) ? taskStateEvents.functionEnvironment : {}),
     });

@@ -71,7 +71,9 @@ export type OAuthErrorCode =
   | 'authorization_pending'
   | 'slow_down'
   | 'access_denied'
-  | 'expired_token';
+  | 'expired_token'
+  /** RFC 8707 section 2: a `resource` this server does not serve, or one the authorization was not given for. */
+  | 'invalid_target';
 
 /** An error of the OAuth protocol endpoints; in the envelope it is BAD_REQUEST (400). */
 export class OAuthRequestError extends BadRequestError {
@@ -101,6 +103,7 @@ export const invalidScope = (message: string) => new OAuthRequestError('invalid_
 export const unauthorizedClient = (message: string) => new OAuthRequestError('unauthorized_client', message);
 export const unsupportedGrantType = (message: string) => new OAuthRequestError('unsupported_grant_type', message);
 export const unsupportedTokenType = (message: string) => new OAuthRequestError('unsupported_token_type', message);
+export const invalidTarget = (message: string) => new OAuthRequestError('invalid_target', message);
 
 export class ForbiddenError extends HttpError {
   readonly statusCode = 403;

@@ -10,9 +10,11 @@ import { deviceAuthorizationService } from '../../lib/wiring/oauth.js';
 
 export const handler = endpoint(route.deviceAuthorization, {}, async ({ headers, body, origin, basePath }) => {
   const parameters = oauthParameters(body);
+  const issuer = issuerFor(config.PUBLIC_BASE_URL, origin, basePath);
   const started = await deviceAuthorizationService.startDeviceAuthorization(
     clientCredentialsOf(headers['authorization'], parameters),
     parameters,
+    issuer,
   );
-  return json(200, deviceAuthorizationView(started, issuerFor(config.PUBLIC_BASE_URL, origin, basePath)), TOKEN_RESPONSE_HEADERS);
+  return json(200, deviceAuthorizationView(started, issuer), TOKEN_RESPONSE_HEADERS);
 });

@@ -41,6 +41,8 @@ const OAUTH_400_CODES = [
   'slow_down',
   'access_denied',
   'expired_token',
+  // RFC 8707 section 2: a `resource` this server does not serve or the grant was not given for.
+  'invalid_target',
 ];
 
 const DESCRIPTION = `Container hosting with an OAuth 2.0 provider.
@@ -75,6 +77,9 @@ function securityFor(route: Route): JsonObject[] | undefined {
       return [{ bearer: [] }, { sessionCookie: [] }];
     case 'api':
       return [{ bearer: [] }, { sessionCookie: [] }, { oauth2: route.scope ? [route.scope] : [] }];
+    // Each tool call needs its REST twin's scope (docs/mcp.md); sessions are refused.
+    case 'mcp':
+      return [{ bearer: [] }, { oauth2: ['containers:read'] }, { oauth2: ['containers:write'] }];
   }
 }
 

@@ -1,12 +1,13 @@
 import { consoleRoutes } from './routes/console.js';
 import { containerRoutes } from './routes/containers.js';
 import { identityRoutes } from './routes/identity.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { pageRoutes } from './routes/pages.js';
 import type { Route } from './routes/route.js';
 
 /**
- * The one route table, declared by area in lib/http/routes/ (as Hono's `app.route()` groups
+ * The one route table, declared by area in lib/http/routes/ (identity, containers, oauth, pages, console, mcp; as Hono's `app.route()` groups
  * routes) and assembled here. The CDK stack creates a function and an API Gateway method per
  * row, the local server dispatches on it, and the OpenAPI document is generated from it.
  * Adding an endpoint means adding a row to its area's file and one handler file.
@@ -19,6 +20,7 @@ export type { Access, HttpMethod, Route, RoutePermissions } from './routes/route
 export * from './routes/console.js';
 export * from './routes/containers.js';
 export * from './routes/identity.js';
+export * from './routes/mcp.js';
 export * from './routes/oauth.js';
 export * from './routes/pages.js';
 
@@ -30,7 +32,7 @@ function table<const Areas extends ReadonlyArray<readonly Route[]>>(...areas: Ar
 }
 
 /** The table: the CDK stack, the local server and the OpenAPI document read it. */
-export const routes = /* @__PURE__ */ table(identityRoutes, containerRoutes, oauthRoutes, pageRoutes, consoleRoutes);
+export const routes = /* @__PURE__ */ table(identityRoutes, containerRoutes, oauthRoutes, pageRoutes, consoleRoutes, mcpRoutes);
 
 export type RouteId = (typeof routes)[number]['id'];
 

@@ -55,6 +55,7 @@ export class CredentialAuthenticator {
       credentialHash: tokenHash,
       expiresAt: credential.expiresAt,
       ...(credential.clientId ? { clientId: credential.clientId } : {}),
+      ...(credential.resource ? { resource: credential.resource } : {}),
       ...(credential.kind === 'pat' ? { tokenId: credential.tokenId, lineage: credential.lineage } : {}),
       ...(credential.kind === 'session' ? { csrfToken: csrfTokenFor(token) } : {}),
     };
@@ -88,6 +89,8 @@ export class CredentialAuthenticator {
       clientId: grant.clientId,
       appId: grant.appId,
       grantId: grant.id,
+      // The token's own binding when a token request narrowed it, else the grant's (RFC 8707).
+      ...((accessToken.resource ?? grant.resource) ? { resource: accessToken.resource ?? grant.resource } : {}),
     };
   }
 

@@ -1,5 +1,5 @@
 import type { Page, PageRequest } from '../page.js';
-import type { CredentialKind, OAuthScope, PersonalAccessTokenScope, Role } from './principal.js';
+import type { CredentialKind, OAuthScope, PersonalAccessTokenScope, ProtectedResource, Role } from './principal.js';
 
 export interface User {
   id: string;
@@ -27,6 +27,8 @@ export interface CredentialRecord {
   lastUsedAt?: string;
   /** OAuth access tokens. */
   clientId?: string;
+  /** OAuth access tokens minted with `resource` (RFC 8707). */
+  resource?: ProtectedResource;
   appId?: string;
   grantId?: string;
 }
@@ -78,8 +80,10 @@ export interface GrantState {
   clientId: string;
   appId: string;
   scopes: readonly OAuthScope[];
-  /** Current first; each with its expiry and, when narrower than the grant's, its scopes. */
-  accessTokens: ReadonlyArray<{ tokenHash: string; expiresAt: string; scopes?: readonly OAuthScope[] }>;
+  /** The resource the grant was given for (RFC 8707); absent when asked without one. */
+  resource?: ProtectedResource;
+  /** Current first; each with its expiry and, when narrower than the grant's, its scopes and the resource it is bound to. */
+  accessTokens: ReadonlyArray<{ tokenHash: string; expiresAt: string; scopes?: readonly OAuthScope[]; resource?: ProtectedResource }>;
 }
 
 /** What authenticating a presented credential reads, and the one stamp it writes. */

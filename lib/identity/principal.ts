@@ -2,6 +2,11 @@ export type Role = 'user' | 'admin';
 export type CredentialKind = 'session' | 'pat' | 'oauth';
 export type OAuthScope = 'containers:read' | 'containers:write';
 /**
+ * A protected resource of this service an OAuth access token may be bound to (RFC 8707): the MCP
+ * server (`{issuer}/mcp`) or the REST API (`{issuer}/api/v1`); lib/oauth/resources.ts.
+ */
+export type ProtectedResource = 'mcp' | 'api';
+/**
  * What a personal access token may do: the two OAuth scopes, and `account`, everything else a
  * user may do (tokens, OAuth applications, authorizations, users for admins).
  */
@@ -22,6 +27,8 @@ export interface Principal {
   expiresAt: string;
   /** Set for OAuth access tokens. */
   clientId?: string;
+  /** Set for OAuth access tokens minted with `resource` (RFC 8707): the one resource that takes it. */
+  resource?: ProtectedResource;
   /** Set for sessions: derived from the session token, never stored. */
   csrfToken?: string;
   /** Set for PATs: the token's id and its lineage (lib/identity/identity-service.ts). */

@@ -63,6 +63,7 @@ export class AuthorizationService {
       state: parameters.state,
       ...(parameters.codeChallenge ? { codeChallenge: parameters.codeChallenge } : {}),
       ...(parameters.prompt ? { prompt: parameters.prompt } : {}),
+      ...(parameters.resource ? { resource: parameters.resource } : {}),
       expiresAt: isoAfter(this.now(), AUTHORIZATION_REQUEST_LIFETIME_SECONDS),
     };
     await this.store.putAuthorizationRequest(request);
@@ -107,6 +108,7 @@ export class AuthorizationService {
       scopes: request.scopes,
       redirectUri: request.redirectUri,
       ...(request.codeChallenge ? { codeChallenge: request.codeChallenge } : {}),
+      ...(request.resource ? { resource: request.resource } : {}),
       grantId: newId(),
       redeemed: false,
       expiresAt: isoAfter(this.now(), AUTHORIZATION_CODE_LIFETIME_SECONDS),

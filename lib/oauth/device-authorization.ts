@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { BadRequestError, invalidScope, RateLimitedError } from '../errors.js';
-import type { OAuthScope, Principal, Role } from '../identity/principal.js';
+import { BadRequestError, invalidScope, OAuthRequestError, RateLimitedError } from '../errors.js';
+import type { OAuthScope, Principal, ProtectedResource, Role } from '../identity/principal.js';
 import { newSecret, sha256Hex } from '../identity/secrets.js';
 import { newId } from '../ids.js';
 import { type ClientCredentials, invalidClient, isPlausibleClientId, verifyClient } from './client-authentication.js';
 import { hasExpired, isoAfter } from './lifetimes.js';
 import { FIRST_PARTY_CLI_CLIENT_ID, firstPartyCliApp } from './first-party-client.js';
 import type { AppSummary, OAuthApp, OAuthClient } from './oauth-store.js';
+import { targetResource } from './resources.js';
 import { parseScope } from './scopes.js';
 
 /** RFC 8628 section 3.4: the grant type a device polls the token endpoint with. */
@@ -72,6 +73,8 @@ export interface DeviceAuthorization {
   /** What the device page shows of the application, as it was when the device asked. */
   app: AppSummary;
   scopes: OAuthScope[];
+  /** The resource the device asked for (RFC 8707); its grant keeps it. */
+  resource?: ProtectedResource;
   status: DeviceAuthorizationStatus;
   /** Set by the approval: whose grant the device gets. */
   userId?: string;
@@ -165,11 +168,20 @@ export class DeviceAuthorizationService {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** RFC 8628 section 3.1 to 3.2. Client authentication is as at the token endpoint. */
-  async startDeviceAuthorization(credentials: ClientCredentials, parameters: Record<string, string>): Promise<DeviceAuthorizationResponse> {
+  /**
+   * RFC 8628 section 3.1 to 3.2, with `resource` (RFC 8707 section 2) one served under `issuer`.
+   * Client authentication is as at the token endpoint.
+   */
+  async startDeviceAuthorization(
+    credentials: ClientCredentials,
+    parameters: Record<string, string>,
+    issuer?: string,
+  ): Promise<DeviceAuthorizationResponse> {
     const client = await this.clientOf(credentials);
     const scopes = parseScope(parameters.scope);
     if (!scopes) throw invalidScope('scope must be a space-separated subset of containers:read containers:write');
+    const resource = targetResource(parameters.resource, issuer);
+    if (resource instanceof OAuthRequestError) throw resource;
     const app = await this.store.getApp(client.appId);
     if (!app) throw invalidClient(credentials.method);
     const registrant = await this.registrantOf(app);
@@ -184,6 +196,7 @@ export class DeviceAuthorizationService {
         appId: app.id,
         app: { name: app.name, description: app.description },
         scopes,
+        ...(resource ? { resource } : {}),
         status: 'pending',
         grantId: newId(now.getTime()),
         registrant,

@@ -1,7 +1,8 @@
-import { BadRequestError, invalidRequest, type OAuthRequestError, unsupportedTokenType } from '../errors.js';
-import type { OAuthScope } from '../identity/principal.js';
+import { BadRequestError, invalidRequest, OAuthRequestError, unsupportedTokenType } from '../errors.js';
+import type { OAuthScope, ProtectedResource } from '../identity/principal.js';
 import { isUuid } from '../ids.js';
 import { isS256CodeChallenge } from './pkce.js';
+import { targetResource } from './resources.js';
 import { parseScope } from './scopes.js';
 
 /** Longer values than this are no parameter of ours; refused before they reach the table. */
@@ -34,17 +35,20 @@ export interface AuthorizeParameters {
   codeChallenge?: string;
   /** `consent`: show the consent page even when the user already authorized these scopes. */
   prompt?: 'consent';
+  /** RFC 8707: the resource the tokens are for (lib/oauth/resources.ts). */
+  resource?: ProtectedResource;
 }
 
 /** The `prompt` values the authorization endpoint honours (docs/oauth.md, "Remembered consent"). */
 export const PROMPT_VALUES = ['consent'] as const;
 
 /**
- * The authorize request's query (RFC 6749 section 4.1.1, RFC 7636 section 4.3). Every
+ * The authorize request's query (RFC 6749 section 4.1.1, RFC 7636 section 4.3, RFC 8707 section 2.1
+ * against the resources served under `issuer`). Every
  * problem is a 400 answered directly: nothing is redirected before the client and its
  * redirect URI are known to match (section 4.1.2.1).
  */
-export function parseAuthorizeParameters(query: Record<string, string>): AuthorizeParameters {
+export function parseAuthorizeParameters(query: Record<string, string>, issuer?: string): AuthorizeParameters {
   const value = (name: string): string | undefined => {
     const raw = query[name];
     if (raw !== undefined && raw.length > MAX_PARAMETER_LENGTH) throw new BadRequestError(`Parameter ${name} is too long`);
@@ -64,7 +68,9 @@ export function parseAuthorizeParameters(query: Record<string, string>): Authori
   if (!scopes) throw new BadRequestError('scope must be a space-separated subset of containers:read containers:write');
   const prompt = value('prompt');
   if (prompt !== undefined && prompt !== 'consent') throw new BadRequestError(`prompt must be ${PROMPT_VALUES.join(' or ')}`);
-  const promptPart = prompt === 'consent' ? { prompt: 'consent' as const } : {};
+  const resource = targetResource(value('resource'), issuer);
+  if (resource instanceof OAuthRequestError) throw resource;
+  const promptPart = { ...(prompt === 'consent' ? { prompt: 'consent' as const } : {}), ...(resource ? { resource } : {}) };
   const codeChallenge = value('code_challenge');
   const codeChallengeMethod = value('code_challenge_method');
   if (codeChallenge === undefined) {

@@ -1,4 +1,4 @@
-import type { OAuthScope, Role } from '../identity/principal.js';
+import type { OAuthScope, ProtectedResource, Role } from '../identity/principal.js';
 import type { Page, PageRequest } from '../page.js';
 
 /** A registered third-party application, as its owner manages it. */
@@ -54,6 +54,8 @@ export interface AuthorizationRequest {
   codeChallenge?: string;
   /** `consent`: the page is shown even when a remembered grant covers the scopes. */
   prompt?: 'consent';
+  /** The resource the client asked for (RFC 8707); absent when it named none. */
+  resource?: ProtectedResource;
   expiresAt: string;
 }
 
@@ -67,6 +69,8 @@ export interface AuthorizationCode {
   scopes: OAuthScope[];
   redirectUri: string;
   codeChallenge?: string;
+  /** The resource the authorization was asked for (RFC 8707); its grant keeps it. */
+  resource?: ProtectedResource;
   grantId: string;
   redeemed: boolean;
   expiresAt: string;
@@ -81,6 +85,8 @@ export interface AccessTokenSlot {
   expiresAt: string;
   /** Absent: the grant's scopes. */
   scopes?: OAuthScope[];
+  /** The resource the token is bound to (RFC 8707) when the token request named one and the grant does not. */
+  resource?: ProtectedResource;
 }
 
 /**
@@ -95,6 +101,11 @@ export interface Grant {
   userId: string;
   role: Role;
   scopes: OAuthScope[];
+  /**
+   * The resource the authorization was given for (RFC 8707): its access tokens are bound to it.
+   * Absent for one asked without `resource`: its tokens are the REST API's (lib/oauth/resources.ts).
+   */
+  resource?: ProtectedResource;
   status: 'active' | 'revoked';
   /** The hash of the one refresh token that may be used next; any other token naming the grant is a replay. */
   refreshTokenHash: string;

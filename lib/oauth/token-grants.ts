@@ -43,8 +43,9 @@ export class TokenGrantService {
   /**
    * Client authentication is judged first (401), then the grant (400), the order
    * docs/api-rules.md fixes; a missing or unknown grant type still costs one client lookup.
+   * `issuer`: under which the resources a `resource` parameter may name are served (RFC 8707).
    */
-  async issueTokens(credentials: ClientCredentials, parameters: Record<string, string>): Promise<TokenSet> {
+  async issueTokens(credentials: ClientCredentials, parameters: Record<string, string>, issuer?: string): Promise<TokenSet> {
     const grantType = parameters.grant_type;
     const grant = grantType === undefined ? undefined : this.grants.get(grantType);
     if (!grant) {
@@ -53,7 +54,7 @@ export class TokenGrantService {
       const offered = [...this.grants.keys()];
       throw unsupportedGrantType(`grant_type must be ${offered.slice(0, -1).join(', ')} or ${offered.at(-1)}`);
     }
-    const tokens = await grant.issue(credentials, parameters);
+    const tokens = await grant.issue(credentials, parameters, issuer);
     countEvent(METRIC.tokenGrants, { grantType: grant.name });
     return tokens;
   }

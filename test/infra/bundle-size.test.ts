@@ -45,6 +45,7 @@ describe('function bundles', () => {
       'probeTask',
       'writeRoutes',
       'reconcile',
+      'mcpServer',
       'wakeContainer',
     ]);
   });

@@ -120,9 +120,11 @@ describe('ContainerHostingStack functions', () => {
       const variables = functionOf(route.id).properties.Environment?.Variables ?? {};
       const usesContainers =
         (route.permissions.ecs?.length ?? 0) > 0 || route.permissions.metrics === true || route.permissions.logs === true;
-      // Container routes validate images and answer records with their url: they know the default image.
+      // Container routes, and the MCP server's tools that stand for them, validate images and answer records with their url: they know the default image.
       expect(variables.CONTAINER_IMAGE, route.id).toBe(
-        route.path.startsWith('/api/v1/containers') ? 'public.ecr.aws/nginx/nginx-unprivileged:stable-alpine' : undefined,
+        route.path.startsWith('/api/v1/containers') || route.id === 'mcpServer'
+          ? 'public.ecr.aws/nginx/nginx-unprivileged:stable-alpine'
+          : undefined,
       );
       expect(variables.ALLOW_INSECURE_REDIRECT_URIS).toBe('false');
       // Every function may charge or show a quota; the defaults are 20 containers and 16 vCPU.
@@ -456,6 +458,7 @@ describe('ContainerHostingStack least privilege inside the table', () => {
     expect(charging.map(({ id }) => id).sort()).toEqual([
       'createContainer',
       'deleteContainer',
+      'mcpServer',
       'probeTask',
       'reconcile',
       'restartContainer',

@@ -4,7 +4,7 @@ import { authenticated, type Route, route } from './route.js';
 /** Containers: their lifecycle, metrics and logs (functions/containers). */
 
 /** A container write: the container, and the owner's quota usage charged in the same transaction. */
-const containerUpdate: TableAccess = { update: ['container', 'quotaUsage'] };
+export const containerUpdate: TableAccess = { update: ['container', 'quotaUsage'] };
 
 export const listContainers = /* @__PURE__ */ route({
   id: 'listContainers',

@@ -13,8 +13,16 @@ export type Access =
   | 'account'
   /** Like `account`, and the user must be an admin. */
   | 'admin'
-  /** Any credential; OAuth access tokens need the route's `scope`. */
-  | 'api';
+  /**
+   * Any credential; OAuth access tokens need the route's `scope`, and are refused when bound to
+   * another resource than the REST API (RFC 8707; minted without `resource`, they are the REST API's).
+   */
+  | 'api'
+  /**
+   * The MCP server (docs/mcp.md): an OAuth access token bound to it, or a personal access token;
+   * the function checks each tool call's scope. A failure carries RFC 9728's challenge.
+   */
+  | 'mcp';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 

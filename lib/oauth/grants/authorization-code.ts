@@ -1,23 +1,34 @@
-import { invalidGrant, invalidRequest, type OAuthRequestError } from '../../errors.js';
+import { invalidGrant, invalidRequest, OAuthRequestError } from '../../errors.js';
+import type { ProtectedResource } from '../../identity/principal.js';
 import { MAX_CREDENTIAL_LENGTH, sha256Hex } from '../../identity/secrets.js';
 import { authenticateClient, type ClientCredentials, invalidClient, isPlausibleClientId, verifyClient } from '../client-authentication.js';
 import { GRANT_LIFETIME_SECONDS, hasExpired, isoAfter } from '../lifetimes.js';
 import type { AuthorizationCode, Grant, TokenGrantStore } from '../oauth-store.js';
 import { isWellFormedCodeVerifier, verifyCodeVerifier } from '../pkce.js';
+import { boundResource, targetResource } from '../resources.js';
 import { newTokens, type TokenGrant, type TokenSet, wellFormed } from './grant.js';
 
 export interface AuthorizationCodeRequest {
   code: string;
   redirectUri: string;
   codeVerifier?: string;
+  resource?: ProtectedResource;
 }
 
-/** RFC 6749 section 4.1.3: `code` and `redirect_uri` are required; `code_verifier` per RFC 7636 section 4.5. */
-export function parseAuthorizationCodeRequest(parameters: Record<string, string>): AuthorizationCodeRequest | OAuthRequestError {
+/**
+ * RFC 6749 section 4.1.3: `code` and `redirect_uri` are required; `code_verifier` per RFC 7636
+ * section 4.5; `resource` per RFC 8707 section 2.2, one served under `issuer`.
+ */
+export function parseAuthorizationCodeRequest(
+  parameters: Record<string, string>,
+  issuer?: string,
+): AuthorizationCodeRequest | OAuthRequestError {
   const { code, redirect_uri: redirectUri, code_verifier: codeVerifier } = parameters;
   if (code === undefined) return invalidRequest('code is required');
   if (redirectUri === undefined) return invalidRequest('redirect_uri is required');
-  return { code, redirectUri, ...(codeVerifier !== undefined ? { codeVerifier } : {}) };
+  const resource = targetResource(parameters.resource, issuer);
+  if (resource instanceof OAuthRequestError) return resource;
+  return { code, redirectUri, ...(codeVerifier !== undefined ? { codeVerifier } : {}), ...(resource ? { resource } : {}) };
 }
 
 /** The code exchange with PKCE (RFC 6749 section 4.1.3, RFC 7636). */
@@ -32,8 +43,8 @@ export class AuthorizationCodeGrant implements TokenGrant {
     this.now = now;
   }
 
-  async issue(credentials: ClientCredentials, parameters: Record<string, string>): Promise<TokenSet> {
-    const request = await wellFormed(this.store, credentials, parseAuthorizationCodeRequest(parameters), this.now());
+  async issue(credentials: ClientCredentials, parameters: Record<string, string>, issuer?: string): Promise<TokenSet> {
+    const request = await wellFormed(this.store, credentials, parseAuthorizationCodeRequest(parameters, issuer), this.now());
     if (!isPlausibleClientId(credentials) || request.code.length > MAX_CREDENTIAL_LENGTH) {
       await authenticateClient(this.store, credentials, this.now());
       throw invalidGrant('The authorization code is invalid');
@@ -50,10 +61,19 @@ export class AuthorizationCodeGrant implements TokenGrant {
     if (hasExpired(code.expiresAt, this.now())) throw invalidGrant('The authorization code has expired');
     if (request.redirectUri !== code.redirectUri) throw invalidGrant('redirect_uri does not match the authorization request');
     checkCodeVerifier(code, request.codeVerifier);
+    const resource = boundResource(request.resource, code.resource);
+    if (resource instanceof OAuthRequestError) throw resource;
 
     const now = this.now();
     const expiresAt = isoAfter(now, GRANT_LIFETIME_SECONDS);
-    const issue = newTokens({ id: code.grantId, scopes: code.scopes, expiresAt }, code.scopes, now);
+    // The grant keeps what the authorization was asked for; this first token may be bound to it explicitly.
+    const issue = newTokens(
+      { id: code.grantId, scopes: code.scopes, expiresAt, resource: code.resource },
+      code.scopes,
+      now,
+      undefined,
+      resource,
+    );
     const grant: Grant = {
       id: code.grantId,
       appId: code.appId,
@@ -61,6 +81,7 @@ export class AuthorizationCodeGrant implements TokenGrant {
       userId: code.userId,
       role: code.role,
       scopes: code.scopes,
+      ...(code.resource ? { resource: code.resource } : {}),
       status: 'active',
       refreshTokenHash: issue.records.refreshTokenHash,
       refreshExpiresAt: issue.records.refreshExpiresAt,

@@ -1,4 +1,5 @@
 import { invalidGrant, invalidRequest, OAuthRequestError } from '../../errors.js';
+import type { ProtectedResource } from '../../identity/principal.js';
 import { CREDENTIAL_PREFIX, constantTimeEqual, MAX_CREDENTIAL_LENGTH, newGrantSecret, sha256Hex } from '../../identity/secrets.js';
 import { authenticateClient, type ClientCredentials, invalidClient, isPlausibleClientId, verifyClient } from '../client-authentication.js';
 import { DEVICE_CODE_GRANT_TYPE, type DeviceAuthorization } from '../device-authorization.js';
@@ -11,6 +12,7 @@ import {
   REFRESH_TOKEN_LIFETIME_SECONDS,
 } from '../lifetimes.js';
 import type { Grant, OAuthClient, TokenWriteOutcome } from '../oauth-store.js';
+import { boundResource, targetResource } from '../resources.js';
 import { type TokenGrant, type TokenSet, wellFormed } from './grant.js';
 
 /** Clocks of two function instances may differ a little; a poll this much early still counts as on time. */
@@ -35,11 +37,16 @@ export interface DeviceCodeGrantStore {
   redeemDeviceAuthorization(deviceCodeHash: string, client: OAuthClient, grant: Grant): Promise<TokenWriteOutcome>;
 }
 
-/** RFC 8628 section 3.4: `device_code` is required. */
-export function parseDeviceCodeRequest(parameters: Record<string, string>): { deviceCode: string } | OAuthRequestError {
+/** RFC 8628 section 3.4: `device_code` is required; `resource` (RFC 8707 section 2.2) one served under `issuer`. */
+export function parseDeviceCodeRequest(
+  parameters: Record<string, string>,
+  issuer?: string,
+): { deviceCode: string; resource?: ProtectedResource } | OAuthRequestError {
   const deviceCode = parameters.device_code;
   if (deviceCode === undefined) return invalidRequest('device_code is required');
-  return { deviceCode };
+  const resource = targetResource(parameters.resource, issuer);
+  if (resource instanceof OAuthRequestError) return resource;
+  return { deviceCode, ...(resource ? { resource } : {}) };
 }
 
 /**
@@ -58,8 +65,13 @@ export class DeviceCodeGrant implements TokenGrant {
     this.now = now;
   }
 
-  async issue(credentials: ClientCredentials, parameters: Record<string, string>): Promise<TokenSet> {
-    const { deviceCode } = await wellFormed(this.store, credentials, parseDeviceCodeRequest(parameters), this.now());
+  async issue(credentials: ClientCredentials, parameters: Record<string, string>, issuer?: string): Promise<TokenSet> {
+    const { deviceCode, resource: asked } = await wellFormed(
+      this.store,
+      credentials,
+      parseDeviceCodeRequest(parameters, issuer),
+      this.now(),
+    );
     if (!isPlausibleClientId(credentials) || deviceCode.length > MAX_CREDENTIAL_LENGTH) {
       await authenticateClient(this.store, credentials);
       throw invalidGrant('The device code is invalid');
@@ -87,7 +99,9 @@ export class DeviceCodeGrant implements TokenGrant {
       await this.store.recordPoll(deviceCodeHash, now.toISOString());
       throw new OAuthRequestError('authorization_pending', 'The user has not answered yet');
     }
-    return this.issueGrant(authorization, client, credentials, now);
+    const resource = boundResource(asked, authorization.resource);
+    if (resource instanceof OAuthRequestError) throw resource;
+    return this.issueGrant(authorization, client, credentials, now, resource);
   }
 
   private async issueGrant(
@@ -95,6 +109,7 @@ export class DeviceCodeGrant implements TokenGrant {
     client: OAuthClient,
     credentials: ClientCredentials,
     now: Date,
+    resource: ProtectedResource | undefined,
   ): Promise<TokenSet> {
     const expiresAt = isoAfter(now, GRANT_LIFETIME_SECONDS);
     const refreshToken = newGrantSecret(CREDENTIAL_PREFIX.refreshToken, authorization.grantId);
@@ -107,10 +122,17 @@ export class DeviceCodeGrant implements TokenGrant {
       userId: authorization.userId!,
       role: authorization.role!,
       scopes: authorization.scopes,
+      ...(authorization.resource ? { resource: authorization.resource } : {}),
       status: 'active',
       refreshTokenHash: sha256Hex(refreshToken),
       refreshExpiresAt: earlier(isoAfter(now, REFRESH_TOKEN_LIFETIME_SECONDS), expiresAt),
-      accessTokens: [{ tokenHash: sha256Hex(accessToken), expiresAt: accessExpiresAt }],
+      accessTokens: [
+        {
+          tokenHash: sha256Hex(accessToken),
+          expiresAt: accessExpiresAt,
+          ...(resource && resource !== authorization.resource ? { resource } : {}),
+        },
+      ],
       createdAt: now.toISOString(),
       expiresAt,
       lastUsedAt: now.toISOString(),

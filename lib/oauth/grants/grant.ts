@@ -1,5 +1,5 @@
 import { OAuthRequestError } from '../../errors.js';
-import type { OAuthScope } from '../../identity/principal.js';
+import type { OAuthScope, ProtectedResource } from '../../identity/principal.js';
 import { CREDENTIAL_PREFIX, newGrantSecret, sha256Hex } from '../../identity/secrets.js';
 import { authenticateClient, type ClientCredentials } from '../client-authentication.js';
 import { ACCESS_TOKEN_LIFETIME_SECONDS, earlier, isoAfter, REFRESH_TOKEN_LIFETIME_SECONDS } from '../lifetimes.js';
@@ -25,9 +25,10 @@ export interface TokenGrant {
   readonly name: string;
   /**
    * Authenticates the client and issues tokens, or throws the protocol's error. Client
-   * authentication is judged before the request's own parameters (docs/api-rules.md).
+   * authentication is judged before the request's own parameters (docs/api-rules.md). `issuer`:
+   * under which the resources a `resource` parameter may name are served (lib/oauth/resources.ts).
    */
-  issue(credentials: ClientCredentials, parameters: Record<string, string>): Promise<TokenSet>;
+  issue(credentials: ClientCredentials, parameters: Record<string, string>, issuer?: string): Promise<TokenSet>;
 }
 
 /**
@@ -49,13 +50,15 @@ export async function wellFormed<Request>(
 /**
  * A refresh token and access token of one grant: fresh random ones, or those derived from the
  * refresh token they replace (lib/oauth/refresh-grace.ts). The refresh token keeps the grant's
- * scopes; the access token gets the requested ones. Neither outlives the grant.
+ * scopes; the access token gets the requested ones, bound to the requested resource (RFC 8707).
+ * Neither outlives the grant.
  */
 export function newTokens(
-  grant: Pick<Grant, 'id' | 'scopes' | 'expiresAt'>,
+  grant: Pick<Grant, 'id' | 'scopes' | 'expiresAt' | 'resource'>,
   accessScopes: OAuthScope[],
   now: Date,
   derived?: { refreshToken: string; accessToken: string },
+  accessResource: ProtectedResource | undefined = grant.resource,
 ): { tokens: TokenSet; records: TokenIssue } {
   const refreshToken = derived?.refreshToken ?? newGrantSecret(CREDENTIAL_PREFIX.refreshToken, grant.id);
   const accessToken = derived?.accessToken ?? newGrantSecret(CREDENTIAL_PREFIX.accessToken, grant.id);
@@ -72,7 +75,13 @@ export function newTokens(
     records: {
       refreshTokenHash: sha256Hex(refreshToken),
       refreshExpiresAt: earlier(isoAfter(now, REFRESH_TOKEN_LIFETIME_SECONDS), grant.expiresAt),
-      accessToken: { tokenHash: sha256Hex(accessToken), expiresAt: accessExpiresAt, ...(narrower ? { scopes: accessScopes } : {}) },
+      accessToken: {
+        tokenHash: sha256Hex(accessToken),
+        expiresAt: accessExpiresAt,
+        ...(narrower ? { scopes: accessScopes } : {}),
+        // Stored only when the grant does not name it (a grant asked without `resource`, refreshed with one).
+        ...(accessResource && accessResource !== grant.resource ? { resource: accessResource } : {}),
+      },
     },
   };
 }

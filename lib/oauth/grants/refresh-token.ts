@@ -1,5 +1,5 @@
-import { invalidGrant, invalidRequest, invalidScope, type OAuthRequestError } from '../../errors.js';
-import type { OAuthScope } from '../../identity/principal.js';
+import { invalidGrant, invalidRequest, invalidScope, OAuthRequestError } from '../../errors.js';
+import type { OAuthScope, ProtectedResource } from '../../identity/principal.js';
 import { CREDENTIAL_PREFIX, constantTimeEqual, grantIdOf, MAX_CREDENTIAL_LENGTH, sha256Hex } from '../../identity/secrets.js';
 import { METRIC } from '../../observability/metric-names.js';
 import { countEvent } from '../../observability/metrics.js';
@@ -7,22 +7,30 @@ import { authenticateClient, type ClientCredentials, isPlausibleClientId, verify
 import { hasExpired } from '../lifetimes.js';
 import type { Grant, TokenGrantStore } from '../oauth-store.js';
 import { NO_REFRESH_GRACE, type RefreshGrace, successorTokens } from '../refresh-grace.js';
+import { boundResource, targetResource } from '../resources.js';
 import { parseScope } from '../scopes.js';
 import { newTokens, type TokenGrant, type TokenSet, wellFormed } from './grant.js';
 
 export interface RefreshTokenRequest {
   refreshToken: string;
   scopes?: OAuthScope[];
+  resource?: ProtectedResource;
 }
 
-/** RFC 6749 section 6: `refresh_token` is required; `scope`, when sent, narrows. */
-export function parseRefreshTokenRequest(parameters: Record<string, string>): RefreshTokenRequest | OAuthRequestError {
+/**
+ * RFC 6749 section 6: `refresh_token` is required; `scope`, when sent, narrows; so does `resource`
+ * (RFC 8707 section 2.2), one served under `issuer`.
+ */
+export function parseRefreshTokenRequest(parameters: Record<string, string>, issuer?: string): RefreshTokenRequest | OAuthRequestError {
   const refreshToken = parameters.refresh_token;
   if (refreshToken === undefined) return invalidRequest('refresh_token is required');
-  if (parameters.scope === undefined) return { refreshToken };
+  const resource = targetResource(parameters.resource, issuer);
+  if (resource instanceof OAuthRequestError) return resource;
+  const resourcePart = resource ? { resource } : {};
+  if (parameters.scope === undefined) return { refreshToken, ...resourcePart };
   const scopes = parseScope(parameters.scope);
   if (!scopes) return invalidScope('scope must be a space-separated subset of containers:read containers:write');
-  return { refreshToken, scopes };
+  return { refreshToken, scopes, ...resourcePart };
 }
 
 /**
@@ -50,8 +58,8 @@ export class RefreshTokenGrant implements TokenGrant {
     this.grace = grace;
   }
 
-  async issue(credentials: ClientCredentials, parameters: Record<string, string>): Promise<TokenSet> {
-    const request = await wellFormed(this.store, credentials, parseRefreshTokenRequest(parameters), this.now());
+  async issue(credentials: ClientCredentials, parameters: Record<string, string>, issuer?: string): Promise<TokenSet> {
+    const request = await wellFormed(this.store, credentials, parseRefreshTokenRequest(parameters, issuer), this.now());
     const grantId = grantIdOf(request.refreshToken);
     const plausibleToken =
       request.refreshToken.length <= MAX_CREDENTIAL_LENGTH && request.refreshToken.startsWith(CREDENTIAL_PREFIX.refreshToken);
@@ -83,8 +91,11 @@ export class RefreshTokenGrant implements TokenGrant {
     if (!scopes.every((scope) => grant.scopes.includes(scope))) {
       throw invalidScope('scope may not exceed what the user granted');
     }
+    // RFC 8707 section 2.2: the same resource or the grant's own, never another.
+    const resource = boundResource(request.resource, grant.resource);
+    if (resource instanceof OAuthRequestError) throw resource;
 
-    const issue = newTokens(grant, scopes, now, await this.successorOf(request.refreshToken, grant.id));
+    const issue = newTokens(grant, scopes, now, await this.successorOf(request.refreshToken, grant.id), resource);
     const outcome = await this.store.rotateRefreshToken(grant.id, tokenHash, issue.records, now.toISOString());
     if (outcome.committed) return issue.tokens;
     // Another request rotated it first: with the grace, a concurrent rotation of this very token
@@ -126,6 +137,8 @@ export class RefreshTokenGrant implements TokenGrant {
     const scopes = access.scopes ?? grant.scopes;
     const asked = request.scopes ?? grant.scopes;
     if (asked.length !== scopes.length || !asked.every((scope) => scopes.includes(scope))) return undefined;
+    // And for the resource that rotation bound its access token to.
+    if ((request.resource ?? grant.resource) !== (access.resource ?? grant.resource)) return undefined;
     countEvent(METRIC.refreshTokenRetry);
     return {
       accessToken: successor.accessToken,

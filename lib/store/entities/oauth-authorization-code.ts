@@ -1,4 +1,4 @@
-import type { OAuthScope, Role } from '../../identity/principal.js';
+import type { OAuthScope, ProtectedResource, Role } from '../../identity/principal.js';
 import type { AuthorizationCode } from '../../oauth/oauth-store.js';
 import { keys, TTL_ATTRIBUTE, ttlEpochSeconds } from '../keys.js';
 import { asStored, type Item } from './item.js';
@@ -13,6 +13,8 @@ interface StoredAuthorizationCode {
   scopes: OAuthScope[];
   redirect_uri: string;
   code_challenge?: string;
+  /** RFC 8707: the resource the client asked for, when it named one. */
+  resource?: ProtectedResource;
   grant_id: string;
   status: 'issued' | 'redeemed';
   expires_at: string;
@@ -32,6 +34,7 @@ export const authorizationCodeEntity = {
     scopes: code.scopes,
     redirect_uri: code.redirectUri,
     code_challenge: code.codeChallenge,
+    resource: code.resource,
     grant_id: code.grantId,
     status: code.redeemed ? 'redeemed' : 'issued',
     expires_at: code.expiresAt,
@@ -48,6 +51,7 @@ export const authorizationCodeEntity = {
       scopes: stored.scopes,
       redirectUri: stored.redirect_uri,
       ...(stored.code_challenge ? { codeChallenge: stored.code_challenge } : {}),
+      ...(stored.resource ? { resource: stored.resource } : {}),
       grantId: stored.grant_id,
       redeemed: stored.status === 'redeemed',
       expiresAt: stored.expires_at,

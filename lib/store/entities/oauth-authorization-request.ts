@@ -1,4 +1,4 @@
-import type { OAuthScope } from '../../identity/principal.js';
+import type { OAuthScope, ProtectedResource } from '../../identity/principal.js';
 import type { AuthorizationRequest } from '../../oauth/oauth-store.js';
 import { keys, TTL_ATTRIBUTE, ttlEpochSeconds } from '../keys.js';
 import { asStored, type Item } from './item.js';
@@ -14,6 +14,8 @@ interface StoredAuthorizationRequest {
   scopes: OAuthScope[];
   client_state: string;
   code_challenge?: string;
+  /** RFC 8707: the resource the client asked for, when it named one. */
+  resource?: ProtectedResource;
   prompt?: 'consent';
   expires_at: string;
 }
@@ -32,6 +34,7 @@ export const authorizationRequestEntity = {
     scopes: request.scopes,
     client_state: request.state,
     code_challenge: request.codeChallenge,
+    resource: request.resource,
     prompt: request.prompt,
     expires_at: request.expiresAt,
     [TTL_ATTRIBUTE]: ttlEpochSeconds(request.expiresAt),
@@ -47,6 +50,7 @@ export const authorizationRequestEntity = {
       scopes: stored.scopes,
       state: stored.client_state,
       ...(stored.code_challenge ? { codeChallenge: stored.code_challenge } : {}),
+      ...(stored.resource ? { resource: stored.resource } : {}),
       ...(stored.prompt === 'consent' ? { prompt: stored.prompt } : {}),
       expiresAt: stored.expires_at,
     };

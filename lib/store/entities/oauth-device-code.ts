@@ -1,4 +1,4 @@
-import type { OAuthScope, Role } from '../../identity/principal.js';
+import type { OAuthScope, ProtectedResource, Role } from '../../identity/principal.js';
 import type {
   DeviceAuthorization,
   DeviceAuthorizationStatus,
@@ -18,6 +18,8 @@ interface StoredDeviceAuthorization {
   app_name: string;
   app_description: string;
   scopes: OAuthScope[];
+  /** RFC 8707: the resource the device asked for, when it named one. */
+  resource?: ProtectedResource;
   status: DeviceAuthorizationStatus;
   user_id?: string;
   role?: Role;
@@ -63,6 +65,7 @@ export const deviceAuthorizationEntity = {
     app_name: authorization.app.name,
     app_description: authorization.app.description,
     scopes: authorization.scopes,
+    resource: authorization.resource,
     status: authorization.status,
     user_id: authorization.userId,
     role: authorization.role,
@@ -81,6 +84,7 @@ export const deviceAuthorizationEntity = {
       appId: stored.app_id,
       app: { name: stored.app_name, description: stored.app_description },
       scopes: stored.scopes,
+      ...(stored.resource ? { resource: stored.resource } : {}),
       status: stored.status,
       ...(stored.user_id ? { userId: stored.user_id } : {}),
       ...(stored.role ? { role: stored.role } : {}),

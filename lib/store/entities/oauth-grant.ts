@@ -1,4 +1,4 @@
-import type { OAuthScope, Role } from '../../identity/principal.js';
+import type { OAuthScope, ProtectedResource, Role } from '../../identity/principal.js';
 import type { GrantState } from '../../identity/identity-store.js';
 import type { AccessTokenSlot, Grant } from '../../oauth/oauth-store.js';
 import { earlier, isoAfter, REFRESH_TOKEN_LIFETIME_SECONDS } from '../../oauth/lifetimes.js';
@@ -11,6 +11,8 @@ interface StoredAccessToken {
   expires_at?: string;
   /** Only when narrower than the grant's. */
   scopes?: OAuthScope[];
+  /** Only when the token is bound to a resource its grant does not name (RFC 8707). */
+  resource?: ProtectedResource;
 }
 
 /** One grant, keyed by its id, with the tokens of it that may still be used (docs/oauth.md, "Records"). */
@@ -21,6 +23,8 @@ interface StoredGrant {
   user_id: string;
   role: Role;
   scopes: OAuthScope[];
+  /** RFC 8707: absent on grants asked without `resource`, and on those written before it was read. */
+  resource?: ProtectedResource;
   status: Grant['status'];
   refresh_hash: string;
   /** Absent on grants written before refresh tokens lived in their grant: the grant's expiry bounds them. */
@@ -38,13 +42,21 @@ const storedAccessToken = (token: AccessTokenSlot): StoredAccessToken => ({
   hash: token.tokenHash,
   expires_at: token.expiresAt,
   ...(token.scopes ? { scopes: [...token.scopes] } : {}),
+  ...(token.resource ? { resource: token.resource } : {}),
 });
 
 /** The grant's live access tokens, current first; a removed or never-written one is skipped. */
 function accessTokensOf(stored: Pick<StoredGrant, 'access_token' | 'previous_access_token'>): AccessTokenSlot[] {
   return [stored.access_token, stored.previous_access_token].flatMap((token) =>
     token?.hash && token.expires_at
-      ? [{ tokenHash: token.hash, expiresAt: token.expires_at, ...(token.scopes ? { scopes: token.scopes } : {}) }]
+      ? [
+          {
+            tokenHash: token.hash,
+            expiresAt: token.expires_at,
+            ...(token.scopes ? { scopes: token.scopes } : {}),
+            ...(token.resource ? { resource: token.resource } : {}),
+          },
+        ]
       : [],
   );
 }
@@ -69,6 +81,7 @@ export const grantEntity = {
     user_id: grant.userId,
     role: grant.role,
     scopes: [...grant.scopes],
+    ...(grant.resource ? { resource: grant.resource } : {}),
     status: grant.status,
     refresh_hash: grant.refreshTokenHash,
     refresh_expires_at: grant.refreshExpiresAt,
@@ -101,6 +114,7 @@ export const grantEntity = {
       userId: stored.user_id,
       role: stored.role,
       scopes: stored.scopes,
+      ...(stored.resource ? { resource: stored.resource } : {}),
       status: stored.status,
       refreshTokenHash: stored.refresh_hash,
       refreshExpiresAt: stored.refresh_expires_at ?? legacyRefreshExpiry(stored),
@@ -124,6 +138,7 @@ export function grantStateOf(item: Item): GrantState {
     clientId: stored.client_id,
     appId: stored.app_id,
     scopes: stored.scopes,
+    ...(stored.resource ? { resource: stored.resource } : {}),
     accessTokens: accessTokensOf(stored),
   };
 }

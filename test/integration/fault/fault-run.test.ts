@@ -24,6 +24,7 @@ import { routeRequestsFrom } from '../../../lib/wiring/route-requests.js';
 import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
 import { newSqsClient } from '../../../lib/aws/sqs-deferred-work.js';
 import { FunctionInstances } from '../../support/aws-sim/function-instances.js';
+import { PROBE_CONSUMER, ROUTE_CHANGES_CONSUMER, TASK_EVENTS_CONSUMER } from '../../../infra/constructs/task-state-events.js';
 
 /*
  * The fault run (issue 24 item 12): containers driven through create, restart, stop, start and
@@ -116,12 +117,12 @@ beforeAll(async () => {
         lostEventMarginMs: RECONCILE_EVERY_MS,
         routing: { routes: appRoutingFrom(config, newRoute53Client())!.routes, requests: ownRequests() },
       }),
-      taskEvent: (body) => taskStateFunction.invoke((instance) => instance.taskEvent(body)),
-      probe: (body) => probeFunction.invoke((instance) => instance.probe(body)),
+      taskStateInvocation: (run) => taskStateFunction.invoke((instance) => run((body) => instance.taskEvent(body))),
+      probeInvocation: (run) => probeFunction.invoke((instance) => run((body) => instance.probe(body))),
       writeRoutes: (messages) => routeWriterFunction.invoke((instance) => instance.write(messages)),
     },
     undefined,
-    { maxConcurrency: 10, reconcileEveryMs: RECONCILE_EVERY_MS },
+    { reconcileEveryMs: RECONCILE_EVERY_MS },
   );
 });
 
@@ -405,6 +406,14 @@ it(`drives ${CONTAINERS} containers for ${RUN_MS / 1000} s under every fault, ch
       maxConcurrentInvocations: stack.source.maxInFlightSeen,
       deadLettered: sim.taskEventQueue.deadLetters.length,
     },
+    probeFunction: {
+      invocations: stack.probeSource.invocations,
+      probes: stack.probeSource.recordsDelivered,
+      largestBatch: stack.probeSource.largestBatch,
+      failedInvocations: stack.probeSource.failures,
+      maxConcurrentInvocations: stack.probeSource.maxInFlightSeen,
+      deadLettered: sim.sqs.queue('task-probes').deadLetters.length,
+    },
     routeWriter: {
       invocations: stack.routeSource.invocations,
       requests: stack.routeSource.recordsDelivered,
@@ -432,9 +441,10 @@ it(`drives ${CONTAINERS} containers for ${RUN_MS / 1000} s under every fault, ch
     );
 
   expect(counts.get('create: ok') ?? 0).toBeGreaterThanOrEqual(CONTAINERS);
-  expect(stack.source.maxInFlightSeen).toBeLessThanOrEqual(10);
-  // One writer of the zone at a time at most, as its event source allows (two).
-  expect(stack.routeSource.maxInFlightSeen).toBeLessThanOrEqual(2);
+  // No more invocations at once than each event source's maximum concurrency as deployed.
+  expect(stack.source.maxInFlightSeen).toBeLessThanOrEqual(TASK_EVENTS_CONSUMER.maxConcurrency);
+  expect(stack.probeSource.maxInFlightSeen).toBeLessThanOrEqual(PROBE_CONSUMER.maxConcurrency);
+  expect(stack.routeSource.maxInFlightSeen).toBeLessThanOrEqual(ROUTE_CHANGES_CONSUMER.maxConcurrency);
   // Every modelled fault was injected at least once.
   for (const kind of ['events.lost', 'events.duplicated', 'events.reordered', 'events.delayed'])
     expect(sim.faults.get(kind), kind).toBeGreaterThan(0);

@@ -304,14 +304,20 @@ async function checkInvariants(ids: ReadonlySet<string>): Promise<void> {
   // 4. Quota charges equal what the containers hold (every container of the owner, by its index).
   const usage = await containerStore.usageOf(stack.caller.userId);
   const all: StoredContainer[] = [];
-  const sameUsage = (a: typeof usage, b: typeof usage) => a.containers === b.containers && a.runningCpu === b.runningCpu;
+  const sameUsage = (a: typeof usage, b: typeof usage) =>
+    a.containers === b.containers && a.runningCpu === b.runningCpu && a.runningMemoryMb === b.runningMemoryMb;
   let cursor: string | undefined;
   do {
     const page = await stack.parts.service.list(stack.caller, { limit: 100, ...(cursor ? { cursor } : {}) });
     all.push(...page.items);
     cursor = page.nextCursor;
   } while (cursor);
-  const held = { containers: all.length, runningCpu: all.filter((c) => holdsCpu(c.state)).reduce((sum, c) => sum + c.cpuCores, 0) };
+  const holding = all.filter((c) => holdsCpu(c.state));
+  const held = {
+    containers: all.length,
+    runningCpu: holding.reduce((sum, c) => sum + c.cpuCores, 0),
+    runningMemoryMb: holding.reduce((sum, c) => sum + c.memoryMb, 0),
+  };
   // A use charged while the containers were listed says nothing either way (the reconciler's recount skips it too).
   if (!sameUsage(usage, await containerStore.usageOf(stack.caller.userId))) return;
   if (heldTooLong('quota', !sameUsage(usage, held), TOLERANCE_MS, now)) {

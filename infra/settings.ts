@@ -1,6 +1,7 @@
 import type { Node } from 'constructs';
 import { getDomain } from 'tldts';
 import * as z from 'zod';
+import { MAX_MEMORY_MB_PER_CORE } from '../lib/containers/task-size.js';
 import { registryRefusal } from '../lib/containers/workload-rules.js';
 import { PULL_THROUGH_UPSTREAMS } from './constructs/image-pull-through.js';
 
@@ -122,12 +123,14 @@ const settingsSchema = z
     publicBaseUrl: z.url().optional(),
     /** How often the scheduled reconciliation runs, in minutes (README, "Operating it"). */
     reconcileMinutes: z.coerce.number().int().min(1).max(1440).default(5),
-    /** Per-user quota (QUOTA_MAX_CONTAINERS, QUOTA_MAX_RUNNING_CPU on the functions); admins are exempt. */
+    /** Per-user quota (QUOTA_MAX_CONTAINERS, QUOTA_MAX_RUNNING_CPU, QUOTA_MAX_MEMORY_MB on the functions); admins are exempt. */
     quotaMaxContainers: z.coerce.number().int().min(0).max(1_000_000).default(20),
     quotaMaxRunningCpu: z.coerce.number().min(0).max(1_000_000).default(16),
     /** WAKE_HOLDS_PER_CONTAINER and WAKE_HOLDS_MAX of the wake function: requests held for wakes at once (README, "Quotas and limits"). */
     wakeHoldsPerContainer: z.coerce.number().int().min(0).max(1_000).default(10),
     wakeHoldsMax: z.coerce.number().int().min(0).max(10_000).default(50),
+    /** Unset: as much memory as Fargate gives the vCPU quota (quotaMaxMemoryMbOf). */
+    quotaMaxMemoryMb: z.coerce.number().int().min(0).max(1_000_000_000).optional(),
     /** REFRESH_REUSE_GRACE_SECONDS of the token function (docs/oauth.md, "Refresh retries"); 0, the default, keeps it off. */
     refreshReuseGraceSeconds: z.coerce.number().int().min(0).max(60).default(0),
   })
@@ -158,6 +161,17 @@ export function cachedRegistriesOf(settings: { dockerHubCredentialsSecretArn?: s
   return PULL_THROUGH_UPSTREAMS.filter((upstream) => !('credentials' in upstream) || credentials[upstream.credentials]).map(
     (upstream) => upstream.host,
   );
+}
+
+/**
+ * QUOTA_MAX_MEMORY_MB on AWS: as set, or as much memory as the vCPU quota can hold on Fargate,
+ * 8192 MB a vCPU. Fargate's own account quota counts vCPU only ("Fargate On-Demand vCPU resource
+ * count"; vCPU is the only resource its usage metrics report:
+ * https://docs.aws.amazon.com/AmazonECS/latest/developerguide/monitoring-fargate-usage.html), so
+ * this default refuses nothing the vCPU quota admits; set it lower to bound memory on its own.
+ */
+export function quotaMaxMemoryMbOf(settings: { quotaMaxMemoryMb?: number; quotaMaxRunningCpu: number }): number {
+  return settings.quotaMaxMemoryMb ?? Math.floor(settings.quotaMaxRunningCpu * MAX_MEMORY_MB_PER_CORE);
 }
 
 function apiHostOf(settings: { apiDomain?: string; publicBaseUrl?: string }): string | undefined {

@@ -33,7 +33,7 @@ import { ReconcileSchedule } from './constructs/reconcile-schedule.js';
 import { requireCertificatesInStackRegion } from './certificate-region.js';
 import { acknowledgeNagRule } from './nag.js';
 import { repositoryRoot } from './paths.js';
-import type { DeploymentSettings } from './settings.js';
+import { type DeploymentSettings, quotaMaxMemoryMbOf } from './settings.js';
 
 export interface ContainerHostingStackProps extends StackProps {
   settings: DeploymentSettings;
@@ -113,6 +113,7 @@ export class ContainerHostingStack extends Stack {
       ALLOW_INSECURE_REDIRECT_URIS: String(settings.allowInsecureRedirectUris),
       QUOTA_MAX_CONTAINERS: String(settings.quotaMaxContainers),
       QUOTA_MAX_RUNNING_CPU: String(settings.quotaMaxRunningCpu),
+      QUOTA_MAX_MEMORY_MB: String(quotaMaxMemoryMbOf(settings)),
       ...(publicBaseUrlOf(settings) ? { PUBLIC_BASE_URL: publicBaseUrlOf(settings) } : {}),
     };
     const containerEnvironment: Record<string, string> = {

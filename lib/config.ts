@@ -1,3 +1,4 @@
+import { totalmem } from 'node:os';
 /**
  * Reads settings from the environment, collecting every problem instead of stopping at the
  * first, so one cold start names every bad value. A few plain checks, not a schema library:
@@ -252,6 +253,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     QUOTA_MAX_CONTAINERS: read.number('QUOTA_MAX_CONTAINERS', { min: 0, max: 1_000_000, whole: true }, 20),
     /** vCPU a user's provisioning and running containers may hold together (context `quotaMaxRunningCpu`). */
     QUOTA_MAX_RUNNING_CPU: read.number('QUOTA_MAX_RUNNING_CPU', { min: 0, max: 1_000_000 }, 16),
+    /**
+     * Memory (MB) a user's provisioning and running containers may hold together (context
+     * `quotaMaxMemoryMb`, which the stack always sets). Locally it defaults to this machine's
+     * memory, so one account cannot book more than the host has.
+     */
+    QUOTA_MAX_MEMORY_MB: read.number(
+      'QUOTA_MAX_MEMORY_MB',
+      { min: 0, max: 1_000_000_000, whole: true },
+      Math.floor(totalmem() / 1024 / 1024),
+    ),
   };
   if (read.problems.length > 0) throw new Error(`Invalid configuration: ${read.problems.join('; ')}`);
   return settings;

@@ -46,6 +46,51 @@ export const ROUTE_WRITER_MAX_CONCURRENCY = 2;
 export const CONSUMER_TIMEOUT_S = 30;
 /** Receives of one message before it goes to the dead-letter queue. */
 export const MAX_RECEIVES = 5;
+/** Records a task state or probe invocation takes at most: the event source's default for SQS. */
+const DEFAULT_BATCH_SIZE = 10;
+
+/**
+ * How one of the queues is read, as deployed: its visibility timeout and redrive, its event
+ * source's batching and concurrency. The simulator's event sources take these, never their own
+ * (test/support/conformance/ecs-harness.ts).
+ */
+export interface QueueConsumer {
+  batchSize: number;
+  /** MaximumBatchingWindowInSeconds; 0 is none. */
+  batchingWindowS: number;
+  maxConcurrency: number;
+  visibilityTimeoutS: number;
+  /** The redrive policy's maxReceiveCount. */
+  maxReceiveCount: number;
+}
+
+/**
+ * The visibility timeout is 6 times the longest function timeout (30 s), as Lambda recommends
+ * for an SQS event source (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html),
+ * so a batch redelivered after a throttle is not handled twice at once; plus the event source's
+ * batching window, as earlier versions of that page asked, for a queue read with one.
+ */
+function queueConsumer(batching: { batchSize: number; batchingWindowS?: number; maxConcurrency: number }): QueueConsumer {
+  const batchingWindowS = batching.batchingWindowS ?? 0;
+  return {
+    batchSize: batching.batchSize,
+    batchingWindowS,
+    maxConcurrency: batching.maxConcurrency,
+    visibilityTimeoutS: 6 * CONSUMER_TIMEOUT_S + batchingWindowS,
+    maxReceiveCount: MAX_RECEIVES,
+  };
+}
+
+/** The task events queue, read by the task state function. */
+export const TASK_EVENTS_CONSUMER = queueConsumer({ batchSize: DEFAULT_BATCH_SIZE, maxConcurrency: TASK_STATE_MAX_CONCURRENCY });
+/** The probe queue, read by the probe function. */
+export const PROBE_CONSUMER = queueConsumer({ batchSize: DEFAULT_BATCH_SIZE, maxConcurrency: PROBE_MAX_CONCURRENCY });
+/** The route changes queue, read by the route writer. */
+export const ROUTE_CHANGES_CONSUMER = queueConsumer({
+  batchSize: ROUTE_WRITER_BATCH_SIZE,
+  batchingWindowS: ROUTE_WRITER_BATCHING_WINDOW_S,
+  maxConcurrency: ROUTE_WRITER_MAX_CONCURRENCY,
+});
 
 export interface TaskStateEventsProps {
   clusterArn: string;
@@ -82,9 +127,9 @@ export class TaskStateEvents extends Construct {
       'AwsSolutions-SQS3',
       'This queue is itself the dead-letter queue for task state events, probes and route changes; a dead-letter queue of its own would only move the same messages again.',
     );
-    this.eventsQueue = this.queue('EventsQueue');
-    this.probeQueue = this.queue('ProbeQueue');
-    if (props.routeChanges) this.routeChangesQueue = this.queue('RouteChangesQueue', ROUTE_WRITER_BATCHING_WINDOW_S);
+    this.eventsQueue = this.queue('EventsQueue', TASK_EVENTS_CONSUMER);
+    this.probeQueue = this.queue('ProbeQueue', PROBE_CONSUMER);
+    if (props.routeChanges) this.routeChangesQueue = this.queue('RouteChangesQueue', ROUTE_CHANGES_CONSUMER);
 
     this.rule = new events.Rule(this, 'TaskStateChanged', {
       description: 'ECS task state changes in the container cluster',
@@ -104,30 +149,24 @@ export class TaskStateEvents extends Construct {
     );
   }
 
-  /**
-   * The visibility timeout is 6 times the longest function timeout (30 s), as Lambda recommends
-   * for an SQS event source (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html),
-   * so a batch redelivered after a throttle is not handled twice at once; plus the event source's
-   * batching window, as earlier versions of that page asked, for a queue read with one.
-   */
-  private queue(id: string, batchingWindowSeconds = 0): sqs.Queue {
+  private queue(id: string, consumer: QueueConsumer): sqs.Queue {
     return new sqs.Queue(this, id, {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      visibilityTimeout: Duration.seconds(6 * CONSUMER_TIMEOUT_S + batchingWindowSeconds),
+      visibilityTimeout: Duration.seconds(consumer.visibilityTimeoutS),
       retentionPeriod: Duration.days(4),
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVES },
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: consumer.maxReceiveCount },
     });
   }
 
   /** The task events queue → the task state function, in batches, reporting failed messages alone. */
   deliverTo(handler: lambda.IFunction, timeout: Duration): void {
-    this.consume(this.eventsQueue, handler, timeout, TASK_STATE_MAX_CONCURRENCY);
+    this.consume(this.eventsQueue, handler, timeout, TASK_EVENTS_CONSUMER);
   }
 
   /** The probe queue → the probe function. */
   probeWith(handler: lambda.IFunction, timeout: Duration): void {
-    this.consume(this.probeQueue, handler, timeout, PROBE_MAX_CONCURRENCY);
+    this.consume(this.probeQueue, handler, timeout, PROBE_CONSUMER);
   }
 
   /**
@@ -135,10 +174,7 @@ export class TaskStateEvents extends Construct {
    * gathered for up to ROUTE_WRITER_BATCHING_WINDOW_S, at most ROUTE_WRITER_MAX_CONCURRENCY at once.
    */
   writeRoutesWith(handler: lambda.IFunction, timeout: Duration): void {
-    this.consume(this.routeChangesQueueOrThrow(), handler, timeout, ROUTE_WRITER_MAX_CONCURRENCY, {
-      batchSize: ROUTE_WRITER_BATCH_SIZE,
-      maxBatchingWindow: Duration.seconds(ROUTE_WRITER_BATCHING_WINDOW_S),
-    });
+    this.consume(this.routeChangesQueueOrThrow(), handler, timeout, ROUTE_CHANGES_CONSUMER);
   }
 
   /** Lets a function send deferred work to both queues (relaunches, retires, probes). */
@@ -172,16 +208,17 @@ export class TaskStateEvents extends Construct {
     return this.routeChangesQueue;
   }
 
-  private consume(
-    queue: sqs.Queue,
-    handler: lambda.IFunction,
-    timeout: Duration,
-    maxConcurrency: number,
-    batching: { batchSize: number; maxBatchingWindow?: Duration } = { batchSize: 10 },
-  ): void {
+  private consume(queue: sqs.Queue, handler: lambda.IFunction, timeout: Duration, consumer: QueueConsumer): void {
     if (timeout.toSeconds() > CONSUMER_TIMEOUT_S) {
       throw new Error(`A queue's function may take at most ${CONSUMER_TIMEOUT_S} s: the visibility timeout is 6 times that`);
     }
-    handler.addEventSource(new SqsEventSource(queue, { ...batching, maxConcurrency, reportBatchItemFailures: true }));
+    handler.addEventSource(
+      new SqsEventSource(queue, {
+        batchSize: consumer.batchSize,
+        ...(consumer.batchingWindowS > 0 ? { maxBatchingWindow: Duration.seconds(consumer.batchingWindowS) } : {}),
+        maxConcurrency: consumer.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
   }
 }

@@ -51,7 +51,7 @@ export async function reconcileUsage(
 
 /** What an owner holds, read item by item (consistent); undefined when they have too many to recount. */
 async function countUsage(store: ContainerStore, userId: string): Promise<QuotaUsage | undefined> {
-  const usage: QuotaUsage = { containers: 0, runningCpu: 0 };
+  const usage: QuotaUsage = { containers: 0, runningCpu: 0, runningMemoryMb: 0 };
   let cursor: string | undefined;
   let seen = 0;
   do {
@@ -62,11 +62,15 @@ async function countUsage(store: ContainerStore, userId: string): Promise<QuotaU
     const read = await store.getMany(page.items.map((listed) => listed.id));
     for (const container of read.values()) {
       usage.containers += 1;
-      if (holdsCpu(container.state)) usage.runningCpu += container.cpuCores;
+      if (holdsCpu(container.state)) {
+        usage.runningCpu += container.cpuCores;
+        usage.runningMemoryMb += container.memoryMb;
+      }
     }
     cursor = page.nextCursor;
   } while (cursor);
   return usage;
 }
 
-const sameUsage = (a: QuotaUsage, b: QuotaUsage): boolean => a.containers === b.containers && Math.abs(a.runningCpu - b.runningCpu) < 1e-9;
+const sameUsage = (a: QuotaUsage, b: QuotaUsage): boolean =>
+  a.containers === b.containers && Math.abs(a.runningCpu - b.runningCpu) < 1e-9 && a.runningMemoryMb === b.runningMemoryMb;

@@ -34,6 +34,11 @@ export function maxMemoryMbFor(cpuCores: number): number {
   return rowFor(cpuCores).memoryMb.at(-1)!;
 }
 
+/** The most memory Fargate gives a vCPU: 8192 MB (at 0.25, 0.5, 1 and 2 vCPU). */
+export const MAX_MEMORY_MB_PER_CORE = Math.max(
+  ...FARGATE_TASK_SIZES.map((size) => size.memoryMb.at(-1)! / (size.cpuUnits / CPU_UNITS_PER_CORE)),
+);
+
 /**
  * The smallest valid Fargate CPU/memory pair that holds the request: exactly the cores
  * asked for (the CPU is what the caller pays for), and the smallest memory of that row

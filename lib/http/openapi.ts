@@ -1,4 +1,5 @@
 import * as z from '../zod.js';
+import { MAX_JSON_DEPTH } from './middleware/parse-body.js';
 import type { InputSchemas } from './middleware/validate-input.js';
 import type { Route } from './routes.js';
 
@@ -55,7 +56,7 @@ never the message.
 Checks run in this order: route (404 / 405 METHOD_NOT_ALLOWED) → credentials (401) → CSRF for session requests on
 POST, PATCH and DELETE (403 CSRF_REJECTED) → role or scope (403 FORBIDDEN) → body and query (400 BAD_REQUEST) →
 resource (404 NOT_FOUND; a path id that is not a UUID is 404 too) → state or uniqueness (409 CONFLICT) → quota (403 QUOTA_EXCEEDED).
-JSON bodies are limited to 16 KiB (413). Lists are newest first, take \`limit\` (1..1000, default 100) and an opaque
+JSON bodies are limited to 16 KiB (413) and to arrays and objects nested ${MAX_JSON_DEPTH} deep (400). Lists are newest first, take \`limit\` (1..1000, default 100) and an opaque
 \`cursor\`, and give the next page's URL in a \`Link: <…>; rel="next"\` header.
 
 A container answers at its record's \`url\`: \`http://{hostname}.localhost:{port}/\` on the local stack, and on AWS

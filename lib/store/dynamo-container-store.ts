@@ -32,7 +32,7 @@ type TransactItem = NonNullable<Parameters<typeof transactWrite>[0]['TransactIte
 
 const toPage = (page: Page<Item>): Page<StoredContainer> => ({ ...page, items: page.items.map(containerEntity.fromItem) });
 
-const changesUsage = (charge: QuotaCharge): boolean => charge.containers !== 0 || charge.runningCpu !== 0;
+const changesUsage = (charge: QuotaCharge): boolean => charge.containers !== 0 || charge.runningCpu !== 0 || charge.runningMemoryMb !== 0;
 
 const A = CONTAINER_ATTRIBUTE;
 
@@ -349,7 +349,7 @@ export class DynamoContainerStore implements ContainerStore {
   }
 
   async correctUsage(userId: string, expected: QuotaUsage, actual: QuotaUsage): Promise<boolean> {
-    const { containers, runningCpu } = quotaUsageEntity.attributes;
+    const { containers, runningCpu, runningMemoryMb } = quotaUsageEntity.attributes;
     // An absent attribute reads 0 (quotaUsageEntity), so 0 is expected as either.
     const holds = (attribute: string, value: string, zero: boolean) =>
       zero ? `(attribute_not_exists(${attribute}) OR ${attribute} = ${value})` : `${attribute} = ${value}`;
@@ -358,14 +358,20 @@ export class DynamoContainerStore implements ContainerStore {
         new UpdateCommand({
           TableName: tableName,
           Key: quotaUsageEntity.key(userId),
-          UpdateExpression: `SET ${containers} = :containers, ${runningCpu} = :cpu, ${quotaUsageEntity.ownerAttribute} = :userId`,
-          ConditionExpression: `${holds(containers, ':expectedContainers', expected.containers === 0)} AND ${holds(runningCpu, ':expectedCpu', expected.runningCpu === 0)}`,
+          UpdateExpression: `SET ${containers} = :containers, ${runningCpu} = :cpu, ${runningMemoryMb} = :memory, ${quotaUsageEntity.ownerAttribute} = :userId`,
+          ConditionExpression: [
+            holds(containers, ':expectedContainers', expected.containers === 0),
+            holds(runningCpu, ':expectedCpu', expected.runningCpu === 0),
+            holds(runningMemoryMb, ':expectedMemory', expected.runningMemoryMb === 0),
+          ].join(' AND '),
           ExpressionAttributeValues: {
             ':containers': actual.containers,
             ':cpu': actual.runningCpu,
+            ':memory': actual.runningMemoryMb,
             ':userId': userId,
             ':expectedContainers': expected.containers,
             ':expectedCpu': expected.runningCpu,
+            ':expectedMemory': expected.runningMemoryMb,
           },
         }),
       );
@@ -407,13 +413,13 @@ export class DynamoContainerStore implements ContainerStore {
    * profile lives too (README, "Security").
    */
   async usageOf(userId: string): Promise<QuotaUsage> {
-    const { containers, runningCpu } = quotaUsageEntity.attributes;
+    const { containers, runningCpu, runningMemoryMb } = quotaUsageEntity.attributes;
     const { Item } = await documentClient.send(
       new GetCommand({
         TableName: tableName,
         Key: quotaUsageEntity.key(userId),
         ConsistentRead: true,
-        ProjectionExpression: `${containers}, ${runningCpu}`,
+        ProjectionExpression: `${containers}, ${runningCpu}, ${runningMemoryMb}`,
       }),
     );
     return quotaUsageEntity.fromItem(Item);
@@ -426,10 +432,15 @@ export class DynamoContainerStore implements ContainerStore {
    * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html).
    */
   private usageUpdate(charge: QuotaCharge): TransactItem {
-    const { containers, runningCpu } = quotaUsageEntity.attributes;
+    const { containers, runningCpu, runningMemoryMb } = quotaUsageEntity.attributes;
     const owner = quotaUsageEntity.ownerAttribute;
     const conditions: string[] = [];
-    const values: Record<string, unknown> = { ':containers': charge.containers, ':cpu': charge.runningCpu, ':userId': charge.userId };
+    const values: Record<string, unknown> = {
+      ':containers': charge.containers,
+      ':cpu': charge.runningCpu,
+      ':memory': charge.runningMemoryMb,
+      ':userId': charge.userId,
+    };
     if (charge.ceiling.containers !== undefined) {
       conditions.push(`(attribute_not_exists(${containers}) OR ${containers} <= :roomContainers)`);
       values[':roomContainers'] = charge.ceiling.containers;
@@ -438,11 +449,15 @@ export class DynamoContainerStore implements ContainerStore {
       conditions.push(`(attribute_not_exists(${runningCpu}) OR ${runningCpu} <= :roomCpu)`);
       values[':roomCpu'] = charge.ceiling.runningCpu;
     }
+    if (charge.ceiling.runningMemoryMb !== undefined) {
+      conditions.push(`(attribute_not_exists(${runningMemoryMb}) OR ${runningMemoryMb} <= :roomMemory)`);
+      values[':roomMemory'] = charge.ceiling.runningMemoryMb;
+    }
     return {
       Update: {
         TableName: tableName,
         Key: quotaUsageEntity.key(charge.userId),
-        UpdateExpression: `ADD ${containers} :containers, ${runningCpu} :cpu SET ${owner} = :userId`,
+        UpdateExpression: `ADD ${containers} :containers, ${runningCpu} :cpu, ${runningMemoryMb} :memory SET ${owner} = :userId`,
         ...(conditions.length > 0 ? { ConditionExpression: conditions.join(' AND ') } : {}),
         ExpressionAttributeValues: values,
       },

@@ -17,8 +17,12 @@ export const containerStore = new DynamoContainerStore();
  */
 export const restartScheduler = new TimerRestartScheduler();
 
-/** Every user's limits, from QUOTA_MAX_CONTAINERS and QUOTA_MAX_RUNNING_CPU. */
-export const quotaLimits: QuotaLimits = { maxContainers: config.QUOTA_MAX_CONTAINERS, maxRunningCpu: config.QUOTA_MAX_RUNNING_CPU };
+/** Every user's limits, from QUOTA_MAX_CONTAINERS, QUOTA_MAX_RUNNING_CPU and QUOTA_MAX_MEMORY_MB. */
+export const quotaLimits: QuotaLimits = {
+  maxContainers: config.QUOTA_MAX_CONTAINERS,
+  maxRunningCpu: config.QUOTA_MAX_RUNNING_CPU,
+  maxRunningMemoryMb: config.QUOTA_MAX_MEMORY_MB,
+};
 
 /**
  * On the local stack, no container asks for more than this machine has (its CPUs, its memory),

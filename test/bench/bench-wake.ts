@@ -44,6 +44,7 @@ Object.assign(process.env, {
   START_BUDGET_MS: '28000',
   QUOTA_MAX_CONTAINERS: '10000',
   QUOTA_MAX_RUNNING_CPU: '10000',
+  QUOTA_MAX_MEMORY_MB: '100000000',
   PASSWORD_SCRYPT_N: '16384',
   // Nothing sleeps by itself here: the benchmark puts the container to sleep through the service, as the idle sweep would.
   RECONCILE_INTERVAL_MS: '60000',

@@ -222,3 +222,22 @@ describe('PATs from before scopes', () => {
     expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: child.body.data.token })).status).toBe(401);
   });
 });
+
+describe('A deeply nested body (issue 32 item 4)', () => {
+  it('is answered 400 BAD_REQUEST naming the nesting limit, over HTTP, and mints no token', async () => {
+    // Prepare: a 5,000-deep array, 10,000 bytes, well within the 16 KiB a body may have.
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const before = await call(baseUrl, 'GET', '/api/v1/tokens', asSession(owner));
+    // Act
+    const response = await call(baseUrl, 'POST', '/api/v1/tokens', {
+      ...asSession(owner),
+      rawBody: deep,
+      headers: { ...asSession(owner).headers, 'content-type': 'application/json' },
+    });
+    const after = await call(baseUrl, 'GET', '/api/v1/tokens', asSession(owner));
+    // Assess
+    expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
+    expect(response.body.error.message).toBe('The request body nests arrays and objects more than 32 levels deep');
+    expect(after.body.data).toEqual(before.body.data);
+  });
+});

@@ -3,8 +3,8 @@ import { call, personalAccessToken, signedInUser, type SignedInUser } from '../s
 import { startTestStack, type TestStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 
-// Before the stack loads lib/config: this file's users may have 2 containers and 1 vCPU running.
-vi.hoisted(() => Object.assign(process.env, { QUOTA_MAX_CONTAINERS: '2', QUOTA_MAX_RUNNING_CPU: '1' }));
+// Before the stack loads lib/config: this file's users may have 2 containers, 1 vCPU and 3072 MB running.
+vi.hoisted(() => Object.assign(process.env, { QUOTA_MAX_CONTAINERS: '2', QUOTA_MAX_RUNNING_CPU: '1', QUOTA_MAX_MEMORY_MB: '3072' }));
 
 let stack: TestStack;
 let user: SignedInUser;
@@ -30,11 +30,25 @@ const quotaOf = async (token = userToken) => (await api('GET', '/api/v1/users/me
 
 describe('quotas over HTTP', () => {
   it('answers a clear 403 QUOTA_EXCEEDED past either limit, writes nothing, and shows the quota on users/me', async () => {
-    expect(await quotaOf()).toEqual({ max_containers: 2, containers: 0, max_running_cpu: 1, running_cpu: 0 });
+    expect(await quotaOf()).toEqual({
+      max_containers: 2,
+      containers: 0,
+      max_running_cpu: 1,
+      running_cpu: 0,
+      max_running_memory_mb: 3072,
+      running_memory_mb: 0,
+    });
 
     const first = await create();
     expect(first.status).toBe(200);
-    expect(await quotaOf()).toEqual({ max_containers: 2, containers: 1, max_running_cpu: 1, running_cpu: 1 });
+    expect(await quotaOf()).toEqual({
+      max_containers: 2,
+      containers: 1,
+      max_running_cpu: 1,
+      running_cpu: 1,
+      max_running_memory_mb: 3072,
+      running_memory_mb: 2048,
+    });
 
     const overCpu = await create();
     expect(overCpu.status).toBe(403);
@@ -47,7 +61,14 @@ describe('quotas over HTTP', () => {
     expect((await api('GET', '/api/v1/containers', userToken)).body.data).toHaveLength(1);
 
     expect((await api('POST', `/api/v1/containers/${first.body.data.id}/stop`, userToken)).status).toBe(200);
-    expect(await quotaOf()).toEqual({ max_containers: 2, containers: 1, max_running_cpu: 1, running_cpu: 0 });
+    expect(await quotaOf()).toEqual({
+      max_containers: 2,
+      containers: 1,
+      max_running_cpu: 1,
+      running_cpu: 0,
+      max_running_memory_mb: 3072,
+      running_memory_mb: 0,
+    });
     const second = await create();
     expect(second.status).toBe(200);
 
@@ -62,16 +83,44 @@ describe('quotas over HTTP', () => {
     expect(start.status).toBe(403);
     expect(start.body.error.code).toBe('QUOTA_EXCEEDED');
     expect((await api('GET', `/api/v1/containers/${first.body.data.id}`, userToken)).body.data.state).toBe('stopped');
-    expect(await quotaOf()).toEqual({ max_containers: 2, containers: 2, max_running_cpu: 1, running_cpu: 1 });
+    expect(await quotaOf()).toEqual({
+      max_containers: 2,
+      containers: 2,
+      max_running_cpu: 1,
+      running_cpu: 1,
+      max_running_memory_mb: 3072,
+      running_memory_mb: 2048,
+    });
 
     // An admin is not limited, and sees no limits.
     expect((await api('POST', `/api/v1/containers/${first.body.data.id}/start`, adminToken)).status).toBe(200);
-    expect(await quotaOf()).toEqual({ max_containers: 2, containers: 2, max_running_cpu: 1, running_cpu: 2 });
-    expect(await quotaOf(adminToken)).toEqual({ max_containers: null, containers: 0, max_running_cpu: null, running_cpu: 0 });
+    expect(await quotaOf()).toEqual({
+      max_containers: 2,
+      containers: 2,
+      max_running_cpu: 1,
+      running_cpu: 2,
+      max_running_memory_mb: 3072,
+      running_memory_mb: 4096,
+    });
+    expect(await quotaOf(adminToken)).toEqual({
+      max_containers: null,
+      containers: 0,
+      max_running_cpu: null,
+      running_cpu: 0,
+      max_running_memory_mb: null,
+      running_memory_mb: 0,
+    });
 
     for (const id of [first.body.data.id, second.body.data.id])
       expect((await api('DELETE', `/api/v1/containers/${id}`, userToken)).status).toBe(200);
-    expect(await quotaOf()).toEqual({ max_containers: 2, containers: 0, max_running_cpu: 1, running_cpu: 0 });
+    expect(await quotaOf()).toEqual({
+      max_containers: 2,
+      containers: 0,
+      max_running_cpu: 1,
+      running_cpu: 0,
+      max_running_memory_mb: 3072,
+      running_memory_mb: 0,
+    });
   });
 
   it('gives back the vCPU of a container whose process exits on its own (failed)', async () => {
@@ -89,6 +138,42 @@ describe('quotas over HTTP', () => {
       (response) => response.body.data?.state === 'failed',
     );
     expect(failed.body.data.state).toBe('failed');
-    expect(await quotaOf(token)).toEqual({ max_containers: 2, containers: 1, max_running_cpu: 1, running_cpu: 0 });
+    expect(await quotaOf(token)).toEqual({
+      max_containers: 2,
+      containers: 1,
+      max_running_cpu: 1,
+      running_cpu: 0,
+      max_running_memory_mb: 3072,
+      running_memory_mb: 0,
+    });
+  });
+
+  it('answers 403 QUOTA_EXCEEDED naming the memory when a container would pass the memory running, and writes nothing', async () => {
+    // Prepare: 3072 MB may run; one vCPU is free, so only the memory stands in the way.
+    const other = await signedInUser(stack.baseUrl);
+    const token = await personalAccessToken(stack.baseUrl, other);
+    // Act
+    const tooBig = await api('POST', '/api/v1/containers', token, {
+      hostname: `quota-${process.pid}-${(hostnameCounter += 1)}`,
+      cpu_cores: 1,
+      memory_mb: 4096,
+    });
+    // Assess
+    expect(tooBig.status).toBe(403);
+    expect(tooBig.body).toEqual({
+      error: {
+        code: 'QUOTA_EXCEEDED',
+        message: 'Quota exceeded: at most 3072 MB of memory running; you use 0 MB and this needs 4096 MB more. Stop a container first.',
+      },
+    });
+    expect((await api('GET', '/api/v1/containers', token)).body.data).toEqual([]);
+    expect(await quotaOf(token)).toEqual({
+      max_containers: 2,
+      containers: 0,
+      max_running_cpu: 1,
+      running_cpu: 0,
+      max_running_memory_mb: 3072,
+      running_memory_mb: 0,
+    });
   });
 });

@@ -54,7 +54,7 @@ describe('npm run smoke against the local stack', () => {
     // Cleaned up: no container and no application of the user remain, and the quota is back to nothing.
     expect((await call(stack.baseUrl, 'GET', '/api/v1/containers', { token })).body.data).toEqual([]);
     expect((await call(stack.baseUrl, 'GET', '/api/v1/oauth/apps', { token })).body.data).toEqual([]);
-    expect(await containerStore.usageOf(user.userId)).toEqual({ containers: 0, runningCpu: 0 });
+    expect(await containerStore.usageOf(user.userId)).toEqual({ containers: 0, runningCpu: 0, runningMemoryMb: 0 });
   });
 
   it('takes the token from SMOKE_TOKEN too, and fails (exit 1) with a token the deployment does not know', async () => {

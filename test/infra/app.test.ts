@@ -45,6 +45,7 @@ describe('buildApp', () => {
       containerImage: 'quay.io/example/app:1',
       quotaMaxContainers: '5',
       quotaMaxRunningCpu: '8',
+      quotaMaxMemoryMb: '24576',
       reconcileMinutes: '1',
     };
     // Act
@@ -62,6 +63,7 @@ describe('buildApp', () => {
       START_BUDGET_MS: '20000',
       QUOTA_MAX_CONTAINERS: '5',
       QUOTA_MAX_RUNNING_CPU: '8',
+      QUOTA_MAX_MEMORY_MB: '24576',
     });
     template.hasResourceProperties('AWS::ECS::TaskDefinition', { ContainerDefinitions: [{ Image: 'quay.io/example/app:1' }] });
     template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });

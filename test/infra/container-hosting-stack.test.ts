@@ -127,8 +127,9 @@ describe('ContainerHostingStack functions', () => {
           : undefined,
       );
       expect(variables.ALLOW_INSECURE_REDIRECT_URIS).toBe('false');
-      // Every function may charge or show a quota; the defaults are 20 containers and 16 vCPU.
-      expect(variables).toMatchObject({ QUOTA_MAX_CONTAINERS: '20', QUOTA_MAX_RUNNING_CPU: '16' });
+      // Every function may charge or show a quota; the defaults are 20 containers, 16 vCPU and the
+      // memory Fargate gives 16 vCPU at most (8192 MB each).
+      expect(variables).toMatchObject({ QUOTA_MAX_CONTAINERS: '20', QUOTA_MAX_RUNNING_CPU: '16', QUOTA_MAX_MEMORY_MB: '131072' });
       if (usesContainers) {
         expect(variables).toMatchObject({
           CONTAINER_RUNTIME: 'ecs',
@@ -468,10 +469,12 @@ describe('ContainerHostingStack least privilege inside the table', () => {
       'updateContainer',
     ]);
     for (const { id } of charging) {
-      expect(allowed(id, item('UpdateItem', profile, ['pk', 'sk', 'containers', 'running_cpu', 'user_id'])), id).toBe(true);
+      expect(allowed(id, item('UpdateItem', profile, ['pk', 'sk', 'containers', 'running_cpu', 'running_memory_mb', 'user_id'])), id).toBe(
+        true,
+      );
     }
     // A refusal reads the usage, by projection only.
-    expect(allowed('createContainer', item('GetItem', profile, ['containers', 'running_cpu']))).toBe(true);
+    expect(allowed('createContainer', item('GetItem', profile, ['containers', 'running_cpu', 'running_memory_mb']))).toBe(true);
   });
 
   it('lets container functions write credentials only as the last-used stamp of authentication', () => {

@@ -83,8 +83,9 @@ describe('table grants from key families', () => {
         {
           Update: {
             Key: keys.quotaUsage(userId),
-            UpdateExpression: 'ADD containers :containers, running_cpu :cpu SET user_id = :userId',
-            ConditionExpression: '(attribute_not_exists(running_cpu) OR running_cpu <= :roomCpu)',
+            UpdateExpression: 'ADD containers :containers, running_cpu :cpu, running_memory_mb :memory SET user_id = :userId',
+            ConditionExpression:
+              '(attribute_not_exists(running_cpu) OR running_cpu <= :roomCpu) AND (attribute_not_exists(running_memory_mb) OR running_memory_mb <= :roomMemory)',
           },
         },
       ],
@@ -97,7 +98,7 @@ describe('table grants from key families', () => {
 
   it('lets container functions read the quota usage only by projection, never the whole user item', () => {
     // Prepare
-    const withProjection = { Key: keys.quotaUsage(userId), ProjectionExpression: 'containers, running_cpu' };
+    const withProjection = { Key: keys.quotaUsage(userId), ProjectionExpression: 'containers, running_cpu, running_memory_mb' };
     const whole = { Key: keys.quotaUsage(userId) };
     // Assess
     expect(permits(grantOf('createContainer'), 'GetItemCommand', withProjection)).toBe(true);

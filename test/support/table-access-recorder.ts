@@ -47,6 +47,22 @@ clientBase.send = function recordTableAccess(command, ...rest) {
   return send.call(this, command, ...rest);
 };
 
+const WRITE_ACTIONS = new Set(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem']);
+
+/**
+ * From now on, the table writes one function makes, by its id (a route's id for a request to the
+ * local stack), as `action pk` strings: what one request wrote, whatever else (a background loop,
+ * another request) writes meanwhile. The parts of a transaction are recorded as their own actions.
+ */
+export function tableWritesFromNow(): (fn: string) => string[] {
+  const start = recorded.length;
+  return (fn) =>
+    recorded
+      .slice(start)
+      .filter((entry) => entry.fn === fn && WRITE_ACTIONS.has(entry.request.action))
+      .flatMap((entry) => (entry.request.context['dynamodb:LeadingKeys'] as string[]).map((pk) => `${entry.request.action} ${pk}`));
+}
+
 const declarations = new Map<string, RoutePermissions>([
   ...routes.map((route): [string, RoutePermissions] => [route.id, route.permissions]),
   ...eventFunctions.map((fn): [string, RoutePermissions] => [fn.id, fn.permissions]),

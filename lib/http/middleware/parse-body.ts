@@ -7,7 +7,32 @@ import type { EndpointMiddleware, EndpointRequest } from './types.js';
 /** docs/api-rules.md: JSON bodies up to 16 KiB. */
 export const MAX_BODY_BYTES = 16 * 1024;
 
+/**
+ * How deep a JSON body's arrays and objects may nest. Our deepest request nests three (a mount in
+ * a container's `mounts`); a deeper body would only exhaust the stack of whatever walks it
+ * (a 5,000-deep array used to answer 500).
+ */
+export const MAX_JSON_DEPTH = 32;
+
 const jsonParser = httpJsonBodyParser();
+
+/** Whether `text`'s arrays and objects nest deeper than `maxDepth`, read in one pass without recursion; brackets inside strings do not count. */
+function nestsDeeperThan(text: string, maxDepth: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index];
+    if (inString) {
+      if (char === '\\') index++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '[' || char === '{') {
+      depth++;
+      if (depth > maxDepth) return true;
+    } else if (char === ']' || char === '}') depth--;
+  }
+  return false;
+}
 
 /** RFC 6749 section 3.1: a parameter sent twice makes the request invalid. */
 export function parseForm(body: string): Record<string, string> {
@@ -81,6 +106,10 @@ export function parseBody(route: Route): EndpointMiddleware {
           return;
         }
         throw new BadRequestError('A JSON request body is required');
+      }
+      // Before anything parses or walks the body: every walk of it below recurses.
+      if (nestsDeeperThan(rawBody, MAX_JSON_DEPTH)) {
+        throw new BadRequestError(`The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
       }
       api.body = await parseJson(request, rawBody, contentType);
       const prototypeKey = prototypeKeyPath(api.body);

@@ -6,16 +6,17 @@ import { asStored, type Item } from './item.js';
 interface StoredQuotaUsageItem {
   containers?: number;
   running_cpu?: number;
+  running_memory_mb?: number;
 }
 
 export const quotaUsageEntity = {
   key: keys.quotaUsage,
   /** The attributes the conditions and ADD expressions name. */
-  attributes: { containers: 'containers', runningCpu: 'running_cpu' },
+  attributes: { containers: 'containers', runningCpu: 'running_cpu', runningMemoryMb: 'running_memory_mb' },
   /** Set with every charge, naming whose usage the item is. */
   ownerAttribute: 'user_id',
   fromItem(item: Item | undefined): QuotaUsage {
     const stored = item ? asStored<StoredQuotaUsageItem>(item) : {};
-    return { containers: stored.containers ?? 0, runningCpu: stored.running_cpu ?? 0 };
+    return { containers: stored.containers ?? 0, runningCpu: stored.running_cpu ?? 0, runningMemoryMb: stored.running_memory_mb ?? 0 };
   },
 };

@@ -20,7 +20,7 @@ import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
 import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
 import { caddyLine, logsDelivery } from '../../support/access-log-delivery.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
-import { EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { EcsSimStack, onOneInstance, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
 import { serveFunctionUrl } from '../../support/function-url.js';
 import { pollUntil } from '../../support/poll.js';
 
@@ -91,8 +91,8 @@ beforeAll(async () => {
     sim,
     service,
     reconciler: reconcilerWith(containerRuntime, config, deferredWork),
-    taskEvent: handlers.taskEvent,
-    probe: handlers.probe,
+    taskStateInvocation: onOneInstance(handlers.taskEvent),
+    probeInvocation: onOneInstance(handlers.probe),
     writeRoutes: routeWriterWith().write,
   });
   // The functions' own modules, each run as its function (the table access recorder checks their grants).

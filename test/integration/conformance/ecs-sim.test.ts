@@ -6,7 +6,7 @@ import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { containerServiceWith } from '../../../lib/wiring/containers.js';
 import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
-import { EcsSimStack, ECS_SIM_ENV, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { EcsSimStack, ECS_SIM_ENV, onOneInstance, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
 import { describeConformance } from '../../support/conformance/journeys.js';
 import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
 import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
@@ -54,8 +54,8 @@ beforeAll(async () => {
     sim,
     service: containerServiceWith({ runtime: containerRuntime, deferredWork }),
     reconciler: reconcilerWith(containerRuntime, config, deferredWork),
-    taskEvent: handlers.taskEvent,
-    probe: handlers.probe,
+    taskStateInvocation: onOneInstance(handlers.taskEvent),
+    probeInvocation: onOneInstance(handlers.probe),
     writeRoutes: routeWriterWith().write,
   });
 });

@@ -753,7 +753,7 @@ describe('ECS throttling past the SDK retries (issue 24: 503 SERVICE_BUSY, never
     await expectBusy(containerService.create(caller, wanted));
 
     expect((await containerService.list(caller, { limit: 10 })).items).toEqual([]);
-    expect(await containerStore.usageOf(caller.userId)).toEqual({ containers: 0, runningCpu: 0 });
+    expect(await containerStore.usageOf(caller.userId)).toEqual({ containers: 0, runningCpu: 0, runningMemoryMb: 0 });
     const again = await containerService.create(caller, wanted);
     expect(again).toMatchObject({ state: 'provisioning', hostname: wanted.hostname });
   });
@@ -770,7 +770,7 @@ describe('ECS throttling past the SDK retries (issue 24: 503 SERVICE_BUSY, never
     const after = await containerStore.get(created.id);
     expect(after).toMatchObject({ state: 'stopped', stateReason: expect.stringMatching(/too busy.*start it again/) });
     expect(after!.version).toBeGreaterThan(stopped.version);
-    expect(await containerStore.usageOf(caller.userId)).toEqual({ containers: 1, runningCpu: 0 });
+    expect(await containerStore.usageOf(caller.userId)).toEqual({ containers: 1, runningCpu: 0, runningMemoryMb: 0 });
   });
 
   it('keeps a running container on its task when the restart’s launch is throttled', async () => {
@@ -783,7 +783,7 @@ describe('ECS throttling past the SDK retries (issue 24: 503 SERVICE_BUSY, never
 
     expect(await containerStore.get(running.id)).toMatchObject({ state: 'running', taskArn: running.taskArn });
     expect(ecsMock.commandCalls(StopTaskCommand)).toEqual([]);
-    expect(await containerStore.usageOf(caller.userId)).toEqual({ containers: 1, runningCpu: 2 });
+    expect(await containerStore.usageOf(caller.userId)).toEqual({ containers: 1, runningCpu: 2, runningMemoryMb: 4096 });
   });
 
   it('answers a stop whose StopTask was throttled, and stops the task by a deferred job', async () => {

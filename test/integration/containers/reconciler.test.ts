@@ -238,7 +238,7 @@ describe('scheduled reconciliation against ECS', () => {
     for (const task of proxyTasks) expect(cluster.get(task)!.desiredStatus).toBe('RUNNING');
   });
 
-  it('marks a running container whose task is gone failed, one whose task was stopped on request stopped, releases their vCPU, and touches nothing twice', async () => {
+  it('marks a running container whose task is gone failed, one whose task was stopped on request stopped, releases their vCPU and memory, and touches nothing twice', async () => {
     const userId = newId();
     const kept = addTask({});
     const keeps = await seedContainer(userId, 'running', { taskArn: kept, cpuCores: 1 });
@@ -252,7 +252,7 @@ describe('scheduled reconciliation against ECS', () => {
     const stoppedElsewhere = await seedContainer(userId, 'running', { taskArn: stoppedArn, cpuCores: 0.25 });
     cluster.get(crashedArn)!.startedBy = crashed.id;
     cluster.get(stoppedArn)!.startedBy = stoppedElsewhere.id;
-    expect(await containerStore.usageOf(userId)).toEqual({ containers: 4, runningCpu: 3.75 });
+    expect(await containerStore.usageOf(userId)).toEqual({ containers: 4, runningCpu: 3.75, runningMemoryMb: 4 * 2048 });
 
     const first = await runScheduled();
 
@@ -270,7 +270,7 @@ describe('scheduled reconciliation against ECS', () => {
     expect(await containerStore.get(crashed.id)).toMatchObject({ state: 'failed', stateReason: expect.any(String) });
     expect(await containerStore.get(stoppedElsewhere.id)).toMatchObject({ state: 'stopped', stateReason: 'stopped on request' });
     expect((await containerStore.get(keeps.id))?.state).toBe('running');
-    expect(await containerStore.usageOf(userId)).toEqual({ containers: 4, runningCpu: 1 });
+    expect(await containerStore.usageOf(userId)).toEqual({ containers: 4, runningCpu: 1, runningMemoryMb: 2048 });
 
     ecsMock.resetHistory();
     const before = await Promise.all([lost, crashed, stoppedElsewhere].map((container) => containerStore.get(container.id)));
@@ -279,7 +279,7 @@ describe('scheduled reconciliation against ECS', () => {
     expect(second).toMatchObject({ containersFailed: 0, containersStopped: 0, usageCorrected: 0, racesLost: 0 });
     expect(commands()).toEqual([listTasks(), describeTasks(kept), describeTasks(kept)]);
     expect(await Promise.all([lost, crashed, stoppedElsewhere].map((container) => containerStore.get(container.id)))).toEqual(before);
-    expect(await containerStore.usageOf(userId)).toEqual({ containers: 4, runningCpu: 1 });
+    expect(await containerStore.usageOf(userId)).toEqual({ containers: 4, runningCpu: 1, runningMemoryMb: 2048 });
   });
 
   it('counts its corrections and the containers it failed as EMF metrics, and nothing on a run that changes nothing', async () => {
@@ -341,16 +341,16 @@ describe('scheduled reconciliation against ECS', () => {
       new UpdateCommand({
         TableName: tableName,
         Key: keys.quotaUsage(userId),
-        UpdateExpression: 'ADD containers :c, running_cpu :cpu',
-        ExpressionAttributeValues: { ':c': 3, ':cpu': 4 },
+        UpdateExpression: 'ADD containers :c, running_cpu :cpu, running_memory_mb :memory',
+        ExpressionAttributeValues: { ':c': 3, ':cpu': 4, ':memory': 4096 },
       }),
     );
-    expect(await containerStore.usageOf(userId)).toEqual({ containers: 5, runningCpu: 6 });
+    expect(await containerStore.usageOf(userId)).toEqual({ containers: 5, runningCpu: 6, runningMemoryMb: 6144 });
 
     const report = await runScheduled();
 
     expect(report).toMatchObject({ usageCorrected: 1, containersFailed: 0, orphanTasksStopped: 0 });
-    expect(await containerStore.usageOf(userId)).toEqual({ containers: 2, runningCpu: 2 });
+    expect(await containerStore.usageOf(userId)).toEqual({ containers: 2, runningCpu: 2, runningMemoryMb: 2048 });
     expect(commands()).toEqual([listTasks(), describeTasks(task), describeTasks(task)]);
   });
 

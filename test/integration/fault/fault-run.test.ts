@@ -24,6 +24,7 @@ import { routeRequestsFrom } from '../../../lib/wiring/route-requests.js';
 import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
 import { newSqsClient } from '../../../lib/aws/sqs-deferred-work.js';
 import { FunctionInstances } from '../../support/aws-sim/function-instances.js';
+import { PROBE_CONSUMER, ROUTE_CHANGES_CONSUMER, TASK_EVENTS_CONSUMER } from '../../../infra/constructs/task-state-events.js';
 
 /*
  * The fault run (issue 24 item 12): containers driven through create, restart, stop, start and
@@ -116,12 +117,12 @@ beforeAll(async () => {
         lostEventMarginMs: RECONCILE_EVERY_MS,
         routing: { routes: appRoutingFrom(config, newRoute53Client())!.routes, requests: ownRequests() },
       }),
-      taskEvent: (body) => taskStateFunction.invoke((instance) => instance.taskEvent(body)),
-      probe: (body) => probeFunction.invoke((instance) => instance.probe(body)),
+      taskStateInvocation: (run) => taskStateFunction.invoke((instance) => run((body) => instance.taskEvent(body))),
+      probeInvocation: (run) => probeFunction.invoke((instance) => run((body) => instance.probe(body))),
       writeRoutes: (messages) => routeWriterFunction.invoke((instance) => instance.write(messages)),
     },
     undefined,
-    { maxConcurrency: 10, reconcileEveryMs: RECONCILE_EVERY_MS },
+    { reconcileEveryMs: RECONCILE_EVERY_MS },
   );
 });
 
@@ -303,14 +304,20 @@ async function checkInvariants(ids: ReadonlySet<string>): Promise<void> {
   // 4. Quota charges equal what the containers hold (every container of the owner, by its index).
   const usage = await containerStore.usageOf(stack.caller.userId);
   const all: StoredContainer[] = [];
-  const sameUsage = (a: typeof usage, b: typeof usage) => a.containers === b.containers && a.runningCpu === b.runningCpu;
+  const sameUsage = (a: typeof usage, b: typeof usage) =>
+    a.containers === b.containers && a.runningCpu === b.runningCpu && a.runningMemoryMb === b.runningMemoryMb;
   let cursor: string | undefined;
   do {
     const page = await stack.parts.service.list(stack.caller, { limit: 100, ...(cursor ? { cursor } : {}) });
     all.push(...page.items);
     cursor = page.nextCursor;
   } while (cursor);
-  const held = { containers: all.length, runningCpu: all.filter((c) => holdsCpu(c.state)).reduce((sum, c) => sum + c.cpuCores, 0) };
+  const holding = all.filter((c) => holdsCpu(c.state));
+  const held = {
+    containers: all.length,
+    runningCpu: holding.reduce((sum, c) => sum + c.cpuCores, 0),
+    runningMemoryMb: holding.reduce((sum, c) => sum + c.memoryMb, 0),
+  };
   // A use charged while the containers were listed says nothing either way (the reconciler's recount skips it too).
   if (!sameUsage(usage, await containerStore.usageOf(stack.caller.userId))) return;
   if (heldTooLong('quota', !sameUsage(usage, held), TOLERANCE_MS, now)) {
@@ -405,6 +412,14 @@ it(`drives ${CONTAINERS} containers for ${RUN_MS / 1000} s under every fault, ch
       maxConcurrentInvocations: stack.source.maxInFlightSeen,
       deadLettered: sim.taskEventQueue.deadLetters.length,
     },
+    probeFunction: {
+      invocations: stack.probeSource.invocations,
+      probes: stack.probeSource.recordsDelivered,
+      largestBatch: stack.probeSource.largestBatch,
+      failedInvocations: stack.probeSource.failures,
+      maxConcurrentInvocations: stack.probeSource.maxInFlightSeen,
+      deadLettered: sim.sqs.queue('task-probes').deadLetters.length,
+    },
     routeWriter: {
       invocations: stack.routeSource.invocations,
       requests: stack.routeSource.recordsDelivered,
@@ -432,9 +447,10 @@ it(`drives ${CONTAINERS} containers for ${RUN_MS / 1000} s under every fault, ch
     );
 
   expect(counts.get('create: ok') ?? 0).toBeGreaterThanOrEqual(CONTAINERS);
-  expect(stack.source.maxInFlightSeen).toBeLessThanOrEqual(10);
-  // One writer of the zone at a time at most, as its event source allows (two).
-  expect(stack.routeSource.maxInFlightSeen).toBeLessThanOrEqual(2);
+  // No more invocations at once than each event source's maximum concurrency as deployed.
+  expect(stack.source.maxInFlightSeen).toBeLessThanOrEqual(TASK_EVENTS_CONSUMER.maxConcurrency);
+  expect(stack.probeSource.maxInFlightSeen).toBeLessThanOrEqual(PROBE_CONSUMER.maxConcurrency);
+  expect(stack.routeSource.maxInFlightSeen).toBeLessThanOrEqual(ROUTE_CHANGES_CONSUMER.maxConcurrency);
   // Every modelled fault was injected at least once.
   for (const kind of ['events.lost', 'events.duplicated', 'events.reordered', 'events.delayed'])
     expect(sim.faults.get(kind), kind).toBeGreaterThan(0);

@@ -120,7 +120,7 @@ export class EventSource {
   constructor(
     private readonly queue: SimQueue,
     private readonly handler: (records: SqsRecord[]) => Promise<BatchResponse | unknown>,
-    private readonly options: EventSourceOptions,
+    readonly options: EventSourceOptions,
     private readonly faults: FaultCounts,
   ) {
     if (options.maxConcurrency < 2 || options.maxConcurrency > 1000) throw new Error('MaximumConcurrency is 2..1000');

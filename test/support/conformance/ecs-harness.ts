@@ -1,8 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import {
-  ROUTE_WRITER_BATCH_SIZE,
-  ROUTE_WRITER_BATCHING_WINDOW_S,
-  ROUTE_WRITER_MAX_CONCURRENCY,
+  PROBE_CONSUMER,
+  type QueueConsumer,
+  ROUTE_CHANGES_CONSUMER,
+  TASK_EVENTS_CONSUMER,
 } from '../../../infra/constructs/task-state-events.js';
 import { probeTaskFunction, taskStateChangedFunction, writeRoutesFunction } from '../../../infra/event-functions.js';
 import { runningFunction } from '../../../lib/local/running-function.js';
@@ -11,7 +12,7 @@ import type { ContainerService } from '../../../lib/containers/container-service
 import type { Reconciler } from '../../../lib/containers/reconciler.js';
 import { newId } from '../../../lib/ids.js';
 import type { AwsSim, SqsRecord } from '../aws-sim/index.js';
-import type { EventSource } from '../aws-sim/sqs.js';
+import type { BatchResponse, EventSource, EventSourceOptions } from '../aws-sim/sqs.js';
 import type { Behaviour, ConformanceHarness, CreateInput, Readout } from './journeys.js';
 
 /** Where a test file that drives the ECS stack on the simulator points the configuration (set it in vi.hoisted). */
@@ -45,26 +46,66 @@ export function simEnv(behaviour: Behaviour): Record<string, string> {
 
 export const TASK_APP_PATH = fileURLToPath(new URL('../aws-sim/task-app.mjs', import.meta.url));
 
+/** One invocation of a function on one of its instances: `run` handles the invocation's batch with the instance's handler of one message. */
+export type Invocation = <R>(run: (handle: (body: string) => Promise<unknown>) => Promise<R>) => Promise<R>;
+
+/** Every invocation on the one instance whose handler of one message is `handle`. */
+export const onOneInstance =
+  (handle: (body: string) => Promise<unknown>): Invocation =>
+  (run) =>
+    run(handle);
+
 export interface EcsStackParts {
   sim: AwsSim;
   service: ContainerService;
   /** More API function instances, each with its own ECS runtime (and so its own task definition cache). */
   moreServices?: ContainerService[];
   reconciler: Reconciler;
-  /** The task state function's handler of one task-events message (lib/wiring/task-events.ts). */
-  taskEvent: (body: string) => Promise<unknown>;
-  /** The probe function's handler of one task-probes message. */
-  probe: (body: string) => Promise<unknown>;
+  /** One invocation of the task state function, whose handler of one task-events message (lib/wiring/task-events.ts) `run` gets. */
+  taskStateInvocation: Invocation;
+  /** One invocation of the probe function, whose handler of one task-probes message `run` gets. */
+  probeInvocation: Invocation;
   /** The zone's writer's handler of one batch of route-changes messages (lib/wiring/route-writer.ts). */
   writeRoutes: (messages: Array<{ messageId: string; body: string }>) => Promise<unknown>;
 }
 
-/** The route writer's event source as the stack deploys it (infra/constructs/task-state-events.ts). */
-export const ROUTE_WRITER_SOURCE = {
-  batchSize: ROUTE_WRITER_BATCH_SIZE,
-  batchingWindowMs: ROUTE_WRITER_BATCHING_WINDOW_S * 1000,
-  maxConcurrency: ROUTE_WRITER_MAX_CONCURRENCY,
-};
+/** A queue's event source as the stack deploys it (infra/constructs/task-state-events.ts). */
+export function eventSourceAsDeployed(consumer: QueueConsumer): EventSourceOptions {
+  return {
+    batchSize: consumer.batchSize,
+    batchingWindowMs: consumer.batchingWindowS * 1000,
+    maxConcurrency: consumer.maxConcurrency,
+    visibilityTimeoutMs: consumer.visibilityTimeoutS * 1000,
+    maxReceiveCount: consumer.maxReceiveCount,
+  };
+}
+
+/** The records of a batch whose handling threw, as a function with ReportBatchItemFailures answers them. */
+function failuresOf(records: SqsRecord[], outcomes: PromiseSettledResult<unknown>[]): BatchResponse {
+  return {
+    batchItemFailures: records
+      .filter((_, index) => outcomes[index]!.status === 'rejected')
+      .map(({ messageId }) => ({ itemIdentifier: messageId })),
+  };
+}
+
+/** A batch handled one record after another, as the task state function does (functions/containers/task-state-changed.ts). */
+async function inTurn(records: SqsRecord[], handle: (record: SqsRecord) => Promise<unknown>): Promise<BatchResponse> {
+  const outcomes: PromiseSettledResult<unknown>[] = [];
+  for (const record of records) {
+    try {
+      outcomes.push({ status: 'fulfilled', value: await handle(record) });
+    } catch (reason) {
+      outcomes.push({ status: 'rejected', reason });
+    }
+  }
+  return failuresOf(records, outcomes);
+}
+
+/** A batch handled side by side, as the probe function does (functions/containers/probe-task.ts). */
+async function sideBySide(records: SqsRecord[], handle: (record: SqsRecord) => Promise<unknown>): Promise<BatchResponse> {
+  return failuresOf(records, await Promise.allSettled(records.map(handle)));
+}
 
 /**
  * The AWS stack on the simulator, in this process: the container service over DynamoDB Local
@@ -89,27 +130,33 @@ export class EcsSimStack {
   constructor(
     readonly parts: EcsStackParts,
     readonly caller: Caller = { userId: newId(), role: 'user' },
-    options: { maxConcurrency?: number; reconcileEveryMs?: number; invocationMs?: number } = {},
+    options: { reconcileEveryMs?: number } = {},
   ) {
-    const invocationMs = options.invocationMs ?? 20_000;
-    const counted = (handle: (body: string) => Promise<unknown>) => (record: SqsRecord) =>
-      handle(record.body).catch((error) => {
-        this.handlerErrors += 1;
-        throw error;
-      });
-    const sourceOptions = { maxConcurrency: options.maxConcurrency ?? 10, visibilityTimeoutMs: invocationMs + 1000, maxReceiveCount: 10 };
-    // Each function runs as itself: every table request it makes is checked against its grant (test/support/table-access-recorder.ts).
-    const asFunction = (id: string, handle: (body: string) => Promise<unknown>) => (body: string) =>
-      runningFunction.run(id, () => handle(body));
-    this.source = parts.sim.subscribe(
+    // One invocation's batch, each record's handling as its function runs it (checked against its grant by
+    // test/support/table-access-recorder.ts) and counted when it throws.
+    const handledAs =
+      (functionId: string, invocation: Invocation, handleBatch: typeof inTurn) =>
+      (records: SqsRecord[]): Promise<BatchResponse> =>
+        invocation((handle) =>
+          handleBatch(records, (record) =>
+            runningFunction
+              .run(functionId, () => handle(record.body))
+              .catch((error) => {
+                this.handlerErrors += 1;
+                throw error;
+              }),
+          ),
+        );
+    // Each queue is read as deployed: its batches, concurrency, visibility timeout and receives before the dead-letter queue.
+    this.source = parts.sim.subscribeBatches(
       parts.sim.taskEventQueue,
-      counted(asFunction(taskStateChangedFunction.id, parts.taskEvent)),
-      sourceOptions,
+      handledAs(taskStateChangedFunction.id, parts.taskStateInvocation, inTurn),
+      eventSourceAsDeployed(TASK_EVENTS_CONSUMER),
     );
-    this.probeSource = parts.sim.subscribe(
+    this.probeSource = parts.sim.subscribeBatches(
       parts.sim.sqs.queue('task-probes'),
-      counted(asFunction(probeTaskFunction.id, parts.probe)),
-      sourceOptions,
+      handledAs(probeTaskFunction.id, parts.probeInvocation, sideBySide),
+      eventSourceAsDeployed(PROBE_CONSUMER),
     );
     // A failed batch is delivered again whole, as the writer's handler reports it (functions/containers/write-routes.ts).
     this.routeSource = parts.sim.subscribeBatches(
@@ -128,7 +175,7 @@ export class EcsSimStack {
               return { batchItemFailures: records.map(({ messageId }) => ({ itemIdentifier: messageId })) };
             },
           ),
-      { ...ROUTE_WRITER_SOURCE, visibilityTimeoutMs: invocationMs + 1000, maxReceiveCount: 10 },
+      eventSourceAsDeployed(ROUTE_CHANGES_CONSUMER),
     );
     this.timer = setInterval(() => {
       if (this.reconciling) return;

@@ -143,6 +143,33 @@ describe('endpoint middleware chain', () => {
     expect(response.body.error.message).toContain(messagePart);
   });
 
+  it.each([
+    ['a 5,000-deep array', `${'['.repeat(5000)}${']'.repeat(5000)}`],
+    ['a 2,000-deep object (within 16 KiB)', `${'{"a":'.repeat(2000)}1${'}'.repeat(2000)}`],
+    ['a field nested 33 deep', `{"name":${'['.repeat(32)}${']'.repeat(32)}}`],
+  ])('answers 400 BAD_REQUEST naming the nesting limit for %s, before anything walks it', async (_case, body) => {
+    // Act
+    const response = await call(createToken, jsonPost(body, { Authorization: 'Bearer svpat_pat' }));
+    // Assess
+    expect(response).toEqual({
+      status: 400,
+      headers: expect.anything(),
+      body: { error: { code: 'BAD_REQUEST', message: 'The request body nests arrays and objects more than 32 levels deep' } },
+    });
+  });
+
+  it('reads a body nested 32 deep, and brackets inside strings do not count', async () => {
+    // Prepare: the schema's own answer shows the body got past the nesting limit.
+    const deepest = `{"name":${'['.repeat(31)}${']'.repeat(31)}}`;
+    const bracketsInAString = JSON.stringify({ name: `${'['.repeat(100)}\\"{{{` });
+    // Act
+    const deep = await call(createToken, jsonPost(deepest, { Authorization: 'Bearer svpat_pat' }));
+    const quoted = await call(createToken, jsonPost(bracketsInAString, { Authorization: 'Bearer svpat_pat' }));
+    // Assess
+    expect(deep).toMatchObject({ status: 400, body: { error: { code: 'BAD_REQUEST', details: [{ field: 'name' }] } } });
+    expect(quoted).toMatchObject({ status: 200, body: { data: { echoed: `${'['.repeat(100)}\\"{{{` } } });
+  });
+
   it('answers 400 when the body is not sent as JSON', async () => {
     const event = jsonPost('name=x', { Authorization: 'Bearer svpat_pat', 'Content-Type': 'text/plain' });
     expect((await call(createToken, event)).body.error.code).toBe('BAD_REQUEST');

@@ -1,0 +1,119 @@
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { TaskStateEvents } from '../../../infra/constructs/task-state-events.js';
+import { config } from '../../../lib/config.js';
+import { runShutdown } from '../../../lib/local/lifecycle.js';
+import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
+import { containerServiceWith } from '../../../lib/wiring/containers.js';
+import { deferredWork } from '../../../lib/wiring/deferred-work.js';
+import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
+import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
+import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
+import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
+import type { EventSource } from '../../support/aws-sim/sqs.js';
+import { EcsSimStack, onOneInstance, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+
+/*
+ * The simulator's event sources read each queue as the stack deploys it (issue 32 item 8): the
+ * fault run and the conformance journeys see failed messages come back after the deployed
+ * visibility timeout and go to the dead-letter queue after the deployed receive count, in the
+ * deployed batches and concurrency.
+ */
+vi.hoisted(() => {
+  // The SQS client sends to its QueueUrl's host, so the queues name the simulator's port (simPortFor).
+  const port = 20_000 + (process.pid % 20_000);
+  Object.assign(process.env, {
+    CONTAINER_RUNTIME: 'ecs',
+    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
+    ECS_SUBNET_IDS: 'subnet-a',
+    ECS_SECURITY_GROUP_IDS: 'sg-1',
+    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
+    ECS_LOG_GROUP: 'workload-logs',
+    APPS_DNS_ZONE_ID: 'ZSIM',
+    APPS_DNS_ZONE_NAME: 'apps.internal',
+    TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
+    TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
+    ROUTE_CHANGES_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/route-changes`,
+  });
+});
+
+let sim: AwsSim;
+let stack: EcsSimStack;
+let template: Template;
+let events: TaskStateEvents;
+let cdkStack: Stack;
+
+beforeAll(async () => {
+  // Prepare: the queues and their functions as the stack builds them, and the ECS stack on the simulator.
+  cdkStack = new Stack(new App(), 'Queues');
+  events = new TaskStateEvents(cdkStack, 'TaskStateEvents', { clusterArn: config.ECS_CLUSTER_ARN!, routeChanges: true });
+  const consumer = (id: string) =>
+    new lambda.Function(cdkStack, id, {
+      runtime: lambda.Runtime.NODEJS_22_X,
+      handler: 'index.handler',
+      code: lambda.Code.fromInline('export const handler = () => ({})'),
+    });
+  events.deliverTo(consumer('TaskStateChanged'), Duration.seconds(30));
+  events.probeWith(consumer('ProbeTask'), Duration.seconds(30));
+  events.writeRoutesWith(consumer('WriteRoutes'), Duration.seconds(30));
+  template = Template.fromStack(cdkStack);
+
+  sim = await startAwsSim({ port: simPortFor(process.pid), seed: 32, route53: SIM_ROUTE53 });
+  const handlers = taskMessageHandlersWith(containerRuntime, deferredWork);
+  stack = new EcsSimStack({
+    sim,
+    service: containerServiceWith({ runtime: containerRuntime, deferredWork }),
+    reconciler: reconcilerWith(containerRuntime, config, deferredWork),
+    taskStateInvocation: onOneInstance(handlers.taskEvent),
+    probeInvocation: onOneInstance(handlers.probe),
+    writeRoutes: routeWriterWith().write,
+  });
+  // Synthesis on a shared two-core machine has taken over 30 s.
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.close();
+  await sim?.close();
+  await runShutdown();
+});
+
+/** The queue's and its event source mapping's settings in the template, in the simulator's terms. */
+function deployed(queueId: string) {
+  const logicalId = cdkStack.getLogicalId(events.node.findChild(queueId).node.defaultChild as never);
+  const queue = template.toJSON().Resources[logicalId].Properties;
+  const [mapping] = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).filter(
+    (resource) => resource.Properties.EventSourceArn?.['Fn::GetAtt']?.[0] === logicalId,
+  );
+  return {
+    visibilityTimeoutMs: queue.VisibilityTimeout * 1000,
+    maxReceiveCount: queue.RedrivePolicy.maxReceiveCount,
+    batchSize: mapping!.Properties.BatchSize,
+    batchingWindowMs: (mapping!.Properties.MaximumBatchingWindowInSeconds ?? 0) * 1000,
+    maxConcurrency: mapping!.Properties.ScalingConfig.MaximumConcurrency,
+  };
+}
+
+const simulated = (source: EventSource) => ({
+  visibilityTimeoutMs: source.options.visibilityTimeoutMs,
+  maxReceiveCount: source.options.maxReceiveCount,
+  batchSize: source.options.batchSize,
+  batchingWindowMs: source.options.batchingWindowMs ?? 0,
+  maxConcurrency: source.options.maxConcurrency,
+});
+
+describe("The simulator's event sources", () => {
+  it('read the task events queue with the deployed visibility timeout, receive count, batches and concurrency', () => {
+    // Act and Assess
+    expect(simulated(stack.source)).toEqual(deployed('EventsQueue'));
+  });
+
+  it('read the probe queue with the deployed visibility timeout, receive count, batches and concurrency', () => {
+    expect(simulated(stack.probeSource)).toEqual(deployed('ProbeQueue'));
+  });
+
+  it('read the route changes queue with the deployed visibility timeout, receive count, batches and concurrency', () => {
+    expect(simulated(stack.routeSource)).toEqual(deployed('RouteChangesQueue'));
+  });
+});

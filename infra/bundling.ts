@@ -73,9 +73,9 @@ export const BUNDLE_BUDGET_BYTES = 320 * 1024;
  */
 export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; reason: string }>> = {
   createContainer: {
-    bytes: 360 * 1024,
+    bytes: 362 * 1024,
     reason:
-      'the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools, and the image rules that point references at the pull-through caches (3.4 KiB); the container service it composes brings its task-event and start-wait parts (7 KiB)',
+      'the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools, and the image rules that point references at the pull-through caches (3.4 KiB); the container service it composes brings its task-event and start-wait parts (7 KiB); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together',
   },
   getContainerMetrics: {
     bytes: 330 * 1024,
@@ -98,14 +98,14 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
       "the console's built files (Preact, htm, uPlot and the pages, about 97 KiB minified) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page, with the RFC 8707 audience check and RFC 9728 challenge every authenticating route carries since issue 35 (about 1.5 KiB; 340.8 KiB measured)",
   },
   startContainer: {
-    bytes: 354 * 1024,
+    bytes: 356 * 1024,
     reason:
-      'the ECS client (33 KiB) and the SQS client (about 22 KiB): a start that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB); the RFC 8707 audience check and RFC 9728 challenge of every authenticating route (issue 35, about 1.5 KiB; 352.4 KiB measured)',
+      'the ECS client (33 KiB) and the SQS client (about 22 KiB): a start that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB); the RFC 8707 audience check and RFC 9728 challenge of every authenticating route (issue 35, about 1.5 KiB; 352.4 KiB measured); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together',
   },
   restartContainer: {
-    bytes: 354 * 1024,
+    bytes: 356 * 1024,
     reason:
-      'the ECS client (33 KiB) and the SQS client (about 22 KiB): a restart that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB); the RFC 8707 audience check and RFC 9728 challenge of every authenticating route (issue 35, about 1.5 KiB; 352.4 KiB measured)',
+      'the ECS client (33 KiB) and the SQS client (about 22 KiB): a restart that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB); the RFC 8707 audience check and RFC 9728 challenge of every authenticating route (issue 35, about 1.5 KiB; 352.4 KiB measured); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together',
   },
   taskStateChanged: {
     bytes: 350 * 1024,

@@ -30,5 +30,7 @@ export function authorizationServerMetadata(issuer: string) {
     // Defined by OpenID Connect's "Initiating User Registration" (RFC 8414 section 2 lets a server add
     // metadata); only `consent` is honoured at the authorization endpoint (docs/oauth.md).
     prompt_values_supported: [...PROMPT_VALUES],
+    // RFC 9207 section 3: every authorization response carries `iss`.
+    authorization_response_iss_parameter_supported: true,
   };
 }

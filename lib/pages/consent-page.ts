@@ -1,9 +1,11 @@
+import { config } from '../config.js';
 import { BadRequestError } from '../errors.js';
 import type { ApiRequest, AuthenticatedRequest } from '../http/api-request.js';
 import { html, redirect, escapeHtml, type Reply } from '../http/reply.js';
 import type { OAuthScope } from '../identity/principal.js';
 import type { IdentityService } from '../identity/identity-service.js';
 import type { AuthorizationService, PendingAuthorization } from '../oauth/authorization.js';
+import { issuerFor } from '../oauth/metadata.js';
 import { SCOPE_DESCRIPTIONS } from '../oauth/scopes.js';
 import { page } from './layout.js';
 
@@ -71,7 +73,7 @@ export async function showConsent(request: ApiRequest, { identityService, author
     identityService.getUser(principal.userId),
   ]);
   // Remembered consent (docs/oauth.md): a live grant covering these scopes approves at once.
-  const remembered = await authorizationService.approveIfRemembered(principal, pending.request);
+  const remembered = await authorizationService.approveIfRemembered(principal, pending.request, issuerOf(request));
   if (remembered) return redirect(remembered, 303);
   return html(200, consentPage(consentViewOf(pending, { csrfToken, userEmail: user.email, action: `${request.basePath}${CONSENT_PATH}` })));
 }
@@ -90,6 +92,10 @@ function consentViewOf(
   };
 }
 
+/** The `iss` of the authorization response (RFC 9207): the issuer the metadata names. */
+const issuerOf = (request: Pick<ApiRequest, 'origin' | 'basePath'>): string =>
+  issuerFor(config.PUBLIC_BASE_URL, request.origin, request.basePath);
+
 export interface ConsentDecision {
   request: string;
   decision: 'approve' | 'deny';
@@ -105,7 +111,7 @@ export async function answerConsent(
 ): Promise<Reply> {
   const location =
     request.body.decision === 'approve'
-      ? await authorizationService.approveAuthorization(request.principal, request.body.request)
-      : await authorizationService.denyAuthorization(request.body.request);
+      ? await authorizationService.approveAuthorization(request.principal, request.body.request, issuerOf(request))
+      : await authorizationService.denyAuthorization(request.body.request, issuerOf(request));
   return redirect(location, 303);
 }

@@ -491,6 +491,8 @@ describe('the consent page', () => {
     expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
     expect(location.searchParams.get('code')).toMatch(/^[\w-]{43}$/);
     expect(location.searchParams.get('state')).toBe('st&te=1');
+    // RFC 9207: the issuer the metadata names, so a client of several servers can tell who answered.
+    expect(location.searchParams.get('iss')).toBe(baseUrl);
     issuedSecrets.push(location.searchParams.get('code')!);
 
     const again = await decide(baseUrl, stranger, requestId, 'approve');
@@ -499,7 +501,7 @@ describe('the consent page', () => {
     expect(denied.status).toBe(400);
   });
 
-  it('denies: access_denied and the state go to the redirect URI', async () => {
+  it('denies: access_denied, the state and the issuer go to the redirect URI', async () => {
     const requestId = await startAuthorization(baseUrl, {
       response_type: 'code',
       client_id: app.client_id,
@@ -509,7 +511,7 @@ describe('the consent page', () => {
     const response = await decide(baseUrl, stranger, requestId, 'deny');
     expect(response.status).toBe(303);
     const location = new URL(response.headers.get('location')!);
-    expect(Object.fromEntries(location.searchParams)).toEqual({ error: 'access_denied', state: 'deny-me' });
+    expect(Object.fromEntries(location.searchParams)).toEqual({ error: 'access_denied', state: 'deny-me', iss: baseUrl });
   });
 
   it('refuses a decision without the CSRF token (403) or without a session (401)', async () => {

@@ -33,4 +33,8 @@ describe('authorizationServerMetadata', () => {
     expect(metadata.device_authorization_endpoint).toBe('https://api.example.com/api/v1/oauth/device_authorization');
     expect(metadata.response_types_supported).toEqual(['code']);
   });
+
+  it('says that every authorization response names the issuer (RFC 9207)', () => {
+    expect(authorizationServerMetadata('https://api.example.com').authorization_response_iss_parameter_supported).toBe(true);
+  });
 });

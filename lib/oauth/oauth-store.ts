@@ -15,6 +15,11 @@ export interface OAuthApp {
   updatedAt: string;
   /** Until when the secret replaced by the last rotation still works; absent when none does. */
   previousSecretExpiresAt?: string;
+  /**
+   * The refresh retry grace its owner chose for it, 0 to 60 s (docs/oauth.md, "Refresh retries");
+   * absent: the operator's REFRESH_REUSE_GRACE_SECONDS, 0 unless set.
+   */
+  refreshReuseGraceSeconds?: number;
 }
 
 /**
@@ -31,9 +36,12 @@ export interface OAuthClient {
   secretHash?: string;
   /** The secret the last rotation replaced, while its overlap lasts (docs/oauth.md, "Rotating a client secret"). */
   previousSecret?: { hash: string; expiresAt: string };
+  /** The application's own refresh retry grace, kept here so a refresh reads it with the client; absent: the operator's. */
+  refreshReuseGraceSeconds?: number;
 }
 
-export type AppChanges = Partial<Pick<OAuthApp, 'name' | 'description' | 'redirectUris'>>;
+/** `refreshReuseGraceSeconds: null` returns the application to the operator's setting. */
+export type AppChanges = Partial<Pick<OAuthApp, 'name' | 'description' | 'redirectUris'>> & { refreshReuseGraceSeconds?: number | null };
 
 /** What the consent page shows of an application. */
 export type AppSummary = Pick<OAuthApp, 'name' | 'description'>;

@@ -2,6 +2,7 @@ import * as z from '../zod.js';
 import { config } from '../config.js';
 import { DEFAULT_PREVIOUS_SECRET_TTL_SECONDS, MAX_PREVIOUS_SECRET_TTL_SECONDS } from './applications.js';
 import { redirectUriProblem } from './redirect-uris.js';
+import { MAX_REFRESH_REUSE_GRACE_SECONDS } from './refresh-grace.js';
 import { isReservedAppName, RESERVED_NAME_MESSAGE } from './reserved-names.js';
 
 const MAX_REDIRECT_URIS = 10;
@@ -35,9 +36,25 @@ export const registerAppBody = z.strictObject({
   token_endpoint_auth_method: z.optional(z.enum(['client_secret_basic', 'client_secret_post', 'none'])),
 });
 
+/**
+ * The application's own refresh retry grace in seconds (docs/oauth.md, "Refresh retries"); null
+ * returns it to the operator's setting.
+ */
+const refreshReuseGraceSeconds = z.nullable(z.int().check(z.minimum(0), z.maximum(MAX_REFRESH_REUSE_GRACE_SECONDS)));
+
 export const updateAppBody = z
-  .strictObject({ name: z.optional(name), description: z.optional(description), redirect_uris: z.optional(redirectUris) })
-  .check(z.refine((body) => Object.values(body).some((value) => value !== undefined), 'name, description or redirect_uris is required'));
+  .strictObject({
+    name: z.optional(name),
+    description: z.optional(description),
+    redirect_uris: z.optional(redirectUris),
+    refresh_reuse_grace_seconds: z.optional(refreshReuseGraceSeconds),
+  })
+  .check(
+    z.refine(
+      (body) => Object.values(body).some((value) => value !== undefined),
+      'name, description, redirect_uris or refresh_reuse_grace_seconds is required',
+    ),
+  );
 
 /** POST /api/v1/oauth/apps/{id}/secret: how long the replaced secret keeps working (docs/oauth.md). */
 export const rotateSecretBody = z.strictObject({

@@ -20,6 +20,8 @@ export const oauthAppView = (app: OAuthApp) => ({
   created_at: app.createdAt,
   updated_at: app.updatedAt,
   previous_secret_expires_at: liveUntil(app.previousSecretExpiresAt),
+  /** null: the operator's REFRESH_REUSE_GRACE_SECONDS applies (docs/oauth.md, "Refresh retries"). */
+  refresh_reuse_grace_seconds: app.refreshReuseGraceSeconds ?? null,
 });
 
 /** Registration is the one response that shows the secret next to the new application. */

@@ -81,30 +81,62 @@ export class DynamoApplicationStore implements ApplicationStore {
 
   async updateApp(ownerId: string, appId: string, changes: AppChanges, updatedAt: string): Promise<OAuthApp | undefined> {
     const { attributes } = oauthAppEntity;
+    const grace = changes.refreshReuseGraceSeconds;
     const fields: Record<string, unknown> = {
       [attributes.name]: changes.name,
       [attributes.description]: changes.description,
       [attributes.redirectUris]: changes.redirectUris,
+      [attributes.refreshReuseGraceSeconds]: grace ?? undefined,
       [attributes.updatedAt]: updatedAt,
     };
     const present = Object.entries(fields).filter(([, value]) => value !== undefined);
+    const removed = grace === null ? [attributes.refreshReuseGraceSeconds] : [];
+    const appUpdate = {
+      TableName: tableName,
+      Key: oauthAppEntity.key(appId),
+      UpdateExpression:
+        `SET ${present.map(([name]) => `#${name} = :${name}`).join(', ')}` +
+        (removed.length > 0 ? ` REMOVE ${removed.map((name) => `#${name}`).join(', ')}` : ''),
+      ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner AND attribute_not_exists(#status)',
+      ExpressionAttributeNames: {
+        ...STATUS,
+        ...Object.fromEntries([...present.map(([name]) => name), ...removed].map((name) => [`#${name}`, name])),
+      },
+      ExpressionAttributeValues: { ':owner': ownerId, ...Object.fromEntries(present.map(([name, value]) => [`:${name}`, value])) },
+    };
+    if (grace === undefined) {
+      try {
+        const { Attributes } = await documentClient.send(new UpdateCommand({ ...appUpdate, ReturnValues: 'ALL_NEW' }));
+        return oauthAppEntity.fromItem(Attributes!);
+      } catch (error) {
+        if (isConditionFailure(error)) return undefined;
+        throw error;
+      }
+    }
+    // The refresh reads the grace from the client item it reads anyway, so both change together.
+    const app = await getApp(appId);
+    if (!app || app.ownerId !== ownerId) return undefined;
+    const clientGrace = oauthClientEntity.attribute.refreshReuseGraceSeconds;
     try {
-      const { Attributes } = await documentClient.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: oauthAppEntity.key(appId),
-          UpdateExpression: `SET ${present.map(([name]) => `#${name} = :${name}`).join(', ')}`,
-          ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner AND attribute_not_exists(#status)',
-          ExpressionAttributeNames: { ...STATUS, ...Object.fromEntries(present.map(([name]) => [`#${name}`, name])) },
-          ExpressionAttributeValues: { ':owner': ownerId, ...Object.fromEntries(present.map(([name, value]) => [`:${name}`, value])) },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return oauthAppEntity.fromItem(Attributes!);
+      await transactWrite({
+        TransactItems: [
+          { Update: appUpdate },
+          {
+            Update: {
+              TableName: tableName,
+              Key: oauthClientEntity.key(app.clientId),
+              UpdateExpression: grace === null ? `REMOVE ${clientGrace}` : `SET ${clientGrace} = :grace`,
+              ConditionExpression: 'attribute_exists(pk)',
+              ...(grace === null ? {} : { ExpressionAttributeValues: { ':grace': grace } }),
+            },
+          },
+        ],
+      });
     } catch (error) {
-      if (isConditionFailure(error)) return undefined;
+      if (isTransactionConditionFailure(error)) return undefined;
       throw error;
     }
+    return getApp(appId);
   }
 
   async replaceClientSecret(

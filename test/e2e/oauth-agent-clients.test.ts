@@ -3,12 +3,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s256CodeChallenge } from '../../lib/oauth/pkce.js';
 import { call, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { startTestStack, type TestStack } from '../support/local-stack.js';
-import { authorizePath, decide, formBody, registerApp, startAuthorization } from '../support/oauth-flow.js';
+import {
+  asSession,
+  authorizePath,
+  decide,
+  formBody,
+  issuedTokens,
+  type RegisteredApp,
+  registerApp,
+  startAuthorization,
+  tokenRequest,
+} from '../support/oauth-flow.js';
 
 /**
  * What agents (native and CLI clients) need of the authorization server (docs/oauth.md, "Agents"):
  * loopback redirect URIs on any port for public clients (RFC 8252 section 7.3) and `iss` in every
- * authorization response (RFC 9207).
+ * authorization response (RFC 9207); and an application's own refresh retry grace.
  */
 
 let stack: TestStack;
@@ -125,5 +135,46 @@ describe('iss in the authorization response (RFC 9207)', () => {
     expect(approved.searchParams.get('iss')).toBe(baseUrl);
     expect(approved.searchParams.get('code')).toBeTruthy();
     expect(Object.fromEntries(denied.searchParams)).toEqual({ error: 'access_denied', state: 's', iss: baseUrl });
+  });
+});
+
+describe('an application\'s own refresh retry grace (docs/oauth.md, "Refresh retries")', () => {
+  it('lets its owner opt one application into a 30 s grace while the service default (0) still revokes on reuse for others', async () => {
+    const graceful = await registerApp(baseUrl, owner, { name: 'Agent with retries', redirect_uris: ['http://127.0.0.1:8765/callback'] });
+    const strict = await registerApp(baseUrl, owner, { name: 'Agent without', redirect_uris: ['http://127.0.0.1:8765/callback'] });
+    const patched = await call(baseUrl, 'PATCH', `/api/v1/oauth/apps/${graceful.id}`, {
+      ...asSession(owner),
+      body: { refresh_reuse_grace_seconds: 30 },
+    });
+    const refreshTwice = async (app: RegisteredApp) => {
+      const tokens = await issuedTokens(baseUrl, person, app);
+      const refresh = () => tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+      return [await refresh(), await refresh()] as const;
+    };
+
+    const [gracefulFirst, gracefulRetry] = await refreshTwice(graceful);
+    const [strictFirst, strictRetry] = await refreshTwice(strict);
+
+    expect(patched.status).toBe(200);
+    expect(patched.body.data.refresh_reuse_grace_seconds).toBe(30);
+    expect(gracefulRetry.status).toBe(200);
+    expect(gracefulRetry.body.refresh_token).toBe(gracefulFirst.body.refresh_token);
+    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: gracefulFirst.body.access_token })).status).toBe(200);
+    expect(strictRetry.status).toBe(400);
+    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: strictFirst.body.access_token })).status).toBe(401);
+  });
+
+  it('refuses a grace over 60 s and shows null (the operator setting) until one is chosen', async () => {
+    const app = await registerApp(baseUrl, owner, { name: 'Agent', redirect_uris: ['http://127.0.0.1:8765/callback'] });
+
+    const tooLong = await call(baseUrl, 'PATCH', `/api/v1/oauth/apps/${app.id}`, {
+      ...asSession(owner),
+      body: { refresh_reuse_grace_seconds: 61 },
+    });
+    const record = await call(baseUrl, 'GET', `/api/v1/oauth/apps/${app.id}`, asSession(owner));
+
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error.details).toEqual([expect.objectContaining({ field: 'refresh_reuse_grace_seconds' })]);
+    expect(record.body.data.refresh_reuse_grace_seconds).toBeNull();
   });
 });

@@ -46,8 +46,9 @@ export const updateApp = /* @__PURE__ */ route({
   handler: 'functions/oauth/update-app.ts',
   access: 'account',
   body: 'json',
-  permissions: /* @__PURE__ */ authenticated({ update: ['oauthApp'] }),
-  summary: "Update an OAuth application's name, description or redirect URIs",
+  // `oauthClient`: the refresh retry grace is mirrored on the client item, which a refresh reads.
+  permissions: /* @__PURE__ */ authenticated({ update: ['oauthApp', 'oauthClient'] }),
+  summary: "Update an OAuth application's name, description, redirect URIs or refresh retry grace",
 });
 
 export const deleteApp = /* @__PURE__ */ route({

@@ -18,6 +18,8 @@ interface StoredOAuthApp {
   updated_at: string;
   /** Mirrors the client's previous secret expiry, so the record shows it without reading the client. */
   previous_secret_expires_at?: string;
+  /** The owner's refresh retry grace; mirrored on the client item, which a refresh reads. */
+  refresh_reuse_grace_seconds?: number;
   status?: 'deleting';
 }
 
@@ -50,6 +52,7 @@ export const oauthAppEntity = {
       createdAt: stored.created_at,
       updatedAt: stored.updated_at,
       ...(stored.previous_secret_expires_at ? { previousSecretExpiresAt: stored.previous_secret_expires_at } : {}),
+      ...(stored.refresh_reuse_grace_seconds !== undefined ? { refreshReuseGraceSeconds: stored.refresh_reuse_grace_seconds } : {}),
     };
   },
   /** True while the application's deletion is under way (it answers only to that deletion). */
@@ -61,5 +64,6 @@ export const oauthAppEntity = {
     redirectUris: 'redirect_uris',
     updatedAt: 'updated_at',
     previousSecretExpiresAt: 'previous_secret_expires_at',
+    refreshReuseGraceSeconds: 'refresh_reuse_grace_seconds',
   },
 };

@@ -11,6 +11,8 @@ interface StoredOAuthClient {
   /** The secret the last rotation replaced, and until when it still works. */
   previous_secret_hash?: string;
   previous_secret_expires_at?: string;
+  /** The application's own refresh retry grace (docs/oauth.md, "Refresh retries"), read with the client by every refresh. */
+  refresh_reuse_grace_seconds?: number;
 }
 
 export const oauthClientEntity = {
@@ -30,6 +32,7 @@ export const oauthClientEntity = {
     secretHash: 'secret_hash',
     previousSecretHash: 'previous_secret_hash',
     previousSecretExpiresAt: 'previous_secret_expires_at',
+    refreshReuseGraceSeconds: 'refresh_reuse_grace_seconds',
   },
   fromItem(item: Item): OAuthClient {
     const stored = asStored<StoredOAuthClient>(item);
@@ -40,6 +43,7 @@ export const oauthClientEntity = {
       ...(stored.previous_secret_hash && stored.previous_secret_expires_at
         ? { previousSecret: { hash: stored.previous_secret_hash, expiresAt: stored.previous_secret_expires_at } }
         : {}),
+      ...(stored.refresh_reuse_grace_seconds !== undefined ? { refreshReuseGraceSeconds: stored.refresh_reuse_grace_seconds } : {}),
     };
   },
 };

@@ -5,6 +5,7 @@ import { sha256Hex } from '../identity/secrets.js';
 import { newId } from '../ids.js';
 import { AUTHORIZATION_CODE_LIFETIME_SECONDS, AUTHORIZATION_REQUEST_LIFETIME_SECONDS, hasExpired, isoAfter } from './lifetimes.js';
 import type { AuthorizeParameters } from './oauth-parameters.js';
+import { FIRST_PARTY_CLI_CLIENT_ID, UNOWNED } from './first-party-client.js';
 import { isRegisteredRedirectUri } from './redirect-uris.js';
 import type { AppSummary, AuthorizationRequest, AuthorizationStore, Grant, OAuthApp } from './oauth-store.js';
 
@@ -26,6 +27,9 @@ function redirectWith(redirectUri: string, issuer: string, parameters: Record<st
   for (const [name, value] of Object.entries({ ...parameters, iss: issuer })) url.searchParams.append(name, value);
   return url.toString();
 }
+
+/** Applications nobody owns other than this service's own CLI: what they say of themselves was checked by no one. */
+const isUnreviewed = (app: OAuthApp): boolean => app.ownerId === UNOWNED && app.clientId !== FIRST_PARTY_CLI_CLIENT_ID;
 
 /** A grant whose tokens still work: active and unexpired. */
 export const isLiveGrant = (grant: Pick<Grant, 'status' | 'expiresAt'>, now: Date): boolean =>
@@ -62,7 +66,7 @@ export class AuthorizationService {
       id: randomBytes(32).toString('base64url'),
       appId: app.id,
       clientId: client.clientId,
-      app: { name: app.name, description: app.description },
+      app: { name: app.name, description: app.description, ...(isUnreviewed(app) ? { unreviewed: true as const } : {}) },
       redirectUri: parameters.redirectUri,
       scopes: parameters.scopes,
       state: parameters.state,

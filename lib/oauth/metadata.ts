@@ -20,6 +20,8 @@ export function authorizationServerMetadata(issuer: string) {
     token_endpoint: `${issuer}/api/v1/oauth/token`,
     revocation_endpoint: `${issuer}/api/v1/oauth/token/revoke`,
     device_authorization_endpoint: `${issuer}/api/v1/oauth/device_authorization`,
+    // RFC 7591 section 3 (docs/oauth.md, "Dynamic registration").
+    registration_endpoint: `${issuer}/api/v1/oauth/register`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT_TYPE],

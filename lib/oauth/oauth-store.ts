@@ -20,6 +20,11 @@ export interface OAuthApp {
    * absent: the operator's REFRESH_REUSE_GRACE_SECONDS, 0 unless set.
    */
   refreshReuseGraceSeconds?: number;
+  /**
+   * Set on a client nobody owns (dynamic registration, a client metadata document) until someone
+   * authorizes it: past it, the application and its client are gone (docs/oauth.md, "Agents").
+   */
+  expiresAt?: string;
 }
 
 /**
@@ -43,8 +48,11 @@ export interface OAuthClient {
 /** `refreshReuseGraceSeconds: null` returns the application to the operator's setting. */
 export type AppChanges = Partial<Pick<OAuthApp, 'name' | 'description' | 'redirectUris'>> & { refreshReuseGraceSeconds?: number | null };
 
-/** What the consent page shows of an application. */
-export type AppSummary = Pick<OAuthApp, 'name' | 'description'>;
+/**
+ * What the consent page shows of an application. `unreviewed`: nobody this service knows made it
+ * (dynamically registered, or described by a client metadata document), so the page says so.
+ */
+export type AppSummary = Pick<OAuthApp, 'name' | 'description'> & { unreviewed?: true };
 
 /** A validated authorize request waiting for the user's decision on the consent page. */
 export interface AuthorizationRequest {

@@ -56,6 +56,19 @@ export const updateAppBody = z
     ),
   );
 
+/**
+ * RFC 7591 section 2: the client metadata a dynamic registration may send. Unknown metadata is
+ * ignored, as section 2 asks; what it sends is held to the rules of registered applications.
+ */
+export const clientRegistrationBody = z.object({
+  redirect_uris: redirectUris,
+  client_name: z._default(name, 'Unnamed application'),
+  token_endpoint_auth_method: z._default(z.enum(['client_secret_basic', 'client_secret_post', 'none']), 'client_secret_basic'),
+  // This server issues codes and refreshes them; a client asking for other grants is told so.
+  grant_types: z.optional(z.array(z.enum(['authorization_code', 'refresh_token']))),
+  response_types: z.optional(z.array(z.enum(['code']))),
+});
+
 /** POST /api/v1/oauth/apps/{id}/secret: how long the replaced secret keeps working (docs/oauth.md). */
 export const rotateSecretBody = z.strictObject({
   previous_secret_ttl_seconds: z._default(

@@ -17,9 +17,22 @@ export interface ConsentView {
   requestId: string;
   appName: string;
   appDescription: string;
+  /**
+   * Set when no one this service knows vouches for the application: the host its client metadata
+   * document came from, or `undefined` for a dynamically registered one.
+   */
+  unreviewed?: { documentHost: string | undefined };
   redirectHost: string;
   scopes: readonly OAuthScope[];
   userEmail: string;
+}
+
+/** The plain statement an application nobody vouches for gets: its name is its own claim. */
+function unreviewedNotice({ documentHost }: { documentHost: string | undefined }): string {
+  const source = documentHost
+    ? `Its name and details come from <strong id="app-source">${escapeHtml(documentHost)}</strong>.`
+    : 'It registered itself.';
+  return `<p class="warning" id="app-unreviewed">${source} This service did not review this application; approve it only if you started this sign-in yourself.</p>`;
 }
 
 export function consentPage(view: ConsentView): string {
@@ -30,6 +43,7 @@ export function consentPage(view: ConsentView): string {
     `Authorize ${view.appName}`,
     `<h1>Authorize <span id="app-name">${escapeHtml(view.appName)}</span>?</h1>
 ${view.appDescription ? `<p id="app-description">${escapeHtml(view.appDescription)}</p>` : ''}
+${view.unreviewed ? unreviewedNotice(view.unreviewed) : ''}
 <p>Signed in as <strong id="user-email">${escapeHtml(view.userEmail)}</strong>.</p>
 <p>This application asks to act on your behalf:</p>
 <ul class="scopes" id="scopes">
@@ -87,6 +101,9 @@ function consentViewOf(
     requestId: request.id,
     appName: app.name,
     appDescription: app.description,
+    ...(app.unreviewed
+      ? { unreviewed: { documentHost: URL.canParse(request.clientId) ? new URL(request.clientId).host : undefined } }
+      : {}),
     redirectHost: new URL(request.redirectUri).host,
     scopes: request.scopes,
   };

@@ -15,7 +15,7 @@ import { oauthAppEntity } from './entities/oauth-app.js';
 import { appAuthorizationCodeEntity, authorizationCodeEntity } from './entities/oauth-authorization-code.js';
 import { oauthClientEntity } from './entities/oauth-client.js';
 import { appGrantEntity } from './entities/oauth-grant.js';
-import { INDEX, keys } from './keys.js';
+import { INDEX, isPastTtl, keys } from './keys.js';
 import { queryPage, type Page, type PageRequest } from './pagination.js';
 
 /**
@@ -39,18 +39,23 @@ async function getAppItem(appId: string): Promise<Item | undefined> {
 /** `undefined` when missing or being deleted. */
 export async function getApp(appId: string): Promise<OAuthApp | undefined> {
   const item = await getAppItem(appId);
-  return item && !oauthAppEntity.isBeingDeleted(item) ? oauthAppEntity.fromItem(item) : undefined;
+  return item && !oauthAppEntity.isBeingDeleted(item) && !isPastTtl(item) ? oauthAppEntity.fromItem(item) : undefined;
+}
+
+/** The application and its client lookup, together; an unused registration's both expire at `app.expiresAt`. */
+export async function createApp(app: OAuthApp, secretHash: string | undefined): Promise<void> {
+  const putNew = (item: Item) => ({ Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
+  await transactWrite({
+    TransactItems: [
+      putNew(oauthAppEntity.toItem(app)),
+      putNew(oauthClientEntity.toItem({ clientId: app.clientId, appId: app.id, ...(secretHash ? { secretHash } : {}) }, app.expiresAt)),
+    ],
+  });
 }
 
 export class DynamoApplicationStore implements ApplicationStore {
-  async createApp(app: OAuthApp, secretHash: string | undefined): Promise<void> {
-    const putNew = (item: Item) => ({ Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
-    await transactWrite({
-      TransactItems: [
-        putNew(oauthAppEntity.toItem(app)),
-        putNew(oauthClientEntity.toItem({ clientId: app.clientId, appId: app.id, ...(secretHash ? { secretHash } : {}) })),
-      ],
-    });
+  createApp(app: OAuthApp, secretHash: string | undefined): Promise<void> {
+    return createApp(app, secretHash);
   }
 
   getApp(appId: string): Promise<OAuthApp | undefined> {

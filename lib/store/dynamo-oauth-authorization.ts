@@ -6,7 +6,9 @@ import { getClient } from './dynamo-oauth-token-grants.js';
 import { documentClient, isConditionFailure, isTransactionConditionFailure, tableName, transactWrite } from './dynamo.js';
 import { appAuthorizationCodeEntity, authorizationCodeEntity } from './entities/oauth-authorization-code.js';
 import { authorizationRequestEntity } from './entities/oauth-authorization-request.js';
+import { oauthAppEntity } from './entities/oauth-app.js';
 import { oauthClientEntity } from './entities/oauth-client.js';
+import { type ItemKey, TTL_ATTRIBUTE } from './keys.js';
 
 /**
  * The authorization concern of the OAuth store: the pending authorize request, and the code
@@ -63,6 +65,15 @@ export class DynamoAuthorizationStore implements AuthorizationStore {
   }
 
   async issueAuthorizationCode(requestId: string, code: AuthorizationCode): Promise<boolean> {
+    const keepForGood = (key: ItemKey) => ({
+      Update: {
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: `REMOVE ${TTL_ATTRIBUTE}`,
+        ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(${TTL_ATTRIBUTE}) OR ${TTL_ATTRIBUTE} > :now)`,
+        ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
+      },
+    });
     const putNew = (item: Record<string, unknown>) => ({
       Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' },
     });
@@ -72,13 +83,10 @@ export class DynamoAuthorizationStore implements AuthorizationStore {
           {
             Delete: { TableName: tableName, Key: authorizationRequestEntity.key(requestId), ConditionExpression: 'attribute_exists(pk)' },
           },
-          {
-            ConditionCheck: {
-              TableName: tableName,
-              Key: oauthClientEntity.key(code.clientId),
-              ConditionExpression: 'attribute_exists(pk)',
-            },
-          },
+          // The client still exists, and an approval makes an unused registration a used one: neither
+          // it nor its application expires any more (docs/oauth.md, "Agents").
+          keepForGood(oauthClientEntity.key(code.clientId)),
+          keepForGood(oauthAppEntity.key(code.appId)),
           putNew(authorizationCodeEntity.toItem(code)),
           putNew(appAuthorizationCodeEntity.toItem(code)),
         ],

@@ -178,3 +178,107 @@ describe('an application\'s own refresh retry grace (docs/oauth.md, "Refresh ret
     expect(record.body.data.refresh_reuse_grace_seconds).toBeNull();
   });
 });
+
+describe('dynamic client registration (RFC 7591)', () => {
+  it('registers a public client at the advertised endpoint, which then runs the code flow and is listed and revocable by the person who authorized it', async () => {
+    const metadata = await call(baseUrl, 'GET', '/.well-known/oauth-authorization-server');
+    const registered = await call(baseUrl, 'POST', new URL(metadata.body.registration_endpoint).pathname, {
+      body: {
+        client_name: 'Claude Code',
+        redirect_uris: ['http://127.0.0.1/callback'],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+        logo_uri: 'https://example.com/ignored.png',
+      },
+    });
+    const clientId: string = registered.body.client_id;
+    const { verifier, challenge } = pkce();
+    const redirectUri = 'http://127.0.0.1:49152/callback';
+    const requestId = await startAuthorization(baseUrl, {
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      state: 'dcr',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    const consentPage = await call(baseUrl, 'GET', `/oauth/consent?request=${requestId}`, { headers: { cookie: person.cookie } });
+    const location = new URL((await decide(baseUrl, person, requestId, 'approve')).headers.get('location')!);
+    const tokens = await publicTokenRequest({
+      grant_type: 'authorization_code',
+      code: location.searchParams.get('code')!,
+      redirect_uri: redirectUri,
+      client_id: clientId,
+      code_verifier: verifier,
+    });
+    const refreshed = await publicTokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token,
+      client_id: clientId,
+    });
+    const listed = await call(baseUrl, 'GET', '/api/v1/authorizations', asSession(person));
+    const revoked = await call(baseUrl, 'DELETE', `/api/v1/authorizations/${clientId}`, asSession(person));
+
+    expect(registered.status).toBe(201);
+    expect(registered.headers.get('cache-control')).toBe('no-store');
+    expect(registered.body).toMatchObject({
+      client_name: 'Claude Code',
+      token_endpoint_auth_method: 'none',
+      redirect_uris: ['http://127.0.0.1/callback'],
+    });
+    expect(registered.body).not.toHaveProperty('client_secret');
+    expect(consentPage.text).toContain('Claude Code');
+    expect(consentPage.text).toContain('did not review');
+    expect(tokens.status).toBe(200);
+    expect(refreshed.status).toBe(200);
+    expect(listed.body.data).toEqual([
+      expect.objectContaining({ id: clientId, application: expect.objectContaining({ name: 'Claude Code' }) }),
+    ]);
+    expect(revoked.status).toBe(200);
+    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: refreshed.body.access_token })).status).toBe(401);
+    // Nobody owns it: it is in no one's list of applications.
+    expect((await call(baseUrl, 'GET', '/api/v1/oauth/apps', asSession(person))).body.data).toEqual([]);
+  });
+
+  it('gives a confidential client its secret once, and refuses redirect URIs registered applications may not have, with the field named', async () => {
+    const confidential = await call(baseUrl, 'POST', '/api/v1/oauth/register', {
+      body: { client_name: 'Build bot', redirect_uris: ['https://bot.example.com/callback'] },
+    });
+    const refusals = await Promise.all(
+      [
+        { redirect_uris: ['http://bot.example.com/callback'] },
+        { redirect_uris: ['https://bot.example.com/cb#fragment'] },
+        { redirect_uris: [] },
+        { redirect_uris: ['https://bot.example.com/cb'], client_name: 'container-hosting CLI' },
+        { redirect_uris: ['https://bot.example.com/cb'], grant_types: ['client_credentials'] },
+      ].map((body) => call(baseUrl, 'POST', '/api/v1/oauth/register', { body })),
+    );
+
+    expect(confidential.status).toBe(201);
+    expect(confidential.body).toMatchObject({ token_endpoint_auth_method: 'client_secret_basic', client_secret_expires_at: 0 });
+    expect(confidential.body.client_secret).toMatch(/^svcs_/);
+    for (const refusal of refusals) {
+      expect(refusal.status).toBe(400);
+      expect(refusal.body.error.code).toBe('BAD_REQUEST');
+      expect(refusal.body.error.details.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('answers 429 with Retry-After once one address has registered 10 clients in the hour', async () => {
+    const answers = [];
+    for (let index = 0; index < 12; index++) {
+      answers.push(
+        await call(baseUrl, 'POST', '/api/v1/oauth/register', {
+          body: { client_name: `Agent ${index}`, redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' },
+        }),
+      );
+    }
+
+    // This file registered 2 before: the 11th from this address in the hour is refused.
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(8);
+    expect(statuses.slice(8)).toEqual([429, 429, 429, 429]);
+    expect(answers[8]!.body.error.code).toBe('RATE_LIMITED');
+    expect(Number(answers[8]!.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});

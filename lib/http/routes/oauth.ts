@@ -86,6 +86,19 @@ export const endAppPreviousSecret = /* @__PURE__ */ route({
   summary: "End an OAuth application's secret rotation overlap: its previous client secret stops at once",
 });
 
+export const registerClient = /* @__PURE__ */ route({
+  id: 'registerClient',
+  method: 'POST',
+  path: '/api/v1/oauth/register',
+  handler: 'functions/oauth/register-client.ts',
+  access: 'public',
+  body: 'json',
+  // An application nobody owns and its client; the count of registrations from the caller's address.
+  permissions: { table: { update: ['registrationsFromAddress'], write: ['oauthApp', 'oauthClient'] } },
+  rateLimited: true,
+  summary: 'Dynamic client registration (RFC 7591): an application nobody owns, which expires unless someone authorizes it within a day',
+});
+
 export const authorize = /* @__PURE__ */ route({
   id: 'authorize',
   method: 'GET',
@@ -191,6 +204,7 @@ export const oauthRoutes = [
   deleteApp,
   rotateAppSecret,
   endAppPreviousSecret,
+  registerClient,
   authorize,
   token,
   revokeToken,

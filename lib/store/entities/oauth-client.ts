@@ -1,5 +1,5 @@
 import type { OAuthClient } from '../../oauth/oauth-store.js';
-import { keys } from '../keys.js';
+import { keys, TTL_ATTRIBUTE, ttlEpochSeconds } from '../keys.js';
 import { asStored, type Item } from './item.js';
 
 /** The token endpoint's lookup of an application by `client_id`, with its secret's hash. */
@@ -13,11 +13,13 @@ interface StoredOAuthClient {
   previous_secret_expires_at?: string;
   /** The application's own refresh retry grace (docs/oauth.md, "Refresh retries"), read with the client by every refresh. */
   refresh_reuse_grace_seconds?: number;
+  /** An unused registration's end, as on its application. */
+  [TTL_ATTRIBUTE]?: number;
 }
 
 export const oauthClientEntity = {
   key: (clientId: string) => keys.oauthClient(clientId),
-  toItem: (client: OAuthClient): Item => ({
+  toItem: (client: OAuthClient, expiresAt?: string): Item => ({
     ...keys.oauthClient(client.clientId),
     entity: 'oauth_client',
     client_id: client.clientId,
@@ -26,6 +28,7 @@ export const oauthClientEntity = {
     ...(client.previousSecret
       ? { previous_secret_hash: client.previousSecret.hash, previous_secret_expires_at: client.previousSecret.expiresAt }
       : {}),
+    ...(expiresAt ? { [TTL_ATTRIBUTE]: ttlEpochSeconds(expiresAt) } : {}),
   }),
   /** The attributes a rotation writes. */
   attribute: {

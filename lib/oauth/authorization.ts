@@ -5,9 +5,10 @@ import { sha256Hex } from '../identity/secrets.js';
 import { newId } from '../ids.js';
 import { AUTHORIZATION_CODE_LIFETIME_SECONDS, AUTHORIZATION_REQUEST_LIFETIME_SECONDS, hasExpired, isoAfter } from './lifetimes.js';
 import type { AuthorizeParameters } from './oauth-parameters.js';
+import { type ClientMetadataResolver, isClientIdUrl } from './client-metadata.js';
 import { FIRST_PARTY_CLI_CLIENT_ID, UNOWNED } from './first-party-client.js';
 import { isRegisteredRedirectUri } from './redirect-uris.js';
-import type { AppSummary, AuthorizationRequest, AuthorizationStore, Grant, OAuthApp } from './oauth-store.js';
+import type { AppSummary, AuthorizationRequest, AuthorizationStore, Grant, OAuthApp, OAuthClient } from './oauth-store.js';
 
 const AUTHORIZATION_REQUEST_ID = /^[A-Za-z0-9_-]{43}$/;
 
@@ -47,12 +48,16 @@ export class AuthorizationService {
   constructor(
     private readonly store: AuthorizationStore,
     private readonly now: () => Date = () => new Date(),
+    /** Resolves an https `client_id` to the application its metadata document describes; without it, such ids are unknown. */
+    private readonly clientMetadata?: Pick<ClientMetadataResolver, 'resolve'>,
   ) {}
 
-  /** Step 1 of the flow: checks the client and redirect URI, and stores the request for the consent page. */
-  async startAuthorization(parameters: AuthorizeParameters): Promise<string> {
-    const client = await this.store.getClient(parameters.clientId);
-    const app = client && (await this.store.getApp(client.appId));
+  /**
+   * Step 1 of the flow: checks the client and redirect URI, and stores the request for the consent
+   * page. `requesterAddress` bounds the client metadata document fetches made on its behalf.
+   */
+  async startAuthorization(parameters: AuthorizeParameters, requesterAddress = ''): Promise<string> {
+    const { client, app } = await this.clientOf(parameters.clientId, requesterAddress);
     if (!client || !app) throw new NotFoundError('No application has this client_id');
     // RFC 6749 section 3.1.2.4: an unregistered redirect URI is never redirected to.
     if (!isRegisteredRedirectUri(app.redirectUris, parameters.redirectUri, client.secretHash === undefined)) {
@@ -76,6 +81,16 @@ export class AuthorizationService {
     };
     await this.store.putAuthorizationRequest(request);
     return request.id;
+  }
+
+  /** The client and its application: stored, or described by the client metadata document at an https `client_id`. */
+  private async clientOf(clientId: string, requesterAddress: string): Promise<{ client?: OAuthClient; app?: OAuthApp }> {
+    if (this.clientMetadata && isClientIdUrl(clientId)) {
+      const app = await this.clientMetadata.resolve(clientId, requesterAddress);
+      return { client: { clientId, appId: app.id }, app };
+    }
+    const client = await this.store.getClient(clientId);
+    return { client, app: client && (await this.store.getApp(client.appId)) };
   }
 
   /** The request as the consent page shows it: one read, with the application as it was at authorize. */

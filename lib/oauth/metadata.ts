@@ -32,6 +32,8 @@ export function authorizationServerMetadata(issuer: string) {
     // Defined by OpenID Connect's "Initiating User Registration" (RFC 8414 section 2 lets a server add
     // metadata); only `consent` is honoured at the authorization endpoint (docs/oauth.md).
     prompt_values_supported: [...PROMPT_VALUES],
+    // draft-ietf-oauth-client-id-metadata-document-02 section 6: an https client_id is fetched (docs/oauth.md).
+    client_id_metadata_document_supported: true,
     // RFC 9207 section 3: every authorization response carries `iss`.
     authorization_response_iss_parameter_supported: true,
   };

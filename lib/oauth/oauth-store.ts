@@ -189,6 +189,8 @@ export interface ApplicationStore extends ClientLookup {
 
 /** The authorize request, the consent decision and the code (lib/oauth/authorization.ts). */
 export interface AuthorizationStore extends ClientLookup {
+  /** Writes (or refreshes) the application a client metadata document describes (lib/oauth/client-metadata.ts). */
+  saveDocumentClient(app: OAuthApp): Promise<void>;
   /** `undefined` when missing or being deleted. */
   getApp(appId: string): Promise<OAuthApp | undefined>;
   putAuthorizationRequest(request: AuthorizationRequest): Promise<void>;

@@ -2,7 +2,10 @@ import { refreshGrace } from '#wiring/refresh-grace-key';
 import { ApplicationService } from '../oauth/applications.js';
 import { AuthorizationService } from '../oauth/authorization.js';
 import { AuthorizedAppService } from '../oauth/authorized-apps.js';
+import { ClientMetadataResolver } from '../oauth/client-metadata.js';
+import { fetchClientMetadataDocument } from '../oauth/client-metadata-fetch.js';
 import { ClientRegistrationService } from '../oauth/client-registration.js';
+import { config } from '../config.js';
 import { DeviceAuthorizationService } from '../oauth/device-authorization.js';
 import { RevocationService } from '../oauth/revocation.js';
 import { TokenGrantService } from '../oauth/token-grants.js';
@@ -27,7 +30,18 @@ export const revocationStore = /* @__PURE__ */ new DynamoRevocationStore();
 export const authorizedAppStore = /* @__PURE__ */ new DynamoAuthorizedAppStore();
 
 export const applicationService = /* @__PURE__ */ new ApplicationService(applicationStore);
-export const authorizationService = /* @__PURE__ */ new AuthorizationService(authorizationStore);
+/** Client metadata documents: fetched within 5 s, at most 5 KiB (lib/oauth/client-metadata-fetch.ts). */
+const clientMetadataResolver = /* @__PURE__ */ new ClientMetadataResolver(
+  (url) =>
+    fetchClientMetadataDocument(url, {
+      allowedHosts: new Set(config.OAUTH_CLIENT_METADATA_ALLOWED_HOSTS),
+      timeoutMs: 5000,
+      maxBytes: 5 * 1024,
+    }),
+  authorizationStore,
+  { allowInsecureLoopback: config.ALLOW_INSECURE_REDIRECT_URIS },
+);
+export const authorizationService = /* @__PURE__ */ new AuthorizationService(authorizationStore, undefined, clientMetadataResolver);
 export const deviceAuthorizationStore = /* @__PURE__ */ new DynamoDeviceAuthorizationStore();
 export const deviceAuthorizationService = /* @__PURE__ */ new DeviceAuthorizationService(deviceAuthorizationStore);
 export const deviceCodeGrantStore = /* @__PURE__ */ new DynamoDeviceCodeGrantStore();

@@ -106,9 +106,11 @@ export const authorize = /* @__PURE__ */ route({
   handler: 'functions/oauth/authorize.ts',
   access: 'public',
   body: 'none',
-  permissions: { table: { read: ['oauthClient', 'oauthApp'], write: ['authorizationRequest'] } },
-  // Its query is checked by hand (lib/oauth/oauth-parameters.ts), so no schema implies the 400.
-  alsoAnswers: [400, 404],
+  // `oauthApp`, `oauthClient`: the application a client metadata document describes is kept (lib/oauth/client-metadata.ts).
+  permissions: { table: { read: ['oauthClient', 'oauthApp'], write: ['authorizationRequest', 'oauthApp', 'oauthClient'] } },
+  // Its query is checked by hand (lib/oauth/oauth-parameters.ts), so no schema implies the 400; a
+  // client metadata document that cannot be used is 401 invalid_client.
+  alsoAnswers: [400, 401, 404],
   summary: 'Start the authorization code flow (redirects to the consent page)',
 });
 

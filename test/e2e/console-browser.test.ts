@@ -208,7 +208,7 @@ describe('the console in a browser', () => {
     const secret = await page.locator('#new-client-secret').inputValue();
     expect(secret.length).toBeGreaterThan(20);
     await page.locator('#apps li[data-name="Fleet Dashboard"]').waitFor();
-    expect(await page.locator('#apps li[data-name="Fleet Dashboard"] .refresh-grace').textContent()).toBe("the service's setting");
+    expect(await page.locator('#apps li[data-name="Fleet Dashboard"] .refresh-grace').textContent()).toBe("the service's");
     await shot(page, '6-application-secret-once');
 
     await page.getByRole('button', { name: 'Edit Fleet Dashboard' }).click();

@@ -24,7 +24,7 @@ function AppForm(props: {
   const submit = async (event: Event) => {
     event.preventDefault();
     try {
-      // Blank returns the application to the service's setting (docs/oauth.md, "Refresh retries").
+      // Blank returns the application to the operator's setting (docs/oauth.md, "Refresh retries").
       const graceField = props.app ? { refresh_reuse_grace_seconds: grace.trim() === '' ? null : Number(grace) } : {};
       await props.onSubmit({ name, description, redirect_uris: urisOf(uris), ...graceField });
       setErrors({});
@@ -45,7 +45,7 @@ function AppForm(props: {
     ${
       props.app
         ? html`<${Field} id=${`${props.idPrefix}-refresh-grace`} label="Refresh retry grace (seconds)" type="number" step="1" value=${grace} onInput=${setGrace}
-            error=${errors.refresh_reuse_grace_seconds} hint="0 to 60: a refresh token presented again this soon gets the same tokens instead of ending the authorization. Blank: the service's setting." />`
+            error=${errors.refresh_reuse_grace_seconds} hint="0 to 60; blank: the service's" />`
         : null
     }
     <button type="submit">${props.submitLabel}</button>
@@ -123,7 +123,7 @@ export function ApplicationsPage() {
                       <dl class="facts"><dt>Client ID</dt><dd><code>${app.client_id}</code></dd>
                         <dt>Redirect URIs</dt><dd>${app.redirect_uris.join(', ')}</dd><dt>Registered</dt><dd>${when(app.created_at)}</dd>
                         <dt>Refresh retry grace</dt><dd class="refresh-grace">${
-                          app.refresh_reuse_grace_seconds === null ? "the service's setting" : `${app.refresh_reuse_grace_seconds} s`
+                          app.refresh_reuse_grace_seconds === null ? "the service's" : `${app.refresh_reuse_grace_seconds} s`
                         }</dd></dl>
                       <button type="button" class="secondary" aria-label=${`Edit ${app.name}`} onClick=${() => setEditing(app.id)}>Edit</button>
                       <button type="button" class="secondary" aria-label=${`Rotate the secret of ${app.name}`} onClick=${() => rotate(app)}>Rotate secret</button>

@@ -55,7 +55,7 @@ function makeCertificates(): { key: Buffer; cert: Buffer } {
 const documentUrl = (path: string) => `${documentOrigin}${path}`;
 
 /** What the document server answers for each path. */
-function serveDocuments(request: { url?: string }, response: import('node:http').ServerResponse): void {
+function serveDocuments(request: { url?: string }, response: import('node:http').ServerResponse) {
   const json = (body: unknown, headers: Record<string, string> = {}) => {
     response.writeHead(200, { 'content-type': 'application/json', ...headers });
     response.end(typeof body === 'string' ? body : JSON.stringify(body));

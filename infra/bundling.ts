@@ -93,17 +93,20 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
       "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it",
   },
   consoleApp: {
-    bytes: 340 * 1024,
+    // 341: issue 35's refresh retry grace on the applications page and its settings in the configuration.
+    bytes: 341 * 1024,
     reason:
       "the console's built files (Preact, htm, uPlot and the pages, about 97 KiB minified) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page",
   },
   startContainer: {
-    bytes: 351 * 1024,
+    // 352: issue 35's settings in the configuration every function reads (0.2 KiB).
+    bytes: 352 * 1024,
     reason:
       'the ECS client (33 KiB) and the SQS client (about 22 KiB): a start that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB)',
   },
   restartContainer: {
-    bytes: 351 * 1024,
+    // 352: issue 35's settings in the configuration every function reads (0.2 KiB).
+    bytes: 352 * 1024,
     reason:
       'the ECS client (33 KiB) and the SQS client (about 22 KiB): a restart that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB)',
   },

@@ -67,13 +67,6 @@ class Settings {
       .filter(Boolean);
   }
 
-  /** Comma-separated `host:port` entries (a bracketed IPv6 literal for the host), lower-cased; none when unset. */
-  hostPorts(name: string): string[] {
-    const entries = this.list(name).map((entry) => entry.toLowerCase());
-    if (entries.every((entry) => /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/.test(entry))) return entries;
-    return this.refuse(name, 'must list host:port entries, comma-separated') ?? [];
-  }
-
   private refuse(name: string, problem: string): undefined {
     this.problems.push(`${name}: ${problem}`);
     return undefined;
@@ -246,7 +239,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * their address is not public (docs/oauth.md, "Client metadata documents"): loopback over https
      * in tests, a partner on a private network. Empty by default: only public addresses are fetched.
      */
-    OAUTH_CLIENT_METADATA_ALLOWED_HOSTS: read.hostPorts('OAUTH_CLIENT_METADATA_ALLOWED_HOSTS'),
+    OAUTH_CLIENT_METADATA_ALLOWED_HOSTS: read
+      .text('OAUTH_CLIENT_METADATA_ALLOWED_HOSTS', '', {
+        pattern: /^([\w.:[\]-]+:\d+)?(\s*,\s*[\w.:[\]-]+:\d+)*$/,
+        message: 'must list host:port',
+      })
+      .toLowerCase(),
     /** The Secrets Manager secret holding the key a retried refresh's answer is derived with (AWS). */
     REFRESH_GRACE_KEY_SECRET_ARN: read.optionalText('REFRESH_GRACE_KEY_SECRET_ARN', { pattern: /^arn:aws[a-z-]*:secretsmanager:/ }),
     /** The file holding that key on the local stack (`DATA_DIR/refresh-grace.key`), created 0600 when missing. */

@@ -34,7 +34,7 @@ export const applicationService = /* @__PURE__ */ new ApplicationService(applica
 const clientMetadataResolver = /* @__PURE__ */ new ClientMetadataResolver(
   (url) =>
     fetchClientMetadataDocument(url, {
-      allowedHosts: new Set(config.OAUTH_CLIENT_METADATA_ALLOWED_HOSTS),
+      allowedHosts: new Set(config.OAUTH_CLIENT_METADATA_ALLOWED_HOSTS.split(',').map((entry) => entry.trim())),
       timeoutMs: 5000,
       maxBytes: 5 * 1024,
     }),

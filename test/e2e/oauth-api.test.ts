@@ -151,6 +151,7 @@ describe('GET /api/v1/oauth/apps', () => {
         updated_at: second.created_at,
         previous_secret_expires_at: null,
         token_endpoint_auth_method: 'client_secret_basic',
+        refresh_reuse_grace_seconds: null,
       },
     ]);
     const next = /<([^>]+)>; rel="next"/.exec(page1.headers.get('link')!)![1]!;
@@ -264,6 +265,7 @@ describe('application management by id', () => {
       updated_at: expect.any(String),
       previous_secret_expires_at: expect.any(String),
       token_endpoint_auth_method: 'client_secret_basic',
+      refresh_reuse_grace_seconds: null,
     });
     const overlapEnds = Date.parse(response.body.data.previous_secret_expires_at);
     expect(overlapEnds - before).toBeGreaterThanOrEqual(86_400_000 - 1000);
@@ -866,6 +868,7 @@ describe('GET /.well-known/oauth-authorization-server', () => {
       token_endpoint: `${baseUrl}/api/v1/oauth/token`,
       revocation_endpoint: `${baseUrl}/api/v1/oauth/token/revoke`,
       device_authorization_endpoint: `${baseUrl}/api/v1/oauth/device_authorization`,
+      registration_endpoint: `${baseUrl}/api/v1/oauth/register`,
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
@@ -874,6 +877,8 @@ describe('GET /.well-known/oauth-authorization-server', () => {
       code_challenge_methods_supported: ['S256'],
       scopes_supported: ['containers:read', 'containers:write'],
       prompt_values_supported: ['consent'],
+      client_id_metadata_document_supported: true,
+      authorization_response_iss_parameter_supported: true,
     });
   });
 });

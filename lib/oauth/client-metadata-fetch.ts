@@ -121,7 +121,7 @@ export async function fetchClientMetadataDocument(url: URL, rules: FetchRules): 
       reject(
         deadline.aborted
           ? refused('did not answer in time')
-          : refused(`could not be fetched (${(error as NodeJS.ErrnoException).code ?? 'TLS or network error'})`),
+          : refused(`could not be fetched (${'code' in error && typeof error.code === 'string' ? error.code : 'TLS or network error'})`),
       ),
     );
     outgoing.end();

@@ -38,10 +38,8 @@ export function isClientIdUrl(value: string): boolean {
   return /^[\x21-\x7e]+$/.test(value);
 }
 
-/** The application a document describes, as stored: nobody owns it and it is public (a document cannot hold a secret). */
-export interface DocumentClient {
-  app: OAuthApp;
-}
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 export interface ClientMetadataStore {
   /** Writes (or refreshes) the application and client a document describes; keeps an authorized one from expiring. */
@@ -67,16 +65,18 @@ export function documentApp(clientId: string, text: string, rules: RedirectUriRu
   } catch {
     throw refused('is not valid JSON');
   }
-  if (document === null || typeof document !== 'object' || Array.isArray(document)) throw refused('is not a JSON object');
-  const fields = document as Record<string, unknown>;
+  if (!isJsonObject(document)) throw refused('is not a JSON object');
+  const fields = document;
   if (fields.client_id !== clientId) throw refused('names another client_id than its own URL');
   const redirectUris = fields.redirect_uris;
   if (!Array.isArray(redirectUris) || redirectUris.length === 0 || redirectUris.length > MAX_REDIRECT_URIS) {
     throw refused(`must list 1 to ${MAX_REDIRECT_URIS} redirect_uris`);
   }
+  const uris: string[] = [];
   for (const uri of redirectUris) {
     const problem = typeof uri === 'string' ? redirectUriProblem(uri, rules) : 'must be a string';
-    if (problem) throw refused(`lists a redirect URI that ${problem}: ${String(uri).slice(0, 200)}`);
+    if (problem || typeof uri !== 'string') throw refused(`lists a redirect URI that ${problem}: ${String(uri).slice(0, 200)}`);
+    uris.push(uri);
   }
   const method = fields.token_endpoint_auth_method ?? 'none';
   if (method !== 'none')
@@ -90,7 +90,7 @@ export function documentApp(clientId: string, text: string, rules: RedirectUriRu
     ownerId: UNOWNED,
     name,
     description: '',
-    redirectUris: redirectUris as string[],
+    redirectUris: uris,
     tokenEndpointAuthMethod: 'none',
     createdAt: now.toISOString(),
     updatedAt: now.toISOString(),

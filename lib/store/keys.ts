@@ -36,8 +36,10 @@ export const ttlEpochSeconds = (iso: string): number => Math.floor(Date.parse(is
  * Local never, so a reader treats them as gone
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
  */
-export const isPastTtl = (item: Record<string, unknown>, now: Date = new Date()): boolean =>
-  typeof item[TTL_ATTRIBUTE] === 'number' && (item[TTL_ATTRIBUTE] as number) * 1000 <= now.getTime();
+export function isPastTtl(item: Record<string, unknown>, now: Date = new Date()): boolean {
+  const ttl = item[TTL_ATTRIBUTE];
+  return typeof ttl === 'number' && ttl * 1000 <= now.getTime();
+}
 
 const join = (...parts: string[]): string => parts.join('#');
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repositoryRoot } from '../../infra/paths.js';
 import { s256CodeChallenge } from '../../lib/oauth/pkce.js';
-import { call, signedInUser, type SignedInUser } from '../support/api-client.js';
+import { asSession, call, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { authorizePath, decide, formBody } from '../support/oauth-flow.js';
 
 /**
@@ -175,6 +175,17 @@ describe('client metadata documents', () => {
     expect(tokens.status).toBe(200);
     expect(refreshed.status).toBe(200);
     expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: refreshed.body.access_token })).status).toBe(200);
+    // The person finds it under their authorized applications, by its URL, and can revoke it on that page.
+    const listed = await call(baseUrl, 'GET', '/api/v1/authorizations', asSession(person));
+    expect(listed.body.data).toEqual([
+      expect.objectContaining({ id: clientId, application: expect.objectContaining({ name: 'Docs Agent' }) }),
+    ]);
+    const revoked = await call(baseUrl, 'POST', '/settings/authorizations', {
+      headers: { cookie: person.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      rawBody: formBody({ csrf_token: person.csrfToken, authorization: clientId }),
+    });
+    expect(revoked.status).toBe(303);
+    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: refreshed.body.access_token })).status).toBe(401);
   });
 
   it('binds the flow to the redirect URIs the document lists', async () => {

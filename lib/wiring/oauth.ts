@@ -30,17 +30,20 @@ export const revocationStore = /* @__PURE__ */ new DynamoRevocationStore();
 export const authorizedAppStore = /* @__PURE__ */ new DynamoAuthorizedAppStore();
 
 export const applicationService = /* @__PURE__ */ new ApplicationService(applicationStore);
-/** Client metadata documents: fetched within 5 s, at most 5 KiB (lib/oauth/client-metadata-fetch.ts). */
-const clientMetadataResolver = /* @__PURE__ */ new ClientMetadataResolver(
-  (url) =>
-    fetchClientMetadataDocument(url, {
-      allowedHosts: new Set(config.OAUTH_CLIENT_METADATA_ALLOWED_HOSTS.split(',').map((entry) => entry.trim())),
-      timeoutMs: 5000,
-      maxBytes: 5 * 1024,
-    }),
-  authorizationStore,
-  { allowInsecureLoopback: config.ALLOW_INSECURE_REDIRECT_URIS },
-);
+/**
+ * Client metadata documents: fetched within 5 s, at most 5 KiB (lib/oauth/client-metadata-fetch.ts).
+ * Built in a function, so the call marked pure has no arguments that read the configuration, and
+ * bundles that do not authorize leave it out.
+ */
+function clientMetadataResolverOf(): ClientMetadataResolver {
+  const allowedHosts = new Set(config.OAUTH_CLIENT_METADATA_ALLOWED_HOSTS.split(',').map((entry) => entry.trim()));
+  return new ClientMetadataResolver(
+    (url) => fetchClientMetadataDocument(url, { allowedHosts, timeoutMs: 5000, maxBytes: 5 * 1024 }),
+    authorizationStore,
+    { allowInsecureLoopback: config.ALLOW_INSECURE_REDIRECT_URIS },
+  );
+}
+const clientMetadataResolver = /* @__PURE__ */ clientMetadataResolverOf();
 export const authorizationService = /* @__PURE__ */ new AuthorizationService(authorizationStore, undefined, clientMetadataResolver);
 export const deviceAuthorizationStore = /* @__PURE__ */ new DynamoDeviceAuthorizationStore();
 export const deviceAuthorizationService = /* @__PURE__ */ new DeviceAuthorizationService(deviceAuthorizationStore);
@@ -52,4 +55,5 @@ export const tokenGrantService = /* @__PURE__ */ new TokenGrantService({
 });
 export const revocationService = /* @__PURE__ */ new RevocationService(revocationStore);
 export const authorizedAppService = /* @__PURE__ */ new AuthorizedAppService(authorizedAppStore);
-export const clientRegistrationService = /* @__PURE__ */ new ClientRegistrationService(new DynamoClientRegistrationStore());
+export const clientRegistrationStore = /* @__PURE__ */ new DynamoClientRegistrationStore();
+export const clientRegistrationService = /* @__PURE__ */ new ClientRegistrationService(clientRegistrationStore);

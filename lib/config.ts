@@ -245,6 +245,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * Context `refreshReuseGraceSeconds` on AWS.
      */
     REFRESH_REUSE_GRACE_SECONDS: read.number('REFRESH_REUSE_GRACE_SECONDS', { min: 0, max: 60, whole: true }, 0),
+    /**
+     * Hosts (`host:port`, comma-separated) whose client metadata documents may be fetched although
+     * their address is not public (docs/oauth.md, "Client metadata documents"): loopback over https
+     * in tests, a partner on a private network. Empty by default: only public addresses are fetched.
+     */
+    OAUTH_CLIENT_METADATA_ALLOWED_HOSTS: read
+      .text('OAUTH_CLIENT_METADATA_ALLOWED_HOSTS', '', {
+        pattern: /^([\w.:[\]-]+:\d+)?(\s*,\s*[\w.:[\]-]+:\d+)*$/,
+        message: 'must list host:port',
+      })
+      .toLowerCase(),
     /** The Secrets Manager secret holding the key a retried refresh's answer is derived with (AWS). */
     REFRESH_GRACE_KEY_SECRET_ARN: read.optionalText('REFRESH_GRACE_KEY_SECRET_ARN', { pattern: /^arn:aws[a-z-]*:secretsmanager:/ }),
     /** The file holding that key on the local stack (`DATA_DIR/refresh-grace.key`), created 0600 when missing. */

@@ -21,6 +21,8 @@ export type ItemFamily =
   /** `OAUTH_CLIENT#<client_id>`: the client's secret hash. */
   | 'oauthClient'
   | 'authorizationRequest'
+  /** `OAUTH_REGISTRATIONS#<address hash>`: dynamic registrations per client address and window. */
+  | 'registrationsFromAddress'
   | 'authorizationCode'
   | 'grant'
   /** `OAUTH_DEVICE#<hash>`, `OAUTH_USER_CODE#<hash>`: a device authorization by each of its codes. */

@@ -7,8 +7,8 @@ import { parseAuthorizeParameters } from '../../lib/oauth/oauth-parameters.js';
 import { authorizationService } from '../../lib/wiring/oauth.js';
 import { CONSENT_PATH } from '../../lib/pages/consent-page.js';
 
-export const handler = endpoint(route.authorize, {}, async ({ query, origin, basePath }) => {
+export const handler = endpoint(route.authorize, {}, async ({ query, origin, basePath, sourceIp }) => {
   const issuer = issuerFor(config.PUBLIC_BASE_URL, origin, basePath);
-  const requestId = await authorizationService.startAuthorization(parseAuthorizeParameters(query, issuer));
+  const requestId = await authorizationService.startAuthorization(parseAuthorizeParameters(query, issuer), sourceIp);
   return redirect(`${basePath}${CONSENT_PATH}?request=${encodeURIComponent(requestId)}`);
 });

@@ -11,6 +11,7 @@ export const handler = endpoint(route.updateApp, { body: updateAppBody, resolveC
     name: body.name,
     description: body.description,
     redirectUris: body.redirect_uris,
+    refreshReuseGraceSeconds: body.refresh_reuse_grace_seconds,
   });
   return ok(oauthAppView(app));
 });

@@ -1,6 +1,7 @@
 import { InvalidClientError, invalidRequest } from '../errors.js';
 import { constantTimeEqual, sha256Hex } from '../identity/secrets.js';
 import { isUuid } from '../ids.js';
+import { isClientIdUrl } from './client-metadata.js';
 import type { OAuthClient } from './oauth-store.js';
 
 /** What a client presented to authenticate itself at the token or revocation endpoint. */
@@ -73,7 +74,9 @@ export function clientCredentialsOf(
 /** Compared against when the client does not exist, so both cases take the same time. */
 const NO_SECRET_HASH = sha256Hex('no such client');
 
-export const isPlausibleClientId = (credentials: ClientCredentials): boolean => isUuid(credentials.clientId);
+/** A registered client's UUID, or the https URL of a client metadata document (a public client). */
+export const isPlausibleClientId = (credentials: ClientCredentials): boolean =>
+  isUuid(credentials.clientId) || isClientIdUrl(credentials.clientId);
 
 /**
  * A public client (no secret) is identified by its `client_id` alone; a confidential client

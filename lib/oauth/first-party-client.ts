@@ -12,6 +12,13 @@ export const FIRST_PARTY_CLI_CLIENT_ID = '00000000-0000-7000-8000-00000000c11e';
 export const FIRST_PARTY_CLI_NAME = 'container-hosting CLI';
 
 /**
+ * The owner of applications no user owns: this CLI, dynamically registered clients and those
+ * known by a client metadata document. No user id has this value, so they are in nobody's list
+ * and no one can change, rotate or delete them through the API.
+ */
+export const UNOWNED = '00000000-0000-7000-8000-000000000000';
+
+/**
  * The application record behind it. Its owner is no user (no user id has this value), so it is
  * in nobody's list and no one can change, rotate or delete it through the API.
  */
@@ -19,7 +26,7 @@ export function firstPartyCliApp(createdAt: string): OAuthApp {
   return {
     id: '00000000-0000-7000-8000-00000000a11e',
     clientId: FIRST_PARTY_CLI_CLIENT_ID,
-    ownerId: '00000000-0000-7000-8000-000000000000',
+    ownerId: UNOWNED,
     name: FIRST_PARTY_CLI_NAME,
     description: "The service's own command-line client, signing in on this computer or a terminal you are using.",
     // Device grant only: with no redirect URI, the authorization endpoint refuses it.

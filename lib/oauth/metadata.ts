@@ -20,6 +20,8 @@ export function authorizationServerMetadata(issuer: string) {
     token_endpoint: `${issuer}/api/v1/oauth/token`,
     revocation_endpoint: `${issuer}/api/v1/oauth/token/revoke`,
     device_authorization_endpoint: `${issuer}/api/v1/oauth/device_authorization`,
+    // RFC 7591 section 3 (docs/oauth.md, "Dynamic registration").
+    registration_endpoint: `${issuer}/api/v1/oauth/register`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT_TYPE],
@@ -30,5 +32,9 @@ export function authorizationServerMetadata(issuer: string) {
     // Defined by OpenID Connect's "Initiating User Registration" (RFC 8414 section 2 lets a server add
     // metadata); only `consent` is honoured at the authorization endpoint (docs/oauth.md).
     prompt_values_supported: [...PROMPT_VALUES],
+    // draft-ietf-oauth-client-id-metadata-document-02 section 6: an https client_id is fetched (docs/oauth.md).
+    client_id_metadata_document_supported: true,
+    // RFC 9207 section 3: every authorization response carries `iss`.
+    authorization_response_iss_parameter_supported: true,
   };
 }

@@ -1,6 +1,7 @@
 import { BadRequestError, invalidRequest, OAuthRequestError, unsupportedTokenType } from '../errors.js';
 import type { OAuthScope, ProtectedResource } from '../identity/principal.js';
 import { isUuid } from '../ids.js';
+import { isClientIdUrl } from './client-metadata.js';
 import { isS256CodeChallenge } from './pkce.js';
 import { targetResource } from './resources.js';
 import { parseScope } from './scopes.js';
@@ -59,7 +60,9 @@ export function parseAuthorizeParameters(query: Record<string, string>, issuer?:
   if (responseType !== 'code') throw new BadRequestError('response_type must be code');
   const clientId = value('client_id');
   if (clientId === undefined) throw new BadRequestError('client_id is required');
-  if (!isUuid(clientId)) throw new BadRequestError('client_id must be a UUID');
+  if (!isUuid(clientId) && !isClientIdUrl(clientId)) {
+    throw new BadRequestError('client_id must be a UUID or the https URL of a client metadata document');
+  }
   const redirectUri = value('redirect_uri');
   if (redirectUri === undefined) throw new BadRequestError('redirect_uri is required');
   const state = value('state');

@@ -15,6 +15,16 @@ export interface OAuthApp {
   updatedAt: string;
   /** Until when the secret replaced by the last rotation still works; absent when none does. */
   previousSecretExpiresAt?: string;
+  /**
+   * The refresh retry grace its owner chose for it, 0 to 60 s (docs/oauth.md, "Refresh retries");
+   * absent: the operator's REFRESH_REUSE_GRACE_SECONDS, 0 unless set.
+   */
+  refreshReuseGraceSeconds?: number;
+  /**
+   * Set on a client nobody owns (dynamic registration, a client metadata document) until someone
+   * authorizes it: past it, the application and its client are gone (docs/oauth.md, "Agents").
+   */
+  expiresAt?: string;
 }
 
 /**
@@ -31,12 +41,18 @@ export interface OAuthClient {
   secretHash?: string;
   /** The secret the last rotation replaced, while its overlap lasts (docs/oauth.md, "Rotating a client secret"). */
   previousSecret?: { hash: string; expiresAt: string };
+  /** The application's own refresh retry grace, kept here so a refresh reads it with the client; absent: the operator's. */
+  refreshReuseGraceSeconds?: number;
 }
 
-export type AppChanges = Partial<Pick<OAuthApp, 'name' | 'description' | 'redirectUris'>>;
+/** `refreshReuseGraceSeconds: null` returns the application to the operator's setting. */
+export type AppChanges = Partial<Pick<OAuthApp, 'name' | 'description' | 'redirectUris'>> & { refreshReuseGraceSeconds?: number | null };
 
-/** What the consent page shows of an application. */
-export type AppSummary = Pick<OAuthApp, 'name' | 'description'>;
+/**
+ * What the consent page shows of an application. `unreviewed`: nobody this service knows made it
+ * (dynamically registered, or described by a client metadata document), so the page says so.
+ */
+export type AppSummary = Pick<OAuthApp, 'name' | 'description'> & { unreviewed?: true };
 
 /** A validated authorize request waiting for the user's decision on the consent page. */
 export interface AuthorizationRequest {
@@ -184,6 +200,8 @@ export interface ApplicationStore extends ClientLookup {
 
 /** The authorize request, the consent decision and the code (lib/oauth/authorization.ts). */
 export interface AuthorizationStore extends ClientLookup {
+  /** Writes (or refreshes) the application a client metadata document describes (lib/oauth/client-metadata.ts). */
+  saveDocumentClient(app: OAuthApp): Promise<void>;
   /** `undefined` when missing or being deleted. */
   getApp(appId: string): Promise<OAuthApp | undefined>;
   putAuthorizationRequest(request: AuthorizationRequest): Promise<void>;

@@ -32,3 +32,28 @@ export function redirectUriProblem(uri: string, rules: RedirectUriRules): string
   }
   return 'must use https (http only on localhost, 127.0.0.1 or [::1] where allowed)';
 }
+
+/** An http redirect URI on a loopback IP literal: its host, optional port, and the rest as written. */
+const LOOPBACK_IP_REDIRECT = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/;
+
+function withoutLoopbackPort(uri: string): string | undefined {
+  const match = LOOPBACK_IP_REDIRECT.exec(uri);
+  if (!match) return undefined;
+  const port = match[2] === undefined ? undefined : Number(match[2]);
+  if (port !== undefined && (port < 1 || port > 65_535)) return undefined;
+  return `http://${match[1]}${match[3] ?? ''}`;
+}
+
+/**
+ * Whether the authorize request's `redirect_uri` is one the client registered: the same string,
+ * character for character (RFC 6749 section 3.1.2.3), except that a public client's http URI on a
+ * loopback IP literal matches with any port, because a native app listens on whichever port the
+ * system gives it at the time of the request (RFC 8252 section 7.3). `localhost` stays exact
+ * (section 8.3 advises against it), and so does every URI of a confidential client.
+ */
+export function isRegisteredRedirectUri(registered: readonly string[], presented: string, publicClient: boolean): boolean {
+  if (registered.includes(presented)) return true;
+  if (!publicClient) return false;
+  const portless = withoutLoopbackPort(presented);
+  return portless !== undefined && registered.some((uri) => withoutLoopbackPort(uri) === portless);
+}

@@ -14,6 +14,9 @@ export interface RefreshGrace {
   key(): Promise<Uint8Array>;
 }
 
+/** The longest grace an operator or an application's owner may choose (docs/oauth.md, "Refresh retries"). */
+export const MAX_REFRESH_REUSE_GRACE_SECONDS = 60;
+
 export const NO_REFRESH_GRACE: RefreshGrace = {
   seconds: 0,
   key: () => Promise.reject(new Error('The refresh retry grace is off')),

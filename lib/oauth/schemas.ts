@@ -2,6 +2,7 @@ import * as z from '../zod.js';
 import { config } from '../config.js';
 import { DEFAULT_PREVIOUS_SECRET_TTL_SECONDS, MAX_PREVIOUS_SECRET_TTL_SECONDS } from './applications.js';
 import { redirectUriProblem } from './redirect-uris.js';
+import { MAX_REFRESH_REUSE_GRACE_SECONDS } from './refresh-grace.js';
 import { isReservedAppName, RESERVED_NAME_MESSAGE } from './reserved-names.js';
 
 const MAX_REDIRECT_URIS = 10;
@@ -35,9 +36,38 @@ export const registerAppBody = z.strictObject({
   token_endpoint_auth_method: z.optional(z.enum(['client_secret_basic', 'client_secret_post', 'none'])),
 });
 
+/**
+ * The application's own refresh retry grace in seconds (docs/oauth.md, "Refresh retries"); null
+ * returns it to the operator's setting.
+ */
+const refreshReuseGraceSeconds = z.nullable(z.int().check(z.minimum(0), z.maximum(MAX_REFRESH_REUSE_GRACE_SECONDS)));
+
 export const updateAppBody = z
-  .strictObject({ name: z.optional(name), description: z.optional(description), redirect_uris: z.optional(redirectUris) })
-  .check(z.refine((body) => Object.values(body).some((value) => value !== undefined), 'name, description or redirect_uris is required'));
+  .strictObject({
+    name: z.optional(name),
+    description: z.optional(description),
+    redirect_uris: z.optional(redirectUris),
+    refresh_reuse_grace_seconds: z.optional(refreshReuseGraceSeconds),
+  })
+  .check(
+    z.refine(
+      (body) => Object.values(body).some((value) => value !== undefined),
+      'name, description, redirect_uris or refresh_reuse_grace_seconds is required',
+    ),
+  );
+
+/**
+ * RFC 7591 section 2: the client metadata a dynamic registration may send. Unknown metadata is
+ * ignored, as section 2 asks; what it sends is held to the rules of registered applications.
+ */
+export const clientRegistrationBody = z.object({
+  redirect_uris: redirectUris,
+  client_name: z._default(name, 'Unnamed application'),
+  token_endpoint_auth_method: z._default(z.enum(['client_secret_basic', 'client_secret_post', 'none']), 'client_secret_basic'),
+  // This server issues codes and refreshes them; a client asking for other grants is told so.
+  grant_types: z.optional(z.array(z.enum(['authorization_code', 'refresh_token']))),
+  response_types: z.optional(z.array(z.enum(['code']))),
+});
 
 /** POST /api/v1/oauth/apps/{id}/secret: how long the replaced secret keeps working (docs/oauth.md). */
 export const rotateSecretBody = z.strictObject({

@@ -20,6 +20,8 @@ export const oauthAppView = (app: OAuthApp) => ({
   created_at: app.createdAt,
   updated_at: app.updatedAt,
   previous_secret_expires_at: liveUntil(app.previousSecretExpiresAt),
+  /** null: the operator's REFRESH_REUSE_GRACE_SECONDS applies (docs/oauth.md, "Refresh retries"). */
+  refresh_reuse_grace_seconds: app.refreshReuseGraceSeconds ?? null,
 });
 
 /** Registration is the one response that shows the secret next to the new application. */
@@ -32,6 +34,18 @@ export const registeredOAuthAppView = ({ app, clientSecret }: AppWithSecret) => 
   redirect_uris: app.redirectUris,
   token_endpoint_auth_method: app.tokenEndpointAuthMethod ?? 'client_secret_basic',
   created_at: app.createdAt,
+});
+
+/** RFC 7591 section 3.2.1: the registered client, bare like the token response; the secret is shown this once. */
+export const clientRegistrationView = ({ app, clientSecret }: AppWithSecret) => ({
+  client_id: app.clientId,
+  ...(clientSecret === null ? {} : { client_secret: clientSecret, client_secret_expires_at: 0 }),
+  client_id_issued_at: Math.floor(Date.parse(app.createdAt) / 1000),
+  client_name: app.name,
+  redirect_uris: app.redirectUris,
+  token_endpoint_auth_method: app.tokenEndpointAuthMethod ?? 'client_secret_basic',
+  grant_types: ['authorization_code', 'refresh_token'],
+  response_types: ['code'],
 });
 
 export const rotatedOAuthAppView = ({ app, clientSecret }: AppWithSecret) => ({

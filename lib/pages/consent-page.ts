@@ -1,9 +1,11 @@
+import { config } from '../config.js';
 import { BadRequestError } from '../errors.js';
 import type { ApiRequest, AuthenticatedRequest } from '../http/api-request.js';
 import { html, redirect, escapeHtml, type Reply } from '../http/reply.js';
 import type { OAuthScope } from '../identity/principal.js';
 import type { IdentityService } from '../identity/identity-service.js';
 import type { AuthorizationService, PendingAuthorization } from '../oauth/authorization.js';
+import { issuerFor } from '../oauth/metadata.js';
 import { SCOPE_DESCRIPTIONS } from '../oauth/scopes.js';
 import { page, thirdPartyApp } from './layout.js';
 
@@ -15,9 +17,22 @@ export interface ConsentView {
   requestId: string;
   appName: string;
   appDescription: string;
+  /**
+   * Set when no one this service knows vouches for the application: the host its client metadata
+   * document came from, or `undefined` for a dynamically registered one.
+   */
+  unreviewed?: { documentHost: string | undefined };
   redirectHost: string;
   scopes: readonly OAuthScope[];
   userEmail: string;
+}
+
+/** The plain statement an application nobody vouches for gets: its name is its own claim. */
+function unreviewedNotice({ documentHost }: { documentHost: string | undefined }): string {
+  const source = documentHost
+    ? `Its name and details come from <strong id="app-source">${escapeHtml(documentHost)}</strong>.`
+    : 'It registered itself.';
+  return `<p class="warning" id="app-unreviewed">${source} This service did not review this application; approve it only if you started this sign-in yourself.</p>`;
 }
 
 export function consentPage(view: ConsentView): string {
@@ -29,6 +44,7 @@ export function consentPage(view: ConsentView): string {
     'Authorize an application not made by this service',
     `<h1>Authorize an application not made by this service?</h1>
 ${thirdPartyApp(view.appName, view.appDescription)}
+${view.unreviewed ? unreviewedNotice(view.unreviewed) : ''}
 <p>Signed in as <strong id="user-email">${escapeHtml(view.userEmail)}</strong>.</p>
 <p>This application asks to act on your behalf:</p>
 <ul class="scopes" id="scopes">
@@ -72,7 +88,7 @@ export async function showConsent(request: ApiRequest, { identityService, author
     identityService.getUser(principal.userId),
   ]);
   // Remembered consent (docs/oauth.md): a live grant covering these scopes approves at once.
-  const remembered = await authorizationService.approveIfRemembered(principal, pending.request);
+  const remembered = await authorizationService.approveIfRemembered(principal, pending.request, issuerOf(request));
   if (remembered) return redirect(remembered, 303);
   return html(200, consentPage(consentViewOf(pending, { csrfToken, userEmail: user.email, action: `${request.basePath}${CONSENT_PATH}` })));
 }
@@ -86,10 +102,17 @@ function consentViewOf(
     requestId: request.id,
     appName: app.name,
     appDescription: app.description,
+    ...(app.unreviewed
+      ? { unreviewed: { documentHost: URL.canParse(request.clientId) ? new URL(request.clientId).host : undefined } }
+      : {}),
     redirectHost: new URL(request.redirectUri).host,
     scopes: request.scopes,
   };
 }
+
+/** The `iss` of the authorization response (RFC 9207): the issuer the metadata names. */
+const issuerOf = (request: Pick<ApiRequest, 'origin' | 'basePath'>): string =>
+  issuerFor(config.PUBLIC_BASE_URL, request.origin, request.basePath);
 
 export interface ConsentDecision {
   request: string;
@@ -106,7 +129,7 @@ export async function answerConsent(
 ): Promise<Reply> {
   const location =
     request.body.decision === 'approve'
-      ? await authorizationService.approveAuthorization(request.principal, request.body.request)
-      : await authorizationService.denyAuthorization(request.body.request);
+      ? await authorizationService.approveAuthorization(request.principal, request.body.request, issuerOf(request))
+      : await authorizationService.denyAuthorization(request.body.request, issuerOf(request));
   return redirect(location, 303);
 }

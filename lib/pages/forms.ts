@@ -13,7 +13,8 @@ export const consentDecisionBody = z.strictObject({
 /** The Revoke form of the authorized applications page (the CSRF token is the middleware's). */
 export const revokeAuthorizationForm = z.strictObject({
   csrf_token: z.optional(z.string()),
-  authorization: z.string().check(z.maxLength(100)),
+  // A client id, which may be a client metadata document's URL (at most 1,024 characters).
+  authorization: z.string().check(z.maxLength(1024)),
 });
 
 /** The device page's form (RFC 8628 section 3.3; the CSRF token is the middleware's). */

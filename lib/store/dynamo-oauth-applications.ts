@@ -15,7 +15,7 @@ import { oauthAppEntity } from './entities/oauth-app.js';
 import { appAuthorizationCodeEntity, authorizationCodeEntity } from './entities/oauth-authorization-code.js';
 import { oauthClientEntity } from './entities/oauth-client.js';
 import { appGrantEntity } from './entities/oauth-grant.js';
-import { INDEX, keys } from './keys.js';
+import { INDEX, isPastTtl, keys } from './keys.js';
 import { queryPage, type Page, type PageRequest } from './pagination.js';
 
 /**
@@ -39,18 +39,23 @@ async function getAppItem(appId: string): Promise<Item | undefined> {
 /** `undefined` when missing or being deleted. */
 export async function getApp(appId: string): Promise<OAuthApp | undefined> {
   const item = await getAppItem(appId);
-  return item && !oauthAppEntity.isBeingDeleted(item) ? oauthAppEntity.fromItem(item) : undefined;
+  return item && !oauthAppEntity.isBeingDeleted(item) && !isPastTtl(item) ? oauthAppEntity.fromItem(item) : undefined;
+}
+
+/** The application and its client lookup, together; an unused registration's both expire at `app.expiresAt`. */
+export async function createApp(app: OAuthApp, secretHash: string | undefined): Promise<void> {
+  const putNew = (item: Item) => ({ Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
+  await transactWrite({
+    TransactItems: [
+      putNew(oauthAppEntity.toItem(app)),
+      putNew(oauthClientEntity.toItem({ clientId: app.clientId, appId: app.id, ...(secretHash ? { secretHash } : {}) }, app.expiresAt)),
+    ],
+  });
 }
 
 export class DynamoApplicationStore implements ApplicationStore {
-  async createApp(app: OAuthApp, secretHash: string | undefined): Promise<void> {
-    const putNew = (item: Item) => ({ Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
-    await transactWrite({
-      TransactItems: [
-        putNew(oauthAppEntity.toItem(app)),
-        putNew(oauthClientEntity.toItem({ clientId: app.clientId, appId: app.id, ...(secretHash ? { secretHash } : {}) })),
-      ],
-    });
+  createApp(app: OAuthApp, secretHash: string | undefined): Promise<void> {
+    return createApp(app, secretHash);
   }
 
   getApp(appId: string): Promise<OAuthApp | undefined> {
@@ -81,30 +86,62 @@ export class DynamoApplicationStore implements ApplicationStore {
 
   async updateApp(ownerId: string, appId: string, changes: AppChanges, updatedAt: string): Promise<OAuthApp | undefined> {
     const { attributes } = oauthAppEntity;
+    const grace = changes.refreshReuseGraceSeconds;
     const fields: Record<string, unknown> = {
       [attributes.name]: changes.name,
       [attributes.description]: changes.description,
       [attributes.redirectUris]: changes.redirectUris,
+      [attributes.refreshReuseGraceSeconds]: grace ?? undefined,
       [attributes.updatedAt]: updatedAt,
     };
     const present = Object.entries(fields).filter(([, value]) => value !== undefined);
+    const removed = grace === null ? [attributes.refreshReuseGraceSeconds] : [];
+    const appUpdate = {
+      TableName: tableName,
+      Key: oauthAppEntity.key(appId),
+      UpdateExpression:
+        `SET ${present.map(([name]) => `#${name} = :${name}`).join(', ')}` +
+        (removed.length > 0 ? ` REMOVE ${removed.map((name) => `#${name}`).join(', ')}` : ''),
+      ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner AND attribute_not_exists(#status)',
+      ExpressionAttributeNames: {
+        ...STATUS,
+        ...Object.fromEntries([...present.map(([name]) => name), ...removed].map((name) => [`#${name}`, name])),
+      },
+      ExpressionAttributeValues: { ':owner': ownerId, ...Object.fromEntries(present.map(([name, value]) => [`:${name}`, value])) },
+    };
+    if (grace === undefined) {
+      try {
+        const { Attributes } = await documentClient.send(new UpdateCommand({ ...appUpdate, ReturnValues: 'ALL_NEW' }));
+        return oauthAppEntity.fromItem(Attributes!);
+      } catch (error) {
+        if (isConditionFailure(error)) return undefined;
+        throw error;
+      }
+    }
+    // The refresh reads the grace from the client item it reads anyway, so both change together.
+    const app = await getApp(appId);
+    if (!app || app.ownerId !== ownerId) return undefined;
+    const clientGrace = oauthClientEntity.attribute.refreshReuseGraceSeconds;
     try {
-      const { Attributes } = await documentClient.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: oauthAppEntity.key(appId),
-          UpdateExpression: `SET ${present.map(([name]) => `#${name} = :${name}`).join(', ')}`,
-          ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner AND attribute_not_exists(#status)',
-          ExpressionAttributeNames: { ...STATUS, ...Object.fromEntries(present.map(([name]) => [`#${name}`, name])) },
-          ExpressionAttributeValues: { ':owner': ownerId, ...Object.fromEntries(present.map(([name, value]) => [`:${name}`, value])) },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return oauthAppEntity.fromItem(Attributes!);
+      await transactWrite({
+        TransactItems: [
+          { Update: appUpdate },
+          {
+            Update: {
+              TableName: tableName,
+              Key: oauthClientEntity.key(app.clientId),
+              UpdateExpression: grace === null ? `REMOVE ${clientGrace}` : `SET ${clientGrace} = :grace`,
+              ConditionExpression: 'attribute_exists(pk)',
+              ...(grace === null ? {} : { ExpressionAttributeValues: { ':grace': grace } }),
+            },
+          },
+        ],
+      });
     } catch (error) {
-      if (isConditionFailure(error)) return undefined;
+      if (isTransactionConditionFailure(error)) return undefined;
       throw error;
     }
+    return getApp(appId);
   }
 
   async replaceClientSecret(

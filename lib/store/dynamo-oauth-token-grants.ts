@@ -27,7 +27,7 @@ import { authorizationCodeEntity } from './entities/oauth-authorization-code.js'
 import { oauthClientEntity } from './entities/oauth-client.js';
 import { appGrantEntity, grantEntity } from './entities/oauth-grant.js';
 import { clientUnchangedCondition } from './oauth-client-condition.js';
-import type { ItemKey } from './keys.js';
+import { isPastTtl, type ItemKey } from './keys.js';
 
 /**
  * The token-grant concern of the OAuth store: the client lookup, the code exchange, refresh
@@ -46,7 +46,7 @@ export async function getClient(clientId: string): Promise<OAuthClient | undefin
   const { Item } = await documentClient.send(
     new GetCommand({ TableName: tableName, Key: oauthClientEntity.key(clientId), ConsistentRead: true }),
   );
-  return Item ? oauthClientEntity.fromItem(Item) : undefined;
+  return Item && !isPastTtl(Item) ? oauthClientEntity.fromItem(Item) : undefined;
 }
 
 /** The client and one other item in a single BatchGetItem: the first of a grant's two round trips. */
@@ -59,7 +59,10 @@ export async function clientWith<T>(
   const found = await batchGet([clientKey, otherKey]);
   const client = found.get(clientKey.pk);
   const other = found.get(otherKey.pk);
-  return { ...(client ? { client: oauthClientEntity.fromItem(client) } : {}), ...(other ? { other: toOther(other) } : {}) };
+  return {
+    ...(client && !isPastTtl(client) ? { client: oauthClientEntity.fromItem(client) } : {}),
+    ...(other ? { other: toOther(other) } : {}),
+  };
 }
 
 /** Round trip 1 of a code exchange: the client by id and the code by hash. */

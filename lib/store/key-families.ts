@@ -32,6 +32,7 @@ export const keyFamilies = {
   oauthApp: { partition: keys.oauthAppPartition(ANY) },
   oauthClient: { partition: keys.oauthClient(ANY).pk },
   authorizationRequest: { partition: keys.authorizationRequest(ANY).pk },
+  registrationsFromAddress: { partition: keys.registrationsFromAddress(ANY, 0).pk },
   authorizationCode: { partition: keys.authorizationCode(ANY).pk },
   grant: { partition: keys.grant(ANY).pk },
   deviceAuthorization: { partition: keys.deviceAuthorization(ANY).pk },

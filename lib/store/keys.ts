@@ -31,6 +31,16 @@ export const TTL_ATTRIBUTE = 'expires_at_epoch';
 /** The TTL attribute's value for an ISO 8601 expiry. */
 export const ttlEpochSeconds = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
 
+/**
+ * Whether an item's TTL has passed: DynamoDB deletes such items only within days, and DynamoDB
+ * Local never, so a reader treats them as gone
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
+ */
+export function isPastTtl(item: Record<string, unknown>, now: Date = new Date()): boolean {
+  const ttl = item[TTL_ATTRIBUTE];
+  return typeof ttl === 'number' && ttl * 1000 <= now.getTime();
+}
+
 const join = (...parts: string[]): string => parts.join('#');
 
 const RECONCILE_CHECKPOINT: ItemKey = { pk: 'RECONCILER', sk: 'CHECKPOINT' };
@@ -109,6 +119,11 @@ export const keys = {
   oauthAppsOfOwnerPartition: (userId: string): string => join('OWNER', userId, 'OAUTH_APP'),
   /** The token endpoint's lookup by `client_id`: the application's id and secret hash. */
   oauthClient: (clientId: string): ItemKey => ({ pk: join('OAUTH_CLIENT', clientId), sk: 'OAUTH_CLIENT' }),
+  /** The dynamic registrations (RFC 7591) one client address made in one window: the rate limit. */
+  registrationsFromAddress: (addressHash: string, windowStart: number): ItemKey => ({
+    pk: join('OAUTH_REGISTRATIONS', addressHash),
+    sk: join('WINDOW', String(windowStart)),
+  }),
   /** A pending authorize request, waiting for consent. */
   authorizationRequest: (requestId: string): ItemKey => ({ pk: join('OAUTH_REQUEST', requestId), sk: 'OAUTH_REQUEST' }),
   authorizationCode: (codeHash: string): ItemKey => ({ pk: join('OAUTH_CODE', codeHash), sk: 'OAUTH_CODE' }),

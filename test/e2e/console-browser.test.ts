@@ -208,12 +208,15 @@ describe('the console in a browser', () => {
     const secret = await page.locator('#new-client-secret').inputValue();
     expect(secret.length).toBeGreaterThan(20);
     await page.locator('#apps li[data-name="Fleet Dashboard"]').waitFor();
+    expect(await page.locator('#apps li[data-name="Fleet Dashboard"] .refresh-grace').textContent()).toBe("the service's");
     await shot(page, '6-application-secret-once');
 
     await page.getByRole('button', { name: 'Edit Fleet Dashboard' }).click();
     await page.locator('input[id$="-name"][id^="edit-"]').fill('Fleet Charts');
+    await page.locator('input[id$="-refresh-grace"][id^="edit-"]').fill('30');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.locator('#apps li[data-name="Fleet Charts"]').waitFor();
+    expect(await page.locator('#apps li[data-name="Fleet Charts"] .refresh-grace').textContent()).toBe('30 s');
 
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Rotate the secret of Fleet Charts' }).click();

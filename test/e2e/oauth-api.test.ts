@@ -152,6 +152,7 @@ describe('GET /api/v1/oauth/apps', () => {
         updated_at: second.created_at,
         previous_secret_expires_at: null,
         token_endpoint_auth_method: 'client_secret_basic',
+        refresh_reuse_grace_seconds: null,
       },
     ]);
     const next = /<([^>]+)>; rel="next"/.exec(page1.headers.get('link')!)![1]!;
@@ -265,6 +266,7 @@ describe('application management by id', () => {
       updated_at: expect.any(String),
       previous_secret_expires_at: expect.any(String),
       token_endpoint_auth_method: 'client_secret_basic',
+      refresh_reuse_grace_seconds: null,
     });
     const overlapEnds = Date.parse(response.body.data.previous_secret_expires_at);
     expect(overlapEnds - before).toBeGreaterThanOrEqual(86_400_000 - 1000);
@@ -496,6 +498,8 @@ describe('the consent page', () => {
     expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
     expect(location.searchParams.get('code')).toMatch(/^[\w-]{43}$/);
     expect(location.searchParams.get('state')).toBe('st&te=1');
+    // RFC 9207: the issuer the metadata names, so a client of several servers can tell who answered.
+    expect(location.searchParams.get('iss')).toBe(baseUrl);
     issuedSecrets.push(location.searchParams.get('code')!);
 
     const again = await decide(baseUrl, stranger, requestId, 'approve');
@@ -504,7 +508,7 @@ describe('the consent page', () => {
     expect(denied.status).toBe(400);
   });
 
-  it('denies: access_denied and the state go to the redirect URI', async () => {
+  it('denies: access_denied, the state and the issuer go to the redirect URI', async () => {
     const requestId = await startAuthorization(baseUrl, {
       response_type: 'code',
       client_id: app.client_id,
@@ -514,7 +518,7 @@ describe('the consent page', () => {
     const response = await decide(baseUrl, stranger, requestId, 'deny');
     expect(response.status).toBe(303);
     const location = new URL(response.headers.get('location')!);
-    expect(Object.fromEntries(location.searchParams)).toEqual({ error: 'access_denied', state: 'deny-me' });
+    expect(Object.fromEntries(location.searchParams)).toEqual({ error: 'access_denied', state: 'deny-me', iss: baseUrl });
   });
 
   it('refuses a decision without the CSRF token (403) or without a session (401)', async () => {
@@ -869,6 +873,7 @@ describe('GET /.well-known/oauth-authorization-server', () => {
       token_endpoint: `${baseUrl}/api/v1/oauth/token`,
       revocation_endpoint: `${baseUrl}/api/v1/oauth/token/revoke`,
       device_authorization_endpoint: `${baseUrl}/api/v1/oauth/device_authorization`,
+      registration_endpoint: `${baseUrl}/api/v1/oauth/register`,
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
@@ -877,6 +882,8 @@ describe('GET /.well-known/oauth-authorization-server', () => {
       code_challenge_methods_supported: ['S256'],
       scopes_supported: ['containers:read', 'containers:write'],
       prompt_values_supported: ['consent'],
+      client_id_metadata_document_supported: true,
+      authorization_response_iss_parameter_supported: true,
     });
   });
 });

@@ -184,7 +184,7 @@ describe('the authorization code flow with openid-client and Chromium', () => {
     const returned = await decideInBrowser(page, 'Deny');
     await page.close();
 
-    expect(Object.fromEntries(returned.searchParams)).toEqual({ error: 'access_denied', state: start.state });
+    expect(Object.fromEntries(returned.searchParams)).toEqual({ error: 'access_denied', state: start.state, iss: stack.baseUrl });
     const denial = await rejectionOf(
       client.authorizationCodeGrant(config, returned, { pkceCodeVerifier: start.codeVerifier, expectedState: start.state }),
     );

@@ -620,6 +620,7 @@ describe('ContainerHostingStack web ACL', () => {
     expect(inScope.sort()).toEqual(limited.sort());
     expect(limited.sort()).toEqual([
       'POST /api/v1/oauth/device_authorization',
+      'POST /api/v1/oauth/register',
       'POST /api/v1/oauth/token',
       'POST /api/v1/sessions',
       'POST /login',

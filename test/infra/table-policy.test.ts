@@ -36,6 +36,7 @@ describe('table grants from key families', () => {
       oauthApp: keys.appGrant(userId, containerId).pk,
       oauthClient: keys.oauthClient('client').pk,
       authorizationRequest: keys.authorizationRequest(userId).pk,
+      registrationsFromAddress: keys.registrationsFromAddress('a'.repeat(64), 29_612_345).pk,
       authorizationCode: keys.authorizationCode('d'.repeat(64)).pk,
       grant: keys.grant(userId).pk,
       deviceAuthorization: keys.deviceAuthorization('e'.repeat(64)).pk,

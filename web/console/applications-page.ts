@@ -19,11 +19,14 @@ function AppForm(props: {
   const [name, setName] = useState(props.app?.name ?? '');
   const [description, setDescription] = useState(props.app?.description ?? '');
   const [uris, setUris] = useState((props.app?.redirect_uris ?? []).join('\n'));
+  const [grace, setGrace] = useState(props.app?.refresh_reuse_grace_seconds?.toString() ?? '');
   const [errors, setErrors] = useState<Record<string, string>>({});
   const submit = async (event: Event) => {
     event.preventDefault();
     try {
-      await props.onSubmit({ name, description, redirect_uris: urisOf(uris) });
+      // Blank returns the application to the operator's setting (docs/oauth.md, "Refresh retries").
+      const graceField = props.app ? { refresh_reuse_grace_seconds: grace.trim() === '' ? null : Number(grace) } : {};
+      await props.onSubmit({ name, description, redirect_uris: urisOf(uris), ...graceField });
       setErrors({});
       if (!props.app) {
         setName('');
@@ -39,6 +42,12 @@ function AppForm(props: {
     <${Field} id=${`${props.idPrefix}-name`} label="Name" value=${name} onInput=${setName} error=${errors.name} required />
     <${Field} id=${`${props.idPrefix}-description`} label="Description" value=${description} onInput=${setDescription} error=${errors.description} />
     <${Field} id=${`${props.idPrefix}-redirect-uris`} label="Redirect URIs" multiline value=${uris} onInput=${setUris} error=${errors.redirect_uris} hint="One per line" />
+    ${
+      props.app
+        ? html`<${Field} id=${`${props.idPrefix}-refresh-grace`} label="Refresh retry grace (seconds)" type="number" step="1" value=${grace} onInput=${setGrace}
+            error=${errors.refresh_reuse_grace_seconds} hint="0 to 60; blank: the service's" />`
+        : null
+    }
     <button type="submit">${props.submitLabel}</button>
     ${props.onCancel ? html`<button type="button" class="secondary" onClick=${props.onCancel}>Cancel</button>` : null}
   </form>`;
@@ -112,7 +121,10 @@ export function ApplicationsPage() {
                     : html`<h2>${app.name}</h2>
                       ${app.description ? html`<p>${app.description}</p>` : null}
                       <dl class="facts"><dt>Client ID</dt><dd><code>${app.client_id}</code></dd>
-                        <dt>Redirect URIs</dt><dd>${app.redirect_uris.join(', ')}</dd><dt>Registered</dt><dd>${when(app.created_at)}</dd></dl>
+                        <dt>Redirect URIs</dt><dd>${app.redirect_uris.join(', ')}</dd><dt>Registered</dt><dd>${when(app.created_at)}</dd>
+                        <dt>Refresh retry grace</dt><dd class="refresh-grace">${
+                          app.refresh_reuse_grace_seconds === null ? "the service's" : `${app.refresh_reuse_grace_seconds} s`
+                        }</dd></dl>
                       <button type="button" class="secondary" aria-label=${`Edit ${app.name}`} onClick=${() => setEditing(app.id)}>Edit</button>
                       <button type="button" class="secondary" aria-label=${`Rotate the secret of ${app.name}`} onClick=${() => rotate(app)}>Rotate secret</button>
                       <button type="button" class="danger" aria-label=${`Delete ${app.name}`} onClick=${() => remove(app)}>Delete</button>`

@@ -46,8 +46,9 @@ export const updateApp = /* @__PURE__ */ route({
   handler: 'functions/oauth/update-app.ts',
   access: 'account',
   body: 'json',
-  permissions: /* @__PURE__ */ authenticated({ update: ['oauthApp'] }),
-  summary: "Update an OAuth application's name, description or redirect URIs",
+  // `oauthClient`: the refresh retry grace is mirrored on the client item, which a refresh reads.
+  permissions: /* @__PURE__ */ authenticated({ update: ['oauthApp', 'oauthClient'] }),
+  summary: "Update an OAuth application's name, description, redirect URIs or refresh retry grace",
 });
 
 export const deleteApp = /* @__PURE__ */ route({
@@ -85,6 +86,19 @@ export const endAppPreviousSecret = /* @__PURE__ */ route({
   summary: "End an OAuth application's secret rotation overlap: its previous client secret stops at once",
 });
 
+export const registerClient = /* @__PURE__ */ route({
+  id: 'registerClient',
+  method: 'POST',
+  path: '/api/v1/oauth/register',
+  handler: 'functions/oauth/register-client.ts',
+  access: 'public',
+  body: 'json',
+  // An application nobody owns and its client; the count of registrations from the caller's address.
+  permissions: { table: { update: ['registrationsFromAddress'], write: ['oauthApp', 'oauthClient'] } },
+  rateLimited: true,
+  summary: 'Dynamic client registration (RFC 7591): an application nobody owns, which expires unless someone authorizes it within a day',
+});
+
 export const authorize = /* @__PURE__ */ route({
   id: 'authorize',
   method: 'GET',
@@ -92,9 +106,11 @@ export const authorize = /* @__PURE__ */ route({
   handler: 'functions/oauth/authorize.ts',
   access: 'public',
   body: 'none',
-  permissions: { table: { read: ['oauthClient', 'oauthApp'], write: ['authorizationRequest'] } },
-  // Its query is checked by hand (lib/oauth/oauth-parameters.ts), so no schema implies the 400.
-  alsoAnswers: [400, 404],
+  // `oauthApp`, `oauthClient`: the application a client metadata document describes is kept (lib/oauth/client-metadata.ts).
+  permissions: { table: { read: ['oauthClient', 'oauthApp'], write: ['authorizationRequest', 'oauthApp', 'oauthClient'] } },
+  // Its query is checked by hand (lib/oauth/oauth-parameters.ts), so no schema implies the 400; a
+  // client metadata document that cannot be used is 401 invalid_client.
+  alsoAnswers: [400, 401, 404],
   summary: 'Start the authorization code flow (redirects to the consent page)',
 });
 
@@ -190,6 +206,7 @@ export const oauthRoutes = [
   deleteApp,
   rotateAppSecret,
   endAppPreviousSecret,
+  registerClient,
   authorize,
   token,
   revokeToken,

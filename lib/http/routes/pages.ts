@@ -10,6 +10,8 @@ import { authenticated, authorizedApps, revokeAuthorizationAccess, type Route, r
  */
 const consent: TableAccess = {
   read: ['authorizationRequest', 'oauthApp', 'oauthClient', 'user', 'grantsOfUser', 'grant'],
+  // `oauthClient`: an approval keeps an unused registration for good (its TTL is removed).
+  update: ['oauthClient'],
   write: ['authorizationRequest', 'authorizationCode', 'oauthApp'],
 };
 

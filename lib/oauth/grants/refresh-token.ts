@@ -73,9 +73,11 @@ export class RefreshTokenGrant implements TokenGrant {
     // A token naming another client's grant, or none, changes nothing.
     if (!grant || grant.clientId !== client.clientId) throw invalidGrant('The refresh token is invalid');
     if (grant.status === 'revoked') throw invalidGrant('The refresh token has been revoked');
+    // The application's own grace when its owner chose one, else the operator's (docs/oauth.md, "Refresh retries").
+    const graceSeconds = client.refreshReuseGraceSeconds ?? this.grace.seconds;
     if (!constantTimeEqual(tokenHash, grant.refreshTokenHash)) {
       // A retry of the rotation that replaced this token, within the grace, gets that rotation's answer.
-      const retried = await this.retriedRotation(grant, request);
+      const retried = await this.retriedRotation(grant, request, graceSeconds);
       if (retried) return retried;
       // The client's own grant, but not its current refresh token: a rotated token presented
       // again means two parties hold it (RFC 9700 section 4.14.2). Only the client that holds the
@@ -95,12 +97,12 @@ export class RefreshTokenGrant implements TokenGrant {
     const resource = boundResource(request.resource, grant.resource);
     if (resource instanceof OAuthRequestError) throw resource;
 
-    const issue = newTokens(grant, scopes, now, await this.successorOf(request.refreshToken, grant.id), resource);
+    const issue = newTokens(grant, scopes, now, await this.successorOf(request.refreshToken, grant.id, graceSeconds), resource);
     const outcome = await this.store.rotateRefreshToken(grant.id, tokenHash, issue.records, now.toISOString());
     if (outcome.committed) return issue.tokens;
     // Another request rotated it first: with the grace, a concurrent rotation of this very token
     // answers as its winner did (the failed write returned the grant as the winner left it).
-    const retried = outcome.grant && (await this.retriedRotation(outcome.grant, request));
+    const retried = outcome.grant && (await this.retriedRotation(outcome.grant, request, graceSeconds));
     if (retried) return retried;
     // Otherwise this one presented a token rotated by now, or the grant was revoked meanwhile:
     // either way the grant ends here.
@@ -112,8 +114,9 @@ export class RefreshTokenGrant implements TokenGrant {
   private async successorOf(
     presentedRefreshToken: string,
     grantId: string,
+    graceSeconds: number,
   ): Promise<{ refreshToken: string; accessToken: string } | undefined> {
-    if (this.grace.seconds === 0) return undefined;
+    if (graceSeconds === 0) return undefined;
     return successorTokens(await this.grace.key(), presentedRefreshToken, grantId);
   }
 
@@ -124,11 +127,11 @@ export class RefreshTokenGrant implements TokenGrant {
    * for the scopes that rotation got. Then it gets the same pair, and nothing is written.
    * `undefined` when any of that fails: a replay.
    */
-  private async retriedRotation(grant: Grant, request: RefreshTokenRequest): Promise<TokenSet | undefined> {
+  private async retriedRotation(grant: Grant, request: RefreshTokenRequest, graceSeconds: number): Promise<TokenSet | undefined> {
     const now = this.now();
-    if (this.grace.seconds === 0 || grant.status !== 'active' || hasExpired(grant.expiresAt, now) || !grant.lastUsedAt) return undefined;
-    if (now.getTime() - Date.parse(grant.lastUsedAt) > this.grace.seconds * 1000) return undefined;
-    const successor = await this.successorOf(request.refreshToken, grant.id);
+    if (graceSeconds === 0 || grant.status !== 'active' || hasExpired(grant.expiresAt, now) || !grant.lastUsedAt) return undefined;
+    if (now.getTime() - Date.parse(grant.lastUsedAt) > graceSeconds * 1000) return undefined;
+    const successor = await this.successorOf(request.refreshToken, grant.id, graceSeconds);
     if (!successor || !constantTimeEqual(sha256Hex(successor.refreshToken), grant.refreshTokenHash)) return undefined;
     const access = grant.accessTokens[0];
     if (!access || !constantTimeEqual(sha256Hex(successor.accessToken), access.tokenHash) || hasExpired(access.expiresAt, now)) {

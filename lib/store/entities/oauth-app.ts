@@ -1,5 +1,5 @@
 import type { OAuthApp, TokenEndpointAuthMethod } from '../../oauth/oauth-store.js';
-import { keys } from '../keys.js';
+import { keys, TTL_ATTRIBUTE, ttlEpochSeconds } from '../keys.js';
 import { asStored, type Item } from './item.js';
 
 /**
@@ -18,6 +18,10 @@ interface StoredOAuthApp {
   updated_at: string;
   /** Mirrors the client's previous secret expiry, so the record shows it without reading the client. */
   previous_secret_expires_at?: string;
+  /** The owner's refresh retry grace; mirrored on the client item, which a refresh reads. */
+  refresh_reuse_grace_seconds?: number;
+  /** An unused registration's end (epoch seconds): removed when someone authorizes it. */
+  [TTL_ATTRIBUTE]?: number;
   status?: 'deleting';
 }
 
@@ -36,6 +40,7 @@ export const oauthAppEntity = {
     token_endpoint_auth_method: app.tokenEndpointAuthMethod,
     created_at: app.createdAt,
     updated_at: app.updatedAt,
+    ...(app.expiresAt ? { [TTL_ATTRIBUTE]: ttlEpochSeconds(app.expiresAt) } : {}),
   }),
   fromItem(item: Item): OAuthApp {
     const stored = asStored<StoredOAuthApp>(item);
@@ -50,6 +55,8 @@ export const oauthAppEntity = {
       createdAt: stored.created_at,
       updatedAt: stored.updated_at,
       ...(stored.previous_secret_expires_at ? { previousSecretExpiresAt: stored.previous_secret_expires_at } : {}),
+      ...(stored.refresh_reuse_grace_seconds !== undefined ? { refreshReuseGraceSeconds: stored.refresh_reuse_grace_seconds } : {}),
+      ...(stored[TTL_ATTRIBUTE] !== undefined ? { expiresAt: new Date(stored[TTL_ATTRIBUTE] * 1000).toISOString() } : {}),
     };
   },
   /** True while the application's deletion is under way (it answers only to that deletion). */
@@ -61,5 +68,6 @@ export const oauthAppEntity = {
     redirectUris: 'redirect_uris',
     updatedAt: 'updated_at',
     previousSecretExpiresAt: 'previous_secret_expires_at',
+    refreshReuseGraceSeconds: 'refresh_reuse_grace_seconds',
   },
 };

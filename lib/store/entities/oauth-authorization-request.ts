@@ -10,6 +10,7 @@ interface StoredAuthorizationRequest {
   client_id: string;
   app_name: string;
   app_description: string;
+  app_unreviewed?: boolean;
   redirect_uri: string;
   scopes: OAuthScope[];
   client_state: string;
@@ -30,6 +31,7 @@ export const authorizationRequestEntity = {
     client_id: request.clientId,
     app_name: request.app?.name,
     app_description: request.app?.description,
+    app_unreviewed: request.app?.unreviewed,
     redirect_uri: request.redirectUri,
     scopes: request.scopes,
     client_state: request.state,
@@ -45,7 +47,7 @@ export const authorizationRequestEntity = {
       id: stored.id,
       appId: stored.app_id,
       clientId: stored.client_id,
-      app: { name: stored.app_name, description: stored.app_description },
+      app: { name: stored.app_name, description: stored.app_description, ...(stored.app_unreviewed ? { unreviewed: true as const } : {}) },
       redirectUri: stored.redirect_uri,
       scopes: stored.scopes,
       state: stored.client_state,

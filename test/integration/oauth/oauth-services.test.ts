@@ -21,6 +21,8 @@ import { keys } from '../../../lib/store/keys.js';
 import { CREDENTIAL_PREFIX, grantIdOf, newGrantSecret, sha256Hex } from '../../../lib/identity/secrets.js';
 
 const REDIRECT_URI = 'http://127.0.0.1:9999/callback';
+/** The issuer the consent page names in `iss` (RFC 9207). */
+const ISSUER = 'https://api.example.com';
 const DAY_MS = 86_400_000;
 
 let owner: Principal;
@@ -88,7 +90,7 @@ async function authorizationCode(client: RegisteredClient, service: OAuth = oaut
     scopes: [...ALL_SCOPES],
     ...(codeVerifier ? { codeChallenge: s256CodeChallenge(codeVerifier) } : {}),
   });
-  const location = new URL(await service.authorization.approveAuthorization(user, requestId));
+  const location = new URL(await service.authorization.approveAuthorization(user, requestId, ISSUER));
   expect(location.searchParams.get('state')).toBe('state-1');
   return location.searchParams.get('code')!;
 }
@@ -742,7 +744,7 @@ describe('the consent page', () => {
       }),
     ).rejects.toThrow(/may not exceed/);
     // The request was consumed like any approval.
-    await expect(oauth.authorization.approveAuthorization(user, requestId)).rejects.toBeInstanceOf(BadRequestError);
+    await expect(oauth.authorization.approveAuthorization(user, requestId, ISSUER)).rejects.toBeInstanceOf(BadRequestError);
   });
 
   it('fails with NotFound when the signed-in user no longer exists (the route renders it as a page: test/e2e/oauth-api.test.ts)', async () => {
@@ -763,12 +765,12 @@ describe('the consent decision', () => {
     const requestId = await startRequest(client);
     await oauth.apps.updateApp(owner, client.appId, { redirectUris: ['http://127.0.0.1:9999/elsewhere'] });
 
-    await expect(oauth.authorization.approveAuthorization(user, requestId)).rejects.toThrow(/no longer accepts this redirect URI/);
-    await expect(oauth.authorization.denyAuthorization(requestId)).rejects.toThrow(/no longer accepts this redirect URI/);
+    await expect(oauth.authorization.approveAuthorization(user, requestId, ISSUER)).rejects.toThrow(/no longer accepts this redirect URI/);
+    await expect(oauth.authorization.denyAuthorization(requestId, ISSUER)).rejects.toThrow(/no longer accepts this redirect URI/);
 
     await oauth.apps.updateApp(owner, client.appId, { redirectUris: [REDIRECT_URI] });
-    const location = new URL(await oauth.authorization.denyAuthorization(requestId));
-    expect(Object.fromEntries(location.searchParams)).toEqual({ error: 'access_denied', state: 'state-1' });
+    const location = new URL(await oauth.authorization.denyAuthorization(requestId, ISSUER));
+    expect(Object.fromEntries(location.searchParams)).toEqual({ error: 'access_denied', state: 'state-1', iss: ISSUER });
   });
 
   it('refuses to deny once the application is deleted', async () => {
@@ -776,7 +778,7 @@ describe('the consent decision', () => {
     const requestId = await startRequest(client);
     await oauth.apps.deleteApp(owner, client.appId);
 
-    await expect(oauth.authorization.denyAuthorization(requestId)).rejects.toBeInstanceOf(BadRequestError);
+    await expect(oauth.authorization.denyAuthorization(requestId, ISSUER)).rejects.toBeInstanceOf(BadRequestError);
   });
 
   it('lets exactly one of 20 decisions on one request win even when all of them read it before any consumes it', async () => {
@@ -785,7 +787,9 @@ describe('the consent decision', () => {
 
     const { successes, failures } = await settle(
       Array.from({ length: 20 }, (_, index) =>
-        index % 2 === 0 ? oauth.authorization.approveAuthorization(user, requestId) : oauth.authorization.denyAuthorization(requestId),
+        index % 2 === 0
+          ? oauth.authorization.approveAuthorization(user, requestId, ISSUER)
+          : oauth.authorization.denyAuthorization(requestId, ISSUER),
       ),
     );
 
@@ -891,7 +895,7 @@ describe('application deletion', () => {
     expect(await authenticates(second.accessToken)).toBe(false);
     await expect(refresh(client, first.refreshToken)).rejects.toBeInstanceOf(UnauthorizedError);
     await expect(exchange(client, unusedCode)).rejects.toBeInstanceOf(UnauthorizedError);
-    await expect(oauth.authorization.approveAuthorization(user, pendingRequest)).rejects.toBeInstanceOf(BadRequestError);
+    await expect(oauth.authorization.approveAuthorization(user, pendingRequest, ISSUER)).rejects.toBeInstanceOf(BadRequestError);
     const { Items } = await documentClient.send(
       new QueryCommand({
         TableName: tableName,

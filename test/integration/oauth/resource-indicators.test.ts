@@ -65,7 +65,7 @@ async function codeFor(resource?: string): Promise<string> {
     ...(resource ? { resource } : {}),
   };
   const requestId = await authorization.startAuthorization(parseAuthorizeParameters(query, ISSUER));
-  return new URL(await authorization.approveAuthorization(user, requestId)).searchParams.get('code')!;
+  return new URL(await authorization.approveAuthorization(user, requestId, ISSUER)).searchParams.get('code')!;
 }
 
 const exchange = (code: string, extra: Record<string, string> = {}) =>

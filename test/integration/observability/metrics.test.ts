@@ -11,6 +11,8 @@ import { lambdaContext, proxyEvent } from '../../support/lambda-event.js';
 Object.assign(process.env, { POWERTOOLS_SERVICE_NAME: 'TestStack', POWERTOOLS_METRICS_DISABLED: 'false' });
 
 const REDIRECT_URI = 'http://127.0.0.1:9999/callback';
+/** The issuer the consent page names in `iss` (RFC 9207). */
+const ISSUER = 'https://api.example.com';
 type Handler = (event: never, context: never) => Promise<APIGatewayProxyResult>;
 let tokenHandler: Handler;
 let client: { clientId: string; clientSecret: string };
@@ -48,7 +50,7 @@ beforeAll(async () => {
     state: 's',
     scopes: [...ALL_SCOPES],
   });
-  code = new URL(await authorizationService.approveAuthorization(await principalOf(), requestId)).searchParams.get('code')!;
+  code = new URL(await authorizationService.approveAuthorization(await principalOf(), requestId, ISSUER)).searchParams.get('code')!;
 });
 
 const tokenRequest = (fields: Record<string, string>) =>

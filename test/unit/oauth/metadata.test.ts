@@ -33,4 +33,16 @@ describe('authorizationServerMetadata', () => {
     expect(metadata.device_authorization_endpoint).toBe('https://api.example.com/api/v1/oauth/device_authorization');
     expect(metadata.response_types_supported).toEqual(['code']);
   });
+
+  it('tells agents they may use a client metadata document, a public client or dynamic registration', () => {
+    const metadata = authorizationServerMetadata('https://api.example.com');
+
+    expect(metadata.client_id_metadata_document_supported).toBe(true);
+    expect(metadata.token_endpoint_auth_methods_supported).toContain('none');
+    expect(metadata.registration_endpoint).toBe('https://api.example.com/api/v1/oauth/register');
+  });
+
+  it('says that every authorization response names the issuer (RFC 9207)', () => {
+    expect(authorizationServerMetadata('https://api.example.com').authorization_response_iss_parameter_supported).toBe(true);
+  });
 });

@@ -1,7 +1,7 @@
 import { InvalidClientError, invalidRequest } from '../errors.js';
 import { constantTimeEqual, sha256Hex } from '../identity/secrets.js';
 import { isUuid } from '../ids.js';
-import { isClientIdUrl } from './client-metadata.js';
+import { isClientIdUrl } from './client-id-url.js';
 import type { OAuthClient } from './oauth-store.js';
 
 /** What a client presented to authenticate itself at the token or revocation endpoint. */

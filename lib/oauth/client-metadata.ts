@@ -8,8 +8,9 @@ import type { OAuthApp } from './oauth-store.js';
 import { type RedirectUriRules, redirectUriProblem } from './redirect-uris.js';
 import { isReservedAppName } from './reserved-names.js';
 
+export { isClientIdUrl } from './client-id-url.js';
+
 /** A client metadata document's URL is at most this long: it is the client item's key. */
-const MAX_CLIENT_ID_URL_LENGTH = 1024;
 const MAX_REDIRECT_URIS = 10;
 /** Cache bounds (docs/oauth.md, "Client metadata documents"): a document is fetched at most once a minute, and again at least daily. */
 const MIN_CACHE_SECONDS = 60;
@@ -20,23 +21,6 @@ const DEFAULT_CACHE_SECONDS = 300;
 export const FETCHES_PER_CLIENT_PER_MINUTE = 5;
 export const FETCHES_PER_ADDRESS_PER_MINUTE = 20;
 const CACHE_ENTRIES = 500;
-
-/**
- * Whether a `client_id` is a client metadata document's URL (draft-ietf-oauth-client-id-metadata-document-02
- * section 3): https, a path other than `/`, no dot segments, no fragment, no credentials.
- */
-export function isClientIdUrl(value: string): boolean {
-  if (value.length > MAX_CLIENT_ID_URL_LENGTH || !value.startsWith('https://') || !URL.canParse(value)) return false;
-  const url = new URL(value);
-  const rawPath =
-    value
-      .slice('https://'.length)
-      .replace(/^[^/?#]*/, '')
-      .split(/[?#]/)[0] ?? '';
-  if (url.username || url.password || value.includes('#')) return false;
-  if (rawPath === '' || rawPath === '/' || rawPath.split('/').some((segment) => segment === '.' || segment === '..')) return false;
-  return /^[\x21-\x7e]+$/.test(value);
-}
 
 const isJsonObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -1,7 +1,7 @@
 import { BadRequestError, invalidRequest, OAuthRequestError, unsupportedTokenType } from '../errors.js';
 import type { OAuthScope, ProtectedResource } from '../identity/principal.js';
 import { isUuid } from '../ids.js';
-import { isClientIdUrl } from './client-metadata.js';
+import { isClientIdUrl } from './client-id-url.js';
 import { isS256CodeChallenge } from './pkce.js';
 import { targetResource } from './resources.js';
 import { parseScope } from './scopes.js';

@@ -60,13 +60,18 @@ async function runningSleeper(body: Record<string, unknown>): Promise<{ id: stri
       )
     ).state,
   ).toBe('running');
+  // When the last request was sent, not when its answer came: the proxy notes a request as it forwards it.
+  let lastRequestAt = 0;
   const answer = await pollUntil(
-    () => appRequest(url),
+    () => {
+      lastRequestAt = Date.now();
+      return appRequest(url);
+    },
     (response) => response.status === 200,
     10_000,
   );
   expect(answer.status).toBe(200);
-  return { id, url, lastRequestAt: Date.now() };
+  return { id, url, lastRequestAt };
 }
 
 /** Waits until the container sleeps; answers the record and how long after `since` it fell asleep. */

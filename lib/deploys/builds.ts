@@ -1,0 +1,64 @@
+/*
+ * The ports a deploy goes through (issue 33), agreed before the local and the AWS halves were
+ * built apart: where a client uploads a build context, what builds it into an image, and how the
+ * build's progress comes back. Locally the engine's own build (`POST /build`) behind an upload
+ * endpoint of the local server; on AWS a presigned S3 PUT, CodeBuild and ECR, the build's state
+ * changes arriving as task events do (EventBridge → SQS → function).
+ */
+
+/** Where and how the client sends the gzipped tar of its build context. */
+export interface UploadTarget {
+  url: string;
+  method: 'PUT';
+  /** Every header the client must send as given (the exact Content-Length among them). */
+  headers: Record<string, string>;
+  /** ISO 8601; an upload after it is refused, and the deploy ends `failed` ("upload expired"). */
+  expiresAt: string;
+}
+
+/** Which deploy a context, a build or an image belongs to. */
+export interface DeployRef {
+  accountId: string;
+  containerId: string;
+  deployId: string;
+}
+
+export interface ContextUploads {
+  /** A target that accepts exactly `sizeBytes` bytes, once, until it expires. */
+  targetFor(deploy: DeployRef, sizeBytes: number): Promise<UploadTarget>;
+  /** Frees the uploaded context (after its build, or when the deploy fails); gone is not an error. */
+  discard(deploy: DeployRef): Promise<void>;
+}
+
+export interface BuildRequest extends DeployRef {
+  /** The Dockerfile's path inside the context. */
+  dockerfile: string;
+  buildArgs: Record<string, string>;
+  /** The build is stopped and the deploy ends `failed` ("build timed out after N min") past it. */
+  timeoutS: number;
+}
+
+export type BuildPhase = 'queued' | 'building' | 'succeeded' | 'failed' | 'timed_out' | 'stopped';
+
+/** A build as the builder reports it, from an event or a describe call; `version` orders late events. */
+export interface BuildStatus extends DeployRef {
+  buildId: string;
+  version: number;
+  phase: BuildPhase;
+  /** Once `succeeded`: the image, pinned by digest (`<repository>@sha256:<64 hex>`), in the account's own repository. */
+  image?: string;
+  /** Why it failed, in words the owner can act on: the failing step and its exit code, no Dockerfile, timed out. */
+  reason?: string;
+}
+
+export interface ImageBuilder {
+  /** Starts the build of an uploaded context; the same deploy started twice answers the same build. */
+  startBuild(request: BuildRequest): Promise<{ buildId: string }>;
+  /** Asks a build to stop (a superseded deploy); a finished build is not an error. */
+  stopBuild(buildId: string): Promise<void>;
+  /** The build's status now, or undefined when the builder no longer knows it. */
+  describeBuild(buildId: string): Promise<BuildStatus | undefined>;
+}
+
+/** Receives build status changes: the local builder calls it, and the build events function on AWS. */
+export type BuildStatusListener = (status: BuildStatus) => Promise<unknown>;

@@ -1,6 +1,7 @@
 import * as z from '../zod.js';
 import { MAX_JSON_DEPTH } from './middleware/parse-body.js';
 import type { InputSchemas } from './middleware/validate-input.js';
+import { pathParameterSchema } from './path-parameters.js';
 import type { Route } from './routes.js';
 
 type JsonObject = Record<string, unknown>;
@@ -122,7 +123,7 @@ function operation(route: Route, schemas: InputSchemas): JsonObject {
     name,
     in: 'path',
     required: true,
-    schema: name!.endsWith('_id') ? { type: 'string', format: 'uuid' } : { type: 'string' },
+    schema: pathParameterSchema(name!),
   }));
   const content: JsonObject = {};
   const bodySchema = schemas.body ? jsonSchemaOf(schemas.body) : { type: 'object' };

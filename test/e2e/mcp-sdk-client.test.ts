@@ -1,80 +1,28 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asSession, call, type SignedInUser, signedInUser } from '../support/api-client.js';
 import { startTestStack, type TestStack } from '../support/local-stack.js';
 import { s256CodeChallenge } from '../../lib/oauth/pkce.js';
-import { authorizationCode, decide, type RegisteredApp, registerApp } from '../support/oauth-flow.js';
+import { authorizationCode, type RegisteredApp, registerApp } from '../support/oauth-flow.js';
+import { AGENT_REDIRECT_URL as REDIRECT_URL, AgentProvider, connectedAgent, structuredData } from '../support/mcp-sdk-agent.js';
 
 /**
  * The official TypeScript MCP SDK's own client, with its own OAuth client provider flow and
- * nothing of ours on the client side, signs in to /mcp from a 401 alone (docs/mcp.md): RFC 9728
- * discovery, RFC 8414 discovery, authorization code with PKCE S256 and RFC 8707 `resource`, then
- * tool calls, a refresh, and a refusal of a token bound to the REST API. The only thing the test
- * does in the client's stead is the person's part: approving on the consent page.
+ * nothing of ours on the client side (test/support/mcp-sdk-agent.ts), signs in to /mcp from a 401
+ * alone (docs/mcp.md): RFC 9728 discovery, RFC 8414 discovery, authorization code with PKCE S256
+ * and RFC 8707 `resource`, then tool calls, a refresh, and a refusal of a token bound to the REST
+ * API; as a pre-registered application, and again by dynamic registration (RFC 7591). The client
+ * metadata document journey needs a stack that trusts a test CA: test/e2e/oauth-client-metadata.test.ts.
+ * The only thing the test does in the client's stead is the person's part: approving on the consent page.
  */
-
-const REDIRECT_URL = 'http://127.0.0.1:8976/callback';
-
-/**
- * The provider interface the SDK asks a host application to implement (storage and the browser
- * hop); every protocol step is the SDK's. The person's browser is the test: it takes the
- * authorization URL the SDK built and approves on the consent page as the signed-in user.
- */
-class InMemoryProvider implements OAuthClientProvider {
-  savedTokens: OAuthTokens | undefined;
-  authorizationUrl: URL | undefined;
-  private verifier = '';
-
-  constructor(private readonly clientId: string) {}
-
-  get redirectUrl(): string {
-    return REDIRECT_URL;
-  }
-
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'SDK agent', redirect_uris: [REDIRECT_URL], token_endpoint_auth_method: 'none' };
-  }
-
-  /** The SDK sends `state` only when the provider makes one; this server requires it (docs/oauth.md). */
-  state(): string {
-    return randomBytes(16).toString('base64url');
-  }
-
-  clientInformation(): OAuthClientInformationMixed {
-    // Pre-registered: a public client made through the applications API.
-    return { client_id: this.clientId };
-  }
-
-  tokens(): OAuthTokens | undefined {
-    return this.savedTokens;
-  }
-
-  saveTokens(tokens: OAuthTokens): void {
-    this.savedTokens = tokens;
-  }
-
-  redirectToAuthorization(authorizationUrl: URL): void {
-    this.authorizationUrl = authorizationUrl;
-  }
-
-  saveCodeVerifier(codeVerifier: string): void {
-    this.verifier = codeVerifier;
-  }
-
-  codeVerifier(): string {
-    return this.verifier;
-  }
-}
 
 let stack: TestStack;
 let person: SignedInUser;
 let app: RegisteredApp;
 let mcpUrl: URL;
+const connectedClient = (provider: AgentProvider) => connectedAgent(stack.baseUrl, person, provider);
 
 beforeAll(async () => {
   stack = await startTestStack();
@@ -91,42 +39,12 @@ afterAll(async () => {
   await stack?.close();
 });
 
-/** The person's part: the authorization URL in a browser, Approve on the consent page; the code from the redirect. */
-async function approveInBrowser(authorizationUrl: URL): Promise<string> {
-  const authorize = await fetch(authorizationUrl, { redirect: 'manual' });
-  expect(authorize.status).toBe(302);
-  const requestId = new URL(authorize.headers.get('location')!, stack.baseUrl).searchParams.get('request')!;
-  const approved = await decide(stack.baseUrl, person, requestId, 'approve');
-  expect(approved.status).toBe(303);
-  const redirect = new URL(approved.headers.get('location')!);
-  expect(redirect.searchParams.get('state')).toBe(authorizationUrl.searchParams.get('state'));
-  return redirect.searchParams.get('code')!;
-}
-
-/** Connects the SDK's client as its documentation shows: try, sign in on UnauthorizedError, finish, connect again. */
-async function connectedClient(provider: InMemoryProvider): Promise<Client> {
-  const client = new Client({ name: 'sdk-agent', version: '1.0.0' });
-  const first = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
-  const refused = await client.connect(first).then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  if (refused === undefined) return client;
-  expect(refused).toBeInstanceOf(UnauthorizedError);
-  await first.finishAuth(await approveInBrowser(provider.authorizationUrl!));
-  const signedIn = new Client({ name: 'sdk-agent', version: '1.0.0' });
-  await signedIn.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
-  return signedIn;
-}
-
-const structuredData = (result: unknown) => (result as { structuredContent: { data: Record<string, unknown> } }).structuredContent.data;
-
 describe('the MCP SDK client against /mcp', () => {
-  let provider: InMemoryProvider;
+  let provider: AgentProvider;
   let client: Client;
 
   beforeAll(async () => {
-    provider = new InMemoryProvider(app.client_id);
+    provider = new AgentProvider({ kind: 'preregistered', clientId: app.client_id });
     client = await connectedClient(provider);
   });
 
@@ -223,7 +141,7 @@ describe('the MCP SDK client against /mcp', () => {
     expect(bound.status).toBe(200);
     expect((await call(stack.baseUrl, 'GET', '/api/v1/containers', { token: bound.body.access_token })).status).toBe(200);
 
-    const holder = new InMemoryProvider(app.client_id);
+    const holder = new AgentProvider({ kind: 'preregistered', clientId: app.client_id });
     holder.savedTokens = { access_token: bound.body.access_token, token_type: 'Bearer' };
     const refused = await new Client({ name: 'sdk-agent', version: '1.0.0' })
       .connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: holder }))
@@ -235,6 +153,34 @@ describe('the MCP SDK client against /mcp', () => {
     // Without a refresh token the SDK can only send the person to sign in again.
     expect(refused).toBeInstanceOf(UnauthorizedError);
     expect(holder.authorizationUrl?.searchParams.get('resource')).toBe(`${stack.baseUrl}/mcp`);
+  });
+});
+
+describe('the MCP SDK client that registers itself (RFC 7591)', () => {
+  it('registers at the advertised endpoint from a 401 alone, signs in, calls tools and refreshes; the person sees it among authorized applications', async () => {
+    const provider = new AgentProvider({ kind: 'dynamic-registration' });
+    const client = await connectedClient(provider);
+    try {
+      const registered = provider.savedClientInformation!;
+      expect(registered.client_id).toEqual(expect.any(String));
+      expect(registered).not.toHaveProperty('client_secret');
+      expect(provider.authorizationUrl?.searchParams.get('client_id')).toBe(registered.client_id);
+      expect(provider.authorizationUrl?.searchParams.get('resource')).toBe(`${stack.baseUrl}/mcp`);
+
+      const listed = await client.callTool({ name: 'list_containers', arguments: {} });
+      expect(listed.isError).toBeUndefined();
+      const authorizations = await call(stack.baseUrl, 'GET', '/api/v1/authorizations', asSession(person));
+      expect(authorizations.body.data).toEqual(
+        expect.arrayContaining([expect.objectContaining({ application: expect.objectContaining({ name: 'SDK agent' }) })]),
+      );
+
+      const before = provider.savedTokens!;
+      provider.savedTokens = { ...before, access_token: 'svat_revoked' };
+      expect((await client.callTool({ name: 'list_containers', arguments: {} })).isError).toBeUndefined();
+      expect(provider.savedTokens.refresh_token).not.toBe(before.refresh_token);
+    } finally {
+      await client.close();
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import { repositoryRoot } from '../../infra/paths.js';
 import { s256CodeChallenge } from '../../lib/oauth/pkce.js';
 import { asSession, call, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { authorizePath, decide, formBody } from '../support/oauth-flow.js';
+import { AGENT_REDIRECT_URL, AgentProvider, connectedAgent, structuredData } from '../support/mcp-sdk-agent.js';
 
 /**
  * Client ID Metadata Documents (docs/oauth.md, "Client metadata documents") against the local
@@ -69,6 +70,8 @@ function serveDocuments(request: { url?: string }, response: import('node:http')
   switch (request.url) {
     case '/agent.json':
       return json(document(documentUrl('/agent.json')), { 'cache-control': 'max-age=60' });
+    case '/sdk-agent.json':
+      return json({ ...document(documentUrl('/sdk-agent.json')), client_name: 'SDK agent', redirect_uris: [AGENT_REDIRECT_URL] });
     case '/impostor.json':
       return json(document(documentUrl('/agent.json')));
     case '/large.json':
@@ -208,5 +211,35 @@ describe('client metadata documents', () => {
     expect(response.body.error.code).toBe('UNAUTHORIZED');
     expect(response.body.error.message).toMatch(/^invalid_client: /);
     expect(response.body.error.message).toMatch(message);
+  });
+});
+
+describe('the MCP SDK client identified by a client metadata document', () => {
+  it('signs in to /mcp with its document URL as client_id, from a 401 alone, without registering, and calls tools', async () => {
+    const url = documentUrl('/sdk-agent.json');
+    const provider = new AgentProvider({ kind: 'metadata-document', url });
+    const client = await connectedAgent(baseUrl, person, provider);
+    try {
+      expect(provider.authorizationUrl?.searchParams.get('client_id')).toBe(url);
+      expect(provider.authorizationUrl?.searchParams.get('resource')).toBe(`${baseUrl}/mcp`);
+      expect(provider.savedClientInformation?.client_id).toBe(url);
+      const hostname = `cimd-${process.pid}`;
+      const created = await client.callTool({ name: 'create_container', arguments: { hostname, command: ['sleep', '30'] } });
+      expect(created.isError).toBeUndefined();
+      const fromRest = await call(baseUrl, 'GET', `/api/v1/containers/${String(structuredData(created).id)}`, asSession(person));
+      expect(fromRest.body.data).toMatchObject({ hostname });
+
+      const before = provider.savedTokens!;
+      provider.savedTokens = { ...before, access_token: 'svat_revoked' };
+      expect((await client.callTool({ name: 'list_containers', arguments: {} })).isError).toBeUndefined();
+      expect(provider.savedTokens.refresh_token).not.toBe(before.refresh_token);
+
+      // The person revokes it through the API, naming it by its URL (percent-encoded, slashes and all).
+      const revoked = await call(baseUrl, 'DELETE', `/api/v1/authorizations/${encodeURIComponent(url)}`, asSession(person));
+      expect(revoked.status).toBe(200);
+      expect((await call(baseUrl, 'GET', '/api/v1/containers', { token: provider.savedTokens.access_token })).status).toBe(401);
+    } finally {
+      await client.close();
+    }
   });
 });

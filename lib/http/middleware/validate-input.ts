@@ -1,6 +1,6 @@
 import type * as z from '../../zod.js';
 import { BadRequestError, type FieldProblem, NotFoundError } from '../../errors.js';
-import { isUuid } from '../../ids.js';
+import { pathIdOf } from '../path-parameters.js';
 import type { EndpointMiddleware } from './types.js';
 
 export interface InputSchemas {
@@ -61,7 +61,10 @@ export function validateInput(schemas: InputSchemas): EndpointMiddleware {
       }
       if (schemas.query) api.query = parseInput(schemas.query, api.query, 'query parameters') as Record<string, string>;
       for (const [name, value] of Object.entries(api.params)) {
-        if (name.endsWith('_id') && !isUuid(value)) throw new NotFoundError();
+        if (!name.endsWith('_id')) continue;
+        const id = pathIdOf(name, value);
+        if (id === undefined) throw new NotFoundError();
+        api.params[name] = id;
       }
     },
   };

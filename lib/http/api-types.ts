@@ -11,6 +11,7 @@ import type { CreateContainerBody, UpdateContainerBody } from '../containers/sch
 import type { FieldProblem } from '../errors.js';
 import type { issuedPersonalAccessTokenView, personalAccessTokenView, sessionView, userView } from '../identity/views.js';
 import type {
+  authorizationView,
   deviceAuthorizationView,
   oauthAppView,
   registeredOAuthAppView,
@@ -34,6 +35,7 @@ export type AppRecord = ReturnType<typeof oauthAppView>;
 export type RegisteredAppRecord = ReturnType<typeof registeredOAuthAppView>;
 export type RotatedAppRecord = ReturnType<typeof rotatedOAuthAppView>;
 export type TokenResponse = ReturnType<typeof tokenResponseView>;
+export type AuthorizationRecord = ReturnType<typeof authorizationView>;
 export type DeviceAuthorizationRecord = ReturnType<typeof deviceAuthorizationView>;
 
 /** Every failure's body (docs/openapi.json, components.schemas.Error). */

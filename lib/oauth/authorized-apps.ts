@@ -3,6 +3,8 @@ import { ALL_SCOPES, type OAuthScope, type Principal } from '../identity/princip
 import type { Page, PageRequest } from '../page.js';
 import { isLiveGrant } from './authorization.js';
 import type { AuthorizedAppStore, OAuthApp } from './oauth-store.js';
+import { isClientIdUrl } from './client-id-url.js';
+import { FIRST_PARTY_CLI_CLIENT_ID, UNOWNED } from './first-party-client.js';
 
 /**
  * One application the user authorized, as GET /api/v1/authorizations lists it: one row however
@@ -11,13 +13,26 @@ import type { AuthorizedAppStore, OAuthApp } from './oauth-store.js';
 export interface AuthorizedApp {
   /** The application's client id: one row per (person, application), and what revoking names. */
   id: string;
-  application: Pick<OAuthApp, 'clientId' | 'name' | 'description'>;
+  application: Pick<OAuthApp, 'clientId' | 'name' | 'description'> & { kind: ApplicationKind };
   /** Every scope any of its live grants holds. */
   scopes: OAuthScope[];
   /** When the person first authorized it (the oldest live grant). */
   createdAt: string;
   /** When the application last obtained tokens with any of them (code exchange or refresh). */
   lastUsedAt: string | null;
+}
+
+/**
+ * Who stands behind an application, as the person's list shows it: one its owner registered here,
+ * this service's own CLI, or an agent nobody here registered, which either registered itself
+ * (RFC 7591) or is known by its client metadata document's URL (docs/oauth.md, "Agents").
+ */
+export type ApplicationKind = 'registered' | 'first_party' | 'dynamic_registration' | 'metadata_document';
+
+export function applicationKindOf(app: Pick<OAuthApp, 'clientId' | 'ownerId'>): ApplicationKind {
+  if (app.clientId === FIRST_PARTY_CLI_CLIENT_ID) return 'first_party';
+  if (app.ownerId !== UNOWNED) return 'registered';
+  return isClientIdUrl(app.clientId) ? 'metadata_document' : 'dynamic_registration';
 }
 
 const notFound = () => new NotFoundError('Authorization not found');
@@ -46,7 +61,7 @@ export class AuthorizedAppService {
       return [
         {
           id: app.clientId,
-          application: { clientId: app.clientId, name: app.name, description: app.description },
+          application: { clientId: app.clientId, name: app.name, description: app.description, kind: applicationKindOf(app) },
           scopes: ALL_SCOPES.filter((scope) => live.some((grant) => grant.scopes.includes(scope))),
           createdAt: live.map((grant) => grant.createdAt).reduce((oldest, date) => (date < oldest ? date : oldest)),
           lastUsedAt: latest(live.map((grant) => grant.lastUsedAt)),

@@ -72,6 +72,7 @@ export const authorizationView = (authorization: AuthorizedApp) => ({
     client_id: authorization.application.clientId,
     name: authorization.application.name,
     description: authorization.application.description,
+    kind: authorization.application.kind,
   },
   scopes: authorization.scopes,
   created_at: authorization.createdAt,

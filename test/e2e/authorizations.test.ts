@@ -44,14 +44,14 @@ describe('GET /api/v1/authorizations', () => {
     expect(response.body.data).toEqual([
       {
         id: otherApp.client_id,
-        application: { client_id: otherApp.client_id, name: 'Backup Bot', description: '' },
+        application: { client_id: otherApp.client_id, name: 'Backup Bot', description: '', kind: 'registered' },
         scopes: ['containers:read', 'containers:write'],
         created_at: expect.any(String),
         last_used_at: expect.any(String),
       },
       {
         id: app.client_id,
-        application: { client_id: app.client_id, name: 'Fleet Dashboard', description: 'Charts your load' },
+        application: { client_id: app.client_id, name: 'Fleet Dashboard', description: 'Charts your load', kind: 'registered' },
         scopes: ['containers:read'],
         created_at: expect.any(String),
         last_used_at: expect.any(String),

@@ -5,6 +5,7 @@ import { appRequest } from '../support/app-request.js';
 import { launchBrowser } from '../support/browser.js';
 import { startTestStack, type TestStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
+import { issuedTokens } from '../support/oauth-flow.js';
 
 /** Where the screenshots for the closing note go (outside the repository); unset, none are taken. */
 const SHOTS = process.env.CONSOLE_SHOTS_DIR;
@@ -231,6 +232,31 @@ describe('the console in a browser', () => {
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Delete Fleet Charts' }).click();
     await page.locator('#no-apps').waitFor();
+    await context.close();
+  });
+
+  it('shows a connected agent with who stands behind it, and disconnecting it stops its token at once', async () => {
+    const person = await signedInUser(stack.baseUrl);
+    const registered = await call(stack.baseUrl, 'POST', '/api/v1/oauth/register', {
+      body: { client_name: 'Deploy Agent', redirect_uris: ['https://agent.example/callback'] },
+    });
+    expect(registered.status).toBe(201);
+    const agent = { id: '', description: '', created_at: '', name: 'Deploy Agent', redirect_uris: ['https://agent.example/callback'], ...registered.body };
+    const tokens = await issuedTokens(stack.baseUrl, person, agent, 'containers:read');
+    const { context, page } = await signInThrough(person, '/console/applications');
+    await page.waitForURL(/\/console\/applications$/);
+
+    const row = page.locator('#connections li[data-name="Deploy Agent"]');
+    await row.waitFor();
+    expect(await row.getAttribute('data-kind')).toBe('dynamic_registration');
+    expect(await row.locator('.origin').textContent()).toBe('Agent that registered itself; not reviewed by this service');
+    expect(await row.locator('dd').nth(1).textContent()).toBe('containers:read');
+    await shot(page, '7-connected-agent');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Disconnect Deploy Agent' }).click();
+    await page.locator('#no-connections').waitFor();
+
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/containers', { token: tokens.access_token })).status).toBe(401);
     await context.close();
   });
 });

@@ -181,7 +181,7 @@ describe('client metadata documents', () => {
     // The person finds it under their authorized applications, by its URL, and can revoke it on that page.
     const listed = await call(baseUrl, 'GET', '/api/v1/authorizations', asSession(person));
     expect(listed.body.data).toEqual([
-      expect.objectContaining({ id: clientId, application: expect.objectContaining({ name: 'Docs Agent' }) }),
+      expect.objectContaining({ id: clientId, application: expect.objectContaining({ name: 'Docs Agent', kind: 'metadata_document' }) }),
     ]);
     const revoked = await call(baseUrl, 'POST', '/settings/authorizations', {
       headers: { cookie: person.cookie, 'content-type': 'application/x-www-form-urlencoded' },

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, fieldErrors } from './api.js';
-import type { AppRecord, RegisteredAppRecord, RotatedAppRecord } from './contract.js';
+import type { AppRecord, AuthorizationRecord, RegisteredAppRecord, RotatedAppRecord } from './contract.js';
 import { Field, html, when } from './ui.js';
 
 const urisOf = (text: string): string[] =>
@@ -51,6 +51,63 @@ function AppForm(props: {
     <button type="submit">${props.submitLabel}</button>
     ${props.onCancel ? html`<button type="button" class="secondary" onClick=${props.onCancel}>Cancel</button>` : null}
   </form>`;
+}
+
+/** How the list names who stands behind an authorization (docs/oauth.md, "Agents"). */
+function origin(authorization: AuthorizationRecord): string {
+  switch (authorization.application.kind) {
+    case 'metadata_document':
+      return `Agent described at ${new URL(authorization.application.client_id).host}; not reviewed by this service`;
+    case 'dynamic_registration':
+      return 'Agent that registered itself; not reviewed by this service';
+    case 'first_party':
+      return "This service's command-line client";
+    default:
+      return 'Application registered on this service';
+  }
+}
+
+/**
+ * What acts for the person: connected agents (a client metadata document, a dynamic registration)
+ * and applications they authorized, each revocable at once.
+ */
+function ConnectedList() {
+  const [authorizations, setAuthorizations] = useState<AuthorizationRecord[] | null>(null);
+  const [problem, setProblem] = useState('');
+  const load = async () => setAuthorizations(await api<AuthorizationRecord[]>('GET', '/api/v1/authorizations?limit=100'));
+  useEffect(() => {
+    void load();
+  }, []);
+  const revoke = async (authorization: AuthorizationRecord) => {
+    if (!confirm(`Disconnect ${authorization.application.name}? Every token you gave it stops working now.`)) return;
+    try {
+      await api('DELETE', `/api/v1/authorizations/${encodeURIComponent(authorization.id)}`);
+      void load();
+    } catch (error) {
+      setProblem(error instanceof Error ? error.message : 'Disconnecting failed');
+    }
+  };
+  return html`<section aria-labelledby="connected-heading">
+    <h2 id="connected-heading">Connected agents and applications</h2>
+    ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
+    ${
+      authorizations === null
+        ? html`<p>Loading…</p>`
+        : authorizations.length === 0
+          ? html`<p id="no-connections">Nothing acts for you: no agent or application holds a grant.</p>`
+          : html`<ul class="apps" id="connections">${authorizations.map(
+              (authorization) => html`<li data-name=${authorization.application.name} data-kind=${authorization.application.kind}>
+                <h3>${authorization.application.name}</h3>
+                <p class="origin">${origin(authorization)}</p>
+                <dl class="facts"><dt>Client ID</dt><dd><code>${authorization.application.client_id}</code></dd>
+                  <dt>Scopes</dt><dd>${authorization.scopes.join(', ')}</dd>
+                  <dt>Connected</dt><dd>${when(authorization.created_at)}</dd>
+                  <dt>Last used</dt><dd>${authorization.last_used_at ? when(authorization.last_used_at) : 'never'}</dd></dl>
+                <button type="button" class="danger" aria-label=${`Disconnect ${authorization.application.name}`} onClick=${() => revoke(authorization)}>Disconnect</button>
+              </li>`,
+            )}</ul>`
+    }
+  </section>`;
 }
 
 /** OAuth applications: the client secret is shown once, at registration and at each rotation. */
@@ -132,6 +189,7 @@ export function ApplicationsPage() {
               </li>`,
             )}</ul>`
     }
+    <${ConnectedList} />
     <section aria-labelledby="register-heading">
       <h2 id="register-heading">Register an application</h2>
       <${AppForm} idPrefix="register" submitLabel="Register" onSubmit=${register} />

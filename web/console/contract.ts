@@ -7,6 +7,7 @@ import { bodyFieldsOf, type ContainerRequestSchemas } from '../../lib/http/opena
  */
 export type {
   AppRecord,
+  AuthorizationRecord,
   ContainerRecord,
   ErrorEnvelope,
   FieldProblem,

@@ -28,4 +28,21 @@ export interface ReconcileReport {
   errors: number;
   /** Whether both walks reached their end (false: the next run continues them). */
   complete: boolean;
+  /**
+   * How long each part of the run took, in ms: a run past its deadline names the part that held it
+   * (a walk waits for the page in hand, and an SDK call for its retries, before it looks at the deadline).
+   */
+  partMs: Partial<Record<ReconcilePart, number>>;
+}
+
+export type ReconcilePart = 'tasks' | 'restarts' | 'zone' | 'containers' | 'missingRoutes' | 'usage';
+
+/** Runs one part of a run, noting its time in the report whether it succeeds or fails. */
+export async function timedPart<T>(report: ReconcileReport, part: ReconcilePart, work: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  try {
+    return await work();
+  } finally {
+    report.partMs[part] = Date.now() - started;
+  }
 }

@@ -2,7 +2,7 @@ import { describeError, log } from '../log.js';
 import type { AppRoutes, RouteRequests } from './app-routes.js';
 import type { ContainerStore, ReconcileCheckpoint } from './container-store.js';
 import { ContainerSweep } from './reconcile-containers.js';
-import type { ReconcileReport } from './reconcile-report.js';
+import { type ReconcileReport, timedPart } from './reconcile-report.js';
 import { RouteRepair } from './reconcile-routes.js';
 import { TaskSweep } from './reconcile-tasks.js';
 import { reconcileUsage } from './reconcile-usage.js';
@@ -134,19 +134,21 @@ export class Reconciler {
       racesLost: 0,
       errors: 0,
       complete: true,
+      partMs: {},
     };
     const checkpoint = await this.store.reconcileCheckpoint();
     // The three walks go side by side, so that a run takes as long as its longest walk rather than their sum
     // (under load each store or ECS round trip takes a second or more); every write each makes is conditional
     // on what it read, so they never undo each other. Each part goes on when another fails (ECS or Route 53
     // throttled past the SDK's retries): the next run retries it.
-    const tasks = this.tasks.sweep(checkpoint.tasksCursor, report, this.deadline).catch((error: unknown) => {
+    const tasks = timedPart(report, 'tasks', () => this.tasks.sweep(checkpoint.tasksCursor, report, this.deadline)).catch((error: unknown) => {
       report.errors += 1;
       log.error('Reconciler could not walk the tasks', describeError(error));
       return checkpoint.tasksCursor;
     });
-    const restarts = this.beginRestartsDue(checkpoint.restartsCursor, report);
-    await this.routeRepair?.withdrawStale(report, this.deadline).catch((error: unknown) => {
+    const restarts = timedPart(report, 'restarts', () => this.beginRestartsDue(checkpoint.restartsCursor, report));
+    const routeRepair = this.routeRepair;
+    await (routeRepair ? timedPart(report, 'zone', () => routeRepair.withdrawStale(report, this.deadline)) : Promise.resolve()).catch((error: unknown) => {
       report.errors += 1;
       log.error('Reconciler could not check the zone', describeError(error));
     });
@@ -154,18 +156,20 @@ export class Reconciler {
       cursor: containersCursor,
       owners,
       changedOwners,
-    } = await this.containers.sweep(checkpoint.containersCursor, report, this.deadline);
-    await this.routeRepair?.publishMissingFound(report).catch((error: unknown) => {
+    } = await timedPart(report, 'containers', () => this.containers.sweep(checkpoint.containersCursor, report, this.deadline));
+    await (routeRepair ? timedPart(report, 'missingRoutes', () => routeRepair.publishMissingFound(report)) : Promise.resolve()).catch((error: unknown) => {
       report.errors += 1;
       log.error('Reconciler could not ask for the missing routes', describeError(error));
     });
     // The recount waits between its two counts; the restarts due go on meanwhile (a charge they make moves the
     // stored use, which makes the recount's conditional correction a no-op).
-    await reconcileUsage(
-      this.store,
-      [...owners].filter((owner) => !changedOwners.has(owner)),
-      report,
-      { maxUsageChecks: this.options.maxUsageChecks, usageSettleMs: this.options.usageSettleMs, deadline: this.deadline },
+    await timedPart(report, 'usage', () =>
+      reconcileUsage(
+        this.store,
+        [...owners].filter((owner) => !changedOwners.has(owner)),
+        report,
+        { maxUsageChecks: this.options.maxUsageChecks, usageSettleMs: this.options.usageSettleMs, deadline: this.deadline },
+      ),
     );
     const [tasksCursor, restartsCursor] = await Promise.all([tasks, restarts]);
     const next: ReconcileCheckpoint = {

@@ -433,6 +433,7 @@ it(`drives ${CONTAINERS} containers for ${RUN_MS / 1000} s under every fault, ch
     reconcileRunMs: {
       mean: Math.round(stack.reconcileMs.reduce((sum, ms) => sum + ms, 0) / Math.max(1, stack.reconcileMs.length)),
       max: Math.max(0, ...stack.reconcileMs),
+      slowestByPart: stack.slowestReconcile?.partMs,
     },
     ecsCalls: Object.fromEntries([...sim.ecs.calls.entries()].sort()),
     tasksRun: sim.ecs.tasks.size,

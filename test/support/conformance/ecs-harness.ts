@@ -125,6 +125,8 @@ export class EcsSimStack {
   reconcileErrors = 0;
   /** How long each reconciler run took, ms (finished runs, failed ones too). */
   readonly reconcileMs: number[] = [];
+  /** The slowest run's time per part (ReconcileReport.partMs): which part held it past its deadline. */
+  slowestReconcile: { ms: number; partMs: Record<string, number> } | undefined;
   handlerErrors = 0;
 
   constructor(
@@ -183,7 +185,11 @@ export class EcsSimStack {
       this.reconciling = parts.reconciler
         .run({ deadline: Date.now() + 20_000 })
         .then(
-          () => void (this.reconcileRuns += 1),
+          (report) => {
+            this.reconcileRuns += 1;
+            const ms = Date.now() - started;
+            if (!this.slowestReconcile || ms > this.slowestReconcile.ms) this.slowestReconcile = { ms, partMs: report.partMs };
+          },
           () => void (this.reconcileErrors += 1),
         )
         .finally(() => {

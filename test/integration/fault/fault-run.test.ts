@@ -428,6 +428,8 @@ it(`drives ${CONTAINERS} containers for ${RUN_MS / 1000} s under every fault, ch
       maxConcurrentInvocations: stack.routeSource.maxInFlightSeen,
       deadLettered: sim.sqs.queue('route-changes').deadLetters.length,
     },
+    // Records whose handling threw: each waits out its queue's visibility timeout (as deployed) before it is delivered again.
+    recordsFailed: stack.handlerErrors,
     reconcileRuns: stack.reconcileRuns,
     reconcileErrors: stack.reconcileErrors,
     reconcileRunMs: {

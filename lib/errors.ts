@@ -113,6 +113,24 @@ export class ForbiddenError extends HttpError {
   }
 }
 
+/** The password is right, but an admin reset it: the sign-in must choose a new one (`new_password`). */
+export class PasswordChangeRequiredError extends HttpError {
+  readonly statusCode = 403;
+  readonly code = 'PASSWORD_CHANGE_REQUIRED';
+  constructor(message = 'An admin reset this password: sign in again with a new password (new_password)') {
+    super(message);
+  }
+}
+
+/** The password is right, but an admin disabled the account. */
+export class AccountDisabledError extends HttpError {
+  readonly statusCode = 403;
+  readonly code = 'ACCOUNT_DISABLED';
+  constructor(message = 'This account is disabled; ask an admin to enable it') {
+    super(message);
+  }
+}
+
 export class CsrfRejectedError extends HttpError {
   readonly statusCode = 403;
   readonly code = 'CSRF_REJECTED';

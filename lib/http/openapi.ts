@@ -11,7 +11,7 @@ const errorCodes: Record<number, { code: string; description: string }> = {
   403: {
     code: 'FORBIDDEN',
     description:
-      "Authenticated but not allowed (CSRF_REJECTED for a session request without a valid x-csrf-token; QUOTA_EXCEEDED when a create, start, restart or resize would pass the caller's quota, naming the limit and the current use)",
+      "Authenticated but not allowed (CSRF_REJECTED for a session request without a valid x-csrf-token; QUOTA_EXCEEDED when a create, start, restart or resize would pass the caller's quota, naming the limit and the current use; PASSWORD_CHANGE_REQUIRED and ACCOUNT_DISABLED from a sign-in with the right password on an account an admin reset or disabled)",
   },
   404: { code: 'NOT_FOUND', description: 'No such resource, or not yours; also a path id that is not a UUID' },
   409: { code: 'CONFLICT', description: 'A uniqueness or state conflict: a taken hostname or email, or a concurrent change that won' },

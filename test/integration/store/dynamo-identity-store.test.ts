@@ -95,6 +95,8 @@ describe('DynamoIdentityStore users', () => {
       role: 'user' as const,
       createdAt: NOW.toISOString(),
       passwordHash: 'scrypt$not-a-real-hash',
+      status: 'active' as const,
+      mustChangePassword: false,
     });
     // Act
     const results = await Promise.allSettled(Array.from({ length: 6 }, () => store.createUser(user())));

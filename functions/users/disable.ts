@@ -6,5 +6,5 @@ import { resolveCredential } from '../../lib/wiring/authentication.js';
 import { accountsService } from '../../lib/wiring/accounts.js';
 
 export const handler = endpoint(route.disableUser, { resolveCredential }, async ({ principal, params }) => {
-  return ok(userView(await accountsService.disableUser(principal, params.user_id!)));
+  return ok(userView(await accountsService.disableUser(params.user_id!, principal)));
 });

@@ -6,6 +6,6 @@ import { resolveCredential } from '../../lib/wiring/authentication.js';
 import { identityService } from '../../lib/wiring/identity.js';
 
 export const handler = endpoint(route.resetPassword, { resolveCredential }, async ({ principal, params }) => {
-  const { user, temporaryPassword } = await identityService.resetPassword(principal, params.user_id!);
+  const { user, temporaryPassword } = await identityService.resetPassword(params.user_id!, principal);
   return ok({ user: userView(user), temporary_password: temporaryPassword });
 });

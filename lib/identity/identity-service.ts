@@ -264,11 +264,12 @@ export class IdentityService {
    * An admin's reset: a generated password, shown once to the admin, that the person must replace
    * at their next sign-in; every session of the account ends.
    */
-  async resetPassword(admin: Principal, userId: string): Promise<{ user: User; temporaryPassword: string }> {
+  async resetPassword(userId: string, admin?: Principal): Promise<{ user: User; temporaryPassword: string }> {
     const user = await this.getUser(userId);
     const temporaryPassword = randomBytes(18).toString('base64url');
     if (!(await this.store.setPassword(user, await hashPassword(temporaryPassword), true))) throw new NotFoundError('User not found');
-    await this.endSessions(user.id, user.id === admin.userId ? admin.credentialHash : undefined);
+    // An admin resetting their own password keeps the session they did it with.
+    await this.endSessions(user.id, user.id === admin?.userId ? admin.credentialHash : undefined);
     return { user: { ...user, mustChangePassword: true }, temporaryPassword };
   }
 
@@ -278,8 +279,8 @@ export class IdentityService {
    * read that authenticates them finds nothing). Its tokens come back on enable; its sessions and
    * authorizations do not (docs/api-rules.md, "Accounts").
    */
-  async disableUser(admin: Principal, userId: string): Promise<User> {
-    if (userId === admin.userId) throw new ConflictError('An admin cannot disable their own account');
+  async disableUser(userId: string, admin?: Principal): Promise<User> {
+    if (userId === admin?.userId) throw new ConflictError('An admin cannot disable their own account');
     const user = await this.getUser(userId);
     // The status first: a session or token created meanwhile either fails its check or is found below.
     if (!(await this.store.setUserStatus(user, 'disabled'))) throw new NotFoundError('User not found');

@@ -93,9 +93,9 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
       "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it",
   },
   consoleApp: {
-    bytes: 344 * 1024,
+    bytes: 349 * 1024,
     reason:
-      "the console's built files (Preact, htm, uPlot and the pages, about 97 KiB minified) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page, with the RFC 8707 audience check and RFC 9728 challenge every authenticating route carries since issue 35 (about 1.5 KiB; 340.8 KiB measured)",
+      "the console's built files (Preact, htm, uPlot and the pages, about 101 KiB minified) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page, with the RFC 8707 audience check and RFC 9728 challenge every authenticating route carries since issue 35 (about 1.5 KiB); the Users and Account pages of issue 37 added 4.6 KiB (347.1 KiB measured)",
   },
   startContainer: {
     bytes: 356 * 1024,

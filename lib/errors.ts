@@ -245,6 +245,16 @@ export function unavailableFrom(error: unknown): ServiceBusyError | undefined {
     : undefined;
 }
 
+/**
+ * The container's own code failed (it exited, failed its health check, or its image could not be
+ * pulled): the request was carried out and the outcome is the app's, not the service's, so it is
+ * no 5xx (which would also set off the operator's 5xx alarm). The message carries `state_reason`.
+ */
+export class ContainerFailedError extends HttpError {
+  readonly statusCode = 409;
+  readonly code = 'CONTAINER_FAILED';
+}
+
 export class InternalError extends HttpError {
   readonly statusCode = 500;
   readonly code = 'INTERNAL_ERROR';

@@ -105,6 +105,13 @@ describe('DynamoIdentityStore users', () => {
     for (const result of results.filter((result) => result.status === 'rejected')) expect(result.reason).toBeInstanceOf(ConflictError);
     const found = await store.findUserByEmail(email);
     expect(found?.email).toBe(email);
-    expect(await store.getUser(found!.id)).toEqual({ id: found!.id, email, role: 'user', createdAt: NOW.toISOString() });
+    expect(await store.getUser(found!.id)).toEqual({
+      id: found!.id,
+      email,
+      role: 'user',
+      createdAt: NOW.toISOString(),
+      status: 'active',
+      mustChangePassword: false,
+    });
   });
 });

@@ -93,14 +93,19 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
       "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it",
   },
   consoleApp: {
-    bytes: 346 * 1024,
+    bytes: 352 * 1024,
     reason:
-      "the console's built files (Preact, htm, uPlot and the pages, about 100 KiB minified, the connected agents list among them) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page, with the RFC 8707 audience check and RFC 9728 challenge every authenticating route carries since issue 35 (about 1.5 KiB; 345.0 KiB measured)",
+      "the console's built files (Preact, htm, uPlot and the pages, about 105 KiB minified: the connected agents list of issue 35 and the Users and Account pages of issue 37 among them) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page, with the RFC 8707 audience check and RFC 9728 challenge every authenticating route carries since issue 35 (about 1.5 KiB)",
   },
   startContainer: {
     bytes: 356 * 1024,
     reason:
       'the ECS client (33 KiB) and the SQS client (about 22 KiB): a start that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB); the RFC 8707 audience check and RFC 9728 challenge of every authenticating route (issue 35, about 1.5 KiB; 352.4 KiB measured); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together',
+  },
+  updateContainer: {
+    bytes: 322 * 1024,
+    reason:
+      "the container service's transitions (a PATCH may restart) at the 320 KiB budget, plus issue 37's answers: CONTAINER_FAILED for a start or restart the app failed, and the account errors every bundle of lib/errors.ts carries (320.02 KiB measured)",
   },
   restartContainer: {
     bytes: 356 * 1024,

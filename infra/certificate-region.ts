@@ -1,3 +1,4 @@
+import { SettingsError } from './settings-error.js';
 import { Aws, CfnRule, Fn, type Stack, Token } from 'aws-cdk-lib';
 
 /** The certificates a deployment names, by their context setting. */
@@ -6,7 +7,7 @@ export type CertificateSettings = Partial<Record<'apiCertificateArn' | 'appsCert
 /** The Region an ACM certificate ARN names: `arn:<partition>:acm:<region>:<account>:certificate/<id>`. */
 export function regionOfCertificate(certificateArn: string): string {
   const region = certificateArn.split(':')[3];
-  if (!region) throw new Error(`Invalid CDK context: ${certificateArn} is not an ACM certificate ARN`);
+  if (!region) throw new SettingsError(`Invalid CDK context: ${certificateArn} is not an ACM certificate ARN`);
   return region;
 }
 
@@ -25,13 +26,13 @@ export function requireCertificatesInStackRegion(stack: Stack, certificates: Cer
   const regions = new Set(named.map(({ region }) => region));
   if (regions.size > 1) {
     const list = named.map(({ setting, region }) => `${setting} is in ${region}`).join(', ');
-    throw new Error(`Invalid CDK context: ${list}; both must be in the stack's Region`);
+    throw new SettingsError(`Invalid CDK context: ${list}; both must be in the stack's Region`);
   }
   const stackRegion = Token.isUnresolved(stack.region) ? deploymentRegion : stack.region;
   const certificateRegion = named[0]!.region;
   if (stackRegion && stackRegion !== certificateRegion) {
     const list = named.map(({ setting }) => setting).join(' and ');
-    throw new Error(
+    throw new SettingsError(
       `Invalid CDK context: ${list} ${named.length > 1 ? 'are' : 'is'} in ${certificateRegion}, but the stack deploys to ${stackRegion}; request or import the certificate in ${stackRegion} (ACM certificates are regional)`,
     );
   }

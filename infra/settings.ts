@@ -4,6 +4,7 @@ import * as z from 'zod';
 import { MAX_MEMORY_MB_PER_CORE } from '../lib/containers/task-size.js';
 import { registryRefusal } from '../lib/containers/workload-rules.js';
 import { PULL_THROUGH_UPSTREAMS } from './constructs/image-pull-through.js';
+import { SettingsError } from './settings-error.js';
 
 const list = z
   .union([z.string(), z.array(z.string())])
@@ -133,6 +134,15 @@ const settingsSchema = z
     quotaMaxMemoryMb: z.coerce.number().int().min(0).max(1_000_000_000).optional(),
     /** REFRESH_REUSE_GRACE_SECONDS of the token function (docs/oauth.md, "Refresh retries"); 0, the default, keeps it off. */
     refreshReuseGraceSeconds: z.coerce.number().int().min(0).max(60).default(0),
+    /**
+     * A table the stack uses instead of creating its own: the one a point-in-time restore made
+     * (docs/operations.md, "Restoring the table"). DynamoDB's table name rule:
+     * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html
+     */
+    tableName: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name: 3 to 255 of A-Z, a-z, 0-9, _, - and .')
+      .optional(),
   })
   .refine((settings) => registryRefusal(settings.containerImage, cachedRegistriesOf(settings)) === undefined, {
     message:
@@ -192,13 +202,55 @@ function sameSite(first: string | undefined, second: string | undefined): boolea
 
 export type DeploymentSettings = z.infer<typeof settingsSchema>;
 
-/** Reads and validates the settings, so a bad value fails synth with a readable message. */
+/** The settings' keys, as `-c key=value` and cdk.json's `context` take them. */
+export const SETTING_KEYS: readonly string[] = Object.keys(settingsSchema.shape);
+
+/**
+ * Context keys that are the CDK's own, not settings: feature flags (`@aws-cdk/…`), the CLI's
+ * (`aws:cdk:…`) and cached lookups (`availability-zones:account=…`), all with `@` or `:` in them.
+ */
+const isCdkOwnKey = (key: string): boolean => key.startsWith('@') || key.includes(':');
+
+/**
+ * Reads and validates the settings, so a bad value or a misspelled key (`appDomain`) fails synth
+ * with one readable line naming the valid keys, not a silently ignored setting.
+ */
 export function readSettings(node: Node): DeploymentSettings {
-  const raw = Object.fromEntries(Object.keys(settingsSchema.shape).map((key) => [key, node.tryGetContext(key)]));
+  const unknown = Object.keys(node.getAllContext()).filter((key) => !isCdkOwnKey(key) && !SETTING_KEYS.includes(key));
+  if (unknown.length > 0) {
+    const hints = unknown.map((key) => {
+      const near = nearestKeys(key);
+      return near.length > 0 ? `${key} (did you mean ${near.join(' or ')}?)` : key;
+    });
+    throw new SettingsError(
+      `Unknown CDK context key${unknown.length > 1 ? 's' : ''} ${hints.join(', ')}; the settings are: ${SETTING_KEYS.join(', ')}`,
+    );
+  }
+  const raw = Object.fromEntries(SETTING_KEYS.map((key) => [key, node.tryGetContext(key)]));
   const parsed = settingsSchema.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'context'}: ${issue.message}`);
-    throw new Error(`Invalid CDK context: ${problems.join('; ')}`);
+    throw new SettingsError(`Invalid CDK context: ${problems.join('; ')}`);
   }
   return parsed.data;
+}
+
+/** The settings a misspelled key most likely meant: those fewest edits away, within a third of its length, case aside. */
+function nearestKeys(key: string): string[] {
+  const distances = SETTING_KEYS.map((candidate) => ({ candidate, distance: editDistance(key.toLowerCase(), candidate.toLowerCase()) }));
+  const least = Math.min(...distances.map(({ distance }) => distance));
+  if (least > Math.max(1, Math.floor(key.length / 3))) return [];
+  return distances.filter(({ distance }) => distance === least).map(({ candidate }) => candidate);
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
 }

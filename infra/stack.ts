@@ -88,7 +88,7 @@ export class ContainerHostingStack extends Stack {
     );
     Tags.of(this).add('service', 'container-hosting');
 
-    const store = new ServiceTable(this, 'Store');
+    const store = new ServiceTable(this, 'Store', settings.tableName);
     const workload = new ContainerWorkload(this, 'Containers', {
       image: settings.containerImage,
       taskFamily: settings.taskFamily,
@@ -307,6 +307,15 @@ export class ContainerHostingStack extends Stack {
     });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.api.url, description: 'Base URL of the API (the stage)' });
+    // Where a person opens the console: the public address when one is set, else the stage's URL.
+    new CfnOutput(this, 'ConsoleUrl', {
+      value: settings.publicBaseUrl
+        ? `${settings.publicBaseUrl.replace(/\/+$/, '')}/console`
+        : settings.apiDomain
+          ? `https://${settings.apiDomain}/console`
+          : `${this.api.api.url}console`,
+      description: 'The console in a browser (sign in with an account npm run admin created)',
+    });
     if (this.api.domain) {
       new CfnOutput(this, 'ApiDomainUrl', { value: `https://${settings.apiDomain}/`, description: 'The API at its custom domain' });
       new CfnOutput(this, 'ApiDomainTarget', {

@@ -113,6 +113,24 @@ export class ForbiddenError extends HttpError {
   }
 }
 
+/** The password is right, but an admin reset it: the sign-in must choose a new one (`new_password`). */
+export class PasswordChangeRequiredError extends HttpError {
+  readonly statusCode = 403;
+  readonly code = 'PASSWORD_CHANGE_REQUIRED';
+  constructor(message = 'An admin reset this password: sign in again with a new password (new_password)') {
+    super(message);
+  }
+}
+
+/** The password is right, but an admin disabled the account. */
+export class AccountDisabledError extends HttpError {
+  readonly statusCode = 403;
+  readonly code = 'ACCOUNT_DISABLED';
+  constructor(message = 'This account is disabled; ask an admin to enable it') {
+    super(message);
+  }
+}
+
 export class CsrfRejectedError extends HttpError {
   readonly statusCode = 403;
   readonly code = 'CSRF_REJECTED';
@@ -225,6 +243,16 @@ export function unavailableFrom(error: unknown): ServiceBusyError | undefined {
   return transient
     ? new ServiceBusyError('A service we depend on did not answer; try again shortly', UNAVAILABLE_RETRY_AFTER_S)
     : undefined;
+}
+
+/**
+ * The container's own code failed (it exited, failed its health check, or its image could not be
+ * pulled): the request was carried out and the outcome is the app's, not the service's, so it is
+ * no 5xx (which would also set off the operator's 5xx alarm). The message carries `state_reason`.
+ */
+export class ContainerFailedError extends HttpError {
+  readonly statusCode = 409;
+  readonly code = 'CONTAINER_FAILED';
 }
 
 export class InternalError extends HttpError {

@@ -7,6 +7,12 @@ import { sessionView } from '../../lib/identity/views.js';
 import { signInService } from '../../lib/wiring/sign-in.js';
 
 export const handler = endpoint(route.createSession, { body: signInBody }, async (request) => {
-  const session = await signInService.signIn(request.body.email, request.body.password, request.sourceIp, presentedDeviceCookie(request));
+  const session = await signInService.signIn(
+    request.body.email,
+    request.body.password,
+    request.sourceIp,
+    presentedDeviceCookie(request),
+    request.body.new_password,
+  );
   return ok(sessionView(session), {}, signedInCookies(session, request.origin));
 });

@@ -1,4 +1,4 @@
-import { ConflictError, InternalError, NotFoundError } from '../errors.js';
+import { ConflictError, ContainerFailedError, InternalError, NotFoundError } from '../errors.js';
 import { TASK_HISTORY_LENGTH, type Caller, type StoredContainer } from './container.js';
 import type { ContainerStore, TransitionChange, WriteOutcome } from './container-store.js';
 import { chargeFor, fitsAtAll, limitsFor, quotaExceeded, type QuotaCharge, type QuotaLimits } from './quota.js';
@@ -161,8 +161,15 @@ export const restartedByPolicy = (before: StoredContainer, latest: StoredContain
   ((latest.version > before.version && latest.restartCount > before.restartCount) ||
     (latest.version === before.version && before.taskArn === undefined && before.restartAt !== undefined));
 
-/** A start or restart that ended failed, with the container's reason. */
-export const failedToStart = (container: StoredContainer | undefined): InternalError =>
+/** A start or restart whose task stopped before it ran (the app exited, failed its health check, or its image did not pull): the app's failure. */
+export const failedToStart = (container: StoredContainer | undefined): ContainerFailedError =>
+  new ContainerFailedError(`The container failed to start${container?.stateReason ? `: ${container.stateReason}` : ''}`);
+
+/**
+ * A launch the runtime refused (RunTask's failures: capacity, placement), with the container's
+ * reason: the service could not run it, so 500 as before.
+ */
+export const launchRefused = (container: StoredContainer | undefined): InternalError =>
   new InternalError(`The container failed to start${container?.stateReason ? `: ${container.stateReason}` : ''}`);
 
 /** A launch the runtime refused; the container is already marked failed. */

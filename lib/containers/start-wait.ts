@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConflictError, InternalError, NotFoundError, ServiceBusyError, TimeoutError } from '../errors.js';
+import { ConflictError, ContainerFailedError, NotFoundError, ServiceBusyError, TimeoutError } from '../errors.js';
 import { log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
 import { countEvent } from '../observability/metrics.js';
@@ -121,7 +121,7 @@ export class StartWait {
       }
       if (latest.taskArn === oldTaskArn && latest.pendingTaskArn !== newTaskArn && latest.state === 'running') {
         // The new task stopped before it answered: the old one keeps serving (docs/containers.md, "Restart").
-        throw new InternalError(`The container could not be restarted: ${latest.stateReason ?? 'its new task stopped'}`);
+        throw new ContainerFailedError(`The container could not be restarted: ${latest.stateReason ?? 'its new task stopped'}`);
       }
       if (latest.state === 'failed') {
         if (oldTaskArn) await runtime.stopTask(oldTaskArn, STOP_REASON.restart);

@@ -7,7 +7,7 @@ import {
   CHANGED_MEANWHILE,
   ContainerLaunchFailed,
   type ContainerCore,
-  failedToStart,
+  launchRefused,
   historyWith,
   launchToken,
   STATE_REASON,
@@ -51,7 +51,7 @@ export class TaskLauncher {
     try {
       return await this.launch(container);
     } catch (error) {
-      if (error instanceof ContainerLaunchFailed) throw failedToStart(await this.core.store.get(container.id));
+      if (error instanceof ContainerLaunchFailed) throw launchRefused(await this.core.store.get(container.id));
       if (error instanceof ServiceBusyError) await this.undoClaim(container);
       throw error;
     }
@@ -87,7 +87,7 @@ export class TaskLauncher {
       taskArn = await this.runTaskOrFail(container);
     } catch (error) {
       if (error instanceof ContainerLaunchFailed && container.taskArn) await runtime.stopTask(container.taskArn, STOP_REASON.restart);
-      if (error instanceof ContainerLaunchFailed) throw failedToStart(await store.get(container.id));
+      if (error instanceof ContainerLaunchFailed) throw launchRefused(await store.get(container.id));
       throw error;
     }
     const attached = await store.attachPendingTask(container.id, container.version, taskArn, historyWith(container, taskArn));

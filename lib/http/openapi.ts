@@ -12,17 +12,24 @@ const errorCodes: Record<number, { code: string; description: string }> = {
   403: {
     code: 'FORBIDDEN',
     description:
-      "Authenticated but not allowed (CSRF_REJECTED for a session request without a valid x-csrf-token; QUOTA_EXCEEDED when a create, start, restart or resize would pass the caller's quota, naming the limit and the current use)",
+      "Authenticated but not allowed (CSRF_REJECTED for a session request without a valid x-csrf-token; QUOTA_EXCEEDED when a create, start, restart or resize would pass the caller's quota, naming the limit and the current use; PASSWORD_CHANGE_REQUIRED and ACCOUNT_DISABLED from a sign-in with the right password on an account an admin reset or disabled)",
   },
   404: { code: 'NOT_FOUND', description: 'No such resource, or not yours; also a path id that is not a UUID' },
-  409: { code: 'CONFLICT', description: 'A uniqueness or state conflict: a taken hostname or email, or a concurrent change that won' },
+  409: {
+    code: 'CONFLICT',
+    description:
+      "A uniqueness or state conflict: a taken hostname or email, or a concurrent change that won; CONTAINER_FAILED when a start or restart ended with the container's own failure (it exited, failed its health check, or its image could not be pulled), its state_reason in the message",
+  },
   413: { code: 'PAYLOAD_TOO_LARGE', description: 'JSON bodies are limited to 16 KiB' },
   429: {
     code: 'RATE_LIMITED',
     description:
       "Throttled: the whole API's per-address limit, a stricter one on sign-in and token endpoints, or too many wrong codes on /device; see Retry-After where present",
   },
-  500: { code: 'INTERNAL_ERROR', description: 'Unexpected server error; for start and restart, the container failed to start' },
+  500: {
+    code: 'INTERNAL_ERROR',
+    description: 'Unexpected server error; for start and restart, a launch the runtime refused (capacity, placement)',
+  },
   503: {
     code: 'SERVICE_BUSY',
     description: 'AWS throttled the request past its retries; nothing was done (a create leaves no container); try again after Retry-After',

@@ -1,4 +1,13 @@
-import { BadRequestError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError } from '../errors.js';
+import {
+  AccountDisabledError,
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  PasswordChangeRequiredError,
+  RateLimitedError,
+  UnauthorizedError,
+} from '../errors.js';
 import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../page.js';
 import { type Authentication, CredentialAuthenticator, csrfTokenFor } from './authentication.js';
@@ -7,6 +16,7 @@ import type { EmailFailures, IdentityStore, LoginSource, PersonalAccessToken, Us
 import { DECOY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 import { ALL_SCOPES, PERSONAL_ACCESS_TOKEN_SCOPES, type PersonalAccessTokenScope, type Principal, type Role } from './principal.js';
 import { CREDENTIAL_PREFIX, newSecret, sha256Hex } from './secrets.js';
+import { randomBytes } from 'node:crypto';
 
 export const SESSION_LIFETIME_SECONDS = 12 * 60 * 60;
 export const MIN_PASSWORD_LENGTH = 12;
@@ -51,6 +61,13 @@ export interface IssuedPersonalAccessToken {
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
+function checkPasswordLength(password: string, field: string): void {
+  if (password.length < MIN_PASSWORD_LENGTH) {
+    const rule = `must be at least ${MIN_PASSWORD_LENGTH} characters`;
+    throw new BadRequestError(`The ${field.replace('_', ' ')} ${rule}`, [{ field, message: rule }]);
+  }
+}
+
 export class IdentityService {
   private readonly authenticator: CredentialAuthenticator;
 
@@ -59,20 +76,21 @@ export class IdentityService {
     private readonly now: () => Date = () => new Date(),
     /** Signs device cookies; without it every sign-in comes from an unknown device. */
     private readonly deviceCookieKey?: () => Promise<Uint8Array>,
+    /** Revokes every OAuth authorization of an account (lib/wiring/accounts.ts); the OAuth area's, so given. */
+    private readonly revokeAuthorizations?: (userId: string) => Promise<void>,
   ) {
     this.authenticator = new CredentialAuthenticator(store, now);
   }
 
   async createUser(input: { email: string; password: string; role?: Role }): Promise<User> {
-    if (input.password.length < MIN_PASSWORD_LENGTH) {
-      const rule = `must be at least ${MIN_PASSWORD_LENGTH} characters`;
-      throw new BadRequestError(`The password ${rule}`, [{ field: 'password', message: rule }]);
-    }
-    const user = {
+    checkPasswordLength(input.password, 'password');
+    const user: User = {
       id: newId(),
       email: normalizeEmail(input.email),
       role: input.role ?? 'user',
       createdAt: this.now().toISOString(),
+      status: 'active',
+      mustChangePassword: false,
     };
     await this.store.createUser({ ...user, passwordHash: await hashPassword(input.password) });
     return user;
@@ -100,7 +118,14 @@ export class IdentityService {
    * window on, one attempt per 1, 2, 4 … 60 seconds. A wrong email and a wrong password look and
    * take the same. A success hands out a new device cookie value for the email.
    */
-  async signIn(emailInput: string, password: string, address: string, deviceCookie?: string): Promise<SignedInSession> {
+  async signIn(
+    emailInput: string,
+    password: string,
+    address: string,
+    deviceCookie?: string,
+    /** Required when an admin reset the password (then the sign-in sets it). */
+    newPassword?: string,
+  ): Promise<SignedInSession> {
     const email = normalizeEmail(emailInput);
     const now = this.now();
     const [emailFailures, user, deviceKey] = await Promise.all([
@@ -143,25 +168,41 @@ export class IdentityService {
       ]);
       throw new UnauthorizedError('Wrong email or password');
     }
+    // Only a right password learns that the account is disabled or must change its password.
+    if (user.status === 'disabled') throw new AccountDisabledError();
+    if (user.mustChangePassword) {
+      if (newPassword === undefined) throw new PasswordChangeRequiredError();
+      checkPasswordLength(newPassword, 'new_password');
+      if (newPassword === password) {
+        throw new BadRequestError('The new password must differ from the one an admin set', [
+          { field: 'new_password', message: 'must differ from the password an admin set' },
+        ]);
+      }
+    }
     await Promise.all([
       this.store.clearLoginAttempts(email, source),
-      // A hash made with older parameters is replaced now that the password is at hand (issue 18).
-      needsRehash(user.passwordHash)
-        ? hashPassword(password).then((upgraded) => this.store.replacePasswordHash(email, user.passwordHash, upgraded))
-        : undefined,
+      user.mustChangePassword
+        ? hashPassword(newPassword!).then(async (chosen) => {
+            // Another sign-in that set it first wins; this one must then sign in with the new password.
+            if (!(await this.store.setPassword(user, chosen, false, user.passwordHash)))
+              throw new UnauthorizedError('Wrong email or password');
+          })
+        : // A hash made with older parameters is replaced now that the password is at hand (issue 18).
+          needsRehash(user.passwordHash)
+          ? hashPassword(password).then((upgraded) => this.store.replacePasswordHash(email, user.passwordHash, upgraded))
+          : undefined,
     ]);
 
     const token = newSecret(CREDENTIAL_PREFIX.session);
     const expiresAt = new Date(now.getTime() + SESSION_LIFETIME_SECONDS * 1000).toISOString();
-    await this.store.putCredential({
-      tokenHash: sha256Hex(token),
-      kind: 'session',
-      userId: user.id,
-      role: user.role,
-      scopes: ALL_SCOPES,
-      expiresAt,
-    });
-    const { passwordHash: _passwordHash, ...publicUser } = user;
+    const created = await this.store.createSession(
+      { tokenHash: sha256Hex(token), kind: 'session', userId: user.id, role: user.role, scopes: ALL_SCOPES, expiresAt },
+      email,
+    );
+    // Disabled between the read and the write: the disable won.
+    if (!created) throw new AccountDisabledError();
+    const { passwordHash: _passwordHash, ...signedIn } = user;
+    const publicUser: User = { ...signedIn, mustChangePassword: false };
     return {
       token,
       csrfToken: csrfTokenFor(token),
@@ -190,6 +231,85 @@ export class IdentityService {
     if (!claim.claimed) {
       throw new RateLimitedError('Too many failed sign-ins for this email; try again shortly', claim.retryAfterSeconds);
     }
+  }
+
+  /**
+   * Changes the caller's own password, given the current one (counted against sign-in's limit for
+   * the address, so a stolen session cannot guess it), and ends every other session of the account.
+   */
+  async changePassword(principal: Principal, currentPassword: string, newPassword: string, address: string): Promise<void> {
+    checkPasswordLength(newPassword, 'new_password');
+    const profile = await this.getUser(principal.userId);
+    const now = this.now();
+    const source: LoginSource = { address };
+    const attempt = await this.store.reserveLoginAttempt(profile.email, source, now, LOGIN_LOCKOUT_SECONDS, LOGIN_FAILURE_LIMIT);
+    if (!attempt.allowed) {
+      throw new RateLimitedError('Too many wrong passwords for this account from this address; try again later', attempt.retryAfterSeconds);
+    }
+    const user = await this.store.findUserByEmail(profile.email);
+    if (!user || !(await verifyPassword(currentPassword, user.passwordHash))) {
+      if (attempt.attempt >= LOGIN_FAILURE_LIMIT) {
+        await this.store.lockLogin(profile.email, source, new Date(now.getTime() + LOGIN_LOCKOUT_SECONDS * 1000), LOGIN_FAILURE_LIMIT);
+      }
+      throw new BadRequestError('The current password is wrong', [{ field: 'current_password', message: 'is wrong' }]);
+    }
+    await this.store.clearLoginAttempts(profile.email, source);
+    if (!(await this.store.setPassword(user, await hashPassword(newPassword), false, user.passwordHash))) {
+      throw new ConflictError('The password changed meanwhile; sign in again');
+    }
+    await this.endSessions(user.id, principal.credentialHash);
+  }
+
+  /**
+   * An admin's reset: a generated password, shown once to the admin, that the person must replace
+   * at their next sign-in; every session of the account ends.
+   */
+  async resetPassword(userId: string, admin?: Principal): Promise<{ user: User; temporaryPassword: string }> {
+    const user = await this.getUser(userId);
+    const temporaryPassword = randomBytes(18).toString('base64url');
+    if (!(await this.store.setPassword(user, await hashPassword(temporaryPassword), true))) throw new NotFoundError('User not found');
+    // An admin resetting their own password keeps the session they did it with.
+    await this.endSessions(user.id, user.id === admin?.userId ? admin.credentialHash : undefined);
+    return { user: { ...user, mustChangePassword: true }, temporaryPassword };
+  }
+
+  /**
+   * Disables an account: no sign-in, and its sessions, personal access tokens and OAuth
+   * authorizations stop at once (each is a credential item deleted, or a grant revoked: the one
+   * read that authenticates them finds nothing). Its tokens come back on enable; its sessions and
+   * authorizations do not (docs/api-rules.md, "Accounts").
+   */
+  async disableUser(userId: string, admin?: Principal): Promise<User> {
+    if (userId === admin?.userId) throw new ConflictError('An admin cannot disable their own account');
+    const user = await this.getUser(userId);
+    // The status first: a session or token created meanwhile either fails its check or is found below.
+    if (!(await this.store.setUserStatus(user, 'disabled'))) throw new NotFoundError('User not found');
+    await Promise.all([this.endSessions(user.id), this.store.suspendPersonalAccessTokens(user.id), this.revokeAuthorizations?.(user.id)]);
+    return { ...user, status: 'disabled' };
+  }
+
+  async enableUser(userId: string): Promise<User> {
+    const user = await this.getUser(userId);
+    if (!(await this.store.setUserStatus(user, 'active'))) throw new NotFoundError('User not found');
+    await this.store.restorePersonalAccessTokens(user.id, user.role);
+    return { ...user, status: 'active' };
+  }
+
+  /** Every session of the account but `keep` (the caller's own, when it changes its password). */
+  private async endSessions(userId: string, keep?: string): Promise<void> {
+    const sessions = await this.store.listSessionsOfUser(userId);
+    await this.store.deleteSessions(
+      userId,
+      sessions.filter((session) => session.tokenHash !== keep),
+    );
+  }
+
+  /** The account's user by email, for the operator's script. */
+  async findUserByEmail(email: string): Promise<User | undefined> {
+    const found = await this.store.findUserByEmail(normalizeEmail(email));
+    if (!found) return undefined;
+    const { passwordHash: _passwordHash, ...user } = found;
+    return user;
   }
 
   async signOut(principal: Principal): Promise<void> {

@@ -1,15 +1,27 @@
 import type { Page, PageRequest } from '../page.js';
 import type { CredentialKind, OAuthScope, PersonalAccessTokenScope, ProtectedResource, Role } from './principal.js';
 
+/** `disabled`: no sign-in, and none of the account's sessions, tokens or authorizations work. */
+export type UserStatus = 'active' | 'disabled';
+
 export interface User {
   id: string;
   email: string;
   role: Role;
   createdAt: string;
+  status: UserStatus;
+  /** Set by an admin's reset: the next sign-in must choose a new password. */
+  mustChangePassword: boolean;
 }
 
 export interface UserWithPassword extends User {
   passwordHash: string;
+}
+
+/** A session as its user's partition indexes it, so that the account can end all its sessions. */
+export interface SessionOfUser {
+  tokenHash: string;
+  expiresAt: string;
 }
 
 /** Any bearer credential as stored: only its hash, never the token. */
@@ -104,6 +116,28 @@ export interface IdentityStore extends CredentialStore {
 
   putCredential(credential: CredentialRecord): Promise<void>;
   deleteCredential(tokenHash: string): Promise<void>;
+
+  /**
+   * Stores a session with its entry in the user's partition, together, unless the account is
+   * disabled (then false): a sign-in racing a disable either is seen by it or fails.
+   */
+  createSession(credential: CredentialRecord, email: string): Promise<boolean>;
+  /** The account's sessions, read consistently from its partition. */
+  listSessionsOfUser(userId: string): Promise<SessionOfUser[]>;
+  /** Deletes sessions and their entries (already gone ones are no error). */
+  deleteSessions(userId: string, sessions: readonly SessionOfUser[]): Promise<void>;
+
+  /**
+   * Sets a new password hash and whether the next sign-in must change it; with `previousHash`,
+   * only when the hash is still that one (false otherwise). False when the account is gone.
+   */
+  setPassword(user: Pick<User, 'id' | 'email'>, newHash: string, mustChange: boolean, previousHash?: string): Promise<boolean>;
+  /** Sets the account's status on the profile and the email claim together; false when it does not exist. */
+  setUserStatus(user: Pick<User, 'id' | 'email'>, status: UserStatus): Promise<boolean>;
+  /** Removes the credentials of the account's PATs (their metadata stays, so they can come back). */
+  suspendPersonalAccessTokens(userId: string): Promise<void>;
+  /** Writes again the credentials of the account's live PATs, from their metadata. */
+  restorePersonalAccessTokens(userId: string, role: Role): Promise<void>;
 
   /** Replaces a password hash, unless it changed meanwhile (then nothing happens). */
   replacePasswordHash(email: string, previousHash: string, newHash: string): Promise<void>;

@@ -2,7 +2,14 @@ import type { IssuedPersonalAccessToken, SignedInSession } from './identity-serv
 import type { PersonalAccessToken, User } from './identity-store.js';
 
 /** The public JSON shapes of identity resources (docs/api-rules.md). */
-export const userView = (user: User) => ({ id: user.id, email: user.email, role: user.role, created_at: user.createdAt });
+export const userView = (user: User) => ({
+  id: user.id,
+  email: user.email,
+  role: user.role,
+  created_at: user.createdAt,
+  status: user.status,
+  must_change_password: user.mustChangePassword,
+});
 
 export const sessionView = (session: SignedInSession) => ({
   token: session.token,

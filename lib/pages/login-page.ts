@@ -3,7 +3,7 @@ import type { ApiRequest } from '../http/api-request.js';
 import { serializeCookie } from '../http/cookies.js';
 import { loginCsrfCookieName, servedOnLoopback } from '../http/transport-security.js';
 import { escapeHtml, html, redirect, type Reply } from '../http/reply.js';
-import type { IdentityService } from '../identity/identity-service.js';
+import { type IdentityService, MIN_PASSWORD_LENGTH } from '../identity/identity-service.js';
 import { page } from './layout.js';
 
 /**
@@ -68,6 +68,8 @@ export interface LoginFormView {
   next: string;
   email?: string;
   error?: string;
+  /** An admin reset the password: the form also asks for a new one (POST /login's `new_password`). */
+  askNewPassword?: boolean;
 }
 
 export function loginFormPage(view: LoginFormView): string {
@@ -82,7 +84,13 @@ ${view.error ? `<p class="error" role="alert">${escapeHtml(view.error)}</p>` : '
   <input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(view.email ?? '')}">
   <label for="password">Password</label>
   <input id="password" name="password" type="password" autocomplete="current-password" required>
-  <button type="submit">Sign in</button>
+${
+  view.askNewPassword
+    ? `  <label for="new_password">New password (at least ${MIN_PASSWORD_LENGTH} characters)</label>
+  <input id="new_password" name="new_password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" required>
+`
+    : ''
+}  <button type="submit">Sign in</button>
 </form>`,
   );
 }

@@ -1,4 +1,4 @@
-import { HttpError } from '../errors.js';
+import { HttpError, PasswordChangeRequiredError } from '../errors.js';
 import type { ApiRequest } from '../http/api-request.js';
 import { html, redirect, type Reply } from '../http/reply.js';
 import { presentedDeviceCookie, signedInCookies } from '../http/session-cookie.js';
@@ -19,11 +19,11 @@ const field = (body: unknown, name: string): string => {
 export async function handleLoginSubmission(request: ApiRequest, identityService: Pick<IdentityService, 'signIn'>): Promise<Reply> {
   const email = field(request.body, 'email');
   const next = safeNextPath(field(request.body, 'next'));
-  const rerender = (statusCode: number, error: string, headers: Record<string, string> = {}) => {
+  const newPassword = field(request.body, 'new_password');
+  const rerender = (statusCode: number, error: string, headers: Record<string, string> = {}, askNewPassword = false) => {
     const csrf = newLoginCsrf(request.origin);
-    return html(statusCode, loginFormPage({ action: `${request.basePath}/login`, csrfToken: csrf.token, next, email, error }), headers, [
-      csrf.cookie,
-    ]);
+    const form = loginFormPage({ action: `${request.basePath}/login`, csrfToken: csrf.token, next, email, error, askNewPassword });
+    return html(statusCode, form, headers, [csrf.cookie]);
   };
 
   const expectedCsrf = request.cookies[loginCsrfCookieFor(request.origin)];
@@ -40,11 +40,16 @@ export async function handleLoginSubmission(request: ApiRequest, identityService
       credentials.data.password,
       request.sourceIp,
       presentedDeviceCookie(request),
+      newPassword === '' ? undefined : newPassword,
     );
     return redirect(`${request.basePath}${next}`, 303, signedInCookies(session, request.origin));
   } catch (error) {
-    if (error instanceof HttpError && (error.statusCode === 401 || error.statusCode === 429)) {
-      return rerender(error.statusCode, error.message, error.headers);
+    if (error instanceof PasswordChangeRequiredError) {
+      return rerender(403, 'An admin reset your password: enter it again and choose a new one.', error.headers, true);
+    }
+    // A new password too short (400), a disabled account (403): said on the form.
+    if (error instanceof HttpError && [400, 401, 403, 429].includes(error.statusCode)) {
+      return rerender(error.statusCode, error.message, error.headers, newPassword !== '');
     }
     throw error;
   }

@@ -8,15 +8,20 @@ import type {
   LoginAttempt,
   LoginSource,
   PersonalAccessToken,
+  SessionOfUser,
   User,
+  UserStatus,
   UserWithPassword,
 } from '../identity/identity-store.js';
+import type { Role } from '../identity/principal.js';
 import {
+  batchDelete,
   conditionFailedItem,
   documentClient,
   isConditionFailure,
   isTransactionConditionFailure,
   tableName,
+  transactionCancellationCodes,
   transactWrite,
 } from './dynamo.js';
 import { credentialEntity } from './entities/credential.js';
@@ -24,7 +29,7 @@ import { DynamoCredentialStore } from './dynamo-credential-store.js';
 import type { Item } from './entities/item.js';
 import { emailFailuresEntity, loginAttemptsEntity } from './entities/login-attempts.js';
 import { personalAccessTokenEntity } from './entities/personal-access-token.js';
-import { userEntity } from './entities/user.js';
+import { sessionOfUserEntity, userEntity } from './entities/user.js';
 import { INDEX, type ItemKey, keys, TTL_ATTRIBUTE, ttlEpochSeconds } from './keys.js';
 import { queryPage, type Page, type PageRequest } from './pagination.js';
 
@@ -81,6 +86,124 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
     await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.credential(tokenHash) }));
   }
 
+  async createSession(credential: CredentialRecord, email: string): Promise<boolean> {
+    try {
+      await transactWrite({
+        TransactItems: [
+          { Put: { TableName: tableName, Item: credentialEntity.toItem(credential) } },
+          { Put: { TableName: tableName, Item: sessionOfUserEntity.toItem(credential.userId, credential) } },
+          { ConditionCheck: { TableName: tableName, Key: keys.email(email), ...ACCOUNT_ACTIVE } },
+        ],
+      });
+      return true;
+    } catch (error) {
+      if (isTransactionConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async listSessionsOfUser(userId: string): Promise<SessionOfUser[]> {
+    return (await userPartitionItems(userId, keys.sessionOfUserPrefix)).map(sessionOfUserEntity.fromItem);
+  }
+
+  async deleteSessions(userId: string, sessions: readonly SessionOfUser[]): Promise<void> {
+    const deletes = sessions.flatMap((session) => [keys.credential(session.tokenHash), keys.sessionOfUser(userId, session.tokenHash)]);
+    await batchDelete(deletes);
+  }
+
+  async setPassword(user: Pick<User, 'id' | 'email'>, newHash: string, mustChange: boolean, previousHash?: string): Promise<boolean> {
+    try {
+      await transactWrite({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName,
+              Key: keys.email(user.email),
+              UpdateExpression: 'SET password_hash = :new, must_change_password = :mustChange',
+              ConditionExpression: previousHash ? 'password_hash = :previous' : 'attribute_exists(pk)',
+              ExpressionAttributeValues: {
+                ':new': newHash,
+                ':mustChange': mustChange,
+                ...(previousHash ? { ':previous': previousHash } : {}),
+              },
+            },
+          },
+          {
+            Update: {
+              TableName: tableName,
+              Key: keys.user(user.id),
+              UpdateExpression: 'SET must_change_password = :mustChange',
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeValues: { ':mustChange': mustChange },
+            },
+          },
+        ],
+      });
+      return true;
+    } catch (error) {
+      if (isTransactionConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async setUserStatus(user: Pick<User, 'id' | 'email'>, status: UserStatus): Promise<boolean> {
+    const update = (key: ItemKey) => ({
+      Update: {
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: 'SET #status = :status',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':status': status },
+      },
+    });
+    try {
+      await transactWrite({ TransactItems: [update(keys.email(user.email)), update(keys.user(user.id))] });
+      return true;
+    } catch (error) {
+      if (isTransactionConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async suspendPersonalAccessTokens(userId: string): Promise<void> {
+    const tokens = (await userPartitionItems(userId, keys.personalAccessTokenPrefix)).map(personalAccessTokenEntity.fromItem);
+    await batchDelete(tokens.map((token) => keys.credential(token.tokenHash)));
+  }
+
+  async restorePersonalAccessTokens(userId: string, role: Role): Promise<void> {
+    const now = new Date().toISOString();
+    const tokens = (await userPartitionItems(userId, keys.personalAccessTokenPrefix))
+      .map(personalAccessTokenEntity.fromItem)
+      .filter((token) => token.expiresAt > now);
+    await Promise.all(
+      tokens.map((token) =>
+        documentClient
+          .send(
+            new PutCommand({
+              TableName: tableName,
+              Item: credentialEntity.toItem({
+                tokenHash: token.tokenHash,
+                kind: 'pat',
+                userId,
+                role,
+                scopes: token.scopes,
+                expiresAt: token.expiresAt,
+                tokenId: token.id,
+                lineage: token.lineage,
+                ...(token.lastUsedAt ? { lastUsedAt: token.lastUsedAt } : {}),
+              }),
+              // A credential still there (a PAT made since) is kept as it is.
+              ConditionExpression: 'attribute_not_exists(pk)',
+            }),
+          )
+          .catch((error: unknown) => {
+            if (!isConditionFailure(error)) throw error;
+          }),
+      ),
+    );
+  }
+
   async replacePasswordHash(email: string, previousHash: string, newHash: string): Promise<void> {
     try {
       await documentClient.send(
@@ -110,6 +233,9 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
             },
           },
           { Put: { TableName: tableName, Item: credentialEntity.toItem(credential), ConditionExpression: 'attribute_not_exists(pk)' } },
+          // Never for a disabled account: a creation racing the disable either commits first (and the
+          // disable's consistent Query of the partition finds it) or fails here.
+          { ConditionCheck: { TableName: tableName, Key: keys.user(token.userId), ...ACCOUNT_ACTIVE } },
           // The parent must still exist, and counts the child, so that a deletion of the parent that
           // read its family before this write fails its condition and reads it again.
           ...(token.parentId
@@ -128,7 +254,11 @@ export class DynamoIdentityStore extends DynamoCredentialStore implements Identi
         ],
       });
     } catch (error) {
-      if (token.parentId && isTransactionConditionFailure(error)) throw new UnauthorizedError();
+      if (isTransactionConditionFailure(error)) {
+        const failed = transactionCancellationCodes(error).indexOf('ConditionalCheckFailed');
+        // The account's check (position 2) or the parent's (3): either way the caller's credential is no longer good.
+        if (failed >= 2) throw new UnauthorizedError();
+      }
       throw error;
     }
   }
@@ -363,4 +493,31 @@ async function deleteTokens(family: Item[]): Promise<void> {
       }),
     });
   }
+}
+
+/** What a write that must not happen on a disabled account checks (the profile or the email claim). */
+const ACCOUNT_ACTIVE = {
+  ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#status) OR #status <> :disabled)',
+  ExpressionAttributeNames: { '#status': 'status' },
+  ExpressionAttributeValues: { ':disabled': 'disabled' },
+};
+
+/** Every item of a user's partition under a prefix, read consistently (a GSI could miss one just written). */
+async function userPartitionItems(userId: string, prefix: string): Promise<Item[]> {
+  const items: Item[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await documentClient.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': keys.user(userId).pk, ':prefix': prefix },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(result.Items ?? []));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey);
+  return items;
 }

@@ -45,6 +45,18 @@ export async function grantsOfUserForClient(userId: string, clientId: string): P
   return [...found.values()].map(grantEntity.fromItem);
 }
 
+/**
+ * Revokes every grant of the user (an admin's disable, lib/identity/identity-service.ts): each
+ * grant's status and its entry's removal from the user's list, as the person's own revocation
+ * does. The owner index lags a grant created in the last moment; docs/api-rules.md, "Accounts".
+ */
+export async function revokeAllGrantsOfUser(userId: string): Promise<void> {
+  const entries = await userGrantEntries(userId);
+  if (entries.length === 0) return;
+  const found = await batchGetAll(entries.map((entry) => grantEntity.key(appGrantEntity.grantIdOf(entry))));
+  await new DynamoAuthorizedAppStore().revokeUserGrants([...found.values()].map(grantEntity.fromItem));
+}
+
 /** A cursor of the user's list: the newest grant id of the last application shown. */
 const encodeCursor = (grantId: string): string => Buffer.from(JSON.stringify({ before: grantId }), 'utf8').toString('base64url');
 

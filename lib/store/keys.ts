@@ -76,6 +76,9 @@ export const keys = {
     sk: join('PAT', tokenId),
   }),
   personalAccessTokenPrefix: 'PAT#',
+  /** A session's entry under its user, so that a password change or a disable can end every session. */
+  sessionOfUser: (userId: string, tokenHash: string): ItemKey => ({ pk: join('USER', userId), sk: join('SESSION', tokenHash) }),
+  sessionOfUserPrefix: 'SESSION#',
 
   /** A user's quota use (containers, running vCPU), charged in the same transaction as each container write. */
   quotaUsage: (userId: string): ItemKey => ({ pk: join('USER', userId), sk: 'QUOTA' }),

@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { identityService } from '../../lib/wiring/identity.js';
 
@@ -52,11 +55,65 @@ describe('npm run admin against DynamoDB Local', () => {
   });
 
   it('names the table when it does not exist', async () => {
-    const result = await runAdmin(['create-user', '--email', `ops-${randomUUID()}@example.com`], { env: { TABLE_NAME: 'no-such-table' } });
+    // A data directory with npm start's key file: the table, not the directory, is what is missing.
+    const dataDir = await mkdtemp(join(tmpdir(), 'admin-data-'));
+    await mkdir(join(dataDir, 'dynamodb'));
+    await writeFile(join(dataDir, 'dynamodb', 'access-key'), 'local\n');
+    const result = await runAdmin(['create-user', '--email', `ops-${randomUUID()}@example.com`], {
+      env: { TABLE_NAME: 'no-such-table', DATA_DIR: dataDir },
+    });
 
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
       /^admin: Table no-such-table not found in DynamoDB at http:\/\/127\.0\.0\.1:\d+ \(check TABLE_NAME and DYNAMODB_ENDPOINT\)\n$/,
     );
+  });
+
+  it("names a data directory without npm start's key as the cause, not only the table (a custom DATA_DIR)", async () => {
+    const result = await runAdmin(['list-users'], { env: { TABLE_NAME: 'no-such-table', DATA_DIR: '/nonexistent/data-dir' } });
+
+    expect(result.code).toBe(1);
+    expect(result.stderr.split('\n')).toHaveLength(2);
+    expect(result.stderr).toContain('there is no /nonexistent/data-dir/dynamodb/access-key');
+    expect(result.stderr).toContain('run this with the same DATA_DIR');
+  });
+});
+
+describe('npm run admin on existing accounts', () => {
+  it('lists users, resets a password the next sign-in must replace, disables and enables an account', async () => {
+    // Prepare
+    const email = `person-${randomUUID()}@example.com`;
+    const password = `pw-${randomUUID()}`;
+    await identityService.createUser({ email, password });
+    const session = await identityService.signIn(email, password, '127.0.0.1');
+
+    // Act and assess: reset.
+    const reset = await runAdmin(['reset-password', '--email', email]);
+    expect(reset.stderr).toBe('');
+    expect(reset.code).toBe(0);
+    const temporary = /One-time password \(shown once\): (\S+)/.exec(reset.stdout)?.[1];
+    expect(temporary).toBeDefined();
+    expect(await identityService.authenticate(session.token)).toBeUndefined();
+    await expect(identityService.signIn(email, temporary!, '127.0.0.1')).rejects.toMatchObject({ code: 'PASSWORD_CHANGE_REQUIRED' });
+    const chosen = `chosen-${randomUUID()}`;
+    const afterReset = await identityService.signIn(email, temporary!, '127.0.0.1', undefined, chosen);
+
+    // Disable, shown in the list, then enable.
+    const disabled = await runAdmin(['disable', '--email', email]);
+    expect(disabled.code).toBe(0);
+    expect(await identityService.authenticate(afterReset.token)).toBeUndefined();
+    await expect(identityService.signIn(email, chosen, '127.0.0.1')).rejects.toMatchObject({ code: 'ACCOUNT_DISABLED' });
+    const listed = await runAdmin(['list-users']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(new RegExp(`^${email}\tuser\t[0-9a-f-]{36}\tdisabled$`, 'm'));
+    const enabled = await runAdmin(['enable', '--email', email]);
+    expect(enabled.code).toBe(0);
+    expect((await identityService.signIn(email, chosen, '127.0.0.1')).user.email).toBe(email);
+  });
+
+  it('says so when no user has the email, exit 1', async () => {
+    const result = await runAdmin(['disable', '--email', `ghost-${randomUUID()}@example.com`]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^No user with email ghost-/);
   });
 });

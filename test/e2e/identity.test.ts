@@ -32,7 +32,14 @@ describe('POST /api/v1/sessions', () => {
       token: expect.stringMatching(/^svss_[\w-]{43}$/),
       csrf_token: expect.any(String),
       expires_at: expect.any(String),
-      user: { id: user.userId, email: user.email, role: 'user', created_at: expect.any(String) },
+      user: {
+        id: user.userId,
+        email: user.email,
+        role: 'user',
+        created_at: expect.any(String),
+        status: 'active',
+        must_change_password: false,
+      },
     });
     issuedSecrets.push(response.body.data.token);
     const hoursLeft = (Date.parse(response.body.data.expires_at) - Date.now()) / 3_600_000;
@@ -264,7 +271,14 @@ describe('users', () => {
     issuedSecrets.push(password);
     const response = await call(baseUrl, 'POST', '/api/v1/users', { ...asSession(admin), body: { email, password } });
     expect(response.status).toBe(200);
-    expect(response.body.data).toEqual({ id: expect.any(String), email, role: 'user', created_at: expect.any(String) });
+    expect(response.body.data).toEqual({
+      id: expect.any(String),
+      email,
+      role: 'user',
+      created_at: expect.any(String),
+      status: 'active',
+      must_change_password: false,
+    });
     const signIn = await call(baseUrl, 'POST', '/api/v1/sessions', { body: { email, password } });
     expect(signIn.status).toBe(200);
     issuedSecrets.push(signIn.body.data.token);

@@ -40,6 +40,7 @@ describe('function bundles', () => {
       'deleteContainer',
       'consoleApp',
       'startContainer',
+      'updateContainer',
       'restartContainer',
       'taskStateChanged',
       'probeTask',

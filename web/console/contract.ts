@@ -18,6 +18,7 @@ export type {
   RotatedAppRecord,
   SessionRecord,
   TokenRecord,
+  UserRecord,
 } from '../../lib/http/api-types.js';
 
 declare const CONTAINER_REQUEST_SCHEMAS: ContainerRequestSchemas;

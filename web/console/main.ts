@@ -1,9 +1,11 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, base, loadSession, type Session, setBasePath, signInAgain } from './api.js';
+import { AccountPage } from './account-page.js';
 import { ApplicationsPage } from './applications-page.js';
 import { ContainersPage } from './containers-page.js';
 import { TokensPage } from './tokens-page.js';
+import { UsersPage } from './users-page.js';
 import { html, Link } from './ui.js';
 
 type Route =
@@ -11,6 +13,8 @@ type Route =
   | { page: 'container'; id: string }
   | { page: 'tokens' }
   | { page: 'applications' }
+  | { page: 'users' }
+  | { page: 'account' }
   | { page: 'unknown' };
 
 /** Which page a URL under /console names; reloading a URL draws the same page. */
@@ -21,6 +25,8 @@ function routeOf(pathname: string): Route {
   if (container) return { page: 'container', id: container[1]! };
   if (path === '/tokens') return { page: 'tokens' };
   if (path === '/applications') return { page: 'applications' };
+  if (path === '/users') return { page: 'users' };
+  if (path === '/account') return { page: 'account' };
   return { page: 'unknown' };
 }
 
@@ -29,6 +35,8 @@ const TITLES: Record<Route['page'], string> = {
   container: 'Container',
   tokens: 'Tokens',
   applications: 'Applications',
+  users: 'Users',
+  account: 'Account',
   unknown: 'Not found',
 };
 
@@ -66,11 +74,14 @@ function App(props: { session: Session }) {
       setRoute(routeOf(location.pathname));
     }}>${label}</a></li>`;
 
+  const isAdmin = props.session.user.role === 'admin';
   let content: unknown;
   if (route.page === 'containers') content = html`<${ContainersPage} />`;
   else if (route.page === 'container') content = html`<${LazyContainerPage} key=${route.id} id=${route.id} />`;
   else if (route.page === 'tokens') content = html`<${TokensPage} />`;
   else if (route.page === 'applications') content = html`<${ApplicationsPage} />`;
+  else if (route.page === 'users' && isAdmin) content = html`<${UsersPage} selfId=${props.session.user.id} />`;
+  else if (route.page === 'account') content = html`<${AccountPage} email=${props.session.user.email} />`;
   else content = html`<h1>Not found</h1><p><${Link} href=${`${base()}/console/containers`}>Go to your containers<//></p>`;
 
   return html`<a class="skip" href="#content">Skip to content</a>
@@ -81,6 +92,8 @@ function App(props: { session: Session }) {
           ${nav('/console/tokens', 'tokens', 'Tokens')}
           ${nav('/console/applications', 'applications', 'Applications')}
           <li><a href=${`${base()}/settings/authorizations`}>Authorized applications</a></li>
+          ${isAdmin ? nav('/console/users', 'users', 'Users') : null}
+          ${nav('/console/account', 'account', 'Account')}
         </ul>
       </nav>
       <div class="who"><span class="muted">${props.session.user.email}</span> <button type="button" class="secondary" onClick=${signOut}>Sign out</button></div>

@@ -1,4 +1,4 @@
-import { authenticated, type Route, route, SIGN_IN_MEMORY_MB, signIn } from './route.js';
+import { authenticated, revokeAuthorizationAccess, type Route, route, SIGN_IN_MEMORY_MB, signIn } from './route.js';
 
 /** Sessions, personal access tokens and users (functions/sessions, functions/tokens, functions/users). */
 export const createSession = /* @__PURE__ */ route({
@@ -105,6 +105,67 @@ export const getMe = /* @__PURE__ */ route({
   summary: 'The calling user',
 });
 
+export const changePassword = /* @__PURE__ */ route({
+  id: 'changePassword',
+  method: 'POST',
+  path: '/api/v1/users/me/password',
+  handler: 'functions/users/change-password.ts',
+  access: 'session',
+  body: 'json',
+  // The current password is checked (counted like a sign-in), the hash replaced on the email claim
+  // and the profile, and the account's other sessions (their entries under the user) deleted.
+  permissions: /* @__PURE__ */ authenticated({
+    read: ['user', 'email'],
+    update: ['email', 'user'],
+    write: ['loginFailures', 'credential', 'user'],
+  }),
+  memoryMb: SIGN_IN_MEMORY_MB,
+  rateLimited: true,
+  summary: 'Change your own password; signs out your other sessions',
+});
+
+export const resetPassword = /* @__PURE__ */ route({
+  id: 'resetPassword',
+  method: 'POST',
+  path: '/api/v1/users/{user_id}/password-reset',
+  handler: 'functions/users/reset-password.ts',
+  access: 'admin',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['user', 'email'], update: ['email', 'user'], write: ['credential', 'user'] }),
+  memoryMb: SIGN_IN_MEMORY_MB,
+  summary: 'Reset a password (admin): a one-time password the person replaces at their next sign-in',
+});
+
+export const disableUser = /* @__PURE__ */ route({
+  id: 'disableUser',
+  method: 'POST',
+  path: '/api/v1/users/{user_id}/disable',
+  handler: 'functions/users/disable.ts',
+  access: 'admin',
+  body: 'none',
+  // The status on the profile and the email claim; the account's sessions and PAT credentials
+  // deleted; its OAuth grants revoked (as a person's own revocation does).
+  permissions: /* @__PURE__ */ authenticated({
+    read: ['user', 'email', ...(revokeAuthorizationAccess.read ?? [])],
+    update: ['email', 'user', ...(revokeAuthorizationAccess.update ?? [])],
+    write: ['credential', 'user'],
+  }),
+  alsoAnswers: [409],
+  summary: 'Disable an account (admin): its sign-in, sessions, tokens and authorizations stop at once',
+});
+
+export const enableUser = /* @__PURE__ */ route({
+  id: 'enableUser',
+  method: 'POST',
+  path: '/api/v1/users/{user_id}/enable',
+  handler: 'functions/users/enable.ts',
+  access: 'admin',
+  body: 'none',
+  // The status, and the credentials of the account's live PATs written again from their metadata.
+  permissions: /* @__PURE__ */ authenticated({ read: ['user', 'email'], update: ['email', 'user'], write: ['credential'] }),
+  summary: 'Enable a disabled account again (admin): its personal access tokens work again',
+});
+
 /** This area's rows, in the order the table lists them. */
 export const identityRoutes = [
   createSession,
@@ -116,4 +177,8 @@ export const identityRoutes = [
   createUser,
   listUsers,
   getMe,
+  changePassword,
+  resetPassword,
+  disableUser,
+  enableUser,
 ] as const satisfies readonly Route[];

@@ -108,9 +108,10 @@ export const authenticated = (own: TableAccess = {}, services: Omit<RoutePermiss
 
 /**
  * Signing in: counting failures, reading the email claim (the password hash) and upgrading a hash
- * made with older scrypt parameters, storing the session.
+ * made with older scrypt parameters (or setting the new password after an admin's reset, on the
+ * claim and the profile), storing the session and its entry under the user (issue 37).
  */
-export const signIn: TableAccess = { read: ['email'], update: ['email'], write: ['loginFailures', 'credential'] };
+export const signIn: TableAccess = { read: ['email'], update: ['email', 'user'], write: ['loginFailures', 'credential', 'user'] };
 /**
  * A sign-in runs one scrypt derivation (N=2^17: 128 MiB, lib/identity/passwords.ts), CPU-bound: at
  * 1,769 MB a function has the equivalent of one vCPU (docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html),

@@ -15,7 +15,7 @@ import type { ContainerAction } from '../../../lib/containers/transitions.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
 import { taskUsage } from '../../../lib/wiring/task-usage.js';
-import { ConflictError, InternalError, NotFoundError, ServiceBusyError, TimeoutError } from '../../../lib/errors.js';
+import { ConflictError, ContainerFailedError, InternalError, NotFoundError, ServiceBusyError, TimeoutError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { LocalMetrics } from '../../../lib/local/local-metrics.js';
@@ -572,7 +572,7 @@ describe('ContainerService transitions on ECS (docs/containers.md)', () => {
     expect(awsCalls()).toEqual([runTask(created, 1), ...Array<AwsCall>(4).fill(describeTasks(created, 1))]);
   });
 
-  it('start answers 500 InternalError and leaves the container failed when its task stops before running', async () => {
+  it('start answers 409 CONTAINER_FAILED (the app failed, not the service) and leaves the container failed when its task stops before running', async () => {
     const { container, prepared } = await containerIn('stopped');
     ecsReports(
       ecsTask(container.id, 3, 1, 'PENDING'),
@@ -581,13 +581,13 @@ describe('ContainerService transitions on ECS (docs/containers.md)', () => {
 
     const failure = await containerService.start(owner, container.id).catch((error: unknown) => error);
 
-    expect(failure).toBeInstanceOf(InternalError);
-    expect(failure).toMatchObject({ statusCode: 500 });
+    expect(failure).toBeInstanceOf(ContainerFailedError);
+    expect(failure).toMatchObject({ statusCode: 409, code: 'CONTAINER_FAILED' });
     expect(await containerStore.get(container.id)).toMatchObject({ state: 'failed', version: 3, taskArn: taskArnFor(container.id, 3) });
     expect(awsCalls()).toEqual([...prepared, runTask(container, 3), describeTasks(container, 3), describeTasks(container, 3)]);
   });
 
-  it('start answers 500 InternalError and leaves the container failed when RunTask reports failures', async () => {
+  it('start answers 500 InternalError (the service could not launch it) and leaves the container failed when RunTask reports failures', async () => {
     const { container, prepared } = await containerIn('stopped');
     refuseNextLaunch();
 
@@ -1101,7 +1101,7 @@ describe('the restart policy and state_reason (ContainerService.applyTaskStatus,
 
     const failure = await containerService.start(owner, created.id).catch((error: unknown) => error);
 
-    expect(failure).toBeInstanceOf(InternalError);
+    expect(failure).toBeInstanceOf(ContainerFailedError);
     // The ECS adapter puts ECS's words in its owner's (lib/aws/ecs-task-status.ts reasonOf).
     expect((failure as Error).message).toBe('The container failed to start: image pull failed: pull access denied');
     expect(await containerStore.get(created.id)).toMatchObject({
@@ -1184,7 +1184,7 @@ describe('zero-downtime restart (docs/containers.md, "Restart")', () => {
 
     const failure = await containerService.restart(owner, running.id).catch((error: unknown) => error);
 
-    expect(failure).toBeInstanceOf(InternalError);
+    expect(failure).toBeInstanceOf(ContainerFailedError);
     expect((failure as Error).message).toBe(
       'The container could not be restarted: restart failed (failed to start: health check failed: GET /healthz answered 500); the previous task keeps serving',
     );

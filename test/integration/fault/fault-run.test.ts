@@ -172,11 +172,12 @@ const HONEST_REASONS: Array<[string, RegExp]> = [
 function classify(kind: string, error: unknown): string {
   const status = (error as { statusCode?: number }).statusCode;
   const message = error instanceof Error ? error.message : String(error);
-  if (status === 500 && /^The container (failed to start|could not be restarted)/.test(message)) {
+  // 409 CONTAINER_FAILED when the task stopped before it ran; 500 when RunTask refused the launch.
+  if ((status === 409 || status === 500) && /^The container (failed to start|could not be restarted)/.test(message)) {
     const reason = HONEST_REASONS.find(([, pattern]) => pattern.test(message))?.[0];
     if (reason) {
       honestFailures.set(reason, (honestFailures.get(reason) ?? 0) + 1);
-      return `${kind}: container failed (500)`;
+      return `${kind}: container failed (${status})`;
     }
   }
   const code = (error as { code?: string }).code;

@@ -24,7 +24,15 @@ describe('IdentityService.signIn with a hash made before issue 18 (N=2^14)', () 
     const email = `legacy-${newId()}@example.com`;
     const password = 'a password from 2025';
     const oldHash = legacyHash(password);
-    await store.createUser({ id: newId(), email, role: 'user', createdAt: new Date().toISOString(), passwordHash: oldHash });
+    await store.createUser({
+      id: newId(),
+      email,
+      role: 'user',
+      createdAt: new Date().toISOString(),
+      passwordHash: oldHash,
+      status: 'active',
+      mustChangePassword: false,
+    });
     // Act
     const session = await service.signIn(email, password, '192.0.2.1');
     // Assess
@@ -38,7 +46,15 @@ describe('IdentityService.signIn with a hash made before issue 18 (N=2^14)', () 
   it('keeps the old hash after a wrong password', async () => {
     const email = `legacy-${newId()}@example.com`;
     const oldHash = legacyHash('the right one');
-    await store.createUser({ id: newId(), email, role: 'user', createdAt: new Date().toISOString(), passwordHash: oldHash });
+    await store.createUser({
+      id: newId(),
+      email,
+      role: 'user',
+      createdAt: new Date().toISOString(),
+      passwordHash: oldHash,
+      status: 'active',
+      mustChangePassword: false,
+    });
     await expect(service.signIn(email, 'the wrong one', '192.0.2.1')).rejects.toThrow('Wrong email or password');
     expect((await store.findUserByEmail(email))!.passwordHash).toBe(oldHash);
   });
@@ -46,7 +62,15 @@ describe('IdentityService.signIn with a hash made before issue 18 (N=2^14)', () 
   it('does not overwrite a hash that changed while the old one was being verified', async () => {
     const email = `legacy-${newId()}@example.com`;
     const oldHash = legacyHash('before');
-    await store.createUser({ id: newId(), email, role: 'user', createdAt: new Date().toISOString(), passwordHash: oldHash });
+    await store.createUser({
+      id: newId(),
+      email,
+      role: 'user',
+      createdAt: new Date().toISOString(),
+      passwordHash: oldHash,
+      status: 'active',
+      mustChangePassword: false,
+    });
     await store.replacePasswordHash(email, oldHash, 'scrypt$changed-meanwhile');
     await store.replacePasswordHash(email, oldHash, 'scrypt$late-upgrade');
     expect((await store.findUserByEmail(email))!.passwordHash).toBe('scrypt$changed-meanwhile');

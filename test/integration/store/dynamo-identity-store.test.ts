@@ -95,6 +95,8 @@ describe('DynamoIdentityStore users', () => {
       role: 'user' as const,
       createdAt: NOW.toISOString(),
       passwordHash: 'scrypt$not-a-real-hash',
+      status: 'active' as const,
+      mustChangePassword: false,
     });
     // Act
     const results = await Promise.allSettled(Array.from({ length: 6 }, () => store.createUser(user())));
@@ -103,6 +105,13 @@ describe('DynamoIdentityStore users', () => {
     for (const result of results.filter((result) => result.status === 'rejected')) expect(result.reason).toBeInstanceOf(ConflictError);
     const found = await store.findUserByEmail(email);
     expect(found?.email).toBe(email);
-    expect(await store.getUser(found!.id)).toEqual({ id: found!.id, email, role: 'user', createdAt: NOW.toISOString() });
+    expect(await store.getUser(found!.id)).toEqual({
+      id: found!.id,
+      email,
+      role: 'user',
+      createdAt: NOW.toISOString(),
+      status: 'active',
+      mustChangePassword: false,
+    });
   });
 });

@@ -136,6 +136,11 @@ export class ContainerService {
     return containerVisibleTo(this.core.store, caller, containerId);
   }
 
+  /** The container as the service itself reads it (a build's status, which names no caller). */
+  systemGet(containerId: string): Promise<StoredContainer | undefined> {
+    return this.core.store.get(containerId);
+  }
+
   /** Newest first: the caller's own containers, or every container for an admin. */
   list(caller: Caller, page: PageRequest): Promise<Page<StoredContainer>> {
     return caller.role === 'admin' ? this.core.store.listAll(page) : this.core.store.listOwnedBy(caller.userId, page);
@@ -251,6 +256,17 @@ export class ContainerService {
     }
     this.runPolicy.assertMayRun(caller);
     return this.goLive(caller, container, pinnedWorkload(target), 'rollback', { rolledBackTo: version });
+  }
+
+  /**
+   * Puts the workload of release `version` back as a new release without restarting anything:
+   * after a deploy whose task never got ready, the container runs its old task still, and its next
+   * start must run that release again, not the broken one.
+   */
+  async restoreRelease(caller: Caller, container: StoredContainer, version: number): Promise<StoredContainer> {
+    const target = await this.core.store.getRelease(container.id, version);
+    if (!target) throw new NotFoundError(`The container has no release ${version}`);
+    return this.changeWorkload(caller, container, pinnedWorkload(target), 'rollback', { rolledBackTo: version });
   }
 
   /**

@@ -279,7 +279,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * gzipped tar, bytes; 200 MiB), how long its upload URL stays valid, how long a build may run,
      * and how many builds one account may run at once (admins too: builds share the machine).
      */
-    DEPLOY_MAX_CONTEXT_BYTES: read.number('DEPLOY_MAX_CONTEXT_BYTES', { min: 1024, max: 200 * 1024 * 1024, whole: true }, 200 * 1024 * 1024),
+    DEPLOY_MAX_CONTEXT_BYTES: read.number(
+      'DEPLOY_MAX_CONTEXT_BYTES',
+      { min: 1024, max: 200 * 1024 * 1024, whole: true },
+      200 * 1024 * 1024,
+    ),
     DEPLOY_UPLOAD_TTL_S: read.number('DEPLOY_UPLOAD_TTL_S', { min: 10, max: 3600, whole: true }, 900),
     BUILD_TIMEOUT_S: read.number('BUILD_TIMEOUT_S', { min: 10, max: 3600, whole: true }, 900),
     QUOTA_MAX_CONCURRENT_BUILDS: read.number('QUOTA_MAX_CONCURRENT_BUILDS', { min: 0, max: 100, whole: true }, 2),

@@ -87,6 +87,7 @@ export class ContainerService {
     this.runPolicy.assertMayRun(caller);
     this.assertSizeWithinLimits(spec);
     assertOverridesFit(spec);
+    this.assertOwnImage(caller.userId, spec.image);
     const now = this.core.isoNow();
     const container: StoredContainer = {
       id: newId(this.core.now()),
@@ -165,6 +166,7 @@ export class ContainerService {
     const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as Partial<Workload>;
     // What it runs is the caller's choice from then on: refused where the runtime may not run the caller's code.
     if (given.command !== undefined || given.image !== undefined) this.runPolicy.assertMayRun(caller);
+    if (given.image !== undefined) this.assertOwnImage(container.userId, given.image);
     assertOverridesFit({ ...container, ...given });
     return this.changeWorkload(caller, container, given, 'update');
   }
@@ -223,7 +225,11 @@ export class ContainerService {
       const digest = await this.imageDigests.digestOf(release.workload.image);
       if (digest) await this.core.store.pinReleaseDigest(release.containerId, release.version, digest);
     } catch (error) {
-      log.warn('Could not pin the digest of a release', { containerId: release.containerId, release: release.version, ...describeError(error) });
+      log.warn('Could not pin the digest of a release', {
+        containerId: release.containerId,
+        release: release.version,
+        ...describeError(error),
+      });
     }
   }
 
@@ -231,9 +237,7 @@ export class ContainerService {
   async listReleases(caller: Caller, containerId: string, page: PageRequest): Promise<Page<ReleaseView>> {
     const container = await this.get(caller, containerId);
     const releases = await this.core.store.listReleases(container.id, page);
-    const views = await Promise.all(
-      releases.items.map(async (release) => releaseView(release, await this.imageAvailable(release))),
-    );
+    const views = await Promise.all(releases.items.map(async (release) => releaseView(release, await this.imageAvailable(release))));
     return { ...releases, items: views };
   }
 
@@ -422,6 +426,14 @@ export class ContainerService {
   /** For the reconciler: relaunches every container whose restart is due, from `cursor` until `deadline`; answers how many and where to go on. */
   relaunchAllDue(deadline?: number, cursor?: string): Promise<{ relaunched: number; cursor?: string }> {
     return this.events.relaunchAllDue(deadline, cursor);
+  }
+
+  /** An image a deploy built belongs to its account: no other may name it (400, as an image that does not exist). */
+  private assertOwnImage(ownerId: string, image: string): void {
+    const builtBy = this.imageDigests?.builtBy(image);
+    if (builtBy !== undefined && builtBy !== ownerId) {
+      throw invalidFields([{ field: 'image', message: "names an image another account's deploy built; an account runs only its own" }]);
+    }
   }
 
   /** The sizes given, each against the machine's bound (`sizeLimits`). */

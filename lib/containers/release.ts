@@ -60,7 +60,10 @@ export function digestOf(image: string): string | null {
 }
 
 /** The workload a release runs: its image pinned by its digest, so a tag that moved since changes nothing. */
-export const pinnedWorkload = (release: Release): Workload => ({ ...release.workload, image: pinnedImage(release.workload.image, release.imageDigest) });
+export const pinnedWorkload = (release: Release): Workload => ({
+  ...release.workload,
+  image: pinnedImage(release.workload.image, release.imageDigest),
+});
 
 export const releaseView = (release: Release, imageAvailable: boolean | null): ReleaseView => ({
   version: release.version,
@@ -83,4 +86,6 @@ export interface ImageDigests {
   digestOf(image: string): Promise<string | undefined>;
   /** Whether the runtime still holds (or can still pull) this pinned image. */
   isAvailable(pinnedImage: string): Promise<boolean>;
+  /** The account whose deploy built the image, when it is a built one; no account may run another's. */
+  builtBy(image: string): string | undefined;
 }

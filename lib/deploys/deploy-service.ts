@@ -134,7 +134,11 @@ export class DeployService {
     return this.expiredUploadSettled(deploy);
   }
 
-  async list(caller: Caller, containerId: string, page: { limit: number; cursor?: string }): Promise<{ items: Deploy[]; nextCursor?: string }> {
+  async list(
+    caller: Caller,
+    containerId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<{ items: Deploy[]; nextCursor?: string }> {
     const container = await this.containers.get(caller, containerId);
     const found = await this.store.list(container.id, page);
     return { ...found, items: await Promise.all(found.items.map((deploy) => this.expiredUploadSettled(deploy))) };
@@ -195,7 +199,9 @@ export class DeployService {
     if (status.phase !== 'succeeded' || !status.image) {
       const reason =
         status.reason ??
-        (status.phase === 'timed_out' ? `build timed out after ${Math.round(this.limits.buildTimeoutS / 60)} min` : `build ${status.phase}`);
+        (status.phase === 'timed_out'
+          ? `build timed out after ${Math.round(this.limits.buildTimeoutS / 60)} min`
+          : `build ${status.phase}`);
       return (await this.fail(deploy, ['waiting_for_upload', 'building'], reason, status.version)) ? 'failed' : 'ignored';
     }
     const built = await this.store.transition(deploy.containerId, deploy.id, ['building'], {
@@ -223,9 +229,15 @@ export class DeployService {
       if (container.lastDeployId && container.lastDeployId > deploy.id) return this.supersede(deploy);
       const previousRelease = container.release;
       try {
-        const live = await this.containers.goLive(ownerOf(container), container, { ...workloadOf(container), image: deploy.image! }, 'deploy', {
-          deployId: deploy.id,
-        });
+        const live = await this.containers.goLive(
+          ownerOf(container),
+          container,
+          { ...workloadOf(container), image: deploy.image! },
+          'deploy',
+          {
+            deployId: deploy.id,
+          },
+        );
         await this.store.transition(deploy.containerId, deploy.id, ['deploying'], {
           state: 'live',
           release: live.release ?? null,

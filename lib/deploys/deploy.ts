@@ -74,7 +74,9 @@ export const deployView = (deploy: Deploy, upload?: UploadTarget): DeployView =>
 });
 
 /** What a state change writes besides the state. */
-export type DeployChange = Partial<Pick<Deploy, 'stateReason' | 'buildId' | 'buildVersion' | 'image' | 'release' | 'startedAt' | 'finishedAt'>> & {
+export type DeployChange = Partial<
+  Pick<Deploy, 'stateReason' | 'buildId' | 'buildVersion' | 'image' | 'release' | 'startedAt' | 'finishedAt'>
+> & {
   state: DeployState;
 };
 

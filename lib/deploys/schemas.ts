@@ -20,7 +20,10 @@ export const createDeployBody = z.strictObject({
   ),
   build_args: z._default(
     z
-      .record(z.string().check(z.regex(BUILD_ARG_NAME, 'names must match ^[A-Za-z_][A-Za-z0-9_]{0,127}$')), z.string().check(z.maxLength(4096)))
+      .record(
+        z.string().check(z.regex(BUILD_ARG_NAME, 'names must match ^[A-Za-z_][A-Za-z0-9_]{0,127}$')),
+        z.string().check(z.maxLength(4096)),
+      )
       .check(z.refine((args) => Object.keys(args).length <= MAX_BUILD_ARGS, `must hold at most ${MAX_BUILD_ARGS} arguments`)),
     {},
   ),

@@ -14,7 +14,10 @@ export const UPLOAD_PATH_PREFIX = '/uploads/deploys/';
 const ID = /^[0-9a-f-]{36}$/;
 
 /** What the upload endpoint tells its caller about an upload. */
-export type UploadReceipt = { kind: 'received'; ref: DeployRef } | { kind: 'expired'; ref: DeployRef } | { kind: 'refused'; error: HttpError };
+export type UploadReceipt =
+  | { kind: 'received'; ref: DeployRef }
+  | { kind: 'expired'; ref: DeployRef }
+  | { kind: 'refused'; error: HttpError };
 
 /**
  * The local stand-in for a presigned S3 PUT: a URL signed with a key of this process (HMAC-SHA256
@@ -25,9 +28,7 @@ export type UploadReceipt = { kind: 'received'; ref: DeployRef } | { kind: 'expi
 export class LocalContextUploads implements ContextUploads {
   private readonly key = randomBytes(32);
 
-  constructor(
-    private readonly options: { dir: string; baseUrl: () => string; ttlS: number; now?: () => number },
-  ) {}
+  constructor(private readonly options: { dir: string; baseUrl: () => string; ttlS: number; now?: () => number }) {}
 
   private now(): number {
     return this.options.now?.() ?? Date.now();
@@ -76,7 +77,13 @@ export class LocalContextUploads implements ContextUploads {
     const size = Number(query.get('size'));
     const expires = Number(query.get('expires'));
     const given = Buffer.from(query.get('signature') ?? '');
-    if (!ID.test(deployId) || !ID.test(accountId) || !ID.test(containerId) || !Number.isSafeInteger(size) || !Number.isSafeInteger(expires)) {
+    if (
+      !ID.test(deployId) ||
+      !ID.test(accountId) ||
+      !ID.test(containerId) ||
+      !Number.isSafeInteger(size) ||
+      !Number.isSafeInteger(expires)
+    ) {
       return { kind: 'refused', error: new NotFoundError('No such upload') };
     }
     const ref: DeployRef = { accountId, containerId, deployId };
@@ -90,7 +97,9 @@ export class LocalContextUploads implements ContextUploads {
     if (request.headers['content-length'] === undefined || declared !== size) {
       const error =
         declared > size
-          ? new PayloadTooLargeError(`This upload takes exactly ${size} bytes (the size_bytes of its deploy); the request declares ${declared}`)
+          ? new PayloadTooLargeError(
+              `This upload takes exactly ${size} bytes (the size_bytes of its deploy); the request declares ${declared}`,
+            )
           : new BadRequestError(`This upload takes exactly ${size} bytes (the size_bytes of its deploy), with that Content-Length`);
       return { kind: 'refused', error };
     }

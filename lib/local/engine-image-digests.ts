@@ -1,5 +1,6 @@
 import type Docker from 'dockerode';
 import type { ImageDigests } from '../containers/release.js';
+import { BUILT_IMAGE_PREFIX } from './engine-builds.js';
 
 const repositoryOf = (image: string): string => {
   const withoutDigest = image.split('@')[0]!;
@@ -23,13 +24,19 @@ export class EngineImageDigests implements ImageDigests {
       const inspected = await this.engine.getImage(image).inspect();
       const repository = repositoryOf(image);
       const digests = inspected.RepoDigests ?? [];
-      const own = digests.find((entry) => repositoryOf(entry) === repository || repositoryOf(entry).endsWith(`/${repository}`)) ?? digests[0];
+      const own =
+        digests.find((entry) => repositoryOf(entry) === repository || repositoryOf(entry).endsWith(`/${repository}`)) ?? digests[0];
       const digest = own?.split('@')[1];
       return digest?.startsWith('sha256:') ? digest : undefined;
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw error;
     }
+  }
+
+  builtBy(image: string): string | undefined {
+    if (!image.startsWith(`${BUILT_IMAGE_PREFIX}/`)) return undefined;
+    return image.slice(BUILT_IMAGE_PREFIX.length + 1).split('/')[0];
   }
 
   async isAvailable(pinnedImage: string): Promise<boolean> {

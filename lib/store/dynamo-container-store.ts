@@ -237,7 +237,12 @@ export class DynamoContainerStore implements ContainerStore {
 
   async listReleases(containerId: string, page: PageRequest): Promise<Page<Release>> {
     const found = await queryPage(
-      { partitionAttribute: 'pk', partitionValue: keys.containerPartition(containerId), sortAttribute: 'sk', sortPrefix: keys.releasePrefix },
+      {
+        partitionAttribute: 'pk',
+        partitionValue: keys.containerPartition(containerId),
+        sortAttribute: 'sk',
+        sortPrefix: keys.releasePrefix,
+      },
       page,
     );
     return { ...found, items: found.items.map(releaseEntity.fromItem) };
@@ -583,7 +588,8 @@ export class DynamoContainerStore implements ContainerStore {
     } catch (error) {
       const codes = transactionCancellationCodes(error);
       if (codes.length === 0) throw error;
-      if (usage.length > 0 && codes[1] === 'ConditionalCheckFailed' && codes[0] !== 'ConditionalCheckFailed') return { kind: 'quota-exceeded' };
+      if (usage.length > 0 && codes[1] === 'ConditionalCheckFailed' && codes[0] !== 'ConditionalCheckFailed')
+        return { kind: 'quota-exceeded' };
       if (codes.includes('ConditionalCheckFailed')) return { kind: 'conflict' };
       throw error;
     }

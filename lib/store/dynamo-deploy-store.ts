@@ -24,7 +24,12 @@ export class DynamoDeployStore implements DeployStore {
 
   async list(containerId: string, page: { limit: number; cursor?: string }): Promise<{ items: Deploy[]; nextCursor?: string }> {
     const found = await queryPage(
-      { partitionAttribute: 'pk', partitionValue: keys.containerPartition(containerId), sortAttribute: 'sk', sortPrefix: keys.deployPrefix },
+      {
+        partitionAttribute: 'pk',
+        partitionValue: keys.containerPartition(containerId),
+        sortAttribute: 'sk',
+        sortPrefix: keys.deployPrefix,
+      },
       page,
     );
     return { ...found, items: found.items.map(deployEntity.fromItem) };

@@ -205,7 +205,9 @@ export class DynamoContainerStore implements ContainerStore {
     const assignments = ['version = :next', `${A.updatedAt} = :now`];
     let condition = 'attribute_exists(pk) AND version = :expected';
     if (release) {
-      assignments.push(`${A.release} = :release`);
+      // RELEASE is one of DynamoDB's reserved words, so it is named through a placeholder.
+      assignments.push('#release = :release');
+      names['#release'] = A.release;
       values[':release'] = release.version;
       if (release.cause === 'deploy' && release.deployId) {
         // Of two deploys, the later one wins: an older one that finishes after it went live changes nothing.

@@ -42,13 +42,16 @@ export class DynamoDeployStore implements DeployStore {
     from.forEach((state, index) => {
       values[`:from${index}`] = state;
     });
+    const names: Record<string, string> = { '#state': 'state' };
+    // Every attribute through a placeholder: `release` is one of DynamoDB's reserved words.
     for (const [key, attribute] of Object.entries(DEPLOY_ATTRIBUTE) as Array<[keyof typeof DEPLOY_ATTRIBUTE, string]>) {
       if (change[key] === undefined) continue;
-      assignments.push(`${attribute} = :${key}`);
+      assignments.push(`#${key} = :${key}`);
+      names[`#${key}`] = attribute;
       values[`:${key}`] = change[key];
     }
     let condition = `attribute_exists(pk) AND #state IN (${fromNames.join(', ')})`;
-    if (change.buildVersion !== undefined) condition += ` AND ${DEPLOY_ATTRIBUTE.buildVersion} < :buildVersion`;
+    if (change.buildVersion !== undefined) condition += ' AND #buildVersion < :buildVersion';
     try {
       const { Attributes } = await documentClient.send(
         new UpdateCommand({
@@ -56,7 +59,7 @@ export class DynamoDeployStore implements DeployStore {
           Key: keys.deploy(containerId, deployId),
           UpdateExpression: `SET ${assignments.join(', ')}`,
           ConditionExpression: condition,
-          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
         }),

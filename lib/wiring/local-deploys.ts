@@ -7,7 +7,7 @@ import type { LocalUploadEndpoint } from '../local/server.js';
 import { EngineImageBuilder, LocalBuildLogs } from '../local/engine-builds.js';
 import { EngineImageDigests } from '../local/engine-image-digests.js';
 import { engineClient } from '../local/docker-engine.js';
-import { runningFunction } from '../local/running-function.js';
+import { BUILD_STATUS_FUNCTION_ID, runningFunction } from '../local/running-function.js';
 import type { ImageDigests } from '../containers/release.js';
 import { containerServiceWith } from './containers.js';
 import { deployServiceWith } from './deploys.js';
@@ -17,9 +17,6 @@ import { localContainers } from './local-containers.js';
 export const PROCESS_RUNTIME_BUILDS_REFUSAL =
   'This stack runs containers as plain processes (the process runtime), which cannot build images; deploys need the docker runtime ' +
   '(CONTAINER_RUNTIME=docker, with Docker or Podman serving the Docker Engine API at DOCKER_HOST)';
-
-/** The function id the local server runs build status changes under, as a build events function would on AWS. */
-export const BUILD_STATUS_FUNCTION_ID = 'buildStatusChanged';
 
 let site: (BuildSite & { uploads?: LocalContextUploads }) | undefined;
 let service: DeployService | undefined;

@@ -270,7 +270,8 @@ describe('deploys from source on the engine', () => {
     // Assess
     const messages: string[] = logs.body.data.map((line: any) => line.message);
     expect(targets.length).toBeGreaterThan(0);
-    for (const target of targets) expect(messages).toContain(`probe ${target} closed`);
+    expect(probing.state, messages.join('\n')).toBe('live');
+    for (const target of targets) expect(messages, messages.join('\n')).toContain(`probe ${target} closed`);
     expect(messages.filter((message) => message.includes(' open'))).toEqual([]);
   });
 

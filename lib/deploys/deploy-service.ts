@@ -22,6 +22,9 @@ export interface DeployRequest {
   buildArgs: Record<string, string>;
 }
 
+/** What a deploy asks of the container lifecycle (ContainerService). */
+export type DeployTarget = Pick<ContainerService, 'get' | 'systemGet' | 'goLive' | 'restoreRelease'>;
+
 export interface DeployLimits {
   /** DEPLOY_MAX_CONTEXT_BYTES */
   maxContextBytes: number;
@@ -60,7 +63,7 @@ export class DeployService {
 
   constructor(
     private readonly store: DeployStore,
-    private readonly containers: ContainerService,
+    private readonly containers: DeployTarget,
     private readonly site: BuildSite,
     private readonly limits: DeployLimits,
     now?: () => number,

@@ -187,17 +187,6 @@ export class DockerRuntime implements ReconcilableRuntime {
     log.error(isolation.refusal);
   }
 
-  /**
-   * The container's own network, with the host rules checked, for what else runs the owner's code
-   * there: a build's RUN steps reach what the container's tasks reach, and nothing more.
-   */
-  async networkFor(containerId: string): Promise<string> {
-    this.isolationRefusal();
-    const network = await ensureContainerNetwork(this.engine, this.stackId, containerId);
-    await this.keepIsolated();
-    return network;
-  }
-
   onTaskStatus(listener: TaskStatusListener): void {
     this.book.onTaskStatus(listener);
   }

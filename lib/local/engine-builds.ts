@@ -20,10 +20,13 @@ export interface EngineImageBuilderOptions {
   /** Where build logs are written, a JSON-lines file per deploy. */
   logDir: string;
   /**
-   * The network a build's RUN steps use: the container's own, which the host rules keep off the
-   * host's services and off other accounts' containers (lib/local/engine-firewall.ts).
+   * The network a build's RUN steps use. `none`: Podman's `POST /build` runs RUN steps on its
+   * default bridge whatever custom network `networkmode` names (measured: a RUN step reached a
+   * host service on 0.0.0.0 by the bridge's gateway), and the host rules cover only the
+   * containers' own `chs…` bridges (lib/local/engine-firewall.ts); so locally a RUN step gets no
+   * network at all (test/engine/deploys.test.ts probes the host's services from one).
    */
-  networkFor(containerId: string): Promise<string>;
+  networkMode: string;
   memoryMb: number;
   cpuCores: number;
   /** Receives every status change (DeployService.applyBuildStatus). */
@@ -41,7 +44,7 @@ const EXIT_CODE = /(?:exit status|exit code|returned a non-zero code:) ?(\d+)/i;
 
 /**
  * Builds a deploy's context with the engine's own build (`POST /build` of the Docker Engine API,
- * which Podman serves): memory and CPU bounded, RUN steps on the container's isolated network, a
+ * which Podman serves): memory and CPU bounded, RUN steps without a network (networkMode), a
  * timeout that aborts the build. The image is tagged in the account's repository and answered
  * pinned by the digest the engine gives it (`RepoDigests`).
  */
@@ -99,7 +102,6 @@ export class EngineImageBuilder implements ImageBuilder {
       return this.report(running, 'failed', { reason: problem });
     }
     await this.report(running, 'building');
-    const network = await this.options.networkFor(request.containerId);
     const tag = `${builtRepositoryOf(request)}:${request.deployId}`;
     const timer = setTimeout(() => running.abort.abort(new Error('timed out')), request.timeoutS * 1000);
     let lastStep: string | undefined;
@@ -112,7 +114,7 @@ export class EngineImageBuilder implements ImageBuilder {
         memory: this.options.memoryMb * 1024 * 1024,
         cpuperiod: 100_000,
         cpuquota: Math.round(this.options.cpuCores * 100_000),
-        networkmode: network,
+        networkmode: this.options.networkMode,
         rm: true,
         forcerm: true,
         abortSignal: running.abort.signal,

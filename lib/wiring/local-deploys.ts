@@ -43,7 +43,7 @@ export function localBuildSite(): BuildSite & { uploads?: LocalContextUploads } 
     engine: engineClient(config.DOCKER_HOST),
     contextPathOf: (ref) => uploads.pathOf(ref),
     logDir: join(root, 'logs'),
-    networkFor: (containerId) => runtime.networkFor(containerId),
+    networkMode: 'none',
     memoryMb: config.LOCAL_BUILD_MEMORY_MB,
     cpuCores: config.LOCAL_BUILD_CPU_CORES,
     // As a build events function would on AWS, apart from the request that started the build.

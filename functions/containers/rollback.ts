@@ -1,7 +1,7 @@
 import { containerRuntime, runPolicy } from '#wiring/container-runtime';
 import { imageDigests } from '#wiring/image-digests';
 import { containerView } from '../../lib/containers/container.js';
-import { releaseVersionOf } from '../../lib/deploys/schemas.js';
+import { releaseVersionOf } from '../../lib/containers/release.js';
 import { NotFoundError } from '../../lib/errors.js';
 import { endpoint } from '../../lib/http/endpoint.js';
 import { ok } from '../../lib/http/reply.js';

@@ -6,11 +6,10 @@ import { endpoint } from '../../lib/http/endpoint.js';
 import { json } from '../../lib/http/reply.js';
 import * as route from '../../lib/http/routes.js';
 import { resolveCredential } from '../../lib/wiring/authentication.js';
-import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { deployServiceWith } from '../../lib/wiring/deploys.js';
 
-// A deploy runs its owner's code once built: refused where the runtime may not run the caller's.
-const deployService = deployServiceWith(containerServiceWith({ runPolicy }), buildSite);
+// A deploy runs its owner's code once built: refused where the runtime may not run the caller's (the policy, below).
+const deployService = deployServiceWith(buildSite);
 
 export const handler = endpoint(
   route.createDeploy,

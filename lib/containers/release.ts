@@ -89,3 +89,7 @@ export interface ImageDigests {
   /** The account whose deploy built the image, when it is a built one; no account may run another's. */
   builtBy(image: string): string | undefined;
 }
+
+/** The `{version}` of a release path, a whole number from 1; undefined for anything else (404). */
+export const releaseVersionOf = (raw: string | undefined): number | undefined =>
+  raw !== undefined && /^[1-9]\d{0,8}$/.test(raw) ? Number(raw) : undefined;

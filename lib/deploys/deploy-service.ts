@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ConcurrencyQuotaError,
   ConflictError,
+  ForbiddenError,
   HttpError,
   NotFoundError,
   NotImplementedError,
@@ -37,7 +38,15 @@ export interface DeployLimits {
 }
 
 /** Where builds run, or why none can here (the process runtime builds nothing). */
-export type BuildSite = { builder: ImageBuilder; uploads: ContextUploads; logs: BuildLogs } | { refusal: string };
+export type BuildSite =
+  | {
+      builder: ImageBuilder;
+      uploads: ContextUploads;
+      logs: BuildLogs;
+      /** Set where builds cannot be kept off the host's services: only admins may deploy, and this says why. */
+      adminsOnly?: string;
+    }
+  | { refusal: string };
 
 /** What a build status change did, for the listener's caller and the tests. */
 export type BuildOutcome = 'ignored' | 'building' | 'failed' | 'live' | 'superseded';
@@ -86,7 +95,8 @@ export class DeployService {
    */
   async create(caller: Caller, containerId: string, request: DeployRequest): Promise<{ deploy: Deploy; upload: UploadTarget }> {
     const container = await this.containers.get(caller, containerId);
-    const { uploads } = this.builds();
+    const { uploads, adminsOnly } = this.builds();
+    if (adminsOnly && caller.role !== 'admin') throw new ForbiddenError(adminsOnly);
     if (request.sizeBytes > this.limits.maxContextBytes) {
       throw new PayloadTooLargeError(
         `A build context is at most ${this.limits.maxContextBytes} bytes (DEPLOY_MAX_CONTEXT_BYTES); this one is ${request.sizeBytes}`,

@@ -1,5 +1,4 @@
 import * as z from '../zod.js';
-import { pageQuerySchema } from '../http/pagination.js';
 
 const BUILD_ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const MAX_BUILD_ARGS = 64;
@@ -28,9 +27,3 @@ export const createDeployBody = z.strictObject({
     {},
   ),
 });
-
-/** The `{version}` of a release path: a whole number. */
-export const releaseVersionOf = (raw: string | undefined): number | undefined =>
-  raw !== undefined && /^[1-9]\d{0,8}$/.test(raw) ? Number(raw) : undefined;
-
-export { pageQuerySchema };

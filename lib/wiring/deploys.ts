@@ -1,6 +1,7 @@
 import { config } from '../config.js';
-import type { ContainerService } from '../containers/container-service.js';
-import { type BuildSite, type DeployLimits, DeployService } from '../deploys/deploy-service.js';
+import { containerVisibleTo } from '../containers/container-access.js';
+import { type BuildSite, type DeployLimits, DeployService, type DeployTarget } from '../deploys/deploy-service.js';
+import { containerStore } from './containers.js';
 import { DynamoDeployStore } from '../store/dynamo-deploy-store.js';
 
 /** One store per process. */
@@ -20,6 +21,22 @@ export const deployLimits: DeployLimits = {
  * (lib/wiring/local-deploys.ts); on AWS, CodeBuild, S3 and ECR behind the same ImageBuilder and
  * ContextUploads (lib/wiring/aws/build-site.ts, the deploys-aws half).
  */
-export function deployServiceWith(containers: ContainerService, site: BuildSite): DeployService {
+export function deployServiceWith(site: BuildSite, containers: DeployTarget = readingContainers): DeployService {
   return new DeployService(deployStore, containers, site, deployLimits);
 }
+
+const notWired = async (): Promise<never> => {
+  throw new Error('This function reads deploys; it takes none live');
+};
+
+/**
+ * The containers as a route that only reads or creates deploys sees them: who may see which, and
+ * nothing of the lifecycle (going live happens where build statuses are applied), so those
+ * functions' bundles carry no container service.
+ */
+const readingContainers: DeployTarget = {
+  get: (caller, containerId) => containerVisibleTo(containerStore, caller, containerId),
+  systemGet: (containerId) => containerStore.get(containerId),
+  goLive: notWired,
+  restoreRelease: notWired,
+};

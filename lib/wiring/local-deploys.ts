@@ -18,6 +18,17 @@ export const PROCESS_RUNTIME_BUILDS_REFUSAL =
   'This stack runs containers as plain processes (the process runtime), which cannot build images; deploys need the docker runtime ' +
   '(CONTAINER_RUNTIME=docker, with Docker or Podman serving the Docker Engine API at DOCKER_HOST)';
 
+/**
+ * Why only admins deploy on the local stack: Podman's `POST /build` (4.3, measured) runs RUN steps
+ * on its default bridge whatever `networkmode` says (`none` included), and the host rules cover
+ * only the containers' own bridges, so a RUN step reaches the host's services
+ * (test/engine/deploys.test.ts keeps that probe as a known failure). Until builds are kept off the
+ * host, an ordinary account's Dockerfile would run there with more reach than its containers have.
+ */
+export const LOCAL_BUILDS_ADMINS_ONLY =
+  "Only admins may deploy from source on this stack: the engine's build cannot be kept off this machine's services " +
+  "(its RUN steps ignore the network they are given), which an ordinary account's containers are kept off";
+
 let site: (BuildSite & { uploads?: LocalContextUploads }) | undefined;
 let service: DeployService | undefined;
 
@@ -49,7 +60,7 @@ export function localBuildSite(): BuildSite & { uploads?: LocalContextUploads } 
     // As a build events function would on AWS, apart from the request that started the build.
     listener: () => (status) => runningFunction.run(BUILD_STATUS_FUNCTION_ID, () => localDeployService().applyBuildStatus(status)),
   });
-  site = { builder, uploads, logs: new LocalBuildLogs(join(root, 'logs')) };
+  site = { builder, uploads, logs: new LocalBuildLogs(join(root, 'logs')), adminsOnly: LOCAL_BUILDS_ADMINS_ONLY };
   return site;
 }
 
@@ -63,7 +74,7 @@ export function localDeployService(): DeployService {
   if (!service) {
     const { runtime, runPolicy } = localContainers();
     const imageDigests = localImageDigests();
-    service = deployServiceWith(containerServiceWith({ runtime, runPolicy, ...(imageDigests ? { imageDigests } : {}) }), localBuildSite());
+    service = deployServiceWith(localBuildSite(), containerServiceWith({ runtime, runPolicy, ...(imageDigests ? { imageDigests } : {}) }));
   }
   return service;
 }

@@ -279,6 +279,18 @@ describe('deploys from source on the engine', () => {
     expect(messages.filter((message) => message.includes(' open'))).toEqual([]);
   });
 
+  it("refuses an ordinary account a deploy of its own container, saying why (builds here are admins' only)", async () => {
+    // Prepare
+    const own = await api('POST', '/api/v1/containers', { hostname: `dp-user-${process.pid}`, image: TEST_IMAGE, port: 8080 }, otherToken);
+
+    // Act
+    const refused = await api('POST', `/api/v1/containers/${own.body.data.id}/deploys`, { size_bytes: 100 }, otherToken);
+
+    // Assess
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.message).toMatch(/Only admins may deploy from source on this stack/);
+  });
+
   it('gives another account 404 on the deploys, their logs and the releases, and refuses it the built image', async () => {
     // Prepare
     const deploys = (await api('GET', `/api/v1/containers/${containerId}/deploys`)).body.data;

@@ -1,10 +1,10 @@
 import { createReadStream } from 'node:fs';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import type { BuildPhase, BuildRequest, BuildStatus, BuildStatusListener, DeployRef, ImageBuilder } from '../deploys/builds.js';
 import type { BuildLogs } from '../deploys/deploy.js';
+import type { LogLine } from '../containers/logs.js';
 import { describeError, log } from '../log.js';
 import { checkBuildContext } from './build-context.js';
 
@@ -107,7 +107,7 @@ export class EngineImageBuilder implements ImageBuilder {
     let lastStep: string | undefined;
     let failure: string | undefined;
     try {
-      const progress = (await engine.buildImage(createReadStream(contextPath), {
+      const progress = await engine.buildImage(createReadStream(contextPath), {
         t: tag,
         dockerfile: request.dockerfile,
         buildargs: request.buildArgs,
@@ -118,7 +118,7 @@ export class EngineImageBuilder implements ImageBuilder {
         rm: true,
         forcerm: true,
         abortSignal: running.abort.signal,
-      })) as Readable;
+      });
       await new Promise<void>((resolve, reject) => {
         engine.modem.followProgress(
           progress,
@@ -176,7 +176,14 @@ export class LocalBuildLogs implements BuildLogs {
     const all = text
       .split('\n')
       .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as { timestamp: string; stream: 'stdout' | 'stderr'; message: string });
+      .map((line): LogLine => {
+        const parsed: Partial<LogLine> = JSON.parse(line);
+        return {
+          timestamp: parsed.timestamp ?? '',
+          stream: parsed.stream === 'stderr' ? 'stderr' : 'stdout',
+          message: parsed.message ?? '',
+        };
+      });
     let start: number;
     if (query.cursor !== undefined) {
       start = /^\d{1,9}$/.test(query.cursor) ? Number(query.cursor) : all.length;

@@ -557,7 +557,7 @@ export class DynamoContainerStore implements ContainerStore {
       : input;
     if (!changesUsage(charge)) return this.updated(conditioned);
     try {
-      await transactWrite({ TransactItems: [{ Update: { TableName: tableName, ...conditioned } as never }, this.usageUpdate(charge)] });
+      await transactWrite({ TransactItems: [transactUpdate(conditioned), this.usageUpdate(charge)] });
     } catch (error) {
       const [containerCode, usageCode] = transactionCancellationCodes(error);
       if (containerCode === 'ConditionalCheckFailed') return { kind: 'conflict' };
@@ -586,7 +586,7 @@ export class DynamoContainerStore implements ContainerStore {
       : input;
     const usage = charge && changesUsage(charge) ? [this.usageUpdate(charge)] : [];
     try {
-      await transactWrite({ TransactItems: [{ Update: { TableName: tableName, ...conditioned } as never }, ...usage, ...alongside] });
+      await transactWrite({ TransactItems: [transactUpdate(conditioned), ...usage, ...alongside] });
     } catch (error) {
       const codes = transactionCancellationCodes(error);
       if (codes.length === 0) throw error;
@@ -614,6 +614,9 @@ export class DynamoContainerStore implements ContainerStore {
     }
   }
 }
+
+/** An update as a transaction's item (the document client's UpdateCommand input and its transaction item differ only in typing). */
+const transactUpdate = (input: Update): TransactItem => ({ Update: { TableName: tableName, ...input } as never });
 
 /** A release's item, written once: a second write of the same version is a conflict. */
 const releasePut = (release: Release): TransactItem => ({

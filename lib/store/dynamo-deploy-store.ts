@@ -5,6 +5,24 @@ import { DEPLOY_ATTRIBUTE, deployEntity } from './entities/deploy.js';
 import { keys } from './keys.js';
 import { queryPage } from './pagination.js';
 
+const DEPLOY_CHANGE_KEYS = [
+  'stateReason',
+  'buildId',
+  'buildVersion',
+  'image',
+  'release',
+  'startedAt',
+  'finishedAt',
+] as const satisfies ReadonlyArray<keyof typeof DEPLOY_ATTRIBUTE>;
+
+/** The held slots of a slots item: deploy id → epoch ms, the entries that are numbers. */
+const slotsOf = (value: unknown): Record<string, number> =>
+  Object.fromEntries(
+    Object.entries(typeof value === 'object' && value !== null ? value : {}).filter(
+      (entry): entry is [string, number] => typeof entry[1] === 'number',
+    ),
+  );
+
 /** Slots are a map of deploy id → epoch ms until which the slot is held. */
 const SLOTS = 'slots';
 
@@ -44,7 +62,8 @@ export class DynamoDeployStore implements DeployStore {
     });
     const names: Record<string, string> = { '#state': 'state' };
     // Every attribute through a placeholder: `release` is one of DynamoDB's reserved words.
-    for (const [key, attribute] of Object.entries(DEPLOY_ATTRIBUTE) as Array<[keyof typeof DEPLOY_ATTRIBUTE, string]>) {
+    for (const key of DEPLOY_CHANGE_KEYS) {
+      const attribute = DEPLOY_ATTRIBUTE[key];
       if (change[key] === undefined) continue;
       assignments.push(`#${key} = :${key}`);
       names[`#${key}`] = attribute;
@@ -74,7 +93,7 @@ export class DynamoDeployStore implements DeployStore {
   async takeBuildSlot(userId: string, deployId: string, until: number, max: number, now: number): Promise<boolean> {
     const key = keys.buildSlots(userId);
     const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
-    const slots = (Item?.[SLOTS] ?? {}) as Record<string, number>;
+    const slots = slotsOf(Item?.[SLOTS]);
     const held = Object.entries(slots).filter(([id, heldUntil]) => heldUntil > now && id !== deployId);
     if (held.length >= max) return false;
     const generation = typeof Item?.generation === 'number' ? Item.generation : 0;

@@ -73,9 +73,19 @@ export const BUNDLE_BUDGET_BYTES = 320 * 1024;
  */
 export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; reason: string }>> = {
   createContainer: {
-    bytes: 362 * 1024,
+    bytes: 370 * 1024,
     reason:
-      'the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools, and the image rules that point references at the pull-through caches (3.4 KiB); the container service it composes brings its task-event and start-wait parts (7 KiB); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together',
+      'the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools, and the image rules that point references at the pull-through caches (3.4 KiB); the container service it composes brings its task-event and start-wait parts (7 KiB); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together; releases (issue 33: the release written with the create, its digest pinning, rollback and go-live in the service) about 5 KiB (367.4 KiB measured)',
+  },
+  updateContainer: {
+    bytes: 328 * 1024,
+    reason:
+      "zod/mini for the request body (28 KiB) beside DynamoDB and Powertools; the release every PATCH writes in its transaction, and the container service that composes it with digest pinning (issue 33, about 5 KiB; 325.5 KiB measured); issue 37's CONTAINER_FAILED and account errors, which every bundle of lib/errors.ts carries",
+  },
+  rollbackRelease: {
+    bytes: 364 * 1024,
+    reason:
+      "a restart as the restart function makes it (the ECS client, 33 KiB, and the SQS client, about 22 KiB, for the restart policy's deferred work), plus the release it reads and writes first (issue 33; 361.5 KiB measured)",
   },
   getContainerMetrics: {
     bytes: 330 * 1024,
@@ -101,11 +111,6 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
     bytes: 356 * 1024,
     reason:
       'the ECS client (33 KiB) and the SQS client (about 22 KiB): a start that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB); the RFC 8707 audience check and RFC 9728 challenge of every authenticating route (issue 35, about 1.5 KiB; 352.4 KiB measured); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together',
-  },
-  updateContainer: {
-    bytes: 322 * 1024,
-    reason:
-      "the container service's transitions (a PATCH may restart) at the 320 KiB budget, plus issue 37's answers: CONTAINER_FAILED for a start or restart the app failed, and the account errors every bundle of lib/errors.ts carries (320.02 KiB measured)",
   },
   restartContainer: {
     bytes: 356 * 1024,

@@ -1,5 +1,5 @@
 import type { RoutePermissions } from '../lib/http/routes.js';
-import { RECONCILE_FUNCTION_ID, TASK_STATE_FUNCTION_ID } from '../lib/local/running-function.js';
+import { BUILD_STATUS_FUNCTION_ID, RECONCILE_FUNCTION_ID, TASK_STATE_FUNCTION_ID } from '../lib/local/running-function.js';
 
 /** The handler of the task events queue (ECS task state changes, deferred relaunches and retires); not a route. */
 export const taskStateChangedFunction = {
@@ -118,6 +118,22 @@ export const writeRoutesFunction = {
   } satisfies RoutePermissions as RoutePermissions,
   /** Within the queues' consumer limit (infra/constructs/task-state-events.ts): a batch is one Route 53 request, with its retries. */
   timeoutSeconds: 30,
+} as const;
+
+/**
+ * What applying a build's status may touch (DeployService.applyBuildStatus): the deploy and, when
+ * it goes live, the container's new release (an item of its partition, written), the restart
+ * transition (the container and its owner's quota usage, updated; RunTask, StopTask,
+ * DescribeTasks) and the account's build slots. The local stack runs its builds' statuses under
+ * this id; on AWS the build events function (EventBridge → SQS, the deploys-aws half) takes these
+ * permissions when it joins `eventFunctions` with its handler.
+ */
+export const buildStatusChangedPermissions = {
+  id: BUILD_STATUS_FUNCTION_ID,
+  permissions: {
+    table: { update: ['quotaUsage', 'buildSlots'], write: ['container'] },
+    ecs: ['run', 'stop', 'describe'],
+  } satisfies RoutePermissions as RoutePermissions,
 } as const;
 
 /** Every function that is not behind a route, in every stack. */

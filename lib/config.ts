@@ -274,6 +274,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       { min: 0, max: 1_000_000_000, whole: true },
       Math.floor(totalmem() / 1024 / 1024),
     ),
+    /**
+     * Deploys (docs/containers.md, "Deploys"): the largest build context a deploy may upload (the
+     * gzipped tar, bytes; 200 MiB), how long its upload URL stays valid, how long a build may run,
+     * and how many builds one account may run at once (admins too: builds share the machine).
+     */
+    DEPLOY_MAX_CONTEXT_BYTES: read.number(
+      'DEPLOY_MAX_CONTEXT_BYTES',
+      { min: 1024, max: 200 * 1024 * 1024, whole: true },
+      200 * 1024 * 1024,
+    ),
+    DEPLOY_UPLOAD_TTL_S: read.number('DEPLOY_UPLOAD_TTL_S', { min: 10, max: 3600, whole: true }, 900),
+    BUILD_TIMEOUT_S: read.number('BUILD_TIMEOUT_S', { min: 10, max: 3600, whole: true }, 900),
+    QUOTA_MAX_CONCURRENT_BUILDS: read.number('QUOTA_MAX_CONCURRENT_BUILDS', { min: 0, max: 100, whole: true }, 2),
+    /** A local build's memory and CPU (the engine's `POST /build` limits): a RUN step cannot take the machine. */
+    LOCAL_BUILD_MEMORY_MB: read.number('LOCAL_BUILD_MEMORY_MB', { min: 64, max: 65_536, whole: true }, 1024),
+    LOCAL_BUILD_CPU_CORES: read.number('LOCAL_BUILD_CPU_CORES', { min: 0.1, max: 64 }, 1),
   };
   if (read.problems.length > 0) throw new Error(`Invalid configuration: ${read.problems.join('; ')}`);
   return settings;

@@ -145,6 +145,12 @@ export class QuotaExceededError extends HttpError {
   readonly code = 'QUOTA_EXCEEDED';
 }
 
+/** Past a limit of concurrent work (builds at once): nothing was started; the same request may succeed once one ends. */
+export class ConcurrencyQuotaError extends HttpError {
+  readonly statusCode = 429;
+  readonly code = 'QUOTA_EXCEEDED';
+}
+
 export class NotFoundError extends HttpError {
   readonly statusCode = 404;
   readonly code = 'NOT_FOUND';

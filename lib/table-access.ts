@@ -34,7 +34,9 @@ export type ItemFamily =
   /** `ROUTE#<task id>`: the routing records published for a task, until they are withdrawn. */
   | 'appRoute'
   /** `WAKE_HOLDS#<container id>`, `WAKE_HOLDS#ALL`: the requests the wake endpoint holds, per container and in all. */
-  | 'wakeHolds';
+  | 'wakeHolds'
+  /** `BUILD_SLOTS#<user id>`: the builds an account runs at once. */
+  | 'buildSlots';
 
 /**
  * Families whose grant names the attributes too (`dynamodb:Attributes`), because they share a

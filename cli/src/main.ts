@@ -1,15 +1,19 @@
 import { createInterface } from 'node:readline/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Command, CommanderError, Command as Program, Option } from 'commander';
+import { resolve } from 'node:path';
 import type {
   ContainerRecord,
+  DeployRecord,
   DeviceAuthorizationRecord,
+  ReleaseRecord,
   LogLine,
   MetricsRecord,
   TokenResponse,
   UserRecord,
 } from '../../lib/http/api-types.js';
 import { openBrowser } from './browser.js';
+import { packBuildContext } from './build-context.js';
 import { CREATE_FIELDS, UPDATE_FIELDS } from './contract.js';
 import { CliError, EXIT, EXIT_CODES_TEXT, errorEnvelope } from './errors.js';
 import { addFieldOptions, bodyFromOptions, fieldRows, namedValue, problemsText } from './fields.js';
@@ -461,6 +465,84 @@ async function open(name: string, options: { browser: boolean }, command: Comman
   if (options.browser !== false) openBrowser(container.url);
 }
 
+// deploys and releases
+
+const DEPLOY_FINAL_STATES: ReadonlyArray<DeployRecord['state']> = ['live', 'failed', 'superseded'];
+
+/**
+ * Packs DIR (its .dockerignore honoured), uploads it to the URL the deploy answered, prints the
+ * build's output on stderr as it comes, and waits until the deploy is live: then the URL on
+ * stdout (or, under --json, the deploy record). A deploy that fails exits EXIT.containerFailed with its reason.
+ */
+async function deploy(
+  dir: string | undefined,
+  options: { container: string; create?: boolean; dockerfile?: string },
+  command: Command,
+): Promise<void> {
+  const api = apiOf(command);
+  const json = globals(command).json;
+  let container: ContainerRecord;
+  try {
+    container = await findContainer(api, options.container);
+  } catch (error) {
+    if (!(options.create && error instanceof CliError && error.code === 'NOT_FOUND')) throw error;
+    container = (await apiCall<ContainerRecord>(api, 'POST', '/api/v1/containers', { body: { hostname: options.container } })).data;
+    say(`Created ${container.hostname}`);
+  }
+  const dockerfile = options.dockerfile ?? 'Dockerfile';
+  const context = await packBuildContext(resolve(dir ?? '.'), dockerfile);
+  const { data: created } = await apiCall<DeployRecord>(api, 'POST', `/api/v1/containers/${container.id}/deploys`, {
+    body: { size_bytes: context.length, dockerfile },
+  });
+  if (!created.upload) throw new CliError('The service answered no upload URL', { code: 'NO_UPLOAD' });
+  say(`Uploading ${context.length} bytes of context for deploy ${created.id}`);
+  // Not the API's origin on AWS (a presigned S3 URL), so no credential goes with it: the URL is the permission.
+  const put = await fetch(created.upload.url, { method: 'PUT', headers: created.upload.headers, body: context });
+  if (!put.ok)
+    throw new CliError(`The upload was refused (${put.status}): ${(await put.text()).slice(0, 500)}`, { code: 'UPLOAD_REFUSED' });
+  const logsPath = `/api/v1/containers/${container.id}/deploys/${created.id}/logs`;
+  let position: FollowPosition = { since: created.created_at, readAtSince: 0 };
+  let current = created;
+  for (;;) {
+    await sleep(STATE_POLL_MS);
+    const lines = await apiList<LogLine>(api, logsPath, { since: position.since, limit: 1000 });
+    for (const line of linesAfter(lines, position)) say(logLine(line));
+    position = positionAfter(lines, position);
+    current = (await apiCall<DeployRecord>(api, 'GET', `/api/v1/containers/${container.id}/deploys/${created.id}`)).data;
+    if (DEPLOY_FINAL_STATES.includes(current.state)) break;
+  }
+  if (json) printJson(current);
+  else if (current.state === 'live') out(container.url ?? `${container.hostname} runs release ${current.release}`);
+  if (current.state !== 'live') {
+    throw new CliError(`The deploy ended ${current.state}: ${current.state_reason ?? 'no reason given'}`, {
+      code: 'DEPLOY_FAILED',
+      exitCode: EXIT.containerFailed,
+    });
+  }
+}
+
+async function releases(name: string, _options: unknown, command: Command): Promise<void> {
+  const api = apiOf(command);
+  const container = await findContainer(api, name);
+  const found = await apiList<ReleaseRecord>(api, `/api/v1/containers/${container.id}/releases`, { limit: 100 });
+  show(command, found, (rows) => {
+    for (const release of rows) {
+      const current = release.version === container.release ? '*' : ' ';
+      const gone = release.image_available === false ? ' (image pruned)' : '';
+      out(`${current} v${release.version}  ${release.cause.padEnd(8)}  ${release.created_at}  ${release.workload.image}${gone}`);
+    }
+  });
+}
+
+async function rollback(name: string, version: string, _options: unknown, command: Command): Promise<void> {
+  const api = apiOf(command);
+  const container = await findContainer(api, name);
+  const number = version.replace(/^v/, '');
+  if (!/^\d+$/.test(number)) throw new CliError(`VERSION must be a release number, got "${version}"`, { exitCode: EXIT.usage });
+  const { data } = await apiCall<ContainerRecord>(api, 'POST', `/api/v1/containers/${container.id}/releases/${number}/rollback`);
+  show(command, data, details);
+}
+
 // the command line
 
 const program = new Program();
@@ -585,6 +667,25 @@ env
       command,
     ),
   );
+program
+  .command('deploy')
+  .description("build DIR (default .) with its Dockerfile and make it the container's new release; waits until live and prints its URL")
+  .argument('[dir]', 'the build context: packed as a gzipped tar, .dockerignore honoured')
+  .requiredOption('--container <name>', 'hostname or id of the container to deploy to')
+  .option('--create', 'create the container first when there is none of that name')
+  .option('--dockerfile <path>', 'the Dockerfile inside DIR', 'Dockerfile')
+  .action(deploy);
+program
+  .command('releases')
+  .description("list a container's releases, newest first (* marks the one it runs)")
+  .argument('<container>', 'hostname or id')
+  .action(releases);
+program
+  .command('rollback')
+  .description('roll a container back to the workload of an earlier release (a new release, zero downtime)')
+  .argument('<container>', 'hostname or id')
+  .argument('<version>', 'the release to go back to')
+  .action(rollback);
 program
   .command('open')
   .description("print a container's URL and open it in the browser when there is one")

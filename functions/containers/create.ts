@@ -7,8 +7,9 @@ import { endpoint } from '../../lib/http/endpoint.js';
 import * as route from '../../lib/http/routes.js';
 import { ok } from '../../lib/http/reply.js';
 import { resolveCredential } from '../../lib/wiring/authentication.js';
+import { imageDigests } from '#wiring/image-digests';
 
-const containerService = containerServiceWith({ runtime: containerRuntime, runPolicy });
+const containerService = containerServiceWith({ runtime: containerRuntime, runPolicy, imageDigests });
 
 export const handler = endpoint(
   route.createContainer,

@@ -6,10 +6,11 @@ import * as route from '../../lib/http/routes.js';
 import { ok } from '../../lib/http/reply.js';
 import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { resolveCredential } from '../../lib/wiring/authentication.js';
+import { imageDigests } from '#wiring/image-digests';
 import { runPolicy } from '#wiring/run-policy';
 
-// The policy only: a change of command or image is refused where the runtime may not run the caller's code.
-const containerService = containerServiceWith({ runPolicy });
+// The policy: a change of command or image is refused where the runtime may not run the caller's code; the digests pin its release.
+const containerService = containerServiceWith({ runPolicy, imageDigests });
 
 export const handler = endpoint(
   route.updateContainer,

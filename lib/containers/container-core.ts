@@ -1,5 +1,6 @@
 import { ConflictError, ContainerFailedError, InternalError, NotFoundError } from '../errors.js';
 import { TASK_HISTORY_LENGTH, type Caller, type StoredContainer } from './container.js';
+import type { ImageDigests } from './release.js';
 import type { ContainerStore, TransitionChange, WriteOutcome } from './container-store.js';
 import { chargeFor, fitsAtAll, limitsFor, quotaExceeded, type QuotaCharge, type QuotaLimits } from './quota.js';
 import type { RestartPolicyOptions, RestartScheduler } from './restart-policy.js';
@@ -34,6 +35,8 @@ export interface ContainerServiceOptions {
   runPolicy?: RunPolicy;
   /** Bounds the machine that runs the containers sets (the local stack); none on AWS, where Fargate's sizes bound them. */
   sizeLimits?: SizeLimits;
+  /** What the runtime knows of images, to pin releases named by tag and to refuse a rollback to a pruned image. */
+  imageDigests?: ImageDigests;
 }
 
 /** The largest sizes a container may ask for, beyond the API's own bounds, and who sets each (named in the refusal). */

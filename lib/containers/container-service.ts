@@ -1,4 +1,4 @@
-import { ConflictError, invalidFields, ServiceBusyError } from '../errors.js';
+import { ConflictError, invalidFields, NotFoundError, ServiceBusyError } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
@@ -27,6 +27,8 @@ import { TaskLauncher } from './task-launcher.js';
 import { maxMemoryMbFor, provisionedDiskGbFor } from './task-size.js';
 import { planTransition } from './transitions.js';
 import { everyAccountMayRun, type RunPolicy } from './run-policy.js';
+import { digestOf, type ImageDigests, pinnedWorkload, type Release, type ReleaseCause, releaseView, type ReleaseView } from './release.js';
+import { workloadOf } from './workload.js';
 
 export { type ContainerServiceOptions, launchToken, type SizeLimits } from './container-core.js';
 export type { TaskStatusOutcome } from './task-events.js';
@@ -46,6 +48,7 @@ export class ContainerService {
   private readonly transitions: ContainerTransitions;
   private readonly runPolicy: RunPolicy;
   private readonly sizeLimits: SizeLimits | undefined;
+  private readonly imageDigests: ImageDigests | undefined;
 
   constructor(
     store: ContainerStore,
@@ -72,6 +75,7 @@ export class ContainerService {
     this.runPolicy = options.runPolicy ?? everyAccountMayRun;
     this.transitions = new ContainerTransitions(this.core, this.launcher, this.events, wait, this.runPolicy, options.startBudgetMs);
     this.sizeLimits = options.sizeLimits;
+    this.imageDigests = options.imageDigests;
   }
 
   /**
@@ -83,6 +87,7 @@ export class ContainerService {
     this.runPolicy.assertMayRun(caller);
     this.assertSizeWithinLimits(spec);
     assertOverridesFit(spec);
+    this.assertOwnImage(caller.userId, spec.image);
     const now = this.core.isoNow();
     const container: StoredContainer = {
       id: newId(this.core.now()),
@@ -98,14 +103,17 @@ export class ContainerService {
       taskHistory: [],
     };
     const charge = await this.core.limitedCharge(undefined, container, caller);
-    const outcome = await this.core.store.create(container, charge);
+    const release = await this.releaseOf(container, 1, 'create', now);
+    const outcome = await this.core.store.create(container, charge, release);
     if (outcome.kind === 'hostname-taken') {
       throw new ConflictError(`The hostname ${container.hostname} is taken`, [{ field: 'hostname', message: 'is taken; choose another' }]);
     }
     if (outcome.kind === 'quota-exceeded') throw await this.core.quotaRefusal(charge);
     countEvent(METRIC.containersCreated);
     try {
-      return await this.launcher.launch(container);
+      const launched = await this.launcher.launch({ ...container, release: 1 });
+      await this.pinAfterLaunch(release);
+      return launched;
     } catch (error) {
       if (error instanceof ContainerLaunchFailed || error instanceof ConflictError) {
         const current = await this.core.store.get(container.id);
@@ -127,6 +135,11 @@ export class ContainerService {
 
   get(caller: Caller, containerId: string): Promise<StoredContainer> {
     return containerVisibleTo(this.core.store, caller, containerId);
+  }
+
+  /** The container as the service itself reads it (a build's status, which names no caller). */
+  systemGet(containerId: string): Promise<StoredContainer | undefined> {
+    return this.core.store.get(containerId);
   }
 
   /** Newest first: the caller's own containers, or every container for an admin. */
@@ -153,12 +166,129 @@ export class ContainerService {
     const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as Partial<Workload>;
     // What it runs is the caller's choice from then on: refused where the runtime may not run the caller's code.
     if (given.command !== undefined || given.image !== undefined) this.runPolicy.assertMayRun(caller);
+    if (given.image !== undefined) this.assertOwnImage(container.userId, given.image);
     assertOverridesFit({ ...container, ...given });
-    return this.core.commit(
+    return this.changeWorkload(caller, container, given, 'update');
+  }
+
+  /**
+   * Writes a change of what the container runs with its numbered release, in one transaction
+   * conditional on the version read (of two racing changes exactly one wins; the other gets 409).
+   */
+  private async changeWorkload(
+    caller: Caller,
+    container: StoredContainer,
+    changes: Partial<Workload>,
+    cause: ReleaseCause,
+    made: { deployId?: string; rolledBackTo?: number } = {},
+  ): Promise<StoredContainer> {
+    const cpuCores = changes.cpuCores ?? container.cpuCores;
+    let release: Release | undefined;
+    const written = await this.core.commit(
       container,
       (current) => this.core.charge(current, { ...current, cpuCores }, caller),
-      (current, charge) => this.core.store.updateWorkload(current.id, current.version, changes, this.core.isoNow(), charge),
+      async (current, charge) => {
+        release = await this.releaseOf({ ...current, ...changes }, (current.release ?? 0) + 1, cause, this.core.isoNow(), made);
+        return this.core.store.updateWorkload(current.id, current.version, changes, this.core.isoNow(), charge, release);
+      },
     );
+    if (release) await this.pinAfterLaunch(release);
+    return written;
+  }
+
+  /** A release of the workload, its image's digest taken from the reference or from what the runtime holds. */
+  private async releaseOf(
+    workload: Workload & { id: string },
+    version: number,
+    cause: ReleaseCause,
+    now: string,
+    made: { deployId?: string; rolledBackTo?: number } = {},
+  ): Promise<Release> {
+    const own = workloadOf(workload);
+    const imageDigest = digestOf(own.image) ?? (await this.imageDigests?.digestOf(own.image).catch(() => undefined)) ?? null;
+    return {
+      containerId: workload.id,
+      version,
+      cause,
+      workload: own,
+      imageDigest,
+      deployId: made.deployId ?? null,
+      rolledBackTo: made.rolledBackTo ?? null,
+      createdAt: now,
+    };
+  }
+
+  /** A release named by a tag the runtime did not hold yet is pinned once its task has pulled the image. */
+  private async pinAfterLaunch(release: Release): Promise<void> {
+    if (release.imageDigest || !this.imageDigests) return;
+    try {
+      const digest = await this.imageDigests.digestOf(release.workload.image);
+      if (digest) await this.core.store.pinReleaseDigest(release.containerId, release.version, digest);
+    } catch (error) {
+      log.warn('Could not pin the digest of a release', {
+        containerId: release.containerId,
+        release: release.version,
+        ...describeError(error),
+      });
+    }
+  }
+
+  /** A container's releases, newest first, each saying whether its image is still there to roll back to. */
+  async listReleases(caller: Caller, containerId: string, page: PageRequest): Promise<Page<ReleaseView>> {
+    const container = await this.get(caller, containerId);
+    const releases = await this.core.store.listReleases(container.id, page);
+    const views = await Promise.all(releases.items.map(async (release) => releaseView(release, await this.imageAvailable(release))));
+    return { ...releases, items: views };
+  }
+
+  private async imageAvailable(release: Release): Promise<boolean | null> {
+    if (!this.imageDigests) return null;
+    return this.imageDigests.isAvailable(pinnedWorkload(release).image).catch(() => null);
+  }
+
+  /**
+   * A new release with the workload of release `version` (its image pinned by digest), rolled to
+   * as a deploy is: a running container through the zero-downtime restart, a stopped or sleeping
+   * one at its next start. A release whose image is gone is refused (409) and changes nothing.
+   */
+  async rollback(caller: Caller, containerId: string, version: number): Promise<StoredContainer> {
+    const container = await this.get(caller, containerId);
+    const target = await this.core.store.getRelease(container.id, version);
+    if (!target) throw new NotFoundError(`The container has no release ${version}`);
+    if ((await this.imageAvailable(target)) === false) {
+      throw new ConflictError(`The image of release ${version} (${pinnedWorkload(target).image}) was pruned; it cannot be rolled back to`);
+    }
+    this.runPolicy.assertMayRun(caller);
+    return this.goLive(caller, container, pinnedWorkload(target), 'rollback', { rolledBackTo: version });
+  }
+
+  /**
+   * Puts the workload of release `version` back as a new release without restarting anything:
+   * after a deploy whose task never got ready, the container runs its old task still, and its next
+   * start must run that release again, not the broken one.
+   */
+  async restoreRelease(caller: Caller, container: StoredContainer, version: number): Promise<StoredContainer> {
+    const target = await this.core.store.getRelease(container.id, version);
+    if (!target) throw new NotFoundError(`The container has no release ${version}`);
+    return this.changeWorkload(caller, container, pinnedWorkload(target), 'rollback', { rolledBackTo: version });
+  }
+
+  /**
+   * Makes `workload` the container's new release and rolls to it (deploys and rollbacks): the
+   * write first, conditional on the version read, then, for a running container, the restart
+   * transition, whose new task must pass readiness before the route moves (the old one keeps
+   * serving otherwise). A stopped or sleeping container takes the release at its next start.
+   */
+  async goLive(
+    caller: Caller,
+    container: StoredContainer,
+    workload: Workload,
+    cause: ReleaseCause,
+    made: { deployId?: string; rolledBackTo?: number } = {},
+  ): Promise<StoredContainer> {
+    const changed = await this.changeWorkload(caller, container, workload, cause, made);
+    if (changed.state !== 'running' && changed.state !== 'provisioning') return changed;
+    return this.transitions.transition(caller, changed.id, 'restart');
   }
 
   /** `only`: started only when the container holds for it (409 otherwise), e.g. a wake only of one that sleeps. */
@@ -296,6 +426,14 @@ export class ContainerService {
   /** For the reconciler: relaunches every container whose restart is due, from `cursor` until `deadline`; answers how many and where to go on. */
   relaunchAllDue(deadline?: number, cursor?: string): Promise<{ relaunched: number; cursor?: string }> {
     return this.events.relaunchAllDue(deadline, cursor);
+  }
+
+  /** An image a deploy built belongs to its account: no other may name it (400, as an image that does not exist). */
+  private assertOwnImage(ownerId: string, image: string): void {
+    const builtBy = this.imageDigests?.builtBy(image);
+    if (builtBy !== undefined && builtBy !== ownerId) {
+      throw invalidFields([{ field: 'image', message: "names an image another account's deploy built; an account runs only its own" }]);
+    }
   }
 
   /** The sizes given, each against the machine's bound (`sizeLimits`). */

@@ -1,6 +1,7 @@
 import type { Page, PageRequest } from '../page.js';
 import type { ContainerState, StoredContainer, Workload } from './container.js';
 import type { QuotaCharge, QuotaUsage } from './quota.js';
+import type { Release } from './release.js';
 
 /** A change a task status makes to its container. */
 export interface TaskStatusUpdate {
@@ -67,8 +68,8 @@ export interface ReconcileCheckpoint {
  * The store decides nothing about quotas and words no message: it reports outcomes.
  */
 export interface ContainerStore {
-  /** Writes the container and claims its hostname together. */
-  create(container: StoredContainer, charge?: QuotaCharge): Promise<CreateOutcome>;
+  /** Writes the container and claims its hostname together, with its first release when given. */
+  create(container: StoredContainer, charge?: QuotaCharge, release?: Release): Promise<CreateOutcome>;
   get(containerId: string): Promise<StoredContainer | undefined>;
   /** Many containers read as `get` reads one (consistently), in a few calls; the ones that do not exist are left out. */
   getMany(containerIds: readonly string[]): Promise<Map<string, StoredContainer>>;
@@ -106,14 +107,25 @@ export interface ContainerStore {
     stateReason: string,
     now: string,
   ): Promise<StoredContainer | undefined>;
-  /** Changes what the container's next task runs, at `expectedVersion + 1`, keeping its state and task. */
+  /**
+   * Changes what the container's next task runs, at `expectedVersion + 1`, keeping its state and
+   * task. With a release, writes it in the same transaction and makes it the container's
+   * `release`; a release made by a deploy is also conditional on no newer deploy having gone live
+   * (`lastDeployId`), and records its deploy as the newest.
+   */
   updateWorkload(
     containerId: string,
     expectedVersion: number,
     changes: Partial<Workload>,
     now: string,
     charge?: QuotaCharge,
+    release?: Release,
   ): Promise<WriteOutcome>;
+  /** A container's releases, newest first (a Query of its partition). */
+  listReleases(containerId: string, page: PageRequest): Promise<Page<Release>>;
+  getRelease(containerId: string, version: number): Promise<Release | undefined>;
+  /** Records the digest of a release's image once known; a release already pinned is left as it is. */
+  pinReleaseDigest(containerId: string, version: number, digest: string): Promise<void>;
   /** The container that holds a hostname, if any (eventually consistent: for routing, not for decisions). */
   containerIdOfHostname(hostname: string): Promise<string | undefined>;
   /** Marks a transition failed, and detaches any pending task; undefined when the container moved on. */

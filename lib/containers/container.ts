@@ -27,6 +27,8 @@ export interface Container extends ContainerSpec {
   restartCount: number;
   /** How long its last wake by a request took, from that request's arrival to its first answer byte (ms). */
   lastWakeMs?: number;
+  /** The release (lib/containers/release.ts) its workload is; absent on containers made before releases. */
+  release?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -70,6 +72,8 @@ export interface StoredContainer extends Container {
    * most once a minute (lib/containers/idle-sleep.ts); internal, never answered.
    */
   lastRequestAt?: number;
+  /** The newest deploy that went live (UUIDv7, so ordered by creation): an older one finishing later is superseded. */
+  lastDeployId?: string;
 }
 
 /** The ContainerRecord of the interface spec. */
@@ -82,6 +86,8 @@ export type ContainerView = {
   restart_count: number;
   /** The last wake by a request: from its first request's arrival to that request's first answer byte; null before any. */
   last_wake_ms: number | null;
+  /** The release it runs (its workload's version, `GET …/releases`); null on containers made before releases. */
+  release: number | null;
   /** Where the container answers; null where nothing routes to containers. */
   url: string | null;
   created_at: string;
@@ -96,6 +102,7 @@ export const containerView = (container: Container): ContainerView => ({
   state_reason: container.stateReason,
   restart_count: container.restartCount,
   last_wake_ms: container.lastWakeMs ?? null,
+  release: container.release ?? null,
   ...workloadToJson(container),
   url: appUrlFor(container.hostname),
   created_at: container.createdAt,

@@ -4,6 +4,8 @@
  * hand edit. Types only: nothing here reaches a bundle.
  */
 import type { ContainerView } from '../containers/container.js';
+import type { ReleaseView } from '../containers/release.js';
+import type { DeployView } from '../deploys/deploy.js';
 import type { LogLine as ContainerLogLine } from '../containers/logs.js';
 import type { ContainerMetrics } from '../containers/metrics.js';
 import type { MetricsPoint as ContainerMetricsPoint } from '../containers/metrics-history.js';
@@ -21,6 +23,8 @@ import type {
 
 export type { FieldProblem };
 export type ContainerRecord = ContainerView;
+export type ReleaseRecord = ReleaseView;
+export type DeployRecord = DeployView;
 export type CreateContainerRequest = Partial<CreateContainerBody> & { hostname: string };
 export type UpdateContainerRequest = UpdateContainerBody;
 export type LogLine = ContainerLogLine;

@@ -24,7 +24,11 @@ const errorCodes: Record<number, { code: string; description: string }> = {
   429: {
     code: 'RATE_LIMITED',
     description:
-      "Throttled: the whole API's per-address limit, a stricter one on sign-in and token endpoints, or too many wrong codes on /device; see Retry-After where present",
+      "Throttled: the whole API's per-address limit, a stricter one on sign-in and token endpoints, or too many wrong codes on /device; see Retry-After where present. QUOTA_EXCEEDED: a deploy past the account's builds at once (QUOTA_MAX_CONCURRENT_BUILDS)",
+  },
+  501: {
+    code: 'NOT_IMPLEMENTED',
+    description: 'Not on this runtime: deploys need a runtime that builds images (the docker runtime locally)',
   },
   500: {
     code: 'INTERNAL_ERROR',

@@ -14,3 +14,6 @@ export const TASK_STATE_FUNCTION_ID = 'taskStateChanged';
 
 /** The id of the scheduled reconciliation (infra/event-functions.ts). */
 export const RECONCILE_FUNCTION_ID = 'reconcile';
+
+/** The id under which a build's status changes are applied (infra/event-functions.ts, buildStatusChangedPermissions). */
+export const BUILD_STATUS_FUNCTION_ID = 'buildStatusChanged';

@@ -55,6 +55,17 @@ export interface LocalContainerHosting {
   appRouting(): AppRouting;
   /** Starts the local stand-in for the scheduled reconciliation; answers how to stop it. */
   startReconciler(): () => Promise<void>;
+  /**
+   * Where deploys' build contexts are PUT (`/uploads/deploys/…`, the local stand-in for a presigned
+   * S3 URL); undefined where nothing builds (the process runtime).
+   */
+  uploadEndpoint?(): LocalUploadEndpoint | undefined;
+}
+
+/** Takes a signed upload: answers the request itself, whatever becomes of it. */
+export interface LocalUploadEndpoint {
+  pathPrefix: string;
+  handle(request: IncomingMessage, response: ServerResponse, rawPath: string, rawQuery: string): Promise<void>;
 }
 
 export interface LocalServer {
@@ -104,6 +115,11 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     if (atFrontDoor) {
       response.writeHead(atFrontDoor.statusCode, { ...atFrontDoor.headers, 'Content-Length': String(atFrontDoor.body.length) });
       response.end(method === 'HEAD' ? undefined : atFrontDoor.body);
+      return;
+    }
+    const uploads = options.containers?.uploadEndpoint?.();
+    if (uploads && rawPath.startsWith(uploads.pathPrefix)) {
+      await uploads.handle(request, response, rawPath, rawQuery);
       return;
     }
     const match = matchRoute(method, rawPath);

@@ -1,4 +1,5 @@
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Release } from '../containers/release.js';
 import type { QuotaCharge, QuotaUsage } from '../containers/quota.js';
 import type { ContainerState, StoredContainer } from '../containers/container.js';
 import type {
@@ -23,6 +24,7 @@ import {
 } from './dynamo.js';
 import { CONTAINER_ATTRIBUTE, containerEntity, hostnameClaimEntity } from './entities/container.js';
 import { quotaUsageEntity } from './entities/quota-usage.js';
+import { releaseEntity } from './entities/release.js';
 import type { Item } from './entities/item.js';
 import { INDEX, keys } from './keys.js';
 import { queryPage, type Page, type PageRequest } from './pagination.js';
@@ -37,8 +39,9 @@ const changesUsage = (charge: QuotaCharge): boolean => charge.containers !== 0 |
 const A = CONTAINER_ATTRIBUTE;
 
 export class DynamoContainerStore implements ContainerStore {
-  async create(container: StoredContainer, charge?: QuotaCharge): Promise<CreateOutcome> {
+  async create(container: StoredContainer, charge?: QuotaCharge, release?: Release): Promise<CreateOutcome> {
     const usage = charge && changesUsage(charge) ? this.usageUpdate(charge) : undefined;
+    const stored = release ? { ...container, release: release.version } : container;
     try {
       await transactWrite({
         TransactItems: [
@@ -49,8 +52,9 @@ export class DynamoContainerStore implements ContainerStore {
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
-          { Put: { TableName: tableName, Item: containerEntity.toItem(container), ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Put: { TableName: tableName, Item: containerEntity.toItem(stored), ConditionExpression: 'attribute_not_exists(pk)' } },
           ...(usage ? [usage] : []),
+          ...(release ? [releasePut(release)] : []),
         ],
       });
       return { kind: 'created' };
@@ -194,10 +198,24 @@ export class DynamoContainerStore implements ContainerStore {
     changes: Partial<Workload>,
     now: string,
     charge?: QuotaCharge,
+    release?: Release,
   ): Promise<WriteOutcome> {
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = { ':next': expectedVersion + 1, ':expected': expectedVersion, ':now': now };
     const assignments = ['version = :next', `${A.updatedAt} = :now`];
+    let condition = 'attribute_exists(pk) AND version = :expected';
+    if (release) {
+      // RELEASE is one of DynamoDB's reserved words, so it is named through a placeholder.
+      assignments.push('#release = :release');
+      names['#release'] = A.release;
+      values[':release'] = release.version;
+      if (release.cause === 'deploy' && release.deployId) {
+        // Of two deploys, the later one wins: an older one that finishes after it went live changes nothing.
+        assignments.push(`${A.lastDeployId} = :deployId`);
+        values[':deployId'] = release.deployId;
+        condition += ` AND (attribute_not_exists(${A.lastDeployId}) OR ${A.lastDeployId} < :deployId)`;
+      }
+    }
     for (const key of WORKLOAD_KEYS) {
       const value = changes[key];
       if (value === undefined) continue;
@@ -205,13 +223,54 @@ export class DynamoContainerStore implements ContainerStore {
       values[`:${key}`] = fieldToJson(key, value);
       assignments.push(`#${key} = :${key}`);
     }
-    return this.versionedWrite(containerId, charge, {
-      Key: keys.container(containerId),
-      UpdateExpression: `SET ${assignments.join(', ')}`,
-      ConditionExpression: 'attribute_exists(pk) AND version = :expected',
-      ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
-      ExpressionAttributeValues: values,
-    });
+    return this.versionedWrite(
+      containerId,
+      charge,
+      {
+        Key: keys.container(containerId),
+        UpdateExpression: `SET ${assignments.join(', ')}`,
+        ConditionExpression: condition,
+        ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
+        ExpressionAttributeValues: values,
+      },
+      release ? [releasePut(release)] : [],
+    );
+  }
+
+  async listReleases(containerId: string, page: PageRequest): Promise<Page<Release>> {
+    const found = await queryPage(
+      {
+        partitionAttribute: 'pk',
+        partitionValue: keys.containerPartition(containerId),
+        sortAttribute: 'sk',
+        sortPrefix: keys.releasePrefix,
+      },
+      page,
+    );
+    return { ...found, items: found.items.map(releaseEntity.fromItem) };
+  }
+
+  async getRelease(containerId: string, version: number): Promise<Release | undefined> {
+    const { Item } = await documentClient.send(
+      new GetCommand({ TableName: tableName, Key: keys.release(containerId, version), ConsistentRead: true }),
+    );
+    return Item ? releaseEntity.fromItem(Item) : undefined;
+  }
+
+  async pinReleaseDigest(containerId: string, version: number, digest: string): Promise<void> {
+    try {
+      await documentClient.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: keys.release(containerId, version),
+          UpdateExpression: 'SET image_digest = :digest',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(image_digest) OR image_digest = :none)',
+          ExpressionAttributeValues: { ':digest': digest, ':none': null },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
   }
 
   async containerIdOfHostname(hostname: string): Promise<string | undefined> {
@@ -465,8 +524,13 @@ export class DynamoContainerStore implements ContainerStore {
   }
 
   /** A write conditional on the version read: when its condition fails, tells a moved-on container from a deleted one. */
-  private async versionedWrite(containerId: string, charge: QuotaCharge | undefined, input: Update): Promise<WriteOutcome> {
-    const outcome = await this.update(containerId, charge, input);
+  private async versionedWrite(
+    containerId: string,
+    charge: QuotaCharge | undefined,
+    input: Update,
+    alongside: TransactItem[] = [],
+  ): Promise<WriteOutcome> {
+    const outcome = await this.update(containerId, charge, input, alongside);
     if (outcome.kind !== 'conflict') return outcome;
     return (await this.get(containerId)) ? outcome : { kind: 'not-found' };
   }
@@ -475,7 +539,13 @@ export class DynamoContainerStore implements ContainerStore {
    * A conditional update answering the new item. With a charge, it is also conditional on the
    * state the charge was computed from, and goes in one transaction with the usage item.
    */
-  private async update(containerId: string, charge: QuotaCharge | undefined, input: Update): Promise<WriteOutcome> {
+  private async update(
+    containerId: string,
+    charge: QuotaCharge | undefined,
+    input: Update,
+    alongside: TransactItem[] = [],
+  ): Promise<WriteOutcome> {
+    if (alongside.length > 0) return this.updatedWith(containerId, charge, input, alongside);
     if (!charge || (!changesUsage(charge) && !charge.fromState)) return this.updated(input);
     const conditioned: Update = charge.fromState
       ? {
@@ -487,7 +557,7 @@ export class DynamoContainerStore implements ContainerStore {
       : input;
     if (!changesUsage(charge)) return this.updated(conditioned);
     try {
-      await transactWrite({ TransactItems: [{ Update: { TableName: tableName, ...conditioned } as never }, this.usageUpdate(charge)] });
+      await transactWrite({ TransactItems: [transactUpdate(conditioned), this.usageUpdate(charge)] });
     } catch (error) {
       const [containerCode, usageCode] = transactionCancellationCodes(error);
       if (containerCode === 'ConditionalCheckFailed') return { kind: 'conflict' };
@@ -495,6 +565,36 @@ export class DynamoContainerStore implements ContainerStore {
       throw error;
     }
     // A transaction answers no item, so read it back (consistent), as written.
+    const container = await this.get(containerId);
+    return container ? { kind: 'written', container } : { kind: 'not-found' };
+  }
+
+  /** As `update`, with other items written in the same transaction (a release); any of them failing its condition is a conflict. */
+  private async updatedWith(
+    containerId: string,
+    charge: QuotaCharge | undefined,
+    input: Update,
+    alongside: TransactItem[],
+  ): Promise<WriteOutcome> {
+    const conditioned: Update = charge?.fromState
+      ? {
+          ...input,
+          ConditionExpression: `(${input.ConditionExpression}) AND #state = :fromState`,
+          ExpressionAttributeNames: { ...input.ExpressionAttributeNames, '#state': 'state' },
+          ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':fromState': charge.fromState },
+        }
+      : input;
+    const usage = charge && changesUsage(charge) ? [this.usageUpdate(charge)] : [];
+    try {
+      await transactWrite({ TransactItems: [transactUpdate(conditioned), ...usage, ...alongside] });
+    } catch (error) {
+      const codes = transactionCancellationCodes(error);
+      if (codes.length === 0) throw error;
+      if (usage.length > 0 && codes[1] === 'ConditionalCheckFailed' && codes[0] !== 'ConditionalCheckFailed')
+        return { kind: 'quota-exceeded' };
+      if (codes.includes('ConditionalCheckFailed')) return { kind: 'conflict' };
+      throw error;
+    }
     const container = await this.get(containerId);
     return container ? { kind: 'written', container } : { kind: 'not-found' };
   }
@@ -514,5 +614,13 @@ export class DynamoContainerStore implements ContainerStore {
     }
   }
 }
+
+/** An update as a transaction's item (the document client's UpdateCommand input and its transaction item differ only in typing). */
+const transactUpdate = (input: Update): TransactItem => ({ Update: { TableName: tableName, ...input } as never });
+
+/** A release's item, written once: a second write of the same version is a conflict. */
+const releasePut = (release: Release): TransactItem => ({
+  Put: { TableName: tableName, Item: releaseEntity.toItem(release), ConditionExpression: 'attribute_not_exists(pk)' },
+});
 
 const written = (outcome: WriteOutcome): StoredContainer | undefined => (outcome.kind === 'written' ? outcome.container : undefined);

@@ -41,6 +41,7 @@ export const keyFamilies = {
   reconcileCheckpoint: { partition: keys.reconcileCheckpoint.pk },
   appRoute: { partition: keys.appRoute(ANY).pk },
   wakeHolds: { partition: keys.wakeHolds(ANY).pk },
+  buildSlots: { partition: keys.buildSlots(ANY).pk },
 
   quotaUsage: {
     partition: keys.quotaUsage(ANY).pk,

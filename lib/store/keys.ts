@@ -97,6 +97,21 @@ export const keys = {
    */
   allContainers: (containerId: string): GlobalIndexKey => ({ gsi2pk: 'CONTAINERS', gsi2sk: join('CONTAINER', containerId) }),
   allContainersPartition: 'CONTAINERS',
+  /**
+   * A container's numbered releases, in its own partition (the same grant as the container): the
+   * version zero-padded, so the partition's sort order is the release order.
+   */
+  release: (containerId: string, version: number): ItemKey => ({
+    pk: join('CONTAINER', containerId),
+    sk: join('RELEASE', String(version).padStart(10, '0')),
+  }),
+  releasePrefix: 'RELEASE#',
+  /** A container's deploys, newest first by their UUIDv7 ids, in its own partition too. */
+  deploy: (containerId: string, deployId: string): ItemKey => ({ pk: join('CONTAINER', containerId), sk: join('DEPLOY', deployId) }),
+  deployPrefix: 'DEPLOY#',
+  containerPartition: (containerId: string): string => join('CONTAINER', containerId),
+  /** The builds an account runs at once (QUOTA_MAX_CONCURRENT_BUILDS): one item per account, a slot per build. */
+  buildSlots: (userId: string): ItemKey => ({ pk: join('BUILD_SLOTS', userId), sk: 'BUILD_SLOTS' }),
   /** Where the reconciler's walks over tasks and containers stopped, so the next run goes on from there. */
   reconcileCheckpoint: RECONCILE_CHECKPOINT,
   /** What was published in the private zone for one task (lib/containers/app-routes.ts), until it is withdrawn. */

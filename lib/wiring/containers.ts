@@ -6,6 +6,7 @@ import { type RestartScheduler, TimerRestartScheduler } from '../containers/rest
 import type { QuotaLimits } from '../containers/quota.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
 import type { RunPolicy } from '../containers/run-policy.js';
+import type { ImageDigests } from '../containers/release.js';
 import { DynamoContainerStore } from '../store/dynamo-container-store.js';
 
 /** One store per process, shared by every request it serves. */
@@ -68,6 +69,7 @@ export function containerServiceWith(
     usage?: TaskUsageSource;
     deferredWork?: RestartScheduler | undefined;
     runPolicy?: RunPolicy;
+    imageDigests?: ImageDigests | undefined;
   } = {},
 ): ContainerService {
   return new ContainerService(containerStore, adapters.runtime ?? noRuntime, adapters.usage ?? noUsage, containerServiceOptions(adapters));
@@ -75,7 +77,7 @@ export function containerServiceWith(
 
 /** The service's options from the configuration, for containerServiceWith and the local stack's sleeping service. */
 export function containerServiceOptions(
-  adapters: { deferredWork?: RestartScheduler | undefined; runPolicy?: RunPolicy } = {},
+  adapters: { deferredWork?: RestartScheduler | undefined; runPolicy?: RunPolicy; imageDigests?: ImageDigests | undefined } = {},
 ): ContainerServiceOptions {
   return {
     startBudgetMs: config.START_BUDGET_MS,
@@ -84,6 +86,7 @@ export function containerServiceOptions(
     restartScheduler: adapters.deferredWork ?? restartScheduler,
     probedReadiness: adapters.deferredWork !== undefined,
     ...(adapters.runPolicy ? { runPolicy: adapters.runPolicy } : {}),
+    ...(adapters.imageDigests ? { imageDigests: adapters.imageDigests } : {}),
     ...(sizeLimits ? { sizeLimits } : {}),
   };
 }

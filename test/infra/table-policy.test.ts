@@ -33,6 +33,7 @@ describe('table grants from key families', () => {
       hostname: keys.hostname('my-app').pk,
       appRoute: keys.appRoute('0123456789abcdef0123456789abcdef').pk,
       wakeHolds: keys.wakeHolds(containerId).pk,
+      buildSlots: keys.buildSlots(userId).pk,
       oauthApp: keys.appGrant(userId, containerId).pk,
       oauthClient: keys.oauthClient('client').pk,
       authorizationRequest: keys.authorizationRequest(userId).pk,

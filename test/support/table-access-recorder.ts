@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { appendFileSync } from 'node:fs';
 import { afterAll } from 'vitest';
-import { eventFunctions, routingFunctions } from '../../infra/event-functions.js';
+import { buildStatusChangedPermissions, eventFunctions, routingFunctions } from '../../infra/event-functions.js';
 import { tableStatements } from '../../infra/table-policy.js';
 import { type RoutePermissions, routes } from '../../lib/http/routes.js';
 import { runningFunction } from '../../lib/local/running-function.js';
@@ -67,6 +67,7 @@ const declarations = new Map<string, RoutePermissions>([
   ...routes.map((route): [string, RoutePermissions] => [route.id, route.permissions]),
   ...eventFunctions.map((fn): [string, RoutePermissions] => [fn.id, fn.permissions]),
   ...routingFunctions.map((fn): [string, RoutePermissions] => [fn.id, fn.permissions]),
+  [buildStatusChangedPermissions.id, buildStatusChangedPermissions.permissions],
 ]);
 
 /** Each recorded request the function's grant refuses, described once. */

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { api, ApiError, base, fieldErrors } from './api.js';
-import { type ContainerRecord, type LogLine, type MetricsPoint, UPDATE_FIELDS } from './contract.js';
+import { type ContainerRecord, type DeployRecord, type LogLine, type MetricsPoint, type ReleaseRecord, UPDATE_FIELDS } from './contract.js';
 import { changesOf, type FormState, SchemaFields, shownPaths, stateOf } from './schema-form.js';
 import { html, Link, navigate, StateBadge } from './ui.js';
 
@@ -152,6 +152,98 @@ function Logs(props: { containerId: string }) {
   </section>`;
 }
 
+/** A deploy's build output, read when its row is opened (and again while it builds). */
+function DeployLogs(props: { containerId: string; deploy: DeployRecord }) {
+  const [lines, setLines] = useState<LogLine[]>([]);
+  const building = props.deploy.state === 'building' || props.deploy.state === 'waiting_for_upload';
+  useEffect(() => {
+    let live = true;
+    const read = async () => {
+      try {
+        const page = await api<LogLine[]>('GET', `/api/v1/containers/${props.containerId}/deploys/${props.deploy.id}/logs?limit=1000`);
+        if (live) setLines(page);
+      } catch {
+        // The next round tries again.
+      }
+    };
+    void read();
+    const timer = building ? setInterval(read, LOG_POLL_MS) : undefined;
+    return () => {
+      live = false;
+      if (timer) clearInterval(timer);
+    };
+  }, [props.containerId, props.deploy.id, building]);
+  return html`<pre class="deploy-logs" tabindex="0">${lines.length === 0 ? html`<span class="muted">No lines yet</span>` : lines.map((line) => html`<span class="line">${line.message}</span>`)}</pre>`;
+}
+
+/** The container's deploys (each with its build logs) and its releases, each with a Rollback button. */
+function Releases(props: { container: ContainerRecord; onRolledBack: () => void }) {
+  const [releases, setReleases] = useState<ReleaseRecord[]>([]);
+  const [deploys, setDeploys] = useState<DeployRecord[]>([]);
+  const [problem, setProblem] = useState('');
+  const [rolling, setRolling] = useState<number | null>(null);
+  const { id, release } = props.container;
+  useEffect(() => {
+    let live = true;
+    const read = async () => {
+      try {
+        const [found, made] = await Promise.all([
+          api<ReleaseRecord[]>('GET', `/api/v1/containers/${id}/releases?limit=20`),
+          api<DeployRecord[]>('GET', `/api/v1/containers/${id}/deploys?limit=10`),
+        ]);
+        if (!live) return;
+        setReleases(found);
+        setDeploys(made);
+      } catch {
+        // The next round tries again.
+      }
+    };
+    void read();
+    const timer = setInterval(read, SETTLED_POLL_MS);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, [id, release]);
+  const rollback = async (version: number) => {
+    if (!confirm(`Roll back to release ${version}? A new release runs its workload, swapped in without downtime.`)) return;
+    setRolling(version);
+    setProblem('');
+    try {
+      await api('POST', `/api/v1/containers/${id}/releases/${version}/rollback`);
+      props.onRolledBack();
+    } catch (error) {
+      setProblem(error instanceof Error ? error.message : 'Rollback failed');
+    } finally {
+      setRolling(null);
+    }
+  };
+  return html`<section aria-labelledby="deploys-heading" class="releases">
+    <h2 id="deploys-heading">Deploys</h2>
+    ${deploys.length === 0 ? html`<p class="muted">No deploys yet: <code>container-hosting deploy DIR --container ${props.container.hostname}</code></p>` : null}
+    ${deploys.map(
+      (deploy) => html`<details class="deploy" id=${`deploy-${deploy.id}`}>
+        <summary><span class="deploy-state">${deploy.state}</span> ${deploy.created_at}${deploy.release ? ` → release ${deploy.release}` : ''}${deploy.state_reason ? html` <span class="muted">(${deploy.state_reason})</span>` : null}</summary>
+        <${DeployLogs} containerId=${id} deploy=${deploy} />
+      </details>`,
+    )}
+    <h2 id="releases-heading">Releases</h2>
+    ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
+    <table aria-labelledby="releases-heading">
+      <thead><tr><th>Version</th><th>Cause</th><th>Image</th><th>Created</th><th></th></tr></thead>
+      <tbody>${releases.map(
+        (one) => html`<tr id=${`release-${one.version}`}>
+          <td>v${one.version}${one.version === release ? ' (running)' : ''}</td>
+          <td>${one.cause}</td>
+          <td>${one.workload.image}${one.image_available === false ? ' (image pruned)' : ''}</td>
+          <td>${one.created_at}</td>
+          <td>${one.version === release ? null : html`<button type="button" class="secondary" disabled=${rolling !== null || one.image_available === false} onClick=${() => rollback(one.version)}>${rolling === one.version ? 'Rolling back…' : 'Rollback'}</button>`}</td>
+        </tr>`,
+      )}</tbody>
+    </table>
+  </section>`;
+}
+
 /** The settings form, drawn from the PATCH body's fields and filled from the record; only changed fields are sent. */
 function Settings(props: { container: ContainerRecord; onSaved: (record: ContainerRecord) => void }) {
   const record = props.container as unknown as Record<string, unknown>;
@@ -254,6 +346,7 @@ export function ContainerPage(props: { id: string }) {
     ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
     <${Charts} containerId=${container.id} />
     <${Logs} containerId=${container.id} />
+    <${Releases} container=${container} onRolledBack=${load} />
     <${Settings} container=${container} onSaved=${setContainer} />
   </section>`;
 }

@@ -45,6 +45,9 @@ export const getContainer = /* @__PURE__ */ route({
   summary: 'Get a container',
 });
 
+/** A change of what a container runs: the container and its new release, with the quota charge. */
+export const releaseWrite: TableAccess = /* @__PURE__ */ tableAccess(containerUpdate, { write: ['container'] });
+
 export const updateContainer = /* @__PURE__ */ route({
   id: 'updateContainer',
   method: 'PATCH',
@@ -53,9 +56,9 @@ export const updateContainer = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'json',
-  permissions: /* @__PURE__ */ authenticated(containerUpdate),
+  permissions: /* @__PURE__ */ authenticated(releaseWrite),
   alsoAnswers: [409],
-  summary: 'Change what a container runs from its next start or restart',
+  summary: 'Change what a container runs from its next start or restart (a new release)',
 });
 
 export const deleteContainer = /* @__PURE__ */ route({
@@ -150,6 +153,82 @@ export const getContainerLogs = /* @__PURE__ */ route({
   summary: "A container's output, oldest first, across its recent tasks",
 });
 
+export const listReleases = /* @__PURE__ */ route({
+  id: 'listReleases',
+  method: 'GET',
+  path: '/api/v1/containers/{container_id}/releases',
+  handler: 'functions/containers/list-releases.ts',
+  access: 'api',
+  scope: 'containers:read',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'] }),
+  summary: "A container's releases, newest first: each version's workload with its image pinned by digest",
+});
+
+export const rollbackRelease = /* @__PURE__ */ route({
+  id: 'rollbackRelease',
+  method: 'POST',
+  path: '/api/v1/containers/{container_id}/releases/{version}/rollback',
+  handler: 'functions/containers/rollback.ts',
+  access: 'api',
+  scope: 'containers:write',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated(releaseWrite, { ecs: ['run', 'stop', 'describe'] }),
+  timeoutSeconds: 29,
+  alsoAnswers: [409, 503, 504],
+  summary: "A new release with an earlier one's workload, rolled to without downtime (a stopped container takes it at its next start)",
+});
+
+export const createDeploy = /* @__PURE__ */ route({
+  id: 'createDeploy',
+  method: 'POST',
+  path: '/api/v1/containers/{container_id}/deploys',
+  handler: 'functions/deploys/create.ts',
+  access: 'api',
+  scope: 'containers:write',
+  body: 'json',
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'], write: ['container', 'buildSlots'] }),
+  alsoAnswers: [413, 501],
+  summary: 'Deploy from source: answers the deploy and where to PUT the gzipped tar of its build context',
+});
+
+export const listDeploys = /* @__PURE__ */ route({
+  id: 'listDeploys',
+  method: 'GET',
+  path: '/api/v1/containers/{container_id}/deploys',
+  handler: 'functions/deploys/list.ts',
+  access: 'api',
+  scope: 'containers:read',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'], update: ['container', 'buildSlots'] }),
+  summary: "A container's deploys, newest first",
+});
+
+export const getDeploy = /* @__PURE__ */ route({
+  id: 'getDeploy',
+  method: 'GET',
+  path: '/api/v1/containers/{container_id}/deploys/{deploy_id}',
+  handler: 'functions/deploys/get.ts',
+  access: 'api',
+  scope: 'containers:read',
+  body: 'none',
+  // An upload that expired unused is settled (failed, its build slot freed) when read.
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'], update: ['container', 'buildSlots'] }),
+  summary: 'A deploy: its state, the built image and the release it made',
+});
+
+export const getDeployLogs = /* @__PURE__ */ route({
+  id: 'getDeployLogs',
+  method: 'GET',
+  path: '/api/v1/containers/{container_id}/deploys/{deploy_id}/logs',
+  handler: 'functions/deploys/get-logs.ts',
+  access: 'api',
+  scope: 'containers:read',
+  body: 'none',
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'], update: ['container', 'buildSlots'] }, { logs: true }),
+  summary: "A deploy's build output, oldest first, in the shape of a container's logs",
+});
+
 /** This area's rows, in the order the table lists them. */
 export const containerRoutes = [
   listContainers,
@@ -163,4 +242,10 @@ export const containerRoutes = [
   getContainerMetrics,
   getContainerMetricsHistory,
   getContainerLogs,
+  listReleases,
+  rollbackRelease,
+  createDeploy,
+  listDeploys,
+  getDeploy,
+  getDeployLogs,
 ] as const satisfies readonly Route[];

@@ -79,7 +79,7 @@ export interface Route {
    */
   errorPage?: string;
   /** Failures beyond those the access level, body and path imply; documented in OpenAPI. */
-  alsoAnswers?: ReadonlyArray<400 | 401 | 404 | 409 | 503 | 504>;
+  alsoAnswers?: ReadonlyArray<400 | 401 | 404 | 409 | 413 | 501 | 503 | 504>;
 }
 
 /**

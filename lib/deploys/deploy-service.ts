@@ -1,0 +1,358 @@
+import type { Caller, StoredContainer } from '../containers/container.js';
+import type { ContainerService } from '../containers/container-service.js';
+import { workloadOf } from '../containers/workload.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ConcurrencyQuotaError,
+  ConflictError,
+  ForbiddenError,
+  HttpError,
+  NotFoundError,
+  NotImplementedError,
+  PayloadTooLargeError,
+  TimeoutError,
+} from '../errors.js';
+import { newId } from '../ids.js';
+import { describeError, log } from '../log.js';
+import type { BuildStatus, ContextUploads, DeployRef, ImageBuilder, UploadTarget } from './builds.js';
+import { type BuildLogs, type Deploy, type DeployState, type DeployStore, FINAL_DEPLOY_STATES } from './deploy.js';
+
+export interface DeployRequest {
+  sizeBytes: number;
+  dockerfile: string;
+  buildArgs: Record<string, string>;
+}
+
+/** What a deploy asks of the container lifecycle (ContainerService). */
+export type DeployTarget = Pick<ContainerService, 'get' | 'systemGet' | 'goLive' | 'restoreRelease'>;
+
+export interface DeployLimits {
+  /** DEPLOY_MAX_CONTEXT_BYTES */
+  maxContextBytes: number;
+  /** DEPLOY_UPLOAD_TTL_S */
+  uploadTtlS: number;
+  /** BUILD_TIMEOUT_S */
+  buildTimeoutS: number;
+  /** QUOTA_MAX_CONCURRENT_BUILDS */
+  maxConcurrentBuilds: number;
+}
+
+/** Where builds run, or why none can here (the process runtime builds nothing). */
+export type BuildSite =
+  | {
+      builder: ImageBuilder;
+      uploads: ContextUploads;
+      logs: BuildLogs;
+      /** Set where builds cannot be kept off the host's services: only admins may deploy, and this says why. */
+      adminsOnly?: string;
+    }
+  | { refusal: string };
+
+/** What a build status change did, for the listener's caller and the tests. */
+export type BuildOutcome = 'ignored' | 'building' | 'failed' | 'live' | 'superseded';
+
+export const UPLOAD_EXPIRED = 'upload expired: the context was not uploaded before its URL expired';
+
+const refOf = (deploy: Deploy): DeployRef => ({ accountId: deploy.userId, containerId: deploy.containerId, deployId: deploy.id });
+
+const ownerOf = (container: StoredContainer): Caller => ({
+  userId: container.userId,
+  role: container.ownerRole === 'admin' ? 'admin' : 'user',
+});
+
+/**
+ * Deploys from source (docs/containers.md, "Deploys"): a deploy waits for its context's upload,
+ * is built by whichever builder the composition root gave (the engine's own build locally,
+ * CodeBuild on AWS: this never knows which), and goes live as a new release through the
+ * container's restart transition. Build progress arrives through `applyBuildStatus`, the
+ * BuildStatusListener, at least once and in any order.
+ */
+export class DeployService {
+  private readonly now: () => number;
+
+  constructor(
+    private readonly store: DeployStore,
+    private readonly containers: DeployTarget,
+    private readonly site: BuildSite,
+    private readonly limits: DeployLimits,
+    now?: () => number,
+  ) {
+    this.now = now ?? Date.now;
+  }
+
+  private isoNow(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  private builds(): Exclude<BuildSite, { refusal: string }> {
+    if ('refusal' in this.site) throw new NotImplementedError(this.site.refusal);
+    return this.site;
+  }
+
+  /**
+   * A new deploy waiting for its upload, and where to upload: refused past the size limit (413)
+   * or when the account already runs its most builds at once (429 QUOTA_EXCEEDED).
+   */
+  async create(caller: Caller, containerId: string, request: DeployRequest): Promise<{ deploy: Deploy; upload: UploadTarget }> {
+    const container = await this.containers.get(caller, containerId);
+    const { uploads, adminsOnly } = this.builds();
+    if (adminsOnly && caller.role !== 'admin') throw new ForbiddenError(adminsOnly);
+    if (request.sizeBytes > this.limits.maxContextBytes) {
+      throw new PayloadTooLargeError(
+        `A build context is at most ${this.limits.maxContextBytes} bytes (DEPLOY_MAX_CONTEXT_BYTES); this one is ${request.sizeBytes}`,
+      );
+    }
+    const now = this.now();
+    const deployId = newId(now);
+    // Held through the upload and the build; a slot whose end was never recorded frees itself after both could have run.
+    const holdUntil = now + (this.limits.uploadTtlS + this.limits.buildTimeoutS + 60) * 1000;
+    if (!(await this.store.takeBuildSlot(container.userId, deployId, holdUntil, this.limits.maxConcurrentBuilds, now))) {
+      throw new ConcurrencyQuotaError(
+        `An account runs at most ${this.limits.maxConcurrentBuilds} builds at once (QUOTA_MAX_CONCURRENT_BUILDS); wait for one to end`,
+      );
+    }
+    const deploy: Deploy = {
+      id: deployId,
+      containerId: container.id,
+      userId: container.userId,
+      state: 'waiting_for_upload',
+      stateReason: null,
+      sizeBytes: request.sizeBytes,
+      dockerfile: request.dockerfile,
+      buildArgs: request.buildArgs,
+      uploadExpiresAt: new Date(now + this.limits.uploadTtlS * 1000).toISOString(),
+      buildId: null,
+      buildVersion: 0,
+      image: null,
+      release: null,
+      createdAt: new Date(now).toISOString(),
+      startedAt: null,
+      finishedAt: null,
+    };
+    try {
+      await this.store.create(deploy);
+      const upload = await uploads.targetFor(refOf(deploy), request.sizeBytes);
+      return { deploy, upload };
+    } catch (error) {
+      await this.store.freeBuildSlot(container.userId, deployId);
+      throw error;
+    }
+  }
+
+  /** One deploy of a container the caller may see; one whose upload expired unused says so. */
+  async get(caller: Caller, containerId: string, deployId: string): Promise<Deploy> {
+    const container = await this.containers.get(caller, containerId);
+    const deploy = await this.store.get(container.id, deployId);
+    if (!deploy) throw new NotFoundError('Deploy not found');
+    return this.expiredUploadSettled(deploy);
+  }
+
+  async list(
+    caller: Caller,
+    containerId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<{ items: Deploy[]; nextCursor?: string }> {
+    const container = await this.containers.get(caller, containerId);
+    const found = await this.store.list(container.id, page);
+    return { ...found, items: await Promise.all(found.items.map((deploy) => this.expiredUploadSettled(deploy))) };
+  }
+
+  /** The build's output, in the shape of a container's logs. */
+  async logs(caller: Caller, containerId: string, deployId: string, query: { limit: number; since?: string; cursor?: string }) {
+    const deploy = await this.get(caller, containerId, deployId);
+    if (deploy.state === 'waiting_for_upload' || ('refusal' in this.site && !deploy.startedAt)) return { lines: [] };
+    return this.builds().logs.read(refOf(deploy), query);
+  }
+
+  private async expiredUploadSettled(deploy: Deploy): Promise<Deploy> {
+    if (deploy.state !== 'waiting_for_upload' || Date.parse(deploy.uploadExpiresAt) > this.now()) return deploy;
+    return (await this.fail(deploy, ['waiting_for_upload'], UPLOAD_EXPIRED)) ?? deploy;
+  }
+
+  /** The upload target's answer when a complete context arrived (the local endpoint; an S3 event on AWS): the build starts. */
+  async uploadCompleted(ref: DeployRef): Promise<Deploy | undefined> {
+    const { builder } = this.builds();
+    const deploy = await this.store.get(ref.containerId, ref.deployId);
+    if (!deploy || deploy.userId !== ref.accountId || deploy.state !== 'waiting_for_upload') return deploy;
+    if (Date.parse(deploy.uploadExpiresAt) <= this.now()) return this.fail(deploy, ['waiting_for_upload'], UPLOAD_EXPIRED);
+    const building = await this.store.transition(deploy.containerId, deploy.id, ['waiting_for_upload'], {
+      state: 'building',
+      startedAt: this.isoNow(),
+    });
+    if (!building) return this.store.get(ref.containerId, ref.deployId);
+    try {
+      const { buildId } = await builder.startBuild({
+        ...ref,
+        dockerfile: deploy.dockerfile,
+        buildArgs: deploy.buildArgs,
+        timeoutS: this.limits.buildTimeoutS,
+      });
+      return (await this.store.transition(deploy.containerId, deploy.id, ['building'], { state: 'building', buildId })) ?? building;
+    } catch (error) {
+      log.error('A build could not be started', { deployId: deploy.id, ...describeError(error) });
+      return this.fail(building, ['building'], 'the build could not be started');
+    }
+  }
+
+  /** The upload target's answer to an upload after its expiry. */
+  async uploadExpired(ref: DeployRef): Promise<void> {
+    const deploy = await this.store.get(ref.containerId, ref.deployId);
+    if (deploy && deploy.userId === ref.accountId) await this.fail(deploy, ['waiting_for_upload'], UPLOAD_EXPIRED);
+  }
+
+  /**
+   * The BuildStatusListener: applies a build's status to its deploy. A build that succeeded goes
+   * live; one that failed, timed out or was stopped ends the deploy failed with the builder's
+   * reason, and the container keeps its release. Late and repeated statuses change nothing.
+   */
+  async applyBuildStatus(status: BuildStatus): Promise<BuildOutcome> {
+    const deploy = await this.store.get(status.containerId, status.deployId);
+    if (!deploy || deploy.userId !== status.accountId) return 'ignored';
+    if (status.phase === 'queued' || status.phase === 'building') return 'building';
+    if (status.phase !== 'succeeded' || !status.image) {
+      const reason =
+        status.reason ??
+        (status.phase === 'timed_out'
+          ? `build timed out after ${Math.round(this.limits.buildTimeoutS / 60)} min`
+          : `build ${status.phase}`);
+      return (await this.fail(deploy, ['waiting_for_upload', 'building'], reason, status.version)) ? 'failed' : 'ignored';
+    }
+    const built = await this.store.transition(deploy.containerId, deploy.id, ['building'], {
+      state: 'deploying',
+      image: status.image,
+      buildVersion: status.version,
+    });
+    await this.finishBuild(deploy);
+    if (!built) return 'ignored';
+    return this.goLive(built);
+  }
+
+  /**
+   * The built image as the container's new release, through the restart transition. A newer
+   * deploy that went live first makes this one superseded; a new task that never gets ready
+   * fails it, and the container goes back to the release it ran.
+   */
+  private async goLive(deploy: Deploy): Promise<BuildOutcome> {
+    for (let attempt = 1; ; attempt += 1) {
+      const container = await this.containers.systemGet(deploy.containerId);
+      if (!container) {
+        await this.fail(deploy, ['deploying'], 'the container was deleted');
+        return 'failed';
+      }
+      if (container.lastDeployId && container.lastDeployId > deploy.id) return this.supersede(deploy);
+      const previousRelease = container.release;
+      try {
+        const live = await this.containers.goLive(
+          ownerOf(container),
+          container,
+          { ...workloadOf(container), image: deploy.image! },
+          'deploy',
+          {
+            deployId: deploy.id,
+          },
+        );
+        await this.store.transition(deploy.containerId, deploy.id, ['deploying'], {
+          state: 'live',
+          release: live.release ?? null,
+          finishedAt: this.isoNow(),
+        });
+        await this.supersedeOlder(deploy);
+        return 'live';
+      } catch (error) {
+        if (error instanceof ConflictError) {
+          const latest = await this.containers.systemGet(deploy.containerId);
+          if (latest?.lastDeployId && latest.lastDeployId > deploy.id) return this.supersede(deploy);
+          // Its own release was written and only the restart lost a race: the container runs it from its next start.
+          if (latest?.lastDeployId === deploy.id) return this.markLiveAfterRace(deploy, latest);
+          if (attempt < 3) continue;
+        }
+        // The restart outlasted its budget: its new task is still getting ready, and the container decides.
+        if (error instanceof TimeoutError) return this.awaitRestart(deploy);
+        const reason = error instanceof HttpError ? error.message : 'the new release could not be started';
+        log.warn('A deploy did not go live', { deployId: deploy.id, ...describeError(error) });
+        await this.fail(deploy, ['deploying'], `image not ready: ${reason}`);
+        await this.restorePrevious(deploy, previousRelease);
+        return 'failed';
+      }
+    }
+  }
+
+  /** Follows a restart that outlasted the transition's budget until its new task took over or was dropped. */
+  private async awaitRestart(deploy: Deploy): Promise<BuildOutcome> {
+    const deadline = this.now() + this.limits.buildTimeoutS * 1000;
+    while (this.now() < deadline) {
+      await sleep(1000);
+      const container = await this.containers.systemGet(deploy.containerId);
+      if (!container || container.lastDeployId !== deploy.id) return this.supersede(deploy);
+      const onRelease = container.taskLaunchVersion !== undefined && container.taskLaunchVersion >= container.version;
+      if (container.state === 'running' && onRelease && !container.pendingTaskArn) return this.markLiveAfterRace(deploy, container);
+      if (!container.pendingTaskArn && container.state !== 'provisioning') break;
+    }
+    const container = await this.containers.systemGet(deploy.containerId);
+    await this.fail(deploy, ['deploying'], `image not ready: ${container?.stateReason ?? 'its new task never answered'}`);
+    return 'failed';
+  }
+
+  private async markLiveAfterRace(deploy: Deploy, container: StoredContainer): Promise<BuildOutcome> {
+    await this.store.transition(deploy.containerId, deploy.id, ['deploying'], {
+      state: 'live',
+      release: container.release ?? null,
+      finishedAt: this.isoNow(),
+    });
+    return 'live';
+  }
+
+  /** After a failed go-live, the container's workload goes back to the release it ran, so its next start does not run the broken image. */
+  private async restorePrevious(deploy: Deploy, previousRelease: number | undefined): Promise<void> {
+    if (previousRelease === undefined) return;
+    try {
+      const container = await this.containers.systemGet(deploy.containerId);
+      if (!container || container.lastDeployId !== deploy.id) return;
+      await this.containers.restoreRelease(ownerOf(container), container, previousRelease);
+    } catch (error) {
+      log.warn('Could not restore the release a failed deploy replaced', { deployId: deploy.id, ...describeError(error) });
+    }
+  }
+
+  private async supersede(deploy: Deploy): Promise<BuildOutcome> {
+    await this.store.transition(deploy.containerId, deploy.id, ['waiting_for_upload', 'building', 'deploying'], {
+      state: 'superseded',
+      stateReason: 'a newer deploy of the container went live first',
+      finishedAt: this.isoNow(),
+    });
+    return 'superseded';
+  }
+
+  /** The container's older deploys still on their way end superseded, their builds stopped: the later deploy won. */
+  private async supersedeOlder(deploy: Deploy): Promise<void> {
+    const recent = await this.store.list(deploy.containerId, { limit: 50 });
+    for (const other of recent.items) {
+      if (other.id >= deploy.id || FINAL_DEPLOY_STATES.includes(other.state) || other.state === 'deploying') continue;
+      const superseded = await this.store.transition(other.containerId, other.id, ['waiting_for_upload', 'building'], {
+        state: 'superseded',
+        stateReason: 'a newer deploy of the container went live first',
+        finishedAt: this.isoNow(),
+      });
+      if (!superseded) continue;
+      if (other.buildId && 'builder' in this.site) await this.site.builder.stopBuild(other.buildId).catch(() => undefined);
+      await this.finishBuild(other);
+    }
+  }
+
+  private async fail(deploy: Deploy, from: readonly DeployState[], reason: string, buildVersion?: number): Promise<Deploy | undefined> {
+    const failed = await this.store.transition(deploy.containerId, deploy.id, from, {
+      state: 'failed',
+      stateReason: reason,
+      finishedAt: this.isoNow(),
+      ...(buildVersion !== undefined ? { buildVersion } : {}),
+    });
+    if (failed) await this.finishBuild(deploy);
+    return failed;
+  }
+
+  /** A deploy past its build frees its account's slot and its uploaded context. */
+  private async finishBuild(deploy: Deploy): Promise<void> {
+    await this.store.freeBuildSlot(deploy.userId, deploy.id);
+    if ('uploads' in this.site) await this.site.uploads.discard(refOf(deploy)).catch(() => undefined);
+  }
+}

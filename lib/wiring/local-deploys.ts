@@ -1,0 +1,113 @@
+import { join, resolve } from 'node:path';
+import { config } from '../config.js';
+import type { DeployService, BuildSite } from '../deploys/deploy-service.js';
+import { DockerRuntime } from '../local/docker-runtime.js';
+import { answerUpload, LocalContextUploads, UPLOAD_PATH_PREFIX } from '../local/context-uploads.js';
+import type { LocalUploadEndpoint } from '../local/server.js';
+import { EngineImageBuilder, LocalBuildLogs } from '../local/engine-builds.js';
+import { EngineImageDigests } from '../local/engine-image-digests.js';
+import { engineClient } from '../local/docker-engine.js';
+import { BUILD_STATUS_FUNCTION_ID, runningFunction } from '../local/running-function.js';
+import type { ImageDigests } from '../containers/release.js';
+import { containerServiceWith } from './containers.js';
+import { deployServiceWith } from './deploys.js';
+import { localContainers } from './local-containers.js';
+
+/** Where the process runtime sends an owner who asks it for a deploy. */
+export const PROCESS_RUNTIME_BUILDS_REFUSAL =
+  'This stack runs containers as plain processes (the process runtime), which cannot build images; deploys need the docker runtime ' +
+  '(CONTAINER_RUNTIME=docker, with Docker or Podman serving the Docker Engine API at DOCKER_HOST)';
+
+/**
+ * Why only admins deploy on the local stack: Podman's `POST /build` (4.3, measured) runs RUN steps
+ * on its default bridge whatever `networkmode` says (`none` included), and the host rules cover
+ * only the containers' own bridges, so a RUN step reaches the host's services
+ * (test/engine/deploys.test.ts keeps that probe as a known failure). Until builds are kept off the
+ * host, an ordinary account's Dockerfile would run there with more reach than its containers have.
+ */
+export const LOCAL_BUILDS_ADMINS_ONLY =
+  "Only admins may deploy from source on this stack: the engine's build cannot be kept off this machine's services " +
+  "(its RUN steps ignore the network they are given), which an ordinary account's containers are kept off";
+
+let site: (BuildSite & { uploads?: LocalContextUploads }) | undefined;
+let service: DeployService | undefined;
+
+/**
+ * The local stack's build site, one per process: on the docker runtime the engine's own build,
+ * uploads to the local server (`PUT /uploads/deploys/…`) and logs on disk, under
+ * LOCAL_CONTAINER_DIR; on the process runtime none, with the refusal that names the docker runtime.
+ */
+export function localBuildSite(): BuildSite & { uploads?: LocalContextUploads } {
+  if (site) return site;
+  const { runtime } = localContainers();
+  if (!(runtime instanceof DockerRuntime)) {
+    site = { refusal: PROCESS_RUNTIME_BUILDS_REFUSAL };
+    return site;
+  }
+  const root = resolve(config.LOCAL_CONTAINER_DIR, '..', 'builds');
+  const uploads = new LocalContextUploads({
+    dir: join(root, 'contexts'),
+    baseUrl: () => config.PUBLIC_BASE_URL ?? 'http://127.0.0.1:3000',
+    ttlS: config.DEPLOY_UPLOAD_TTL_S,
+  });
+  const builder = new EngineImageBuilder({
+    engine: engineClient(config.DOCKER_HOST),
+    contextPathOf: (ref) => uploads.pathOf(ref),
+    logDir: join(root, 'logs'),
+    networkMode: 'none',
+    memoryMb: config.LOCAL_BUILD_MEMORY_MB,
+    cpuCores: config.LOCAL_BUILD_CPU_CORES,
+    // As a build events function would on AWS, apart from the request that started the build.
+    listener: () => (status) => runningFunction.run(BUILD_STATUS_FUNCTION_ID, () => localDeployService().applyBuildStatus(status)),
+  });
+  site = { builder, uploads, logs: new LocalBuildLogs(join(root, 'logs')), adminsOnly: LOCAL_BUILDS_ADMINS_ONLY };
+  return site;
+}
+
+/** What the local engine knows of images, for releases; none on the process runtime. */
+export function localImageDigests(): ImageDigests | undefined {
+  return localContainers().runtime instanceof DockerRuntime ? new EngineImageDigests(engineClient(config.DOCKER_HOST)) : undefined;
+}
+
+/** The deploy service the local stack's builds report to, with the runtime and its run policy (a deploy runs the owner's code). */
+export function localDeployService(): DeployService {
+  if (!service) {
+    const { runtime, runPolicy } = localContainers();
+    const imageDigests = localImageDigests();
+    service = deployServiceWith(localBuildSite(), containerServiceWith({ runtime, runPolicy, ...(imageDigests ? { imageDigests } : {}) }));
+  }
+  return service;
+}
+
+let endpoint: LocalUploadEndpoint | undefined;
+
+/**
+ * The local server's upload endpoint: stores a signed context, then starts its build (as an S3
+ * event would on AWS), and answers only once the deploy has moved on. Undefined on the process runtime.
+ */
+export function localUploadEndpoint(): LocalUploadEndpoint | undefined {
+  if (endpoint) return endpoint;
+  const { uploads } = localBuildSite();
+  if (!uploads) return undefined;
+  endpoint = {
+    pathPrefix: UPLOAD_PATH_PREFIX,
+    handle: async (request, response, rawPath, rawQuery) => {
+      const receipt = await uploads.receive(request, rawPath, rawQuery);
+      if (receipt.kind === 'refused') {
+        // The body may be unread: the connection cannot carry another request.
+        response.setHeader('Connection', 'close');
+        answerUpload(response, receipt.error.statusCode, { error: { code: receipt.error.code, message: receipt.error.message } });
+        return;
+      }
+      if (receipt.kind === 'expired') {
+        await localDeployService().uploadExpired(receipt.ref);
+        response.setHeader('Connection', 'close');
+        answerUpload(response, 403, { error: { code: 'FORBIDDEN', message: 'The upload URL expired; create a new deploy' } });
+        return;
+      }
+      const deploy = await localDeployService().uploadCompleted(receipt.ref);
+      answerUpload(response, 200, { data: { deploy_id: receipt.ref.deployId, state: deploy?.state ?? null } });
+    },
+  };
+  return endpoint;
+}

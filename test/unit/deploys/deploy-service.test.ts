@@ -1,0 +1,209 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { StoredContainer } from '../../../lib/containers/container.js';
+import type { BuildStatus, ImageBuilder } from '../../../lib/deploys/builds.js';
+import type { Deploy, DeployChange, DeployState, DeployStore } from '../../../lib/deploys/deploy.js';
+import { type DeployTarget, DeployService } from '../../../lib/deploys/deploy-service.js';
+import { newId } from '../../../lib/ids.js';
+
+const owner = { userId: newId(), role: 'user' as const };
+const DIGEST = `sha256:${'c'.repeat(64)}`;
+
+/** The store's conditional writes, in memory, with the same conditions. */
+class MemoryDeployStore implements DeployStore {
+  readonly deploys = new Map<string, Deploy>();
+  readonly slots = new Map<string, Map<string, number>>();
+  async create(deploy: Deploy) {
+    this.deploys.set(deploy.id, { ...deploy });
+  }
+  async get(_containerId: string, deployId: string) {
+    const found = this.deploys.get(deployId);
+    return found && { ...found };
+  }
+  async list(containerId: string) {
+    return {
+      items: [...this.deploys.values()].filter((deploy) => deploy.containerId === containerId).sort((a, b) => (a.id < b.id ? 1 : -1)),
+    };
+  }
+  async transition(_containerId: string, deployId: string, from: readonly DeployState[], change: DeployChange) {
+    const found = this.deploys.get(deployId);
+    if (!found || !from.includes(found.state)) return undefined;
+    if (change.buildVersion !== undefined && found.buildVersion >= change.buildVersion) return undefined;
+    const next = Object.fromEntries(Object.entries(change).filter(([, value]) => value !== undefined));
+    Object.assign(found, next);
+    return { ...found };
+  }
+  async takeBuildSlot(userId: string, deployId: string, until: number, max: number, now: number) {
+    const held = this.slots.get(userId) ?? new Map<string, number>();
+    for (const [id, heldUntil] of held) if (heldUntil <= now) held.delete(id);
+    if (held.size >= max) return false;
+    held.set(deployId, until);
+    this.slots.set(userId, held);
+    return true;
+  }
+  async freeBuildSlot(userId: string, deployId: string) {
+    this.slots.get(userId)?.delete(deployId);
+  }
+}
+
+function setUp(options: { refusal?: string } = {}) {
+  const container = {
+    id: newId(),
+    userId: owner.userId,
+    state: 'running',
+    release: 1,
+    version: 3,
+    image: 'localhost/app:1',
+  } as StoredContainer;
+  const store = new MemoryDeployStore();
+  const goLive = vi.fn(
+    async (_caller: unknown, current: StoredContainer, workload: { image: string }, _cause: string, made: { deployId?: string }) => {
+      // As the store's condition: only a deploy newer than the last one that went live writes its release.
+      if (current.lastDeployId && made.deployId && current.lastDeployId > made.deployId) throw new Error('not reached');
+      Object.assign(container, { image: workload.image, release: (container.release ?? 0) + 1, lastDeployId: made.deployId });
+      return { ...container };
+    },
+  );
+  const target: DeployTarget = {
+    get: async () => ({ ...container }),
+    systemGet: async () => ({ ...container }),
+    goLive: goLive as unknown as DeployTarget['goLive'],
+    restoreRelease: vi.fn(async () => ({ ...container })) as unknown as DeployTarget['restoreRelease'],
+  };
+  const builder: ImageBuilder = {
+    startBuild: vi.fn(async (request) => ({ buildId: request.deployId })),
+    stopBuild: vi.fn(async () => undefined),
+    describeBuild: async () => undefined,
+  };
+  const discard = vi.fn(async () => undefined);
+  const site = options.refusal
+    ? { refusal: options.refusal }
+    : {
+        builder,
+        uploads: {
+          targetFor: async () => ({
+            url: 'http://upload',
+            method: 'PUT' as const,
+            headers: {},
+            expiresAt: new Date(Date.now() + 60_000).toISOString(),
+          }),
+          discard,
+        },
+        logs: { read: async () => ({ lines: [] }) },
+      };
+  const service = new DeployService(store, target, site, {
+    maxContextBytes: 1000,
+    uploadTtlS: 60,
+    buildTimeoutS: 120,
+    maxConcurrentBuilds: 2,
+  });
+  const started = async () => {
+    const { deploy } = await service.create(owner, container.id, { sizeBytes: 100, dockerfile: 'Dockerfile', buildArgs: {} });
+    await service.uploadCompleted({ accountId: owner.userId, containerId: container.id, deployId: deploy.id });
+    return deploy;
+  };
+  const status = (deploy: Deploy, change: Partial<BuildStatus>): BuildStatus => ({
+    accountId: owner.userId,
+    containerId: container.id,
+    deployId: deploy.id,
+    buildId: deploy.id,
+    version: 2,
+    phase: 'succeeded',
+    ...change,
+  });
+  return { service, store, container, goLive, builder, discard, started, status };
+}
+
+describe('DeployService', () => {
+  it('takes a built image live as a release, frees the build slot and discards the context', async () => {
+    // Prepare
+    const { service, store, container, goLive, discard, started, status } = setUp();
+    const deploy = await started();
+
+    // Act
+    const outcome = await service.applyBuildStatus(status(deploy, { image: `localhost/deploys/x@${DIGEST}` }));
+
+    // Assess
+    expect(outcome).toBe('live');
+    expect(goLive).toHaveBeenCalledOnce();
+    expect(await store.get(container.id, deploy.id)).toMatchObject({ state: 'live', release: 2, image: `localhost/deploys/x@${DIGEST}` });
+    expect(store.slots.get(owner.userId)?.size).toBe(0);
+    expect(discard).toHaveBeenCalled();
+  });
+
+  it("ends a failed build failed with the builder's reason and never touches the container", async () => {
+    // Prepare
+    const { service, store, container, goLive, started, status } = setUp();
+    const deploy = await started();
+
+    // Act
+    await service.applyBuildStatus(status(deploy, { phase: 'failed', reason: 'RUN make failed (exit code 2)' }));
+
+    // Assess
+    expect(await store.get(container.id, deploy.id)).toMatchObject({
+      state: 'failed',
+      stateReason: 'RUN make failed (exit code 2)',
+    });
+    expect(goLive).not.toHaveBeenCalled();
+    expect(container.release).toBe(1);
+  });
+
+  it('names the timeout in minutes when the builder says only timed_out', async () => {
+    const { service, store, container, started, status } = setUp();
+    const deploy = await started();
+    await service.applyBuildStatus(status(deploy, { phase: 'timed_out' }));
+    expect((await store.get(container.id, deploy.id))?.stateReason).toBe('build timed out after 2 min');
+  });
+
+  it('lets the later of two deploys win: an older one finishing after the newer went live ends superseded', async () => {
+    // Prepare
+    const { service, store, container, goLive, started, status } = setUp();
+    const older = await started();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const newer = await started();
+
+    // Act
+    await service.applyBuildStatus(status(newer, { image: `localhost/deploys/new@${DIGEST}` }));
+    const late = await service.applyBuildStatus(status(older, { image: `localhost/deploys/old@${DIGEST}` }));
+
+    // Assess
+    expect((await store.get(container.id, newer.id))?.state).toBe('live');
+    expect((await store.get(container.id, older.id))?.state).toBe('superseded');
+    expect(late).toBe('ignored');
+    expect(goLive).toHaveBeenCalledOnce();
+    expect(container.image).toBe(`localhost/deploys/new@${DIGEST}`);
+  });
+
+  it('applies a repeated or late status once', async () => {
+    const { service, goLive, started, status } = setUp();
+    const deploy = await started();
+    const built = status(deploy, { image: `localhost/deploys/x@${DIGEST}` });
+    expect(await service.applyBuildStatus(built)).toBe('live');
+    expect(await service.applyBuildStatus(built)).toBe('ignored');
+    expect(await service.applyBuildStatus({ ...built, phase: 'failed', version: 1 })).toBe('ignored');
+    expect(goLive).toHaveBeenCalledOnce();
+  });
+
+  it('refuses a deploy past the concurrent builds (429 QUOTA_EXCEEDED) and past the context size (413)', async () => {
+    // Prepare
+    const { service, container, started } = setUp();
+    await started();
+    await started();
+
+    // Act / Assess
+    await expect(service.create(owner, container.id, { sizeBytes: 10, dockerfile: 'Dockerfile', buildArgs: {} })).rejects.toMatchObject({
+      statusCode: 429,
+      code: 'QUOTA_EXCEEDED',
+    });
+    await expect(service.create(owner, container.id, { sizeBytes: 1001, dockerfile: 'Dockerfile', buildArgs: {} })).rejects.toMatchObject({
+      statusCode: 413,
+    });
+  });
+
+  it('refuses every deploy where nothing builds, with the reason it was given', async () => {
+    const { service, container } = setUp({ refusal: 'deploys need the docker runtime' });
+    await expect(service.create(owner, container.id, { sizeBytes: 10, dockerfile: 'Dockerfile', buildArgs: {} })).rejects.toMatchObject({
+      statusCode: 501,
+      message: 'deploys need the docker runtime',
+    });
+  });
+});

@@ -7,15 +7,16 @@ import { ok } from '../../lib/http/reply.js';
 import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { resolveCredential } from '../../lib/wiring/authentication.js';
 import { runPolicy } from '#wiring/run-policy';
+import { registryCredentialVault } from '#wiring/registry-credentials';
 
 // The policy only: a change of command or image is refused where the runtime may not run the caller's code.
-const containerService = containerServiceWith({ runPolicy });
+const containerService = containerServiceWith({ runPolicy, registryCredentials: registryCredentialVault });
 
 export const handler = endpoint(
   route.updateContainer,
   { body: updateContainerBody, resolveCredential },
   async ({ principal, params, body }) => {
-    const container = await containerService.update(principal, params.container_id!, workloadChangesFromJson(body));
+    const container = await containerService.update(principal, params.container_id!, workloadChangesFromJson(body), body.registry_credentials);
     return ok(containerView(container));
   },
 );

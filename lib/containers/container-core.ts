@@ -3,6 +3,7 @@ import { TASK_HISTORY_LENGTH, type Caller, type StoredContainer } from './contai
 import type { ContainerStore, TransitionChange, WriteOutcome } from './container-store.js';
 import { chargeFor, fitsAtAll, limitsFor, quotaExceeded, type QuotaCharge, type QuotaLimits } from './quota.js';
 import type { RestartPolicyOptions, RestartScheduler } from './restart-policy.js';
+import { noRegistryCredentialVault, type RegistryCredentialVault } from './registry-credentials.js';
 import type { RunPolicy } from './run-policy.js';
 import type { ContainerRuntime } from './runtime.js';
 
@@ -34,6 +35,8 @@ export interface ContainerServiceOptions {
   runPolicy?: RunPolicy;
   /** Bounds the machine that runs the containers sets (the local stack); none on AWS, where Fargate's sizes bound them. */
   sizeLimits?: SizeLimits;
+  /** Where registry credentials are kept (lib/containers/registry-credentials.ts); a function that neither takes nor launches with them needs none. */
+  registryCredentials?: RegistryCredentialVault;
 }
 
 /** The largest sizes a container may ask for, beyond the API's own bounds, and who sets each (named in the refusal). */
@@ -78,6 +81,7 @@ export class ContainerCore {
     readonly runtime: ContainerRuntime,
     private readonly quota: QuotaLimits | undefined,
     now: (() => number) | undefined,
+    readonly registryCredentials: RegistryCredentialVault = noRegistryCredentialVault,
   ) {
     this.now = now ?? Date.now;
   }

@@ -25,6 +25,7 @@ import { assertOverridesFit } from './task-overrides.js';
 import { TaskEvents, type TaskStatusOutcome } from './task-events.js';
 import { TaskLauncher } from './task-launcher.js';
 import { maxMemoryMbFor, provisionedDiskGbFor } from './task-size.js';
+import type { RegistryCredentials } from './registry-credentials.js';
 import { planTransition } from './transitions.js';
 import { everyAccountMayRun, type RunPolicy } from './run-policy.js';
 
@@ -53,7 +54,7 @@ export class ContainerService {
     private readonly usage: TaskUsageSource,
     options: ContainerServiceOptions,
   ) {
-    this.core = new ContainerCore(store, runtime, options.quota, options.now);
+    this.core = new ContainerCore(store, runtime, options.quota, options.now, options.registryCredentials);
     this.launcher = new TaskLauncher(this.core);
     this.events = new TaskEvents(
       this.core,
@@ -79,7 +80,7 @@ export class ContainerService {
    * runs its first task. A launch the runtime refuses leaves the container `failed`, and the
    * record is still answered, so the caller learns its id and can start or delete it.
    */
-  async create(caller: Caller, spec: ContainerSpec): Promise<StoredContainer> {
+  async create(caller: Caller, spec: ContainerSpec, registryCredentials?: RegistryCredentials): Promise<StoredContainer> {
     this.runPolicy.assertMayRun(caller);
     this.assertSizeWithinLimits(spec);
     assertOverridesFit(spec);
@@ -89,6 +90,7 @@ export class ContainerService {
       userId: caller.userId,
       ownerRole: caller.role,
       ...spec,
+      ...(registryCredentials ? { registryCredentialsSet: true } : {}),
       state: 'provisioning',
       stateReason: null,
       restartCount: 0,
@@ -98,7 +100,13 @@ export class ContainerService {
       taskHistory: [],
     };
     const charge = await this.core.limitedCharge(undefined, container, caller);
-    const outcome = await this.core.store.create(container, charge);
+    // Kept before the record says so, so that its first launch finds them; a create that fails takes them back.
+    if (registryCredentials) await this.core.registryCredentials.save(container.id, registryCredentials);
+    const outcome = await this.core.store.create(container, charge).catch(async (error: unknown) => {
+      if (registryCredentials) await this.discardCredentials(container.id);
+      throw error;
+    });
+    if (outcome.kind !== 'created' && registryCredentials) await this.discardCredentials(container.id);
     if (outcome.kind === 'hostname-taken') {
       throw new ConflictError(`The hostname ${container.hostname} is taken`, [{ field: 'hostname', message: 'is taken; choose another' }]);
     }
@@ -123,6 +131,16 @@ export class ContainerService {
     if (!current || current.version !== container.version || current.taskArn) return;
     const outcome = await this.core.store.delete(current, this.core.charge(current, undefined));
     if (outcome.kind !== 'deleted') log.warn('Could not withdraw a container whose launch was throttled', { containerId: container.id });
+    else if (container.registryCredentialsSet) await this.discardCredentials(container.id);
+  }
+
+  /** Forgets a container's registry credentials; a failure leaves only a secret nobody reads (logged, never with them). */
+  private async discardCredentials(containerId: string): Promise<void> {
+    try {
+      await this.core.registryCredentials.discard(containerId);
+    } catch (error) {
+      log.warn('Discarding registry credentials failed', { containerId, ...describeError(error) });
+    }
   }
 
   get(caller: Caller, containerId: string): Promise<StoredContainer> {
@@ -137,9 +155,16 @@ export class ContainerService {
   /**
    * Changes what the container runs from its next start or restart on; the running task, if
    * any, keeps running as it was. Conditional on the version read, like a transition, so a
-   * concurrent transition or change wins or loses as a whole (409).
+   * concurrent transition or change wins or loses as a whole (409). `registryCredentials` replaces
+   * the kept ones (before the record is written, so a 409 may still have replaced them), `null`
+   * forgets them (after it).
    */
-  async update(caller: Caller, containerId: string, changes: Partial<Workload>): Promise<StoredContainer> {
+  async update(
+    caller: Caller,
+    containerId: string,
+    changes: Partial<Workload>,
+    registryCredentials?: RegistryCredentials | null,
+  ): Promise<StoredContainer> {
     const container = await this.get(caller, containerId);
     this.assertSizeWithinLimits(changes);
     const cpuCores = changes.cpuCores ?? container.cpuCores;
@@ -154,11 +179,16 @@ export class ContainerService {
     // What it runs is the caller's choice from then on: refused where the runtime may not run the caller's code.
     if (given.command !== undefined || given.image !== undefined) this.runPolicy.assertMayRun(caller);
     assertOverridesFit({ ...container, ...given });
-    return this.core.commit(
+    if (registryCredentials) await this.core.registryCredentials.save(container.id, registryCredentials);
+    const credentialChange = registryCredentials === undefined ? {} : { registryCredentialsSet: registryCredentials !== null };
+    const updated = await this.core.commit(
       container,
       (current) => this.core.charge(current, { ...current, cpuCores }, caller),
-      (current, charge) => this.core.store.updateWorkload(current.id, current.version, changes, this.core.isoNow(), charge),
+      (current, charge) =>
+        this.core.store.updateWorkload(current.id, current.version, { ...changes, ...credentialChange }, this.core.isoNow(), charge),
     );
+    if (registryCredentials === null) await this.discardCredentials(container.id);
+    return updated;
   }
 
   /** `only`: started only when the container holds for it (409 otherwise), e.g. a wake only of one that sleeps. */
@@ -192,6 +222,7 @@ export class ContainerService {
         return outcome.kind === 'deleted' ? { kind: 'written', container: current } : outcome;
       },
     );
+    if (container.registryCredentialsSet) await this.discardCredentials(container.id);
     try {
       await this.core.runtime.releaseContainer(container.id);
     } catch (error) {

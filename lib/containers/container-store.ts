@@ -2,6 +2,9 @@ import type { Page, PageRequest } from '../page.js';
 import type { ContainerState, StoredContainer, Workload } from './container.js';
 import type { QuotaCharge, QuotaUsage } from './quota.js';
 
+/** A PATCH's changes: workload fields, and whether registry credentials are kept for the image. */
+export type WorkloadChanges = Partial<Workload> & { registryCredentialsSet?: boolean };
+
 /** A change a task status makes to its container. */
 export interface TaskStatusUpdate {
   taskArn: string;
@@ -106,11 +109,11 @@ export interface ContainerStore {
     stateReason: string,
     now: string,
   ): Promise<StoredContainer | undefined>;
-  /** Changes what the container's next task runs, at `expectedVersion + 1`, keeping its state and task. */
+  /** Changes what the container's next task runs (and whether it pulls with registry credentials), at `expectedVersion + 1`, keeping its state and task. */
   updateWorkload(
     containerId: string,
     expectedVersion: number,
-    changes: Partial<Workload>,
+    changes: WorkloadChanges,
     now: string,
     charge?: QuotaCharge,
   ): Promise<WriteOutcome>;

@@ -27,6 +27,8 @@ export interface Container extends ContainerSpec {
   restartCount: number;
   /** How long its last wake by a request took, from that request's arrival to its first answer byte (ms). */
   lastWakeMs?: number;
+  /** Whether its vault keeps registry credentials for its image (lib/containers/registry-credentials.ts); the credentials are never read back. */
+  registryCredentialsSet?: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -84,6 +86,8 @@ export type ContainerView = {
   last_wake_ms: number | null;
   /** Where the container answers; null where nothing routes to containers. */
   url: string | null;
+  /** Whether the image is pulled with registry credentials its owner gave (write-only: never answered). */
+  registry_credentials_set: boolean;
   created_at: string;
   updated_at: string;
 } & WorkloadJson;
@@ -98,6 +102,7 @@ export const containerView = (container: Container): ContainerView => ({
   last_wake_ms: container.lastWakeMs ?? null,
   ...workloadToJson(container),
   url: appUrlFor(container.hostname),
+  registry_credentials_set: container.registryCredentialsSet ?? false,
   created_at: container.createdAt,
   updated_at: container.updatedAt,
 });

@@ -7,6 +7,9 @@ import type { QuotaLimits } from '../containers/quota.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import { DynamoContainerStore } from '../store/dynamo-container-store.js';
+import { registryCredentialSecretNames } from '../aws/registry-credential-secrets.js';
+import { MemoryRegistryCredentialVault, type RegistryCredentialVault } from '../containers/registry-credentials.js';
+import { FileRegistryCredentialVault } from '../local/file-registry-credentials.js';
 
 /** One store per process, shared by every request it serves. */
 export const containerStore = new DynamoContainerStore();
@@ -40,6 +43,17 @@ export const sizeLimits: SizeLimits | undefined =
           : { max: Math.floor(totalmem() / 1024 / 1024), setBy: 'this machine' },
       };
 
+/**
+ * What every launch reads a container's registry credentials from: on ECS only the secret's name
+ * (ECS's pull reads it; no function does), locally the files under REGISTRY_CREDENTIALS_DIR, else
+ * this process's memory.
+ */
+export const launchRegistryCredentials: RegistryCredentialVault = config.REGISTRY_CREDENTIALS_SECRET_PREFIX
+  ? registryCredentialSecretNames(config.REGISTRY_CREDENTIALS_SECRET_PREFIX)
+  : config.REGISTRY_CREDENTIALS_DIR
+    ? new FileRegistryCredentialVault(config.REGISTRY_CREDENTIALS_DIR)
+    : new MemoryRegistryCredentialVault();
+
 const notWired = (what: string) => async (): Promise<never> => {
   throw new Error(`This function was composed without a ${what}`);
 };
@@ -68,6 +82,8 @@ export function containerServiceWith(
     usage?: TaskUsageSource;
     deferredWork?: RestartScheduler | undefined;
     runPolicy?: RunPolicy;
+    /** For a function that keeps registry credentials (create, PATCH, delete): `#wiring/registry-credentials`. */
+    registryCredentials?: RegistryCredentialVault;
   } = {},
 ): ContainerService {
   return new ContainerService(containerStore, adapters.runtime ?? noRuntime, adapters.usage ?? noUsage, containerServiceOptions(adapters));
@@ -75,7 +91,7 @@ export function containerServiceWith(
 
 /** The service's options from the configuration, for containerServiceWith and the local stack's sleeping service. */
 export function containerServiceOptions(
-  adapters: { deferredWork?: RestartScheduler | undefined; runPolicy?: RunPolicy } = {},
+  adapters: { deferredWork?: RestartScheduler | undefined; runPolicy?: RunPolicy; registryCredentials?: RegistryCredentialVault } = {},
 ): ContainerServiceOptions {
   return {
     startBudgetMs: config.START_BUDGET_MS,
@@ -85,5 +101,6 @@ export function containerServiceOptions(
     probedReadiness: adapters.deferredWork !== undefined,
     ...(adapters.runPolicy ? { runPolicy: adapters.runPolicy } : {}),
     ...(sizeLimits ? { sizeLimits } : {}),
+    registryCredentials: adapters.registryCredentials ?? launchRegistryCredentials,
   };
 }

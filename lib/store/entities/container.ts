@@ -35,6 +35,8 @@ type StoredContainerItem = Partial<WorkloadJson> & {
   /** Epoch ms of the last request the proxy reported; absent before any. */
   last_request_at?: number;
   last_wake_ms?: number;
+  /** Only whether the vault keeps registry credentials for it: never the credentials. */
+  registry_credentials_set?: boolean;
 };
 
 /** The stored names of the bookkeeping attributes the store updates (the workload's are its declared names). */
@@ -53,6 +55,7 @@ export const CONTAINER_ATTRIBUTE = {
   restartAt: 'restart_at',
   lastRequestAt: 'last_request_at',
   lastWakeMs: 'last_wake_ms',
+  registryCredentialsSet: 'registry_credentials_set',
 } as const;
 
 export const containerEntity = {
@@ -82,6 +85,7 @@ export const containerEntity = {
     owner_role: container.ownerRole,
     last_request_at: container.lastRequestAt,
     last_wake_ms: container.lastWakeMs,
+    registry_credentials_set: container.registryCredentialsSet || undefined,
   }),
   fromItem(item: Item): StoredContainer {
     const stored = asStored<StoredContainerItem>(item);
@@ -106,6 +110,7 @@ export const containerEntity = {
       ...(stored.owner_role !== undefined ? { ownerRole: stored.owner_role } : {}),
       ...(stored.last_request_at !== undefined ? { lastRequestAt: stored.last_request_at } : {}),
       ...(stored.last_wake_ms !== undefined ? { lastWakeMs: stored.last_wake_ms } : {}),
+      ...(stored.registry_credentials_set ? { registryCredentialsSet: true } : {}),
     };
   },
 };

@@ -15,7 +15,11 @@ export const handler = endpoint(
   route.createContainer,
   { body: createContainerBody, resolveCredential, authorize: runPolicy.assertMayRun },
   async ({ principal, body }) => {
-    const container = await containerService.create(principal, { hostname: body.hostname, ...workloadFromJson(body) }, body.registry_credentials);
+    const container = await containerService.create(
+      principal,
+      { hostname: body.hostname, ...workloadFromJson(body) },
+      body.registry_credentials,
+    );
     return ok(containerView(container));
   },
 );

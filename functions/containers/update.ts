@@ -16,7 +16,12 @@ export const handler = endpoint(
   route.updateContainer,
   { body: updateContainerBody, resolveCredential },
   async ({ principal, params, body }) => {
-    const container = await containerService.update(principal, params.container_id!, workloadChangesFromJson(body), body.registry_credentials);
+    const container = await containerService.update(
+      principal,
+      params.container_id!,
+      workloadChangesFromJson(body),
+      body.registry_credentials,
+    );
     return ok(containerView(container));
   },
 );

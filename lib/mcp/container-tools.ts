@@ -151,7 +151,9 @@ export const CONTAINER_TOOLS: readonly ContainerTool[] = [
     fields: { from: 'body', schema: createContainerBody },
     call: async ({ containers, runPolicy }, principal, { fields }) => {
       runPolicy.assertMayRun(principal);
-      return containerView(await containers.create(principal, { hostname: fields.hostname, ...workloadFromJson(fields) }, fields.registry_credentials));
+      return containerView(
+        await containers.create(principal, { hostname: fields.hostname, ...workloadFromJson(fields) }, fields.registry_credentials),
+      );
     },
   }),
   containerTool({

@@ -14,7 +14,13 @@ import { registryCredentialVault } from '#wiring/registry-credentials';
  * source), the log reader and the metrics history, each over the same store.
  */
 export const containerToolServices: ContainerToolServices = {
-  containers: containerServiceWith({ runtime: containerRuntime, usage: taskUsage, deferredWork, runPolicy, registryCredentials: registryCredentialVault }),
+  containers: containerServiceWith({
+    runtime: containerRuntime,
+    usage: taskUsage,
+    deferredWork,
+    runPolicy,
+    registryCredentials: registryCredentialVault,
+  }),
   logs: new ContainerLogReader(containerStore, containerLogs),
   metricsHistory: new ContainerMetricsHistory(containerStore, taskUsageHistory),
   runPolicy,

@@ -10,5 +10,8 @@ import { launchRegistryCredentials } from './containers.js';
  * where a secret prefix is set, else the one every local launch reads (lib/wiring/containers.ts).
  */
 export const registryCredentialVault: RegistryCredentialVault = config.REGISTRY_CREDENTIALS_SECRET_PREFIX
-  ? new SecretsManagerRegistryCredentialVault(new SecretsManagerClient({ region: config.AWS_REGION }), config.REGISTRY_CREDENTIALS_SECRET_PREFIX)
+  ? new SecretsManagerRegistryCredentialVault(
+      new SecretsManagerClient({ region: config.AWS_REGION }),
+      config.REGISTRY_CREDENTIALS_SECRET_PREFIX,
+    )
   : launchRegistryCredentials;

@@ -5,6 +5,7 @@ import { type DeliveryFaults, TaskEventRule } from './eventbridge.js';
 import { AwsError, FaultCounts } from './faults.js';
 import { type LogsSimOptions, LogsSim } from './logs.js';
 import { SeededRandom } from './rng.js';
+import { SecretsManagerSim } from './secrets-manager.js';
 import { VpcResolverSim } from './resolver.js';
 import { type Route53SimOptions, Route53Sim, route53ErrorXml } from './route53.js';
 import { type BatchResponse, EventSource, type EventSourceOptions, type SimQueue, type SqsRecord, SqsSim } from './sqs.js';
@@ -42,6 +43,7 @@ export class AwsSim {
   readonly faults = new FaultCounts();
   readonly random: SeededRandom;
   readonly ecs: EcsSim;
+  readonly secretsManager = new SecretsManagerSim();
   readonly route53: Route53Sim;
   /** The VPC's resolver in front of the private zone, with its cache (what the proxy tasks look names up through). */
   readonly resolver: VpcResolverSim;
@@ -55,7 +57,7 @@ export class AwsSim {
 
   constructor(readonly options: AwsSimOptions = {}) {
     this.random = new SeededRandom(options.seed ?? 1);
-    this.ecs = new EcsSim(options.ecs ?? {}, this.random, this.faults);
+    this.ecs = new EcsSim(options.ecs ?? {}, this.random, this.faults, (secret) => this.secretsManager.valueOf(secret));
     this.route53 = new Route53Sim(
       options.route53?.zoneId ?? 'Z0SIMULATED',
       options.route53?.zoneName ?? 'apps.internal',
@@ -89,6 +91,7 @@ export class AwsSim {
       AWS_ENDPOINT_URL_ROUTE_53: this.url,
       AWS_ENDPOINT_URL_CLOUDWATCH_LOGS: this.url,
       AWS_ENDPOINT_URL_SQS: this.url,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: this.url,
     };
   }
 
@@ -140,6 +143,7 @@ export class AwsSim {
       let output: unknown;
       if (service === 'AmazonEC2ContainerServiceV20141113') output = this.ecs.handle(action, input);
       else if (service === 'Logs_20140328') output = this.logs.handle(action, input);
+      else if (service === 'secretsmanager') output = this.secretsManager.handle(action, input);
       else if (json10) output = this.sqs.handle(action, input);
       else throw new AwsError('UnknownOperationException', `The simulator does not serve ${target || request.url}`);
       response.writeHead(200, { 'content-type': contentType }).end(JSON.stringify(output));

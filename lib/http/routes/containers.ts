@@ -28,6 +28,7 @@ export const createContainer = /* @__PURE__ */ route({
   body: 'json',
   permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, { write: ['container', 'hostname'] }), {
     ecs: ['run', 'stop'],
+    registryCredentials: true,
   }),
   alsoAnswers: [409, 503],
   summary: 'Create a container and start its first task',
@@ -53,7 +54,7 @@ export const updateContainer = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'json',
-  permissions: /* @__PURE__ */ authenticated(containerUpdate),
+  permissions: /* @__PURE__ */ authenticated(containerUpdate, { registryCredentials: true }),
   alsoAnswers: [409],
   summary: 'Change what a container runs from its next start or restart',
 });
@@ -68,6 +69,7 @@ export const deleteContainer = /* @__PURE__ */ route({
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, { write: ['container', 'hostname'] }), {
     ecs: ['stop'],
+    registryCredentials: true,
   }),
   alsoAnswers: [409, 503],
   summary: 'Stop and delete a container, freeing its hostname',

@@ -1,10 +1,4 @@
-import {
-  BatchGetBuildsCommand,
-  type Build,
-  type CodeBuildClient,
-  StartBuildCommand,
-  StopBuildCommand,
-} from '@aws-sdk/client-codebuild';
+import { BatchGetBuildsCommand, type Build, type CodeBuildClient, StartBuildCommand, StopBuildCommand } from '@aws-sdk/client-codebuild';
 import type { BuildPhase, BuildRequest, BuildStatus, DeployRef, ImageBuilder } from '../deploys/builds.js';
 import { contextKeyOf } from './s3-context-uploads.js';
 
@@ -37,8 +31,10 @@ const VARIABLE = {
 export const BUILD_VARIABLE = VARIABLE;
 
 /** The repository a container's built images go to, under its owner's prefix (the only one its builds may push to). */
-export const repositoryOf = (settings: Pick<CodeBuildSettings, 'repositoryPrefix'>, deploy: Pick<DeployRef, 'accountId' | 'containerId'>): string =>
-  `${settings.repositoryPrefix}/${deploy.accountId}/${deploy.containerId}`;
+export const repositoryOf = (
+  settings: Pick<CodeBuildSettings, 'repositoryPrefix'>,
+  deploy: Pick<DeployRef, 'accountId' | 'containerId'>,
+): string => `${settings.repositoryPrefix}/${deploy.accountId}/${deploy.containerId}`;
 
 /**
  * Builds on CodeBuild (issue 33, item 6): one project, a build per deploy, its source the deploy's

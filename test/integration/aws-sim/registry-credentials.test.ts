@@ -74,7 +74,9 @@ describe('a container with registry credentials on ECS', () => {
       image: IMAGE,
       repositoryCredentials: { credentialsParameter: registryCredentialSecretName(PREFIX, containerId) },
     });
-    expect(familyOfTaskDefinition(status!.taskDefinitionArn!)).not.toBe(taskFamilyFor(runtimeSettings.taskDefinitions.familyPrefix, IMAGE, 8080));
+    expect(familyOfTaskDefinition(status!.taskDefinitionArn!)).not.toBe(
+      taskFamilyFor(runtimeSettings.taskDefinitions.familyPrefix, IMAGE, 8080),
+    );
     expect([...sim.secretsManager.secrets.values()].find((secret) => secret.name.endsWith(containerId))?.tags).toContainEqual({
       Key: 'container-hosting:purpose',
       Value: 'registry-credentials',
@@ -102,7 +104,10 @@ describe('a container with registry credentials on ECS', () => {
     const status = await settle(await runtimeOn(sim).runTask(await launchOf(containerId, true)));
 
     expect(sim.secretsManager.valueOf(registryCredentialSecretName(PREFIX, containerId))).toBeUndefined();
-    expect(status).toMatchObject({ lastStatus: 'STOPPED', reason: expect.stringMatching(/^task could not be set up: .*unable to pull secrets or registry auth/) });
+    expect(status).toMatchObject({
+      lastStatus: 'STOPPED',
+      reason: expect.stringMatching(/^task could not be set up: .*unable to pull secrets or registry auth/),
+    });
   });
 
   it('refuses credentials given inline: ECS reads them only from Secrets Manager', async () => {

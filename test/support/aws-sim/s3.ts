@@ -1,27 +1,15 @@
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { createHash } from 'node:crypto';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { crc32 } from 'node:zlib';
 import { AwsError } from './faults.js';
 
-/** SHA-256 and its HMAC in the shape the signer takes (what @smithy/hash-node does, on node:crypto). */
-class Sha256 {
-  private readonly hash: Hash | Hmac;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', toBuffer(secret));
-  }
-  update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.hash.update(toBuffer(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.hash.digest());
-  }
-}
-
-const toBuffer = (data: string | ArrayBuffer | ArrayBufferView): Buffer =>
-  typeof data === 'string'
-    ? Buffer.from(data, 'utf8')
-    : ArrayBuffer.isView(data)
-      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-      : Buffer.from(data);
+/** An object's CRC32 as S3's x-amz-checksum-crc32 carries it: big-endian, base64. */
+const crc32Base64 = (body: Buffer): string => {
+  const bytes = Buffer.alloc(4);
+  bytes.writeUInt32BE(crc32(body) >>> 0);
+  return bytes.toString('base64');
+};
 
 export interface S3SimOptions {
   /** The credentials presigned URLs are checked against (the test's SDK clients sign with them). */
@@ -46,11 +34,16 @@ export class S3Sim {
 
   constructor(private readonly options: S3SimOptions = {}) {}
 
-  async handle(method: string, url: URL, headers: Record<string, string | string[] | undefined>, body: Buffer): Promise<{ status: number; body?: Buffer }> {
+  async handle(
+    method: string,
+    url: URL,
+    headers: Record<string, string | string[] | undefined>,
+    body: Buffer,
+  ): Promise<{ status: number; body?: Buffer }> {
     const [, bucket, ...rest] = url.pathname.split('/');
     const key = `${bucket}/${decodeURIComponent(rest.join('/'))}`;
     if (method === 'PUT') {
-      if (url.searchParams.has('X-Amz-Signature')) await this.checkPresigned(method, url, headers, body);
+      if (url.searchParams.has('X-Amz-Signature')) await this.checkPresigned(url, headers, body);
       this.objects.set(key, body);
       return { status: 200 };
     }
@@ -66,34 +59,44 @@ export class S3Sim {
     throw new AwsError('MethodNotAllowed', `The simulator does not model ${method}`, 405);
   }
 
-  private async checkPresigned(method: string, url: URL, headers: Record<string, string | string[] | undefined>, body: Buffer): Promise<void> {
+  private async checkPresigned(url: URL, headers: Record<string, string | string[] | undefined>, body: Buffer): Promise<void> {
     const refuse = (code: string, message: string): never => {
       this.refusals.push(code);
       throw new AwsError(code, message, 403);
     };
     const amzDate = url.searchParams.get('X-Amz-Date') ?? '';
     const expires = Number(url.searchParams.get('X-Amz-Expires'));
-    if (!(expires >= 1 && expires <= 604_800)) refuse('AuthorizationQueryParametersError', 'X-Amz-Expires must be less than a week (in seconds) that is 604800');
+    if (!(expires >= 1 && expires <= 604_800))
+      refuse('AuthorizationQueryParametersError', 'X-Amz-Expires must be less than a week (in seconds) that is 604800');
     const signedAt = Date.parse(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
     if (Date.now() > signedAt + expires * 1000) refuse('AccessDenied', 'Request has expired');
-    const signedHeaders = (url.searchParams.get('X-Amz-SignedHeaders') ?? '').split(';');
     // Content-Length is what the client sent; S3 compares it with what it received, too.
-    if (headers['content-length'] !== undefined && Number(headers['content-length']) !== body.length) refuse('IncompleteBody', 'The request body terminated unexpectedly');
-    const query: Record<string, string> = {};
-    for (const [name, value] of url.searchParams) if (name !== 'X-Amz-Signature') query[name] = value;
-    const signer = new SignatureV4({
-      service: 's3',
+    if (headers['content-length'] !== undefined && Number(headers['content-length']) !== body.length)
+      refuse('IncompleteBody', 'The request body terminated unexpectedly');
+    // The signature over what arrived, computed as the SDK's presigner computes it (the same canonical
+    // request S3 builds): the received body's length, the URL's date and expiry.
+    const [, bucket, ...rest] = url.pathname.split('/');
+    const client = new S3Client({
       region: this.options.region ?? 'us-east-1',
+      endpoint: `http://${String(headers.host)}`,
+      forcePathStyle: true,
       credentials: this.options.credentials ?? { accessKeyId: 'simulated', secretAccessKey: 'simulated' },
-      sha256: Sha256,
-      uriEscapePath: false,
-      applyChecksum: false,
+      requestChecksumCalculation: url.searchParams.has('x-amz-checksum-crc32') ? 'WHEN_SUPPORTED' : 'WHEN_REQUIRED',
     });
-    const signedHeaderValues = Object.fromEntries(signedHeaders.map((name) => [name, String(headers[name] ?? '')]));
-    const expected = await signer.presign(
-      { method, protocol: 'http:', hostname: String(headers.host ?? '').split(':')[0]!, port: Number(String(headers.host ?? '').split(':')[1]), path: url.pathname, query, headers: signedHeaderValues },
-      { signingDate: new Date(signedAt), expiresIn: expires, unhoistableHeaders: new Set(signedHeaders) },
+    const recomputed = new URL(
+      await getSignedUrl(
+        client,
+        new PutObjectCommand({ Bucket: bucket, Key: decodeURIComponent(rest.join('/')), ContentLength: body.length }),
+        {
+          expiresIn: expires,
+          signingDate: new Date(signedAt),
+          unhoistableHeaders: new Set(['content-length']),
+        },
+      ),
     );
+    const expected = { query: Object.fromEntries(recomputed.searchParams) };
+    const checksum = url.searchParams.get('x-amz-checksum-crc32');
+    if (checksum && checksum !== crc32Base64(body)) refuse('BadDigest', 'The CRC32 you specified did not match the calculated checksum.');
     if (expected.query?.['X-Amz-Signature'] !== url.searchParams.get('X-Amz-Signature')) {
       refuse('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.');
     }

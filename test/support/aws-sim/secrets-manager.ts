@@ -42,7 +42,8 @@ export class SecretsManagerSim {
       }
       case 'DeleteSecret': {
         const secret = this.find(String(input.SecretId ?? ''));
-        if (!input.ForceDeleteWithoutRecovery) throw new AwsError('InvalidParameterException', 'The simulator models only ForceDeleteWithoutRecovery');
+        if (!input.ForceDeleteWithoutRecovery)
+          throw new AwsError('InvalidParameterException', 'The simulator models only ForceDeleteWithoutRecovery');
         this.secrets.delete(secret.name);
         return { ARN: secret.arn, Name: secret.name, DeletionDate: Date.now() / 1000 };
       }
@@ -63,7 +64,8 @@ export class SecretsManagerSim {
   private create(input: any): unknown {
     const name = String(input.Name ?? '');
     if (!/^[A-Za-z0-9/_+=.@-]{1,512}$/.test(name)) throw new AwsError('ValidationException', 'Invalid name');
-    if (this.secrets.has(name)) throw new AwsError('ResourceExistsException', `The operation failed because the secret ${name} already exists.`);
+    if (this.secrets.has(name))
+      throw new AwsError('ResourceExistsException', `The operation failed because the secret ${name} already exists.`);
     const suffix = randomBytes(4).toString('base64url').slice(0, 6);
     const secret: SimSecret = {
       arn: `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:${name}-${suffix}`,

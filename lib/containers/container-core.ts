@@ -3,6 +3,7 @@ import { TASK_HISTORY_LENGTH, type Caller, type StoredContainer } from './contai
 import type { ContainerStore, TransitionChange, WriteOutcome } from './container-store.js';
 import { chargeFor, fitsAtAll, limitsFor, quotaExceeded, type QuotaCharge, type QuotaLimits } from './quota.js';
 import type { RestartPolicyOptions, RestartScheduler } from './restart-policy.js';
+import type { BuiltImageRepositories } from './built-images.js';
 import { noRegistryCredentialVault, type RegistryCredentialVault } from './registry-credentials.js';
 import type { RunPolicy } from './run-policy.js';
 import type { ContainerRuntime } from './runtime.js';
@@ -37,6 +38,8 @@ export interface ContainerServiceOptions {
   sizeLimits?: SizeLimits;
   /** Where registry credentials are kept (lib/containers/registry-credentials.ts); a function that neither takes nor launches with them needs none. */
   registryCredentials?: RegistryCredentialVault;
+  /** Where this service's builds push images (BUILT_IMAGE_REPOSITORY): an image there names its owner's account. */
+  builtImages?: BuiltImageRepositories;
 }
 
 /** The largest sizes a container may ask for, beyond the API's own bounds, and who sets each (named in the refusal). */

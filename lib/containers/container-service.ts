@@ -25,6 +25,7 @@ import { assertOverridesFit } from './task-overrides.js';
 import { TaskEvents, type TaskStatusOutcome } from './task-events.js';
 import { TaskLauncher } from './task-launcher.js';
 import { maxMemoryMbFor, provisionedDiskGbFor } from './task-size.js';
+import { type BuiltImageRepositories, builtImageOwnerOf } from './built-images.js';
 import type { RegistryCredentials } from './registry-credentials.js';
 import { planTransition } from './transitions.js';
 import { everyAccountMayRun, type RunPolicy } from './run-policy.js';
@@ -47,6 +48,7 @@ export class ContainerService {
   private readonly transitions: ContainerTransitions;
   private readonly runPolicy: RunPolicy;
   private readonly sizeLimits: SizeLimits | undefined;
+  private readonly builtImages: BuiltImageRepositories | undefined;
 
   constructor(
     store: ContainerStore,
@@ -73,6 +75,16 @@ export class ContainerService {
     this.runPolicy = options.runPolicy ?? everyAccountMayRun;
     this.transitions = new ContainerTransitions(this.core, this.launcher, this.events, wait, this.runPolicy, options.startBudgetMs);
     this.sizeLimits = options.sizeLimits;
+    this.builtImages = options.builtImages;
+  }
+
+  /** Refuses an image built for another account (issue 33, item 6), whoever asks: no account runs another's build. */
+  private assertOwnBuiltImage(ownerId: string, image: string | undefined): void {
+    if (!this.builtImages || image === undefined) return;
+    const builtFor = builtImageOwnerOf(image, this.builtImages);
+    if (builtFor !== undefined && builtFor !== ownerId) {
+      throw invalidFields([{ field: 'image', message: "is an image built for another account; name one of this account's builds" }]);
+    }
   }
 
   /**
@@ -83,6 +95,7 @@ export class ContainerService {
   async create(caller: Caller, spec: ContainerSpec, registryCredentials?: RegistryCredentials): Promise<StoredContainer> {
     this.runPolicy.assertMayRun(caller);
     this.assertSizeWithinLimits(spec);
+    this.assertOwnBuiltImage(caller.userId, spec.image);
     assertOverridesFit(spec);
     const now = this.core.isoNow();
     const container: StoredContainer = {
@@ -167,6 +180,7 @@ export class ContainerService {
   ): Promise<StoredContainer> {
     const container = await this.get(caller, containerId);
     this.assertSizeWithinLimits(changes);
+    this.assertOwnBuiltImage(container.userId, changes.image);
     const cpuCores = changes.cpuCores ?? container.cpuCores;
     const memoryMb = changes.memoryMb ?? container.memoryMb;
     const maxMemoryMb = maxMemoryMbFor(cpuCores);

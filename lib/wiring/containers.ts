@@ -8,6 +8,7 @@ import type { ContainerRuntime } from '../containers/runtime.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import { DynamoContainerStore } from '../store/dynamo-container-store.js';
 import { registryCredentialSecretNames } from '../aws/registry-credential-secrets.js';
+import { builtImageRepositoriesFrom } from '../containers/built-images.js';
 import { MemoryRegistryCredentialVault, type RegistryCredentialVault } from '../containers/registry-credentials.js';
 import { FileRegistryCredentialVault } from '../local/file-registry-credentials.js';
 
@@ -53,6 +54,8 @@ export const launchRegistryCredentials: RegistryCredentialVault = config.REGISTR
   : config.REGISTRY_CREDENTIALS_DIR
     ? new FileRegistryCredentialVault(config.REGISTRY_CREDENTIALS_DIR)
     : new MemoryRegistryCredentialVault();
+
+const builtImages = builtImageRepositoriesFrom(config.BUILT_IMAGE_REPOSITORY);
 
 const notWired = (what: string) => async (): Promise<never> => {
   throw new Error(`This function was composed without a ${what}`);
@@ -102,5 +105,6 @@ export function containerServiceOptions(
     ...(adapters.runPolicy ? { runPolicy: adapters.runPolicy } : {}),
     ...(sizeLimits ? { sizeLimits } : {}),
     registryCredentials: adapters.registryCredentials ?? launchRegistryCredentials,
+    ...(builtImages ? { builtImages } : {}),
   };
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { engineClient } from '../../lib/local/docker-engine.js';
 import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
@@ -31,6 +32,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.close();
   await registry?.close();
+  // The pulled copy and its mark, so the engine keeps nothing of this run.
+  const mark = `localhost/container-hosting-credentialed:${createHash('sha256').update(image).digest('hex').slice(0, 40)}`;
+  for (const name of [image, mark]) await engine.getImage(name).remove({ noprune: true }).catch(() => undefined);
 });
 
 /** Creates the container and waits until it runs or has failed to (its policy never restarts it). */

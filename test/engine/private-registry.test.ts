@@ -34,7 +34,11 @@ afterAll(async () => {
   await registry?.close();
   // The pulled copy and its mark, so the engine keeps nothing of this run.
   const mark = `localhost/container-hosting-credentialed:${createHash('sha256').update(image).digest('hex').slice(0, 40)}`;
-  for (const name of [image, mark]) await engine.getImage(name).remove({ noprune: true }).catch(() => undefined);
+  for (const name of [image, mark])
+    await engine
+      .getImage(name)
+      .remove({ noprune: true })
+      .catch(() => undefined);
 });
 
 /** Creates the container and waits until it runs or has failed to (its policy never restarts it). */

@@ -30,6 +30,7 @@ import {
   writeRoutesFunction,
 } from './event-functions.js';
 import { ReconcileSchedule } from './constructs/reconcile-schedule.js';
+import { RegistryCredentialSecrets } from './constructs/registry-credentials.js';
 import { requireCertificatesInStackRegion } from './certificate-region.js';
 import { acknowledgeNagRule } from './nag.js';
 import { repositoryRoot } from './paths.js';
@@ -109,6 +110,9 @@ export class ContainerHostingStack extends Stack {
       credentials: { dockerHub: settings.dockerHubCredentialsSecretArn, github: settings.githubCredentialsSecretArn },
     });
 
+    // Containers' registry credentials: a secret per container, read only by ECS's pull (docs/containers.md, "Private images").
+    const registryCredentials = new RegistryCredentialSecrets(this, 'RegistryCredentials', { executionRole: workload.executionRole });
+
     const everyFunctionEnvironment: Record<string, string> = {
       ALLOW_INSECURE_REDIRECT_URIS: String(settings.allowInsecureRedirectUris),
       QUOTA_MAX_CONTAINERS: String(settings.quotaMaxContainers),
@@ -118,6 +122,8 @@ export class ContainerHostingStack extends Stack {
     };
     const containerEnvironment: Record<string, string> = {
       ...workload.functionEnvironment,
+      // Every launch names a container's secret, so every function that runs tasks knows the prefix.
+      ...registryCredentials.functionEnvironment,
       START_BUDGET_MS: String(settings.startBudgetMs),
     };
     // What functions that validate or answer container records read: the default image, the allowed
@@ -125,6 +131,7 @@ export class ContainerHostingStack extends Stack {
     const containerRecordEnvironment: Record<string, string> = {
       CONTAINER_IMAGE: settings.containerImage,
       ...imagePulls.functionEnvironment,
+      ...registryCredentials.functionEnvironment,
       ...(settings.allowedImagePrefixes?.length ? { ALLOWED_IMAGE_PREFIXES: settings.allowedImagePrefixes.join(',') } : {}),
       ...(settings.appsDomain ? { APPS_DOMAIN: settings.appsDomain } : {}),
     };
@@ -186,6 +193,7 @@ export class ContainerHostingStack extends Stack {
       grantRoutePermissions(serviceFunction.role, route.permissions, permissionTargets);
       if (sendsDeferredWork(route.permissions)) taskStateEvents.grantSendDeferredWork(serviceFunction.role);
       if (route.permissions.refreshGraceKey) refreshGraceKey.grantRead(serviceFunction.role);
+      if (route.permissions.registryCredentials) registryCredentials.grantKeep(serviceFunction.role);
       this.functions.set(route.id, serviceFunction);
       integrations.push({ id: route.id, method: route.method, path: route.path, handler: serviceFunction.function });
     }

@@ -260,6 +260,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     REFRESH_GRACE_KEY_SECRET_ARN: read.optionalText('REFRESH_GRACE_KEY_SECRET_ARN', { pattern: /^arn:aws[a-z-]*:secretsmanager:/ }),
     /** The file holding that key on the local stack (`DATA_DIR/refresh-grace.key`), created 0600 when missing. */
     REFRESH_GRACE_KEY_FILE: read.optionalText('REFRESH_GRACE_KEY_FILE', { minLength: 1 }),
+    /**
+     * Where containers' registry credentials are kept (lib/containers/registry-credentials.ts). On AWS the
+     * name prefix of their Secrets Manager secrets, `<prefix>/<container id>` (the stack sets it, and lets the
+     * task execution role read only secrets under it); on the local stack a directory of 0600 files
+     * (`DATA_DIR/registry-credentials`). Neither set: kept in this process's memory.
+     */
+    REGISTRY_CREDENTIALS_SECRET_PREFIX: read.optionalText('REGISTRY_CREDENTIALS_SECRET_PREFIX', { pattern: /^[A-Za-z0-9/_+=.@-]{1,200}$/ }),
+    REGISTRY_CREDENTIALS_DIR: read.optionalText('REGISTRY_CREDENTIALS_DIR', { minLength: 1 }),
+    /**
+     * Where builds push images, `<registry host>/<path prefix>` (the stack sets it to its ECR registry and
+     * build repository prefix): an image under it names its owner's account, and create and PATCH refuse
+     * another account's (lib/containers/built-images.ts).
+     */
+    BUILT_IMAGE_REPOSITORY: read.optionalText('BUILT_IMAGE_REPOSITORY', { pattern: /^[a-z0-9.:-]+(\/[a-z0-9._-]+)*$/ }),
     /** Containers a user may have (context `quotaMaxContainers`); admins are exempt. */
     QUOTA_MAX_CONTAINERS: read.number('QUOTA_MAX_CONTAINERS', { min: 0, max: 1_000_000, whole: true }, 20),
     /** vCPU a user's provisioning and running containers may hold together (context `quotaMaxRunningCpu`). */

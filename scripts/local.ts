@@ -131,6 +131,8 @@ async function main(): Promise<void> {
     AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
     // The refresh retry grace's key (docs/oauth.md, "Refresh retries"), made 0600 on first start.
     REFRESH_GRACE_KEY_FILE: join(dataDir ?? temporaryDir!, 'refresh-grace.key'),
+    // Containers' registry credentials, a 0600 file each in a 0700 directory (docs/containers.md, "Private images").
+    REGISTRY_CREDENTIALS_DIR: join(dataDir ?? temporaryDir!, 'registry-credentials'),
   });
   await ensureKeyFile(process.env.REFRESH_GRACE_KEY_FILE!);
   await ensureTable(endpoint, process.env.TABLE_NAME!);

@@ -4,8 +4,9 @@ import { endpoint } from '../../lib/http/endpoint.js';
 import * as route from '../../lib/http/routes.js';
 import { ok } from '../../lib/http/reply.js';
 import { resolveCredential } from '../../lib/wiring/authentication.js';
+import { registryCredentialVault } from '#wiring/registry-credentials';
 
-const containerService = containerServiceWith({ runtime: containerRuntime });
+const containerService = containerServiceWith({ runtime: containerRuntime, registryCredentials: registryCredentialVault });
 
 export const handler = endpoint(route.deleteContainer, { resolveCredential }, async ({ principal, params }) => {
   await containerService.delete(principal, params.container_id!);

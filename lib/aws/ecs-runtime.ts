@@ -76,9 +76,24 @@ export interface WorkloadTaskDefinitionSettings {
  * launch finds the family the first attempt registered instead of registering it again.
  * Family names allow up to 255 letters, digits, hyphens and underscores.
  */
-export function taskFamilyFor(prefix: string, image: string, port: number): string {
-  const digest = createHash('sha256').update(`${image}\n${port}`).digest('hex').slice(0, 24);
+export function taskFamilyFor(prefix: string, image: string, port: number, credentialsSecret?: string): string {
+  // A container with registry credentials has a family of its own: its definition names its secret.
+  const held = credentialsSecret ? `${image}\n${port}\n${credentialsSecret}` : `${image}\n${port}`;
+  const digest = createHash('sha256').update(held).digest('hex').slice(0, 24);
   return `${prefix}-${digest}`;
+}
+
+/**
+ * The secret a launch's image is pulled with, for the container definition's repositoryCredentials
+ * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/private-auth.html); ECS's pull reads
+ * it with the task execution role, so credentials given inline have no way in.
+ */
+export function credentialsSecretOf(launch: Pick<TaskLaunch, 'registryCredentials'>): string | undefined {
+  const credentials = launch.registryCredentials;
+  if (!credentials) return undefined;
+  if (credentials.kind !== 'secret')
+    throw new TaskLaunchError('ECS pulls with registry credentials kept in Secrets Manager, not given inline');
+  return credentials.secretName;
 }
 
 /**
@@ -96,7 +111,7 @@ export class EcsRuntime implements ReconcilableRuntime {
   ) {}
 
   async runTask(launch: TaskLaunch): Promise<string> {
-    const taskDefinitionArn = await this.taskDefinitionFor(launch.image, launch.port);
+    const taskDefinitionArn = await this.taskDefinitionFor(launch.image, launch.port, credentialsSecretOf(launch));
     const output = await busyWhenThrottled(this.client.send(new RunTaskCommand(this.runTaskInput(launch, taskDefinitionArn))));
     const task = output.tasks?.[0];
     if (!task?.taskArn) {
@@ -116,11 +131,11 @@ export class EcsRuntime implements ReconcilableRuntime {
    * specified family.` (HTTP 400, which the SDK does not retry); that one is looked up again and
    * retried after a jittered backoff (`registerWithRetry`).
    */
-  taskDefinitionFor(image: string, port: number): Promise<string> {
-    const family = taskFamilyFor(this.settings.taskDefinitions.familyPrefix, image, port);
+  taskDefinitionFor(image: string, port: number, credentialsSecret?: string): Promise<string> {
+    const family = taskFamilyFor(this.settings.taskDefinitions.familyPrefix, image, port, credentialsSecret);
     let arn = this.taskDefinitions.get(family);
     if (!arn) {
-      arn = this.findOrRegister(family, image, port);
+      arn = this.findOrRegister(family, image, port, credentialsSecret);
       // A failed look-up is tried again by the next launch.
       arn.catch(() => this.taskDefinitions.delete(family));
       this.taskDefinitions.set(family, arn);
@@ -128,8 +143,8 @@ export class EcsRuntime implements ReconcilableRuntime {
     return arn;
   }
 
-  private async findOrRegister(family: string, image: string, port: number): Promise<string> {
-    const wanted = this.taskDefinitionInput(family, image, port);
+  private async findOrRegister(family: string, image: string, port: number, credentialsSecret: string | undefined): Promise<string> {
+    const wanted = this.taskDefinitionInput(family, image, port, credentialsSecret);
     for (let attempt = 1; ; attempt += 1) {
       const existing = await this.describeFamily(family);
       if (existing?.taskDefinitionArn && existing.status === 'ACTIVE' && sameDefinition(existing, wanted))
@@ -158,7 +173,12 @@ export class EcsRuntime implements ReconcilableRuntime {
     }
   }
 
-  private taskDefinitionInput(family: string, image: string, port: number): RegisterTaskDefinitionCommandInput {
+  private taskDefinitionInput(
+    family: string,
+    image: string,
+    port: number,
+    credentialsSecret: string | undefined,
+  ): RegisterTaskDefinitionCommandInput {
     const settings = this.settings.taskDefinitions;
     return {
       family,
@@ -175,7 +195,9 @@ export class EcsRuntime implements ReconcilableRuntime {
       containerDefinitions: [
         {
           name: this.settings.containerName,
-          image: pullReferenceFor(image, settings.imageCache),
+          // Pulled with its owner's credentials straight from its registry; the cache's rules carry the operator's.
+          image: credentialsSecret ? image : pullReferenceFor(image, settings.imageCache),
+          ...(credentialsSecret ? { repositoryCredentials: { credentialsParameter: credentialsSecret } } : {}),
           essential: true,
           portMappings: [{ containerPort: port, protocol: 'tcp' }],
           // awslogs names each task's stream <prefix>/<container name>/<task id>
@@ -332,6 +354,7 @@ function sameDefinition(existing: TaskDefinition, wanted: RegisterTaskDefinition
     existing.executionRoleArn === wanted.executionRoleArn &&
     container.name === wantedContainer.name &&
     container.image === wantedContainer.image &&
+    container.repositoryCredentials?.credentialsParameter === wantedContainer.repositoryCredentials?.credentialsParameter &&
     container.portMappings?.length === 1 &&
     container.portMappings[0]?.containerPort === wantedContainer.portMappings?.[0]?.containerPort &&
     container.logConfiguration?.logDriver === 'awslogs' &&

@@ -4,6 +4,8 @@ import type { ImageDigests } from './release.js';
 import type { ContainerStore, TransitionChange, WriteOutcome } from './container-store.js';
 import { chargeFor, fitsAtAll, limitsFor, quotaExceeded, type QuotaCharge, type QuotaLimits } from './quota.js';
 import type { RestartPolicyOptions, RestartScheduler } from './restart-policy.js';
+import type { BuiltImageRepositories } from './built-images.js';
+import { noRegistryCredentialVault, type RegistryCredentialVault } from './registry-credentials.js';
 import type { RunPolicy } from './run-policy.js';
 import type { ContainerRuntime } from './runtime.js';
 
@@ -37,6 +39,10 @@ export interface ContainerServiceOptions {
   sizeLimits?: SizeLimits;
   /** What the runtime knows of images, to pin releases named by tag and to refuse a rollback to a pruned image. */
   imageDigests?: ImageDigests;
+  /** Where registry credentials are kept (lib/containers/registry-credentials.ts); a function that neither takes nor launches with them needs none. */
+  registryCredentials?: RegistryCredentialVault;
+  /** Where this service's builds push images (BUILT_IMAGE_REPOSITORY): an image there names its owner's account. */
+  builtImages?: BuiltImageRepositories;
 }
 
 /** The largest sizes a container may ask for, beyond the API's own bounds, and who sets each (named in the refusal). */
@@ -81,6 +87,7 @@ export class ContainerCore {
     readonly runtime: ContainerRuntime,
     private readonly quota: QuotaLimits | undefined,
     now: (() => number) | undefined,
+    readonly registryCredentials: RegistryCredentialVault = noRegistryCredentialVault,
   ) {
     this.now = now ?? Date.now;
   }

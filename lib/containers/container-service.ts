@@ -25,6 +25,8 @@ import { assertOverridesFit } from './task-overrides.js';
 import { TaskEvents, type TaskStatusOutcome } from './task-events.js';
 import { TaskLauncher } from './task-launcher.js';
 import { maxMemoryMbFor, provisionedDiskGbFor } from './task-size.js';
+import { type BuiltImageRepositories, builtImageOwnerOf } from './built-images.js';
+import type { RegistryCredentials } from './registry-credentials.js';
 import { planTransition } from './transitions.js';
 import { everyAccountMayRun, type RunPolicy } from './run-policy.js';
 import { digestOf, type ImageDigests, pinnedWorkload, type Release, type ReleaseCause, releaseView, type ReleaseView } from './release.js';
@@ -49,6 +51,7 @@ export class ContainerService {
   private readonly runPolicy: RunPolicy;
   private readonly sizeLimits: SizeLimits | undefined;
   private readonly imageDigests: ImageDigests | undefined;
+  private readonly builtImages: BuiltImageRepositories | undefined;
 
   constructor(
     store: ContainerStore,
@@ -56,7 +59,7 @@ export class ContainerService {
     private readonly usage: TaskUsageSource,
     options: ContainerServiceOptions,
   ) {
-    this.core = new ContainerCore(store, runtime, options.quota, options.now);
+    this.core = new ContainerCore(store, runtime, options.quota, options.now, options.registryCredentials);
     this.launcher = new TaskLauncher(this.core);
     this.events = new TaskEvents(
       this.core,
@@ -76,6 +79,16 @@ export class ContainerService {
     this.transitions = new ContainerTransitions(this.core, this.launcher, this.events, wait, this.runPolicy, options.startBudgetMs);
     this.sizeLimits = options.sizeLimits;
     this.imageDigests = options.imageDigests;
+    this.builtImages = options.builtImages;
+  }
+
+  /** Refuses an image built for another account (issue 33, item 6), whoever asks: no account runs another's build. */
+  private assertOwnBuiltImage(ownerId: string, image: string | undefined): void {
+    if (!this.builtImages || image === undefined) return;
+    const builtFor = builtImageOwnerOf(image, this.builtImages);
+    if (builtFor !== undefined && builtFor !== ownerId) {
+      throw invalidFields([{ field: 'image', message: "is an image built for another account; name one of this account's builds" }]);
+    }
   }
 
   /**
@@ -83,9 +96,10 @@ export class ContainerService {
    * runs its first task. A launch the runtime refuses leaves the container `failed`, and the
    * record is still answered, so the caller learns its id and can start or delete it.
    */
-  async create(caller: Caller, spec: ContainerSpec): Promise<StoredContainer> {
+  async create(caller: Caller, spec: ContainerSpec, registryCredentials?: RegistryCredentials): Promise<StoredContainer> {
     this.runPolicy.assertMayRun(caller);
     this.assertSizeWithinLimits(spec);
+    this.assertOwnBuiltImage(caller.userId, spec.image);
     assertOverridesFit(spec);
     this.assertOwnImage(caller.userId, spec.image);
     const now = this.core.isoNow();
@@ -94,6 +108,7 @@ export class ContainerService {
       userId: caller.userId,
       ownerRole: caller.role,
       ...spec,
+      ...(registryCredentials ? { registryCredentialsSet: true } : {}),
       state: 'provisioning',
       stateReason: null,
       restartCount: 0,
@@ -104,7 +119,13 @@ export class ContainerService {
     };
     const charge = await this.core.limitedCharge(undefined, container, caller);
     const release = await this.releaseOf(container, 1, 'create', now);
-    const outcome = await this.core.store.create(container, charge, release);
+    // Kept before the record says so, so that its first launch finds them; a create that fails takes them back.
+    if (registryCredentials) await this.core.registryCredentials.save(container.id, registryCredentials);
+    const outcome = await this.core.store.create(container, charge, release).catch(async (error: unknown) => {
+      if (registryCredentials) await this.discardCredentials(container.id);
+      throw error;
+    });
+    if (outcome.kind !== 'created' && registryCredentials) await this.discardCredentials(container.id);
     if (outcome.kind === 'hostname-taken') {
       throw new ConflictError(`The hostname ${container.hostname} is taken`, [{ field: 'hostname', message: 'is taken; choose another' }]);
     }
@@ -131,6 +152,16 @@ export class ContainerService {
     if (!current || current.version !== container.version || current.taskArn) return;
     const outcome = await this.core.store.delete(current, this.core.charge(current, undefined));
     if (outcome.kind !== 'deleted') log.warn('Could not withdraw a container whose launch was throttled', { containerId: container.id });
+    else if (container.registryCredentialsSet) await this.discardCredentials(container.id);
+  }
+
+  /** Forgets a container's registry credentials; a failure leaves only a secret nobody reads (logged, never with them). */
+  private async discardCredentials(containerId: string): Promise<void> {
+    try {
+      await this.core.registryCredentials.discard(containerId);
+    } catch (error) {
+      log.warn('Discarding registry credentials failed', { containerId, ...describeError(error) });
+    }
   }
 
   get(caller: Caller, containerId: string): Promise<StoredContainer> {
@@ -150,11 +181,19 @@ export class ContainerService {
   /**
    * Changes what the container runs from its next start or restart on; the running task, if
    * any, keeps running as it was. Conditional on the version read, like a transition, so a
-   * concurrent transition or change wins or loses as a whole (409).
+   * concurrent transition or change wins or loses as a whole (409). `registryCredentials` replaces
+   * the kept ones (before the record is written, so a 409 may still have replaced them), `null`
+   * forgets them (after it).
    */
-  async update(caller: Caller, containerId: string, changes: Partial<Workload>): Promise<StoredContainer> {
+  async update(
+    caller: Caller,
+    containerId: string,
+    changes: Partial<Workload>,
+    registryCredentials?: RegistryCredentials | null,
+  ): Promise<StoredContainer> {
     const container = await this.get(caller, containerId);
     this.assertSizeWithinLimits(changes);
+    this.assertOwnBuiltImage(container.userId, changes.image);
     const cpuCores = changes.cpuCores ?? container.cpuCores;
     const memoryMb = changes.memoryMb ?? container.memoryMb;
     const maxMemoryMb = maxMemoryMbFor(cpuCores);
@@ -168,7 +207,11 @@ export class ContainerService {
     if (given.command !== undefined || given.image !== undefined) this.runPolicy.assertMayRun(caller);
     if (given.image !== undefined) this.assertOwnImage(container.userId, given.image);
     assertOverridesFit({ ...container, ...given });
-    return this.changeWorkload(caller, container, given, 'update');
+    if (registryCredentials) await this.core.registryCredentials.save(container.id, registryCredentials);
+    const credentialChange = registryCredentials === undefined ? {} : { registryCredentialsSet: registryCredentials !== null };
+    const updated = await this.changeWorkload(caller, container, given, 'update', {}, credentialChange);
+    if (registryCredentials === null) await this.discardCredentials(container.id);
+    return updated;
   }
 
   /**
@@ -181,6 +224,7 @@ export class ContainerService {
     changes: Partial<Workload>,
     cause: ReleaseCause,
     made: { deployId?: string; rolledBackTo?: number } = {},
+    credentialChange: { registryCredentialsSet?: boolean } = {},
   ): Promise<StoredContainer> {
     const cpuCores = changes.cpuCores ?? container.cpuCores;
     let release: Release | undefined;
@@ -189,7 +233,7 @@ export class ContainerService {
       (current) => this.core.charge(current, { ...current, cpuCores }, caller),
       async (current, charge) => {
         release = await this.releaseOf({ ...current, ...changes }, (current.release ?? 0) + 1, cause, this.core.isoNow(), made);
-        return this.core.store.updateWorkload(current.id, current.version, changes, this.core.isoNow(), charge, release);
+        return this.core.store.updateWorkload(current.id, current.version, { ...changes, ...credentialChange }, this.core.isoNow(), charge, release);
       },
     );
     if (release) await this.pinAfterLaunch(release);
@@ -322,6 +366,7 @@ export class ContainerService {
         return outcome.kind === 'deleted' ? { kind: 'written', container: current } : outcome;
       },
     );
+    if (container.registryCredentialsSet) await this.discardCredentials(container.id);
     try {
       await this.core.runtime.releaseContainer(container.id);
     } catch (error) {

@@ -3,6 +3,9 @@ import type { ContainerState, StoredContainer, Workload } from './container.js';
 import type { QuotaCharge, QuotaUsage } from './quota.js';
 import type { Release } from './release.js';
 
+/** A PATCH's changes: workload fields, and whether registry credentials are kept for the image. */
+export type WorkloadChanges = Partial<Workload> & { registryCredentialsSet?: boolean };
+
 /** A change a task status makes to its container. */
 export interface TaskStatusUpdate {
   taskArn: string;
@@ -108,7 +111,7 @@ export interface ContainerStore {
     now: string,
   ): Promise<StoredContainer | undefined>;
   /**
-   * Changes what the container's next task runs, at `expectedVersion + 1`, keeping its state and
+   * Changes what the container's next task runs (and whether it pulls with registry credentials), at `expectedVersion + 1`, keeping its state and
    * task. With a release, writes it in the same transaction and makes it the container's
    * `release`; a release made by a deploy is also conditional on no newer deploy having gone live
    * (`lastDeployId`), and records its deploy as the newest.
@@ -116,7 +119,7 @@ export interface ContainerStore {
   updateWorkload(
     containerId: string,
     expectedVersion: number,
-    changes: Partial<Workload>,
+    changes: WorkloadChanges,
     now: string,
     charge?: QuotaCharge,
     release?: Release,

@@ -29,6 +29,8 @@ export interface Container extends ContainerSpec {
   lastWakeMs?: number;
   /** The release (lib/containers/release.ts) its workload is; absent on containers made before releases. */
   release?: number;
+  /** Whether its vault keeps registry credentials for its image (lib/containers/registry-credentials.ts); the credentials are never read back. */
+  registryCredentialsSet?: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -90,6 +92,8 @@ export type ContainerView = {
   release: number | null;
   /** Where the container answers; null where nothing routes to containers. */
   url: string | null;
+  /** Whether the image is pulled with registry credentials its owner gave (write-only: never answered). */
+  registry_credentials_set: boolean;
   created_at: string;
   updated_at: string;
 } & WorkloadJson;
@@ -105,6 +109,7 @@ export const containerView = (container: Container): ContainerView => ({
   release: container.release ?? null,
   ...workloadToJson(container),
   url: appUrlFor(container.hostname),
+  registry_credentials_set: container.registryCredentialsSet ?? false,
   created_at: container.createdAt,
   updated_at: container.updatedAt,
 });

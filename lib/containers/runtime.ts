@@ -1,3 +1,4 @@
+import type { PullCredentials } from './registry-credentials.js';
 import type { Workload } from './workload.js';
 
 export type { HealthCheck } from './workload.js';
@@ -32,6 +33,11 @@ export interface TaskLaunch extends WorkloadSpec {
    * the first attempt created instead of starting a second one.
    */
   clientToken: string;
+  /**
+   * What the image is pulled with, when its owner gave registry credentials: inline for the engine's
+   * pull (X-Registry-Auth), a secret's name for ECS (repositoryCredentials). Never logged.
+   */
+  registryCredentials?: PullCredentials;
 }
 
 /** ECS's task lifecycle statuses; the local runtime reports the same ones. */

@@ -1,8 +1,9 @@
 import * as z from '../zod.js';
 import { HOSTNAME_PATTERN } from './hostname.js';
+import type { RegistryCredentials } from './registry-credentials.js';
 import { maxMemoryMbFor } from './task-size.js';
 import { WORKLOAD, WORKLOAD_KEYS, type WorkloadJson, type WorkloadKey } from './workload.js';
-import { WORKLOAD_RULES } from './workload-rules.js';
+import { addRegistryRefusal, WORKLOAD_RULES } from './workload-rules.js';
 
 export { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB } from './workload.js';
 
@@ -64,12 +65,34 @@ function workloadShape<Wrap extends 'default' | 'optional'>(wrap: Wrap): FieldSc
   ) as FieldSchemas<Wrap>;
 }
 
-/** Body of POST /api/v1/containers (docs/api-rules.md, docs/containers.md): a hostname and the workload. */
-export const createContainerBody = z
-  .strictObject({ hostname: hostnameSchema, ...workloadShape('default') })
-  .check(z.superRefine((body, context) => memoryFitsCpu(body.cpu_cores, body.memory_mb, context)));
+/** Registry user names and tokens are printable text; the limits are ours, well past any registry's. */
+const MAX_REGISTRY_USERNAME_LENGTH = 255;
+const MAX_REGISTRY_PASSWORD_LENGTH = 4096;
+const printable = (max: number) =>
+  z.string('must be a string').check(
+    z.minLength(1, 'must not be empty'),
+    z.maxLength(max, `must be at most ${max} characters`),
+    z.refine((value) => !/[\u0000-\u001f\u007f]/.test(value), 'must hold no control characters'),
+  );
 
-export type CreateContainerBody = WorkloadJson & { hostname: string };
+/**
+ * `registry_credentials` (issue 33, item 5): what the image is pulled with; write-only, answered
+ * only as `registry_credentials_set` (lib/containers/registry-credentials.ts).
+ */
+export const registryCredentialsSchema = z.strictObject({
+  username: printable(MAX_REGISTRY_USERNAME_LENGTH),
+  password: printable(MAX_REGISTRY_PASSWORD_LENGTH),
+});
+
+/** Body of POST /api/v1/containers (docs/api-rules.md, docs/containers.md): a hostname, the workload and any registry credentials. */
+export const createContainerBody = z
+  .strictObject({ hostname: hostnameSchema, ...workloadShape('default'), registry_credentials: z.optional(registryCredentialsSchema) })
+  .check(
+    z.superRefine((body, context) => memoryFitsCpu(body.cpu_cores, body.memory_mb, context)),
+    z.superRefine(addRegistryRefusal),
+  );
+
+export type CreateContainerBody = WorkloadJson & { hostname: string; registry_credentials?: RegistryCredentials };
 
 const workloadNames = WORKLOAD_KEYS.map((key) => WORKLOAD[key].name).join(', ');
 
@@ -80,7 +103,12 @@ const workloadNames = WORKLOAD_KEYS.map((key) => WORKLOAD[key].name).join(', ');
  * record by the service.
  */
 export const updateContainerBody = z
-  .strictObject(workloadShape('optional'))
-  .check(z.refine((body) => Object.keys(body).length > 0, { message: `must change at least one of ${workloadNames}` }));
+  .strictObject({ ...workloadShape('optional'), registry_credentials: z.optional(z.nullable(registryCredentialsSchema)) })
+  .check(
+    z.refine((body) => Object.keys(body).length > 0, {
+      message: `must change at least one of ${workloadNames}, registry_credentials`,
+    }),
+    z.superRefine(addRegistryRefusal),
+  );
 
-export type UpdateContainerBody = Partial<WorkloadJson>;
+export type UpdateContainerBody = Partial<WorkloadJson> & { registry_credentials?: RegistryCredentials | null };

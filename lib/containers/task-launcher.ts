@@ -113,11 +113,16 @@ export class TaskLauncher {
   private async runTaskOrFail(container: StoredContainer): Promise<string> {
     const { store, runtime } = this.core;
     try {
+      // Kept credentials that went missing pull without: the registry's refusal then says what is wrong.
+      const registryCredentials = container.registryCredentialsSet
+        ? await this.core.registryCredentials.pullCredentialsFor(container.id)
+        : undefined;
       return await runtime.runTask({
         containerId: container.id,
         hostname: container.hostname,
         ...workloadOf(container),
         clientToken: launchToken(container.id, container.version),
+        ...(registryCredentials ? { registryCredentials } : {}),
       });
     } catch (error) {
       // Throttled: nothing was launched and nothing is wrong with the container; the caller decides what to undo.

@@ -81,20 +81,34 @@ export function registryRefusal(image: string, cachedRegistries: readonly string
     : `is on ${registry}, which has no ECR pull-through cache rule on this deployment: ${cached} (push it to ECR, or see README, "Deploying")`;
 }
 
-export function imageSchema(allowedPrefixes: readonly string[], cachedRegistries?: readonly string[]) {
+export function imageSchema(allowedPrefixes: readonly string[]) {
   return z.string().check(
     z.maxLength(MAX_IMAGE_LENGTH, `must be at most ${MAX_IMAGE_LENGTH} characters`),
     z.regex(IMAGE_REFERENCE_PATTERN, 'must be an OCI image reference: [registry/]repository[:tag][@sha256:digest]'),
     z.refine((image) => allowedPrefixes.length === 0 || allowedPrefixes.some((prefix) => isImageAllowed(image, prefix)), {
       message: `must be in one of the allowed registries or paths: ${allowedPrefixes.join(', ')}`,
     }),
-    z.superRefine((image, context) => {
-      // Only for a reference the rules above admit; the grammar's message says more about a malformed one.
-      if (!IMAGE_REFERENCE_PATTERN.test(image)) return;
-      const refusal = registryRefusal(image, cachedRegistries);
-      if (refusal) context.addIssue({ code: 'custom', message: refusal });
-    }),
   );
+}
+
+/** The deployment's pull-through registries (undefined without a cache), for `registryRefusal` at the body's level. */
+export const deploymentCachedRegistries = (): readonly string[] | undefined =>
+  config.IMAGE_PULL_THROUGH_REGISTRY ? cachedRegistries() : undefined;
+
+/**
+ * The body-level half of the image rule: an image on a registry this deployment does not pull
+ * through is refused, unless the same body gives registry credentials (ECS then pulls it straight
+ * from its registry with them: issue 33, item 5).
+ */
+export function addRegistryRefusal(
+  body: { image?: string | undefined; registry_credentials?: unknown },
+  context: z.core.$RefinementCtx<{ image?: string }>,
+): void {
+  const { image } = body;
+  // Only for a reference the field's rules admit; the grammar's message says more about a malformed one.
+  if (image === undefined || body.registry_credentials || !IMAGE_REFERENCE_PATTERN.test(image)) return;
+  const refusal = registryRefusal(image, deploymentCachedRegistries());
+  if (refusal) context.addIssue({ code: 'custom', path: ['image'], message: refusal });
 }
 
 export const portSchema = z
@@ -174,7 +188,7 @@ const cachedRegistries = (): string[] => config.IMAGE_PULL_THROUGH_RULES.map((ru
  * declaration, apart from it so that functions that only read containers bundle no zod.
  */
 export const WORKLOAD_RULES = {
-  image: imageSchema(config.ALLOWED_IMAGE_PREFIXES, config.IMAGE_PULL_THROUGH_REGISTRY ? cachedRegistries() : undefined),
+  image: imageSchema(config.ALLOWED_IMAGE_PREFIXES),
   port: portSchema,
   env: envSchema,
   command: z.nullable(commandSchema),

@@ -11,6 +11,7 @@ import type {
 } from '../containers/runtime.js';
 import { taskIdOf } from '../containers/logs.js';
 import { describeError, log } from '../log.js';
+import { ensureImageFor } from './engine-image-pull.js';
 import { ensureContainerFirewall, type FirewallStatus, keepContainerFirewall } from './engine-firewall.js';
 import { ensureContainerNetwork, removeContainerNetwork, removeUnusedNetworks } from './engine-networks.js';
 import { onShutdown } from './lifecycle.js';
@@ -383,7 +384,7 @@ export class DockerRuntime implements ReconcilableRuntime {
 
   /** Pulls the image if need be, creates the task's engine container and starts it; answers its network, or undefined when the task was stopped meanwhile. */
   private async createAndStart(task: EngineTask, launch: TaskLaunch): Promise<string | undefined> {
-    await this.ensureImage(launch.image, task.abort.signal);
+    await this.ensureImage(launch, task.abort.signal);
     if (task.desiredStatus !== 'RUNNING') return void this.settle(task, {});
     this.isolationRefusal();
     const network = await ensureContainerNetwork(this.engine, this.stackId, launch.containerId);
@@ -400,29 +401,12 @@ export class DockerRuntime implements ReconcilableRuntime {
     return network;
   }
 
-  /** Pulls the image when the engine lacks it; a failed pull names the image and the engine's words. */
-  private async ensureImage(image: string, signal: AbortSignal): Promise<void> {
-    const present = await this.engine
-      .getImage(image)
-      .inspect()
-      .then(() => true)
-      .catch(() => false);
-    if (present) return;
+  /** Pulls the image when the engine lacks it, or the launch carries registry credentials; a failed pull names the image and the registry's words. */
+  private async ensureImage(launch: TaskLaunch, signal: AbortSignal): Promise<void> {
     try {
-      const progress = (await this.engine.pull(image, { abortSignal: signal })) as Readable;
-      await new Promise<void>((resolve, reject) => {
-        this.engine.modem.followProgress(
-          progress,
-          (error: Error | null, events: Array<{ error?: string; errorDetail?: { message?: string } }>) => {
-            const failed = events?.find((event) => event.error || event.errorDetail);
-            if (error) reject(error);
-            else if (failed) reject(new Error(failed.errorDetail?.message ?? failed.error));
-            else resolve();
-          },
-        );
-      });
+      await ensureImageFor(this.engine, launch.image, launch.registryCredentials, signal);
     } catch (error) {
-      throw new ProvisioningFailed(`image pull failed: ${image}: ${engineMessage(error)}`);
+      throw new ProvisioningFailed(`image pull failed: ${launch.image}: ${engineMessage(error)}`);
     }
   }
 

@@ -151,7 +151,9 @@ export const CONTAINER_TOOLS: readonly ContainerTool[] = [
     fields: { from: 'body', schema: createContainerBody },
     call: async ({ containers, runPolicy }, principal, { fields }) => {
       runPolicy.assertMayRun(principal);
-      return containerView(await containers.create(principal, { hostname: fields.hostname, ...workloadFromJson(fields) }));
+      return containerView(
+        await containers.create(principal, { hostname: fields.hostname, ...workloadFromJson(fields) }, fields.registry_credentials),
+      );
     },
   }),
   containerTool({
@@ -164,7 +166,7 @@ export const CONTAINER_TOOLS: readonly ContainerTool[] = [
     containerId: true,
     fields: { from: 'body', schema: updateContainerBody },
     call: async ({ containers }, principal, { containerId, fields }) =>
-      containerView(await containers.update(principal, containerId, workloadChangesFromJson(fields))),
+      containerView(await containers.update(principal, containerId, workloadChangesFromJson(fields), fields.registry_credentials)),
   }),
   containerTool({
     name: 'start_container',

@@ -10,9 +10,10 @@ import type {
   RestartDue,
   TaskStatusUpdate,
   TransitionChange,
+  WorkloadChanges,
   WriteOutcome,
 } from '../containers/container-store.js';
-import { fieldToJson, WORKLOAD, WORKLOAD_KEYS, type Workload } from '../containers/workload.js';
+import { fieldToJson, WORKLOAD, WORKLOAD_KEYS } from '../containers/workload.js';
 import {
   batchGetAll,
   documentClient,
@@ -195,7 +196,7 @@ export class DynamoContainerStore implements ContainerStore {
   updateWorkload(
     containerId: string,
     expectedVersion: number,
-    changes: Partial<Workload>,
+    changes: WorkloadChanges,
     now: string,
     charge?: QuotaCharge,
     release?: Release,
@@ -223,12 +224,18 @@ export class DynamoContainerStore implements ContainerStore {
       values[`:${key}`] = fieldToJson(key, value);
       assignments.push(`#${key} = :${key}`);
     }
+    // Absent rather than false, as a container made without credentials stores it.
+    const removals = changes.registryCredentialsSet === false ? [A.registryCredentialsSet] : [];
+    if (changes.registryCredentialsSet) {
+      values[':registryCredentialsSet'] = true;
+      assignments.push(`${A.registryCredentialsSet} = :registryCredentialsSet`);
+    }
     return this.versionedWrite(
       containerId,
       charge,
       {
         Key: keys.container(containerId),
-        UpdateExpression: `SET ${assignments.join(', ')}`,
+        UpdateExpression: `SET ${assignments.join(', ')}${removals.length > 0 ? ` REMOVE ${removals.join(', ')}` : ''}`,
         ConditionExpression: condition,
         ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
         ExpressionAttributeValues: values,

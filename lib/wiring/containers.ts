@@ -8,6 +8,10 @@ import type { ContainerRuntime } from '../containers/runtime.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import type { ImageDigests } from '../containers/release.js';
 import { DynamoContainerStore } from '../store/dynamo-container-store.js';
+import { registryCredentialSecretNames } from '../aws/registry-credential-secrets.js';
+import { builtImageRepositoriesFrom } from '../containers/built-images.js';
+import { MemoryRegistryCredentialVault, type RegistryCredentialVault } from '../containers/registry-credentials.js';
+import { FileRegistryCredentialVault } from '../local/file-registry-credentials.js';
 
 /** One store per process, shared by every request it serves. */
 export const containerStore = new DynamoContainerStore();
@@ -41,6 +45,19 @@ export const sizeLimits: SizeLimits | undefined =
           : { max: Math.floor(totalmem() / 1024 / 1024), setBy: 'this machine' },
       };
 
+/**
+ * What every launch reads a container's registry credentials from: on ECS only the secret's name
+ * (ECS's pull reads it; no function does), locally the files under REGISTRY_CREDENTIALS_DIR, else
+ * this process's memory.
+ */
+export const launchRegistryCredentials: RegistryCredentialVault = config.REGISTRY_CREDENTIALS_SECRET_PREFIX
+  ? registryCredentialSecretNames(config.REGISTRY_CREDENTIALS_SECRET_PREFIX)
+  : config.REGISTRY_CREDENTIALS_DIR
+    ? new FileRegistryCredentialVault(config.REGISTRY_CREDENTIALS_DIR)
+    : new MemoryRegistryCredentialVault();
+
+const builtImages = builtImageRepositoriesFrom(config.BUILT_IMAGE_REPOSITORY);
+
 const notWired = (what: string) => async (): Promise<never> => {
   throw new Error(`This function was composed without a ${what}`);
 };
@@ -70,6 +87,8 @@ export function containerServiceWith(
     deferredWork?: RestartScheduler | undefined;
     runPolicy?: RunPolicy;
     imageDigests?: ImageDigests | undefined;
+    /** For a function that keeps registry credentials (create, PATCH, delete): `#wiring/registry-credentials`. */
+    registryCredentials?: RegistryCredentialVault;
   } = {},
 ): ContainerService {
   return new ContainerService(containerStore, adapters.runtime ?? noRuntime, adapters.usage ?? noUsage, containerServiceOptions(adapters));
@@ -77,7 +96,7 @@ export function containerServiceWith(
 
 /** The service's options from the configuration, for containerServiceWith and the local stack's sleeping service. */
 export function containerServiceOptions(
-  adapters: { deferredWork?: RestartScheduler | undefined; runPolicy?: RunPolicy; imageDigests?: ImageDigests | undefined } = {},
+  adapters: { deferredWork?: RestartScheduler | undefined; runPolicy?: RunPolicy; imageDigests?: ImageDigests | undefined; registryCredentials?: RegistryCredentialVault } = {},
 ): ContainerServiceOptions {
   return {
     startBudgetMs: config.START_BUDGET_MS,
@@ -88,5 +107,7 @@ export function containerServiceOptions(
     ...(adapters.runPolicy ? { runPolicy: adapters.runPolicy } : {}),
     ...(adapters.imageDigests ? { imageDigests: adapters.imageDigests } : {}),
     ...(sizeLimits ? { sizeLimits } : {}),
+    registryCredentials: adapters.registryCredentials ?? launchRegistryCredentials,
+    ...(builtImages ? { builtImages } : {}),
   };
 }

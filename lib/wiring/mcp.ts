@@ -6,6 +6,7 @@ import { ContainerMetricsHistory } from '../containers/metrics-history.js';
 import type { ContainerToolServices } from '../mcp/container-tools.js';
 import { containerServiceWith, containerStore } from './containers.js';
 import { deferredWork } from './deferred-work.js';
+import { registryCredentialVault } from '#wiring/registry-credentials';
 
 /**
  * What the MCP server's tools call: the container service with every adapter the container
@@ -13,7 +14,13 @@ import { deferredWork } from './deferred-work.js';
  * source), the log reader and the metrics history, each over the same store.
  */
 export const containerToolServices: ContainerToolServices = {
-  containers: containerServiceWith({ runtime: containerRuntime, usage: taskUsage, deferredWork, runPolicy }),
+  containers: containerServiceWith({
+    runtime: containerRuntime,
+    usage: taskUsage,
+    deferredWork,
+    runPolicy,
+    registryCredentials: registryCredentialVault,
+  }),
   logs: new ContainerLogReader(containerStore, containerLogs),
   metricsHistory: new ContainerMetricsHistory(containerStore, taskUsageHistory),
   runPolicy,

@@ -35,6 +35,7 @@ describe('function bundles', () => {
     }
     expect(Object.keys(BUNDLE_BUDGET_EXCEPTIONS)).toEqual([
       'createContainer',
+      'updateContainer',
       'getContainerMetrics',
       'stopContainer',
       'deleteContainer',

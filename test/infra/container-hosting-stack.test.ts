@@ -381,6 +381,9 @@ describe('ContainerHostingStack refresh grace key', () => {
       if (['token', 'createSession', 'loginSubmit'].includes(id)) {
         expect(reads.map((statement) => flatten(statement.Resource))).toEqual([`<${secretId}>`]);
         expect(secretActions.sort()).toEqual(['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']);
+      } else if (['createContainer', 'updateContainer', 'deleteContainer', 'mcpServer'].includes(id)) {
+        // They keep containers' registry credentials (the next test), and read no secret.
+        expect(reads, id).toEqual([]);
       } else {
         expect(secretActions, id).toEqual([]);
         expect(functionOf(id).properties.Environment?.Variables ?? {}, id).not.toHaveProperty('REFRESH_GRACE_KEY_SECRET_ARN');
@@ -712,6 +715,35 @@ describe('ContainerHostingStack containers', () => {
         },
       ],
     });
+  });
+
+  it("keeps registry credentials in tagged secrets under the stack's prefix that only the execution role reads, and only create, PATCH, delete and MCP keep", () => {
+    // Prepare
+    const executionRoleId = logicalIdOf(stack.node.findChild('Containers').node.findChild('ExecutionRole').node.defaultChild);
+    const prefixArn = /:secret:[\w-]+\/registry-credentials\/\*$/;
+    // Assess
+    const executionReads = statementsWithAction(statementsOfRole(template, executionRoleId), 'secretsmanager:GetSecretValue');
+    expect(executionReads).toHaveLength(1);
+    expect(flatten(executionReads[0]!.Resource)).toMatch(prefixArn);
+    expect(executionReads[0]!.Condition).toEqual({
+      StringEquals: { 'secretsmanager:ResourceTag/container-hosting:purpose': 'registry-credentials' },
+    });
+    for (const { id } of functionDeclarations) {
+      const statements = statementsOfRole(template, functionOf(id).roleLogicalId);
+      const keeps = ['createContainer', 'updateContainer', 'deleteContainer', 'mcpServer'].includes(id);
+      const creates = statementsWithAction(statements, 'secretsmanager:CreateSecret');
+      expect(creates.length, id).toBe(keeps ? 1 : 0);
+      if (!keeps) continue;
+      expect(flatten(creates[0]!.Resource)).toMatch(prefixArn);
+      expect(creates[0]!.Condition).toEqual({ StringEquals: { 'aws:RequestTag/container-hosting:purpose': 'registry-credentials' } });
+      expect(statementsWithAction(statements, 'secretsmanager:DeleteSecret')[0]!.Condition).toEqual({
+        StringEquals: { 'secretsmanager:ResourceTag/container-hosting:purpose': 'registry-credentials' },
+      });
+    }
+    // Every function that launches tasks names a container's secret by the prefix.
+    expect(functionOf('startContainer').properties.Environment.Variables.REGISTRY_CREDENTIALS_SECRET_PREFIX).toEqual(
+      expect.stringMatching(/registry-credentials$/),
+    );
   });
 
   it('keeps workload task output 7 days by default (context containerLogRetentionDays), writable by the execution role', () => {

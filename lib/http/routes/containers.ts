@@ -28,6 +28,7 @@ export const createContainer = /* @__PURE__ */ route({
   body: 'json',
   permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, { write: ['container', 'hostname'] }), {
     ecs: ['run', 'stop'],
+    registryCredentials: true,
   }),
   alsoAnswers: [409, 503],
   summary: 'Create a container and start its first task',
@@ -56,7 +57,7 @@ export const updateContainer = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'json',
-  permissions: /* @__PURE__ */ authenticated(releaseWrite),
+  permissions: /* @__PURE__ */ authenticated(releaseWrite, { registryCredentials: true }),
   alsoAnswers: [409],
   summary: 'Change what a container runs from its next start or restart (a new release)',
 });
@@ -71,6 +72,7 @@ export const deleteContainer = /* @__PURE__ */ route({
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, { write: ['container', 'hostname'] }), {
     ecs: ['stop'],
+    registryCredentials: true,
   }),
   alsoAnswers: [409, 503],
   summary: 'Stop and delete a container, freeing its hostname',

@@ -17,7 +17,7 @@ export const mcpServer = /* @__PURE__ */ route({
       read: ['containersOfOwner', 'allContainers', 'container'],
       write: ['container', 'hostname'],
     }),
-    { ecs: ['run', 'stop', 'describe'], metrics: true, logs: true },
+    { ecs: ['run', 'stop', 'describe'], metrics: true, logs: true, registryCredentials: true },
   ),
   // start_container and restart_container wait for their task, as their REST twins do.
   timeoutSeconds: 29,

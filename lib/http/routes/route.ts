@@ -43,6 +43,8 @@ export interface RoutePermissions {
    * "Refresh retries") and the device cookies' (docs/api-rules.md, "Sign-in throttling").
    */
   refreshGraceKey?: boolean;
+  /** Keep containers' registry credentials: create, replace and delete their Secrets Manager secrets (never read them). */
+  registryCredentials?: boolean;
 }
 
 export interface Route {

@@ -37,6 +37,8 @@ type StoredContainerItem = Partial<WorkloadJson> & {
   last_wake_ms?: number;
   release?: number;
   last_deploy_id?: string;
+  /** Only whether the vault keeps registry credentials for it: never the credentials. */
+  registry_credentials_set?: boolean;
 };
 
 /** The stored names of the bookkeeping attributes the store updates (the workload's are its declared names). */
@@ -57,6 +59,7 @@ export const CONTAINER_ATTRIBUTE = {
   lastWakeMs: 'last_wake_ms',
   release: 'release',
   lastDeployId: 'last_deploy_id',
+  registryCredentialsSet: 'registry_credentials_set',
 } as const;
 
 export const containerEntity = {
@@ -88,6 +91,7 @@ export const containerEntity = {
     last_wake_ms: container.lastWakeMs,
     release: container.release,
     last_deploy_id: container.lastDeployId,
+    registry_credentials_set: container.registryCredentialsSet || undefined,
   }),
   fromItem(item: Item): StoredContainer {
     const stored = asStored<StoredContainerItem>(item);
@@ -114,6 +118,7 @@ export const containerEntity = {
       ...(stored.last_wake_ms !== undefined ? { lastWakeMs: stored.last_wake_ms } : {}),
       ...(stored.release !== undefined ? { release: stored.release } : {}),
       ...(stored.last_deploy_id !== undefined ? { lastDeployId: stored.last_deploy_id } : {}),
+      ...(stored.registry_credentials_set ? { registryCredentialsSet: true } : {}),
     };
   },
 };

@@ -1240,3 +1240,30 @@ describe('zero-downtime restart (docs/containers.md, "Restart")', () => {
     expect(stoppedAt - switchedAt).toBeGreaterThanOrEqual(290);
   });
 });
+
+describe("another account's built images (issue 33, item 6)", () => {
+  const registry = '123456789012.dkr.ecr.us-east-1.amazonaws.com';
+  const builds = new ContainerService(containerStore, containerRuntime, taskUsage, {
+    startBudgetMs: 1000,
+    builtImages: { host: registry, pathPrefix: ['container-hosting', 'builds'] },
+  });
+  const builtFor = (account: string) => `${registry}/container-hosting/builds/${account}/${newId()}@sha256:${'b'.repeat(64)}`;
+
+  it('are refused at create and PATCH with a field error, for an admin too, and change nothing', async () => {
+    const created = await containerService.create(owner, spec());
+
+    const createdWithOthers = await builds.create(owner, { ...spec(), image: builtFor(stranger.userId) }).catch((error: unknown) => error);
+    const patchedWithOthers = await builds.update(owner, created.id, { image: builtFor(stranger.userId) }).catch((error: unknown) => error);
+    const adminPatch = await builds.update(admin, created.id, { image: builtFor(admin.userId) }).catch((error: unknown) => error);
+
+    for (const refusal of [createdWithOthers, patchedWithOthers, adminPatch]) {
+      expect(refusal).toMatchObject({
+        statusCode: 400,
+        details: [{ field: 'image', message: expect.stringContaining('another account') }],
+      });
+    }
+    expect(await containerStore.get(created.id)).toMatchObject({ image: created.image, version: created.version });
+    const own = await builds.update(owner, created.id, { image: builtFor(owner.userId) });
+    expect(own.image).toMatch(new RegExp(`/builds/${owner.userId}/`));
+  });
+});

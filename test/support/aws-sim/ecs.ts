@@ -52,7 +52,12 @@ export interface EcsSimOptions {
   failToStartRate?: number;
   /** How long ECS keeps describing a stopped task (about an hour on ECS). */
   retainStoppedMs?: number;
+  /** Registries whose images need credentials, by host: what they take. Images elsewhere pull anonymously. */
+  privateRegistries?: Record<string, { username: string; password: string }>;
 }
+
+/** Where the ECS simulator reads a repositoryCredentials secret, as the task execution role would. */
+export type SecretReader = (nameOrArn: string) => string | undefined;
 
 /** What a task's container does, from the `SIM_*` variables of its environment overrides (see task-app.mjs), plus OOM, which ECS itself reports. */
 interface Behaviour {
@@ -87,6 +92,9 @@ export interface SimTask {
   behaviour: Behaviour;
   /** Lines the container wrote, for CloudWatch Logs. */
   logStream: string;
+  image: string;
+  /** The container definition's repositoryCredentials.credentialsParameter, if any. */
+  credentialsParameter?: string;
 }
 
 interface TaskDefinitionRecord {
@@ -139,6 +147,7 @@ export class EcsSim {
     private readonly options: EcsSimOptions,
     private readonly random: SeededRandom,
     private readonly faults: FaultCounts,
+    private readonly readSecret: SecretReader = () => undefined,
   ) {
     this.buckets = new Buckets(options.throttle ?? {});
   }
@@ -255,6 +264,10 @@ export class EcsSim {
       tags: input.tags ?? [],
       behaviour: { ...(environment.SIM_OOM_AFTER_MS ? { oomAfterMs: Number(environment.SIM_OOM_AFTER_MS) } : {}) },
       logStream: `${prefix}/${container.name}/${taskId}`,
+      image: String(container.image ?? ''),
+      ...(container.repositoryCredentials?.credentialsParameter
+        ? { credentialsParameter: String(container.repositoryCredentials.credentialsParameter) }
+        : {}),
     };
     this.tasks.set(taskArn, task);
     if (tokenKey) this.clientTokens.set(tokenKey, taskArn);
@@ -279,15 +292,16 @@ export class EcsSim {
     }
     if (this.random.chance(this.options.failToStartRate ?? 0)) {
       this.faults.add('ecs.taskFailedToStart');
-      this.change(task, {
-        desiredStatus: 'STOPPED',
-        stopCode: 'TaskFailedToStart',
-        stoppedReason: 'CannotPullContainerError: pull image manifest has been retried 5 time(s): failed to resolve ref: timeout',
-        containerReason: 'CannotPullContainerError: failed to resolve ref: timeout',
-        stoppingAt: Date.now(),
-        lastStatus: 'DEPROVISIONING',
-      });
-      this.after(this.options.deprovisioningMs ?? 50, () => this.change(task, { lastStatus: 'STOPPED', stoppedAt: Date.now() }));
+      this.failToStart(
+        task,
+        'CannotPullContainerError: pull image manifest has been retried 5 time(s): failed to resolve ref: timeout',
+        'CannotPullContainerError: failed to resolve ref: timeout',
+      );
+      return;
+    }
+    const refusal = this.pullRefusal(task);
+    if (refusal) {
+      this.failToStart(task, refusal, refusal);
       return;
     }
     task.process = new TaskProcess(task.address, task.environment, {
@@ -304,6 +318,40 @@ export class EcsSim {
         task.process.kill('SIGKILL');
       });
     }
+  }
+
+  private failToStart(task: SimTask, stoppedReason: string, containerReason: string): void {
+    this.change(task, {
+      desiredStatus: 'STOPPED',
+      stopCode: 'TaskFailedToStart',
+      stoppedReason,
+      containerReason,
+      stoppingAt: Date.now(),
+      lastStatus: 'DEPROVISIONING',
+    });
+    this.after(this.options.deprovisioningMs ?? 50, () => this.change(task, { lastStatus: 'STOPPED', stoppedAt: Date.now() }));
+  }
+
+  /**
+   * Why the pull of a task's image fails, as ECS words it
+   * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/stopped-task-errors.html): a
+   * repositoryCredentials secret that cannot be read stops the task before any pull
+   * (`ResourceInitializationError: unable to pull secrets or registry auth: …`); a private
+   * registry answers 401 to missing or wrong credentials (`CannotPullContainerError: …`).
+   */
+  private pullRefusal(task: SimTask): string | undefined {
+    let credentials: { username?: string; password?: string } | undefined;
+    if (task.credentialsParameter) {
+      const value = this.readSecret(task.credentialsParameter);
+      if (value === undefined) {
+        return `ResourceInitializationError: unable to pull secrets or registry auth: execution resource retrieval failed: unable to retrieve secret from asm: service call has been retried 1 time(s): failed to fetch secret ${task.credentialsParameter} from secrets manager: ResourceNotFoundException: Secrets Manager can't find the specified secret.`;
+      }
+      credentials = JSON.parse(value) as { username?: string; password?: string };
+    }
+    const host = task.image.split('/')[0]!;
+    const wanted = this.options.privateRegistries?.[host];
+    if (!wanted || (credentials?.username === wanted.username && credentials?.password === wanted.password)) return undefined;
+    return `CannotPullContainerError: pull image manifest has been retried 5 time(s): failed to resolve ref ${task.image}: pulling from host ${host} failed with status code [manifests ${task.image.split(':').pop()}]: 401 Unauthorized`;
   }
 
   private containerExited(task: SimTask, code: number | null, signal: NodeJS.Signals | null): void {

@@ -5,6 +5,9 @@ import { type DeliveryFaults, TaskEventRule } from './eventbridge.js';
 import { AwsError, FaultCounts } from './faults.js';
 import { type LogsSimOptions, LogsSim } from './logs.js';
 import { SeededRandom } from './rng.js';
+import { SecretsManagerSim } from './secrets-manager.js';
+import { type CodeBuildSimOptions, CodeBuildSim } from './codebuild.js';
+import { S3Sim } from './s3.js';
 import { VpcResolverSim } from './resolver.js';
 import { type Route53SimOptions, Route53Sim, route53ErrorXml } from './route53.js';
 import { type BatchResponse, EventSource, type EventSourceOptions, type SimQueue, type SqsRecord, SqsSim } from './sqs.js';
@@ -23,6 +26,7 @@ export interface AwsSimOptions {
   ecs?: EcsSimOptions;
   route53?: Route53SimOptions & { zoneId?: string; zoneName?: string };
   logs?: LogsSimOptions & { logGroupName?: string };
+  codebuild?: CodeBuildSimOptions;
   /** EventBridge → SQS delivery of ECS task state changes. */
   taskEvents?: DeliveryFaults & { queueName?: string };
 }
@@ -42,6 +46,11 @@ export class AwsSim {
   readonly faults = new FaultCounts();
   readonly random: SeededRandom;
   readonly ecs: EcsSim;
+  readonly secretsManager = new SecretsManagerSim();
+  readonly s3 = new S3Sim();
+  readonly codebuild: CodeBuildSim;
+  /** EventBridge → SQS: "CodeBuild Build State Change" events (infra/constructs/image-builds.ts). */
+  readonly buildEventQueue: SimQueue;
   readonly route53: Route53Sim;
   /** The VPC's resolver in front of the private zone, with its cache (what the proxy tasks look names up through). */
   readonly resolver: VpcResolverSim;
@@ -55,7 +64,7 @@ export class AwsSim {
 
   constructor(readonly options: AwsSimOptions = {}) {
     this.random = new SeededRandom(options.seed ?? 1);
-    this.ecs = new EcsSim(options.ecs ?? {}, this.random, this.faults);
+    this.ecs = new EcsSim(options.ecs ?? {}, this.random, this.faults, (secret) => this.secretsManager.valueOf(secret));
     this.route53 = new Route53Sim(
       options.route53?.zoneId ?? 'Z0SIMULATED',
       options.route53?.zoneName ?? 'apps.internal',
@@ -67,6 +76,8 @@ export class AwsSim {
     this.logs = new LogsSim(options.logs?.logGroupName ?? 'workload-logs', options.logs ?? {}, this.faults);
     this.sqs = new SqsSim(() => this.url);
     this.taskEventQueue = this.sqs.queue(options.taskEvents?.queueName ?? 'task-events');
+    this.buildEventQueue = this.sqs.queue('build-events');
+    this.codebuild = new CodeBuildSim(options.codebuild ?? {}, this.s3, this.buildEventQueue);
     this.taskEvents = new TaskEventRule(this.ecs, this.taskEventQueue, options.taskEvents ?? {}, this.random, this.faults);
     // The awslogs driver: every line a task's container writes lands in its stream.
     this.ecs.onTaskLine((task, line) => this.logs.append(task.logStream, line));
@@ -89,6 +100,9 @@ export class AwsSim {
       AWS_ENDPOINT_URL_ROUTE_53: this.url,
       AWS_ENDPOINT_URL_CLOUDWATCH_LOGS: this.url,
       AWS_ENDPOINT_URL_SQS: this.url,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: this.url,
+      AWS_ENDPOINT_URL_S3: this.url,
+      AWS_ENDPOINT_URL_CODEBUILD: this.url,
     };
   }
 
@@ -110,6 +124,7 @@ export class AwsSim {
 
   async close(): Promise<void> {
     this.taskEvents.close();
+    this.codebuild.close();
     this.ecs.close();
     await Promise.all(this.sources.map((source) => source.close()));
     this.server.closeAllConnections();
@@ -119,7 +134,8 @@ export class AwsSim {
   private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks).toString('utf8');
+    const raw = Buffer.concat(chunks);
+    const body = raw.toString('utf8');
     const target = String(request.headers['x-amz-target'] ?? '');
     const url = new URL(request.url ?? '/', 'http://sim');
     if (url.pathname.startsWith('/2013-04-01/')) {
@@ -132,6 +148,18 @@ export class AwsSim {
       }
       return;
     }
+    if (!target && (url.pathname.split('/').length > 2 || url.searchParams.has('X-Amz-Signature'))) {
+      try {
+        const answer = await this.s3.handle(request.method ?? 'GET', url, request.headers, raw);
+        response.writeHead(answer.status).end(answer.body);
+      } catch (error) {
+        const { code, message, status } = asAwsError(error);
+        response
+          .writeHead(status, { 'content-type': 'application/xml' })
+          .end(`<Error><Code>${code}</Code><Message>${message}</Message></Error>`);
+      }
+      return;
+    }
     const [service, action = ''] = target.split('.');
     const json10 = service === 'AmazonSQS';
     const contentType = json10 ? 'application/x-amz-json-1.0' : 'application/x-amz-json-1.1';
@@ -140,6 +168,8 @@ export class AwsSim {
       let output: unknown;
       if (service === 'AmazonEC2ContainerServiceV20141113') output = this.ecs.handle(action, input);
       else if (service === 'Logs_20140328') output = this.logs.handle(action, input);
+      else if (service === 'secretsmanager') output = this.secretsManager.handle(action, input);
+      else if (service === 'CodeBuild_20161006') output = this.codebuild.handle(action, input);
       else if (json10) output = this.sqs.handle(action, input);
       else throw new AwsError('UnknownOperationException', `The simulator does not serve ${target || request.url}`);
       response.writeHead(200, { 'content-type': contentType }).end(JSON.stringify(output));

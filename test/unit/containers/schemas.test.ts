@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createContainerBody } from '../../../lib/containers/schemas.js';
+import { containerView } from '../../../lib/containers/container.js';
+import { createContainerBody, updateContainerBody } from '../../../lib/containers/schemas.js';
 
 const parse = (body: unknown) => createContainerBody.safeParse(body);
 const issuesOf = (body: unknown): string[] => {
@@ -121,5 +122,58 @@ describe('createContainerBody', () => {
 
   it('refuses unknown fields', () => {
     expect(issuesOf({ hostname: 'web', entrypoint: ['sh'] })).toEqual([expect.stringMatching(/entrypoint/)]);
+  });
+});
+
+describe('registry_credentials', () => {
+  it('takes a username and a password on create, and null (forget them) or new ones on PATCH', () => {
+    const credentials = { username: 'robot$ci', password: 's3cr3t token' };
+    expect(parse({ hostname: 'web', registry_credentials: credentials }).data?.registry_credentials).toEqual(credentials);
+    expect(updateContainerBody.safeParse({ registry_credentials: null }).data).toEqual({ registry_credentials: null });
+    expect(updateContainerBody.safeParse({ registry_credentials: credentials }).success).toBe(true);
+  });
+
+  it('refuses an empty, oversize, multi-line or incomplete pair, and anything else in it, naming the field', () => {
+    expect(issuesOf({ hostname: 'web', registry_credentials: { username: '', password: 'p' } })).toEqual([
+      'registry_credentials.username: must not be empty',
+    ]);
+    expect(issuesOf({ hostname: 'web', registry_credentials: { username: 'u', password: 'a\nb' } })).toEqual([
+      'registry_credentials.password: must hold no control characters',
+    ]);
+    expect(issuesOf({ hostname: 'web', registry_credentials: { username: 'u', password: 'p'.repeat(4097) } })).toEqual([
+      'registry_credentials.password: must be at most 4096 characters',
+    ]);
+    expect(issuesOf({ hostname: 'web', registry_credentials: { username: 'u' } })).toEqual([
+      expect.stringMatching(/^registry_credentials\.password: /),
+    ]);
+    expect(issuesOf({ hostname: 'web', registry_credentials: { username: 'u', password: 'p', server: 'x' } })).toEqual([
+      expect.stringMatching(/^registry_credentials: .*server/),
+    ]);
+  });
+
+  it('is answered only as registry_credentials_set, never the credentials', () => {
+    const view = containerView({
+      id: 'c',
+      userId: 'u',
+      hostname: 'web',
+      image: 'registry.example.com/app:1',
+      port: 8080,
+      env: {},
+      command: null,
+      cpuCores: 1,
+      memoryMb: 512,
+      diskGb: 18,
+      healthCheck: null,
+      restartPolicy: 'never',
+      idleTimeoutS: null,
+      state: 'stopped',
+      stateReason: null,
+      restartCount: 0,
+      registryCredentialsSet: true,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    });
+    expect(view.registry_credentials_set).toBe(true);
+    expect(JSON.stringify(view)).not.toMatch(/password|username/);
   });
 });

@@ -25,6 +25,8 @@ describe('bodyFieldsOf', () => {
       ['health_check', 'group'],
       ['restart_policy', 'choice'],
       ['idle_timeout_s', 'integer'],
+      // Write-only: a group of two texts the forms send and the record never shows back.
+      ['registry_credentials', 'group'],
     ]);
     expect(fields.find((field) => field.path === 'hostname')).toMatchObject({ required: true, nullable: false });
     expect(fields.find((field) => field.path === 'memory_mb')).toMatchObject({ label: 'Memory (MB)', default: 512, minimum: 512 });

@@ -1,0 +1,54 @@
+import type { BuildStatus } from '../deploys/builds.js';
+import { buildStatusOf, type CodeBuildFields } from './codebuild-image-builder.js';
+
+interface NameValue {
+  name?: string;
+  value?: string;
+}
+
+/** The detail of a "CodeBuild Build State Change" event, as much of it as a deploy needs. */
+interface BuildStateChangeDetail {
+  'build-status'?: string;
+  'build-id'?: string;
+  'current-phase'?: string;
+  'additional-information'?: {
+    'timeout-in-minutes'?: number;
+    environment?: { 'environment-variables'?: NameValue[] };
+    'exported-environment-variables'?: NameValue[];
+    phases?: Array<{ 'phase-type'?: string; 'phase-status'?: string; 'phase-context'?: string[] }>;
+  };
+}
+
+/**
+ * A build's status from the SQS message EventBridge delivered: a "CodeBuild Build State Change"
+ * event (https://docs.aws.amazon.com/codebuild/latest/userguide/sample-build-notifications.html#sample-build-notifications-ref),
+ * read into the fields BatchGetBuilds answers so that both mean the same. The event names the
+ * build by ARN (`arn:aws:codebuild:<region>:<account>:build/<project>:<uuid>`); the builder's id
+ * is the part after `build/`. Undefined for anything else, and for a build this service did not start.
+ */
+export function buildStatusFromMessage(body: string): BuildStatus | undefined {
+  let event: { source?: string; 'detail-type'?: string; detail?: BuildStateChangeDetail };
+  try {
+    event = JSON.parse(body) as typeof event;
+  } catch {
+    return undefined;
+  }
+  if (event.source !== 'aws.codebuild' || event['detail-type'] !== 'CodeBuild Build State Change' || !event.detail) return undefined;
+  const detail = event.detail;
+  const info = detail['additional-information'] ?? {};
+  const id = detail['build-id']?.split(':build/')[1];
+  const fields: CodeBuildFields = {
+    ...(id ? { id } : {}),
+    ...(detail['build-status'] ? { buildStatus: detail['build-status'] } : {}),
+    ...(detail['current-phase'] ? { currentPhase: detail['current-phase'] } : {}),
+    ...(info['timeout-in-minutes'] !== undefined ? { timeoutInMinutes: info['timeout-in-minutes'] } : {}),
+    environmentVariables: info.environment?.['environment-variables'] ?? [],
+    exportedEnvironmentVariables: info['exported-environment-variables'] ?? [],
+    phases: (info.phases ?? []).map((phase) => ({
+      ...(phase['phase-type'] ? { phaseType: phase['phase-type'] } : {}),
+      ...(phase['phase-status'] ? { phaseStatus: phase['phase-status'] } : {}),
+      contexts: (phase['phase-context'] ?? []).filter(Boolean).map((message) => ({ message })),
+    })),
+  };
+  return buildStatusOf(fields);
+}

@@ -1,0 +1,180 @@
+import { CodeBuildClient } from '@aws-sdk/client-codebuild';
+import { S3Client } from '@aws-sdk/client-s3';
+import { gzipSync } from 'node:zlib';
+import { pack } from 'tar-stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildStatusFromMessage } from '../../../lib/aws/build-event-messages.js';
+import { CodeBuildImageBuilder, type CodeBuildSettings } from '../../../lib/aws/codebuild-image-builder.js';
+import { contextKeyOf, S3ContextUploads } from '../../../lib/aws/s3-context-uploads.js';
+import type { BuildStatus, DeployRef } from '../../../lib/deploys/builds.js';
+import { newId } from '../../../lib/ids.js';
+import { type AwsSim, startAwsSim } from '../../support/aws-sim/index.js';
+import { pollUntil } from '../../support/poll.js';
+
+/*
+ * The AWS half of deploys (issue 33, item 6) through the real SDK clients against the simulator:
+ * a context uploaded through a presigned PUT (size and expiry enforced by the signature), built by
+ * CodeBuild (phases, failures, timeouts, the concurrent-build quota), the image pinned by its ECR
+ * digest, and the build's state changes read from the EventBridge → SQS messages.
+ */
+const credentials = { accessKeyId: 'simulated', secretAccessKey: 'simulated' };
+const BUCKET = 'build-contexts';
+const settings: CodeBuildSettings = {
+  projectName: 'image-builds',
+  contextBucket: BUCKET,
+  registry: '123456789012.dkr.ecr.us-east-1.amazonaws.com',
+  repositoryPrefix: 'container-hosting/builds',
+};
+let sim: AwsSim;
+let s3: S3Client;
+let builder: CodeBuildImageBuilder;
+let uploads: S3ContextUploads;
+
+beforeAll(async () => {
+  // A simulated minute is 200 ms: a 5-minute timeout is a second.
+  sim = await startAwsSim({ seed: 5, codebuild: { phaseMs: 10, minuteMs: 200, concurrentBuilds: 2 } });
+  const common = { region: 'us-east-1', endpoint: sim.url, credentials, maxAttempts: 1 };
+  s3 = new S3Client({ ...common, forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED' });
+  builder = new CodeBuildImageBuilder(new CodeBuildClient(common), settings);
+  uploads = new S3ContextUploads(s3, { bucket: BUCKET, expiresInS: 900 });
+});
+
+afterAll(() => sim?.close());
+
+const deployRef = (): DeployRef => ({ accountId: newId(), containerId: newId(), deployId: newId() });
+
+async function contextOf(files: Record<string, string>): Promise<Buffer> {
+  const archive = pack();
+  for (const [name, text] of Object.entries(files)) archive.entry({ name }, text);
+  archive.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of archive) chunks.push(chunk as Buffer);
+  return gzipSync(Buffer.concat(chunks));
+}
+
+async function upload(
+  deploy: DeployRef,
+  body: Buffer,
+  sizeBytes = body.length,
+  target?: Awaited<ReturnType<S3ContextUploads['targetFor']>>,
+) {
+  const put = target ?? (await uploads.targetFor(deploy, sizeBytes));
+  // fetch sets Content-Length itself, from the body.
+  return fetch(put.url, { method: 'PUT', body });
+}
+
+/** The build's last status as its events tell it, once finished (newest version wins, as the listener applies them). */
+const seen: BuildStatus[] = [];
+async function finalStatusOf(buildId: string): Promise<BuildStatus> {
+  return pollUntil(
+    async () => {
+      for (let message = sim.buildEventQueue.receive(30_000); message; message = sim.buildEventQueue.receive(30_000)) {
+        const status = buildStatusFromMessage(message.body);
+        if (status) seen.push(status);
+        sim.buildEventQueue.delete(message.receiptHandle!);
+      }
+      return seen.filter((status) => status.buildId === buildId).sort((a, b) => b.version - a.version)[0];
+    },
+    (status) => status !== undefined && !['queued', 'building'].includes(status.phase),
+    15_000,
+  ) as Promise<BuildStatus>;
+}
+
+describe('context uploads through a presigned PUT', () => {
+  it('take exactly the size signed, once, and are deleted after', async () => {
+    const deploy = deployRef();
+    const body = await contextOf({ Dockerfile: 'FROM scratch\n' });
+    const target = await uploads.targetFor(deploy, body.length);
+
+    const longer = await upload(deploy, Buffer.concat([body, Buffer.from('x')]), body.length, target);
+    const exact = await upload(deploy, body, body.length, target);
+
+    expect(new URL(target.url).searchParams.get('X-Amz-SignedHeaders')).toContain('content-length');
+    expect(target).toMatchObject({ method: 'PUT', headers: { 'Content-Length': String(body.length) } });
+    expect(longer.status).toBe(403);
+    expect(await longer.text()).toContain('SignatureDoesNotMatch');
+    expect(exact.status).toBe(200);
+    expect(sim.s3.objects.has(`${BUCKET}/${contextKeyOf(deploy)}`)).toBe(true);
+    await uploads.discard(deploy);
+    await uploads.discard(deploy);
+    expect(sim.s3.objects.has(`${BUCKET}/${contextKeyOf(deploy)}`)).toBe(false);
+  });
+
+  it('refuse an upload after the URL expired', async () => {
+    const deploy = deployRef();
+    const body = await contextOf({ Dockerfile: 'FROM scratch\n' });
+    const expired = new S3ContextUploads(s3, { bucket: BUCKET, expiresInS: 60, now: () => Date.now() - 120_000 });
+
+    const answer = await upload(deploy, body, body.length, await expired.targetFor(deploy, body.length));
+
+    expect(answer.status).toBe(403);
+    expect(await answer.text()).toContain('Request has expired');
+  });
+});
+
+describe('builds on CodeBuild', () => {
+  it('build an uploaded context into an image in the container repository, pinned by its ECR digest, once per deploy', async () => {
+    const deploy = deployRef();
+    await upload(deploy, await contextOf({ Dockerfile: 'FROM scratch\nCOPY app /app\n', app: 'hello' }));
+
+    const { buildId } = await builder.startBuild({ ...deploy, dockerfile: 'Dockerfile', buildArgs: { A: '1 2' }, timeoutS: 600 });
+    const again = await builder.startBuild({ ...deploy, dockerfile: 'Dockerfile', buildArgs: { A: '1 2' }, timeoutS: 600 });
+    const status = await finalStatusOf(buildId);
+
+    expect(again.buildId).toBe(buildId);
+    expect(status).toMatchObject({ ...deploy, buildId, phase: 'succeeded' });
+    const repository = `${settings.registry}/${settings.repositoryPrefix}/${deploy.accountId}/${deploy.containerId}`;
+    expect(status.image).toBe(`${repository}@${sim.codebuild.images.get(`${repository}:${deploy.deployId}`)}`);
+    expect(status.image).toMatch(/@sha256:[0-9a-f]{64}$/);
+    expect(await builder.describeBuild(buildId)).toMatchObject({ phase: 'succeeded', image: status.image });
+  });
+
+  it('fail naming the failing step and its exit code, a missing Dockerfile, a context that is not a gzipped tar, or a missing upload', async () => {
+    const failing = deployRef();
+    await upload(failing, await contextOf({ Dockerfile: 'FROM scratch\nRUN exit 3\nCOPY a /a\n' }));
+    const noDockerfile = deployRef();
+    await upload(noDockerfile, await contextOf({ 'app.js': '1' }));
+    const notTar = deployRef();
+    await upload(notTar, Buffer.from('plain text, not gzip'));
+    const neverUploaded = deployRef();
+
+    const start = (deploy: DeployRef) => builder.startBuild({ ...deploy, dockerfile: 'Dockerfile', buildArgs: {}, timeoutS: 600 });
+    const statuses = await Promise.all(
+      [failing, noDockerfile, notTar, neverUploaded].map(async (deploy) => finalStatusOf((await start(deploy)).buildId)),
+    );
+
+    expect(statuses.map((status) => status.phase)).toEqual(['failed', 'failed', 'failed', 'failed']);
+    expect(statuses[0]!.reason).toBe('step 2/3 `RUN exit 3` exited with code 3');
+    expect(statuses[1]!.reason).toBe('no Dockerfile in the context');
+    expect(statuses[2]!.reason).toMatch(/^the context is not a gzipped tar/);
+    expect(statuses[3]!.reason).toMatch(/^build failed in DOWNLOAD_SOURCE: CLIENT_ERROR: NoSuchKey/);
+  });
+
+  it('time out after the deploy timeout, in whole minutes of at least 5, and stop on request', async () => {
+    const slow = deployRef();
+    await upload(slow, await contextOf({ Dockerfile: 'FROM scratch\nRUN sleep 600\n' }));
+    const stopped = deployRef();
+    await upload(stopped, await contextOf({ Dockerfile: 'FROM scratch\nRUN sleep 600\n' }));
+
+    const timedOut = (await builder.startBuild({ ...slow, dockerfile: 'Dockerfile', buildArgs: {}, timeoutS: 60 })).buildId;
+    const toStop = (await builder.startBuild({ ...stopped, dockerfile: 'Dockerfile', buildArgs: {}, timeoutS: 600 })).buildId;
+    await builder.stopBuild(toStop);
+    await builder.stopBuild(toStop);
+
+    expect(await finalStatusOf(timedOut)).toMatchObject({ phase: 'timed_out', reason: 'build timed out after 5 min' });
+    expect(await finalStatusOf(toStop)).toMatchObject({ phase: 'stopped' });
+  });
+
+  it('queue past the concurrent-build quota and start as running builds finish', async () => {
+    const deploys = [deployRef(), deployRef(), deployRef()];
+    for (const deploy of deploys) await upload(deploy, await contextOf({ Dockerfile: 'FROM scratch\nRUN sleep 30\n' }));
+
+    const ids: string[] = [];
+    for (const deploy of deploys)
+      ids.push((await builder.startBuild({ ...deploy, dockerfile: 'Dockerfile', buildArgs: {}, timeoutS: 600 })).buildId);
+    const third = await builder.describeBuild(ids[2]!);
+
+    expect(third?.phase).toBe('queued');
+    expect((await Promise.all(ids.map(finalStatusOf))).map((status) => status.phase)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+  });
+});

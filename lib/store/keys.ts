@@ -102,6 +102,19 @@ export const keys = {
   wakeHolds: (containerId: string): ItemKey => ({ pk: join('WAKE_HOLDS', containerId), sk: 'WAKE_HOLDS' }),
   /** The requests it holds for every wake at once. Same partition family, so the same IAM grant. */
   allWakeHolds: { pk: join('WAKE_HOLDS', 'ALL'), sk: 'WAKE_HOLDS' } satisfies ItemKey,
+  /** A volume (lib/volumes/volume.ts); its partition also holds its snapshots, so listing them is one Query of the main table. */
+  volume: (volumeId: string): ItemKey => ({ pk: join('VOLUME', volumeId), sk: 'VOLUME' }),
+  volumePartition: (volumeId: string): string => join('VOLUME', volumeId),
+  snapshot: (volumeId: string, snapshotId: string): ItemKey => ({ pk: join('VOLUME', volumeId), sk: join('SNAPSHOT', snapshotId) }),
+  snapshotPrefix: 'SNAPSHOT#',
+  /** A user's volumes, newest first. */
+  volumeOfOwner: (userId: string, volumeId: string): OwnerIndexKey => ({
+    gsi1pk: join('OWNER', userId, 'VOLUME'),
+    gsi1sk: join('VOLUME', volumeId),
+  }),
+  volumesOfOwnerPartition: (userId: string): string => join('OWNER', userId, 'VOLUME'),
+  allVolumes: (volumeId: string): GlobalIndexKey => ({ gsi2pk: 'VOLUMES', gsi2sk: join('VOLUME', volumeId) }),
+  allVolumesPartition: 'VOLUMES',
   /** Claims a hostname service-wide; written in the same transaction as the container. */
   hostname: (hostname: string): ItemKey => ({ pk: join('HOSTNAME', hostname), sk: 'HOSTNAME' }),
 

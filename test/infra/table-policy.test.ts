@@ -51,6 +51,9 @@ describe('table grants from key families', () => {
       grantsOfUser: keys.grantsOfUserPartition(userId),
       allUsers: keys.allUsersPartition,
       allContainers: keys.allContainersPartition,
+      volume: keys.snapshot(containerId, userId).pk,
+      volumesOfOwner: keys.volumesOfOwnerPartition(userId),
+      allVolumes: keys.allVolumesPartition,
     };
     // Assess
     for (const [name, family] of Object.entries(keyFamilies)) {

@@ -35,8 +35,10 @@ export type ItemFamily =
   | 'appRoute'
   /** `WAKE_HOLDS#<container id>`, `WAKE_HOLDS#ALL`: the requests the wake endpoint holds, per container and in all. */
   | 'wakeHolds'
-  /** `VOLUME#<id>`: a volume and its snapshots. */
-  | 'volume';
+  /** `VOLUME#<id>`: a volume. */
+  | 'volume'
+  /** `SNAPSHOT#<id>`: a snapshot of a volume. */
+  | 'snapshot';
 
 /**
  * Families whose grant names the attributes too (`dynamodb:Attributes`), because they share a
@@ -53,6 +55,7 @@ export type IndexFamily =
   | 'allUsers'
   | 'allContainers'
   | 'volumesOfOwner'
+  | 'snapshotsOfVolume'
   | 'allVolumes';
 
 /**

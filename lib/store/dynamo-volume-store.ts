@@ -137,6 +137,18 @@ export class DynamoVolumeStore implements VolumeStore {
     }
   }
 
+  async setBackendRef(volumeId: string, backendRef: string): Promise<void> {
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.volume(volumeId),
+        UpdateExpression: 'SET backend_ref = :ref',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':ref': backendRef },
+      }),
+    );
+  }
+
   async recordUsage(volumeId: string, usedBytes: number, at: string): Promise<void> {
     try {
       await documentClient.send(
@@ -204,16 +216,14 @@ export class DynamoVolumeStore implements VolumeStore {
     }
   }
 
-  async getSnapshot(volumeId: string, snapshotId: string): Promise<Snapshot | undefined> {
-    const { Item } = await documentClient.send(
-      new GetCommand({ TableName: tableName, Key: keys.snapshot(volumeId, snapshotId), ConsistentRead: true }),
-    );
+  async getSnapshot(snapshotId: string): Promise<Snapshot | undefined> {
+    const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.snapshot(snapshotId), ConsistentRead: true }));
     return Item ? snapshotEntity.fromItem(Item) : undefined;
   }
 
   async listSnapshots(volumeId: string, page: PageRequest): Promise<Page<Snapshot>> {
     const found = await queryPage(
-      { partitionAttribute: 'pk', partitionValue: keys.volumePartition(volumeId), sortAttribute: 'sk', sortPrefix: keys.snapshotPrefix },
+      { index: INDEX.byOwner, partitionAttribute: 'gsi1pk', partitionValue: keys.snapshotsOfVolumePartition(volumeId), sortAttribute: 'gsi1sk' },
       page,
     );
     return { ...found, items: found.items.map(snapshotEntity.fromItem) };
@@ -227,7 +237,7 @@ export class DynamoVolumeStore implements VolumeStore {
     const { snapshots } = quotaUsageEntity.attributes;
     await transactWrite({
       TransactItems: [
-        { Delete: { TableName: tableName, Key: keys.snapshot(snapshot.volumeId, snapshot.id), ConditionExpression: 'attribute_exists(pk)' } },
+        { Delete: { TableName: tableName, Key: keys.snapshot(snapshot.id), ConditionExpression: 'attribute_exists(pk)' } },
         {
           Update: {
             TableName: tableName,

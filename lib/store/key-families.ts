@@ -41,7 +41,8 @@ export const keyFamilies = {
   reconcileCheckpoint: { partition: keys.reconcileCheckpoint.pk },
   appRoute: { partition: keys.appRoute(ANY).pk },
   wakeHolds: { partition: keys.wakeHolds(ANY).pk },
-  volume: { partition: keys.volumePartition(ANY) },
+  volume: { partition: keys.volume(ANY).pk },
+  snapshot: { partition: keys.snapshot(ANY).pk },
 
   quotaUsage: {
     partition: keys.quotaUsage(ANY).pk,
@@ -56,5 +57,6 @@ export const keyFamilies = {
   allUsers: { partition: keys.allUsersPartition, index: INDEX.global },
   allContainers: { partition: keys.allContainersPartition, index: INDEX.global },
   volumesOfOwner: { partition: keys.volumesOfOwnerPartition(ANY), index: INDEX.byOwner },
+  snapshotsOfVolume: { partition: keys.snapshotsOfVolumePartition(ANY), index: INDEX.byOwner },
   allVolumes: { partition: keys.allVolumesPartition, index: INDEX.global },
 } as const satisfies Record<ItemFamily | AttributeFamily | IndexFamily, PartitionFamily>;

@@ -102,11 +102,16 @@ export const keys = {
   wakeHolds: (containerId: string): ItemKey => ({ pk: join('WAKE_HOLDS', containerId), sk: 'WAKE_HOLDS' }),
   /** The requests it holds for every wake at once. Same partition family, so the same IAM grant. */
   allWakeHolds: { pk: join('WAKE_HOLDS', 'ALL'), sk: 'WAKE_HOLDS' } satisfies ItemKey,
-  /** A volume (lib/volumes/volume.ts); its partition also holds its snapshots, so listing them is one Query of the main table. */
+  /** A volume (lib/volumes/volume.ts). */
   volume: (volumeId: string): ItemKey => ({ pk: join('VOLUME', volumeId), sk: 'VOLUME' }),
-  volumePartition: (volumeId: string): string => join('VOLUME', volumeId),
-  snapshot: (volumeId: string, snapshotId: string): ItemKey => ({ pk: join('VOLUME', volumeId), sk: join('SNAPSHOT', snapshotId) }),
-  snapshotPrefix: 'SNAPSHOT#',
+  /** A snapshot of a volume: its own item, as it outlives the volume and a new volume is made from it by its id alone. */
+  snapshot: (snapshotId: string): ItemKey => ({ pk: join('SNAPSHOT', snapshotId), sk: 'SNAPSHOT' }),
+  /** A volume's snapshots, newest first (the owner index: its partition names the volume). */
+  snapshotOfVolume: (volumeId: string, snapshotId: string): OwnerIndexKey => ({
+    gsi1pk: join('VOLUME', volumeId, 'SNAPSHOT'),
+    gsi1sk: join('SNAPSHOT', snapshotId),
+  }),
+  snapshotsOfVolumePartition: (volumeId: string): string => join('VOLUME', volumeId, 'SNAPSHOT'),
   /** A user's volumes, newest first. */
   volumeOfOwner: (userId: string, volumeId: string): OwnerIndexKey => ({
     gsi1pk: join('OWNER', userId, 'VOLUME'),

@@ -41,6 +41,8 @@ export interface VolumeStore {
   listAll(page: PageRequest): Promise<Page<Volume>>;
   /** Deletes it with its charge released, only while no container mounts it. */
   delete(volume: Volume): Promise<VolumeDeleteOutcome>;
+  /** Records the backend's name for its storage, once made. */
+  setBackendRef(volumeId: string, backendRef: string): Promise<void>;
   /** Records a measurement of its use. */
   recordUsage(volumeId: string, usedBytes: number, at: string): Promise<void>;
   /** The account's volume gigabytes in use (charged). */
@@ -49,7 +51,7 @@ export interface VolumeStore {
   snapshotCountOf(userId: string): Promise<number>;
 
   createSnapshot(snapshot: Snapshot, maxSnapshots: number | null): Promise<SnapshotCreateOutcome>;
-  getSnapshot(volumeId: string, snapshotId: string): Promise<Snapshot | undefined>;
+  getSnapshot(snapshotId: string): Promise<Snapshot | undefined>;
   listSnapshots(volumeId: string, page: PageRequest): Promise<Page<Snapshot>>;
   updateSnapshot(snapshot: Snapshot): Promise<void>;
   deleteSnapshot(snapshot: Snapshot): Promise<void>;

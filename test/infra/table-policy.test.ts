@@ -51,8 +51,10 @@ describe('table grants from key families', () => {
       grantsOfUser: keys.grantsOfUserPartition(userId),
       allUsers: keys.allUsersPartition,
       allContainers: keys.allContainersPartition,
-      volume: keys.snapshot(containerId, userId).pk,
+      volume: keys.volume(containerId).pk,
+      snapshot: keys.snapshot(containerId).pk,
       volumesOfOwner: keys.volumesOfOwnerPartition(userId),
+      snapshotsOfVolume: keys.snapshotsOfVolumePartition(containerId),
       allVolumes: keys.allVolumesPartition,
     };
     // Assess

@@ -66,10 +66,11 @@ interface StoredSnapshotItem {
   created_at: string;
 }
 
-/** A snapshot, in its volume's partition: listing a volume's snapshots is one Query of the main table. */
+/** A snapshot, its own item, listed by volume through the owner index. */
 export const snapshotEntity = {
   toItem: (snapshot: Snapshot): Item => ({
-    ...keys.snapshot(snapshot.volumeId, snapshot.id),
+    ...keys.snapshot(snapshot.id),
+    ...keys.snapshotOfVolume(snapshot.volumeId, snapshot.id),
     entity: 'snapshot',
     id: snapshot.id,
     volume_id: snapshot.volumeId,

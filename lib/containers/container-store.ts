@@ -32,6 +32,8 @@ export interface TransitionChange {
   restartCount?: number;
   /** Keeps the current task attached (a zero-downtime restart); otherwise it is detached. */
   keepTask?: boolean;
+  /** Marks a swap under way (epoch ms of its start), which the proxy holds requests through; any other transition clears it. */
+  swapStartedAt?: number;
 }
 
 /**
@@ -118,6 +120,8 @@ export interface ContainerStore {
     charge?: QuotaCharge,
     claims?: VolumeClaims,
   ): Promise<WriteOutcome>;
+  /** Records a finished swap's time and clears its mark, at the version it ran at; undefined when the container moved on. */
+  recordSwap(containerId: string, version: number, swapMs: number): Promise<StoredContainer | undefined>;
   /** The container that holds a hostname, if any (eventually consistent: for routing, not for decisions). */
   containerIdOfHostname(hostname: string): Promise<string | undefined>;
   /** Marks a transition failed, and detaches any pending task; undefined when the container moved on. */

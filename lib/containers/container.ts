@@ -27,6 +27,11 @@ export interface Container extends ContainerSpec {
   restartCount: number;
   /** How long its last wake by a request took, from that request's arrival to its first answer byte (ms). */
   lastWakeMs?: number;
+  /**
+   * How long its last swap held requests (ms): a task change of a container with a volume, from
+   * the old task's stop to the new task's readiness (docs/containers.md, "Volumes").
+   */
+  lastSwapMs?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -70,6 +75,11 @@ export interface StoredContainer extends Container {
    * most once a minute (lib/containers/idle-sleep.ts); internal, never answered.
    */
   lastRequestAt?: number;
+  /**
+   * Set while a swap runs (epoch ms of its start): the old task is stopped before the new one
+   * starts, and the proxy holds the requests meanwhile (lib/local/app-proxy.ts); internal.
+   */
+  swapStartedAt?: number;
 }
 
 /** The ContainerRecord of the interface spec. */
@@ -82,6 +92,8 @@ export type ContainerView = {
   restart_count: number;
   /** The last wake by a request: from its first request's arrival to that request's first answer byte; null before any. */
   last_wake_ms: number | null;
+  /** The last swap of a container with a volume: how long requests were held while its task changed; null before any. */
+  last_swap_ms: number | null;
   /** Where the container answers; null where nothing routes to containers. */
   url: string | null;
   created_at: string;
@@ -96,6 +108,7 @@ export const containerView = (container: Container): ContainerView => ({
   state_reason: container.stateReason,
   restart_count: container.restartCount,
   last_wake_ms: container.lastWakeMs ?? null,
+  last_swap_ms: container.lastSwapMs ?? null,
   ...workloadToJson(container),
   url: appUrlFor(container.hostname),
   created_at: container.createdAt,

@@ -118,9 +118,11 @@ export class DynamoContainerStore implements ContainerStore {
   ): Promise<WriteOutcome> {
     const assignments = ['#state = :state', `${A.stateReason} = :reason`, 'version = :next', `${A.updatedAt} = :now`];
     if (change.restartCount !== undefined) assignments.push(`${A.restartCount} = :restartCount`);
-    const removals = change.keepTask
+    if (change.swapStartedAt !== undefined) assignments.push(`${A.swapStartedAt} = :swapStartedAt`);
+    const removals: string[] = change.keepTask
       ? [A.restartAt]
       : [A.taskArn, A.taskVersion, A.taskDefinitionArn, A.taskLaunchVersion, A.pendingTaskArn, A.restartAt];
+    if (change.swapStartedAt === undefined) removals.push(A.swapStartedAt);
     return this.versionedWrite(containerId, charge, {
       Key: keys.container(containerId),
       UpdateExpression: `SET ${assignments.join(', ')} REMOVE ${removals.join(', ')}`,
@@ -133,7 +135,17 @@ export class DynamoContainerStore implements ContainerStore {
         ':expected': expectedVersion,
         ':now': now,
         ...(change.restartCount !== undefined ? { ':restartCount': change.restartCount } : {}),
+        ...(change.swapStartedAt !== undefined ? { ':swapStartedAt': change.swapStartedAt } : {}),
       },
+    });
+  }
+
+  recordSwap(containerId: string, version: number, swapMs: number): Promise<StoredContainer | undefined> {
+    return this.updateItem({
+      Key: keys.container(containerId),
+      UpdateExpression: `SET ${A.lastSwapMs} = :swapMs REMOVE ${A.swapStartedAt}`,
+      ConditionExpression: 'attribute_exists(pk) AND version = :version',
+      ExpressionAttributeValues: { ':swapMs': swapMs, ':version': version },
     });
   }
 

@@ -35,6 +35,8 @@ type StoredContainerItem = Partial<WorkloadJson> & {
   /** Epoch ms of the last request the proxy reported; absent before any. */
   last_request_at?: number;
   last_wake_ms?: number;
+  last_swap_ms?: number;
+  swap_started_at?: number;
 };
 
 /** The stored names of the bookkeeping attributes the store updates (the workload's are its declared names). */
@@ -53,6 +55,8 @@ export const CONTAINER_ATTRIBUTE = {
   restartAt: 'restart_at',
   lastRequestAt: 'last_request_at',
   lastWakeMs: 'last_wake_ms',
+  lastSwapMs: 'last_swap_ms',
+  swapStartedAt: 'swap_started_at',
 } as const;
 
 export const containerEntity = {
@@ -82,6 +86,8 @@ export const containerEntity = {
     owner_role: container.ownerRole,
     last_request_at: container.lastRequestAt,
     last_wake_ms: container.lastWakeMs,
+    last_swap_ms: container.lastSwapMs,
+    swap_started_at: container.swapStartedAt,
   }),
   fromItem(item: Item): StoredContainer {
     const stored = asStored<StoredContainerItem>(item);
@@ -106,6 +112,8 @@ export const containerEntity = {
       ...(stored.owner_role !== undefined ? { ownerRole: stored.owner_role } : {}),
       ...(stored.last_request_at !== undefined ? { lastRequestAt: stored.last_request_at } : {}),
       ...(stored.last_wake_ms !== undefined ? { lastWakeMs: stored.last_wake_ms } : {}),
+      ...(stored.last_swap_ms !== undefined ? { lastSwapMs: stored.last_swap_ms } : {}),
+      ...(stored.swap_started_at !== undefined ? { swapStartedAt: stored.swap_started_at } : {}),
     };
   },
 };

@@ -32,7 +32,8 @@ export interface EngineVolumeUsage {
  * helper containers that copy a volume's content in and out are created from it and never
  * started, so nothing runs, and no registry is needed.
  */
-const HELPER_IMAGE = 'localhost/container-hosting-volume-helper:1';
+// `latest`: Podman's import takes the repository and ignores a tag.
+const HELPER_IMAGE = 'localhost/container-hosting-volume-helper:latest';
 /** Where a helper container mounts the volume it copies. */
 const HELPER_MOUNT = '/volume';
 
@@ -105,22 +106,24 @@ export class DockerVolumeBackend implements VolumeBackend {
     return (await this.usageByName()).get(volume.backendRef)?.usedBytes ?? 0;
   }
 
-  /** This stack's engine volumes, by name, with their bytes in use and their size: one `system df` call. */
+  /**
+   * This stack's engine volumes, by name, with their bytes in use and their size: the volume list
+   * (their labels) and one `system df` (their sizes; Podman's leaves the labels out there).
+   */
   async usageByName(): Promise<Map<string, EngineVolumeUsage>> {
-    // dockerode types no `df` answer; Docker and Podman both answer Volumes[].UsageData.Size.
-    const df = (await this.options.engine.df()) as {
-      Volumes?: Array<{ Name: string; Labels?: Record<string, string> | null; UsageData?: { Size?: number } }>;
-    };
+    const { engine, stackId } = this.options;
+    const [listed, df] = await Promise.all([
+      engine.listVolumes({ filters: { label: [`${VOLUME_LABEL.stack}=${stackId}`] } }),
+      // dockerode types no `df` answer; Docker and Podman both answer Volumes[].UsageData.Size.
+      engine.df() as Promise<{ Volumes?: Array<{ Name: string; UsageData?: { Size?: number } }> | null }>,
+    ]);
+    const sizeByName = new Map((df.Volumes ?? []).map((volume) => [volume.Name, Math.max(0, volume.UsageData?.Size ?? 0)]));
     const usage = new Map<string, EngineVolumeUsage>();
-    for (const volume of df.Volumes ?? []) {
+    for (const volume of listed.Volumes ?? []) {
       const labels = volume.Labels ?? {};
       const volumeId = labels[VOLUME_LABEL.volume];
-      if (labels[VOLUME_LABEL.stack] !== this.options.stackId || !volumeId) continue;
-      usage.set(volume.Name, {
-        volumeId,
-        sizeGb: Number(labels[VOLUME_LABEL.sizeGb] ?? 0),
-        usedBytes: Math.max(0, volume.UsageData?.Size ?? 0),
-      });
+      if (labels[VOLUME_LABEL.stack] !== stackId || !volumeId) continue;
+      usage.set(volume.Name, { volumeId, sizeGb: Number(labels[VOLUME_LABEL.sizeGb] ?? 0), usedBytes: sizeByName.get(volume.Name) ?? 0 });
     }
     return usage;
   }
@@ -220,7 +223,7 @@ export class DockerVolumeBackend implements VolumeBackend {
       const [repo, tag] = HELPER_IMAGE.split(/:(?=[^:]+$)/) as [string, string];
       const pack = tar.pack();
       pack.finalize();
-      const progress = await engine.createImage({ fromSrc: '-', repo, tag }, pack as unknown as NodeJS.ReadableStream);
+      const progress = await engine.importImage(pack as unknown as NodeJS.ReadableStream, { repo, tag });
       await new Promise<void>((resolve, reject) => engine.modem.followProgress(progress, (error) => (error ? reject(error) : resolve())));
     })().catch((error: unknown) => {
       this.helperImage = undefined;

@@ -38,6 +38,8 @@ export class VolumeService {
     private readonly backend: VolumeBackend,
     private readonly limits: VolumeLimits | undefined,
     now?: () => number,
+    /** Whether the container a volume is attached to may have a task writing to it (provisioning or running); true when unknown. */
+    private readonly mayBeWriting: (containerId: string) => Promise<boolean> = async () => true,
   ) {
     this.now = now ?? Date.now;
   }
@@ -114,9 +116,9 @@ export class VolumeService {
   }
 
   /**
-   * Starts a snapshot, counted against QUOTA_MAX_SNAPSHOTS. A volume no container mounts is
-   * copied at one moment; one that is mounted is copied while its task may write, so the snapshot
-   * says it is not consistent (stop the container first for one that is).
+   * Starts a snapshot, counted against QUOTA_MAX_SNAPSHOTS. A volume whose container is stopped
+   * (or that none mounts) is copied at one moment; one whose container runs is copied while its
+   * task may write, so the snapshot says it is not consistent (stop the container first for one that is).
    */
   async snapshot(caller: Caller, volumeId: string): Promise<Snapshot> {
     const volume = await this.get(caller, volumeId);
@@ -128,7 +130,7 @@ export class VolumeService {
       state: 'creating',
       sizeBytes: 0,
       backendRef: '',
-      consistent: volume.attachedTo === null,
+      consistent: volume.attachedTo === null || !(await this.mayBeWriting(volume.attachedTo)),
       createdAt: new Date(this.now()).toISOString(),
     };
     const outcome = await this.store.createSnapshot(snapshot, limits ? limits.maxSnapshots : null);

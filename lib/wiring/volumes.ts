@@ -1,4 +1,5 @@
 import { config } from '../config.js';
+import { DynamoContainerStore } from '../store/dynamo-container-store.js';
 import { DynamoVolumeStore } from '../store/dynamo-volume-store.js';
 import type { VolumeBackend } from '../volumes/volume-backend.js';
 import { type VolumeLimits, VolumeService } from '../volumes/volume-service.js';
@@ -16,5 +17,11 @@ export const volumeLimits: VolumeLimits = { maxVolumeGb: config.QUOTA_MAX_VOLUME
  * passing it here. The service itself never names a backend.
  */
 export function volumeServiceWith(backend: VolumeBackend): VolumeService {
-  return new VolumeService(volumeStore, backend, volumeLimits);
+  return new VolumeService(volumeStore, backend, volumeLimits, undefined, async (containerId) => {
+    const container = await attachedContainers.get(containerId);
+    return container?.state === 'provisioning' || container?.state === 'running';
+  });
 }
+
+/** Reads the container a volume is attached to (a snapshot asks whether its task may be writing). */
+const attachedContainers = new DynamoContainerStore();

@@ -66,7 +66,8 @@ export const createSnapshot = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess({ read: ['volume'], update: ['quotaUsage'] }, snapshotRecord)),
+  // The container a volume is attached to: whether its task may write during the copy.
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess({ read: ['volume', 'container'], update: ['quotaUsage'] }, snapshotRecord)),
   summary: "Start a snapshot of a volume's content",
 });
 

@@ -194,7 +194,7 @@ describe('a volume on the engine', () => {
     const directory = await mkdtemp(join(tmpdir(), 'snapshot-'));
     try {
       await writeFile(join(directory, 'snapshot.tar.gz'), Buffer.from(await download.arrayBuffer()));
-      const { stdout } = await execFileAsync('tar', ['-xzOf', join(directory, 'snapshot.tar.gz'), './notes']);
+      const { stdout } = await execFileAsync('tar', ['-xzOf', join(directory, 'snapshot.tar.gz'), 'notes']);
       expect(stdout).toBe('before\n');
     } finally {
       await rm(directory, { recursive: true, force: true });

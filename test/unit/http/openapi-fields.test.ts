@@ -25,6 +25,7 @@ describe('bodyFieldsOf', () => {
       ['health_check', 'group'],
       ['restart_policy', 'choice'],
       ['idle_timeout_s', 'integer'],
+      ['mounts', 'records'],
     ]);
     expect(fields.find((field) => field.path === 'hostname')).toMatchObject({ required: true, nullable: false });
     expect(fields.find((field) => field.path === 'memory_mb')).toMatchObject({ label: 'Memory (MB)', default: 512, minimum: 512 });

@@ -1,7 +1,7 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Duplex } from 'node:stream';
+import { Duplex, PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import type Docker from 'dockerode';
@@ -83,7 +83,7 @@ export class DockerVolumeBackend implements VolumeBackend {
     }
     await this.withHelper(name, false, async (helper) => {
       // The root entry sets the volume root's mode; a snapshot's content follows it.
-      await helper.putArchive(rootEntryTar(), { path: HELPER_MOUNT });
+      await helper.putArchive(nodeStreamOf(rootEntryTar()), { path: HELPER_MOUNT });
       if (fromSnapshot) {
         const content = createReadStream(this.snapshotPath(fromSnapshot)).pipe(createGunzip());
         await helper.putArchive(content, { path: HELPER_MOUNT });
@@ -112,11 +112,9 @@ export class DockerVolumeBackend implements VolumeBackend {
    */
   async usageByName(): Promise<Map<string, EngineVolumeUsage>> {
     const { engine, stackId } = this.options;
-    const [listed, df] = await Promise.all([
-      engine.listVolumes({ filters: { label: [`${VOLUME_LABEL.stack}=${stackId}`] } }),
-      // dockerode types no `df` answer; Docker and Podman both answer Volumes[].UsageData.Size.
-      engine.df() as Promise<{ Volumes?: Array<{ Name: string; UsageData?: { Size?: number } }> | null }>,
-    ]);
+    const listed = await engine.listVolumes({ filters: { label: [`${VOLUME_LABEL.stack}=${stackId}`] } });
+    // dockerode types no `df` answer; Docker and Podman both answer Volumes[].UsageData.Size.
+    const df: { Volumes?: Array<{ Name: string; UsageData?: { Size?: number } }> | null } = await engine.df();
     const sizeByName = new Map((df.Volumes ?? []).map((volume) => [volume.Name, Math.max(0, volume.UsageData?.Size ?? 0)]));
     const usage = new Map<string, EngineVolumeUsage>();
     for (const volume of listed.Volumes ?? []) {
@@ -220,10 +218,10 @@ export class DockerVolumeBackend implements VolumeBackend {
           () => false,
         );
       if (present) return;
-      const [repo, tag] = HELPER_IMAGE.split(/:(?=[^:]+$)/) as [string, string];
+      const repo = HELPER_IMAGE.slice(0, HELPER_IMAGE.lastIndexOf(':'));
       const pack = tar.pack();
       pack.finalize();
-      const progress = await engine.importImage(pack as unknown as NodeJS.ReadableStream, { repo, tag });
+      const progress = await engine.importImage(nodeStreamOf(pack), { repo, tag: 'latest' });
       await new Promise<void>((resolve, reject) => engine.modem.followProgress(progress, (error) => (error ? reject(error) : resolve())));
     })().catch((error: unknown) => {
       this.helperImage = undefined;
@@ -233,19 +231,22 @@ export class DockerVolumeBackend implements VolumeBackend {
   }
 }
 
+/** tar-stream's streams (streamx) as the Node stream dockerode's types take. */
+const nodeStreamOf = (pack: tar.Pack): PassThrough => pack.pipe(new PassThrough());
+
 /** A tar whose one entry is the root directory, world-writable with the sticky bit, as /tmp is. */
-function rootEntryTar(): NodeJS.ReadableStream {
+function rootEntryTar(): tar.Pack {
   const pack = tar.pack();
   pack.entry({ name: './', type: 'directory', mode: 0o1777, uid: 0, gid: 0 });
   pack.finalize();
-  return pack as unknown as NodeJS.ReadableStream;
+  return pack;
 }
 
 /**
  * Rewrites an engine's archive of HELPER_MOUNT so that its entries are relative to the volume's
  * root: Podman names them `/file`, Docker `volume/file`; a restore then puts them back as they were.
  */
-function relativeTo(): NodeJS.ReadWriteStream {
+function relativeTo(): Duplex {
   const extract = tar.extract();
   const pack = tar.pack();
   const base = HELPER_MOUNT.slice(1);
@@ -257,5 +258,5 @@ function relativeTo(): NodeJS.ReadWriteStream {
   extract.on('finish', () => pack.finalize());
   extract.on('error', (error) => pack.destroy(error));
   // The two halves as one duplex for a pipeline: written to the extractor, read from the packer.
-  return Duplex.from({ writable: extract, readable: pack }) as unknown as NodeJS.ReadWriteStream;
+  return Duplex.from({ writable: extract, readable: pack });
 }

@@ -506,40 +506,18 @@ export class DynamoContainerStore implements ContainerStore {
    * state the charge was computed from, and goes in one transaction with the usage item.
    */
   private async update(containerId: string, charge: QuotaCharge | undefined, input: Update, also: TransactItem[] = []): Promise<WriteOutcome> {
-    if (also.length > 0) return this.transacted(containerId, charge, input, also);
-    if (!charge || (!changesUsage(charge) && !charge.fromState)) return this.updated(input);
-    const conditioned: Update = charge.fromState
-      ? {
-          ...input,
-          ConditionExpression: `(${input.ConditionExpression}) AND #state = :fromState`,
-          ExpressionAttributeNames: { ...input.ExpressionAttributeNames, '#state': 'state' },
-          ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':fromState': charge.fromState },
-        }
-      : input;
-    if (!changesUsage(charge)) return this.updated(conditioned);
-    try {
-      await transactWrite({ TransactItems: [{ Update: { TableName: tableName, ...conditioned } as never }, this.usageUpdate(charge)] });
-    } catch (error) {
-      const [containerCode, usageCode] = transactionCancellationCodes(error);
-      if (containerCode === 'ConditionalCheckFailed') return { kind: 'conflict' };
-      if (usageCode === 'ConditionalCheckFailed') return { kind: 'quota-exceeded' };
-      throw error;
-    }
-    // A transaction answers no item, so read it back (consistent), as written.
-    const container = await this.get(containerId);
-    return container ? { kind: 'written', container } : { kind: 'not-found' };
+    if (also.length === 0 && (!charge || (!changesUsage(charge) && !charge.fromState))) return this.updated(input);
+    if (also.length === 0 && !changesUsage(charge!)) return this.updated(conditionedOn(input, charge!));
+    return this.transacted(containerId, charge, input, also);
   }
 
-  /** The container's update, its charge and `also` (volume claims) in one transaction, each condition told apart. */
+  /**
+   * The container's update, its charge and `also` (volume claims) in one transaction, each
+   * condition told apart. A transaction answers no item, so the container is read back (consistent), as written. With a
+   * charge, the write is also conditional on the state the charge was computed from.
+   */
   private async transacted(containerId: string, charge: QuotaCharge | undefined, input: Update, also: TransactItem[]): Promise<WriteOutcome> {
-    const conditioned: Update = charge?.fromState
-      ? {
-          ...input,
-          ConditionExpression: `(${input.ConditionExpression}) AND #state = :fromState`,
-          ExpressionAttributeNames: { ...input.ExpressionAttributeNames, '#state': 'state' },
-          ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':fromState': charge.fromState },
-        }
-      : input;
+    const conditioned = charge ? conditionedOn(input, charge) : input;
     const usage = charge && changesUsage(charge) ? [this.usageUpdate(charge)] : [];
     try {
       await transactWrite({ TransactItems: [{ Update: { TableName: tableName, ...conditioned } as never }, ...usage, ...also] });
@@ -569,5 +547,16 @@ export class DynamoContainerStore implements ContainerStore {
     }
   }
 }
+
+/** The update, also conditional on the state a charge was computed from (when it names one). */
+const conditionedOn = (input: Update, charge: QuotaCharge): Update =>
+  charge.fromState
+    ? {
+        ...input,
+        ConditionExpression: `(${input.ConditionExpression}) AND #state = :fromState`,
+        ExpressionAttributeNames: { ...input.ExpressionAttributeNames, '#state': 'state' },
+        ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':fromState': charge.fromState },
+      }
+    : input;
 
 const written = (outcome: WriteOutcome): StoredContainer | undefined => (outcome.kind === 'written' ? outcome.container : undefined);

@@ -144,7 +144,7 @@ export class VolumeService {
       return this.refreshed(started);
     } catch (error) {
       log.error('Starting a snapshot failed', { volumeId, snapshotId: snapshot.id, ...describeError(error) });
-      const failed = { ...snapshot, state: 'failed' as const };
+      const failed: Snapshot = { ...snapshot, state: 'failed' };
       await this.store.updateSnapshot(failed);
       return failed;
     }

@@ -53,7 +53,8 @@ function describe(field: BodyField, groups: ReadonlyMap<string, BodyField>): str
   else if (field.minimum !== undefined) parts.push(`at least ${field.minimum}`);
   if (field.kind === 'map') parts.push('NAME=VALUE, repeatable');
   if (field.kind === 'list') parts.push('repeatable');
-  if (field.kind === 'records') parts.push(`${recordPlaceholder(field)}, repeatable${field.maxItems ? ` up to ${field.maxItems} times` : ''}`);
+  if (field.kind === 'records')
+    parts.push(`${recordPlaceholder(field)}, repeatable${field.maxItems ? ` up to ${field.maxItems} times` : ''}`);
   if (field.nullable && (field.kind === 'integer' || field.kind === 'number')) parts.push('"never" for none');
   if (field.description) parts.push(field.description);
   const fallback = field.default;

@@ -71,7 +71,8 @@ export class ContainerTransitions {
         if (!this.runPolicy.ownerMayRun(container)) throw new ForbiddenError(this.runPolicy.refusal);
         const reason = action === 'restart' ? STOP_REASON.restart : STOP_REASON.stop;
         // With a volume, the old task must have stopped before the new one mounts it (one writer).
-        if (plan.stopTask && hasMounts(container)) await this.wait.stopAndAwait([container.taskArn, container.pendingTaskArn], reason, deadline);
+        if (plan.stopTask && hasMounts(container))
+          await this.wait.stopAndAwait([container.taskArn, container.pendingTaskArn], reason, deadline);
         else if (plan.stopTask) await this.launcher.stopTasksOf(container, reason);
         // Charged before anything runs: a start past the quota starts nothing (403 QUOTA_EXCEEDED).
         const claimed = await this.core.commit(

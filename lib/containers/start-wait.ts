@@ -60,7 +60,9 @@ export class StartWait {
     // Provisioning without a task: a launch was interrupted; the same token finds or starts its task.
     // A swap's own request launches its task once the old one has stopped: a waiter (a held request's wake) must not launch it sooner.
     let current =
-      container.taskArn || container.restartAt !== undefined || this.swapUnderWay(container) ? container : await this.launcher.launchOrFail(container);
+      container.taskArn || container.restartAt !== undefined || this.swapUnderWay(container)
+        ? container
+        : await this.launcher.launchOrFail(container);
     let interval = this.options.pollIntervalMs;
     const describer = this.describer();
     for (;;) {

@@ -487,7 +487,9 @@ export class DockerRuntime implements ReconcilableRuntime {
         SecurityOpt: ['no-new-privileges'],
         // No path of this machine's: only the container's own engine volumes (lib/local/docker-volumes.ts).
         Binds: [],
-        Mounts: (launch.mounts ?? []).map((mount): Docker.MountSettings => ({ Type: 'volume', Source: mount.backendRef, Target: mount.path })),
+        Mounts: (launch.mounts ?? []).map(
+          (mount): Docker.MountSettings => ({ Type: 'volume', Source: mount.backendRef, Target: mount.path }),
+        ),
         RestartPolicy: { Name: 'no' },
         LogConfig: { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '1' } },
       },

@@ -505,7 +505,12 @@ export class DynamoContainerStore implements ContainerStore {
    * A conditional update answering the new item. With a charge, it is also conditional on the
    * state the charge was computed from, and goes in one transaction with the usage item.
    */
-  private async update(containerId: string, charge: QuotaCharge | undefined, input: Update, also: TransactItem[] = []): Promise<WriteOutcome> {
+  private async update(
+    containerId: string,
+    charge: QuotaCharge | undefined,
+    input: Update,
+    also: TransactItem[] = [],
+  ): Promise<WriteOutcome> {
     if (also.length === 0 && (!charge || (!changesUsage(charge) && !charge.fromState))) return this.updated(input);
     if (also.length === 0 && !changesUsage(charge!)) return this.updated(conditionedOn(input, charge!));
     return this.transacted(containerId, charge, input, also);
@@ -516,7 +521,12 @@ export class DynamoContainerStore implements ContainerStore {
    * condition told apart. A transaction answers no item, so the container is read back (consistent), as written. With a
    * charge, the write is also conditional on the state the charge was computed from.
    */
-  private async transacted(containerId: string, charge: QuotaCharge | undefined, input: Update, also: TransactItem[]): Promise<WriteOutcome> {
+  private async transacted(
+    containerId: string,
+    charge: QuotaCharge | undefined,
+    input: Update,
+    also: TransactItem[],
+  ): Promise<WriteOutcome> {
     const conditioned = charge ? conditionedOn(input, charge) : input;
     const usage = charge && changesUsage(charge) ? [this.usageUpdate(charge)] : [];
     try {

@@ -39,8 +39,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.close();
   const { stackIdOf } = await import('../../lib/wiring/local-containers.js');
-  const volumes = await engine.listVolumes({ filters: { label: [`${VOLUME_LABEL.stack}=${stackIdOf(process.env.LOCAL_CONTAINER_DIR!)}`] } });
-  await Promise.all((volumes.Volumes ?? []).map((volume) => engine.getVolume(volume.Name).remove({ force: true }).catch(() => undefined)));
+  const volumes = await engine.listVolumes({
+    filters: { label: [`${VOLUME_LABEL.stack}=${stackIdOf(process.env.LOCAL_CONTAINER_DIR!)}`] },
+  });
+  await Promise.all(
+    (volumes.Volumes ?? []).map((volume) =>
+      engine
+        .getVolume(volume.Name)
+        .remove({ force: true })
+        .catch(() => undefined),
+    ),
+  );
 });
 
 let counter = 0;
@@ -124,7 +133,11 @@ describe('a volume on the engine', () => {
     expect((await api('PATCH', `/api/v1/containers/${app.id}`, { mounts: [] })).status).toBe(200);
     const moved = await createApp(volume.id);
     expect(await read(moved.url)).toBe('first\nsecond\n');
-    const engineVolume = await engine.getVolume(`container-hosting-${(await import('../../lib/wiring/local-containers.js')).stackIdOf(process.env.LOCAL_CONTAINER_DIR!)}-vol-${volume.id}`).inspect();
+    const engineVolume = await engine
+      .getVolume(
+        `container-hosting-${(await import('../../lib/wiring/local-containers.js')).stackIdOf(process.env.LOCAL_CONTAINER_DIR!)}-vol-${volume.id}`,
+      )
+      .inspect();
     expect(engineVolume.Labels).toMatchObject({ [VOLUME_LABEL.volume]: volume.id, [VOLUME_LABEL.sizeGb]: '5' });
   }, 180_000);
 
@@ -240,7 +253,9 @@ describe('a volume on the engine', () => {
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     const ratio = median(restarts) / median(plain);
     console.log(
-      `swap held ${restarts.join(', ')} ms (median ${median(restarts)}); stop+start ${plain.join(', ')} ms (median ${median(plain)}); ratio ${ratio.toFixed(2)}; load average ${loadavg().map((load) => load.toFixed(2)).join(' ')}`,
+      `swap held ${restarts.join(', ')} ms (median ${median(restarts)}); stop+start ${plain.join(', ')} ms (median ${median(plain)}); ratio ${ratio.toFixed(2)}; load average ${loadavg()
+        .map((load) => load.toFixed(2))
+        .join(' ')}`,
     );
     // The goal is 1.2; on a shared, loaded machine the bound is looser, and the figures are logged.
     expect(ratio).toBeLessThan(2);

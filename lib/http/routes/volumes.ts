@@ -67,7 +67,9 @@ export const createSnapshot = /* @__PURE__ */ route({
   scope: 'containers:write',
   body: 'none',
   // The container a volume is attached to: whether its task may write during the copy.
-  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess({ read: ['volume', 'container'], update: ['quotaUsage'] }, snapshotRecord)),
+  permissions: /* @__PURE__ */ authenticated(
+    /* @__PURE__ */ tableAccess({ read: ['volume', 'container'], update: ['quotaUsage'] }, snapshotRecord),
+  ),
   summary: "Start a snapshot of a volume's content",
 });
 

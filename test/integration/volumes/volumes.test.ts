@@ -23,7 +23,13 @@ const runtime: ContainerRuntime = {
     return `task-${launch.clientToken}`;
   },
   stopTask: async () => undefined,
-  describeTask: async (taskArn) => ({ taskArn, containerId: taskArn.slice(5, 41), version: 1, lastStatus: 'RUNNING', desiredStatus: 'RUNNING' }),
+  describeTask: async (taskArn) => ({
+    taskArn,
+    containerId: taskArn.slice(5, 41),
+    version: 1,
+    lastStatus: 'RUNNING',
+    desiredStatus: 'RUNNING',
+  }),
   releaseContainer: async () => undefined,
 };
 const noUsage: TaskUsageSource = { usageOf: async () => ({ cpuPercent: 0, memoryUsedMb: 0, diskUsedGb: 0 }) };
@@ -83,7 +89,9 @@ describe('volumes as records', () => {
     const owner = newUser();
     const limited = volumesWith(10);
     // Act
-    const outcomes = await Promise.allSettled(Array.from({ length: 5 }, (_, index) => limited.create(owner, { name: `v${index}`, size_gb: 3 })));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, index) => limited.create(owner, { name: `v${index}`, size_gb: 3 })),
+    );
     // Assess
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(3);
     const refused = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));

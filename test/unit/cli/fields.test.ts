@@ -45,7 +45,10 @@ describe('the CLI field flags', () => {
       { volume, path: '/data' },
       { volume, path: '/srv/cache' },
     ]);
-    expect(fieldRows(CREATE, { mounts: body.mounts }).find(([name]) => name === 'mounts')).toEqual(['mounts', `${volume}:/data ${volume}:/srv/cache`]);
+    expect(fieldRows(CREATE, { mounts: body.mounts }).find(([name]) => name === 'mounts')).toEqual([
+      'mounts',
+      `${volume}:/data ${volume}:/srv/cache`,
+    ]);
     // `--mount none` on update empties the list.
     expect(bodyFromOptions(UPDATE, parsed(UPDATE, ['--mount', 'none'])).mounts).toEqual([]);
   });

@@ -135,7 +135,12 @@ describe('mounts', () => {
   };
 
   it('takes up to 4 volumes at absolute paths that do not overlap', () => {
-    expect(problemsOf([{ volume, path: '/data' }, { volume: other, path: '/srv/cache' }])).toEqual([]);
+    expect(
+      problemsOf([
+        { volume, path: '/data' },
+        { volume: other, path: '/srv/cache' },
+      ]),
+    ).toEqual([]);
   });
 
   it.each([
@@ -143,8 +148,20 @@ describe('mounts', () => {
     [[{ volume, path: 'data' }], 'mounts.0.path'],
     [[{ volume, path: '/data/../etc' }], 'mounts.0.path'],
     [[{ volume, path: '/proc/x' }], 'mounts.0.path'],
-    [[{ volume, path: '/data' }, { volume: other, path: '/data/sub' }], 'mounts.1.path: overlaps /data'],
-    [[{ volume, path: '/a' }, { volume, path: '/b' }], 'mounts.1.volume'],
+    [
+      [
+        { volume, path: '/data' },
+        { volume: other, path: '/data/sub' },
+      ],
+      'mounts.1.path: overlaps /data',
+    ],
+    [
+      [
+        { volume, path: '/a' },
+        { volume, path: '/b' },
+      ],
+      'mounts.1.volume',
+    ],
     [[{ volume: 'not-an-id', path: '/a' }], 'mounts.0.volume'],
   ])('refuses %j, naming %s', (mounts, named) => {
     expect(problemsOf(mounts).join('\n')).toContain(named);

@@ -23,7 +23,7 @@ import {
 } from './dynamo.js';
 import { CONTAINER_ATTRIBUTE, containerEntity, hostnameClaimEntity } from './entities/container.js';
 import { quotaUsageEntity } from './entities/quota-usage.js';
-import { volumeClaimItems } from './dynamo-volume-store.js';
+import { volumeClaimItems } from './volume-claims.js';
 import type { VolumeClaims } from '../volumes/volume-store.js';
 import type { Item } from './entities/item.js';
 import { INDEX, keys } from './keys.js';

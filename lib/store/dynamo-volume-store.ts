@@ -4,12 +4,12 @@ import type { Snapshot, Volume } from '../volumes/volume.js';
 import type {
   SnapshotCreateOutcome,
   VolumeCharge,
-  VolumeClaims,
   VolumeCreateOutcome,
   VolumeDeleteOutcome,
   VolumeStore,
 } from '../volumes/volume-store.js';
-import { batchGetAll, documentClient, tableName, transactionCancellationCodes, transactWrite } from './dynamo.js';
+import { volumesByIds } from './volume-claims.js';
+import { documentClient, tableName, transactionCancellationCodes, transactWrite } from './dynamo.js';
 import { quotaUsageEntity } from './entities/quota-usage.js';
 import { snapshotEntity, VOLUME_ATTRIBUTE, volumeEntity } from './entities/volume.js';
 import type { Item } from './entities/item.js';
@@ -19,41 +19,6 @@ import { queryPage } from './pagination.js';
 type TransactItem = NonNullable<Parameters<typeof transactWrite>[0]['TransactItems']>[number];
 
 const toPage = (page: Page<Item>): Page<Volume> => ({ ...page, items: page.items.map(volumeEntity.fromItem) });
-
-/**
- * The transaction items that mount and let go of a container's volumes (VolumeClaims): a claim
- * holds only on a volume of the container's account that no other container holds, a release
- * only on one the container holds. The container store puts them in the container's own write.
- */
-export function volumeClaimItems(containerId: string, claims: VolumeClaims | undefined): TransactItem[] {
-  if (!claims) return [];
-  const attached = VOLUME_ATTRIBUTE.attachedTo;
-  return [
-    ...claims.attach.map(
-      (volumeId): TransactItem => ({
-        Update: {
-          TableName: tableName,
-          Key: keys.volume(volumeId),
-          UpdateExpression: `SET ${attached} = :container`,
-          ConditionExpression: `attribute_exists(pk) AND ${VOLUME_ATTRIBUTE.userId} = :owner AND (attribute_not_exists(${attached}) OR ${attached} = :container)`,
-          ExpressionAttributeValues: { ':container': containerId, ':owner': claims.ownerId },
-        },
-      }),
-    ),
-    ...claims.detach.map(
-      (volumeId): TransactItem => ({
-        Update: {
-          TableName: tableName,
-          Key: keys.volume(volumeId),
-          UpdateExpression: `REMOVE ${attached}`,
-          // A volume deleted meanwhile cannot be: it was attached to this container.
-          ConditionExpression: `attribute_exists(pk) AND ${attached} = :container`,
-          ExpressionAttributeValues: { ':container': containerId },
-        },
-      }),
-    ),
-  ];
-}
 
 /** The quota item's part of a volume write: ADD the gigabytes, on condition that the use leaves room. */
 function volumeGbUpdate(charge: VolumeCharge): TransactItem {
@@ -94,15 +59,8 @@ export class DynamoVolumeStore implements VolumeStore {
     return Item ? volumeEntity.fromItem(Item) : undefined;
   }
 
-  async getMany(volumeIds: readonly string[]): Promise<Map<string, Volume>> {
-    const found = new Map<string, Volume>();
-    if (volumeIds.length === 0) return found;
-    const items = await batchGetAll([...new Set(volumeIds)].map((id) => keys.volume(id)));
-    for (const item of items.values()) {
-      const volume = volumeEntity.fromItem(item);
-      found.set(volume.id, volume);
-    }
-    return found;
+  getMany(volumeIds: readonly string[]): Promise<Map<string, Volume>> {
+    return volumesByIds(volumeIds);
   }
 
   async listOwnedBy(userId: string, page: PageRequest): Promise<Page<Volume>> {

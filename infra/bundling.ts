@@ -72,40 +72,45 @@ export const BUNDLE_BUDGET_BYTES = 320 * 1024;
  * (Powertools, zod).
  */
 export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; reason: string }>> = {
-  createContainer: {
-    bytes: 362 * 1024,
+  updateContainer: {
+    bytes: 328 * 1024,
     reason:
-      'the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools, and the image rules that point references at the pull-through caches (3.4 KiB); the container service it composes brings its task-event and start-wait parts (7 KiB); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together',
+      "DynamoDB, Powertools and zod/mini for the request body, and the volume claims a PATCH of mounts makes in the container's own write, with the volumes it reads to check them (issue 34; 327.6 KiB measured)",
+  },
+  createContainer: {
+    bytes: 370 * 1024,
+    reason:
+      'the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools, and the image rules that point references at the pull-through caches (3.4 KiB); the container service it composes brings its task-event and start-wait parts (7 KiB); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together; volumes (issue 34: the volume claims in the container write, the mounts a launch resolves, the swap of a container with a volume) added about 7.5 KiB (369.5 KiB measured)',
   },
   getContainerMetrics: {
-    bytes: 330 * 1024,
+    bytes: 334 * 1024,
     reason:
-      "the CloudWatch client for the task's figures, and the container service it reads them through, with the parts that service composes (10 KiB), beside DynamoDB and Powertools",
+      "the CloudWatch client for the task's figures, and the container service it reads them through, with the parts that service composes (10 KiB), beside DynamoDB and Powertools; volumes (issue 34: the volume claims in the container write, the mounts a launch resolves, the swap of a container with a volume) added about 3.7 KiB (333.7 KiB measured)",
   },
   stopContainer: {
-    bytes: 330 * 1024,
+    bytes: 335 * 1024,
     reason:
-      "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it",
+      "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it; volumes (issue 34: the volume claims in the container write, the mounts a launch resolves, the swap of a container with a volume) added about 4.8 KiB (334.8 KiB measured)",
   },
   deleteContainer: {
-    bytes: 330 * 1024,
+    bytes: 335 * 1024,
     reason:
-      "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it",
+      "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it; volumes (issue 34: the volume claims in the container write, the mounts a launch resolves, the swap of a container with a volume) added about 4.6 KiB (334.6 KiB measured)",
   },
   consoleApp: {
-    bytes: 344 * 1024,
+    bytes: 345 * 1024,
     reason:
-      "the console's built files (Preact, htm, uPlot and the pages, about 97 KiB minified) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page, with the RFC 8707 audience check and RFC 9728 challenge every authenticating route carries since issue 35 (about 1.5 KiB; 340.8 KiB measured)",
+      "the console's built files (Preact, htm, uPlot and the pages, about 97 KiB minified) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page, with the RFC 8707 audience check and RFC 9728 challenge every authenticating route carries since issue 35 (about 1.5 KiB; 340.8 KiB measured); the list-of-records field kind of the schema form (issue 34, mounts) added about 0.8 KiB (344.8 KiB measured)",
   },
   startContainer: {
-    bytes: 356 * 1024,
+    bytes: 362 * 1024,
     reason:
-      'the ECS client (33 KiB) and the SQS client (about 22 KiB): a start that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB); the RFC 8707 audience check and RFC 9728 challenge of every authenticating route (issue 35, about 1.5 KiB; 352.4 KiB measured); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together',
+      'the ECS client (33 KiB) and the SQS client (about 22 KiB): a start that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB); the RFC 8707 audience check and RFC 9728 challenge of every authenticating route (issue 35, about 1.5 KiB; 352.4 KiB measured); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together; volumes (issue 34: the volume claims in the container write, the mounts a launch resolves, the swap of a container with a volume) added about 5.7 KiB (361.7 KiB measured)',
   },
   restartContainer: {
-    bytes: 356 * 1024,
+    bytes: 362 * 1024,
     reason:
-      'the ECS client (33 KiB) and the SQS client (about 22 KiB): a restart that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB); the RFC 8707 audience check and RFC 9728 challenge of every authenticating route (issue 35, about 1.5 KiB; 352.4 KiB measured); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together',
+      'the ECS client (33 KiB) and the SQS client (about 22 KiB): a restart that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB); the RFC 8707 audience check and RFC 9728 challenge of every authenticating route (issue 35, about 1.5 KiB; 352.4 KiB measured); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together; volumes (issue 34: the volume claims in the container write, the mounts a launch resolves, the swap of a container with a volume) added about 5.7 KiB (361.7 KiB measured)',
   },
   taskStateChanged: {
     bytes: 350 * 1024,
@@ -123,9 +128,9 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
       'the Route 53 client and its REST-XML protocol (79 KiB): it alone changes the private zone; the SQS client (about 22 KiB) to send a probe job back once its route is published, beside DynamoDB and Powertools; no ECS client (357.0 KiB measured)',
   },
   reconcile: {
-    bytes: 450 * 1024,
+    bytes: 453 * 1024,
     reason:
-      'the ECS client (33 KiB) for the tasks it compares, stops and relaunches, the Route 53 client and its REST-XML protocol (79 KiB) for the zone it lists, the SQS client (about 22 KiB) to hand lost events to the probe and ask the zone writer for repairs, and the idle sweep with the sleep it commits (about 3 KiB), beside DynamoDB and Powertools (441.5 KiB measured)',
+      'the ECS client (33 KiB) for the tasks it compares, stops and relaunches, the Route 53 client and its REST-XML protocol (79 KiB) for the zone it lists, the SQS client (about 22 KiB) to hand lost events to the probe and ask the zone writer for repairs, and the idle sweep with the sleep it commits (about 3 KiB), beside DynamoDB and Powertools (441.5 KiB measured); volumes (issue 34: the volume claims in the container write, the mounts a launch resolves, the swap of a container with a volume) added about 2.2 KiB (452.2 KiB measured)',
   },
   mcpServer: {
     bytes: 720 * 1024,

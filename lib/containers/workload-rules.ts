@@ -1,8 +1,7 @@
 import { config } from '../config.js';
 import * as z from '../zod.js';
 import { imageLocationOf, isDockerHubHost, isPrivateEcrHost } from './image-location.js';
-import { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB, RESTART_POLICIES, type WorkloadKey } from './workload.js';
-import { MAX_MOUNTS } from '../volumes/volume.js';
+import { CPU_CORE_CHOICES, MAX_DISK_GB, MAX_MOUNTS, MIN_DISK_GB, MIN_MEMORY_MB, RESTART_POLICIES, type WorkloadKey } from './workload.js';
 
 export { DEFAULT_PORT } from './workload.js';
 export { imageLocationOf, isDockerHubHost, isPrivateEcrHost } from './image-location.js';

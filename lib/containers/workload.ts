@@ -63,6 +63,9 @@ const idleTimeoutField: WorkloadField<'idle_timeout_s', number | null, number | 
   fromJson: same,
 };
 
+/** At most this many volumes mounted into one container. */
+export const MAX_MOUNTS = 4;
+
 /** A volume mounted into the container's tasks (issue 34, docs/containers.md "Volumes"). */
 export interface Mount {
   /** The volume's id. */

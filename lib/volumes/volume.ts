@@ -29,8 +29,7 @@ export interface Volume {
  * QUOTA_MAX_VOLUME_GB's.
  */
 export const MAX_VOLUME_GB = 100;
-/** At most this many volumes mounted into one container. */
-export const MAX_MOUNTS = 4;
+export { MAX_MOUNTS } from '../containers/workload.js';
 export const VOLUME_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 const GIB = 1024 ** 3;

@@ -133,9 +133,9 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
       'the Route 53 client and its REST-XML protocol (79 KiB): it alone changes the private zone; the SQS client (about 22 KiB) to send a probe job back once its route is published, beside DynamoDB and Powertools; no ECS client (357.0 KiB measured)',
   },
   reconcile: {
-    bytes: 450 * 1024,
+    bytes: 453 * 1024,
     reason:
-      'the ECS client (33 KiB) for the tasks it compares, stops and relaunches, the Route 53 client and its REST-XML protocol (79 KiB) for the zone it lists, the SQS client (about 22 KiB) to hand lost events to the probe and ask the zone writer for repairs, and the idle sweep with the sleep it commits (about 3 KiB), beside DynamoDB and Powertools (441.5 KiB measured)',
+      'the ECS client (33 KiB) for the tasks it compares, stops and relaunches, the Route 53 client and its REST-XML protocol (79 KiB) for the zone it lists, the SQS client (about 22 KiB) to hand lost events to the probe and ask the zone writer for repairs, and the idle sweep with the sleep it commits (about 3 KiB), beside DynamoDB and Powertools (441.5 KiB measured); volumes (issue 34: the volume claims in the container write, the mounts a launch resolves, the swap of a container with a volume) added about 2.2 KiB (452.2 KiB measured)',
   },
   mcpServer: {
     bytes: 732 * 1024,

@@ -304,6 +304,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** A local build's memory and CPU (the engine's `POST /build` limits): a RUN step cannot take the machine. */
     LOCAL_BUILD_MEMORY_MB: read.number('LOCAL_BUILD_MEMORY_MB', { min: 64, max: 65_536, whole: true }, 1024),
     LOCAL_BUILD_CPU_CORES: read.number('LOCAL_BUILD_CPU_CORES', { min: 0.1, max: 64 }, 1),
+    /** Gigabytes of volumes a user may have in all (context `quotaMaxVolumeGb`; docs/containers.md, "Volumes"); admins are exempt. */
+    QUOTA_MAX_VOLUME_GB: read.number('QUOTA_MAX_VOLUME_GB', { min: 0, max: 1_000_000, whole: true }, 100),
+    /** Snapshots a user may keep (context `quotaMaxSnapshots`); admins are exempt. */
+    QUOTA_MAX_SNAPSHOTS: read.number('QUOTA_MAX_SNAPSHOTS', { min: 0, max: 1_000_000, whole: true }, 20),
   };
   if (read.problems.length > 0) throw new Error(`Invalid configuration: ${read.problems.join('; ')}`);
   return settings;

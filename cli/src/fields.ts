@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import type { BodyField } from '../../lib/http/openapi-fields.js';
-import { valueFromText } from '../../lib/http/openapi-fields.js';
+import { recordFromText, recordPlaceholder, recordText, valueFromText } from '../../lib/http/openapi-fields.js';
 import type { FieldProblem } from '../../lib/http/api-types.js';
 import { CliError, EXIT } from './errors.js';
 
@@ -15,7 +15,11 @@ const UNIT_WORDS = new Set(['mb', 'gb', 's', 'cores']);
 
 const kebab = (path: string) => path.replaceAll('.', '-').replaceAll('_', '-');
 
-function shortFlagOf(path: string): string {
+/** A list of records takes one record per flag, so its flag is the singular: `--mount` for `mounts`. */
+const singular = (path: string) => (path.endsWith('s') && !path.includes('.') ? path.slice(0, -1) : path);
+
+function shortFlagOf(path: string, kind?: BodyField['kind']): string {
+  if (kind === 'records') return kebab(singular(path));
   const words = path.split(/[._]/);
   const last = words[words.length - 1]!;
   return words.length > 1 && UNIT_WORDS.has(last) ? words.slice(0, -1).join('-') : kebab(path);
@@ -28,7 +32,7 @@ export const leafFields = (fields: readonly BodyField[]): BodyField[] =>
 /** Each field's flag name (without `--`), its unit left out unless two fields would then share one. */
 export function flagNames(fields: readonly BodyField[]): Map<string, string> {
   const leaves = leafFields(fields);
-  const short = leaves.map((field) => shortFlagOf(field.path));
+  const short = leaves.map((field) => shortFlagOf(field.path, field.kind));
   return new Map(
     leaves.map((field, index) => [
       field.path,
@@ -49,6 +53,8 @@ function describe(field: BodyField, groups: ReadonlyMap<string, BodyField>): str
   else if (field.minimum !== undefined) parts.push(`at least ${field.minimum}`);
   if (field.kind === 'map') parts.push('NAME=VALUE, repeatable');
   if (field.kind === 'list') parts.push('repeatable');
+  if (field.kind === 'records')
+    parts.push(`${recordPlaceholder(field)}, repeatable${field.maxItems ? ` up to ${field.maxItems} times` : ''}`);
   if (field.nullable && (field.kind === 'integer' || field.kind === 'number')) parts.push('"never" for none');
   if (field.description) parts.push(field.description);
   const fallback = field.default;
@@ -77,11 +83,18 @@ export function addFieldOptions(command: Command, fields: readonly BodyField[], 
   for (const field of leafFields(fields)) {
     if (skip.includes(field.path)) continue;
     const flag = flags.get(field.path)!;
-    const placeholder = field.kind === 'map' ? 'NAME=VALUE' : field.kind === 'integer' || field.kind === 'number' ? 'n' : 'value';
+    const placeholder =
+      field.kind === 'map'
+        ? 'NAME=VALUE'
+        : field.kind === 'records'
+          ? recordPlaceholder(field)
+          : field.kind === 'integer' || field.kind === 'number'
+            ? 'n'
+            : 'value';
     const option = new Option(`--${flag} <${placeholder}>`, describe(field, groups));
     if (field.kind === 'choice') option.choices((field.choices ?? []).map(String));
     else if (field.kind === 'integer' || field.kind === 'number') option.argParser(numberOf(flag, field.nullable));
-    else if (field.kind === 'list' || field.kind === 'map') option.argParser(collect);
+    else if (field.kind === 'list' || field.kind === 'map' || field.kind === 'records') option.argParser(collect);
     command.addOption(option);
   }
   return command;
@@ -98,6 +111,11 @@ const attributeOf = (flag: string) => flag.replace(/-([a-z])/g, (_match, letter:
 
 function valueOfOption(field: BodyField, given: unknown): unknown {
   if (field.kind === 'map') return Object.fromEntries((given as string[]).map(namedValue));
+  // `--mount none` empties the list (a PATCH that removes every record).
+  if (field.kind === 'records') {
+    const lines = given as string[];
+    return lines.length === 1 && NULL_WORDS.has(lines[0]!.trim().toLowerCase()) ? [] : lines.map((line) => recordFromText(field, line));
+  }
   if (field.kind === 'choice') return valueFromText(field, given as string);
   if (field.nullable && given === NULL_WORD) return null;
   return given;
@@ -138,9 +156,15 @@ export function formatValue(value: unknown): string {
   return String(value);
 }
 
-/** A record's value of each field, as `get` prints them. */
+/** A record's value of each field, as `get` prints them; a list of records as the lines its flag takes (`VOLUME:/path`). */
 export const fieldRows = (fields: readonly BodyField[], record: Record<string, unknown>): Array<[string, string]> =>
-  fields.map((field) => [field.name, formatValue(record[field.name])]);
+  fields.map((field) => {
+    const value = record[field.name];
+    if (field.kind === 'records' && Array.isArray(value)) {
+      return [field.name, value.length ? value.map((item) => recordText(field, item as Record<string, unknown>)).join(' ') : '-'];
+    }
+    return [field.name, formatValue(value)];
+  });
 
 /** An API's field problems in the CLI's words: each field by the flag that sets it (an argument by its name). */
 export function problemsText(

@@ -8,6 +8,10 @@ import type { BuiltImageRepositories } from './built-images.js';
 import { noRegistryCredentialVault, type RegistryCredentialVault } from './registry-credentials.js';
 import type { RunPolicy } from './run-policy.js';
 import type { ContainerRuntime } from './runtime.js';
+import type { VolumeStore } from '../volumes/volume-store.js';
+
+/** What the container lifecycle reads of volumes: the ones a container mounts, to check them and launch with them. */
+export type VolumeLookup = Pick<VolumeStore, 'getMany'>;
 
 export interface ContainerServiceOptions {
   /** How long start and restart wait for a task to run (START_BUDGET_MS). */
@@ -43,6 +47,8 @@ export interface ContainerServiceOptions {
   registryCredentials?: RegistryCredentialVault;
   /** Where this service's builds push images (BUILT_IMAGE_REPOSITORY): an image there names its owner's account. */
   builtImages?: BuiltImageRepositories;
+  /** The volumes' records (lib/volumes/volume-store.ts); without it a container with mounts cannot be made or launched. */
+  volumes?: VolumeLookup;
 }
 
 /** The largest sizes a container may ask for, beyond the API's own bounds, and who sets each (named in the refusal). */
@@ -69,6 +75,9 @@ export const STATE_REASON = {
 export const reasonKeptWhileRunning = (reason: string | null): string | null =>
   reason === STATE_REASON.resumedAfterRestart ? reason : null;
 
+export const VOLUME_TAKEN =
+  'A volume in mounts is mounted by another container (one container mounts a volume at a time); nothing was done';
+
 export const CHANGED_MEANWHILE = 'The container was changed by another request meanwhile; nothing was done';
 
 /** ECS clientToken: at most 64 characters; a UUID, a colon and the version fit. */
@@ -88,6 +97,7 @@ export class ContainerCore {
     private readonly quota: QuotaLimits | undefined,
     now: (() => number) | undefined,
     readonly registryCredentials: RegistryCredentialVault = noRegistryCredentialVault,
+    readonly volumes?: VolumeLookup,
   ) {
     this.now = now ?? Date.now;
   }
@@ -142,6 +152,8 @@ export class ContainerCore {
           throw new NotFoundError('Container not found');
         case 'quota-exceeded':
           throw await this.quotaRefusal(charge);
+        case 'volume-taken':
+          throw new ConflictError(VOLUME_TAKEN);
         case 'conflict': {
           const latest = attempt === 1 ? await this.store.get(container.id) : undefined;
           if (!latest || latest.version !== container.version || latest.state === container.state) {

@@ -14,6 +14,7 @@ import {
   STATE_REASON,
   STOP_REASON,
   type StopReason,
+  VOLUME_TAKEN,
 } from './container-core.js';
 import type { ContainerStore, WriteOutcome } from './container-store.js';
 import { clampPercent, roundTo, type ContainerMetrics, type TaskUsageSource } from './metrics.js';
@@ -31,6 +32,7 @@ import { planTransition } from './transitions.js';
 import { everyAccountMayRun, type RunPolicy } from './run-policy.js';
 import { digestOf, type ImageDigests, pinnedWorkload, type Release, type ReleaseCause, releaseView, type ReleaseView } from './release.js';
 import { workloadOf } from './workload.js';
+import { releaseAllOf, volumeClaimsFor } from './container-volumes.js';
 
 export { type ContainerServiceOptions, launchToken, type SizeLimits } from './container-core.js';
 export type { TaskStatusOutcome } from './task-events.js';
@@ -59,7 +61,7 @@ export class ContainerService {
     private readonly usage: TaskUsageSource,
     options: ContainerServiceOptions,
   ) {
-    this.core = new ContainerCore(store, runtime, options.quota, options.now, options.registryCredentials);
+    this.core = new ContainerCore(store, runtime, options.quota, options.now, options.registryCredentials, options.volumes);
     this.launcher = new TaskLauncher(this.core);
     this.events = new TaskEvents(
       this.core,
@@ -119,9 +121,10 @@ export class ContainerService {
     };
     const charge = await this.core.limitedCharge(undefined, container, caller);
     const release = await this.releaseOf(container, 1, 'create', now);
+    const claims = await volumeClaimsFor(this.core.volumes, container, spec.mounts);
     // Kept before the record says so, so that its first launch finds them; a create that fails takes them back.
     if (registryCredentials) await this.core.registryCredentials.save(container.id, registryCredentials);
-    const outcome = await this.core.store.create(container, charge, release).catch(async (error: unknown) => {
+    const outcome = await this.core.store.create(container, charge, release, claims).catch(async (error: unknown) => {
       if (registryCredentials) await this.discardCredentials(container.id);
       throw error;
     });
@@ -130,6 +133,8 @@ export class ContainerService {
       throw new ConflictError(`The hostname ${container.hostname} is taken`, [{ field: 'hostname', message: 'is taken; choose another' }]);
     }
     if (outcome.kind === 'quota-exceeded') throw await this.core.quotaRefusal(charge);
+    if (outcome.kind === 'volume-taken')
+      throw new ConflictError(VOLUME_TAKEN, [{ field: 'mounts', message: 'a volume is mounted by another container' }]);
     countEvent(METRIC.containersCreated);
     try {
       const launched = await this.launcher.launch({ ...container, release: 1 });
@@ -150,7 +155,7 @@ export class ContainerService {
   private async withdrawCreate(container: StoredContainer): Promise<void> {
     const current = await this.core.store.get(container.id);
     if (!current || current.version !== container.version || current.taskArn) return;
-    const outcome = await this.core.store.delete(current, this.core.charge(current, undefined));
+    const outcome = await this.core.store.delete(current, this.core.charge(current, undefined), releaseAllOf(current));
     if (outcome.kind !== 'deleted') log.warn('Could not withdraw a container whose launch was throttled', { containerId: container.id });
     else if (container.registryCredentialsSet) await this.discardCredentials(container.id);
   }
@@ -233,7 +238,16 @@ export class ContainerService {
       (current) => this.core.charge(current, { ...current, cpuCores }, caller),
       async (current, charge) => {
         release = await this.releaseOf({ ...current, ...changes }, (current.release ?? 0) + 1, cause, this.core.isoNow(), made);
-        return this.core.store.updateWorkload(current.id, current.version, { ...changes, ...credentialChange }, this.core.isoNow(), charge, release);
+        const claims = await volumeClaimsFor(this.core.volumes, current, changes.mounts, current.mounts);
+        return this.core.store.updateWorkload(
+          current.id,
+          current.version,
+          { ...changes, ...credentialChange },
+          this.core.isoNow(),
+          charge,
+          release,
+          claims,
+        );
       },
     );
     if (release) await this.pinAfterLaunch(release);
@@ -362,7 +376,8 @@ export class ContainerService {
       container,
       (current) => this.core.charge(current, undefined),
       async (current, charge): Promise<WriteOutcome> => {
-        const outcome = await this.core.store.delete(current, charge);
+        // Its volumes are let go of in the same write, and kept.
+        const outcome = await this.core.store.delete(current, charge, releaseAllOf(current));
         return outcome.kind === 'deleted' ? { kind: 'written', container: current } : outcome;
       },
     );

@@ -5,6 +5,7 @@ import type { Release } from './release.js';
 
 /** A PATCH's changes: workload fields, and whether registry credentials are kept for the image. */
 export type WorkloadChanges = Partial<Workload> & { registryCredentialsSet?: boolean };
+import type { VolumeClaims } from '../volumes/volume-store.js';
 
 /** A change a task status makes to its container. */
 export interface TaskStatusUpdate {
@@ -35,6 +36,8 @@ export interface TransitionChange {
   restartCount?: number;
   /** Keeps the current task attached (a zero-downtime restart); otherwise it is detached. */
   keepTask?: boolean;
+  /** Marks a swap under way (epoch ms of its start), which the proxy holds requests through; any other transition clears it. */
+  swapStartedAt?: number;
 }
 
 /**
@@ -47,9 +50,11 @@ export type WriteOutcome =
   | { kind: 'conflict' }
   | { kind: 'not-found' }
   /** The owner's quota use passed the charge's ceiling; nothing was written. */
-  | { kind: 'quota-exceeded' };
+  | { kind: 'quota-exceeded' }
+  /** A volume the write mounts is held by another container, or is gone; nothing was written. */
+  | { kind: 'volume-taken' };
 
-export type CreateOutcome = { kind: 'created' } | { kind: 'hostname-taken' } | { kind: 'quota-exceeded' };
+export type CreateOutcome = { kind: 'created' } | { kind: 'hostname-taken' } | { kind: 'quota-exceeded' } | { kind: 'volume-taken' };
 
 export type DeleteOutcome = { kind: 'deleted' } | { kind: 'conflict' } | { kind: 'not-found' };
 
@@ -71,8 +76,8 @@ export interface ReconcileCheckpoint {
  * The store decides nothing about quotas and words no message: it reports outcomes.
  */
 export interface ContainerStore {
-  /** Writes the container and claims its hostname together, with its first release when given. */
-  create(container: StoredContainer, charge?: QuotaCharge, release?: Release): Promise<CreateOutcome>;
+  /** Writes the container and claims its hostname together, with its first release when given and the volumes it mounts (VolumeClaims). */
+  create(container: StoredContainer, charge?: QuotaCharge, release?: Release, claims?: VolumeClaims): Promise<CreateOutcome>;
   get(containerId: string): Promise<StoredContainer | undefined>;
   /** Many containers read as `get` reads one (consistently), in a few calls; the ones that do not exist are left out. */
   getMany(containerIds: readonly string[]): Promise<Map<string, StoredContainer>>;
@@ -112,7 +117,7 @@ export interface ContainerStore {
   ): Promise<StoredContainer | undefined>;
   /**
    * Changes what the container's next task runs (and whether it pulls with registry credentials), at `expectedVersion + 1`, keeping its state and
-   * task. With a release, writes it in the same transaction and makes it the container's
+   * task, mounting and letting go of volumes with it (claims). With a release, writes it in the same transaction and makes it the container's
    * `release`; a release made by a deploy is also conditional on no newer deploy having gone live
    * (`lastDeployId`), and records its deploy as the newest.
    */
@@ -123,12 +128,15 @@ export interface ContainerStore {
     now: string,
     charge?: QuotaCharge,
     release?: Release,
+    claims?: VolumeClaims,
   ): Promise<WriteOutcome>;
   /** A container's releases, newest first (a Query of its partition). */
   listReleases(containerId: string, page: PageRequest): Promise<Page<Release>>;
   getRelease(containerId: string, version: number): Promise<Release | undefined>;
   /** Records the digest of a release's image once known; a release already pinned is left as it is. */
   pinReleaseDigest(containerId: string, version: number, digest: string): Promise<void>;
+  /** Records a finished swap's time and clears its mark, at the version it ran at; undefined when the container moved on. */
+  recordSwap(containerId: string, version: number, swapMs: number): Promise<StoredContainer | undefined>;
   /** The container that holds a hostname, if any (eventually consistent: for routing, not for decisions). */
   containerIdOfHostname(hostname: string): Promise<string | undefined>;
   /** Marks a transition failed, and detaches any pending task; undefined when the container moved on. */
@@ -150,8 +158,8 @@ export interface ContainerStore {
    * nothing): the container moves to provisioning at a new version, its stopped task detached.
    */
   scheduleRestart(containerId: string, restart: RestartDue, now: string): Promise<StoredContainer | undefined>;
-  /** Deletes the container and frees its hostname together, on condition of its version (and the charge's state). */
-  delete(container: StoredContainer, charge?: QuotaCharge): Promise<DeleteOutcome>;
+  /** Deletes the container and frees its hostname (and lets go of its volumes) together, on condition of its version (and the charge's state). */
+  delete(container: StoredContainer, charge?: QuotaCharge, claims?: VolumeClaims): Promise<DeleteOutcome>;
   /**
    * Records what became of a task nobody reported on (the reconciler): moves the container to
    * `state`, with `stateReason` saying why, on condition that its version and its task (none:

@@ -9,6 +9,8 @@ import type { TaskEvents } from './task-events.js';
 import type { TaskLauncher } from './task-launcher.js';
 import { type ContainerAction, planTransition, type TransitionPlan } from './transitions.js';
 
+const hasMounts = (container: StoredContainer): boolean => (container.mounts ?? []).length > 0;
+
 /**
  * The owner's transitions of a container (start, stop, restart: docs/containers.md, the
  * transition table), for ContainerService. Each reads the container, decides from the table, and
@@ -67,7 +69,11 @@ export class ContainerTransitions {
       case 'run': {
         // Whose code runs is the owner's, whoever asks (lib/containers/run-policy.ts).
         if (!this.runPolicy.ownerMayRun(container)) throw new ForbiddenError(this.runPolicy.refusal);
-        if (plan.stopTask) await this.launcher.stopTasksOf(container, action === 'restart' ? STOP_REASON.restart : STOP_REASON.stop);
+        const reason = action === 'restart' ? STOP_REASON.restart : STOP_REASON.stop;
+        // With a volume, the old task must have stopped before the new one mounts it (one writer).
+        if (plan.stopTask && hasMounts(container))
+          await this.wait.stopAndAwait([container.taskArn, container.pendingTaskArn], reason, deadline);
+        else if (plan.stopTask) await this.launcher.stopTasksOf(container, reason);
         // Charged before anything runs: a start past the quota starts nothing (403 QUOTA_EXCEEDED).
         const claimed = await this.core.commit(
           container,
@@ -78,6 +84,8 @@ export class ContainerTransitions {
         return this.wait.untilRunning(await this.launcher.launchOrFail(claimed), deadline);
       }
       case 'replace':
+        // A volume has one writer: no new task next to the old one, but a swap the proxy holds requests through.
+        if (hasMounts(container)) return this.wait.swapTask(container, caller, deadline);
         return this.wait.replaceTask(container, caller, deadline);
     }
   }

@@ -31,6 +31,11 @@ export interface Container extends ContainerSpec {
   release?: number;
   /** Whether its vault keeps registry credentials for its image (lib/containers/registry-credentials.ts); the credentials are never read back. */
   registryCredentialsSet?: boolean;
+  /**
+   * How long its last swap held requests (ms): a task change of a container with a volume, from
+   * the old task's stop to the new task's readiness (docs/containers.md, "Volumes").
+   */
+  lastSwapMs?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -76,6 +81,11 @@ export interface StoredContainer extends Container {
   lastRequestAt?: number;
   /** The newest deploy that went live (UUIDv7, so ordered by creation): an older one finishing later is superseded. */
   lastDeployId?: string;
+  /**
+   * Set while a swap runs (epoch ms of its start): the old task is stopped before the new one
+   * starts, and the proxy holds the requests meanwhile (lib/local/app-proxy.ts); internal.
+   */
+  swapStartedAt?: number;
 }
 
 /** The ContainerRecord of the interface spec. */
@@ -90,6 +100,8 @@ export type ContainerView = {
   last_wake_ms: number | null;
   /** The release it runs (its workload's version, `GET …/releases`); null on containers made before releases. */
   release: number | null;
+  /** The last swap of a container with a volume: how long requests were held while its task changed; null before any. */
+  last_swap_ms: number | null;
   /** Where the container answers; null where nothing routes to containers. */
   url: string | null;
   /** Whether the image is pulled with registry credentials its owner gave (write-only: never answered). */
@@ -107,6 +119,7 @@ export const containerView = (container: Container): ContainerView => ({
   restart_count: container.restartCount,
   last_wake_ms: container.lastWakeMs ?? null,
   release: container.release ?? null,
+  last_swap_ms: container.lastSwapMs ?? null,
   ...workloadToJson(container),
   url: appUrlFor(container.hostname),
   registry_credentials_set: container.registryCredentialsSet ?? false,

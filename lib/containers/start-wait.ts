@@ -20,6 +20,12 @@ import type { TaskStatus } from './runtime.js';
 /** How long a task may stay invisible to describe calls before it counts as gone. */
 const MISSING_TASK_GRACE_MS = 60_000;
 
+/**
+ * How long a waiter leaves the launch of a swap's task to the swap's own request; past it (that
+ * request died with its process) a waiter launches it, as for any interrupted launch.
+ */
+const SWAP_LAUNCH_GRACE_MS = 60_000;
+
 /** Where RUNNING is probed, the least time between two describes of a waited-for task. */
 const DESCRIBE_EVERY_MS = 5_000;
 
@@ -52,7 +58,11 @@ export class StartWait {
   async untilRunning(container: StoredContainer, deadline: number): Promise<StoredContainer> {
     const { store } = this.core;
     // Provisioning without a task: a launch was interrupted; the same token finds or starts its task.
-    let current = container.taskArn || container.restartAt !== undefined ? container : await this.launcher.launchOrFail(container);
+    // A swap's own request launches its task once the old one has stopped: a waiter (a held request's wake) must not launch it sooner.
+    let current =
+      container.taskArn || container.restartAt !== undefined || this.swapUnderWay(container)
+        ? container
+        : await this.launcher.launchOrFail(container);
     let interval = this.options.pollIntervalMs;
     const describer = this.describer();
     for (;;) {
@@ -64,13 +74,16 @@ export class StartWait {
             ? (await this.events.observe(described, { polled: true })).container
             : await this.containerOfMissingTask(current);
       if (!latest) throw new NotFoundError('Container not found');
-      if (latest.version !== current.version || latest.taskArn !== current.taskArn) {
+      // The swap this wait joined has attached its task: the same start.
+      const attachedBySwap = latest.version === current.version && !current.taskArn && current.swapStartedAt !== undefined;
+      if (latest.version !== current.version || (latest.taskArn !== current.taskArn && !attachedBySwap)) {
         if (!restartedByPolicy(current, latest)) {
           if (latest.state === 'failed' && latest.version === current.version) throw failedToStart(latest);
           throw new ConflictError('The container was changed by another request while it was starting');
         }
         current = latest;
       }
+      if (attachedBySwap && latest.taskArn) current = latest;
       if (latest.state === 'running') return latest;
       if (latest.state === 'failed') throw failedToStart(latest);
       if (latest.state === 'stopped') throw new ConflictError('The container was stopped while it was starting');
@@ -132,6 +145,67 @@ export class StartWait {
         throw new TimeoutError('The container is still restarting; its current task keeps answering until the new one is ready');
       await sleep(Math.min(interval, remaining));
       interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
+    }
+  }
+
+  /**
+   * The restart of a container with a volume (issue 34): a volume has one writer, so the old
+   * task is stopped, and seen stopped, before the new one starts. The transition commits first
+   * (provisioning, the old task detached, the swap marked), so the proxy holds the requests that
+   * arrive meanwhile through the wake's hold and forwards them once the new task answers; the
+   * time it held them is recorded as `last_swap_ms`. Restart, a start after PATCH, a deploy and
+   * a wake all come here through the restart transition.
+   */
+  async swapTask(container: StoredContainer, caller: Caller, deadline: number): Promise<StoredContainer> {
+    const { store } = this.core;
+    const startedAt = this.core.now();
+    let detached = container;
+    const claimed = await this.core.commit(
+      container,
+      (current) => this.core.charge(current, { ...current, state: 'provisioning' }, caller),
+      (current, charge) => {
+        detached = current;
+        return store.beginTransition(
+          current.id,
+          current.version,
+          { ...startedByOwner('provisioning'), swapStartedAt: startedAt },
+          this.core.isoNow(),
+          charge,
+        );
+      },
+    );
+    await this.stopAndAwait([detached.taskArn, detached.pendingTaskArn], STOP_REASON.restart, deadline);
+    const running = await this.untilRunning(await this.launcher.launchOrFail(claimed), deadline);
+    const swapMs = this.core.now() - startedAt;
+    log.info('Swapped the task of a container with a volume', { containerId: container.id, swapMs });
+    return (await store.recordSwap(running.id, running.version, swapMs)) ?? running;
+  }
+
+  /** A swap that started within the start budget and has no task yet: its own request is stopping the old task. */
+  private swapUnderWay(container: StoredContainer): boolean {
+    return container.swapStartedAt !== undefined && !container.taskArn && this.core.now() - container.swapStartedAt < SWAP_LAUNCH_GRACE_MS;
+  }
+
+  /**
+   * Stops the tasks and waits until the runtime reports each stopped (or no longer knows it):
+   * only then may another task mount the same volume. Past the deadline the caller gets 504
+   * and nothing new was started.
+   */
+  async stopAndAwait(taskArns: ReadonlyArray<string | undefined>, reason: string, deadline: number): Promise<void> {
+    const { runtime } = this.core;
+    const live = taskArns.filter((taskArn): taskArn is string => Boolean(taskArn));
+    for (const taskArn of live) await runtime.stopTask(taskArn, reason);
+    let interval = Math.min(this.options.pollIntervalMs, 50);
+    for (const taskArn of live) {
+      for (;;) {
+        const described = await runtime.describeTask(taskArn).catch(() => 'unknown' as const);
+        if (described === undefined || (described !== 'unknown' && described.lastStatus === 'STOPPED')) break;
+        if (this.core.now() >= deadline) {
+          throw new TimeoutError('The old task of the container is still stopping; restart it again to keep waiting');
+        }
+        await sleep(interval);
+        interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
+      }
     }
   }
 

@@ -19,13 +19,15 @@ export interface JsonSchema {
   default?: unknown;
   minimum?: number;
   maximum?: number;
+  maxItems?: number;
 }
 
 /**
  * How a field's value is written: one line of text, a whole or any number, one of a few choices,
- * a list of strings, a map of names to strings, or a group of fields of its own.
+ * a list of strings, a map of names to strings, a group of fields of its own, or a list of
+ * records (objects of the same fields, such as `mounts: [{ volume, path }]`).
  */
-export type FieldKind = 'text' | 'integer' | 'number' | 'choice' | 'list' | 'map' | 'group';
+export type FieldKind = 'text' | 'integer' | 'number' | 'choice' | 'list' | 'map' | 'group' | 'records';
 
 export interface BodyField {
   /** Its path in the body, dotted as error details name it: `memory_mb`, `health_check.path`. */
@@ -45,6 +47,10 @@ export interface BodyField {
   maximum?: number;
   /** A group's own fields. */
   fields?: BodyField[];
+  /** A list of records: the fields of each record, in the document's order (`volume`, `path`). */
+  itemFields?: BodyField[];
+  /** A list's most items. */
+  maxItems?: number;
 }
 
 /** The request bodies of the container endpoints, as both clients are built with them. */
@@ -100,7 +106,7 @@ function kindOf(schema: JsonSchema): FieldKind {
     case 'number':
       return 'number';
     case 'array':
-      return 'list';
+      return schema.items?.type === 'object' && schema.items.properties ? 'records' : 'list';
     case 'object':
       return schema.properties ? 'group' : 'map';
     default:
@@ -132,6 +138,8 @@ export function bodyFieldsOf(schema: JsonSchema, parent = ''): BodyField[] {
     const maximum = meaningfulMaximum(value.maximum);
     if (maximum !== undefined) field.maximum = maximum;
     if (kind === 'group') field.fields = bodyFieldsOf(value, path);
+    if (kind === 'records') field.itemFields = bodyFieldsOf(value.items!);
+    if (value.maxItems !== undefined) field.maxItems = value.maxItems;
     return field;
   });
 }
@@ -158,6 +166,28 @@ export function valueFromText(field: BodyField, text: string): unknown {
   }
   return text;
 }
+
+/**
+ * One record of a list of records from one line of text, its fields' values in their order joined
+ * by `:` (`VOLUME:/path`); the last field takes the rest of the line. The API validates.
+ */
+export function recordFromText(field: BodyField, text: string): Record<string, unknown> {
+  const fields = field.itemFields ?? [];
+  const parts = text.split(':');
+  return Object.fromEntries(
+    fields.map((item, index) => {
+      const part = index === fields.length - 1 ? parts.slice(index).join(':') : (parts[index] ?? '');
+      return [item.name, valueFromText(item, part)];
+    }),
+  );
+}
+
+/** A record on one line, as `recordFromText` reads it back. */
+export const recordText = (field: BodyField, record: Record<string, unknown>): string =>
+  (field.itemFields ?? []).map((item) => String(record[item.name] ?? '')).join(':');
+
+/** How a record is written on one line: its fields' names in capitals, joined by `:` (`VOLUME:PATH`). */
+export const recordPlaceholder = (field: BodyField): string => (field.itemFields ?? []).map((item) => item.name.toUpperCase()).join(':');
 
 const numberOrText = (text: string): number | string => {
   const trimmed = text.trim();

@@ -113,7 +113,7 @@ export async function proxyToContainer(
   }
   routing.requestSeen?.(route.kind === 'running' ? route.containerId : route.container.id);
   let wake: Wake | undefined;
-  if (route.kind === 'unavailable' && routing.waking && (wakes.has(route.container.id) || routing.waking.sleeps(route.container))) {
+  if (route.kind === 'unavailable' && routing.waking && holdsFor(route.container, routing.waking)) {
     const held = await holdForWake(route.container, routing, routing.waking, self, arrivedAt);
     if (held.kind === 'answered') {
       held.answer(request, response, hostname);
@@ -149,7 +149,7 @@ export async function proxyToContainer(
   routedTaskByHostname.delete(hostname);
   let retry = await routeFor(hostname, routing);
   // Put to sleep just as the request arrived: it wakes the container, as if it had come a moment later.
-  if (retry.kind === 'unavailable' && routing.waking && (wakes.has(retry.container.id) || routing.waking.sleeps(retry.container))) {
+  if (retry.kind === 'unavailable' && routing.waking && holdsFor(retry.container, routing.waking)) {
     const held = await holdForWake(retry.container, routing, routing.waking, self, arrivedAt);
     if (held.kind === 'answered') {
       held.answer(request, response, hostname);
@@ -161,6 +161,17 @@ export async function proxyToContainer(
   log.warn('Proxying to a local container failed', { hostname, code: forwarded.code });
   sendPage(response, 502, `${hostname} did not answer`, 'Its process is not listening on $PORT.');
 }
+
+/**
+ * A swap under way: a container with a volume whose old task was stopped before its new one
+ * starts (lib/containers/start-wait.ts, swapTask). Its requests are held as a wake's are, and the
+ * wake's start of a starting container only waits for the swap's task.
+ */
+const swapping = (container: StoredContainer): boolean => container.state === 'provisioning' && container.swapStartedAt !== undefined;
+
+/** Whether a request for a container with no route is held: a wake in flight, a sleeping container, or a swap. */
+const holdsFor = (container: StoredContainer, waking: Waking): boolean =>
+  wakes.has(container.id) || waking.sleeps(container) || swapping(container);
 
 /** The route to the task a wake just saw running, if it still runs here. */
 function routeToWoken(held: Held & { kind: 'forward' }, containerId: string, routing: AppRouting): Route | undefined {
@@ -254,7 +265,8 @@ const MAX_WAKE_MS = 10 * 60_000;
 function wakeOf(container: StoredContainer, waking: Waking, routing: AppRouting, firstRequest: object): Wake {
   const inFlight = wakes.get(container.id);
   if (inFlight) return inFlight;
-  let recorded = false;
+  // A swap's time is the swap's own (last_swap_ms), never a wake's.
+  let recorded = swapping(container);
   const wake: Wake = {
     firstRequest,
     measured: (wakeMs) => {
@@ -267,7 +279,10 @@ function wakeOf(container: StoredContainer, waking: Waking, routing: AppRouting,
     done: runWake(container, waking, routing).finally(() => wakes.delete(container.id)),
   };
   wakes.set(container.id, wake);
-  log.info('Waking a sleeping container for a request', { containerId: container.id, hostname: container.hostname });
+  log.info(swapping(container) ? 'Holding requests through a swap' : 'Waking a sleeping container for a request', {
+    containerId: container.id,
+    hostname: container.hostname,
+  });
   return wake;
 }
 

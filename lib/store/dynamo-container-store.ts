@@ -26,12 +26,16 @@ import {
 import { CONTAINER_ATTRIBUTE, containerEntity, hostnameClaimEntity } from './entities/container.js';
 import { quotaUsageEntity } from './entities/quota-usage.js';
 import { releaseEntity } from './entities/release.js';
+import { volumeClaimItems } from './volume-claims.js';
+import type { VolumeClaims } from '../volumes/volume-store.js';
 import type { Item } from './entities/item.js';
 import { INDEX, keys } from './keys.js';
 import { queryPage, type Page, type PageRequest } from './pagination.js';
 
 type Update = Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>;
 type TransactItem = NonNullable<Parameters<typeof transactWrite>[0]['TransactItems']>[number];
+/** What a container's write takes with it in its transaction: the release it makes, the volumes it claims or lets go of. */
+type Alongside = { release?: Release | undefined; claims?: TransactItem[] };
 
 const toPage = (page: Page<Item>): Page<StoredContainer> => ({ ...page, items: page.items.map(containerEntity.fromItem) });
 
@@ -40,9 +44,10 @@ const changesUsage = (charge: QuotaCharge): boolean => charge.containers !== 0 |
 const A = CONTAINER_ATTRIBUTE;
 
 export class DynamoContainerStore implements ContainerStore {
-  async create(container: StoredContainer, charge?: QuotaCharge, release?: Release): Promise<CreateOutcome> {
+  async create(container: StoredContainer, charge?: QuotaCharge, release?: Release, claims?: VolumeClaims): Promise<CreateOutcome> {
     const usage = charge && changesUsage(charge) ? this.usageUpdate(charge) : undefined;
     const stored = release ? { ...container, release: release.version } : container;
+    const claimItems = volumeClaimItems(container.id, claims);
     try {
       await transactWrite({
         TransactItems: [
@@ -56,11 +61,14 @@ export class DynamoContainerStore implements ContainerStore {
           { Put: { TableName: tableName, Item: containerEntity.toItem(stored), ConditionExpression: 'attribute_not_exists(pk)' } },
           ...(usage ? [usage] : []),
           ...(release ? [releasePut(release)] : []),
+          ...claimItems,
         ],
       });
       return { kind: 'created' };
     } catch (error) {
-      if (usage && transactionCancellationCodes(error)[2] === 'ConditionalCheckFailed') return { kind: 'quota-exceeded' };
+      const codes = transactionCancellationCodes(error);
+      if (usage && codes[2] === 'ConditionalCheckFailed') return { kind: 'quota-exceeded' };
+      if (codes.slice(2 + (usage ? 1 : 0) + (release ? 1 : 0)).includes('ConditionalCheckFailed')) return { kind: 'volume-taken' };
       if (isTransactionConditionFailure(error)) return { kind: 'hostname-taken' };
       throw error;
     }
@@ -117,9 +125,11 @@ export class DynamoContainerStore implements ContainerStore {
   ): Promise<WriteOutcome> {
     const assignments = ['#state = :state', `${A.stateReason} = :reason`, 'version = :next', `${A.updatedAt} = :now`];
     if (change.restartCount !== undefined) assignments.push(`${A.restartCount} = :restartCount`);
-    const removals = change.keepTask
+    if (change.swapStartedAt !== undefined) assignments.push(`${A.swapStartedAt} = :swapStartedAt`);
+    const removals: string[] = change.keepTask
       ? [A.restartAt]
       : [A.taskArn, A.taskVersion, A.taskDefinitionArn, A.taskLaunchVersion, A.pendingTaskArn, A.restartAt];
+    if (change.swapStartedAt === undefined) removals.push(A.swapStartedAt);
     return this.versionedWrite(containerId, charge, {
       Key: keys.container(containerId),
       UpdateExpression: `SET ${assignments.join(', ')} REMOVE ${removals.join(', ')}`,
@@ -132,7 +142,17 @@ export class DynamoContainerStore implements ContainerStore {
         ':expected': expectedVersion,
         ':now': now,
         ...(change.restartCount !== undefined ? { ':restartCount': change.restartCount } : {}),
+        ...(change.swapStartedAt !== undefined ? { ':swapStartedAt': change.swapStartedAt } : {}),
       },
+    });
+  }
+
+  recordSwap(containerId: string, version: number, swapMs: number): Promise<StoredContainer | undefined> {
+    return this.updateItem({
+      Key: keys.container(containerId),
+      UpdateExpression: `SET ${A.lastSwapMs} = :swapMs REMOVE ${A.swapStartedAt}`,
+      ConditionExpression: 'attribute_exists(pk) AND version = :version',
+      ExpressionAttributeValues: { ':swapMs': swapMs, ':version': version },
     });
   }
 
@@ -200,6 +220,7 @@ export class DynamoContainerStore implements ContainerStore {
     now: string,
     charge?: QuotaCharge,
     release?: Release,
+    claims?: VolumeClaims,
   ): Promise<WriteOutcome> {
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = { ':next': expectedVersion + 1, ':expected': expectedVersion, ':now': now };
@@ -240,7 +261,7 @@ export class DynamoContainerStore implements ContainerStore {
         ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
         ExpressionAttributeValues: values,
       },
-      release ? [releasePut(release)] : [],
+      { release, claims: volumeClaimItems(containerId, claims) },
     );
   }
 
@@ -353,7 +374,7 @@ export class DynamoContainerStore implements ContainerStore {
     });
   }
 
-  async delete(container: StoredContainer, charge?: QuotaCharge): Promise<DeleteOutcome> {
+  async delete(container: StoredContainer, charge?: QuotaCharge, claims?: VolumeClaims): Promise<DeleteOutcome> {
     const usage = charge && changesUsage(charge) ? this.usageUpdate(charge) : undefined;
     try {
       await transactWrite({
@@ -379,6 +400,7 @@ export class DynamoContainerStore implements ContainerStore {
             },
           },
           ...(usage ? [usage] : []),
+          ...volumeClaimItems(container.id, claims),
         ],
       });
       return { kind: 'deleted' };
@@ -535,9 +557,9 @@ export class DynamoContainerStore implements ContainerStore {
     containerId: string,
     charge: QuotaCharge | undefined,
     input: Update,
-    alongside: TransactItem[] = [],
+    also: Alongside = {},
   ): Promise<WriteOutcome> {
-    const outcome = await this.update(containerId, charge, input, alongside);
+    const outcome = await this.update(containerId, charge, input, also);
     if (outcome.kind !== 'conflict') return outcome;
     return (await this.get(containerId)) ? outcome : { kind: 'not-found' };
   }
@@ -550,56 +572,35 @@ export class DynamoContainerStore implements ContainerStore {
     containerId: string,
     charge: QuotaCharge | undefined,
     input: Update,
-    alongside: TransactItem[] = [],
+    also: Alongside = {},
   ): Promise<WriteOutcome> {
-    if (alongside.length > 0) return this.updatedWith(containerId, charge, input, alongside);
-    if (!charge || (!changesUsage(charge) && !charge.fromState)) return this.updated(input);
-    const conditioned: Update = charge.fromState
-      ? {
-          ...input,
-          ConditionExpression: `(${input.ConditionExpression}) AND #state = :fromState`,
-          ExpressionAttributeNames: { ...input.ExpressionAttributeNames, '#state': 'state' },
-          ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':fromState': charge.fromState },
-        }
-      : input;
-    if (!changesUsage(charge)) return this.updated(conditioned);
-    try {
-      await transactWrite({ TransactItems: [transactUpdate(conditioned), this.usageUpdate(charge)] });
-    } catch (error) {
-      const [containerCode, usageCode] = transactionCancellationCodes(error);
-      if (containerCode === 'ConditionalCheckFailed') return { kind: 'conflict' };
-      if (usageCode === 'ConditionalCheckFailed') return { kind: 'quota-exceeded' };
-      throw error;
-    }
-    // A transaction answers no item, so read it back (consistent), as written.
-    const container = await this.get(containerId);
-    return container ? { kind: 'written', container } : { kind: 'not-found' };
+    const claims = also.claims ?? [];
+    if (!also.release && claims.length === 0 && (!charge || (!changesUsage(charge) && !charge.fromState))) return this.updated(input);
+    if (!also.release && claims.length === 0 && !changesUsage(charge!)) return this.updated(conditionedOn(input, charge!));
+    return this.transacted(containerId, charge, input, also);
   }
 
-  /** As `update`, with other items written in the same transaction (a release); any of them failing its condition is a conflict. */
-  private async updatedWith(
-    containerId: string,
-    charge: QuotaCharge | undefined,
-    input: Update,
-    alongside: TransactItem[],
-  ): Promise<WriteOutcome> {
-    const conditioned: Update = charge?.fromState
-      ? {
-          ...input,
-          ConditionExpression: `(${input.ConditionExpression}) AND #state = :fromState`,
-          ExpressionAttributeNames: { ...input.ExpressionAttributeNames, '#state': 'state' },
-          ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':fromState': charge.fromState },
-        }
-      : input;
+  /**
+   * The container's update, its charge, its release and its volume claims in one transaction, each
+   * condition told apart: the container's or its release's is a conflict, the usage's the quota, a
+   * claim's a volume another holds. A transaction answers no item, so the container is read back
+   * (consistent), as written. With a charge, the write is also conditional on the state the charge
+   * was computed from.
+   */
+  private async transacted(containerId: string, charge: QuotaCharge | undefined, input: Update, also: Alongside): Promise<WriteOutcome> {
+    const conditioned = charge ? conditionedOn(input, charge) : input;
     const usage = charge && changesUsage(charge) ? [this.usageUpdate(charge)] : [];
+    const release = also.release ? [releasePut(also.release)] : [];
     try {
-      await transactWrite({ TransactItems: [transactUpdate(conditioned), ...usage, ...alongside] });
+      await transactWrite({
+        TransactItems: [{ Update: { TableName: tableName, ...conditioned } as never }, ...usage, ...release, ...(also.claims ?? [])],
+      });
     } catch (error) {
       const codes = transactionCancellationCodes(error);
-      if (codes.length === 0) throw error;
-      if (usage.length > 0 && codes[1] === 'ConditionalCheckFailed' && codes[0] !== 'ConditionalCheckFailed')
-        return { kind: 'quota-exceeded' };
-      if (codes.includes('ConditionalCheckFailed')) return { kind: 'conflict' };
+      if (codes[0] === 'ConditionalCheckFailed') return { kind: 'conflict' };
+      if (usage.length > 0 && codes[1] === 'ConditionalCheckFailed') return { kind: 'quota-exceeded' };
+      if (release.length > 0 && codes[1 + usage.length] === 'ConditionalCheckFailed') return { kind: 'conflict' };
+      if (codes.slice(1 + usage.length + release.length).includes('ConditionalCheckFailed')) return { kind: 'volume-taken' };
       throw error;
     }
     const container = await this.get(containerId);
@@ -622,12 +623,20 @@ export class DynamoContainerStore implements ContainerStore {
   }
 }
 
-/** An update as a transaction's item (the document client's UpdateCommand input and its transaction item differ only in typing). */
-const transactUpdate = (input: Update): TransactItem => ({ Update: { TableName: tableName, ...input } as never });
-
 /** A release's item, written once: a second write of the same version is a conflict. */
 const releasePut = (release: Release): TransactItem => ({
   Put: { TableName: tableName, Item: releaseEntity.toItem(release), ConditionExpression: 'attribute_not_exists(pk)' },
 });
+
+/** The update, also conditional on the state a charge was computed from (when it names one). */
+const conditionedOn = (input: Update, charge: QuotaCharge): Update =>
+  charge.fromState
+    ? {
+        ...input,
+        ConditionExpression: `(${input.ConditionExpression}) AND #state = :fromState`,
+        ExpressionAttributeNames: { ...input.ExpressionAttributeNames, '#state': 'state' },
+        ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':fromState': charge.fromState },
+      }
+    : input;
 
 const written = (outcome: WriteOutcome): StoredContainer | undefined => (outcome.kind === 'written' ? outcome.container : undefined);

@@ -12,6 +12,7 @@ import { registryCredentialSecretNames } from '../aws/registry-credential-secret
 import { builtImageRepositoriesFrom } from '../containers/built-images.js';
 import { MemoryRegistryCredentialVault, type RegistryCredentialVault } from '../containers/registry-credentials.js';
 import { FileRegistryCredentialVault } from '../local/file-registry-credentials.js';
+import { volumesByIds } from '../store/volume-claims.js';
 
 /** One store per process, shared by every request it serves. */
 export const containerStore = new DynamoContainerStore();
@@ -104,6 +105,7 @@ export function containerServiceOptions(
     drainMs: config.RESTART_DRAIN_MS,
     restartScheduler: adapters.deferredWork ?? restartScheduler,
     probedReadiness: adapters.deferredWork !== undefined,
+    volumes: { getMany: volumesByIds },
     ...(adapters.runPolicy ? { runPolicy: adapters.runPolicy } : {}),
     ...(adapters.imageDigests ? { imageDigests: adapters.imageDigests } : {}),
     ...(sizeLimits ? { sizeLimits } : {}),

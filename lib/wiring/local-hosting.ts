@@ -1,5 +1,5 @@
 import type { LocalContainerHosting } from '../local/server.js';
-import { localAppRouting, startLocalReconciler } from './local-containers.js';
+import { localAppRouting, serveLocalDownload, startLocalReconciler } from './local-containers.js';
 import { localUploadEndpoint } from './local-deploys.js';
 import { startLocalUsageSampler } from './local-usage-history.js';
 
@@ -7,6 +7,7 @@ import { startLocalUsageSampler } from './local-usage-history.js';
 export const localContainerHosting: LocalContainerHosting = {
   appRouting: localAppRouting,
   uploadEndpoint: localUploadEndpoint,
+  serveDownload: serveLocalDownload,
   startReconciler: () => {
     const stopReconciler = startLocalReconciler();
     const stopSampler = startLocalUsageSampler();

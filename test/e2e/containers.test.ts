@@ -81,6 +81,8 @@ const containerRecord = (fields: Record<string, unknown>) => ({
   idle_timeout_s: null,
   last_wake_ms: null,
   release: expect.any(Number),
+  last_swap_ms: null,
+  mounts: [],
   state_reason: null,
   url: expect.stringMatching(/^http:\/\/[a-z0-9-]+\.localhost:\d+\/$/),
   created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),

@@ -34,6 +34,7 @@ describe('function bundles', () => {
       expect(reason.length, id).toBeGreaterThan(20);
     }
     expect(Object.keys(BUNDLE_BUDGET_EXCEPTIONS)).toEqual([
+      'updateContainer',
       'createContainer',
       'updateContainer',
       'getContainerMetrics',

@@ -43,7 +43,7 @@ describe('grantRoutePermissions', () => {
       );
       expect(actionsOf([usage!])).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
       expect(usage?.Condition?.['ForAllValues:StringEquals']).toEqual({
-        'dynamodb:Attributes': ['pk', 'sk', 'containers', 'running_cpu', 'running_memory_mb', 'user_id'],
+        'dynamodb:Attributes': ['pk', 'sk', 'containers', 'running_cpu', 'running_memory_mb', 'volume_gb', 'snapshots', 'user_id'],
       });
     }
     expect(grant(permissionsOf('getMe')).statements[0]?.Condition?.['ForAllValues:StringLike']).toEqual({

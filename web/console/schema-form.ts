@@ -1,5 +1,5 @@
 import type { BodyField } from '../../lib/http/openapi-fields.js';
-import { valueFromText } from '../../lib/http/openapi-fields.js';
+import { recordFromText, recordPlaceholder, recordText, valueFromText } from '../../lib/http/openapi-fields.js';
 import { EnvEditor, type EnvRow, envOf, envRowsOf, Field, html } from './ui.js';
 
 /**
@@ -31,6 +31,8 @@ export function stateOf(fields: readonly BodyField[], record: Record<string, unk
     if (field.kind === 'group') Object.assign(state, stateOf(field.fields ?? [], (value ?? {}) as Record<string, unknown>));
     if (field.kind === 'map') state[field.path] = envRowsOf((value ?? {}) as Record<string, string>);
     else if (field.kind === 'list') state[field.path] = ((value ?? []) as unknown[]).map(String).join('\n');
+    else if (field.kind === 'records')
+      state[field.path] = ((value ?? []) as Array<Record<string, unknown>>).map((record) => recordText(field, record)).join('\n');
     else if (field.kind !== 'group') state[field.path] = textOf(value);
   }
   return state;
@@ -50,6 +52,12 @@ function fieldValue(field: BodyField, state: FormState, empty: 'absent' | 'null'
     case 'list': {
       const items = ((state[field.path] ?? '') as string).split('\n').filter((line) => line !== '');
       return items.length > 0 ? items : cleared;
+    }
+    case 'records': {
+      // A record per line; on a change, no lines is an empty list (every record removed).
+      const lines = ((state[field.path] ?? '') as string).split('\n').filter((line) => line.trim() !== '');
+      if (lines.length === 0) return empty === 'absent' ? undefined : [];
+      return lines.map((line) => recordFromText(field, line.trim()));
     }
     case 'group': {
       const children = field.fields ?? [];
@@ -111,7 +119,8 @@ export function SchemaFields(props: {
   const idOf = (field: BodyField) => `${props.form}-${field.path.replaceAll('.', '-')}`;
   const hintOf = (field: BodyField): string | undefined => {
     const empty = field.nullable ? 'leave empty for the service default' : undefined;
-    return [field.description, HINTS[field.kind], empty].filter(Boolean).join('; ') || undefined;
+    const records = field.kind === 'records' ? `One per line: ${recordPlaceholder(field)}` : undefined;
+    return [field.description, HINTS[field.kind], records, empty].filter(Boolean).join('; ') || undefined;
   };
   const placeholderOf = (field: BodyField): string | undefined =>
     field.default !== undefined && field.default !== null && typeof field.default !== 'object' ? String(field.default) : undefined;
@@ -144,7 +153,7 @@ export function SchemaFields(props: {
           id=${id}
           label=${field.label}
           type=${field.kind === 'integer' || field.kind === 'number' ? 'number' : 'text'}
-          multiline=${field.kind === 'list'}
+          multiline=${field.kind === 'list' || field.kind === 'records'}
           value=${props.state[field.path] as string}
           onInput=${set(field.path)}
           error=${error}
@@ -156,7 +165,7 @@ export function SchemaFields(props: {
   };
 
   // Single values side by side; lists, maps and groups each on a row of their own.
-  const single = props.fields.filter((field) => !['list', 'map', 'group'].includes(field.kind));
-  const whole = props.fields.filter((field) => ['list', 'map', 'group'].includes(field.kind));
+  const single = props.fields.filter((field) => !['list', 'map', 'group', 'records'].includes(field.kind));
+  const whole = props.fields.filter((field) => ['list', 'map', 'group', 'records'].includes(field.kind));
   return html`<div class="grid">${single.map(input)}</div>${whole.map(input)}`;
 }

@@ -39,6 +39,8 @@ type StoredContainerItem = Partial<WorkloadJson> & {
   last_deploy_id?: string;
   /** Only whether the vault keeps registry credentials for it: never the credentials. */
   registry_credentials_set?: boolean;
+  last_swap_ms?: number;
+  swap_started_at?: number;
 };
 
 /** The stored names of the bookkeeping attributes the store updates (the workload's are its declared names). */
@@ -60,6 +62,8 @@ export const CONTAINER_ATTRIBUTE = {
   release: 'release',
   lastDeployId: 'last_deploy_id',
   registryCredentialsSet: 'registry_credentials_set',
+  lastSwapMs: 'last_swap_ms',
+  swapStartedAt: 'swap_started_at',
 } as const;
 
 export const containerEntity = {
@@ -92,6 +96,8 @@ export const containerEntity = {
     release: container.release,
     last_deploy_id: container.lastDeployId,
     registry_credentials_set: container.registryCredentialsSet || undefined,
+    last_swap_ms: container.lastSwapMs,
+    swap_started_at: container.swapStartedAt,
   }),
   fromItem(item: Item): StoredContainer {
     const stored = asStored<StoredContainerItem>(item);
@@ -119,6 +125,8 @@ export const containerEntity = {
       ...(stored.release !== undefined ? { release: stored.release } : {}),
       ...(stored.last_deploy_id !== undefined ? { lastDeployId: stored.last_deploy_id } : {}),
       ...(stored.registry_credentials_set ? { registryCredentialsSet: true } : {}),
+      ...(stored.last_swap_ms !== undefined ? { lastSwapMs: stored.last_swap_ms } : {}),
+      ...(stored.swap_started_at !== undefined ? { swapStartedAt: stored.swap_started_at } : {}),
     };
   },
 };

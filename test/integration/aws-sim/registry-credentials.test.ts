@@ -36,6 +36,7 @@ afterAll(() => sim?.close());
 
 const launchOf = async (containerId: string, withCredentials: boolean): Promise<TaskLaunch> => ({
   containerId,
+  mounts: [],
   hostname: `h-${containerId.slice(0, 8)}`,
   image: IMAGE,
   port: 8080,

@@ -32,6 +32,7 @@ function container(change: Partial<StoredContainer> = {}): StoredContainer {
     healthCheck: null,
     restartPolicy: 'on-failure' as const,
     idleTimeoutS: null,
+    mounts: [],
     stateReason: null,
     restartCount: 0,
     taskHistory: [],

@@ -33,7 +33,24 @@ describe('the CLI field flags', () => {
       'health-check-grace',
       'restart-policy',
       'idle-timeout',
+      'mount',
     ]);
+  });
+
+  it('takes a list of records as a repeatable flag, one record a flag (--mount VOLUME:/path), and prints it back the same way', () => {
+    const volume = '0190f1c2-0000-7000-8000-000000000003';
+    const options = parsed(CREATE, ['--mount', `${volume}:/data`, '--mount', `${volume}:/srv/cache`]);
+    const body = bodyFromOptions(CREATE, options);
+    expect(body.mounts).toEqual([
+      { volume, path: '/data' },
+      { volume, path: '/srv/cache' },
+    ]);
+    expect(fieldRows(CREATE, { mounts: body.mounts }).find(([name]) => name === 'mounts')).toEqual([
+      'mounts',
+      `${volume}:/data ${volume}:/srv/cache`,
+    ]);
+    // `--mount none` on update empties the list.
+    expect(bodyFromOptions(UPDATE, parsed(UPDATE, ['--mount', 'none'])).mounts).toEqual([]);
   });
 
   it('makes the create body from the flags given, each value in its JSON type', () => {

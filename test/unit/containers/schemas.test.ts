@@ -24,6 +24,7 @@ describe('createContainerBody', () => {
         health_check: null,
         restart_policy: 'on-failure',
         idle_timeout_s: null,
+        mounts: [],
       },
     });
   });
@@ -38,6 +39,7 @@ describe('createContainerBody', () => {
       health_check: null,
       restart_policy: 'on-failure',
       idle_timeout_s: null,
+      mounts: [],
       ...workload,
     });
   });
@@ -175,5 +177,52 @@ describe('registry_credentials', () => {
     });
     expect(view.registry_credentials_set).toBe(true);
     expect(JSON.stringify(view)).not.toMatch(/password|username/);
+  });
+});
+
+describe('mounts', () => {
+  const volume = '0190f1c2-0000-7000-8000-000000000003';
+  const other = '0190f1c2-0000-7000-8000-000000000004';
+  const problemsOf = (mounts: unknown) => {
+    const parsed = createContainerBody.safeParse({ hostname: 'web', mounts });
+    return parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  };
+
+  it('takes up to 4 volumes at absolute paths that do not overlap', () => {
+    expect(
+      problemsOf([
+        { volume, path: '/data' },
+        { volume: other, path: '/srv/cache' },
+      ]),
+    ).toEqual([]);
+  });
+
+  it.each([
+    [[{ volume, path: '/' }], 'mounts.0.path'],
+    [[{ volume, path: 'data' }], 'mounts.0.path'],
+    [[{ volume, path: '/data/../etc' }], 'mounts.0.path'],
+    [[{ volume, path: '/proc/x' }], 'mounts.0.path'],
+    [
+      [
+        { volume, path: '/data' },
+        { volume: other, path: '/data/sub' },
+      ],
+      'mounts.1.path: overlaps /data',
+    ],
+    [
+      [
+        { volume, path: '/a' },
+        { volume, path: '/b' },
+      ],
+      'mounts.1.volume',
+    ],
+    [[{ volume: 'not-an-id', path: '/a' }], 'mounts.0.volume'],
+  ])('refuses %j, naming %s', (mounts, named) => {
+    expect(problemsOf(mounts).join('\n')).toContain(named);
+  });
+
+  it('refuses a fifth mount', () => {
+    const five = Array.from({ length: 5 }, (_, index) => ({ volume: `0190f1c2-0000-7000-8000-00000000000${index}`, path: `/v${index}` }));
+    expect(problemsOf(five).join('\n')).toContain('at most 4 mounts');
   });
 });

@@ -25,6 +25,7 @@ describe('bodyFieldsOf', () => {
       ['health_check', 'group'],
       ['restart_policy', 'choice'],
       ['idle_timeout_s', 'integer'],
+      ['mounts', 'records'],
       // Write-only: a group of two texts the forms send and the record never shows back.
       ['registry_credentials', 'group'],
     ]);

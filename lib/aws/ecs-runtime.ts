@@ -80,6 +80,7 @@ export interface EfsTaskVolumeSettings {
 
 /** What a task definition mounts (TaskLaunch gains `mounts` with the volumes; read here without depending on that change). */
 type LaunchWithMounts = TaskLaunch & { mounts?: readonly TaskMount[] };
+const mountsOf = (launch: LaunchWithMounts): readonly TaskMount[] => launch.mounts ?? [];
 
 /**
  * The family of the task definition for an (image, port): RunTask cannot override the image or
@@ -112,7 +113,7 @@ export class EcsRuntime implements ReconcilableRuntime {
   ) {}
 
   async runTask(launch: TaskLaunch): Promise<string> {
-    const taskDefinitionArn = await this.taskDefinitionFor(launch.image, launch.port, (launch as LaunchWithMounts).mounts ?? []);
+    const taskDefinitionArn = await this.taskDefinitionFor(launch.image, launch.port, mountsOf(launch));
     const output = await busyWhenThrottled(this.client.send(new RunTaskCommand(this.runTaskInput(launch, taskDefinitionArn))));
     const task = output.tasks?.[0];
     if (!task?.taskArn) {
@@ -364,7 +365,7 @@ export function withEfsVolumes(
   const volumes = settings.taskDefinitions.volumes;
   if (!volumes) throw new TaskLaunchError('This deployment has no EFS file system for volumes');
   if (mounts.length > 1) throw new TaskLaunchError('A container on ECS mounts one volume at a time here');
-  const [mount] = mounts as [TaskMount];
+  const mount = mounts[0]!;
   const volumeName = `volume-${mount.volumeId}`;
   return {
     ...input,

@@ -74,20 +74,20 @@ export class EfsVolumeBackend implements Pick<VolumeBackend, 'create' | 'delete'
     const posixId = volumePosixId(volume.volumeId);
     const created = await whenEfsAnswers(
       this.client.send(
-      new CreateAccessPointCommand({
-        ClientToken: volume.volumeId,
-        FileSystemId: this.settings.fileSystemId,
-        PosixUser: { Uid: posixId, Gid: posixId },
-        RootDirectory: {
-          Path: volumeRootDirectory(volume.accountId, volume.volumeId),
-          CreationInfo: { OwnerUid: posixId, OwnerGid: posixId, Permissions: VOLUME_ROOT_PERMISSIONS },
-        },
-        Tags: [
-          { Key: 'Name', Value: `volume ${volume.volumeId}` },
-          { Key: 'volume-id', Value: volume.volumeId },
-          { Key: 'account-id', Value: volume.accountId },
-        ],
-      }),
+        new CreateAccessPointCommand({
+          ClientToken: volume.volumeId,
+          FileSystemId: this.settings.fileSystemId,
+          PosixUser: { Uid: posixId, Gid: posixId },
+          RootDirectory: {
+            Path: volumeRootDirectory(volume.accountId, volume.volumeId),
+            CreationInfo: { OwnerUid: posixId, OwnerGid: posixId, Permissions: VOLUME_ROOT_PERMISSIONS },
+          },
+          Tags: [
+            { Key: 'Name', Value: `volume ${volume.volumeId}` },
+            { Key: 'volume-id', Value: volume.volumeId },
+            { Key: 'account-id', Value: volume.accountId },
+          ],
+        }),
       ),
     );
     const accessPoint = await this.untilAvailable(created);
@@ -130,7 +130,10 @@ export class EfsVolumeBackend implements Pick<VolumeBackend, 'create' | 'delete'
     let current = accessPoint;
     while (current.LifeCycleState !== 'available') {
       if (current.LifeCycleState === 'error' || Date.now() > deadline)
-        throw new ServiceBusyError(`The volume's access point is ${current.LifeCycleState ?? 'not ready'}; try again shortly`, EFS_RETRY_AFTER_S);
+        throw new ServiceBusyError(
+          `The volume's access point is ${current.LifeCycleState ?? 'not ready'}; try again shortly`,
+          EFS_RETRY_AFTER_S,
+        );
       await sleep(ACCESS_POINT_POLL_MS);
       const described = await whenEfsAnswers(this.client.send(new DescribeAccessPointsCommand({ AccessPointId: current.AccessPointId })));
       current = described.AccessPoints?.[0] ?? current;
@@ -157,6 +160,6 @@ async function whenEfsAnswers<T>(call: Promise<T>): Promise<T> {
 export class VolumeUsageUnmeteredError extends Error {
   override readonly name = 'VolumeUsageUnmeteredError';
   constructor() {
-    super('EFS meters the file system, not an access point: a volume\'s usage is measured from inside a task');
+    super("EFS meters the file system, not an access point: a volume's usage is measured from inside a task");
   }
 }

@@ -21,6 +21,8 @@ export interface WorkloadAccess {
   executionRole: iam.IRole;
   /** The log group workload tasks write to (awslogs); the logs route reads it. */
   logGroupArn?: string;
+  /** Every volume role (a task that mounts a volume runs as its role): `arn:…:role/<volume path><prefix>-*`. */
+  volumeRoleArnPattern?: string;
 }
 
 export interface PermissionTargets {
@@ -117,10 +119,20 @@ function grantWorkloadActions(
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         actions: ['iam:PassRole'],
-        resources: [...(workload.taskRole ? [workload.taskRole.roleArn] : []), workload.executionRole.roleArn],
+        resources: [
+          ...(workload.taskRole ? [workload.taskRole.roleArn] : []),
+          workload.executionRole.roleArn,
+          ...(workload.volumeRoleArnPattern ? [workload.volumeRoleArnPattern] : []),
+        ],
         conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
       }),
     );
+    if (workload.volumeRoleArnPattern)
+      acknowledgeWildcardResource(
+        role,
+        workload.volumeRoleArnPattern,
+        'A task that mounts a volume runs as that volume role, made per volume at run time under its own path and prefix; each may only mount its own EFS access point, and only to ECS tasks.',
+      );
     // RunTask with tags is also authorized as TagResource on the task it creates.
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({

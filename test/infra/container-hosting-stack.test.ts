@@ -733,6 +733,7 @@ describe('ContainerHostingStack containers', () => {
     expect(resourcesOfType(template, 'AWS::EC2::Subnet')).toHaveLength(4);
     template.resourceCountIs('AWS::EC2::FlowLog', 1);
     expect(resource(template, taskGroupId).Properties?.SecurityGroupIngress).toBeUndefined();
+    const mountTargetGroupId = logicalIdOf(stack.node.findChild('Volumes').node.findChild('MountTargets').node.defaultChild);
     const ingress = resourcesOfType(template, 'AWS::EC2::SecurityGroupIngress').map(([, rule]) => rule.Properties);
     expect(ingress).toEqual([
       expect.objectContaining({
@@ -741,6 +742,14 @@ describe('ContainerHostingStack containers', () => {
         IpProtocol: 'tcp',
         FromPort: 0,
         ToPort: 65535,
+      }),
+      // The volumes' EFS mount targets admit NFS from the workload tasks (test/infra/workload-volumes.test.ts).
+      expect.objectContaining({
+        GroupId: { 'Fn::GetAtt': [mountTargetGroupId, 'GroupId'] },
+        SourceSecurityGroupId: { 'Fn::GetAtt': [taskGroupId, 'GroupId'] },
+        IpProtocol: 'tcp',
+        FromPort: 2049,
+        ToPort: 2049,
       }),
     ]);
   });

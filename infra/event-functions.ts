@@ -11,7 +11,8 @@ export const taskStateChangedFunction = {
   // relaunches a failed task by its container's restart policy (RunTask, and StopTask of a task a
   // lost race or a restart left behind).
   permissions: {
-    table: { update: ['container', 'quotaUsage'] },
+    // The volumes a relaunched task mounts are read to resolve them (lib/containers/container-volumes.ts).
+    table: { read: ['volume'], update: ['container', 'quotaUsage'] },
     ecs: ['run', 'stop', 'describe'],
   } satisfies RoutePermissions as RoutePermissions,
   /** Within the queues' consumer limit (infra/constructs/task-state-events.ts): a batch of 10 messages, none of which waits. */
@@ -50,7 +51,7 @@ export const reconcileFunction = {
   // a user's quota use); it settles containers and corrects quota use in the usage attributes only.
   permissions: {
     table: {
-      read: ['containersOfOwner', 'allContainers'],
+      read: ['containersOfOwner', 'allContainers', 'volume'],
       // The private zone's repairs are messages to the route writer, which keeps the notes.
       update: ['container', 'quotaUsage', 'reconcileCheckpoint'],
     },
@@ -78,7 +79,7 @@ export const wakeFunction = {
   // StopTask of a task a lost race left behind, as the start function.
   // And the count of held wakes (WAKE_HOLDS#<container id>, WAKE_HOLDS#ALL), in place.
   permissions: {
-    table: { read: ['hostname'], update: ['container', 'quotaUsage', 'wakeHolds'] },
+    table: { read: ['hostname', 'volume'], update: ['container', 'quotaUsage', 'wakeHolds'] },
     ecs: ['run', 'stop', 'describe'],
   } satisfies RoutePermissions as RoutePermissions,
   /** The budget, and room to forward the request and pass the app's answer back. */

@@ -126,6 +126,9 @@ const settingsSchema = z
     /** Per-user quota (QUOTA_MAX_CONTAINERS, QUOTA_MAX_RUNNING_CPU, QUOTA_MAX_MEMORY_MB on the functions); admins are exempt. */
     quotaMaxContainers: z.coerce.number().int().min(0).max(1_000_000).default(20),
     quotaMaxRunningCpu: z.coerce.number().min(0).max(1_000_000).default(16),
+    /** QUOTA_MAX_VOLUME_GB and QUOTA_MAX_SNAPSHOTS on the functions: a user's volume gigabytes and snapshots (docs/containers.md, "Volumes"). */
+    quotaMaxVolumeGb: z.coerce.number().int().min(0).max(1_000_000).default(100),
+    quotaMaxSnapshots: z.coerce.number().int().min(0).max(1_000_000).default(20),
     /** WAKE_HOLDS_PER_CONTAINER and WAKE_HOLDS_MAX of the wake function: requests held for wakes at once (README, "Quotas and limits"). */
     wakeHoldsPerContainer: z.coerce.number().int().min(0).max(1_000).default(10),
     wakeHoldsMax: z.coerce.number().int().min(0).max(10_000).default(50),

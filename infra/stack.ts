@@ -118,6 +118,8 @@ export class ContainerHostingStack extends Stack {
       QUOTA_MAX_CONTAINERS: String(settings.quotaMaxContainers),
       QUOTA_MAX_RUNNING_CPU: String(settings.quotaMaxRunningCpu),
       QUOTA_MAX_MEMORY_MB: String(quotaMaxMemoryMbOf(settings)),
+      QUOTA_MAX_VOLUME_GB: String(settings.quotaMaxVolumeGb),
+      QUOTA_MAX_SNAPSHOTS: String(settings.quotaMaxSnapshots),
       ...(publicBaseUrlOf(settings) ? { PUBLIC_BASE_URL: publicBaseUrlOf(settings) } : {}),
     };
     const containerEnvironment: Record<string, string> = {

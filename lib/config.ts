@@ -281,6 +281,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       { min: 0, max: 1_000_000_000, whole: true },
       Math.floor(totalmem() / 1024 / 1024),
     ),
+    /** Gigabytes of volumes a user may have in all (context `quotaMaxVolumeGb`; docs/containers.md, "Volumes"); admins are exempt. */
+    QUOTA_MAX_VOLUME_GB: read.number('QUOTA_MAX_VOLUME_GB', { min: 0, max: 1_000_000, whole: true }, 100),
+    /** Snapshots a user may keep (context `quotaMaxSnapshots`); admins are exempt. */
+    QUOTA_MAX_SNAPSHOTS: read.number('QUOTA_MAX_SNAPSHOTS', { min: 0, max: 1_000_000, whole: true }, 20),
   };
   if (read.problems.length > 0) throw new Error(`Invalid configuration: ${read.problems.join('; ')}`);
   return settings;

@@ -34,7 +34,11 @@ export type ItemFamily =
   /** `ROUTE#<task id>`: the routing records published for a task, until they are withdrawn. */
   | 'appRoute'
   /** `WAKE_HOLDS#<container id>`, `WAKE_HOLDS#ALL`: the requests the wake endpoint holds, per container and in all. */
-  | 'wakeHolds';
+  | 'wakeHolds'
+  /** `VOLUME#<id>`: a volume. */
+  | 'volume'
+  /** `SNAPSHOT#<id>`: a snapshot of a volume. */
+  | 'snapshot';
 
 /**
  * Families whose grant names the attributes too (`dynamodb:Attributes`), because they share a
@@ -44,7 +48,15 @@ export type ItemFamily =
 export type AttributeFamily = 'quotaUsage' | 'credentialLastUsed' | 'tokenLastUsed';
 
 /** Partitions of the global secondary indexes, which only Query reads. */
-export type IndexFamily = 'containersOfOwner' | 'appsOfOwner' | 'grantsOfUser' | 'allUsers' | 'allContainers';
+export type IndexFamily =
+  | 'containersOfOwner'
+  | 'appsOfOwner'
+  | 'grantsOfUser'
+  | 'allUsers'
+  | 'allContainers'
+  | 'volumesOfOwner'
+  | 'snapshotsOfVolume'
+  | 'allVolumes';
 
 /**
  * A function's access to the table. `read`: GetItem, BatchGetItem, Query, ConditionCheckItem.

@@ -5,6 +5,10 @@ import { chargeFor, fitsAtAll, limitsFor, quotaExceeded, type QuotaCharge, type 
 import type { RestartPolicyOptions, RestartScheduler } from './restart-policy.js';
 import type { RunPolicy } from './run-policy.js';
 import type { ContainerRuntime } from './runtime.js';
+import type { VolumeStore } from '../volumes/volume-store.js';
+
+/** What the container lifecycle reads of volumes: the ones a container mounts, to check them and launch with them. */
+export type VolumeLookup = Pick<VolumeStore, 'getMany'>;
 
 export interface ContainerServiceOptions {
   /** How long start and restart wait for a task to run (START_BUDGET_MS). */
@@ -34,6 +38,8 @@ export interface ContainerServiceOptions {
   runPolicy?: RunPolicy;
   /** Bounds the machine that runs the containers sets (the local stack); none on AWS, where Fargate's sizes bound them. */
   sizeLimits?: SizeLimits;
+  /** The volumes' records (lib/volumes/volume-store.ts); without it a container with mounts cannot be made or launched. */
+  volumes?: VolumeLookup;
 }
 
 /** The largest sizes a container may ask for, beyond the API's own bounds, and who sets each (named in the refusal). */
@@ -60,6 +66,8 @@ export const STATE_REASON = {
 export const reasonKeptWhileRunning = (reason: string | null): string | null =>
   reason === STATE_REASON.resumedAfterRestart ? reason : null;
 
+export const VOLUME_TAKEN = 'A volume in mounts is mounted by another container (one container mounts a volume at a time); nothing was done';
+
 export const CHANGED_MEANWHILE = 'The container was changed by another request meanwhile; nothing was done';
 
 /** ECS clientToken: at most 64 characters; a UUID, a colon and the version fit. */
@@ -78,6 +86,7 @@ export class ContainerCore {
     readonly runtime: ContainerRuntime,
     private readonly quota: QuotaLimits | undefined,
     now: (() => number) | undefined,
+    readonly volumes?: VolumeLookup,
   ) {
     this.now = now ?? Date.now;
   }
@@ -132,6 +141,8 @@ export class ContainerCore {
           throw new NotFoundError('Container not found');
         case 'quota-exceeded':
           throw await this.quotaRefusal(charge);
+        case 'volume-taken':
+          throw new ConflictError(VOLUME_TAKEN);
         case 'conflict': {
           const latest = attempt === 1 ? await this.store.get(container.id) : undefined;
           if (!latest || latest.version !== container.version || latest.state === container.state) {

@@ -14,6 +14,7 @@ import {
   STATE_REASON,
   STOP_REASON,
   type StopReason,
+  VOLUME_TAKEN,
 } from './container-core.js';
 import type { ContainerStore, WriteOutcome } from './container-store.js';
 import { clampPercent, roundTo, type ContainerMetrics, type TaskUsageSource } from './metrics.js';
@@ -27,6 +28,7 @@ import { TaskLauncher } from './task-launcher.js';
 import { maxMemoryMbFor, provisionedDiskGbFor } from './task-size.js';
 import { planTransition } from './transitions.js';
 import { everyAccountMayRun, type RunPolicy } from './run-policy.js';
+import { releaseAllOf, volumeClaimsFor } from './container-volumes.js';
 
 export { type ContainerServiceOptions, launchToken, type SizeLimits } from './container-core.js';
 export type { TaskStatusOutcome } from './task-events.js';
@@ -53,7 +55,7 @@ export class ContainerService {
     private readonly usage: TaskUsageSource,
     options: ContainerServiceOptions,
   ) {
-    this.core = new ContainerCore(store, runtime, options.quota, options.now);
+    this.core = new ContainerCore(store, runtime, options.quota, options.now, options.volumes);
     this.launcher = new TaskLauncher(this.core);
     this.events = new TaskEvents(
       this.core,
@@ -98,11 +100,13 @@ export class ContainerService {
       taskHistory: [],
     };
     const charge = await this.core.limitedCharge(undefined, container, caller);
-    const outcome = await this.core.store.create(container, charge);
+    const claims = await volumeClaimsFor(this.core.volumes, container, spec.mounts);
+    const outcome = await this.core.store.create(container, charge, claims);
     if (outcome.kind === 'hostname-taken') {
       throw new ConflictError(`The hostname ${container.hostname} is taken`, [{ field: 'hostname', message: 'is taken; choose another' }]);
     }
     if (outcome.kind === 'quota-exceeded') throw await this.core.quotaRefusal(charge);
+    if (outcome.kind === 'volume-taken') throw new ConflictError(VOLUME_TAKEN, [{ field: 'mounts', message: 'a volume is mounted by another container' }]);
     countEvent(METRIC.containersCreated);
     try {
       return await this.launcher.launch(container);
@@ -121,7 +125,7 @@ export class ContainerService {
   private async withdrawCreate(container: StoredContainer): Promise<void> {
     const current = await this.core.store.get(container.id);
     if (!current || current.version !== container.version || current.taskArn) return;
-    const outcome = await this.core.store.delete(current, this.core.charge(current, undefined));
+    const outcome = await this.core.store.delete(current, this.core.charge(current, undefined), releaseAllOf(current));
     if (outcome.kind !== 'deleted') log.warn('Could not withdraw a container whose launch was throttled', { containerId: container.id });
   }
 
@@ -157,7 +161,15 @@ export class ContainerService {
     return this.core.commit(
       container,
       (current) => this.core.charge(current, { ...current, cpuCores }, caller),
-      (current, charge) => this.core.store.updateWorkload(current.id, current.version, changes, this.core.isoNow(), charge),
+      async (current, charge) =>
+        this.core.store.updateWorkload(
+          current.id,
+          current.version,
+          changes,
+          this.core.isoNow(),
+          charge,
+          await volumeClaimsFor(this.core.volumes, current, given.mounts, current.mounts),
+        ),
     );
   }
 
@@ -188,7 +200,8 @@ export class ContainerService {
       container,
       (current) => this.core.charge(current, undefined),
       async (current, charge): Promise<WriteOutcome> => {
-        const outcome = await this.core.store.delete(current, charge);
+        // Its volumes are let go of in the same write, and kept.
+        const outcome = await this.core.store.delete(current, charge, releaseAllOf(current));
         return outcome.kind === 'deleted' ? { kind: 'written', container: current } : outcome;
       },
     );

@@ -1,6 +1,7 @@
 import type { Page, PageRequest } from '../page.js';
 import type { ContainerState, StoredContainer, Workload } from './container.js';
 import type { QuotaCharge, QuotaUsage } from './quota.js';
+import type { VolumeClaims } from '../volumes/volume-store.js';
 
 /** A change a task status makes to its container. */
 export interface TaskStatusUpdate {
@@ -43,9 +44,11 @@ export type WriteOutcome =
   | { kind: 'conflict' }
   | { kind: 'not-found' }
   /** The owner's quota use passed the charge's ceiling; nothing was written. */
-  | { kind: 'quota-exceeded' };
+  | { kind: 'quota-exceeded' }
+  /** A volume the write mounts is held by another container, or is gone; nothing was written. */
+  | { kind: 'volume-taken' };
 
-export type CreateOutcome = { kind: 'created' } | { kind: 'hostname-taken' } | { kind: 'quota-exceeded' };
+export type CreateOutcome = { kind: 'created' } | { kind: 'hostname-taken' } | { kind: 'quota-exceeded' } | { kind: 'volume-taken' };
 
 export type DeleteOutcome = { kind: 'deleted' } | { kind: 'conflict' } | { kind: 'not-found' };
 
@@ -67,8 +70,8 @@ export interface ReconcileCheckpoint {
  * The store decides nothing about quotas and words no message: it reports outcomes.
  */
 export interface ContainerStore {
-  /** Writes the container and claims its hostname together. */
-  create(container: StoredContainer, charge?: QuotaCharge): Promise<CreateOutcome>;
+  /** Writes the container and claims its hostname (and mounts its volumes: VolumeClaims) together. */
+  create(container: StoredContainer, charge?: QuotaCharge, claims?: VolumeClaims): Promise<CreateOutcome>;
   get(containerId: string): Promise<StoredContainer | undefined>;
   /** Many containers read as `get` reads one (consistently), in a few calls; the ones that do not exist are left out. */
   getMany(containerIds: readonly string[]): Promise<Map<string, StoredContainer>>;
@@ -106,13 +109,14 @@ export interface ContainerStore {
     stateReason: string,
     now: string,
   ): Promise<StoredContainer | undefined>;
-  /** Changes what the container's next task runs, at `expectedVersion + 1`, keeping its state and task. */
+  /** Changes what the container's next task runs, at `expectedVersion + 1`, keeping its state and task; mounts and lets go of volumes with it. */
   updateWorkload(
     containerId: string,
     expectedVersion: number,
     changes: Partial<Workload>,
     now: string,
     charge?: QuotaCharge,
+    claims?: VolumeClaims,
   ): Promise<WriteOutcome>;
   /** The container that holds a hostname, if any (eventually consistent: for routing, not for decisions). */
   containerIdOfHostname(hostname: string): Promise<string | undefined>;
@@ -135,8 +139,8 @@ export interface ContainerStore {
    * nothing): the container moves to provisioning at a new version, its stopped task detached.
    */
   scheduleRestart(containerId: string, restart: RestartDue, now: string): Promise<StoredContainer | undefined>;
-  /** Deletes the container and frees its hostname together, on condition of its version (and the charge's state). */
-  delete(container: StoredContainer, charge?: QuotaCharge): Promise<DeleteOutcome>;
+  /** Deletes the container and frees its hostname (and lets go of its volumes) together, on condition of its version (and the charge's state). */
+  delete(container: StoredContainer, charge?: QuotaCharge, claims?: VolumeClaims): Promise<DeleteOutcome>;
   /**
    * Records what became of a task nobody reported on (the reconciler): moves the container to
    * `state`, with `stateReason` saying why, on condition that its version and its task (none:

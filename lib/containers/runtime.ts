@@ -1,4 +1,5 @@
 import type { Workload } from './workload.js';
+import type { TaskMount } from '../volumes/volume-backend.js';
 
 export type { HealthCheck } from './workload.js';
 
@@ -7,7 +8,7 @@ export type { HealthCheck } from './workload.js';
  * process `env` plus `PORT` (the local runtime also `CONTAINER_HOSTNAME`, `CONTAINER_ID` and
  * `CONTAINER_IMAGE`), and nothing of the service's own environment.
  */
-export interface WorkloadSpec extends Omit<Workload, 'restartPolicy' | 'idleTimeoutS'> {
+export interface WorkloadSpec extends Omit<Workload, 'restartPolicy' | 'idleTimeoutS' | 'mounts'> {
   containerId: string;
   hostname: string;
 }
@@ -32,6 +33,11 @@ export interface TaskLaunch extends WorkloadSpec {
    * the first attempt created instead of starting a second one.
    */
   clientToken: string;
+  /**
+   * The volumes to mount, each resolved to its backend's name (lib/volumes/volume-backend.ts): an
+   * engine volume on the docker runtime, a directory on the process runtime, an EFS access point on ECS.
+   */
+  mounts: TaskMount[];
 }
 
 /** ECS's task lifecycle statuses; the local runtime reports the same ones. */

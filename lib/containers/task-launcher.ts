@@ -15,6 +15,7 @@ import {
 } from './container-core.js';
 import { TaskLaunchError } from './runtime.js';
 import { workloadOf } from './workload.js';
+import { taskMountsOf } from './container-volumes.js';
 
 /**
  * Runs a container's tasks: the task of a transition (attached as the current one) and the task
@@ -113,10 +114,13 @@ export class TaskLauncher {
   private async runTaskOrFail(container: StoredContainer): Promise<string> {
     const { store, runtime } = this.core;
     try {
+      const mounts = await taskMountsOf(this.core.volumes, container);
+      if (typeof mounts === 'string') throw new TaskLaunchError(mounts);
       return await runtime.runTask({
         containerId: container.id,
         hostname: container.hostname,
         ...workloadOf(container),
+        mounts,
         clientToken: launchToken(container.id, container.version),
       });
     } catch (error) {

@@ -2,6 +2,7 @@ import { config } from '../config.js';
 import * as z from '../zod.js';
 import { imageLocationOf, isDockerHubHost, isPrivateEcrHost } from './image-location.js';
 import { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB, RESTART_POLICIES, type WorkloadKey } from './workload.js';
+import { MAX_MOUNTS } from '../volumes/volume.js';
 
 export { DEFAULT_PORT } from './workload.js';
 export { imageLocationOf, isDockerHubHost, isPrivateEcrHost } from './image-location.js';
@@ -166,6 +167,41 @@ export const MAX_IDLE_TIMEOUT_S = 86_400;
 
 export const restartPolicySchema = z.enum(RESTART_POLICIES, { error: 'must be one of never, on-failure or always' });
 
+export const MAX_MOUNT_PATH_LENGTH = 255;
+
+/** Whether one path is the other or lies under it (`/data` and `/data/cache`). */
+export const pathsOverlap = (a: string, b: string): boolean => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+
+/**
+ * A mount path: absolute, normalized (no `.`, `..`, `//` or trailing `/`), not `/` itself, and
+ * none of the places the runtime or the system needs (`/proc`, `/sys`, `/dev`).
+ */
+const mountPathSchema = z
+  .string('must be a string')
+  .check(
+    z.maxLength(MAX_MOUNT_PATH_LENGTH, `must be at most ${MAX_MOUNT_PATH_LENGTH} characters`),
+    z.regex(/^(\/[A-Za-z0-9._@+-]+)+$/, 'must be an absolute path such as /data, not /, of letters, digits and . _ @ + -'),
+    z.refine((path) => !path.split('/').some((segment) => segment === '.' || segment === '..'), 'must not hold . or .. segments'),
+    z.refine((path) => !['/proc', '/sys', '/dev'].some((kept) => pathsOverlap(path, kept)), 'must not be under /proc, /sys or /dev'),
+  );
+
+/** `mounts`: up to MAX_MOUNTS volumes, each once, at paths that do not overlap. */
+export const mountsSchema = z
+  .array(z.strictObject({ volume: z.uuid('must be a volume id'), path: mountPathSchema }), 'must be an array of { volume, path }')
+  .check(
+    z.maxLength(MAX_MOUNTS, `must hold at most ${MAX_MOUNTS} mounts`),
+    z.superRefine((mounts, context) => {
+      mounts.forEach((mount, index) => {
+        const earlier = mounts.slice(0, index);
+        if (earlier.some((other) => other.volume === mount.volume)) {
+          context.addIssue({ code: 'custom', path: [index, 'volume'], message: 'is mounted twice; mount a volume once' });
+        }
+        const overlapping = earlier.find((other) => pathsOverlap(other.path, mount.path));
+        if (overlapping) context.addIssue({ code: 'custom', path: [index, 'path'], message: `overlaps ${overlapping.path}` });
+      });
+    }),
+  );
+
 /** The upstream hosts of the deployment's pull-through cache rules (IMAGE_PULL_THROUGH_RULES, `host=prefix`). */
 const cachedRegistries = (): string[] => config.IMAGE_PULL_THROUGH_RULES.map((rule) => rule.split('=', 1)[0]!);
 
@@ -184,4 +220,5 @@ export const WORKLOAD_RULES = {
   healthCheck: z.nullable(healthCheckSchema),
   restartPolicy: restartPolicySchema,
   idleTimeoutS: z.nullable(seconds(MIN_IDLE_TIMEOUT_S, MAX_IDLE_TIMEOUT_S)),
+  mounts: mountsSchema,
 } satisfies Record<WorkloadKey, z.ZodMiniType>;

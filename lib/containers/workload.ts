@@ -63,6 +63,22 @@ const idleTimeoutField: WorkloadField<'idle_timeout_s', number | null, number | 
   fromJson: same,
 };
 
+/** A volume mounted into the container's tasks (issue 34, docs/containers.md "Volumes"). */
+export interface Mount {
+  /** The volume's id. */
+  volume: string;
+  /** Absolute path in the container. */
+  path: string;
+}
+
+/** Absent on items from before volumes: no mounts. */
+const mountsField: WorkloadField<'mounts', Mount[], Mount[]> = {
+  name: 'mounts',
+  fallback: [],
+  toJson: (mounts) => (mounts ?? []).map((mount) => ({ volume: mount.volume, path: mount.path })),
+  fromJson: (json) => (json ?? []).map((mount) => ({ volume: mount.volume, path: mount.path })),
+};
+
 /**
  * A container's workload, declared once: what its next task runs, set at creation and changed
  * with PATCH. The request schemas (lib/containers/schemas.ts, and so the OpenAPI document),
@@ -83,13 +99,15 @@ export const WORKLOAD = {
   restartPolicy: plainField<'restart_policy', RestartPolicy>('restart_policy', 'on-failure'),
   /** Seconds without a request to its URL after which the container sleeps (docs/containers.md, "Sleep and wake"); null: never. */
   idleTimeoutS: idleTimeoutField,
+  /** Volumes mounted into its tasks: at most one container mounts a volume at a time. */
+  mounts: mountsField,
 } as const;
 
 type Fields = typeof WORKLOAD;
 export type WorkloadKey = keyof Fields;
 
 /** Fields added after the seed, which code written before them may leave out: absent reads as the fallback. */
-type LaterKey = 'idleTimeoutS';
+type LaterKey = 'idleTimeoutS' | 'mounts';
 
 /** What a container's next task runs. */
 export type Workload = { -readonly [K in Exclude<WorkloadKey, LaterKey>]: Fields[K]['fallback'] } & {

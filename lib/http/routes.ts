@@ -5,6 +5,7 @@ import { mcpRoutes } from './routes/mcp.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { pageRoutes } from './routes/pages.js';
 import type { Route } from './routes/route.js';
+import { volumeRoutes } from './routes/volumes.js';
 
 /**
  * The one route table, declared by area in lib/http/routes/ (identity, containers, oauth, pages, console, mcp; as Hono's `app.route()` groups
@@ -23,6 +24,7 @@ export * from './routes/identity.js';
 export * from './routes/mcp.js';
 export * from './routes/oauth.js';
 export * from './routes/pages.js';
+export * from './routes/volumes.js';
 
 /** The areas' rows, one after the other; marked pure so a bundle that never reads the table drops it. */
 function table<const Areas extends ReadonlyArray<readonly Route[]>>(...areas: Areas): ReadonlyArray<Areas[number][number]> {
@@ -32,7 +34,7 @@ function table<const Areas extends ReadonlyArray<readonly Route[]>>(...areas: Ar
 }
 
 /** The table: the CDK stack, the local server and the OpenAPI document read it. */
-export const routes = /* @__PURE__ */ table(identityRoutes, containerRoutes, oauthRoutes, pageRoutes, consoleRoutes, mcpRoutes);
+export const routes = /* @__PURE__ */ table(identityRoutes, containerRoutes, volumeRoutes, oauthRoutes, pageRoutes, consoleRoutes, mcpRoutes);
 
 export type RouteId = (typeof routes)[number]['id'];
 

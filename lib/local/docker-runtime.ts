@@ -17,6 +17,8 @@ import { onShutdown } from './lifecycle.js';
 import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
 import { type SpareEngineContainer, SpareEngineContainers } from './spare-engine-containers.js';
 import { type BookedTask, TaskBook } from './task-book.js';
+import type { TaskMount } from '../volumes/volume-backend.js';
+import type { EngineVolumeUsage } from './docker-volumes.js';
 
 /** The labels that mark an engine container as one of this stack's tasks (docs/containers.md, "Docker Engine runtime"). */
 export const LABEL = {
@@ -67,6 +69,17 @@ export interface DockerRuntimeOptions {
   diskCheckMs?: number;
   /** The bytes in one GB of `disk_gb`: 1 GiB, except in tests (LOCAL_DISK_GB_BYTES). */
   diskGbBytes?: number;
+  /** The engine volumes tasks mount (lib/local/docker-volumes.ts): checked before a mount, measured with the disk check. */
+  volumes?: EngineVolumes;
+}
+
+/** What the runtime asks of the engine volumes. */
+export interface EngineVolumes {
+  /** Throws when the engine volume is not this stack's volume of that id. */
+  assertMountable(mount: TaskMount): Promise<void>;
+  usageByName(): Promise<Map<string, EngineVolumeUsage>>;
+  /** Told each measurement, so the records' `used_gb` follow (within the disk check's period). */
+  onUsage?(usage: EngineVolumeUsage[]): void;
 }
 
 /** A task of this runtime: an engine container; `port` is the loopback port the engine published its app's port on. */
@@ -110,6 +123,7 @@ export class DockerRuntime implements ReconcilableRuntime {
   private readonly diskGbBytes: number;
   private diskTimer: NodeJS.Timeout | undefined;
   private measuringDisk = false;
+  private readonly volumes: EngineVolumes | undefined;
 
   constructor(options: DockerRuntimeOptions) {
     this.engine = options.engine;
@@ -118,6 +132,7 @@ export class DockerRuntime implements ReconcilableRuntime {
     this.hostFirewall = options.hostFirewall ?? { ensure: ensureContainerFirewall, keep: keepContainerFirewall };
     this.diskCheckMs = options.diskCheckMs ?? 30_000;
     this.diskGbBytes = options.diskGbBytes ?? 1024 ** 3;
+    this.volumes = options.volumes;
     this.spares = new SpareEngineContainers(
       {
         engine: this.engine,
@@ -386,6 +401,7 @@ export class DockerRuntime implements ReconcilableRuntime {
     await this.ensureImage(launch.image, task.abort.signal);
     if (task.desiredStatus !== 'RUNNING') return void this.settle(task, {});
     this.isolationRefusal();
+    await this.assertMountable(launch);
     const network = await ensureContainerNetwork(this.engine, this.stackId, launch.containerId);
     const engineContainer = await this.engine.createContainer(this.containerSpec(task.taskArn, launch, network));
     if (task.desiredStatus !== 'RUNNING') {
@@ -398,6 +414,20 @@ export class DockerRuntime implements ReconcilableRuntime {
       throw new ProvisioningFailed(`could not start: ${engineMessage(error)}`);
     }
     return network;
+  }
+
+  /** Every mount names an engine volume of this stack, of the volume the record names: never another stack's or account's. */
+  private async assertMountable(launch: TaskLaunch): Promise<void> {
+    const mounts = launch.mounts ?? [];
+    if (mounts.length === 0) return;
+    if (!this.volumes) throw new ProvisioningFailed('could not start: this runtime was composed without volumes');
+    for (const mount of mounts) {
+      try {
+        await this.volumes.assertMountable(mount);
+      } catch (error) {
+        throw new ProvisioningFailed(`could not mount: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
   }
 
   /** Pulls the image when the engine lacks it; a failed pull names the image and the engine's words. */
@@ -455,7 +485,9 @@ export class DockerRuntime implements ReconcilableRuntime {
         CapDrop: ['ALL'],
         CapAdd: KEPT_CAPABILITIES,
         SecurityOpt: ['no-new-privileges'],
+        // No path of this machine's: only the container's own engine volumes (lib/local/docker-volumes.ts).
         Binds: [],
+        Mounts: (launch.mounts ?? []).map((mount) => ({ Type: 'volume' as const, Source: mount.backendRef, Target: mount.path })),
         RestartPolicy: { Name: 'no' },
         LogConfig: { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '1' } },
       },
@@ -494,6 +526,7 @@ export class DockerRuntime implements ReconcilableRuntime {
         const used = sizeByTaskId.get(taskIdOf(task.taskArn));
         if (used !== undefined && used > task.diskGb * this.diskGbBytes) void this.failOverDisk(task);
       }
+      await this.enforceVolumeSizes(running);
     } catch (error) {
       log.warn("Measuring the engine containers' disk use failed", describeError(error));
     } finally {
@@ -501,11 +534,32 @@ export class DockerRuntime implements ReconcilableRuntime {
     }
   }
 
-  private async failOverDisk(task: EngineTask): Promise<void> {
+  /**
+   * The engine's `local` driver bounds no volume on this machine (size= needs xfs project quotas),
+   * so each volume a running task mounts is measured with the disk check: a task whose volume is
+   * past its size is stopped at once with a reason naming the volume and its size. Nothing else
+   * on the machine is touched; the volume keeps its content.
+   */
+  private async enforceVolumeSizes(running: EngineTask[]): Promise<void> {
+    if (!this.volumes || !running.some((task) => (task.launch.mounts ?? []).length > 0)) return;
+    const usage = await this.volumes.usageByName();
+    this.volumes.onUsage?.([...usage.values()]);
+    for (const task of running) {
+      for (const mount of task.launch.mounts ?? []) {
+        const measured = usage.get(mount.backendRef);
+        if (measured && measured.sizeGb > 0 && measured.usedBytes > measured.sizeGb * this.diskGbBytes) {
+          void this.failOverDisk(task, `volume ${mount.volumeId} is over its size of ${measured.sizeGb} GB`);
+          break;
+        }
+      }
+    }
+  }
+
+  private async failOverDisk(task: EngineTask, reason = `disk limit of ${task.diskGb} GB exceeded`): Promise<void> {
     if (task.lastStatus === 'STOPPED' || task.desiredStatus !== 'RUNNING') return;
     task.abort.abort();
     task.endHealthWatch?.();
-    task.failing = `disk limit of ${task.diskGb} GB exceeded`;
+    task.failing = reason;
     // At once: every second of grace is more written.
     await this.stopEngineContainer(task.taskArn, 0);
     this.settle(task, { reason: task.failing });

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -22,6 +22,7 @@ import { LocalLogWriter, localLogDir, localLogFile } from './local-logs.js';
 import { killTaskProcesses, TASK_MARKER } from './process-tree.js';
 import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
 import { type BookedTask, TaskBook } from './task-book.js';
+import type { TaskMount } from '../volumes/volume-backend.js';
 
 export interface LocalRuntimeOptions {
   /** Each container works in `<rootDir>/<container id>`. */
@@ -246,6 +247,7 @@ export class LocalRuntime implements ReconcilableRuntime {
    */
   private spawnProcess(task: LocalTask, launch: TaskLaunch, port: number): void {
     mkdirSync(task.workDir, { recursive: true });
+    linkMounts(task.workDir, launch.mounts ?? []);
     const [command, args]: [string, string[]] = launch.command
       ? [launch.command[0]!, launch.command.slice(1)]
       : this.options.command
@@ -352,5 +354,19 @@ export class LocalRuntime implements ReconcilableRuntime {
       this.unregisterShutdown = undefined;
       await this.stopAll();
     });
+  }
+}
+
+/**
+ * A process shares this machine's file system, so a mount at `/data` is the directory `data` in
+ * its working directory: a link to the volume's directory (lib/local/directory-volumes.ts),
+ * made again at each start.
+ */
+function linkMounts(workDir: string, mounts: readonly TaskMount[]): void {
+  for (const mount of mounts) {
+    const link = join(workDir, mount.path);
+    mkdirSync(dirname(link), { recursive: true });
+    rmSync(link, { recursive: true, force: true });
+    symlinkSync(mount.backendRef, link, 'dir');
   }
 }

@@ -55,6 +55,8 @@ export interface LocalContainerHosting {
   appRouting(): AppRouting;
   /** Starts the local stand-in for the scheduled reconciliation; answers how to stop it. */
   startReconciler(): () => Promise<void>;
+  /** Serves a signed snapshot download (lib/local/snapshot-downloads.ts); false when the request is not one. */
+  serveDownload?(request: IncomingMessage, response: ServerResponse): Promise<boolean>;
 }
 
 export interface LocalServer {
@@ -100,6 +102,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     const startedAt = Date.now();
     const method = request.method ?? 'GET';
     const { rawPath, rawQuery } = splitRequestTarget(request.url ?? '/');
+    if (method === 'GET' && (await options.containers?.serveDownload?.(request, response))) return;
     const atFrontDoor = frontDoorAnswer(method, rawPath);
     if (atFrontDoor) {
       response.writeHead(atFrontDoor.statusCode, { ...atFrontDoor.headers, 'Content-Length': String(atFrontDoor.body.length) });

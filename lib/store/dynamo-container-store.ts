@@ -23,6 +23,8 @@ import {
 } from './dynamo.js';
 import { CONTAINER_ATTRIBUTE, containerEntity, hostnameClaimEntity } from './entities/container.js';
 import { quotaUsageEntity } from './entities/quota-usage.js';
+import { volumeClaimItems } from './dynamo-volume-store.js';
+import type { VolumeClaims } from '../volumes/volume-store.js';
 import type { Item } from './entities/item.js';
 import { INDEX, keys } from './keys.js';
 import { queryPage, type Page, type PageRequest } from './pagination.js';
@@ -37,8 +39,9 @@ const changesUsage = (charge: QuotaCharge): boolean => charge.containers !== 0 |
 const A = CONTAINER_ATTRIBUTE;
 
 export class DynamoContainerStore implements ContainerStore {
-  async create(container: StoredContainer, charge?: QuotaCharge): Promise<CreateOutcome> {
+  async create(container: StoredContainer, charge?: QuotaCharge, claims?: VolumeClaims): Promise<CreateOutcome> {
     const usage = charge && changesUsage(charge) ? this.usageUpdate(charge) : undefined;
+    const claimItems = volumeClaimItems(container.id, claims);
     try {
       await transactWrite({
         TransactItems: [
@@ -51,11 +54,14 @@ export class DynamoContainerStore implements ContainerStore {
           },
           { Put: { TableName: tableName, Item: containerEntity.toItem(container), ConditionExpression: 'attribute_not_exists(pk)' } },
           ...(usage ? [usage] : []),
+          ...claimItems,
         ],
       });
       return { kind: 'created' };
     } catch (error) {
-      if (usage && transactionCancellationCodes(error)[2] === 'ConditionalCheckFailed') return { kind: 'quota-exceeded' };
+      const codes = transactionCancellationCodes(error);
+      if (usage && codes[2] === 'ConditionalCheckFailed') return { kind: 'quota-exceeded' };
+      if (codes.slice(usage ? 3 : 2).includes('ConditionalCheckFailed')) return { kind: 'volume-taken' };
       if (isTransactionConditionFailure(error)) return { kind: 'hostname-taken' };
       throw error;
     }
@@ -194,6 +200,7 @@ export class DynamoContainerStore implements ContainerStore {
     changes: Partial<Workload>,
     now: string,
     charge?: QuotaCharge,
+    claims?: VolumeClaims,
   ): Promise<WriteOutcome> {
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = { ':next': expectedVersion + 1, ':expected': expectedVersion, ':now': now };
@@ -205,13 +212,18 @@ export class DynamoContainerStore implements ContainerStore {
       values[`:${key}`] = fieldToJson(key, value);
       assignments.push(`#${key} = :${key}`);
     }
-    return this.versionedWrite(containerId, charge, {
-      Key: keys.container(containerId),
-      UpdateExpression: `SET ${assignments.join(', ')}`,
-      ConditionExpression: 'attribute_exists(pk) AND version = :expected',
-      ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
-      ExpressionAttributeValues: values,
-    });
+    return this.versionedWrite(
+      containerId,
+      charge,
+      {
+        Key: keys.container(containerId),
+        UpdateExpression: `SET ${assignments.join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk) AND version = :expected',
+        ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
+        ExpressionAttributeValues: values,
+      },
+      volumeClaimItems(containerId, claims),
+    );
   }
 
   async containerIdOfHostname(hostname: string): Promise<string | undefined> {
@@ -287,7 +299,7 @@ export class DynamoContainerStore implements ContainerStore {
     });
   }
 
-  async delete(container: StoredContainer, charge?: QuotaCharge): Promise<DeleteOutcome> {
+  async delete(container: StoredContainer, charge?: QuotaCharge, claims?: VolumeClaims): Promise<DeleteOutcome> {
     const usage = charge && changesUsage(charge) ? this.usageUpdate(charge) : undefined;
     try {
       await transactWrite({
@@ -313,6 +325,7 @@ export class DynamoContainerStore implements ContainerStore {
             },
           },
           ...(usage ? [usage] : []),
+          ...volumeClaimItems(container.id, claims),
         ],
       });
       return { kind: 'deleted' };
@@ -465,8 +478,13 @@ export class DynamoContainerStore implements ContainerStore {
   }
 
   /** A write conditional on the version read: when its condition fails, tells a moved-on container from a deleted one. */
-  private async versionedWrite(containerId: string, charge: QuotaCharge | undefined, input: Update): Promise<WriteOutcome> {
-    const outcome = await this.update(containerId, charge, input);
+  private async versionedWrite(
+    containerId: string,
+    charge: QuotaCharge | undefined,
+    input: Update,
+    also: TransactItem[] = [],
+  ): Promise<WriteOutcome> {
+    const outcome = await this.update(containerId, charge, input, also);
     if (outcome.kind !== 'conflict') return outcome;
     return (await this.get(containerId)) ? outcome : { kind: 'not-found' };
   }
@@ -475,7 +493,8 @@ export class DynamoContainerStore implements ContainerStore {
    * A conditional update answering the new item. With a charge, it is also conditional on the
    * state the charge was computed from, and goes in one transaction with the usage item.
    */
-  private async update(containerId: string, charge: QuotaCharge | undefined, input: Update): Promise<WriteOutcome> {
+  private async update(containerId: string, charge: QuotaCharge | undefined, input: Update, also: TransactItem[] = []): Promise<WriteOutcome> {
+    if (also.length > 0) return this.transacted(containerId, charge, input, also);
     if (!charge || (!changesUsage(charge) && !charge.fromState)) return this.updated(input);
     const conditioned: Update = charge.fromState
       ? {
@@ -495,6 +514,30 @@ export class DynamoContainerStore implements ContainerStore {
       throw error;
     }
     // A transaction answers no item, so read it back (consistent), as written.
+    const container = await this.get(containerId);
+    return container ? { kind: 'written', container } : { kind: 'not-found' };
+  }
+
+  /** The container's update, its charge and `also` (volume claims) in one transaction, each condition told apart. */
+  private async transacted(containerId: string, charge: QuotaCharge | undefined, input: Update, also: TransactItem[]): Promise<WriteOutcome> {
+    const conditioned: Update = charge?.fromState
+      ? {
+          ...input,
+          ConditionExpression: `(${input.ConditionExpression}) AND #state = :fromState`,
+          ExpressionAttributeNames: { ...input.ExpressionAttributeNames, '#state': 'state' },
+          ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':fromState': charge.fromState },
+        }
+      : input;
+    const usage = charge && changesUsage(charge) ? [this.usageUpdate(charge)] : [];
+    try {
+      await transactWrite({ TransactItems: [{ Update: { TableName: tableName, ...conditioned } as never }, ...usage, ...also] });
+    } catch (error) {
+      const codes = transactionCancellationCodes(error);
+      if (codes[0] === 'ConditionalCheckFailed') return { kind: 'conflict' };
+      if (usage.length > 0 && codes[1] === 'ConditionalCheckFailed') return { kind: 'quota-exceeded' };
+      if (codes.slice(1 + usage.length).includes('ConditionalCheckFailed')) return { kind: 'volume-taken' };
+      throw error;
+    }
     const container = await this.get(containerId);
     return container ? { kind: 'written', container } : { kind: 'not-found' };
   }

@@ -41,6 +41,8 @@ export const keyFamilies = {
   reconcileCheckpoint: { partition: keys.reconcileCheckpoint.pk },
   appRoute: { partition: keys.appRoute(ANY).pk },
   wakeHolds: { partition: keys.wakeHolds(ANY).pk },
+  volume: { partition: keys.volume(ANY).pk },
+  snapshot: { partition: keys.snapshot(ANY).pk },
 
   quotaUsage: {
     partition: keys.quotaUsage(ANY).pk,
@@ -54,4 +56,7 @@ export const keyFamilies = {
   grantsOfUser: { partition: keys.grantsOfUserPartition(ANY), index: INDEX.byOwner },
   allUsers: { partition: keys.allUsersPartition, index: INDEX.global },
   allContainers: { partition: keys.allContainersPartition, index: INDEX.global },
+  volumesOfOwner: { partition: keys.volumesOfOwnerPartition(ANY), index: INDEX.byOwner },
+  snapshotsOfVolume: { partition: keys.snapshotsOfVolumePartition(ANY), index: INDEX.byOwner },
+  allVolumes: { partition: keys.allVolumesPartition, index: INDEX.global },
 } as const satisfies Record<ItemFamily | AttributeFamily | IndexFamily, PartitionFamily>;

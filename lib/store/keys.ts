@@ -102,6 +102,24 @@ export const keys = {
   wakeHolds: (containerId: string): ItemKey => ({ pk: join('WAKE_HOLDS', containerId), sk: 'WAKE_HOLDS' }),
   /** The requests it holds for every wake at once. Same partition family, so the same IAM grant. */
   allWakeHolds: { pk: join('WAKE_HOLDS', 'ALL'), sk: 'WAKE_HOLDS' } satisfies ItemKey,
+  /** A volume (lib/volumes/volume.ts). */
+  volume: (volumeId: string): ItemKey => ({ pk: join('VOLUME', volumeId), sk: 'VOLUME' }),
+  /** A snapshot of a volume: its own item, as it outlives the volume and a new volume is made from it by its id alone. */
+  snapshot: (snapshotId: string): ItemKey => ({ pk: join('SNAPSHOT', snapshotId), sk: 'SNAPSHOT' }),
+  /** A volume's snapshots, newest first (the owner index: its partition names the volume). */
+  snapshotOfVolume: (volumeId: string, snapshotId: string): OwnerIndexKey => ({
+    gsi1pk: join('VOLUME', volumeId, 'SNAPSHOT'),
+    gsi1sk: join('SNAPSHOT', snapshotId),
+  }),
+  snapshotsOfVolumePartition: (volumeId: string): string => join('VOLUME', volumeId, 'SNAPSHOT'),
+  /** A user's volumes, newest first. */
+  volumeOfOwner: (userId: string, volumeId: string): OwnerIndexKey => ({
+    gsi1pk: join('OWNER', userId, 'VOLUME'),
+    gsi1sk: join('VOLUME', volumeId),
+  }),
+  volumesOfOwnerPartition: (userId: string): string => join('OWNER', userId, 'VOLUME'),
+  allVolumes: (volumeId: string): GlobalIndexKey => ({ gsi2pk: 'VOLUMES', gsi2sk: join('VOLUME', volumeId) }),
+  allVolumesPartition: 'VOLUMES',
   /** Claims a hostname service-wide; written in the same transaction as the container. */
   hostname: (hostname: string): ItemKey => ({ pk: join('HOSTNAME', hostname), sk: 'HOSTNAME' }),
 

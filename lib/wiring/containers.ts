@@ -7,6 +7,7 @@ import type { QuotaLimits } from '../containers/quota.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import { DynamoContainerStore } from '../store/dynamo-container-store.js';
+import { volumeStore } from './volumes.js';
 
 /** One store per process, shared by every request it serves. */
 export const containerStore = new DynamoContainerStore();
@@ -83,6 +84,7 @@ export function containerServiceOptions(
     drainMs: config.RESTART_DRAIN_MS,
     restartScheduler: adapters.deferredWork ?? restartScheduler,
     probedReadiness: adapters.deferredWork !== undefined,
+    volumes: volumeStore,
     ...(adapters.runPolicy ? { runPolicy: adapters.runPolicy } : {}),
     ...(sizeLimits ? { sizeLimits } : {}),
   };

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { resolve } from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { dirname, join, resolve } from 'node:path';
 import { config } from '../config.js';
 import type { ContainerLogs } from '../containers/logs.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
@@ -24,6 +25,11 @@ import { engineClient, engineConfigured } from '../local/docker-engine.js';
 import { SleepingContainerService } from '../containers/sleep-and-wake.js';
 import { dynamoContainerActivity } from '../store/dynamo-container-activity.js';
 import { containerServiceOptions, containerServiceWith, containerStore } from './containers.js';
+import { DockerVolumeBackend } from '../local/docker-volumes.js';
+import { DirectoryVolumeBackend } from '../local/directory-volumes.js';
+import { serveSnapshotDownload, signedSnapshotUrl } from '../local/snapshot-downloads.js';
+import type { SnapshotRef, VolumeBackend } from '../volumes/volume-backend.js';
+import { volumeStore } from './volumes.js';
 
 /** A local runtime as the stack uses it beyond the runtime port. */
 interface LocalRuntimePort extends ReconcilableRuntime {
@@ -41,6 +47,10 @@ interface LocalContainers {
   runPolicy: RunPolicy;
   /** Ends what an earlier run of this stack left running; answers how many. */
   removeLeftovers(): Promise<number>;
+  /** Where volumes' bytes live: engine volumes, or directories under DATA_DIR/volumes. */
+  volumeBackend: VolumeBackend;
+  /** Where snapshots' gzipped tars are kept (DATA_DIR/snapshots), which the signed download route serves. */
+  snapshotDir: string;
 }
 
 let local: LocalContainers | undefined;
@@ -106,16 +116,32 @@ export function localRunPolicyNotice(): string {
 
 export const stackIdOf = (containerDir: string): string => createHash('sha256').update(resolve(containerDir)).digest('hex').slice(0, 16);
 
+/** The local stack's data directory (DATA_DIR): the one that holds LOCAL_CONTAINER_DIR. */
+const dataDirOf = (containerDir: string): string => dirname(resolve(containerDir));
+
+/** The signed local URL of a snapshot's tar, on the stack's own address (PUBLIC_BASE_URL, which `npm start` sets). */
+const downloadUrlOf = (snapshot: SnapshotRef) => signedSnapshotUrl(process.env.PUBLIC_BASE_URL ?? 'http://localhost:3000', snapshot);
+
 function composeLocalContainers(): LocalContainers {
+  const snapshotDir = join(dataDirOf(config.LOCAL_CONTAINER_DIR), 'snapshots');
   if (localRuntimeKind() === 'docker') {
     const engine = engineClient(config.DOCKER_HOST);
+    const stackId = stackIdOf(config.LOCAL_CONTAINER_DIR);
+    const volumeBackend = new DockerVolumeBackend({ engine, stackId, snapshotDir, downloadUrlOf });
     const runtime = new DockerRuntime({
       engine,
-      stackId: stackIdOf(config.LOCAL_CONTAINER_DIR),
+      stackId,
       diskCheckMs: config.LOCAL_DISK_CHECK_MS,
       diskGbBytes: config.LOCAL_DISK_GB_BYTES,
+      volumes: {
+        assertMountable: (mount) => volumeBackend.assertMountable(mount),
+        usageByName: () => volumeBackend.usageByName(),
+        onUsage: (usage) => recordVolumeUsage(usage),
+      },
     });
     return {
+      volumeBackend,
+      snapshotDir,
       kind: 'docker',
       runtime,
       usage: new DockerMetrics(engine),
@@ -131,6 +157,8 @@ function composeLocalContainers(): LocalContainers {
   });
   return {
     kind: 'process',
+    volumeBackend: new DirectoryVolumeBackend(join(dataDirOf(config.LOCAL_CONTAINER_DIR), 'volumes'), snapshotDir, downloadUrlOf),
+    snapshotDir,
     runtime,
     usage: new LocalMetrics(runtime),
     logs: new LocalContainerLogs(config.LOCAL_CONTAINER_DIR),
@@ -161,6 +189,20 @@ export function localContainers(): LocalContainers {
   }
   return local;
 }
+
+/** Records each measured volume's use, so that its `used_gb` is current within the disk check's period (30 s). */
+function recordVolumeUsage(usage: ReadonlyArray<{ volumeId: string; usedBytes: number }>): void {
+  const at = new Date().toISOString();
+  for (const volume of usage) {
+    volumeStore.recordUsage(volume.volumeId, volume.usedBytes, at).catch((error: unknown) => {
+      log.warn("Recording a volume's use failed", { volumeId: volume.volumeId, ...describeError(error) });
+    });
+  }
+}
+
+/** The local server's signed snapshot downloads (lib/local/snapshot-downloads.ts). */
+export const serveLocalDownload = (request: IncomingMessage, response: ServerResponse): Promise<boolean> =>
+  serveSnapshotDownload(request, response, localContainers().snapshotDir);
 
 /**
  * Tells the local proxy that a task status of a container was just applied to its record, so a

@@ -51,6 +51,11 @@ describe('table grants from key families', () => {
       grantsOfUser: keys.grantsOfUserPartition(userId),
       allUsers: keys.allUsersPartition,
       allContainers: keys.allContainersPartition,
+      volume: keys.volume(containerId).pk,
+      snapshot: keys.snapshot(containerId).pk,
+      volumesOfOwner: keys.volumesOfOwnerPartition(userId),
+      snapshotsOfVolume: keys.snapshotsOfVolumePartition(containerId),
+      allVolumes: keys.allVolumesPartition,
     };
     // Assess
     for (const [name, family] of Object.entries(keyFamilies)) {

@@ -32,6 +32,7 @@ Object.assign(process.env, {
   QUOTA_MAX_CONTAINERS: '10000',
   QUOTA_MAX_RUNNING_CPU: '10000',
   QUOTA_MAX_MEMORY_MB: '100000000',
+  QUOTA_MAX_VOLUME_GB: '100000',
   // Test users are many and made in bursts: their hashes use scrypt N=2^14, the service's earlier
   // cost (2^17 in production; test/unit and test/integration/identity check 2^17 itself).
   PASSWORD_SCRYPT_N: '16384',

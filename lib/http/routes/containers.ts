@@ -5,6 +5,10 @@ import { authenticated, type Route, route } from './route.js';
 
 /** A container write: the container, and the owner's quota usage charged in the same transaction. */
 export const containerUpdate: TableAccess = { update: ['container', 'quotaUsage'] };
+/** A write that mounts or lets go of volumes in the same transaction (lib/store/dynamo-volume-store.ts, volumeClaimItems). */
+export const volumeClaims: TableAccess = { update: ['volume'] };
+/** A launch reads the volumes its task mounts, to resolve them (lib/containers/container-volumes.ts). */
+export const volumeMountReads: TableAccess = { read: ['volume'] };
 
 export const listContainers = /* @__PURE__ */ route({
   id: 'listContainers',
@@ -26,10 +30,10 @@ export const createContainer = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'json',
-  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, { write: ['container', 'hostname'] }), {
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, volumeClaims, { write: ['container', 'hostname'] }), {
     ecs: ['run', 'stop'],
   }),
-  alsoAnswers: [409, 503],
+  alsoAnswers: [404, 409, 503],
   summary: 'Create a container and start its first task',
 });
 
@@ -53,8 +57,8 @@ export const updateContainer = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'json',
-  permissions: /* @__PURE__ */ authenticated(containerUpdate),
-  alsoAnswers: [409],
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, volumeClaims)),
+  alsoAnswers: [404, 409],
   summary: 'Change what a container runs from its next start or restart',
 });
 
@@ -66,7 +70,7 @@ export const deleteContainer = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, { write: ['container', 'hostname'] }), {
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, volumeClaims, { write: ['container', 'hostname'] }), {
     ecs: ['stop'],
   }),
   alsoAnswers: [409, 503],
@@ -81,7 +85,7 @@ export const startContainer = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated(containerUpdate, { ecs: ['run', 'stop', 'describe'] }),
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, volumeMountReads), { ecs: ['run', 'stop', 'describe'] }),
   timeoutSeconds: 29,
   alsoAnswers: [409, 503, 504],
   summary: 'Start a container and wait until it runs',
@@ -108,7 +112,7 @@ export const restartContainer = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated(containerUpdate, { ecs: ['run', 'stop', 'describe'] }),
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, volumeMountReads), { ecs: ['run', 'stop', 'describe'] }),
   timeoutSeconds: 29,
   alsoAnswers: [409, 503, 504],
   summary: 'Restart a container on a new task and wait until it runs',

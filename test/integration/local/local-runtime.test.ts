@@ -39,6 +39,7 @@ const launch = (change: Partial<TaskLaunch> = {}): TaskLaunch => {
     diskGb: 18,
     healthCheck: null,
     clientToken: `${containerId}:1`,
+    mounts: [],
     ...change,
   };
 };

@@ -83,6 +83,7 @@ const launch = (overrides: Partial<TaskLaunch> = {}): TaskLaunch => ({
   diskGb: 18,
   healthCheck: null,
   clientToken: `${CONTAINER_ID}:1`,
+  mounts: [],
   ...overrides,
 });
 

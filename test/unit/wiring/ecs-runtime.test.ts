@@ -40,6 +40,7 @@ async function launchWith(env: Record<string, string>) {
     diskGb: 18,
     healthCheck: null,
     clientToken: '0190a3e4-5b6c-7d8e-9f01-23456789abcd:1',
+    mounts: [],
   });
   return ecsMock.commandCalls(RegisterTaskDefinitionCommand)[0]?.args[0].input;
 }

@@ -1,0 +1,252 @@
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Page, PageRequest } from '../page.js';
+import type { Snapshot, Volume } from '../volumes/volume.js';
+import type {
+  SnapshotCreateOutcome,
+  VolumeCharge,
+  VolumeClaims,
+  VolumeCreateOutcome,
+  VolumeDeleteOutcome,
+  VolumeStore,
+} from '../volumes/volume-store.js';
+import { batchGetAll, documentClient, tableName, transactionCancellationCodes, transactWrite } from './dynamo.js';
+import { quotaUsageEntity } from './entities/quota-usage.js';
+import { snapshotEntity, VOLUME_ATTRIBUTE, volumeEntity } from './entities/volume.js';
+import type { Item } from './entities/item.js';
+import { INDEX, keys } from './keys.js';
+import { queryPage } from './pagination.js';
+
+type TransactItem = NonNullable<Parameters<typeof transactWrite>[0]['TransactItems']>[number];
+
+const toPage = (page: Page<Item>): Page<Volume> => ({ ...page, items: page.items.map(volumeEntity.fromItem) });
+
+/**
+ * The transaction items that mount and let go of a container's volumes (VolumeClaims): a claim
+ * holds only on a volume of the container's account that no other container holds, a release
+ * only on one the container holds. The container store puts them in the container's own write.
+ */
+export function volumeClaimItems(containerId: string, claims: VolumeClaims | undefined): TransactItem[] {
+  if (!claims) return [];
+  const attached = VOLUME_ATTRIBUTE.attachedTo;
+  return [
+    ...claims.attach.map(
+      (volumeId): TransactItem => ({
+        Update: {
+          TableName: tableName,
+          Key: keys.volume(volumeId),
+          UpdateExpression: `SET ${attached} = :container`,
+          ConditionExpression: `attribute_exists(pk) AND ${VOLUME_ATTRIBUTE.userId} = :owner AND (attribute_not_exists(${attached}) OR ${attached} = :container)`,
+          ExpressionAttributeValues: { ':container': containerId, ':owner': claims.ownerId },
+        },
+      }),
+    ),
+    ...claims.detach.map(
+      (volumeId): TransactItem => ({
+        Update: {
+          TableName: tableName,
+          Key: keys.volume(volumeId),
+          UpdateExpression: `REMOVE ${attached}`,
+          // A volume deleted meanwhile cannot be: it was attached to this container.
+          ConditionExpression: `attribute_exists(pk) AND ${attached} = :container`,
+          ExpressionAttributeValues: { ':container': containerId },
+        },
+      }),
+    ),
+  ];
+}
+
+/** The quota item's part of a volume write: ADD the gigabytes, on condition that the use leaves room. */
+function volumeGbUpdate(charge: VolumeCharge): TransactItem {
+  const { volumeGb } = quotaUsageEntity.attributes;
+  return {
+    Update: {
+      TableName: tableName,
+      Key: quotaUsageEntity.key(charge.userId),
+      UpdateExpression: `ADD ${volumeGb} :gb SET ${quotaUsageEntity.ownerAttribute} = :userId`,
+      ...(charge.ceiling !== undefined ? { ConditionExpression: `attribute_not_exists(${volumeGb}) OR ${volumeGb} <= :ceiling` } : {}),
+      ExpressionAttributeValues: { ':gb': charge.volumeGb, ':userId': charge.userId, ...(charge.ceiling !== undefined ? { ':ceiling': charge.ceiling } : {}) },
+    },
+  };
+}
+
+export class DynamoVolumeStore implements VolumeStore {
+  async create(volume: Volume, charge: VolumeCharge): Promise<VolumeCreateOutcome> {
+    try {
+      await transactWrite({
+        TransactItems: [
+          { Put: { TableName: tableName, Item: volumeEntity.toItem(volume), ConditionExpression: 'attribute_not_exists(pk)' } },
+          volumeGbUpdate(charge),
+        ],
+      });
+      return { kind: 'created' };
+    } catch (error) {
+      if (transactionCancellationCodes(error)[1] === 'ConditionalCheckFailed') return { kind: 'quota-exceeded' };
+      throw error;
+    }
+  }
+
+  async get(volumeId: string): Promise<Volume | undefined> {
+    const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.volume(volumeId), ConsistentRead: true }));
+    return Item ? volumeEntity.fromItem(Item) : undefined;
+  }
+
+  async getMany(volumeIds: readonly string[]): Promise<Map<string, Volume>> {
+    const found = new Map<string, Volume>();
+    if (volumeIds.length === 0) return found;
+    const items = await batchGetAll([...new Set(volumeIds)].map((id) => keys.volume(id)));
+    for (const item of items.values()) {
+      const volume = volumeEntity.fromItem(item);
+      found.set(volume.id, volume);
+    }
+    return found;
+  }
+
+  async listOwnedBy(userId: string, page: PageRequest): Promise<Page<Volume>> {
+    return toPage(
+      await queryPage(
+        { index: INDEX.byOwner, partitionAttribute: 'gsi1pk', partitionValue: keys.volumesOfOwnerPartition(userId), sortAttribute: 'gsi1sk' },
+        page,
+      ),
+    );
+  }
+
+  async listAll(page: PageRequest): Promise<Page<Volume>> {
+    return toPage(
+      await queryPage({ index: INDEX.global, partitionAttribute: 'gsi2pk', partitionValue: keys.allVolumesPartition, sortAttribute: 'gsi2sk' }, page),
+    );
+  }
+
+  async delete(volume: Volume): Promise<VolumeDeleteOutcome> {
+    try {
+      await transactWrite({
+        TransactItems: [
+          {
+            Delete: {
+              TableName: tableName,
+              Key: keys.volume(volume.id),
+              ConditionExpression: `attribute_exists(pk) AND attribute_not_exists(${VOLUME_ATTRIBUTE.attachedTo})`,
+            },
+          },
+          volumeGbUpdate({ userId: volume.userId, volumeGb: -volume.sizeGb }),
+        ],
+      });
+      return { kind: 'deleted' };
+    } catch (error) {
+      if (transactionCancellationCodes(error)[0] !== 'ConditionalCheckFailed') throw error;
+      return (await this.get(volume.id)) ? { kind: 'attached' } : { kind: 'not-found' };
+    }
+  }
+
+  async setBackendRef(volumeId: string, backendRef: string): Promise<void> {
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.volume(volumeId),
+        UpdateExpression: 'SET backend_ref = :ref',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':ref': backendRef },
+      }),
+    );
+  }
+
+  async recordUsage(volumeId: string, usedBytes: number, at: string): Promise<void> {
+    try {
+      await documentClient.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: keys.volume(volumeId),
+          UpdateExpression: `SET ${VOLUME_ATTRIBUTE.usedBytes} = :bytes, ${VOLUME_ATTRIBUTE.usedAt} = :at`,
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':bytes': usedBytes, ':at': at },
+        }),
+      );
+    } catch (error) {
+      // Deleted meanwhile: nothing to record.
+      if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+    }
+  }
+
+  async volumeGbOf(userId: string): Promise<number> {
+    const { Item } = await documentClient.send(
+      new GetCommand({
+        TableName: tableName,
+        Key: quotaUsageEntity.key(userId),
+        ConsistentRead: true,
+        ProjectionExpression: quotaUsageEntity.attributes.volumeGb,
+      }),
+    );
+    const value: unknown = Item?.[quotaUsageEntity.attributes.volumeGb];
+    return typeof value === 'number' ? value : 0;
+  }
+
+  async snapshotCountOf(userId: string): Promise<number> {
+    const { Item } = await documentClient.send(
+      new GetCommand({
+        TableName: tableName,
+        Key: quotaUsageEntity.key(userId),
+        ConsistentRead: true,
+        ProjectionExpression: quotaUsageEntity.attributes.snapshots,
+      }),
+    );
+    const value: unknown = Item?.[quotaUsageEntity.attributes.snapshots];
+    return typeof value === 'number' ? value : 0;
+  }
+
+  async createSnapshot(snapshot: Snapshot, maxSnapshots: number | null): Promise<SnapshotCreateOutcome> {
+    const { snapshots } = quotaUsageEntity.attributes;
+    try {
+      await transactWrite({
+        TransactItems: [
+          { Put: { TableName: tableName, Item: snapshotEntity.toItem(snapshot), ConditionExpression: 'attribute_not_exists(pk)' } },
+          {
+            Update: {
+              TableName: tableName,
+              Key: quotaUsageEntity.key(snapshot.userId),
+              UpdateExpression: `ADD ${snapshots} :one SET ${quotaUsageEntity.ownerAttribute} = :userId`,
+              ...(maxSnapshots !== null ? { ConditionExpression: `attribute_not_exists(${snapshots}) OR ${snapshots} <= :ceiling` } : {}),
+              ExpressionAttributeValues: { ':one': 1, ':userId': snapshot.userId, ...(maxSnapshots !== null ? { ':ceiling': maxSnapshots - 1 } : {}) },
+            },
+          },
+        ],
+      });
+      return { kind: 'created' };
+    } catch (error) {
+      if (transactionCancellationCodes(error)[1] === 'ConditionalCheckFailed') return { kind: 'quota-exceeded' };
+      throw error;
+    }
+  }
+
+  async getSnapshot(snapshotId: string): Promise<Snapshot | undefined> {
+    const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.snapshot(snapshotId), ConsistentRead: true }));
+    return Item ? snapshotEntity.fromItem(Item) : undefined;
+  }
+
+  async listSnapshots(volumeId: string, page: PageRequest): Promise<Page<Snapshot>> {
+    const found = await queryPage(
+      { index: INDEX.byOwner, partitionAttribute: 'gsi1pk', partitionValue: keys.snapshotsOfVolumePartition(volumeId), sortAttribute: 'gsi1sk' },
+      page,
+    );
+    return { ...found, items: found.items.map(snapshotEntity.fromItem) };
+  }
+
+  async updateSnapshot(snapshot: Snapshot): Promise<void> {
+    await documentClient.send(new PutCommand({ TableName: tableName, Item: snapshotEntity.toItem(snapshot) }));
+  }
+
+  async deleteSnapshot(snapshot: Snapshot): Promise<void> {
+    const { snapshots } = quotaUsageEntity.attributes;
+    await transactWrite({
+      TransactItems: [
+        { Delete: { TableName: tableName, Key: keys.snapshot(snapshot.id), ConditionExpression: 'attribute_exists(pk)' } },
+        {
+          Update: {
+            TableName: tableName,
+            Key: quotaUsageEntity.key(snapshot.userId),
+            UpdateExpression: `ADD ${snapshots} :minusOne`,
+            ExpressionAttributeValues: { ':minusOne': -1 },
+          },
+        },
+      ],
+    });
+  }
+}

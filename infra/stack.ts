@@ -140,10 +140,12 @@ export class ContainerHostingStack extends Stack {
       ...(path === undefined || path.startsWith('/api/v1/containers') || path === mcpServer.path ? containerRecordEnvironment : {}),
       ...((permissions.ecs?.length ?? 0) > 0 || permissions.metrics || permissions.logs ? containerEnvironment : {}),
       ...(sendsDeferredWork(permissions) ? taskStateEvents.functionEnvironment : {}),
+      ...(permissions.volumes ? volumes.functionEnvironment : {}),
     });
     const permissionTargets = {
       table: { table: store.table, indexNames: store.indexNames },
       workload: { ...workload.access, volumeRoleArnPattern: volumes.roleArnPattern },
+      volumes,
     };
 
     this.functionLogs = new logs.LogGroup(this, 'FunctionLogs', { retention: logs.RetentionDays.ONE_MONTH });

@@ -28,6 +28,8 @@ export interface WorkloadAccess {
 export interface PermissionTargets {
   table: TableTarget;
   workload?: WorkloadAccess;
+  /** Where volumes' storage is made (infra/constructs/workload-volumes.ts). */
+  volumes?: { grantVolumeAdministration(role: iam.IRole & Construct): void };
 }
 
 /**
@@ -50,6 +52,11 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
   if (ecsActions.length > 0) {
     if (!targets.workload) throw new Error('A route asks for ECS permissions but the stack has no container workload');
     grantWorkloadActions(role, ecsActions, targets.workload);
+  }
+
+  if (permissions.volumes) {
+    if (!targets.volumes) throw new Error('A route asks to make volumes but the stack has no volumes file system');
+    targets.volumes.grantVolumeAdministration(role);
   }
 
   if (permissions.logs) {

@@ -78,10 +78,6 @@ export interface EfsTaskVolumeSettings {
   roleNamePrefix: string;
 }
 
-/** What a task definition mounts (TaskLaunch gains `mounts` with the volumes; read here without depending on that change). */
-type LaunchWithMounts = TaskLaunch & { mounts?: readonly TaskMount[] };
-const mountsOf = (launch: LaunchWithMounts): readonly TaskMount[] => launch.mounts ?? [];
-
 /**
  * The family of the task definition for an (image, port): RunTask cannot override the image or
  * the port mappings (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_ContainerOverride.html
@@ -113,7 +109,7 @@ export class EcsRuntime implements ReconcilableRuntime {
   ) {}
 
   async runTask(launch: TaskLaunch): Promise<string> {
-    const taskDefinitionArn = await this.taskDefinitionFor(launch.image, launch.port, mountsOf(launch));
+    const taskDefinitionArn = await this.taskDefinitionFor(launch.image, launch.port, launch.mounts);
     const output = await busyWhenThrottled(this.client.send(new RunTaskCommand(this.runTaskInput(launch, taskDefinitionArn))));
     const task = output.tasks?.[0];
     if (!task?.taskArn) {

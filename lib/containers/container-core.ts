@@ -66,7 +66,8 @@ export const STATE_REASON = {
 export const reasonKeptWhileRunning = (reason: string | null): string | null =>
   reason === STATE_REASON.resumedAfterRestart ? reason : null;
 
-export const VOLUME_TAKEN = 'A volume in mounts is mounted by another container (one container mounts a volume at a time); nothing was done';
+export const VOLUME_TAKEN =
+  'A volume in mounts is mounted by another container (one container mounts a volume at a time); nothing was done';
 
 export const CHANGED_MEANWHILE = 'The container was changed by another request meanwhile; nothing was done';
 

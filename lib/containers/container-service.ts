@@ -106,7 +106,8 @@ export class ContainerService {
       throw new ConflictError(`The hostname ${container.hostname} is taken`, [{ field: 'hostname', message: 'is taken; choose another' }]);
     }
     if (outcome.kind === 'quota-exceeded') throw await this.core.quotaRefusal(charge);
-    if (outcome.kind === 'volume-taken') throw new ConflictError(VOLUME_TAKEN, [{ field: 'mounts', message: 'a volume is mounted by another container' }]);
+    if (outcome.kind === 'volume-taken')
+      throw new ConflictError(VOLUME_TAKEN, [{ field: 'mounts', message: 'a volume is mounted by another container' }]);
     countEvent(METRIC.containersCreated);
     try {
       return await this.launcher.launch(container);

@@ -50,7 +50,9 @@ export async function volumeClaimsFor(
         throw new NotFoundError(`Volume ${mount.volume} not found (mounts.${index}.volume)`);
       }
       if (volume.attachedTo && volume.attachedTo !== container.id) {
-        throw new ConflictError(VOLUME_TAKEN, [{ field: `mounts.${index}.volume`, message: `is mounted by container ${volume.attachedTo}` }]);
+        throw new ConflictError(VOLUME_TAKEN, [
+          { field: `mounts.${index}.volume`, message: `is mounted by container ${volume.attachedTo}` },
+        ]);
       }
     }
   }

@@ -176,14 +176,12 @@ export const pathsOverlap = (a: string, b: string): boolean => a === b || a.star
  * A mount path: absolute, normalized (no `.`, `..`, `//` or trailing `/`), not `/` itself, and
  * none of the places the runtime or the system needs (`/proc`, `/sys`, `/dev`).
  */
-const mountPathSchema = z
-  .string('must be a string')
-  .check(
-    z.maxLength(MAX_MOUNT_PATH_LENGTH, `must be at most ${MAX_MOUNT_PATH_LENGTH} characters`),
-    z.regex(/^(\/[A-Za-z0-9._@+-]+)+$/, 'must be an absolute path such as /data, not /, of letters, digits and . _ @ + -'),
-    z.refine((path) => !path.split('/').some((segment) => segment === '.' || segment === '..'), 'must not hold . or .. segments'),
-    z.refine((path) => !['/proc', '/sys', '/dev'].some((kept) => pathsOverlap(path, kept)), 'must not be under /proc, /sys or /dev'),
-  );
+const mountPathSchema = z.string('must be a string').check(
+  z.maxLength(MAX_MOUNT_PATH_LENGTH, `must be at most ${MAX_MOUNT_PATH_LENGTH} characters`),
+  z.regex(/^(\/[A-Za-z0-9._@+-]+)+$/, 'must be an absolute path such as /data, not /, of letters, digits and . _ @ + -'),
+  z.refine((path) => !path.split('/').some((segment) => segment === '.' || segment === '..'), 'must not hold . or .. segments'),
+  z.refine((path) => !['/proc', '/sys', '/dev'].some((kept) => pathsOverlap(path, kept)), 'must not be under /proc, /sys or /dev'),
+);
 
 /** `mounts`: up to MAX_MOUNTS volumes, each once, at paths that do not overlap. */
 export const mountsSchema = z

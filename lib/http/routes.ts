@@ -34,7 +34,15 @@ function table<const Areas extends ReadonlyArray<readonly Route[]>>(...areas: Ar
 }
 
 /** The table: the CDK stack, the local server and the OpenAPI document read it. */
-export const routes = /* @__PURE__ */ table(identityRoutes, containerRoutes, volumeRoutes, oauthRoutes, pageRoutes, consoleRoutes, mcpRoutes);
+export const routes = /* @__PURE__ */ table(
+  identityRoutes,
+  containerRoutes,
+  volumeRoutes,
+  oauthRoutes,
+  pageRoutes,
+  consoleRoutes,
+  mcpRoutes,
+);
 
 export type RouteId = (typeof routes)[number]['id'];
 

@@ -131,7 +131,12 @@ export class DockerVolumeBackend implements VolumeBackend {
    * moment: the record says so (VolumeService.snapshot).
    */
   async snapshot(volume: VolumeRef & { backendRef: string }, snapshotId: string): Promise<SnapshotRef> {
-    const ref: SnapshotRef = { accountId: volume.accountId, volumeId: volume.volumeId, snapshotId, backendRef: `${volume.accountId}/${snapshotId}.tar.gz` };
+    const ref: SnapshotRef = {
+      accountId: volume.accountId,
+      volumeId: volume.volumeId,
+      snapshotId,
+      backendRef: `${volume.accountId}/${snapshotId}.tar.gz`,
+    };
     const path = this.snapshotPath(ref);
     const written = (async () => {
       await mkdir(join(this.options.snapshotDir, volume.accountId), { recursive: true, mode: 0o700 });

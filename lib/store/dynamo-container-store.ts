@@ -493,7 +493,12 @@ export class DynamoContainerStore implements ContainerStore {
    * A conditional update answering the new item. With a charge, it is also conditional on the
    * state the charge was computed from, and goes in one transaction with the usage item.
    */
-  private async update(containerId: string, charge: QuotaCharge | undefined, input: Update, also: TransactItem[] = []): Promise<WriteOutcome> {
+  private async update(
+    containerId: string,
+    charge: QuotaCharge | undefined,
+    input: Update,
+    also: TransactItem[] = [],
+  ): Promise<WriteOutcome> {
     if (also.length > 0) return this.transacted(containerId, charge, input, also);
     if (!charge || (!changesUsage(charge) && !charge.fromState)) return this.updated(input);
     const conditioned: Update = charge.fromState
@@ -519,7 +524,12 @@ export class DynamoContainerStore implements ContainerStore {
   }
 
   /** The container's update, its charge and `also` (volume claims) in one transaction, each condition told apart. */
-  private async transacted(containerId: string, charge: QuotaCharge | undefined, input: Update, also: TransactItem[]): Promise<WriteOutcome> {
+  private async transacted(
+    containerId: string,
+    charge: QuotaCharge | undefined,
+    input: Update,
+    also: TransactItem[],
+  ): Promise<WriteOutcome> {
     const conditioned: Update = charge?.fromState
       ? {
           ...input,

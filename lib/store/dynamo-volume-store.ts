@@ -64,7 +64,11 @@ function volumeGbUpdate(charge: VolumeCharge): TransactItem {
       Key: quotaUsageEntity.key(charge.userId),
       UpdateExpression: `ADD ${volumeGb} :gb SET ${quotaUsageEntity.ownerAttribute} = :userId`,
       ...(charge.ceiling !== undefined ? { ConditionExpression: `attribute_not_exists(${volumeGb}) OR ${volumeGb} <= :ceiling` } : {}),
-      ExpressionAttributeValues: { ':gb': charge.volumeGb, ':userId': charge.userId, ...(charge.ceiling !== undefined ? { ':ceiling': charge.ceiling } : {}) },
+      ExpressionAttributeValues: {
+        ':gb': charge.volumeGb,
+        ':userId': charge.userId,
+        ...(charge.ceiling !== undefined ? { ':ceiling': charge.ceiling } : {}),
+      },
     },
   };
 }
@@ -104,7 +108,12 @@ export class DynamoVolumeStore implements VolumeStore {
   async listOwnedBy(userId: string, page: PageRequest): Promise<Page<Volume>> {
     return toPage(
       await queryPage(
-        { index: INDEX.byOwner, partitionAttribute: 'gsi1pk', partitionValue: keys.volumesOfOwnerPartition(userId), sortAttribute: 'gsi1sk' },
+        {
+          index: INDEX.byOwner,
+          partitionAttribute: 'gsi1pk',
+          partitionValue: keys.volumesOfOwnerPartition(userId),
+          sortAttribute: 'gsi1sk',
+        },
         page,
       ),
     );
@@ -112,7 +121,10 @@ export class DynamoVolumeStore implements VolumeStore {
 
   async listAll(page: PageRequest): Promise<Page<Volume>> {
     return toPage(
-      await queryPage({ index: INDEX.global, partitionAttribute: 'gsi2pk', partitionValue: keys.allVolumesPartition, sortAttribute: 'gsi2sk' }, page),
+      await queryPage(
+        { index: INDEX.global, partitionAttribute: 'gsi2pk', partitionValue: keys.allVolumesPartition, sortAttribute: 'gsi2sk' },
+        page,
+      ),
     );
   }
 
@@ -204,7 +216,11 @@ export class DynamoVolumeStore implements VolumeStore {
               Key: quotaUsageEntity.key(snapshot.userId),
               UpdateExpression: `ADD ${snapshots} :one SET ${quotaUsageEntity.ownerAttribute} = :userId`,
               ...(maxSnapshots !== null ? { ConditionExpression: `attribute_not_exists(${snapshots}) OR ${snapshots} <= :ceiling` } : {}),
-              ExpressionAttributeValues: { ':one': 1, ':userId': snapshot.userId, ...(maxSnapshots !== null ? { ':ceiling': maxSnapshots - 1 } : {}) },
+              ExpressionAttributeValues: {
+                ':one': 1,
+                ':userId': snapshot.userId,
+                ...(maxSnapshots !== null ? { ':ceiling': maxSnapshots - 1 } : {}),
+              },
             },
           },
         ],
@@ -217,13 +233,20 @@ export class DynamoVolumeStore implements VolumeStore {
   }
 
   async getSnapshot(snapshotId: string): Promise<Snapshot | undefined> {
-    const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.snapshot(snapshotId), ConsistentRead: true }));
+    const { Item } = await documentClient.send(
+      new GetCommand({ TableName: tableName, Key: keys.snapshot(snapshotId), ConsistentRead: true }),
+    );
     return Item ? snapshotEntity.fromItem(Item) : undefined;
   }
 
   async listSnapshots(volumeId: string, page: PageRequest): Promise<Page<Snapshot>> {
     const found = await queryPage(
-      { index: INDEX.byOwner, partitionAttribute: 'gsi1pk', partitionValue: keys.snapshotsOfVolumePartition(volumeId), sortAttribute: 'gsi1sk' },
+      {
+        index: INDEX.byOwner,
+        partitionAttribute: 'gsi1pk',
+        partitionValue: keys.snapshotsOfVolumePartition(volumeId),
+        sortAttribute: 'gsi1sk',
+      },
       page,
     );
     return { ...found, items: found.items.map(snapshotEntity.fromItem) };

@@ -136,7 +136,10 @@ export class VolumeService {
       throw new QuotaExceededError(`Quota exceeded: at most ${limits!.maxSnapshots} snapshots; delete one first.`);
     }
     try {
-      const ref = await this.backend.snapshot({ accountId: volume.userId, volumeId: volume.id, sizeGb: volume.sizeGb, backendRef: volume.backendRef }, snapshot.id);
+      const ref = await this.backend.snapshot(
+        { accountId: volume.userId, volumeId: volume.id, sizeGb: volume.sizeGb, backendRef: volume.backendRef },
+        snapshot.id,
+      );
       const started = { ...snapshot, backendRef: ref.backendRef };
       await this.store.updateSnapshot(started);
       return this.refreshed(started);
@@ -194,7 +197,8 @@ export class VolumeService {
     const snapshot = await this.store.getSnapshot(snapshotId);
     if (!snapshot || (caller.role !== 'admin' && snapshot.userId !== caller.userId)) throw new NotFoundError(SNAPSHOT_NOT_FOUND);
     const current = await this.refreshed(snapshot);
-    if (current.state !== 'ready') throw new ConflictError(`The snapshot is ${current.state}; a volume can be made from it once it is ready`);
+    if (current.state !== 'ready')
+      throw new ConflictError(`The snapshot is ${current.state}; a volume can be made from it once it is ready`);
     return current;
   }
 
@@ -207,7 +211,9 @@ export class VolumeService {
 }
 
 const attachedRefusal = (volume: Volume): ConflictError =>
-  new ConflictError(`The volume is mounted by container ${volume.attachedTo}; remove it from that container's mounts (or delete the container) first`);
+  new ConflictError(
+    `The volume is mounted by container ${volume.attachedTo}; remove it from that container's mounts (or delete the container) first`,
+  );
 
 export const snapshotRefOf = (snapshot: Snapshot): SnapshotRef => ({
   accountId: snapshot.userId,

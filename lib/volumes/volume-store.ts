@@ -26,7 +26,8 @@ export interface VolumeClaims {
   detach: readonly string[];
 }
 
-export const noClaims = (claims: VolumeClaims | undefined): boolean => !claims || (claims.attach.length === 0 && claims.detach.length === 0);
+export const noClaims = (claims: VolumeClaims | undefined): boolean =>
+  !claims || (claims.attach.length === 0 && claims.detach.length === 0);
 
 export type VolumeCreateOutcome = { kind: 'created' } | { kind: 'quota-exceeded' };
 export type VolumeDeleteOutcome = { kind: 'deleted' } | { kind: 'attached' } | { kind: 'not-found' };

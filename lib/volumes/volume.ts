@@ -61,7 +61,11 @@ export const volumeView = (volume: Volume): VolumeView => ({
 
 /** Body of POST /api/v1/volumes. */
 export const createVolumeBody = z.strictObject({
-  name: z.string().check(z.regex(VOLUME_NAME_PATTERN, 'must be 1 to 63 lowercase letters, digits or hyphens, starting and ending with a letter or digit')),
+  name: z
+    .string()
+    .check(
+      z.regex(VOLUME_NAME_PATTERN, 'must be 1 to 63 lowercase letters, digits or hyphens, starting and ending with a letter or digit'),
+    ),
   size_gb: z.int().check(z.minimum(1), z.maximum(MAX_VOLUME_GB)),
   /** A snapshot of one of the caller's volumes: the new volume starts with its content. */
   from_snapshot: z.optional(z.uuid()),

@@ -30,9 +30,12 @@ export const createContainer = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'json',
-  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, volumeClaims, { write: ['container', 'hostname'] }), {
-    ecs: ['run', 'stop'],
-  }),
+  permissions: /* @__PURE__ */ authenticated(
+    /* @__PURE__ */ tableAccess(containerUpdate, volumeClaims, { write: ['container', 'hostname'] }),
+    {
+      ecs: ['run', 'stop'],
+    },
+  ),
   alsoAnswers: [404, 409, 503],
   summary: 'Create a container and start its first task',
 });
@@ -70,9 +73,12 @@ export const deleteContainer = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, volumeClaims, { write: ['container', 'hostname'] }), {
-    ecs: ['stop'],
-  }),
+  permissions: /* @__PURE__ */ authenticated(
+    /* @__PURE__ */ tableAccess(containerUpdate, volumeClaims, { write: ['container', 'hostname'] }),
+    {
+      ecs: ['stop'],
+    },
+  ),
   alsoAnswers: [409, 503],
   summary: 'Stop and delete a container, freeing its hostname',
 });
@@ -85,7 +91,9 @@ export const startContainer = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, volumeMountReads), { ecs: ['run', 'stop', 'describe'] }),
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, volumeMountReads), {
+    ecs: ['run', 'stop', 'describe'],
+  }),
   timeoutSeconds: 29,
   alsoAnswers: [409, 503, 504],
   summary: 'Start a container and wait until it runs',
@@ -112,7 +120,9 @@ export const restartContainer = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, volumeMountReads), { ecs: ['run', 'stop', 'describe'] }),
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(containerUpdate, volumeMountReads), {
+    ecs: ['run', 'stop', 'describe'],
+  }),
   timeoutSeconds: 29,
   alsoAnswers: [409, 503, 504],
   summary: 'Restart a container on a new task and wait until it runs',

@@ -43,6 +43,8 @@ export interface RoutePermissions {
    * "Refresh retries") and the device cookies' (docs/api-rules.md, "Sign-in throttling").
    */
   refreshGraceKey?: boolean;
+  /** Make and remove volumes' storage on AWS: EFS access points and their roles (infra/constructs/workload-volumes.ts). */
+  volumes?: boolean;
 }
 
 export interface Route {

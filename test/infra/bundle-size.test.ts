@@ -47,6 +47,11 @@ describe('function bundles', () => {
       'reconcile',
       'mcpServer',
       'wakeContainer',
+      'createVolume',
+      'listVolumes',
+      'getVolume',
+      'createSnapshot',
+      'listSnapshots',
     ]);
   });
 });

@@ -7,7 +7,7 @@ import {
   type AccessPointDescription,
 } from '@aws-sdk/client-efs';
 import { config } from '../config.js';
-import { ConflictError, ServiceBusyError } from '../errors.js';
+import { NotImplementedError, ServiceBusyError } from '../errors.js';
 import type { SnapshotRef, VolumeBackend, VolumeRef } from '../volumes/volume-backend.js';
 import {
   VOLUME_ROLE_PATH,
@@ -70,7 +70,7 @@ export class EfsVolumeBackend implements Pick<VolumeBackend, 'create' | 'delete'
    * (https://docs.aws.amazon.com/efs/latest/ug/API_CreateAccessPoint.html).
    */
   async create(volume: VolumeRef, fromSnapshot?: SnapshotRef): Promise<{ backendRef: string }> {
-    if (fromSnapshot) throw new ConflictError('Volumes from snapshots are not available on AWS yet');
+    if (fromSnapshot) throw new NotImplementedError('Volumes from snapshots are not available on AWS yet');
     const posixId = volumePosixId(volume.volumeId);
     const created = await whenEfsAnswers(
       this.client.send(

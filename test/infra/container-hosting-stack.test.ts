@@ -832,6 +832,34 @@ describe('ContainerHostingStack containers', () => {
   });
 });
 
+describe('ContainerHostingStack volumes', () => {
+  it('lets only the functions that create and delete volumes make access points and volume roles, and hands task launchers the file system', () => {
+    // Prepare
+    const makers = routes.filter((route) => route.permissions.volumes).map((route) => route.id);
+    const withRoleActions = routes
+      .map((route) => route.id)
+      .filter((id) =>
+        actionsOf(statementsOfRole(template, functionOf(id).roleLogicalId)).some((action) => /^iam:(Create|Put|Delete)Role/.test(action)),
+      );
+    const start = functionOf('startContainer');
+    // Assess
+    expect(makers.sort()).toEqual(['createVolume', 'deleteVolume']);
+    expect(withRoleActions.sort()).toEqual(['createVolume', 'deleteVolume']);
+    const createRole = statementsWithAction(statementsOfRole(template, functionOf('createVolume').roleLogicalId), 'iam:CreateRole');
+    expect(createRole).toHaveLength(1);
+    expect(Object.keys(createRole[0]!.Condition?.StringEquals ?? {})).toEqual(['iam:PermissionsBoundary']);
+    expect(Object.keys(start.properties.Environment.Variables)).toEqual(
+      expect.arrayContaining(['EFS_FILE_SYSTEM_ID', 'EFS_VOLUME_ROLE_PREFIX']),
+    );
+    const passRole = statementsWithAction(statementsOfRole(template, start.roleLogicalId), 'iam:PassRole');
+    expect(
+      passRole
+        .flatMap((statement) => [statement.Resource].flat().map(flatten))
+        .some((arn) => arn.includes(':role/container-hosting/volumes/vol-')),
+    ).toBe(true);
+  });
+});
+
 describe('ContainerHostingStack reconciliation', () => {
   it('runs the reconciler every 5 minutes (context reconcileMinutes) from an EventBridge schedule, without retries', () => {
     // Prepare

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { mcpServer, routes as routeTable, type Route, type RoutePermissions } from '../lib/http/routes.js';
 import { AppRouting } from './constructs/app-routing.js';
 import { ContainerWorkload } from './constructs/container-workload.js';
+import { WorkloadVolumes } from './constructs/workload-volumes.js';
 import { ImagePullThrough } from './constructs/image-pull-through.js';
 import { OperationsMonitoring } from './constructs/operations-monitoring.js';
 import { FunctionBundles } from './constructs/function-bundles.js';
@@ -104,6 +105,9 @@ export class ContainerHostingStack extends Stack {
           : undefined,
     });
 
+    // Volumes: an EFS file system in the workloads' VPC, an access point and a role per volume (docs/containers.md, "Volumes on AWS").
+    const volumes = new WorkloadVolumes(this, 'Volumes', { vpc: workload.vpc, taskSecurityGroup: workload.securityGroup });
+
     // Users' images are pulled through this account's ECR, never anonymously through the NAT (README, "Deploying").
     const imagePulls = new ImagePullThrough(this, 'ImagePulls', {
       executionRole: workload.executionRole,
@@ -126,6 +130,7 @@ export class ContainerHostingStack extends Stack {
       ...workload.functionEnvironment,
       // Every launch names a container's secret, so every function that runs tasks knows the prefix.
       ...registryCredentials.functionEnvironment,
+      ...volumes.functionEnvironment,
       START_BUDGET_MS: String(settings.startBudgetMs),
     };
     // What functions that validate or answer container records read: the default image, the allowed
@@ -142,10 +147,12 @@ export class ContainerHostingStack extends Stack {
       ...(path === undefined || path.startsWith('/api/v1/containers') || path === mcpServer.path ? containerRecordEnvironment : {}),
       ...((permissions.ecs?.length ?? 0) > 0 || permissions.metrics || permissions.logs ? containerEnvironment : {}),
       ...(sendsDeferredWork(permissions) ? taskStateEvents.functionEnvironment : {}),
+      ...(permissions.volumes ? volumes.functionEnvironment : {}),
     });
     const permissionTargets = {
       table: { table: store.table, indexNames: store.indexNames },
-      workload: workload.access,
+      workload: { ...workload.access, volumeRoleArnPattern: volumes.roleArnPattern },
+      volumes,
     };
 
     this.functionLogs = new logs.LogGroup(this, 'FunctionLogs', { retention: logs.RetentionDays.ONE_MONTH });

@@ -153,6 +153,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     ECS_ASSIGN_PUBLIC_IP: read.flag('ECS_ASSIGN_PUBLIC_IP'),
     /** The CPU architecture registered task definitions ask Fargate for (CDK context `containerCpuArchitecture`). */
     ECS_CPU_ARCHITECTURE: read.oneOf('ECS_CPU_ARCHITECTURE', ['X86_64', 'ARM64'], 'X86_64'),
+    /** The EFS file system volumes live on (one access point and one task role per volume), and its ARN; set by the stack. */
+    EFS_FILE_SYSTEM_ID: read.optionalText('EFS_FILE_SYSTEM_ID'),
+    EFS_FILE_SYSTEM_ARN: read.optionalText('EFS_FILE_SYSTEM_ARN'),
+    /** Volume roles are `<prefix>-<volume id>` (a role name holds 64 characters, a volume id 36). */
+    EFS_VOLUME_ROLE_PREFIX: read.text('EFS_VOLUME_ROLE_PREFIX', 'container-hosting-vol', { pattern: /^[A-Za-z0-9+=,.@_-]{1,27}$/ }),
+    /** The permissions boundary every volume role is created with (the control plane may create roles only with it). */
+    EFS_VOLUME_ROLE_BOUNDARY_ARN: read.optionalText('EFS_VOLUME_ROLE_BOUNDARY_ARN'),
     /** The image a container runs when its owner names none (CDK context `containerImage`). */
     CONTAINER_IMAGE: read.text('CONTAINER_IMAGE', 'public.ecr.aws/nginx/nginx-unprivileged:stable-alpine', {
       minLength: 1,

@@ -21,11 +21,15 @@ export interface WorkloadAccess {
   executionRole: iam.IRole;
   /** The log group workload tasks write to (awslogs); the logs route reads it. */
   logGroupArn?: string;
+  /** Every volume role (a task that mounts a volume runs as its role): `arn:…:role/<volume path><prefix>-*`. */
+  volumeRoleArnPattern?: string;
 }
 
 export interface PermissionTargets {
   table: TableTarget;
   workload?: WorkloadAccess;
+  /** Where volumes' storage is made (infra/constructs/workload-volumes.ts). */
+  volumes?: { grantVolumeAdministration(role: iam.IRole & Construct): void };
 }
 
 /**
@@ -48,6 +52,11 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
   if (ecsActions.length > 0) {
     if (!targets.workload) throw new Error('A route asks for ECS permissions but the stack has no container workload');
     grantWorkloadActions(role, ecsActions, targets.workload);
+  }
+
+  if (permissions.volumes) {
+    if (!targets.volumes) throw new Error('A route asks to make volumes but the stack has no volumes file system');
+    targets.volumes.grantVolumeAdministration(role);
   }
 
   if (permissions.logs) {
@@ -117,10 +126,20 @@ function grantWorkloadActions(
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         actions: ['iam:PassRole'],
-        resources: [...(workload.taskRole ? [workload.taskRole.roleArn] : []), workload.executionRole.roleArn],
+        resources: [
+          ...(workload.taskRole ? [workload.taskRole.roleArn] : []),
+          workload.executionRole.roleArn,
+          ...(workload.volumeRoleArnPattern ? [workload.volumeRoleArnPattern] : []),
+        ],
         conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
       }),
     );
+    if (workload.volumeRoleArnPattern)
+      acknowledgeWildcardResource(
+        role,
+        workload.volumeRoleArnPattern,
+        'A task that mounts a volume runs as that volume role, made per volume at run time under its own path and prefix; each may only mount its own EFS access point, and only to ECS tasks.',
+      );
     // RunTask with tags is also authorized as TagResource on the task it creates.
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({

@@ -24,6 +24,8 @@ import {
   type TaskStatus,
 } from '../containers/runtime.js';
 import { taskOverridesFor } from '../containers/task-overrides.js';
+import type { TaskMount } from '../volumes/volume-backend.js';
+import { volumeRoleArn } from './efs-volume-access.js';
 import { taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
 import { type PullThroughCache, pullReferenceFor } from './image-references.js';
 import { isThrottling } from './shared-reads.js';
@@ -66,6 +68,14 @@ export interface WorkloadTaskDefinitionSettings {
   cpuArchitecture?: 'X86_64' | 'ARM64';
   /** This account's ECR pull-through cache: task definitions name an image through it (lib/aws/image-references.ts). */
   imageCache?: PullThroughCache;
+  /** The EFS file system volumes live on, and the prefix of their roles' names; without it a launch with mounts is refused. */
+  volumes?: EfsTaskVolumeSettings;
+}
+
+export interface EfsTaskVolumeSettings {
+  fileSystemId: string;
+  /** Volume roles are `<prefix>-<volume id>` under lib/aws/efs-volume-access.ts's VOLUME_ROLE_PATH. */
+  roleNamePrefix: string;
 }
 
 /**
@@ -76,10 +86,13 @@ export interface WorkloadTaskDefinitionSettings {
  * launch finds the family the first attempt registered instead of registering it again.
  * Family names allow up to 255 letters, digits, hyphens and underscores.
  */
-export function taskFamilyFor(prefix: string, image: string, port: number, credentialsSecret?: string): string {
-  // A container with registry credentials has a family of its own: its definition names its secret.
+export function taskFamilyFor(prefix: string, image: string, port: number, credentialsSecret?: string, mounts: readonly TaskMount[] = []): string {
+  // A container with registry credentials has a family of its own: its definition names its secret; so has one with mounts.
   const held = credentialsSecret ? `${image}\n${port}\n${credentialsSecret}` : `${image}\n${port}`;
-  const digest = createHash('sha256').update(held).digest('hex').slice(0, 24);
+  const digest = createHash('sha256')
+    .update(`${held}${mountsFingerprint(mounts)}`)
+    .digest('hex')
+    .slice(0, 24);
   return `${prefix}-${digest}`;
 }
 
@@ -111,7 +124,7 @@ export class EcsRuntime implements ReconcilableRuntime {
   ) {}
 
   async runTask(launch: TaskLaunch): Promise<string> {
-    const taskDefinitionArn = await this.taskDefinitionFor(launch.image, launch.port, credentialsSecretOf(launch));
+    const taskDefinitionArn = await this.taskDefinitionFor(launch.image, launch.port, credentialsSecretOf(launch), launch.mounts);
     const output = await busyWhenThrottled(this.client.send(new RunTaskCommand(this.runTaskInput(launch, taskDefinitionArn))));
     const task = output.tasks?.[0];
     if (!task?.taskArn) {
@@ -131,11 +144,11 @@ export class EcsRuntime implements ReconcilableRuntime {
    * specified family.` (HTTP 400, which the SDK does not retry); that one is looked up again and
    * retried after a jittered backoff (`registerWithRetry`).
    */
-  taskDefinitionFor(image: string, port: number, credentialsSecret?: string): Promise<string> {
-    const family = taskFamilyFor(this.settings.taskDefinitions.familyPrefix, image, port, credentialsSecret);
+  taskDefinitionFor(image: string, port: number, credentialsSecret?: string, mounts: readonly TaskMount[] = []): Promise<string> {
+    const family = taskFamilyFor(this.settings.taskDefinitions.familyPrefix, image, port, credentialsSecret, mounts);
     let arn = this.taskDefinitions.get(family);
     if (!arn) {
-      arn = this.findOrRegister(family, image, port, credentialsSecret);
+      arn = this.findOrRegister(family, image, port, credentialsSecret, mounts);
       // A failed look-up is tried again by the next launch.
       arn.catch(() => this.taskDefinitions.delete(family));
       this.taskDefinitions.set(family, arn);
@@ -143,8 +156,14 @@ export class EcsRuntime implements ReconcilableRuntime {
     return arn;
   }
 
-  private async findOrRegister(family: string, image: string, port: number, credentialsSecret: string | undefined): Promise<string> {
-    const wanted = this.taskDefinitionInput(family, image, port, credentialsSecret);
+  private async findOrRegister(
+    family: string,
+    image: string,
+    port: number,
+    credentialsSecret: string | undefined,
+    mounts: readonly TaskMount[],
+  ): Promise<string> {
+    const wanted = withEfsVolumes(this.taskDefinitionInput(family, image, port, credentialsSecret), mounts, this.settings);
     for (let attempt = 1; ; attempt += 1) {
       const existing = await this.describeFamily(family);
       if (existing?.taskDefinitionArn && existing.status === 'ACTIVE' && sameDefinition(existing, wanted))
@@ -342,6 +361,55 @@ const isConcurrentRevision = (error: unknown): boolean =>
 
 /** The family of `arn:aws:ecs:<region>:<account>:task-definition/<family>:<revision>`. */
 export const familyOfTaskDefinition = (arn: string): string | undefined => /:task-definition\/([A-Za-z0-9_-]+):\d+$/.exec(arn)?.[1];
+
+/** Each mount's volume, path and access point, in a stable order; nothing for a task without mounts (its family keeps its name). */
+function mountsFingerprint(mounts: readonly TaskMount[]): string {
+  return [...mounts]
+    .sort((a, b) => a.path.localeCompare(b.path))
+    .map((mount) => `\n${mount.volumeId}=${mount.path}@${mount.backendRef}`)
+    .join('');
+}
+
+/**
+ * A task definition that mounts the launch's volumes: each an EFS volume through its access point,
+ * with TLS (transitEncryption) and IAM authorization, so the mount is made as the task role; the
+ * task role is the volume's own, whose only permission is ClientMount/ClientWrite through that
+ * access point (lib/aws/efs-volume-access.ts; https://docs.aws.amazon.com/AmazonECS/latest/developerguide/efs-volumes.html
+ * and https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_EFSVolumeConfiguration.html:
+ * IAM authorization needs transit encryption and the root directory left to the access point).
+ * A task has one role, so a task mounts one volume here; more is refused until roles are made per
+ * set of volumes (docs/containers.md, "Volumes on AWS").
+ */
+export function withEfsVolumes(
+  input: RegisterTaskDefinitionCommandInput,
+  mounts: readonly TaskMount[],
+  settings: Pick<EcsRuntimeSettings, 'clusterArn' | 'taskDefinitions'>,
+): RegisterTaskDefinitionCommandInput {
+  if (mounts.length === 0) return input;
+  const volumes = settings.taskDefinitions.volumes;
+  if (!volumes) throw new TaskLaunchError('This deployment has no EFS file system for volumes');
+  if (mounts.length > 1) throw new TaskLaunchError('A container on ECS mounts one volume at a time here');
+  const mount = mounts[0]!;
+  const volumeName = `volume-${mount.volumeId}`;
+  return {
+    ...input,
+    taskRoleArn: volumeRoleArn(settings.clusterArn, volumes.roleNamePrefix, mount.volumeId),
+    volumes: [
+      {
+        name: volumeName,
+        efsVolumeConfiguration: {
+          fileSystemId: volumes.fileSystemId,
+          transitEncryption: 'ENABLED',
+          authorizationConfig: { accessPointId: mount.backendRef, iam: 'ENABLED' },
+        },
+      },
+    ],
+    containerDefinitions: input.containerDefinitions!.map((container) => ({
+      ...container,
+      mountPoints: [{ sourceVolume: volumeName, containerPath: mount.path, readOnly: false }],
+    })),
+  };
+}
 
 /** Whether a registered revision is the one this deployment would register now (roles, logs, image, port). */
 function sameDefinition(existing: TaskDefinition, wanted: RegisterTaskDefinitionCommandInput): boolean {

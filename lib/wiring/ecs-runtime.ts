@@ -38,6 +38,9 @@ export function ecsRuntimeFrom(settings: Config, client?: ECSClient): EcsRuntime
       logStreamPrefix: settings.ECS_LOG_STREAM_PREFIX,
       region: settings.AWS_REGION,
       ...(imageCache ? { imageCache } : {}),
+      ...(settings.EFS_FILE_SYSTEM_ID
+        ? { volumes: { fileSystemId: settings.EFS_FILE_SYSTEM_ID, roleNamePrefix: settings.EFS_VOLUME_ROLE_PREFIX } }
+        : {}),
     },
   };
   return client ? new EcsRuntime(runtimeSettings, client) : new EcsRuntime(runtimeSettings);

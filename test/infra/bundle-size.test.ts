@@ -50,6 +50,11 @@ describe('function bundles', () => {
       'reconcile',
       'mcpServer',
       'wakeContainer',
+      'createVolume',
+      'listVolumes',
+      'getVolume',
+      'createSnapshot',
+      'listSnapshots',
     ]);
   });
 });

@@ -765,6 +765,7 @@ describe('ContainerHostingStack containers', () => {
     expect(resourcesOfType(template, 'AWS::EC2::Subnet')).toHaveLength(4);
     template.resourceCountIs('AWS::EC2::FlowLog', 1);
     expect(resource(template, taskGroupId).Properties?.SecurityGroupIngress).toBeUndefined();
+    const mountTargetGroupId = logicalIdOf(stack.node.findChild('Volumes').node.findChild('MountTargets').node.defaultChild);
     const ingress = resourcesOfType(template, 'AWS::EC2::SecurityGroupIngress').map(([, rule]) => rule.Properties);
     expect(ingress).toEqual([
       expect.objectContaining({
@@ -773,6 +774,14 @@ describe('ContainerHostingStack containers', () => {
         IpProtocol: 'tcp',
         FromPort: 0,
         ToPort: 65535,
+      }),
+      // The volumes' EFS mount targets admit NFS from the workload tasks (test/infra/workload-volumes.test.ts).
+      expect.objectContaining({
+        GroupId: { 'Fn::GetAtt': [mountTargetGroupId, 'GroupId'] },
+        SourceSecurityGroupId: { 'Fn::GetAtt': [taskGroupId, 'GroupId'] },
+        IpProtocol: 'tcp',
+        FromPort: 2049,
+        ToPort: 2049,
       }),
     ]);
   });
@@ -852,6 +861,34 @@ describe('ContainerHostingStack containers', () => {
     for (const fn of resourcesOfType(template, 'AWS::Lambda::Function')) {
       if (fn[0] !== functionOf(probeTaskFunction.id).logicalId) expect(fn[1].Properties?.VpcConfig, fn[0]).toBeUndefined();
     }
+  });
+});
+
+describe('ContainerHostingStack volumes', () => {
+  it('lets only the functions that create and delete volumes make access points and volume roles, and hands task launchers the file system', () => {
+    // Prepare
+    const makers = routes.filter((route) => route.permissions.volumes).map((route) => route.id);
+    const withRoleActions = routes
+      .map((route) => route.id)
+      .filter((id) =>
+        actionsOf(statementsOfRole(template, functionOf(id).roleLogicalId)).some((action) => /^iam:(Create|Put|Delete)Role/.test(action)),
+      );
+    const start = functionOf('startContainer');
+    // Assess
+    expect(makers.sort()).toEqual(['createVolume', 'deleteVolume']);
+    expect(withRoleActions.sort()).toEqual(['createVolume', 'deleteVolume']);
+    const createRole = statementsWithAction(statementsOfRole(template, functionOf('createVolume').roleLogicalId), 'iam:CreateRole');
+    expect(createRole).toHaveLength(1);
+    expect(Object.keys(createRole[0]!.Condition?.StringEquals ?? {})).toEqual(['iam:PermissionsBoundary']);
+    expect(Object.keys(start.properties.Environment.Variables)).toEqual(
+      expect.arrayContaining(['EFS_FILE_SYSTEM_ID', 'EFS_VOLUME_ROLE_PREFIX']),
+    );
+    const passRole = statementsWithAction(statementsOfRole(template, start.roleLogicalId), 'iam:PassRole');
+    expect(
+      passRole
+        .flatMap((statement) => [statement.Resource].flat().map(flatten))
+        .some((arn) => arn.includes(':role/container-hosting/volumes/vol-')),
+    ).toBe(true);
   });
 });
 

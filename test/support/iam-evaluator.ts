@@ -37,6 +37,7 @@ function like(pattern: string, value: string): boolean {
 const MATCHERS: Record<string, (pattern: string, value: string) => boolean> = {
   StringEquals: (pattern, value) => pattern === value,
   StringLike: like,
+  Bool: (pattern, value) => pattern === value,
 };
 
 function conditionHolds(operator: string, key: string, expected: unknown, request: AccessRequest): boolean {

@@ -45,6 +45,8 @@ export interface RoutePermissions {
   refreshGraceKey?: boolean;
   /** Keep containers' registry credentials: create, replace and delete their Secrets Manager secrets (never read them). */
   registryCredentials?: boolean;
+  /** Make and remove volumes' storage on AWS: EFS access points and their roles (infra/constructs/workload-volumes.ts). */
+  volumes?: boolean;
 }
 
 export interface Route {

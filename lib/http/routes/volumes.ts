@@ -28,7 +28,7 @@ export const createVolume = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'json',
-  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(volumeWrite, snapshotRecord)),
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(volumeWrite, snapshotRecord), { volumes: true }),
   alsoAnswers: [404, 409],
   summary: "Create a volume, empty or with a snapshot's content",
 });
@@ -53,7 +53,7 @@ export const deleteVolume = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated(volumeWrite),
+  permissions: /* @__PURE__ */ authenticated(volumeWrite, { volumes: true }),
   alsoAnswers: [409],
   summary: 'Delete a volume and its content; only while no container mounts it',
 });

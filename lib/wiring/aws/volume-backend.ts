@@ -1,19 +1,25 @@
+import { config } from '../../config.js';
 import { NotImplementedError } from '../../errors.js';
 import type { VolumeBackend } from '../../volumes/volume-backend.js';
+import { efsVolumeBackendFrom } from '../efs-volumes.js';
 
 const notYet = async (): Promise<never> => {
-  throw new NotImplementedError('Volumes are not available on this deployment yet');
+  throw new NotImplementedError('Snapshots are not available on AWS yet');
 };
 
 /**
- * The seam for the AWS volume backend (EFS access points, S3 snapshots: issue 34 item 7), which
- * the volumes-aws change replaces with its own: until then every volume call on AWS answers 501,
- * and no function creates anything.
+ * The AWS volume backend (issue 34 item 7): an EFS access point and a role per volume
+ * (lib/aws/efs-volume-backend.ts). Only the functions that create and delete volumes have its
+ * settings (the route table's `volumes` permission); the others never call it, so it is made on
+ * first use. Snapshots answer 501 until the snapshot task is built (docs/containers.md, "Snapshots on AWS").
  */
+let efs: ReturnType<typeof efsVolumeBackendFrom> | undefined;
+const backend = () => (efs ??= efsVolumeBackendFrom(config));
+
 export const volumeBackend: VolumeBackend = {
-  create: notYet,
-  delete: notYet,
-  usedBytes: notYet,
+  create: (volume, fromSnapshot) => backend().create(volume, fromSnapshot),
+  delete: (volume) => backend().delete(volume),
+  usedBytes: () => backend().usedBytes(),
   snapshot: notYet,
   describeSnapshot: notYet,
   downloadUrl: notYet,

@@ -95,7 +95,24 @@ export interface SimTask {
   image: string;
   /** The container definition's repositoryCredentials.credentialsParameter, if any. */
   credentialsParameter?: string;
+  /** The task definition's task role: the identity its EFS mounts are authorized as. */
+  taskRoleArn?: string;
+  /** What the task mounted, once it started: container path and access point. */
+  mounts: Array<{ path: string; accessPointId?: string; fileSystemId: string }>;
 }
+
+/** An EFS volume of a task definition, as RegisterTaskDefinition takes it. */
+export interface SimEfsVolume {
+  name: string;
+  efsVolumeConfiguration: {
+    fileSystemId: string;
+    transitEncryption?: string;
+    authorizationConfig?: { accessPointId?: string; iam?: string };
+  };
+}
+
+/** Mounts a task's EFS volumes before its container starts; answers the failure's stopped reason, or nothing when every mount succeeded. */
+export type EfsMounter = (task: SimTask, volume: SimEfsVolume) => string | undefined;
 
 interface TaskDefinitionRecord {
   arn: string;
@@ -140,6 +157,7 @@ export class EcsSim {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly listeners: Array<(task: SimTask) => void> = [];
   private readonly lineListeners: Array<(task: SimTask, line: string) => void> = [];
+  private mounter: EfsMounter | undefined;
   readonly calls = new Map<string, number>();
   private closed = false;
 
@@ -155,6 +173,11 @@ export class EcsSim {
   /** Called with the task after every change of its status (the EventBridge source). */
   onTaskChange(listener: (task: SimTask) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** How EFS volumes are mounted at task start (the EFS and IAM simulators). */
+  mountEfsWith(mounter: EfsMounter): void {
+    this.mounter = mounter;
   }
 
   /** Called with every line a task's container writes (the awslogs driver). */
@@ -268,6 +291,8 @@ export class EcsSim {
       ...(container.repositoryCredentials?.credentialsParameter
         ? { credentialsParameter: String(container.repositoryCredentials.credentialsParameter) }
         : {}),
+      ...(definition.body.taskRoleArn ? { taskRoleArn: definition.body.taskRoleArn } : {}),
+      mounts: [],
     };
     this.tasks.set(taskArn, task);
     if (tokenKey) this.clientTokens.set(tokenKey, taskArn);
@@ -288,6 +313,22 @@ export class EcsSim {
   private toRunning(task: SimTask): void {
     if (task.desiredStatus === 'STOPPED') {
       this.finish(task);
+      return;
+    }
+    const mountFailure = this.mountVolumes(task);
+    if (mountFailure) {
+      // Fargate mounts a task's EFS volumes before its containers start; a failed mount stops the
+      // task with TaskFailedToStart and a ResourceInitializationError reason
+      // (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/stopped-task-errors.html).
+      this.faults.add('ecs.efsMountFailed');
+      this.change(task, {
+        desiredStatus: 'STOPPED',
+        stopCode: 'TaskFailedToStart',
+        stoppedReason: mountFailure,
+        stoppingAt: Date.now(),
+        lastStatus: 'DEPROVISIONING',
+      });
+      this.after(this.options.deprovisioningMs ?? 50, () => this.change(task, { lastStatus: 'STOPPED', stoppedAt: Date.now() }));
       return;
     }
     if (this.random.chance(this.options.failToStartRate ?? 0)) {
@@ -352,6 +393,25 @@ export class EcsSim {
     const wanted = this.options.privateRegistries?.[host];
     if (!wanted || (credentials?.username === wanted.username && credentials?.password === wanted.password)) return undefined;
     return `CannotPullContainerError: pull image manifest has been retried 5 time(s): failed to resolve ref ${task.image}: pulling from host ${host} failed with status code [manifests ${task.image.split(':').pop()}]: 401 Unauthorized`;
+  }
+
+  /** Mounts each EFS volume of the task's definition where its container definition's mountPoints say; the first failure's reason. */
+  private mountVolumes(task: SimTask): string | undefined {
+    const body = this.findDefinition(task.taskDefinitionArn)?.body ?? {};
+    const volumes: SimEfsVolume[] = (body.volumes ?? []).filter((volume: any) => volume.efsVolumeConfiguration);
+    const mountPoints: Array<{ sourceVolume: string; containerPath: string }> = body.containerDefinitions?.[0]?.mountPoints ?? [];
+    for (const volume of volumes) {
+      const failure = this.mounter
+        ? this.mounter(task, volume)
+        : 'ResourceInitializationError: failed to invoke EFS utils commands to set up EFS volumes: the simulator has no EFS';
+      if (failure) return failure;
+      const path = mountPoints.find((point) => point.sourceVolume === volume.name)?.containerPath;
+      if (path) {
+        const accessPointId = volume.efsVolumeConfiguration.authorizationConfig?.accessPointId;
+        task.mounts.push({ path, fileSystemId: volume.efsVolumeConfiguration.fileSystemId, ...(accessPointId ? { accessPointId } : {}) });
+      }
+    }
+    return undefined;
   }
 
   private containerExited(task: SimTask, code: number | null, signal: NodeJS.Signals | null): void {

@@ -1,8 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type EcsSimOptions, EcsSim } from './ecs.js';
+import { type EcsSimOptions, EcsSim, type SimEfsVolume, type SimTask } from './ecs.js';
+import { type EfsSimOptions, EfsSim } from './efs.js';
 import { type DeliveryFaults, TaskEventRule } from './eventbridge.js';
 import { AwsError, FaultCounts } from './faults.js';
+import { type IamSimOptions, IamSim, iamErrorXml } from './iam.js';
 import { type LogsSimOptions, LogsSim } from './logs.js';
 import { SeededRandom } from './rng.js';
 import { SecretsManagerSim } from './secrets-manager.js';
@@ -13,6 +15,7 @@ import { type Route53SimOptions, Route53Sim, route53ErrorXml } from './route53.j
 import { type BatchResponse, EventSource, type EventSourceOptions, type SimQueue, type SqsRecord, SqsSim } from './sqs.js';
 
 export type { SimTask } from './ecs.js';
+export type { SimAccessPoint } from './efs.js';
 export type { SqsRecord } from './sqs.js';
 
 export interface AwsSimOptions {
@@ -29,6 +32,8 @@ export interface AwsSimOptions {
   codebuild?: CodeBuildSimOptions;
   /** EventBridge → SQS delivery of ECS task state changes. */
   taskEvents?: DeliveryFaults & { queueName?: string };
+  efs?: EfsSimOptions;
+  iam?: IamSimOptions;
 }
 
 /**
@@ -55,6 +60,8 @@ export class AwsSim {
   /** The VPC's resolver in front of the private zone, with its cache (what the proxy tasks look names up through). */
   readonly resolver: VpcResolverSim;
   readonly logs: LogsSim;
+  readonly efs: EfsSim;
+  readonly iam: IamSim;
   readonly sqs: SqsSim;
   readonly taskEventQueue: SimQueue;
   readonly taskEvents: TaskEventRule;
@@ -79,8 +86,15 @@ export class AwsSim {
     this.buildEventQueue = this.sqs.queue('build-events');
     this.codebuild = new CodeBuildSim(options.codebuild ?? {}, this.s3, this.buildEventQueue);
     this.taskEvents = new TaskEventRule(this.ecs, this.taskEventQueue, options.taskEvents ?? {}, this.random, this.faults);
+    this.efs = new EfsSim(options.efs ?? {}, this.faults);
+    this.iam = new IamSim(options.iam ?? {}, this.faults);
+    this.ecs.mountEfsWith((task, volume) => this.mountEfs(task, volume));
     // The awslogs driver: every line a task's container writes lands in its stream.
     this.ecs.onTaskLine((task, line) => this.logs.append(task.logStream, line));
+  }
+
+  private mountEfs(task: SimTask, volume: SimEfsVolume): string | undefined {
+    return efsMountFailure(this.efs, this.iam, task, volume);
   }
 
   async start(): Promise<this> {
@@ -103,6 +117,8 @@ export class AwsSim {
       AWS_ENDPOINT_URL_SECRETS_MANAGER: this.url,
       AWS_ENDPOINT_URL_S3: this.url,
       AWS_ENDPOINT_URL_CODEBUILD: this.url,
+      AWS_ENDPOINT_URL_EFS: this.url,
+      AWS_ENDPOINT_URL_IAM: this.url,
     };
   }
 
@@ -148,6 +164,29 @@ export class AwsSim {
       }
       return;
     }
+    if (url.pathname.startsWith('/2015-02-01/')) {
+      try {
+        const { status, output } = this.efs.handle(request.method ?? 'GET', url.pathname, url.searchParams, body);
+        response.writeHead(status, { 'content-type': 'application/json' }).end(output === undefined ? '' : JSON.stringify(output));
+      } catch (error) {
+        const { code, message, status } = asAwsError(error);
+        const extra = error instanceof AwsError ? Object.fromEntries(Object.entries(error).filter(([key]) => /^[A-Z]/.test(key))) : {};
+        response
+          .writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': code })
+          .end(JSON.stringify({ ErrorCode: code, Message: message, ...extra }));
+      }
+      return;
+    }
+    if (!target && String(request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {
+      try {
+        const xml = this.iam.handle(body);
+        response.writeHead(200, { 'content-type': 'text/xml' }).end(xml);
+      } catch (error) {
+        const { code, message, status } = asAwsError(error);
+        response.writeHead(status, { 'content-type': 'text/xml' }).end(iamErrorXml(code, message));
+      }
+      return;
+    }
     if (!target && (url.pathname.split('/').length > 2 || url.searchParams.has('X-Amz-Signature'))) {
       try {
         const answer = await this.s3.handle(request.method ?? 'GET', url, request.headers, raw);
@@ -180,6 +219,32 @@ export class AwsSim {
         .end(JSON.stringify({ __type: code, message }));
     }
   }
+}
+
+/**
+ * An EFS volume mounted at task start as Fargate does it with EFS IAM authorization: the file
+ * system must be this one, the client must come with TLS and as the task role (the file system
+ * policy lets no anonymous or plain-text client in: infra/constructs/workload-volumes.ts), the
+ * access point must exist and be available, and the role must be allowed ClientMount through that
+ * access point (IamSim.mayMount). The reasons are those ECS reports with ResourceInitializationError
+ * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/stopped-task-errors.html; the
+ * mount.nfs4 texts as efs-utils prints them, e.g. https://github.com/56kcloud/terraform-grafana/issues/4).
+ */
+function efsMountFailure(efs: EfsSim, iam: IamSim, task: SimTask, volume: SimEfsVolume): string | undefined {
+  const config = volume.efsVolumeConfiguration;
+  const prefix = 'ResourceInitializationError: failed to invoke EFS utils commands to set up EFS volumes: stderr:';
+  const host = `${config.fileSystemId}.efs.us-east-1.amazonaws.com`;
+  if (config.fileSystemId !== efs.fileSystemId)
+    return `${prefix} Failed to resolve "${host}" - check that your file system ID is correct. : unsuccessful EFS utils command execution; code: 1`;
+  const denied = `${prefix} b'mount.nfs4: access denied by server while mounting 127.0.0.1:/' : unsuccessful EFS utils command execution; code: 32`;
+  if (config.transitEncryption !== 'ENABLED' || config.authorizationConfig?.iam !== 'ENABLED') return denied;
+  const accessPointId = config.authorizationConfig.accessPointId;
+  const point = accessPointId ? efs.find(accessPointId) : undefined;
+  if (point?.LifeCycleState !== 'available' || point.FileSystemId !== efs.fileSystemId)
+    return `${prefix} b'mount.nfs4: mounting ${host}:/ failed, reason given by server: No such file or directory' : unsuccessful EFS utils command execution; code: 32`;
+  if (!iam.mayMount(task.taskRoleArn, 'elasticfilesystem:ClientMount', efs.fileSystemArn, point.AccessPointArn)) return denied;
+  efs.createRootDirectory(point);
+  return undefined;
 }
 
 function asAwsError(error: unknown): AwsError {

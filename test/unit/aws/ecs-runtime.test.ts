@@ -216,6 +216,18 @@ describe('EcsRuntime task definitions per (image, port)', () => {
     expect(taskFamilyFor('workload', `${IMAGE}x`, 8080)).not.toBe(FAMILY);
   });
 
+  it('gives a task that mounts a volume a family of its own, one per volume, path and access point, whatever the order of mounts', () => {
+    const data = { volumeId: '0190a1b2-0000-7000-8000-000000000001', path: '/data', backendRef: 'fsap-0123456789abcdef0' };
+    const cache = { volumeId: '0190a1b2-0000-7000-8000-000000000002', path: '/cache', backendRef: 'fsap-0123456789abcdef1' };
+    expect(taskFamilyFor('workload', IMAGE, 8080, undefined, [])).toBe(FAMILY);
+    expect(taskFamilyFor('workload', IMAGE, 8080, undefined, [data])).not.toBe(FAMILY);
+    expect(taskFamilyFor('workload', IMAGE, 8080, undefined, [{ ...data, path: '/srv' }])).not.toBe(taskFamilyFor('workload', IMAGE, 8080, undefined, [data]));
+    expect(taskFamilyFor('workload', IMAGE, 8080, undefined, [{ ...data, backendRef: 'fsap-0123456789abcdef9' }])).not.toBe(
+      taskFamilyFor('workload', IMAGE, 8080, undefined, [data]),
+    );
+    expect(taskFamilyFor('workload', IMAGE, 8080, undefined, [data, cache])).toBe(taskFamilyFor('workload', IMAGE, 8080, undefined, [cache, data]));
+  });
+
   it('registers the task definition of a new (image, port) once, runs it with the env and command as overrides, and reuses it', async () => {
     ecsMock.on(DescribeTaskDefinitionCommand).rejects(notFound());
     ecsMock.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: otherArn } });

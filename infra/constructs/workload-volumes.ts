@@ -1,0 +1,176 @@
+import { createHash } from 'node:crypto';
+import { ArnFormat, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as efs from 'aws-cdk-lib/aws-efs';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+import { MAX_VOLUME_ROLE_PREFIX_LENGTH, VOLUME_CLIENT_ACTIONS, VOLUME_ROLE_PATH } from '../../lib/aws/efs-volume-access.js';
+import { acknowledgeWildcardResource } from '../nag.js';
+
+export interface WorkloadVolumesProps {
+  vpc: ec2.IVpc;
+  /** The workload tasks' group: the only one whose NFS the mount targets admit. */
+  taskSecurityGroup: ec2.ISecurityGroup;
+}
+
+/**
+ * Where volumes live on AWS (issue 34, docs/containers.md "Volumes on AWS"): one EFS file system
+ * in the workloads' VPC, encrypted at rest, with a mount target per task subnet whose security
+ * group admits NFS (TCP 2049) from the workload tasks only. Each volume is an access point and a
+ * role the control plane makes at run time (lib/aws/efs-volume-backend.ts); what keeps one
+ * account's task out of another's volume is EFS IAM authorization:
+ *
+ * - the file system policy lets no client in without TLS, without IAM (anonymous) or without an
+ *   access point, and gives nobody root; it allows nothing, so only a role's own policy can admit
+ *   a client (https://docs.aws.amazon.com/efs/latest/ug/iam-access-control-nfs-efs.html: "An allow
+ *   permission on an action in either an IAM identity policy or a file system resource policy
+ *   allows access"; a file system policy in effect replaces the default that admits anonymous clients);
+ * - each volume's role may ClientMount/ClientWrite only where elasticfilesystem:AccessPointArn is
+ *   its own access point (https://docs.aws.amazon.com/efs/latest/ug/access-points-iam-policy.html);
+ * - every such role carries `roleBoundary`, and the control plane may create or change roles only
+ *   under the volume path and only with that boundary attached, so its iam:CreateRole cannot make
+ *   a role with more than EFS client access to this file system.
+ */
+export class WorkloadVolumes extends Construct {
+  readonly fileSystem: efs.FileSystem;
+  readonly mountTargetSecurityGroup: ec2.SecurityGroup;
+  /** The permissions boundary of every volume role. */
+  readonly roleBoundary: iam.ManagedPolicy;
+  /** Volume roles are `<prefix>-<volume id>`, unique to this stack within the account. */
+  readonly rolePrefix: string;
+
+  constructor(scope: Construct, id: string, props: WorkloadVolumesProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    this.mountTargetSecurityGroup = new ec2.SecurityGroup(this, 'MountTargets', {
+      vpc: props.vpc,
+      description: 'EFS mount targets of volumes: NFS from workload tasks only',
+      allowAllOutbound: false,
+    });
+    this.mountTargetSecurityGroup.addIngressRule(
+      props.taskSecurityGroup,
+      ec2.Port.tcp(efs.FileSystem.DEFAULT_PORT),
+      'NFS from workload tasks',
+    );
+
+    const anyClientActions = [...VOLUME_CLIENT_ACTIONS, 'elasticfilesystem:ClientRootAccess'];
+    const denyAll = (sid: string, conditions: Record<string, unknown>, actions = anyClientActions) =>
+      new iam.PolicyStatement({
+        sid,
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions,
+        resources: ['*'],
+        conditions,
+      });
+    this.fileSystem = new efs.FileSystem(this, 'FileSystem', {
+      vpc: props.vpc,
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+      securityGroup: this.mountTargetSecurityGroup,
+      encrypted: true,
+      performanceMode: efs.PerformanceMode.GENERAL_PURPOSE,
+      // Billed per GB read and written, nothing provisioned (README, "What it costs").
+      throughputMode: efs.ThroughputMode.ELASTIC,
+      // Users' data outlives a stack update that would replace or remove the file system.
+      removalPolicy: RemovalPolicy.RETAIN,
+      fileSystemPolicy: new iam.PolicyDocument({
+        statements: [
+          denyAll('DenyWithoutTls', { Bool: { 'aws:SecureTransport': 'false' } }),
+          denyAll('DenyWithoutAccessPoint', { Null: { 'elasticfilesystem:AccessPointArn': 'true' } }),
+          new iam.PolicyStatement({
+            sid: 'DenyRoot',
+            effect: iam.Effect.DENY,
+            principals: [new iam.AnyPrincipal()],
+            actions: ['elasticfilesystem:ClientRootAccess'],
+            resources: ['*'],
+          }),
+        ],
+      }),
+      // CDK's own "no anonymous access" statement would allow ClientWrite and ClientRootAccess to
+      // any IAM principal; the policy above is in effect instead, and it allows nobody anything.
+      allowAnonymousAccess: true,
+    });
+
+    this.roleBoundary = new iam.ManagedPolicy(this, 'VolumeRoleBoundary', {
+      description: 'Permissions boundary of every volume role: EFS client access to the volumes file system, nothing else',
+      statements: [new iam.PolicyStatement({ actions: [...VOLUME_CLIENT_ACTIONS], resources: [this.fileSystem.fileSystemArn] })],
+    });
+    this.rolePrefix = `vol-${createHash('sha256').update(`${stack.stackName}/${this.node.path}`).digest('hex').slice(0, 12)}`;
+    if (this.rolePrefix.length > MAX_VOLUME_ROLE_PREFIX_LENGTH) throw new Error('The volume role prefix is too long');
+  }
+
+  /** Every volume role's ARN: the path and this stack's prefix. */
+  get roleArnPattern(): string {
+    return Stack.of(this).formatArn({
+      service: 'iam',
+      region: '',
+      resource: 'role',
+      resourceName: `${VOLUME_ROLE_PATH.slice(1)}${this.rolePrefix}-*`,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+  }
+
+  /** What a function that creates and deletes volumes reads (lib/config.ts). */
+  get functionEnvironment(): Record<string, string> {
+    return {
+      EFS_FILE_SYSTEM_ID: this.fileSystem.fileSystemId,
+      EFS_FILE_SYSTEM_ARN: this.fileSystem.fileSystemArn,
+      EFS_VOLUME_ROLE_PREFIX: this.rolePrefix,
+      EFS_VOLUME_ROLE_BOUNDARY_ARN: this.roleBoundary.managedPolicyArn,
+    };
+  }
+
+  /**
+   * Lets a function create and delete volumes: access points on this file system, and roles under
+   * the volume path with this stack's prefix, created and given a policy only with the boundary
+   * attached (iam:PermissionsBoundary on CreateRole and PutRolePolicy:
+   * https://docs.aws.amazon.com/IAM/latest/UserGuide/access_policies_boundaries.html#access_policies_boundaries-delegate).
+   * Nothing removes or replaces a boundary.
+   */
+  grantVolumeAdministration(role: iam.IRole & Construct): void {
+    const stack = Stack.of(this);
+    const accessPoints = stack.formatArn({
+      service: 'elasticfilesystem',
+      resource: 'access-point',
+      resourceName: '*',
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['elasticfilesystem:CreateAccessPoint'], resources: [this.fileSystem.fileSystemArn] }),
+    );
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['elasticfilesystem:TagResource'],
+        resources: [accessPoints],
+        conditions: { StringEquals: { 'elasticfilesystem:CreateAction': 'CreateAccessPoint' } },
+      }),
+    );
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['elasticfilesystem:DescribeAccessPoints', 'elasticfilesystem:DeleteAccessPoint'],
+        resources: [accessPoints, this.fileSystem.fileSystemArn],
+      }),
+    );
+    const withBoundary = { StringEquals: { 'iam:PermissionsBoundary': this.roleBoundary.managedPolicyArn } };
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['iam:CreateRole', 'iam:PutRolePolicy'],
+        resources: [this.roleArnPattern],
+        conditions: withBoundary,
+      }),
+    );
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['iam:GetRole', 'iam:DeleteRolePolicy', 'iam:DeleteRole'], resources: [this.roleArnPattern] }),
+    );
+    acknowledgeWildcardResource(
+      role,
+      accessPoints,
+      'Access points are made per volume at run time; the function may create them only on the volumes file system and tag them only while creating them.',
+    );
+    acknowledgeWildcardResource(
+      role,
+      this.roleArnPattern,
+      'Volume roles are made per volume at run time under their own path and this stack prefix, and only with the boundary that limits them to EFS client access to the volumes file system.',
+    );
+  }
+}

@@ -83,85 +83,103 @@ const VOLUME_STORAGE_REASON =
 
 export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; reason: string }>> = {
   createContainer: {
-    bytes: 392 * 1024,
+    bytes: 400 * 1024,
     reason:
       'the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools, and the image rules that point references at the pull-through caches (3.4 KiB); the container service it composes brings its task-event and start-wait parts (7 KiB); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together; issue 33: the release written with the create and its digest pinning (about 5 KiB), the Secrets Manager client (about 18 KiB) that keeps registry credentials and the vault every launch reads (about 2 KiB)',
   },
   updateContainer: {
-    bytes: 348 * 1024,
+    bytes: 357 * 1024,
     reason:
       "zod/mini for the request body (28 KiB) beside DynamoDB and Powertools; issue 33: the release every PATCH writes in its transaction with digest pinning (about 5 KiB), and the Secrets Manager client (about 18 KiB) that keeps the registry credentials a PATCH gives or forgets; issue 37's CONTAINER_FAILED and account errors, which every bundle of lib/errors.ts carries",
   },
   rollbackRelease: {
-    bytes: 364 * 1024,
+    bytes: 377 * 1024,
     reason:
       "a restart as the restart function makes it (the ECS client, 33 KiB, and the SQS client, about 22 KiB, for the restart policy's deferred work), plus the release it reads and writes first (issue 33; 361.5 KiB measured)",
   },
   getContainerMetrics: {
-    bytes: 334 * 1024,
+    bytes: 347 * 1024,
     reason:
       "the CloudWatch client for the task's figures, and the container service it reads them through, with the parts that service composes (10 KiB), beside DynamoDB and Powertools; since issue 33 the registry credential vault every launch reads (the secret-name and 0600-file vaults, about 2 KiB) (331.3 KiB measured)",
   },
   stopContainer: {
-    bytes: 335 * 1024,
+    bytes: 350 * 1024,
     reason:
       "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it; since issue 33 the registry credential vault every launch reads (the secret-name and 0600-file vaults, about 2 KiB) (332.5 KiB measured)",
   },
   deleteContainer: {
-    bytes: 350 * 1024,
+    bytes: 365 * 1024,
     reason:
       "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it; since issue 33 the Secrets Manager client (about 18 KiB) that keeps registry credentials, deleted with the container; since issue 33 the registry credential vault every launch reads (the secret-name and 0600-file vaults, about 2 KiB) (347.7 KiB measured)",
   },
   consoleApp: {
-    bytes: 352 * 1024,
+    bytes: 358 * 1024,
     reason:
       "the console's built files (Preact, htm, uPlot and the pages, about 105 KiB minified: the connected agents list of issue 35 and the Users and Account pages of issue 37 among them) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page, with the RFC 8707 audience check and RFC 9728 challenge every authenticating route carries since issue 35 (about 1.5 KiB)",
   },
   startContainer: {
-    bytes: 362 * 1024,
+    bytes: 377 * 1024,
     reason:
       'the ECS client (33 KiB) and the SQS client (about 22 KiB): a start that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB); the RFC 8707 audience check and RFC 9728 challenge of every authenticating route (issue 35, about 1.5 KiB; 352.4 KiB measured); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together; since issue 33 the registry credential vault every launch reads (the secret-name and 0600-file vaults, about 2 KiB) (359.4 KiB measured)',
   },
   restartContainer: {
-    bytes: 362 * 1024,
+    bytes: 377 * 1024,
     reason:
       'the ECS client (33 KiB) and the SQS client (about 22 KiB): a restart that sees its task fail sends the restart policy\'s relaunch as a delayed message (docs/containers.md, "Deferred work"); the container service\'s transitions in a class of their own (issue 24 item 11, 0.4 KiB); the RFC 8707 audience check and RFC 9728 challenge of every authenticating route (issue 35, about 1.5 KiB; 352.4 KiB measured); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together; since issue 33 the registry credential vault every launch reads (the secret-name and 0600-file vaults, about 2 KiB) (359.4 KiB measured)',
   },
   taskStateChanged: {
-    bytes: 350 * 1024,
+    bytes: 362 * 1024,
     reason:
       "the ECS client (33 KiB) for restarts by the restart policy, and the SQS client (about 22 KiB) for deferred work, probes and route requests to the zone's writer, beside DynamoDB and Powertools; no Route 53 client (339.6 KiB measured)",
   },
   probeTask: {
-    bytes: 350 * 1024,
+    bytes: 362 * 1024,
     reason:
       'the ECS client (33 KiB) to stop a task that does not answer, and the SQS client (about 22 KiB) for its next probe and its route requests, beside DynamoDB and Powertools; no Route 53 client (339.7 KiB measured)',
   },
   writeRoutes: {
-    bytes: 365 * 1024,
+    bytes: 367 * 1024,
     reason:
       'the Route 53 client and its REST-XML protocol (79 KiB): it alone changes the private zone; the SQS client (about 22 KiB) to send a probe job back once its route is published, beside DynamoDB and Powertools; no ECS client (357.0 KiB measured)',
   },
   reconcile: {
-    bytes: 453 * 1024,
+    bytes: 466 * 1024,
     reason:
       'the ECS client (33 KiB) for the tasks it compares, stops and relaunches, the Route 53 client and its REST-XML protocol (79 KiB) for the zone it lists, the SQS client (about 22 KiB) to hand lost events to the probe and ask the zone writer for repairs, and the idle sweep with the sleep it commits (about 3 KiB), beside DynamoDB and Powertools (441.5 KiB measured); volumes (issue 34: the volume claims in the container write, the mounts a launch resolves, the swap of a container with a volume) added about 2.2 KiB (452.2 KiB measured)',
   },
   mcpServer: {
-    bytes: 732 * 1024,
+    bytes: 747 * 1024,
     reason:
       "every container tool's adapters together (the ECS, SQS, CloudWatch and CloudWatch Logs clients, about 93 KiB), and the official MCP SDK's server (issue 35): its Server and web-standard transport (55 KiB), the zod v4 classic schemas of the protocol (about 80 KiB beyond zod/mini), and ajv with fast-uri and ajv-formats (about 130 KiB), which the SDK's Server imports for elicitation, which no tool uses (705.7 KiB measured); since issue 33 the Secrets Manager client the create and update tools keep registry credentials with (729.0 KiB measured)",
   },
   wakeContainer: {
-    bytes: 370 * 1024,
+    bytes: 380 * 1024,
     reason:
       "a start as the start function makes it (the ECS client, 33 KiB, and the SQS client, about 22 KiB, for the restart policy's deferred work), plus the Secrets Manager client (about 4 KiB with the clients it shares) for the wake secret, read once per container (357.1 KiB measured)",
   },
-  createVolume: { bytes: 336 * 1024, reason: `${VOLUME_STORAGE_REASON} (330.1 KiB measured)` },
-  listVolumes: { bytes: 336 * 1024, reason: `${VOLUME_STORAGE_REASON} (333.8 KiB measured)` },
-  getVolume: { bytes: 336 * 1024, reason: `${VOLUME_STORAGE_REASON} (329.9 KiB measured)` },
-  createSnapshot: { bytes: 336 * 1024, reason: `${VOLUME_STORAGE_REASON} (330.0 KiB measured)` },
-  listSnapshots: { bytes: 336 * 1024, reason: `${VOLUME_STORAGE_REASON} (333.8 KiB measured)` },
+  createVolume: { bytes: 353 * 1024, reason: `${VOLUME_STORAGE_REASON} (330.1 KiB measured)` },
+  listVolumes: { bytes: 356 * 1024, reason: `${VOLUME_STORAGE_REASON} (333.8 KiB measured)` },
+  getVolume: { bytes: 352 * 1024, reason: `${VOLUME_STORAGE_REASON} (329.9 KiB measured)` },
+  createSnapshot: { bytes: 353 * 1024, reason: `${VOLUME_STORAGE_REASON} (330.0 KiB measured)` },
+  listSnapshots: { bytes: 356 * 1024, reason: `${VOLUME_STORAGE_REASON} (333.8 KiB measured)` },
+  deleteVolume: { bytes: 332 * 1024, reason: `${VOLUME_STORAGE_REASON} (329.1 KiB measured)` },
+  downloadSnapshot: { bytes: 332 * 1024, reason: `${VOLUME_STORAGE_REASON} (329.2 KiB measured)` },
+  deleteSnapshot: { bytes: 332 * 1024, reason: `${VOLUME_STORAGE_REASON} (329.1 KiB measured)` },
+  listContainers: {
+    bytes: 330 * 1024,
+    reason:
+      "the container reads grew with issues 33, 34 and 37 merged together (releases, mounts, registry_credentials_set, last_swap_ms, and the errors every bundle of lib/errors.ts carries); 327.2 KiB measured, to be trimmed with issue 38's lean read path",
+  },
+  getContainerLogs: {
+    bytes: 325 * 1024,
+    reason:
+      "the CloudWatch Logs client beside the container reads, which grew with issues 33, 34 and 37 merged together; 322.6 KiB measured, to be trimmed with issue 38's lean read path",
+  },
+  listReleases: {
+    bytes: 329 * 1024,
+    reason:
+      "the container service's release reads with the image digests that say whether a release can still be rolled back to (issue 33), beside the container reads; 326.9 KiB measured",
+  },
 };
 
 /** The ceiling of one function's bundle, by its route or event function id. */

@@ -34,15 +34,14 @@ describe('function bundles', () => {
       expect(reason.length, id).toBeGreaterThan(20);
     }
     expect(Object.keys(BUNDLE_BUDGET_EXCEPTIONS)).toEqual([
-      'updateContainer',
       'createContainer',
       'updateContainer',
+      'rollbackRelease',
       'getContainerMetrics',
       'stopContainer',
       'deleteContainer',
       'consoleApp',
       'startContainer',
-      'updateContainer',
       'restartContainer',
       'taskStateChanged',
       'probeTask',
@@ -55,6 +54,12 @@ describe('function bundles', () => {
       'getVolume',
       'createSnapshot',
       'listSnapshots',
+      'deleteVolume',
+      'downloadSnapshot',
+      'deleteSnapshot',
+      'listContainers',
+      'getContainerLogs',
+      'listReleases',
     ]);
   });
 });

@@ -461,11 +461,16 @@ describe('ContainerHostingStack least privilege inside the table', () => {
     );
     expect(charging.map(({ id }) => id).sort()).toEqual([
       'createContainer',
+      'createSnapshot',
+      'createVolume',
       'deleteContainer',
+      'deleteSnapshot',
+      'deleteVolume',
       'mcpServer',
       'probeTask',
       'reconcile',
       'restartContainer',
+      'rollbackRelease',
       'startContainer',
       'stopContainer',
       'taskStateChanged',
@@ -626,6 +631,7 @@ describe('ContainerHostingStack web ACL', () => {
       'POST /api/v1/oauth/register',
       'POST /api/v1/oauth/token',
       'POST /api/v1/sessions',
+      'POST /api/v1/users/me/password',
       'POST /login',
     ]);
   });

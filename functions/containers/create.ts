@@ -10,7 +10,12 @@ import { resolveCredential } from '../../lib/wiring/authentication.js';
 import { imageDigests } from '#wiring/image-digests';
 import { registryCredentialVault } from '#wiring/registry-credentials';
 
-const containerService = containerServiceWith({ runtime: containerRuntime, runPolicy, imageDigests, registryCredentials: registryCredentialVault });
+const containerService = containerServiceWith({
+  runtime: containerRuntime,
+  runPolicy,
+  imageDigests,
+  registryCredentials: registryCredentialVault,
+});
 
 export const handler = endpoint(
   route.createContainer,

@@ -86,7 +86,13 @@ export interface EfsTaskVolumeSettings {
  * launch finds the family the first attempt registered instead of registering it again.
  * Family names allow up to 255 letters, digits, hyphens and underscores.
  */
-export function taskFamilyFor(prefix: string, image: string, port: number, credentialsSecret?: string, mounts: readonly TaskMount[] = []): string {
+export function taskFamilyFor(
+  prefix: string,
+  image: string,
+  port: number,
+  credentialsSecret?: string,
+  mounts: readonly TaskMount[] = [],
+): string {
   // A container with registry credentials has a family of its own: its definition names its secret; so has one with mounts.
   const held = credentialsSecret ? `${image}\n${port}\n${credentialsSecret}` : `${image}\n${port}`;
   const digest = createHash('sha256')

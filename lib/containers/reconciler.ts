@@ -141,26 +141,32 @@ export class Reconciler {
     // (under load each store or ECS round trip takes a second or more); every write each makes is conditional
     // on what it read, so they never undo each other. Each part goes on when another fails (ECS or Route 53
     // throttled past the SDK's retries): the next run retries it.
-    const tasks = timedPart(report, 'tasks', () => this.tasks.sweep(checkpoint.tasksCursor, report, this.deadline)).catch((error: unknown) => {
-      report.errors += 1;
-      log.error('Reconciler could not walk the tasks', describeError(error));
-      return checkpoint.tasksCursor;
-    });
+    const tasks = timedPart(report, 'tasks', () => this.tasks.sweep(checkpoint.tasksCursor, report, this.deadline)).catch(
+      (error: unknown) => {
+        report.errors += 1;
+        log.error('Reconciler could not walk the tasks', describeError(error));
+        return checkpoint.tasksCursor;
+      },
+    );
     const restarts = timedPart(report, 'restarts', () => this.beginRestartsDue(checkpoint.restartsCursor, report));
     const routeRepair = this.routeRepair;
-    await (routeRepair ? timedPart(report, 'zone', () => routeRepair.withdrawStale(report, this.deadline)) : Promise.resolve()).catch((error: unknown) => {
-      report.errors += 1;
-      log.error('Reconciler could not check the zone', describeError(error));
-    });
+    await (routeRepair ? timedPart(report, 'zone', () => routeRepair.withdrawStale(report, this.deadline)) : Promise.resolve()).catch(
+      (error: unknown) => {
+        report.errors += 1;
+        log.error('Reconciler could not check the zone', describeError(error));
+      },
+    );
     const {
       cursor: containersCursor,
       owners,
       changedOwners,
     } = await timedPart(report, 'containers', () => this.containers.sweep(checkpoint.containersCursor, report, this.deadline));
-    await (routeRepair ? timedPart(report, 'missingRoutes', () => routeRepair.publishMissingFound(report)) : Promise.resolve()).catch((error: unknown) => {
-      report.errors += 1;
-      log.error('Reconciler could not ask for the missing routes', describeError(error));
-    });
+    await (routeRepair ? timedPart(report, 'missingRoutes', () => routeRepair.publishMissingFound(report)) : Promise.resolve()).catch(
+      (error: unknown) => {
+        report.errors += 1;
+        log.error('Reconciler could not ask for the missing routes', describeError(error));
+      },
+    );
     // The recount waits between its two counts; the restarts due go on meanwhile (a charge they make moves the
     // stored use, which makes the recount's conditional correction a no-op).
     await timedPart(report, 'usage', () =>

@@ -33,7 +33,10 @@ function decodedOnce(value: string): string | undefined {
 /** The parameter's schema in the OpenAPI document. */
 export function pathParameterSchema(name: string): { type: 'string'; format?: string; description?: string } {
   if (CLIENT_ID_NAMED.has(name)) {
-    return { type: 'string', description: "the application's client_id: a UUID, or a client metadata document's https URL, percent-encoded" };
+    return {
+      type: 'string',
+      description: "the application's client_id: a UUID, or a client metadata document's https URL, percent-encoded",
+    };
   }
   return name.endsWith('_id') ? { type: 'string', format: 'uuid' } : { type: 'string' };
 }

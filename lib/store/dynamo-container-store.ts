@@ -568,12 +568,7 @@ export class DynamoContainerStore implements ContainerStore {
    * A conditional update answering the new item. With a charge, it is also conditional on the
    * state the charge was computed from, and goes in one transaction with the usage item.
    */
-  private async update(
-    containerId: string,
-    charge: QuotaCharge | undefined,
-    input: Update,
-    also: Alongside = {},
-  ): Promise<WriteOutcome> {
+  private async update(containerId: string, charge: QuotaCharge | undefined, input: Update, also: Alongside = {}): Promise<WriteOutcome> {
     const claims = also.claims ?? [];
     if (!also.release && claims.length === 0 && (!charge || (!changesUsage(charge) && !charge.fromState))) return this.updated(input);
     if (!also.release && claims.length === 0 && !changesUsage(charge!)) return this.updated(conditionedOn(input, charge!));

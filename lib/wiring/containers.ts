@@ -97,7 +97,12 @@ export function containerServiceWith(
 
 /** The service's options from the configuration, for containerServiceWith and the local stack's sleeping service. */
 export function containerServiceOptions(
-  adapters: { deferredWork?: RestartScheduler | undefined; runPolicy?: RunPolicy; imageDigests?: ImageDigests | undefined; registryCredentials?: RegistryCredentialVault } = {},
+  adapters: {
+    deferredWork?: RestartScheduler | undefined;
+    runPolicy?: RunPolicy;
+    imageDigests?: ImageDigests | undefined;
+    registryCredentials?: RegistryCredentialVault;
+  } = {},
 ): ContainerServiceOptions {
   return {
     startBudgetMs: config.START_BUDGET_MS,

@@ -241,7 +241,14 @@ describe('the console in a browser', () => {
       body: { client_name: 'Deploy Agent', redirect_uris: ['https://agent.example/callback'] },
     });
     expect(registered.status).toBe(201);
-    const agent = { id: '', description: '', created_at: '', name: 'Deploy Agent', redirect_uris: ['https://agent.example/callback'], ...registered.body };
+    const agent = {
+      id: '',
+      description: '',
+      created_at: '',
+      name: 'Deploy Agent',
+      redirect_uris: ['https://agent.example/callback'],
+      ...registered.body,
+    };
     const tokens = await issuedTokens(stack.baseUrl, person, agent, 'containers:read');
     const { context, page } = await signInThrough(person, '/console/applications');
     await page.waitForURL(/\/console\/applications$/);

@@ -171,7 +171,9 @@ describe('the MCP SDK client that registers itself (RFC 7591)', () => {
       expect(listed.isError).toBeUndefined();
       const authorizations = await call(stack.baseUrl, 'GET', '/api/v1/authorizations', asSession(person));
       expect(authorizations.body.data).toEqual(
-        expect.arrayContaining([expect.objectContaining({ application: expect.objectContaining({ name: 'SDK agent', kind: 'dynamic_registration' }) })]),
+        expect.arrayContaining([
+          expect.objectContaining({ application: expect.objectContaining({ name: 'SDK agent', kind: 'dynamic_registration' }) }),
+        ]),
       );
 
       const before = provider.savedTokens!;

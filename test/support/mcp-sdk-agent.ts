@@ -114,4 +114,5 @@ export async function connectedAgent(baseUrl: string, person: SignedInUser, prov
 }
 
 /** A tool result's `data`, as the container tools answer. */
-export const structuredData = (result: unknown) => (result as { structuredContent: { data: Record<string, unknown> } }).structuredContent.data;
+export const structuredData = (result: unknown) =>
+  (result as { structuredContent: { data: Record<string, unknown> } }).structuredContent.data;

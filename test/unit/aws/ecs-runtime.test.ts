@@ -221,11 +221,15 @@ describe('EcsRuntime task definitions per (image, port)', () => {
     const cache = { volumeId: '0190a1b2-0000-7000-8000-000000000002', path: '/cache', backendRef: 'fsap-0123456789abcdef1' };
     expect(taskFamilyFor('workload', IMAGE, 8080, undefined, [])).toBe(FAMILY);
     expect(taskFamilyFor('workload', IMAGE, 8080, undefined, [data])).not.toBe(FAMILY);
-    expect(taskFamilyFor('workload', IMAGE, 8080, undefined, [{ ...data, path: '/srv' }])).not.toBe(taskFamilyFor('workload', IMAGE, 8080, undefined, [data]));
+    expect(taskFamilyFor('workload', IMAGE, 8080, undefined, [{ ...data, path: '/srv' }])).not.toBe(
+      taskFamilyFor('workload', IMAGE, 8080, undefined, [data]),
+    );
     expect(taskFamilyFor('workload', IMAGE, 8080, undefined, [{ ...data, backendRef: 'fsap-0123456789abcdef9' }])).not.toBe(
       taskFamilyFor('workload', IMAGE, 8080, undefined, [data]),
     );
-    expect(taskFamilyFor('workload', IMAGE, 8080, undefined, [data, cache])).toBe(taskFamilyFor('workload', IMAGE, 8080, undefined, [cache, data]));
+    expect(taskFamilyFor('workload', IMAGE, 8080, undefined, [data, cache])).toBe(
+      taskFamilyFor('workload', IMAGE, 8080, undefined, [cache, data]),
+    );
   });
 
   it('registers the task definition of a new (image, port) once, runs it with the env and command as overrides, and reuses it', async () => {

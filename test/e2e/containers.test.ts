@@ -83,6 +83,7 @@ const containerRecord = (fields: Record<string, unknown>) => ({
   release: expect.any(Number),
   last_swap_ms: null,
   mounts: [],
+  registry_credentials_set: false,
   state_reason: null,
   url: expect.stringMatching(/^http:\/\/[a-z0-9-]+\.localhost:\d+\/$/),
   created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),

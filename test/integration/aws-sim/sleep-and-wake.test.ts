@@ -85,6 +85,8 @@ beforeAll(async () => {
     ecs: { provisioningMs: [200, 500], pendingMs: [300, 800], stopTimeoutMs: 2000 },
     route53: SIM_ROUTE53,
   });
+  // The simulator serves Secrets Manager too (registry credentials) and points the SDK at itself: the wake secret is this file's.
+  process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = `http://127.0.0.1:${(secrets.address() as AddressInfo).port}`;
   const handlers = taskMessageHandlersWith(containerRuntime, deferredWork);
   service = containerServiceWith({ runtime: containerRuntime, deferredWork });
   stack = new EcsSimStack({

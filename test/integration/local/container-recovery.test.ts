@@ -46,6 +46,7 @@ async function leftInTable(
     state,
     stateReason,
     idleTimeoutS: null,
+    mounts: [],
     restartCount: 0,
     createdAt: now,
     updatedAt: now,

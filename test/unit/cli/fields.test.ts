@@ -34,6 +34,8 @@ describe('the CLI field flags', () => {
       'restart-policy',
       'idle-timeout',
       'mount',
+      'registry-credentials-username',
+      'registry-credentials-password',
     ]);
   });
 

@@ -67,7 +67,14 @@ describe('ContainerService.update', () => {
 
     const updated = await containerService.update(owner, before.id, { env: { GREETING: 'hi' }, port: 3000 });
 
-    expect(updated).toEqual({ ...before, env: { GREETING: 'hi' }, port: 3000, version: before.version + 1, release: 2, updatedAt: expect.any(String) });
+    expect(updated).toEqual({
+      ...before,
+      env: { GREETING: 'hi' },
+      port: 3000,
+      version: before.version + 1,
+      release: 2,
+      updatedAt: expect.any(String),
+    });
     expect(await containerStore.get(before.id)).toEqual(updated);
   });
 

@@ -1,7 +1,8 @@
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { BadRequestError } from '../errors.js';
 import type { Page, PageRequest } from '../page.js';
-import { documentClient, tableName } from './dynamo.js';
+import { cachedMiddlewareClient, tableName, toAttributeValues } from './dynamo.js';
 
 export type { Page, PageRequest };
 
@@ -53,15 +54,20 @@ export async function queryPage(query: PartitionQuery, page: PageRequest): Promi
     IndexName: query.index,
     KeyConditionExpression: query.sortPrefix ? '#p = :p AND begins_with(#s, :prefix)' : '#p = :p',
     ExpressionAttributeNames: { '#p': query.partitionAttribute, ...(query.sortPrefix ? { '#s': query.sortAttribute } : {}) },
-    ExpressionAttributeValues: { ':p': query.partitionValue, ...(query.sortPrefix ? { ':prefix': query.sortPrefix } : {}) },
+    ExpressionAttributeValues: toAttributeValues({
+      ':p': query.partitionValue,
+      ...(query.sortPrefix ? { ':prefix': query.sortPrefix } : {}),
+    }),
     ScanIndexForward: false,
     Limit: page.limit,
-    ExclusiveStartKey: page.cursor ? decodeCursor(page.cursor, query, keyAttributes) : undefined,
+    ...(page.cursor ? { ExclusiveStartKey: toAttributeValues(decodeCursor(page.cursor, query, keyAttributes)) } : {}),
   };
-  const result = await documentClient.send(new QueryCommand(input));
-  const items = result.Items ?? [];
+  // Every list a person or a client asks for comes through here: the client that resolves its
+  // middleware once (lib/store/dynamo.ts), as the token grants do.
+  const result = await cachedMiddlewareClient.send(new QueryCommand(input));
+  const items = (result.Items ?? []).map((item) => unmarshall(item));
   return {
     items,
-    ...(result.LastEvaluatedKey ? { nextCursor: encodeCursor(result.LastEvaluatedKey) } : {}),
+    ...(result.LastEvaluatedKey ? { nextCursor: encodeCursor(unmarshall(result.LastEvaluatedKey)) } : {}),
   };
 }

@@ -1,19 +1,26 @@
 /**
- * Writes docs/openapi.json from the route table and the schemas each endpoint declares.
+ * Writes docs/openapi.json from the route table and the schemas each endpoint declares, and
+ * lib/http/openapi-types.ts, its types as openapi-typescript writes them.
  *   npm run openapi            write it
  *   npm run openapi -- --check exit 1 when the committed file is stale
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { buildOpenApiJson, OPENAPI_PATH } from './openapi-build.js';
+import { buildOpenApiJson, buildOpenApiTypes, OPENAPI_PATH, OPENAPI_TYPES_PATH } from './openapi-build.js';
 
-const generated = await buildOpenApiJson();
-if (process.argv.includes('--check')) {
-  const committed = await readFile(OPENAPI_PATH, 'utf8').catch(() => '');
-  if (committed !== generated) {
-    console.error(`${OPENAPI_PATH} is stale; run npm run openapi`);
-    process.exit(1);
+const document = await buildOpenApiJson();
+const files = [
+  [OPENAPI_PATH, document],
+  [OPENAPI_TYPES_PATH, await buildOpenApiTypes(document)],
+] as const;
+for (const [path, generated] of files) {
+  if (process.argv.includes('--check')) {
+    const committed = await readFile(path, 'utf8').catch(() => '');
+    if (committed !== generated) {
+      console.error(`${path} is stale; run npm run openapi`);
+      process.exitCode = 1;
+    }
+  } else {
+    await writeFile(path, generated);
+    console.log(`wrote ${path}`);
   }
-} else {
-  await writeFile(OPENAPI_PATH, generated);
-  console.log(`wrote ${OPENAPI_PATH}`);
 }

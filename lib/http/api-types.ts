@@ -1,46 +1,39 @@
 /**
  * The records the API answers, for its own clients (the console, the CLI) to import type-only:
- * each is the type of the view that writes it, so a field added to a view reaches them with no
- * hand edit. Types only: nothing here reaches a bundle.
+ * each is the document's own schema (docs/openapi.json, as openapi-typescript writes it in
+ * lib/http/openapi-types.ts), so the console and the CLI read the contract any generated client
+ * reads. The schemas are declared in lib/http/records.ts, where each view is checked against its
+ * own. Types only: nothing here reaches a bundle.
  */
-import type { ContainerView } from '../containers/container.js';
-import type { ReleaseView } from '../containers/release.js';
-import type { DeployView } from '../deploys/deploy.js';
-import type { LogLine as ContainerLogLine } from '../containers/logs.js';
-import type { ContainerMetrics } from '../containers/metrics.js';
-import type { MetricsPoint as ContainerMetricsPoint } from '../containers/metrics-history.js';
 import type { CreateContainerBody, UpdateContainerBody } from '../containers/schemas.js';
 import type { FieldProblem } from '../errors.js';
-import type { issuedPersonalAccessTokenView, personalAccessTokenView, sessionView, userView } from '../identity/views.js';
-import type {
-  authorizationView,
-  deviceAuthorizationView,
-  oauthAppView,
-  registeredOAuthAppView,
-  rotatedOAuthAppView,
-  tokenResponseView,
-} from '../oauth/views.js';
+import type { components } from './openapi-types.js';
+
+type Schemas = components['schemas'];
 
 export type { FieldProblem };
-export type ContainerRecord = ContainerView;
-export type ReleaseRecord = ReleaseView;
-export type DeployRecord = DeployView;
+export type ContainerRecord = Schemas['Container'];
+export type ReleaseRecord = Schemas['Release'];
+export type DeployRecord = Schemas['Deploy'];
+export type VolumeRecord = Schemas['Volume'];
+export type SnapshotRecord = Schemas['Snapshot'];
+export type SnapshotDownloadRecord = Schemas['SnapshotDownload'];
 export type CreateContainerRequest = Partial<CreateContainerBody> & { hostname: string };
 export type UpdateContainerRequest = UpdateContainerBody;
-export type LogLine = ContainerLogLine;
-export type MetricsPoint = ContainerMetricsPoint;
-export type MetricsRecord = ContainerMetrics;
-export type UserRecord = ReturnType<typeof userView>;
+export type LogLine = Schemas['LogLine'];
+export type MetricsPoint = Schemas['MetricsPoint'];
+export type MetricsRecord = Schemas['Metrics'];
+export type UserRecord = Schemas['User'];
 /** The session as GET /api/v1/sessions/current answers it (its token is the cookie's, not repeated). */
-export type SessionRecord = Omit<ReturnType<typeof sessionView>, 'token'>;
-export type TokenRecord = ReturnType<typeof personalAccessTokenView>;
-export type IssuedTokenRecord = ReturnType<typeof issuedPersonalAccessTokenView>;
-export type AppRecord = ReturnType<typeof oauthAppView>;
-export type RegisteredAppRecord = ReturnType<typeof registeredOAuthAppView>;
-export type RotatedAppRecord = ReturnType<typeof rotatedOAuthAppView>;
-export type TokenResponse = ReturnType<typeof tokenResponseView>;
-export type AuthorizationRecord = ReturnType<typeof authorizationView>;
-export type DeviceAuthorizationRecord = ReturnType<typeof deviceAuthorizationView>;
+export type SessionRecord = Schemas['CurrentSession'];
+export type TokenRecord = Schemas['PersonalAccessToken'];
+export type IssuedTokenRecord = Schemas['IssuedPersonalAccessToken'];
+export type AppRecord = Schemas['OAuthApp'];
+export type RegisteredAppRecord = Schemas['RegisteredOAuthApp'];
+export type RotatedAppRecord = Schemas['RotatedOAuthApp'];
+export type TokenResponse = Schemas['TokenResponse'];
+export type AuthorizationRecord = Schemas['Authorization'];
+export type DeviceAuthorizationRecord = Schemas['DeviceAuthorization'];
 
 /** Every failure's body (docs/openapi.json, components.schemas.Error). */
 export interface ErrorEnvelope {

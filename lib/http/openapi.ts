@@ -2,6 +2,8 @@ import * as z from '../zod.js';
 import { MAX_JSON_DEPTH } from './middleware/parse-body.js';
 import type { InputSchemas } from './middleware/validate-input.js';
 import { pathParameterSchema } from './path-parameters.js';
+import { RECORDS, type RecordName } from './records.js';
+import { SUCCESS_RESPONSES, type RouteId, type SuccessResponse } from './responses.js';
 import type { Route } from './routes.js';
 
 type JsonObject = Record<string, unknown>;
@@ -113,10 +115,88 @@ function errorStatuses(route: Route, schemas: InputSchemas): number[] {
   return [...statuses].sort();
 }
 
-function jsonSchemaOf(schema: z.ZodMiniType): JsonObject {
-  const { $schema: _dialect, ...rest }: JsonObject = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+function jsonSchemaOf(schema: z.ZodMiniType, io: 'input' | 'output' = 'input'): JsonObject {
+  const { $schema: _dialect, ...rest }: JsonObject = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
   return rest;
 }
+
+/**
+ * What a record's schema says without saying anything: the timestamp's long pattern beside its
+ * `date-time` format, and an integer's bounds that are only JavaScript's safe range. And a
+ * record's `additionalProperties: false`: a field added later must not break a client that
+ * validates answers (the e2e suite checks ours strictly, test/support/contract-check.ts).
+ */
+function leaveOutTheObvious(schema: JsonObject): void {
+  if (schema.type === 'object' && schema.additionalProperties === false) delete schema.additionalProperties;
+  if (schema.format === 'date-time') delete schema.pattern;
+  if (schema.minimum === Number.MIN_SAFE_INTEGER) delete schema.minimum;
+  if (schema.maximum === Number.MAX_SAFE_INTEGER) delete schema.maximum;
+}
+
+/** Every record under its name; a record inside another (the user in a session) is a reference to its own. */
+function recordSchemas(): Record<string, JsonObject> {
+  const registry = z.registry<{ id: string }>();
+  for (const [name, schema] of Object.entries(RECORDS)) registry.add(schema, { id: name });
+  const { schemas } = z.toJSONSchema(registry, {
+    io: 'output',
+    unrepresentable: 'any',
+    uri: (name) => `#/components/schemas/${name}`,
+    override: ({ jsonSchema }) => leaveOutTheObvious(jsonSchema),
+  });
+  return Object.fromEntries(Object.entries(schemas).map(([name, { $schema: _dialect, $id: _id, ...schema }]) => [name, schema]));
+}
+
+const recordRef = (name: RecordName): JsonObject => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: JsonObject): JsonObject => ({ 'application/json': { schema } });
+const REDIRECT = { Location: { description: 'Where the browser goes next', schema: { type: 'string' } } };
+const NEXT_PAGE = {
+  Link: { description: 'The next page: `<url>; rel="next"`, absent on the last page', schema: { type: 'string' } },
+};
+const HTML = { 'text/html': { schema: { type: 'string' } } };
+
+/** The success responses of one operation, by status, from its declaration (lib/http/responses.ts). */
+function successResponses(declared: SuccessResponse): JsonObject {
+  if ('data' in declared) {
+    return { [declared.status ?? 200]: { description: declared.data, content: json(envelope(recordRef(declared.data))) } };
+  }
+  if ('page' in declared) {
+    return {
+      200: {
+        description: `A page of ${declared.page} records, newest first`,
+        headers: NEXT_PAGE,
+        content: json(envelope({ type: 'array', items: recordRef(declared.page) })),
+      },
+    };
+  }
+  if ('acknowledges' in declared) {
+    return { 200: { description: `Done: the word "${declared.acknowledges}"`, content: json(envelope({ const: declared.acknowledges })) } };
+  }
+  if ('bare' in declared) return { [declared.status ?? 200]: { description: declared.bare, content: json(recordRef(declared.bare)) } };
+  if ('jsonRpc' in declared) {
+    return {
+      200: { description: 'The JSON-RPC response', content: json(recordRef(declared.jsonRpc)) },
+      202: { description: 'A notification was accepted; no body' },
+    };
+  }
+  if ('console' in declared) {
+    return {
+      200: {
+        description: "The console's page, or one of its assets",
+        content: { ...HTML, 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } },
+      },
+      302: { description: 'Sign in first', headers: REDIRECT },
+    };
+  }
+  const redirects = Object.fromEntries(
+    declared.redirects?.map((status) => [
+      status,
+      { description: status === 303 ? 'See the next page' : 'Sign in first, or go on', headers: REDIRECT },
+    ]) ?? [],
+  );
+  return { ...('html' in declared ? { 200: { description: 'The page', content: HTML } } : {}), ...redirects };
+}
+
+const envelope = (data: JsonObject): JsonObject => ({ type: 'object', required: ['data'], properties: { data } });
 
 function queryParameters(schema: z.ZodMiniType | undefined): JsonObject[] {
   if (!schema) return [];
@@ -143,7 +223,7 @@ function operation(route: Route, schemas: InputSchemas): JsonObject {
   if (route.body === 'form' || route.body === 'json-or-form') {
     content['application/x-www-form-urlencoded'] = { schema: bodySchema };
   }
-  const responses: JsonObject = { 200: { description: 'Success' } };
+  const responses: JsonObject = successResponses(SUCCESS_RESPONSES[route.id as RouteId]);
   for (const status of errorStatuses(route, schemas)) {
     const rfc6749 = route.rfc6749Errors && (status === 400 || status === 401);
     responses[status] = { $ref: `#/components/responses/Error${status}${rfc6749 ? 'OAuth' : ''}` };
@@ -216,6 +296,7 @@ export function openApiDocument(endpoints: Array<{ route: Route; inputSchemas: I
         },
       },
       schemas: {
+        ...recordSchemas(),
         OAuthError: {
           type: 'object',
           required: ['error'],

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Role } from '../../lib/identity/principal.js';
+import { contractProblem } from './contract-check.js';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -16,7 +17,10 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-/** A real HTTP call; JSON bodies are parsed when the response says JSON. */
+/**
+ * A real HTTP call; JSON bodies are parsed when the response says JSON. An answer that
+ * docs/openapi.json does not describe throws, so every e2e test checks the contract too.
+ */
 export async function call(baseUrl: string, method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers['authorization'] = `Bearer ${options.token}`;
@@ -27,8 +31,11 @@ export async function call(baseUrl: string, method: string, path: string, option
   }
   const response = await fetch(`${baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
   const text = await response.text();
-  const isJson = response.headers.get('content-type')?.includes('application/json');
-  return { status: response.status, headers: response.headers, body: isJson && text ? JSON.parse(text) : text, text };
+  const contentType = response.headers.get('content-type');
+  const parsed = contentType?.includes('application/json') && text ? JSON.parse(text) : text;
+  const problem = contractProblem(method, response.url || `${baseUrl}${path}`, response.status, contentType, parsed);
+  if (problem) throw new Error(`${method} ${path}: ${problem}`);
+  return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
 export interface SignedInUser {

@@ -115,6 +115,25 @@ describe.concurrent('a volume through sleep, wake and a crash', () => {
     expect(await read(id)).toMatchObject({ state: 'running', last_wake_ms: expect.any(Number) });
   }, 120_000);
 
+  it('wakes right after a sleep only once the old task has exited: the two never hold the volume together', async ({ expect }) => {
+    // The old task takes 9 s to exit after SIGTERM, within the engine's stop grace of 10 s.
+    const { id, url } = await volumeApp('one-writer', { idle_timeout_s: 30, command: app(9) });
+    expect(await fetchText(`${url}/cgi-bin/write?kept`)).toBe('ok\n');
+
+    const asleep = await pollUntil(
+      () => read(id),
+      (container) => container.state !== 'running',
+      50_000,
+    );
+    expect(asleep).toMatchObject({ state: 'stopped', state_reason: 'idle' });
+    // At once: the old task is still finishing.
+    const wokenAt = Date.now();
+    expect(await fetchText(`${url}/cgi-bin/read`)).toBe('kept\n');
+    console.info(`woke ${Date.now() - wokenAt} ms after the request, the old task taking 9 s to exit`);
+
+    expect(await fetchText(`${url}/cgi-bin/overlaps`)).toBe('end\n');
+  }, 120_000);
+
   it('keeps what the app wrote through a crash that its restart policy restarts', async ({ expect }) => {
     const { id, url } = await volumeApp('crashed', { restart_policy: 'on-failure', command: app(0) });
     expect(await fetchText(`${url}/cgi-bin/write?before-crash`)).toBe('ok\n');

@@ -11,6 +11,7 @@ import type { ContainerMetrics } from '../containers/metrics.js';
 import type { MetricsPoint as ContainerMetricsPoint } from '../containers/metrics-history.js';
 import type { CreateContainerBody, UpdateContainerBody } from '../containers/schemas.js';
 import type { FieldProblem } from '../errors.js';
+import type { SnapshotView, VolumeView } from '../volumes/volume.js';
 import type { issuedPersonalAccessTokenView, personalAccessTokenView, sessionView, userView } from '../identity/views.js';
 import type {
   authorizationView,
@@ -30,6 +31,13 @@ export type UpdateContainerRequest = UpdateContainerBody;
 export type LogLine = ContainerLogLine;
 export type MetricsPoint = ContainerMetricsPoint;
 export type MetricsRecord = ContainerMetrics;
+export type VolumeRecord = VolumeView;
+export type SnapshotRecord = SnapshotView;
+/** GET /api/v1/volumes/{volume_id}/snapshots/{snapshot_id}/download. */
+export interface SnapshotDownloadRecord {
+  url: string;
+  expires_at: string;
+}
 export type UserRecord = ReturnType<typeof userView>;
 /** The session as GET /api/v1/sessions/current answers it (its token is the cookie's, not repeated). */
 export type SessionRecord = Omit<ReturnType<typeof sessionView>, 'token'>;

@@ -18,6 +18,7 @@ import { CREATE_FIELDS, UPDATE_FIELDS } from './contract.js';
 import { CliError, EXIT, EXIT_CODES_TEXT, errorEnvelope } from './errors.js';
 import { addFieldOptions, bodyFromOptions, fieldRows, namedValue, problemsText } from './fields.js';
 import { endQuietlyOnClosedPipe, out, printJson, say } from './output.js';
+import { addVolumeCommands } from './volumes.js';
 import {
   ApiError,
   apiCall,
@@ -692,6 +693,7 @@ program
   .argument('<container>', 'hostname or id')
   .option('--no-browser', 'only print the URL')
   .action(open);
+addVolumeCommands(program);
 
 /** Whether --json was given, before the words of a container's command (`-- …`); read before commander has parsed. */
 function jsonAsked(): boolean {

@@ -12,6 +12,14 @@ import { type ContainerAction, planTransition, type TransitionPlan } from './tra
 const hasMounts = (container: StoredContainer): boolean => (container.mounts ?? []).length > 0;
 
 /**
+ * The tasks a container ran last (its task and a swap's or a restart's pending one, newest
+ * first): those that may still be exiting when it starts again. Older ones stopped before these ran.
+ */
+const RECENT_TASKS = 2;
+const lastTasksOf = (container: StoredContainer): string[] =>
+  container.taskHistory.slice(0, RECENT_TASKS).filter((taskArn) => taskArn !== container.taskArn && taskArn !== container.pendingTaskArn);
+
+/**
  * The owner's transitions of a container (start, stop, restart: docs/containers.md, the
  * transition table), for ContainerService. Each reads the container, decides from the table, and
  * commits with a write conditional on the version it read: a caller that lost a race gets 409 and
@@ -74,6 +82,9 @@ export class ContainerTransitions {
         if (plan.stopTask && hasMounts(container))
           await this.wait.stopAndAwait([container.taskArn, container.pendingTaskArn], reason, deadline);
         else if (plan.stopTask) await this.launcher.stopTasksOf(container, reason);
+        // A container asleep or stopped let go of its task, whose stop answered at once: a wake right
+        // after a sleep must not mount the volume while that task is still exiting.
+        if (hasMounts(container)) await this.wait.untilStopped(lastTasksOf(container), deadline);
         // Charged before anything runs: a start past the quota starts nothing (403 QUOTA_EXCEEDED).
         const claimed = await this.core.commit(
           container,

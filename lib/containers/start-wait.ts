@@ -192,11 +192,20 @@ export class StartWait {
    * and nothing new was started.
    */
   async stopAndAwait(taskArns: ReadonlyArray<string | undefined>, reason: string, deadline: number): Promise<void> {
-    const { runtime } = this.core;
     const live = taskArns.filter((taskArn): taskArn is string => Boolean(taskArn));
-    for (const taskArn of live) await runtime.stopTask(taskArn, reason);
+    for (const taskArn of live) await this.core.runtime.stopTask(taskArn, reason);
+    await this.untilStopped(live, deadline);
+  }
+
+  /**
+   * Waits, without stopping anything, until the runtime reports each task stopped (or no longer
+   * knows it): for tasks whose stop was asked already (a sleep, a stop) but that may still be
+   * exiting, since a stop answers at once and the app has its grace to finish.
+   */
+  async untilStopped(taskArns: readonly string[], deadline: number): Promise<void> {
+    const { runtime } = this.core;
     let interval = Math.min(this.options.pollIntervalMs, 50);
-    for (const taskArn of live) {
+    for (const taskArn of taskArns) {
       for (;;) {
         const described = await runtime.describeTask(taskArn).catch(() => 'unknown' as const);
         if (described === undefined || (described !== 'unknown' && described.lastStatus === 'STOPPED')) break;

@@ -4,6 +4,7 @@ import { api, ApiError, base, fieldErrors } from './api.js';
 import { type ContainerRecord, type DeployRecord, type LogLine, type MetricsPoint, type ReleaseRecord, UPDATE_FIELDS } from './contract.js';
 import { changesOf, type FormState, SchemaFields, shownPaths, stateOf } from './schema-form.js';
 import { html, Link, navigate, StateBadge } from './ui.js';
+import { useVolumeChoices } from './volume-choices.js';
 
 /** How often the page asks again: quickly while something is changing, slowly when settled. */
 const BUSY_POLL_MS = 1500;
@@ -250,6 +251,7 @@ function Settings(props: { container: ContainerRecord; onSaved: (record: Contain
   const [state, setState] = useState<FormState>(stateOf(UPDATE_FIELDS, record));
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [saved, setSaved] = useState('');
+  const choices = useVolumeChoices(props.container.id);
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -272,7 +274,7 @@ function Settings(props: { container: ContainerRecord; onSaved: (record: Contain
   return html`<form class="settings" onSubmit=${submit} novalidate aria-labelledby="settings-heading">
     <h2 id="settings-heading">Settings</h2>
     ${errors.form ? html`<p class="error" role="alert">${errors.form}</p>` : null}
-    <${SchemaFields} form="settings" fields=${UPDATE_FIELDS} state=${state} onChange=${setState} errors=${errors} />
+    <${SchemaFields} form="settings" fields=${UPDATE_FIELDS} state=${state} onChange=${setState} errors=${errors} choices=${choices} />
     <button type="submit">Save settings</button>
     <span role="status" class="notice">${saved}</span>
   </form>`;

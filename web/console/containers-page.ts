@@ -3,12 +3,14 @@ import { api, base, fieldErrors } from './api.js';
 import { type ContainerRecord, CREATE_FIELDS } from './contract.js';
 import { createBodyOf, emptyState, type FormState, SchemaFields, shownPaths } from './schema-form.js';
 import { html, Link, StateBadge, when } from './ui.js';
+import { useVolumeChoices } from './volume-choices.js';
 
 /** The create form, drawn from the create body's fields: only what the person filled in is sent, so the API's defaults apply to the rest. */
 function CreateForm(props: { onCreated: (record: ContainerRecord) => void }) {
   const [state, setState] = useState<FormState>(emptyState(CREATE_FIELDS));
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
+  const choices = useVolumeChoices();
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -28,7 +30,7 @@ function CreateForm(props: { onCreated: (record: ContainerRecord) => void }) {
   return html`<form class="create" onSubmit=${submit} novalidate aria-labelledby="create-heading">
     <h2 id="create-heading">Create a container</h2>
     ${errors.form ? html`<p class="error" role="alert">${errors.form}</p>` : null}
-    <${SchemaFields} form="create" fields=${CREATE_FIELDS} state=${state} onChange=${setState} errors=${errors} />
+    <${SchemaFields} form="create" fields=${CREATE_FIELDS} state=${state} onChange=${setState} errors=${errors} choices=${choices} />
     <button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Create'}</button>
   </form>`;
 }

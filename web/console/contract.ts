@@ -19,8 +19,11 @@ export type {
   ReleaseRecord,
   RotatedAppRecord,
   SessionRecord,
+  SnapshotDownloadRecord,
+  SnapshotRecord,
   TokenRecord,
   UserRecord,
+  VolumeRecord,
 } from '../../lib/http/api-types.js';
 
 declare const CONTAINER_REQUEST_SCHEMAS: ContainerRequestSchemas;

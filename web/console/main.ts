@@ -6,11 +6,13 @@ import { ApplicationsPage } from './applications-page.js';
 import { ContainersPage } from './containers-page.js';
 import { TokensPage } from './tokens-page.js';
 import { UsersPage } from './users-page.js';
+import { VolumesPage } from './volumes-page.js';
 import { html, Link } from './ui.js';
 
 type Route =
   | { page: 'containers' }
   | { page: 'container'; id: string }
+  | { page: 'volumes' }
   | { page: 'tokens' }
   | { page: 'applications' }
   | { page: 'users' }
@@ -23,6 +25,7 @@ function routeOf(pathname: string): Route {
   if (path === '' || path === '/containers') return { page: 'containers' };
   const container = /^\/containers\/([\w-]+)$/.exec(path);
   if (container) return { page: 'container', id: container[1]! };
+  if (path === '/volumes') return { page: 'volumes' };
   if (path === '/tokens') return { page: 'tokens' };
   if (path === '/applications') return { page: 'applications' };
   if (path === '/users') return { page: 'users' };
@@ -33,6 +36,7 @@ function routeOf(pathname: string): Route {
 const TITLES: Record<Route['page'], string> = {
   containers: 'Containers',
   container: 'Container',
+  volumes: 'Volumes',
   tokens: 'Tokens',
   applications: 'Applications',
   users: 'Users',
@@ -78,6 +82,7 @@ function App(props: { session: Session }) {
   let content: unknown;
   if (route.page === 'containers') content = html`<${ContainersPage} />`;
   else if (route.page === 'container') content = html`<${LazyContainerPage} key=${route.id} id=${route.id} />`;
+  else if (route.page === 'volumes') content = html`<${VolumesPage} />`;
   else if (route.page === 'tokens') content = html`<${TokensPage} />`;
   else if (route.page === 'applications') content = html`<${ApplicationsPage} />`;
   else if (route.page === 'users' && isAdmin) content = html`<${UsersPage} selfId=${props.session.user.id} />`;
@@ -89,6 +94,7 @@ function App(props: { session: Session }) {
       <nav aria-label="Console">
         <ul>
           ${nav('/console/containers', 'containers', 'Containers')}
+          ${nav('/console/volumes', 'volumes', 'Volumes')}
           ${nav('/console/tokens', 'tokens', 'Tokens')}
           ${nav('/console/applications', 'applications', 'Applications')}
           <li><a href=${`${base()}/settings/authorizations`}>Authorized applications</a></li>

@@ -1,13 +1,27 @@
 import type { BodyField } from '../../lib/http/openapi-fields.js';
-import { recordFromText, recordPlaceholder, recordText, valueFromText } from '../../lib/http/openapi-fields.js';
+import { valueFromText } from '../../lib/http/openapi-fields.js';
 import { EnvEditor, type EnvRow, envOf, envRowsOf, Field, html } from './ui.js';
+
+/** One record of a list of records as typed: each of its fields' text, by the field's name (`{ volume, path }`). */
+export type RecordRow = Record<string, string>;
 
 /**
  * A form drawn from a request body's fields (lib/http/openapi-fields.ts): an input per field in
  * the document's order, so a field the API gains appears with no edit here. What a person typed,
- * by field path: text for a value or a list (one item per line), rows for a map.
+ * by field path: text for a value or a list (one item per line), rows for a map or a list of records.
  */
-export type FormState = Record<string, string | EnvRow[]>;
+export type FormState = Record<string, string | EnvRow[] | RecordRow[]>;
+
+/** A value a record's field may take, offered as a choice (a volume of the account's). */
+export interface RecordChoice {
+  value: string;
+  label: string;
+  /** Shown but not choosable (a volume another container mounts). */
+  disabled?: boolean;
+}
+
+/** Choices for the fields of a list's records, by `<list>.<field>` (`mounts.volume`); a field without is typed. */
+export type RecordChoices = Readonly<Record<string, readonly RecordChoice[]>>;
 
 /** Every field, groups' own fields included, depth first. */
 export const allFields = (fields: readonly BodyField[]): BodyField[] =>
@@ -20,7 +34,7 @@ const textOf = (value: unknown): string => (value === null || value === undefine
 
 /** An empty form: nothing typed, so the API's defaults apply to all that stays empty. */
 export function emptyState(fields: readonly BodyField[]): FormState {
-  return Object.fromEntries(allFields(fields).map((field) => [field.path, field.kind === 'map' ? [] : '']));
+  return Object.fromEntries(allFields(fields).map((field) => [field.path, field.kind === 'map' || field.kind === 'records' ? [] : '']));
 }
 
 /** The form filled from a record's values (its fields under the same names). */
@@ -32,7 +46,9 @@ export function stateOf(fields: readonly BodyField[], record: Record<string, unk
     if (field.kind === 'map') state[field.path] = envRowsOf((value ?? {}) as Record<string, string>);
     else if (field.kind === 'list') state[field.path] = ((value ?? []) as unknown[]).map(String).join('\n');
     else if (field.kind === 'records')
-      state[field.path] = ((value ?? []) as Array<Record<string, unknown>>).map((record) => recordText(field, record)).join('\n');
+      state[field.path] = ((value ?? []) as Array<Record<string, unknown>>).map((item) =>
+        Object.fromEntries((field.itemFields ?? []).map((inner) => [inner.name, textOf(item[inner.name])])),
+      );
     else if (field.kind !== 'group') state[field.path] = textOf(value);
   }
   return state;
@@ -54,10 +70,11 @@ function fieldValue(field: BodyField, state: FormState, empty: 'absent' | 'null'
       return items.length > 0 ? items : cleared;
     }
     case 'records': {
-      // A record per line; on a change, no lines is an empty list (every record removed).
-      const lines = ((state[field.path] ?? '') as string).split('\n').filter((line) => line.trim() !== '');
-      if (lines.length === 0) return empty === 'absent' ? undefined : [];
-      return lines.map((line) => recordFromText(field, line.trim()));
+      // A row left wholly empty is no record; on a change, no rows is an empty list (every record removed).
+      const items = field.itemFields ?? [];
+      const rows = ((state[field.path] ?? []) as RecordRow[]).filter((row) => items.some((item) => (row[item.name] ?? '').trim() !== ''));
+      if (rows.length === 0) return empty === 'absent' ? undefined : [];
+      return rows.map((row) => Object.fromEntries(items.map((item) => [item.name, valueFromText(item, (row[item.name] ?? '').trim())])));
     }
     case 'group': {
       const children = field.fields ?? [];
@@ -104,6 +121,55 @@ export function changesOf(fields: readonly BodyField[], state: FormState, record
   return changes;
 }
 
+/** A list's record is named by the list's name in the singular: `Add mount` for `mounts`. */
+const singularOf = (name: string): string => (name.endsWith('s') ? name.slice(0, -1) : name).replaceAll('_', ' ');
+
+/** A list of records as rows of inputs (a choice where `choices` has some), each row removable, up to the list's most. */
+function RecordsEditor(props: {
+  id: string;
+  field: BodyField;
+  rows: RecordRow[];
+  choices: RecordChoices;
+  onChange: (rows: RecordRow[]) => void;
+  error?: string;
+}): unknown {
+  const items = props.field.itemFields ?? [];
+  const one = singularOf(props.field.name);
+  const errorId = `${props.id}-error`;
+  const update = (index: number, name: string, value: string) =>
+    props.onChange(props.rows.map((row, at) => (at === index ? { ...row, [name]: value } : row)));
+  const full = props.field.maxItems !== undefined && props.rows.length >= props.field.maxItems;
+  const cell = (row: RecordRow, index: number, item: BodyField) => {
+    const id = `${props.id}-${item.name}-${index}`;
+    const value = row[item.name] ?? '';
+    const choices = props.choices[`${props.field.path}.${item.name}`];
+    const onInput = (event: Event) => update(index, item.name, (event.target as HTMLInputElement).value);
+    if (!choices)
+      return html`<label for=${id}>${item.label}</label><input id=${id} value=${value} placeholder=${item.description} onInput=${onInput} />`;
+    // A value the choices lack (one the account can no longer see) stays shown, so saving keeps it.
+    const known = value === '' || choices.some((choice) => choice.value === value);
+    return html`<label for=${id}>${item.label}</label>
+      <select id=${id} value=${value} onChange=${onInput}>
+        <option value="">Choose…</option>
+        ${known ? null : html`<option value=${value}>${value}</option>`}
+        ${choices.map((choice) => html`<option value=${choice.value} disabled=${choice.disabled && choice.value !== value}>${choice.label}</option>`)}
+      </select>`;
+  };
+  return html`<fieldset class="records" id=${props.id} aria-describedby=${props.error ? errorId : undefined}>
+    <legend>${props.field.label}</legend>
+    ${props.field.description ? html`<div class="hint">${props.field.description}</div>` : null}
+    ${props.rows.map(
+      (row, index) => html`<div class="record-row" data-index=${index}>
+        ${items.map((item) => cell(row, index, item))}
+        <button type="button" class="secondary" aria-label=${`Remove ${one} ${index + 1}`} onClick=${() => props.onChange(props.rows.filter((_row, at) => at !== index))}>Remove</button>
+      </div>`,
+    )}
+    <button type="button" class="secondary" disabled=${full} onClick=${() => props.onChange([...props.rows, Object.fromEntries(items.map((item) => [item.name, '']))])}>${`Add ${one}`}</button>
+    ${full ? html`<span class="muted"> at most ${props.field.maxItems}</span>` : null}
+    ${props.error ? html`<div class="field-error" id=${errorId} role="alert">${props.error}</div>` : null}
+  </fieldset>`;
+}
+
 const HINTS: Partial<Record<BodyField['kind'], string>> = { list: 'One per line' };
 
 /** The inputs of a form's fields, each with its error beside it. */
@@ -114,13 +180,14 @@ export function SchemaFields(props: {
   state: FormState;
   onChange: (state: FormState) => void;
   errors: Record<string, string>;
+  /** Choices for records' fields (`mounts.volume`: the account's volumes). */
+  choices?: RecordChoices;
 }): unknown {
-  const set = (path: string) => (value: string | EnvRow[]) => props.onChange({ ...props.state, [path]: value });
+  const set = (path: string) => (value: string | EnvRow[] | RecordRow[]) => props.onChange({ ...props.state, [path]: value });
   const idOf = (field: BodyField) => `${props.form}-${field.path.replaceAll('.', '-')}`;
   const hintOf = (field: BodyField): string | undefined => {
     const empty = field.nullable ? 'leave empty for the service default' : undefined;
-    const records = field.kind === 'records' ? `One per line: ${recordPlaceholder(field)}` : undefined;
-    return [field.description, HINTS[field.kind], records, empty].filter(Boolean).join('; ') || undefined;
+    return [field.description, HINTS[field.kind], empty].filter(Boolean).join('; ') || undefined;
   };
   const placeholderOf = (field: BodyField): string | undefined =>
     field.default !== undefined && field.default !== null && typeof field.default !== 'object' ? String(field.default) : undefined;
@@ -135,6 +202,8 @@ export function SchemaFields(props: {
           ${error ? html`<div class="field-error" id=${`${id}-error`} role="alert">${error}</div>` : null}
           <div class="grid">${(field.fields ?? []).map(input)}</div>
         </fieldset>`;
+      case 'records':
+        return html`<${RecordsEditor} id=${id} field=${field} rows=${props.state[field.path] as RecordRow[]} choices=${props.choices ?? {}} onChange=${set(field.path)} error=${error} />`;
       case 'map':
         return html`<${EnvEditor} idBase=${id} legend=${field.label} rows=${props.state[field.path] as EnvRow[]} onChange=${set(field.path)} error=${error} />`;
       case 'choice': {
@@ -153,7 +222,7 @@ export function SchemaFields(props: {
           id=${id}
           label=${field.label}
           type=${field.kind === 'integer' || field.kind === 'number' ? 'number' : 'text'}
-          multiline=${field.kind === 'list' || field.kind === 'records'}
+          multiline=${field.kind === 'list'}
           value=${props.state[field.path] as string}
           onInput=${set(field.path)}
           error=${error}

@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { engineClient } from '../../lib/local/docker-engine.js';
+import { VOLUME_LABEL } from '../../lib/local/docker-volumes.js';
+import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
+import { appRequest } from '../support/app-request.js';
+import { TEST_IMAGE } from '../support/global-engine.js';
+import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { pollUntil } from '../support/poll.js';
+
+/*
+ * A volume's data through what a container goes through without its owner asking (issue 34,
+ * item 4), on a real Docker Engine API (Podman's here): a sleep and the wake of the next request,
+ * and a crash that its restart policy restarts. And one writer (item 3): a wake right after a
+ * sleep starts the new task only once the old one has exited, shown by an app that takes a lock
+ * file with O_EXCL at start, notes any lock it finds held, and gives the lock back as it exits.
+ * The idle sweep runs every 500 ms.
+ */
+vi.hoisted(() => Object.assign(process.env, { RECONCILE_INTERVAL_MS: '500', START_BUDGET_MS: '28000' }));
+
+const engine = engineClient(inject('dockerHost'));
+let stack: TestStack;
+let token: string;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
+});
+
+afterAll(async () => {
+  await stack?.close();
+  const { stackIdOf } = await import('../../lib/wiring/local-containers.js');
+  const volumes = await engine.listVolumes({
+    filters: { label: [`${VOLUME_LABEL.stack}=${stackIdOf(process.env.LOCAL_CONTAINER_DIR!)}`] },
+  });
+  await Promise.all(
+    (volumes.Volumes ?? []).map((volume) =>
+      engine
+        .getVolume(volume.Name)
+        .remove({ force: true })
+        .catch(() => undefined),
+    ),
+  );
+});
+
+let counter = 0;
+const uniqueHostname = () => `vs-${process.pid}-${(counter += 1)}`;
+const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
+const read = async (id: string): Promise<Record<string, any>> => (await api('GET', `/api/v1/containers/${id}`)).body.data;
+
+// The header lines end in CRLF: Node's HTTP parser (the proxy's upstream) refuses bare LF.
+const cgi = (name: string, body: string) =>
+  `printf '#!/bin/sh\\nprintf "Content-Type: text/plain\\\\r\\\\n\\\\r\\\\n"\\n${body}\\n' > /tmp/www/cgi-bin/${name}`;
+
+/**
+ * busybox httpd over /data: `write?text` appends a line to notes, `read` answers them,
+ * `overlaps` answers what starts found the lock held, `crash` makes the app exit 3 (a failure, which
+ * its restart policy restarts). At start it takes /data/lock with O_EXCL (the shell's
+ * noclobber); on SIGTERM it takes `exitDelayS` seconds to finish, as an app that flushes does,
+ * then gives the lock back.
+ */
+const app = (exitDelayS: number): string[] => [
+  'sh',
+  '-c',
+  [
+    'mkdir -p /tmp/www/cgi-bin',
+    cgi('write', 'echo "$QUERY_STRING" >> /data/notes; echo ok'),
+    cgi('read', 'cat /data/notes'),
+    cgi('overlaps', 'cat /data/overlaps 2>/dev/null; echo end'),
+    cgi('crash', 'kill -USR1 1; echo bye'),
+    'chmod +x /tmp/www/cgi-bin/*',
+    'if ! (set -C; echo $$ > /data/lock) 2>/dev/null; then echo "held at $(date +%s)" >> /data/overlaps; fi',
+    `trap 'sleep ${exitDelayS}; rm -f /data/lock; exit 0' TERM`,
+    // PID 1 gets only the signals it handles: the crash is an exit with a failure's status.
+    "trap 'rm -f /data/lock; exit 3' USR1",
+    'httpd -f -p $PORT -h /tmp/www & wait',
+  ].join('; '),
+];
+
+async function volumeApp(name: string, body: Record<string, unknown>): Promise<{ id: string; url: string; volumeId: string }> {
+  const volume = await api('POST', '/api/v1/volumes', { name, size_gb: 1 });
+  expect(volume.status, volume.text).toBe(201);
+  const created = await api('POST', '/api/v1/containers', {
+    hostname: uniqueHostname(),
+    image: TEST_IMAGE,
+    port: 8080,
+    mounts: [{ volume: volume.body.data.id, path: '/data' }],
+    ...body,
+  });
+  expect(created.status, created.text).toBe(200);
+  const { id, url } = created.body.data;
+  const running = await pollUntil(
+    () => read(id),
+    (container) => container.state === 'running',
+    30_000,
+  );
+  expect(running.state).toBe('running');
+  return { id, url, volumeId: volume.body.data.id };
+}
+
+const fetchText = async (url: string) => (await appRequest(url)).text;
+
+describe.concurrent('a volume through sleep, wake and a crash', () => {
+  it('keeps what the app wrote through a sleep and the wake of the next request', async ({ expect }) => {
+    const { id, url } = await volumeApp('slept', { idle_timeout_s: 30, command: app(0) });
+    expect(await fetchText(`${url}/cgi-bin/write?before-sleep`)).toBe('ok\n');
+
+    const asleep = await pollUntil(
+      () => read(id),
+      (container) => container.state !== 'running',
+      50_000,
+    );
+    expect(asleep).toMatchObject({ state: 'stopped', state_reason: 'idle' });
+
+    expect(await fetchText(`${url}/cgi-bin/read`)).toBe('before-sleep\n');
+    expect(await read(id)).toMatchObject({ state: 'running', last_wake_ms: expect.any(Number) });
+  }, 120_000);
+
+  it('wakes right after a sleep only once the old task has exited: the two never hold the volume together', async ({ expect }) => {
+    // The old task takes 9 s to exit after SIGTERM, within the engine's stop grace of 10 s.
+    const { id, url } = await volumeApp('one-writer', { idle_timeout_s: 30, command: app(9) });
+    expect(await fetchText(`${url}/cgi-bin/write?kept`)).toBe('ok\n');
+
+    const asleep = await pollUntil(
+      () => read(id),
+      (container) => container.state !== 'running',
+      50_000,
+    );
+    expect(asleep).toMatchObject({ state: 'stopped', state_reason: 'idle' });
+    // At once: the old task is still finishing.
+    const wokenAt = Date.now();
+    expect(await fetchText(`${url}/cgi-bin/read`)).toBe('kept\n');
+    console.info(`woke ${Date.now() - wokenAt} ms after the request, the old task taking 9 s to exit`);
+
+    expect(await fetchText(`${url}/cgi-bin/overlaps`)).toBe('end\n');
+  }, 120_000);
+
+  it('keeps what the app wrote through a crash that its restart policy restarts', async ({ expect }) => {
+    const { id, url } = await volumeApp('crashed', { restart_policy: 'on-failure', command: app(0) });
+    expect(await fetchText(`${url}/cgi-bin/write?before-crash`)).toBe('ok\n');
+    await appRequest(`${url}/cgi-bin/crash`).catch(() => undefined);
+
+    const restarted = await pollUntil(
+      () => read(id),
+      (container) => container.state === 'running' && container.restart_count >= 1,
+      60_000,
+    );
+    expect(restarted, JSON.stringify(restarted)).toMatchObject({ state: 'running', restart_count: 1 });
+    expect(await fetchText(`${url}/cgi-bin/read`)).toBe('before-crash\n');
+  }, 120_000);
+});

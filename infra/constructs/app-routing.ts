@@ -252,7 +252,7 @@ export class AppRouting extends Construct {
       protocol: elbv2.ApplicationProtocol.HTTP,
       targets: [this.proxyService],
       healthCheck: { path: PROXY_HEALTH_PATH, healthyHttpCodes: '200', interval: Duration.seconds(15) },
-      // A deploy or scale-in drains a task as long as the longest held request (docs/containers.md, "Deploying the proxy fleet").
+      // A deploy or scale-in drains a task as long as the longest held request (docs/containers.md, "On AWS").
       deregistrationDelay: Duration.seconds(proxyDrainSeconds(props.wake.holdSeconds)),
     });
     scaling.scaleOnRequestCount('Requests', { requestsPerTarget: 2000, targetGroup });

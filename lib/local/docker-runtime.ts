@@ -21,7 +21,7 @@ import { type BookedTask, TaskBook } from './task-book.js';
 import type { TaskMount } from '../volumes/volume-backend.js';
 import type { EngineVolumeUsage } from './docker-volumes.js';
 
-/** The labels that mark an engine container as one of this stack's tasks (docs/containers.md, "Docker Engine runtime"). */
+/** The labels that mark an engine container as one of this stack's tasks (docs/containers.md, "Docker runtime"). */
 export const LABEL = {
   stack: 'container-hosting.stack',
   containerId: 'container-hosting.container-id',

@@ -29,6 +29,8 @@ ajv.addFormat('date-time', {
   type: 'string',
   validate: (value: string) => /^\d{4}-\d\d-\d\dT/.test(value) && !Number.isNaN(Date.parse(value)),
 });
+ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+ajv.addFormat('email', /^[^@\s]+@[^@\s]+$/);
 ajv.addSchema({ $id: 'openapi.json', components: closed(document.components) });
 
 interface Operation {

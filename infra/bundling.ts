@@ -113,9 +113,9 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
       "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it; since issue 33 the Secrets Manager client (about 18 KiB) that keeps registry credentials, deleted with the container; since issue 33 the registry credential vault every launch reads (the secret-name and 0600-file vaults, about 2 KiB) (347.7 KiB measured)",
   },
   consoleApp: {
-    bytes: 358 * 1024,
+    bytes: 363 * 1024,
     reason:
-      "the console's built files (Preact, htm, uPlot and the pages, about 105 KiB minified: the connected agents list of issue 35 and the Users and Account pages of issue 37 among them) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page, with the RFC 8707 audience check and RFC 9728 challenge every authenticating route carries since issue 35 (about 1.5 KiB)",
+      "the console's built files (Preact, htm, uPlot and the pages, about 107 KiB minified: the connected agents list of issue 35, the Users and Account pages of issue 37 and its rough edges fixed, about 2 KiB: token scopes and copy, owners, states, loading and per-field hints, among them) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page, with the RFC 8707 audience check and RFC 9728 challenge every authenticating route carries since issue 35 (about 1.5 KiB); 360.1 KiB measured",
   },
   startContainer: {
     bytes: 377 * 1024,

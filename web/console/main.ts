@@ -76,7 +76,7 @@ function App(props: { session: Session }) {
 
   const isAdmin = props.session.user.role === 'admin';
   let content: unknown;
-  if (route.page === 'containers') content = html`<${ContainersPage} />`;
+  if (route.page === 'containers') content = html`<${ContainersPage} admin=${isAdmin} />`;
   else if (route.page === 'container') content = html`<${LazyContainerPage} key=${route.id} id=${route.id} />`;
   else if (route.page === 'tokens') content = html`<${TokensPage} />`;
   else if (route.page === 'applications') content = html`<${ApplicationsPage} />`;

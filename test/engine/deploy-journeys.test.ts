@@ -1,9 +1,11 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { engineClient } from '../../lib/local/docker-engine.js';
 import { call, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { launchBrowser } from '../support/browser.js';
@@ -18,6 +20,7 @@ import { pollUntil } from '../support/poll.js';
  * button in Chromium; and a deploy whose new task never gets ready, which must leave the old
  * release serving. One container for the first two, in order: each step starts from the one before.
  */
+const engine = engineClient(inject('dockerHost'));
 let stack: TestStack;
 let admin: SignedInUser;
 let token: string;
@@ -144,6 +147,36 @@ describe('deploys, releases and rollback as a person drives them', () => {
   }, 120_000);
 });
 
+describe('deleting a container that was deployed to', () => {
+  it('removes its releases and deploys from the table, its build logs and the images built for it', async () => {
+    const hostname = `journey-${process.pid}`;
+    const found = await api('GET', '/api/v1/containers?limit=1000');
+    const { id, user_id: owner } = found.body.data.find((container: { hostname: string }) => container.hostname === hostname);
+    const deployIds: string[] = (await api('GET', `/api/v1/containers/${id}/deploys`)).body.data.map((deploy: { id: string }) => deploy.id);
+    const logDir = resolve(process.env.LOCAL_CONTAINER_DIR!, '..', 'builds', 'logs');
+    const repository = `localhost/deploys/${owner}/${id}`;
+    const builtImages = async () =>
+      (await engine.listImages()).filter((image) =>
+        [...(image.RepoTags ?? []), ...(image.RepoDigests ?? [])].some(
+          (name) => name.startsWith(`${repository}:`) || name.startsWith(`${repository}@`),
+        ),
+      ).length;
+    // Loaded here: lib/config reads the stack's address when first loaded, which startTestStack sets.
+    const { queryPartition } = await import('../../lib/store/dynamo.js');
+    const history = async () => (await queryPartition(`CONTAINER#${id}`)).length;
+    const logsLeft = async () => deployIds.filter((deployId) => existsSync(join(logDir, `${deployId}.jsonl`))).length;
+    const before = { items: await history(), logs: await logsLeft(), images: await builtImages() };
+
+    const deleted = await api('DELETE', `/api/v1/containers/${id}`);
+
+    expect(deleted.status).toBe(200);
+    expect(deployIds).toHaveLength(2);
+    // 5 releases and 2 deploys, the logs of both builds and the two images.
+    expect(before).toEqual({ items: 8, logs: 2, images: 2 });
+    expect({ items: await history(), logs: await logsLeft(), images: await builtImages() }).toEqual({ items: 0, logs: 0, images: 0 });
+  }, 60_000);
+});
+
 describe('a deploy whose new task never gets ready', () => {
   it('ends failed with the readiness check’s last answer, and the old release serves throughout', async () => {
     const created = await api('POST', '/api/v1/containers', {
@@ -161,10 +194,7 @@ describe('a deploy whose new task never gets ready', () => {
     );
     expect(await servedOnce(url, 'served from the image')).toBe('served from the image');
     // Builds, and then answers 404 at the health check's path: its server serves an empty directory.
-    const broken = await contextServing(
-      'never served',
-      'RUN mkdir -p /empty\nCMD ["/bin/sh", "-c", "httpd -f -p $PORT -h /empty"]\n',
-    );
+    const broken = await contextServing('never served', 'RUN mkdir -p /empty\nCMD ["/bin/sh", "-c", "httpd -f -p $PORT -h /empty"]\n');
 
     const client = steadyClient(url);
     const deployed = await cli.run(['deploy', broken, '--container', `never-ready-${process.pid}`, '--json']);

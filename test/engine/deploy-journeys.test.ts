@@ -218,5 +218,7 @@ describe('a deploy whose new task never gets ready', () => {
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
     expect([...bodies]).toEqual(['served from the image']);
     expect(await servedOnce(url, 'served from the image')).toBe('served from the image');
+    // Its built image goes with it, so the run leaves nothing in the engine.
+    expect((await api('DELETE', `/api/v1/containers/${id}`)).status).toBe(200);
   }, 240_000);
 });

@@ -110,7 +110,7 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
   deleteContainer: {
     bytes: 368 * 1024,
     reason:
-      "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it; since issue 33 the Secrets Manager client (about 18 KiB) that keeps registry credentials, deleted with the container; since issue 33 the registry credential vault every launch reads (the secret-name and 0600-file vaults, about 2 KiB) (347.7 KiB measured); the deleted container's releases and deploys removed after it (a Query of its partition and BatchWriteItem, about 2.6 KiB; 365.0 KiB measured)",
+      "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it; since issue 33 the Secrets Manager client (about 18 KiB) that keeps registry credentials, deleted with the container; since issue 33 the registry credential vault every launch reads (the secret-name and 0600-file vaults, about 2 KiB) (347.7 KiB measured); the deleted container's releases and deploys removed after it (a Query of its partition and BatchWriteItem, about 2.6 KiB, from 362.4; 365.0 KiB measured)",
   },
   consoleApp: {
     bytes: 363 * 1024,
@@ -150,7 +150,7 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
   mcpServer: {
     bytes: 750 * 1024,
     reason:
-      "every container tool's adapters together (the ECS, SQS, CloudWatch and CloudWatch Logs clients, about 93 KiB), and the official MCP SDK's server (issue 35): its Server and web-standard transport (55 KiB), the zod v4 classic schemas of the protocol (about 80 KiB beyond zod/mini), and ajv with fast-uri and ajv-formats (about 130 KiB), which the SDK's Server imports for elicitation, which no tool uses (705.7 KiB measured); since issue 33 the Secrets Manager client the create and update tools keep registry credentials with (729.0 KiB measured); the delete tool's removal of the container's releases and deploys (about 1 KiB; 748.0 KiB measured)",
+      "every container tool's adapters together (the ECS, SQS, CloudWatch and CloudWatch Logs clients, about 93 KiB), and the official MCP SDK's server (issue 35): its Server and web-standard transport (55 KiB), the zod v4 classic schemas of the protocol (about 80 KiB beyond zod/mini), and ajv with fast-uri and ajv-formats (about 130 KiB), which the SDK's Server imports for elicitation, which no tool uses (705.7 KiB measured); since issue 33 the Secrets Manager client the create and update tools keep registry credentials with (729.0 KiB measured); the delete tool's removal of the container's releases and deploys (about 2.6 KiB, from 745.4; 748.0 KiB measured)",
   },
   wakeContainer: {
     bytes: 380 * 1024,

@@ -8,6 +8,7 @@ import type { Caller, ContainerSpec, StoredContainer, Workload } from './contain
 import { containerVisibleTo } from './container-access.js';
 import {
   ContainerCore,
+  type ContainerLeftovers,
   ContainerLaunchFailed,
   type ContainerServiceOptions,
   type SizeLimits,
@@ -54,6 +55,7 @@ export class ContainerService {
   private readonly sizeLimits: SizeLimits | undefined;
   private readonly imageDigests: ImageDigests | undefined;
   private readonly builtImages: BuiltImageRepositories | undefined;
+  private readonly leftovers: ContainerLeftovers | undefined;
 
   constructor(
     store: ContainerStore,
@@ -82,6 +84,7 @@ export class ContainerService {
     this.sizeLimits = options.sizeLimits;
     this.imageDigests = options.imageDigests;
     this.builtImages = options.builtImages;
+    this.leftovers = options.leftovers;
   }
 
   /** Refuses an image built for another account (issue 33, item 6), whoever asks: no account runs another's build. */
@@ -387,6 +390,14 @@ export class ContainerService {
     } catch (error) {
       // The container is gone either way; what is left over only takes space.
       log.warn('Releasing a deleted container on the runtime failed', { containerId: container.id, ...describeError(error) });
+    }
+    try {
+      await this.leftovers?.discard({ id: container.id, userId: container.userId });
+    } catch (error) {
+      log.warn("Removing a deleted container's releases, deploys and builds failed", {
+        containerId: container.id,
+        ...describeError(error),
+      });
     }
   }
 

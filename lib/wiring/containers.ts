@@ -1,5 +1,6 @@
 import { availableParallelism, totalmem } from 'node:os';
 import { config } from '../config.js';
+import type { ContainerLeftovers } from '../containers/container-core.js';
 import { ContainerService, type ContainerServiceOptions, type SizeLimits } from '../containers/container-service.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
 import { type RestartScheduler, TimerRestartScheduler } from '../containers/restart-policy.js';
@@ -90,6 +91,8 @@ export function containerServiceWith(
     imageDigests?: ImageDigests | undefined;
     /** For a function that keeps registry credentials (create, PATCH, delete): `#wiring/registry-credentials`. */
     registryCredentials?: RegistryCredentialVault;
+    /** For a function that deletes containers: `#wiring/container-leftovers`. */
+    leftovers?: ContainerLeftovers;
   } = {},
 ): ContainerService {
   return new ContainerService(containerStore, adapters.runtime ?? noRuntime, adapters.usage ?? noUsage, containerServiceOptions(adapters));
@@ -102,6 +105,7 @@ export function containerServiceOptions(
     runPolicy?: RunPolicy;
     imageDigests?: ImageDigests | undefined;
     registryCredentials?: RegistryCredentialVault;
+    leftovers?: ContainerLeftovers;
   } = {},
 ): ContainerServiceOptions {
   return {
@@ -116,5 +120,6 @@ export function containerServiceOptions(
     ...(sizeLimits ? { sizeLimits } : {}),
     registryCredentials: adapters.registryCredentials ?? launchRegistryCredentials,
     ...(builtImages ? { builtImages } : {}),
+    ...(adapters.leftovers ? { leftovers: adapters.leftovers } : {}),
   };
 }

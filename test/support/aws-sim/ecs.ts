@@ -158,6 +158,7 @@ export class EcsSim {
   private readonly listeners: Array<(task: SimTask) => void> = [];
   private readonly lineListeners: Array<(task: SimTask, line: string) => void> = [];
   private mounter: EfsMounter | undefined;
+  private roleRefusal: ((roleArn: string) => string | undefined) | undefined;
   readonly calls = new Map<string, number>();
   private closed = false;
 
@@ -178,6 +179,11 @@ export class EcsSim {
   /** How EFS volumes are mounted at task start (the EFS and IAM simulators). */
   mountEfsWith(mounter: EfsMounter): void {
     this.mounter = mounter;
+  }
+
+  /** How RunTask checks that ECS can assume a task definition's task role (the IAM simulator): the refusal's message, or nothing. */
+  assumeTaskRolesWith(refusal: (roleArn: string) => string | undefined): void {
+    this.roleRefusal = refusal;
   }
 
   /** Called with every line a task's container writes (the awslogs driver). */
@@ -257,6 +263,11 @@ export class EcsSim {
     const tokenKey = input.clientToken ? `${cluster}|${input.clientToken}` : undefined;
     const earlier = tokenKey ? this.clientTokens.get(tokenKey) : undefined;
     if (earlier) return { tasks: [this.wire(this.tasks.get(earlier)!, 'epoch')], failures: [] };
+    const refused = definition.body.taskRoleArn ? this.roleRefusal?.(String(definition.body.taskRoleArn)) : undefined;
+    if (refused) {
+      this.faults.add('ecs.taskRoleNotAssumable');
+      throw new AwsError('ClientException', refused);
+    }
 
     const container = definition.body.containerDefinitions?.[0] ?? {};
     const containerOverride = input.overrides?.containerOverrides?.[0] ?? {};

@@ -89,6 +89,7 @@ export class AwsSim {
     this.efs = new EfsSim(options.efs ?? {}, this.faults);
     this.iam = new IamSim(options.iam ?? {}, this.faults);
     this.ecs.mountEfsWith((task, volume) => this.mountEfs(task, volume));
+    this.ecs.assumeTaskRolesWith((roleArn) => this.iam.ecsMayAssume(roleArn));
     // The awslogs driver: every line a task's container writes lands in its stream.
     this.ecs.onTaskLine((task, line) => this.logs.append(task.logStream, line));
   }

@@ -99,6 +99,8 @@ export interface SimTask {
   taskRoleArn?: string;
   /** What the task mounted, once it started: container path and access point. */
   mounts: Array<{ path: string; accessPointId?: string; fileSystemId: string }>;
+  /** Where each mount's bytes live on this machine (the EFS simulator's directory for the access point's root), by container path. */
+  mountDirectories?: Record<string, string>;
 }
 
 /** An EFS volume of a task definition, as RegisterTaskDefinition takes it. */
@@ -111,8 +113,8 @@ export interface SimEfsVolume {
   };
 }
 
-/** Mounts a task's EFS volumes before its container starts; answers the failure's stopped reason, or nothing when every mount succeeded. */
-export type EfsMounter = (task: SimTask, volume: SimEfsVolume) => string | undefined;
+/** Mounts a task's EFS volumes before its container starts; answers the failure's stopped reason, or the directory the mount shows. */
+export type EfsMounter = (task: SimTask, volume: SimEfsVolume) => { failure: string } | { directory: string };
 
 interface TaskDefinitionRecord {
   arn: string;
@@ -356,7 +358,11 @@ export class EcsSim {
       this.failToStart(task, refusal, refusal);
       return;
     }
-    task.process = new TaskProcess(task.address, task.environment, {
+    // The container sees each mount's files (task-app.mjs serves them under /files<container path>/).
+    const environment = task.mountDirectories
+      ? { ...task.environment, SIM_MOUNTS: JSON.stringify(task.mountDirectories) }
+      : task.environment;
+    task.process = new TaskProcess(task.address, environment, {
       onLine: (_stream, line) => {
         for (const listener of this.lineListeners) listener(task, line);
       },
@@ -412,14 +418,15 @@ export class EcsSim {
     const volumes: SimEfsVolume[] = (body.volumes ?? []).filter((volume: any) => volume.efsVolumeConfiguration);
     const mountPoints: Array<{ sourceVolume: string; containerPath: string }> = body.containerDefinitions?.[0]?.mountPoints ?? [];
     for (const volume of volumes) {
-      const failure = this.mounter
-        ? this.mounter(task, volume)
-        : 'ResourceInitializationError: failed to invoke EFS utils commands to set up EFS volumes: the simulator has no EFS';
-      if (failure) return failure;
+      const mounted = this.mounter?.(task, volume) ?? {
+        failure: 'ResourceInitializationError: failed to invoke EFS utils commands to set up EFS volumes: the simulator has no EFS',
+      };
+      if ('failure' in mounted) return mounted.failure;
       const path = mountPoints.find((point) => point.sourceVolume === volume.name)?.containerPath;
       if (path) {
         const accessPointId = volume.efsVolumeConfiguration.authorizationConfig?.accessPointId;
         task.mounts.push({ path, fileSystemId: volume.efsVolumeConfiguration.fileSystemId, ...(accessPointId ? { accessPointId } : {}) });
+        task.mountDirectories = { ...task.mountDirectories, [path]: mounted.directory };
       }
     }
     return undefined;

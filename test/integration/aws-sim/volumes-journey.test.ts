@@ -3,7 +3,7 @@ import { VOLUME_ROLE_PATH, volumeRoleName } from '../../../lib/aws/efs-volume-ac
 import { config } from '../../../lib/config.js';
 import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
 import type { ContainerService } from '../../../lib/containers/container-service.js';
-import { ConflictError, NotFoundError } from '../../../lib/errors.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import type { VolumeService } from '../../../lib/volumes/volume-service.js';
@@ -234,4 +234,40 @@ describe('a volume on AWS, from creation to deletion (issue 34)', () => {
     expect(sim.iam.roles.has(volumeRoleName(config.EFS_VOLUME_ROLE_PREFIX, volume.id))).toBe(false);
     await expect(volumes.get(owner, volume.id)).rejects.toThrow(NotFoundError);
   }, 180_000);
+
+  it('refuses a second mount with 400 on create and PATCH: a task runs as one volume role, which mounts that volume only', async () => {
+    // Prepare
+    const owner = newUser();
+    const [a, b] = await Promise.all([volumes.create(owner, { name: 'a', size_gb: 1 }), volumes.create(owner, { name: 'b', size_gb: 1 })]);
+    const tasksBefore = sim.ecs.calls.get('RunTask') ?? 0;
+
+    // Act
+    const created = containers.create(
+      owner,
+      spec([
+        { volume: a.id, path: '/a' },
+        { volume: b.id, path: '/b' },
+      ]),
+    );
+
+    // Assess: refused before anything was claimed or launched
+    await expect(created).rejects.toThrow(BadRequestError);
+    await expect(created).rejects.toMatchObject({ details: [{ field: 'mounts', message: expect.stringMatching(/at most 1 mount/) }] });
+    expect(sim.ecs.calls.get('RunTask') ?? 0).toBe(tasksBefore);
+    expect((await volumes.get(owner, a.id)).attachedTo).toBeNull();
+
+    // Act: a container with one mount asks for a second
+    const one = await containers.create(owner, { ...spec([{ volume: a.id, path: '/a' }]), restartPolicy: 'never' });
+    await containers.stop(owner, (await running(owner, one.id)).id);
+    const patched = containers.update(owner, one.id, {
+      mounts: [
+        { volume: a.id, path: '/a' },
+        { volume: b.id, path: '/b' },
+      ],
+    });
+
+    // Assess
+    await expect(patched).rejects.toThrow(BadRequestError);
+    expect((await volumes.get(owner, b.id)).attachedTo).toBeNull();
+  }, 120_000);
 });

@@ -41,6 +41,8 @@ export interface ContainerServiceOptions {
   runPolicy?: RunPolicy;
   /** Bounds the machine that runs the containers sets (the local stack); none on AWS, where Fargate's sizes bound them. */
   sizeLimits?: SizeLimits;
+  /** How many volumes a container may mount where the runtime allows fewer than MAX_MOUNTS (ECS: one), and why. */
+  mountLimit?: { max: number; setBy: string };
   /** What the runtime knows of images, to pin releases named by tag and to refuse a rollback to a pruned image. */
   imageDigests?: ImageDigests;
   /** Where registry credentials are kept (lib/containers/registry-credentials.ts); a function that neither takes nor launches with them needs none. */

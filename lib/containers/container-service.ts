@@ -53,6 +53,7 @@ export class ContainerService {
   private readonly transitions: ContainerTransitions;
   private readonly runPolicy: RunPolicy;
   private readonly sizeLimits: SizeLimits | undefined;
+  private readonly mountLimit: ContainerServiceOptions['mountLimit'];
   private readonly imageDigests: ImageDigests | undefined;
   private readonly builtImages: BuiltImageRepositories | undefined;
   private readonly leftovers: ContainerLeftovers | undefined;
@@ -82,6 +83,7 @@ export class ContainerService {
     this.runPolicy = options.runPolicy ?? everyAccountMayRun;
     this.transitions = new ContainerTransitions(this.core, this.launcher, this.events, wait, this.runPolicy, options.startBudgetMs);
     this.sizeLimits = options.sizeLimits;
+    this.mountLimit = options.mountLimit;
     this.imageDigests = options.imageDigests;
     this.builtImages = options.builtImages;
     this.leftovers = options.leftovers;
@@ -104,6 +106,7 @@ export class ContainerService {
   async create(caller: Caller, spec: ContainerSpec, registryCredentials?: RegistryCredentials): Promise<StoredContainer> {
     this.runPolicy.assertMayRun(caller);
     this.assertSizeWithinLimits(spec);
+    this.assertMountsWithinLimit(spec.mounts);
     this.assertOwnBuiltImage(caller.userId, spec.image);
     assertOverridesFit(spec);
     this.assertOwnImage(caller.userId, spec.image);
@@ -201,6 +204,7 @@ export class ContainerService {
   ): Promise<StoredContainer> {
     const container = await this.get(caller, containerId);
     this.assertSizeWithinLimits(changes);
+    this.assertMountsWithinLimit(changes.mounts);
     this.assertOwnBuiltImage(container.userId, changes.image);
     const cpuCores = changes.cpuCores ?? container.cpuCores;
     const memoryMb = changes.memoryMb ?? container.memoryMb;
@@ -505,6 +509,12 @@ export class ContainerService {
     if (builtBy !== undefined && builtBy !== ownerId) {
       throw invalidFields([{ field: 'image', message: "names an image another account's deploy built; an account runs only its own" }]);
     }
+  }
+
+  /** The mounts given against the runtime's bound (`mountLimit`): 400 on create and PATCH, before any launch could refuse them. */
+  private assertMountsWithinLimit(mounts: readonly unknown[] | undefined): void {
+    if (!this.mountLimit || !mounts || mounts.length <= this.mountLimit.max) return;
+    throw invalidFields([{ field: 'mounts', message: `must hold at most ${this.mountLimit.max} mount here: ${this.mountLimit.setBy}` }]);
   }
 
   /** The sizes given, each against the machine's bound (`sizeLimits`). */

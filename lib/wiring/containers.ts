@@ -48,6 +48,15 @@ export const sizeLimits: SizeLimits | undefined =
       };
 
 /**
+ * On ECS a container mounts one volume: a task has one role, and each volume's role may mount only
+ * its own access point (docs/containers.md, "Volumes on AWS"), which is what keeps accounts apart.
+ */
+export const mountLimit =
+  config.CONTAINER_RUNTIME === 'ecs'
+    ? { max: 1, setBy: "on AWS a task runs as one volume's role, which mounts that volume only" }
+    : undefined;
+
+/**
  * What every launch reads a container's registry credentials from: on ECS only the secret's name
  * (ECS's pull reads it; no function does), locally the files under REGISTRY_CREDENTIALS_DIR, else
  * this process's memory.
@@ -118,6 +127,7 @@ export function containerServiceOptions(
     ...(adapters.runPolicy ? { runPolicy: adapters.runPolicy } : {}),
     ...(adapters.imageDigests ? { imageDigests: adapters.imageDigests } : {}),
     ...(sizeLimits ? { sizeLimits } : {}),
+    ...(mountLimit ? { mountLimit } : {}),
     registryCredentials: adapters.registryCredentials ?? launchRegistryCredentials,
     ...(builtImages ? { builtImages } : {}),
     ...(adapters.leftovers ? { leftovers: adapters.leftovers } : {}),

@@ -72,14 +72,14 @@ export const BUNDLE_BUDGET_BYTES = 320 * 1024;
  * (Powertools, zod).
  */
 /**
- * Why the volume functions weigh what they do: the volume service is composed once
- * (lib/wiring/volumes.ts) with the AWS volume backend, the EFS client and IAM's signed calls
- * (lib/aws/efs-volume-backend.ts, lib/aws/iam-volume-roles.ts: 50.5 KiB measured, 279.6 → 330.1 KiB
- * for createVolume), though only create and delete call it; composing the reads without the
- * backend would take it out of the others.
+ * Why the functions that create and delete volumes weigh what they do: they alone hold the AWS
+ * volume backend (`#wiring/volume-storage`: lib/aws/efs-volume-backend.ts, lib/aws/iam-volume-roles.ts),
+ * the EFS client and @aws-sdk/client-iam, which registers every one of IAM's error classes with its
+ * schema when it loads (client-iam in place of the hand-signed Query calls: 330.1 → 387.9 KiB for
+ * createVolume). The functions that read volumes and snapshots carry neither (299.6 to 303.5 KiB).
  */
 const VOLUME_STORAGE_REASON =
-  'the EFS client and the IAM calls of the AWS volume backend (50.5 KiB), which every volume function carries because the volume service is composed once with its backend';
+  'the EFS client and @aws-sdk/client-iam of the AWS volume backend (about 108 KiB), which only the functions that create and delete volumes carry (#wiring/volume-storage)';
 
 export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; reason: string }>> = {
   createContainer: {
@@ -108,14 +108,14 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
       "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it; since issue 33 the registry credential vault every launch reads (the secret-name and 0600-file vaults, about 2 KiB) (332.5 KiB measured)",
   },
   deleteContainer: {
-    bytes: 365 * 1024,
+    bytes: 368 * 1024,
     reason:
-      "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it; since issue 33 the Secrets Manager client (about 18 KiB) that keeps registry credentials, deleted with the container; since issue 33 the registry credential vault every launch reads (the secret-name and 0600-file vaults, about 2 KiB) (347.7 KiB measured)",
+      "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it; since issue 33 the Secrets Manager client (about 18 KiB) that keeps registry credentials, deleted with the container; since issue 33 the registry credential vault every launch reads (the secret-name and 0600-file vaults, about 2 KiB) (347.7 KiB measured); the deleted container's releases and deploys removed after it (a Query of its partition and BatchWriteItem, about 2.6 KiB, from 362.4; 365.0 KiB measured)",
   },
   consoleApp: {
-    bytes: 358 * 1024,
+    bytes: 363 * 1024,
     reason:
-      "the console's built files (Preact, htm, uPlot and the pages, about 105 KiB minified: the connected agents list of issue 35 and the Users and Account pages of issue 37 among them) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page, with the RFC 8707 audience check and RFC 9728 challenge every authenticating route carries since issue 35 (about 1.5 KiB)",
+      "the console's built files (Preact, htm, uPlot and the pages, about 107 KiB minified: the connected agents list of issue 35, the Users and Account pages of issue 37 and its rough edges fixed, about 2 KiB: token scopes and copy, owners, states, loading and per-field hints, among them) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page, with the RFC 8707 audience check and RFC 9728 challenge every authenticating route carries since issue 35 (about 1.5 KiB); 360.1 KiB measured",
   },
   startContainer: {
     bytes: 377 * 1024,
@@ -148,23 +148,17 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
       'the ECS client (33 KiB) for the tasks it compares, stops and relaunches, the Route 53 client and its REST-XML protocol (79 KiB) for the zone it lists, the SQS client (about 22 KiB) to hand lost events to the probe and ask the zone writer for repairs, and the idle sweep with the sleep it commits (about 3 KiB), beside DynamoDB and Powertools (441.5 KiB measured); volumes (issue 34: the volume claims in the container write, the mounts a launch resolves, the swap of a container with a volume) added about 2.2 KiB (452.2 KiB measured)',
   },
   mcpServer: {
-    bytes: 747 * 1024,
+    bytes: 750 * 1024,
     reason:
-      "every container tool's adapters together (the ECS, SQS, CloudWatch and CloudWatch Logs clients, about 93 KiB), and the official MCP SDK's server (issue 35): its Server and web-standard transport (55 KiB), the zod v4 classic schemas of the protocol (about 80 KiB beyond zod/mini), and ajv with fast-uri and ajv-formats (about 130 KiB), which the SDK's Server imports for elicitation, which no tool uses (705.7 KiB measured); since issue 33 the Secrets Manager client the create and update tools keep registry credentials with (729.0 KiB measured)",
+      "every container tool's adapters together (the ECS, SQS, CloudWatch and CloudWatch Logs clients, about 93 KiB), and the official MCP SDK's server (issue 35): its Server and web-standard transport (55 KiB), the zod v4 classic schemas of the protocol (about 80 KiB beyond zod/mini), and ajv with fast-uri and ajv-formats (about 130 KiB), which the SDK's Server imports for elicitation, which no tool uses (705.7 KiB measured); since issue 33 the Secrets Manager client the create and update tools keep registry credentials with (729.0 KiB measured); the delete tool's removal of the container's releases and deploys (about 2.6 KiB, from 745.4; 748.0 KiB measured)",
   },
   wakeContainer: {
     bytes: 380 * 1024,
     reason:
       "a start as the start function makes it (the ECS client, 33 KiB, and the SQS client, about 22 KiB, for the restart policy's deferred work), plus the Secrets Manager client (about 4 KiB with the clients it shares) for the wake secret, read once per container (357.1 KiB measured)",
   },
-  createVolume: { bytes: 353 * 1024, reason: `${VOLUME_STORAGE_REASON} (330.1 KiB measured)` },
-  listVolumes: { bytes: 356 * 1024, reason: `${VOLUME_STORAGE_REASON} (333.8 KiB measured)` },
-  getVolume: { bytes: 352 * 1024, reason: `${VOLUME_STORAGE_REASON} (329.9 KiB measured)` },
-  createSnapshot: { bytes: 353 * 1024, reason: `${VOLUME_STORAGE_REASON} (330.0 KiB measured)` },
-  listSnapshots: { bytes: 356 * 1024, reason: `${VOLUME_STORAGE_REASON} (333.8 KiB measured)` },
-  deleteVolume: { bytes: 332 * 1024, reason: `${VOLUME_STORAGE_REASON} (329.1 KiB measured)` },
-  downloadSnapshot: { bytes: 332 * 1024, reason: `${VOLUME_STORAGE_REASON} (329.2 KiB measured)` },
-  deleteSnapshot: { bytes: 332 * 1024, reason: `${VOLUME_STORAGE_REASON} (329.1 KiB measured)` },
+  createVolume: { bytes: 400 * 1024, reason: `${VOLUME_STORAGE_REASON} (387.9 KiB measured)` },
+  deleteVolume: { bytes: 380 * 1024, reason: `${VOLUME_STORAGE_REASON} (366.7 KiB measured)` },
   listContainers: {
     bytes: 330 * 1024,
     reason:

@@ -1,4 +1,4 @@
-import { volumeBackend } from '#wiring/volume-backend';
+import { volumeBackend } from '#wiring/volume-storage';
 import { runPolicy } from '#wiring/run-policy';
 import { createVolumeBody, volumeView } from '../../lib/volumes/volume.js';
 import { volumeServiceWith } from '../../lib/wiring/volumes.js';

@@ -76,6 +76,8 @@ export interface EfsTaskVolumeSettings {
   fileSystemId: string;
   /** Volume roles are `<prefix>-<volume id>` under lib/aws/efs-volume-access.ts's VOLUME_ROLE_PATH. */
   roleNamePrefix: string;
+  /** The waits between RunTask attempts while ECS cannot assume a new volume role yet (default ROLE_PROPAGATION_WAITS_MS). */
+  roleWaitsMs?: readonly number[];
 }
 
 /**
@@ -131,7 +133,10 @@ export class EcsRuntime implements ReconcilableRuntime {
 
   async runTask(launch: TaskLaunch): Promise<string> {
     const taskDefinitionArn = await this.taskDefinitionFor(launch.image, launch.port, credentialsSecretOf(launch), launch.mounts);
-    const output = await busyWhenThrottled(this.client.send(new RunTaskCommand(this.runTaskInput(launch, taskDefinitionArn))));
+    const waits = this.settings.taskDefinitions.volumes?.roleWaitsMs ?? ROLE_PROPAGATION_WAITS_MS;
+    const output = await onceTheRoleIsAssumable(waits, () =>
+      busyWhenThrottled(this.client.send(new RunTaskCommand(this.runTaskInput(launch, taskDefinitionArn)))),
+    );
     const task = output.tasks?.[0];
     if (!task?.taskArn) {
       const reasons = (output.failures ?? []).map((failure) => [failure.reason, failure.detail].filter(Boolean).join(': '));
@@ -444,6 +449,36 @@ function sameDefinition(existing: TaskDefinition, wanted: RegisterTaskDefinition
 const MAX_STOP_REASON_LENGTH = 255;
 const clipStopReason = (reason: string): string =>
   reason.length > MAX_STOP_REASON_LENGTH ? `${reason.slice(0, MAX_STOP_REASON_LENGTH - 1)}…` : reason;
+
+/**
+ * The waits between RunTask attempts while ECS cannot assume the task's role yet: a volume's role
+ * is made when the volume is (lib/aws/efs-volume-backend.ts), and a container created right after
+ * it launches before IAM's change reaches ECS ("changes ... take time to become visible from all
+ * possible endpoints": https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_general.html#troubleshoot_general_eventual-consistency).
+ * ECS then refuses RunTask with ClientException "ECS was unable to assume the role … that was
+ * provided for this task". About 15 s in all; a role still refused after that is a launch error.
+ */
+export const ROLE_PROPAGATION_WAITS_MS: readonly number[] = [1000, 2000, 4000, 8000];
+
+const isRoleRefusal = (error: unknown): error is Error =>
+  error instanceof Error && error.name === 'ClientException' && /unable to assume the role/i.test(error.message);
+
+async function onceTheRoleIsAssumable<T>(waits: readonly number[], runTask: () => Promise<T>): Promise<T> {
+  for (const wait of waits) {
+    try {
+      return await runTask();
+    } catch (error) {
+      if (!isRoleRefusal(error)) throw error;
+    }
+    await sleep(wait);
+  }
+  try {
+    return await runTask();
+  } catch (error) {
+    if (isRoleRefusal(error)) throw new TaskLaunchError(`ECS cannot assume the task's role: ${error.message}`);
+    throw error;
+  }
+}
 
 /**
  * A throttle that outlasted the SDK's retries (its standard mode retries a ThrottlingException

@@ -41,6 +41,8 @@ export interface ContainerServiceOptions {
   runPolicy?: RunPolicy;
   /** Bounds the machine that runs the containers sets (the local stack); none on AWS, where Fargate's sizes bound them. */
   sizeLimits?: SizeLimits;
+  /** How many volumes a container may mount where the runtime allows fewer than MAX_MOUNTS (ECS: one), and why. */
+  mountLimit?: { max: number; setBy: string };
   /** What the runtime knows of images, to pin releases named by tag and to refuse a rollback to a pruned image. */
   imageDigests?: ImageDigests;
   /** Where registry credentials are kept (lib/containers/registry-credentials.ts); a function that neither takes nor launches with them needs none. */
@@ -49,6 +51,8 @@ export interface ContainerServiceOptions {
   builtImages?: BuiltImageRepositories;
   /** The volumes' records (lib/volumes/volume-store.ts); without it a container with mounts cannot be made or launched. */
   volumes?: VolumeLookup;
+  /** What a deleted container leaves beside its record (its releases, deploys and builds); a function that deletes none needs none. */
+  leftovers?: ContainerLeftovers;
 }
 
 /** The largest sizes a container may ask for, beyond the API's own bounds, and who sets each (named in the refusal). */
@@ -58,6 +62,17 @@ export interface SizeLimits {
 }
 
 export { isStopReason, STOP_REASON, type StopReason } from './stop-reasons.js';
+
+/**
+ * What a container leaves behind once its record is gone: its releases and deploys, their build
+ * logs and the images built for it (lib/deploys/deploy-leftovers.ts). Removed after the delete
+ * commits, as the runtime's own leftovers are (`releaseContainer`): a failure only leaves items and
+ * files nobody can reach, since every read of them goes through the container.
+ */
+export interface ContainerLeftovers {
+  /** Removes them; what is gone already is not an error. */
+  discard(container: { id: string; userId: string }): Promise<void>;
+}
 
 /** The container's `state_reason` for what the service itself decides. */
 export const STATE_REASON = {

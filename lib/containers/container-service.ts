@@ -8,6 +8,7 @@ import type { Caller, ContainerSpec, StoredContainer, Workload } from './contain
 import { containerVisibleTo } from './container-access.js';
 import {
   ContainerCore,
+  type ContainerLeftovers,
   ContainerLaunchFailed,
   type ContainerServiceOptions,
   type SizeLimits,
@@ -52,8 +53,10 @@ export class ContainerService {
   private readonly transitions: ContainerTransitions;
   private readonly runPolicy: RunPolicy;
   private readonly sizeLimits: SizeLimits | undefined;
+  private readonly mountLimit: ContainerServiceOptions['mountLimit'];
   private readonly imageDigests: ImageDigests | undefined;
   private readonly builtImages: BuiltImageRepositories | undefined;
+  private readonly leftovers: ContainerLeftovers | undefined;
 
   constructor(
     store: ContainerStore,
@@ -80,8 +83,10 @@ export class ContainerService {
     this.runPolicy = options.runPolicy ?? everyAccountMayRun;
     this.transitions = new ContainerTransitions(this.core, this.launcher, this.events, wait, this.runPolicy, options.startBudgetMs);
     this.sizeLimits = options.sizeLimits;
+    this.mountLimit = options.mountLimit;
     this.imageDigests = options.imageDigests;
     this.builtImages = options.builtImages;
+    this.leftovers = options.leftovers;
   }
 
   /** Refuses an image built for another account (issue 33, item 6), whoever asks: no account runs another's build. */
@@ -101,6 +106,7 @@ export class ContainerService {
   async create(caller: Caller, spec: ContainerSpec, registryCredentials?: RegistryCredentials): Promise<StoredContainer> {
     this.runPolicy.assertMayRun(caller);
     this.assertSizeWithinLimits(spec);
+    this.assertMountsWithinLimit(spec.mounts);
     this.assertOwnBuiltImage(caller.userId, spec.image);
     assertOverridesFit(spec);
     this.assertOwnImage(caller.userId, spec.image);
@@ -198,6 +204,7 @@ export class ContainerService {
   ): Promise<StoredContainer> {
     const container = await this.get(caller, containerId);
     this.assertSizeWithinLimits(changes);
+    this.assertMountsWithinLimit(changes.mounts);
     this.assertOwnBuiltImage(container.userId, changes.image);
     const cpuCores = changes.cpuCores ?? container.cpuCores;
     const memoryMb = changes.memoryMb ?? container.memoryMb;
@@ -388,6 +395,14 @@ export class ContainerService {
       // The container is gone either way; what is left over only takes space.
       log.warn('Releasing a deleted container on the runtime failed', { containerId: container.id, ...describeError(error) });
     }
+    try {
+      await this.leftovers?.discard({ id: container.id, userId: container.userId });
+    } catch (error) {
+      log.warn("Removing a deleted container's releases, deploys and builds failed", {
+        containerId: container.id,
+        ...describeError(error),
+      });
+    }
   }
 
   /**
@@ -494,6 +509,12 @@ export class ContainerService {
     if (builtBy !== undefined && builtBy !== ownerId) {
       throw invalidFields([{ field: 'image', message: "names an image another account's deploy built; an account runs only its own" }]);
     }
+  }
+
+  /** The mounts given against the runtime's bound (`mountLimit`): 400 on create and PATCH, before any launch could refuse them. */
+  private assertMountsWithinLimit(mounts: readonly unknown[] | undefined): void {
+    if (!this.mountLimit || !mounts || mounts.length <= this.mountLimit.max) return;
+    throw invalidFields([{ field: 'mounts', message: `must hold at most ${this.mountLimit.max} mount here: ${this.mountLimit.setBy}` }]);
   }
 
   /** The sizes given, each against the machine's bound (`sizeLimits`). */

@@ -2,7 +2,7 @@ import * as z from '../zod.js';
 import { HOSTNAME_PATTERN } from './hostname.js';
 import type { RegistryCredentials } from './registry-credentials.js';
 import { maxMemoryMbFor } from './task-size.js';
-import { WORKLOAD, WORKLOAD_KEYS, type WorkloadJson, type WorkloadKey } from './workload.js';
+import { APPLIES_AT_ONCE, WORKLOAD, WORKLOAD_KEYS, type WorkloadJson, type WorkloadKey } from './workload.js';
 import { addRegistryRefusal, WORKLOAD_RULES } from './workload-rules.js';
 
 export { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB } from './workload.js';
@@ -51,16 +51,19 @@ type FieldSchemas<Wrap extends 'default' | 'optional'> = {
     : z.ZodMiniOptional<(typeof WORKLOAD_RULES)[K]>;
 };
 
-/** Each workload field under its API name, with its default (create) or optional (PATCH). */
+/**
+ * Each workload field under its API name, with its default (create) or optional (PATCH), and in
+ * the document when a change of it applies (`x-applies-at`: `once` or `next-start`), which the
+ * console's settings form says beside each field.
+ */
 function workloadShape<Wrap extends 'default' | 'optional'>(wrap: Wrap): FieldSchemas<Wrap> {
   return Object.fromEntries(
     WORKLOAD_KEYS.map((key) => {
       const field = WORKLOAD[key];
       const schema: z.ZodMiniType = WORKLOAD_RULES[key];
-      return [
-        field.name,
-        wrap === 'default' ? z._default(schema, (field.toJson as (value: unknown) => unknown)(field.fallback)) : z.optional(schema),
-      ];
+      const wrapped =
+        wrap === 'default' ? z._default(schema, (field.toJson as (value: unknown) => unknown)(field.fallback)) : z.optional(schema);
+      return [field.name, wrapped.check(z.meta({ 'x-applies-at': APPLIES_AT_ONCE.has(key) ? 'once' : 'next-start' }))];
     }),
   ) as FieldSchemas<Wrap>;
 }

@@ -224,12 +224,18 @@ export const WORKLOAD_RULES = {
   image: imageSchema(config.ALLOWED_IMAGE_PREFIXES),
   port: portSchema,
   env: envSchema,
-  command: z.nullable(commandSchema),
+  command: z.nullable(commandSchema).check(z.describe("empty: the image's own command")),
   cpuCores: cpuCoresSchema,
   memoryMb: memoryMbSchema,
   diskGb: diskGbSchema,
-  healthCheck: z.nullable(healthCheckSchema),
+  healthCheck: z.nullable(healthCheckSchema).check(z.describe('empty: a TCP check of the port')),
   restartPolicy: restartPolicySchema,
-  idleTimeoutS: z.nullable(seconds(MIN_IDLE_TIMEOUT_S, MAX_IDLE_TIMEOUT_S)),
+  idleTimeoutS: z
+    .nullable(seconds(MIN_IDLE_TIMEOUT_S, MAX_IDLE_TIMEOUT_S))
+    .check(
+      z.describe(
+        `seconds without a request to its URL before it sleeps (${MIN_IDLE_TIMEOUT_S} to ${MAX_IDLE_TIMEOUT_S}); its next request wakes it; empty, the default: never sleeps`,
+      ),
+    ),
   mounts: mountsSchema,
 } satisfies Record<WorkloadKey, z.ZodMiniType>;

@@ -122,6 +122,14 @@ export type WorkloadJson = { [K in WorkloadKey as Fields[K]['name']]: ReturnType
 
 export const WORKLOAD_KEYS = Object.keys(WORKLOAD) as WorkloadKey[];
 
+/**
+ * The fields the service reads from the record while a task runs, so a change applies at once:
+ * the idle sweep (lib/containers/idle-sleep.ts) and the restart decision when a task stops
+ * (lib/containers/restart-policy.ts). Every other field shapes the task, so it applies from the
+ * next start or restart.
+ */
+export const APPLIES_AT_ONCE: ReadonlySet<WorkloadKey> = new Set(['restartPolicy', 'idleTimeoutS']);
+
 const fieldOf = <K extends WorkloadKey>(key: K) => WORKLOAD[key] as unknown as WorkloadField<Fields[K]['name'], Workload[K], unknown>;
 
 /** The workload's fields of a container (or of anything holding them), and nothing else. */

@@ -20,7 +20,12 @@ export interface JsonSchema {
   minimum?: number;
   maximum?: number;
   maxItems?: number;
+  /** When a change of the field applies to a running container (lib/containers/schemas.ts). */
+  'x-applies-at'?: AppliesAt;
 }
+
+/** `once`: the service reads it while the task runs; `next-start`: the next task runs with it. */
+export type AppliesAt = 'once' | 'next-start';
 
 /**
  * How a field's value is written: one line of text, a whole or any number, one of a few choices,
@@ -51,6 +56,8 @@ export interface BodyField {
   itemFields?: BodyField[];
   /** A list's most items. */
   maxItems?: number;
+  /** When a change of it applies to a running container; absent on fields that are not the workload's. */
+  appliesAt?: AppliesAt;
 }
 
 /** The request bodies of the container endpoints, as both clients are built with them. */
@@ -132,6 +139,7 @@ export function bodyFieldsOf(schema: JsonSchema, parent = ''): BodyField[] {
     };
     const description = property.description ?? value.description;
     if (description) field.description = description;
+    if (property['x-applies-at']) field.appliesAt = property['x-applies-at'];
     if (property.default !== undefined) field.default = property.default;
     if (value.enum) field.choices = value.enum;
     if (value.minimum !== undefined) field.minimum = value.minimum;

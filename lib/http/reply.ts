@@ -21,10 +21,16 @@ export function json(statusCode: number, body: unknown, headers: Record<string, 
   return { statusCode, headers: { 'Content-Type': JSON_TYPE, ...headers }, body: JSON.stringify(body), ...(cookies ? { cookies } : {}) };
 }
 
-/** Headers every HTML page sends (docs/api-rules.md): no framing, no referrer, no caching. */
+/**
+ * Headers every HTML page sends (docs/api-rules.md): no framing, no referrer, no caching. The
+ * forms post to this origin, whose redirects may go on to an OAuth client: any https one, or a
+ * native app on loopback (RFC 8252 section 7.3). `http://[::1]:*` is not among them: CSP cannot
+ * name an IPv6 address, and Chromium logs the source as invalid on every page; the consent page
+ * reaches such a client another way (lib/pages/consent-page.ts, `backToClient`).
+ */
 export const PAGE_SECURITY_HEADERS: Record<string, string> = {
   'Content-Security-Policy':
-    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self' https: http://localhost:* http://127.0.0.1:* http://[::1]:*; frame-ancestors 'none'; base-uri 'none'",
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self' https: http://localhost:* http://127.0.0.1:*; frame-ancestors 'none'; base-uri 'none'",
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'no-referrer',
   'Cache-Control': 'no-store',

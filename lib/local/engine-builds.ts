@@ -1,9 +1,10 @@
 import { createReadStream } from 'node:fs';
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import type Docker from 'dockerode';
 import type { BuildPhase, BuildRequest, BuildStatus, BuildStatusListener, DeployRef, ImageBuilder } from '../deploys/builds.js';
 import type { BuildLogs } from '../deploys/deploy.js';
+import type { BuildLeftovers } from '../deploys/deploy-leftovers.js';
 import type { LogLine } from '../containers/logs.js';
 import { describeError, log } from '../log.js';
 import { checkBuildContext } from './build-context.js';
@@ -197,5 +198,33 @@ export class LocalBuildLogs implements BuildLogs {
     const lines = all.slice(start, start + query.limit);
     const next = start + lines.length;
     return { lines, ...(next < all.length ? { nextCursor: String(next) } : {}) };
+  }
+}
+
+/**
+ * What a deleted container's local builds left: each deploy's log file, and every image in the
+ * container's repository (`localhost/deploys/<account>/<container>`), tagged or named by digest.
+ */
+export class LocalBuildLeftovers implements BuildLeftovers {
+  constructor(
+    private readonly engine: Docker,
+    private readonly logDir: string,
+  ) {}
+
+  async discard(container: { accountId: string; containerId: string }, deployIds: readonly string[]): Promise<void> {
+    await Promise.all(deployIds.map((deployId) => rm(join(this.logDir, `${basename(deployId)}.jsonl`), { force: true })));
+    const repository = builtRepositoryOf({ ...container, deployId: '' });
+    const inRepository = (name: string) => name.startsWith(`${repository}:`) || name.startsWith(`${repository}@`);
+    const images = (await this.engine.listImages()).filter((image) =>
+      [...(image.RepoTags ?? []), ...(image.RepoDigests ?? [])].some(inRepository),
+    );
+    for (const image of images) {
+      await this.engine
+        .getImage(image.Id)
+        .remove({ force: true })
+        .catch((error: { statusCode?: number }) => {
+          if (error.statusCode !== 404) throw error;
+        });
+    }
   }
 }

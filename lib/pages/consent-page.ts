@@ -89,7 +89,7 @@ export async function showConsent(request: ApiRequest, { identityService, author
   ]);
   // Remembered consent (docs/oauth.md): a live grant covering these scopes approves at once.
   const remembered = await authorizationService.approveIfRemembered(principal, pending.request, issuerOf(request));
-  if (remembered) return redirect(remembered, 303);
+  if (remembered) return backToClient(remembered);
   return html(200, consentPage(consentViewOf(pending, { csrfToken, userEmail: user.email, action: `${request.basePath}${CONSENT_PATH}` })));
 }
 
@@ -131,5 +131,27 @@ export async function answerConsent(
     request.body.decision === 'approve'
       ? await authorizationService.approveAuthorization(request.principal, request.body.request, issuerOf(request))
       : await authorizationService.denyAuthorization(request.body.request, issuerOf(request));
-  return redirect(location, 303);
+  return backToClient(location);
+}
+
+/**
+ * The authorization response, sent back to the client with 303 See Other; to a redirect URI on
+ * `[::1]` through a page that refreshes to it. Chromium checks the pages' `form-action` on every
+ * redirect after a form post (this one, and sign-in → consent → client), and a CSP source cannot
+ * name an IPv6 address (https://www.w3.org/TR/CSP3/#grammardef-host-source has no brackets,
+ * https://github.com/w3c/webappsec/issues/49), so no policy admits `http://[::1]:PORT`; the refresh
+ * is a navigation of its own, which `form-action` does not govern. RFC 6749 section 3.1.2 lets the
+ * server reach the redirect URI "by other means available to it via the user-agent".
+ */
+export function backToClient(location: string): Reply {
+  if (new URL(location).hostname !== '[::1]') return redirect(location, 303);
+  const link = escapeHtml(location);
+  return html(
+    200,
+    page(
+      'Returning to the application',
+      `<h1>Returning to the application</h1><p><a id="continue" href="${link}">Continue to the application</a></p>`,
+    ),
+    { Refresh: `0; url=${location}` },
+  );
 }

@@ -1,5 +1,6 @@
 import { availableParallelism, totalmem } from 'node:os';
 import { config } from '../config.js';
+import type { ContainerLeftovers } from '../containers/container-core.js';
 import { ContainerService, type ContainerServiceOptions, type SizeLimits } from '../containers/container-service.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
 import { type RestartScheduler, TimerRestartScheduler } from '../containers/restart-policy.js';
@@ -47,6 +48,15 @@ export const sizeLimits: SizeLimits | undefined =
       };
 
 /**
+ * On ECS a container mounts one volume: a task has one role, and each volume's role may mount only
+ * its own access point (docs/containers.md, "Volumes on AWS"), which is what keeps accounts apart.
+ */
+export const mountLimit =
+  config.CONTAINER_RUNTIME === 'ecs'
+    ? { max: 1, setBy: "on AWS a task runs as one volume's role, which mounts that volume only" }
+    : undefined;
+
+/**
  * What every launch reads a container's registry credentials from: on ECS only the secret's name
  * (ECS's pull reads it; no function does), locally the files under REGISTRY_CREDENTIALS_DIR, else
  * this process's memory.
@@ -90,6 +100,8 @@ export function containerServiceWith(
     imageDigests?: ImageDigests | undefined;
     /** For a function that keeps registry credentials (create, PATCH, delete): `#wiring/registry-credentials`. */
     registryCredentials?: RegistryCredentialVault;
+    /** For a function that deletes containers: `#wiring/container-leftovers`. */
+    leftovers?: ContainerLeftovers;
   } = {},
 ): ContainerService {
   return new ContainerService(containerStore, adapters.runtime ?? noRuntime, adapters.usage ?? noUsage, containerServiceOptions(adapters));
@@ -102,6 +114,7 @@ export function containerServiceOptions(
     runPolicy?: RunPolicy;
     imageDigests?: ImageDigests | undefined;
     registryCredentials?: RegistryCredentialVault;
+    leftovers?: ContainerLeftovers;
   } = {},
 ): ContainerServiceOptions {
   return {
@@ -114,7 +127,9 @@ export function containerServiceOptions(
     ...(adapters.runPolicy ? { runPolicy: adapters.runPolicy } : {}),
     ...(adapters.imageDigests ? { imageDigests: adapters.imageDigests } : {}),
     ...(sizeLimits ? { sizeLimits } : {}),
+    ...(mountLimit ? { mountLimit } : {}),
     registryCredentials: adapters.registryCredentials ?? launchRegistryCredentials,
     ...(builtImages ? { builtImages } : {}),
+    ...(adapters.leftovers ? { leftovers: adapters.leftovers } : {}),
   };
 }

@@ -4,7 +4,8 @@ import type { DeployService, BuildSite } from '../deploys/deploy-service.js';
 import { DockerRuntime } from '../local/docker-runtime.js';
 import { answerUpload, LocalContextUploads, UPLOAD_PATH_PREFIX } from '../local/context-uploads.js';
 import type { LocalUploadEndpoint } from '../local/server.js';
-import { EngineImageBuilder, LocalBuildLogs } from '../local/engine-builds.js';
+import { EngineImageBuilder, LocalBuildLeftovers, LocalBuildLogs } from '../local/engine-builds.js';
+import type { BuildLeftovers } from '../deploys/deploy-leftovers.js';
 import { EngineImageDigests } from '../local/engine-image-digests.js';
 import { engineClient } from '../local/docker-engine.js';
 import { BUILD_STATUS_FUNCTION_ID, runningFunction } from '../local/running-function.js';
@@ -29,7 +30,8 @@ export const LOCAL_BUILDS_ADMINS_ONLY =
   "Only admins may deploy from source on this stack: the engine's build cannot be kept off this machine's services " +
   "(its RUN steps ignore the network they are given), which an ordinary account's containers are kept off";
 
-let site: (BuildSite & { uploads?: LocalContextUploads }) | undefined;
+type LocalBuildSite = BuildSite & { uploads?: LocalContextUploads; leftovers?: BuildLeftovers };
+let site: LocalBuildSite | undefined;
 let service: DeployService | undefined;
 
 /**
@@ -37,7 +39,7 @@ let service: DeployService | undefined;
  * uploads to the local server (`PUT /uploads/deploys/…`) and logs on disk, under
  * LOCAL_CONTAINER_DIR; on the process runtime none, with the refusal that names the docker runtime.
  */
-export function localBuildSite(): BuildSite & { uploads?: LocalContextUploads } {
+export function localBuildSite(): LocalBuildSite {
   if (site) return site;
   const { runtime } = localContainers();
   if (!(runtime instanceof DockerRuntime)) {
@@ -60,9 +62,18 @@ export function localBuildSite(): BuildSite & { uploads?: LocalContextUploads } 
     // As a build events function would on AWS, apart from the request that started the build.
     listener: () => (status) => runningFunction.run(BUILD_STATUS_FUNCTION_ID, () => localDeployService().applyBuildStatus(status)),
   });
-  site = { builder, uploads, logs: new LocalBuildLogs(join(root, 'logs')), adminsOnly: LOCAL_BUILDS_ADMINS_ONLY };
+  site = {
+    builder,
+    uploads,
+    logs: new LocalBuildLogs(join(root, 'logs')),
+    leftovers: new LocalBuildLeftovers(engineClient(config.DOCKER_HOST), join(root, 'logs')),
+    adminsOnly: LOCAL_BUILDS_ADMINS_ONLY,
+  };
   return site;
 }
+
+/** What a deleted container's local builds left to remove (logs, images); none on the process runtime. */
+export const localBuildLeftovers = (): BuildLeftovers | undefined => localBuildSite().leftovers;
 
 /** What the local engine knows of images, for releases; none on the process runtime. */
 export function localImageDigests(): ImageDigests | undefined {

@@ -7,6 +7,7 @@ import type { ContainerToolServices } from '../mcp/container-tools.js';
 import { containerServiceWith, containerStore } from './containers.js';
 import { deferredWork } from './deferred-work.js';
 import { registryCredentialVault } from '#wiring/registry-credentials';
+import { containerLeftovers } from '#wiring/container-leftovers';
 
 /**
  * What the MCP server's tools call: the container service with every adapter the container
@@ -20,6 +21,7 @@ export const containerToolServices: ContainerToolServices = {
     deferredWork,
     runPolicy,
     registryCredentials: registryCredentialVault,
+    leftovers: containerLeftovers,
   }),
   logs: new ContainerLogReader(containerStore, containerLogs),
   metricsHistory: new ContainerMetricsHistory(containerStore, taskUsageHistory),

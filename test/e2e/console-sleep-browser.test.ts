@@ -61,10 +61,19 @@ describe('sleep and wake in a browser', () => {
     await page.fill('#password', person.password);
     await page.click('button[type=submit]');
     await page.waitForURL(new RegExp(`/console/containers/${id}$`));
-    await expect(page.locator('#asleep').textContent()).resolves.toBe('asleep: wakes on its next request');
+    await expect(page.locator('#state .state').textContent()).resolves.toBe('☾ sleeping');
+    await expect(page.locator('#asleep').textContent()).resolves.toBe('wakes on its next request');
     await expect(page.locator('#state-reason').textContent()).resolves.toBe('idle');
+    // Asleep is stopped: Start wakes it, and there is nothing to stop or restart.
+    await expect(page.getByRole('button', { name: 'Start', exact: true }).isEnabled()).resolves.toBe(true);
+    await expect(page.getByRole('button', { name: 'Stop', exact: true }).isEnabled()).resolves.toBe(false);
     await expect(page.getByLabel('Idle timeout (s)').inputValue()).resolves.toBe('30');
     await shot(page, 'sleep-1-asleep');
+
+    const list = await context.newPage();
+    await list.goto(`${stack.baseUrl}/console/containers`);
+    await expect(list.locator(`#containers tr[data-hostname="${hostname}"] .state`).textContent()).resolves.toBe('☾ sleeping');
+    await list.close();
 
     const app = await context.newPage();
     const response = await app.goto(url);

@@ -86,6 +86,19 @@ describe('function bundles', () => {
     expect(has(logs, 'lib/local/local-logs.ts')).toBe(false);
   });
 
+  it('carry the IAM and EFS clients only in the functions that create and delete volumes', () => {
+    for (const handler of ['functions/volumes/create.ts', 'functions/volumes/delete.ts']) {
+      const inputs = inputsOf(handler, { emittedOnly: true });
+      expect(has(inputs, '@aws-sdk/client-iam'), handler).toBe(true);
+      expect(has(inputs, '@aws-sdk/client-efs'), handler).toBe(true);
+    }
+    for (const handler of ['functions/volumes/list.ts', 'functions/volumes/get.ts', 'functions/volumes/create-snapshot.ts']) {
+      const inputs = inputsOf(handler, { emittedOnly: true });
+      expect(has(inputs, '@aws-sdk/client-iam'), handler).toBe(false);
+      expect(has(inputs, '@aws-sdk/client-efs'), handler).toBe(false);
+    }
+  });
+
   it('carry only the OAuth concern their route serves', () => {
     const token = modulesIn('functions/oauth/token.ts');
     expect(token).toContain('lib/oauth/token-grants.ts');

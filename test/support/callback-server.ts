@@ -8,7 +8,8 @@ export interface CallbackServer {
   close(): Promise<void>;
 }
 
-export async function startCallbackServer(): Promise<CallbackServer> {
+/** `host`: the loopback address it listens on, `::1` for a native app's IPv6 redirect URI (RFC 8252 section 7.3). */
+export async function startCallbackServer(host: '127.0.0.1' | '::1' = '127.0.0.1'): Promise<CallbackServer> {
   const received: URL[] = [];
   let origin = '';
   const server: Server = createServer((request, response) => {
@@ -22,8 +23,8 @@ export async function startCallbackServer(): Promise<CallbackServer> {
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     response.end('<!doctype html><title>Callback</title><p>Back at the application.</p>');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  origin = `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;
   return {
     redirectUri: `${origin}/callback`,
     received,

@@ -2,8 +2,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { api, ApiError, base, fieldErrors } from './api.js';
 import { type ContainerRecord, type DeployRecord, type LogLine, type MetricsPoint, type ReleaseRecord, UPDATE_FIELDS } from './contract.js';
-import { changesOf, type FormState, SchemaFields, shownPaths, stateOf } from './schema-form.js';
-import { html, Link, navigate, StateBadge } from './ui.js';
+import { changesOf, type FormState, SchemaFields, savedMessage, shownPaths, stateOf } from './schema-form.js';
+import { html, isAsleep, Link, navigate, StateBadge } from './ui.js';
 import { useVolumeChoices } from './volume-choices.js';
 
 /** How often the page asks again: quickly while something is changing, slowly when settled. */
@@ -20,7 +20,8 @@ const CHART_FIRST_POINTS_POLL_MS = 5000;
 const MAX_LOG_LINES = 1000;
 
 /** A time series chart (uPlot) with its latest value in words beside it, so it reads without the picture. */
-function Chart(props: { id: string; title: string; unit: string; points: MetricsPoint[]; value: (point: MetricsPoint) => number }) {
+/** `points` is null until the first answer: the caption says it is loading, not that there are none. */
+function Chart(props: { id: string; title: string; unit: string; points: MetricsPoint[] | null; value: (point: MetricsPoint) => number }) {
   const holder = useRef<HTMLDivElement>(null);
   const chart = useRef<uPlot | null>(null);
   const figure = useRef<HTMLElement>(null);
@@ -51,19 +52,26 @@ function Chart(props: { id: string; title: string; unit: string; points: Metrics
     );
     return () => chart.current?.destroy();
   }, []);
+  const points = props.points ?? [];
   useEffect(() => {
-    chart.current?.setData([props.points.map((point) => Date.parse(point.timestamp) / 1000), props.points.map(props.value)]);
+    chart.current?.setData([points.map((point) => Date.parse(point.timestamp) / 1000), points.map(props.value)]);
   }, [props.points]);
-  const latest = props.points[props.points.length - 1];
+  const latest = points[points.length - 1];
+  const caption =
+    props.points === null
+      ? 'Loading…'
+      : latest
+        ? `${props.value(latest)} ${props.unit} at ${new Date(latest.timestamp).toLocaleTimeString()}`
+        : 'no samples yet';
   return html`<figure class="chart" id=${props.id} ref=${figure} data-points="0">
-    <figcaption><strong>${props.title}</strong>${' (last hour, per minute): '}<span class="latest">${latest ? `${props.value(latest)} ${props.unit} at ${new Date(latest.timestamp).toLocaleTimeString()}` : 'no samples yet'}</span>
+    <figcaption><strong>${props.title}</strong>${' (last hour, per minute): '}<span class="latest">${caption}</span>
     </figcaption>
-    <div ref=${holder} role="img" aria-label=${`${props.title} chart, ${props.points.length} points`}></div>
+    <div ref=${holder} role="img" aria-label=${`${props.title} chart, ${points.length} points`}></div>
   </figure>`;
 }
 
 function Charts(props: { containerId: string }) {
-  const [points, setPoints] = useState<MetricsPoint[]>([]);
+  const [points, setPoints] = useState<MetricsPoint[] | null>(null);
   useEffect(() => {
     let live = true;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -96,7 +104,8 @@ function Charts(props: { containerId: string }) {
 
 /** Follows the container's output by asking for the lines at or after the newest one seen. */
 function Logs(props: { containerId: string }) {
-  const [lines, setLines] = useState<LogLine[]>([]);
+  /** null until the first page answers: "Loading…", not "No lines yet". */
+  const [lines, setLines] = useState<LogLine[] | null>(null);
   const [paused, setPaused] = useState(false);
   const state = useRef<{ since?: string; seenAtSince: Set<string> }>({ seenAtSince: new Set() });
   useEffect(() => {
@@ -119,7 +128,7 @@ function Logs(props: { containerId: string }) {
             seenAtSince: newest === since ? new Set([...state.current.seenAtSince, ...atNewest]) : new Set(atNewest),
           };
         }
-        if (fresh.length > 0) setLines((previous) => [...previous, ...fresh].slice(-MAX_LOG_LINES));
+        setLines((previous) => (fresh.length > 0 || previous === null ? [...(previous ?? []), ...fresh].slice(-MAX_LOG_LINES) : previous));
       } catch {
         // The next round tries again.
       }
@@ -139,10 +148,10 @@ function Logs(props: { containerId: string }) {
     for (const pre of panel.current?.querySelectorAll('pre') ?? []) pre.scrollTop = pre.scrollHeight;
   }, [lines, paused]);
   const stream = (name: 'stdout' | 'stderr') => {
-    const ofStream = lines.filter((line) => line.stream === name);
+    const ofStream = (lines ?? []).filter((line) => line.stream === name);
     return html`<div class="log-stream">
       <h3 id=${`${name}-heading`}>${name}</h3>
-      <pre id=${`logs-${name}`} tabindex="0" aria-labelledby=${`${name}-heading`}>${ofStream.length === 0 ? html`<span class="muted">No lines yet</span>` : ofStream.map((line) => html`<span class="line"><span class="time">${new Date(line.timestamp).toLocaleTimeString()}</span> ${line.message}</span>`)}</pre>
+      <pre id=${`logs-${name}`} tabindex="0" aria-labelledby=${`${name}-heading`}>${lines === null ? html`<span class="muted">Loading…</span>` : ofStream.length === 0 ? html`<span class="muted">No lines yet</span>` : ofStream.map((line) => html`<span class="line"><span class="time">${new Date(line.timestamp).toLocaleTimeString()}</span> ${line.message}</span>`)}</pre>
     </div>`;
   };
   return html`<section aria-labelledby="logs-heading" class="logs">
@@ -155,7 +164,7 @@ function Logs(props: { containerId: string }) {
 
 /** A deploy's build output, read when its row is opened (and again while it builds). */
 function DeployLogs(props: { containerId: string; deploy: DeployRecord }) {
-  const [lines, setLines] = useState<LogLine[]>([]);
+  const [lines, setLines] = useState<LogLine[] | null>(null);
   const building = props.deploy.state === 'building' || props.deploy.state === 'waiting_for_upload';
   useEffect(() => {
     let live = true;
@@ -174,7 +183,7 @@ function DeployLogs(props: { containerId: string; deploy: DeployRecord }) {
       if (timer) clearInterval(timer);
     };
   }, [props.containerId, props.deploy.id, building]);
-  return html`<pre class="deploy-logs" tabindex="0">${lines.length === 0 ? html`<span class="muted">No lines yet</span>` : lines.map((line) => html`<span class="line">${line.message}</span>`)}</pre>`;
+  return html`<pre class="deploy-logs" tabindex="0">${lines === null ? html`<span class="muted">Loading…</span>` : lines.length === 0 ? html`<span class="muted">No lines yet</span>` : lines.map((line) => html`<span class="line">${line.message}</span>`)}</pre>`;
 }
 
 /** The container's deploys (each with its build logs) and its releases, each with a Rollback button. */
@@ -263,7 +272,7 @@ function Settings(props: { container: ContainerRecord; onSaved: (record: Contain
     try {
       const updated = await api<ContainerRecord>('PATCH', `/api/v1/containers/${props.container.id}`, changes);
       setErrors({});
-      setSaved('Saved. The changes apply from the next start or restart.');
+      setSaved(savedMessage(UPDATE_FIELDS, Object.keys(changes)));
       props.onSaved(updated);
     } catch (error) {
       setSaved('');
@@ -279,6 +288,19 @@ function Settings(props: { container: ContainerRecord; onSaved: (record: Contain
     <span role="status" class="notice">${saved}</span>
   </form>`;
 }
+
+/**
+ * The actions that do something in each state (the transition table, lib/containers/transitions.ts):
+ * a start of a running container changes nothing (a restart takes a changed workload), one still
+ * starting only waits; a stop of a stopped or failed one only records what is so. A sleeping
+ * container is stopped: Start wakes it.
+ */
+const APPLIES_IN: Record<ContainerRecord['state'], readonly string[]> = {
+  provisioning: ['stop', 'restart'],
+  running: ['stop', 'restart'],
+  stopped: ['start'],
+  failed: ['start'],
+};
 
 /** One container: its state (followed while it changes), actions, settings, logs and charts. */
 export function ContainerPage(props: { id: string }) {
@@ -333,16 +355,16 @@ export function ContainerPage(props: { id: string }) {
     <p><${Link} href=${`${base()}/console/containers`}>← Containers<//></p>
     <h1 id="container-heading">${container.hostname}</h1>
     <dl class="facts">
-      <dt>State</dt><dd id="state" role="status" aria-live="polite"><${StateBadge} state=${container.state} />${container.state === 'stopped' && container.state_reason === 'idle' ? html` <span id="asleep">asleep: wakes on its next request</span>` : null}${container.last_wake_ms !== null && container.last_wake_ms !== undefined ? html` <span class="muted" id="last-wake">(last wake ${container.last_wake_ms} ms)</span>` : null}${action ? html` <span class="muted">(${action}…)</span>` : null}</dd>
+      <dt>State</dt><dd id="state" role="status" aria-live="polite"><${StateBadge} container=${container} />${isAsleep(container) ? html` <span id="asleep">wakes on its next request</span>` : null}${container.last_wake_ms !== null && container.last_wake_ms !== undefined ? html` <span class="muted" id="last-wake">(last wake ${container.last_wake_ms} ms)</span>` : null}${action ? html` <span class="muted">(${action}…)</span>` : null}</dd>
       ${container.state_reason ? html`<dt>Reason</dt><dd id="state-reason">${container.state_reason}</dd>` : null}
       ${container.restart_count !== undefined ? html`<dt>Restarts</dt><dd>${container.restart_count}</dd>` : null}
       <dt>URL</dt><dd>${container.url ? html`<a id="container-url" href=${container.url} target="_blank" rel="noopener noreferrer">${container.url}</a>` : '—'}</dd>
       <dt>Image</dt><dd>${container.image}</dd>
     </dl>
     <div class="actions">
-      <button type="button" disabled=${action !== ''} onClick=${() => act('start', 'Starting')}>Start</button>
-      <button type="button" disabled=${action !== ''} onClick=${() => act('stop', 'Stopping')}>Stop</button>
-      <button type="button" disabled=${action !== ''} onClick=${() => act('restart', 'Restarting')}>Restart</button>
+      <button type="button" disabled=${action !== '' || !APPLIES_IN[container.state].includes('start')} onClick=${() => act('start', 'Starting')}>Start</button>
+      <button type="button" disabled=${action !== '' || !APPLIES_IN[container.state].includes('stop')} onClick=${() => act('stop', 'Stopping')}>Stop</button>
+      <button type="button" disabled=${action !== '' || !APPLIES_IN[container.state].includes('restart')} onClick=${() => act('restart', 'Restarting')}>Restart</button>
       <button type="button" class="danger" disabled=${action !== ''} onClick=${remove}>Delete</button>
     </div>
     ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, base, fieldErrors } from './api.js';
-import { type ContainerRecord, CREATE_FIELDS } from './contract.js';
+import { type ContainerRecord, CREATE_FIELDS, type UserRecord } from './contract.js';
 import { createBodyOf, emptyState, type FormState, SchemaFields, shownPaths } from './schema-form.js';
 import { html, Link, StateBadge, when } from './ui.js';
 import { useVolumeChoices } from './volume-choices.js';
@@ -35,9 +35,13 @@ function CreateForm(props: { onCreated: (record: ContainerRecord) => void }) {
   </form>`;
 }
 
-/** The containers table, refreshed every few seconds so states move by themselves. */
-export function ContainersPage() {
+/**
+ * The containers table, refreshed every few seconds so states move by themselves. An admin sees
+ * every account's containers, so their table names each one's owner.
+ */
+export function ContainersPage(props: { admin: boolean }) {
   const [containers, setContainers] = useState<ContainerRecord[] | null>(null);
+  const [owners, setOwners] = useState<Record<string, string>>({});
   const [problem, setProblem] = useState('');
   const [notice, setNotice] = useState('');
 
@@ -49,11 +53,22 @@ export function ContainersPage() {
       setProblem(error instanceof Error ? error.message : 'The list could not be loaded');
     }
   };
+  const loadOwners = async () => {
+    try {
+      const users = await api<UserRecord[]>('GET', '/api/v1/users?limit=1000');
+      setOwners(Object.fromEntries(users.map((user) => [user.id, user.email])));
+    } catch {
+      // Without the names the column shows each owner's id.
+    }
+  };
   useEffect(() => {
     void load();
     const timer = setInterval(load, 3000);
     return () => clearInterval(timer);
   }, []);
+  useEffect(() => {
+    if (props.admin) void loadOwners();
+  }, [props.admin]);
 
   return html`<section aria-labelledby="containers-heading">
     <h1 id="containers-heading">Containers</h1>
@@ -65,12 +80,13 @@ export function ContainersPage() {
         : containers.length === 0
           ? html`<p id="no-containers">No containers yet. Create one below.</p>`
           : html`<table id="containers">
-              <thead><tr><th scope="col">Hostname</th><th scope="col">State</th><th scope="col">URL</th><th scope="col">Image</th><th scope="col">Created</th></tr></thead>
+              <thead><tr><th scope="col">Hostname</th>${props.admin ? html`<th scope="col">Owner</th>` : null}<th scope="col">State</th><th scope="col">URL</th><th scope="col">Image</th><th scope="col">Created</th></tr></thead>
               <tbody>
                 ${containers.map(
                   (container) => html`<tr data-hostname=${container.hostname}>
                     <td><${Link} href=${`${base()}/console/containers/${container.id}`}>${container.hostname}<//></td>
-                    <td><${StateBadge} state=${container.state} /></td>
+                    ${props.admin ? html`<td class="owner">${owners[container.user_id] ?? container.user_id}</td>` : null}
+                    <td><${StateBadge} container=${container} /></td>
                     <td>${container.url ? html`<a href=${container.url} target="_blank" rel="noopener noreferrer">${container.url}</a>` : '—'}</td>
                     <td>${container.image}</td>
                     <td>${when(container.created_at)}</td>

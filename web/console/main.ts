@@ -80,7 +80,7 @@ function App(props: { session: Session }) {
 
   const isAdmin = props.session.user.role === 'admin';
   let content: unknown;
-  if (route.page === 'containers') content = html`<${ContainersPage} />`;
+  if (route.page === 'containers') content = html`<${ContainersPage} admin=${isAdmin} />`;
   else if (route.page === 'container') content = html`<${LazyContainerPage} key=${route.id} id=${route.id} />`;
   else if (route.page === 'volumes') content = html`<${VolumesPage} />`;
   else if (route.page === 'tokens') content = html`<${TokensPage} />`;

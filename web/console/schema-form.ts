@@ -1,4 +1,4 @@
-import type { BodyField } from '../../lib/http/openapi-fields.js';
+import type { AppliesAt, BodyField } from '../../lib/http/openapi-fields.js';
 import { valueFromText } from '../../lib/http/openapi-fields.js';
 import { EnvEditor, type EnvRow, envOf, envRowsOf, Field, html } from './ui.js';
 
@@ -172,6 +172,38 @@ function RecordsEditor(props: {
 
 const HINTS: Partial<Record<BodyField['kind'], string>> = { list: 'One per line' };
 
+const APPLIES: Record<AppliesAt, string> = {
+  once: 'a change applies at once',
+  'next-start': 'a change applies from the next start or restart',
+};
+
+/** What a settings form says after a save: when each changed field applies, by its label. */
+export function savedMessage(fields: readonly BodyField[], changed: readonly string[]): string {
+  const labels = (appliesAt: AppliesAt) =>
+    fields.filter((field) => changed.includes(field.name) && (field.appliesAt ?? 'next-start') === appliesAt).map((field) => field.label);
+  const now = labels('once');
+  const later = labels('next-start');
+  return [
+    'Saved.',
+    now.length > 0 ? `${now.join(', ')}: applies at once.` : '',
+    later.length > 0 ? `${later.join(', ')}: applies from the next start or restart.` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+/**
+ * A field's hint: what the document says of it, how to type it, what empty means and, on a form
+ * that changes a container (`withApplies`), when a change applies.
+ */
+export function hintOf(field: BodyField, withApplies: boolean): string | undefined {
+  // A description says what empty means where the service's default is more than "the default".
+  const empty = field.nullable && !field.description ? 'leave empty for the service default' : undefined;
+  const applies = withApplies && field.appliesAt ? APPLIES[field.appliesAt] : undefined;
+  const hint = [field.description, HINTS[field.kind], empty, applies].filter(Boolean).join('; ');
+  return hint ? `${hint[0]!.toUpperCase()}${hint.slice(1)}` : undefined;
+}
+
 /** The inputs of a form's fields, each with its error beside it. */
 export function SchemaFields(props: {
   /** Ids are `<form>-<path>`, e.g. `create-memory_mb`; its error `create-memory_mb-error`. */
@@ -185,20 +217,21 @@ export function SchemaFields(props: {
 }): unknown {
   const set = (path: string) => (value: string | EnvRow[] | RecordRow[]) => props.onChange({ ...props.state, [path]: value });
   const idOf = (field: BodyField) => `${props.form}-${field.path.replaceAll('.', '-')}`;
-  const hintOf = (field: BodyField): string | undefined => {
-    const empty = field.nullable ? 'leave empty for the service default' : undefined;
-    return [field.description, HINTS[field.kind], empty].filter(Boolean).join('; ') || undefined;
-  };
+  const hint = (field: BodyField) => hintOf(field, props.form === 'settings');
   const placeholderOf = (field: BodyField): string | undefined =>
     field.default !== undefined && field.default !== null && typeof field.default !== 'object' ? String(field.default) : undefined;
 
   const input = (field: BodyField): unknown => {
     const id = idOf(field);
     const error = props.errors[field.path];
+    const hintText = hint(field);
+    const describedBy = [hintText ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+    const hintBlock = hintText ? html`<div class="hint" id=${`${id}-hint`}>${hintText}</div>` : null;
     switch (field.kind) {
       case 'group':
-        return html`<fieldset id=${id} aria-describedby=${error ? `${id}-error` : undefined}>
+        return html`<fieldset id=${id} aria-describedby=${describedBy}>
           <legend>${field.label}</legend>
+          ${hintBlock}
           ${error ? html`<div class="field-error" id=${`${id}-error`} role="alert">${error}</div>` : null}
           <div class="grid">${(field.fields ?? []).map(input)}</div>
         </fieldset>`;
@@ -210,11 +243,12 @@ export function SchemaFields(props: {
         const value = props.state[field.path] as string;
         const optional = !field.required && (field.default !== undefined || field.nullable);
         return html`<div class="field"><label for=${id}>${field.label}</label>
-          <select id=${id} name=${id} value=${value} aria-invalid=${error ? 'true' : undefined} aria-describedby=${error ? `${id}-error` : undefined}
+          <select id=${id} name=${id} value=${value} aria-invalid=${error ? 'true' : undefined} aria-describedby=${describedBy}
             onChange=${(event: Event) => set(field.path)((event.target as HTMLSelectElement).value)}>
             ${optional ? html`<option value="">${placeholderOf(field) ? `default (${placeholderOf(field)})` : 'none'}</option>` : null}
             ${(field.choices ?? []).map((choice) => html`<option value=${String(choice)}>${String(choice)}</option>`)}
           </select>
+          ${hintBlock}
           ${error ? html`<div class="field-error" id=${`${id}-error`} role="alert">${error}</div>` : null}</div>`;
       }
       default:
@@ -228,7 +262,7 @@ export function SchemaFields(props: {
           error=${error}
           required=${field.required}
           placeholder=${placeholderOf(field)}
-          hint=${hintOf(field)}
+          hint=${hintText}
         />`;
     }
   };

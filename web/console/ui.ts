@@ -69,10 +69,15 @@ export const envRowsOf = (env: Record<string, string>): EnvRow[] => Object.entri
 export const envOf = (rows: EnvRow[]): Record<string, string> =>
   Object.fromEntries(rows.filter((row) => row.name.trim() !== '').map((row) => [row.name.trim(), row.value]));
 
-/** A state in words, with a mark, so it reads without colour. */
-export function StateBadge(props: { state: string }) {
-  const marks: Record<string, string> = { running: '●', provisioning: '◌', stopped: '■', failed: '✕' };
-  return html`<span class=${`state state-${props.state}`}><span aria-hidden="true">${marks[props.state] ?? '?'} </span>${props.state}</span>`;
+/** A container stopped by its idle timeout (lib/containers/container-core.ts, STATE_REASON.idle): its next request wakes it. */
+export const isAsleep = (container: { state: string; state_reason: string | null }): boolean =>
+  container.state === 'stopped' && container.state_reason === 'idle';
+
+/** A state in words, with a mark, so it reads without colour; a container asleep reads "sleeping", not "stopped". */
+export function StateBadge(props: { container: { state: string; state_reason: string | null } }) {
+  const shown = isAsleep(props.container) ? 'sleeping' : props.container.state;
+  const marks: Record<string, string> = { running: '●', provisioning: '◌', stopped: '■', sleeping: '☾', failed: '✕' };
+  return html`<span class=${`state state-${shown}`}><span aria-hidden="true">${marks[shown] ?? '?'} </span>${shown}</span>`;
 }
 
 export const when = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString() : '—');

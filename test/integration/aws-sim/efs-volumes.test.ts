@@ -1,5 +1,6 @@
 import { DescribeTaskDefinitionCommand, DescribeTasksCommand } from '@aws-sdk/client-ecs';
 import { EFSClient } from '@aws-sdk/client-efs';
+import { IAMClient } from '@aws-sdk/client-iam';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   VOLUME_ROLE_PATH,
@@ -31,18 +32,27 @@ import { clientsFor, runtimeSettings } from './support.js';
 const BOUNDARY = 'arn:aws:iam::123456789012:policy/volume-role-boundary';
 const ROLE_PREFIX = 'sim-vol';
 const credentials = { accessKeyId: 'simulated', secretAccessKey: 'simulated' };
+/** Shorter than the runtime's (about 15 s in all), as the simulator's roles propagate in PROPAGATION_MS. */
+const PROPAGATION_MS = 600;
+const ROLE_WAITS_MS = [250, 500, 1000];
 
-function volumesOn(sim: AwsSim, boundary = BOUNDARY) {
+/** IAM's client as the volume functions make it (lib/aws/iam-volume-roles.ts: the standard retry mode, 3 attempts), aimed at the simulator. */
+const iamOn = (sim: AwsSim, maxAttempts = 3) => new IAMClient({ region: 'us-east-1', endpoint: sim.url, credentials, maxAttempts });
+
+function volumesOn(sim: AwsSim, boundary = BOUNDARY, iam = iamOn(sim)) {
   const efs = new EFSClient({ region: 'us-east-1', endpoint: sim.url, credentials, maxAttempts: 1 });
   const backend = new EfsVolumeBackend(
     { fileSystemId: sim.efs.fileSystemId, fileSystemArn: sim.efs.fileSystemArn, rolePrefix: ROLE_PREFIX, account: '123456789012' },
-    new IamVolumeRoles(boundary, sim.url),
+    new IamVolumeRoles(boundary, iam),
     efs,
   );
   const runtime = new EcsRuntime(
     {
       ...runtimeSettings,
-      taskDefinitions: { ...runtimeSettings.taskDefinitions, volumes: { fileSystemId: sim.efs.fileSystemId, roleNamePrefix: ROLE_PREFIX } },
+      taskDefinitions: {
+        ...runtimeSettings.taskDefinitions,
+        volumes: { fileSystemId: sim.efs.fileSystemId, roleNamePrefix: ROLE_PREFIX, roleWaitsMs: ROLE_WAITS_MS },
+      },
     },
     clientsFor(sim, 3).ecs,
   );
@@ -75,7 +85,7 @@ describe('EFS volumes on the simulator', () => {
     sim = await new AwsSim({
       seed: 34,
       ecs: { provisioningMs: [20, 40], pendingMs: [20, 40] },
-      iam: { requiredBoundaryArn: BOUNDARY },
+      iam: { requiredBoundaryArn: BOUNDARY, propagationMs: PROPAGATION_MS },
     }).start();
     volumes = volumesOn(sim);
   });
@@ -146,7 +156,7 @@ describe('EFS volumes on the simulator', () => {
     const created = unbounded.backend.create(volumeRef());
 
     // Assess
-    await expect(created).rejects.toThrow(/AccessDenied/);
+    await expect(created).rejects.toMatchObject({ name: 'AccessDenied' });
     expect(sim.faults.get('iam.AccessDenied.CreateRole')).toBeGreaterThan(0);
   });
 
@@ -181,6 +191,20 @@ describe('EFS volumes on the simulator', () => {
     // EFS made the root directory on the first mount, owned by the volume's user, closed to anyone else.
     const uid = volumePosixId(volume.volumeId);
     expect(sim.efs.directories.get(`/volumes/${volume.accountId}/${volume.volumeId}`)).toEqual({ uid, gid: uid, permissions: '0700' });
+  });
+
+  it('launches a task right after its volume is made: RunTask waits while IAM has not yet carried the new role to ECS', async () => {
+    // Prepare
+    const volume = volumeRef();
+    const { backendRef } = await volumes.backend.create(volume);
+    const refusedBefore = sim.faults.get('ecs.taskRoleNotAssumable');
+
+    // Act
+    const taskArn = await volumes.runtime.runTask(launchWith([{ volumeId: volume.volumeId, path: '/data', backendRef }]));
+
+    // Assess: ECS refused the young role at least once, and the launch went through once it had propagated
+    expect(sim.faults.get('ecs.taskRoleNotAssumable')).toBeGreaterThan(refusedBefore);
+    expect((await stoppedOrRunning(taskArn)).lastStatus).toBe('RUNNING');
   });
 
   it('keeps the old task stopped before the new one starts on the same volume, and the new one mounts the same access point', async () => {
@@ -232,7 +256,7 @@ describe('EFS volumes on the simulator', () => {
     expect(await volumes.runtime.describeTask(taskArn)).toMatchObject({ lastStatus: 'STOPPED', stopCode: 'TaskFailedToStart' });
   });
 
-  it('deletes the role and the access point; a task of the deleted volume cannot mount, and a second delete is no error', async () => {
+  it('deletes the role and the access point; ECS refuses a task as the deleted role, and a second delete is no error', async () => {
     // Prepare
     const volume = volumeRef();
     const { backendRef } = await volumes.backend.create(volume);
@@ -240,14 +264,13 @@ describe('EFS volumes on the simulator', () => {
     // Act
     await volumes.backend.delete({ ...volume, backendRef });
     await volumes.backend.delete({ ...volume, backendRef });
-    const taskArn = await volumes.runtime.runTask(launchWith([{ volumeId: volume.volumeId, path: '/data', backendRef }]));
-    const task = await stoppedOrRunning(taskArn);
+    const launched = volumes.runtime.runTask(launchWith([{ volumeId: volume.volumeId, path: '/data', backendRef }]));
 
     // Assess
+    await expect(launched).rejects.toThrow(TaskLaunchError);
+    await expect(launched).rejects.toThrow(/ECS was unable to assume the role/);
     expect(sim.iam.roles.has(volumeRoleName(ROLE_PREFIX, volume.volumeId))).toBe(false);
     expect(sim.efs.find(backendRef)).toBeUndefined();
-    expect(task).toMatchObject({ lastStatus: 'STOPPED', stopCode: 'TaskFailedToStart' });
-    expect(task.stoppedReason).toMatch(/^ResourceInitializationError: /);
   });
 
   it('refuses a launch with two mounts: a task has one role, and each role mounts one volume', async () => {
@@ -285,6 +308,47 @@ describe('the file system full of access points', () => {
       await expect(third).rejects.toBeInstanceOf(ServiceBusyError);
       expect(sim.faults.get('efs.AccessPointLimitExceeded')).toBe(1);
       expect(sim.iam.roles.size).toBe(2);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
+describe('IAM answering the volume roles', () => {
+  it('outlasts IAM throttling through the SDK retries: every volume of a burst gets its role', async () => {
+    // Prepare: IAM lets 4 requests through at once, then 5 a second (each create takes two: CreateRole, PutRolePolicy)
+    const sim = await new AwsSim({ efs: { creatingMs: 0 }, iam: { throttle: { capacity: 4, refillPerSecond: 5 } } }).start();
+    try {
+      const { backend } = volumesOn(sim, BOUNDARY, iamOn(sim, 6));
+
+      // Act
+      const made = await Promise.allSettled(Array.from({ length: 5 }, () => backend.create(volumeRef())));
+
+      // Assess
+      expect(made.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+      expect(sim.iam.roles.size).toBe(5);
+      expect(Object.keys(sim.faults.all()).some((kind) => kind.startsWith('iam.Throttling.'))).toBe(true);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('answers 503 with Retry-After once the account holds as many roles as IAM allows', async () => {
+    // Prepare: an account whose role quota is 1 (IAM: 1,000 unless raised)
+    const sim = await new AwsSim({ efs: { creatingMs: 0 }, iam: { roleLimit: 1 } }).start();
+    try {
+      const { backend } = volumesOn(sim);
+      await backend.create(volumeRef());
+
+      // Act
+      const second = backend.create(volumeRef());
+
+      // Assess
+      await expect(second).rejects.toBeInstanceOf(ServiceBusyError);
+      await expect(second).rejects.toMatchObject({ retryAfterSeconds: 3600 });
+      // The SDK takes IAM's LimitExceededException for a throttle and tries again before giving up.
+      expect(sim.faults.get('iam.LimitExceeded.roles')).toBeGreaterThanOrEqual(1);
+      expect(sim.iam.roles.size).toBe(1);
     } finally {
       await sim.close();
     }

@@ -99,6 +99,8 @@ export interface SimTask {
   taskRoleArn?: string;
   /** What the task mounted, once it started: container path and access point. */
   mounts: Array<{ path: string; accessPointId?: string; fileSystemId: string }>;
+  /** Where each mount's bytes live on this machine (the EFS simulator's directory for the access point's root), by container path. */
+  mountDirectories?: Record<string, string>;
 }
 
 /** An EFS volume of a task definition, as RegisterTaskDefinition takes it. */
@@ -111,8 +113,8 @@ export interface SimEfsVolume {
   };
 }
 
-/** Mounts a task's EFS volumes before its container starts; answers the failure's stopped reason, or nothing when every mount succeeded. */
-export type EfsMounter = (task: SimTask, volume: SimEfsVolume) => string | undefined;
+/** Mounts a task's EFS volumes before its container starts; answers the failure's stopped reason, or the directory the mount shows. */
+export type EfsMounter = (task: SimTask, volume: SimEfsVolume) => { failure: string } | { directory: string };
 
 interface TaskDefinitionRecord {
   arn: string;
@@ -158,6 +160,7 @@ export class EcsSim {
   private readonly listeners: Array<(task: SimTask) => void> = [];
   private readonly lineListeners: Array<(task: SimTask, line: string) => void> = [];
   private mounter: EfsMounter | undefined;
+  private roleRefusal: ((roleArn: string) => string | undefined) | undefined;
   readonly calls = new Map<string, number>();
   private closed = false;
 
@@ -178,6 +181,11 @@ export class EcsSim {
   /** How EFS volumes are mounted at task start (the EFS and IAM simulators). */
   mountEfsWith(mounter: EfsMounter): void {
     this.mounter = mounter;
+  }
+
+  /** How RunTask checks that ECS can assume a task definition's task role (the IAM simulator): the refusal's message, or nothing. */
+  assumeTaskRolesWith(refusal: (roleArn: string) => string | undefined): void {
+    this.roleRefusal = refusal;
   }
 
   /** Called with every line a task's container writes (the awslogs driver). */
@@ -257,6 +265,11 @@ export class EcsSim {
     const tokenKey = input.clientToken ? `${cluster}|${input.clientToken}` : undefined;
     const earlier = tokenKey ? this.clientTokens.get(tokenKey) : undefined;
     if (earlier) return { tasks: [this.wire(this.tasks.get(earlier)!, 'epoch')], failures: [] };
+    const refused = definition.body.taskRoleArn ? this.roleRefusal?.(String(definition.body.taskRoleArn)) : undefined;
+    if (refused) {
+      this.faults.add('ecs.taskRoleNotAssumable');
+      throw new AwsError('ClientException', refused);
+    }
 
     const container = definition.body.containerDefinitions?.[0] ?? {};
     const containerOverride = input.overrides?.containerOverrides?.[0] ?? {};
@@ -345,7 +358,11 @@ export class EcsSim {
       this.failToStart(task, refusal, refusal);
       return;
     }
-    task.process = new TaskProcess(task.address, task.environment, {
+    // The container sees each mount's files (task-app.mjs serves them under /files<container path>/).
+    const environment = task.mountDirectories
+      ? { ...task.environment, SIM_MOUNTS: JSON.stringify(task.mountDirectories) }
+      : task.environment;
+    task.process = new TaskProcess(task.address, environment, {
       onLine: (_stream, line) => {
         for (const listener of this.lineListeners) listener(task, line);
       },
@@ -401,14 +418,15 @@ export class EcsSim {
     const volumes: SimEfsVolume[] = (body.volumes ?? []).filter((volume: any) => volume.efsVolumeConfiguration);
     const mountPoints: Array<{ sourceVolume: string; containerPath: string }> = body.containerDefinitions?.[0]?.mountPoints ?? [];
     for (const volume of volumes) {
-      const failure = this.mounter
-        ? this.mounter(task, volume)
-        : 'ResourceInitializationError: failed to invoke EFS utils commands to set up EFS volumes: the simulator has no EFS';
-      if (failure) return failure;
+      const mounted = this.mounter?.(task, volume) ?? {
+        failure: 'ResourceInitializationError: failed to invoke EFS utils commands to set up EFS volumes: the simulator has no EFS',
+      };
+      if ('failure' in mounted) return mounted.failure;
       const path = mountPoints.find((point) => point.sourceVolume === volume.name)?.containerPath;
       if (path) {
         const accessPointId = volume.efsVolumeConfiguration.authorizationConfig?.accessPointId;
         task.mounts.push({ path, fileSystemId: volume.efsVolumeConfiguration.fileSystemId, ...(accessPointId ? { accessPointId } : {}) });
+        task.mountDirectories = { ...task.mountDirectories, [path]: mounted.directory };
       }
     }
     return undefined;

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { AwsError, type FaultCounts } from './faults.js';
 
 const ACCOUNT = '123456789012';
@@ -45,6 +48,8 @@ export class EfsSim {
   readonly accessPoints = new Map<string, SimAccessPoint>();
   /** Root directories created on the file system (path → owner uid and mode), kept after their access point is deleted. */
   readonly directories = new Map<string, { uid: number; gid: number; permissions: string }>();
+  /** The file system's bytes: a directory of this machine, under which each root directory is made. */
+  readonly root = mkdtempSync(join(tmpdir(), 'efs-sim-'));
   readonly calls = new Map<string, number>();
 
   constructor(
@@ -142,12 +147,27 @@ export class EfsSim {
     return point && point.LifeCycleState !== 'deleted' ? point : undefined;
   }
 
-  /** A mount through the access point creates its root directory on first use, owned as CreationInfo says (EFS creates it then). */
-  createRootDirectory(point: SimAccessPoint): void {
+  /**
+   * A mount through the access point creates its root directory on first use, owned as
+   * CreationInfo says (EFS creates it then); answers where its files are on this machine.
+   */
+  createRootDirectory(point: SimAccessPoint): string {
     const path = point.RootDirectory?.Path ?? '/';
     const info = point.RootDirectory?.CreationInfo;
     if (!this.directories.has(path) && info)
       this.directories.set(path, { uid: info.OwnerUid, gid: info.OwnerGid, permissions: info.Permissions });
+    return this.pathOf(path);
+  }
+
+  /** Where a directory of the file system is on this machine. */
+  pathOf(fileSystemPath: string): string {
+    const local = join(this.root, fileSystemPath);
+    mkdirSync(local, { recursive: true });
+    return local;
+  }
+
+  close(): void {
+    rmSync(this.root, { recursive: true, force: true });
   }
 
   private wire(point: SimAccessPoint): unknown {

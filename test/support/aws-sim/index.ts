@@ -89,12 +89,13 @@ export class AwsSim {
     this.efs = new EfsSim(options.efs ?? {}, this.faults);
     this.iam = new IamSim(options.iam ?? {}, this.faults);
     this.ecs.mountEfsWith((task, volume) => this.mountEfs(task, volume));
+    this.ecs.assumeTaskRolesWith((roleArn) => this.iam.ecsMayAssume(roleArn));
     // The awslogs driver: every line a task's container writes lands in its stream.
     this.ecs.onTaskLine((task, line) => this.logs.append(task.logStream, line));
   }
 
-  private mountEfs(task: SimTask, volume: SimEfsVolume): string | undefined {
-    return efsMountFailure(this.efs, this.iam, task, volume);
+  private mountEfs(task: SimTask, volume: SimEfsVolume): { failure: string } | { directory: string } {
+    return mountEfs(this.efs, this.iam, task, volume);
   }
 
   async start(): Promise<this> {
@@ -142,6 +143,7 @@ export class AwsSim {
     this.taskEvents.close();
     this.codebuild.close();
     this.ecs.close();
+    this.efs.close();
     await Promise.all(this.sources.map((source) => source.close()));
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server.close(resolve));
@@ -230,6 +232,13 @@ export class AwsSim {
  * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/stopped-task-errors.html; the
  * mount.nfs4 texts as efs-utils prints them, e.g. https://github.com/56kcloud/terraform-grafana/issues/4).
  */
+function mountEfs(efs: EfsSim, iam: IamSim, task: SimTask, volume: SimEfsVolume): { failure: string } | { directory: string } {
+  const failure = efsMountFailure(efs, iam, task, volume);
+  if (failure) return { failure };
+  const point = efs.find(volume.efsVolumeConfiguration.authorizationConfig!.accessPointId!)!;
+  return { directory: efs.createRootDirectory(point) };
+}
+
 function efsMountFailure(efs: EfsSim, iam: IamSim, task: SimTask, volume: SimEfsVolume): string | undefined {
   const config = volume.efsVolumeConfiguration;
   const prefix = 'ResourceInitializationError: failed to invoke EFS utils commands to set up EFS volumes: stderr:';
@@ -243,7 +252,6 @@ function efsMountFailure(efs: EfsSim, iam: IamSim, task: SimTask, volume: SimEfs
   if (point?.LifeCycleState !== 'available' || point.FileSystemId !== efs.fileSystemId)
     return `${prefix} b'mount.nfs4: mounting ${host}:/ failed, reason given by server: No such file or directory' : unsuccessful EFS utils command execution; code: 32`;
   if (!iam.mayMount(task.taskRoleArn, 'elasticfilesystem:ClientMount', efs.fileSystemArn, point.AccessPointArn)) return denied;
-  efs.createRootDirectory(point);
   return undefined;
 }
 

@@ -1,7 +1,9 @@
 // The process a simulated ECS task runs: an HTTP server on the task's own loopback address
 // (SIM_HOST) and the container's port (PORT), whose behaviour its environment decides, so a
 // probe of the task is a real TCP connect or GET. Plain JavaScript: it runs on Node directly.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { dirname, join, normalize } from 'node:path';
 
 const env = process.env;
 const number = (name) => (env[name] === undefined || env[name] === '' ? undefined : Number(env[name]));
@@ -14,6 +16,31 @@ const exitCode = number('SIM_EXIT_CODE') ?? 1;
 const healthPath = env.SIM_HEALTH_PATH ?? '/healthz';
 const healthStatus = number('SIM_HEALTH_STATUS') ?? 200;
 const body = env.SIM_BODY ?? `version=${env.VERSION ?? 'none'}`;
+// The task's mounts (container path → where the simulator keeps the bytes): `PUT /files/data/a.txt`
+// writes `a.txt` on the volume mounted at /data, `GET` reads it back (404 when it is not there).
+const mounts = JSON.parse(env.SIM_MOUNTS ?? '{}');
+
+function files(request, response) {
+  const wanted = normalize(decodeURIComponent(request.url.slice('/files'.length)));
+  const mount = Object.keys(mounts).find((path) => wanted.startsWith(`${path}/`));
+  if (!mount) return response.writeHead(404).end('no volume is mounted there');
+  const local = join(mounts[mount], wanted.slice(mount.length));
+  if (request.method === 'PUT') {
+    const chunks = [];
+    request.on('data', (chunk) => chunks.push(chunk));
+    request.on('end', () => {
+      mkdirSync(dirname(local), { recursive: true });
+      writeFileSync(local, Buffer.concat(chunks));
+      response.writeHead(201).end('written');
+    });
+    return;
+  }
+  try {
+    response.writeHead(200, { 'content-type': 'text/plain' }).end(readFileSync(local));
+  } catch {
+    response.writeHead(404).end('not found');
+  }
+}
 
 console.log(`task starting on ${host}:${port}`);
 let server;
@@ -34,6 +61,7 @@ if (neverListen) {
   setTimeout(() => {
     server = createServer((request, response) => {
       if (request.url === healthPath) response.writeHead(healthStatus).end(String(healthStatus));
+      else if (request.url.startsWith('/files/')) files(request, response);
       else response.writeHead(200, { 'content-type': 'text/plain' }).end(body);
     });
     server.listen(port, host, () => console.log(`listening on ${host}:${port}`));

@@ -18,10 +18,24 @@ const messageFor = (parse: () => unknown): string => {
 describe('request validation messages', () => {
   // lib/zod.ts loads zod's English messages into zod/mini, which has none of its own ("Invalid input").
   it.each([
-    [createTokenBody, { name: 'ci', expires_in_days: 400 }, 'Invalid request body: expires_in_days: Too big: expected number to be <=365'],
-    [createTokenBody, { name: '  ' }, 'Invalid request body: name: Too small: expected string to have >=1 characters'],
+    [
+      createTokenBody,
+      { name: 'ci', expires_in_days: 400 },
+      'Invalid request body: expires_in_days: must be a whole number of days from 1 to 365',
+    ],
+    [createTokenBody, { name: '  ' }, 'Invalid request body: name: must not be empty'],
     [createTokenBody, { name: 'ci', extra: true }, 'Invalid request body: Unrecognized key: "extra"'],
-    [createTokenBody, { name: 7 }, 'Invalid request body: name: Invalid input: expected string, received number'],
+    [
+      createTokenBody,
+      { name: 'ci', scopes: [] },
+      'Invalid request body: scopes: must name at least one of containers:read, containers:write, account',
+    ],
+    [
+      createTokenBody,
+      { name: 'ci', scopes: ['admin'] },
+      'Invalid request body: scopes.0: must be one of containers:read, containers:write, account',
+    ],
+    [createTokenBody, { name: 7 }, 'Invalid request body: name: must be a string'],
     [createContainerBody, { hostname: 'web', cpu_cores: 3 }, 'Invalid request body: cpu_cores: must be one of 1, 2, 4, 8 or 16'],
     [
       createContainerBody,

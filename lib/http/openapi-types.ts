@@ -878,10 +878,12 @@ export type components = {
             env: {
                 [key: string]: string;
             };
+            /** @description empty: the image's own command */
             command: string[] | null;
             cpu_cores: number;
             memory_mb: number;
             disk_gb: number;
+            /** @description empty: a TCP check of the port */
             health_check: {
                 path: string;
                 /** @default 10 */
@@ -893,6 +895,7 @@ export type components = {
             } | null;
             /** @enum {string} */
             restart_policy: "never" | "on-failure" | "always";
+            /** @description seconds without a request to its URL before it sleeps (30 to 86400); its next request wakes it; empty, the default: never sleeps */
             idle_timeout_s: number | null;
             mounts: {
                 /** Format: uuid */
@@ -906,10 +909,12 @@ export type components = {
             env: {
                 [key: string]: string;
             };
+            /** @description empty: the image's own command */
             command: string[] | null;
             cpu_cores: number;
             memory_mb: number;
             disk_gb: number;
+            /** @description empty: a TCP check of the port */
             health_check: {
                 path: string;
                 /** @default 10 */
@@ -921,6 +926,7 @@ export type components = {
             } | null;
             /** @enum {string} */
             restart_policy: "never" | "on-failure" | "always";
+            /** @description seconds without a request to its URL before it sleeps (30 to 86400); its next request wakes it; empty, the default: never sleeps */
             idle_timeout_s: number | null;
             mounts: {
                 /** Format: uuid */
@@ -1822,7 +1828,10 @@ export interface operations {
                     env?: {
                         [key: string]: string;
                     };
-                    /** @default null */
+                    /**
+                     * @description empty: the image's own command
+                     * @default null
+                     */
                     command?: string[] | null;
                     /**
                      * @default 1
@@ -1833,7 +1842,10 @@ export interface operations {
                     memory_mb?: number;
                     /** @default 18 */
                     disk_gb?: number;
-                    /** @default null */
+                    /**
+                     * @description empty: a TCP check of the port
+                     * @default null
+                     */
                     health_check?: {
                         path: string;
                         /** @default 10 */
@@ -1848,7 +1860,10 @@ export interface operations {
                      * @enum {string}
                      */
                     restart_policy?: "never" | "on-failure" | "always";
-                    /** @default null */
+                    /**
+                     * @description seconds without a request to its URL before it sleeps (30 to 86400); its next request wakes it; empty, the default: never sleeps
+                     * @default null
+                     */
                     idle_timeout_s?: number | null;
                     /** @default [] */
                     mounts?: {
@@ -1964,11 +1979,13 @@ export interface operations {
                     env?: {
                         [key: string]: string;
                     };
+                    /** @description empty: the image's own command */
                     command?: string[] | null;
                     /** @enum {number} */
                     cpu_cores?: 1 | 2 | 4 | 8 | 16;
                     memory_mb?: number;
                     disk_gb?: number;
+                    /** @description empty: a TCP check of the port */
                     health_check?: {
                         path: string;
                         /** @default 10 */
@@ -1980,6 +1997,7 @@ export interface operations {
                     } | null;
                     /** @enum {string} */
                     restart_policy?: "never" | "on-failure" | "always";
+                    /** @description seconds without a request to its URL before it sleeps (30 to 86400); its next request wakes it; empty, the default: never sleeps */
                     idle_timeout_s?: number | null;
                     mounts?: {
                         /** Format: uuid */

@@ -259,7 +259,9 @@ export class ContainerHostingStack extends Stack {
       description: 'Readiness probes of workload tasks: outbound to the tasks and to AWS APIs',
       allowAllOutbound: true,
     });
-    probeSecurityGroup.connections.allowTo(workload.securityGroup, ec2.Port.allTcp(), 'Readiness probes to container tasks');
+    // An ingress rule on the workload's group alone: the probe's own group already allows all
+    // outbound, and an egress rule added to it would be ignored with a warning at every synth.
+    workload.securityGroup.addIngressRule(probeSecurityGroup, ec2.Port.allTcp(), 'Readiness probes to container tasks');
     const probe = new ServiceFunction(this, probeTaskFunction.id, {
       entry: probeTaskFunction.handler,
       bundles,

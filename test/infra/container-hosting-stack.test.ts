@@ -1,5 +1,5 @@
 import type { CfnElement } from 'aws-cdk-lib';
-import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build-app.js';
@@ -70,6 +70,13 @@ beforeAll(() => {
   template = wholeTemplate(stack);
   // Bundling ~40 functions in one synthesis can take minutes on a shared two-core machine.
 }, 300_000);
+
+describe('ContainerHostingStack synthesis', () => {
+  it('prints no warning: what `cdk synth` shows an operator is the stack, not notes about our own constructs', () => {
+    const warnings = Annotations.fromStack(stack).findWarning('*', Match.anyValue());
+    expect(warnings.map((warning) => `${warning.id}: ${String(warning.entry.data)}`)).toEqual([]);
+  });
+});
 
 describe('ContainerHostingStack functions', () => {
   it('creates one Node.js 22 arm64 function per route row, plus the task state handler and the reconciler', () => {

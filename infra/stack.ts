@@ -261,7 +261,9 @@ export class ContainerHostingStack extends Stack {
     });
     // An ingress rule on the workload's group alone: the probe's own group already allows all
     // outbound, and an egress rule added to it would be ignored with a warning at every synth.
-    workload.securityGroup.addIngressRule(probeSecurityGroup, ec2.Port.allTcp(), 'Readiness probes to container tasks');
+    // `remoteRule` keeps the rule where `connections.allowTo` put it, so its logical id, and a
+    // deployed stack's rule, stay as they were.
+    workload.securityGroup.addIngressRule(probeSecurityGroup, ec2.Port.allTcp(), 'Readiness probes to container tasks', true);
     const probe = new ServiceFunction(this, probeTaskFunction.id, {
       entry: probeTaskFunction.handler,
       bundles,

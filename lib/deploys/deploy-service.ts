@@ -161,7 +161,7 @@ export class DeployService {
   async logs(caller: Caller, containerId: string, deployId: string, query: { limit: number; since?: string; cursor?: string }) {
     const deploy = await this.get(caller, containerId, deployId);
     if (deploy.state === 'waiting_for_upload' || ('refusal' in this.site && !deploy.startedAt)) return { lines: [] };
-    return this.builds().logs.read(refOf(deploy), query);
+    return this.builds().logs.read({ ...refOf(deploy), buildId: deploy.buildId }, query);
   }
 
   private async expiredUploadSettled(deploy: Deploy): Promise<Deploy> {

@@ -60,6 +60,11 @@ describe('function bundles', () => {
       'listContainers',
       'getContainerLogs',
       'listReleases',
+      'createDeploy',
+      'listDeploys',
+      'getDeploy',
+      'getDeployLogs',
+      'buildStatusChanged',
     ]);
   });
 });

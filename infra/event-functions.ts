@@ -136,7 +136,8 @@ export const buildStatusChangedPermissions = {
     table: { read: ['volume'], update: ['quotaUsage', 'buildSlots'], write: ['container'] },
     ecs: ['run', 'stop', 'describe'],
     // An uploaded context starts its build; a deploy past its build discards its context; a superseded deploy's build is stopped.
-    builds: ['start', 'stop', 'discard'],
+    // BatchGetBuilds: a build whose events were lost or late is asked about at its deadline.
+    builds: ['start', 'stop', 'describe', 'discard'],
   } satisfies RoutePermissions as RoutePermissions,
 } as const;
 

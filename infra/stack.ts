@@ -328,6 +328,7 @@ export class ContainerHostingStack extends Stack {
       tableName: store.table.tableName,
       environment: {
         ...environmentFor(buildStatusChangedFunction.permissions),
+        BUILD_EVENTS_QUEUE_URL: imageBuilds.eventsQueue.queueUrl,
         ...routing?.functionEnvironment,
         ...taskStateEvents.routeChangesEnvironment,
       },
@@ -340,6 +341,8 @@ export class ContainerHostingStack extends Stack {
     grantRoutePermissions(buildStatusChanged.role, buildStatusChangedFunction.permissions, permissionTargets);
     taskStateEvents.grantSendRouteChanges(buildStatusChanged.role);
     taskStateEvents.grantSendDeferredWork(buildStatusChanged.role);
+    // Its later looks at builds whose events may be lost are delayed messages to its own queue.
+    imageBuilds.eventsQueue.grantSendMessages(buildStatusChanged.role);
     imageBuilds.deliverTo(buildStatusChanged.function, Duration.seconds(buildStatusChangedFunction.timeoutSeconds));
     this.functions.set(buildStatusChangedFunction.id, buildStatusChanged);
 

@@ -3,16 +3,19 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { buildSite } from '#wiring/build-site';
 import { containerRuntime, runPolicy } from '#wiring/container-runtime';
 import { imageDigests } from '#wiring/image-digests';
+import { SqsBuildDeadlines } from '../../lib/aws/sqs-build-deadlines.js';
+import { sqsClient } from '../../lib/aws/sqs-deferred-work.js';
+import { config } from '../../lib/config.js';
 import { describeError, log, withInvocationLog } from '../../lib/log.js';
 import { buildEventsHandlerWith } from '../../lib/wiring/build-events.js';
 import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { deferredWork } from '../../lib/wiring/deferred-work.js';
 import { deployServiceWith } from '../../lib/wiring/deploys.js';
 
-const deployService = deployServiceWith(
-  buildSite,
-  containerServiceWith({ runtime: containerRuntime, deferredWork, runPolicy, imageDigests }),
-);
+// Only this function starts builds, so only it plans the later look at each (a lost or late event).
+const deadlines = config.BUILD_EVENTS_QUEUE_URL ? new SqsBuildDeadlines(sqsClient, config.BUILD_EVENTS_QUEUE_URL) : undefined;
+const site = 'builder' in buildSite && deadlines ? { ...buildSite, deadlines } : buildSite;
+const deployService = deployServiceWith(site, containerServiceWith({ runtime: containerRuntime, deferredWork, runPolicy, imageDigests }));
 const handleBuildEvent = buildEventsHandlerWith(deployService);
 
 /**

@@ -174,6 +174,31 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
     reason:
       "the container service's release reads with the image digests that say whether a release can still be rolled back to (issue 33), beside the container reads; 326.9 KiB measured",
   },
+  createDeploy: {
+    bytes: 516 * 1024,
+    reason:
+      'the AWS build site (issue 33, lib/wiring/aws/build-site.ts): the S3 client and its presigner for context uploads, the CodeBuild client and the CloudWatch Logs client for build logs, beside the deploy reads; 513.9 KiB measured',
+  },
+  listDeploys: {
+    bytes: 515 * 1024,
+    reason:
+      'the AWS build site (issue 33, lib/wiring/aws/build-site.ts): the S3 client and its presigner for context uploads, the CodeBuild client and the CloudWatch Logs client for build logs, beside the deploy reads; 513.0 KiB measured',
+  },
+  getDeploy: {
+    bytes: 491 * 1024,
+    reason:
+      'the AWS build site (issue 33, lib/wiring/aws/build-site.ts): the S3 client and its presigner for context uploads, the CodeBuild client and the CloudWatch Logs client for build logs, beside the deploy reads; 489.2 KiB measured',
+  },
+  getDeployLogs: {
+    bytes: 518 * 1024,
+    reason:
+      'the AWS build site (issue 33, lib/wiring/aws/build-site.ts): the S3 client and its presigner for context uploads, the CodeBuild client and the CloudWatch Logs client for build logs, beside the deploy reads; 516.5 KiB measured',
+  },
+  buildStatusChanged: {
+    bytes: 574 * 1024,
+    reason:
+      'the AWS build site (issue 33, lib/wiring/aws/build-site.ts): the S3 client and its presigner for context uploads, the CodeBuild client and the CloudWatch Logs client for build logs, beside the deploy reads, and the container service that takes a built image live (ECS, the restart transition, deferred work) and the SQS sender of its later looks at builds; 571.4 KiB measured',
+  },
 };
 
 /** The ceiling of one function's bundle, by its route or event function id. */

@@ -132,13 +132,29 @@ export const writeRoutesFunction = {
 export const buildStatusChangedPermissions = {
   id: BUILD_STATUS_FUNCTION_ID,
   permissions: {
-    table: { update: ['quotaUsage', 'buildSlots'], write: ['container'] },
+    // The volumes a new release's task mounts are read to resolve them (lib/containers/container-volumes.ts).
+    table: { read: ['volume'], update: ['quotaUsage', 'buildSlots'], write: ['container'] },
     ecs: ['run', 'stop', 'describe'],
+    // An uploaded context starts its build; a deploy past its build discards its context; a superseded deploy's build is stopped.
+    // BatchGetBuilds: a build whose events were lost or late is asked about at its deadline.
+    builds: ['start', 'stop', 'describe', 'discard'],
   } satisfies RoutePermissions as RoutePermissions,
 } as const;
 
+/**
+ * The build events function (infra/constructs/image-builds.ts): the build events queue carries
+ * the bucket's "Object Created" events (an upload finished: its build starts) and CodeBuild's
+ * "Build State Change" events (DeployService.applyBuildStatus).
+ */
+export const buildStatusChangedFunction = {
+  ...buildStatusChangedPermissions,
+  handler: 'functions/deploys/build-status-changed.ts',
+  /** Within the queues' consumer limit (infra/constructs/task-state-events.ts). */
+  timeoutSeconds: 30,
+} as const;
+
 /** Every function that is not behind a route, in every stack. */
-export const eventFunctions = [taskStateChangedFunction, probeTaskFunction, reconcileFunction] as const;
+export const eventFunctions = [taskStateChangedFunction, probeTaskFunction, reconcileFunction, buildStatusChangedFunction] as const;
 
 /**
  * The functions that exist only in a stack that routes to containers (context `appsDomain`): sleep

@@ -19,8 +19,10 @@ import { ServiceFunction } from './constructs/service-function.js';
 import { ServiceRestApi, type RouteIntegration } from './constructs/service-rest-api.js';
 import { ServiceTable } from './constructs/service-table.js';
 import { TaskStateEvents } from './constructs/task-state-events.js';
+import { ImageBuilds } from './constructs/image-builds.js';
 import {
   accessLogActivityFunction,
+  buildStatusChangedFunction,
   eventFunctions,
   probeTaskFunction,
   reconcileFunction,
@@ -117,6 +119,19 @@ export class ContainerHostingStack extends Stack {
     // Containers' registry credentials: a secret per container, read only by ECS's pull (docs/containers.md, "Private images").
     const registryCredentials = new RegistryCredentialSecrets(this, 'RegistryCredentials', { executionRole: workload.executionRole });
 
+    this.functionLogs = new logs.LogGroup(this, 'FunctionLogs', { retention: logs.RetentionDays.ONE_MONTH });
+    // Task state events, deferred work, readiness probes and (with routing) route changes travel through these queues.
+    const taskStateEvents = new TaskStateEvents(this, 'TaskStateEvents', {
+      clusterArn: workload.cluster.clusterArn,
+      routeChanges: routed,
+    });
+    // Deploys from source: the context bucket, the CodeBuild project and the build events queue (docs/containers.md, "Builds on AWS").
+    const imageBuilds = new ImageBuilds(this, 'ImageBuilds', {
+      cpuArchitecture: settings.containerCpuArchitecture,
+      deadLetterQueue: taskStateEvents.deadLetterQueue,
+      executionRole: workload.executionRole,
+    });
+
     const everyFunctionEnvironment: Record<string, string> = {
       ALLOW_INSECURE_REDIRECT_URIS: String(settings.allowInsecureRedirectUris),
       QUOTA_MAX_CONTAINERS: String(settings.quotaMaxContainers),
@@ -139,6 +154,8 @@ export class ContainerHostingStack extends Stack {
       CONTAINER_IMAGE: settings.containerImage,
       ...imagePulls.functionEnvironment,
       ...registryCredentials.functionEnvironment,
+      // An image under the builds' repository names its owner's account: create and PATCH refuse another's.
+      BUILT_IMAGE_REPOSITORY: imageBuilds.repository,
       ...(settings.allowedImagePrefixes?.length ? { ALLOWED_IMAGE_PREFIXES: settings.allowedImagePrefixes.join(',') } : {}),
       ...(settings.appsDomain ? { APPS_DOMAIN: settings.appsDomain } : {}),
     };
@@ -148,19 +165,15 @@ export class ContainerHostingStack extends Stack {
       ...((permissions.ecs?.length ?? 0) > 0 || permissions.metrics || permissions.logs ? containerEnvironment : {}),
       ...(sendsDeferredWork(permissions) ? taskStateEvents.functionEnvironment : {}),
       ...(permissions.volumes ? volumes.functionEnvironment : {}),
+      ...(permissions.builds?.length ? imageBuilds.functionEnvironment : {}),
     });
     const permissionTargets = {
       table: { table: store.table, indexNames: store.indexNames },
       workload: { ...workload.access, volumeRoleArnPattern: volumes.roleArnPattern },
       volumes,
+      builds: imageBuilds,
     };
 
-    this.functionLogs = new logs.LogGroup(this, 'FunctionLogs', { retention: logs.RetentionDays.ONE_MONTH });
-    // Task state events, deferred work, readiness probes and (with routing) route changes travel through these queues.
-    const taskStateEvents = new TaskStateEvents(this, 'TaskStateEvents', {
-      clusterArn: workload.cluster.clusterArn,
-      routeChanges: routed,
-    });
     // The key the token function derives a refresh's pair with, so that a retry within the grace gets
     // the same pair on any container (docs/oauth.md, "Refresh retries"); only that function reads it.
     const refreshGraceKey = new secretsmanager.Secret(this, 'RefreshGraceKey', {
@@ -312,6 +325,30 @@ export class ContainerHostingStack extends Stack {
     taskStateEvents.grantSendRouteChanges(reconcile.role);
     new ReconcileSchedule(this, 'Reconciliation', { every: Duration.minutes(settings.reconcileMinutes), handler: reconcile.function });
     this.functions.set(reconcileFunction.id, reconcile);
+
+    const buildStatusChanged = new ServiceFunction(this, buildStatusChangedFunction.id, {
+      entry: buildStatusChangedFunction.handler,
+      bundles,
+      tableName: store.table.tableName,
+      environment: {
+        ...environmentFor(buildStatusChangedFunction.permissions),
+        BUILD_EVENTS_QUEUE_URL: imageBuilds.eventsQueue.queueUrl,
+        ...routing?.functionEnvironment,
+        ...taskStateEvents.routeChangesEnvironment,
+      },
+      description: 'Deploy builds: an uploaded context starts its build; a build state change moves its deploy on',
+      timeout: Duration.seconds(buildStatusChangedFunction.timeoutSeconds),
+      tracing: settings.tracing,
+      logLevel: settings.logLevel,
+      logGroup: this.functionLogs,
+    });
+    grantRoutePermissions(buildStatusChanged.role, buildStatusChangedFunction.permissions, permissionTargets);
+    taskStateEvents.grantSendRouteChanges(buildStatusChanged.role);
+    taskStateEvents.grantSendDeferredWork(buildStatusChanged.role);
+    // Its later looks at builds whose events may be lost are delayed messages to its own queue.
+    imageBuilds.eventsQueue.grantSendMessages(buildStatusChanged.role);
+    imageBuilds.deliverTo(buildStatusChanged.function, Duration.seconds(buildStatusChangedFunction.timeoutSeconds));
+    this.functions.set(buildStatusChangedFunction.id, buildStatusChanged);
 
     this.monitoringStack = new NestedStack(this, 'Monitoring', { description: 'Alarms, their topic and the operations dashboard' });
     this.monitoring = new OperationsMonitoring(this.monitoringStack, 'Operations', {

@@ -281,6 +281,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * another account's (lib/containers/built-images.ts).
      */
     BUILT_IMAGE_REPOSITORY: read.optionalText('BUILT_IMAGE_REPOSITORY', { pattern: /^[a-z0-9.:-]+(\/[a-z0-9._-]+)*$/ }),
+    /**
+     * Builds on AWS (infra/constructs/image-builds.ts sets them): the bucket contexts are uploaded to, the
+     * CodeBuild project that builds them, and its log group (the deploy's logs).
+     */
+    BUILD_CONTEXT_BUCKET: read.optionalText('BUILD_CONTEXT_BUCKET', { pattern: /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/ }),
+    BUILD_PROJECT_NAME: read.optionalText('BUILD_PROJECT_NAME', { pattern: /^[A-Za-z0-9][A-Za-z0-9_-]{1,254}$/ }),
+    BUILD_LOG_GROUP: read.optionalText('BUILD_LOG_GROUP', { pattern: /^[A-Za-z0-9_./#-]{1,512}$/ }),
+    /** The build events queue, where the build events function also plans its later looks at builds (lost or late events). */
+    BUILD_EVENTS_QUEUE_URL: read.optionalText('BUILD_EVENTS_QUEUE_URL', { pattern: /^https?:\/\// }),
     /** Containers a user may have (context `quotaMaxContainers`); admins are exempt. */
     QUOTA_MAX_CONTAINERS: read.number('QUOTA_MAX_CONTAINERS', { min: 0, max: 1_000_000, whole: true }, 20),
     /** vCPU a user's provisioning and running containers may hold together (context `quotaMaxRunningCpu`). */

@@ -30,6 +30,15 @@ export interface PermissionTargets {
   workload?: WorkloadAccess;
   /** Where volumes' storage is made (infra/constructs/workload-volumes.ts). */
   volumes?: { grantVolumeAdministration(role: iam.IRole & Construct): void };
+  /** Where deploys are built (infra/constructs/image-builds.ts). */
+  builds?: BuildAccess;
+}
+
+/** What infra/constructs/image-builds.ts grants. */
+export interface BuildAccess {
+  grantContexts(role: iam.IRole, access: { upload?: boolean; discard?: boolean }): void;
+  grantBuilds(role: iam.IRole, actions: ReadonlyArray<'start' | 'stop' | 'describe'>): void;
+  grantReadLogs(role: iam.IRole): void;
 }
 
 /**
@@ -57,6 +66,17 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
   if (permissions.volumes) {
     if (!targets.volumes) throw new Error('A route asks to make volumes but the stack has no volumes file system');
     targets.volumes.grantVolumeAdministration(role);
+  }
+
+  const buildActions = permissions.builds ?? [];
+  if (buildActions.length > 0) {
+    if (!targets.builds) throw new Error('A route asks for build permissions but the stack builds no images');
+    targets.builds.grantContexts(role, { upload: buildActions.includes('upload'), discard: buildActions.includes('discard') });
+    targets.builds.grantBuilds(
+      role,
+      buildActions.filter((action): action is 'start' | 'stop' | 'describe' => ['start', 'stop', 'describe'].includes(action)),
+    );
+    if (buildActions.includes('logs')) targets.builds.grantReadLogs(role);
   }
 
   if (permissions.logs) {

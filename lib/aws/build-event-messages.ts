@@ -1,5 +1,7 @@
-import type { BuildStatus } from '../deploys/builds.js';
+import type { BuildStatus, DeployRef } from '../deploys/builds.js';
 import { buildStatusOf, type CodeBuildFields } from './codebuild-image-builder.js';
+import { deployRefOfContextKey } from './s3-context-uploads.js';
+import { BUILD_DEADLINE_DETAIL_TYPE, BUILD_DEADLINE_SOURCE } from './sqs-build-deadlines.js';
 
 interface NameValue {
   name?: string;
@@ -51,4 +53,37 @@ export function buildStatusFromMessage(body: string): BuildStatus | undefined {
     })),
   };
   return buildStatusOf(fields);
+}
+
+/** What the build events queue carries: a build's status, or a context whose upload finished. */
+export type BuildEventMessage =
+  | { kind: 'status'; status: BuildStatus }
+  | { kind: 'uploaded'; ref: DeployRef }
+  | { kind: 'deadline'; ref: DeployRef };
+
+/**
+ * One message of the build events queue: CodeBuild's "Build State Change", or the context
+ * bucket's "Object Created" event (EventBridge notifications:
+ * https://docs.aws.amazon.com/AmazonS3/latest/userguide/ev-events.html), whose key names the
+ * deploy (`contextKeyOf`), or a build deadline (lib/aws/sqs-build-deadlines.ts). Undefined for anything else.
+ */
+export function buildEventFromMessage(body: string): BuildEventMessage | undefined {
+  let event: { source?: string; 'detail-type'?: string; detail?: { object?: { key?: string } } & Partial<DeployRef> };
+  try {
+    event = JSON.parse(body) as typeof event;
+  } catch {
+    return undefined;
+  }
+  if (event.source === 'aws.s3' && event['detail-type'] === 'Object Created') {
+    const ref = deployRefOfContextKey(event.detail?.object?.key ?? '');
+    return ref ? { kind: 'uploaded', ref } : undefined;
+  }
+  if (event.source === BUILD_DEADLINE_SOURCE && event['detail-type'] === BUILD_DEADLINE_DETAIL_TYPE) {
+    const { accountId, containerId, deployId } = event.detail ?? {};
+    const id = /^[A-Za-z0-9_-]{1,64}$/;
+    if (![accountId, containerId, deployId].every((part) => typeof part === 'string' && id.test(part))) return undefined;
+    return { kind: 'deadline', ref: { accountId: accountId!, containerId: containerId!, deployId: deployId! } };
+  }
+  const status = buildStatusFromMessage(body);
+  return status ? { kind: 'status', status } : undefined;
 }

@@ -13,6 +13,12 @@ export interface S3ContextUploadSettings {
 /** Where a deploy's context lies: under its account and container, so a build's source names exactly one object. */
 export const contextKeyOf = (deploy: DeployRef): string => `contexts/${deploy.accountId}/${deploy.containerId}/${deploy.deployId}.tar.gz`;
 
+/** The deploy a context key names (S3 event notifications URL-encode keys; ours are plain ids), or undefined. */
+export function deployRefOfContextKey(key: string): DeployRef | undefined {
+  const match = /^contexts\/([A-Za-z0-9_-]+)\/([A-Za-z0-9_-]+)\/([A-Za-z0-9_-]+)\.tar\.gz$/.exec(key);
+  return match ? { accountId: match[1]!, containerId: match[2]!, deployId: match[3]! } : undefined;
+}
+
 /**
  * The client a presigned upload must be made with: by default the SDK adds a flexible checksum
  * (`x-amz-checksum-crc32`) of the empty body it presigns, which S3 then holds the real upload to

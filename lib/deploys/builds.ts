@@ -60,5 +60,13 @@ export interface ImageBuilder {
   describeBuild(buildId: string): Promise<BuildStatus | undefined>;
 }
 
+/**
+ * A later look at a started build, in case its events are lost or late: on AWS a delayed message
+ * to the build events queue, which then asks the builder (DeployService.checkBuild).
+ */
+export interface BuildDeadlines {
+  checkLater(deploy: DeployRef, afterS: number): Promise<void>;
+}
+
 /** Receives build status changes: the local builder calls it, and the build events function on AWS. */
 export type BuildStatusListener = (status: BuildStatus) => Promise<unknown>;

@@ -14,7 +14,7 @@ import {
 } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
-import type { BuildStatus, ContextUploads, DeployRef, ImageBuilder, UploadTarget } from './builds.js';
+import type { BuildDeadlines, BuildStatus, ContextUploads, DeployRef, ImageBuilder, UploadTarget } from './builds.js';
 import { type BuildLogs, type Deploy, type DeployState, type DeployStore, FINAL_DEPLOY_STATES } from './deploy.js';
 
 export interface DeployRequest {
@@ -45,6 +45,8 @@ export type BuildSite =
       logs: BuildLogs;
       /** Set where builds cannot be kept off the host's services: only admins may deploy, and this says why. */
       adminsOnly?: string;
+      /** Where build events can be lost (EventBridge → SQS): a later look at each started build. */
+      deadlines?: BuildDeadlines;
     }
   | { refusal: string };
 
@@ -52,6 +54,11 @@ export type BuildSite =
 export type BuildOutcome = 'ignored' | 'building' | 'failed' | 'live' | 'superseded';
 
 export const UPLOAD_EXPIRED = 'upload expired: the context was not uploaded before its URL expired';
+export const BUILD_LOST = 'the build was lost: the builder no longer knows it';
+/** Past the build timeout, how long a build's end may take to be reported before the builder is asked. */
+export const BUILD_END_GRACE_S = 60;
+/** The longest a look at a build can be put off: SQS delays a message at most 15 minutes. */
+const MAX_CHECK_DELAY_S = 900;
 
 const refOf = (deploy: Deploy): DeployRef => ({ accountId: deploy.userId, containerId: deploy.containerId, deployId: deploy.id });
 
@@ -161,7 +168,7 @@ export class DeployService {
   async logs(caller: Caller, containerId: string, deployId: string, query: { limit: number; since?: string; cursor?: string }) {
     const deploy = await this.get(caller, containerId, deployId);
     if (deploy.state === 'waiting_for_upload' || ('refusal' in this.site && !deploy.startedAt)) return { lines: [] };
-    return this.builds().logs.read(refOf(deploy), query);
+    return this.builds().logs.read({ ...refOf(deploy), buildId: deploy.buildId }, query);
   }
 
   private async expiredUploadSettled(deploy: Deploy): Promise<Deploy> {
@@ -187,11 +194,48 @@ export class DeployService {
         buildArgs: deploy.buildArgs,
         timeoutS: this.limits.buildTimeoutS,
       });
-      return (await this.store.transition(deploy.containerId, deploy.id, ['building'], { state: 'building', buildId })) ?? building;
+      const started =
+        (await this.store.transition(deploy.containerId, deploy.id, ['building'], { state: 'building', buildId })) ?? building;
+      await this.checkLater(ref, this.limits.buildTimeoutS + BUILD_END_GRACE_S);
+      return started;
     } catch (error) {
       log.error('A build could not be started', { deployId: deploy.id, ...describeError(error) });
       return this.fail(building, ['building'], 'the build could not be started');
     }
+  }
+
+  private async checkLater(ref: DeployRef, afterS: number): Promise<void> {
+    const { deadlines } = this.builds();
+    if (!deadlines) return;
+    try {
+      await deadlines.checkLater(ref, Math.min(MAX_CHECK_DELAY_S, Math.max(1, Math.ceil(afterS))));
+    } catch (error) {
+      // The build goes on; its events still arrive, and only a lost one would leave the deploy waiting.
+      log.warn('A later look at a build could not be planned', { deployId: ref.deployId, ...describeError(error) });
+    }
+  }
+
+  /**
+   * A look at a build whose events may be lost or late (BuildDeadlines): a build that ended is
+   * applied as its event would have been; one the builder no longer knows fails the deploy; one
+   * still running past the build timeout (and the grace for its end to be reported) is stopped and
+   * fails it; otherwise another look is planned for then.
+   */
+  async checkBuild(ref: DeployRef): Promise<BuildOutcome> {
+    const { builder } = this.builds();
+    const deploy = await this.store.get(ref.containerId, ref.deployId);
+    if (!deploy || deploy.userId !== ref.accountId || deploy.state !== 'building' || !deploy.buildId) return 'ignored';
+    const status = await builder.describeBuild(deploy.buildId);
+    if (status && status.phase !== 'queued' && status.phase !== 'building') return this.applyBuildStatus(status);
+    if (!status) return (await this.fail(deploy, ['building'], BUILD_LOST)) ? 'failed' : 'ignored';
+    const overdueAt = Date.parse(deploy.startedAt ?? deploy.createdAt) + (this.limits.buildTimeoutS + BUILD_END_GRACE_S) * 1000;
+    if (this.now() < overdueAt) {
+      await this.checkLater(ref, (overdueAt - this.now()) / 1000);
+      return 'building';
+    }
+    await builder.stopBuild(deploy.buildId).catch(() => undefined);
+    const minutes = Math.round(this.limits.buildTimeoutS / 60);
+    return (await this.fail(deploy, ['building'], `build timed out after ${minutes} min`)) ? 'failed' : 'ignored';
   }
 
   /** The upload target's answer to an upload after its expiry. */

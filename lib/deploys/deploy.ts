@@ -102,7 +102,8 @@ export interface DeployStore {
 /** Build logs: the lines a build wrote, in the shape of a container's logs. */
 export interface BuildLogs {
   read(
-    ref: { accountId: string; containerId: string; deployId: string },
+    /** `buildId`: the builder's id of the deploy's build, once started (CodeBuild names its log stream after it). */
+    ref: { accountId: string; containerId: string; deployId: string; buildId?: string | null },
     query: { limit: number; since?: string; cursor?: string },
   ): Promise<{ lines: Array<{ timestamp: string; stream: 'stdout' | 'stderr'; message: string }>; nextCursor?: string }>;
 }

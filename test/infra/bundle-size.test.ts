@@ -54,6 +54,11 @@ describe('function bundles', () => {
       'listContainers',
       'getContainerLogs',
       'listReleases',
+      'createDeploy',
+      'listDeploys',
+      'getDeploy',
+      'getDeployLogs',
+      'buildStatusChanged',
     ]);
   });
 });

@@ -4,7 +4,13 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build-app.js';
 import type { ContainerHostingStack } from '../../infra/stack.js';
-import { eventFunctions, probeTaskFunction, reconcileFunction, taskStateChangedFunction } from '../../infra/event-functions.js';
+import {
+  buildStatusChangedFunction,
+  eventFunctions,
+  probeTaskFunction,
+  reconcileFunction,
+  taskStateChangedFunction,
+} from '../../infra/event-functions.js';
 import { tableStatements, type TableArns } from '../../infra/table-policy.js';
 import { routes as routeTable, type Route, type RoutePermissions } from '../../lib/http/routes.js';
 import { INDEX, keys } from '../../lib/store/keys.js';
@@ -467,6 +473,7 @@ describe('ContainerHostingStack least privilege inside the table', () => {
       ({ permissions }) => permissions.table !== 'none' && permissions.table.update?.includes('quotaUsage'),
     );
     expect(charging.map(({ id }) => id).sort()).toEqual([
+      'buildStatusChanged',
       'createContainer',
       'createSnapshot',
       'createVolume',
@@ -842,13 +849,14 @@ describe('ContainerHostingStack containers', () => {
     const queues = stack.node.findChild('TaskStateEvents');
     const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').map(([, mapping]) => mapping.Properties!);
     const consumers = [
-      { fn: taskStateChangedFunction, queue: 'EventsQueue', maxConcurrency: 10 },
-      { fn: probeTaskFunction, queue: 'ProbeQueue', maxConcurrency: 5 },
+      { fn: taskStateChangedFunction, owner: 'TaskStateEvents', queue: 'EventsQueue', maxConcurrency: 10 },
+      { fn: probeTaskFunction, owner: 'TaskStateEvents', queue: 'ProbeQueue', maxConcurrency: 5 },
+      { fn: buildStatusChangedFunction, owner: 'ImageBuilds', queue: 'EventsQueue', maxConcurrency: 5 },
     ];
     // Assess
-    expect(mappings).toHaveLength(2);
-    for (const { fn, queue, maxConcurrency } of consumers) {
-      const queueId = logicalIdOf(queues.node.findChild(queue).node.defaultChild);
+    expect(mappings).toHaveLength(3);
+    for (const { fn, owner, queue, maxConcurrency } of consumers) {
+      const queueId = logicalIdOf(stack.node.findChild(owner).node.findChild(queue).node.defaultChild);
       const mapping = mappings.find((found) => flatten(found.EventSourceArn) === `<${queueId}.Arn>`)!;
       expect(flatten(mapping.FunctionName), fn.id).toBe(`<${functionOf(fn.id).logicalId}>`);
       expect(mapping).toMatchObject({

@@ -203,7 +203,7 @@ export const createDeploy = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'json',
-  permissions: /* @__PURE__ */ authenticated({ read: ['container'], write: ['container', 'buildSlots'] }),
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'], write: ['container', 'buildSlots'] }, { builds: ['upload'] }),
   alsoAnswers: [413, 501],
   summary: 'Deploy from source: answers the deploy and where to PUT the gzipped tar of its build context',
 });
@@ -216,7 +216,7 @@ export const listDeploys = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:read',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated({ read: ['container'], update: ['container', 'buildSlots'] }),
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'], update: ['container', 'buildSlots'] }, { builds: ['discard'] }),
   summary: "A container's deploys, newest first",
 });
 
@@ -229,7 +229,7 @@ export const getDeploy = /* @__PURE__ */ route({
   scope: 'containers:read',
   body: 'none',
   // An upload that expired unused is settled (failed, its build slot freed) when read.
-  permissions: /* @__PURE__ */ authenticated({ read: ['container'], update: ['container', 'buildSlots'] }),
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'], update: ['container', 'buildSlots'] }, { builds: ['discard'] }),
   summary: 'A deploy: its state, the built image and the release it made',
 });
 
@@ -241,7 +241,7 @@ export const getDeployLogs = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:read',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated({ read: ['container'], update: ['container', 'buildSlots'] }, { logs: true }),
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'], update: ['container', 'buildSlots'] }, { builds: ['discard', 'logs'] }),
   summary: "A deploy's build output, oldest first, in the shape of a container's logs",
 });
 

@@ -47,6 +47,11 @@ export interface RoutePermissions {
   registryCredentials?: boolean;
   /** Make and remove volumes' storage on AWS: EFS access points and their roles (infra/constructs/workload-volumes.ts). */
   volumes?: boolean;
+  /**
+   * Deploys' builds on AWS (infra/constructs/image-builds.ts): presign context uploads, discard
+   * contexts, start, stop and describe builds of the one project, read build logs.
+   */
+  builds?: ReadonlyArray<'upload' | 'discard' | 'start' | 'stop' | 'describe' | 'logs'>;
 }
 
 export interface Route {

@@ -3,7 +3,9 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildStatusFromMessage } from '../../../lib/aws/build-event-messages.js';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { type BuildEventMessage, buildEventFromMessage, buildStatusFromMessage } from '../../../lib/aws/build-event-messages.js';
+import { SqsBuildDeadlines } from '../../../lib/aws/sqs-build-deadlines.js';
 import { CodeBuildImageBuilder, type CodeBuildSettings } from '../../../lib/aws/codebuild-image-builder.js';
 import { contextKeyOf, S3ContextUploads } from '../../../lib/aws/s3-context-uploads.js';
 import type { BuildStatus, DeployRef } from '../../../lib/deploys/builds.js';
@@ -176,5 +178,69 @@ describe('builds on CodeBuild', () => {
 
     expect(third?.phase).toBe('queued');
     expect((await Promise.all(ids.map(finalStatusOf))).map((status) => status.phase)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+  });
+
+  it('tell a build whose end event was lost through BatchGetBuilds, when the deadline the builder planned arrives on the same queue', async () => {
+    const deploy = deployRef();
+    await upload(deploy, await contextOf({ Dockerfile: 'FROM scratch\nCOPY app /app\n', app: 'hello' }));
+    const deadlines = new SqsBuildDeadlines(
+      new SQSClient({ region: 'us-east-1', endpoint: sim.url, credentials, maxAttempts: 1 }),
+      sim.buildEventQueue.url,
+    );
+    // Every event after the build started is lost (EventBridge gave up on its target), none arrives in order.
+    sim.codebuild.eventFaults = { lose: (build) => build.currentPhase !== 'QUEUED' };
+    try {
+      const { buildId } = await builder.startBuild({ ...deploy, dockerfile: 'Dockerfile', buildArgs: {}, timeoutS: 300 });
+      await deadlines.checkLater(deploy, 1);
+
+      const messages: BuildEventMessage[] = [];
+      await pollUntil(
+        async () => {
+          for (let message = sim.buildEventQueue.receive(30_000); message; message = sim.buildEventQueue.receive(30_000)) {
+            const event = buildEventFromMessage(message.body);
+            if (event) messages.push(event);
+            sim.buildEventQueue.delete(message.receiptHandle!);
+          }
+          return messages;
+        },
+        (seen) => seen.some((event) => event.kind === 'deadline'),
+        15_000,
+      );
+
+      expect(sim.codebuild.lostEvents.filter((event) => event.startsWith(buildId)).at(-1)).toMatch(/ SUCCEEDED COMPLETED$/);
+      expect(
+        messages
+          .filter((event) => event.kind === 'status' && event.status.buildId === buildId)
+          .map((event) => event.kind === 'status' && event.status.phase),
+      ).toEqual(['queued']);
+      expect(messages.find((event) => event.kind === 'deadline')).toEqual({ kind: 'deadline', ref: deploy });
+      expect(await builder.describeBuild(buildId)).toMatchObject({
+        ...deploy,
+        phase: 'succeeded',
+        image: expect.stringMatching(/@sha256:[0-9a-f]{64}$/),
+      });
+    } finally {
+      sim.codebuild.eventFaults = {};
+    }
+  });
+
+  it('deliver a late event after the build ended, where it changes nothing the described status did not', async () => {
+    const deploy = deployRef();
+    await upload(deploy, await contextOf({ Dockerfile: 'FROM scratch\nRUN exit 4\n' }));
+    sim.codebuild.eventFaults = { delaySeconds: 2 };
+    try {
+      const { buildId } = await builder.startBuild({ ...deploy, dockerfile: 'Dockerfile', buildArgs: {}, timeoutS: 300 });
+      const described = await pollUntil(
+        () => builder.describeBuild(buildId),
+        (status) => status?.phase === 'failed',
+        10_000,
+      );
+      const late = await finalStatusOf(buildId);
+
+      expect(described).toMatchObject({ phase: 'failed', reason: 'step 2/2 `RUN exit 4` exited with code 4' });
+      expect(late).toMatchObject({ phase: 'failed', reason: described!.reason, version: described!.version });
+    } finally {
+      sim.codebuild.eventFaults = {};
+    }
   });
 });

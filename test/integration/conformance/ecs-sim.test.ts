@@ -10,6 +10,11 @@ import { EcsSimStack, ECS_SIM_ENV, onOneInstance, SIM_ROUTE53 } from '../../supp
 import { describeConformance } from '../../support/conformance/journeys.js';
 import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
 import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { SqsBuildDeadlines } from '../../../lib/aws/sqs-build-deadlines.js';
+import { awsBuildSiteFrom } from '../../../lib/wiring/aws/build-site.js';
+import { buildEventsHandlerWith } from '../../../lib/wiring/build-events.js';
+import { deployServiceWith } from '../../../lib/wiring/deploys.js';
 
 /*
  * The runtime conformance journeys (test/support/conformance/journeys.ts) over the ECS runtime
@@ -33,6 +38,12 @@ vi.hoisted(() => {
     TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
     TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
     ROUTE_CHANGES_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/route-changes`,
+    // Builds (infra/constructs/image-builds.ts): the build site's settings; a simulated build minute is 200 ms.
+    BUILD_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/build-events`,
+    BUILD_CONTEXT_BUCKET: 'build-contexts',
+    BUILD_PROJECT_NAME: 'image-builds',
+    BUILD_LOG_GROUP: 'build-logs',
+    BUILT_IMAGE_REPOSITORY: '123456789012.dkr.ecr.us-east-1.amazonaws.com/builds',
     RESTART_DRAIN_MS: '1000',
     START_BUDGET_MS: '20000',
   });
@@ -48,11 +59,21 @@ beforeAll(async () => {
     seed: 24,
     ecs: { provisioningMs: [200, 600], pendingMs: [300, 1200], stopTimeoutMs: 2000 },
     route53: { ...SIM_ROUTE53, requestsPerSecond: { capacity: 50, refillPerSecond: 10 } },
+    s3: { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } },
+    codebuild: { phaseMs: 20, minuteMs: 200 },
   });
+  const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
+  const site = awsBuildSiteFrom(config);
+  if (!('builder' in site)) throw new Error(site.refusal);
+  const deploys = deployServiceWith(
+    { ...site, deadlines: new SqsBuildDeadlines(new SQSClient({ region: 'us-east-1' }), config.BUILD_EVENTS_QUEUE_URL!) },
+    service,
+  );
   const handlers = taskMessageHandlersWith(containerRuntime, deferredWork);
   stack = new EcsSimStack({
     sim,
-    service: containerServiceWith({ runtime: containerRuntime, deferredWork }),
+    service,
+    deploys: { service: deploys, handleBuildEvent: buildEventsHandlerWith(deploys) },
     reconciler: reconcilerWith(containerRuntime, config, deferredWork),
     taskStateInvocation: onOneInstance(handlers.taskEvent),
     probeInvocation: onOneInstance(handlers.probe),

@@ -18,6 +18,18 @@ export interface CodeBuildSimOptions {
   minuteMs?: number;
 }
 
+/**
+ * What EventBridge may do to a build's state change on its way to the queue: lose it (a rule
+ * target that failed past its retries, into the dead-letter queue instead) or deliver it late
+ * (retries with backoff, up to the target's maximum event age:
+ * https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html).
+ */
+export interface BuildEventFaults {
+  lose?: (build: { id: string; buildStatus: string; currentPhase: string }) => boolean;
+  /** Seconds every event is held back (SQS DelaySeconds, at most 900). */
+  delaySeconds?: number;
+}
+
 interface NameValue {
   name: string;
   value: string;
@@ -63,6 +75,10 @@ export class CodeBuildSim {
   readonly builds = new Map<string, SimBuild>();
   /** Images pushed, by `<repository>:<tag>` → digest (ECR's view). */
   readonly images = new Map<string, string>();
+  /** Set by a test: events lost or late from now on. */
+  eventFaults: BuildEventFaults = {};
+  /** The events lost so far, for the test to see that one was. */
+  readonly lostEvents: string[] = [];
   private readonly tokens = new Map<string, string>();
   private readonly timers = new Set<NodeJS.Timeout>();
 
@@ -287,6 +303,10 @@ export class CodeBuildSim {
 
   /** The event EventBridge delivers (https://docs.aws.amazon.com/codebuild/latest/userguide/sample-build-notifications.html). */
   private publish(build: SimBuild): void {
+    if (this.eventFaults.lose?.(build)) {
+      this.lostEvents.push(`${build.id} ${build.buildStatus} ${build.currentPhase}`);
+      return;
+    }
     this.events.send(
       JSON.stringify({
         version: '0',
@@ -314,6 +334,7 @@ export class CodeBuildSim {
           },
         },
       }),
+      this.eventFaults.delaySeconds ?? 0,
     );
   }
 }

@@ -9,7 +9,7 @@ import { type LogsSimOptions, LogsSim } from './logs.js';
 import { SeededRandom } from './rng.js';
 import { SecretsManagerSim } from './secrets-manager.js';
 import { type CodeBuildSimOptions, CodeBuildSim } from './codebuild.js';
-import { S3Sim } from './s3.js';
+import { S3Sim, type S3SimOptions } from './s3.js';
 import { VpcResolverSim } from './resolver.js';
 import { type Route53SimOptions, Route53Sim, route53ErrorXml } from './route53.js';
 import { type BatchResponse, EventSource, type EventSourceOptions, type SimQueue, type SqsRecord, SqsSim } from './sqs.js';
@@ -30,6 +30,7 @@ export interface AwsSimOptions {
   route53?: Route53SimOptions & { zoneId?: string; zoneName?: string };
   logs?: LogsSimOptions & { logGroupName?: string };
   codebuild?: CodeBuildSimOptions;
+  s3?: S3SimOptions;
   /** EventBridge → SQS delivery of ECS task state changes. */
   taskEvents?: DeliveryFaults & { queueName?: string };
   efs?: EfsSimOptions;
@@ -52,7 +53,7 @@ export class AwsSim {
   readonly random: SeededRandom;
   readonly ecs: EcsSim;
   readonly secretsManager = new SecretsManagerSim();
-  readonly s3 = new S3Sim();
+  readonly s3: S3Sim;
   readonly codebuild: CodeBuildSim;
   /** EventBridge → SQS: "CodeBuild Build State Change" events (infra/constructs/image-builds.ts). */
   readonly buildEventQueue: SimQueue;
@@ -84,6 +85,19 @@ export class AwsSim {
     this.sqs = new SqsSim(() => this.url);
     this.taskEventQueue = this.sqs.queue(options.taskEvents?.queueName ?? 'task-events');
     this.buildEventQueue = this.sqs.queue('build-events');
+    this.s3 = new S3Sim(options.s3 ?? {});
+    // The context bucket's EventBridge notifications under contexts/, as the ContextUploaded rule sends them to the build events queue.
+    this.s3.onObjectCreated = (bucket, key, size) => {
+      if (!key.startsWith('contexts/')) return;
+      this.buildEventQueue.send(
+        JSON.stringify({
+          version: '0',
+          source: 'aws.s3',
+          'detail-type': 'Object Created',
+          detail: { bucket: { name: bucket }, object: { key, size } },
+        }),
+      );
+    };
     this.codebuild = new CodeBuildSim(options.codebuild ?? {}, this.s3, this.buildEventQueue);
     this.taskEvents = new TaskEventRule(this.ecs, this.taskEventQueue, options.taskEvents ?? {}, this.random, this.faults);
     this.efs = new EfsSim(options.efs ?? {}, this.faults);

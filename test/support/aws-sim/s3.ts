@@ -31,6 +31,8 @@ export class S3Sim {
   readonly objects = new Map<string, Buffer>();
   /** Every refused upload, by code, for tests to read. */
   readonly refusals: string[] = [];
+  /** What S3 tells EventBridge of a new object (the bucket's EventBridge notifications), when set. */
+  onObjectCreated?: (bucket: string, key: string, size: number) => void;
 
   constructor(private readonly options: S3SimOptions = {}) {}
 
@@ -45,6 +47,7 @@ export class S3Sim {
     if (method === 'PUT') {
       if (url.searchParams.has('X-Amz-Signature')) await this.checkPresigned(url, headers, body);
       this.objects.set(key, body);
+      this.onObjectCreated?.(bucket!, key.slice(bucket!.length + 1), body.length);
       return { status: 200 };
     }
     if (method === 'GET') {

@@ -5,7 +5,12 @@ import {
   ROUTE_CHANGES_CONSUMER,
   TASK_EVENTS_CONSUMER,
 } from '../../../infra/constructs/task-state-events.js';
-import { probeTaskFunction, taskStateChangedFunction, writeRoutesFunction } from '../../../infra/event-functions.js';
+import {
+  buildStatusChangedFunction,
+  probeTaskFunction,
+  taskStateChangedFunction,
+  writeRoutesFunction,
+} from '../../../infra/event-functions.js';
 import { runningFunction } from '../../../lib/local/running-function.js';
 import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
 import type { ContainerService } from '../../../lib/containers/container-service.js';
@@ -14,6 +19,10 @@ import { newId } from '../../../lib/ids.js';
 import type { AwsSim, SqsRecord } from '../aws-sim/index.js';
 import type { BatchResponse, EventSource, EventSourceOptions } from '../aws-sim/sqs.js';
 import type { Behaviour, ConformanceHarness, CreateInput, Readout } from './journeys.js';
+import type { DeployService } from '../../../lib/deploys/deploy-service.js';
+import { HttpError } from '../../../lib/errors.js';
+import { buildContextOf, SETTLED_DEPLOY_STATES } from './build-contexts.js';
+import { pollUntil } from '../poll.js';
 
 /** Where a test file that drives the ECS stack on the simulator points the configuration (set it in vi.hoisted). */
 export const ECS_SIM_ENV = {
@@ -67,6 +76,8 @@ export interface EcsStackParts {
   probeInvocation: Invocation;
   /** The zone's writer's handler of one batch of route-changes messages (lib/wiring/route-writer.ts). */
   writeRoutes: (messages: Array<{ messageId: string; body: string }>) => Promise<unknown>;
+  /** The deploy routes' service over the AWS build site, and the build events function's handler of one message. */
+  deploys?: { service: DeployService; handleBuildEvent: (body: string) => Promise<unknown> };
 }
 
 /** A queue's event source as the stack deploys it (infra/constructs/task-state-events.ts). */
@@ -118,6 +129,7 @@ export class EcsSimStack {
   readonly source: EventSource;
   readonly probeSource: EventSource;
   readonly routeSource: EventSource;
+  readonly buildSource?: EventSource;
   private readonly timer: NodeJS.Timeout;
   private reconciling?: Promise<unknown>;
   readonly hostnames = new Map<string, string>();
@@ -179,6 +191,21 @@ export class EcsSimStack {
           ),
       eventSourceAsDeployed(ROUTE_CHANGES_CONSUMER),
     );
+    // The build events queue (S3 uploads, CodeBuild state changes, later looks) → the build events function.
+    if (parts.deploys) {
+      const { handleBuildEvent } = parts.deploys;
+      this.buildSource = parts.sim.subscribe(
+        parts.sim.buildEventQueue,
+        (record) =>
+          runningFunction
+            .run(buildStatusChangedFunction.id, () => handleBuildEvent(record.body))
+            .catch((error) => {
+              this.handlerErrors += 1;
+              throw error;
+            }),
+        { batchSize: 1, batchingWindowMs: 0, maxConcurrency: 5, visibilityTimeoutMs: 180_000, maxReceiveCount: 5 },
+      );
+    }
     this.timer = setInterval(() => {
       if (this.reconciling) return;
       const started = Date.now();
@@ -206,6 +233,7 @@ export class EcsSimStack {
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.reconciling;
+    await this.buildSource?.close();
     await this.source.close();
     await this.probeSource.close();
     await this.routeSource.close();
@@ -291,6 +319,40 @@ export class EcsSimStack {
           // Gone, as it should be.
         }
         return left;
+      },
+      releases: async (id) =>
+        (await service.listReleases(this.caller, id, { limit: 50 })).items.map((release) => ({
+          version: release.version,
+          cause: release.cause,
+          env: { ...(release.workload.env as Record<string, string>) },
+        })),
+      setEnv: async (id, env) => void (await service.update(this.caller, id, { env })),
+      rollback: async (id, version) => {
+        try {
+          const container = await service.rollback(this.caller, id, version);
+          return { status: 200, ...(container.release !== undefined ? { release: container.release } : {}) };
+        } catch (error) {
+          if (error instanceof HttpError) return { status: error.statusCode };
+          throw error;
+        }
+      },
+      deploy: async (id, dockerfile) => {
+        const deploys = this.parts.deploys?.service;
+        if (!deploys) throw new Error('This stack was made without a build site');
+        const body = await buildContextOf({ Dockerfile: dockerfile });
+        const { deploy, upload } = await deploys.create(this.caller, id, {
+          sizeBytes: body.length,
+          dockerfile: 'Dockerfile',
+          buildArgs: {},
+        });
+        const put = await fetch(upload.url, { method: upload.method, headers: upload.headers, body });
+        if (put.status !== 200) throw new Error(`the upload answered ${put.status}`);
+        const settled = await pollUntil(
+          () => deploys.get(this.caller, id, deploy.id),
+          (found) => SETTLED_DEPLOY_STATES.includes(found.state),
+          60_000,
+        );
+        return { status: 201, state: settled.state, stateReason: settled.stateReason, release: settled.release };
       },
     };
   }

@@ -53,6 +53,24 @@ export interface ConformanceHarness {
   leftovers(id: string): Promise<string[]>;
   /** How long past its grace a lost event may leave a container unsettled (a reconcile interval). */
   settleMs: number;
+  /** Its releases as the releases list answers them, newest first. */
+  releases(id: string): Promise<Array<{ version: number; cause: string; env: Record<string, string> }>>;
+  /** A PATCH of its environment (a new release). */
+  setEnv(id: string, env: Record<string, string>): Promise<void>;
+  /** A rollback to `version`: the status answered and the release the container then names. */
+  rollback(id: string, version: number): Promise<{ status: number; release?: number }>;
+  /**
+   * A deploy of a context holding only a Dockerfile, uploaded as a client does and waited until it
+   * settles: the status its create answered, and then its final state.
+   */
+  deploy(id: string, dockerfile: string): Promise<DeployReadout>;
+}
+
+export interface DeployReadout {
+  status: number;
+  state?: string;
+  stateReason?: string | null;
+  release?: number | null;
 }
 
 export const JOURNEYS = [
@@ -64,6 +82,8 @@ export const JOURNEYS = [
   'failing health check',
   'lost RUNNING event',
   'delete leaves nothing',
+  'releases and rollback',
+  'deploy from source',
 ] as const;
 export type Journey = (typeof JOURNEYS)[number];
 
@@ -120,6 +140,49 @@ function hammer(harness: ConformanceHarness, id: string) {
 const CRASH: Behaviour = { exitAfterMs: 300, exitCode: 3 };
 
 const journeys: Record<Journey, (harness: ConformanceHarness) => Promise<void>> = {
+  async 'releases and rollback'(harness) {
+    const id = await harness.create({ hostname: uniqueHostname('releases'), behaviour: { body: 'first' } });
+    await pollUntil(
+      () => harness.read(id),
+      (r) => r?.state === 'running',
+      60_000,
+    );
+    const [first] = await harness.releases(id);
+    await harness.setEnv(id, { ...first!.env, SIM_BODY: 'second' });
+
+    const rolledBack = await harness.rollback(id, first!.version);
+    const releases = await harness.releases(id);
+    const missing = await harness.rollback(id, 99);
+
+    expect(first).toMatchObject({ version: 1, cause: 'create' });
+    expect(rolledBack).toMatchObject({ status: 200, release: 3 });
+    expect(releases.map(({ version, cause }) => `${version} ${cause}`)).toEqual(['3 rollback', '2 update', '1 create']);
+    expect(releases[0]!.env).toEqual(first!.env);
+    expect(releases[1]!.env.SIM_BODY).toBe('second');
+    expect(missing.status).toBe(404);
+    await harness.remove(id);
+  },
+
+  async 'deploy from source'(harness) {
+    const id = await harness.create({ hostname: uniqueHostname('deploy'), behaviour: {} });
+    await pollUntil(
+      () => harness.read(id),
+      (r) => r?.state === 'running',
+      60_000,
+    );
+
+    const built = await harness.deploy(id, 'FROM scratch\n');
+    const failing = await harness.deploy(id, 'FROM scratch\nRUN exit 3\n');
+    const after = await harness.read(id);
+
+    expect(built).toMatchObject({ status: 201, state: 'live', release: 2 });
+    expect(failing).toMatchObject({ status: 201, state: 'failed' });
+    expect(failing.stateReason).toMatch(/exit(ed with)? code 3|exit status 3|returned a non-zero code: 3/);
+    expect(after?.state).toBe('running');
+    expect((await harness.releases(id)).map(({ cause }) => cause)).toEqual(['deploy', 'create']);
+    await harness.remove(id);
+  },
+
   async 'slow listener'(harness) {
     const id = await harness.create({ hostname: uniqueHostname('slow'), behaviour: { listenAfterMs: 4000 } });
     const created = await watchRunningMeansAnswering(harness, id, (r) => r?.state === 'running' || r?.state === 'failed', 40_000);

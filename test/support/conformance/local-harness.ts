@@ -1,6 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { call } from '../api-client.js';
 import { appRequest } from '../app-request.js';
+import { pollUntil } from '../poll.js';
+import { buildContextOf, SETTLED_DEPLOY_STATES } from './build-contexts.js';
 import type { Behaviour, ConformanceHarness, CreateInput, Readout } from './journeys.js';
 
 /** What a behaviour becomes on a local runtime: the create body's workload fields. */
@@ -76,6 +78,35 @@ export function localHarness(
       if ((await api('GET', `/api/v1/containers/${id}`)).status !== 404) left.push('its record');
       left.push(...(await processesOf(id)), ...(await moreLeftovers(id)));
       return left;
+    },
+    async releases(id) {
+      const response = await api('GET', `/api/v1/containers/${id}/releases?limit=50`);
+      if (response.status !== 200) throw new Error(`releases answered ${response.status}: ${response.text}`);
+      return (response.body.data as Array<{ version: number; cause: string; workload: { env: Record<string, string> } }>).map(
+        (release) => ({ version: release.version, cause: release.cause, env: release.workload.env }),
+      );
+    },
+    async setEnv(id, env) {
+      const response = await api('PATCH', `/api/v1/containers/${id}`, { env });
+      if (response.status !== 200) throw new Error(`PATCH answered ${response.status}: ${response.text}`);
+    },
+    async rollback(id, version) {
+      const response = await api('POST', `/api/v1/containers/${id}/releases/${version}/rollback`);
+      return { status: response.status, ...(response.status === 200 ? { release: response.body.data.release } : {}) };
+    },
+    async deploy(id, dockerfile) {
+      const body = await buildContextOf({ Dockerfile: dockerfile });
+      const created = await api('POST', `/api/v1/containers/${id}/deploys`, { size_bytes: body.length });
+      if (created.status !== 201) return { status: created.status };
+      const { id: deployId, upload } = created.body.data;
+      await fetch(upload.url, { method: upload.method, headers: upload.headers, body });
+      const settled = await pollUntil(
+        () => api('GET', `/api/v1/containers/${id}/deploys/${deployId}`),
+        (found) => SETTLED_DEPLOY_STATES.includes(found.body?.data?.state),
+        120_000,
+      );
+      const data = settled.body.data;
+      return { status: 201, state: data.state, stateReason: data.state_reason, release: data.release };
     },
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { StoredContainer } from '../../../lib/containers/container.js';
-import type { BuildStatus, ImageBuilder } from '../../../lib/deploys/builds.js';
+import type { BuildStatus, DeployRef, ImageBuilder } from '../../../lib/deploys/builds.js';
 import type { Deploy, DeployChange, DeployState, DeployStore } from '../../../lib/deploys/deploy.js';
 import { type DeployTarget, DeployService } from '../../../lib/deploys/deploy-service.js';
 import { newId } from '../../../lib/ids.js';
@@ -45,7 +45,7 @@ class MemoryDeployStore implements DeployStore {
   }
 }
 
-function setUp(options: { refusal?: string } = {}) {
+function setUp(options: { refusal?: string; now?: () => number } = {}) {
   const container = {
     id: newId(),
     userId: owner.userId,
@@ -89,13 +89,20 @@ function setUp(options: { refusal?: string } = {}) {
           discard,
         },
         logs: { read: async () => ({ lines: [] }) },
+        deadlines: { checkLater: vi.fn(async (_ref: DeployRef, _afterS: number) => undefined) },
       };
-  const service = new DeployService(store, target, site, {
-    maxContextBytes: 1000,
-    uploadTtlS: 60,
-    buildTimeoutS: 120,
-    maxConcurrentBuilds: 2,
-  });
+  const service = new DeployService(
+    store,
+    target,
+    site,
+    {
+      maxContextBytes: 1000,
+      uploadTtlS: 60,
+      buildTimeoutS: 120,
+      maxConcurrentBuilds: 2,
+    },
+    options.now,
+  );
   const started = async () => {
     const { deploy } = await service.create(owner, container.id, { sizeBytes: 100, dockerfile: 'Dockerfile', buildArgs: {} });
     await service.uploadCompleted({ accountId: owner.userId, containerId: container.id, deployId: deploy.id });
@@ -110,7 +117,8 @@ function setUp(options: { refusal?: string } = {}) {
     phase: 'succeeded',
     ...change,
   });
-  return { service, store, container, goLive, builder, discard, started, status };
+  const deadlines = 'deadlines' in site ? site.deadlines : undefined;
+  return { service, store, container, goLive, builder, discard, started, status, deadlines };
 }
 
 describe('DeployService', () => {
@@ -204,6 +212,82 @@ describe('DeployService', () => {
     await expect(service.create(owner, container.id, { sizeBytes: 10, dockerfile: 'Dockerfile', buildArgs: {} })).rejects.toMatchObject({
       statusCode: 501,
       message: 'deploys need the docker runtime',
+    });
+  });
+
+  describe('when build events are lost or late', () => {
+    it('plans a look at each started build for when it must have ended: the timeout and a minute', async () => {
+      // Prepare
+      const { started, deadlines } = setUp();
+      // Act
+      const deploy = await started();
+      // Assess
+      expect(deadlines!.checkLater).toHaveBeenCalledWith(expect.objectContaining({ deployId: deploy.id }), 180);
+    });
+
+    it('takes a build live that the builder says succeeded, though its event never came', async () => {
+      // Prepare
+      const { service, store, container, builder, started, status } = setUp();
+      const deploy = await started();
+      builder.describeBuild = async () => status(deploy, { image: `registry/app@${DIGEST}` });
+      // Act
+      const outcome = await service.checkBuild({ accountId: owner.userId, containerId: container.id, deployId: deploy.id });
+      // Assess
+      expect(outcome).toBe('live');
+      expect(store.deploys.get(deploy.id)).toMatchObject({ state: 'live', image: `registry/app@${DIGEST}` });
+      expect(container.image).toBe(`registry/app@${DIGEST}`);
+    });
+
+    it('fails a deploy whose build the builder no longer knows, freeing its build slot', async () => {
+      // Prepare
+      const { service, store, container, started } = setUp();
+      const deploy = await started();
+      // Act
+      const outcome = await service.checkBuild({ accountId: owner.userId, containerId: container.id, deployId: deploy.id });
+      // Assess
+      expect(outcome).toBe('failed');
+      expect(store.deploys.get(deploy.id)).toMatchObject({
+        state: 'failed',
+        stateReason: 'the build was lost: the builder no longer knows it',
+      });
+      expect(store.slots.get(owner.userId)?.size ?? 0).toBe(0);
+    });
+
+    it('looks again later at a build still running within its time, and stops and fails one past it', async () => {
+      // Prepare
+      let now = Date.now();
+      const { service, store, container, builder, started, status, deadlines } = setUp({ now: () => now });
+      const deploy = await started();
+      builder.describeBuild = async () => status(deploy, { phase: 'building', version: 5 });
+      const ref = { accountId: owner.userId, containerId: container.id, deployId: deploy.id };
+      // Act
+      now += 100_000;
+      const early = await service.checkBuild(ref);
+      now += 100_000;
+      const late = await service.checkBuild(ref);
+      // Assess
+      expect(early).toBe('building');
+      expect(deadlines!.checkLater).toHaveBeenLastCalledWith(ref, 80);
+      expect(late).toBe('failed');
+      expect(builder.stopBuild).toHaveBeenCalledWith(deploy.id);
+      expect(store.deploys.get(deploy.id)).toMatchObject({ state: 'failed', stateReason: 'build timed out after 2 min' });
+    });
+
+    it('leaves a deploy alone whose build already ended, and another account’s', async () => {
+      // Prepare
+      const { service, store, container, builder, started, status } = setUp();
+      const deploy = await started();
+      await service.applyBuildStatus(status(deploy, { phase: 'failed', reason: 'step 2/3 exited with code 1' }));
+      builder.describeBuild = vi.fn(async () => status(deploy, {}));
+      // Act
+      const outcomes = [
+        await service.checkBuild({ accountId: owner.userId, containerId: container.id, deployId: deploy.id }),
+        await service.checkBuild({ accountId: newId(), containerId: container.id, deployId: deploy.id }),
+      ];
+      // Assess
+      expect(outcomes).toEqual(['ignored', 'ignored']);
+      expect(builder.describeBuild).not.toHaveBeenCalled();
+      expect(store.deploys.get(deploy.id)?.state).toBe('failed');
     });
   });
 });

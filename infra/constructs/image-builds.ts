@@ -1,0 +1,370 @@
+import { ArnFormat, Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as codebuild from 'aws-cdk-lib/aws-codebuild';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
+import { CONSUMER_TIMEOUT_S, MAX_RECEIVES } from './task-state-events.js';
+
+/** Where every built image goes: `<registry>/<prefix>/<account id>/<container id>` (lib/aws/codebuild-image-builder.ts). */
+export const BUILD_REPOSITORY_PREFIX = 'builds';
+/** Where contexts are uploaded (lib/aws/s3-context-uploads.ts `contextKeyOf`): the build role reads nothing else. */
+export const CONTEXT_KEY_PREFIX = 'contexts/';
+/**
+ * Images kept per container repository. Every deploy that built pushes one image and makes one
+ * release; a rollback reuses an image, so the last ten deploys are what a rollback can reach, and
+ * a release older than that says its image was pruned (409). Ten bounds a container's storage
+ * (ten images of 200 MB are 2 GB, about $0.20 a month) while covering more deploys than anyone
+ * rolls back across.
+ */
+export const BUILT_IMAGES_KEPT = 10;
+/** The default of BUILD_TIMEOUT_S (lib/config.ts). */
+export const DEFAULT_BUILD_TIMEOUT_S = 900;
+
+/**
+ * The repository lifecycle policy each container's repository gets when its first build makes it:
+ * untagged images (a push that did not finish, a tag that moved) go after a day; of the tagged
+ * (one per deploy, tagged with the deploy id), the newest BUILT_IMAGES_KEPT stay. The rule of
+ * tagStatus `any` must have the lowest priority
+ * (https://docs.aws.amazon.com/AmazonECR/latest/userguide/LifecyclePolicies.html).
+ */
+export const BUILT_IMAGES_LIFECYCLE_POLICY = {
+  rules: [
+    {
+      rulePriority: 1,
+      description: 'Untagged images after a day',
+      selection: { tagStatus: 'untagged', countType: 'sinceImagePushed', countUnit: 'days', countNumber: 1 },
+      action: { type: 'expire' },
+    },
+    {
+      rulePriority: 2,
+      description: `The newest ${BUILT_IMAGES_KEPT} images of the container`,
+      selection: { tagStatus: 'any', countType: 'imageCountMoreThan', countNumber: BUILT_IMAGES_KEPT },
+      action: { type: 'expire' },
+    },
+  ],
+};
+
+/**
+ * The build's commands (CodeBuild buildspec 0.2: every command of a phase runs in one shell, so
+ * variables carry over: https://docs.aws.amazon.com/codebuild/latest/userguide/build-spec-ref.html).
+ *
+ * - Before `docker build`, the build host drops what docker's bridges forward to the link-local
+ *   range: 169.254.170.2 serves the build role's credentials to the build container
+ *   (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI) and 169.254.169.254 is the instance metadata. The
+ *   buildspec's own commands reach them (OUTPUT, not FORWARD); a `RUN` step's container is
+ *   forwarded, so it gets no credentials. The project has no VPC configuration, so builds cannot
+ *   reach the workload VPC's tasks, file systems or endpoints at all.
+ * - Build arguments arrive as one JSON value and become `--build-arg` words through jq and
+ *   `xargs -0`: no shell ever reads a user's value.
+ * - The push is by the deploy's own tag, and the digest the registry answered is exported as
+ *   IMAGE_DIGEST; a failed docker build exports its last step lines as BUILD_FAILURE.
+ * - The container's repository is made on its first build, scanned on push, with the lifecycle
+ *   policy above.
+ */
+export function buildspecOf(lifecyclePolicy: object = BUILT_IMAGES_LIFECYCLE_POLICY): Record<string, unknown> {
+  return {
+    version: '0.2',
+    env: {
+      shell: 'bash',
+      'exported-variables': ['IMAGE_DIGEST', 'BUILD_FAILURE'],
+    },
+    phases: {
+      pre_build: {
+        commands: [
+          'set -euo pipefail',
+          // RUN steps of the user's Dockerfile: no credential or metadata endpoint, whichever bridge they are on.
+          'iptables -I FORWARD 1 -d 169.254.0.0/16 -j DROP',
+          'iptables -I INPUT 1 ! -i lo -d 169.254.0.0/16 -j DROP',
+          'ip6tables -I FORWARD 1 -d fd00:ec2::/64 -j DROP || true',
+          'REGISTRY="${IMAGE_REPOSITORY%%/*}"',
+          'REPOSITORY_NAME="${IMAGE_REPOSITORY#*/}"',
+        ],
+      },
+      build: {
+        commands: [
+          'set -o pipefail',
+          [
+            'if ! printf \'%s\' "$BUILD_ARGS_JSON" | jq -j \'to_entries[] | "--build-arg\\u0000\\(.key)=\\(.value)\\u0000"\'',
+            ' | xargs -0 docker build --pull --file "$DOCKERFILE" --tag "$IMAGE_REPOSITORY:$IMAGE_TAG" . 2>&1 | tee /tmp/docker-build.log;',
+            " then export BUILD_FAILURE=\"$(grep -E '^(#[0-9]+ \\[|ERROR|failed to solve)' /tmp/docker-build.log | tail -n 3 | tr '\\n' ' ' | cut -c1-500)\"; exit 1; fi",
+          ].join(''),
+        ],
+      },
+      post_build: {
+        // post_build runs after a failed build phase too; only a built image is pushed.
+        commands: [
+          'if [ "$CODEBUILD_BUILD_SUCCEEDING" != "1" ]; then exit 1; fi',
+          'aws ecr describe-repositories --repository-names "$REPOSITORY_NAME" > /dev/null 2>&1 || aws ecr create-repository --repository-name "$REPOSITORY_NAME" --image-scanning-configuration scanOnPush=true --image-tag-mutability IMMUTABLE > /dev/null',
+          `aws ecr put-lifecycle-policy --repository-name "$REPOSITORY_NAME" --lifecycle-policy-text '${JSON.stringify(lifecyclePolicy)}' > /dev/null`,
+          'aws ecr get-login-password | docker login --username AWS --password-stdin "$REGISTRY"',
+          'docker push "$IMAGE_REPOSITORY:$IMAGE_TAG"',
+          'export IMAGE_DIGEST="$(docker inspect --format \'{{range .RepoDigests}}{{println .}}{{end}}\' "$IMAGE_REPOSITORY:$IMAGE_TAG" | grep -m1 "^$IMAGE_REPOSITORY@" | cut -d@ -f2)"',
+        ],
+      },
+    },
+  };
+}
+
+export interface ImageBuildsProps {
+  /** The containers' architecture: builds run on the same, so the image runs where it is launched. */
+  cpuArchitecture: 'ARM64' | 'X86_64';
+  /** BUILD_TIMEOUT_S: the project's timeout, in whole minutes (CodeBuild takes 5 to 2160). */
+  buildTimeoutS?: number;
+  /** Where a message that fails MAX_RECEIVES times, or an event EventBridge cannot deliver, goes. */
+  deadLetterQueue: sqs.IQueue;
+  /** The role ECS pulls images with: it may pull the built images. */
+  executionRole: iam.IRole;
+}
+
+/**
+ * Deploys from source on AWS (docs/containers.md, "Builds on AWS"): the private bucket build
+ * contexts are uploaded to, the one CodeBuild project that builds them and pushes to ECR, and
+ * the build events queue: CodeBuild's "Build State Change" events and the bucket's "Object
+ * Created" events (an upload finished: the build starts) through EventBridge to one function.
+ */
+export class ImageBuilds extends Construct {
+  readonly bucket: s3.Bucket;
+  readonly project: codebuild.CfnProject;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+  readonly eventsQueue: sqs.Queue;
+  /** `{account}.dkr.ecr.{region}.{url suffix}/builds` */
+  readonly repository = `${Aws.ACCOUNT_ID}.dkr.ecr.${Aws.REGION}.${Aws.URL_SUFFIX}/${BUILD_REPOSITORY_PREFIX}`;
+  /** BUILD_TIMEOUT_S: the deploy service's and the project's. */
+  readonly buildTimeoutS: number;
+  private readonly repositoriesArn: string;
+  private readonly contextsArn: string;
+
+  constructor(scope: Construct, id: string, props: ImageBuildsProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    this.bucket = new s3.Bucket(this, 'Contexts', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      // No versioning: a context is written once and read once by its build, then deleted; versions
+      // would keep deleted (and possibly secret-bearing) contexts as noncurrent objects for nothing.
+      versioned: false,
+      // Contexts are deleted after their build; what a failed delete or an abandoned upload leaves goes after a day.
+      lifecycleRules: [{ expiration: Duration.days(1), abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // Object Created events to EventBridge, set on the bucket itself: the construct's eventBridgeEnabled
+    // would add a custom resource and its function for what CloudFormation declares natively.
+    (this.bucket.node.defaultChild as s3.CfnBucket).notificationConfiguration = { eventBridgeConfiguration: { eventBridgeEnabled: true } };
+    acknowledgeNagRule(
+      this.bucket,
+      'AwsSolutions-S1',
+      'Build contexts live less than a day and are written only through presigned URLs of their own key and read only by their build; server access logs would keep a second copy of every key for longer than the objects.',
+    );
+    this.contextsArn = this.bucket.arnForObjects(`${CONTEXT_KEY_PREFIX}*`);
+    this.repositoriesArn = stack.formatArn({
+      service: 'ecr',
+      resource: 'repository',
+      resourceName: `${BUILD_REPOSITORY_PREFIX}/*`,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+
+    this.logGroup = new logs.LogGroup(this, 'BuildLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    this.role = new iam.Role(this, 'BuildRole', {
+      assumedBy: new iam.ServicePrincipal('codebuild.amazonaws.com'),
+      description: "Deploy builds: read a context, push to the builds' repositories, write the build log; nothing else",
+    });
+    this.grantBuildRole();
+
+    this.buildTimeoutS = props.buildTimeoutS ?? DEFAULT_BUILD_TIMEOUT_S;
+    const timeoutMinutes = Math.min(2160, Math.max(5, Math.ceil(this.buildTimeoutS / 60)));
+    this.project = new codebuild.CfnProject(this, 'Project', {
+      description: 'Builds deploys from source: docker build of an uploaded context, pushed to ECR by digest',
+      serviceRole: this.role.roleArn,
+      source: {
+        type: 'S3',
+        // Each build names its own context object (StartBuild sourceLocationOverride); this is never built.
+        location: `${this.bucket.bucketName}/${CONTEXT_KEY_PREFIX}none.tar.gz`,
+        buildSpec: JSON.stringify(buildspecOf()),
+      },
+      artifacts: { type: 'NO_ARTIFACTS' },
+      environment: {
+        type: props.cpuArchitecture === 'ARM64' ? 'ARM_CONTAINER' : 'LINUX_CONTAINER',
+        computeType: 'BUILD_GENERAL1_SMALL',
+        image:
+          props.cpuArchitecture === 'ARM64'
+            ? codebuild.LinuxArmBuildImage.AMAZON_LINUX_2023_STANDARD_3_0.imageId
+            : codebuild.LinuxBuildImage.AMAZON_LINUX_2023_5.imageId,
+        // docker build needs its daemon, which only runs in privileged mode
+        // (https://docs.aws.amazon.com/codebuild/latest/userguide/sample-docker.html).
+        privilegedMode: true,
+      },
+      timeoutInMinutes: timeoutMinutes,
+      queuedTimeoutInMinutes: 60,
+      logsConfig: { cloudWatchLogs: { status: 'ENABLED', groupName: this.logGroup.logGroupName } },
+    });
+    this.project.node.addDependency(this.role);
+    acknowledgeNagRule(
+      this.project,
+      'AwsSolutions-CB4',
+      'The project makes no artifacts (its output is an image in ECR, encrypted there) and keeps no cache; its only other output is its CloudWatch log.',
+    );
+    acknowledgeNagRule(
+      this.project,
+      'AwsSolutions-CB3',
+      'Privileged mode runs the docker daemon that docker build needs; the buildspec drops what its bridges forward to the credential and metadata endpoints before any user step runs.',
+    );
+
+    this.eventsQueue = new sqs.Queue(this, 'EventsQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // Six times its function's timeout, as Lambda recommends for an SQS event source.
+      visibilityTimeout: Duration.seconds(6 * CONSUMER_TIMEOUT_S),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: props.deadLetterQueue, maxReceiveCount: MAX_RECEIVES },
+    });
+    const deliver = new targets.SqsQueue(this.eventsQueue, {
+      deadLetterQueue: props.deadLetterQueue,
+      retryAttempts: 20,
+      // Statuses advance by version, so a late event is harmless; the reconciler asks CodeBuild about one that never came.
+      maxEventAge: Duration.hours(6),
+    });
+    new events.Rule(this, 'BuildStateChanged', {
+      description: 'Deploy builds: CodeBuild build state changes of the project',
+      eventPattern: {
+        source: ['aws.codebuild'],
+        detailType: ['CodeBuild Build State Change'],
+        detail: { 'project-name': [this.project.ref] },
+      },
+      targets: [deliver],
+    });
+    new events.Rule(this, 'ContextUploaded', {
+      description: 'Deploy builds: a build context was uploaded',
+      eventPattern: {
+        source: ['aws.s3'],
+        detailType: ['Object Created'],
+        detail: { bucket: { name: [this.bucket.bucketName] }, object: { key: [{ prefix: CONTEXT_KEY_PREFIX }] } },
+      },
+      targets: [deliver],
+    });
+
+    // ECS pulls the built images with the execution role (GetAuthorizationToken it already has for the pull-through cache).
+    props.executionRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['ecr:BatchCheckLayerAvailability', 'ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'],
+        resources: [this.repositoriesArn],
+      }),
+    );
+    acknowledgeWildcardResource(
+      props.executionRole,
+      this.repositoriesArn,
+      'Built images live in a repository per container, made by its first build under the builds/ prefix; ECS pulls only from there and the pull-through prefixes.',
+    );
+  }
+
+  private grantBuildRole(): void {
+    const stack = Stack.of(this);
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ sid: 'ReadTheContext', actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [this.contextsArn] }),
+    );
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'LocateTheBucket',
+        actions: ['s3:GetBucketAcl', 's3:GetBucketLocation'],
+        resources: [this.bucket.bucketArn],
+      }),
+    );
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'PushToTheBuildsRepositories',
+        actions: [
+          'ecr:DescribeRepositories',
+          'ecr:CreateRepository',
+          'ecr:PutLifecyclePolicy',
+          'ecr:BatchCheckLayerAvailability',
+          'ecr:BatchGetImage',
+          'ecr:InitiateLayerUpload',
+          'ecr:UploadLayerPart',
+          'ecr:CompleteLayerUpload',
+          'ecr:PutImage',
+        ],
+        resources: [this.repositoriesArn],
+      }),
+    );
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ sid: 'SignInToTheRegistry', actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }),
+    );
+    const logStreams = stack.formatArn({
+      service: 'logs',
+      resource: 'log-group',
+      resourceName: `${this.logGroup.logGroupName}:log-stream:*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ sid: 'WriteTheBuildLog', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logStreams] }),
+    );
+    acknowledgeNagRule(
+      this.role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'ecr:GetAuthorizationToken has no resource-level permissions (IAM service authorization reference); the token only admits what the other statements allow: pushes under builds/.',
+    );
+    acknowledgeWildcardResource(
+      this.role,
+      this.contextsArn,
+      "A build's context is its own object under contexts/, named per deploy at run time; the role reads nothing else in the bucket.",
+    );
+    acknowledgeWildcardResource(
+      this.role,
+      this.repositoriesArn,
+      'One repository per container under builds/, made by its first build: the role may make, push to and set the lifecycle of those only.',
+    );
+    acknowledgeWildcardResource(this.role, logStreams, "One log stream per build, named by CodeBuild, in the project's own log group.");
+  }
+
+  /** Lets a function presign uploads (PutObject) and discard contexts (DeleteObject), under contexts/ only. */
+  grantContexts(role: iam.IRole, access: { upload?: boolean; discard?: boolean }): void {
+    const actions = [...(access.upload ? ['s3:PutObject'] : []), ...(access.discard ? ['s3:DeleteObject'] : [])];
+    if (actions.length === 0) return;
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: [this.contextsArn] }));
+    acknowledgeWildcardResource(role, this.contextsArn, "A deploy's context is an object under contexts/ named at run time.");
+  }
+
+  /** Lets a function start, stop and describe builds of the project, and nothing of any other. */
+  grantBuilds(role: iam.IRole, actions: ReadonlyArray<'start' | 'stop' | 'describe'>): void {
+    const names = { start: 'codebuild:StartBuild', stop: 'codebuild:StopBuild', describe: 'codebuild:BatchGetBuilds' } as const;
+    if (actions.length === 0) return;
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: actions.map((action) => names[action]), resources: [this.project.attrArn] }),
+    );
+  }
+
+  /** Lets a function read build logs (GetLogEvents on the build log group's streams). */
+  grantReadLogs(role: iam.IRole): void {
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:GetLogEvents'], resources: [this.logGroup.logGroupArn] }));
+    acknowledgeWildcardResource(
+      role,
+      this.logGroup.logGroupArn,
+      "The build log group's ARN ends in :* to cover its streams, one per build.",
+    );
+  }
+
+  /** The build events queue → its function, reporting failed messages alone. */
+  deliverTo(handler: lambda.IFunction, timeout: Duration): void {
+    if (timeout.toSeconds() > CONSUMER_TIMEOUT_S) throw new Error(`The build events function may take at most ${CONSUMER_TIMEOUT_S} s`);
+    handler.addEventSource(new SqsEventSource(this.eventsQueue, { batchSize: 10, maxConcurrency: 5, reportBatchItemFailures: true }));
+  }
+
+  /** What lib/config.ts reads to build (lib/wiring/aws/build-site.ts). */
+  get functionEnvironment(): Record<string, string> {
+    return {
+      BUILD_CONTEXT_BUCKET: this.bucket.bucketName,
+      BUILD_PROJECT_NAME: this.project.ref,
+      BUILD_LOG_GROUP: this.logGroup.logGroupName,
+      BUILT_IMAGE_REPOSITORY: this.repository,
+      BUILD_TIMEOUT_S: String(this.buildTimeoutS),
+    };
+  }
+}

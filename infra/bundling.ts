@@ -83,14 +83,14 @@ const VOLUME_STORAGE_REASON =
 
 export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; reason: string }>> = {
   createContainer: {
-    bytes: 400 * 1024,
+    bytes: 403 * 1024,
     reason:
-      'the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools, and the image rules that point references at the pull-through caches (3.4 KiB); the container service it composes brings its task-event and start-wait parts (7 KiB); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together; issue 33: the release written with the create and its digest pinning (about 5 KiB), the Secrets Manager client (about 18 KiB) that keeps registry credentials and the vault every launch reads (about 2 KiB)',
+      "the ECS client (33 KiB) and zod/mini for the request body (28 KiB) beside DynamoDB and Powertools, and the image rules that point references at the pull-through caches (3.4 KiB); the container service it composes brings its task-event and start-wait parts (7 KiB); the memory quota accounting and the token audience check (issues 32 and 35) added about 2 KiB together; issue 33: the release written with the create and its digest pinning (about 5 KiB), the Secrets Manager client (about 18 KiB) that keeps registry credentials and the vault every launch reads (about 2 KiB); issue 34: the one-mount limit on ECS and the start's wait for a volume's last tasks, with when each field applies (issue 37), about 2 KiB (400.9 KiB measured)",
   },
   updateContainer: {
-    bytes: 357 * 1024,
+    bytes: 360 * 1024,
     reason:
-      "zod/mini for the request body (28 KiB) beside DynamoDB and Powertools; issue 33: the release every PATCH writes in its transaction with digest pinning (about 5 KiB), and the Secrets Manager client (about 18 KiB) that keeps the registry credentials a PATCH gives or forgets; issue 37's CONTAINER_FAILED and account errors, which every bundle of lib/errors.ts carries",
+      "zod/mini for the request body (28 KiB) beside DynamoDB and Powertools; issue 33: the release every PATCH writes in its transaction with digest pinning (about 5 KiB), and the Secrets Manager client (about 18 KiB) that keeps the registry credentials a PATCH gives or forgets; issue 37's CONTAINER_FAILED and account errors, which every bundle of lib/errors.ts carries; issue 34's one-mount limit on ECS (357.5 KiB measured)",
   },
   rollbackRelease: {
     bytes: 377 * 1024,
@@ -113,9 +113,9 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
       "the ECS client (33 KiB) to stop the container's tasks, and the container service's task-event, launch and wait parts it composes (10 KiB), beside DynamoDB and Powertools; a task ECS was too busy to stop is no container's any more, and the reconciler stops it; since issue 33 the Secrets Manager client (about 18 KiB) that keeps registry credentials, deleted with the container; since issue 33 the registry credential vault every launch reads (the secret-name and 0600-file vaults, about 2 KiB) (347.7 KiB measured); the deleted container's releases and deploys removed after it (a Query of its partition and BatchWriteItem, about 2.6 KiB, from 362.4; 365.0 KiB measured)",
   },
   consoleApp: {
-    bytes: 363 * 1024,
+    bytes: 371 * 1024,
     reason:
-      "the console's built files (Preact, htm, uPlot and the pages, about 107 KiB minified: the connected agents list of issue 35, the Users and Account pages of issue 37 and its rough edges fixed, about 2 KiB: token scopes and copy, owners, states, loading and per-field hints, among them) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page, with the RFC 8707 audience check and RFC 9728 challenge every authenticating route carries since issue 35 (about 1.5 KiB); 360.1 KiB measured",
+      "the console's built files (Preact, htm, uPlot and the pages, about 107 KiB minified: the connected agents list of issue 35, the Users and Account pages of issue 37 and its rough edges fixed, about 2 KiB: token scopes and copy, owners, states, loading and per-field hints, among them) are its payload, served from the bundle so the console needs no bucket or distribution of its own; its code is the 235 KiB of any signed-in page, with the RFC 8707 audience check and RFC 9728 challenge every authenticating route carries since issue 35 (about 1.5 KiB); 360.1 KiB measured; issue 34's Volumes page and mount rows (about 8 KiB), 368.5 KiB measured",
   },
   startContainer: {
     bytes: 377 * 1024,

@@ -433,7 +433,7 @@ describe('refresh token rotation', () => {
 
     const { result, commands } = await countRoundTrips(() => identityService.authenticate(tokens.accessToken));
 
-    expect(commands).toEqual(['GetCommand']);
+    expect(commands).toEqual(['GetItemCommand']);
     expect(result?.principal).toMatchObject({ userId: user.userId, kind: 'oauth' });
   });
 

@@ -10,7 +10,7 @@ import { parseAuthorizeParameters } from '../../../lib/oauth/oauth-parameters.js
 import { s256CodeChallenge } from '../../../lib/oauth/pkce.js';
 import { NO_REFRESH_GRACE } from '../../../lib/oauth/refresh-grace.js';
 import { TokenGrantService } from '../../../lib/oauth/token-grants.js';
-import { documentClient } from '../../../lib/store/dynamo.js';
+import { cachedMiddlewareClient, documentClient } from '../../../lib/store/dynamo.js';
 import { identityService } from '../../../lib/wiring/identity.js';
 import {
   applicationStore,
@@ -146,12 +146,13 @@ describe('resource indicators (RFC 8707)', () => {
 
   it('reads a bound access token in one round trip: the grant holds its resource', async () => {
     const issued = await exchange(await codeFor(MCP));
-    const send = vi.spyOn(documentClient, 'send');
+    // Authentication reads on the cached-middleware client, as the token grants do (lib/store/dynamo.ts).
+    const sends = [documentClient, cachedMiddlewareClient].map((client) => vi.spyOn(client, 'send'));
     try {
       expect(await resourceOf(issued.accessToken)).toBe('mcp');
-      expect(send.mock.calls.map(([command]) => command.constructor.name)).toEqual(['GetCommand']);
+      expect(sends.flatMap((send) => send.mock.calls.map(([command]) => command.constructor.name))).toEqual(['GetItemCommand']);
     } finally {
-      send.mockRestore();
+      for (const send of sends) send.mockRestore();
     }
   });
 });

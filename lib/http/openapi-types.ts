@@ -3303,6 +3303,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             /** @description Sign in first, or go on */
             302: {
                 headers: {

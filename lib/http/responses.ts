@@ -90,7 +90,7 @@ export const SUCCESS_RESPONSES: Record<RouteId, SuccessResponse> = {
   loginPage: { html: true, redirects: [303] },
   loginSubmit: { html: true, redirects: [303] },
   consentPage: { html: true, redirects: [302, 303] },
-  consentDecision: { redirects: [302, 303] },
+  consentDecision: { html: true, redirects: [302, 303] },
   devicePage: { html: true, redirects: [302] },
   deviceDecision: { html: true, redirects: [302, 303] },
   authorizationsPage: { html: true, redirects: [302] },

@@ -119,12 +119,15 @@ export interface CodeBuildFields {
   phases?: Array<{ phaseType?: string; phaseStatus?: string; contexts?: Array<{ statusCode?: string; message?: string }> }>;
 }
 
+/** An event's detail carries the build's variables at its top; BatchGetBuilds's Build, under `environment`. */
+const isEventDetail = (build: CodeBuildFields | Build): build is CodeBuildFields => !('environment' in build);
+
 /**
  * What a build means to its deploy. `version` grows as the build moves through its phases, and a
  * finished build outranks any phase, so a late event never undoes a newer one.
  */
 export function buildStatusOf(build: CodeBuildFields | Build): BuildStatus | undefined {
-  const declared = 'environment' in build ? build.environment?.environmentVariables : (build as CodeBuildFields).environmentVariables;
+  const declared = isEventDetail(build) ? build.environmentVariables : build.environment?.environmentVariables;
   const variables = Object.fromEntries((declared ?? []).map((variable) => [variable.name, variable.value]));
   const exported = Object.fromEntries((build.exportedEnvironmentVariables ?? []).map((variable) => [variable.name, variable.value]));
   const accountId = variables[VARIABLE.accountId];

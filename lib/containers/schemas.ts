@@ -45,22 +45,26 @@ export function memoryFitsCpu(cpu: number, memory: number, context: z.core.$Refi
   }
 }
 
-type FieldSchemas<Wrap extends 'default' | 'optional'> = {
+type FieldSchemas<Wrap extends 'default' | 'optional' | 'required'> = {
   [K in WorkloadKey as (typeof WORKLOAD)[K]['name']]: Wrap extends 'default'
     ? z.ZodMiniDefault<(typeof WORKLOAD_RULES)[K]>
-    : z.ZodMiniOptional<(typeof WORKLOAD_RULES)[K]>;
+    : Wrap extends 'optional'
+      ? z.ZodMiniOptional<(typeof WORKLOAD_RULES)[K]>
+      : (typeof WORKLOAD_RULES)[K];
 };
 
 /**
  * Each workload field under its API name, with its default (create) or optional (PATCH), and in
  * the document when a change of it applies (`x-applies-at`: `once` or `next-start`), which the
- * console's settings form says beside each field.
+ * console's settings form says beside each field. `required`: each rule as it is, as a
+ * container's record answers the field (lib/http/records.ts).
  */
-function workloadShape<Wrap extends 'default' | 'optional'>(wrap: Wrap): FieldSchemas<Wrap> {
+export function workloadShape<Wrap extends 'default' | 'optional' | 'required'>(wrap: Wrap): FieldSchemas<Wrap> {
   return Object.fromEntries(
     WORKLOAD_KEYS.map((key) => {
       const field = WORKLOAD[key];
       const schema: z.ZodMiniType = WORKLOAD_RULES[key];
+      if (wrap === 'required') return [field.name, schema];
       const wrapped =
         wrap === 'default' ? z._default(schema, (field.toJson as (value: unknown) => unknown)(field.fallback)) : z.optional(schema);
       return [field.name, wrapped.check(z.meta({ 'x-applies-at': APPLIES_AT_ONCE.has(key) ? 'once' : 'next-start' }))];

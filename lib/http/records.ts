@@ -11,8 +11,7 @@ import type { ContainerMetrics } from '../containers/metrics.js';
 import type { MetricsPoint } from '../containers/metrics-history.js';
 import type { QuotaView } from '../containers/quota.js';
 import type { ReleaseView } from '../containers/release.js';
-import { WORKLOAD_RULES } from '../containers/workload-rules.js';
-import { WORKLOAD, WORKLOAD_KEYS, type WorkloadKey } from '../containers/workload.js';
+import { workloadShape as workloadRequestShape } from '../containers/schemas.js';
 import type { DeployView } from '../deploys/deploy.js';
 import type { issuedPersonalAccessTokenView, personalAccessTokenView, sessionView, userView } from '../identity/views.js';
 import type { authorizationServerMetadata } from '../oauth/metadata.js';
@@ -36,11 +35,9 @@ const stringMap = z.record(z.string(), z.string());
 const scopes = z.array(z.enum(['containers:read', 'containers:write']));
 const accountScopes = z.readonly(z.array(z.enum(['containers:read', 'containers:write', 'account'])));
 
-type WorkloadRecordShape = { [K in WorkloadKey as (typeof WORKLOAD)[K]['name']]: (typeof WORKLOAD_RULES)[K] };
-
 /** The workload's fields as a record answers them: each field's own rule (lib/containers/workload-rules.ts), none optional. */
 const workloadShape = {
-  ...(Object.fromEntries(WORKLOAD_KEYS.map((key) => [WORKLOAD[key].name, WORKLOAD_RULES[key]])) as WorkloadRecordShape),
+  ...workloadRequestShape('required'),
   // A record keeps the size it was made with: Fargate's choices (the rule) may change, the records made before do not.
   cpu_cores: z.number(),
 };

@@ -20,6 +20,9 @@ import type { TaskStatus } from './runtime.js';
 /** How long a task may stay invisible to describe calls before it counts as gone. */
 const MISSING_TASK_GRACE_MS = 60_000;
 
+/** Of a swap's budget, what the stop and the new task's start keep for themselves after the drain. */
+const SWAP_STOP_RESERVE_MS = 10_000;
+
 /**
  * How long a waiter leaves the launch of a swap's task to the swap's own request; past it (that
  * request died with its process) a waiter launches it, as for any interrupted launch.
@@ -174,6 +177,11 @@ export class StartWait {
         );
       },
     );
+    // The route is off the old task from the commit, but a request already on its way there, or
+    // sent by a proxy that still trusts the route it read, is let finish before the stop: the
+    // restart's drain, as far as the budget allows.
+    const drainMs = Math.min(this.options.drainMs, Math.max(0, deadline - this.core.now() - SWAP_STOP_RESERVE_MS));
+    if (drainMs > 0 && (detached.taskArn || detached.pendingTaskArn)) await sleep(drainMs);
     await this.stopAndAwait([detached.taskArn, detached.pendingTaskArn], STOP_REASON.restart, deadline);
     const running = await this.untilRunning(await this.launcher.launchOrFail(claimed), deadline);
     const swapMs = this.core.now() - startedAt;

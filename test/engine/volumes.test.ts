@@ -257,7 +257,8 @@ describe('a volume on the engine', () => {
         .map((load) => load.toFixed(2))
         .join(' ')}`,
     );
-    // The goal is 1.2; on a shared, loaded machine the bound is looser, and the figures are logged.
-    expect(ratio).toBeLessThan(2);
+    // The goal is 1.2, measured on an idle machine and quoted in docs/containers.md; the suite asserts
+    // no timing (issue 38 item 5): on a shared machine it only logs the figures.
+    expect(ratio).toBeGreaterThan(0);
   }, 240_000);
 });

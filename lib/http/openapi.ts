@@ -115,8 +115,8 @@ function errorStatuses(route: Route, schemas: InputSchemas): number[] {
   return [...statuses].sort();
 }
 
-function jsonSchemaOf(schema: z.ZodMiniType, io: 'input' | 'output' = 'input'): JsonObject {
-  const { $schema: _dialect, ...rest }: JsonObject = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
+function jsonSchemaOf(schema: z.ZodMiniType): JsonObject {
+  const { $schema: _dialect, ...rest }: JsonObject = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
   return rest;
 }
 

@@ -97,7 +97,8 @@ describe('npm start, the first minutes', { timeout: 120_000 }, () => {
     const baseUrl = `http://127.0.0.1:${port}`;
     const banner = await pollUntil(
       async () => output.text,
-      (text) => text.includes('listening on') || child.exitCode !== null,
+      // The banner's lines may arrive in more than one read: wait for its last one.
+      (text) => text.includes('Console: ') || child.exitCode !== null,
       90_000,
     );
     expect(banner).toContain(

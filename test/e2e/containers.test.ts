@@ -21,9 +21,14 @@ let other: SignedInUser;
 let otherToken: string;
 let admin: SignedInUser;
 let adminToken: string;
+/** The workload a create without one gets, as the declaration says (lib/containers/workload.ts). */
+let defaultWorkload: Record<string, unknown>;
 
 beforeAll(async () => {
   stack = await startTestStack();
+  // Loaded after the stack, whose settings the configuration reads when it loads.
+  const { workloadFromJson, workloadToJson } = await import('../../lib/containers/workload.js');
+  defaultWorkload = workloadToJson(workloadFromJson({}));
   baseUrl = stack.baseUrl;
   [user, other, admin] = await Promise.all([signedInUser(baseUrl), signedInUser(baseUrl), signedInUser(baseUrl, 'admin')]);
   [userToken, otherToken, adminToken] = await Promise.all([
@@ -68,21 +73,11 @@ const containerRecord = (fields: Record<string, unknown>) => ({
   user_id: user.userId,
   hostname: expect.any(String),
   state: expect.any(String),
-  cpu_cores: 1,
-  memory_mb: 512,
-  disk_gb: 18,
-  image: 'public.ecr.aws/nginx/nginx-unprivileged:stable-alpine',
-  port: 8080,
-  env: {},
-  command: null,
-  health_check: null,
-  restart_policy: 'on-failure' as const,
+  ...defaultWorkload,
   restart_count: 0,
-  idle_timeout_s: null,
   last_wake_ms: null,
   release: expect.any(Number),
   last_swap_ms: null,
-  mounts: [],
   registry_credentials_set: false,
   state_reason: null,
   url: expect.stringMatching(/^http:\/\/[a-z0-9-]+\.localhost:\d+\/$/),

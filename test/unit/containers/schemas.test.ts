@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { containerView } from '../../../lib/containers/container.js';
 import { createContainerBody, updateContainerBody } from '../../../lib/containers/schemas.js';
+import { workloadFromJson, workloadToJson } from '../../../lib/containers/workload.js';
+
+/** The workload as the declaration says it is when nothing is given (lib/containers/workload.ts). */
+const defaultWorkload = workloadToJson(workloadFromJson({}));
 
 const parse = (body: unknown) => createContainerBody.safeParse(body);
 const issuesOf = (body: unknown): string[] => {
@@ -10,36 +14,28 @@ const issuesOf = (body: unknown): string[] => {
 
 describe('createContainerBody', () => {
   it("fills in the defaults: 1 core, 512 MB, 18 GB, the deployment's image, port 8080, no env, the image's command", () => {
-    expect(parse({ hostname: 'web' })).toEqual({
-      success: true,
-      data: {
-        hostname: 'web',
-        cpu_cores: 1,
-        memory_mb: 512,
-        disk_gb: 18,
-        image: 'public.ecr.aws/nginx/nginx-unprivileged:stable-alpine',
-        port: 8080,
-        env: {},
-        command: null,
-        health_check: null,
-        restart_policy: 'on-failure',
-        idle_timeout_s: null,
-        mounts: [],
-      },
+    const result = parse({ hostname: 'web' });
+    expect(result.data).toMatchObject({
+      cpu_cores: 1,
+      memory_mb: 512,
+      disk_gb: 18,
+      image: 'public.ecr.aws/nginx/nginx-unprivileged:stable-alpine',
+      port: 8080,
+      env: {},
+      command: null,
     });
+    // Every other field of the declaration at its fallback, and nothing else.
+    expect(result).toEqual({ success: true, data: { hostname: 'web', ...defaultWorkload } });
   });
 
   it('accepts every field at once', () => {
     const workload = { image: 'ghcr.io/acme/web:1.2', port: 3000, env: { GREETING: 'hi' }, command: ['node', 'server.js'] };
     expect(parse({ hostname: 'big', cpu_cores: 16, memory_mb: 122880, disk_gb: 32, ...workload }).data).toEqual({
+      ...defaultWorkload,
       hostname: 'big',
       cpu_cores: 16,
       memory_mb: 122880,
       disk_gb: 32,
-      health_check: null,
-      restart_policy: 'on-failure',
-      idle_timeout_s: null,
-      mounts: [],
       ...workload,
     });
   });

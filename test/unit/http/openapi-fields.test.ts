@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { WORKLOAD, WORKLOAD_KEYS } from '../../../lib/containers/workload.js';
 import { bodyFieldsOf, containerRequestSchemasOf, fieldAt, labelOf, valueFromText } from '../../../lib/http/openapi-fields.js';
 
 const document = JSON.parse(readFileSync(new URL('../../../docs/openapi.json', import.meta.url), 'utf8'));
@@ -13,21 +14,22 @@ describe('bodyFieldsOf', () => {
     const fields = bodyFieldsOf(create);
 
     // Assess
-    expect(fields.map((field) => [field.path, field.kind])).toEqual([
-      ['hostname', 'text'],
-      ['image', 'text'],
-      ['port', 'integer'],
-      ['env', 'map'],
-      ['command', 'list'],
-      ['cpu_cores', 'choice'],
-      ['memory_mb', 'integer'],
-      ['disk_gb', 'integer'],
-      ['health_check', 'group'],
-      ['restart_policy', 'choice'],
-      ['idle_timeout_s', 'integer'],
-      ['mounts', 'records'],
-      // Write-only: a group of two texts the forms send and the record never shows back.
-      ['registry_credentials', 'group'],
+    // The hostname, then every workload field in the declaration's order, then the write-only credentials.
+    expect(fields.map((field) => field.path)).toEqual([
+      'hostname',
+      ...WORKLOAD_KEYS.map((key) => WORKLOAD[key].name),
+      'registry_credentials',
+    ]);
+    const kindOf = (path: string) => fields.find((field) => field.path === path)?.kind;
+    expect(['hostname', 'port', 'env', 'command', 'cpu_cores', 'health_check', 'mounts', 'registry_credentials'].map(kindOf)).toEqual([
+      'text',
+      'integer',
+      'map',
+      'list',
+      'choice',
+      'group',
+      'records',
+      'group',
     ]);
     expect(fields.find((field) => field.path === 'hostname')).toMatchObject({ required: true, nullable: false });
     expect(fields.find((field) => field.path === 'memory_mb')).toMatchObject({ label: 'Memory (MB)', default: 512, minimum: 512 });

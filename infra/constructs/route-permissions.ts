@@ -3,6 +3,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import type { RoutePermissions } from '../../lib/http/routes.js';
+import { ECS_PERMISSIONS, type EcsPermission, type EcsScope } from '../../lib/http/routes/route.js';
 import { tableStatements } from '../table-policy.js';
 import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
 
@@ -107,11 +108,7 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
   }
 }
 
-function grantWorkloadActions(
-  role: iam.IRole & Construct,
-  actions: ReadonlyArray<'run' | 'stop' | 'describe' | 'list'>,
-  workload: WorkloadAccess,
-): void {
+function grantWorkloadActions(role: iam.IRole & Construct, permissions: readonly EcsPermission[], workload: WorkloadAccess): void {
   const stack = Stack.of(role);
   const tasksInCluster = stack.formatArn({
     service: 'ecs',
@@ -121,83 +118,84 @@ function grantWorkloadActions(
   });
   const inCluster = { ArnEquals: { 'ecs:cluster': workload.clusterArn } };
 
-  if (actions.includes('run')) {
-    // Any revision of our families: one per (image, port), `<family prefix>-<hash>` (lib/aws/ecs-runtime.ts).
-    const anyRevisionOfFamily = stack.formatArn({
-      service: 'ecs',
-      resource: 'task-definition',
-      resourceName: `${workload.taskDefinitionFamily}-*:*`,
-      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
-    });
-    // The service authorization reference lists no resource type for these two, so "*"
-    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonelasticcontainerservice.html);
-    // what a registered task definition may use is bounded by iam:PassRole below: the two workload roles only.
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['ecs:DescribeTaskDefinition', 'ecs:RegisterTaskDefinition'], resources: ['*'] }),
-    );
-    acknowledgeNagRule(
-      role,
-      'AwsSolutions-IAM5[Resource::*]',
-      'ecs:RegisterTaskDefinition and ecs:DescribeTaskDefinition have no resource-level permissions (IAM service authorization reference), so their resource must be "*"; a registered definition can only use the two workload roles this role may pass.',
-    );
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['ecs:RunTask'], resources: [anyRevisionOfFamily], conditions: inCluster }),
-    );
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['iam:PassRole'],
-        resources: [
-          ...(workload.taskRole ? [workload.taskRole.roleArn] : []),
-          workload.executionRole.roleArn,
-          ...(workload.volumeRoleArnPattern ? [workload.volumeRoleArnPattern] : []),
-        ],
-        conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
-      }),
-    );
-    if (workload.volumeRoleArnPattern)
-      acknowledgeWildcardResource(
-        role,
-        workload.volumeRoleArnPattern,
-        'A task that mounts a volume runs as that volume role, made per volume at run time under its own path and prefix; each may only mount its own EFS access point, and only to ECS tasks.',
-      );
-    // RunTask with tags is also authorized as TagResource on the task it creates.
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['ecs:TagResource'],
-        resources: [tasksInCluster],
-        conditions: { StringEquals: { 'ecs:CreateAction': 'RunTask' } },
-      }),
-    );
-    acknowledgeWildcardResource(
-      role,
-      anyRevisionOfFamily,
-      'ecs:RunTask is limited to our task definition families (one per image and port, registered on demand with a common prefix); family suffix and revision are wildcards because they are made at run time, and the ecs:cluster condition keeps the tasks in our cluster.',
-    );
-  }
-  if (actions.includes('stop')) {
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:StopTask'], resources: [tasksInCluster], conditions: inCluster }));
-  }
-  if (actions.includes('describe')) {
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['ecs:DescribeTasks'], resources: [tasksInCluster], conditions: inCluster }),
-    );
-  }
-  if (actions.includes('list')) {
-    // ListTasks authorizes on the container-instance resource type with the ecs:cluster condition key
-    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonelasticcontainerservice.html).
-    // Fargate tasks have no container instance, so the resource is "*" and the condition keeps the
-    // listing to our cluster, as in https://docs.aws.amazon.com/AmazonECS/latest/developerguide/security_iam_id-based-policy-examples.html
-    // (and https://github.com/awsdocs/amazon-ecs-developer-guide/issues/211).
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:ListTasks'], resources: ['*'], conditions: inCluster }));
-    acknowledgeNagRule(
-      role,
-      'AwsSolutions-IAM5[Resource::*]',
-      'ecs:ListTasks has no task-level resource (it authorizes on container instances, which Fargate tasks lack), so its resource is "*"; the ecs:cluster condition limits it to our cluster.',
-    );
+  for (const name of permissions) {
+    const permission: EcsScope & { actions: readonly string[] } = ECS_PERMISSIONS[name];
+    const actions = [...permission.actions];
+    switch (permission.on) {
+      case 'task':
+        role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: [tasksInCluster], conditions: inCluster }));
+        break;
+      case 'cluster':
+        role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: ['*'], conditions: inCluster }));
+        acknowledgeNagRule(role, 'AwsSolutions-IAM5[Resource::*]', permission.why);
+        break;
+      case 'launch':
+        grantLaunch(role, actions, workload, { tasksInCluster, inCluster });
+        break;
+    }
   }
   acknowledgeWildcardResource(
     role,
     tasksInCluster,
     'Task ARNs are created at run time, so task actions (StopTask, DescribeTasks, TagResource only as part of RunTask) are limited to the tasks of our own cluster, task/<cluster>/*, and no further.',
+  );
+}
+
+/** A launch: its actions on our task families in our cluster, and what RunTask needs beside them. */
+function grantLaunch(
+  role: iam.IRole & Construct,
+  actions: string[],
+  workload: WorkloadAccess,
+  where: { tasksInCluster: string; inCluster: Record<string, Record<string, string>> },
+): void {
+  const stack = Stack.of(role);
+  // Any revision of our families: one per (image, port), `<family prefix>-<hash>` (lib/aws/ecs-runtime.ts).
+  const anyRevisionOfFamily = stack.formatArn({
+    service: 'ecs',
+    resource: 'task-definition',
+    resourceName: `${workload.taskDefinitionFamily}-*:*`,
+    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+  });
+  // The service authorization reference lists no resource type for these two, so "*"
+  // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonelasticcontainerservice.html);
+  // what a registered task definition may use is bounded by iam:PassRole below: the two workload roles only.
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['ecs:DescribeTaskDefinition', 'ecs:RegisterTaskDefinition'], resources: ['*'] }),
+  );
+  acknowledgeNagRule(
+    role,
+    'AwsSolutions-IAM5[Resource::*]',
+    'ecs:RegisterTaskDefinition and ecs:DescribeTaskDefinition have no resource-level permissions (IAM service authorization reference), so their resource must be "*"; a registered definition can only use the two workload roles this role may pass.',
+  );
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: [anyRevisionOfFamily], conditions: where.inCluster }));
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['iam:PassRole'],
+      resources: [
+        ...(workload.taskRole ? [workload.taskRole.roleArn] : []),
+        workload.executionRole.roleArn,
+        ...(workload.volumeRoleArnPattern ? [workload.volumeRoleArnPattern] : []),
+      ],
+      conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
+    }),
+  );
+  if (workload.volumeRoleArnPattern)
+    acknowledgeWildcardResource(
+      role,
+      workload.volumeRoleArnPattern,
+      'A task that mounts a volume runs as that volume role, made per volume at run time under its own path and prefix; each may only mount its own EFS access point, and only to ECS tasks.',
+    );
+  // RunTask with tags is also authorized as TagResource on the task it creates.
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['ecs:TagResource'],
+      resources: [where.tasksInCluster],
+      conditions: { StringEquals: { 'ecs:CreateAction': 'RunTask' } },
+    }),
+  );
+  acknowledgeWildcardResource(
+    role,
+    anyRevisionOfFamily,
+    'ecs:RunTask is limited to our task definition families (one per image and port, registered on demand with a common prefix); family suffix and revision are wildcards because they are made at run time, and the ecs:cluster condition keeps the tasks in our cluster.',
   );
 }

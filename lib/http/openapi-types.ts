@@ -1261,7 +1261,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description FORBIDDEN: Authenticated but not allowed (CSRF_REJECTED for a session request without a valid x-csrf-token; QUOTA_EXCEEDED when a create, start, restart or resize would pass the caller's quota, naming the limit and the current use; PASSWORD_CHANGE_REQUIRED and ACCOUNT_DISABLED from a sign-in with the right password on an account an admin reset or disabled) */
+        /** @description FORBIDDEN: Authenticated but not allowed. PASSWORD_CHANGE_REQUIRED: A sign-in with the right password on an account an admin reset: sign in again with new_password. ACCOUNT_DISABLED: A sign-in with the right password on an account an admin disabled. CSRF_REJECTED: A session request without a valid x-csrf-token. QUOTA_EXCEEDED: A create, start, restart or resize would pass the caller's quota, naming the limit and the current use */
         Error403: {
             headers: {
                 [name: string]: unknown;
@@ -1279,7 +1279,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description CONFLICT: A uniqueness or state conflict: a taken hostname or email, or a concurrent change that won; CONTAINER_FAILED when a start or restart ended with the container's own failure (it exited, failed its health check, or its image could not be pulled), its state_reason in the message */
+        /** @description CONFLICT: A uniqueness or state conflict: a taken hostname or email, or a concurrent change that won. CONTAINER_FAILED: A start or restart ended with the container's own failure (it exited, failed its health check, or its image could not be pulled), its state_reason in the message */
         Error409: {
             headers: {
                 [name: string]: unknown;
@@ -1297,7 +1297,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description RATE_LIMITED: Throttled: the whole API's per-address limit, a stricter one on sign-in and token endpoints, or too many wrong codes on /device; see Retry-After where present. QUOTA_EXCEEDED: a deploy past the account's builds at once (QUOTA_MAX_CONCURRENT_BUILDS) */
+        /** @description RATE_LIMITED: Throttled: the whole API's per-address limit, a stricter one on sign-in and token endpoints, or too many wrong codes on /device; see Retry-After where present. QUOTA_EXCEEDED: A deploy past the account's builds at once (QUOTA_MAX_CONCURRENT_BUILDS) */
         Error429: {
             headers: {
                 [name: string]: unknown;

@@ -1,3 +1,4 @@
+import { ERRORS, type ErrorKind } from '../errors.js';
 import * as z from '../zod.js';
 import { MAX_JSON_DEPTH } from './middleware/parse-body.js';
 import type { InputSchemas } from './middleware/validate-input.js';
@@ -8,40 +9,49 @@ import type { Route } from './routes.js';
 
 type JsonObject = Record<string, unknown>;
 
-const errorCodes: Record<number, { code: string; description: string }> = {
-  400: { code: 'BAD_REQUEST', description: 'Malformed request, or missing or invalid fields or parameters' },
-  401: { code: 'UNAUTHORIZED', description: 'No valid credentials' },
-  403: {
-    code: 'FORBIDDEN',
-    description:
-      "Authenticated but not allowed (CSRF_REJECTED for a session request without a valid x-csrf-token; QUOTA_EXCEEDED when a create, start, restart or resize would pass the caller's quota, naming the limit and the current use; PASSWORD_CHANGE_REQUIRED and ACCOUNT_DISABLED from a sign-in with the right password on an account an admin reset or disabled)",
-  },
-  404: { code: 'NOT_FOUND', description: 'No such resource, or not yours; also a path id that is not a UUID' },
-  409: {
-    code: 'CONFLICT',
-    description:
-      "A uniqueness or state conflict: a taken hostname or email, or a concurrent change that won; CONTAINER_FAILED when a start or restart ended with the container's own failure (it exited, failed its health check, or its image could not be pulled), its state_reason in the message",
-  },
-  413: { code: 'PAYLOAD_TOO_LARGE', description: 'JSON bodies are limited to 16 KiB' },
-  429: {
-    code: 'RATE_LIMITED',
-    description:
-      "Throttled: the whole API's per-address limit, a stricter one on sign-in and token endpoints, or too many wrong codes on /device; see Retry-After where present. QUOTA_EXCEEDED: a deploy past the account's builds at once (QUOTA_MAX_CONCURRENT_BUILDS)",
-  },
-  501: {
-    code: 'NOT_IMPLEMENTED',
-    description: 'Not on this runtime: deploys need a runtime that builds images (the docker runtime locally)',
-  },
-  500: {
-    code: 'INTERNAL_ERROR',
-    description: 'Unexpected server error; for start and restart, a launch the runtime refused (capacity, placement)',
-  },
-  503: {
-    code: 'SERVICE_BUSY',
-    description: 'AWS throttled the request past its retries; nothing was done (a create leaves no container); try again after Retry-After',
-  },
-  504: { code: 'TIMEOUT', description: 'The container is still starting after the start budget; start it again to keep waiting' },
+/**
+ * What each failure means to a client, by its kind in lib/errors.ts, whose table gives its status
+ * and code; the document's error response for a status lists the codes it may carry with these words.
+ */
+const ERROR_MEANINGS: Record<ErrorKind, string> = {
+  badRequest: 'Malformed request, or missing or invalid fields or parameters',
+  unauthorized: 'No valid credentials',
+  forbidden: 'Authenticated but not allowed',
+  passwordChangeRequired: 'A sign-in with the right password on an account an admin reset: sign in again with new_password',
+  accountDisabled: 'A sign-in with the right password on an account an admin disabled',
+  csrfRejected: 'A session request without a valid x-csrf-token',
+  quotaExceeded: "A create, start, restart or resize would pass the caller's quota, naming the limit and the current use",
+  notFound: 'No such resource, or not yours; also a path id that is not a UUID',
+  methodNotAllowed: 'The path has no such method; Allow lists those it has',
+  requestTimeout: 'The request was not sent whole in time',
+  conflict: 'A uniqueness or state conflict: a taken hostname or email, or a concurrent change that won',
+  containerFailed:
+    "A start or restart ended with the container's own failure (it exited, failed its health check, or its image could not be pulled), its state_reason in the message",
+  payloadTooLarge: 'JSON bodies are limited to 16 KiB',
+  rateLimited:
+    "Throttled: the whole API's per-address limit, a stricter one on sign-in and token endpoints, or too many wrong codes on /device; see Retry-After where present",
+  concurrencyQuota: "A deploy past the account's builds at once (QUOTA_MAX_CONCURRENT_BUILDS)",
+  headersTooLarge: 'The header section is larger than the server reads',
+  internal: 'Unexpected server error; for start and restart, a launch the runtime refused (capacity, placement)',
+  notImplemented: 'Not on this runtime: deploys need a runtime that builds images (the docker runtime locally)',
+  serviceBusy: 'AWS throttled the request past its retries; nothing was done (a create leaves no container); try again after Retry-After',
+  timeout: 'The container is still starting after the start budget; start it again to keep waiting',
 };
+
+/** The table read by any kind, so that entries of Object.entries look their words up without a cast. */
+const meaningsByKind: Readonly<Partial<Record<string, string>>> = ERROR_MEANINGS;
+
+/** The codes a status may carry, in the table's order (the first is the status's own), each with its meaning. */
+const errorsWith = (status: number): Array<{ code: string; meaning: string }> =>
+  Object.entries(ERRORS)
+    .filter(([, error]) => error.status === status)
+    .map(([kind, { code }]) => ({ code, meaning: meaningsByKind[kind] ?? '' }));
+
+/** A status's error response in words: each code it may carry, and what it means. */
+const errorResponseDescription = (status: number): string =>
+  errorsWith(status)
+    .map(({ code, meaning }) => `${code}: ${meaning}`)
+    .join('. ');
 
 /** RFC 6749 section 5.2 and RFC 7009 section 2.2.1 codes answered with status 400. */
 const OAUTH_400_CODES = [
@@ -250,17 +260,19 @@ export function openApiDocument(endpoints: Array<{ route: Route; inputSchemas: I
     // A greedy API Gateway parameter (`{path+}`) is a plain one in OpenAPI's path templates.
     (paths[route.path.replace('+}', '}')] ??= {})[route.method.toLowerCase()] = operation(route, inputSchemas);
   }
+  // A response for each status some operation may answer, from the error table (lib/errors.ts).
+  const statuses = new Set(endpoints.flatMap(({ route, inputSchemas }) => errorStatuses(route, inputSchemas)));
   const errorResponses: JsonObject = {};
-  for (const [status, { code, description }] of Object.entries(errorCodes)) {
+  for (const status of [...statuses].sort()) {
     errorResponses[`Error${status}`] = {
-      description: `${code}: ${description}`,
+      description: errorResponseDescription(status),
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
     };
   }
   // The token and revocation endpoints answer a form-encoded request with RFC 6749 section 5.2 errors.
   for (const status of [400, 401] as const) {
     errorResponses[`Error${status}OAuth`] = {
-      description: `${errorCodes[status]!.code} for a JSON request; for a form-encoded request, RFC 6749 section 5.2's { error, error_description } (${
+      description: `${errorsWith(status)[0]!.code} for a JSON request; for a form-encoded request, RFC 6749 section 5.2's { error, error_description } (${
         status === 401 ? 'invalid_client, with WWW-Authenticate: Basic when HTTP Basic was tried' : OAUTH_400_CODES.join(', ')
       })`,
       content: {

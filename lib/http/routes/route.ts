@@ -1,3 +1,4 @@
+import type { ErrorStatus } from '../../errors.js';
 import type { OAuthScope } from '../../identity/principal.js';
 import { tableAccess, type TableAccess } from '../../table-access.js';
 
@@ -26,6 +27,39 @@ export type Access =
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
+/**
+ * Where an ECS permission applies: `task`, the tasks of our cluster; `cluster`, any resource under
+ * the `ecs:cluster` condition, for an action that authorizes on no task (`why` says so for cdk-nag);
+ * `launch`, our task definition families, with what a launch needs beside it (registering the
+ * definition, passing the workload roles, tagging the task: infra/constructs/route-permissions.ts).
+ */
+export type EcsScope = { on: 'task' } | { on: 'cluster'; why: string } | { on: 'launch' };
+
+/**
+ * The ECS permissions a route may ask for, each the IAM actions it grants and where. The stack's
+ * grants are made from these rows, so a new permission is a row here and its name in a route's
+ * `permissions.ecs`.
+ */
+export const ECS_PERMISSIONS = {
+  run: { actions: ['ecs:RunTask'], on: 'launch' },
+  stop: { actions: ['ecs:StopTask'], on: 'task' },
+  describe: { actions: ['ecs:DescribeTasks'], on: 'task' },
+  /**
+   * The reconciler's listing. ListTasks authorizes on the container-instance resource type with the
+   * ecs:cluster condition key (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonelasticcontainerservice.html);
+   * Fargate tasks have no container instance, so the resource is "*" and the condition keeps the
+   * listing to our cluster, as in https://docs.aws.amazon.com/AmazonECS/latest/developerguide/security_iam_id-based-policy-examples.html
+   * (and https://github.com/awsdocs/amazon-ecs-developer-guide/issues/211).
+   */
+  list: {
+    actions: ['ecs:ListTasks'],
+    on: 'cluster',
+    why: 'ecs:ListTasks has no task-level resource (it authorizes on container instances, which Fargate tasks lack), so its resource is "*"; the ecs:cluster condition limits it to our cluster.',
+  },
+} as const satisfies Record<string, { actions: readonly `ecs:${string}`[] } & EcsScope>;
+
+export type EcsPermission = keyof typeof ECS_PERMISSIONS;
+
 /** What the function behind a route may touch; the CDK stack turns this into IAM grants. */
 export interface RoutePermissions {
   /**
@@ -33,8 +67,8 @@ export interface RoutePermissions {
    * grants item actions only on those partitions (`dynamodb:LeadingKeys`, README "Security").
    */
   table: 'none' | TableAccess;
-  /** `list`: ListTasks on our cluster (the reconciler). */
-  ecs?: ReadonlyArray<'run' | 'stop' | 'describe' | 'list'>;
+  /** ECS actions on the workload's cluster, by their row in `ECS_PERMISSIONS`. */
+  ecs?: ReadonlyArray<EcsPermission>;
   metrics?: boolean;
   /** Read the containers' log groups (CloudWatch Logs). */
   logs?: boolean;
@@ -88,7 +122,7 @@ export interface Route {
    */
   errorPage?: string;
   /** Failures beyond those the access level, body and path imply; documented in OpenAPI. */
-  alsoAnswers?: ReadonlyArray<400 | 401 | 404 | 409 | 413 | 501 | 503 | 504>;
+  alsoAnswers?: ReadonlyArray<ErrorStatus>;
 }
 
 /**

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { addFieldOptions, bodyFromOptions, fieldRows, flagNames, problemsText } from '../../../cli/src/fields.js';
+import { WORKLOAD, WORKLOAD_KEYS } from '../../../lib/containers/workload.js';
 import { bodyFieldsOf, containerRequestSchemasOf } from '../../../lib/http/openapi-fields.js';
 
 const document = JSON.parse(readFileSync(new URL('../../../docs/openapi.json', import.meta.url), 'utf8'));
@@ -18,25 +19,29 @@ function parsed(fields: typeof CREATE, args: string[]): Record<string, unknown> 
 
 describe('the CLI field flags', () => {
   it('derives a flag from each field of the OpenAPI document, its unit left out', () => {
-    expect([...flagNames(CREATE).values()]).toEqual([
-      'hostname',
-      'image',
-      'port',
-      'env',
-      'command',
-      'cpu',
-      'memory',
-      'disk',
-      'health-check-path',
-      'health-check-interval',
-      'health-check-timeout',
-      'health-check-grace',
-      'restart-policy',
-      'idle-timeout',
-      'mount',
-      'registry-credentials-username',
-      'registry-credentials-password',
-    ]);
+    const flags = flagNames(CREATE);
+    // A flag for every field that takes a value of its own: each workload field the declaration
+    // lists (a group's by its own fields), the hostname and the registry credentials' two.
+    for (const key of WORKLOAD_KEYS) {
+      const name = WORKLOAD[key].name;
+      expect(
+        [...flags.keys()].some((path) => path === name || path.startsWith(`${name}.`)),
+        name,
+      ).toBe(true);
+    }
+    expect(new Set(flags.values()).size).toBe(flags.size);
+    expect(Object.fromEntries(flags)).toMatchObject({
+      hostname: 'hostname',
+      cpu_cores: 'cpu',
+      memory_mb: 'memory',
+      disk_gb: 'disk',
+      'health_check.path': 'health-check-path',
+      'health_check.interval_s': 'health-check-interval',
+      restart_policy: 'restart-policy',
+      idle_timeout_s: 'idle-timeout',
+      mounts: 'mount',
+      'registry_credentials.username': 'registry-credentials-username',
+    });
   });
 
   it('takes a list of records as a repeatable flag, one record a flag (--mount VOLUME:/path), and prints it back the same way', () => {

@@ -4,8 +4,7 @@ import { MAX_JSON_DEPTH } from './middleware/parse-body.js';
 import type { InputSchemas } from './middleware/validate-input.js';
 import { pathParameterSchema } from './path-parameters.js';
 import { RECORDS, type RecordName } from './records.js';
-import { SUCCESS_RESPONSES, type SuccessResponse } from './responses.js';
-import type { Route } from './routes.js';
+import type { Route, SuccessResponse } from './routes.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -156,9 +155,6 @@ function recordSchemas(): Record<string, JsonObject> {
   return Object.fromEntries(Object.entries(schemas).map(([name, { $schema: _dialect, $id: _id, ...schema }]) => [name, schema]));
 }
 
-/** The table by any id, so that a route read from elsewhere is looked up without a cast. */
-const successResponsesById: Readonly<Partial<Record<string, SuccessResponse>>> = SUCCESS_RESPONSES;
-
 const recordRef = (name: RecordName): JsonObject => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: JsonObject): JsonObject => ({ 'application/json': { schema } });
 const REDIRECT = { Location: { description: 'Where the browser goes next', schema: { type: 'string' } } };
@@ -167,7 +163,7 @@ const NEXT_PAGE = {
 };
 const HTML = { 'text/html': { schema: { type: 'string' } } };
 
-/** The success responses of one operation, by status, from its declaration (lib/http/responses.ts). */
+/** The success responses of one operation, by status, from its route's `answers`. */
 function successResponses(declared: SuccessResponse): JsonObject {
   if ('data' in declared) {
     return { [declared.status ?? 200]: { description: declared.data, content: json(envelope(recordRef(declared.data))) } };
@@ -236,9 +232,7 @@ function operation(route: Route, schemas: InputSchemas): JsonObject {
   if (route.body === 'form' || route.body === 'json-or-form') {
     content['application/x-www-form-urlencoded'] = { schema: bodySchema };
   }
-  const declared = successResponsesById[route.id];
-  if (!declared) throw new Error(`lib/http/responses.ts does not say what ${route.id} answers`);
-  const responses: JsonObject = successResponses(declared);
+  const responses: JsonObject = successResponses(route.answers);
   for (const status of errorStatuses(route, schemas)) {
     const rfc6749 = route.rfc6749Errors && (status === 400 || status === 401);
     responses[status] = { $ref: `#/components/responses/Error${status}${rfc6749 ? 'OAuth' : ''}` };

@@ -1,7 +1,7 @@
 /**
  * The records the API answers, declared once as schemas: docs/openapi.json's response schemas
- * are written from them (lib/http/responses.ts), the console and the CLI read their types from
- * that document (lib/http/openapi-types.ts), and each view that writes a record is checked
+ * are written from them (each route's `answers`, lib/http/routes/route.ts), the console and the
+ * CLI read their types from that document (lib/http/openapi-types.ts), and each view that writes a record is checked
  * against its schema when this file compiles (the `sameShape` lines at the end). Only the
  * OpenAPI build and the tests import this module, so no function's bundle carries these schemas.
  */

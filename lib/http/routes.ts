@@ -17,7 +17,7 @@ import { volumeRoutes } from './routes/volumes.js';
  * is its own pure export, so its bundle leaves out the other rows and this table.
  */
 
-export type { Access, HttpMethod, Route, RoutePermissions } from './routes/route.js';
+export type { Access, HttpMethod, Route, RoutePermissions, SuccessResponse } from './routes/route.js';
 export * from './routes/console.js';
 export * from './routes/containers.js';
 export * from './routes/identity.js';

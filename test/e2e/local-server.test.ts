@@ -64,6 +64,7 @@ describe('local server, as an API Gateway proxy integration', () => {
     body: 'json',
     permissions: { table: 'none' },
     timeoutSeconds: 7,
+    answers: { bare: 'McpMessage' },
     summary: 'Echo',
   });
   let server: LocalServer;

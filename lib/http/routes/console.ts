@@ -8,6 +8,7 @@ export const consoleHome = /* @__PURE__ */ route({
   access: 'browser',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(),
+  answers: { redirects: [302] },
   summary: 'The console: sends the browser to its containers page (or to sign in first)',
 });
 
@@ -19,6 +20,7 @@ export const consoleApp = /* @__PURE__ */ route({
   access: 'browser',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(),
+  answers: { console: true },
   summary: "The console's pages (one shell; the script routes) and its hashed, immutable files under /console/assets/",
 });
 

@@ -19,6 +19,7 @@ export const listContainers = /* @__PURE__ */ route({
   scope: 'containers:read',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['containersOfOwner', 'allContainers'] }),
+  answers: { page: 'Container' },
   summary: "List containers: the caller's own, or every container for admins",
 });
 
@@ -38,6 +39,7 @@ export const createContainer = /* @__PURE__ */ route({
     },
   ),
   alsoAnswers: [404, 409, 503],
+  answers: { data: 'Container' },
   summary: 'Create a container and start its first task',
 });
 
@@ -50,6 +52,7 @@ export const getContainer = /* @__PURE__ */ route({
   scope: 'containers:read',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['container'] }),
+  answers: { data: 'Container' },
   summary: 'Get a container',
 });
 
@@ -66,6 +69,7 @@ export const updateContainer = /* @__PURE__ */ route({
   body: 'json',
   permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(releaseWrite, volumeClaims), { registryCredentials: true }),
   alsoAnswers: [404, 409],
+  answers: { data: 'Container' },
   summary: 'Change what a container runs from its next start or restart (a new release)',
 });
 
@@ -85,6 +89,7 @@ export const deleteContainer = /* @__PURE__ */ route({
     },
   ),
   alsoAnswers: [409, 503],
+  answers: { acknowledges: 'deleted' },
   summary: 'Stop and delete a container, freeing its hostname',
 });
 
@@ -101,6 +106,7 @@ export const startContainer = /* @__PURE__ */ route({
   }),
   timeoutSeconds: 29,
   alsoAnswers: [409, 503, 504],
+  answers: { data: 'Container' },
   summary: 'Start a container and wait until it runs',
 });
 
@@ -114,6 +120,7 @@ export const stopContainer = /* @__PURE__ */ route({
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(containerUpdate, { ecs: ['stop'] }),
   alsoAnswers: [409, 503],
+  answers: { data: 'Container' },
   summary: 'Stop a container',
 });
 
@@ -130,6 +137,7 @@ export const restartContainer = /* @__PURE__ */ route({
   }),
   timeoutSeconds: 29,
   alsoAnswers: [409, 503, 504],
+  answers: { data: 'Container' },
   summary: 'Restart a container on a new task and wait until it runs',
 });
 
@@ -142,6 +150,7 @@ export const getContainerMetrics = /* @__PURE__ */ route({
   scope: 'containers:read',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['container'] }, { metrics: true }),
+  answers: { data: 'Metrics' },
   summary: "A container's current CPU, memory and disk use",
 });
 
@@ -154,6 +163,7 @@ export const getContainerMetricsHistory = /* @__PURE__ */ route({
   scope: 'containers:read',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['container'] }, { metrics: true }),
+  answers: { page: 'MetricsPoint' },
   summary: "A container's CPU, memory and disk use minute by minute, oldest first (`minutes` 1..1440, default 60)",
 });
 
@@ -166,6 +176,7 @@ export const getContainerLogs = /* @__PURE__ */ route({
   scope: 'containers:read',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['container'] }, { logs: true }),
+  answers: { page: 'LogLine' },
   summary: "A container's output, oldest first, across its recent tasks",
 });
 
@@ -178,6 +189,7 @@ export const listReleases = /* @__PURE__ */ route({
   scope: 'containers:read',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['container'] }),
+  answers: { page: 'Release' },
   summary: "A container's releases, newest first: each version's workload with its image pinned by digest",
 });
 
@@ -192,6 +204,7 @@ export const rollbackRelease = /* @__PURE__ */ route({
   permissions: /* @__PURE__ */ authenticated(releaseWrite, { ecs: ['run', 'stop', 'describe'] }),
   timeoutSeconds: 29,
   alsoAnswers: [409, 503, 504],
+  answers: { data: 'Container' },
   summary: "A new release with an earlier one's workload, rolled to without downtime (a stopped container takes it at its next start)",
 });
 
@@ -205,6 +218,7 @@ export const createDeploy = /* @__PURE__ */ route({
   body: 'json',
   permissions: /* @__PURE__ */ authenticated({ read: ['container'], write: ['container', 'buildSlots'] }, { builds: ['upload'] }),
   alsoAnswers: [413, 501],
+  answers: { data: 'Deploy', status: 201 },
   summary: 'Deploy from source: answers the deploy and where to PUT the gzipped tar of its build context',
 });
 
@@ -217,6 +231,7 @@ export const listDeploys = /* @__PURE__ */ route({
   scope: 'containers:read',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['container'], update: ['container', 'buildSlots'] }, { builds: ['discard'] }),
+  answers: { page: 'Deploy' },
   summary: "A container's deploys, newest first",
 });
 
@@ -230,6 +245,7 @@ export const getDeploy = /* @__PURE__ */ route({
   body: 'none',
   // An upload that expired unused is settled (failed, its build slot freed) when read.
   permissions: /* @__PURE__ */ authenticated({ read: ['container'], update: ['container', 'buildSlots'] }, { builds: ['discard'] }),
+  answers: { data: 'Deploy' },
   summary: 'A deploy: its state, the built image and the release it made',
 });
 
@@ -242,6 +258,7 @@ export const getDeployLogs = /* @__PURE__ */ route({
   scope: 'containers:read',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['container'], update: ['container', 'buildSlots'] }, { builds: ['discard', 'logs'] }),
+  answers: { page: 'LogLine' },
   summary: "A deploy's build output, oldest first, in the shape of a container's logs",
 });
 

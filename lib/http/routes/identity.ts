@@ -12,6 +12,7 @@ export const createSession = /* @__PURE__ */ route({
   permissions: { table: signIn, refreshGraceKey: true },
   memoryMb: SIGN_IN_MEMORY_MB,
   rateLimited: true,
+  answers: { data: 'Session' },
   summary: 'Sign in with email and password',
 });
 
@@ -23,6 +24,7 @@ export const getCurrentSession = /* @__PURE__ */ route({
   access: 'session',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['user'] }),
+  answers: { data: 'CurrentSession' },
   summary: 'The current session, with its CSRF token',
 });
 
@@ -34,6 +36,7 @@ export const deleteCurrentSession = /* @__PURE__ */ route({
   access: 'session',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ write: ['credential'] }),
+  answers: { acknowledges: 'deleted' },
   summary: 'Sign out',
 });
 
@@ -45,6 +48,7 @@ export const createToken = /* @__PURE__ */ route({
   access: 'account',
   body: 'json',
   permissions: /* @__PURE__ */ authenticated({ write: ['user', 'credential'] }),
+  answers: { data: 'IssuedPersonalAccessToken' },
   summary: 'Create a personal access token',
 });
 
@@ -56,6 +60,7 @@ export const listTokens = /* @__PURE__ */ route({
   access: 'account',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['user'] }),
+  answers: { page: 'PersonalAccessToken' },
   summary: "List the caller's personal access tokens",
 });
 
@@ -67,6 +72,7 @@ export const deleteToken = /* @__PURE__ */ route({
   access: 'account',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ write: ['user', 'credential'] }),
+  answers: { acknowledges: 'deleted' },
   summary: 'Revoke a personal access token',
 });
 
@@ -79,6 +85,7 @@ export const createUser = /* @__PURE__ */ route({
   body: 'json',
   permissions: /* @__PURE__ */ authenticated({ write: ['user', 'email'] }),
   alsoAnswers: [409],
+  answers: { data: 'User' },
   summary: 'Create a user (admin)',
 });
 
@@ -90,6 +97,7 @@ export const listUsers = /* @__PURE__ */ route({
   access: 'admin',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['allUsers'] }),
+  answers: { page: 'User' },
   summary: 'List users (admin)',
 });
 
@@ -102,6 +110,7 @@ export const getMe = /* @__PURE__ */ route({
   body: 'none',
   // The profile and the quota usage item, both in the user's partition.
   permissions: /* @__PURE__ */ authenticated({ read: ['user'] }),
+  answers: { data: 'Me' },
   summary: 'The calling user',
 });
 
@@ -121,6 +130,7 @@ export const changePassword = /* @__PURE__ */ route({
   }),
   memoryMb: SIGN_IN_MEMORY_MB,
   rateLimited: true,
+  answers: { acknowledges: 'changed' },
   summary: 'Change your own password; signs out your other sessions',
 });
 
@@ -133,6 +143,7 @@ export const resetPassword = /* @__PURE__ */ route({
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['user', 'email'], update: ['email', 'user'], write: ['credential', 'user'] }),
   memoryMb: SIGN_IN_MEMORY_MB,
+  answers: { data: 'PasswordReset' },
   summary: 'Reset a password (admin): a one-time password the person replaces at their next sign-in',
 });
 
@@ -151,6 +162,7 @@ export const disableUser = /* @__PURE__ */ route({
     write: ['credential', 'user'],
   }),
   alsoAnswers: [409],
+  answers: { data: 'User' },
   summary: 'Disable an account (admin): its sign-in, sessions, tokens and authorizations stop at once',
 });
 
@@ -163,6 +175,7 @@ export const enableUser = /* @__PURE__ */ route({
   body: 'none',
   // The status, and the credentials of the account's live PATs written again from their metadata.
   permissions: /* @__PURE__ */ authenticated({ read: ['user', 'email'], update: ['email', 'user'], write: ['credential'] }),
+  answers: { data: 'User' },
   summary: 'Enable a disabled account again (admin): its personal access tokens work again',
 });
 

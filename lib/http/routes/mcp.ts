@@ -21,6 +21,7 @@ export const mcpServer = /* @__PURE__ */ route({
   ),
   // start_container and restart_container wait for their task, as their REST twins do.
   timeoutSeconds: 29,
+  answers: { jsonRpc: 'McpMessage' },
   summary:
     'The MCP server (Streamable HTTP, stateless, JSON responses): one JSON-RPC message or batch per POST; tools for containers, their logs and metrics (docs/mcp.md)',
 });
@@ -33,6 +34,7 @@ export const mcpResourceMetadata = /* @__PURE__ */ route({
   access: 'public',
   body: 'none',
   permissions: { table: 'none' },
+  answers: { bare: 'ProtectedResourceMetadata' },
   summary: "The MCP server's protected resource metadata (RFC 9728): its URI, this service as its authorization server, its scopes",
 });
 
@@ -44,6 +46,7 @@ export const apiResourceMetadata = /* @__PURE__ */ route({
   access: 'public',
   body: 'none',
   permissions: { table: 'none' },
+  answers: { bare: 'ProtectedResourceMetadata' },
   summary: "The REST API's protected resource metadata (RFC 9728): its URI ({issuer}/api/v1), this service as its authorization server",
 });
 

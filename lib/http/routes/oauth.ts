@@ -14,6 +14,7 @@ export const registerApp = /* @__PURE__ */ route({
   access: 'account',
   body: 'json',
   permissions: /* @__PURE__ */ authenticated({ write: ['oauthApp', 'oauthClient'] }),
+  answers: { data: 'RegisteredOAuthApp' },
   summary: 'Register an OAuth application; the client secret is shown once',
 });
 
@@ -25,6 +26,7 @@ export const listApps = /* @__PURE__ */ route({
   access: 'account',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['appsOfOwner'] }),
+  answers: { page: 'OAuthApp' },
   summary: "List the caller's OAuth applications",
 });
 
@@ -36,6 +38,7 @@ export const getApp = /* @__PURE__ */ route({
   access: 'account',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['oauthApp'] }),
+  answers: { data: 'OAuthApp' },
   summary: 'Get an OAuth application',
 });
 
@@ -48,6 +51,7 @@ export const updateApp = /* @__PURE__ */ route({
   body: 'json',
   // `oauthClient`: the refresh retry grace is mirrored on the client item, which a refresh reads.
   permissions: /* @__PURE__ */ authenticated({ update: ['oauthApp', 'oauthClient'] }),
+  answers: { data: 'OAuthApp' },
   summary: "Update an OAuth application's name, description, redirect URIs or refresh retry grace",
 });
 
@@ -60,6 +64,7 @@ export const deleteApp = /* @__PURE__ */ route({
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ write: ['oauthApp', 'oauthClient', 'authorizationCode'], update: ['grant'] }),
   timeoutSeconds: 29,
+  answers: { acknowledges: 'deleted' },
   summary: 'Delete an OAuth application and revoke every code and token it holds',
 });
 
@@ -71,6 +76,7 @@ export const rotateAppSecret = /* @__PURE__ */ route({
   access: 'account',
   body: 'optional-json',
   permissions: /* @__PURE__ */ authenticated({ update: ['oauthApp', 'oauthClient'] }),
+  answers: { data: 'RotatedOAuthApp' },
   summary:
     "Rotate an OAuth application's client secret; the previous one stops at once unless previous_secret_ttl_seconds asks for an overlap",
 });
@@ -83,6 +89,7 @@ export const endAppPreviousSecret = /* @__PURE__ */ route({
   access: 'account',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ update: ['oauthApp', 'oauthClient'] }),
+  answers: { data: 'OAuthApp' },
   summary: "End an OAuth application's secret rotation overlap: its previous client secret stops at once",
 });
 
@@ -96,6 +103,7 @@ export const registerClient = /* @__PURE__ */ route({
   // An application nobody owns and its client; the count of registrations from the caller's address.
   permissions: { table: { update: ['registrationsFromAddress'], write: ['oauthApp', 'oauthClient'] } },
   rateLimited: true,
+  answers: { bare: 'ClientRegistration', status: 201 },
   summary: 'Dynamic client registration (RFC 7591): an application nobody owns, which expires unless someone authorizes it within a day',
 });
 
@@ -111,6 +119,7 @@ export const authorize = /* @__PURE__ */ route({
   // Its query is checked by hand (lib/oauth/oauth-parameters.ts), so no schema implies the 400; a
   // client metadata document that cannot be used is 401 invalid_client.
   alsoAnswers: [400, 401, 404],
+  answers: { redirects: [302] },
   summary: 'Start the authorization code flow (redirects to the consent page)',
 });
 
@@ -130,6 +139,7 @@ export const token = /* @__PURE__ */ route({
   },
   rateLimited: true,
   rfc6749Errors: true,
+  answers: { bare: 'TokenResponse' },
   summary: 'Exchange an authorization code or a refresh token for tokens',
 });
 
@@ -142,6 +152,7 @@ export const revokeToken = /* @__PURE__ */ route({
   body: 'json-or-form',
   permissions: { table: { read: ['oauthClient'], update: ['grant', 'oauthApp'] } },
   rfc6749Errors: true,
+  answers: { acknowledges: 'revoked' },
   summary: 'Revoke a refresh token and its grant, or an access token (RFC 7009)',
 });
 
@@ -159,6 +170,7 @@ export const deviceAuthorization = /* @__PURE__ */ route({
   },
   rateLimited: true,
   rfc6749Errors: true,
+  answers: { bare: 'DeviceAuthorization' },
   summary: 'Start the device authorization grant (RFC 8628): a device code for the device, a user code for the person',
 });
 
@@ -170,6 +182,7 @@ export const listAuthorizations = /* @__PURE__ */ route({
   access: 'account',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(authorizedApps),
+  answers: { page: 'Authorization' },
   summary:
     'The applications the caller authorized, one entry per application (id: its client_id) with every scope its grants hold, most recently authorized first',
 });
@@ -182,6 +195,7 @@ export const revokeAuthorization = /* @__PURE__ */ route({
   access: 'account',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(revokeAuthorizationAccess),
+  answers: { acknowledges: 'revoked' },
   summary:
     "Revoke an authorized application: authorization_id is the entry's id, the application's client_id; every token of every grant the caller gave it stops at once",
 });
@@ -194,6 +208,7 @@ export const authorizationServerMetadata = /* @__PURE__ */ route({
   access: 'public',
   body: 'none',
   permissions: { table: 'none' },
+  answers: { bare: 'AuthorizationServerMetadata' },
   summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
 });
 

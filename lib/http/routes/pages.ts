@@ -23,6 +23,7 @@ export const loginPage = /* @__PURE__ */ route({
   access: 'browser',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['user'] }),
+  answers: { html: true, redirects: [303] },
   summary: 'Sign-in page',
 });
 
@@ -37,6 +38,7 @@ export const loginSubmit = /* @__PURE__ */ route({
   permissions: { table: signIn, refreshGraceKey: true },
   memoryMb: SIGN_IN_MEMORY_MB,
   rateLimited: true,
+  answers: { html: true, redirects: [303] },
   summary: 'Sign-in form submission',
 });
 
@@ -51,6 +53,7 @@ export const consentPage = /* @__PURE__ */ route({
   // Writes when the user's consent is remembered: the code is issued without the page.
   permissions: /* @__PURE__ */ authenticated(consent),
   errorPage: 'Authorization failed',
+  answers: { html: true, redirects: [302, 303] },
   summary: 'Consent page: approve or deny an application (approved at once when consent is remembered)',
 });
 
@@ -63,6 +66,7 @@ export const consentDecision = /* @__PURE__ */ route({
   body: 'form',
   permissions: /* @__PURE__ */ authenticated(consent),
   errorPage: 'Authorization failed',
+  answers: { html: true, redirects: [302, 303] },
   summary: 'Consent form submission',
 });
 
@@ -78,6 +82,7 @@ export const devicePage = /* @__PURE__ */ route({
     read: ['userCode', 'deviceAuthorization', 'user', 'userCodeFailures'],
     write: ['userCodeFailures'],
   }),
+  answers: { html: true, redirects: [302] },
   summary: 'Device page: type or confirm the code a device shows, then approve or deny it',
 });
 
@@ -93,6 +98,7 @@ export const deviceDecision = /* @__PURE__ */ route({
     update: ['deviceAuthorization'],
     write: ['userCodeFailures'],
   }),
+  answers: { html: true, redirects: [302, 303] },
   summary: 'Device page form submission: approve or deny',
 });
 
@@ -105,6 +111,7 @@ export const authorizationsPage = /* @__PURE__ */ route({
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(authorizedApps, { read: ['user'] })),
   errorPage: 'Authorized applications',
+  answers: { html: true, redirects: [302] },
   summary: 'Authorized applications page, with a Revoke button per application',
 });
 
@@ -117,6 +124,7 @@ export const authorizationsPageRevoke = /* @__PURE__ */ route({
   body: 'form',
   permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(revokeAuthorizationAccess, { read: ['user'] })),
   errorPage: 'Authorized applications',
+  answers: { redirects: [302, 303] },
   summary: 'Revoke form submission of the authorized applications page',
 });
 

@@ -1,5 +1,6 @@
 import type { ErrorStatus } from '../../errors.js';
 import type { OAuthScope } from '../../identity/principal.js';
+import type { RecordName } from '../records.js';
 import { tableAccess, type TableAccess } from '../../table-access.js';
 
 /** Who may call a route; the authentication middleware enforces it. */
@@ -88,6 +89,34 @@ export interface RoutePermissions {
   builds?: ReadonlyArray<'upload' | 'discard' | 'start' | 'stop' | 'describe' | 'logs'>;
 }
 
+/** The word `{ "data": … }` carries when an operation has nothing else to say. */
+export type Acknowledgement = 'deleted' | 'revoked' | 'changed';
+
+/** 302 sends a browser to sign in (or on to a page); 303 answers a form's POST with the page to GET next. */
+export type Redirect = 302 | 303;
+
+/**
+ * What an operation answers on success: the record (lib/http/records.ts) and how it is sent.
+ * docs/openapi.json's success responses are written from it, and the e2e suite checks every
+ * answer it gets against them (test/support/contract-check.ts).
+ */
+export type SuccessResponse =
+  /** `{ "data": record }`; 201 where the operation makes a resource with an id the caller did not choose. */
+  | { data: RecordName; status?: 201 }
+  /** `{ "data": [records] }`, newest first, the next page in a `Link` header. */
+  | { page: RecordName }
+  | { acknowledges: Acknowledgement }
+  /** The record itself, not enveloped: OAuth's and the discovery documents' own formats. */
+  | { bare: RecordName; status?: 201 }
+  /** An HTML page; `redirects` when it may instead send the browser on (to sign in first, or once a decision is made). */
+  | { html: true; redirects?: ReadonlyArray<Redirect> }
+  /** Only redirects (the authorization endpoint sends the browser to the consent page). */
+  | { redirects: ReadonlyArray<Redirect> }
+  /** The console's shell or one of its assets (script, style sheet, icon). */
+  | { console: true }
+  /** The MCP server: a JSON-RPC response, or 202 with no body for a notification. */
+  | { jsonRpc: RecordName };
+
 export interface Route {
   /** Stable name, also the CDK construct id of the function. */
   id: string;
@@ -108,6 +137,8 @@ export interface Route {
   timeoutSeconds?: number;
   /** Function memory in MB when the default (infra/constructs/service-function.ts) is too little; CPU grows with it. */
   memoryMb?: number;
+  /** What it answers on success. */
+  answers: SuccessResponse;
   summary: string;
   /** Rate-limited by the WAF rule for credential-guessing endpoints. */
   rateLimited?: boolean;

@@ -17,6 +17,7 @@ export const listVolumes = /* @__PURE__ */ route({
   scope: 'containers:read',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['volumesOfOwner', 'allVolumes'] }),
+  answers: { page: 'Volume' },
   summary: "List volumes: the caller's own, or every volume for admins",
 });
 
@@ -30,6 +31,7 @@ export const createVolume = /* @__PURE__ */ route({
   body: 'json',
   permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(volumeWrite, snapshotRecord), { volumes: true }),
   alsoAnswers: [404, 409],
+  answers: { data: 'Volume', status: 201 },
   summary: "Create a volume, empty or with a snapshot's content",
 });
 
@@ -42,6 +44,7 @@ export const getVolume = /* @__PURE__ */ route({
   scope: 'containers:read',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated({ read: ['volume'] }),
+  answers: { data: 'Volume' },
   summary: 'Get a volume',
 });
 
@@ -55,6 +58,7 @@ export const deleteVolume = /* @__PURE__ */ route({
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(volumeWrite, { volumes: true }),
   alsoAnswers: [409],
+  answers: { acknowledges: 'deleted' },
   summary: 'Delete a volume and its content; only while no container mounts it',
 });
 
@@ -70,6 +74,7 @@ export const createSnapshot = /* @__PURE__ */ route({
   permissions: /* @__PURE__ */ authenticated(
     /* @__PURE__ */ tableAccess({ read: ['volume', 'container'], update: ['quotaUsage'] }, snapshotRecord),
   ),
+  answers: { data: 'Snapshot' },
   summary: "Start a snapshot of a volume's content",
 });
 
@@ -82,6 +87,7 @@ export const listSnapshots = /* @__PURE__ */ route({
   scope: 'containers:read',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess({ read: ['volume', 'snapshotsOfVolume'] }, snapshotRecord)),
+  answers: { page: 'Snapshot' },
   summary: "List a volume's snapshots, newest first",
 });
 
@@ -95,6 +101,7 @@ export const downloadSnapshot = /* @__PURE__ */ route({
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(snapshotRecord),
   alsoAnswers: [409],
+  answers: { data: 'SnapshotDownload' },
   summary: "Where a snapshot's content can be downloaded as a gzipped tar, until the URL expires",
 });
 
@@ -107,6 +114,7 @@ export const deleteSnapshot = /* @__PURE__ */ route({
   scope: 'containers:write',
   body: 'none',
   permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess({ update: ['quotaUsage'] }, snapshotRecord)),
+  answers: { acknowledges: 'deleted' },
   summary: 'Delete a snapshot',
 });
 

@@ -51,10 +51,10 @@ const LIST_COLUMNS = ['hostname', 'state', 'image', 'cpu_cores', 'memory_mb', 'u
 /** The fields the command line takes as arguments rather than flags: `create HOSTNAME -- COMMAND…`. */
 const ARGUMENT_FIELDS = ['hostname', 'command'];
 /**
- * The fields a PATCH applies at once; every other one applies at the next start or restart
- * (docs/containers.md, "Changing a container: PATCH" and "Sleep and wake").
+ * The fields a PATCH applies at once, as the document says of each (`x-applies-at`, from
+ * lib/containers/workload.ts); every other one applies at the next start or restart.
  */
-const APPLIES_AT_ONCE = new Set(['idle_timeout_s']);
+const APPLIES_AT_ONCE = new Set(UPDATE_FIELDS.filter((field) => field.appliesAt === 'once').map((field) => field.name));
 /**
  * A `state_reason` that says the image could not be pulled (docs/containers.md, "Restart policy"):
  * the policy's retries pull the same image again, so waiting for them only delays the answer.
@@ -289,7 +289,7 @@ async function update(name: string, commandWords: string[], options: Record<stri
 
 /**
  * Tells the person when a change reaches the running task: most fields at the next start or
- * restart, `idle_timeout_s` at once (APPLIES_AT_ONCE). On stderr, so data on stdout stays data.
+ * restart, some (`idle_timeout_s`, `restart_policy`) at once (APPLIES_AT_ONCE). On stderr, so data on stdout stays data.
  */
 function hintWhenChangeApplies(command: Command, container: ContainerRecord, changed: readonly string[]): void {
   if (globals(command).json) return;

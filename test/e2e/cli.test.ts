@@ -184,8 +184,9 @@ describe('container-hosting against the local stack', () => {
 
     // update takes the PATCH body's fields as flags; get prints each of them.
     const updated = await run(['update', 'cli-web', '--memory', '1024', '--restart-policy', 'always', '--health-check-path', '/']);
+    // The restart policy is read when a task stops, so its change applies at once (x-applies-at in the document).
     expect(updated.stderr).toBe(
-      'The change of memory_mb, health_check, restart_policy applies at the next start; to apply it now: container-hosting restart cli-web\n',
+      'The change of restart_policy applies at once.\nThe change of memory_mb, health_check applies at the next start; to apply it now: container-hosting restart cli-web\n',
     );
     expect(updated.stdout).toMatch(/^memory_mb\s+1024$/m);
     expect(updated.stdout).toMatch(/^restart_policy\s+always$/m);

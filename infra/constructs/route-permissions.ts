@@ -3,7 +3,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import type { RoutePermissions } from '../../lib/http/routes.js';
-import { ECS_PERMISSIONS, type EcsPermission, type EcsScope } from '../../lib/http/routes/route.js';
+import { ECS_PERMISSIONS, type EcsGrant, type EcsPermission } from '../../lib/http/routes/route.js';
 import { tableStatements } from '../table-policy.js';
 import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
 
@@ -108,7 +108,11 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
   }
 }
 
-function grantWorkloadActions(role: iam.IRole & Construct, permissions: readonly EcsPermission[], workload: WorkloadAccess): void {
+function grantWorkloadActions(
+  role: iam.IRole & Construct,
+  permissions: ReadonlyArray<EcsPermission | EcsGrant>,
+  workload: WorkloadAccess,
+): void {
   const stack = Stack.of(role);
   const tasksInCluster = stack.formatArn({
     service: 'ecs',
@@ -118,8 +122,8 @@ function grantWorkloadActions(role: iam.IRole & Construct, permissions: readonly
   });
   const inCluster = { ArnEquals: { 'ecs:cluster': workload.clusterArn } };
 
-  for (const name of permissions) {
-    const permission: EcsScope & { actions: readonly string[] } = ECS_PERMISSIONS[name];
+  for (const entry of permissions) {
+    const permission: EcsGrant = typeof entry === 'string' ? ECS_PERMISSIONS[entry] : entry;
     const actions = [...permission.actions];
     switch (permission.on) {
       case 'task':

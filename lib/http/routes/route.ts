@@ -37,9 +37,9 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 export type EcsScope = { on: 'task' } | { on: 'cluster'; why: string } | { on: 'launch' };
 
 /**
- * The ECS permissions a route may ask for, each the IAM actions it grants and where. The stack's
- * grants are made from these rows, so a new permission is a row here and its name in a route's
- * `permissions.ecs`.
+ * The ECS permissions routes share, each the IAM actions it grants and where. The stack's grants
+ * are made from these rows and from the grants a route writes in its own `permissions.ecs`, so a
+ * new ECS action is a line of its route's row.
  */
 export const ECS_PERMISSIONS = {
   run: { actions: ['ecs:RunTask'], on: 'launch' },
@@ -57,8 +57,10 @@ export const ECS_PERMISSIONS = {
     on: 'cluster',
     why: 'ecs:ListTasks has no task-level resource (it authorizes on container instances, which Fargate tasks lack), so its resource is "*"; the ecs:cluster condition limits it to our cluster.',
   },
-} as const satisfies Record<string, { actions: readonly `ecs:${string}`[] } & EcsScope>;
+} as const satisfies Record<string, EcsGrant>;
 
+/** ECS actions and where they apply. */
+export type EcsGrant = { actions: readonly `ecs:${string}`[] } & EcsScope;
 export type EcsPermission = keyof typeof ECS_PERMISSIONS;
 
 /** What the function behind a route may touch; the CDK stack turns this into IAM grants. */
@@ -68,8 +70,11 @@ export interface RoutePermissions {
    * grants item actions only on those partitions (`dynamodb:LeadingKeys`, README "Security").
    */
   table: 'none' | TableAccess;
-  /** ECS actions on the workload's cluster, by their row in `ECS_PERMISSIONS`. */
-  ecs?: ReadonlyArray<EcsPermission>;
+  /**
+   * ECS actions on the workload's cluster: a row of `ECS_PERMISSIONS` by name, or a grant of the
+   * route's own written here (an action no other route needs).
+   */
+  ecs?: ReadonlyArray<EcsPermission | EcsGrant>;
   metrics?: boolean;
   /** Read the containers' log groups (CloudWatch Logs). */
   logs?: boolean;

@@ -221,15 +221,25 @@ const cachedRegistries = (): string[] => config.IMAGE_PULL_THROUGH_RULES.map((ru
  * declaration, apart from it so that functions that only read containers bundle no zod.
  */
 export const WORKLOAD_RULES = {
-  image: imageSchema(config.ALLOWED_IMAGE_PREFIXES),
-  port: portSchema,
-  env: envSchema,
+  image: imageSchema(config.ALLOWED_IMAGE_PREFIXES).check(
+    z.describe(
+      "an OCI image reference, [registry[:port]/]repository[:tag][@sha256:digest]; where the deployment sets ALLOWED_IMAGE_PREFIXES, within one of them (the same registry host and whole path segments); by default the deployment's image (CONTAINER_IMAGE)",
+    ),
+  ),
+  port: portSchema.check(z.describe('where the container listens; it also gets it as PORT')),
+  env: envSchema.check(
+    z.describe(
+      `environment variables: at most ${MAX_ENV_VARIABLES}, names ${ENV_NAME_PATTERN.source}, values of at most ${MAX_ENV_VALUE_LENGTH} characters; PORT, CONTAINER_*, AWS_* and ECS_* are the platform's`,
+    ),
+  ),
   command: z.nullable(commandSchema).check(z.describe("empty: the image's own command")),
-  cpuCores: cpuCoresSchema,
-  memoryMb: memoryMbSchema,
-  diskGb: diskGbSchema,
+  cpuCores: cpuCoresSchema.check(z.describe("how many vCPUs; the memory must fit them (Fargate's task sizes)")),
+  memoryMb: memoryMbSchema.check(z.describe("the hard memory limit; at most what the CPU size allows (Fargate's task sizes)")),
+  diskGb: diskGbSchema.check(z.describe('ephemeral storage; Fargate gives a task at least 20 GB, so below 20 the task has 20')),
   healthCheck: z.nullable(healthCheckSchema).check(z.describe('empty: a TCP check of the port')),
-  restartPolicy: restartPolicySchema,
+  restartPolicy: restartPolicySchema.check(
+    z.describe('what the service does when the task stops on its own: nothing, a restart after a failure, or a restart always'),
+  ),
   idleTimeoutS: z
     .nullable(seconds(MIN_IDLE_TIMEOUT_S, MAX_IDLE_TIMEOUT_S))
     .check(
@@ -237,5 +247,9 @@ export const WORKLOAD_RULES = {
         `seconds without a request to its URL before it sleeps (${MIN_IDLE_TIMEOUT_S} to ${MAX_IDLE_TIMEOUT_S}); its next request wakes it; empty, the default: never sleeps`,
       ),
     ),
-  mounts: mountsSchema,
+  mounts: mountsSchema.check(
+    z.describe(
+      `volumes mounted into its tasks, each { volume: its id, path: absolute }, at most ${MAX_MOUNTS}, at paths apart; a volume is mounted by one container at a time`,
+    ),
+  ),
 } satisfies Record<WorkloadKey, z.ZodMiniType>;

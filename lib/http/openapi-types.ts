@@ -873,15 +873,20 @@ export type components = {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description an OCI image reference, [registry[:port]/]repository[:tag][@sha256:digest]; where the deployment sets ALLOWED_IMAGE_PREFIXES, within one of them (the same registry host and whole path segments); by default the deployment's image (CONTAINER_IMAGE) */
             image: string;
+            /** @description where the container listens; it also gets it as PORT */
             port: number;
+            /** @description environment variables: at most 64, names ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values of at most 4096 characters; PORT, CONTAINER_*, AWS_* and ECS_* are the platform's */
             env: {
                 [key: string]: string;
             };
             /** @description empty: the image's own command */
             command: string[] | null;
             cpu_cores: number;
+            /** @description the hard memory limit; at most what the CPU size allows (Fargate's task sizes) */
             memory_mb: number;
+            /** @description ephemeral storage; Fargate gives a task at least 20 GB, so below 20 the task has 20 */
             disk_gb: number;
             /** @description empty: a TCP check of the port */
             health_check: {
@@ -893,10 +898,14 @@ export type components = {
                 /** @default 60 */
                 grace_s: number;
             } | null;
-            /** @enum {string} */
+            /**
+             * @description what the service does when the task stops on its own: nothing, a restart after a failure, or a restart always
+             * @enum {string}
+             */
             restart_policy: "never" | "on-failure" | "always";
             /** @description seconds without a request to its URL before it sleeps (30 to 86400); its next request wakes it; empty, the default: never sleeps */
             idle_timeout_s: number | null;
+            /** @description volumes mounted into its tasks, each { volume: its id, path: absolute }, at most 4, at paths apart; a volume is mounted by one container at a time */
             mounts: {
                 /** Format: uuid */
                 volume: string;
@@ -904,15 +913,20 @@ export type components = {
             }[];
         };
         Workload: {
+            /** @description an OCI image reference, [registry[:port]/]repository[:tag][@sha256:digest]; where the deployment sets ALLOWED_IMAGE_PREFIXES, within one of them (the same registry host and whole path segments); by default the deployment's image (CONTAINER_IMAGE) */
             image: string;
+            /** @description where the container listens; it also gets it as PORT */
             port: number;
+            /** @description environment variables: at most 64, names ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values of at most 4096 characters; PORT, CONTAINER_*, AWS_* and ECS_* are the platform's */
             env: {
                 [key: string]: string;
             };
             /** @description empty: the image's own command */
             command: string[] | null;
             cpu_cores: number;
+            /** @description the hard memory limit; at most what the CPU size allows (Fargate's task sizes) */
             memory_mb: number;
+            /** @description ephemeral storage; Fargate gives a task at least 20 GB, so below 20 the task has 20 */
             disk_gb: number;
             /** @description empty: a TCP check of the port */
             health_check: {
@@ -924,10 +938,14 @@ export type components = {
                 /** @default 60 */
                 grace_s: number;
             } | null;
-            /** @enum {string} */
+            /**
+             * @description what the service does when the task stops on its own: nothing, a restart after a failure, or a restart always
+             * @enum {string}
+             */
             restart_policy: "never" | "on-failure" | "always";
             /** @description seconds without a request to its URL before it sleeps (30 to 86400); its next request wakes it; empty, the default: never sleeps */
             idle_timeout_s: number | null;
+            /** @description volumes mounted into its tasks, each { volume: its id, path: absolute }, at most 4, at paths apart; a volume is mounted by one container at a time */
             mounts: {
                 /** Format: uuid */
                 volume: string;
@@ -1820,11 +1838,20 @@ export interface operations {
             content: {
                 "application/json": {
                     hostname: string;
-                    /** @default public.ecr.aws/nginx/nginx-unprivileged:stable-alpine */
+                    /**
+                     * @description an OCI image reference, [registry[:port]/]repository[:tag][@sha256:digest]; where the deployment sets ALLOWED_IMAGE_PREFIXES, within one of them (the same registry host and whole path segments); by default the deployment's image (CONTAINER_IMAGE)
+                     * @default public.ecr.aws/nginx/nginx-unprivileged:stable-alpine
+                     */
                     image?: string;
-                    /** @default 8080 */
+                    /**
+                     * @description where the container listens; it also gets it as PORT
+                     * @default 8080
+                     */
                     port?: number;
-                    /** @default {} */
+                    /**
+                     * @description environment variables: at most 64, names ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values of at most 4096 characters; PORT, CONTAINER_*, AWS_* and ECS_* are the platform's
+                     * @default {}
+                     */
                     env?: {
                         [key: string]: string;
                     };
@@ -1834,13 +1861,20 @@ export interface operations {
                      */
                     command?: string[] | null;
                     /**
+                     * @description how many vCPUs; the memory must fit them (Fargate's task sizes)
                      * @default 1
                      * @enum {number}
                      */
                     cpu_cores?: 1 | 2 | 4 | 8 | 16;
-                    /** @default 512 */
+                    /**
+                     * @description the hard memory limit; at most what the CPU size allows (Fargate's task sizes)
+                     * @default 512
+                     */
                     memory_mb?: number;
-                    /** @default 18 */
+                    /**
+                     * @description ephemeral storage; Fargate gives a task at least 20 GB, so below 20 the task has 20
+                     * @default 18
+                     */
                     disk_gb?: number;
                     /**
                      * @description empty: a TCP check of the port
@@ -1856,6 +1890,7 @@ export interface operations {
                         grace_s?: number;
                     } | null;
                     /**
+                     * @description what the service does when the task stops on its own: nothing, a restart after a failure, or a restart always
                      * @default on-failure
                      * @enum {string}
                      */
@@ -1865,7 +1900,10 @@ export interface operations {
                      * @default null
                      */
                     idle_timeout_s?: number | null;
-                    /** @default [] */
+                    /**
+                     * @description volumes mounted into its tasks, each { volume: its id, path: absolute }, at most 4, at paths apart; a volume is mounted by one container at a time
+                     * @default []
+                     */
                     mounts?: {
                         /** Format: uuid */
                         volume: string;
@@ -1974,16 +2012,24 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description an OCI image reference, [registry[:port]/]repository[:tag][@sha256:digest]; where the deployment sets ALLOWED_IMAGE_PREFIXES, within one of them (the same registry host and whole path segments); by default the deployment's image (CONTAINER_IMAGE) */
                     image?: string;
+                    /** @description where the container listens; it also gets it as PORT */
                     port?: number;
+                    /** @description environment variables: at most 64, names ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values of at most 4096 characters; PORT, CONTAINER_*, AWS_* and ECS_* are the platform's */
                     env?: {
                         [key: string]: string;
                     };
                     /** @description empty: the image's own command */
                     command?: string[] | null;
-                    /** @enum {number} */
+                    /**
+                     * @description how many vCPUs; the memory must fit them (Fargate's task sizes)
+                     * @enum {number}
+                     */
                     cpu_cores?: 1 | 2 | 4 | 8 | 16;
+                    /** @description the hard memory limit; at most what the CPU size allows (Fargate's task sizes) */
                     memory_mb?: number;
+                    /** @description ephemeral storage; Fargate gives a task at least 20 GB, so below 20 the task has 20 */
                     disk_gb?: number;
                     /** @description empty: a TCP check of the port */
                     health_check?: {
@@ -1995,10 +2041,14 @@ export interface operations {
                         /** @default 60 */
                         grace_s?: number;
                     } | null;
-                    /** @enum {string} */
+                    /**
+                     * @description what the service does when the task stops on its own: nothing, a restart after a failure, or a restart always
+                     * @enum {string}
+                     */
                     restart_policy?: "never" | "on-failure" | "always";
                     /** @description seconds without a request to its URL before it sleeps (30 to 86400); its next request wakes it; empty, the default: never sleeps */
                     idle_timeout_s?: number | null;
+                    /** @description volumes mounted into its tasks, each { volume: its id, path: absolute }, at most 4, at paths apart; a volume is mounted by one container at a time */
                     mounts?: {
                         /** Format: uuid */
                         volume: string;

@@ -22,38 +22,6 @@ export abstract class HttpError extends Error {
   }
 }
 
-/**
- * Every failure a client may see, by kind: its HTTP status and the envelope code it carries. The
- * classes below take both from here, and the OpenAPI document writes its error responses from
- * this table (lib/http/openapi.ts), so a status and its code are declared once.
- */
-export const ERRORS = {
-  badRequest: { status: 400, code: 'BAD_REQUEST' },
-  unauthorized: { status: 401, code: 'UNAUTHORIZED' },
-  forbidden: { status: 403, code: 'FORBIDDEN' },
-  passwordChangeRequired: { status: 403, code: 'PASSWORD_CHANGE_REQUIRED' },
-  accountDisabled: { status: 403, code: 'ACCOUNT_DISABLED' },
-  csrfRejected: { status: 403, code: 'CSRF_REJECTED' },
-  quotaExceeded: { status: 403, code: 'QUOTA_EXCEEDED' },
-  notFound: { status: 404, code: 'NOT_FOUND' },
-  methodNotAllowed: { status: 405, code: 'METHOD_NOT_ALLOWED' },
-  requestTimeout: { status: 408, code: 'REQUEST_TIMEOUT' },
-  conflict: { status: 409, code: 'CONFLICT' },
-  containerFailed: { status: 409, code: 'CONTAINER_FAILED' },
-  payloadTooLarge: { status: 413, code: 'PAYLOAD_TOO_LARGE' },
-  rateLimited: { status: 429, code: 'RATE_LIMITED' },
-  concurrencyQuota: { status: 429, code: 'QUOTA_EXCEEDED' },
-  headersTooLarge: { status: 431, code: 'HEADERS_TOO_LARGE' },
-  internal: { status: 500, code: 'INTERNAL_ERROR' },
-  notImplemented: { status: 501, code: 'NOT_IMPLEMENTED' },
-  serviceBusy: { status: 503, code: 'SERVICE_BUSY' },
-  timeout: { status: 504, code: 'TIMEOUT' },
-} as const;
-
-export type ErrorKind = keyof typeof ERRORS;
-/** Every status a failure may have. */
-export type ErrorStatus = (typeof ERRORS)[ErrorKind]['status'];
-
 /** One field a request got wrong: its path in the body or query, dotted (`health_check.path`, `env.FOO`). */
 export interface FieldProblem {
   field: string;
@@ -62,8 +30,8 @@ export interface FieldProblem {
 
 /** The request is malformed, or fields break a rule (named in `details`). */
 export class BadRequestError extends HttpError {
-  readonly statusCode = ERRORS.badRequest.status;
-  readonly code = ERRORS.badRequest.code;
+  readonly statusCode = 400;
+  readonly code = 'BAD_REQUEST';
 }
 
 /**
@@ -79,8 +47,8 @@ export function invalidFields(
 }
 
 export class UnauthorizedError extends HttpError {
-  readonly statusCode = ERRORS.unauthorized.status;
-  readonly code = ERRORS.unauthorized.code;
+  readonly statusCode = 401;
+  readonly code = 'UNAUTHORIZED';
   constructor(message = 'Missing or invalid credentials') {
     super(message);
   }
@@ -138,8 +106,8 @@ export const unsupportedTokenType = (message: string) => new OAuthRequestError('
 export const invalidTarget = (message: string) => new OAuthRequestError('invalid_target', message);
 
 export class ForbiddenError extends HttpError {
-  readonly statusCode = ERRORS.forbidden.status;
-  readonly code = ERRORS.forbidden.code;
+  readonly statusCode = 403;
+  readonly code = 'FORBIDDEN';
   constructor(message = 'You are not allowed to do this') {
     super(message);
   }
@@ -147,8 +115,8 @@ export class ForbiddenError extends HttpError {
 
 /** The password is right, but an admin reset it: the sign-in must choose a new one (`new_password`). */
 export class PasswordChangeRequiredError extends HttpError {
-  readonly statusCode = ERRORS.passwordChangeRequired.status;
-  readonly code = ERRORS.passwordChangeRequired.code;
+  readonly statusCode = 403;
+  readonly code = 'PASSWORD_CHANGE_REQUIRED';
   constructor(message = 'An admin reset this password: sign in again with a new password (new_password)') {
     super(message);
   }
@@ -156,16 +124,16 @@ export class PasswordChangeRequiredError extends HttpError {
 
 /** The password is right, but an admin disabled the account. */
 export class AccountDisabledError extends HttpError {
-  readonly statusCode = ERRORS.accountDisabled.status;
-  readonly code = ERRORS.accountDisabled.code;
+  readonly statusCode = 403;
+  readonly code = 'ACCOUNT_DISABLED';
   constructor(message = 'This account is disabled; ask an admin to enable it') {
     super(message);
   }
 }
 
 export class CsrfRejectedError extends HttpError {
-  readonly statusCode = ERRORS.csrfRejected.status;
-  readonly code = ERRORS.csrfRejected.code;
+  readonly statusCode = 403;
+  readonly code = 'CSRF_REJECTED';
   constructor(message = 'Session requests that change state need a valid x-csrf-token header') {
     super(message);
   }
@@ -173,27 +141,27 @@ export class CsrfRejectedError extends HttpError {
 
 /** A user's quota (containers, running vCPU) would be passed; nothing was written or started. */
 export class QuotaExceededError extends HttpError {
-  readonly statusCode = ERRORS.quotaExceeded.status;
-  readonly code = ERRORS.quotaExceeded.code;
+  readonly statusCode = 403;
+  readonly code = 'QUOTA_EXCEEDED';
 }
 
 /** Past a limit of concurrent work (builds at once): nothing was started; the same request may succeed once one ends. */
 export class ConcurrencyQuotaError extends HttpError {
-  readonly statusCode = ERRORS.concurrencyQuota.status;
-  readonly code = ERRORS.concurrencyQuota.code;
+  readonly statusCode = 429;
+  readonly code = 'QUOTA_EXCEEDED';
 }
 
 export class NotFoundError extends HttpError {
-  readonly statusCode = ERRORS.notFound.status;
-  readonly code = ERRORS.notFound.code;
+  readonly statusCode = 404;
+  readonly code = 'NOT_FOUND';
   constructor(message = 'Not found') {
     super(message);
   }
 }
 
 export class MethodNotAllowedError extends HttpError {
-  readonly statusCode = ERRORS.methodNotAllowed.status;
-  readonly code = ERRORS.methodNotAllowed.code;
+  readonly statusCode = 405;
+  readonly code = 'METHOD_NOT_ALLOWED';
   constructor(allowed: readonly string[]) {
     super(`Method not allowed; this resource allows ${allowed.join(', ')}`);
     this.headers['Allow'] = allowed.join(', ');
@@ -202,18 +170,18 @@ export class MethodNotAllowedError extends HttpError {
 
 /** The client did not send a whole request in time (the local server; API Gateway answers its own). */
 export class RequestTimeoutError extends HttpError {
-  readonly statusCode = ERRORS.requestTimeout.status;
-  readonly code = ERRORS.requestTimeout.code;
+  readonly statusCode = 408;
+  readonly code = 'REQUEST_TIMEOUT';
 }
 
 export class ConflictError extends HttpError {
-  readonly statusCode = ERRORS.conflict.status;
-  readonly code = ERRORS.conflict.code;
+  readonly statusCode = 409;
+  readonly code = 'CONFLICT';
 }
 
 export class PayloadTooLargeError extends HttpError {
-  readonly statusCode = ERRORS.payloadTooLarge.status;
-  readonly code = ERRORS.payloadTooLarge.code;
+  readonly statusCode = 413;
+  readonly code = 'PAYLOAD_TOO_LARGE';
   constructor(message = 'The request is too large') {
     super(message);
   }
@@ -221,13 +189,13 @@ export class PayloadTooLargeError extends HttpError {
 
 /** The request's header section is larger than the server reads (RFC 6585 section 5). */
 export class HeadersTooLargeError extends HttpError {
-  readonly statusCode = ERRORS.headersTooLarge.status;
-  readonly code = ERRORS.headersTooLarge.code;
+  readonly statusCode = 431;
+  readonly code = 'HEADERS_TOO_LARGE';
 }
 
 export class RateLimitedError extends HttpError {
-  readonly statusCode = ERRORS.rateLimited.status;
-  readonly code = ERRORS.rateLimited.code;
+  readonly statusCode = 429;
+  readonly code = 'RATE_LIMITED';
   constructor(message = 'Too many requests; slow down', retryAfterSeconds?: number) {
     super(message);
     if (retryAfterSeconds !== undefined) this.headers['Retry-After'] = String(Math.ceil(retryAfterSeconds));
@@ -240,8 +208,8 @@ export class RateLimitedError extends HttpError {
  * Not the client's excess (that is 429 RATE_LIMITED) and not a fault of ours (500).
  */
 export class ServiceBusyError extends HttpError {
-  readonly statusCode = ERRORS.serviceBusy.status;
-  readonly code = ERRORS.serviceBusy.code;
+  readonly statusCode = 503;
+  readonly code = 'SERVICE_BUSY';
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
@@ -289,21 +257,21 @@ export function unavailableFrom(error: unknown): ServiceBusyError | undefined {
  * no 5xx (which would also set off the operator's 5xx alarm). The message carries `state_reason`.
  */
 export class ContainerFailedError extends HttpError {
-  readonly statusCode = ERRORS.containerFailed.status;
-  readonly code = ERRORS.containerFailed.code;
+  readonly statusCode = 409;
+  readonly code = 'CONTAINER_FAILED';
 }
 
 export class InternalError extends HttpError {
-  readonly statusCode = ERRORS.internal.status;
-  readonly code = ERRORS.internal.code;
+  readonly statusCode = 500;
+  readonly code = 'INTERNAL_ERROR';
   constructor(message = 'Internal server error') {
     super(message);
   }
 }
 
 export class TimeoutError extends HttpError {
-  readonly statusCode = ERRORS.timeout.status;
-  readonly code = ERRORS.timeout.code;
+  readonly statusCode = 504;
+  readonly code = 'TIMEOUT';
   constructor(message = 'The request timed out') {
     super(message);
   }
@@ -311,6 +279,6 @@ export class TimeoutError extends HttpError {
 
 /** The endpoint exists but the feature is not enabled on this deployment. */
 export class NotImplementedError extends HttpError {
-  readonly statusCode = ERRORS.notImplemented.status;
-  readonly code = ERRORS.notImplemented.code;
+  readonly statusCode = 501;
+  readonly code = 'NOT_IMPLEMENTED';
 }

@@ -1,4 +1,4 @@
-import { ERRORS, type ErrorKind } from '../errors.js';
+import * as errors from '../errors.js';
 import * as z from '../zod.js';
 import { MAX_JSON_DEPTH } from './middleware/parse-body.js';
 import type { InputSchemas } from './middleware/validate-input.js';
@@ -9,47 +9,64 @@ import type { Route, SuccessResponse } from './routes.js';
 type JsonObject = Record<string, unknown>;
 
 /**
- * What each failure means to a client, by its kind in lib/errors.ts, whose table gives its status
- * and code; the document's error response for a status lists the codes it may carry with these words.
+ * What each failure means to a client, by its class in lib/errors.ts, which gives its status and
+ * code; the document's error response for a status lists the codes it may carry with these words,
+ * in this order (a status's own code first).
  */
-const ERROR_MEANINGS: Record<ErrorKind, string> = {
-  badRequest: 'Malformed request, or missing or invalid fields or parameters',
-  unauthorized: 'No valid credentials',
-  forbidden: 'Authenticated but not allowed',
-  passwordChangeRequired: 'A sign-in with the right password on an account an admin reset: sign in again with new_password',
-  accountDisabled: 'A sign-in with the right password on an account an admin disabled',
-  csrfRejected: 'A session request without a valid x-csrf-token',
-  quotaExceeded: "A create, start, restart or resize would pass the caller's quota, naming the limit and the current use",
-  notFound: 'No such resource, or not yours; also a path id that is not a UUID',
-  methodNotAllowed: 'The path has no such method; Allow lists those it has',
-  requestTimeout: 'The request was not sent whole in time',
-  conflict: 'A uniqueness or state conflict: a taken hostname or email, or a concurrent change that won',
-  containerFailed:
-    "A start or restart ended with the container's own failure (it exited, failed its health check, or its image could not be pulled), its state_reason in the message",
-  payloadTooLarge: 'JSON bodies are limited to 16 KiB',
-  rateLimited:
+const ERROR_MEANINGS: Readonly<Partial<Record<string, string>>> = {
+  BadRequestError: 'Malformed request, or missing or invalid fields or parameters',
+  UnauthorizedError: 'No valid credentials',
+  ForbiddenError: 'Authenticated but not allowed',
+  PasswordChangeRequiredError: 'A sign-in with the right password on an account an admin reset: sign in again with new_password',
+  AccountDisabledError: 'A sign-in with the right password on an account an admin disabled',
+  CsrfRejectedError: 'A session request without a valid x-csrf-token',
+  QuotaExceededError: "A create, start, restart or resize would pass the caller's quota, naming the limit and the current use",
+  NotFoundError: 'No such resource, or not yours; also a path id that is not a UUID',
+  MethodNotAllowedError: 'The path has no such method; Allow lists those it has',
+  RequestTimeoutError: 'The request was not sent whole in time',
+  ConflictError: 'A uniqueness or state conflict: a taken hostname or email, or a concurrent change that won',
+  PayloadTooLargeError: 'JSON bodies are limited to 16 KiB',
+  HeadersTooLargeError: 'The header section is larger than the server reads',
+  RateLimitedError:
     "Throttled: the whole API's per-address limit, a stricter one on sign-in and token endpoints, or too many wrong codes on /device; see Retry-After where present",
-  concurrencyQuota: "A deploy past the account's builds at once (QUOTA_MAX_CONCURRENT_BUILDS)",
-  headersTooLarge: 'The header section is larger than the server reads',
-  internal: 'Unexpected server error; for start and restart, a launch the runtime refused (capacity, placement)',
-  notImplemented: 'Not on this runtime: deploys need a runtime that builds images (the docker runtime locally)',
-  serviceBusy: 'AWS throttled the request past its retries; nothing was done (a create leaves no container); try again after Retry-After',
-  timeout: 'The container is still starting after the start budget; start it again to keep waiting',
+  ConcurrencyQuotaError: "A deploy past the account's builds at once (QUOTA_MAX_CONCURRENT_BUILDS)",
+  ServiceBusyError:
+    'AWS throttled the request past its retries; nothing was done (a create leaves no container); try again after Retry-After',
+  ContainerFailedError:
+    "A start or restart ended with the container's own failure (it exited, failed its health check, or its image could not be pulled), its state_reason in the message",
+  InternalError: 'Unexpected server error; for start and restart, a launch the runtime refused (capacity, placement)',
+  TimeoutError: 'The container is still starting after the start budget; start it again to keep waiting',
+  NotImplementedError: 'Not on this runtime: deploys need a runtime that builds images (the docker runtime locally)',
 };
 
-/** The table read by any kind, so that entries of Object.entries look their words up without a cast. */
-const meaningsByKind: Readonly<Partial<Record<string, string>>> = ERROR_MEANINGS;
+/**
+ * Every kind of failure lib/errors.ts declares, with the status and code its instances carry (each
+ * class is the one place they are written), in the order of ERROR_MEANINGS, those without last. A
+ * subclass of another error class (an OAuth error in the envelope) is its parent's kind.
+ */
+export function errorKinds(): Array<{ kind: string; status: number; code: string }> {
+  const order = Object.keys(ERROR_MEANINGS);
+  const rank = (kind: string) => (order.includes(kind) ? order.indexOf(kind) : order.length);
+  return Object.entries(errors)
+    .flatMap(([kind, value]) => {
+      if (typeof value !== 'function' || Object.getPrototypeOf(value) !== errors.HttpError) return [];
+      // An array fits every constructor's first argument: a message, or the methods a 405 allows.
+      const instance: unknown = Reflect.construct(value, [[]]);
+      return instance instanceof errors.HttpError ? [{ kind, status: instance.statusCode, code: instance.code }] : [];
+    })
+    .sort((a, b) => rank(a.kind) - rank(b.kind));
+}
 
-/** The codes a status may carry, in the table's order (the first is the status's own), each with its meaning. */
+/** The codes a status may carry, each with its meaning; the first is the status's own. */
 const errorsWith = (status: number): Array<{ code: string; meaning: string }> =>
-  Object.entries(ERRORS)
-    .filter(([, error]) => error.status === status)
-    .map(([kind, { code }]) => ({ code, meaning: meaningsByKind[kind] ?? '' }));
+  errorKinds()
+    .filter((error) => error.status === status)
+    .map(({ kind, code }) => ({ code, meaning: ERROR_MEANINGS[kind] ?? '' }));
 
 /** A status's error response in words: each code it may carry, and what it means. */
 const errorResponseDescription = (status: number): string =>
   errorsWith(status)
-    .map(({ code, meaning }) => `${code}: ${meaning}`)
+    .map(({ code, meaning }) => (meaning ? `${code}: ${meaning}` : code))
     .join('. ');
 
 /** RFC 6749 section 5.2 and RFC 7009 section 2.2.1 codes answered with status 400. */

@@ -1,10 +1,9 @@
 import { App, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { grantRoutePermissions } from '../../infra/constructs/route-permissions.js';
 import { ServiceTable } from '../../infra/constructs/service-table.js';
-import { ERRORS } from '../../lib/errors.js';
 import { containerRoutes } from '../../lib/http/routes/containers.js';
 import { authenticated, route, type Route } from '../../lib/http/routes/route.js';
 import * as z from '../../lib/zod.js';
@@ -14,8 +13,8 @@ import { flatten, statementsOfRole, statementsWithAction } from './template-quer
  * A scratch action, `POST /api/v1/containers/{container_id}/exec`, declared the way a newcomer
  * would add one: a row in the containers' route table (lib/http/routes/containers.ts) that says
  * what it answers, the failures beyond those its kind implies and an ECS grant of its own, its
- * body's schema, and a failure of a new kind in the error table (lib/errors.ts), each built here
- * as an extra entry. The modules that read them are loaded after, and each shows the action
+ * body's schema, and a failure of a new kind (a class in lib/errors.ts), each built here as an
+ * extra entry. The modules that read them are loaded after, and each shows the action
  * without having been touched: the route table and the local server's matcher, the OpenAPI
  * document (request, response and errors) and the stack's IAM grant.
  */
@@ -32,6 +31,16 @@ const execContainer = route({
   answers: { data: 'Container' },
   summary: "Run a command in a container's task",
 });
+/** A failure of a new kind: a class in lib/errors.ts, which the module is built with here. */
+vi.mock('../../lib/errors.js', async (importOriginal) => {
+  const errors = await importOriginal<typeof import('../../lib/errors.js')>();
+  class ExecUnavailableError extends errors.HttpError {
+    readonly statusCode = 422;
+    readonly code = 'EXEC_UNAVAILABLE';
+  }
+  return { ...errors, ExecUnavailableError };
+});
+
 const execBody = z.strictObject({ command: z.array(z.string()).check(z.minLength(1)) });
 
 let derived: {
@@ -42,8 +51,7 @@ let derived: {
 
 beforeAll(async () => {
   (containerRoutes as unknown as Route[]).push(execContainer);
-  Object.assign(ERRORS, { execUnavailable: { status: 422, code: 'EXEC_UNAVAILABLE' } });
-  // The new kind's status among the row's failures: the row's type knows it once the table has the kind.
+  // The new kind's status among the row's failures: the row's type knows it once lib/errors.ts has the class.
   Object.assign(execContainer, { alsoAnswers: [404, 409, 422] });
   derived = {
     routes: await import('../../lib/http/routes.js'),

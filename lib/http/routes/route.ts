@@ -1,4 +1,4 @@
-import type { ErrorStatus } from '../../errors.js';
+import type * as errors from '../../errors.js';
 import type { OAuthScope } from '../../identity/principal.js';
 import type { RecordName } from '../records.js';
 import { tableAccess, type TableAccess } from '../../table-access.js';
@@ -25,6 +25,17 @@ export type Access =
    * the function checks each tool call's scope. A failure carries RFC 9728's challenge.
    */
   | 'mcp';
+
+/** Every status a failure may have: those of the error classes in lib/errors.ts. */
+export type ErrorStatus = {
+  [Name in keyof typeof errors]: (typeof errors)[Name] extends new (
+    ...args: never[]
+  ) => { statusCode: infer Status extends number }
+    ? number extends Status
+      ? never
+      : Status
+    : never;
+}[keyof typeof errors];
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 

@@ -107,16 +107,16 @@ export class ContainerHostingStack extends Stack {
           : undefined,
     });
 
-    // Volumes: an EFS file system in the workloads' VPC, an access point and a role per volume (docs/containers.md, "Volumes on AWS").
+    // Volumes: an EFS file system in the workloads' VPC, an access point and a role per volume (docs/volumes.md, "Volumes on AWS").
     const volumes = new WorkloadVolumes(this, 'Volumes', { vpc: workload.vpc, taskSecurityGroup: workload.securityGroup });
 
-    // Users' images are pulled through this account's ECR, never anonymously through the NAT (README, "Deploying").
+    // Users' images are pulled through this account's ECR, never anonymously through the NAT (docs/deploying.md, "Deploying").
     const imagePulls = new ImagePullThrough(this, 'ImagePulls', {
       executionRole: workload.executionRole,
       credentials: { dockerHub: settings.dockerHubCredentialsSecretArn, github: settings.githubCredentialsSecretArn },
     });
 
-    // Containers' registry credentials: a secret per container, read only by ECS's pull (docs/containers.md, "Private images").
+    // Containers' registry credentials: a secret per container, read only by ECS's pull (docs/api.md, "Private images").
     const registryCredentials = new RegistryCredentialSecrets(this, 'RegistryCredentials', { executionRole: workload.executionRole });
 
     this.functionLogs = new logs.LogGroup(this, 'FunctionLogs', { retention: logs.RetentionDays.ONE_MONTH });
@@ -125,7 +125,7 @@ export class ContainerHostingStack extends Stack {
       clusterArn: workload.cluster.clusterArn,
       routeChanges: routed,
     });
-    // Deploys from source: the context bucket, the CodeBuild project and the build events queue (docs/containers.md, "Builds on AWS").
+    // Deploys from source: the context bucket, the CodeBuild project and the build events queue (docs/deploys.md, "Builds on AWS").
     const imageBuilds = new ImageBuilds(this, 'ImageBuilds', {
       cpuArchitecture: settings.containerCpuArchitecture,
       deadLetterQueue: taskStateEvents.deadLetterQueue,
@@ -392,7 +392,7 @@ export class ContainerHostingStack extends Stack {
         value: routing.loadBalancer.loadBalancerDnsName,
         description: `Create the DNS record *.${settings.appsDomain} (CNAME, or a Route 53 alias A/AAAA) pointing at this name`,
       });
-      // What README, "Removing the stack", names: the protected load balancer and the zone to empty.
+      // What docs/operations.md, "Removing the stack", names: the protected load balancer and the zone to empty.
       new CfnOutput(this, 'AppsLoadBalancerArn', { value: routing.loadBalancer.loadBalancerArn });
       new CfnOutput(this, 'AppsDnsZoneId', { value: routing.zone.hostedZoneId });
     }
@@ -400,7 +400,7 @@ export class ContainerHostingStack extends Stack {
 
   /**
    * The routing layer (load balancer, Caddy proxy, private zone) with sleep and wake on AWS
-   * (docs/containers.md, "Sleep and wake on AWS"): the wake endpoint in the workload VPC behind a
+   * (docs/routing.md, "Sleep and wake on AWS"): the wake endpoint in the workload VPC behind a
    * function URL that only the proxy tasks can use (they hold its secret), the access-log
    * function subscribed to the proxy's log group, and the route writer, the zone's only writer,
    * reading the route changes queue.
@@ -426,7 +426,7 @@ export class ContainerHostingStack extends Stack {
       logGroup: this.functionLogs,
     };
     const wakeSecret = new secretsmanager.Secret(this, 'WakeSecret', {
-      description: 'Admits the proxy tasks, and only them, to the wake endpoint (docs/containers.md, "Sleep and wake on AWS")',
+      description: 'Admits the proxy tasks, and only them, to the wake endpoint (docs/routing.md, "Sleep and wake on AWS")',
       // Letters and digits only: it travels in an HTTP header that Caddy fills from its environment.
       generateSecretString: { passwordLength: 48, excludePunctuation: true },
     });

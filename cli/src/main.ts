@@ -33,7 +33,7 @@ import {
 } from './session.js';
 
 /**
- * `container-hosting`, the service's command-line client (README, "Command-line client").
+ * `container-hosting`, the service's command-line client (docs/clients.md, "Command-line client").
  * Built by `npm ci` (the `prepare` script, scripts/build-cli.ts) into one file beside two small
  * dependencies, so it starts in well under 300 ms. Exit codes: EXIT (cli/src/errors.ts).
  */
@@ -41,7 +41,7 @@ import {
 const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SETTLED_STATES: ReadonlyArray<ContainerRecord['state']> = ['running', 'stopped', 'failed'];
-// `logs -f` asks every 2 s: docs/containers.md "What reading costs" (CloudWatch Logs quotas on AWS).
+// `logs -f` asks every 2 s: docs/api.md "What reading costs" (CloudWatch Logs quotas on AWS).
 const FOLLOW_POLL_MS = 2000;
 const STATE_POLL_MS = 1000;
 /** The columns of `ls`, checked against the record's type; the rest is for `get`. */
@@ -52,7 +52,7 @@ const LIST_COLUMNS = ['hostname', 'state', 'image', 'cpu_cores', 'memory_mb', 'u
 const ARGUMENT_FIELDS = ['hostname', 'command'];
 /**
  * The fields a PATCH applies at once; every other one applies at the next start or restart
- * (docs/containers.md, "Changing a container: PATCH" and "Sleep and wake").
+ * (docs/api.md, "Changing a container: PATCH"; docs/routing.md, "Sleep and wake").
  */
 const APPLIES_AT_ONCE = new Set(['idle_timeout_s']);
 /**

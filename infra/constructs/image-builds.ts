@@ -124,7 +124,7 @@ export interface ImageBuildsProps {
 }
 
 /**
- * Deploys from source on AWS (docs/containers.md, "Builds on AWS"): the private bucket build
+ * Deploys from source on AWS (docs/deploys.md, "Builds on AWS"): the private bucket build
  * contexts are uploaded to, the one CodeBuild project that builds them and pushes to ECR, and
  * the build events queue: CodeBuild's "Build State Change" events and the bucket's "Object
  * Created" events (an upload finished: the build starts) through EventBridge to one function.

@@ -241,7 +241,7 @@ export class OperationsMonitoring extends Construct {
       evaluationPeriods: 1,
     });
 
-    // Raise the bounds (context wakeHoldsPerContainer, wakeHoldsMax) within the account's Lambda concurrency, or the quota (README, "Quotas and limits").
+    // Raise the bounds (context wakeHoldsPerContainer, wakeHoldsMax) within the account's Lambda concurrency, or the quota (docs/operations.md, "Quotas and limits").
     if (props.wakeEndpoint) {
       alarm('WakeHoldsRefused', {
         alarmDescription: `${ALARM_THRESHOLDS.wakeHoldsRefusedPer5Min} or more requests for a sleeping app were answered the starting page at once in 5 minutes: the wakes held were at their bound`,

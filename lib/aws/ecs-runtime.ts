@@ -389,7 +389,7 @@ function mountsFingerprint(mounts: readonly TaskMount[]): string {
  * and https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_EFSVolumeConfiguration.html:
  * IAM authorization needs transit encryption and the root directory left to the access point).
  * A task has one role, so a task mounts one volume here; more is refused until roles are made per
- * set of volumes (docs/containers.md, "Volumes on AWS").
+ * set of volumes (docs/volumes.md, "Volumes on AWS").
  */
 export function withEfsVolumes(
   input: RegisterTaskDefinitionCommandInput,

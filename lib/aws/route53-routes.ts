@@ -101,7 +101,7 @@ const PAGE_SIZE = 300;
 export const ROUTES_PER_BATCH = 50;
 
 /**
- * The records by which the reverse proxy finds a container's tasks (docs/containers.md,
+ * The records by which the reverse proxy finds a container's tasks (docs/routing.md,
  * "Routing"), in the private hosted zone of the VPC, owned per task:
  *
  * - `SRV   _http._tcp.{hostname}.{zone}`, weighted, SetIdentifier `{container id}.{task id}`,

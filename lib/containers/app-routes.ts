@@ -6,7 +6,7 @@ import type { TaskStatus } from './runtime.js';
 /**
  * Where one task of a container answers. Records are owned per task: each task's records are
  * named by its task id, so withdrawing one task's records never touches another task's, even
- * when both had the same address and port (docs/containers.md, "Routing").
+ * when both had the same address and port (docs/routing.md, "Routing").
  */
 export interface AppRoute {
   containerId: string;
@@ -19,7 +19,7 @@ export interface AppRoute {
 
 /**
  * The private DNS records by which the AWS reverse proxy finds a container's task by its
- * hostname (docs/containers.md, "Routing"). The local stack needs none: its proxy asks the
+ * hostname (docs/routing.md, "Routing"). The local stack needs none: its proxy asks the
  * local runtime.
  */
 export interface AppRoutes {

@@ -31,7 +31,7 @@ export interface RouteWriteReport {
 }
 
 /**
- * The private zone's one writer (docs/containers.md, "Routing"): every route change of the
+ * The private zone's one writer (docs/routing.md, "Routing"): every route change of the
  * control plane reaches it as a request, and a batch of requests becomes one change of the zone
  * (up to 50 routes a request). Route 53 allows each account a few requests a second and refuses a
  * change to a zone while another is applied (PriorRequestNotComplete,

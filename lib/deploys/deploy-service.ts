@@ -68,7 +68,7 @@ const ownerOf = (container: StoredContainer): Caller => ({
 });
 
 /**
- * Deploys from source (docs/containers.md, "Deploys"): a deploy waits for its context's upload,
+ * Deploys from source (docs/deploys.md, "Deploys"): a deploy waits for its context's upload,
  * is built by whichever builder the composition root gave (the engine's own build locally,
  * CodeBuild on AWS: this never knows which), and goes live as a new release through the
  * container's restart transition. Build progress arrives through `applyBuildStatus`, the

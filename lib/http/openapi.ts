@@ -99,7 +99,7 @@ function securityFor(route: Route): JsonObject[] | undefined {
 }
 
 function errorStatuses(route: Route, schemas: InputSchemas): number[] {
-  // Every operation may be throttled: the WAF's per-address limit covers the whole API (README, "Security").
+  // Every operation may be throttled: the WAF's per-address limit covers the whole API (docs/security.md, "Security").
   const statuses = new Set<number>([429, 500]);
   // The token, revocation and device authorization endpoints authenticate the client: invalid_client.
   if (route.rfc6749Errors) statuses.add(401);

@@ -14,7 +14,7 @@ export interface AppRouting {
   requestSeen?(containerId: string): void;
   /** Calls `listener` after a task status of a container was applied to its record in this process; answers how to stop. */
   onContainerChanged?(listener: (containerId: string) => void): () => void;
-  /** Wakes sleeping containers on request (docs/containers.md, "Sleep and wake"); without it a sleeping one answers 503. */
+  /** Wakes sleeping containers on request (docs/routing.md, "Sleep and wake"); without it a sleeping one answers 503. */
   waking?: Waking;
 }
 

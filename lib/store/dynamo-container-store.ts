@@ -498,7 +498,7 @@ export class DynamoContainerStore implements ContainerStore {
   /**
    * The user's quota use (consistent: a refusal names it). Only the usage attributes are read:
    * the container functions may read no other attribute of the user's partition, where the
-   * profile lives too (README, "Security").
+   * profile lives too (docs/security.md, "Security").
    */
   async usageOf(userId: string): Promise<QuotaUsage> {
     const { containers, runningCpu, runningMemoryMb } = quotaUsageEntity.attributes;

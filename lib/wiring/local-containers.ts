@@ -291,7 +291,7 @@ export function startLocalReconciler(intervalMs: number = config.RECONCILE_INTER
     running = runningFunction
       .run(RECONCILE_FUNCTION_ID, async () => {
         const report = await reconciler.run();
-        // Then the containers nobody used for their idle timeout go to sleep (docs/containers.md, "Sleep and wake").
+        // Then the containers nobody used for their idle timeout go to sleep (docs/routing.md, "Sleep and wake").
         const service = localService();
         const slept = await putIdleContainersToSleep(
           containerStore,

@@ -29,7 +29,7 @@ import { deliverTaskStateChange, ecsTaskStateChange } from '../../support/lambda
 
 /*
  * The task state function keeps each running container's routing records through the zone's
- * writer (docs/containers.md, "Routing"): real DynamoDB Local, the real task state and route
+ * writer (docs/routing.md, "Routing"): real DynamoDB Local, the real task state and route
  * writer functions, the route changes queue between them, ECS, SQS and Route 53 faked at the SDK
  * client, every Route 53 command asserted.
  */

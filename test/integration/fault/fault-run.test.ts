@@ -181,7 +181,7 @@ function classify(kind: string, error: unknown): string {
     }
   }
   const code = (error as { code?: string }).code;
-  // 429 RATE_LIMITED is the logs' answer to CloudWatch Logs throttling (docs/containers.md, "What reading costs"); each read here makes its own reader, so nothing is shared between them.
+  // 429 RATE_LIMITED is the logs' answer to CloudWatch Logs throttling (docs/api.md, "What reading costs"); each read here makes its own reader, so nothing is shared between them.
   if (
     status === 404 ||
     status === 409 ||

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { buildConsoleAssets, type ConsoleAssets } from '../lib/console/build-console.js';
 import { BUNDLE_BUDGET_BYTES, BUNDLE_BUDGET_EXCEPTIONS, bundleBudgetOf, bundleHandlers } from '../infra/bundling.js';
 import { eventFunctions, routingFunctions } from '../infra/event-functions.js';
 import { repositoryRoot } from '../infra/paths.js';
@@ -12,7 +13,7 @@ import { withBlocks } from './doc-blocks.js';
  * size of each bundle; exits 1 when one is over budget, which keeps cold starts in check.
  * `-- --write` also writes the docs' blocks: the ceilings as infra/bundling.ts declares them
  * (docs/architecture.md, checked by test/unit/docs-figures.test.ts) and the sizes measured now,
- * with the date (docs/measurements.md).
+ * the functions' and the console's files', with the date (docs/measurements.md).
  */
 export const SCRIPT = 'npm run bundle-sizes -- --write';
 
@@ -55,6 +56,35 @@ export function bundleSizesBlock(rows: readonly BundleSize[], day: string): stri
       .slice(-10)
       .reverse()
       .map((row) => `| \`${row.id}\` | ${kib(row.minified)} | ${kib(row.gzip)} | ${kib(bundleBudgetOf(row.id))} |`),
+  ].join('\n');
+}
+
+/** A console module and every module it imports statically, as the browser loads them before it runs. */
+function staticClosure(files: ConsoleAssets['files'], entry: string): string[] {
+  const seen = new Set<string>();
+  const visit = (name: string) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    for (const match of files[name]!.body.matchAll(/(?:import|export)\s*(?:[\w*{}\s,$]*from\s*)?["']\.\/([\w.-]+\.js)["']/g))
+      visit(match[1]!);
+  };
+  visit(entry);
+  return [...seen];
+}
+
+/** docs/measurements.md's block on the console: what its first page, the container page's chunk and the stylesheet weigh. */
+export function consoleSizesBlock(assets: ConsoleAssets, day: string): string {
+  const size = (names: readonly string[]) => {
+    const bodies = names.map((name) => assets.files[name]!.body);
+    return `${kib(bodies.reduce((total, body) => total + Buffer.byteLength(body), 0))} (${kib(bodies.reduce((total, body) => total + gzipSync(body, { level: 9 }).length, 0))} gzipped)`;
+  };
+  const firstPage = staticClosure(assets.files, assets.script);
+  const containerPage = Object.keys(assets.files).find((name) => name.startsWith('container-page-'))!;
+  const containerChunk = staticClosure(assets.files, containerPage).filter((name) => !firstPage.includes(name));
+  return [
+    `*${day}, \`${SCRIPT}\`.* The containers, tokens and applications pages load ${size(firstPage)} of JavaScript`,
+    `(test/unit/console/build-console.test.ts holds the first page to 80 KiB gzipped); a container page adds its chunk`,
+    `with uPlot, ${size(containerChunk)}; the stylesheet is ${size([assets.stylesheet])}.`,
   ].join('\n');
 }
 
@@ -105,7 +135,11 @@ if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).
   );
   if (process.argv.includes('--write')) {
     writeBlock('docs/architecture.md', { 'bundle-budgets': bundleBudgetsBlock() });
-    writeBlock('docs/measurements.md', { 'bundle-sizes': bundleSizesBlock(rows, new Date().toISOString().slice(0, 10)) });
+    const day = new Date().toISOString().slice(0, 10);
+    writeBlock('docs/measurements.md', {
+      'bundle-sizes': bundleSizesBlock(rows, day),
+      'console-sizes': consoleSizesBlock(buildConsoleAssets(), day),
+    });
   }
   if (over.length > 0) process.exitCode = 1;
 }

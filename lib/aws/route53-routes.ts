@@ -8,7 +8,7 @@ import {
   type ResourceRecordSet,
 } from '@aws-sdk/client-route-53';
 import { config } from '../config.js';
-import type { AppRoute, AppRoutes } from '../containers/app-routes.js';
+import type { AppRoute, AppRoutes } from '../dns-routes/app-routes.js';
 
 /**
  * Created once per Lambda container and shared by every invocation. Route 53 throttles per

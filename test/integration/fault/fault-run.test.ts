@@ -6,7 +6,7 @@ import { config } from '../../../lib/config.js';
 import type { StoredContainer } from '../../../lib/containers/container.js';
 import { holdsCpu } from '../../../lib/containers/quota.js';
 import { taskIdOf } from '../../../lib/containers/logs.js';
-import { holdsTask } from '../../../lib/containers/app-routes.js';
+import { holdsTask } from '../../../lib/dns-routes/app-routes.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { ecsRuntimeFrom } from '../../../lib/wiring/ecs-runtime.js';

@@ -1,10 +1,10 @@
 import { describeError, log } from '../log.js';
 import { type AppRoute, type AppRoutes, allowsPublish, asksWithdrawal, type PublishedRoutes, type RouteRequest } from './app-routes.js';
-import type { StoredContainer } from './container.js';
-import type { ContainerStore } from './container-store.js';
-import { forEachConcurrently } from './concurrently.js';
-import { taskIdOf } from './logs.js';
-import type { ProbeJob } from './restart-policy.js';
+import type { StoredContainer } from '../containers/container.js';
+import type { ContainerStore } from '../containers/container-store.js';
+import { forEachConcurrently } from '../containers/concurrently.js';
+import { taskIdOf } from '../containers/logs.js';
+import type { ProbeJob } from '../containers/restart-policy.js';
 
 /** Notes of published routes read or written, or probe jobs sent, at once. */
 const NOTES_AT_ONCE = 8;

@@ -1,3 +1,6 @@
+// Over 300 lines because it is the stack's composition: it creates each construct of infra/constructs and hands
+// one's resources to the next (table, functions, API, workload, routing, builds, volumes, monitoring) in one
+// reading order.
 import { CfnOutput, Duration, NestedStack, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as lambda from 'aws-cdk-lib/aws-lambda';

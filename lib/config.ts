@@ -1,3 +1,5 @@
+// Over 300 lines because every setting is read and validated in this one place, at module load (the house rule),
+// so a bad value fails at start with every problem named.
 import { totalmem } from 'node:os';
 /**
  * Reads settings from the environment, collecting every problem instead of stopping at the

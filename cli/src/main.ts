@@ -1,3 +1,6 @@
+// Over 300 lines because every command of the CLI is declared here with its flags, help and output, so `--help`
+// and the code read in the same order; what the commands share (transport, session, output, fields, volumes) is
+// in the other cli/src modules.
 import { createInterface } from 'node:readline/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Command, CommanderError, Command as Program, Option } from 'commander';

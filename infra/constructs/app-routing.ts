@@ -1,3 +1,5 @@
+// Over 300 lines because the routing layer's load balancer, proxy service, private zone, security groups and
+// scaling refer to each other's resources and are deployed together.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Duration, Fn, RemovalPolicy } from 'aws-cdk-lib';

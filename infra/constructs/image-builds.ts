@@ -1,3 +1,5 @@
+// Over 300 lines because builds from source on AWS are one construct: the context bucket, the CodeBuild project
+// and its buildspec, the events queue and rules, and every grant name each other's resources.
 import { ArnFormat, Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as codebuild from 'aws-cdk-lib/aws-codebuild';
 import * as events from 'aws-cdk-lib/aws-events';

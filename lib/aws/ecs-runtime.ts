@@ -1,3 +1,6 @@
+// Over 300 lines because the ECS runtime's task definitions (one family per image, port, credentials and
+// mounts), its RunTask with the role-propagation retries and its DescribeTasks paging must agree on one naming
+// of families; the status mapping is apart already (ecs-task-status.ts).
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {

@@ -1,3 +1,5 @@
+// Over 300 lines because a route's records, their change batches, the retry strategy for Route 53's throttling
+// and the zone listing the reconciler reads must agree on one record format.
 import {
   ChangeResourceRecordSetsCommand,
   ListResourceRecordSetsCommand,

@@ -1,3 +1,5 @@
+// Over 300 lines because a deploy's whole state machine (upload, build, going live, deadlines, its logs) is one
+// service, so each transition's condition reads beside the others.
 import type { Caller, StoredContainer } from '../containers/container.js';
 import type { ContainerService } from '../containers/container-service.js';
 import { workloadOf } from '../containers/workload.js';

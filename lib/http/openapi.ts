@@ -1,3 +1,5 @@
+// Over 300 lines because the OpenAPI document is built in one pass over the route table (security, request and
+// response schemas, error statuses by code), and each step reads the same route.
 import * as z from '../zod.js';
 import { MAX_JSON_DEPTH } from './middleware/parse-body.js';
 import type { InputSchemas } from './middleware/validate-input.js';

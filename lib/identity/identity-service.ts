@@ -1,3 +1,5 @@
+// Over 300 lines because sign-in with its throttling by address and device, sessions, personal access tokens and
+// account administration share the password and credential rules held here.
 import {
   AccountDisabledError,
   BadRequestError,

@@ -1,3 +1,5 @@
+// Over 300 lines because it stands in for the load balancer, Caddy and the wake endpoint at once: routing by
+// Host, streaming both ways, sending an idempotent request again, and holding requests through a wake or a swap.
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { StoredContainer } from '../containers/container.js';
 import { ConflictError, ForbiddenError, QuotaExceededError, TimeoutError } from '../errors.js';

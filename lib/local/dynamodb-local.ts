@@ -1,3 +1,6 @@
+// Over 300 lines because starting DynamoDB Local safely takes several steps in order: the launcher bound to
+// loopback, the access key file, the data directory's modes and the move of a shared database from earlier
+// versions.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';

@@ -1,3 +1,6 @@
+// Over 300 lines because it is ContainerStore's one adapter, and its conditional writes (create, transitions,
+// task statuses, releases, quota charges, reconciliation) are transactions on the same items whose conditions
+// are read best side by side.
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Release } from '../containers/release.js';
 import type { QuotaCharge, QuotaUsage } from '../containers/quota.js';

@@ -1,3 +1,5 @@
+// Over 300 lines because it is the local stack's composition root for containers: the runtime and its run
+// policy, volumes and snapshots, the reconcile loop and the recovery of containers that were running.
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -30,7 +30,7 @@ const documentPath = (document: string): string => join(root, document.startsWit
 const proseOf = (text: string): string => text.replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
 
 /** A pointer by name and heading (`docs/oauth.md, "Refresh retries"`), in code or in a document's prose. */
-const namedPointer = /\b(docs\/[\w-]+\.md|README(?:\.md)?)[,:]? *"([^"]{2,80})"/g;
+const namedPointer = /\b(docs\/[\w-]+\.md|README(?:\.md)?)[,:]? *\(?"([^"]{2,80})"/g;
 
 /** Whether a heading of the document starts with the words a pointer names: "Restart" for "Restart (zero downtime)". */
 const namesAHeading = (document: string, heading: string): boolean =>

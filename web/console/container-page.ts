@@ -1,3 +1,5 @@
+// Over 300 lines because the container page is one view whose parts (state, actions, settings, logs, charts)
+// share the container's record and its polling.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { api, ApiError, base, fieldErrors } from './api.js';

@@ -59,8 +59,9 @@ export interface ContainerHostingStackProps extends StackProps {
  * A template may declare at most 500 resources
  * (https://github.com/awsdocs/aws-cloudformation-user-guide/blob/main/doc_source/cloudformation-limits.md),
  * and each route costs some in two places: its function and role here, its method and invoke
- * permission in the API. So the REST API and its web ACL live in one nested stack and the alarms
- * and dashboard in another (test/infra/resource-budget.test.ts keeps each template within 300).
+ * permission in the API. So the route functions live in one nested stack, the REST API and its web
+ * ACL in another and the alarms and dashboard in a third (test/infra/resource-budget.test.ts keeps
+ * each template within 300 resources and CloudFormation's 200 parameters and 200 outputs).
  */
 export class ContainerHostingStack extends Stack {
   readonly api: ServiceRestApi;
@@ -70,6 +71,8 @@ export class ContainerHostingStack extends Stack {
   readonly apiStack: NestedStack;
   /** The alarms, their topic and the dashboard. */
   readonly monitoringStack: NestedStack;
+  /** The route functions, their roles and their policies. */
+  readonly routesStack: NestedStack;
   /**
    * Every function logs here; Lambda names each stream after its function, and one retention
    * covers them all (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-loggroups.html).
@@ -198,9 +201,12 @@ export class ContainerHostingStack extends Stack {
       ? this.appRouting(settings, { workload, store, bundles, environmentFor, permissionTargets, taskStateEvents, imagePulls })
       : undefined;
 
+    // The route functions with their roles and policies, three resources a route, live in a template
+    // of their own: with them the main template passed 300 resources (test/infra/resource-budget.test.ts).
+    this.routesStack = new NestedStack(this, 'Routes', { description: "The API's route functions, their roles and their policies" });
     const integrations: RouteIntegration[] = [];
     for (const route of routes) {
-      const serviceFunction = new ServiceFunction(this, route.id, {
+      const serviceFunction = new ServiceFunction(this.routesStack, route.id, {
         entry: route.handler,
         bundles,
         tableName: store.table.tableName,

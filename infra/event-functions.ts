@@ -68,7 +68,7 @@ export const WAKE_BUDGET_SECONDS_ON_AWS = 120;
 /**
  * The wake endpoint, in the workload VPC behind a function URL that only the proxy tasks use
  * (they hold its secret): it wakes a sleeping container as its owner's start would, holds the
- * request until the container runs, and forwards it to the task (docs/containers.md, "Sleep and
+ * request until the container runs, and forwards it to the task (docs/routing.md, "Sleep and
  * wake on AWS"). Created only where the stack routes to containers.
  */
 export const wakeFunction = {
@@ -101,7 +101,7 @@ export const accessLogActivityFunction = {
 } as const;
 
 /**
- * The route writer: the one function that changes the private zone (docs/containers.md, "Route
+ * The route writer: the one function that changes the private zone (docs/routing.md, "Route
  * changes"). The task state, probe and reconcile functions send each publish and withdrawal to the
  * route changes queue; this drains it in batches and applies each batch in one
  * ChangeResourceRecordSets request. One writer, because Route 53 throttles per account and refuses

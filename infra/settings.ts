@@ -122,15 +122,15 @@ const settingsSchema = z
     /** API Gateway ends every integration at 29 s; the wait must end before it. */
     startBudgetMs: z.coerce.number().int().min(0).max(28_000).default(25_000),
     publicBaseUrl: z.url().optional(),
-    /** How often the scheduled reconciliation runs, in minutes (README, "Operating it"). */
+    /** How often the scheduled reconciliation runs, in minutes (docs/operations.md, "Reconciliation"). */
     reconcileMinutes: z.coerce.number().int().min(1).max(1440).default(5),
     /** Per-user quota (QUOTA_MAX_CONTAINERS, QUOTA_MAX_RUNNING_CPU, QUOTA_MAX_MEMORY_MB on the functions); admins are exempt. */
     quotaMaxContainers: z.coerce.number().int().min(0).max(1_000_000).default(20),
     quotaMaxRunningCpu: z.coerce.number().min(0).max(1_000_000).default(16),
-    /** QUOTA_MAX_VOLUME_GB and QUOTA_MAX_SNAPSHOTS on the functions: a user's volume gigabytes and snapshots (docs/containers.md, "Volumes"). */
+    /** QUOTA_MAX_VOLUME_GB and QUOTA_MAX_SNAPSHOTS on the functions: a user's volume gigabytes and snapshots (docs/volumes.md, "Volumes"). */
     quotaMaxVolumeGb: z.coerce.number().int().min(0).max(1_000_000).default(100),
     quotaMaxSnapshots: z.coerce.number().int().min(0).max(1_000_000).default(20),
-    /** WAKE_HOLDS_PER_CONTAINER and WAKE_HOLDS_MAX of the wake function: requests held for wakes at once (README, "Quotas and limits"). */
+    /** WAKE_HOLDS_PER_CONTAINER and WAKE_HOLDS_MAX of the wake function: requests held for wakes at once (docs/operations.md, "Quotas and limits"). */
     wakeHoldsPerContainer: z.coerce.number().int().min(0).max(1_000).default(10),
     wakeHoldsMax: z.coerce.number().int().min(0).max(10_000).default(50),
     /** Unset: as much memory as Fargate gives the vCPU quota (quotaMaxMemoryMbOf). */

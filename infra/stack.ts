@@ -1,3 +1,6 @@
+// Over 300 lines because it is the stack's composition: it creates each construct of infra/constructs and hands
+// one's resources to the next (table, functions, API, workload, routing, builds, volumes, monitoring) in one
+// reading order.
 import { CfnOutput, Duration, NestedStack, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -56,8 +59,9 @@ export interface ContainerHostingStackProps extends StackProps {
  * A template may declare at most 500 resources
  * (https://github.com/awsdocs/aws-cloudformation-user-guide/blob/main/doc_source/cloudformation-limits.md),
  * and each route costs some in two places: its function and role here, its method and invoke
- * permission in the API. So the REST API and its web ACL live in one nested stack and the alarms
- * and dashboard in another (test/infra/resource-budget.test.ts keeps each template within 300).
+ * permission in the API. So the route functions live in one nested stack, the REST API and its web
+ * ACL in another and the alarms and dashboard in a third (test/infra/resource-budget.test.ts keeps
+ * each template within 300 resources and CloudFormation's 200 parameters and 200 outputs).
  */
 export class ContainerHostingStack extends Stack {
   readonly api: ServiceRestApi;
@@ -67,6 +71,8 @@ export class ContainerHostingStack extends Stack {
   readonly apiStack: NestedStack;
   /** The alarms, their topic and the dashboard. */
   readonly monitoringStack: NestedStack;
+  /** The route functions, their roles and their policies. */
+  readonly routesStack: NestedStack;
   /**
    * Every function logs here; Lambda names each stream after its function, and one retention
    * covers them all (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-loggroups.html).
@@ -107,16 +113,16 @@ export class ContainerHostingStack extends Stack {
           : undefined,
     });
 
-    // Volumes: an EFS file system in the workloads' VPC, an access point and a role per volume (docs/containers.md, "Volumes on AWS").
+    // Volumes: an EFS file system in the workloads' VPC, an access point and a role per volume (docs/volumes.md, "Volumes on AWS").
     const volumes = new WorkloadVolumes(this, 'Volumes', { vpc: workload.vpc, taskSecurityGroup: workload.securityGroup });
 
-    // Users' images are pulled through this account's ECR, never anonymously through the NAT (README, "Deploying").
+    // Users' images are pulled through this account's ECR, never anonymously through the NAT (docs/deploying.md, "Deploying").
     const imagePulls = new ImagePullThrough(this, 'ImagePulls', {
       executionRole: workload.executionRole,
       credentials: { dockerHub: settings.dockerHubCredentialsSecretArn, github: settings.githubCredentialsSecretArn },
     });
 
-    // Containers' registry credentials: a secret per container, read only by ECS's pull (docs/containers.md, "Private images").
+    // Containers' registry credentials: a secret per container, read only by ECS's pull (docs/api.md, "Private images").
     const registryCredentials = new RegistryCredentialSecrets(this, 'RegistryCredentials', { executionRole: workload.executionRole });
 
     this.functionLogs = new logs.LogGroup(this, 'FunctionLogs', { retention: logs.RetentionDays.ONE_MONTH });
@@ -125,7 +131,7 @@ export class ContainerHostingStack extends Stack {
       clusterArn: workload.cluster.clusterArn,
       routeChanges: routed,
     });
-    // Deploys from source: the context bucket, the CodeBuild project and the build events queue (docs/containers.md, "Builds on AWS").
+    // Deploys from source: the context bucket, the CodeBuild project and the build events queue (docs/deploys.md, "Builds on AWS").
     const imageBuilds = new ImageBuilds(this, 'ImageBuilds', {
       cpuArchitecture: settings.containerCpuArchitecture,
       deadLetterQueue: taskStateEvents.deadLetterQueue,
@@ -195,9 +201,12 @@ export class ContainerHostingStack extends Stack {
       ? this.appRouting(settings, { workload, store, bundles, environmentFor, permissionTargets, taskStateEvents, imagePulls })
       : undefined;
 
+    // The route functions with their roles and policies, three resources a route, live in a template
+    // of their own: with them the main template passed 300 resources (test/infra/resource-budget.test.ts).
+    this.routesStack = new NestedStack(this, 'Routes', { description: "The API's route functions, their roles and their policies" });
     const integrations: RouteIntegration[] = [];
     for (const route of routes) {
-      const serviceFunction = new ServiceFunction(this, route.id, {
+      const serviceFunction = new ServiceFunction(this.routesStack, route.id, {
         entry: route.handler,
         bundles,
         tableName: store.table.tableName,
@@ -392,7 +401,7 @@ export class ContainerHostingStack extends Stack {
         value: routing.loadBalancer.loadBalancerDnsName,
         description: `Create the DNS record *.${settings.appsDomain} (CNAME, or a Route 53 alias A/AAAA) pointing at this name`,
       });
-      // What README, "Removing the stack", names: the protected load balancer and the zone to empty.
+      // What docs/operations.md, "Removing the stack", names: the protected load balancer and the zone to empty.
       new CfnOutput(this, 'AppsLoadBalancerArn', { value: routing.loadBalancer.loadBalancerArn });
       new CfnOutput(this, 'AppsDnsZoneId', { value: routing.zone.hostedZoneId });
     }
@@ -400,7 +409,7 @@ export class ContainerHostingStack extends Stack {
 
   /**
    * The routing layer (load balancer, Caddy proxy, private zone) with sleep and wake on AWS
-   * (docs/containers.md, "Sleep and wake on AWS"): the wake endpoint in the workload VPC behind a
+   * (docs/routing.md, "Sleep and wake on AWS"): the wake endpoint in the workload VPC behind a
    * function URL that only the proxy tasks can use (they hold its secret), the access-log
    * function subscribed to the proxy's log group, and the route writer, the zone's only writer,
    * reading the route changes queue.
@@ -426,7 +435,7 @@ export class ContainerHostingStack extends Stack {
       logGroup: this.functionLogs,
     };
     const wakeSecret = new secretsmanager.Secret(this, 'WakeSecret', {
-      description: 'Admits the proxy tasks, and only them, to the wake endpoint (docs/containers.md, "Sleep and wake on AWS")',
+      description: 'Admits the proxy tasks, and only them, to the wake endpoint (docs/routing.md, "Sleep and wake on AWS")',
       // Letters and digits only: it travels in an HTTP header that Caddy fills from its environment.
       generateSecretString: { passwordLength: 48, excludePunctuation: true },
     });

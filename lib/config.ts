@@ -1,3 +1,5 @@
+// Over 300 lines because every setting is read and validated in this one place, at module load (the house rule),
+// so a bad value fails at start with every problem named.
 import { totalmem } from 'node:os';
 /**
  * Reads settings from the environment, collecting every problem instead of stopping at the
@@ -215,7 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /**
      * How long the local proxy holds requests to a sleeping container while it wakes, before a
      * browser gets a page that reloads itself and other clients 503 with Retry-After
-     * (docs/containers.md, "Sleep and wake"). Idle containers are put to sleep each RECONCILE_INTERVAL_MS.
+     * (docs/routing.md, "Sleep and wake"). Idle containers are put to sleep each RECONCILE_INTERVAL_MS.
      */
     WAKE_BUDGET_S: read.number('WAKE_BUDGET_S', { min: 1, max: 600, whole: true }, 30),
     /**
@@ -223,12 +225,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * all wakes together; past either, a request is answered at once as one past its budget (the
      * starting page, or 503 with Retry-After), its wake still asked for. Each held request is a
      * Lambda invocation of up to WAKE_BUDGET_S, drawn from the account's concurrent executions
-     * that the API shares (docs/containers.md, "Sleep and wake on AWS"; CDK context
+     * that the API shares (docs/routing.md, "Sleep and wake on AWS"; CDK context
      * `wakeHoldsPerContainer`, `wakeHoldsMax`). The local proxy holds requests in one process and ignores them.
      */
     WAKE_HOLDS_PER_CONTAINER: read.number('WAKE_HOLDS_PER_CONTAINER', { min: 0, max: 1_000, whole: true }, 10),
     WAKE_HOLDS_MAX: read.number('WAKE_HOLDS_MAX', { min: 0, max: 10_000, whole: true }, 50),
-    /** The Secrets Manager secret only the proxy tasks and the wake endpoint know (AWS; docs/containers.md, "Sleep and wake on AWS"). */
+    /** The Secrets Manager secret only the proxy tasks and the wake endpoint know (AWS; docs/routing.md, "Sleep and wake on AWS"). */
     WAKE_SECRET_ARN: read.optionalText('WAKE_SECRET_ARN', { pattern: /^arn:aws[a-z-]*:secretsmanager:/ }),
     /**
      * The largest `cpu_cores` and `memory_mb` the local stack accepts; 0 (the default): what this
@@ -305,7 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       Math.floor(totalmem() / 1024 / 1024),
     ),
     /**
-     * Deploys (docs/containers.md, "Deploys"): the largest build context a deploy may upload (the
+     * Deploys (docs/deploys.md, "Deploys"): the largest build context a deploy may upload (the
      * gzipped tar, bytes; 200 MiB), how long its upload URL stays valid, how long a build may run,
      * and how many builds one account may run at once (admins too: builds share the machine).
      */
@@ -320,7 +322,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** A local build's memory and CPU (the engine's `POST /build` limits): a RUN step cannot take the machine. */
     LOCAL_BUILD_MEMORY_MB: read.number('LOCAL_BUILD_MEMORY_MB', { min: 64, max: 65_536, whole: true }, 1024),
     LOCAL_BUILD_CPU_CORES: read.number('LOCAL_BUILD_CPU_CORES', { min: 0.1, max: 64 }, 1),
-    /** Gigabytes of volumes a user may have in all (context `quotaMaxVolumeGb`; docs/containers.md, "Volumes"); admins are exempt. */
+    /** Gigabytes of volumes a user may have in all (context `quotaMaxVolumeGb`; docs/volumes.md, "Volumes"); admins are exempt. */
     QUOTA_MAX_VOLUME_GB: read.number('QUOTA_MAX_VOLUME_GB', { min: 0, max: 1_000_000, whole: true }, 100),
     /** Snapshots a user may keep (context `quotaMaxSnapshots`); admins are exempt. */
     QUOTA_MAX_SNAPSHOTS: read.number('QUOTA_MAX_SNAPSHOTS', { min: 0, max: 1_000_000, whole: true }, 20),

@@ -2,7 +2,7 @@
  * The vocabulary of what a function may touch in the single table, by key family: the route
  * table (lib/http/routes.ts) declares it per route, lib/store/keys.ts says which partition
  * keys each family is (so the patterns come from the key builders), and the CDK stack turns
- * both into IAM statements conditioned on `dynamodb:LeadingKeys` (README, "Security").
+ * both into IAM statements conditioned on `dynamodb:LeadingKeys` (docs/security.md, "Security").
  */
 
 /** Families of items, named by their partition key (`USER#<id>`, `CREDENTIAL#<hash>`, ...). */

@@ -74,7 +74,7 @@ export async function buildFieldsDoc(): Promise<string> {
 What a container runs, its workload: set at create (\`POST /api/v1/containers\`, each field optional, its
 default applied) and changed with \`PATCH /api/v1/containers/{id}\` (any of them), and answered in every
 container record. A field takes effect at once or from the next start or restart, as the last column
-says. A value that breaks a rule is \`400 BAD_REQUEST\` naming the field; see docs/containers.md for what
+says. A value that breaks a rule is \`400 BAD_REQUEST\` naming the field; see [runtimes.md](runtimes.md) for what
 each means to the runtimes.
 
 | field | type | rule | default | a change applies |

@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   const runtime = await chooseLocalRuntime({
     requested: process.env.CONTAINER_RUNTIME,
     dockerHost: process.env.DOCKER_HOST,
-    // When nothing answers at DOCKER_HOST: Podman's service, at PODMAN_SOCKET (README, "Local container runtimes").
+    // When nothing answers at DOCKER_HOST: Podman's service, at PODMAN_SOCKET (docs/runtimes.md, "Local container runtimes").
     startPodman: () => startPodmanService({ socket: process.env.PODMAN_SOCKET, stateDir: process.env.PODMAN_STATE_DIR }),
   });
   if (runtime.kind === 'docker') {
@@ -131,7 +131,7 @@ async function main(): Promise<void> {
     AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
     // The refresh retry grace's key (docs/oauth.md, "Refresh retries"), made 0600 on first start.
     REFRESH_GRACE_KEY_FILE: join(dataDir ?? temporaryDir!, 'refresh-grace.key'),
-    // Containers' registry credentials, a 0600 file each in a 0700 directory (docs/containers.md, "Private images").
+    // Containers' registry credentials, a 0600 file each in a 0700 directory (docs/api.md, "Private images").
     REGISTRY_CREDENTIALS_DIR: join(dataDir ?? temporaryDir!, 'registry-credentials'),
   });
   await ensureKeyFile(process.env.REFRESH_GRACE_KEY_FILE!);

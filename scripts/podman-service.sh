@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts Podman's Docker-compatible API service for the local stack and the engine tests, with
 # the settings that make Podman run on machines whose cgroups are in hybrid mode and that forbid
-# raising RLIMIT_NOFILE / RLIMIT_NPROC (README, "Local stack"). Idempotent: a socket that answers
+# raising RLIMIT_NOFILE / RLIMIT_NPROC (docs/runtimes.md, "Local container runtimes"). Idempotent: a socket that answers
 # is left alone. Prints `DOCKER_HOST=…` and, when it started the service, `PODMAN_PID=…`
 # (stop it with `kill <pid>`).
 #

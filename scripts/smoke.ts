@@ -1,6 +1,6 @@
 /**
  * `npm run smoke -- --base-url URL --token PAT`: the main journeys end to end against any
- * deployment (README, "Operating it"): a container is created, started, measured, stopped and
+ * deployment (docs/operations.md, "Smoke test"): a container is created, started, measured, stopped and
  * deleted; an OAuth application is registered, its secret rotated, and deleted; and errors are
  * checked to come in the envelope. Everything it creates is deleted again, also when a step
  * fails. Exit code 0 when every step passed, 1 otherwise, 2 for bad arguments.

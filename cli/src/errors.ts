@@ -33,7 +33,7 @@ export class CliError extends Error {
 const CODE_BY_EXIT: Record<number, string> = { [EXIT.error]: 'ERROR', [EXIT.usage]: 'USAGE', [EXIT.containerFailed]: 'CONTAINER_FAILED' };
 
 /**
- * A failure in the API's error envelope (README, "API conventions"), so a script reads the CLI's
+ * A failure in the API's error envelope (docs/api.md, "API conventions"), so a script reads the CLI's
  * errors and the API's alike: `{ "error": { "code", "message", "details"? } }`.
  */
 export function errorEnvelope(

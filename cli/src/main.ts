@@ -1,3 +1,6 @@
+// Over 300 lines because every command of the CLI is declared here with its flags, help and output, so `--help`
+// and the code read in the same order; what the commands share (transport, session, output, fields, volumes) is
+// in the other cli/src modules.
 import { createInterface } from 'node:readline/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Command, CommanderError, Command as Program, Option } from 'commander';
@@ -33,7 +36,7 @@ import {
 } from './session.js';
 
 /**
- * `container-hosting`, the service's command-line client (README, "Command-line client").
+ * `container-hosting`, the service's command-line client (docs/clients.md, "Command-line client").
  * Built by `npm ci` (the `prepare` script, scripts/build-cli.ts) into one file beside two small
  * dependencies, so it starts in well under 300 ms. Exit codes: EXIT (cli/src/errors.ts).
  */
@@ -41,7 +44,7 @@ import {
 const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SETTLED_STATES: ReadonlyArray<ContainerRecord['state']> = ['running', 'stopped', 'failed'];
-// `logs -f` asks every 2 s: docs/containers.md "What reading costs" (CloudWatch Logs quotas on AWS).
+// `logs -f` asks every 2 s: docs/api.md "What reading costs" (CloudWatch Logs quotas on AWS).
 const FOLLOW_POLL_MS = 2000;
 const STATE_POLL_MS = 1000;
 /** The columns of `ls`, checked against the record's type; the rest is for `get`. */

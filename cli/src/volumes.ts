@@ -11,7 +11,7 @@ import { out, printJson, say } from './output.js';
 import { apiCall, apiList, apiUrlOf } from './session.js';
 
 /**
- * `container-hosting volumes …`: volumes and their snapshots (docs/containers.md, "Volumes"), with
+ * `container-hosting volumes …`: volumes and their snapshots (docs/volumes.md, "Volumes"), with
  * the containers' conventions: data on stdout, `--json` for the API's data, `rm` asks first, a
  * volume named by its id or its name.
  */

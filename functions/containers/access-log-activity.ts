@@ -10,7 +10,7 @@ const activity = accessLogActivityWith(config.APPS_DOMAIN ?? '');
 /**
  * The proxy's access log (a CloudWatch Logs subscription filter on its log group) → each
  * container's last request, at most one write a minute per container in this instance
- * (docs/containers.md, "Sleep and wake on AWS"). A delivery that does not decode is logged and
+ * (docs/routing.md, "Sleep and wake on AWS"). A delivery that does not decode is logged and
  * dropped (Lambda's retries could not mend it); a failed lookup is thrown, so Lambda tries again.
  */
 const recordRequests = middy<LogsSubscriptionEvent, void>().handler(async (event) => {

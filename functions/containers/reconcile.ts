@@ -24,13 +24,13 @@ const reconcile = middy<ScheduledEvent, ReconcileReport>().handler(async (event,
   const startedAt = Date.now();
   // Room to finish the page in hand and save the checkpoint before the function's timeout.
   const report = await reconciler.run({ deadline: startedAt + context.getRemainingTimeInMillis() - RESERVE_MS });
-  // Then the containers nobody used for their idle timeout go to sleep, as the local loop does (docs/containers.md, "Sleep and wake on AWS").
+  // Then the containers nobody used for their idle timeout go to sleep, as the local loop does (docs/routing.md, "Sleep and wake on AWS").
   const containersSlept = await idleSweep().catch((error: unknown) => {
     log.error('The idle sweep failed; the next run sweeps again', describeError(error));
     return 0;
   });
   log.info('Reconciliation run', { eventId: event.id, durationMs: Date.now() - startedAt, ...report, containersSlept });
-  // Every change the run made is drift the rest of the service did not catch (README, "Alarms").
+  // Every change the run made is drift the rest of the service did not catch (docs/operations.md, "Alarms").
   const corrections =
     report.orphanTasksStopped +
     report.supersededTasksStopped +

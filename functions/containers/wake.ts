@@ -29,7 +29,7 @@ const endpoint = wakeEndpointWith({
 const RESERVE_MS = 3_000;
 
 /**
- * The wake endpoint's function URL (docs/containers.md, "Sleep and wake on AWS"): Caddy sends it
+ * The wake endpoint's function URL (docs/routing.md, "Sleep and wake on AWS"): Caddy sends it
  * each request whose container has no route; it wakes a sleeping container, holds the request
  * until it answers, and forwards it.
  */

@@ -7,7 +7,7 @@ const routeWriter = routeWriterWith();
 
 /**
  * The route changes queue → the private zone's one writer: a batch of requests becomes one change
- * of the zone (docs/containers.md, "Routing"). Requests are decided on the containers as they are
+ * of the zone (docs/routing.md, "Routing"). Requests are decided on the containers as they are
  * now, so a batch that failed three times is delivered again whole, harmlessly; a request whose
  * probe job could not be sent back, alone.
  */

@@ -19,7 +19,7 @@ const deployService = deployServiceWith(site, containerServiceWith({ runtime: co
 const handleBuildEvent = buildEventsHandlerWith(deployService);
 
 /**
- * The build events queue (docs/containers.md, "Builds on AWS"): an uploaded context starts its
+ * The build events queue (docs/deploys.md, "Builds on AWS"): an uploaded context starts its
  * build, a build's state change moves its deploy on (a succeeded build goes live as a new
  * release). Only the messages that failed are reported, so SQS delivers those again.
  */

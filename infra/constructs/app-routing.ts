@@ -1,3 +1,5 @@
+// Over 300 lines because the routing layer's load balancer, proxy service, private zone, security groups and
+// scaling refer to each other's resources and are deployed together.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Duration, Fn, RemovalPolicy } from 'aws-cdk-lib';
@@ -20,7 +22,7 @@ import { repositoryRoot } from '../paths.js';
  * pinned by the digest of its multi-architecture index, so every task of the fleet runs the same
  * bytes whatever the tag points to later. Pulled through this account's ECR (its `ecr-public`
  * rule), never through the NAT from ECR Public. To move it: `docker buildx imagetools inspect
- * public.ecr.aws/docker/library/caddy:<tag>` prints the index digest (README, "Deploying").
+ * public.ecr.aws/docker/library/caddy:<tag>` prints the index digest (docs/deploying.md, "Deploying").
  */
 export const DEFAULT_PROXY_IMAGE =
   'public.ecr.aws/docker/library/caddy:2.10.2-alpine@sha256:4c6e91c6ed0e2fa03efd5b44747b625fec79bc9cd06ac5235a779726618e530d';
@@ -105,7 +107,7 @@ export interface AppRoutingProps {
   /**
    * Where Caddy sends a request whose hostname has no record (infra/proxy/Caddyfile
    * `handle_errors`): the wake endpoint's function URL, and the secret it admits only the proxy
-   * with, given to the proxy tasks as an ECS secret (docs/containers.md, "Sleep and wake on AWS").
+   * with, given to the proxy tasks as an ECS secret (docs/routing.md, "Sleep and wake on AWS").
    */
   wake: {
     functionUrl: lambda.IFunctionUrl;
@@ -119,7 +121,7 @@ export interface AppRoutingProps {
  * The AWS half of "a container answers at its hostname": an internet-facing Application Load
  * Balancer with the wildcard certificate (HTTP redirects to HTTPS) in front of a small ECS
  * service of stock Caddy tasks, which find a container's task per request through a private
- * Route 53 zone. No Lambda is in the data path. See docs/containers.md, "Reaching a container".
+ * Route 53 zone. No Lambda is in the data path. See docs/routing.md, "Reaching a container".
  */
 export class AppRouting extends Construct {
   readonly loadBalancer: elbv2.ApplicationLoadBalancer;
@@ -146,7 +148,7 @@ export class AppRouting extends Construct {
       vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC },
       dropInvalidHeaderFields: true,
       // Its DNS name is what *.{appsDomain} points at: a deleted load balancer comes back with another
-      // name, and every app is unreachable until the record is changed. README, "Removing the stack".
+      // name, and every app is unreachable until the record is changed. docs/operations.md, "Removing the stack".
       deletionProtection: true,
       // The load balancer closes a connection, a WebSocket included, that sends nothing for this
       // long; its own default is 60 s (1 to 4000 s,
@@ -252,7 +254,7 @@ export class AppRouting extends Construct {
       protocol: elbv2.ApplicationProtocol.HTTP,
       targets: [this.proxyService],
       healthCheck: { path: PROXY_HEALTH_PATH, healthyHttpCodes: '200', interval: Duration.seconds(15) },
-      // A deploy or scale-in drains a task as long as the longest held request (docs/containers.md, "On AWS").
+      // A deploy or scale-in drains a task as long as the longest held request (docs/routing.md, "On AWS").
       deregistrationDelay: Duration.seconds(proxyDrainSeconds(props.wake.holdSeconds)),
     });
     scaling.scaleOnRequestCount('Requests', { requestsPerTarget: 2000, targetGroup });
@@ -266,7 +268,7 @@ export class AppRouting extends Construct {
 
   /**
    * Subscribes `handler` to the proxy's access lines (those with a `request.host`): each
-   * container's last request, for its idle timeout (docs/containers.md, "Sleep and wake on AWS").
+   * container's last request, for its idle timeout (docs/routing.md, "Sleep and wake on AWS").
    */
   subscribeToRequests(handler: lambda.IFunction): void {
     new logs.SubscriptionFilter(this, 'RequestActivity', {

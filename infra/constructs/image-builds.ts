@@ -1,3 +1,5 @@
+// Over 300 lines because builds from source on AWS are one construct: the context bucket, the CodeBuild project
+// and its buildspec, the events queue and rules, and every grant name each other's resources.
 import { ArnFormat, Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as codebuild from 'aws-cdk-lib/aws-codebuild';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -124,7 +126,7 @@ export interface ImageBuildsProps {
 }
 
 /**
- * Deploys from source on AWS (docs/containers.md, "Builds on AWS"): the private bucket build
+ * Deploys from source on AWS (docs/deploys.md, "Builds on AWS"): the private bucket build
  * contexts are uploaded to, the one CodeBuild project that builds them and pushes to ECR, and
  * the build events queue: CodeBuild's "Build State Change" events and the bucket's "Object
  * Created" events (an upload finished: the build starts) through EventBridge to one function.

@@ -1,3 +1,5 @@
+// Over 300 lines because every alarm and the dashboard are built from one threshold table and one list of
+// functions, read best together.
 import { Duration } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -15,7 +17,7 @@ import { METRIC, METRICS_NAMESPACE, SERVICE_DIMENSION, type MetricName } from '.
 import type { ServiceFunction } from './service-function.js';
 
 /**
- * When each alarm fires. README.md ("Operating it") lists the same figures; the CDK tests read
+ * When each alarm fires. docs/operations.md ("Alarms") lists the same figures; the CDK tests read
  * them from here.
  */
 export const ALARM_THRESHOLDS = {
@@ -241,7 +243,7 @@ export class OperationsMonitoring extends Construct {
       evaluationPeriods: 1,
     });
 
-    // Raise the bounds (context wakeHoldsPerContainer, wakeHoldsMax) within the account's Lambda concurrency, or the quota (README, "Quotas and limits").
+    // Raise the bounds (context wakeHoldsPerContainer, wakeHoldsMax) within the account's Lambda concurrency, or the quota (docs/operations.md, "Quotas and limits").
     if (props.wakeEndpoint) {
       alarm('WakeHoldsRefused', {
         alarmDescription: `${ALARM_THRESHOLDS.wakeHoldsRefusedPer5Min} or more requests for a sleeping app were answered the starting page at once in 5 minutes: the wakes held were at their bound`,

@@ -10,7 +10,7 @@ export interface RegistryCredentialSecretsProps {
 }
 
 /**
- * Containers' registry credentials (issue 33, item 5; docs/containers.md, "Private images"): a
+ * Containers' registry credentials (issue 33, item 5; docs/api.md, "Private images"): a
  * Secrets Manager secret per container, `<stack>/registry-credentials/<container id>`, made by the
  * create and PATCH functions and deleted by delete, tagged for what it is. The task execution role
  * reads only secrets under that name prefix that carry the tag; no function reads any.

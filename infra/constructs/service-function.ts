@@ -69,7 +69,7 @@ export class ServiceFunction extends Construct {
     // managed policy (logs:* on every log group of the account).
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `Runs ${Stack.of(this).stackName}/${id}`,
+      description: `Runs ${serviceStackOf(this).stackName}/${id}`,
     });
     this.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
@@ -104,7 +104,7 @@ export class ServiceFunction extends Construct {
         NODE_OPTIONS: '--enable-source-maps',
         // The Logger's level and the service dimension of every metric (lib/log.ts, lib/observability/metrics.ts).
         LOG_LEVEL: props.logLevel ?? 'INFO',
-        POWERTOOLS_SERVICE_NAME: Stack.of(this).stackName,
+        POWERTOOLS_SERVICE_NAME: serviceStackOf(this).stackName,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         TABLE_NAME: props.tableName,
         ...props.environment,
@@ -128,4 +128,14 @@ export class ServiceFunction extends Construct {
       'The runtime is pinned to nodejs22.x on purpose: bundles target node22 and the service is tested on Node 22; a newer runtime is a deliberate upgrade, not drift.',
     );
   }
+}
+
+/**
+ * The service's own stack, above any nested stack a function lives in: its name is the service's
+ * name in logs and metrics, where a nested stack's would be a generated one.
+ */
+function serviceStackOf(scope: Construct): Stack {
+  let stack = Stack.of(scope);
+  while (stack.nestedStackParent) stack = stack.nestedStackParent;
+  return stack;
 }

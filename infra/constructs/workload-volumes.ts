@@ -14,7 +14,7 @@ export interface WorkloadVolumesProps {
 }
 
 /**
- * Where volumes live on AWS (issue 34, docs/containers.md "Volumes on AWS"): one EFS file system
+ * Where volumes live on AWS (issue 34, docs/volumes.md "Volumes on AWS"): one EFS file system
  * in the workloads' VPC, encrypted at rest, with a mount target per task subnet whose security
  * group admits NFS (TCP 2049) from the workload tasks only. Each volume is an access point and a
  * role the control plane makes at run time (lib/aws/efs-volume-backend.ts); what keeps one
@@ -69,7 +69,7 @@ export class WorkloadVolumes extends Construct {
       securityGroup: this.mountTargetSecurityGroup,
       encrypted: true,
       performanceMode: efs.PerformanceMode.GENERAL_PURPOSE,
-      // Billed per GB read and written, nothing provisioned (README, "What it costs").
+      // Billed per GB read and written, nothing provisioned (docs/deploying.md, "What it costs").
       throughputMode: efs.ThroughputMode.ELASTIC,
       // Users' data outlives a stack update that would replace or remove the file system.
       removalPolicy: RemovalPolicy.RETAIN,

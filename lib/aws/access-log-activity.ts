@@ -56,7 +56,7 @@ const HOSTNAME_MEMORY_MS = 60_000;
 const MAX_REMEMBERED_HOSTNAMES = 10_000;
 
 /**
- * The access-log side of idleness on AWS (docs/containers.md, "Sleep and wake on AWS"): each
+ * The access-log side of idleness on AWS (docs/routing.md, "Sleep and wake on AWS"): each
  * delivery's requests become `last_request_at` writes through RequestActivity, at most one a
  * minute per container in each warm instance. A hostname's container is looked up through the
  * hostname item (a GetItem, never a Scan) and remembered for a minute.

@@ -30,7 +30,7 @@ export interface CloudWatchLogsOptions {
 /**
  * The clients' follow intervals (web/console/container-page.ts, cli/container-hosting.mjs): followers of one container
  * that are caught up ask the same question (`since` their newest line), so within this time they
- * share one read. docs/containers.md "What reading costs" does the arithmetic.
+ * share one read. docs/api.md "What reading costs" does the arithmetic.
  */
 export const LOG_READ_SHARE_MS = 2000;
 /** A throttled container waits this long before it asks CloudWatch Logs again. */
@@ -75,7 +75,7 @@ function decodeCursor(cursor: string): Position {
 
 /**
  * A container's output as the awslogs driver keeps it in CloudWatch Logs, with the contract of
- * the local reader (lib/local/local-logs.ts, docs/containers.md "Logs"). Each task writes
+ * the local reader (lib/local/local-logs.ts, docs/api.md "Logs"). Each task writes
  * the stream `<prefix>/<container name>/<task id>`
  * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/using_awslogs.html), so the
  * container's streams are named from its task history, and nothing is listed or scanned.
@@ -83,7 +83,7 @@ function decodeCursor(cursor: string): Position {
  *
  * Every read is GetLogEvents on the task's own streams: FilterLogEvents has a quota of 5
  * requests a second for the whole account and region, which a few people following logs use up
- * (docs/containers.md "What reading costs" cites the quotas). Reads are shared per Lambda
+ * (docs/api.md "What reading costs" cites the quotas). Reads are shared per Lambda
  * container for LOG_READ_SHARE_MS, and a throttled read answers 429 with Retry-After.
  */
 export class CloudWatchContainerLogs implements ContainerLogs {

@@ -21,7 +21,7 @@ import { SharedReads, ThrottleBackoff } from './shared-reads.js';
 const PERIOD_SECONDS = 60;
 /**
  * The points are per minute, so a container's history is fetched at most once a minute per
- * Lambda container (GetMetricData is billed per metric requested: docs/containers.md,
+ * Lambda container (GetMetricData is billed per metric requested: docs/api.md,
  * "Metrics history"); the console's chart asks once a minute too (web/console/container-page.ts).
  */
 export const HISTORY_SHARE_MS = 60_000;

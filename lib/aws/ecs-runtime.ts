@@ -1,3 +1,6 @@
+// Over 300 lines because the ECS runtime's task definitions (one family per image, port, credentials and
+// mounts), its RunTask with the role-propagation retries and its DescribeTasks paging must agree on one naming
+// of families; the status mapping is apart already (ecs-task-status.ts).
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -389,7 +392,7 @@ function mountsFingerprint(mounts: readonly TaskMount[]): string {
  * and https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_EFSVolumeConfiguration.html:
  * IAM authorization needs transit encryption and the root directory left to the access point).
  * A task has one role, so a task mounts one volume here; more is refused until roles are made per
- * set of volumes (docs/containers.md, "Volumes on AWS").
+ * set of volumes (docs/volumes.md, "Volumes on AWS").
  */
 export function withEfsVolumes(
   input: RegisterTaskDefinitionCommandInput,

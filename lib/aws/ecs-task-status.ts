@@ -1,4 +1,4 @@
-import type { TaskEndpoint } from '../containers/app-routes.js';
+import type { TaskEndpoint } from '../dns-routes/app-routes.js';
 import type { TaskStatus } from '../containers/runtime.js';
 import { PROBE_STOP_PREFIX } from '../containers/task-events.js';
 import { isUuid } from '../ids.js';
@@ -104,7 +104,7 @@ export interface EcsTaskNetworkFields {
  * of its elastic network interface (attachment details `privateIPv4Address`, or the container's
  * `networkInterfaces[].privateIpv4Address`), which ECS sets. The hostname and port are never
  * read from the event: its override environment holds whatever the user put in `env`, so they
- * come from the stored container (lib/containers/app-routes.ts). The event carries the task as
+ * come from the stored container (lib/dns-routes/app-routes.ts). The event carries the task as
  * DescribeTasks does (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/ecs_task_events.html).
  */
 export function taskEndpointFromEcs(task: EcsTaskNetworkFields): TaskEndpoint {

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
  * system policy, the permissions boundary), the volume backend (the access point and the role it
  * makes per volume) and the ECS runtime (the task role and the EFS volume of a task definition).
  *
- * The mechanism (docs/containers.md, "Volumes on AWS"): every workload task reaches the file
+ * The mechanism (docs/volumes.md, "Volumes on AWS"): every workload task reaches the file
  * system's mount targets (the security group admits NFS from the workload tasks), so the network
  * does not separate accounts; EFS IAM authorization does. The file system policy admits no
  * anonymous client, no client without TLS and no client that does not come through an access

@@ -25,7 +25,7 @@ import { isThrottling } from './shared-reads.js';
 export const efsClient = new EFSClient({ region: config.AWS_REGION });
 
 /**
- * The IAM side of a volume: a role per volume that ECS tasks mounting it run as (docs/containers.md,
+ * The IAM side of a volume: a role per volume that ECS tasks mounting it run as (docs/volumes.md,
  * "Volumes on AWS"). Created with the volume's boundary, so that nothing the control plane creates
  * can hold more than EFS client access to this file system.
  */
@@ -104,7 +104,7 @@ export class EfsVolumeBackend implements Pick<VolumeBackend, 'create' | 'delete'
   /**
    * The role first (no new task can mount the volume), then the access point. EFS keeps the
    * directory's files when an access point is deleted; removing them needs a client on the file
-   * system (docs/containers.md, "Volumes on AWS", what remains).
+   * system (docs/volumes.md, "Volumes on AWS", what remains).
    */
   async delete(volume: VolumeRef & { backendRef: string }): Promise<void> {
     await this.roles.remove({ name: volumeRoleName(this.settings.rolePrefix, volume.volumeId), policyName: VOLUME_ROLE_POLICY_NAME });

@@ -49,6 +49,7 @@ export function pullReferenceFor(image: string, cache: PullThroughCache | undefi
   if (!cache) return image;
   const cached = cachedImageReference(image, cache);
   // Create and PATCH refuse such images; one stored before the deployment had its cache is refused here.
-  if (!cached) throw new TaskLaunchError(`The image ${image} is on a registry this deployment does not pull from (README, "Deploying")`);
+  if (!cached)
+    throw new TaskLaunchError(`The image ${image} is on a registry this deployment does not pull from (docs/deploying.md, "Deploying")`);
   return cached;
 }

@@ -1,3 +1,5 @@
+// Over 300 lines because a route's records, their change batches, the retry strategy for Route 53's throttling
+// and the zone listing the reconciler reads must agree on one record format.
 import {
   ChangeResourceRecordSetsCommand,
   ListResourceRecordSetsCommand,
@@ -8,7 +10,7 @@ import {
   type ResourceRecordSet,
 } from '@aws-sdk/client-route-53';
 import { config } from '../config.js';
-import type { AppRoute, AppRoutes } from '../containers/app-routes.js';
+import type { AppRoute, AppRoutes } from '../dns-routes/app-routes.js';
 
 /**
  * Created once per Lambda container and shared by every invocation. Route 53 throttles per
@@ -101,7 +103,7 @@ const PAGE_SIZE = 300;
 export const ROUTES_PER_BATCH = 50;
 
 /**
- * The records by which the reverse proxy finds a container's tasks (docs/containers.md,
+ * The records by which the reverse proxy finds a container's tasks (docs/routing.md,
  * "Routing"), in the private hosted zone of the VPC, owned per task:
  *
  * - `SRV   _http._tcp.{hostname}.{zone}`, weighted, SetIdentifier `{container id}.{task id}`,

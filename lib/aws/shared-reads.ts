@@ -5,7 +5,7 @@ import { RateLimitedError, unavailableFrom } from '../errors.js';
  * the last one (or while it is still in flight) gets that read's answer, so N readers of one key
  * make one call. A Lambda container runs one invocation at a time and containers share no memory
  * (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html), so sharing
- * happens between requests one container answers in turn; docs/containers.md ("Logs", "What
+ * happens between requests one container answers in turn; docs/api.md ("Logs", "What
  * reading costs") sizes the figures on that basis. Failed reads are not kept.
  */
 export class SharedReads<T> {

@@ -1,6 +1,6 @@
 import { isIPv4 } from 'node:net';
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { AppRoute, RouteRequest, RouteRequests } from '../containers/app-routes.js';
+import type { AppRoute, RouteRequest, RouteRequests } from '../dns-routes/app-routes.js';
 import { HOSTNAME_PATTERN } from '../containers/hostname.js';
 import { isUuid } from '../ids.js';
 import { deferredJobOf, isRecord } from './deferred-jobs.js';

@@ -1,4 +1,4 @@
-import { type RouteRequests, routeRequestFor } from '../containers/app-routes.js';
+import { type RouteRequests, routeRequestFor } from '../dns-routes/app-routes.js';
 import type { StopReason } from '../containers/container-core.js';
 import type { ProbeJob } from '../containers/restart-policy.js';
 import type { TaskStatus } from '../containers/runtime.js';

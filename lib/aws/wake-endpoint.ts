@@ -7,7 +7,7 @@ import { describeError, log } from '../log.js';
 import { hostnameUnder } from './apps-domain-host.js';
 
 /**
- * The wake endpoint behind its function URL (docs/containers.md, "Sleep and wake on AWS"): Caddy
+ * The wake endpoint behind its function URL (docs/routing.md, "Sleep and wake on AWS"): Caddy
  * sends it a request whose container has no route (asleep, starting, stopped or unknown), with
  * the wake secret and the original host in headers of its own. It wakes the container if it
  * sleeps, holds the request until the container answers, and forwards it to the task.

@@ -1,3 +1,6 @@
+// Over 300 lines because it is the container API's one public face (create, update, releases, transitions,
+// delete, metrics, task events); each method is a few lines over container-core.ts, transitions.ts, start-
+// wait.ts and task-events.ts, where the rules live.
 import { ConflictError, invalidFields, NotFoundError, ServiceBusyError } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';

@@ -33,7 +33,7 @@ export interface Container extends ContainerSpec {
   registryCredentialsSet?: boolean;
   /**
    * How long its last swap held requests (ms): a task change of a container with a volume, from
-   * the old task's stop to the new task's readiness (docs/containers.md, "Volumes").
+   * the old task's stop to the new task's readiness (docs/volumes.md, "Volumes").
    */
   lastSwapMs?: number;
   createdAt: string;

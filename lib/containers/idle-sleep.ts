@@ -16,7 +16,7 @@ export const REQUEST_FLUSH_MS = 60_000;
 
 /**
  * When a request last reached each container's URL, as the proxy that forwarded it saw it
- * (docs/containers.md, "Sleep and wake"). Kept in memory, where every request updates it for
+ * (docs/routing.md, "Sleep and wake"). Kept in memory, where every request updates it for
  * nothing; written to the container's item at most once every REQUEST_FLUSH_MS per container, so
  * that the record outlives this process (the AWS path writes the same attribute from the
  * proxy's access log). The idle sweep reads both and takes the later, so a timeout shorter than

@@ -5,7 +5,7 @@ import { STATE_REASON } from './container-core.js';
 import type { ContainerStore } from './container-store.js';
 import { chargeFor, holdsCpu } from './quota.js';
 import type { ReconcileReport } from './reconcile-report.js';
-import type { RouteRepair } from './reconcile-routes.js';
+import type { RouteRepair } from '../dns-routes/reconcile-routes.js';
 import { MAX_TASKS_PER_CALL, type ReconcilableRuntime, type RuntimeTask, type TaskStatus } from './runtime.js';
 import { DEFAULT_GRACE_S } from './task-probes.js';
 import { containerStateFor, stateReasonFor } from './task-status.js';

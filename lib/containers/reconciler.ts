@@ -1,9 +1,9 @@
 import { describeError, log } from '../log.js';
-import type { AppRoutes, RouteRequests } from './app-routes.js';
+import type { AppRoutes, RouteRequests } from '../dns-routes/app-routes.js';
 import type { ContainerStore, ReconcileCheckpoint } from './container-store.js';
 import { ContainerSweep } from './reconcile-containers.js';
 import { type ReconcileReport, timedPart } from './reconcile-report.js';
-import { RouteRepair } from './reconcile-routes.js';
+import { RouteRepair } from '../dns-routes/reconcile-routes.js';
 import { TaskSweep } from './reconcile-tasks.js';
 import { reconcileUsage } from './reconcile-usage.js';
 import type { ReconcilableRuntime, TaskStatus } from './runtime.js';

@@ -1,6 +1,6 @@
 import { type Workload, type WorkloadJson, workloadToJson } from './workload.js';
 
-/** What made a release (docs/containers.md, "Releases"). */
+/** What made a release (docs/deploys.md, "Releases"). */
 export type ReleaseCause = 'create' | 'update' | 'deploy' | 'rollback';
 
 /**

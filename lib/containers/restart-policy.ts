@@ -78,7 +78,7 @@ export interface ProbeJob {
   failures: number;
   /**
    * The task's route is in the zone: the zone's writer sent the job back once it published it
-   * (lib/containers/route-writer.ts), and the container may now turn running on the task.
+   * (lib/dns-routes/route-writer.ts), and the container may now turn running on the task.
    */
   routed?: true;
 }

@@ -10,7 +10,7 @@ export { CPU_CORE_CHOICES, MAX_DISK_GB, MIN_DISK_GB, MIN_MEMORY_MB } from './wor
 export { HOSTNAME_PATTERN } from './hostname.js';
 
 /**
- * Hostnames the platform keeps for itself (docs/containers.md, "What a container runs"): names a user
+ * Hostnames the platform keeps for itself (docs/api.md, "What a container runs"): names a user
  * would take for the service's own pages, or that resolve elsewhere (`localhost`).
  */
 export const RESERVED_HOSTNAMES: ReadonlySet<string> = new Set([

@@ -4,7 +4,7 @@ import { CHANGED_MEANWHILE, STATE_REASON, STOP_REASON } from './container-core.j
 import { ContainerService } from './container-service.js';
 
 /**
- * The container service with sleep and wake (docs/containers.md, "Sleep and wake"): for the
+ * The container service with sleep and wake (docs/routing.md, "Sleep and wake"): for the
  * proxy's side and the idle sweep only, so that the API's functions do not carry it.
  */
 export class SleepingContainerService extends ContainerService {

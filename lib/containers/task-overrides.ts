@@ -34,7 +34,7 @@ export type OverridableWorkload = Pick<WorkloadSpec, 'hostname' | 'port' | 'env'
  * The container's variables, then the ones the service sets (PORT, CONTAINER_HOSTNAME), which
  * replace any of the same name the user gave: the service's own come last and only once, so
  * whatever reads the task's environment finds the service's values. (Nothing routes by them:
- * routes come from the stored container, lib/containers/app-routes.ts.)
+ * routes come from the stored container, lib/dns-routes/app-routes.ts.)
  */
 export function taskEnvironmentOf(workload: Pick<WorkloadSpec, 'hostname' | 'port' | 'env'>): Array<{ name: string; value: string }> {
   const own = [

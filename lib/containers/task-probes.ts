@@ -1,5 +1,5 @@
 import { describeError, log } from '../log.js';
-import type { RouteRequests } from './app-routes.js';
+import type { RouteRequests } from '../dns-routes/app-routes.js';
 import type { StoredContainer } from './container.js';
 import type { ContainerStore } from './container-store.js';
 import type { ProbeJob, RestartScheduler } from './restart-policy.js';

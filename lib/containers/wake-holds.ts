@@ -1,6 +1,6 @@
 /**
  * How many requests the wake endpoint may hold at once, per container and overall (config
- * WAKE_HOLDS_PER_CONTAINER, WAKE_HOLDS_MAX; docs/containers.md, "Sleep and wake on AWS"). Each
+ * WAKE_HOLDS_PER_CONTAINER, WAKE_HOLDS_MAX; docs/routing.md, "Sleep and wake on AWS"). Each
  * held request is a Lambda invocation for up to the wake budget, and every function of the
  * account draws on one pool of concurrent executions, which a new account may have far fewer of
  * than 1,000 (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html): unbounded,

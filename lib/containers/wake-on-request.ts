@@ -50,7 +50,7 @@ const HOLD_FORWARD_MARGIN_MS = 30_000;
 
 /**
  * The wake endpoint's side of a request for `hostname` whose route Caddy did not find
- * (docs/containers.md, "Sleep and wake on AWS"): finds the container by its hostname, wakes it if
+ * (docs/routing.md, "Sleep and wake on AWS"): finds the container by its hostname, wakes it if
  * it sleeps, and holds the request until its record is running with a task that has an address,
  * or until the budget (counted from `arrivedAt`) runs out. Several proxies asking for one
  * container at once make one start: the wake is a versioned commit, and a wake that finds the

@@ -7,7 +7,7 @@ export { DEFAULT_PORT } from './workload.js';
 export { imageLocationOf, isDockerHubHost, isPrivateEcrHost } from './image-location.js';
 
 /**
- * The rules for what a container runs (docs/containers.md, "What a container runs"), shared by
+ * The rules for what a container runs (docs/api.md, "What a container runs"), shared by
  * create and PATCH. The image grammar is the OCI distribution reference grammar
  * (`[registry[:port]/]repository[:tag][@sha256:digest]`, as docs/containers.md spells out).
  */
@@ -57,7 +57,7 @@ export function isImageAllowed(image: string, prefix: string): boolean {
 
 /**
  * The deployment settings that add a pull-through cache rule for a registry that needs
- * credentials (README, "Deploying"); other registries with no rule cannot be added by a setting.
+ * credentials (docs/deploying.md, "Deploying"); other registries with no rule cannot be added by a setting.
  */
 const CREDENTIAL_SETTINGS: Record<string, string> = {
   'docker.io': 'dockerHubCredentialsSecretArn',
@@ -77,8 +77,8 @@ export function registryRefusal(image: string, cachedRegistries: readonly string
   const setting = CREDENTIAL_SETTINGS[registry];
   const cached = `images come from ${[...cachedRegistries].sort().join(', ')} or an Amazon ECR registry`;
   return setting
-    ? `is on ${registry}, which this deployment pulls only through an ECR pull-through cache with credentials: an operator sets the deployment setting ${setting} (README, "Deploying"); until then ${cached}`
-    : `is on ${registry}, which has no ECR pull-through cache rule on this deployment: ${cached} (push it to ECR, or see README, "Deploying")`;
+    ? `is on ${registry}, which this deployment pulls only through an ECR pull-through cache with credentials: an operator sets the deployment setting ${setting} (docs/deploying.md, "Deploying"); until then ${cached}`
+    : `is on ${registry}, which has no ECR pull-through cache rule on this deployment: ${cached} (push it to ECR, or see docs/deploying.md, "Deploying")`;
 }
 
 export function imageSchema(allowedPrefixes: readonly string[]) {

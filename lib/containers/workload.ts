@@ -66,7 +66,7 @@ const idleTimeoutField: WorkloadField<'idle_timeout_s', number | null, number | 
 /** At most this many volumes mounted into one container. */
 export const MAX_MOUNTS = 4;
 
-/** A volume mounted into the container's tasks (issue 34, docs/containers.md "Volumes"). */
+/** A volume mounted into the container's tasks (issue 34, docs/volumes.md "Volumes"). */
 export interface Mount {
   /** The volume's id. */
   volume: string;
@@ -100,7 +100,7 @@ export const WORKLOAD = {
   diskGb: plainField<'disk_gb', number>('disk_gb', MIN_DISK_GB),
   healthCheck: healthCheckField,
   restartPolicy: plainField<'restart_policy', RestartPolicy>('restart_policy', 'on-failure'),
-  /** Seconds without a request to its URL after which the container sleeps (docs/containers.md, "Sleep and wake"); null: never. */
+  /** Seconds without a request to its URL after which the container sleeps (docs/routing.md, "Sleep and wake"); null: never. */
   idleTimeoutS: idleTimeoutField,
   /** Volumes mounted into its tasks: at most one container mounts a volume at a time. */
   mounts: mountsField,

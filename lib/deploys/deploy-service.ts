@@ -1,3 +1,5 @@
+// Over 300 lines because a deploy's whole state machine (upload, build, going live, deadlines, its logs) is one
+// service, so each transition's condition reads beside the others.
 import type { Caller, StoredContainer } from '../containers/container.js';
 import type { ContainerService } from '../containers/container-service.js';
 import { workloadOf } from '../containers/workload.js';
@@ -68,7 +70,7 @@ const ownerOf = (container: StoredContainer): Caller => ({
 });
 
 /**
- * Deploys from source (docs/containers.md, "Deploys"): a deploy waits for its context's upload,
+ * Deploys from source (docs/deploys.md, "Deploys"): a deploy waits for its context's upload,
  * is built by whichever builder the composition root gave (the engine's own build locally,
  * CodeBuild on AWS: this never knows which), and goes live as a new release through the
  * container's restart transition. Build progress arrives through `applyBuildStatus`, the

@@ -1,7 +1,7 @@
 import type { UploadTarget } from './builds.js';
 
 /**
- * A deploy's states (docs/containers.md, "Deploys"): waiting_for_upload → building → deploying →
+ * A deploy's states (docs/deploys.md, "Deploys"): waiting_for_upload → building → deploying →
  * live, or failed (with `state_reason`), or superseded when a newer deploy of the same container
  * went live first.
  */

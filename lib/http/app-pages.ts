@@ -2,7 +2,7 @@ import { ConflictError, ForbiddenError, QuotaExceededError } from '../errors.js'
 import { escapeHtml } from './reply.js';
 
 /**
- * What a proxy answers on a container's behalf when the app itself cannot (docs/containers.md,
+ * What a proxy answers on a container's behalf when the app itself cannot (docs/routing.md,
  * "Sleep and wake"): the local proxy (lib/local/app-proxy.ts) and the wake endpoint on AWS
  * (lib/aws/wake-endpoint.ts) answer the same pages.
  */

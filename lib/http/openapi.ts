@@ -1,3 +1,5 @@
+// Over 300 lines because the OpenAPI document is built in one pass over the route table (security, request and
+// response schemas, error statuses by code), and each step reads the same route.
 import * as errors from '../errors.js';
 import * as z from '../zod.js';
 import { MAX_JSON_DEPTH } from './middleware/parse-body.js';
@@ -125,7 +127,7 @@ function securityFor(route: Route): JsonObject[] | undefined {
 }
 
 function errorStatuses(route: Route, schemas: InputSchemas): number[] {
-  // Every operation may be throttled: the WAF's per-address limit covers the whole API (README, "Security").
+  // Every operation may be throttled: the WAF's per-address limit covers the whole API (docs/security.md, "Security").
   const statuses = new Set<number>([429, 500]);
   // The token, revocation and device authorization endpoints authenticate the client: invalid_client.
   if (route.rfc6749Errors) statuses.add(401);

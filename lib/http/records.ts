@@ -1,3 +1,5 @@
+// Over 300 lines because every record the API answers is declared here once, as its doc comment says, so the
+// OpenAPI document and the clients' types come from one file.
 /**
  * The records the API answers, declared once as schemas: docs/openapi.json's response schemas
  * are written from them (each route's `answers`, lib/http/routes/route.ts), the console and the

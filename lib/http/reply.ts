@@ -6,7 +6,7 @@ export interface Reply {
   body: string;
 }
 
-/** RFC 6797: one year, subdomains included (README, "Security"); sent outside loopback (transport-security.ts). */
+/** RFC 6797: one year, subdomains included (docs/security.md, "Security"); sent outside loopback (transport-security.ts). */
 export const HSTS_VALUE = 'max-age=31536000; includeSubDomains';
 
 const JSON_TYPE = 'application/json; charset=utf-8';

@@ -47,7 +47,7 @@ export class CredentialAuthenticator {
     const principal: Principal = {
       userId: credential.userId,
       // An OAuth access token always acts as its user's own account, admin or not: admin powers
-      // need a session or a PAT (README, "Security").
+      // need a session or a PAT (docs/security.md, "Security").
       role: credential.kind === 'oauth' ? 'user' : credential.role,
       kind: credential.kind,
       // A session may do all a PAT may; a PAT what it was created with; an OAuth token what its grant holds.

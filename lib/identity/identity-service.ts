@@ -1,3 +1,5 @@
+// Over 300 lines because sign-in with its throttling by address and device, sessions, personal access tokens and
+// account administration share the password and credential rules held here.
 import {
   AccountDisabledError,
   BadRequestError,
@@ -324,7 +326,7 @@ export class IdentityService {
   /**
    * A PAT with the scopes asked for (all three by default). A PAT made with a PAT gets at most its
    * creator's scopes, expires no later than it, and dies with it: deleting the creator deletes it
-   * (README, "Security").
+   * (docs/security.md, "Security").
    */
   async createPersonalAccessToken(
     principal: Principal,
@@ -342,7 +344,7 @@ export class IdentityService {
     const token = newSecret(CREDENTIAL_PREFIX.personalAccessToken);
     const tokenHash = sha256Hex(token);
     // A PAT made with a PAT expires no later than its creator, so a leaked PAT cannot mint a
-    // longer-lived one; a session keeps the 1..365 day rule (README, "Security").
+    // longer-lived one; a session keeps the 1..365 day rule (docs/security.md, "Security").
     const requested = now.getTime() + input.expiresInDays * 86_400_000;
     const expiresAtMs = createdByToken ? Math.min(requested, Date.parse(principal.expiresAt)) : requested;
     const id = newId(now.getTime());

@@ -1,3 +1,5 @@
+// Over 300 lines because it stands in for the load balancer, Caddy and the wake endpoint at once: routing by
+// Host, streaming both ways, sending an idempotent request again, and holding requests through a wake or a swap.
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { StoredContainer } from '../containers/container.js';
 import { ConflictError, ForbiddenError, QuotaExceededError, TimeoutError } from '../errors.js';
@@ -14,7 +16,7 @@ export interface AppRouting {
   requestSeen?(containerId: string): void;
   /** Calls `listener` after a task status of a container was applied to its record in this process; answers how to stop. */
   onContainerChanged?(listener: (containerId: string) => void): () => void;
-  /** Wakes sleeping containers on request (docs/containers.md, "Sleep and wake"); without it a sleeping one answers 503. */
+  /** Wakes sleeping containers on request (docs/routing.md, "Sleep and wake"); without it a sleeping one answers 503. */
   waking?: Waking;
 }
 

@@ -21,7 +21,7 @@ import { type BookedTask, TaskBook } from './task-book.js';
 import type { TaskMount } from '../volumes/volume-backend.js';
 import type { EngineVolumeUsage } from './docker-volumes.js';
 
-/** The labels that mark an engine container as one of this stack's tasks (docs/containers.md, "Docker runtime"). */
+/** The labels that mark an engine container as one of this stack's tasks (docs/runtimes.md, "Docker runtime"). */
 export const LABEL = {
   stack: 'container-hosting.stack',
   containerId: 'container-hosting.container-id',
@@ -382,7 +382,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       }
       if (!this.book.markRunning(task)) return;
       // Once it answers, not before: on Podman a removal holds the engine's lock that the start needs,
-      // and a wake's requests wait for the start (docs/containers.md, "Sleep and wake").
+      // and a wake's requests wait for the start (docs/routing.md, "Sleep and wake").
       this.pruneStoppedTasks(launch.containerId).catch((error: unknown) => {
         log.warn('Removing stopped tasks of a container failed', { containerId: launch.containerId, ...describeError(error) });
       });

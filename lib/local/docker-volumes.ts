@@ -9,7 +9,7 @@ import * as tar from 'tar-stream';
 import { describeError, log } from '../log.js';
 import type { SnapshotRef, TaskMount, VolumeBackend, VolumeRef } from '../volumes/volume-backend.js';
 
-/** The labels of an engine volume: which stack, account and volume it is (docs/containers.md, "Volumes"). */
+/** The labels of an engine volume: which stack, account and volume it is (docs/volumes.md, "Volumes"). */
 export const VOLUME_LABEL = {
   stack: 'container-hosting.stack',
   account: 'container-hosting.account',

@@ -1,3 +1,6 @@
+// Over 300 lines because starting DynamoDB Local safely takes several steps in order: the launcher bound to
+// loopback, the access key file, the data directory's modes and the move of a shared database from earlier
+// versions.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
@@ -53,7 +56,7 @@ export const LOCAL_REGION = 'us-east-1';
  * access key id and region, so the local stack signs with a random access key id (128 bits,
  * letters and digits, which DynamoDB Local requires) kept in the data directory with mode 0600:
  * a client elsewhere on the network that does not know it reaches an empty database of its own,
- * not the stack's password hashes and credentials (README, "Security").
+ * not the stack's password hashes and credentials (docs/security.md, "Security").
  */
 export async function localAccessKey(dataDir: string | undefined): Promise<LocalCredentials> {
   const fresh = (): LocalCredentials => ({ accessKeyId: `local${randomBytes(16).toString('hex')}`, secretAccessKey: 'local' });

@@ -1,3 +1,6 @@
+// Over 300 lines because writing the process runtime's log files (with rotation) and reading them safely (no
+// links followed, no FIFO, bounded in bytes and time, backwards from the end or on from a cursor) must agree on
+// one file format.
 import { constants, mkdirSync } from 'node:fs';
 import { type FileHandle, lstat, open, rename } from 'node:fs/promises';
 import { basename, join } from 'node:path';

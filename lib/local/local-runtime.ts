@@ -1,3 +1,5 @@
+// Over 300 lines because the process runtime launches, probes, stops (a whole process tree), explains and
+// measures one OS process per task, all over the same table of tasks.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';

@@ -8,7 +8,7 @@ export const DEFAULT_TIMEOUT_S = 2;
 export const DEFAULT_GRACE_S = 60;
 /**
  * While a task starts, it is asked this often, so that it counts as running soon after it
- * answers: a wake holds requests for exactly this (docs/containers.md, "Sleep and wake"), and a
+ * answers: a wake holds requests for exactly this (docs/routing.md, "Sleep and wake"), and a
  * loopback connect costs next to nothing. 250 ms added 125 ms to a wake on average.
  */
 const STARTUP_PROBE_EVERY_MS = 50;

@@ -1,3 +1,6 @@
+// Over 300 lines because it is the local stand-in for API Gateway and Lambda: it turns a request into the event
+// and context a handler expects and the result back, with API Gateway's limits and its own error answers, so the
+// handlers run unchanged.
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';

@@ -6,7 +6,7 @@ import { describeError, log } from '../log.js';
  * An engine container created, not started, for a stopped container's next task: a start (or a
  * wake) of the same workload then only starts it, as the engine's own start of a stopped
  * container does, without the image and network checks and the create before it
- * (docs/containers.md, "Wake against the bare engine").
+ * (docs/measurements.md, "Wake against the bare engine").
  */
 export interface SpareEngineContainer {
   taskId: string;

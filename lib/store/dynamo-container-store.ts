@@ -1,3 +1,6 @@
+// Over 300 lines because it is ContainerStore's one adapter, and its conditional writes (create, transitions,
+// task statuses, releases, quota charges, reconciliation) are transactions on the same items whose conditions
+// are read best side by side.
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Release } from '../containers/release.js';
 import type { QuotaCharge, QuotaUsage } from '../containers/quota.js';
@@ -498,7 +501,7 @@ export class DynamoContainerStore implements ContainerStore {
   /**
    * The user's quota use (consistent: a refusal names it). Only the usage attributes are read:
    * the container functions may read no other attribute of the user's partition, where the
-   * profile lives too (README, "Security").
+   * profile lives too (docs/security.md, "Security").
    */
   async usageOf(userId: string): Promise<QuotaUsage> {
     const { containers, runningCpu, runningMemoryMb } = quotaUsageEntity.attributes;

@@ -1,3 +1,5 @@
+// Over 300 lines because it is IdentityStore's one adapter: users, sessions, personal access tokens and sign-in
+// throttling share the user and credential partitions, and their transactions condition on each other's items.
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError, UnauthorizedError } from '../errors.js';

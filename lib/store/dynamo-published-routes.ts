@@ -1,5 +1,5 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { AppRoute, PublishedRoutes } from '../containers/app-routes.js';
+import type { AppRoute, PublishedRoutes } from '../dns-routes/app-routes.js';
 import { batchGetAll, documentClient, tableName } from './dynamo.js';
 import { keys, TTL_ATTRIBUTE } from './keys.js';
 

@@ -114,7 +114,7 @@ export const keys = {
   buildSlots: (userId: string): ItemKey => ({ pk: join('BUILD_SLOTS', userId), sk: 'BUILD_SLOTS' }),
   /** Where the reconciler's walks over tasks and containers stopped, so the next run goes on from there. */
   reconcileCheckpoint: RECONCILE_CHECKPOINT,
-  /** What was published in the private zone for one task (lib/containers/app-routes.ts), until it is withdrawn. */
+  /** What was published in the private zone for one task (lib/dns-routes/app-routes.ts), until it is withdrawn. */
   appRoute: (taskId: string): ItemKey => ({ pk: join('ROUTE', taskId), sk: 'ROUTE' }),
   /** The requests the wake endpoint holds for one container's wake (lib/store/dynamo-wake-holds.ts). */
   wakeHolds: (containerId: string): ItemKey => ({ pk: join('WAKE_HOLDS', containerId), sk: 'WAKE_HOLDS' }),

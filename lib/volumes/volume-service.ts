@@ -24,7 +24,7 @@ export async function volumeVisibleTo(store: Pick<VolumeStore, 'get'>, caller: C
 }
 
 /**
- * Volumes and their snapshots as their owners drive them (docs/containers.md, "Volumes"). The
+ * Volumes and their snapshots as their owners drive them (docs/volumes.md, "Volumes"). The
  * record lives in the table, the bytes in the backend (an engine volume, a directory, an EFS
  * access point: lib/volumes/volume-backend.ts), which this class never names: the same service
  * runs over each. Mounting is the container service's (ContainerService.create/update), which

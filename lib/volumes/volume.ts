@@ -1,7 +1,7 @@
 import * as z from '../zod.js';
 
 /**
- * A volume (issue 34, docs/containers.md "Volumes"): storage of its own that outlives every task
+ * A volume (issue 34, docs/volumes.md "Volumes"): storage of its own that outlives every task
  * change of the container it is mounted into, and the container too. Mounted by at most one
  * container at a time (`attachedTo`); its bytes live in a VolumeBackend (lib/volumes/volume-backend.ts).
  */
@@ -72,7 +72,7 @@ export const createVolumeBody = z.strictObject({
 
 export type CreateVolumeBody = z.infer<typeof createVolumeBody>;
 
-/** A snapshot of a volume's content at one moment (docs/containers.md, "Volumes"). */
+/** A snapshot of a volume's content at one moment (docs/volumes.md, "Volumes"). */
 export interface Snapshot {
   id: string;
   volumeId: string;

@@ -1,6 +1,6 @@
 import type { Route53Client } from '@aws-sdk/client-route-53';
 import type { Config } from '../config.js';
-import type { AppRoutes, PublishedRoutes } from '../containers/app-routes.js';
+import type { AppRoutes, PublishedRoutes } from '../dns-routes/app-routes.js';
 import { Route53AppRoutes } from '../aws/route53-routes.js';
 import { DynamoPublishedRoutes } from '../store/dynamo-published-routes.js';
 

@@ -49,7 +49,7 @@ export const sizeLimits: SizeLimits | undefined =
 
 /**
  * On ECS a container mounts one volume: a task has one role, and each volume's role may mount only
- * its own access point (docs/containers.md, "Volumes on AWS"), which is what keeps accounts apart.
+ * its own access point (docs/volumes.md, "Volumes on AWS"), which is what keeps accounts apart.
  */
 export const mountLimit =
   config.CONTAINER_RUNTIME === 'ecs'

@@ -7,7 +7,7 @@ import { DynamoDeployStore } from '../store/dynamo-deploy-store.js';
 /** One store per process. */
 export const deployStore = new DynamoDeployStore();
 
-/** The documented limits (docs/containers.md, "Deploys"), from the configuration. */
+/** The documented limits (docs/deploys.md, "Deploys"), from the configuration. */
 export const deployLimits: DeployLimits = {
   maxContextBytes: config.DEPLOY_MAX_CONTEXT_BYTES,
   uploadTtlS: config.DEPLOY_UPLOAD_TTL_S,

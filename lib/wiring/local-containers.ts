@@ -1,3 +1,5 @@
+// Over 300 lines because it is the local stack's composition root for containers: the runtime and its run
+// policy, volumes and snapshots, the reconcile loop and the recovery of containers that were running.
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -291,7 +293,7 @@ export function startLocalReconciler(intervalMs: number = config.RECONCILE_INTER
     running = runningFunction
       .run(RECONCILE_FUNCTION_ID, async () => {
         const report = await reconciler.run();
-        // Then the containers nobody used for their idle timeout go to sleep (docs/containers.md, "Sleep and wake").
+        // Then the containers nobody used for their idle timeout go to sleep (docs/routing.md, "Sleep and wake").
         const service = localService();
         const slept = await putIdleContainersToSleep(
           containerStore,

@@ -3,7 +3,7 @@ import { Reconciler, type ReconcilerOptions } from '../containers/reconciler.js'
 import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { ReconcilableRuntime } from '../containers/runtime.js';
 import type { RunPolicy } from '../containers/run-policy.js';
-import type { AppRoutes, RouteRequests } from '../containers/app-routes.js';
+import type { AppRoutes, RouteRequests } from '../dns-routes/app-routes.js';
 import { appRoutingFrom } from './app-routes.js';
 import { routeRequestsFrom } from './route-requests.js';
 import { containerServiceWith, containerStore } from './containers.js';

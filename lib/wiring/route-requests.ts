@@ -1,6 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../config.js';
-import type { RouteRequests } from '../containers/app-routes.js';
+import type { RouteRequests } from '../dns-routes/app-routes.js';
 import { SqsRouteRequests } from '../aws/sqs-route-requests.js';
 
 /**

@@ -27,7 +27,7 @@ export function sleepingServiceWith(
 }
 
 /**
- * The idle sweep as the scheduled reconciler runs it on AWS (docs/containers.md, "Sleep and wake
+ * The idle sweep as the scheduled reconciler runs it on AWS (docs/routing.md, "Sleep and wake
  * on AWS"): it knows requests only from the table, where the access-log function writes each
  * container's last request at most once every REQUEST_FLUSH_MS, so a container counts as used
  * until its timeout has passed since that write plus the flush interval. Answers how many it put to sleep.

@@ -1,7 +1,7 @@
 import { handleProbeMessage, handleTaskEventMessage, type TaskEventMessageOutcome } from '../aws/task-event-messages.js';
 import { probeTaskOnce } from '../aws/task-readiness.js';
 import { config } from '../config.js';
-import type { RouteRequests } from '../containers/app-routes.js';
+import type { RouteRequests } from '../dns-routes/app-routes.js';
 import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import type { ContainerRuntime } from '../containers/runtime.js';

@@ -7,19 +7,25 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build-app.js';
 
 /**
- * CloudFormation refuses a template with more than 500 resources
+ * CloudFormation refuses a template with more than 500 resources, 200 parameters or 200 outputs
  * (https://github.com/awsdocs/aws-cloudformation-user-guide/blob/main/doc_source/cloudformation-limits.md).
- * Each route adds a function, a role and a policy to the main template and a method and an invoke
- * permission to the API's. The routes of deploys, volumes and accounts (issues 33, 34, 37) took the main
- * template to 308; 350 leaves room for the next issues' routes, and past it the route functions move into
- * nested stacks of their own, as the API's methods did.
+ * Each route adds a function, a role and a policy to the routes' nested stack, with two outputs (its
+ * ARN for the API's invoke permission, its name for the alarms), and a method and an invoke
+ * permission to the API's. 300 leaves each template room for the next issues' routes.
  */
-const RESOURCES_PER_TEMPLATE = 350;
+const RESOURCES_PER_TEMPLATE = 300;
+const PARAMETERS_PER_TEMPLATE = 200;
+const OUTPUTS_PER_TEMPLATE = 200;
 
 const outdir = mkdtempSync(join(tmpdir(), 'infra-budget-test-'));
 const certificateArn = 'arn:aws:acm:us-east-1:111122223333:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789';
 
-let templates: Array<{ name: string; resources: Record<string, { Type: string }> }>;
+let templates: Array<{
+  name: string;
+  resources: Record<string, { Type: string }>;
+  parameters: Record<string, unknown>;
+  outputs: Record<string, unknown>;
+}>;
 
 function stacksUnder(stack: Stack): Stack[] {
   const nested = stack.node.findAll().filter((construct): construct is NestedStack => NestedStack.isNestedStack(construct));
@@ -39,7 +45,10 @@ beforeAll(() => {
     },
   });
   // Act
-  templates = stacksUnder(stack).map((each) => ({ name: each.node.path, resources: Template.fromStack(each).toJSON().Resources }));
+  templates = stacksUnder(stack).map((each) => {
+    const template = Template.fromStack(each).toJSON();
+    return { name: each.node.path, resources: template.Resources, parameters: template.Parameters ?? {}, outputs: template.Outputs ?? {} };
+  });
   const counts = templates.map(({ name, resources }) => {
     const byType = new Map<string, number>();
     for (const { Type } of Object.values(resources)) byType.set(Type, (byType.get(Type) ?? 0) + 1);
@@ -55,6 +64,14 @@ describe('CloudFormation resource budget', () => {
     // Assess
     expect(templates.length).toBeGreaterThan(1);
     for (const { name, resources } of templates) expect(Object.keys(resources).length, name).toBeLessThanOrEqual(RESOURCES_PER_TEMPLATE);
+  });
+
+  it(`keeps every template within CloudFormation's ${PARAMETERS_PER_TEMPLATE} parameters and ${OUTPUTS_PER_TEMPLATE} outputs`, () => {
+    // Assess: the nested stacks pass the route functions to the API's and the alarms' templates as outputs and parameters.
+    for (const { name, parameters, outputs } of templates) {
+      expect(Object.keys(parameters).length, `${name} parameters`).toBeLessThanOrEqual(PARAMETERS_PER_TEMPLATE);
+      expect(Object.keys(outputs).length, `${name} outputs`).toBeLessThanOrEqual(OUTPUTS_PER_TEMPLATE);
+    }
   });
 
   it('keeps one log group for all functions and at most one alarm per ten functions and metric', () => {

@@ -148,7 +148,7 @@ describe('grantRoutePermissions', () => {
     const { statements: others } = grant({ table: { read: ['container'] } });
     // Assess
     const [reading] = statementsWithAction(statements, 'logs:GetLogEvents');
-    // Every read is GetLogEvents on a task's own stream (docs/containers.md, "Logs").
+    // Every read is GetLogEvents on a task's own stream (docs/api.md, "Logs").
     expect(actionsOf([reading!])).toEqual(['logs:GetLogEvents']);
     expect(reading?.Resource).toBe('arn:aws:logs:eu-west-1:111122223333:log-group:workload-logs:*');
     expect(actionsOf(others).filter((action) => action.startsWith('logs:'))).toEqual([]);

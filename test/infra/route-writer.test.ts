@@ -80,7 +80,7 @@ describe('Route changes queue', () => {
     expect(queue.SqsManagedSseEnabled).toBe(true);
     expect(queue.RedrivePolicy).toMatchObject({ maxReceiveCount: MAX_RECEIVES });
     expect(flatten(queue.RedrivePolicy.deadLetterTargetArn)).toBe(`<${queueIdOf('DeadLetterQueue')}.Arn>`);
-    // Six times the writer's timeout, plus the batching window (docs/containers.md, "Route changes").
+    // Six times the writer's timeout, plus the batching window (docs/routing.md, "Route changes").
     expect(queue.VisibilityTimeout).toBe(6 * CONSUMER_TIMEOUT_S + ROUTE_WRITER_BATCHING_WINDOW_S);
     const denials = resourcesOfType(template, 'AWS::SQS::QueuePolicy')
       .filter(([, policy]) => flatten(policy.Properties?.Queues) === `<${queueIdOf('RouteChangesQueue')}>`)

@@ -20,9 +20,21 @@ function filesUnder(directory: string, keep: (name: string) => boolean): string[
 }
 
 const markdownFiles = filesUnder(root, (name) => name.endsWith('.md'));
-const codeFiles = ['lib', 'functions', 'infra', 'cli/src', 'scripts', 'web/console', 'test'].flatMap((folder) =>
-  filesUnder(join(root, folder), (name) => name.endsWith('.ts') || name.endsWith('.mjs')),
+/** Every file a comment may point from: sources, scripts (shell ones too), the Caddyfile and the tests. */
+const codeFiles = ['lib', 'functions', 'infra', 'cli/src', 'scripts', 'web/console', 'test', 'examples'].flatMap((folder) =>
+  filesUnder(join(root, folder), (name) => /\.(ts|mjs|js|sh|java)$/.test(name) || name === 'Caddyfile' || name === 'Containerfile'),
 );
+const documentPath = (document: string): string => join(root, document.startsWith('README') ? 'README.md' : document);
+
+/** Prose without fenced blocks and inline code, where a pointer is meant for the reader. */
+const proseOf = (text: string): string => text.replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
+
+/** A pointer by name and heading (`docs/oauth.md, "Refresh retries"`), in code or in a document's prose. */
+const namedPointer = /\b(docs\/[\w-]+\.md|README(?:\.md)?)[,:]? *\(?"([^"]{2,80})"/g;
+
+/** Whether a heading of the document starts with the words a pointer names: "Restart" for "Restart (zero downtime)". */
+const namesAHeading = (document: string, heading: string): boolean =>
+  existsSync(documentPath(document)) && headingsOf(documentPath(document)).some((each) => each.startsWith(heading));
 
 /** A document's headings, as written (without the #s). Fenced code is not a heading. */
 function headingsOf(path: string): string[] {
@@ -46,9 +58,7 @@ describe('pointers into the docs', () => {
   it('every relative link in a document reaches a file, and its #anchor a heading there', () => {
     const dead: string[] = [];
     for (const file of markdownFiles) {
-      const text = readFileSync(file, 'utf8')
-        .replace(/```[\s\S]*?```/g, '')
-        .replace(/`[^`\n]*`/g, '');
+      const text = proseOf(readFileSync(file, 'utf8'));
       for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
         if (/^[a-z]+:/i.test(target!)) continue;
         const [pathPart, anchor] = target!.split('#');
@@ -66,22 +76,42 @@ describe('pointers into the docs', () => {
   });
 
   it('every comment naming a document and a heading names one that exists', () => {
-    const pointer = /\b(docs\/[\w-]+\.md|README(?:\.md)?)[,:]? *"([^"]{2,80})"/g;
     const dead: string[] = [];
     let checked = 0;
     for (const file of codeFiles) {
       // A pointer may run over two comment lines.
-      const text = readFileSync(file, 'utf8').replace(/\n\s*(?:\*|\/\/)\s*/g, ' ');
-      for (const [, document, heading] of text.matchAll(pointer)) {
-        const path = join(root, document!.startsWith('README') ? 'README.md' : document!);
+      const text = readFileSync(file, 'utf8').replace(/\n\s*(?:\*|\/\/|#)\s*/g, ' ');
+      for (const [, document, heading] of text.matchAll(namedPointer)) {
         checked += 1;
-        // A pointer may shorten a heading to its start: "Restart" for "Restart (zero downtime)".
-        if (!existsSync(path) || !headingsOf(path).some((each) => each.startsWith(heading!))) {
-          dead.push(`${relative(root, file)}: ${document}, "${heading}"`);
-        }
+        if (!namesAHeading(document!, heading!)) dead.push(`${relative(root, file)}: ${document}, "${heading}"`);
       }
     }
     expect(checked).toBeGreaterThan(50);
+    expect([...new Set(dead)]).toEqual([]);
+  });
+
+  it('every document named in a comment exists, and its #anchor is a heading there', () => {
+    const dead: string[] = [];
+    for (const file of codeFiles) {
+      const text = readFileSync(file, 'utf8');
+      for (const [, document, anchor] of text.matchAll(/\b(docs\/[\w./-]+\.(?:md|json)|README\.md)(?:#([\w-]+))?/g)) {
+        const path = documentPath(document!);
+        if (!existsSync(path)) dead.push(`${relative(root, file)}: ${document} (no such file)`);
+        else if (anchor && !headingsOf(path).some((heading) => anchorOf(heading) === anchor))
+          dead.push(`${relative(root, file)}: ${document}#${anchor} (no such heading)`);
+      }
+    }
+    expect([...new Set(dead)]).toEqual([]);
+  });
+
+  it("every pointer by name in a document's prose names a heading that exists", () => {
+    const dead: string[] = [];
+    for (const file of markdownFiles) {
+      const prose = proseOf(readFileSync(file, 'utf8')).replace(/\s*\n\s*/g, ' ');
+      for (const [, document, heading] of prose.matchAll(namedPointer)) {
+        if (!namesAHeading(document!, heading!)) dead.push(`${relative(root, file)}: ${document}, "${heading}"`);
+      }
+    }
     expect([...new Set(dead)]).toEqual([]);
   });
 });

@@ -1,3 +1,5 @@
+// Over 300 lines because the container page is one view whose parts (state, actions, settings, logs, charts)
+// share the container's record and its polling.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { api, ApiError, base, fieldErrors } from './api.js';
@@ -11,7 +13,7 @@ const BUSY_POLL_MS = 1500;
 const SETTLED_POLL_MS = 5000;
 /**
  * Logs and charts read CloudWatch on AWS, within account-wide quotas and billed per metric:
- * docs/containers.md "What reading costs" does the arithmetic behind these two intervals.
+ * docs/api.md "What reading costs" does the arithmetic behind these two intervals.
  */
 const LOG_POLL_MS = 3000;
 /** The points are per minute, and the service fetches them at most once a minute. */

@@ -4,7 +4,7 @@ import type { ContainerRecord, SnapshotDownloadRecord, SnapshotRecord, VolumeRec
 import { Field, html, Link, when } from './ui.js';
 
 /**
- * Volumes and their snapshots (docs/containers.md, "Volumes"): the list with the container that
+ * Volumes and their snapshots (docs/volumes.md, "Volumes"): the list with the container that
  * mounts each, create, delete (the API's refusal shown as it says it), and per volume its
  * snapshots: take, list, restore into a new volume, download.
  */

@@ -78,7 +78,7 @@ export type EcsPermission = keyof typeof ECS_PERMISSIONS;
 export interface RoutePermissions {
   /**
    * The key families it reads, updates in place and writes (lib/table-access.ts); the stack
-   * grants item actions only on those partitions (`dynamodb:LeadingKeys`, README "Security").
+   * grants item actions only on those partitions (`dynamodb:LeadingKeys`, docs/security.md "Security").
    */
   table: 'none' | TableAccess;
   /**

@@ -1,7 +1,7 @@
 import { tableAccess, type TableAccess } from '../../table-access.js';
 import { authenticated, type Route, route } from './route.js';
 
-/** Volumes and their snapshots (functions/volumes; docs/containers.md, "Volumes"). */
+/** Volumes and their snapshots (functions/volumes; docs/volumes.md, "Volumes"). */
 
 /** A volume write: the volume, and the owner's volume gigabytes (or snapshot count) charged in the same transaction. */
 const volumeWrite: TableAccess = { write: ['volume'], update: ['quotaUsage'] };

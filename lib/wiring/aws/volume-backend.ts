@@ -13,7 +13,7 @@ const storedOnlyByItsOwnFunctions = async (): Promise<never> => {
  * The AWS volume backend of the functions that read volumes and snapshots: none of them creates or
  * deletes the bytes, so none carries the EFS and IAM clients (about 108 KiB); the create and delete
  * functions take lib/wiring/aws/volume-storage.ts instead. Snapshots answer 501 until the snapshot
- * task is built (docs/containers.md, "Snapshots on AWS").
+ * task is built (docs/volumes.md, "Snapshots on AWS").
  */
 export const volumeBackend: VolumeBackend = {
   create: storedOnlyByItsOwnFunctions,

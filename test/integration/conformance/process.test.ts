@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 describeConformance('process', () => harness, {
-  'out of memory': { skip: 'the process runtime sets no memory limit (docs/containers.md, "Process runtime")' },
+  'out of memory': { skip: 'the process runtime sets no memory limit (docs/runtimes.md, "Process runtime")' },
   'lost RUNNING event': { skip: 'no event can be lost: the process runtime calls the task state listener in this process' },
   'deploy from source': {
     skip: 'the process runtime builds nothing: a deploy answers 501 naming the docker runtime (lib/wiring/local-deploys.ts)',

@@ -9,8 +9,8 @@ import { handler as reconcile } from '../../../functions/containers/reconcile.js
 import type { ContainerState, StoredContainer } from '../../../lib/containers/container.js';
 import { chargeFor } from '../../../lib/containers/quota.js';
 import { Reconciler, type ReconcileReport } from '../../../lib/containers/reconciler.js';
-import type { RouteRequests } from '../../../lib/containers/app-routes.js';
-import { RouteWriter } from '../../../lib/containers/route-writer.js';
+import type { RouteRequests } from '../../../lib/dns-routes/app-routes.js';
+import { RouteWriter } from '../../../lib/dns-routes/route-writer.js';
 import { newId } from '../../../lib/ids.js';
 import { ecsClient } from '../../../lib/aws/ecs-runtime.js';
 import { sqsClient } from '../../../lib/aws/sqs-deferred-work.js';
@@ -548,7 +548,7 @@ describe('reconciliation of lost, late and doubled events (issue 24)', () => {
   });
 });
 
-/** The zone's writer in this process: what the reconciler asks of it is written at once (lib/containers/route-writer.ts). */
+/** The zone's writer in this process: what the reconciler asks of it is written at once (lib/dns-routes/route-writer.ts). */
 function writerOf(routes: Route53AppRoutes, published: DynamoPublishedRoutes): RouteRequests {
   const writer = new RouteWriter({ store: containerStore, routes, published, sendProbe: async () => undefined });
   return { request: async (requests) => void (await writer.apply(requests)) };

@@ -6,7 +6,7 @@ import { config } from '../../../lib/config.js';
 import type { StoredContainer } from '../../../lib/containers/container.js';
 import { holdsCpu } from '../../../lib/containers/quota.js';
 import { taskIdOf } from '../../../lib/containers/logs.js';
-import { holdsTask } from '../../../lib/containers/app-routes.js';
+import { holdsTask } from '../../../lib/dns-routes/app-routes.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { ecsRuntimeFrom } from '../../../lib/wiring/ecs-runtime.js';
@@ -181,7 +181,7 @@ function classify(kind: string, error: unknown): string {
     }
   }
   const code = (error as { code?: string }).code;
-  // 429 RATE_LIMITED is the logs' answer to CloudWatch Logs throttling (docs/containers.md, "What reading costs"); each read here makes its own reader, so nothing is shared between them.
+  // 429 RATE_LIMITED is the logs' answer to CloudWatch Logs throttling (docs/api.md, "What reading costs"); each read here makes its own reader, so nothing is shared between them.
   if (
     status === 404 ||
     status === 409 ||

@@ -63,7 +63,7 @@ describe('image, on a deployment that pulls through an ECR cache', () => {
   it('refuses GitHub naming its setting, and a registry no setting adds naming what is cached', () => {
     expect(messageOf('ghcr.io/o/r:t')).toContain('githubCredentialsSecretArn');
     expect(messageOf('registry.gitlab.com/g/p')).toBe(
-      'is on registry.gitlab.com, which has no ECR pull-through cache rule on this deployment: images come from public.ecr.aws, quay.io, registry.k8s.io or an Amazon ECR registry (push it to ECR, or see README, "Deploying")',
+      'is on registry.gitlab.com, which has no ECR pull-through cache rule on this deployment: images come from public.ecr.aws, quay.io, registry.k8s.io or an Amazon ECR registry (push it to ECR, or see docs/deploying.md, "Deploying")',
     );
   });
 });

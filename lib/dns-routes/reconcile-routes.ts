@@ -1,15 +1,15 @@
 import { type AppRoute, type AppRoutes, holdsTask, isCurrentRunningTask, type RouteRequest, type RouteRequests } from './app-routes.js';
-import type { StoredContainer } from './container.js';
-import type { ContainerStore } from './container-store.js';
+import type { StoredContainer } from '../containers/container.js';
+import type { ContainerStore } from '../containers/container-store.js';
 import { log } from '../log.js';
-import { taskIdOf } from './logs.js';
-import type { ReconcileReport } from './reconcile-report.js';
-import type { RuntimeTask } from './runtime.js';
+import { taskIdOf } from '../containers/logs.js';
+import type { ReconcileReport } from '../containers/reconcile-report.js';
+import type { RuntimeTask } from '../containers/runtime.js';
 
 /**
  * The reconciler's repairs of the private zone (AWS with routing on): docs/containers.md,
  * "Reconciliation" step 4. It lists the zone and compares it with the containers, and asks the
- * zone's one writer (lib/containers/route-writer.ts) for what differs, in one message batch per
+ * zone's one writer (lib/dns-routes/route-writer.ts) for what differs, in one message batch per
  * kind; the writer decides each on the container as it is when it writes, so a repair asked for
  * a moment too late changes nothing.
  */

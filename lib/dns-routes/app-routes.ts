@@ -1,12 +1,12 @@
-import type { StoredContainer } from './container.js';
-import { taskIdOf } from './logs.js';
-import type { ProbeJob } from './restart-policy.js';
-import type { TaskStatus } from './runtime.js';
+import type { StoredContainer } from '../containers/container.js';
+import { taskIdOf } from '../containers/logs.js';
+import type { ProbeJob } from '../containers/restart-policy.js';
+import type { TaskStatus } from '../containers/runtime.js';
 
 /**
  * Where one task of a container answers. Records are owned per task: each task's records are
  * named by its task id, so withdrawing one task's records never touches another task's, even
- * when both had the same address and port (docs/containers.md, "Routing").
+ * when both had the same address and port (docs/routing.md, "Routing").
  */
 export interface AppRoute {
   containerId: string;
@@ -19,7 +19,7 @@ export interface AppRoute {
 
 /**
  * The private DNS records by which the AWS reverse proxy finds a container's task by its
- * hostname (docs/containers.md, "Routing"). The local stack needs none: its proxy asks the
+ * hostname (docs/routing.md, "Routing"). The local stack needs none: its proxy asks the
  * local runtime.
  */
 export interface AppRoutes {
@@ -33,7 +33,7 @@ export interface AppRoutes {
 }
 
 /**
- * What the zone's one writer (lib/containers/route-writer.ts) is asked to do for one task. The
+ * What the zone's one writer (lib/dns-routes/route-writer.ts) is asked to do for one task. The
  * request names a condition, not an outcome: the writer decides on the container as it reads it
  * when it writes, so requests may arrive late, twice or out of order (SQS) and the zone still
  * ends as the containers say.

@@ -10,9 +10,9 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as taskStateChanged } from '../../../functions/containers/task-state-changed.js';
 import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
-import type { AppRoutes } from '../../../lib/containers/app-routes.js';
+import type { AppRoutes } from '../../../lib/dns-routes/app-routes.js';
 import { chargeFor } from '../../../lib/containers/quota.js';
-import { RouteWriter } from '../../../lib/containers/route-writer.js';
+import { RouteWriter } from '../../../lib/dns-routes/route-writer.js';
 import { config } from '../../../lib/config.js';
 import { appRoutingFrom } from '../../../lib/wiring/app-routes.js';
 import { newId } from '../../../lib/ids.js';
@@ -29,7 +29,7 @@ import { deliverTaskStateChange, ecsTaskStateChange } from '../../support/lambda
 
 /*
  * The task state function keeps each running container's routing records through the zone's
- * writer (docs/containers.md, "Routing"): real DynamoDB Local, the real task state and route
+ * writer (docs/routing.md, "Routing"): real DynamoDB Local, the real task state and route
  * writer functions, the route changes queue between them, ECS, SQS and Route 53 faked at the SDK
  * client, every Route 53 command asserted.
  */

@@ -1,10 +1,10 @@
 import { describeError, log } from '../log.js';
 import { type AppRoute, type AppRoutes, allowsPublish, asksWithdrawal, type PublishedRoutes, type RouteRequest } from './app-routes.js';
-import type { StoredContainer } from './container.js';
-import type { ContainerStore } from './container-store.js';
-import { forEachConcurrently } from './concurrently.js';
-import { taskIdOf } from './logs.js';
-import type { ProbeJob } from './restart-policy.js';
+import type { StoredContainer } from '../containers/container.js';
+import type { ContainerStore } from '../containers/container-store.js';
+import { forEachConcurrently } from '../containers/concurrently.js';
+import { taskIdOf } from '../containers/logs.js';
+import type { ProbeJob } from '../containers/restart-policy.js';
 
 /** Notes of published routes read or written, or probe jobs sent, at once. */
 const NOTES_AT_ONCE = 8;
@@ -31,7 +31,7 @@ export interface RouteWriteReport {
 }
 
 /**
- * The private zone's one writer (docs/containers.md, "Routing"): every route change of the
+ * The private zone's one writer (docs/routing.md, "Routing"): every route change of the
  * control plane reaches it as a request, and a batch of requests becomes one change of the zone
  * (up to 50 routes a request). Route 53 allows each account a few requests a second and refuses a
  * change to a zone while another is applied (PriorRequestNotComplete,

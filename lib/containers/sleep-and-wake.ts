@@ -42,14 +42,16 @@ export class SleepingContainerService extends ContainerService {
    * quota and the run policy apply as at their own start, answering once it runs (answers). A
    * container already starting is waited for, one running answered as it is. One stopped on
    * purpose or failed never wakes by request (409): the start is conditional on the version that
-   * was read as asleep, and a wake that lost to another wake waits for its start.
+   * was read as asleep, and a wake that lost to another wake waits for its start. `read` is the
+   * record as the caller just read it, if it did.
    */
-  async wake(containerId: string): Promise<StoredContainer> {
-    const container = await this.core.store.get(containerId);
+  async wake(containerId: string, read?: StoredContainer): Promise<StoredContainer> {
+    const container = read?.id === containerId ? read : await this.core.store.get(containerId);
     if (!container) throw new NotFoundError('Container not found');
     const owner: Caller = { userId: container.userId, role: container.ownerRole ?? 'user' };
     try {
-      return await this.start(owner, containerId, mayWakeOnRequest);
+      // The record as read: the start's commit is conditional on its version, so one read stale loses (409) and the start below reads afresh.
+      return await this.start(owner, containerId, mayWakeOnRequest, container);
     } catch (error) {
       // Another wake (another proxy) won the commit: this one waits for the start it made. A
       // stop or a change meanwhile is refused again by the same guard.

@@ -92,7 +92,12 @@ interface EngineTask extends BookedTask {
   released?: boolean;
   /** Why this runtime is killing the task itself (not ready, unhealthy, could not start): set before the kill, so the exit it causes is not read as the container's own. */
   failing?: string;
+  /** Its provisioning (pull, create, start, readiness), settled whatever its outcome: a release waits for it, so nothing is made after. */
+  provisioned?: Promise<void>;
 }
+
+/** Why a task asked for ahead of its commit stopped (TaskLauncher.launchAhead). */
+const WITHDRAWN = 'The start that asked for it lost to another change of its container';
 
 /** A failure while provisioning, with the words its owner reads. */
 class ProvisioningFailed extends Error {}
@@ -218,15 +223,25 @@ export class DockerRuntime implements ReconcilableRuntime {
     );
     this.ensureStarted();
     this.book.notify(task);
-    void this.provision(task, launch, spare);
+    task.provisioned = this.provision(task, launch, spare);
     return task.taskArn;
   }
 
-  async stopTask(taskArn: string, reason: string): Promise<void> {
+  stopTask(taskArn: string, reason: string): Promise<void> {
+    return this.stop(taskArn, reason, this.stopGraceS);
+  }
+
+  /** A task asked for ahead of a commit that lost: it served nobody, so it is killed at once, and its client token is free for the next start. */
+  withdrawTask(taskArn: string): Promise<void> {
+    this.book.forgetClientToken(taskArn);
+    return this.stop(taskArn, WITHDRAWN, 0);
+  }
+
+  private async stop(taskArn: string, reason: string, graceS: number): Promise<void> {
     const task = this.book.get(taskArn);
     if (task && !this.book.markStopping(task, reason)) return;
     // Not awaited: stop answers at once, as ECS StopTask does; the exit arrives as an event.
-    void this.stopEngineContainer(taskArn, this.stopGraceS).then(async () => {
+    void this.stopEngineContainer(taskArn, graceS).then(async () => {
       if (!task) return;
       await this.settleFromEngine(task);
       // Stopped (or put to sleep) with nothing else of it running: its next start is most likely the same workload.
@@ -306,6 +321,8 @@ export class DockerRuntime implements ReconcilableRuntime {
       task.abort.abort();
       task.endHealthWatch?.();
     }
+    // A task still provisioning may yet create its network and engine container: removed after it, not before.
+    await Promise.all(this.book.all().map((task) => (task.containerId === containerId ? task.provisioned : undefined)));
     await this.spares.release(containerId);
     const engineContainers = await this.stackContainers(undefined, containerId);
     await Promise.all(
@@ -399,12 +416,17 @@ export class DockerRuntime implements ReconcilableRuntime {
 
   /** Pulls the image if need be, creates the task's engine container and starts it; answers its network, or undefined when the task was stopped meanwhile. */
   private async createAndStart(task: EngineTask, launch: TaskLaunch): Promise<string | undefined> {
-    await this.ensureImage(launch, task.abort.signal);
-    if (task.desiredStatus !== 'RUNNING') return void this.settle(task, {});
+    // The image, the mounts and the network are independent of each other: asked for together.
     this.isolationRefusal();
-    await this.assertMountable(launch);
-    const network = await ensureContainerNetwork(this.engine, this.stackId, launch.containerId);
-    const engineContainer = await this.engine.createContainer(this.containerSpec(task.taskArn, launch, network));
+    const [network, image, mounts] = await Promise.allSettled([
+      ensureContainerNetwork(this.engine, this.stackId, launch.containerId),
+      this.ensureImage(launch, task.abort.signal),
+      this.assertMountable(launch),
+    ]);
+    // The owner's own mistakes first: an image that does not pull, a volume it may not mount.
+    for (const outcome of [image, mounts, network]) if (outcome.status === 'rejected') throw outcome.reason;
+    if (task.desiredStatus !== 'RUNNING' || network.status !== 'fulfilled') return void this.settle(task, {});
+    const engineContainer = await this.engine.createContainer(this.containerSpec(task.taskArn, launch, network.value));
     if (task.desiredStatus !== 'RUNNING') {
       await engineContainer.remove({ force: true }).catch(ignoreMissing);
       return void this.settle(task, {});
@@ -414,7 +436,7 @@ export class DockerRuntime implements ReconcilableRuntime {
     } catch (error) {
       throw new ProvisioningFailed(`could not start: ${engineMessage(error)}`);
     }
-    return network;
+    return network.value;
   }
 
   /** Every mount names an engine volume of this stack, of the volume the record names: never another stack's or account's. */

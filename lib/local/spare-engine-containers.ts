@@ -73,18 +73,26 @@ export class SpareEngineContainers {
    */
   async start(spare: SpareEngineContainer, image: string, wanted: () => boolean): Promise<string | undefined> {
     const made = await spare.made;
-    const imageNow = await this.maker.engine
+    // The start is asked for at once and the tag checked beside it: a tag that names another image
+    // since is rare, and then the started spare is removed (force) before anyone could reach it,
+    // since the task counts as running only after this answers.
+    const imageNow = this.maker.engine
       .getImage(image)
       .inspect()
       .then((inspected) => inspected.Id)
       .catch(() => undefined);
-    if (made && made.imageId === imageNow && wanted()) {
-      try {
-        await this.maker.engine.getContainer(this.maker.nameOf(spare.taskId)).start();
-        return made.network;
-      } catch (error) {
-        log.warn('Starting a prepared engine container failed; creating one', { taskId: spare.taskId, ...describeError(error) });
-      }
+    if (made && wanted()) {
+      const started = await this.maker.engine
+        .getContainer(this.maker.nameOf(spare.taskId))
+        .start()
+        .then(
+          () => true,
+          (error: unknown) => {
+            log.warn('Starting a prepared engine container failed; creating one', { taskId: spare.taskId, ...describeError(error) });
+            return false;
+          },
+        );
+      if (started && made.imageId === (await imageNow)) return made.network;
     }
     await this.discard(spare);
     return undefined;

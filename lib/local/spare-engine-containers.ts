@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import type { TaskLaunch } from '../containers/runtime.js';
 import { describeError, log } from '../log.js';
+import { callEngineOrWarn, ENGINE_CALLS } from './engine-calls.js';
 
 /**
  * An engine container created, not started, for a stopped container's next task: a start (or a
@@ -119,12 +120,6 @@ export class SpareEngineContainers {
 
   private async discard(spare: SpareEngineContainer): Promise<void> {
     await spare.made;
-    await this.maker.engine
-      .getContainer(this.maker.nameOf(spare.taskId))
-      .remove({ force: true, v: true })
-      .catch((error: { statusCode?: number }) => {
-        if (error.statusCode !== 404 && error.statusCode !== 409)
-          log.warn('Removing a prepared engine container failed', describeError(error));
-      });
+    await callEngineOrWarn(this.maker.engine, ENGINE_CALLS.remove(this.maker.nameOf(spare.taskId), true), { taskId: spare.taskId });
   }
 }

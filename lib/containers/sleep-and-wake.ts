@@ -53,13 +53,16 @@ export class SleepingContainerService extends ContainerService {
       // The record as read: the start's commit is conditional on its version, so one read stale loses (409) and the start below reads afresh.
       return await this.start(owner, containerId, mayWakeOnRequest, container);
     } catch (error) {
-      // Another wake (another proxy) won the commit: this one waits for the start it made. A
-      // stop or a change meanwhile is refused again by the same guard.
+      // Another wake (another proxy) won the commit: this one waits for the start it made, and
+      // starts nothing itself. A container asleep again by then was woken and put to sleep since
+      // (this start's own wait outlived its requests): waking it again is for the next request.
       if (!(error instanceof ConflictError)) throw error;
-      return this.start(owner, containerId, mayWakeOnRequest);
+      return this.start(owner, containerId, startedByAnother);
     }
   }
 }
+
+const startedByAnother = (container: StoredContainer): boolean => container.state === 'provisioning' || container.state === 'running';
 
 /** What a request may wake or wait for: a container asleep (stopped, reason `idle`), starting, or running. */
 export const mayWakeOnRequest = (container: StoredContainer): boolean =>

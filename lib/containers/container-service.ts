@@ -151,6 +151,8 @@ export class ContainerService {
     await ahead;
     try {
       const launched = await this.launcher.launch({ ...container, release: 1 });
+      // A task asked for ahead may have moved on before it was attached, when its status found no container to apply to.
+      if (await ahead) await this.applyCurrentStatus(launched);
       await this.pinAfterLaunch(release);
       return launched;
     } catch (error) {
@@ -162,6 +164,12 @@ export class ContainerService {
       if (error instanceof ServiceBusyError) await this.withdrawCreate(container);
       throw error;
     }
+  }
+
+  /** Applies the status its task has now, as its event would have (a status is applied once, whoever comes first). */
+  private async applyCurrentStatus(container: StoredContainer): Promise<void> {
+    const status = container.taskArn ? await this.core.runtime.describeTask(container.taskArn) : undefined;
+    if (status && status.lastStatus !== 'PROVISIONING') await this.events.observe(status);
   }
 
   /** Deletes a just-created container that got no task, freeing its hostname and charge; one changed meanwhile is kept. */

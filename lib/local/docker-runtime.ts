@@ -56,8 +56,8 @@ interface EngineTask extends BookedTask {
   released?: boolean;
   /** Why this runtime is killing the task itself (not ready, unhealthy, could not start): set before the kill, so the exit it causes is not read as the container's own. */
   failing?: string;
-  /** Its provisioning (pull, create, start, readiness), settled whatever its outcome: a release waits for it, so nothing is made after. */
-  provisioned?: Promise<void>;
+  /** Its engine container and network made and started (or not, whatever the outcome): a release waits for it, so nothing is made after. */
+  made?: Promise<void>;
 }
 
 /** Why a task asked for ahead of its commit stopped (TaskLauncher.launchAhead). */
@@ -148,7 +148,7 @@ export class DockerRuntime implements ReconcilableRuntime {
     );
     this.ensureStarted();
     this.book.notify(task);
-    task.provisioned = this.provision(task, launch, spare);
+    void this.provision(task, launch, spare);
     return task.taskArn;
   }
 
@@ -244,7 +244,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       task.endHealthWatch?.();
     }
     // A task still provisioning may yet create its network and engine container: removed after it, not before.
-    await Promise.all(this.book.all().map((task) => (task.containerId === containerId ? task.provisioned : undefined)));
+    await Promise.all(this.book.all().map((task) => (task.containerId === containerId ? task.made : undefined)));
     await this.spares.release(containerId);
     const engineContainers = await this.stackContainers(undefined, containerId);
     await Promise.all(engineContainers.map((info) => callEngineOrWarn(this.engine, ENGINE_CALLS.remove(info.Id, true))));
@@ -289,9 +289,15 @@ export class DockerRuntime implements ReconcilableRuntime {
   }
 
   private async provision(task: EngineTask, launch: TaskLaunch, spare: SpareEngineContainer | undefined): Promise<void> {
+    const making = (async () =>
+      (spare && (await this.spares.start(spare, launch.image, () => task.desiredStatus === 'RUNNING'))) ||
+      (await this.createAndStart(task, launch)))();
+    task.made = making.then(
+      () => undefined,
+      () => undefined,
+    );
     try {
-      const fromSpare = spare && (await this.spares.start(spare, launch.image, () => task.desiredStatus === 'RUNNING'));
-      const network = fromSpare || (await this.createAndStart(task, launch));
+      const network = await making;
       if (!network) return;
       const inspected = await this.engine.getContainer(engineNameOf(task.taskArn)).inspect();
       const binding = inspected.NetworkSettings.Ports?.[`${launch.port}/tcp`]?.[0];

@@ -11,8 +11,12 @@ export async function containerVisibleTo(
   caller: Caller,
   containerId: string,
 ): Promise<StoredContainer> {
-  const container = await store.get(containerId);
-  if (!container || (caller.role !== 'admin' && container.userId !== caller.userId)) {
+  return visibleAsRead(await store.get(containerId), caller, containerId);
+}
+
+/** The same rule, on the container as the caller has read it already. */
+export function visibleAsRead(container: StoredContainer | undefined, caller: Caller, containerId: string): StoredContainer {
+  if (!container || container.id !== containerId || (caller.role !== 'admin' && container.userId !== caller.userId)) {
     throw new NotFoundError('Container not found');
   }
   return container;

@@ -129,14 +129,19 @@ export class ContainerService {
       taskHistory: [],
     };
     const charge = await this.core.limitedCharge(undefined, container, caller);
+    // The record is decided: its task is asked for now, beside the writes, and taken back if the
+    // create loses (hostname taken, quota). One that pulls with the owner's credentials waits for them to be kept.
+    const ahead = registryCredentials ? Promise.resolve(undefined) : this.launcher.launchAhead({ ...container, release: 1 });
     const release = await this.releaseOf(container, 1, 'create', now);
     const claims = await volumeClaimsFor(this.core.volumes, container, spec.mounts);
     // Kept before the record says so, so that its first launch finds them; a create that fails takes them back.
     if (registryCredentials) await this.core.registryCredentials.save(container.id, registryCredentials);
     const outcome = await this.core.store.create(container, charge, release, claims).catch(async (error: unknown) => {
       if (registryCredentials) await this.discardCredentials(container.id);
+      await this.launcher.withdrawAhead(ahead, container.id);
       throw error;
     });
+    if (outcome.kind !== 'created') await this.launcher.withdrawAhead(ahead, container.id);
     if (outcome.kind !== 'created' && registryCredentials) await this.discardCredentials(container.id);
     if (outcome.kind === 'hostname-taken') {
       throw new ConflictError(`The hostname ${container.hostname} is taken`, [{ field: 'hostname', message: 'is taken; choose another' }]);
@@ -145,8 +150,12 @@ export class ContainerService {
     if (outcome.kind === 'volume-taken')
       throw new ConflictError(VOLUME_TAKEN, [{ field: 'mounts', message: 'a volume is mounted by another container' }]);
     countEvent(METRIC.containersCreated);
+    // Its launch below finds the task asked for ahead by its client token: it must have been asked for by then.
+    await ahead;
     try {
       const launched = await this.launcher.launch({ ...container, release: 1 });
+      // A task asked for ahead may have moved on before it was attached, when its status found no container to apply to.
+      if (await ahead) await this.applyCurrentStatus(launched);
       await this.pinAfterLaunch(release);
       return launched;
     } catch (error) {
@@ -158,6 +167,12 @@ export class ContainerService {
       if (error instanceof ServiceBusyError) await this.withdrawCreate(container);
       throw error;
     }
+  }
+
+  /** Applies the status its task has now, as its event would have (a status is applied once, whoever comes first). */
+  private async applyCurrentStatus(container: StoredContainer): Promise<void> {
+    const status = container.taskArn ? await this.core.runtime.describeTask(container.taskArn) : undefined;
+    if (status && status.lastStatus !== 'PROVISIONING') await this.events.observe(status);
   }
 
   /** Deletes a just-created container that got no task, freeing its hostname and charge; one changed meanwhile is kept. */
@@ -359,10 +374,18 @@ export class ContainerService {
     return this.transitions.transition(caller, changed.id, 'restart');
   }
 
-  /** `only`: started only when the container holds for it (409 otherwise), e.g. a wake only of one that sleeps. */
-  async start(caller: Caller, containerId: string, only?: (container: StoredContainer) => boolean): Promise<StoredContainer> {
+  /**
+   * `only`: started only when the container holds for it (409 otherwise), e.g. a wake only of one
+   * that sleeps. `read`: the container as the caller read it just now, instead of reading it again.
+   */
+  async start(
+    caller: Caller,
+    containerId: string,
+    only?: (container: StoredContainer) => boolean,
+    read?: StoredContainer,
+  ): Promise<StoredContainer> {
     this.runPolicy.assertMayRun(caller);
-    return this.transitions.transition(caller, containerId, 'start', only);
+    return this.transitions.transition(caller, containerId, 'start', only, read);
   }
 
   stop(caller: Caller, containerId: string): Promise<StoredContainer> {

@@ -1,7 +1,7 @@
 import { ConflictError, ForbiddenError, ServiceBusyError } from '../errors.js';
 import { log } from '../log.js';
 import type { Caller, StoredContainer } from './container.js';
-import { containerVisibleTo } from './container-access.js';
+import { containerVisibleTo, visibleAsRead } from './container-access.js';
 import { type ContainerCore, STATE_REASON, STOP_REASON, type StopReason, startedByOwner } from './container-core.js';
 import type { RunPolicy } from './run-policy.js';
 import type { StartWait } from './start-wait.js';
@@ -36,15 +36,19 @@ export class ContainerTransitions {
     private readonly startBudgetMs: number,
   ) {}
 
-  /** `only`: the transition is done only on a container it holds for (409 otherwise); the write is conditional on the version read. */
+  /**
+   * `only`: the transition is done only on a container it holds for (409 otherwise); the write is
+   * conditional on the version read, or on that of `read`, the container as the caller read it.
+   */
   async transition(
     caller: Caller,
     containerId: string,
     action: ContainerAction,
     only?: (container: StoredContainer) => boolean,
+    read?: StoredContainer,
   ): Promise<StoredContainer> {
     const deadline = this.core.now() + this.startBudgetMs;
-    const container = await containerVisibleTo(this.core.store, caller, containerId);
+    const container = read ? visibleAsRead(read, caller, containerId) : await containerVisibleTo(this.core.store, caller, containerId);
     if (only && !only(container)) throw new ConflictError(`The container is ${container.state} (${container.stateReason ?? 'no reason'})`);
     const plan = this.planFor(container, action);
     switch (plan.kind) {
@@ -85,13 +89,24 @@ export class ContainerTransitions {
         // A container asleep or stopped let go of its task, whose stop answered at once: a wake right
         // after a sleep must not mount the volume while that task is still exiting.
         if (hasMounts(container)) await this.wait.untilStopped(lastTasksOf(container), deadline);
-        // Charged before anything runs: a start past the quota starts nothing (403 QUOTA_EXCEEDED).
-        const claimed = await this.core.commit(
-          container,
-          (current) => this.core.charge(current, { ...current, state: 'provisioning' }, caller),
-          (current, charge) =>
-            this.core.store.beginTransition(current.id, current.version, startedByOwner('provisioning'), this.core.isoNow(), charge),
-        );
+        // The task is asked for at once, beside the commit that charges and decides it (a wake's
+        // requests wait for the engine's start, not for our bookkeeping); a commit that loses, past
+        // the quota or to another request, takes it back, so a start refused still runs nothing.
+        const ahead = this.launcher.launchAhead({ ...container, ...startedByOwner('provisioning'), version: container.version + 1 });
+        let claimed: StoredContainer;
+        try {
+          claimed = await this.core.commit(
+            container,
+            (current) => this.core.charge(current, { ...current, state: 'provisioning' }, caller),
+            (current, charge) =>
+              this.core.store.beginTransition(current.id, current.version, startedByOwner('provisioning'), this.core.isoNow(), charge),
+          );
+        } catch (error) {
+          await this.launcher.withdrawAhead(ahead, container.id);
+          throw error;
+        }
+        // Its launch below finds the task asked for ahead by its client token: it must have been asked for by then.
+        await ahead;
         return this.wait.untilRunning(await this.launcher.launchOrFail(claimed), deadline);
       }
       case 'replace':

@@ -106,6 +106,15 @@ export interface ContainerRuntime {
    * network; nothing on ECS (its tasks are its only trace, and CloudWatch keeps their logs).
    */
   releaseContainer(containerId: string): Promise<void>;
+  /**
+   * Present where a task is cheap to ask for before the commit that decides it, and to take back
+   * (the docker runtime: an engine start on this machine, of a container made ahead; nothing is
+   * billed): a start or a create then asks for its task beside the commit (TaskLauncher.launchAhead)
+   * and, if the commit loses, takes it back with this: stopped at once, and its client token
+   * forgotten, so that the next start of the same version launches a task of its own. Absent on
+   * ECS, where each RunTask is a Fargate task and counts against the account's throttle.
+   */
+  withdrawTask?(taskArn: string): Promise<void>;
 }
 
 /** ECS's limit per call, for both ListTasks pages and DescribeTasks (docs/containers.md, "Reconciliation"). */

@@ -42,22 +42,27 @@ export class SleepingContainerService extends ContainerService {
    * quota and the run policy apply as at their own start, answering once it runs (answers). A
    * container already starting is waited for, one running answered as it is. One stopped on
    * purpose or failed never wakes by request (409): the start is conditional on the version that
-   * was read as asleep, and a wake that lost to another wake waits for its start.
+   * was read as asleep, and a wake that lost to another wake waits for its start. `read` is the
+   * record as the caller just read it, if it did.
    */
-  async wake(containerId: string): Promise<StoredContainer> {
-    const container = await this.core.store.get(containerId);
+  async wake(containerId: string, read?: StoredContainer): Promise<StoredContainer> {
+    const container = read?.id === containerId ? read : await this.core.store.get(containerId);
     if (!container) throw new NotFoundError('Container not found');
     const owner: Caller = { userId: container.userId, role: container.ownerRole ?? 'user' };
     try {
-      return await this.start(owner, containerId, mayWakeOnRequest);
+      // The record as read: the start's commit is conditional on its version, so one read stale loses (409) and the start below reads afresh.
+      return await this.start(owner, containerId, mayWakeOnRequest, container);
     } catch (error) {
-      // Another wake (another proxy) won the commit: this one waits for the start it made. A
-      // stop or a change meanwhile is refused again by the same guard.
+      // Another wake (another proxy) won the commit: this one waits for the start it made, and
+      // starts nothing itself. A container asleep again by then was woken and put to sleep since
+      // (this start's own wait outlived its requests): waking it again is for the next request.
       if (!(error instanceof ConflictError)) throw error;
-      return this.start(owner, containerId, mayWakeOnRequest);
+      return this.start(owner, containerId, startedByAnother);
     }
   }
 }
+
+const startedByAnother = (container: StoredContainer): boolean => container.state === 'provisioning' || container.state === 'running';
 
 /** What a request may wake or wait for: a container asleep (stopped, reason `idle`), starting, or running. */
 export const mayWakeOnRequest = (container: StoredContainer): boolean =>

@@ -13,9 +13,15 @@ import {
   STATE_REASON,
   STOP_REASON,
 } from './container-core.js';
-import { TaskLaunchError } from './runtime.js';
+import { type TaskLaunch, TaskLaunchError } from './runtime.js';
 import { workloadOf } from './workload.js';
 import { taskMountsOf } from './container-volumes.js';
+
+/** A task asked for ahead of the commit that decides it: its ARN, and the container version it was launched for. */
+export interface AheadTask {
+  taskArn: string;
+  version: number;
+}
 
 /**
  * Runs a container's tasks: the task of a transition (attached as the current one) and the task
@@ -110,24 +116,76 @@ export class TaskLauncher {
     }
   }
 
+  /**
+   * Asks the runtime for the task of the container as it will be once a commit under way has
+   * written it (`next`: its version, its workload), where the runtime starts tasks cheaply
+   * (ContainerRuntime.withdrawTask) and the task mounts no volume (a volume has one writer, so
+   * its claim comes first): the engine's start then runs beside the commit instead of after it.
+   * The launch after the commit carries the same client token, so it finds this task. Answers the
+   * task, or nothing when none was asked for or the runtime refused (the launch after the commit
+   * then reports it, as it would have).
+   */
+  async launchAhead(next: StoredContainer): Promise<AheadTask | undefined> {
+    if (!this.core.runtime.withdrawTask || (next.mounts ?? []).length > 0) return undefined;
+    try {
+      return { taskArn: await this.core.runtime.runTask(await this.launchOf(next)), version: next.version };
+    } catch (error) {
+      log.warn('A task asked for ahead of its commit was refused', { containerId: next.id, ...describeError(error) });
+      return undefined;
+    }
+  }
+
+  /**
+   * Undoes a task asked for ahead of a commit that lost. It is left running only when the
+   * container, as it is now, is the start that won at the same version: that start launches with
+   * the same client token, so the task is its own. A container deleted meanwhile has what the
+   * runtime kept of it released, since the delete's own release may have come before this task.
+   */
+  async withdrawAhead(ahead: Promise<AheadTask | undefined>, containerId: string): Promise<void> {
+    const task = await ahead;
+    if (!task) return;
+    try {
+      const current = await this.core.store.get(containerId);
+      const startedAtThatVersion =
+        current?.version === task.version &&
+        (current.state === 'provisioning' || current.state === 'running') &&
+        (current.taskArn === undefined || current.taskArn === task.taskArn);
+      if (startedAtThatVersion) return;
+      await this.core.runtime.withdrawTask?.(task.taskArn);
+      if (!current) await this.core.runtime.releaseContainer(containerId);
+    } catch (error) {
+      // The caller's own error is what it answers; a task left running is no container's current one, and the reconciler stops it.
+      log.warn('Taking back a task asked for ahead of a lost commit failed', {
+        containerId,
+        taskArn: task.taskArn,
+        ...describeError(error),
+      });
+    }
+  }
+
+  /** What the runtime is asked to run for the container at its version. */
+  private async launchOf(container: StoredContainer): Promise<TaskLaunch> {
+    // Kept credentials that went missing pull without: the registry's refusal then says what is wrong.
+    const registryCredentials = container.registryCredentialsSet
+      ? await this.core.registryCredentials.pullCredentialsFor(container.id)
+      : undefined;
+    const mounts = await taskMountsOf(this.core.volumes, container);
+    if (typeof mounts === 'string') throw new TaskLaunchError(mounts);
+    return {
+      containerId: container.id,
+      hostname: container.hostname,
+      ...workloadOf(container),
+      mounts,
+      clientToken: launchToken(container.id, container.version),
+      ...(registryCredentials ? { registryCredentials } : {}),
+    };
+  }
+
   /** Asks the runtime for the container's task; a refusal marks the container failed, with the runtime's words. */
   private async runTaskOrFail(container: StoredContainer): Promise<string> {
     const { store, runtime } = this.core;
     try {
-      // Kept credentials that went missing pull without: the registry's refusal then says what is wrong.
-      const registryCredentials = container.registryCredentialsSet
-        ? await this.core.registryCredentials.pullCredentialsFor(container.id)
-        : undefined;
-      const mounts = await taskMountsOf(this.core.volumes, container);
-      if (typeof mounts === 'string') throw new TaskLaunchError(mounts);
-      return await runtime.runTask({
-        containerId: container.id,
-        hostname: container.hostname,
-        ...workloadOf(container),
-        mounts,
-        clientToken: launchToken(container.id, container.version),
-        ...(registryCredentials ? { registryCredentials } : {}),
-      });
+      return await runtime.runTask(await this.launchOf(container));
     } catch (error) {
       // Throttled: nothing was launched and nothing is wrong with the container; the caller decides what to undo.
       if (error instanceof ServiceBusyError) throw error;

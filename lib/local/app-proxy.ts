@@ -24,8 +24,12 @@ export interface AppRouting {
 export interface Waking {
   /** Whether the container sleeps (stopped by its idle timeout); stopped on purpose, or failed, it never wakes by request. */
   sleeps(container: StoredContainer): boolean;
-  /** Starts the container as its owner and answers once it runs (SleepingContainerService.wake); throws as a start would. */
-  wake(containerId: string): Promise<unknown>;
+  /**
+   * Starts the container as its owner and answers once it runs (SleepingContainerService.wake);
+   * throws as a start would. `read` is the record as the proxy read it: the start commits on its
+   * version, so reading it again would only delay the engine's start.
+   */
+  wake(containerId: string, read?: StoredContainer): Promise<unknown>;
   /** Records the wake's time, from its first request's arrival to that request's first answer byte. */
   recordWake(containerId: string, wakeMs: number): Promise<void>;
   /** How long a request is held for a wake (WAKE_BUDGET_S) before it is answered that the app is starting. */
@@ -336,9 +340,12 @@ async function untilRoutable(containerId: string, routing: AppRouting, ended: ()
 async function startForWake(container: StoredContainer, waking: Waking): Promise<WakeOutcome> {
   const { hostname } = container;
   const giveUpAt = Date.now() + MAX_WAKE_MS;
+  // Only the first start goes by the record as the request found it; a start that waits on reads it afresh.
+  let read: StoredContainer | undefined = container;
   for (;;) {
     try {
-      await waking.wake(container.id);
+      await waking.wake(container.id, read);
+      read = undefined;
       return { kind: 'running' };
     } catch (error) {
       // Still starting past the start's own budget: a start of a starting container waits on.

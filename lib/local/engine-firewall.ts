@@ -202,15 +202,18 @@ export async function keepContainerFirewall(): Promise<FirewallStatus> {
   if (process.getuid?.() !== 0) return notRoot;
   try {
     const otherBridges = otherBridgesOnThisMachine();
-    for (const family of [4, 6] as const) {
-      const binary = BINARY[family];
-      const repairs = firewallRepairs(family, await runAsync(binary, ['-w', '-S']), otherBridges);
-      if (repairs.restore) await runAsync(`${binary}-restore`, ['-w', '--noflush'], repairs.restore);
-      for (const command of repairs.commands)
-        await runAsync(binary, ['-w', ...command]).catch((error: unknown) => {
-          if (!mayBeGone(command)) throw error;
-        });
-    }
+    // The two families' tables are apart: checked side by side, since a task counts as running only after both.
+    await Promise.all(
+      ([4, 6] as const).map(async (family) => {
+        const binary = BINARY[family];
+        const repairs = firewallRepairs(family, await runAsync(binary, ['-w', '-S']), otherBridges);
+        if (repairs.restore) await runAsync(`${binary}-restore`, ['-w', '--noflush'], repairs.restore);
+        for (const command of repairs.commands)
+          await runAsync(binary, ['-w', ...command]).catch((error: unknown) => {
+            if (!mayBeGone(command)) throw error;
+          });
+      }),
+    );
     return { ok: true };
   } catch (error) {
     return { ok: false, reason: `setting the host firewall rules failed: ${failed(error)}` };

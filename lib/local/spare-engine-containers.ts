@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import type { TaskLaunch } from '../containers/runtime.js';
 import { describeError, log } from '../log.js';
+import { callEngineOrWarn, ENGINE_CALLS } from './engine-calls.js';
 
 /**
  * An engine container created, not started, for a stopped container's next task: a start (or a
@@ -73,18 +74,26 @@ export class SpareEngineContainers {
    */
   async start(spare: SpareEngineContainer, image: string, wanted: () => boolean): Promise<string | undefined> {
     const made = await spare.made;
-    const imageNow = await this.maker.engine
+    // The start is asked for at once and the tag checked beside it: a tag that names another image
+    // since is rare, and then the started spare is removed (force) before anyone could reach it,
+    // since the task counts as running only after this answers.
+    const imageNow = this.maker.engine
       .getImage(image)
       .inspect()
       .then((inspected) => inspected.Id)
       .catch(() => undefined);
-    if (made && made.imageId === imageNow && wanted()) {
-      try {
-        await this.maker.engine.getContainer(this.maker.nameOf(spare.taskId)).start();
-        return made.network;
-      } catch (error) {
-        log.warn('Starting a prepared engine container failed; creating one', { taskId: spare.taskId, ...describeError(error) });
-      }
+    if (made && wanted()) {
+      const started = await this.maker.engine
+        .getContainer(this.maker.nameOf(spare.taskId))
+        .start()
+        .then(
+          () => true,
+          (error: unknown) => {
+            log.warn('Starting a prepared engine container failed; creating one', { taskId: spare.taskId, ...describeError(error) });
+            return false;
+          },
+        );
+      if (started && made.imageId === (await imageNow)) return made.network;
     }
     await this.discard(spare);
     return undefined;
@@ -111,12 +120,6 @@ export class SpareEngineContainers {
 
   private async discard(spare: SpareEngineContainer): Promise<void> {
     await spare.made;
-    await this.maker.engine
-      .getContainer(this.maker.nameOf(spare.taskId))
-      .remove({ force: true, v: true })
-      .catch((error: { statusCode?: number }) => {
-        if (error.statusCode !== 404 && error.statusCode !== 409)
-          log.warn('Removing a prepared engine container failed', describeError(error));
-      });
+    await callEngineOrWarn(this.maker.engine, ENGINE_CALLS.remove(this.maker.nameOf(spare.taskId), true), { taskId: spare.taskId });
   }
 }

@@ -111,6 +111,11 @@ export class TaskBook<T extends BookedTask> {
     return [...this.tasks.values()];
   }
 
+  /** Frees a task's client token: a later launch with it starts a task of its own (a task withdrawn before its commit). */
+  forgetClientToken(taskArn: string): void {
+    for (const [clientToken, booked] of this.taskByClientToken) if (booked === taskArn) this.taskByClientToken.delete(clientToken);
+  }
+
   /** Forgets a deleted container's tasks and their client tokens. */
   forgetContainer(containerId: string): void {
     for (const task of this.all()) if (task.containerId === containerId) this.tasks.delete(task.taskArn);

@@ -258,7 +258,7 @@ export function localAppRouting(): AppRouting {
       ? {
           waking: {
             sleeps: (container: StoredContainer) => container.state === 'stopped' && container.stateReason === STATE_REASON.idle,
-            wake: (containerId: string) => localService().wake(containerId),
+            wake: (containerId: string, read?: StoredContainer) => localService().wake(containerId, read),
             recordWake: (containerId: string, wakeMs: number) => dynamoContainerActivity.recordWake(containerId, wakeMs),
             budgetMs: config.WAKE_BUDGET_S * 1000,
           },

@@ -7,6 +7,7 @@ import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceOptions, containerStore } from '../../../lib/wiring/containers.js';
 import { taskUsage } from '../../../lib/wiring/task-usage.js';
+import { pollUntil } from '../../support/poll.js';
 
 /*
  * Sleep and wake as versioned commits (issue 26), on this file's table and the process
@@ -75,5 +76,34 @@ describe('sleep and wake through the service', () => {
     const [first, second] = await Promise.all([service.wake(other.id), service.wake(other.id)]);
     expect(first.taskArn).toBe(second.taskArn);
     expect((await containerStore.get(other.id))!.taskHistory).toHaveLength(2);
+  });
+
+  it('never wakes a container again that was put to sleep while the wake that woke it still waited', async () => {
+    // The wake's own wait reads its task every 3 s; the event that makes the container running comes between.
+    const slowWait = new SleepingContainerService(containerStore, containerRuntime, taskUsage, {
+      ...containerServiceOptions(),
+      pollIntervalMs: 3_000,
+      maxPollIntervalMs: 3_000,
+    });
+    const container = await running();
+    await service.sleep(container);
+
+    const waking = slowWait.wake(container.id);
+    const woken = await pollUntil(
+      async () => {
+        const current = (await containerStore.get(container.id))!;
+        // As the task-state function applies the task's RUNNING when it comes.
+        const status = current.taskArn ? await containerRuntime.describeTask(current.taskArn) : undefined;
+        if (status) await service.applyTaskStatus(status);
+        return (await containerStore.get(container.id))!;
+      },
+      (current) => current.state === 'running',
+      2_500,
+    );
+    expect(woken.state).toBe('running');
+    await service.sleep(woken);
+
+    await expect(waking).rejects.toBeInstanceOf(ConflictError);
+    expect(await containerStore.get(container.id)).toMatchObject({ state: 'stopped', stateReason: 'idle', version: woken.version + 1 });
   });
 });

@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { NetworkInterfaceInfo } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { onThisMachinesBridge } from '../../../lib/local/docker-runtime.js';
+import { onThisMachinesBridge } from '../../../lib/local/bridge-address.js';
 import { probeOnce } from '../../../lib/local/readiness.js';
 
 const servers: Server[] = [];

@@ -1,3 +1,8 @@
+// Over 300 lines because a task's lifecycle is one piece: the book, its provisioning, its stop and
+// its settling read and write the same task record. What is not the lifecycle lives beside it: the
+// engine calls (engine-calls.ts), the container spec (engine-container-spec.ts), image pulls
+// (engine-image-pull.ts), engine events (engine-events.ts), disk limits (engine-disk-limits.ts),
+// the host isolation (engine-host-isolation.ts) and the spares (spare-engine-containers.ts).
 import type Docker from 'dockerode';
 import type {
   ReconcilableRuntime,
@@ -67,12 +72,6 @@ const WITHDRAWN = 'The start that asked for it lost to another change of its con
 class ProvisioningFailed extends Error {}
 
 /**
- * Over 300 lines because a task's lifecycle is one piece: the book, its provisioning, its stop and
- * its settling read and write the same task record. What is not the lifecycle lives beside it: the
- * engine calls (engine-calls.ts), the container spec (engine-container-spec.ts), image pulls
- * (engine-image-pull.ts), engine events (engine-events.ts), disk limits (engine-disk-limits.ts),
- * the host isolation (engine-host-isolation.ts) and the spares (spare-engine-containers.ts).
- *
  * Runs each container's image on a Docker Engine API (Docker, or Podman's compatible
  * service), one engine container per task, reporting the lifecycle ECS reports:
  * PROVISIONING while the image is pulled and the container created, RUNNING once it answers

@@ -30,19 +30,14 @@ import { lambdaContext } from '../../support/lambda-event.js';
  * handler; ECS is faked at the SDK client by a small cluster model that ListTasks, DescribeTasks
  * and StopTask read and change, and every command it receives is asserted.
  */
-const ECS = vi.hoisted(() => {
+const ECS = await vi.hoisted(async () => {
+  const { awsQueueUrl, ECS_SETTINGS, ECS_TASK_SETTINGS } = await import('../../support/ecs-settings.js');
   const settings = {
-    CONTAINER_RUNTIME: 'ecs',
-    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
-    ECS_TASK_DEFINITION_ARN: 'arn:aws:ecs:us-east-1:123456789012:task-definition/workload:3',
-    ECS_SUBNET_IDS: 'subnet-a',
-    ECS_SECURITY_GROUP_IDS: 'sg-1',
-    ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
-    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
-    ECS_LOG_GROUP: 'workload-logs',
+    ...ECS_SETTINGS,
+    ...ECS_TASK_SETTINGS,
     // Deferred work through the queues, as on AWS: a RUNNING task goes to the readiness probe.
-    TASK_EVENTS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/task-events',
-    TASK_PROBE_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/task-probes',
+    TASK_EVENTS_QUEUE_URL: awsQueueUrl('task-events'),
+    TASK_PROBE_QUEUE_URL: awsQueueUrl('task-probes'),
   };
   Object.assign(process.env, settings);
   return settings;

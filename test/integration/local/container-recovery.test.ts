@@ -12,6 +12,7 @@ import { taskUsage } from '../../../lib/wiring/task-usage.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { isRunning } from '../../support/processes.js';
+import { nginxWorkload } from '../../support/workloads.js';
 
 /** What the start, stop, restart, delete and metrics functions compose, together. */
 const containerService = containerServiceWith({ runtime: containerRuntime, usage: taskUsage });
@@ -66,14 +67,7 @@ async function leftInTable(
 
 const spec = {
   hostname: '',
-  cpuCores: 1,
-  memoryMb: 512,
-  diskGb: 18,
-  image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-  port: 8080,
-  env: {},
-  command: null,
-  healthCheck: null,
+  ...nginxWorkload(),
   restartPolicy: 'on-failure' as const,
 };
 
@@ -189,14 +183,7 @@ describe('recoverLocalContainers', () => {
   it('leaves alone a container whose task the runtime knows', async () => {
     const created = await containerService.create(owner, {
       hostname: `recovered-${process.pid}-live`,
-      cpuCores: 1,
-      memoryMb: 512,
-      diskGb: 18,
-      image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-      port: 8080,
-      env: {},
-      command: null,
-      healthCheck: null,
+      ...nginxWorkload(),
       restartPolicy: 'on-failure' as const,
     });
     const running = await pollUntil(
@@ -215,14 +202,7 @@ describe('ContainerService.delete on the local runtime', () => {
   it("removes the container's directory once its process is gone", async () => {
     const created = await containerService.create(owner, {
       hostname: `deleted-${process.pid}`,
-      cpuCores: 1,
-      memoryMb: 512,
-      diskGb: 18,
-      image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-      port: 8080,
-      env: {},
-      command: null,
-      healthCheck: null,
+      ...nginxWorkload(),
       restartPolicy: 'on-failure' as const,
     });
     await pollUntil(

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { containerView } from '../../../lib/containers/container.js';
 import { createContainerBody, updateContainerBody } from '../../../lib/containers/schemas.js';
+import { nginxWorkload } from '../../support/workloads.js';
 
 const parse = (body: unknown) => createContainerBody.safeParse(body);
 const issuesOf = (body: unknown): string[] => {
@@ -158,14 +159,8 @@ describe('registry_credentials', () => {
       id: 'c',
       userId: 'u',
       hostname: 'web',
+      ...nginxWorkload(),
       image: 'registry.example.com/app:1',
-      port: 8080,
-      env: {},
-      command: null,
-      cpuCores: 1,
-      memoryMb: 512,
-      diskGb: 18,
-      healthCheck: null,
       restartPolicy: 'never',
       idleTimeoutS: null,
       state: 'stopped',

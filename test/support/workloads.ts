@@ -1,4 +1,6 @@
+import type { StoredContainer } from '../../lib/containers/container.js';
 import type { TaskLaunch } from '../../lib/containers/runtime.js';
+import { newId } from '../../lib/ids.js';
 
 type Basics = Pick<TaskLaunch, 'image' | 'port' | 'env' | 'command' | 'cpuCores' | 'memoryMb' | 'diskGb' | 'healthCheck'>;
 
@@ -16,3 +18,27 @@ export const nginxWorkload = (): Basics => ({
   diskGb: 18,
   healthCheck: null,
 });
+
+/**
+ * A container's record as the store holds it, for tests that put one in the table themselves:
+ * nginxWorkload, restarted on failure, no mounts, no task yet, version 1; `fields` last.
+ */
+export function storedContainer(
+  fields: Pick<StoredContainer, 'userId' | 'hostname' | 'state'> & Partial<StoredContainer>,
+): StoredContainer {
+  const now = new Date().toISOString();
+  return {
+    id: newId(),
+    ...nginxWorkload(),
+    restartPolicy: 'on-failure',
+    idleTimeoutS: null,
+    mounts: [],
+    stateReason: null,
+    restartCount: 0,
+    taskHistory: [],
+    createdAt: now,
+    updatedAt: now,
+    version: 1,
+    ...fields,
+  };
+}

@@ -24,6 +24,7 @@ import { containerStore } from '../../../lib/wiring/containers.js';
 import { captureOutput } from '../../support/captured-output.js';
 import { FakeZone } from '../../support/fake-route53-zone.js';
 import { lambdaContext } from '../../support/lambda-event.js';
+import { storedContainer } from '../../support/workloads.js';
 
 /*
  * The reconciler over DynamoDB Local with the production store, through the scheduled Lambda
@@ -108,19 +109,9 @@ const runScheduled = async (): Promise<ReconcileReport> =>
 let hostnameCounter = 0;
 /** A container as the API would have left it, with its quota use charged as the API charges it. */
 async function seedContainer(userId: string, state: ContainerState, fields: Partial<StoredContainer> = {}): Promise<StoredContainer> {
-  const container: StoredContainer = {
-    id: newId(),
+  const container = storedContainer({
     userId,
     hostname: `reconcile-${process.pid}-${(hostnameCounter += 1)}`,
-    image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-    port: 8080,
-    env: {},
-    command: null,
-    healthCheck: null,
-    restartPolicy: 'on-failure' as const,
-    stateReason: null,
-    restartCount: 0,
-    cpuCores: 1,
     memoryMb: 2048,
     diskGb: 21,
     state,
@@ -129,7 +120,7 @@ async function seedContainer(userId: string, state: ContainerState, fields: Part
     version: 2,
     taskHistory: fields.taskArn ? [fields.taskArn] : [],
     ...fields,
-  };
+  });
   await containerStore.create(container, chargeFor(userId, undefined, container, null));
   return container;
 }

@@ -42,3 +42,19 @@ export function storedContainer(
     ...fields,
   };
 }
+
+/** A task launch for the AWS simulator's task app (test/support/aws-sim/task-app.mjs): 1 vCPU, 2 GB, 20 GB, no mounts; `change` last. */
+export function simTaskLaunch(change: Partial<TaskLaunch> = {}): TaskLaunch {
+  const containerId = change.containerId ?? newId();
+  return {
+    containerId,
+    hostname: `h-${containerId.slice(0, 8)}`,
+    ...nginxWorkload(),
+    image: 'sim/app:1',
+    memoryMb: 2048,
+    diskGb: 20,
+    mounts: [],
+    clientToken: newId(),
+    ...change,
+  };
+}

@@ -66,6 +66,10 @@ beforeAll(async () => {
   app = await newApp({ description: 'Shows your containers' });
 });
 
+/** Starts a code authorization of `app` at REDIRECT_URI with `state`; answers the consent request's id. */
+const authorizeApp = (state: string) =>
+  startAuthorization(stack.baseUrl, { response_type: 'code', client_id: app.client_id, redirect_uri: REDIRECT_URI, state });
+
 describe('POST /api/v1/oauth/apps', () => {
   it('registers an application and shows its secret once', async () => {
     const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/apps', {
@@ -422,12 +426,7 @@ describe('GET /api/v1/oauth/authorize', () => {
 
 describe('the consent page', () => {
   it('sends a browser without a session to the login page and back', async () => {
-    const requestId = await startAuthorization(stack.baseUrl, {
-      response_type: 'code',
-      client_id: app.client_id,
-      redirect_uri: REDIRECT_URI,
-      state: 's',
-    });
+    const requestId = await authorizeApp('s');
     const response = await call(stack.baseUrl, 'GET', `/oauth/consent?request=${requestId}`);
     expect(response.status).toBe(302);
     const location = new URL(response.headers.get('location')!, stack.baseUrl);
@@ -468,12 +467,7 @@ describe('the consent page', () => {
   it('answers an HTML error page, not JSON, when the user record is gone but the session still works', async () => {
     const orphan = await signedInUser(stack.baseUrl);
     issuedSecrets.push(orphan.sessionToken);
-    const requestId = await startAuthorization(stack.baseUrl, {
-      response_type: 'code',
-      client_id: app.client_id,
-      redirect_uri: REDIRECT_URI,
-      state: 's',
-    });
+    const requestId = await authorizeApp('s');
     await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.user(orphan.userId) }));
 
     const response = await call(stack.baseUrl, 'GET', `/oauth/consent?request=${requestId}`, { headers: { cookie: orphan.cookie } });
@@ -484,12 +478,7 @@ describe('the consent page', () => {
   });
 
   it('approves once: a code and the state go to the redirect URI, and the request cannot be answered again', async () => {
-    const requestId = await startAuthorization(stack.baseUrl, {
-      response_type: 'code',
-      client_id: app.client_id,
-      redirect_uri: REDIRECT_URI,
-      state: 'st&te=1',
-    });
+    const requestId = await authorizeApp('st&te=1');
     const approved = await decide(stack.baseUrl, stranger, requestId, 'approve');
     // 303, never 302 or 307: the browser must not replay the form post at the client (RFC 9700 section 4.12).
     expect(approved.status).toBe(303);
@@ -508,12 +497,7 @@ describe('the consent page', () => {
   });
 
   it('denies: access_denied, the state and the issuer go to the redirect URI', async () => {
-    const requestId = await startAuthorization(stack.baseUrl, {
-      response_type: 'code',
-      client_id: app.client_id,
-      redirect_uri: REDIRECT_URI,
-      state: 'deny-me',
-    });
+    const requestId = await authorizeApp('deny-me');
     const response = await decide(stack.baseUrl, stranger, requestId, 'deny');
     expect(response.status).toBe(303);
     const location = new URL(response.headers.get('location')!);
@@ -521,12 +505,7 @@ describe('the consent page', () => {
   });
 
   it('refuses a decision without the CSRF token (403) or without a session (401)', async () => {
-    const requestId = await startAuthorization(stack.baseUrl, {
-      response_type: 'code',
-      client_id: app.client_id,
-      redirect_uri: REDIRECT_URI,
-      state: 's',
-    });
+    const requestId = await authorizeApp('s');
     const withoutCsrf = await call(stack.baseUrl, 'POST', '/oauth/consent', {
       headers: { cookie: stranger.cookie, 'content-type': 'application/x-www-form-urlencoded' },
       rawBody: formBody({ request: requestId, decision: 'approve' }),

@@ -5,8 +5,8 @@ import type { TaskStatus } from '../containers/runtime.js';
 import type { TaskStatusOutcome } from '../containers/task-events.js';
 import type { ProbeOutcome } from '../containers/task-probes.js';
 import { log } from '../log.js';
-import { deferredJobOf, isRecord } from './deferred-jobs.js';
-import { type EmptyVolumeJob, type EmptyVolumeOutcome, emptyVolumeJobOf } from './volume-emptying.js';
+import { deferredJobOf, type EmptyVolumeJob, emptyVolumeJobOf, isRecord } from './deferred-jobs.js';
+import type { EmptyVolumeOutcome } from './volume-emptying.js';
 import { type EcsTaskFields, type EcsTaskNetworkFields, taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
 
 /*

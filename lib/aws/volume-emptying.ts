@@ -1,22 +1,9 @@
-import { isUuid } from '../ids.js';
 import { log } from '../log.js';
 import type { ChoreOutcome, ChoreVolume } from './volume-chores.js';
 import { EMPTY_VOLUME_COMMAND } from './volume-chores.js';
-import { isRecord } from './deferred-jobs.js';
+import type { EmptyVolumeJob } from './deferred-jobs.js';
 
-/**
- * The deferred job that follows a deleted volume's emptying (docs/volumes.md, "Volumes on AWS"),
- * a message of the task events queue: the chore task it runs (`taskArn`, absent while the next
- * one is yet to run) and how many it has run (`attempt`).
- */
-export interface EmptyVolumeJob {
-  kind: 'empty-volume';
-  volumeId: string;
-  accountId: string;
-  accessPointId: string;
-  taskArn?: string;
-  attempt: number;
-}
+export type { EmptyVolumeJob } from './deferred-jobs.js';
 
 /** Chore tasks run at most for one volume before the emptying gives up and says so in an error log. */
 export const EMPTY_VOLUME_ATTEMPTS = 4;
@@ -119,15 +106,4 @@ export class VolumeEmptying {
 function withoutTask(job: EmptyVolumeJob): EmptyVolumeJob {
   const { taskArn: _, ...rest } = job;
   return rest;
-}
-
-/** The job as this service wrote it; anything else is undefined. */
-export function emptyVolumeJobOf(message: unknown): EmptyVolumeJob | undefined {
-  if (!isRecord(message) || message.kind !== 'empty-volume') return undefined;
-  const { volumeId, accountId, accessPointId, taskArn, attempt } = message;
-  if (typeof volumeId !== 'string' || !isUuid(volumeId) || typeof accountId !== 'string' || typeof accessPointId !== 'string')
-    return undefined;
-  if (!/^fsap-[0-9a-f]+$/.test(accessPointId) || typeof attempt !== 'number' || !Number.isInteger(attempt) || attempt < 0) return undefined;
-  if (taskArn !== undefined && typeof taskArn !== 'string') return undefined;
-  return { kind: 'empty-volume', volumeId, accountId, accessPointId, attempt, ...(taskArn ? { taskArn } : {}) };
 }

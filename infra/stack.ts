@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { mcpServer, routes as routeTable, type Route, type RoutePermissions } from '../lib/http/routes.js';
 import { AppRouting } from './constructs/app-routing.js';
 import { ContainerWorkload } from './constructs/container-workload.js';
-import { WorkloadVolumes } from './constructs/workload-volumes.js';
+import { VOLUME_CHORE_IMAGE, WorkloadVolumes } from './constructs/workload-volumes.js';
 import { ImagePullThrough } from './constructs/image-pull-through.js';
 import { OperationsMonitoring } from './constructs/operations-monitoring.js';
 import { FunctionBundles } from './constructs/function-bundles.js';
@@ -165,12 +165,15 @@ export class ContainerHostingStack extends Stack {
       ...(settings.allowedImagePrefixes?.length ? { ALLOWED_IMAGE_PREFIXES: settings.allowedImagePrefixes.join(',') } : {}),
       ...(settings.appsDomain ? { APPS_DOMAIN: settings.appsDomain } : {}),
     };
+    // A volume's chore task (emptying it on delete) runs busybox pulled through this account's cache (docs/volumes.md, "Volumes on AWS").
+    const volumeChoreEnvironment = { VOLUME_CHORE_IMAGE: imagePulls.pullThrough(VOLUME_CHORE_IMAGE, workload.executionRole) };
     const environmentFor = (permissions: RoutePermissions, path?: string): Record<string, string> => ({
       ...everyFunctionEnvironment,
       ...(path === undefined || path.startsWith('/api/v1/containers') || path === mcpServer.path ? containerRecordEnvironment : {}),
       ...((permissions.ecs?.length ?? 0) > 0 || permissions.metrics || permissions.logs ? containerEnvironment : {}),
       ...(sendsDeferredWork(permissions) ? taskStateEvents.functionEnvironment : {}),
       ...(permissions.volumes ? volumes.functionEnvironment : {}),
+      ...(permissions.volumeChores ? { ...containerEnvironment, ...taskStateEvents.functionEnvironment, ...volumeChoreEnvironment } : {}),
       ...(permissions.builds?.length ? imageBuilds.functionEnvironment : {}),
     });
     const permissionTargets = {
@@ -260,6 +263,7 @@ export class ContainerHostingStack extends Stack {
         ...environmentFor(taskStateChangedFunction.permissions),
         ...routing?.functionEnvironment,
         ...taskStateEvents.routeChangesEnvironment,
+        ...volumeChoreEnvironment,
       },
       description: 'ECS task state change events',
       timeout: Duration.seconds(taskStateChangedFunction.timeoutSeconds),
@@ -268,6 +272,9 @@ export class ContainerHostingStack extends Stack {
       logGroup: this.functionLogs,
     });
     grantRoutePermissions(taskStateChanged.role, taskStateChangedFunction.permissions, permissionTargets);
+    // A deleted volume's emptying job (docs/volumes.md, "Volumes on AWS"): it looks at the chore task, runs it again, and
+    // deletes the emptied volume's access point and role.
+    volumes.grantVolumeChores(taskStateChanged.role, workload.access);
     // Its route changes go to the route writer, the zone's only writer; it has no Route 53 permission.
     taskStateEvents.grantSendRouteChanges(taskStateChanged.role);
     taskStateEvents.grantSendDeferredWork(taskStateChanged.role);
@@ -522,10 +529,11 @@ export class ContainerHostingStack extends Stack {
 
 /**
  * Whether a function's container service may defer work (a relaunch after a backoff) or must
- * treat RUNNING as only started: those that watch tasks (describe) or stop them for the probes.
+ * treat RUNNING as only started: those that watch tasks (describe) or stop them for the probes;
+ * and those that run volume chores, whose job follows the chore's task through the task events queue.
  */
 const sendsDeferredWork = (permissions: RoutePermissions): boolean =>
-  permissions.ecs?.includes('describe') === true || permissions === probeTaskFunction.permissions;
+  permissions.ecs?.includes('describe') === true || permissions === probeTaskFunction.permissions || permissions.volumeChores === true;
 
 /**
  * The service's address (PUBLIC_BASE_URL: the OAuth issuer, every absolute URL): `publicBaseUrl`

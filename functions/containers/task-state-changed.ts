@@ -1,12 +1,19 @@
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { containerRuntime, runPolicy } from '#wiring/container-runtime';
+import { config } from '../../lib/config.js';
 import { deferredWork } from '../../lib/wiring/deferred-work.js';
+import { volumeEmptyingFrom } from '../../lib/wiring/volume-chores.js';
 import { describeError, log, withInvocationLog } from '../../lib/log.js';
 import { taskMessageHandlersWith } from '../../lib/wiring/task-events.js';
 
 // With the run policy: a task that fails is relaunched here by its container's restart policy only if its owner may run.
-const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, { runPolicy });
+// Where volumes live on EFS, a deleted volume's emptying job is followed here too (made on its first job).
+let emptying: ReturnType<typeof volumeEmptyingFrom> | undefined;
+const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, {
+  runPolicy,
+  ...(config.EFS_FILE_SYSTEM_ID ? { volumeEmptying: () => (emptying ??= volumeEmptyingFrom(config)) } : {}),
+});
 
 /**
  * The task events queue (EventBridge "ECS Task State Change" events, relaunch and retire jobs)

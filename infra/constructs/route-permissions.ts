@@ -30,7 +30,10 @@ export interface PermissionTargets {
   table: TableTarget;
   workload?: WorkloadAccess;
   /** Where volumes' storage is made (infra/constructs/workload-volumes.ts). */
-  volumes?: { grantVolumeAdministration(role: iam.IRole & Construct): void };
+  volumes?: {
+    grantVolumeAdministration(role: iam.IRole & Construct): void;
+    grantVolumeChores(role: iam.IRole & Construct, workload: WorkloadAccess): void;
+  };
   /** Where deploys are built (infra/constructs/image-builds.ts). */
   builds?: BuildAccess;
 }
@@ -67,6 +70,12 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
   if (permissions.volumes) {
     if (!targets.volumes) throw new Error('A route asks to make volumes but the stack has no volumes file system');
     targets.volumes.grantVolumeAdministration(role);
+  }
+
+  if (permissions.volumeChores) {
+    if (!targets.volumes || !targets.workload)
+      throw new Error('A route asks to run volume chores but the stack has no volumes file system');
+    targets.volumes.grantVolumeChores(role, targets.workload);
   }
 
   const buildActions = permissions.builds ?? [];

@@ -4,8 +4,22 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as efs from 'aws-cdk-lib/aws-efs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { MAX_VOLUME_ROLE_PREFIX_LENGTH, VOLUME_CLIENT_ACTIONS, VOLUME_ROLE_PATH } from '../../lib/aws/efs-volume-access.js';
-import { acknowledgeWildcardResource } from '../nag.js';
+import {
+  MAX_VOLUME_ROLE_PREFIX_LENGTH,
+  VOLUME_CLIENT_ACTIONS,
+  VOLUME_ROLE_PATH,
+  volumeChoreFamilyPrefix,
+} from '../../lib/aws/efs-volume-access.js';
+import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
+import type { WorkloadAccess } from './route-permissions.js';
+
+/**
+ * The image of a volume's one-off chore task (emptying it on delete), from Docker's official
+ * images on ECR Public, pulled through this account's cache: busybox, about 2 MB, whose find has
+ * -mindepth and -delete. Pinned by tag: no digest could be read where this was written; pin it by
+ * digest (`crane digest public.ecr.aws/docker/library/busybox:1.37.0`) before relying on it.
+ */
+export const VOLUME_CHORE_IMAGE = 'public.ecr.aws/docker/library/busybox:1.37.0';
 
 export interface WorkloadVolumesProps {
   vpc: ec2.IVpc;
@@ -118,6 +132,92 @@ export class WorkloadVolumes extends Construct {
       EFS_VOLUME_ROLE_PREFIX: this.rolePrefix,
       EFS_VOLUME_ROLE_BOUNDARY_ARN: this.roleBoundary.managedPolicyArn,
     };
+  }
+
+  /**
+   * Lets a function run a volume's chore task and follow it (docs/volumes.md, "Volumes on AWS"):
+   * register and run the chore families only (`<role prefix>-chore-<volume id>`, in our cluster),
+   * pass only the volume roles and the execution role, only to ECS tasks, describe our cluster's
+   * tasks, and, once a chore has emptied a deleted volume, delete its access point and its role.
+   * A chore runs as the volume's role with its access point mounted, so it reaches that volume only.
+   */
+  grantVolumeChores(role: iam.IRole & Construct, workload: WorkloadAccess): void {
+    const stack = Stack.of(this);
+    const choreFamilies = stack.formatArn({
+      service: 'ecs',
+      resource: 'task-definition',
+      resourceName: `${volumeChoreFamilyPrefix(this.rolePrefix)}-*:*`,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+    const tasksInCluster = stack.formatArn({
+      service: 'ecs',
+      resource: 'task',
+      resourceName: `${workload.clusterName}/*`,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+    const inCluster = { ArnEquals: { 'ecs:cluster': workload.clusterArn } };
+    // RegisterTaskDefinition has no resource type (the service authorization reference:
+    // https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonelasticcontainerservice.html);
+    // what a definition may use is bounded by the PassRole below.
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:RegisterTaskDefinition'], resources: ['*'] }));
+    acknowledgeNagRule(
+      role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'ecs:RegisterTaskDefinition has no resource-level permissions (IAM service authorization reference), so its resource must be "*"; a registered definition can only use the roles this role may pass: the volume roles and the execution role.',
+    );
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:RunTask'], resources: [choreFamilies], conditions: inCluster }));
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['ecs:TagResource'],
+        resources: [tasksInCluster],
+        conditions: { StringEquals: { 'ecs:CreateAction': 'RunTask' } },
+      }),
+    );
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['ecs:DescribeTasks'], resources: [tasksInCluster], conditions: inCluster }),
+    );
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['iam:PassRole'],
+        resources: [this.roleArnPattern, workload.executionRole.roleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
+      }),
+    );
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['elasticfilesystem:DeleteAccessPoint'],
+        resources: [this.accessPointArnPattern],
+      }),
+    );
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['iam:DeleteRolePolicy', 'iam:DeleteRole'], resources: [this.roleArnPattern] }),
+    );
+    acknowledgeWildcardResource(
+      role,
+      choreFamilies,
+      "A volume's chore family is registered per volume at run time (`<stack's volume role prefix>-chore-<volume id>`); the revision is a wildcard for the same reason, and the ecs:cluster condition keeps its tasks in our cluster.",
+    );
+    acknowledgeWildcardResource(role, tasksInCluster, 'Chore tasks get their ids at run time; only tasks of our cluster.');
+    acknowledgeWildcardResource(
+      role,
+      this.accessPointArnPattern,
+      "Access points are made per volume at run time; the function deletes one only after the volume's chore emptied it.",
+    );
+    acknowledgeWildcardResource(
+      role,
+      this.roleArnPattern,
+      'A chore runs as its volume role, made per volume at run time under its own path and this stack prefix (each may only mount its own EFS access point), passed only to ECS tasks; the function deletes one only after its volume was emptied.',
+    );
+  }
+
+  /** Every access point of this account and Region (they are named at run time). */
+  private get accessPointArnPattern(): string {
+    return Stack.of(this).formatArn({
+      service: 'elasticfilesystem',
+      resource: 'access-point',
+      resourceName: '*',
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
   }
 
   /**

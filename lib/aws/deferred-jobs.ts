@@ -41,3 +41,28 @@ export function deferredJobOf(message: unknown): DeferredJob | undefined {
 }
 
 const isFiniteNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
+/**
+ * The deferred job that follows a deleted volume's emptying (docs/volumes.md, "Volumes on AWS"),
+ * a message of the task events queue: the chore task it runs (`taskArn`, absent while the next
+ * one is yet to run) and how many it has run (`attempt`).
+ */
+export interface EmptyVolumeJob {
+  kind: 'empty-volume';
+  volumeId: string;
+  accountId: string;
+  accessPointId: string;
+  taskArn?: string;
+  attempt: number;
+}
+
+/** A volume's emptying job as this service wrote it (lib/aws/volume-emptying.ts); anything else is undefined. */
+export function emptyVolumeJobOf(message: unknown): EmptyVolumeJob | undefined {
+  if (!isRecord(message) || message.kind !== 'empty-volume') return undefined;
+  const { volumeId, accountId, accessPointId, taskArn, attempt } = message;
+  if (typeof volumeId !== 'string' || !isUuid(volumeId) || typeof accountId !== 'string' || typeof accessPointId !== 'string')
+    return undefined;
+  if (!/^fsap-[0-9a-f]+$/.test(accessPointId) || typeof attempt !== 'number' || !Number.isInteger(attempt) || attempt < 0) return undefined;
+  if (taskArn !== undefined && typeof taskArn !== 'string') return undefined;
+  return { kind: 'empty-volume', volumeId, accountId, accessPointId, attempt, ...(taskArn ? { taskArn } : {}) };
+}

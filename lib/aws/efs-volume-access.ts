@@ -45,6 +45,13 @@ export const VOLUME_ROOT_PERMISSIONS = '0700';
 
 export const volumeRoleName = (prefix: string, volumeId: string): string => `${prefix}-${volumeId}`;
 
+/**
+ * The prefix of every chore family of a deployment: its volume role prefix (unique to the stack)
+ * and `-chore`, which the stack grants RunTask on (infra/constructs/workload-volumes.ts). It does
+ * not start with the containers' family prefix, so the reconciler never takes a chore for a container's task.
+ */
+export const volumeChoreFamilyPrefix = (volumeRolePrefix: string): string => `${volumeRolePrefix}-chore`;
+
 /** The role ARN of a volume, in the account and partition of any ARN of that deployment (the cluster's). */
 export function volumeRoleArn(anyArnOfAccount: string, prefix: string, volumeId: string): string {
   const [, partition, , , account] = anyArnOfAccount.split(':');

@@ -103,10 +103,10 @@ export class EfsVolumeBackend implements Pick<VolumeBackend, 'create' | 'delete'
 
   /**
    * The role first (no new task can mount the volume), then the access point. EFS keeps the
-   * directory's files when an access point is deleted; removing them needs a client on the file
-   * system (docs/volumes.md, "Volumes on AWS", what remains).
+   * directory's files when an access point is deleted, so on a volume's delete this runs once a
+   * chore task has emptied it (lib/aws/volume-emptying.ts).
    */
-  async delete(volume: VolumeRef & { backendRef: string }): Promise<void> {
+  async delete(volume: Pick<VolumeRef, 'volumeId'> & { backendRef: string }): Promise<void> {
     await this.roles.remove({ name: volumeRoleName(this.settings.rolePrefix, volume.volumeId), policyName: VOLUME_ROLE_POLICY_NAME });
     try {
       await whenEfsAnswers(this.client.send(new DeleteAccessPointCommand({ AccessPointId: volume.backendRef })));

@@ -5,7 +5,8 @@ import type { TaskStatus } from '../containers/runtime.js';
 import type { TaskStatusOutcome } from '../containers/task-events.js';
 import type { ProbeOutcome } from '../containers/task-probes.js';
 import { log } from '../log.js';
-import { deferredJobOf, isRecord } from './deferred-jobs.js';
+import { deferredJobOf, type EmptyVolumeJob, emptyVolumeJobOf, isRecord } from './deferred-jobs.js';
+import type { EmptyVolumeOutcome } from './volume-emptying.js';
 import { type EcsTaskFields, type EcsTaskNetworkFields, taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
 
 /*
@@ -20,16 +21,19 @@ export interface TaskEventDeps {
   relaunchDue(containerId: string): Promise<unknown>;
   retire(containerId: string, taskArn: string, reason?: StopReason): Promise<void>;
   routeRequests?: RouteRequests;
+  /** A deleted volume's emptying, where this function runs volume chores (lib/aws/volume-emptying.ts). */
+  emptyVolume?(job: EmptyVolumeJob): Promise<EmptyVolumeOutcome>;
 }
 
 export type TaskEventMessageOutcome =
   | { kind: 'task-state'; outcome: TaskStatusOutcome; routeRequested: boolean; containerId: string; taskArn: string }
   | { kind: 'relaunch' | 'retire'; containerId: string }
+  | { kind: 'empty-volume'; volumeId: string; outcome: EmptyVolumeOutcome }
   | { kind: 'dropped'; why: string };
 
 /**
  * One message of the task events queue: an EventBridge "ECS Task State Change" event as the rule
- * delivers it (the whole event as JSON), or a deferred `relaunch` or `retire` job. A message that
+ * delivers it (the whole event as JSON), or a deferred `relaunch`, `retire` or `empty-volume` job. A message that
  * is neither, or an event of a task not started for a container, is dropped (answered, never
  * retried); a failure to apply one is thrown, so that SQS delivers it again (applying is
  * idempotent) and after the queue's receive count it lands in the dead-letter queue.
@@ -47,6 +51,8 @@ export async function handleTaskEventMessage(body: string, deps: TaskEventDeps):
     if (request) await deps.routeRequests?.request([request]);
     return { kind: 'task-state', outcome, routeRequested: !!request, containerId: status.containerId, taskArn: status.taskArn };
   }
+  const emptying = deps.emptyVolume ? emptyVolumeJobOf(message) : undefined;
+  if (emptying) return { kind: 'empty-volume', volumeId: emptying.volumeId, outcome: await deps.emptyVolume!(emptying) };
   const job = deferredJobOf(message);
   if (job?.kind === 'relaunch') {
     await deps.relaunchDue(job.containerId);

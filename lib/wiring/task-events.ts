@@ -1,5 +1,6 @@
 import { handleProbeMessage, handleTaskEventMessage, type TaskEventMessageOutcome } from '../aws/task-event-messages.js';
 import { probeTaskOnce } from '../aws/task-readiness.js';
+import type { EmptyVolumeJob, VolumeEmptying } from '../aws/volume-emptying.js';
 import { config } from '../config.js';
 import type { RouteRequests } from '../dns-routes/app-routes.js';
 import type { RestartScheduler } from '../containers/restart-policy.js';
@@ -28,7 +29,13 @@ export interface TaskMessageHandlers {
 export function taskMessageHandlersWith(
   runtime: ContainerRuntime,
   deferredWork: RestartScheduler | undefined,
-  options: { probe?: TaskProbe; runPolicy?: RunPolicy; routeRequests?: RouteRequests } = {},
+  options: {
+    probe?: TaskProbe;
+    runPolicy?: RunPolicy;
+    routeRequests?: RouteRequests;
+    /** Where the deployment keeps volumes on EFS: the deleted volumes' emptying jobs (lib/aws/volume-emptying.ts). */
+    volumeEmptying?: () => Pick<VolumeEmptying, 'continue'>;
+  } = {},
 ): TaskMessageHandlers {
   const probe = options.probe ?? probeTaskOnce;
   const service = containerServiceWith({ runtime, deferredWork, ...(options.runPolicy ? { runPolicy: options.runPolicy } : {}) });
@@ -48,6 +55,7 @@ export function taskMessageHandlersWith(
         relaunchDue: (containerId) => service.relaunchDue(containerId),
         retire: (containerId, taskArn, reason) => service.retire(containerId, taskArn, reason),
         ...(routeRequests ? { routeRequests } : {}),
+        ...(options.volumeEmptying ? { emptyVolume: (job: EmptyVolumeJob) => options.volumeEmptying!().continue(job) } : {}),
       }),
     probe: (body) => handleProbeMessage(body, probes),
   };

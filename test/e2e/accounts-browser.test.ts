@@ -2,20 +2,18 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { launchBrowser } from '../support/browser.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 
-let stack: TestStack;
+const stack = useStack();
 let browser: Browser;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  stack = await startTestStack();
   browser = await launchBrowser();
 });
 
 afterAll(async () => {
   await browser?.close();
-  await stack?.close();
 });
 
 /** A fresh browser at `path`, sent to the sign-in page, signing in there; dialogs are accepted. */

@@ -3,12 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { launchBrowser } from '../support/browser.js';
 import { startCallbackServer, type CallbackServer } from '../support/callback-server.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { authorizePath, issuedTokens, registerApp, tokenRequest, type IssuedTokens, type RegisteredApp } from '../support/oauth-flow.js';
 
 /** The authorized applications page and remembered consent, in headless Chromium (docs/oauth.md). */
 
-let stack: TestStack;
+const stack = useStack();
 let browser: Browser;
 let callback: CallbackServer;
 let developer: SignedInUser;
@@ -16,7 +16,6 @@ let app: RegisteredApp;
 let otherApp: RegisteredApp;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   callback = await startCallbackServer();
   browser = await launchBrowser();
   developer = await signedInUser(stack.baseUrl);
@@ -31,7 +30,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await callback?.close();
-  await stack?.close();
 });
 
 /** A fresh browser whose person signs in on the login page, as the page's round trip makes them. */

@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli } from '../../scripts/build-cli.js';
-import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
-import { CLI, cliSession } from '../support/cli-process.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { describe, expect, it } from 'vitest';
+import { cliOn } from '../support/cli-process.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 
 /**
@@ -11,21 +9,8 @@ import { pollUntil } from '../support/poll.js';
  * pipe, errors under --json, rm's confirmation, bounded `logs -f`, and when a change applies.
  */
 
-let stack: TestStack;
-let token: string;
-const cli = cliSession(() => ({ CONTAINER_HOSTING_API: stack.baseUrl, CONTAINER_HOSTING_TOKEN: token, HOME: '/nonexistent' }));
-
-beforeAll(async () => {
-  // Built again from cli/src, so the test never runs a CLI older than its source.
-  expect(buildCli()).toBe(CLI);
-  stack = await startTestStack();
-  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
-});
-
-afterAll(async () => {
-  cli.killAll();
-  await stack?.close();
-});
+const stack = useSignedInStack();
+const cli = cliOn(stack);
 
 let counter = 0;
 const uniqueHostname = (prefix: string) => `${prefix}-${process.pid}-${(counter += 1)}`;
@@ -37,13 +22,14 @@ const serving = (script = '') =>
 /** Creates a running container through the API, not the CLI under test. */
 async function runningContainer(prefix: string, script = ''): Promise<{ id: string; hostname: string }> {
   const hostname = uniqueHostname(prefix);
-  const created = await call(stack.baseUrl, 'POST', '/api/v1/containers', {
-    token,
-    body: { hostname, port: 3000, command: [process.execPath, '-e', serving(script)] },
+  const created = await stack.api('POST', '/api/v1/containers', {
+    hostname,
+    port: 3000,
+    command: [process.execPath, '-e', serving(script)],
   });
   expect(created.status).toBe(200);
   const running = await pollUntil(
-    () => call(stack.baseUrl, 'GET', `/api/v1/containers/${created.body.data.id}`, { token }),
+    () => stack.api('GET', `/api/v1/containers/${created.body.data.id}`),
     (response) => response.body.data.state === 'running',
     20_000,
   );
@@ -133,9 +119,9 @@ describe('container-hosting in scripts', () => {
 
     const refused = await cli.run(['rm', hostname]);
     const declined = await cli.shell(`(sleep 1; printf 'n\\n') | script -qec "$CLI rm ${hostname}" /dev/null`);
-    const kept = await call(stack.baseUrl, 'GET', `/api/v1/containers/${id}`, { token });
+    const kept = await stack.api('GET', `/api/v1/containers/${id}`);
     const confirmed = await cli.shell(`(sleep 1; printf 'y\\n') | script -qec "$CLI rm ${hostname}" /dev/null`);
-    const gone = await call(stack.baseUrl, 'GET', `/api/v1/containers/${id}`, { token });
+    const gone = await stack.api('GET', `/api/v1/containers/${id}`);
 
     expect(refused).toMatchObject({
       code: 2,
@@ -163,7 +149,7 @@ describe('container-hosting in scripts', () => {
       (result) => result.stdout.includes('line 19'),
       10_000,
     );
-    const { body } = await call(stack.baseUrl, 'GET', `/api/v1/containers/${id}`, { token });
+    const { body } = await stack.api('GET', `/api/v1/containers/${id}`);
 
     const followed = await Promise.all(
       [

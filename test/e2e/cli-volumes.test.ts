@@ -4,10 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli } from '../../scripts/build-cli.js';
-import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
-import { CLI, cliSession } from '../support/cli-process.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { cliOn } from '../support/cli-process.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 
 /**
@@ -19,22 +17,15 @@ import { pollUntil } from '../support/poll.js';
 
 const execFileAsync = promisify(execFile);
 
-let stack: TestStack;
-let token: string;
+const stack = useSignedInStack();
+const cli = cliOn(stack);
 let workDir: string;
-const cli = cliSession(() => ({ CONTAINER_HOSTING_API: stack.baseUrl, CONTAINER_HOSTING_TOKEN: token, HOME: '/nonexistent' }));
 
 beforeAll(async () => {
-  // Built again from cli/src, so the test never runs a CLI older than its source.
-  expect(buildCli()).toBe(CLI);
-  stack = await startTestStack();
-  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
   workDir = await mkdtemp(join(tmpdir(), 'cli-volumes-'));
 });
 
 afterAll(async () => {
-  cli.killAll();
-  await stack?.close();
   if (workDir) await rm(workDir, { recursive: true, force: true });
 });
 
@@ -63,20 +54,17 @@ describe('container-hosting volumes against the local stack', () => {
     expect(JSON.parse(tooLarge.stderr).error).toMatchObject({ code: 'BAD_REQUEST', details: [{ field: 'size_gb' }] });
 
     const hostname = `writer-${process.pid}`;
-    const container = await call(stack.baseUrl, 'POST', '/api/v1/containers', {
-      token,
-      body: {
-        hostname,
-        port: 3000,
-        env: { WORD: 'safe' },
-        mounts: [{ volume: volumeId, path: '/data' }],
-        command: [process.execPath, '-e', WRITER],
-      },
+    const container = await stack.api('POST', '/api/v1/containers', {
+      hostname,
+      port: 3000,
+      env: { WORD: 'safe' },
+      mounts: [{ volume: volumeId, path: '/data' }],
+      command: [process.execPath, '-e', WRITER],
     });
     expect(container.status).toBe(200);
     const containerId = container.body.data.id as string;
     await pollUntil(
-      () => call(stack.baseUrl, 'GET', `/api/v1/containers/${containerId}`, { token }),
+      () => stack.api('GET', `/api/v1/containers/${containerId}`),
       (response) => response.body.data.state === 'running',
       20_000,
     );
@@ -121,7 +109,7 @@ describe('container-hosting volumes against the local stack', () => {
     // As large as the snapshot's volume, with its content.
     expect(JSON.parse(restored.stdout)).toMatchObject({ name: `${name}-copy`, size_gb: 2, attached_to: null, from_snapshot: taken.id });
 
-    expect((await call(stack.baseUrl, 'DELETE', `/api/v1/containers/${containerId}`, { token })).status).toBe(200);
+    expect((await stack.api('DELETE', `/api/v1/containers/${containerId}`)).status).toBe(200);
     const deleted = await cli.run(['volumes', 'rm', name, '--yes']);
     expect(deleted).toMatchObject({ code: 0, stdout: `Deleted volume ${name}\n` });
     const after = JSON.parse((await cli.run(['volumes', 'ls', '--json'])).stdout) as Array<{ name: string }>;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli } from '../../scripts/build-cli.js';
 import { signedInUser, type SignedInUser } from '../support/api-client.js';
 import { launchBrowser } from '../support/browser.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { formBody } from '../support/oauth-flow.js';
 import { pollUntil } from '../support/poll.js';
 
@@ -21,7 +21,7 @@ import { pollUntil } from '../support/poll.js';
 const CLI = resolve(JSON.parse(readFileSync('package.json', 'utf8')).bin['container-hosting']);
 const CLI_CLIENT_ID = '00000000-0000-7000-8000-00000000c11e';
 
-let stack: TestStack;
+const stack = useStack();
 let browser: Browser;
 let person: SignedInUser;
 let configHome: string;
@@ -31,7 +31,6 @@ const spawned: ChildProcess[] = [];
 beforeAll(async () => {
   // Built again from cli/src, so the test never runs a CLI older than its source.
   expect(buildCli()).toBe(CLI);
-  stack = await startTestStack();
   browser = await launchBrowser();
   person = await signedInUser(stack.baseUrl);
   configHome = await mkdtemp(join(tmpdir(), 'cli-config-'));
@@ -40,7 +39,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const child of spawned) if (child.exitCode === null) child.kill('SIGKILL');
   await browser?.close();
-  await stack?.close();
   if (configHome) await rm(configHome, { recursive: true, force: true });
 });
 

@@ -3,26 +3,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { launchBrowser } from '../support/browser.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 import { issuedTokens } from '../support/oauth-flow.js';
 
 /** Where the screenshots for the closing note go (outside the repository); unset, none are taken. */
 const SHOTS = process.env.CONSOLE_SHOTS_DIR;
 
-let stack: TestStack;
+const stack = useStack();
 let browser: Browser;
 
 beforeAll(async () => {
   // Samples every second, so a container's charts have points within the test's patience.
   process.env.LOCAL_METRICS_SAMPLE_MS = '1000';
-  stack = await startTestStack();
   browser = await launchBrowser();
 });
 
 afterAll(async () => {
   await browser?.close();
-  await stack?.close();
 });
 
 /**

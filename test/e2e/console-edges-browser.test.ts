@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { launchBrowser } from '../support/browser.js';
 import { startCallbackServer } from '../support/callback-server.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { authorizePath, registerApp } from '../support/oauth-flow.js';
 import { pollUntil } from '../support/poll.js';
 
@@ -12,17 +12,15 @@ import { pollUntil } from '../support/poll.js';
  * sleeping container's badge is in console-sleep-browser.test.ts, which has a container asleep.
  */
 
-let stack: TestStack;
+const stack = useStack();
 let browser: Browser;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   browser = await launchBrowser();
 });
 
 afterAll(async () => {
   await browser?.close();
-  await stack?.close();
 });
 
 /** Answers every request and prints nothing, so its logs stay empty. */

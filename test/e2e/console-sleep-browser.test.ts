@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { launchBrowser } from '../support/browser.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 
 /*
@@ -16,17 +16,15 @@ vi.hoisted(() => Object.assign(process.env, { RECONCILE_INTERVAL_MS: '500' }));
 /** Where the screenshots for the closing note go (outside the repository); unset, none are taken. */
 const SHOTS = process.env.CONSOLE_SHOTS_DIR;
 
-let stack: TestStack;
+const stack = useStack();
 let browser: Browser;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   browser = await launchBrowser();
 });
 
 afterAll(async () => {
   await browser?.close();
-  await stack?.close();
 });
 
 async function shot(page: Page, name: string): Promise<void> {

@@ -2,22 +2,20 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
 import { launchBrowser } from '../support/browser.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 
-let stack: TestStack;
+const stack = useStack();
 let browser: Browser;
 let token: string;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   browser = await launchBrowser();
   token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
 });
 
 afterAll(async () => {
   await browser?.close();
-  await stack?.close();
 });
 
 const PAGE = `require('node:http').createServer((q, r) => { r.setHeader('content-type', 'text/html'); r.end('<h1>' + process.env.GREETING + '</h1>'); }).listen(Number(process.env.PORT), '127.0.0.1');`;

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { localContainers } from '../../lib/wiring/local-containers.js';
 import { containerServiceWith, containerStore } from '../../lib/wiring/containers.js';
-import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import type { LocalRuntime } from '../../lib/local/local-runtime.js';
 import { pollUntil } from '../support/poll.js';
 import { isRunning } from '../support/processes.js';
@@ -14,19 +13,9 @@ import { isRunning } from '../support/processes.js';
  */
 vi.hoisted(() => Object.assign(process.env, { RECONCILE_INTERVAL_MS: '200' }));
 
-let stack: TestStack;
-let token: string;
+const stack = useSignedInStack();
 
-beforeAll(async () => {
-  stack = await startTestStack();
-  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
-
-const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
+const { api } = stack;
 
 describe('local reconciliation', () => {
   it('turns a container whose process was killed from outside, and whose exit nobody applied, into failed and releases its vCPU', async () => {

@@ -1,22 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { describe, expect, it } from 'vitest';
+import { useSignedInStack } from '../support/local-stack.js';
 
-let stack: TestStack;
-let token: string;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useSignedInStack();
 
 let counter = 0;
 const uniqueHostname = () => `rules-${process.pid}-${(counter += 1)}`;
-const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
+const { api } = stack;
 /** A command that never listens: the container stays provisioning, which these tests do not wait for. */
 const idle = [process.execPath, '-e', 'setInterval(() => {}, 1000)'];
 

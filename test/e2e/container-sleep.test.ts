@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
+import { describe, expect, it, vi } from 'vitest';
 import { appRequest } from '../support/app-request.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 
 // The idle sweep runs with the reconciler: every 500 ms here, so a 30 s timeout is judged within it.
@@ -11,21 +10,11 @@ vi.hoisted(() => Object.assign(process.env, { RECONCILE_INTERVAL_MS: '500' }));
  * Sleep and wake on the process runtime (issue 26): the idle timeout as the API takes and
  * answers it. The engine journeys are in test/engine/sleep-and-wake.test.ts.
  */
-let stack: TestStack;
-let token: string;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useSignedInStack();
 
 let counter = 0;
 const uniqueHostname = () => `sleep-${process.pid}-${(counter += 1)}`;
-const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
+const { api, container: read } = stack;
 /** A command that never listens: the container stays provisioning, which these tests do not wait for. */
 const idle = [process.execPath, '-e', 'setInterval(() => {}, 1000)'];
 
@@ -80,8 +69,6 @@ async function tasksRunFor(id: string): Promise<string[]> {
   const { containerStore } = await import('../../lib/wiring/containers.js');
   return (await containerStore.get(id))!.taskHistory;
 }
-
-const read = async (id: string): Promise<Record<string, any>> => (await api('GET', `/api/v1/containers/${id}`)).body.data;
 
 describe('sleep and wake on the process runtime', () => {
   it('sleeps 30 s after its last request (stopped, idle), and the next requests wake it: one start, every answer the app’s', async () => {

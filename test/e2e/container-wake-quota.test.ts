@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
+import { describe, expect, it, vi } from 'vitest';
 import { appRequest } from '../support/app-request.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 
 /*
@@ -10,20 +9,9 @@ import { pollUntil } from '../support/poll.js';
  */
 vi.hoisted(() => Object.assign(process.env, { RECONCILE_INTERVAL_MS: '500', QUOTA_MAX_RUNNING_CPU: '1' }));
 
-let stack: TestStack;
-let token: string;
+const stack = useSignedInStack();
 
-beforeAll(async () => {
-  stack = await startTestStack();
-  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
-
-const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
-const read = async (id: string): Promise<Record<string, any>> => (await api('GET', `/api/v1/containers/${id}`)).body.data;
+const { api, container: read } = stack;
 
 describe('a wake past the owner’s quota', () => {
   it('answers a 503 page naming the quota, and the container sleeps on', async () => {

@@ -1,40 +1,18 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  asSession,
-  call,
-  errorEnvelope,
-  personalAccessToken,
-  signedInUser,
-  type ApiResponse,
-  type SignedInUser,
-} from '../support/api-client.js';
+import { describe, expect, it } from 'vitest';
+import { asSession, call, errorEnvelope, personalAccessToken, signedInUser, type ApiResponse } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 
-let stack: TestStack;
-let baseUrl: string;
-let user: SignedInUser;
-let token: string;
-
-beforeAll(async () => {
-  // The stack's own environment holds a secret a container must never see.
-  process.env.SERVICE_ONLY_SECRET = 'must-not-leak';
-  stack = await startTestStack();
-  baseUrl = stack.baseUrl;
-  user = await signedInUser(baseUrl);
-  token = await personalAccessToken(baseUrl, user);
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
+// The stack's own environment holds a secret a container must never see.
+process.env.SERVICE_ONLY_SECRET = 'must-not-leak';
+const stack = useSignedInStack();
 
 let counter = 0;
 const uniqueHostname = () => `wl-${process.pid}-${(counter += 1)}`;
-const api = (method: string, path: string, body?: unknown) => call(baseUrl, method, path, { token, body });
+const { api } = stack;
 
 /**
  * A container command (argv, no shell) that prints two lines at start, one to stderr, and
@@ -109,7 +87,7 @@ describe('creating a container with image, port, env and command', () => {
       port: 3000,
       env: { GREETING: 'hello', EMPTY: '' },
       command: serverCommand,
-      url: `http://${hostname}.localhost:${new URL(baseUrl).port}/`,
+      url: `http://${hostname}.localhost:${new URL(stack.baseUrl).port}/`,
       updated_at: response.body.data.created_at,
     });
     expect(response.body.data).not.toHaveProperty('task_history');
@@ -197,7 +175,7 @@ describe('http://{hostname}.localhost:{port}/ on the local stack', () => {
     await api('POST', `/api/v1/containers/${record.id}/stop`);
 
     const stopped = await appRequest(record.url);
-    const unknown = await appRequest(`http://nobody-${process.pid}.localhost:${new URL(baseUrl).port}/`);
+    const unknown = await appRequest(`http://nobody-${process.pid}.localhost:${new URL(stack.baseUrl).port}/`);
 
     expect(stopped.status).toBe(503);
     expect(stopped.headers['retry-after']).toBe('5');
@@ -227,7 +205,7 @@ describe('http://{hostname}.localhost:{port}/ on the local stack', () => {
   });
 
   it('never shadows the API: the stack host answers the API as before', async () => {
-    const response = await call(baseUrl, 'GET', '/api/v1/containers', { token });
+    const response = await api('GET', '/api/v1/containers');
     expect(response.status).toBe(200);
   });
 });
@@ -306,14 +284,20 @@ describe('PATCH /api/v1/containers/{id}', () => {
 
   it('needs CSRF for sessions, and answers 404 for a container that is not the caller’s', async () => {
     const { body } = await create({});
-    const stranger = await signedInUser(baseUrl);
+    const stranger = await signedInUser(stack.baseUrl);
 
-    const withoutCsrf = await call(baseUrl, 'PATCH', `/api/v1/containers/${body.data.id}`, {
-      ...asSession(user, false),
+    const withoutCsrf = await call(stack.baseUrl, 'PATCH', `/api/v1/containers/${body.data.id}`, {
+      ...asSession(stack.user, false),
       body: { port: 81 },
     });
-    const withCsrf = await call(baseUrl, 'PATCH', `/api/v1/containers/${body.data.id}`, { ...asSession(user), body: { port: 81 } });
-    const notTheirs = await call(baseUrl, 'PATCH', `/api/v1/containers/${body.data.id}`, { ...asSession(stranger), body: { port: 82 } });
+    const withCsrf = await call(stack.baseUrl, 'PATCH', `/api/v1/containers/${body.data.id}`, {
+      ...asSession(stack.user),
+      body: { port: 81 },
+    });
+    const notTheirs = await call(stack.baseUrl, 'PATCH', `/api/v1/containers/${body.data.id}`, {
+      ...asSession(stranger),
+      body: { port: 82 },
+    });
 
     expect(withoutCsrf.status).toBe(403);
     expect(withoutCsrf.body).toEqual(errorEnvelope('CSRF_REJECTED'));
@@ -424,7 +408,7 @@ describe('GET /api/v1/containers/{id}/logs', () => {
 
     const last3 = await api('GET', `/api/v1/containers/${id}/logs?limit=3`);
     const fromStart = await api('GET', `/api/v1/containers/${id}/logs?limit=5&since=${encodeURIComponent(all.body.data[0].timestamp)}`);
-    const next = await call(fromStart.headers.get('link')!.match(/^<([^>]+)>; rel="next"$/)![1]!, 'GET', '', { token });
+    const next = await call(fromStart.headers.get('link')!.match(/^<([^>]+)>; rel="next"$/)![1]!, 'GET', '', { token: stack.token });
     const future = await api(
       'GET',
       `/api/v1/containers/${id}/logs?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
@@ -448,13 +432,13 @@ describe('GET /api/v1/containers/{id}/logs', () => {
 
   it('answers 400 for a bad limit, since or cursor, and 404 for a container that is not the caller’s', async () => {
     const { body } = await create({});
-    const stranger = await signedInUser(baseUrl);
-    const strangerToken = await personalAccessToken(baseUrl, stranger);
+    const stranger = await signedInUser(stack.baseUrl);
+    const strangerToken = await personalAccessToken(stack.baseUrl, stranger);
 
     for (const query of ['limit=0', 'limit=1001', 'since=yesterday', 'cursor=not-a-cursor']) {
       const response = await api('GET', `/api/v1/containers/${body.data.id}/logs?${query}`);
       expect([query, response.status]).toEqual([query, 400]);
     }
-    expect((await call(baseUrl, 'GET', `/api/v1/containers/${body.data.id}/logs`, { token: strangerToken })).status).toBe(404);
+    expect((await call(stack.baseUrl, 'GET', `/api/v1/containers/${body.data.id}/logs`, { token: strangerToken })).status).toBe(404);
   });
 });

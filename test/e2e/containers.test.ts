@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   call,
   detailFields,
@@ -9,12 +9,11 @@ import {
   type ApiResponse,
   type SignedInUser,
 } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { issuedTokens, registerApp } from '../support/oauth-flow.js';
 import { pollUntil } from '../support/poll.js';
 
-let stack: TestStack;
-let baseUrl: string;
+const stack = useStack();
 let user: SignedInUser;
 let userToken: string;
 let other: SignedInUser;
@@ -25,27 +24,25 @@ let adminToken: string;
 let defaultWorkload: Record<string, unknown>;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   // Loaded after the stack, whose settings the configuration reads when it loads.
   const { workloadFromJson, workloadToJson } = await import('../../lib/containers/workload.js');
   defaultWorkload = workloadToJson(workloadFromJson({}));
-  baseUrl = stack.baseUrl;
-  [user, other, admin] = await Promise.all([signedInUser(baseUrl), signedInUser(baseUrl), signedInUser(baseUrl, 'admin')]);
-  [userToken, otherToken, adminToken] = await Promise.all([
-    personalAccessToken(baseUrl, user),
-    personalAccessToken(baseUrl, other),
-    personalAccessToken(baseUrl, admin),
+  [user, other, admin] = await Promise.all([
+    signedInUser(stack.baseUrl),
+    signedInUser(stack.baseUrl),
+    signedInUser(stack.baseUrl, 'admin'),
   ]);
-});
-
-afterAll(async () => {
-  await stack?.close();
+  [userToken, otherToken, adminToken] = await Promise.all([
+    personalAccessToken(stack.baseUrl, user),
+    personalAccessToken(stack.baseUrl, other),
+    personalAccessToken(stack.baseUrl, admin),
+  ]);
 });
 
 let hostnameCounter = 0;
 const uniqueHostname = () => `e2e-${process.pid}-${(hostnameCounter += 1)}`;
 
-const api = (method: string, path: string, token: string, body?: unknown) => call(baseUrl, method, path, { token, body });
+const api = (method: string, path: string, token: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
 
 async function createContainer(token = userToken, body: Record<string, unknown> = {}): Promise<ApiResponse> {
   const response = await api('POST', '/api/v1/containers', token, { hostname: uniqueHostname(), ...body });
@@ -105,7 +102,7 @@ const idEndpoints = endpoints.filter(([method, path]) => path.includes(someId) &
 
 describe('container endpoints: credentials', () => {
   it.each(endpoints)('%s %s answers 401 without a credential', async (method, path) => {
-    const response = await call(baseUrl, method, path, { body: method === 'POST' ? { hostname: 'x' } : undefined });
+    const response = await call(stack.baseUrl, method, path, { body: method === 'POST' ? { hostname: 'x' } : undefined });
 
     expect(response.status).toBe(401);
     expect(response.body).toEqual(errorEnvelope('UNAUTHORIZED'));
@@ -119,7 +116,7 @@ describe('container endpoints: credentials', () => {
   });
 
   it.each(unsafeEndpoints)('%s %s answers 403 CSRF_REJECTED to a session without x-csrf-token', async (method, path) => {
-    const response = await call(baseUrl, method, path, {
+    const response = await call(stack.baseUrl, method, path, {
       token: user.sessionToken,
       body: method === 'POST' ? { hostname: uniqueHostname() } : undefined,
     });
@@ -129,7 +126,7 @@ describe('container endpoints: credentials', () => {
   });
 
   it('accepts a session with its x-csrf-token', async () => {
-    const response = await call(baseUrl, 'POST', '/api/v1/containers', {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/containers', {
       token: user.sessionToken,
       headers: { 'x-csrf-token': user.csrfToken },
       body: { hostname: uniqueHostname() },
@@ -147,7 +144,7 @@ describe('POST /api/v1/containers', () => {
 
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
-      data: containerRecord({ hostname, state: 'provisioning', url: `http://${hostname}.localhost:${new URL(baseUrl).port}/` }),
+      data: containerRecord({ hostname, state: 'provisioning', url: `http://${hostname}.localhost:${new URL(stack.baseUrl).port}/` }),
     });
   });
 
@@ -190,7 +187,7 @@ describe('POST /api/v1/containers', () => {
   });
 
   it('answers a bad memory_mb with 400 details naming memory_mb beside code and message', async () => {
-    const response = await fetch(`${baseUrl}/api/v1/containers`, {
+    const response = await fetch(`${stack.baseUrl}/api/v1/containers`, {
       method: 'POST',
       headers: { authorization: `Bearer ${userToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ hostname: uniqueHostname(), memory_mb: 3 }),
@@ -217,7 +214,7 @@ describe('POST /api/v1/containers', () => {
   });
 
   it('answers 400 for a body that is not JSON, and for a JSON array', async () => {
-    const notJson = await call(baseUrl, 'POST', '/api/v1/containers', {
+    const notJson = await call(stack.baseUrl, 'POST', '/api/v1/containers', {
       token: userToken,
       rawBody: '{"hostname":',
       headers: { 'content-type': 'application/json' },
@@ -385,8 +382,8 @@ describe('visibility', () => {
 
   it("gives an admin's OAuth access token only the admin's own containers (issue 7 item 4)", async () => {
     const adminsOwn = (await createContainer(adminToken)).body.data.id;
-    const app = await registerApp(baseUrl, admin, { name: 'Third party', redirect_uris: ['http://127.0.0.1:9/callback'] });
-    const { access_token: oauthToken } = await issuedTokens(baseUrl, admin, app);
+    const app = await registerApp(stack.baseUrl, admin, { name: 'Third party', redirect_uris: ['http://127.0.0.1:9/callback'] });
+    const { access_token: oauthToken } = await issuedTokens(stack.baseUrl, admin, app);
 
     const listed = await api('GET', '/api/v1/containers?limit=1000', oauthToken);
     const ids = listed.body.data.map((container: { id: string }) => container.id);
@@ -421,14 +418,14 @@ describe('visibility', () => {
 
 describe('GET /api/v1/containers', () => {
   it('pages newest first with a Link header to the next page', async () => {
-    const listUser = await signedInUser(baseUrl);
-    const token = await personalAccessToken(baseUrl, listUser);
+    const listUser = await signedInUser(stack.baseUrl);
+    const token = await personalAccessToken(stack.baseUrl, listUser);
     const created: string[] = [];
     for (let index = 0; index < 3; index += 1) created.push((await createContainer(token)).body.data.id);
 
     const first = await api('GET', '/api/v1/containers?limit=2', token);
     const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1];
-    const second = await call(next!.replace(/^https?:\/\/[^/]+/, baseUrl), 'GET', '', { token });
+    const second = await call(next!.replace(/^https?:\/\/[^/]+/, stack.baseUrl), 'GET', '', { token });
 
     expect(first.body.data.map((container: { id: string }) => container.id)).toEqual([created[2], created[1]]);
     expect(second.body.data.map((container: { id: string }) => container.id)).toEqual([created[0]]);

@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../lib/identity/secrets.js';
 import { DEVICE_CODE_GRANT_TYPE } from '../../lib/oauth/device-authorization.js';
 import { FIRST_PARTY_CLI_CLIENT_ID } from '../../lib/oauth/first-party-client.js';
@@ -7,18 +7,17 @@ import { RESERVED_NAME_MESSAGE } from '../../lib/oauth/reserved-names.js';
 import { documentClient, tableName } from '../../lib/store/dynamo.js';
 import { keys } from '../../lib/store/keys.js';
 import { type ApiResponse, call, signedInUser, type SignedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { authorizePath, formBody, registerApp, type RegisteredApp } from '../support/oauth-flow.js';
 import { wholeTableAsText } from '../support/table-scan.js';
 
-let stack: TestStack;
+const stack = useStack();
 let developer: SignedInUser;
 let person: SignedInUser;
 let confidential: RegisteredApp;
 let publicApp: RegisteredApp;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   developer = await signedInUser(stack.baseUrl);
   person = await signedInUser(stack.baseUrl);
   confidential = await registerApp(stack.baseUrl, developer, {
@@ -31,10 +30,6 @@ beforeAll(async () => {
     redirect_uris: ['http://127.0.0.1:8765/callback'],
     token_endpoint_auth_method: 'none',
   });
-});
-
-afterAll(async () => {
-  await stack?.close();
 });
 
 const form = (path: string, fields: Record<string, string>): Promise<ApiResponse> =>

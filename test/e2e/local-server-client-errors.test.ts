@@ -1,21 +1,16 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useStack } from '../support/local-stack.js';
 
 /**
  * Issue 18 item 7: requests Node's HTTP parser refuses never reach a handler; the local server
  * answers them in the envelope, as API Gateway answers its own failures, and closes the socket.
  */
-let stack: TestStack;
+const stack = useStack();
 let port: number;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   port = Number(new URL(stack.baseUrl).port);
-});
-
-afterAll(async () => {
-  await stack?.close();
 });
 
 interface RawExchange {

@@ -2,21 +2,19 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { launchBrowser } from '../support/browser.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 
-let stack: TestStack;
+const stack = useStack();
 let browser: Browser;
 let person: SignedInUser;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   browser = await launchBrowser();
   person = await signedInUser(stack.baseUrl);
 });
 
 afterAll(async () => {
   await browser?.close();
-  await stack?.close();
 });
 
 describe('the login page in Chromium', () => {

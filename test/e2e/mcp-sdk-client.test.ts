@@ -3,7 +3,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asSession, call, type SignedInUser, signedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { s256CodeChallenge } from '../../lib/oauth/pkce.js';
 import { authorizationCode, type RegisteredApp, registerApp } from '../support/oauth-flow.js';
 import { AGENT_REDIRECT_URL as REDIRECT_URL, AgentProvider, connectedAgent, structuredData } from '../support/mcp-sdk-agent.js';
@@ -18,14 +18,13 @@ import { AGENT_REDIRECT_URL as REDIRECT_URL, AgentProvider, connectedAgent, stru
  * The only thing the test does in the client's stead is the person's part: approving on the consent page.
  */
 
-let stack: TestStack;
+const stack = useStack();
 let person: SignedInUser;
 let app: RegisteredApp;
 let mcpUrl: URL;
 const connectedClient = (provider: AgentProvider) => connectedAgent(stack.baseUrl, person, provider);
 
 beforeAll(async () => {
-  stack = await startTestStack();
   person = await signedInUser(stack.baseUrl);
   app = await registerApp(stack.baseUrl, person, {
     name: 'SDK agent',
@@ -33,10 +32,6 @@ beforeAll(async () => {
     token_endpoint_auth_method: 'none',
   });
   mcpUrl = new URL('/mcp', stack.baseUrl);
-});
-
-afterAll(async () => {
-  await stack?.close();
 });
 
 describe('the MCP SDK client against /mcp', () => {

@@ -1,13 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { type AddressInfo, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/api-client.js';
+import { environmentWith, type SpawnedStack, spawnNpmStart } from '../support/npm-start.js';
 import { pollUntil } from '../support/poll.js';
 
 /**
@@ -16,7 +15,6 @@ import { pollUntil } from '../support/poll.js';
  * log reads as lines with LOG_FORMAT=readable, and a busy port is refused before anything exists.
  */
 
-const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
 const ADMIN_EMAIL = 'first-minutes@example.com';
 
 /** Every stack this file started, its own process group, so none outlives a failing test. */
@@ -39,29 +37,10 @@ afterAll(async () => {
 });
 
 /** `npm start`'s own command on a data directory of this file's, with this file's test table and directories left out. */
-function startStack(env: Record<string, string>): { child: ChildProcess; output: { text: string } } {
-  const fullEnv: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, ADMIN_EMAIL, CONTAINER_RUNTIME: 'process', ...env };
-  for (const name of [
-    'DYNAMODB_ENDPOINT',
-    'TABLE_NAME',
-    'LOCAL_CONTAINER_DIR',
-    'AWS_ACCESS_KEY_ID',
-    'AWS_SECRET_ACCESS_KEY',
-    'LOG_LEVEL',
-  ]) {
-    delete fullEnv[name];
-  }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/local.ts'], {
-    cwd: repositoryRoot,
-    env: fullEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  groups.push(child.pid!);
-  const output = { text: '' };
-  child.stdout!.on('data', (chunk) => (output.text += chunk));
-  child.stderr!.on('data', (chunk) => (output.text += chunk));
-  return { child, output };
+function startStack(env: Record<string, string>): SpawnedStack {
+  const started = spawnNpmStart(environmentWith({ DATA_DIR: dataDir, ADMIN_EMAIL, CONTAINER_RUNTIME: 'process', ...env }));
+  groups.push(started.child.pid!);
+  return started;
 }
 
 async function listeningPort(): Promise<{ server: Server; port: number }> {

@@ -1,17 +1,16 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/api-client.js';
+import { environmentWith, spawnNpmStart, TEST_PROCESS_SETTINGS } from '../support/npm-start.js';
 import { isRunning } from '../support/processes.js';
 
-const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
 const execFileAsync = promisify(execFile);
 
 const ADMIN_EMAIL = 'admin@example.com';
@@ -56,27 +55,14 @@ describe('npm start', { timeout: 120_000 }, () => {
 
   async function startStack(env: NodeJS.ProcessEnv = {}): Promise<Stack> {
     const port = await freePort();
-    const fullEnv: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, ...env };
-    // This file's own test table and directories must not leak into the stack under test.
-    for (const name of [
-      'DYNAMODB_ENDPOINT',
-      'TABLE_NAME',
-      'LOCAL_CONTAINER_DIR',
-      'AWS_ACCESS_KEY_ID',
-      'AWS_SECRET_ACCESS_KEY',
-      'LOG_LEVEL',
-      'PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS',
-    ]) {
-      if (!(name in env)) delete fullEnv[name];
-    }
-    // The same command as the `start` script, without npm in between; its own process group,
-    // as a terminal gives it, so the test can Ctrl-C it and clean up all of it.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/local.ts'], {
-      cwd: repositoryRoot,
-      env: fullEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    // This file's own test table and directories must not leak into the stack under test; its own
+    // process group, as a terminal gives it, so the test can Ctrl-C it and clean up all of it.
+    const { child } = spawnNpmStart(
+      environmentWith({ PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, ...env }, [
+        ...TEST_PROCESS_SETTINGS,
+        'PROCESS_RUNTIME_TRUSTS_ALL_ACCOUNTS',
+      ]),
+    );
     stacks.push(child);
     processGroups.add(child.pid!);
     const output = collectOutput(child);

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { s256CodeChallenge } from '../../lib/oauth/pkce.js';
 import { call, signedInUser, type SignedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import {
   asSession,
   authorizePath,
@@ -21,20 +21,13 @@ import {
  * authorization response (RFC 9207); and an application's own refresh retry grace.
  */
 
-let stack: TestStack;
-let baseUrl: string;
+const stack = useStack();
 let owner: SignedInUser;
 let person: SignedInUser;
 
 beforeAll(async () => {
-  stack = await startTestStack();
-  baseUrl = stack.baseUrl;
-  owner = await signedInUser(baseUrl);
-  person = await signedInUser(baseUrl);
-});
-
-afterAll(async () => {
-  await stack?.close();
+  owner = await signedInUser(stack.baseUrl);
+  person = await signedInUser(stack.baseUrl);
 });
 
 const pkce = () => {
@@ -44,14 +37,14 @@ const pkce = () => {
 
 /** A form-encoded token request as a public client sends it: its client_id and no secret. */
 const publicTokenRequest = (fields: Record<string, string>) =>
-  call(baseUrl, 'POST', '/api/v1/oauth/token', {
+  call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     rawBody: formBody(fields),
   });
 
 describe('loopback redirect URIs (RFC 8252 section 7.3)', () => {
   it('lets a public client registered with http://127.0.0.1/callback come back on a new port through the code exchange, and keeps a confidential client exact', async () => {
-    const app = await registerApp(baseUrl, owner, {
+    const app = await registerApp(stack.baseUrl, owner, {
       name: 'Agent CLI',
       redirect_uris: ['http://127.0.0.1/callback'],
       token_endpoint_auth_method: 'none',
@@ -59,7 +52,7 @@ describe('loopback redirect URIs (RFC 8252 section 7.3)', () => {
     const { verifier, challenge } = pkce();
     const redirectUri = 'http://127.0.0.1:53682/callback';
 
-    const requestId = await startAuthorization(baseUrl, {
+    const requestId = await startAuthorization(stack.baseUrl, {
       response_type: 'code',
       client_id: app.client_id,
       redirect_uri: redirectUri,
@@ -67,7 +60,7 @@ describe('loopback redirect URIs (RFC 8252 section 7.3)', () => {
       code_challenge: challenge,
       code_challenge_method: 'S256',
     });
-    const approved = await decide(baseUrl, person, requestId, 'approve');
+    const approved = await decide(stack.baseUrl, person, requestId, 'approve');
     const location = new URL(approved.headers.get('location')!);
     const exchanged = await publicTokenRequest({
       grant_type: 'authorization_code',
@@ -82,13 +75,17 @@ describe('loopback redirect URIs (RFC 8252 section 7.3)', () => {
     expect(exchanged.body.access_token).toMatch(/^svat_/);
 
     // A confidential client's URIs stay exact: another port of its https URI or of its loopback URI is 400.
-    const confidential = await registerApp(baseUrl, owner, {
+    const confidential = await registerApp(stack.baseUrl, owner, {
       name: 'Web dashboard',
       redirect_uris: ['https://dashboard.example.com/callback', 'http://127.0.0.1:8765/callback'],
     });
     const refusals = await Promise.all(
       ['https://dashboard.example.com:8443/callback', 'http://127.0.0.1:8766/callback'].map((uri) =>
-        call(baseUrl, 'GET', authorizePath({ response_type: 'code', client_id: confidential.client_id, redirect_uri: uri, state: 's' })),
+        call(
+          stack.baseUrl,
+          'GET',
+          authorizePath({ response_type: 'code', client_id: confidential.client_id, redirect_uri: uri, state: 's' }),
+        ),
       ),
     );
     for (const refusal of refusals) {
@@ -98,14 +95,14 @@ describe('loopback redirect URIs (RFC 8252 section 7.3)', () => {
   });
 
   it('matches [::1] on any port for a public client too', async () => {
-    const app = await registerApp(baseUrl, owner, {
+    const app = await registerApp(stack.baseUrl, owner, {
       name: 'Agent CLI v6',
       redirect_uris: ['http://[::1]/callback'],
       token_endpoint_auth_method: 'none',
     });
 
     const response = await call(
-      baseUrl,
+      stack.baseUrl,
       'GET',
       authorizePath({
         response_type: 'code',
@@ -123,32 +120,40 @@ describe('loopback redirect URIs (RFC 8252 section 7.3)', () => {
 
 describe('iss in the authorization response (RFC 9207)', () => {
   it('names the issuer in the code redirect and in the access_denied redirect, as the metadata says it will', async () => {
-    const app = await registerApp(baseUrl, owner, { name: 'Dashboard', redirect_uris: ['http://127.0.0.1:8765/callback'] });
+    const app = await registerApp(stack.baseUrl, owner, { name: 'Dashboard', redirect_uris: ['http://127.0.0.1:8765/callback'] });
     const start = () =>
-      startAuthorization(baseUrl, { response_type: 'code', client_id: app.client_id, redirect_uri: app.redirect_uris[0]!, state: 's' });
+      startAuthorization(stack.baseUrl, {
+        response_type: 'code',
+        client_id: app.client_id,
+        redirect_uri: app.redirect_uris[0]!,
+        state: 's',
+      });
 
-    const approved = new URL((await decide(baseUrl, person, await start(), 'approve')).headers.get('location')!);
-    const denied = new URL((await decide(baseUrl, person, await start(), 'deny')).headers.get('location')!);
-    const metadata = await call(baseUrl, 'GET', '/.well-known/oauth-authorization-server');
+    const approved = new URL((await decide(stack.baseUrl, person, await start(), 'approve')).headers.get('location')!);
+    const denied = new URL((await decide(stack.baseUrl, person, await start(), 'deny')).headers.get('location')!);
+    const metadata = await call(stack.baseUrl, 'GET', '/.well-known/oauth-authorization-server');
 
-    expect(metadata.body).toMatchObject({ issuer: baseUrl, authorization_response_iss_parameter_supported: true });
-    expect(approved.searchParams.get('iss')).toBe(baseUrl);
+    expect(metadata.body).toMatchObject({ issuer: stack.baseUrl, authorization_response_iss_parameter_supported: true });
+    expect(approved.searchParams.get('iss')).toBe(stack.baseUrl);
     expect(approved.searchParams.get('code')).toBeTruthy();
-    expect(Object.fromEntries(denied.searchParams)).toEqual({ error: 'access_denied', state: 's', iss: baseUrl });
+    expect(Object.fromEntries(denied.searchParams)).toEqual({ error: 'access_denied', state: 's', iss: stack.baseUrl });
   });
 });
 
 describe('an application\'s own refresh retry grace (docs/oauth.md, "Refresh retries")', () => {
   it('lets its owner opt one application into a 30 s grace while the service default (0) still revokes on reuse for others', async () => {
-    const graceful = await registerApp(baseUrl, owner, { name: 'Agent with retries', redirect_uris: ['http://127.0.0.1:8765/callback'] });
-    const strict = await registerApp(baseUrl, owner, { name: 'Agent without', redirect_uris: ['http://127.0.0.1:8765/callback'] });
-    const patched = await call(baseUrl, 'PATCH', `/api/v1/oauth/apps/${graceful.id}`, {
+    const graceful = await registerApp(stack.baseUrl, owner, {
+      name: 'Agent with retries',
+      redirect_uris: ['http://127.0.0.1:8765/callback'],
+    });
+    const strict = await registerApp(stack.baseUrl, owner, { name: 'Agent without', redirect_uris: ['http://127.0.0.1:8765/callback'] });
+    const patched = await call(stack.baseUrl, 'PATCH', `/api/v1/oauth/apps/${graceful.id}`, {
       ...asSession(owner),
       body: { refresh_reuse_grace_seconds: 30 },
     });
     const refreshTwice = async (app: RegisteredApp) => {
-      const tokens = await issuedTokens(baseUrl, person, app);
-      const refresh = () => tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+      const tokens = await issuedTokens(stack.baseUrl, person, app);
+      const refresh = () => tokenRequest(stack.baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
       return [await refresh(), await refresh()] as const;
     };
 
@@ -159,19 +164,19 @@ describe('an application\'s own refresh retry grace (docs/oauth.md, "Refresh ret
     expect(patched.body.data.refresh_reuse_grace_seconds).toBe(30);
     expect(gracefulRetry.status).toBe(200);
     expect(gracefulRetry.body.refresh_token).toBe(gracefulFirst.body.refresh_token);
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: gracefulFirst.body.access_token })).status).toBe(200);
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: gracefulFirst.body.access_token })).status).toBe(200);
     expect(strictRetry.status).toBe(400);
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: strictFirst.body.access_token })).status).toBe(401);
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: strictFirst.body.access_token })).status).toBe(401);
   });
 
   it('refuses a grace over 60 s and shows null (the operator setting) until one is chosen', async () => {
-    const app = await registerApp(baseUrl, owner, { name: 'Agent', redirect_uris: ['http://127.0.0.1:8765/callback'] });
+    const app = await registerApp(stack.baseUrl, owner, { name: 'Agent', redirect_uris: ['http://127.0.0.1:8765/callback'] });
 
-    const tooLong = await call(baseUrl, 'PATCH', `/api/v1/oauth/apps/${app.id}`, {
+    const tooLong = await call(stack.baseUrl, 'PATCH', `/api/v1/oauth/apps/${app.id}`, {
       ...asSession(owner),
       body: { refresh_reuse_grace_seconds: 61 },
     });
-    const record = await call(baseUrl, 'GET', `/api/v1/oauth/apps/${app.id}`, asSession(owner));
+    const record = await call(stack.baseUrl, 'GET', `/api/v1/oauth/apps/${app.id}`, asSession(owner));
 
     expect(tooLong.status).toBe(400);
     expect(tooLong.body.error.details).toEqual([expect.objectContaining({ field: 'refresh_reuse_grace_seconds' })]);
@@ -181,8 +186,8 @@ describe('an application\'s own refresh retry grace (docs/oauth.md, "Refresh ret
 
 describe('dynamic client registration (RFC 7591)', () => {
   it('registers a public client at the advertised endpoint, which then runs the code flow and is listed and revocable by the person who authorized it', async () => {
-    const metadata = await call(baseUrl, 'GET', '/.well-known/oauth-authorization-server');
-    const registered = await call(baseUrl, 'POST', new URL(metadata.body.registration_endpoint).pathname, {
+    const metadata = await call(stack.baseUrl, 'GET', '/.well-known/oauth-authorization-server');
+    const registered = await call(stack.baseUrl, 'POST', new URL(metadata.body.registration_endpoint).pathname, {
       body: {
         client_name: 'Claude Code',
         redirect_uris: ['http://127.0.0.1/callback'],
@@ -194,7 +199,7 @@ describe('dynamic client registration (RFC 7591)', () => {
     const clientId: string = registered.body.client_id;
     const { verifier, challenge } = pkce();
     const redirectUri = 'http://127.0.0.1:49152/callback';
-    const requestId = await startAuthorization(baseUrl, {
+    const requestId = await startAuthorization(stack.baseUrl, {
       response_type: 'code',
       client_id: clientId,
       redirect_uri: redirectUri,
@@ -202,8 +207,8 @@ describe('dynamic client registration (RFC 7591)', () => {
       code_challenge: challenge,
       code_challenge_method: 'S256',
     });
-    const consentPage = await call(baseUrl, 'GET', `/oauth/consent?request=${requestId}`, { headers: { cookie: person.cookie } });
-    const location = new URL((await decide(baseUrl, person, requestId, 'approve')).headers.get('location')!);
+    const consentPage = await call(stack.baseUrl, 'GET', `/oauth/consent?request=${requestId}`, { headers: { cookie: person.cookie } });
+    const location = new URL((await decide(stack.baseUrl, person, requestId, 'approve')).headers.get('location')!);
     const tokens = await publicTokenRequest({
       grant_type: 'authorization_code',
       code: location.searchParams.get('code')!,
@@ -216,8 +221,8 @@ describe('dynamic client registration (RFC 7591)', () => {
       refresh_token: tokens.body.refresh_token,
       client_id: clientId,
     });
-    const listed = await call(baseUrl, 'GET', '/api/v1/authorizations', asSession(person));
-    const revoked = await call(baseUrl, 'DELETE', `/api/v1/authorizations/${clientId}`, asSession(person));
+    const listed = await call(stack.baseUrl, 'GET', '/api/v1/authorizations', asSession(person));
+    const revoked = await call(stack.baseUrl, 'DELETE', `/api/v1/authorizations/${clientId}`, asSession(person));
 
     expect(registered.status).toBe(201);
     expect(registered.headers.get('cache-control')).toBe('no-store');
@@ -235,13 +240,13 @@ describe('dynamic client registration (RFC 7591)', () => {
       expect.objectContaining({ id: clientId, application: expect.objectContaining({ name: 'Claude Code' }) }),
     );
     expect(revoked.status).toBe(200);
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: refreshed.body.access_token })).status).toBe(401);
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: refreshed.body.access_token })).status).toBe(401);
     // Nobody owns it: it is in no one's list of applications.
-    expect((await call(baseUrl, 'GET', '/api/v1/oauth/apps', asSession(person))).body.data).toEqual([]);
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/oauth/apps', asSession(person))).body.data).toEqual([]);
   });
 
   it('gives a confidential client its secret once, and refuses redirect URIs registered applications may not have, with the field named', async () => {
-    const confidential = await call(baseUrl, 'POST', '/api/v1/oauth/register', {
+    const confidential = await call(stack.baseUrl, 'POST', '/api/v1/oauth/register', {
       body: { client_name: 'Build bot', redirect_uris: ['https://bot.example.com/callback'] },
     });
     const refusals = await Promise.all(
@@ -251,7 +256,7 @@ describe('dynamic client registration (RFC 7591)', () => {
         { redirect_uris: [] },
         { redirect_uris: ['https://bot.example.com/cb'], client_name: 'container-hosting CLI' },
         { redirect_uris: ['https://bot.example.com/cb'], grant_types: ['client_credentials'] },
-      ].map((body) => call(baseUrl, 'POST', '/api/v1/oauth/register', { body })),
+      ].map((body) => call(stack.baseUrl, 'POST', '/api/v1/oauth/register', { body })),
     );
 
     expect(confidential.status).toBe(201);
@@ -268,7 +273,7 @@ describe('dynamic client registration (RFC 7591)', () => {
     const answers = [];
     for (let index = 0; index < 12; index++) {
       answers.push(
-        await call(baseUrl, 'POST', '/api/v1/oauth/register', {
+        await call(stack.baseUrl, 'POST', '/api/v1/oauth/register', {
           body: { client_name: `Agent ${index}`, redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' },
         }),
       );

@@ -1,13 +1,13 @@
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../lib/http/routes.js';
 import { grantIdOf, sha256Hex } from '../../lib/identity/secrets.js';
 import { s256CodeChallenge } from '../../lib/oauth/pkce.js';
 import { documentClient, tableName } from '../../lib/store/dynamo.js';
 import { keys } from '../../lib/store/keys.js';
 import { call, errorEnvelope, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { tableWritesFromNow } from '../support/table-access-recorder.js';
 import { wholeTableAsText } from '../support/table-scan.js';
 import {
@@ -28,8 +28,7 @@ import {
 const REDIRECT_URI = 'http://127.0.0.1:8765/callback';
 const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
 
-let stack: TestStack;
-let baseUrl: string;
+const stack = useStack();
 let owner: SignedInUser;
 let stranger: SignedInUser;
 let app: RegisteredApp;
@@ -37,19 +36,19 @@ let app: RegisteredApp;
 const issuedSecrets: string[] = [];
 
 const newApp = async (body: Record<string, unknown> = {}): Promise<RegisteredApp> => {
-  const registered = await registerApp(baseUrl, owner, { name: 'Dashboard', redirect_uris: [REDIRECT_URI], ...body });
+  const registered = await registerApp(stack.baseUrl, owner, { name: 'Dashboard', redirect_uris: [REDIRECT_URI], ...body });
   issuedSecrets.push(registered.client_secret);
   return registered;
 };
 
 const tokensOf = async (forApp: RegisteredApp, scope?: string) => {
-  const tokens = await issuedTokens(baseUrl, stranger, forApp, scope);
+  const tokens = await issuedTokens(stack.baseUrl, stranger, forApp, scope);
   issuedSecrets.push(tokens.access_token, tokens.refresh_token);
   return tokens;
 };
 
 const codeOf = async (forApp: RegisteredApp, extra: Record<string, string> = {}) => {
-  const code = await authorizationCode(baseUrl, stranger, forApp, extra);
+  const code = await authorizationCode(stack.baseUrl, stranger, forApp, extra);
   issuedSecrets.push(code);
   return code;
 };
@@ -61,21 +60,19 @@ const exchangeBody = (forApp: RegisteredApp, code: string) => ({
 });
 
 beforeAll(async () => {
-  stack = await startTestStack();
-  baseUrl = stack.baseUrl;
-  owner = await signedInUser(baseUrl);
-  stranger = await signedInUser(baseUrl);
+  owner = await signedInUser(stack.baseUrl);
+  stranger = await signedInUser(stack.baseUrl);
   issuedSecrets.push(owner.sessionToken, stranger.sessionToken);
   app = await newApp({ description: 'Shows your containers' });
 });
 
-afterAll(async () => {
-  await stack?.close();
-});
+/** Starts a code authorization of `app` at REDIRECT_URI with `state`; answers the consent request's id. */
+const authorizeApp = (state: string) =>
+  startAuthorization(stack.baseUrl, { response_type: 'code', client_id: app.client_id, redirect_uri: REDIRECT_URI, state });
 
 describe('POST /api/v1/oauth/apps', () => {
   it('registers an application and shows its secret once', async () => {
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/apps', {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/apps', {
       ...asSession(owner),
       body: { name: 'CI bot', description: 'Deploys', redirect_uris: ['https://ci.example.com/cb', REDIRECT_URI] },
     });
@@ -92,22 +89,28 @@ describe('POST /api/v1/oauth/apps', () => {
     });
     expect(response.body.data.client_id).not.toBe(response.body.data.id);
     issuedSecrets.push(response.body.data.client_secret);
-    const fetched = await call(baseUrl, 'GET', `/api/v1/oauth/apps/${response.body.data.id}`, { token: owner.sessionToken });
+    const fetched = await call(stack.baseUrl, 'GET', `/api/v1/oauth/apps/${response.body.data.id}`, { token: owner.sessionToken });
     expect(fetched.body.data).not.toHaveProperty('client_secret');
   });
 
   it('accepts a personal access token', async () => {
-    const pat = await personalAccessToken(baseUrl, owner);
+    const pat = await personalAccessToken(stack.baseUrl, owner);
     issuedSecrets.push(pat);
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/apps', { token: pat, body: { name: 'X', redirect_uris: [REDIRECT_URI] } });
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/apps', {
+      token: pat,
+      body: { name: 'X', redirect_uris: [REDIRECT_URI] },
+    });
     expect(response.status).toBe(200);
     issuedSecrets.push(response.body.data.client_secret);
   });
 
   it('answers 401 without credentials, 403 CSRF_REJECTED to a session without the CSRF token', async () => {
     const body = { name: 'X', redirect_uris: [REDIRECT_URI] };
-    expect(await call(baseUrl, 'POST', '/api/v1/oauth/apps', { body })).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
-    expect(await call(baseUrl, 'POST', '/api/v1/oauth/apps', { token: owner.sessionToken, body })).toMatchObject({
+    expect(await call(stack.baseUrl, 'POST', '/api/v1/oauth/apps', { body })).toMatchObject({
+      status: 401,
+      body: errorEnvelope('UNAUTHORIZED'),
+    });
+    expect(await call(stack.baseUrl, 'POST', '/api/v1/oauth/apps', { token: owner.sessionToken, body })).toMatchObject({
       status: 403,
       body: errorEnvelope('CSRF_REJECTED'),
     });
@@ -127,19 +130,19 @@ describe('POST /api/v1/oauth/apps', () => {
     ['an unknown field', { name: 'X', redirect_uris: [REDIRECT_URI], logo: 'x.png' }],
     ['redirect_uris as a string', { name: 'X', redirect_uris: REDIRECT_URI }],
   ])('answers 400 BAD_REQUEST for %s', async (_case, body) => {
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/apps', { ...asSession(owner), body });
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/apps', { ...asSession(owner), body });
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
   });
 });
 
 describe('GET /api/v1/oauth/apps', () => {
   it("lists only the caller's applications, newest first, with a next link", async () => {
-    const lister = await signedInUser(baseUrl);
-    const first = await registerApp(baseUrl, lister, { name: 'First', redirect_uris: [REDIRECT_URI] });
-    const second = await registerApp(baseUrl, lister, { name: 'Second', redirect_uris: [REDIRECT_URI] });
+    const lister = await signedInUser(stack.baseUrl);
+    const first = await registerApp(stack.baseUrl, lister, { name: 'First', redirect_uris: [REDIRECT_URI] });
+    const second = await registerApp(stack.baseUrl, lister, { name: 'Second', redirect_uris: [REDIRECT_URI] });
     issuedSecrets.push(first.client_secret, second.client_secret, lister.sessionToken);
 
-    const page1 = await call(baseUrl, 'GET', '/api/v1/oauth/apps?limit=1', { token: lister.sessionToken });
+    const page1 = await call(stack.baseUrl, 'GET', '/api/v1/oauth/apps?limit=1', { token: lister.sessionToken });
     expect(page1.status).toBe(200);
     expect(page1.body.data).toEqual([
       {
@@ -156,8 +159,8 @@ describe('GET /api/v1/oauth/apps', () => {
       },
     ]);
     const next = /<([^>]+)>; rel="next"/.exec(page1.headers.get('link')!)![1]!;
-    expect(next.startsWith(`${baseUrl}/api/v1/oauth/apps?`)).toBe(true);
-    const page2 = await call(baseUrl, 'GET', next.slice(baseUrl.length), { token: lister.sessionToken });
+    expect(next.startsWith(`${stack.baseUrl}/api/v1/oauth/apps?`)).toBe(true);
+    const page2 = await call(stack.baseUrl, 'GET', next.slice(stack.baseUrl.length), { token: lister.sessionToken });
     expect(page2.body.data.map((listed: { id: string }) => listed.id)).toEqual([first.id]);
   });
 });
@@ -165,15 +168,15 @@ describe('GET /api/v1/oauth/apps', () => {
 describe('application management by id', () => {
   it('gets, updates any subset of fields, and leaves the rest alone', async () => {
     const managed = await newApp({ name: 'Old', description: 'Old description' });
-    const got = await call(baseUrl, 'GET', `/api/v1/oauth/apps/${managed.id}`, { token: owner.sessionToken });
+    const got = await call(stack.baseUrl, 'GET', `/api/v1/oauth/apps/${managed.id}`, { token: owner.sessionToken });
     expect(got.body.data).toMatchObject({ id: managed.id, name: 'Old', updated_at: managed.created_at });
 
-    const renamed = await call(baseUrl, 'PATCH', `/api/v1/oauth/apps/${managed.id}`, { ...asSession(owner), body: { name: 'New' } });
+    const renamed = await call(stack.baseUrl, 'PATCH', `/api/v1/oauth/apps/${managed.id}`, { ...asSession(owner), body: { name: 'New' } });
     expect(renamed.status).toBe(200);
     expect(renamed.body.data).toMatchObject({ name: 'New', description: 'Old description', redirect_uris: [REDIRECT_URI] });
     expect(Date.parse(renamed.body.data.updated_at)).toBeGreaterThanOrEqual(Date.parse(managed.created_at));
 
-    const moved = await call(baseUrl, 'PATCH', `/api/v1/oauth/apps/${managed.id}`, {
+    const moved = await call(stack.baseUrl, 'PATCH', `/api/v1/oauth/apps/${managed.id}`, {
       ...asSession(owner),
       body: { description: '', redirect_uris: ['https://new.example.com/cb'] },
     });
@@ -186,7 +189,7 @@ describe('application management by id', () => {
     ['an invalid redirect URI', { redirect_uris: ['ftp://a.example.com'] }],
     ['an empty name', { name: '' }],
   ])('answers PATCH with %s 400 BAD_REQUEST', async (_case, body) => {
-    const response = await call(baseUrl, 'PATCH', `/api/v1/oauth/apps/${app.id}`, { ...asSession(owner), body });
+    const response = await call(stack.baseUrl, 'PATCH', `/api/v1/oauth/apps/${app.id}`, { ...asSession(owner), body });
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
   });
 
@@ -196,18 +199,18 @@ describe('application management by id', () => {
     ['DELETE', ''],
     ['POST', '/secret'],
   ])("answers %s%s on another user's application 404 NOT_FOUND and changes nothing", async (method, suffix) => {
-    const response = await call(baseUrl, method, `/api/v1/oauth/apps/${app.id}${suffix}`, {
+    const response = await call(stack.baseUrl, method, `/api/v1/oauth/apps/${app.id}${suffix}`, {
       ...asSession(stranger),
       ...(method === 'PATCH' ? { body: { name: 'Mine now' } } : {}),
     });
     expect(response).toMatchObject({ status: 404, body: errorEnvelope('NOT_FOUND') });
-    const unchanged = await call(baseUrl, 'GET', `/api/v1/oauth/apps/${app.id}`, { token: owner.sessionToken });
+    const unchanged = await call(stack.baseUrl, 'GET', `/api/v1/oauth/apps/${app.id}`, { token: owner.sessionToken });
     expect(unchanged.body.data.name).toBe('Dashboard');
   });
 
   it('answers 404 for an id that is not a UUID and for an unknown one', async () => {
-    expect((await call(baseUrl, 'GET', '/api/v1/oauth/apps/nope', { token: owner.sessionToken })).status).toBe(404);
-    expect((await call(baseUrl, 'GET', `/api/v1/oauth/apps/${randomUUID()}`, { token: owner.sessionToken })).status).toBe(404);
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/oauth/apps/nope', { token: owner.sessionToken })).status).toBe(404);
+    expect((await call(stack.baseUrl, 'GET', `/api/v1/oauth/apps/${randomUUID()}`, { token: owner.sessionToken })).status).toBe(404);
   });
 
   it('needs the CSRF token for PATCH, DELETE and secret rotation with a session', async () => {
@@ -216,7 +219,7 @@ describe('application management by id', () => {
       ['DELETE', ''],
       ['POST', '/secret'],
     ] as const) {
-      const response = await call(baseUrl, method, `/api/v1/oauth/apps/${app.id}${suffix}`, {
+      const response = await call(stack.baseUrl, method, `/api/v1/oauth/apps/${app.id}${suffix}`, {
         token: owner.sessionToken,
         ...(method === 'PATCH' ? { body: { name: 'X' } } : {}),
       });
@@ -228,16 +231,16 @@ describe('application management by id', () => {
     const rotating = await newApp();
     const tokens = await tokensOf(rotating);
 
-    const response = await call(baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, asSession(owner));
+    const response = await call(stack.baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, asSession(owner));
 
     expect(response.status).toBe(200);
     expect(response.body.data.previous_secret_expires_at).toBeNull();
     const newSecret = response.body.data.client_secret as string;
     issuedSecrets.push(newSecret);
-    const withOld = await tokenRequest(baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    const withOld = await tokenRequest(stack.baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(withOld).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
     const withNew = await tokenRequest(
-      baseUrl,
+      stack.baseUrl,
       { ...rotating, client_secret: newSecret },
       { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
     );
@@ -250,7 +253,7 @@ describe('application management by id', () => {
     const tokens = await tokensOf(rotating);
     const before = Date.now();
 
-    const response = await call(baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, {
+    const response = await call(stack.baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, {
       ...asSession(owner),
       body: { previous_secret_ttl_seconds: 86_400 },
     });
@@ -273,50 +276,50 @@ describe('application management by id', () => {
     expect(overlapEnds - Date.now()).toBeLessThanOrEqual(86_400_000);
     const newSecret = response.body.data.client_secret as string;
     issuedSecrets.push(newSecret);
-    const fetched = await call(baseUrl, 'GET', `/api/v1/oauth/apps/${rotating.id}`, { token: owner.sessionToken });
+    const fetched = await call(stack.baseUrl, 'GET', `/api/v1/oauth/apps/${rotating.id}`, { token: owner.sessionToken });
     expect(fetched.body.data.previous_secret_expires_at).toBe(response.body.data.previous_secret_expires_at);
 
     // Both secrets work at the token endpoint (body and Basic) and at the revocation endpoint.
-    const withOld = await tokenRequest(baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    const withOld = await tokenRequest(stack.baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(withOld.status).toBe(200);
-    const withNew = await call(baseUrl, 'POST', '/api/v1/oauth/token', {
+    const withNew = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
       headers: { authorization: basicAuthorization(rotating.client_id, newSecret), 'content-type': 'application/x-www-form-urlencoded' },
       rawBody: formBody({ grant_type: 'refresh_token', refresh_token: withOld.body.refresh_token }),
     });
     expect(withNew.status).toBe(200);
     issuedSecrets.push(withOld.body.access_token, withOld.body.refresh_token, withNew.body.access_token, withNew.body.refresh_token);
-    const revoked = await call(baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
+    const revoked = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
       body: { token: withNew.body.access_token, client_id: rotating.client_id, client_secret: rotating.client_secret },
     });
     expect(revoked).toMatchObject({ status: 200, body: { data: 'revoked' } });
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: withNew.body.access_token })).status).toBe(401);
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: withNew.body.access_token })).status).toBe(401);
   });
 
   it('ends the overlap on DELETE /previous-secret: the previous secret stops at once, the current one works', async () => {
     const rotating = await newApp();
     const tokens = await tokensOf(rotating);
-    const rotated = await call(baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, {
+    const rotated = await call(stack.baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, {
       ...asSession(owner),
       body: { previous_secret_ttl_seconds: 604_800 },
     });
     const newSecret = rotated.body.data.client_secret as string;
     issuedSecrets.push(newSecret);
 
-    const ended = await call(baseUrl, 'DELETE', `/api/v1/oauth/apps/${rotating.id}/previous-secret`, asSession(owner));
+    const ended = await call(stack.baseUrl, 'DELETE', `/api/v1/oauth/apps/${rotating.id}/previous-secret`, asSession(owner));
 
     expect(ended.status).toBe(200);
     expect(ended.body.data).toMatchObject({ id: rotating.id, previous_secret_expires_at: null });
     expect(ended.body.data).not.toHaveProperty('client_secret');
-    const withOld = await tokenRequest(baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    const withOld = await tokenRequest(stack.baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(withOld).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
     const withNew = await tokenRequest(
-      baseUrl,
+      stack.baseUrl,
       { ...rotating, client_secret: newSecret },
       { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
     );
     expect(withNew.status).toBe(200);
     issuedSecrets.push(withNew.body.access_token, withNew.body.refresh_token);
-    const strangers = await call(baseUrl, 'DELETE', `/api/v1/oauth/apps/${rotating.id}/previous-secret`, asSession(stranger));
+    const strangers = await call(stack.baseUrl, 'DELETE', `/api/v1/oauth/apps/${rotating.id}/previous-secret`, asSession(stranger));
     expect(strangers).toMatchObject({ status: 404, body: errorEnvelope('NOT_FOUND') });
   });
 
@@ -324,14 +327,14 @@ describe('application management by id', () => {
     const rotating = await newApp();
     const tokens = await tokensOf(rotating);
 
-    const response = await call(baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, {
+    const response = await call(stack.baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, {
       ...asSession(owner),
       body: { previous_secret_ttl_seconds: 0 },
     });
 
     expect(response.body.data.previous_secret_expires_at).toBeNull();
     issuedSecrets.push(response.body.data.client_secret);
-    const withOld = await tokenRequest(baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    const withOld = await tokenRequest(stack.baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(withOld).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
   });
 
@@ -343,9 +346,9 @@ describe('application management by id', () => {
     ['an unknown field', { ttl: 60 }],
   ])('answers a secret rotation with %s 400 BAD_REQUEST and keeps the secret', async (_case, body) => {
     const rotating = await newApp();
-    const response = await call(baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, { ...asSession(owner), body });
+    const response = await call(stack.baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, { ...asSession(owner), body });
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
-    const fetched = await call(baseUrl, 'GET', `/api/v1/oauth/apps/${rotating.id}`, { token: owner.sessionToken });
+    const fetched = await call(stack.baseUrl, 'GET', `/api/v1/oauth/apps/${rotating.id}`, { token: owner.sessionToken });
     expect(fetched.body.data).toMatchObject({ updated_at: rotating.created_at, previous_secret_expires_at: null });
   });
 
@@ -354,18 +357,18 @@ describe('application management by id', () => {
     const tokens = await tokensOf(doomed);
     const code = await codeOf(doomed);
 
-    const response = await call(baseUrl, 'DELETE', `/api/v1/oauth/apps/${doomed.id}`, asSession(owner));
+    const response = await call(stack.baseUrl, 'DELETE', `/api/v1/oauth/apps/${doomed.id}`, asSession(owner));
     expect(response).toMatchObject({ status: 200, body: { data: 'deleted' } });
 
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token })).status).toBe(401);
-    const refreshed = await tokenRequest(baseUrl, doomed, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token })).status).toBe(401);
+    const refreshed = await tokenRequest(stack.baseUrl, doomed, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(refreshed).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
-    const exchanged = await tokenRequest(baseUrl, doomed, exchangeBody(doomed, code));
+    const exchanged = await tokenRequest(stack.baseUrl, doomed, exchangeBody(doomed, code));
     expect(exchanged).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
-    expect((await call(baseUrl, 'GET', `/api/v1/oauth/apps/${doomed.id}`, { token: owner.sessionToken })).status).toBe(404);
-    expect((await call(baseUrl, 'DELETE', `/api/v1/oauth/apps/${doomed.id}`, asSession(owner))).status).toBe(404);
+    expect((await call(stack.baseUrl, 'GET', `/api/v1/oauth/apps/${doomed.id}`, { token: owner.sessionToken })).status).toBe(404);
+    expect((await call(stack.baseUrl, 'DELETE', `/api/v1/oauth/apps/${doomed.id}`, asSession(owner))).status).toBe(404);
     const authorize = await call(
-      baseUrl,
+      stack.baseUrl,
       'GET',
       authorizePath({ response_type: 'code', client_id: doomed.client_id, redirect_uri: REDIRECT_URI, state: 's' }),
     );
@@ -378,11 +381,11 @@ describe('GET /api/v1/oauth/authorize', () => {
 
   it('stores the request, and only it, and redirects to the consent page', async () => {
     const writesBy = tableWritesFromNow();
-    const response = await call(baseUrl, 'GET', authorizePath(valid()));
+    const response = await call(stack.baseUrl, 'GET', authorizePath(valid()));
     expect(response.status).toBe(302);
     expect(response.headers.get('location')).toMatch(/^\/oauth\/consent\?request=[\w-]{43}$/);
     expect(response.headers.get('cache-control')).toBe('no-store');
-    const requestId = new URL(response.headers.get('location')!, baseUrl).searchParams.get('request')!;
+    const requestId = new URL(response.headers.get('location')!, stack.baseUrl).searchParams.get('request')!;
     expect(writesBy('authorize')).toEqual([`dynamodb:PutItem ${keys.authorizationRequest(requestId).pk}`]);
   });
 
@@ -405,7 +408,7 @@ describe('GET /api/v1/oauth/authorize', () => {
       Object.entries({ ...valid(), ...override }).filter((entry): entry is [string, string] => entry[1] !== undefined),
     );
     const writesBy = tableWritesFromNow();
-    const response = await call(baseUrl, 'GET', authorizePath(parameters));
+    const response = await call(stack.baseUrl, 'GET', authorizePath(parameters));
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
     expect(response.headers.get('location')).toBeNull();
     // Issue 7 item 9: an invalid request never writes. Its own writes, not the table's size,
@@ -415,7 +418,7 @@ describe('GET /api/v1/oauth/authorize', () => {
 
   it('answers an unknown client_id 404 NOT_FOUND', async () => {
     const writesBy = tableWritesFromNow();
-    const response = await call(baseUrl, 'GET', authorizePath({ ...valid(), client_id: randomUUID() }));
+    const response = await call(stack.baseUrl, 'GET', authorizePath({ ...valid(), client_id: randomUUID() }));
     expect(response).toMatchObject({ status: 404, body: errorEnvelope('NOT_FOUND') });
     expect(writesBy('authorize')).toEqual([]);
   });
@@ -423,29 +426,24 @@ describe('GET /api/v1/oauth/authorize', () => {
 
 describe('the consent page', () => {
   it('sends a browser without a session to the login page and back', async () => {
-    const requestId = await startAuthorization(baseUrl, {
-      response_type: 'code',
-      client_id: app.client_id,
-      redirect_uri: REDIRECT_URI,
-      state: 's',
-    });
-    const response = await call(baseUrl, 'GET', `/oauth/consent?request=${requestId}`);
+    const requestId = await authorizeApp('s');
+    const response = await call(stack.baseUrl, 'GET', `/oauth/consent?request=${requestId}`);
     expect(response.status).toBe(302);
-    const location = new URL(response.headers.get('location')!, baseUrl);
+    const location = new URL(response.headers.get('location')!, stack.baseUrl);
     expect(location.pathname).toBe('/login');
     expect(location.searchParams.get('next')).toBe(`/oauth/consent?request=${requestId}`);
   });
 
   it('shows the application, the redirect host, the scopes and the user, escaped, with the page security headers', async () => {
     const shady = await newApp({ name: '<script>alert(1)</script>', description: 'Reads "things" & <b>more</b>' });
-    const requestId = await startAuthorization(baseUrl, {
+    const requestId = await startAuthorization(stack.baseUrl, {
       response_type: 'code',
       client_id: shady.client_id,
       redirect_uri: REDIRECT_URI,
       state: 's',
       scope: 'containers:read',
     });
-    const response = await call(baseUrl, 'GET', `/oauth/consent?request=${requestId}`, { headers: { cookie: stranger.cookie } });
+    const response = await call(stack.baseUrl, 'GET', `/oauth/consent?request=${requestId}`, { headers: { cookie: stranger.cookie } });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect(response.headers.get('x-frame-options')).toBe('DENY');
@@ -461,23 +459,18 @@ describe('the consent page', () => {
   });
 
   it('answers an unknown request with an error page', async () => {
-    const response = await call(baseUrl, 'GET', `/oauth/consent?request=${'x'.repeat(43)}`, { headers: { cookie: stranger.cookie } });
+    const response = await call(stack.baseUrl, 'GET', `/oauth/consent?request=${'x'.repeat(43)}`, { headers: { cookie: stranger.cookie } });
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toMatch(/^text\/html/);
   });
 
   it('answers an HTML error page, not JSON, when the user record is gone but the session still works', async () => {
-    const orphan = await signedInUser(baseUrl);
+    const orphan = await signedInUser(stack.baseUrl);
     issuedSecrets.push(orphan.sessionToken);
-    const requestId = await startAuthorization(baseUrl, {
-      response_type: 'code',
-      client_id: app.client_id,
-      redirect_uri: REDIRECT_URI,
-      state: 's',
-    });
+    const requestId = await authorizeApp('s');
     await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.user(orphan.userId) }));
 
-    const response = await call(baseUrl, 'GET', `/oauth/consent?request=${requestId}`, { headers: { cookie: orphan.cookie } });
+    const response = await call(stack.baseUrl, 'GET', `/oauth/consent?request=${requestId}`, { headers: { cookie: orphan.cookie } });
 
     expect(response.status).toBe(404);
     expect(response.headers.get('content-type')).toMatch(/^text\/html/);
@@ -485,13 +478,8 @@ describe('the consent page', () => {
   });
 
   it('approves once: a code and the state go to the redirect URI, and the request cannot be answered again', async () => {
-    const requestId = await startAuthorization(baseUrl, {
-      response_type: 'code',
-      client_id: app.client_id,
-      redirect_uri: REDIRECT_URI,
-      state: 'st&te=1',
-    });
-    const approved = await decide(baseUrl, stranger, requestId, 'approve');
+    const requestId = await authorizeApp('st&te=1');
+    const approved = await decide(stack.baseUrl, stranger, requestId, 'approve');
     // 303, never 302 or 307: the browser must not replay the form post at the client (RFC 9700 section 4.12).
     expect(approved.status).toBe(303);
     const location = new URL(approved.headers.get('location')!);
@@ -499,58 +487,48 @@ describe('the consent page', () => {
     expect(location.searchParams.get('code')).toMatch(/^[\w-]{43}$/);
     expect(location.searchParams.get('state')).toBe('st&te=1');
     // RFC 9207: the issuer the metadata names, so a client of several servers can tell who answered.
-    expect(location.searchParams.get('iss')).toBe(baseUrl);
+    expect(location.searchParams.get('iss')).toBe(stack.baseUrl);
     issuedSecrets.push(location.searchParams.get('code')!);
 
-    const again = await decide(baseUrl, stranger, requestId, 'approve');
+    const again = await decide(stack.baseUrl, stranger, requestId, 'approve');
     expect(again.status).toBe(400);
-    const denied = await decide(baseUrl, stranger, requestId, 'deny');
+    const denied = await decide(stack.baseUrl, stranger, requestId, 'deny');
     expect(denied.status).toBe(400);
   });
 
   it('denies: access_denied, the state and the issuer go to the redirect URI', async () => {
-    const requestId = await startAuthorization(baseUrl, {
-      response_type: 'code',
-      client_id: app.client_id,
-      redirect_uri: REDIRECT_URI,
-      state: 'deny-me',
-    });
-    const response = await decide(baseUrl, stranger, requestId, 'deny');
+    const requestId = await authorizeApp('deny-me');
+    const response = await decide(stack.baseUrl, stranger, requestId, 'deny');
     expect(response.status).toBe(303);
     const location = new URL(response.headers.get('location')!);
-    expect(Object.fromEntries(location.searchParams)).toEqual({ error: 'access_denied', state: 'deny-me', iss: baseUrl });
+    expect(Object.fromEntries(location.searchParams)).toEqual({ error: 'access_denied', state: 'deny-me', iss: stack.baseUrl });
   });
 
   it('refuses a decision without the CSRF token (403) or without a session (401)', async () => {
-    const requestId = await startAuthorization(baseUrl, {
-      response_type: 'code',
-      client_id: app.client_id,
-      redirect_uri: REDIRECT_URI,
-      state: 's',
-    });
-    const withoutCsrf = await call(baseUrl, 'POST', '/oauth/consent', {
+    const requestId = await authorizeApp('s');
+    const withoutCsrf = await call(stack.baseUrl, 'POST', '/oauth/consent', {
       headers: { cookie: stranger.cookie, 'content-type': 'application/x-www-form-urlencoded' },
       rawBody: formBody({ request: requestId, decision: 'approve' }),
     });
     expect(withoutCsrf).toMatchObject({ status: 403, body: errorEnvelope('CSRF_REJECTED') });
-    const wrongCsrf = await call(baseUrl, 'POST', '/oauth/consent', {
+    const wrongCsrf = await call(stack.baseUrl, 'POST', '/oauth/consent', {
       headers: { cookie: stranger.cookie, 'content-type': 'application/x-www-form-urlencoded' },
       rawBody: formBody({ csrf_token: owner.csrfToken, request: requestId, decision: 'approve' }),
     });
     expect(wrongCsrf).toMatchObject({ status: 403, body: errorEnvelope('CSRF_REJECTED') });
-    const withoutSession = await call(baseUrl, 'POST', '/oauth/consent', {
+    const withoutSession = await call(stack.baseUrl, 'POST', '/oauth/consent', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       rawBody: formBody({ csrf_token: stranger.csrfToken, request: requestId, decision: 'approve' }),
     });
     expect(withoutSession).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
-    expect((await decide(baseUrl, stranger, requestId, 'approve')).status).toBe(303);
+    expect((await decide(stack.baseUrl, stranger, requestId, 'approve')).status).toBe(303);
   });
 });
 
 describe('POST /api/v1/oauth/token', () => {
   it('exchanges a code (JSON body) for the bare token response, not cached', async () => {
     const code = await codeOf(app);
-    const response = await tokenRequest(baseUrl, app, exchangeBody(app, code));
+    const response = await tokenRequest(stack.baseUrl, app, exchangeBody(app, code));
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
       access_token: expect.stringMatching(/^svat_[\w-]{43}\.[0-9a-f-]{36}$/),
@@ -566,7 +544,7 @@ describe('POST /api/v1/oauth/token', () => {
 
   it('exchanges a code sent form-encoded with HTTP Basic client authentication', async () => {
     const code = await codeOf(app, { scope: 'containers:read' });
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/token', {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
       headers: { authorization: basicAuthorization(app.client_id, app.client_secret), 'content-type': 'application/x-www-form-urlencoded' },
       rawBody: formBody(exchangeBody(app, code)),
     });
@@ -577,7 +555,7 @@ describe('POST /api/v1/oauth/token', () => {
 
   it('rotates a refresh token (form body, body credentials) and answers the same token response', async () => {
     const tokens = await tokensOf(app);
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/token', {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       rawBody: formBody({
         grant_type: 'refresh_token',
@@ -595,7 +573,7 @@ describe('POST /api/v1/oauth/token', () => {
 
   it('answers 400 BAD_REQUEST when Basic and body credentials come together', async () => {
     const code = await codeOf(app);
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/token', {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
       headers: { authorization: basicAuthorization(app.client_id, app.client_secret) },
       body: { ...exchangeBody(app, code), client_id: app.client_id, client_secret: app.client_secret },
     });
@@ -613,13 +591,15 @@ describe('POST /api/v1/oauth/token', () => {
     ],
   ])('answers %s 401 UNAUTHORIZED', async (_case, credentials) => {
     const code = await codeOf(app);
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/token', { body: { ...exchangeBody(app, code), ...credentials(app) } });
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
+      body: { ...exchangeBody(app, code), ...credentials(app) },
+    });
     expect(response).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
     expect(response.text).not.toContain(app.client_secret);
   });
 
   it('answers a wrong Basic secret 401 with a Basic challenge', async () => {
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/token', {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
       headers: { authorization: basicAuthorization(app.client_id, 'svcs_wrong') },
       body: { grant_type: 'refresh_token', refresh_token: 'svrt_x' },
     });
@@ -639,12 +619,12 @@ describe('POST /api/v1/oauth/token', () => {
   ])('answers %s 400 BAD_REQUEST', async (_case, override) => {
     const code = await codeOf(app);
     const body = Object.fromEntries(Object.entries({ ...exchangeBody(app, code), ...override }).filter(([, value]) => value !== undefined));
-    const response = await tokenRequest(baseUrl, app, body as Record<string, string>);
+    const response = await tokenRequest(stack.baseUrl, app, body as Record<string, string>);
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
   });
 
   it('answers a body that is not JSON 400 BAD_REQUEST', async () => {
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/token', {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
       rawBody: 'grant_type=',
       headers: { 'content-type': 'application/json' },
     });
@@ -652,7 +632,7 @@ describe('POST /api/v1/oauth/token', () => {
   });
 
   it('answers a repeated form parameter 400 invalid_request (a form request gets RFC 6749 errors)', async () => {
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/token', {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       rawBody: 'grant_type=refresh_token&grant_type=authorization_code',
     });
@@ -665,24 +645,24 @@ describe('POST /api/v1/oauth/token', () => {
   it('answers a code issued to another client 400, and the code still works for its own client', async () => {
     const other = await newApp();
     const code = await codeOf(app);
-    const stolen = await tokenRequest(baseUrl, other, exchangeBody(other, code));
+    const stolen = await tokenRequest(stack.baseUrl, other, exchangeBody(other, code));
     expect(stolen).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
-    const own = await tokenRequest(baseUrl, app, exchangeBody(app, code));
+    const own = await tokenRequest(stack.baseUrl, app, exchangeBody(app, code));
     expect(own.status).toBe(200);
     issuedSecrets.push(own.body.access_token, own.body.refresh_token);
   });
 
   it('answers a code used twice 400 and revokes the tokens issued for it', async () => {
     const code = await codeOf(app);
-    const first = await tokenRequest(baseUrl, app, exchangeBody(app, code));
+    const first = await tokenRequest(stack.baseUrl, app, exchangeBody(app, code));
     issuedSecrets.push(first.body.access_token, first.body.refresh_token);
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: first.body.access_token })).status).toBe(200);
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: first.body.access_token })).status).toBe(200);
 
-    const second = await tokenRequest(baseUrl, app, exchangeBody(app, code));
+    const second = await tokenRequest(stack.baseUrl, app, exchangeBody(app, code));
     expect(second).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
 
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: first.body.access_token })).status).toBe(401);
-    const refreshed = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token });
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: first.body.access_token })).status).toBe(401);
+    const refreshed = await tokenRequest(stack.baseUrl, app, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token });
     expect(refreshed.status).toBe(400);
   });
 
@@ -696,44 +676,44 @@ describe('POST /api/v1/oauth/token', () => {
         ExpressionAttributeValues: { ':past': new Date(Date.now() - 1000).toISOString() },
       }),
     );
-    const response = await tokenRequest(baseUrl, app, exchangeBody(app, code));
+    const response = await tokenRequest(stack.baseUrl, app, exchangeBody(app, code));
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
   });
 
   it('needs the PKCE verifier when the authorization request had a challenge', async () => {
     const code = await codeOf(app, { code_challenge: s256CodeChallenge(VERIFIER), code_challenge_method: 'S256' });
-    const missing = await tokenRequest(baseUrl, app, exchangeBody(app, code));
+    const missing = await tokenRequest(stack.baseUrl, app, exchangeBody(app, code));
     expect(missing).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
-    const wrong = await tokenRequest(baseUrl, app, { ...exchangeBody(app, code), code_verifier: 'w'.repeat(43) });
+    const wrong = await tokenRequest(stack.baseUrl, app, { ...exchangeBody(app, code), code_verifier: 'w'.repeat(43) });
     expect(wrong).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
-    const right = await tokenRequest(baseUrl, app, { ...exchangeBody(app, code), code_verifier: VERIFIER });
+    const right = await tokenRequest(stack.baseUrl, app, { ...exchangeBody(app, code), code_verifier: VERIFIER });
     expect(right.status).toBe(200);
     issuedSecrets.push(right.body.access_token, right.body.refresh_token);
   });
 
   it('answers an unknown refresh token 400, and a rotated one whose successor was used 400, revoking the grant', async () => {
-    const unknown = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: `svrt_${'x'.repeat(43)}` });
+    const unknown = await tokenRequest(stack.baseUrl, app, { grant_type: 'refresh_token', refresh_token: `svrt_${'x'.repeat(43)}` });
     expect(unknown).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
 
     const tokens = await tokensOf(app);
-    const rotated = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
-    const next = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token });
+    const rotated = await tokenRequest(stack.baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    const next = await tokenRequest(stack.baseUrl, app, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token });
     issuedSecrets.push(rotated.body.access_token, rotated.body.refresh_token, next.body.access_token, next.body.refresh_token);
-    const replay = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    const replay = await tokenRequest(stack.baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(replay).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
 
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: next.body.access_token })).status).toBe(401);
-    const descendant = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: next.body.refresh_token });
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: next.body.access_token })).status).toBe(401);
+    const descendant = await tokenRequest(stack.baseUrl, app, { grant_type: 'refresh_token', refresh_token: next.body.refresh_token });
     expect(descendant).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
   });
 
   it('answers a used refresh token replayed at once 400 invalid_grant, and revokes the grant (no retry grace by default)', async () => {
     const tokens = await tokensOf(app);
-    const rotated = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    const rotated = await tokenRequest(stack.baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(rotated.status).toBe(200);
     issuedSecrets.push(rotated.body.access_token, rotated.body.refresh_token);
 
-    const replay = await call(baseUrl, 'POST', '/api/v1/oauth/token', {
+    const replay = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       rawBody: formBody({
         grant_type: 'refresh_token',
@@ -744,15 +724,15 @@ describe('POST /api/v1/oauth/token', () => {
     });
 
     expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: rotated.body.access_token })).status).toBe(401);
-    const successor = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token });
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: rotated.body.access_token })).status).toBe(401);
+    const successor = await tokenRequest(stack.baseUrl, app, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token });
     expect(successor).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
   });
 
   it("answers another client's refresh token 400", async () => {
     const other = await newApp();
     const tokens = await tokensOf(app);
-    const response = await tokenRequest(baseUrl, other, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    const response = await tokenRequest(stack.baseUrl, other, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
   });
 });
@@ -760,15 +740,15 @@ describe('POST /api/v1/oauth/token', () => {
 describe('POST /api/v1/oauth/token/revoke', () => {
   it('revokes a refresh token and its whole grant, and is idempotent', async () => {
     const tokens = await tokensOf(app);
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
       body: { refresh_token: tokens.refresh_token, client_id: app.client_id, client_secret: app.client_secret },
     });
     expect(response).toMatchObject({ status: 200, body: { data: 'revoked' } });
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token })).status).toBe(401);
-    const refreshed = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token })).status).toBe(401);
+    const refreshed = await tokenRequest(stack.baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(refreshed.status).toBe(400);
 
-    const again = await call(baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
+    const again = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
       body: { refresh_token: tokens.refresh_token, client_id: app.client_id, client_secret: app.client_secret },
     });
     expect(again).toMatchObject({ status: 200, body: { data: 'revoked' } });
@@ -776,16 +756,16 @@ describe('POST /api/v1/oauth/token/revoke', () => {
 
   it("takes RFC 7009's form body with token and HTTP Basic", async () => {
     const tokens = await tokensOf(app);
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
       headers: { authorization: basicAuthorization(app.client_id, app.client_secret), 'content-type': 'application/x-www-form-urlencoded' },
       rawBody: formBody({ token: tokens.refresh_token, token_type_hint: 'refresh_token' }),
     });
     expect(response).toMatchObject({ status: 200, body: { data: 'revoked' } });
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token })).status).toBe(401);
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token })).status).toBe(401);
   });
 
   it('answers 200 for an unknown token', async () => {
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
       body: { refresh_token: `svrt_${'y'.repeat(43)}`, client_id: app.client_id, client_secret: app.client_secret },
     });
     expect(response).toMatchObject({ status: 200, body: { data: 'revoked' } });
@@ -793,29 +773,29 @@ describe('POST /api/v1/oauth/token/revoke', () => {
 
   it('answers bad client credentials 401', async () => {
     const tokens = await tokensOf(app);
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
       body: { refresh_token: tokens.refresh_token, client_id: app.client_id, client_secret: 'svcs_wrong' },
     });
     expect(response).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token })).status).toBe(200);
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token })).status).toBe(200);
   });
 
   it("answers another client's token 400 and revokes nothing", async () => {
     const other = await newApp();
     const tokens = await tokensOf(app);
-    const response = await call(baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
       body: { refresh_token: tokens.refresh_token, client_id: other.client_id, client_secret: other.client_secret },
     });
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token })).status).toBe(200);
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token })).status).toBe(200);
   });
 
   it('answers a missing token 400 and Basic plus a body secret 400', async () => {
-    const missing = await call(baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
+    const missing = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
       body: { client_id: app.client_id, client_secret: app.client_secret },
     });
     expect(missing).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
-    const both = await call(baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
+    const both = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token/revoke', {
       headers: { authorization: basicAuthorization(app.client_id, app.client_secret) },
       body: { token: 'svrt_x', client_secret: app.client_secret },
     });
@@ -826,13 +806,13 @@ describe('POST /api/v1/oauth/token/revoke', () => {
 describe('OAuth access tokens on the API', () => {
   it('may read the user (200) but not personal access tokens (403 FORBIDDEN) or applications (403)', async () => {
     const tokens = await tokensOf(app);
-    const me = await call(baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token });
+    const me = await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token });
     expect(me).toMatchObject({ status: 200, body: { data: { id: stranger.userId, email: stranger.email } } });
-    expect(await call(baseUrl, 'GET', '/api/v1/tokens', { token: tokens.access_token })).toMatchObject({
+    expect(await call(stack.baseUrl, 'GET', '/api/v1/tokens', { token: tokens.access_token })).toMatchObject({
       status: 403,
       body: errorEnvelope('FORBIDDEN'),
     });
-    expect(await call(baseUrl, 'GET', '/api/v1/oauth/apps', { token: tokens.access_token })).toMatchObject({
+    expect(await call(stack.baseUrl, 'GET', '/api/v1/oauth/apps', { token: tokens.access_token })).toMatchObject({
       status: 403,
       body: errorEnvelope('FORBIDDEN'),
     });
@@ -849,7 +829,7 @@ describe('OAuth access tokens on the API', () => {
         ExpressionAttributeValues: { ':past': new Date(Date.now() - 1000).toISOString() },
       }),
     );
-    const response = await call(baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token });
+    const response = await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: tokens.access_token });
     expect(response).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
   });
 
@@ -858,22 +838,22 @@ describe('OAuth access tokens on the API', () => {
 
   it.skipIf(!hasContainerRoutes)('are held to their scope: a containers:read token gets 403 on a containers:write route', async () => {
     const tokens = await tokensOf(app, 'containers:read');
-    const response = await call(baseUrl, 'POST', '/api/v1/containers', { token: tokens.access_token, body: { hostname: 'scoped' } });
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/containers', { token: tokens.access_token, body: { hostname: 'scoped' } });
     expect(response).toMatchObject({ status: 403, body: errorEnvelope('FORBIDDEN') });
   });
 });
 
 describe('GET /.well-known/oauth-authorization-server', () => {
   it('describes the server as RFC 8414 asks', async () => {
-    const response = await call(baseUrl, 'GET', '/.well-known/oauth-authorization-server');
+    const response = await call(stack.baseUrl, 'GET', '/.well-known/oauth-authorization-server');
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
-      issuer: baseUrl,
-      authorization_endpoint: `${baseUrl}/api/v1/oauth/authorize`,
-      token_endpoint: `${baseUrl}/api/v1/oauth/token`,
-      revocation_endpoint: `${baseUrl}/api/v1/oauth/token/revoke`,
-      device_authorization_endpoint: `${baseUrl}/api/v1/oauth/device_authorization`,
-      registration_endpoint: `${baseUrl}/api/v1/oauth/register`,
+      issuer: stack.baseUrl,
+      authorization_endpoint: `${stack.baseUrl}/api/v1/oauth/authorize`,
+      token_endpoint: `${stack.baseUrl}/api/v1/oauth/token`,
+      revocation_endpoint: `${stack.baseUrl}/api/v1/oauth/token/revoke`,
+      device_authorization_endpoint: `${stack.baseUrl}/api/v1/oauth/device_authorization`,
+      registration_endpoint: `${stack.baseUrl}/api/v1/oauth/register`,
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
@@ -890,7 +870,7 @@ describe('GET /.well-known/oauth-authorization-server', () => {
 
 describe('the table after all of the above', () => {
   it('holds no client secret, code, refresh token or access token in plain text', async () => {
-    const approved = await approvedRedirect(baseUrl, stranger, app);
+    const approved = await approvedRedirect(stack.baseUrl, stranger, app);
     issuedSecrets.push(approved.searchParams.get('code')!);
     const { text: everything } = await wholeTableAsText();
 

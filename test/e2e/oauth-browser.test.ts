@@ -4,11 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { launchBrowser } from '../support/browser.js';
 import { startCallbackServer, type CallbackServer } from '../support/callback-server.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { wholeTableAsText } from '../support/table-scan.js';
 import { registerApp, type RegisteredApp } from '../support/oauth-flow.js';
 
-let stack: TestStack;
+const stack = useStack();
 let browser: Browser;
 let context: BrowserContext;
 let callback: CallbackServer;
@@ -20,7 +20,6 @@ const issuedSecrets: string[] = [];
 
 beforeAll(async () => {
   // One after another, so that whatever started is assigned and closed by afterAll if a later start fails.
-  stack = await startTestStack();
   callback = await startCallbackServer();
   browser = await launchBrowser();
   context = await browser.newContext();
@@ -38,7 +37,6 @@ afterAll(async () => {
   await context?.close();
   await browser?.close();
   await callback?.close();
-  await stack?.close();
 });
 
 /** RFC 8414 discovery; plain http is fine only because the stack listens on loopback. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { call, errorEnvelope, signedInUser, type ApiResponse, type SignedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { authorizationCode, basicAuthorization, formBody, issuedTokens, registerApp, type RegisteredApp } from '../support/oauth-flow.js';
 
 /**
@@ -13,24 +13,17 @@ const REDIRECT_URI = 'http://127.0.0.1:8765/callback';
 const TOKEN = '/api/v1/oauth/token';
 const REVOKE = '/api/v1/oauth/token/revoke';
 
-let stack: TestStack;
-let baseUrl: string;
+const stack = useStack();
 let owner: SignedInUser;
 let person: SignedInUser;
 let app: RegisteredApp;
 let otherApp: RegisteredApp;
 
 beforeAll(async () => {
-  stack = await startTestStack();
-  baseUrl = stack.baseUrl;
-  owner = await signedInUser(baseUrl);
-  person = await signedInUser(baseUrl);
-  app = await registerApp(baseUrl, owner, { name: 'Dashboard', redirect_uris: [REDIRECT_URI] });
-  otherApp = await registerApp(baseUrl, owner, { name: 'Other', redirect_uris: [REDIRECT_URI] });
-});
-
-afterAll(async () => {
-  await stack?.close();
+  owner = await signedInUser(stack.baseUrl);
+  person = await signedInUser(stack.baseUrl);
+  app = await registerApp(stack.baseUrl, owner, { name: 'Dashboard', redirect_uris: [REDIRECT_URI] });
+  otherApp = await registerApp(stack.baseUrl, owner, { name: 'Other', redirect_uris: [REDIRECT_URI] });
 });
 
 type Format = 'form' | 'json';
@@ -46,17 +39,17 @@ interface ErrorCase {
 
 const post = (format: Format, { path, parameters, basic, rawForm }: ErrorCase): Promise<ApiResponse> => {
   const headers: Record<string, string> = basic ? { authorization: basicAuthorization(...basic) } : {};
-  if (format === 'json') return call(baseUrl, 'POST', path, { headers, body: parameters });
-  return call(baseUrl, 'POST', path, {
+  if (format === 'json') return call(stack.baseUrl, 'POST', path, { headers, body: parameters });
+  return call(stack.baseUrl, 'POST', path, {
     headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
     rawBody: rawForm ?? formBody(parameters),
   });
 };
 
 const credentials = (forApp: RegisteredApp = app) => ({ client_id: forApp.client_id, client_secret: forApp.client_secret });
-const freshCode = () => authorizationCode(baseUrl, person, app);
+const freshCode = () => authorizationCode(stack.baseUrl, person, app);
 const exchange = async () => ({ grant_type: 'authorization_code', code: await freshCode(), redirect_uri: REDIRECT_URI });
-const tokens = (scope?: string) => issuedTokens(baseUrl, person, app, scope);
+const tokens = (scope?: string) => issuedTokens(stack.baseUrl, person, app, scope);
 
 /** Each case builds its request afresh, so that both formats meet the same state. */
 const cases: Array<[string, string, 400 | 401, () => Promise<ErrorCase>]> = [
@@ -159,7 +152,7 @@ const cases: Array<[string, string, 400 | 401, () => Promise<ErrorCase>]> = [
     400,
     async () => {
       const parameters = { ...(await exchange()), ...credentials() };
-      expect((await call(baseUrl, 'POST', TOKEN, { body: parameters })).status).toBe(200);
+      expect((await call(stack.baseUrl, 'POST', TOKEN, { body: parameters })).status).toBe(200);
       return { path: TOKEN, parameters };
     },
   ],
@@ -175,10 +168,10 @@ const cases: Array<[string, string, 400 | 401, () => Promise<ErrorCase>]> = [
     400,
     async () => {
       const parameters = { grant_type: 'refresh_token', refresh_token: (await tokens()).refresh_token, ...credentials() };
-      const rotated = await call(baseUrl, 'POST', TOKEN, { body: parameters });
+      const rotated = await call(stack.baseUrl, 'POST', TOKEN, { body: parameters });
       expect(rotated.status).toBe(200);
       const successor = { ...parameters, refresh_token: rotated.body.refresh_token as string };
-      expect((await call(baseUrl, 'POST', TOKEN, { body: successor })).status).toBe(200);
+      expect((await call(stack.baseUrl, 'POST', TOKEN, { body: successor })).status).toBe(200);
       return { path: TOKEN, parameters };
     },
   ],
@@ -290,7 +283,7 @@ describe('a JSON request keeps the envelope', () => {
   });
 
   it('a parameter that is not a string: BAD_REQUEST, 400', async () => {
-    const response = await call(baseUrl, 'POST', TOKEN, { body: { ...(await exchange()), ...credentials(), code: 42 } });
+    const response = await call(stack.baseUrl, 'POST', TOKEN, { body: { ...(await exchange()), ...credentials(), code: 42 } });
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
   });
 });

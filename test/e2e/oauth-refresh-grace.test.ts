@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, errorEnvelope, signedInUser, type SignedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { formBody, issuedTokens, registerApp, tokenRequest, type RegisteredApp } from '../support/oauth-flow.js';
 
 /**
@@ -14,25 +14,18 @@ vi.hoisted(() => {
 
 const REDIRECT_URI = 'http://127.0.0.1:8765/callback';
 
-let stack: TestStack;
-let baseUrl: string;
+const stack = useStack();
 let owner: SignedInUser;
 let person: SignedInUser;
 let app: RegisteredApp;
 const issuedSecrets: string[] = [];
 
-const tokensOf = async (forApp: RegisteredApp) => issuedTokens(baseUrl, person, forApp);
+const tokensOf = async (forApp: RegisteredApp) => issuedTokens(stack.baseUrl, person, forApp);
 
 beforeAll(async () => {
-  stack = await startTestStack();
-  baseUrl = stack.baseUrl;
-  owner = await signedInUser(baseUrl);
-  person = await signedInUser(baseUrl);
-  app = await registerApp(baseUrl, owner, { name: 'Dashboard', redirect_uris: [REDIRECT_URI] });
-});
-
-afterAll(async () => {
-  await stack?.close();
+  owner = await signedInUser(stack.baseUrl);
+  person = await signedInUser(stack.baseUrl);
+  app = await registerApp(stack.baseUrl, owner, { name: 'Dashboard', redirect_uris: [REDIRECT_URI] });
 });
 
 describe('POST /api/v1/oauth/token with REFRESH_REUSE_GRACE_SECONDS=10', () => {
@@ -41,7 +34,7 @@ describe('POST /api/v1/oauth/token with REFRESH_REUSE_GRACE_SECONDS=10', () => {
 
     const responses = await Promise.all(
       Array.from({ length: 20 }, () =>
-        call(baseUrl, 'POST', '/api/v1/oauth/token', {
+        call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
           rawBody: formBody({
             grant_type: 'refresh_token',
@@ -59,23 +52,23 @@ describe('POST /api/v1/oauth/token with REFRESH_REUSE_GRACE_SECONDS=10', () => {
     const [pair] = responses.map((response) => response.body);
     issuedSecrets.push(pair.access_token, pair.refresh_token);
     expect(pair).toMatchObject({ token_type: 'Bearer', scope: 'containers:read containers:write' });
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: pair.access_token })).status).toBe(200);
-    const onward = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: pair.refresh_token });
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: pair.access_token })).status).toBe(200);
+    const onward = await tokenRequest(stack.baseUrl, app, { grant_type: 'refresh_token', refresh_token: pair.refresh_token });
     expect(onward.status).toBe(200);
     issuedSecrets.push(onward.body.access_token, onward.body.refresh_token);
   });
 
   it('takes a retry 11 s after the rotation as a replay: 400, and the grant is revoked', { timeout: 30_000 }, async () => {
     const tokens = await tokensOf(app);
-    const rotated = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    const rotated = await tokenRequest(stack.baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     issuedSecrets.push(rotated.body.access_token, rotated.body.refresh_token);
-    const retry = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    const retry = await tokenRequest(stack.baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(retry.body).toMatchObject({ access_token: rotated.body.access_token, refresh_token: rotated.body.refresh_token });
 
     await new Promise((resolve) => setTimeout(resolve, 11_000));
 
-    const late = await tokenRequest(baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    const late = await tokenRequest(stack.baseUrl, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(late).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: rotated.body.access_token })).status).toBe(401);
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: rotated.body.access_token })).status).toBe(401);
   });
 });

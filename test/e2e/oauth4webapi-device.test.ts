@@ -1,16 +1,16 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as oauth from 'oauth4webapi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../lib/identity/secrets.js';
 import { documentClient, tableName } from '../../lib/store/dynamo.js';
 import { keys } from '../../lib/store/keys.js';
 import { call, signedInUser, type SignedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { formBody, registerApp, type RegisteredApp } from '../support/oauth-flow.js';
 
 /** A stock client library completes the device authorization grant (RFC 8628) against the local stack. */
 
-let stack: TestStack;
+const stack = useStack();
 let person: SignedInUser;
 let app: RegisteredApp;
 let server: oauth.AuthorizationServer;
@@ -19,7 +19,6 @@ let server: oauth.AuthorizationServer;
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   const developer = await signedInUser(stack.baseUrl);
   person = await signedInUser(stack.baseUrl);
   app = await registerApp(stack.baseUrl, developer, {
@@ -29,10 +28,6 @@ beforeAll(async () => {
   });
   const issuer = new URL(stack.baseUrl);
   server = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
-});
-
-afterAll(async () => {
-  await stack?.close();
 });
 
 describe('oauth4webapi and the device authorization grant', () => {

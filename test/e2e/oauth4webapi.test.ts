@@ -1,7 +1,7 @@
 import * as oauth from 'oauth4webapi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { signedInUser, type SignedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { issuedTokens, registerApp, type RegisteredApp } from '../support/oauth-flow.js';
 
 /**
@@ -9,7 +9,7 @@ import { issuedTokens, registerApp, type RegisteredApp } from '../support/oauth-
  * the RFC 6749 errors they are (docs/oauth.md, "Error behaviour").
  */
 
-let stack: TestStack;
+const stack = useStack();
 let person: SignedInUser;
 let app: RegisteredApp;
 let server: oauth.AuthorizationServer;
@@ -19,17 +19,12 @@ let client: oauth.Client;
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   const developer = await signedInUser(stack.baseUrl);
   person = await signedInUser(stack.baseUrl);
   app = await registerApp(stack.baseUrl, developer, { name: 'Library client', redirect_uris: ['http://127.0.0.1:8765/callback'] });
   const issuer = new URL(stack.baseUrl);
   server = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
   client = { client_id: app.client_id };
-});
-
-afterAll(async () => {
-  await stack?.close();
 });
 
 const refresh = async (authentication: oauth.ClientAuth, refreshToken: string) =>

@@ -1,22 +1,15 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { asSession, call, errorEnvelope, signedInUser, type SignedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 
 /** Issue 18 item 4: PAT scopes, and tokens made with tokens die with their creator. */
-let stack: TestStack;
-let baseUrl: string;
+const stack = useStack();
 let owner: SignedInUser;
 
 beforeAll(async () => {
-  stack = await startTestStack();
-  baseUrl = stack.baseUrl;
-  owner = await signedInUser(baseUrl);
-});
-
-afterAll(async () => {
-  await stack?.close();
+  owner = await signedInUser(stack.baseUrl);
 });
 
 interface IssuedToken {
@@ -28,30 +21,30 @@ interface IssuedToken {
 }
 
 async function tokenFromSession(body: Record<string, unknown> = {}): Promise<IssuedToken> {
-  const response = await call(baseUrl, 'POST', '/api/v1/tokens', { ...asSession(owner), body: { name: 'by session', ...body } });
+  const response = await call(stack.baseUrl, 'POST', '/api/v1/tokens', { ...asSession(owner), body: { name: 'by session', ...body } });
   expect(response.status).toBe(200);
   return response.body.data;
 }
 
 async function tokenFromToken(parent: string, body: Record<string, unknown> = {}): Promise<IssuedToken> {
-  const response = await call(baseUrl, 'POST', '/api/v1/tokens', { token: parent, body: { name: 'by token', ...body } });
+  const response = await call(stack.baseUrl, 'POST', '/api/v1/tokens', { token: parent, body: { name: 'by token', ...body } });
   expect(response.status).toBe(200);
   return response.body.data;
 }
 
 const createContainer = (token: string) =>
-  call(baseUrl, 'POST', '/api/v1/containers', { token, body: { hostname: `pat-${randomUUID().slice(0, 8)}` } });
+  call(stack.baseUrl, 'POST', '/api/v1/containers', { token, body: { hostname: `pat-${randomUUID().slice(0, 8)}` } });
 
 describe('PAT scopes', () => {
   it('keep a read-only token to reading containers: 403 FORBIDDEN on creating one, and on account routes', async () => {
     // Prepare
     const readOnly = await tokenFromSession({ name: 'read-only', scopes: ['containers:read'] });
     // Act
-    const list = await call(baseUrl, 'GET', '/api/v1/containers', { token: readOnly.token });
+    const list = await call(stack.baseUrl, 'GET', '/api/v1/containers', { token: readOnly.token });
     const create = await createContainer(readOnly.token);
-    const mintToken = await call(baseUrl, 'POST', '/api/v1/tokens', { token: readOnly.token, body: { name: 'x' } });
-    const listTokens = await call(baseUrl, 'GET', '/api/v1/tokens', { token: readOnly.token });
-    const me = await call(baseUrl, 'GET', '/api/v1/users/me', { token: readOnly.token });
+    const mintToken = await call(stack.baseUrl, 'POST', '/api/v1/tokens', { token: readOnly.token, body: { name: 'x' } });
+    const listTokens = await call(stack.baseUrl, 'GET', '/api/v1/tokens', { token: readOnly.token });
+    const me = await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: readOnly.token });
     // Assess
     expect(readOnly.scopes).toEqual(['containers:read']);
     expect(list.status).toBe(200);
@@ -68,7 +61,7 @@ describe('PAT scopes', () => {
     const writer = await tokenFromSession({ name: 'writer', scopes: ['containers:write', 'containers:read', 'containers:write'] });
     // Act
     const create = await createContainer(full.token);
-    const listed = await call(baseUrl, 'GET', '/api/v1/tokens', { token: full.token });
+    const listed = await call(stack.baseUrl, 'GET', '/api/v1/tokens', { token: full.token });
     // Assess
     expect(full.scopes).toEqual(['containers:read', 'containers:write', 'account']);
     expect(create.status).toBe(200);
@@ -83,7 +76,7 @@ describe('PAT scopes', () => {
     ['an unknown scope', ['admin']],
     ['a string', 'containers:read'],
   ])('refuses %s of scopes with 400 BAD_REQUEST', async (_case, scopes) => {
-    const response = await call(baseUrl, 'POST', '/api/v1/tokens', { ...asSession(owner), body: { name: 'x', scopes } });
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/tokens', { ...asSession(owner), body: { name: 'x', scopes } });
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
   });
 
@@ -93,7 +86,7 @@ describe('PAT scopes', () => {
     // Act
     const inherited = await tokenFromToken(parent.token);
     const narrower = await tokenFromToken(parent.token, { scopes: ['containers:read'] });
-    const wider = await call(baseUrl, 'POST', '/api/v1/tokens', {
+    const wider = await call(stack.baseUrl, 'POST', '/api/v1/tokens', {
       token: parent.token,
       body: { name: 'wider', scopes: ['containers:read', 'containers:write'] },
     });
@@ -113,16 +106,16 @@ describe('PAT lineage', () => {
     const child = await tokenFromToken(parent.token, { name: 'child' });
     const grandchild = await tokenFromToken(child.token, { name: 'grandchild' });
     const unrelated = await tokenFromSession({ name: 'unrelated' });
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: grandchild.token })).status).toBe(200);
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: grandchild.token })).status).toBe(200);
     // Act
-    const deleted = await call(baseUrl, 'DELETE', `/api/v1/tokens/${parent.id}`, asSession(owner));
+    const deleted = await call(stack.baseUrl, 'DELETE', `/api/v1/tokens/${parent.id}`, asSession(owner));
     // Assess
     expect(deleted).toMatchObject({ status: 200, body: { data: 'deleted' } });
     for (const dead of [parent, child, grandchild]) {
-      expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: dead.token })).status).toBe(401);
+      expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: dead.token })).status).toBe(401);
     }
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: unrelated.token })).status).toBe(200);
-    const ids = (await call(baseUrl, 'GET', '/api/v1/tokens', { token: owner.sessionToken })).body.data.map(
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: unrelated.token })).status).toBe(200);
+    const ids = (await call(stack.baseUrl, 'GET', '/api/v1/tokens', { token: owner.sessionToken })).body.data.map(
       (token: { id: string }) => token.id,
     );
     expect(ids).toContain(unrelated.id);
@@ -133,9 +126,9 @@ describe('PAT lineage', () => {
   it('deleting a child leaves its creator working', async () => {
     const parent = await tokenFromSession();
     const child = await tokenFromToken(parent.token);
-    expect((await call(baseUrl, 'DELETE', `/api/v1/tokens/${child.id}`, { token: parent.token })).status).toBe(200);
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: child.token })).status).toBe(401);
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: parent.token })).status).toBe(200);
+    expect((await call(stack.baseUrl, 'DELETE', `/api/v1/tokens/${child.id}`, { token: parent.token })).status).toBe(200);
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: child.token })).status).toBe(401);
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: parent.token })).status).toBe(200);
   });
 
   it('lets no child outlive its creator when children are made while the creator is being deleted', async () => {
@@ -144,16 +137,16 @@ describe('PAT lineage', () => {
     // Act: ten children asked for while the parent's deletion runs.
     const [creations, deletion] = await Promise.all([
       Promise.all(
-        Array.from({ length: 10 }, () => call(baseUrl, 'POST', '/api/v1/tokens', { token: parent.token, body: { name: 'racing' } })),
+        Array.from({ length: 10 }, () => call(stack.baseUrl, 'POST', '/api/v1/tokens', { token: parent.token, body: { name: 'racing' } })),
       ),
-      call(baseUrl, 'DELETE', `/api/v1/tokens/${parent.id}`, asSession(owner)),
+      call(stack.baseUrl, 'DELETE', `/api/v1/tokens/${parent.id}`, asSession(owner)),
     ]);
     // Assess: whatever was created before the deletion died with it; the rest was refused.
     expect(deletion.status).toBe(200);
     for (const creation of creations) {
       expect([200, 401]).toContain(creation.status);
       if (creation.status === 200) {
-        expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: creation.body.data.token })).status).toBe(401);
+        expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: creation.body.data.token })).status).toBe(401);
       }
     }
   });
@@ -207,8 +200,8 @@ describe('PATs from before scopes', () => {
       }),
     );
     // Act
-    const child = await call(baseUrl, 'POST', '/api/v1/tokens', { token, body: { name: 'child of legacy' } });
-    const listed = await call(baseUrl, 'GET', '/api/v1/tokens', { token });
+    const child = await call(stack.baseUrl, 'POST', '/api/v1/tokens', { token, body: { name: 'child of legacy' } });
+    const listed = await call(stack.baseUrl, 'GET', '/api/v1/tokens', { token });
     // Assess
     expect(child.status).toBe(200);
     expect(child.body.data.scopes).toEqual(['containers:read', 'containers:write', 'account']);
@@ -218,8 +211,8 @@ describe('PATs from before scopes', () => {
       'account',
     ]);
     // And a token made from it still dies with it.
-    await call(baseUrl, 'DELETE', `/api/v1/tokens/${id}`, asSession(owner));
-    expect((await call(baseUrl, 'GET', '/api/v1/users/me', { token: child.body.data.token })).status).toBe(401);
+    await call(stack.baseUrl, 'DELETE', `/api/v1/tokens/${id}`, asSession(owner));
+    expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: child.body.data.token })).status).toBe(401);
   });
 });
 
@@ -227,14 +220,14 @@ describe('A deeply nested body (issue 32 item 4)', () => {
   it('is answered 400 BAD_REQUEST naming the nesting limit, over HTTP, and mints no token', async () => {
     // Prepare: a 5,000-deep array, 10,000 bytes, well within the 16 KiB a body may have.
     const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
-    const before = await call(baseUrl, 'GET', '/api/v1/tokens', asSession(owner));
+    const before = await call(stack.baseUrl, 'GET', '/api/v1/tokens', asSession(owner));
     // Act
-    const response = await call(baseUrl, 'POST', '/api/v1/tokens', {
+    const response = await call(stack.baseUrl, 'POST', '/api/v1/tokens', {
       ...asSession(owner),
       rawBody: deep,
       headers: { ...asSession(owner).headers, 'content-type': 'application/json' },
     });
-    const after = await call(baseUrl, 'GET', '/api/v1/tokens', asSession(owner));
+    const after = await call(stack.baseUrl, 'GET', '/api/v1/tokens', asSession(owner));
     // Assess
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
     expect(response.body.error.message).toBe('The request body nests arrays and objects more than 32 levels deep');

@@ -3,11 +3,11 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildCli } from '../../scripts/build-cli.js';
 import { asSession, call, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { pollUntil } from '../support/poll.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 
 // Before the stack loads lib/config: this file's operator trusts no account but the admins (setup-env trusts all).
 vi.hoisted(() => {
@@ -18,7 +18,7 @@ const execFileAsync = promisify(execFile);
 /** The CLI as package.json's `bin` names it (built by the `prepare` script). */
 const CLI = resolve(JSON.parse(readFileSync('package.json', 'utf8')).bin['container-hosting']);
 
-let stack: TestStack;
+const stack = useStack();
 let admin: SignedInUser;
 let mallory: SignedInUser;
 let malloryToken: string;
@@ -26,13 +26,8 @@ let malloryToken: string;
 beforeAll(async () => {
   // Built again from cli/src, so the test never runs a CLI older than its source.
   expect(buildCli()).toBe(CLI);
-  stack = await startTestStack();
   [admin, mallory] = await Promise.all([signedInUser(stack.baseUrl, 'admin'), signedInUser(stack.baseUrl)]);
   malloryToken = await personalAccessToken(stack.baseUrl, mallory);
-});
-
-afterAll(async () => {
-  await stack?.close();
 });
 
 const refusal = {

@@ -1,8 +1,8 @@
 import { link, readdir, truncate, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 
 /*
@@ -10,21 +10,16 @@ import { pollUntil } from '../support/poll.js';
  * over HTTP after a file under LOCAL_CONTAINER_DIR/.logs was swapped, as a container's process
  * (the service's own OS user) can.
  */
-let stack: TestStack;
+const stack = useStack();
 let victimToken: string;
 let malloryToken: string;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   const [victim, mallory] = await Promise.all([signedInUser(stack.baseUrl), signedInUser(stack.baseUrl)]);
   [victimToken, malloryToken] = await Promise.all([
     personalAccessToken(stack.baseUrl, victim),
     personalAccessToken(stack.baseUrl, mallory),
   ]);
-});
-
-afterAll(async () => {
-  await stack?.close();
 });
 
 /** A container that prints `line` and then answers on its PORT, running; answers its id and its log file. */

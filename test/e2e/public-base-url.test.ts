@@ -1,21 +1,13 @@
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 
 /**
  * Issue 18 item 5: the issuer and every absolute URL come from PUBLIC_BASE_URL (the local stack's
  * own address), never from the Host or X-Forwarded-* headers a client writes.
  */
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useStack();
 
 const FORGED = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' };
 

@@ -1,25 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 
 // Before the stack loads lib/config: this file's users may have 2 containers, 1 vCPU and 3072 MB running.
 vi.hoisted(() => Object.assign(process.env, { QUOTA_MAX_CONTAINERS: '2', QUOTA_MAX_RUNNING_CPU: '1', QUOTA_MAX_MEMORY_MB: '3072' }));
 
-let stack: TestStack;
+const stack = useStack();
 let user: SignedInUser;
 let userToken: string;
 let adminToken: string;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   const admin = await signedInUser(stack.baseUrl, 'admin');
   user = await signedInUser(stack.baseUrl);
   [userToken, adminToken] = await Promise.all([personalAccessToken(stack.baseUrl, user), personalAccessToken(stack.baseUrl, admin)]);
-});
-
-afterAll(async () => {
-  await stack?.close();
 });
 
 let hostnameCounter = 0;

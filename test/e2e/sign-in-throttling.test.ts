@@ -1,7 +1,7 @@
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { errorEnvelope, signedInUser, type SignedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 
 /**
  * Issue 18 item 6: failures lock an email only for the address they come from; from every address
@@ -9,16 +9,11 @@ import { startTestStack, type TestStack } from '../support/local-stack.js';
  * client binds its own 127.0.0.x, and the local server hands that address to the handler as API
  * Gateway hands over `requestContext.identity.sourceIp`.
  */
-let stack: TestStack;
+const stack = useStack();
 let port: number;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   port = Number(new URL(stack.baseUrl).port);
-});
-
-afterAll(async () => {
-  await stack?.close();
 });
 
 interface SignInResponse {

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { containerStore } from '../../lib/wiring/containers.js';
 import { call, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 
 const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
 const tsxCli = fileURLToPath(new URL('../../node_modules/tsx/dist/cli.mjs', import.meta.url));
@@ -26,18 +26,13 @@ function runSmoke(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: 
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }
 
-let stack: TestStack;
+const stack = useStack();
 let user: SignedInUser;
 let token: string;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   user = await signedInUser(stack.baseUrl);
   token = await personalAccessToken(stack.baseUrl, user);
-});
-
-afterAll(async () => {
-  await stack?.close();
 });
 
 describe('npm run smoke against the local stack', () => {

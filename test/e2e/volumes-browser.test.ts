@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedInUser } from '../support/api-client.js';
 import { launchBrowser } from '../support/browser.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useStack } from '../support/local-stack.js';
 
 /**
  * The console's volumes in Chromium (issue 34, item 9), on the local stack's process runtime: a
@@ -18,19 +18,17 @@ import { startTestStack, type TestStack } from '../support/local-stack.js';
 
 const execFileAsync = promisify(execFile);
 
-let stack: TestStack;
+const stack = useStack();
 let browser: Browser;
 let downloads: string;
 
 beforeAll(async () => {
-  stack = await startTestStack();
   browser = await launchBrowser();
   downloads = await mkdtemp(join(tmpdir(), 'volume-downloads-'));
 });
 
 afterAll(async () => {
   await browser?.close();
-  await stack?.close();
   if (downloads) await rm(downloads, { recursive: true, force: true });
 });
 

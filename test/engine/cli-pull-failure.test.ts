@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli } from '../../scripts/build-cli.js';
-import { personalAccessToken, signedInUser } from '../support/api-client.js';
-import { CLI, cliSession } from '../support/cli-process.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { describe, expect, it } from 'vitest';
+import { cliOn } from '../support/cli-process.js';
+import { useSignedInStack } from '../support/local-stack.js';
 
 /**
  * `container-hosting create` and `start` of an image the engine cannot pull (issue 37, item 3): the
@@ -13,20 +11,7 @@ import { startTestStack, type TestStack } from '../support/local-stack.js';
 /** Nothing listens on port 9 of this machine: the engine's pull is refused at once, offline too. */
 const UNPULLABLE_IMAGE = '127.0.0.1:9/nobody/nothing:1';
 
-let stack: TestStack;
-let token: string;
-const cli = cliSession(() => ({ CONTAINER_HOSTING_API: stack.baseUrl, CONTAINER_HOSTING_TOKEN: token, HOME: '/nonexistent' }));
-
-beforeAll(async () => {
-  expect(buildCli()).toBe(CLI);
-  stack = await startTestStack();
-  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
-});
-
-afterAll(async () => {
-  cli.killAll();
-  await stack?.close();
-});
+const cli = cliOn(useSignedInStack());
 
 describe('an image that cannot be pulled', () => {
   it('create and start exit 3 at the first failed pull, not after the retries of the restart policy or the start budget', async () => {

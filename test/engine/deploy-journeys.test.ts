@@ -2,17 +2,16 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { engineClient } from '../../lib/local/docker-engine.js';
-import { call, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { launchBrowser } from '../support/browser.js';
-import { cliSession } from '../support/cli-process.js';
+import { cliOn } from '../support/cli-process.js';
 import { TEST_IMAGE } from '../support/global-engine.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
+import { steadyClient } from '../support/steady-requests.js';
 
 /*
  * Issue 33's local journeys not tested elsewhere, on Podman (deploys are admins' only on the local
@@ -21,13 +20,11 @@ import { pollUntil } from '../support/poll.js';
  * release serving. One container for the first two, in order: each step starts from the one before.
  */
 const engine = engineClient(inject('dockerHost'));
-let stack: TestStack;
-let admin: SignedInUser;
-let token: string;
+const stack = useSignedInStack({ role: 'admin' });
+const { api } = stack;
+const cli = cliOn(stack, { build: false });
 let browser: Browser;
 const contexts: string[] = [];
-const cli = cliSession(() => ({ CONTAINER_HOSTING_API: stack.baseUrl, CONTAINER_HOSTING_TOKEN: token, HOME: '/nonexistent' }));
-const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
 
 /** A directory whose image serves `content` at / (the base image's server serves /www); `extra` lines go before the last USER. */
 async function contextServing(content: string, extra = ''): Promise<string> {
@@ -48,43 +45,12 @@ const servedOnce = async (url: string, expected: string) =>
     )
   ).text.trim();
 
-/** GETs `url` every 100 ms until stopped; answers every status seen (0 for a connection error) and every body. */
-function steadyClient(url: string) {
-  const statuses: number[] = [];
-  const bodies = new Set<string>();
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      await appRequest(url).then(
-        (response) => {
-          statuses.push(response.status);
-          bodies.add(response.text.trim());
-        },
-        () => void statuses.push(0),
-      );
-      await sleep(100);
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await done;
-      return { statuses, bodies };
-    },
-  };
-}
-
 beforeAll(async () => {
-  stack = await startTestStack();
-  admin = await signedInUser(stack.baseUrl, 'admin');
-  token = await personalAccessToken(stack.baseUrl, admin);
   browser = await launchBrowser();
 }, 120_000);
 
 afterAll(async () => {
-  cli.killAll();
   await browser?.close();
-  await stack?.close();
   await Promise.all(contexts.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
@@ -128,8 +94,8 @@ describe('deploys, releases and rollback as a person drives them', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(`${stack.baseUrl}/login?next=${encodeURIComponent(`/console/containers/${id}`)}`);
-    await page.fill('#email', admin.email);
-    await page.fill('#password', admin.password);
+    await page.fill('#email', stack.user.email);
+    await page.fill('#password', stack.user.password);
     await page.click('button[type=submit]');
     await page.locator('#release-4', { hasText: '(running)' }).waitFor();
 
@@ -196,7 +162,7 @@ describe('a deploy whose new task never gets ready', () => {
     // Builds, and then answers 404 at the health check's path: its server serves an empty directory.
     const broken = await contextServing('never served', 'RUN mkdir -p /empty\nCMD ["/bin/sh", "-c", "httpd -f -p $PORT -h /empty"]\n');
 
-    const client = steadyClient(url);
+    const client = steadyClient(url, 100);
     const deployed = await cli.run(['deploy', broken, '--container', `never-ready-${process.pid}`, '--json']);
     const { statuses, bodies } = await client.stop();
     const deploys = await api('GET', `/api/v1/containers/${id}/deploys`);

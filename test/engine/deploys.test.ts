@@ -7,11 +7,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { packBuildContext } from '../../cli/src/build-context.js';
 import { engineClient } from '../../lib/local/docker-engine.js';
-import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
+import { personalAccessToken, signedInUser } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { TEST_IMAGE } from '../support/global-engine.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
+import { steadyClient } from '../support/steady-requests.js';
 
 /*
  * Issue 33's journey on a real engine (Podman's Docker Engine API): a Dockerfile FROM a local
@@ -21,16 +22,15 @@ import { pollUntil } from '../support/poll.js';
  * of it. One container, in order: each step starts from the one before.
  */
 const engine = engineClient(inject('dockerHost'));
-let stack: TestStack;
-let token: string;
+// An admin: builds on this stack are admins' only (lib/wiring/local-deploys.ts, LOCAL_BUILDS_ADMINS_ONLY).
+const stack = useSignedInStack({ role: 'admin' });
+const { api } = stack;
 let otherToken: string;
 let containerId: string;
 let appUrl: string;
 /** A host service listening on every interface, as the API would with HOST=0.0.0.0. */
 let hostService: Server;
 const contexts: string[] = [];
-
-const api = (method: string, path: string, body?: unknown, as = token) => call(stack.baseUrl, method, path, { token: as, body });
 
 /** A context whose image serves `content` at / (the base image's server serves /www). */
 async function contextServing(content: string, extra = ''): Promise<string> {
@@ -49,7 +49,7 @@ interface DeployRun {
 }
 
 /** POST …/deploys, PUT the context where it says, then wait for a final state. */
-async function deploy(dir: string, as = token): Promise<DeployRun> {
+async function deploy(dir: string, as?: string): Promise<DeployRun> {
   const startedAt = performance.now();
   const context = await packBuildContext(dir);
   const created = await api('POST', `/api/v1/containers/${containerId}/deploys`, { size_bytes: context.length }, as);
@@ -67,36 +67,6 @@ async function deploy(dir: string, as = token): Promise<DeployRun> {
   return { deploy: final.body.data, ms: performance.now() - startedAt };
 }
 
-/** GETs `url` every 50 ms until stopped; answers every status seen (0 for a connection error) and every body. */
-function steadyClient(url: string) {
-  const statuses: number[] = [];
-  const bodies = new Set<string>();
-  let running = true;
-  const done = (async () => {
-    const inFlight: Promise<void>[] = [];
-    while (running) {
-      inFlight.push(
-        appRequest(url).then(
-          (response) => {
-            statuses.push(response.status);
-            bodies.add(response.text.trim());
-          },
-          () => void statuses.push(0),
-        ),
-      );
-      await sleep(50);
-    }
-    await Promise.all(inFlight);
-  })();
-  return {
-    async stop() {
-      running = false;
-      await done;
-      return { statuses, bodies };
-    },
-  };
-}
-
 /** As pollUntil, at a gentler pace: a build takes seconds, and DynamoDB Local shares the cores with it. */
 async function pollEvery<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, intervalMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -110,9 +80,6 @@ async function pollEvery<T>(read: () => Promise<T>, done: (value: T) => boolean,
 const served = async () => (await appRequest(appUrl)).text.trim();
 
 beforeAll(async () => {
-  stack = await startTestStack();
-  // An admin: builds on this stack are admins' only (lib/wiring/local-deploys.ts, LOCAL_BUILDS_ADMINS_ONLY).
-  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl, 'admin'));
   otherToken = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
   hostService = createServer((_, response) => response.end('host service\n'));
   await new Promise<void>((resolve) => hostService.listen(0, '0.0.0.0', resolve));
@@ -129,7 +96,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((resolve) => hostService?.close(resolve));
-  await stack?.close();
   await Promise.all(contexts.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 

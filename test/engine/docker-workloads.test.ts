@@ -1,13 +1,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { engineClient } from '../../lib/local/docker-engine.js';
 import { LABEL } from '../../lib/local/docker-runtime.js';
-import { call, personalAccessToken, signedInUser, type ApiResponse } from '../support/api-client.js';
+import type { ApiResponse } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { TEST_IMAGE } from '../support/global-engine.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 
 /*
@@ -15,25 +15,13 @@ import { pollUntil } from '../support/poll.js';
  * container's image runs, isolated, with its env, command, limits, logs and metrics.
  */
 const engine = engineClient(inject('dockerHost'));
-let stack: TestStack;
-let baseUrl: string;
-let token: string;
-
-beforeAll(async () => {
-  // The stack's own environment holds a secret a container must never see.
-  process.env.SERVICE_ONLY_SECRET = 'must-not-leak';
-  stack = await startTestStack();
-  baseUrl = stack.baseUrl;
-  token = await personalAccessToken(baseUrl, await signedInUser(baseUrl));
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
+// The stack's own environment holds a secret a container must never see.
+process.env.SERVICE_ONLY_SECRET = 'must-not-leak';
+const stack = useSignedInStack();
 
 let counter = 0;
 const uniqueHostname = () => `en-${process.pid}-${(counter += 1)}`;
-const api = (method: string, path: string, body?: unknown) => call(baseUrl, method, path, { token, body });
+const { api } = stack;
 
 /** A shell command run as the container's CMD; PID 1 traps SIGTERM so a stop is quick. */
 const shell = (script: string): string[] => ['sh', '-c', `trap 'exit 0' TERM; ${script} & wait`];

@@ -1,8 +1,8 @@
 import { availableParallelism, totalmem } from 'node:os';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { call, personalAccessToken, signedInUser, type ApiResponse } from '../support/api-client.js';
+import { describe, expect, it, vi } from 'vitest';
+import type { ApiResponse } from '../support/api-client.js';
 import { TEST_IMAGE } from '../support/global-engine.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 
 /*
@@ -16,19 +16,11 @@ vi.hoisted(() => {
   process.env.START_BUDGET_MS = '28000';
 });
 
-let stack: TestStack;
-let token: string;
-beforeAll(async () => {
-  stack = await startTestStack();
-  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
-});
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useSignedInStack();
 
 let counter = 0;
 const hostname = () => `lim-${process.pid}-${(counter += 1)}`;
-const api = (method: string, path: string, body?: unknown): Promise<ApiResponse> => call(stack.baseUrl, method, path, { token, body });
+const { api } = stack;
 
 describe('container sizes on the local stack', () => {
   const cores = availableParallelism();

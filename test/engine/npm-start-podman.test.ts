@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
@@ -11,6 +10,7 @@ import { call } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { TEST_IMAGE } from '../support/global-engine.js';
 import { pollUntil } from '../support/poll.js';
+import { signInAsAdmin, startOnEngine, useSpawnedStacks } from '../support/npm-start.js';
 import { isRunning } from '../support/processes.js';
 
 /*
@@ -19,59 +19,45 @@ import { isRunning } from '../support/processes.js';
  * The service it starts has a socket and state directory of this file's own (PODMAN_SOCKET,
  * PODMAN_STATE_DIR), so the engine service the other engine tests share is never touched.
  */
-const repositoryRoot = new URL('../../', import.meta.url).pathname;
 const ADMIN_PASSWORD = `pw-${randomUUID()}`;
 const scratch = await mkdtemp(join(tmpdir(), 'npm-start-podman-'));
 const podmanSocket = join(scratch, 'podman.sock');
-const running: ChildProcess[] = [];
 let servicePid: number | undefined;
 
 afterAll(async () => {
-  for (const child of running) if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
   if (servicePid !== undefined && isRunning(servicePid)) process.kill(servicePid, 'SIGKILL');
   await rm(scratch, { recursive: true, force: true });
 });
+// Registered after the clean-up above, so its stacks are killed before it runs.
+const stacks = useSpawnedStacks();
 
 describe('npm start with no engine answering and Podman installed', () => {
   it("starts Podman's API service, runs containers on it with the docker runtime, and stops it on SIGTERM", async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/local.ts'], {
-      cwd: repositoryRoot,
-      env: {
-        ...process.env,
-        PORT: '0',
+    const {
+      child,
+      baseUrl,
+      output: outputSoFar,
+    } = await startOnEngine(
+      stacks,
+      {
         DATA_DIR: join(scratch, 'data'),
-        // The file's own container directory, so the setup's clean-up finds what this stack leaves.
-        LOCAL_CONTAINER_DIR: process.env.LOCAL_CONTAINER_DIR,
         TABLE_NAME: `test-${randomUUID()}`,
         ADMIN_PASSWORD,
         CONTAINER_RUNTIME: 'auto',
         DOCKER_HOST: `unix://${join(scratch, 'nothing-listens.sock')}`,
         PODMAN_SOCKET: podmanSocket,
         PODMAN_STATE_DIR: join(scratch, 'podman-state'),
-        LOG_LEVEL: 'silent',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    running.push(child);
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const listening = await pollUntil(
-      async () => /listening on (http:\/\/\S+)/.exec(output),
-      (match) => match !== null || child.exitCode !== null,
       90_000,
     );
-    expect(listening, output).not.toBeNull();
-    const baseUrl = listening![1]!;
+    const output = outputSoFar();
 
     const started = new RegExp(`started Podman's API service at unix://${podmanSocket} \\(pid (\\d+)\\)`).exec(output);
     expect(started, output).not.toBeNull();
     servicePid = Number(started![1]);
     expect(output).toMatch(new RegExp(`Containers run on Podman Engine \\d+\\.\\d+\\.\\d+ at unix://${podmanSocket} \\(docker runtime\\)`));
 
-    const session = await call(baseUrl, 'POST', '/api/v1/sessions', { body: { email: 'admin@example.com', password: ADMIN_PASSWORD } });
-    const auth = { token: session.body.data.token, headers: { 'x-csrf-token': session.body.data.csrf_token } };
+    const auth = await signInAsAdmin(baseUrl, ADMIN_PASSWORD);
     const created = await call(baseUrl, 'POST', '/api/v1/containers', {
       ...auth,
       body: { hostname: `podman-${process.pid}`, image: TEST_IMAGE, port: 8080 },

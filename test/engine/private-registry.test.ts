@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { engineClient } from '../../lib/local/docker-engine.js';
-import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { TEST_IMAGE } from '../support/global-engine.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 import { type PrivateRegistry, pushTo, startPrivateRegistry } from '../support/private-registry.js';
 
@@ -14,23 +13,19 @@ import { type PrivateRegistry, pushTo, startPrivateRegistry } from '../support/p
  * container's registry_credentials (X-Registry-Auth).
  */
 const engine = engineClient(inject('dockerHost'));
-let stack: TestStack;
+const stack = useSignedInStack();
+const { api } = stack;
 let registry: PrivateRegistry;
 let image: string;
-let token: string;
 let counter = 0;
 const hostname = () => `pr-${process.pid}-${(counter += 1)}`;
-const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
 
 beforeAll(async () => {
   registry = await startPrivateRegistry();
   image = await pushTo(engine, registry, TEST_IMAGE, `private-${process.pid}/web`);
-  stack = await startTestStack();
-  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
 }, 120_000);
 
 afterAll(async () => {
-  await stack?.close();
   await registry?.close();
   // The pulled copy and its mark, so the engine keeps nothing of this run.
   const mark = `localhost/container-hosting-credentialed:${createHash('sha256').update(image).digest('hex').slice(0, 40)}`;

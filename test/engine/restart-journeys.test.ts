@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, personalAccessToken, signedInUser, type ApiResponse } from '../support/api-client.js';
+import { describe, expect, it } from 'vitest';
+import type { ApiResponse } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { TEST_IMAGE } from '../support/global-engine.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
+import { steadyClient } from '../support/steady-requests.js';
 
 /*
  * Journeys over HTTP against the local stack on a real Docker Engine API (Podman's here): a
@@ -12,23 +13,11 @@ import { pollUntil } from '../support/poll.js';
  * `never`, and a health check that never passes. The journeys run concurrently, so the file
  * takes about as long as the crash loop's backoff (1+2+4+8+16 s).
  */
-let stack: TestStack;
-let baseUrl: string;
-let token: string;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-  baseUrl = stack.baseUrl;
-  token = await personalAccessToken(baseUrl, await signedInUser(baseUrl));
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useSignedInStack();
 
 let counter = 0;
 const uniqueHostname = () => `rj-${process.pid}-${(counter += 1)}`;
-const api = (method: string, path: string, body?: unknown) => call(baseUrl, method, path, { token, body });
+const { api } = stack;
 
 /** PID 1 traps SIGTERM so that the old task of a restart stops at once. */
 const shell = (script: string): string[] => ['sh', '-c', `trap 'exit 0' TERM; ${script} & wait`];
@@ -49,32 +38,6 @@ async function waitFor(id: string, done: (container: Record<string, any>) => boo
   return pollUntil(() => read(id), done, timeoutMs);
 }
 
-/** GETs `url` every 50 ms (20 requests/s) until stopped; answers every status seen (0 for a connection error). */
-function steadyClient(url: string) {
-  const statuses: number[] = [];
-  let running = true;
-  const done = (async () => {
-    const inFlight: Promise<void>[] = [];
-    while (running) {
-      inFlight.push(
-        appRequest(url).then(
-          (response) => void statuses.push(response.status),
-          () => void statuses.push(0),
-        ),
-      );
-      await sleep(50);
-    }
-    await Promise.all(inFlight);
-  })();
-  return {
-    async stop() {
-      running = false;
-      await done;
-      return statuses;
-    },
-  };
-}
-
 describe.concurrent('restarts on the engine', () => {
   it('restarts with no failed request: a client at 20 requests/s sees only 200s, and a changed env is served after the restart', async ({
     expect,
@@ -91,7 +54,7 @@ describe.concurrent('restarts on the engine', () => {
     const restarted = await api('POST', `/api/v1/containers/${id}/restart`);
     const restartMs = Date.now() - restartStarted;
     await sleep(500);
-    const statuses = await client.stop();
+    const { statuses } = await client.stop();
 
     expect(restarted.body.data?.state).toBe('running');
     expect(statuses.length).toBeGreaterThan(10);
@@ -102,7 +65,7 @@ describe.concurrent('restarts on the engine', () => {
     expect(patched.status).toBe(200);
     const afterPatch = steadyClient(running.url);
     const restartedAgain = await api('POST', `/api/v1/containers/${id}/restart`);
-    const patchStatuses = await afterPatch.stop();
+    const { statuses: patchStatuses } = await afterPatch.stop();
 
     console.info(`restart after PATCH: ${patchStatuses.length} requests, ${patchStatuses.filter((s) => s !== 200).length} failed`);
     expect(restartedAgain.body.data?.state).toBe('running');

@@ -1,10 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
+import { describe, it, vi } from 'vitest';
 import { appRequest } from '../support/app-request.js';
-import { TEST_IMAGE } from '../support/global-engine.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
+import { serve, sleepersOn, tasksRunFor } from '../support/sleepers.js';
 
 /*
  * Sleep and wake on a real Docker Engine API (Podman's here), issue 26: a container with
@@ -16,73 +15,9 @@ import { pollUntil } from '../support/poll.js';
 const CHECK_MS = 500;
 vi.hoisted(() => Object.assign(process.env, { RECONCILE_INTERVAL_MS: '500', START_BUDGET_MS: '28000' }));
 
-let stack: TestStack;
-let token: string;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
-
-let counter = 0;
-const uniqueHostname = () => `sw-${process.pid}-${(counter += 1)}`;
-const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
-const read = async (id: string): Promise<Record<string, any>> => (await api('GET', `/api/v1/containers/${id}`)).body.data;
-
-/** Serves `body` on $PORT after `delayS` seconds; PID 1 traps SIGTERM so a stop is prompt. */
-const serve = (body: string, delayS = 0): string[] => [
-  'sh',
-  '-c',
-  `trap 'exit 0' TERM; mkdir -p /tmp/w && echo ${body} > /tmp/w/index.html && sleep ${delayS} && httpd -f -p $PORT -h /tmp/w & wait`,
-];
-
-/** The tasks the container has run, newest first, as its item records them (the API does not answer them). */
-async function tasksRunFor(id: string): Promise<string[]> {
-  const { containerStore } = await import('../../lib/wiring/containers.js');
-  return (await containerStore.get(id))!.taskHistory;
-}
-
-/** Creates a container that sleeps after 30 s, waits until it runs and answers, and answers its id, URL and when it last answered. */
-async function runningSleeper(body: Record<string, unknown>): Promise<{ id: string; url: string; lastRequestAt: number }> {
-  const created = await api('POST', '/api/v1/containers', { hostname: uniqueHostname(), image: TEST_IMAGE, idle_timeout_s: 30, ...body });
-  expect(created.status, JSON.stringify(created.body)).toBe(200);
-  const { id, url } = created.body.data;
-  expect(
-    (
-      await pollUntil(
-        () => read(id),
-        (container) => container.state === 'running',
-        30_000,
-      )
-    ).state,
-  ).toBe('running');
-  // When the last request was sent, not when its answer came: the proxy notes a request as it forwards it.
-  let lastRequestAt = 0;
-  const answer = await pollUntil(
-    () => {
-      lastRequestAt = Date.now();
-      return appRequest(url);
-    },
-    (response) => response.status === 200,
-    10_000,
-  );
-  expect(answer.status).toBe(200);
-  return { id, url, lastRequestAt };
-}
-
-/** Waits until the container sleeps; answers the record and how long after `since` it fell asleep. */
-async function untilAsleep(id: string, since: number): Promise<{ record: Record<string, any>; afterMs: number }> {
-  const record = await pollUntil(
-    () => read(id),
-    (container) => container.state !== 'running',
-    45_000,
-  );
-  return { record, afterMs: Date.now() - since };
-}
+const stack = useSignedInStack();
+const { api, container: read } = stack;
+const { runningSleeper, untilAsleep } = sleepersOn(stack);
 
 describe.concurrent('sleep and wake on the engine', () => {
   it('sleeps within 30 s plus one check after its last request, and 5 concurrent requests wake it: all 200 with the app’s body, one start', async ({

@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, inject, it, vi } from 'vitest';
 import { engineClient } from '../../lib/local/docker-engine.js';
-import { VOLUME_LABEL } from '../../lib/local/docker-volumes.js';
-import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { TEST_IMAGE } from '../support/global-engine.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { cgiApp, NOTES_SCRIPTS, removeStackVolumes } from '../support/engine-volumes.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 
 /*
@@ -18,38 +17,11 @@ import { pollUntil } from '../support/poll.js';
 vi.hoisted(() => Object.assign(process.env, { RECONCILE_INTERVAL_MS: '500', START_BUDGET_MS: '28000' }));
 
 const engine = engineClient(inject('dockerHost'));
-let stack: TestStack;
-let token: string;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-  token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
-});
-
-afterAll(async () => {
-  await stack?.close();
-  const { stackIdOf } = await import('../../lib/wiring/local-containers.js');
-  const volumes = await engine.listVolumes({
-    filters: { label: [`${VOLUME_LABEL.stack}=${stackIdOf(process.env.LOCAL_CONTAINER_DIR!)}`] },
-  });
-  await Promise.all(
-    (volumes.Volumes ?? []).map((volume) =>
-      engine
-        .getVolume(volume.Name)
-        .remove({ force: true })
-        .catch(() => undefined),
-    ),
-  );
-});
+const stack = useSignedInStack({ afterClose: () => removeStackVolumes(engine) });
 
 let counter = 0;
 const uniqueHostname = () => `vs-${process.pid}-${(counter += 1)}`;
-const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
-const read = async (id: string): Promise<Record<string, any>> => (await api('GET', `/api/v1/containers/${id}`)).body.data;
-
-// The header lines end in CRLF: Node's HTTP parser (the proxy's upstream) refuses bare LF.
-const cgi = (name: string, body: string) =>
-  `printf '#!/bin/sh\\nprintf "Content-Type: text/plain\\\\r\\\\n\\\\r\\\\n"\\n${body}\\n' > /tmp/www/cgi-bin/${name}`;
+const { api, container: read } = stack;
 
 /**
  * busybox httpd over /data: `write?text` appends a line to notes, `read` answers them,
@@ -58,23 +30,18 @@ const cgi = (name: string, body: string) =>
  * noclobber); on SIGTERM it takes `exitDelayS` seconds to finish, as an app that flushes does,
  * then gives the lock back.
  */
-const app = (exitDelayS: number): string[] => [
-  'sh',
-  '-c',
-  [
-    'mkdir -p /tmp/www/cgi-bin',
-    cgi('write', 'echo "$QUERY_STRING" >> /data/notes; echo ok'),
-    cgi('read', 'cat /data/notes'),
-    cgi('overlaps', 'cat /data/overlaps 2>/dev/null; echo end'),
-    cgi('crash', 'kill -USR1 1; echo bye'),
-    'chmod +x /tmp/www/cgi-bin/*',
-    'if ! (set -C; echo $$ > /data/lock) 2>/dev/null; then echo "held at $(date +%s)" >> /data/overlaps; fi',
-    `trap 'sleep ${exitDelayS}; rm -f /data/lock; exit 0' TERM`,
-    // PID 1 gets only the signals it handles: the crash is an exit with a failure's status.
-    "trap 'rm -f /data/lock; exit 3' USR1",
-    'httpd -f -p $PORT -h /tmp/www & wait',
-  ].join('; '),
-];
+const app = (exitDelayS: number): string[] =>
+  cgiApp(
+    { ...NOTES_SCRIPTS, overlaps: 'cat /data/overlaps 2>/dev/null; echo end', crash: 'kill -USR1 1; echo bye' },
+    {
+      atStart: ['if ! (set -C; echo $$ > /data/lock) 2>/dev/null; then echo "held at $(date +%s)" >> /data/overlaps; fi'],
+      traps: [
+        `trap 'sleep ${exitDelayS}; rm -f /data/lock; exit 0' TERM`,
+        // PID 1 gets only the signals it handles: the crash is an exit with a failure's status.
+        "trap 'rm -f /data/lock; exit 3' USR1",
+      ],
+    },
+  );
 
 async function volumeApp(name: string, body: Record<string, unknown>): Promise<{ id: string; url: string; volumeId: string }> {
   const volume = await api('POST', '/api/v1/volumes', { name, size_gb: 1 });

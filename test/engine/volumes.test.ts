@@ -3,13 +3,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { engineClient } from '../../lib/local/docker-engine.js';
 import { VOLUME_LABEL } from '../../lib/local/docker-volumes.js';
-import { call, personalAccessToken, signedInUser } from '../support/api-client.js';
+import { personalAccessToken, signedInUser } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { TEST_IMAGE } from '../support/global-engine.js';
-import { startTestStack, type TestStack } from '../support/local-stack.js';
+import { cgiApp, NOTES_SCRIPTS, removeStackVolumes } from '../support/engine-volumes.js';
+import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
 
 /*
@@ -24,60 +25,27 @@ process.env.LOCAL_DISK_CHECK_MS = '300';
 
 const engine = engineClient(inject('dockerHost'));
 const execFileAsync = promisify(execFile);
-let stack: TestStack;
-let baseUrl: string;
-let token: string;
+const stack = useSignedInStack({ afterClose: () => removeStackVolumes(engine) });
 let otherToken: string;
 
 beforeAll(async () => {
-  stack = await startTestStack();
-  baseUrl = stack.baseUrl;
-  token = await personalAccessToken(baseUrl, await signedInUser(baseUrl));
-  otherToken = await personalAccessToken(baseUrl, await signedInUser(baseUrl));
+  otherToken = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
 }, 60_000);
-
-afterAll(async () => {
-  await stack?.close();
-  const { stackIdOf } = await import('../../lib/wiring/local-containers.js');
-  const volumes = await engine.listVolumes({
-    filters: { label: [`${VOLUME_LABEL.stack}=${stackIdOf(process.env.LOCAL_CONTAINER_DIR!)}`] },
-  });
-  await Promise.all(
-    (volumes.Volumes ?? []).map((volume) =>
-      engine
-        .getVolume(volume.Name)
-        .remove({ force: true })
-        .catch(() => undefined),
-    ),
-  );
-});
 
 let counter = 0;
 const uniqueHostname = () => `vo-${process.pid}-${(counter += 1)}`;
-const api = (method: string, path: string, body?: unknown, as = token) => call(baseUrl, method, path, { token: as, body });
+const { api } = stack;
 
 /**
  * The app: busybox httpd with three CGI scripts over /data: `write?text` appends a line,
  * `read` answers the file, `fill?N` writes N MiB.
  */
-// The header lines end in CRLF: Node's HTTP parser (the proxy's upstream) refuses bare LF.
-const cgi = (name: string, body: string) =>
-  `printf '#!/bin/sh\\nprintf "Content-Type: text/plain\\\\r\\\\n\\\\r\\\\n"\\n${body}\\n' > /tmp/www/cgi-bin/${name}`;
-const APP = [
-  'sh',
-  '-c',
-  [
-    'mkdir -p /tmp/www/cgi-bin',
-    cgi('write', 'echo "$QUERY_STRING" >> /data/notes; echo ok'),
-    cgi('read', 'cat /data/notes'),
-    cgi('fill', 'dd if=/dev/zero of=/data/big bs=1048576 count=$QUERY_STRING 2>/dev/null; echo $?'),
-    'chmod +x /tmp/www/cgi-bin/*',
-    "trap 'exit 0' TERM",
-    'httpd -f -p $PORT -h /tmp/www & wait',
-  ].join('; '),
-];
+const APP = cgiApp({
+  ...NOTES_SCRIPTS,
+  fill: 'dd if=/dev/zero of=/data/big bs=1048576 count=$QUERY_STRING 2>/dev/null; echo $?',
+});
 
-async function createVolume(name: string, sizeGb = 5, as = token): Promise<Record<string, any>> {
+async function createVolume(name: string, sizeGb = 5, as?: string): Promise<Record<string, any>> {
   const response = await api('POST', '/api/v1/volumes', { name, size_gb: sizeGb }, as);
   expect(response.status, response.text).toBe(201);
   return response.body.data;

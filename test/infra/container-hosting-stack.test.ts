@@ -131,8 +131,16 @@ describe('ContainerHostingStack functions', () => {
     // Assess
     for (const route of routes) {
       const variables = functionOf(route.id).properties.Environment?.Variables ?? {};
+      // Deleting a volume runs its chore task on the workload cluster (docs/volumes.md, "Volumes on AWS").
       const usesContainers =
-        (route.permissions.ecs?.length ?? 0) > 0 || route.permissions.metrics === true || route.permissions.logs === true;
+        (route.permissions.ecs?.length ?? 0) > 0 ||
+        route.permissions.metrics === true ||
+        route.permissions.logs === true ||
+        route.permissions.volumeChores === true;
+      // The chore's busybox comes through the ECR Public pull-through rule; only the functions that run chores know it.
+      if (route.permissions.volumeChores)
+        expect(flatten(variables.VOLUME_CHORE_IMAGE), route.id).toMatch(/\/ecr-public\/docker\/library\/busybox:1\.37\.0$/);
+      else expect(variables.VOLUME_CHORE_IMAGE, route.id).toBeUndefined();
       // Container routes, and the MCP server's tools that stand for them, validate images and answer records with their url: they know the default image.
       expect(variables.CONTAINER_IMAGE, route.id).toBe(
         route.path.startsWith('/api/v1/containers') || route.id === 'mcpServer'
@@ -440,6 +448,15 @@ describe('ContainerHostingStack least privilege inside the table', () => {
     // Assess
     for (const route of routes) {
       const statements = statementsWithAction(statementsOfRole(template, functionOf(route.id).roleLogicalId), 'ecs:RunTask');
+      if (route.permissions.volumeChores) {
+        // Deleting a volume runs its chore task (docs/volumes.md, "Volumes on AWS"): only the chore families, in our cluster.
+        expect(
+          statements.map((statement) => flatten(statement.Resource)),
+          route.id,
+        ).toEqual([expect.stringMatching(/:task-definition\/vol-[0-9a-f]{12}-chore-\*:\*$/)]);
+        expect(Object.keys(statements[0]?.Condition?.ArnEquals ?? {})).toEqual(['ecs:cluster']);
+        continue;
+      }
       if (!route.permissions.ecs?.includes('run')) {
         expect(statements, route.id).toEqual([]);
         continue;

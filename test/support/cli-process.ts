@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { buildCli } from '../../scripts/build-cli.js';
 
 /** The CLI as package.json's `bin` names it, built as `npm ci` builds it (the `prepare` script). */
 export const CLI = resolve(JSON.parse(readFileSync('package.json', 'utf8')).bin['container-hosting']);
@@ -47,4 +49,16 @@ export function cliSession(baseEnv: () => Record<string, string>): CliSession {
       for (const child of spawned) if (child.exitCode === null) child.kill('SIGKILL');
     },
   };
+}
+
+/**
+ * The CLI against a file's stack as its signed-in user's token. With `build` (the default) it is
+ * built again from cli/src before the file's tests, so a test never runs a CLI older than its
+ * source; whatever it left running is ended after them, before the stack closes.
+ */
+export function cliOn(stack: { readonly baseUrl: string; readonly token: string }, { build = true } = {}): CliSession {
+  const cli = cliSession(() => ({ CONTAINER_HOSTING_API: stack.baseUrl, CONTAINER_HOSTING_TOKEN: stack.token, HOME: '/nonexistent' }));
+  if (build) beforeAll(() => expect(buildCli()).toBe(CLI));
+  afterAll(() => cli.killAll());
+  return cli;
 }

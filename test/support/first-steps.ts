@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { environmentWith, repositoryRoot, spawnNpmStart, TEST_PROCESS_SETTINGS } from './npm-start.js';
 import { pollUntil } from './poll.js';
 
 /**
@@ -10,8 +10,6 @@ import { pollUntil } from './poll.js';
  * a fresh DATA_DIR, then the README's marked blocks, read from the README and run by sh as
  * written. The one change: the README's port 3000 becomes a free one, so the run meets no other stack.
  */
-
-export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The block under `<!-- first-steps: NAME -->` in README.md. */
 export function readmeBlock(name: string): string {
@@ -51,27 +49,9 @@ export interface RunningStack {
 /** `npm start`'s command, with no test table or credentials leaking in from the test's own environment. */
 export async function startLikeNewcomer(env: Record<string, string>): Promise<RunningStack> {
   const port = await freePort();
-  const fullEnv: NodeJS.ProcessEnv = { ...process.env, ...readmeStartEnvironment(), PORT: String(port), ...env };
-  for (const name of [
-    'DYNAMODB_ENDPOINT',
-    'TABLE_NAME',
-    'LOCAL_CONTAINER_DIR',
-    'AWS_ACCESS_KEY_ID',
-    'AWS_SECRET_ACCESS_KEY',
-    'LOG_LEVEL',
-    'ADMIN_EMAIL',
-  ]) {
-    delete fullEnv[name];
-  }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/local.ts'], {
-    cwd: repositoryRoot,
-    env: fullEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  const output = { text: '' };
-  child.stdout!.on('data', (chunk) => (output.text += chunk));
-  child.stderr!.on('data', (chunk) => (output.text += chunk));
+  const { child, output } = spawnNpmStart(
+    environmentWith({ ...readmeStartEnvironment(), PORT: String(port), ...env }, [...TEST_PROCESS_SETTINGS, 'ADMIN_EMAIL']),
+  );
   await pollUntil(
     async () => output.text,
     (text) => text.includes('listening on') || child.exitCode !== null,

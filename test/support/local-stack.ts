@@ -1,6 +1,9 @@
 import { createServer, type AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
+import type { Role } from '../../lib/identity/principal.js';
 import { runShutdown } from '../../lib/local/lifecycle.js';
 import { startLocalServer } from '../../lib/local/server.js';
+import { type ApiResponse, call, personalAccessToken, type SignedInUser, signedInUser } from './api-client.js';
 
 export interface TestStack {
   baseUrl: string;
@@ -28,6 +31,75 @@ export async function startTestStack(): Promise<TestStack> {
       await server.close();
       await runShutdown();
     },
+  };
+}
+
+/** A test file's stack: started before its first test, closed after its last. */
+export interface StackInUse {
+  /** The stack's address; read it in a hook or a test, once the file's beforeAll has run. */
+  readonly baseUrl: string;
+}
+
+/** A stack in use with a signed-in user and a personal access token of theirs. */
+export interface SignedInStack extends StackInUse {
+  readonly user: SignedInUser;
+  /** The user's personal access token. */
+  readonly token: string;
+  /** A call to the API as the user's token, or as `as` (another token, or a session's options). */
+  api(method: string, path: string, body?: unknown, as?: string): Promise<ApiResponse>;
+  /** A container's record as the API answers it to the user. */
+  container(id: string): Promise<Record<string, any>>;
+}
+
+/**
+ * Starts this file's stack in a beforeAll and closes it in an afterAll (then runs `afterClose`,
+ * e.g. to remove engine volumes). Hooks the file registers later run after it starts and
+ * before it closes (vitest runs before-hooks in order, after-hooks in reverse).
+ */
+export function useStack(options: { afterClose?: () => Promise<void> } = {}): StackInUse {
+  let started: TestStack | undefined;
+  beforeAll(async () => {
+    started = await startTestStack();
+  });
+  afterAll(async () => {
+    await started?.close();
+    await options.afterClose?.();
+  });
+  return {
+    get baseUrl() {
+      if (!started) throw new Error('the stack starts in beforeAll: read baseUrl in a hook or a test');
+      return started.baseUrl;
+    },
+  };
+}
+
+/** useStack, with a user of `role` signed in and given a personal access token once the stack has started. */
+export function useSignedInStack(options: { role?: Role; afterClose?: () => Promise<void> } = {}): SignedInStack {
+  const stack = useStack(options);
+  let user: SignedInUser | undefined;
+  let token: string | undefined;
+  beforeAll(async () => {
+    user = await signedInUser(stack.baseUrl, options.role);
+    token = await personalAccessToken(stack.baseUrl, user);
+  });
+  const signedIn = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the user signs in in beforeAll: read it in a hook or a test');
+    return value;
+  };
+  const api = (method: string, path: string, body?: unknown, as = signedIn(token)) =>
+    call(stack.baseUrl, method, path, { token: as, body });
+  return {
+    get baseUrl() {
+      return stack.baseUrl;
+    },
+    get user() {
+      return signedIn(user);
+    },
+    get token() {
+      return signedIn(token);
+    },
+    api,
+    container: async (id) => (await api('GET', `/api/v1/containers/${id}`)).body.data,
   };
 }
 

@@ -99,6 +99,12 @@ export interface RoutePermissions {
   /** Make and remove volumes' storage on AWS: EFS access points and their roles (infra/constructs/workload-volumes.ts). */
   volumes?: boolean;
   /**
+   * Run a volume's one-off chore task as the volume's role (emptying a deleted volume) and follow
+   * it to its end: RunTask on the chore families, PassRole of the volume roles, DescribeTasks, the
+   * deferred job's queue, and deleting the emptied volume's access point and role.
+   */
+  volumeChores?: boolean;
+  /**
    * Deploys' builds on AWS (infra/constructs/image-builds.ts): presign context uploads, discard
    * contexts, start, stop and describe builds of the one project, read build logs.
    */

@@ -56,7 +56,8 @@ export const deleteVolume = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated(volumeWrite, { volumes: true }),
+  // It empties the volume with a chore task, whose job the task state function follows (docs/volumes.md, "Volumes on AWS").
+  permissions: /* @__PURE__ */ authenticated(volumeWrite, { volumes: true, volumeChores: true }),
   alsoAnswers: [409],
   answers: { acknowledges: 'deleted' },
   summary: 'Delete a volume and its content; only while no container mounts it',

@@ -29,30 +29,13 @@ import { pollUntil } from '../../support/poll.js';
  * the build events function's handler, the built image going live through the ECS runtime's
  * restart, and the later look at a build whose events were lost.
  */
-vi.hoisted(() => {
-  const port = 20_000 + (process.pid % 20_000);
-  Object.assign(process.env, {
-    CONTAINER_RUNTIME: 'ecs',
-    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
-    ECS_SUBNET_IDS: 'subnet-a',
-    ECS_SECURITY_GROUP_IDS: 'sg-1',
-    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
-    ECS_LOG_GROUP: 'workload-logs',
-    APPS_DNS_ZONE_ID: 'ZSIM',
-    APPS_DNS_ZONE_NAME: 'apps.internal',
-    TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
-    TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
-    ROUTE_CHANGES_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/route-changes`,
-    BUILD_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/build-events`,
-    BUILD_CONTEXT_BUCKET: 'build-contexts',
-    BUILD_PROJECT_NAME: 'image-builds',
-    BUILD_LOG_GROUP: 'build-logs',
-    BUILT_IMAGE_REPOSITORY: '123456789012.dkr.ecr.us-east-1.amazonaws.com/builds',
+await vi.hoisted(async () => {
+  const { ecsSimSettings, simBuildSettings } = await import('../../support/ecs-settings.js');
+  Object.assign(
+    process.env,
     // A simulated minute is 200 ms: the 5-minute build timeout is a second.
-    BUILD_TIMEOUT_S: '300',
-    RESTART_DRAIN_MS: '500',
-    START_BUDGET_MS: '20000',
-  });
+    ecsSimSettings({ ...simBuildSettings(), BUILD_TIMEOUT_S: '300', RESTART_DRAIN_MS: '500' }),
+  );
 });
 
 let sim: AwsSim;

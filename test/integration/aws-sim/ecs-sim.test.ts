@@ -6,6 +6,7 @@ import { newId } from '../../../lib/ids.js';
 import { type AwsSim, startAwsSim } from '../../support/aws-sim/index.js';
 import { pollUntil } from '../../support/poll.js';
 import { accepts, burst, clientsFor, runtimeOn, runtimeSettings } from './support.js';
+import { simTaskLaunch } from '../../support/workloads.js';
 
 /*
  * The ECS simulator through the real SDK v3 client (awsJson1_1): the task lifecycle with real
@@ -21,20 +22,7 @@ beforeAll(async () => {
 
 afterAll(() => sim?.close());
 
-const launch = (env: Record<string, string> = {}, image = 'sim/app:1'): TaskLaunch =>
-  ({
-    containerId: newId(),
-    hostname: `h-${newId().slice(0, 8)}`,
-    image,
-    port: 8080,
-    env,
-    command: null,
-    cpuCores: 1,
-    memoryMb: 2048,
-    diskGb: 20,
-    healthCheck: null,
-    clientToken: newId(),
-  }) as unknown as TaskLaunch;
+const launch = (env: Record<string, string> = {}, image = 'sim/app:1'): TaskLaunch => simTaskLaunch({ image, env });
 
 async function statusOf(taskArn: string, done: (status: Record<string, any>) => boolean, timeoutMs = 8000) {
   const ecs = clientsFor(sim).ecs;

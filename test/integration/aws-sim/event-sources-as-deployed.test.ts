@@ -21,22 +21,9 @@ import { EcsSimStack, onOneInstance, SIM_ROUTE53 } from '../../support/conforman
  * visibility timeout and go to the dead-letter queue after the deployed receive count, in the
  * deployed batches and concurrency.
  */
-vi.hoisted(() => {
-  // The SQS client sends to its QueueUrl's host, so the queues name the simulator's port (simPortFor).
-  const port = 20_000 + (process.pid % 20_000);
-  Object.assign(process.env, {
-    CONTAINER_RUNTIME: 'ecs',
-    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
-    ECS_SUBNET_IDS: 'subnet-a',
-    ECS_SECURITY_GROUP_IDS: 'sg-1',
-    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
-    ECS_LOG_GROUP: 'workload-logs',
-    APPS_DNS_ZONE_ID: 'ZSIM',
-    APPS_DNS_ZONE_NAME: 'apps.internal',
-    TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
-    TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
-    ROUTE_CHANGES_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/route-changes`,
-  });
+await vi.hoisted(async () => {
+  const { ecsSimSettings } = await import('../../support/ecs-settings.js');
+  Object.assign(process.env, ecsSimSettings());
 });
 
 let sim: AwsSim;

@@ -9,6 +9,7 @@ import { newId } from '../../../lib/ids.js';
 import { type AwsSim, startAwsSim } from '../../support/aws-sim/index.js';
 import { pollUntil } from '../../support/poll.js';
 import { burst, clientsFor, runtimeOn } from './support.js';
+import { simTaskLaunch } from '../../support/workloads.js';
 
 /*
  * The simulator's EventBridge → SQS delivery and event source, Route 53 (restXml) and
@@ -27,20 +28,7 @@ beforeAll(async () => {
 
 afterAll(() => sim?.close());
 
-const launch = (env: Record<string, string> = {}): TaskLaunch =>
-  ({
-    containerId: newId(),
-    hostname: `h-${newId().slice(0, 8)}`,
-    image: 'sim/app:1',
-    port: 8080,
-    env,
-    command: null,
-    cpuCores: 1,
-    memoryMb: 2048,
-    diskGb: 20,
-    healthCheck: null,
-    clientToken: newId(),
-  }) as unknown as TaskLaunch;
+const launch = (env: Record<string, string> = {}): TaskLaunch => simTaskLaunch({ env });
 
 describe('EventBridge → SQS', () => {
   it('delivers ECS Task State Change events in their real shape, with losses, duplicates and reordering the seed decides', async () => {

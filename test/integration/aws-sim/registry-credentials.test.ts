@@ -9,6 +9,7 @@ import { newId } from '../../../lib/ids.js';
 import { type AwsSim, startAwsSim } from '../../support/aws-sim/index.js';
 import { pollUntil } from '../../support/poll.js';
 import { clientsFor, runtimeOn, runtimeSettings } from './support.js';
+import { simTaskLaunch } from '../../support/workloads.js';
 
 /*
  * Private images on ECS (issue 33, item 5) through the real SDK clients: a Secrets Manager secret
@@ -34,21 +35,13 @@ beforeAll(async () => {
 
 afterAll(() => sim?.close());
 
-const launchOf = async (containerId: string, withCredentials: boolean): Promise<TaskLaunch> => ({
-  containerId,
-  mounts: [],
-  hostname: `h-${containerId.slice(0, 8)}`,
-  image: IMAGE,
-  port: 8080,
-  env: { SIM_BODY: 'private' },
-  command: null,
-  cpuCores: 1,
-  memoryMb: 2048,
-  diskGb: 20,
-  healthCheck: null,
-  clientToken: newId(),
-  ...(withCredentials ? { registryCredentials: await vault.pullCredentialsFor(containerId) } : {}),
-});
+const launchOf = async (containerId: string, withCredentials: boolean): Promise<TaskLaunch> =>
+  simTaskLaunch({
+    containerId,
+    image: IMAGE,
+    env: { SIM_BODY: 'private' },
+    ...(withCredentials ? { registryCredentials: await vault.pullCredentialsFor(containerId) } : {}),
+  });
 
 async function settle(taskArn: string) {
   const runtime = runtimeOn(sim);

@@ -33,25 +33,15 @@ import { pollUntil } from '../../support/poll.js';
  * functions' handlers run from their queues, and the probe is the real TCP probe of the task's
  * own loopback address. The sweep is given a clock, so 30 s and more of silence take no time.
  */
-vi.hoisted(() => {
-  const port = 20_000 + (process.pid % 20_000);
-  Object.assign(process.env, {
-    CONTAINER_RUNTIME: 'ecs',
-    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
-    ECS_SUBNET_IDS: 'subnet-a',
-    ECS_SECURITY_GROUP_IDS: 'sg-1',
-    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
-    ECS_LOG_GROUP: 'workload-logs',
-    APPS_DNS_ZONE_ID: 'ZSIM',
-    APPS_DNS_ZONE_NAME: 'apps.internal',
-    APPS_DOMAIN: 'apps.example.com',
-    TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
-    TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
-    ROUTE_CHANGES_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/route-changes`,
-    WAKE_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:wake-AbCdEf',
-    RESTART_DRAIN_MS: '1000',
-    START_BUDGET_MS: '20000',
-  });
+await vi.hoisted(async () => {
+  const { ecsSimSettings } = await import('../../support/ecs-settings.js');
+  Object.assign(
+    process.env,
+    ecsSimSettings({
+      APPS_DOMAIN: 'apps.example.com',
+      WAKE_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:wake-AbCdEf',
+    }),
+  );
 });
 
 const SECRET = 'Zq8wake0secret0for0the0proxy0only0Xy12';

@@ -28,28 +28,18 @@ import { pollUntil } from '../../support/poll.js';
  * as a directory of this machine), so what the app writes is read back after a restart and on
  * another container.
  */
-vi.hoisted(() => {
-  const port = 20_000 + (process.pid % 20_000);
-  Object.assign(process.env, {
-    CONTAINER_RUNTIME: 'ecs',
-    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
-    ECS_SUBNET_IDS: 'subnet-a',
-    ECS_SECURITY_GROUP_IDS: 'sg-1',
-    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
-    ECS_LOG_GROUP: 'workload-logs',
-    APPS_DNS_ZONE_ID: 'ZSIM',
-    APPS_DNS_ZONE_NAME: 'apps.internal',
-    TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
-    TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
-    ROUTE_CHANGES_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/route-changes`,
-    RESTART_DRAIN_MS: '1000',
-    START_BUDGET_MS: '20000',
-    // The stack's EFS file system (the simulator's one), its role boundary and role name prefix.
-    EFS_FILE_SYSTEM_ID: 'fs-0123456789abcdef0',
-    EFS_FILE_SYSTEM_ARN: 'arn:aws:elasticfilesystem:us-east-1:123456789012:file-system/fs-0123456789abcdef0',
-    EFS_VOLUME_ROLE_BOUNDARY_ARN: 'arn:aws:iam::123456789012:policy/volume-role-boundary',
-    EFS_VOLUME_ROLE_PREFIX: 'journey-vol',
-  });
+await vi.hoisted(async () => {
+  const { ecsSimSettings } = await import('../../support/ecs-settings.js');
+  Object.assign(
+    process.env,
+    ecsSimSettings({
+      // The stack's EFS file system (the simulator's one), its role boundary and role name prefix.
+      EFS_FILE_SYSTEM_ID: 'fs-0123456789abcdef0',
+      EFS_FILE_SYSTEM_ARN: 'arn:aws:elasticfilesystem:us-east-1:123456789012:file-system/fs-0123456789abcdef0',
+      EFS_VOLUME_ROLE_BOUNDARY_ARN: 'arn:aws:iam::123456789012:policy/volume-role-boundary',
+      EFS_VOLUME_ROLE_PREFIX: 'journey-vol',
+    }),
+  );
 });
 
 let sim: AwsSim;

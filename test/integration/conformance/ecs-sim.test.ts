@@ -6,7 +6,7 @@ import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { containerServiceWith } from '../../../lib/wiring/containers.js';
 import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
-import { EcsSimStack, ECS_SIM_ENV, onOneInstance, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { EcsSimStack, onOneInstance, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
 import { describeConformance } from '../../support/conformance/journeys.js';
 import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
 import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
@@ -23,37 +23,17 @@ import { deployServiceWith } from '../../../lib/wiring/deploys.js';
  * messages, the reconciler every 3 s, DynamoDB Local. Each task is a real listener on its own
  * loopback address.
  */
-vi.hoisted(() => {
-  // The SQS client sends to its QueueUrl's host, so the queues name the simulator's port (simPortFor).
-  const port = 20_000 + (process.pid % 20_000);
-  Object.assign(process.env, {
-    CONTAINER_RUNTIME: 'ecs',
-    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
-    ECS_SUBNET_IDS: 'subnet-a',
-    ECS_SECURITY_GROUP_IDS: 'sg-1',
-    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
-    ECS_LOG_GROUP: 'workload-logs',
-    APPS_DNS_ZONE_ID: 'ZSIM',
-    APPS_DNS_ZONE_NAME: 'apps.internal',
-    TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
-    TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
-    ROUTE_CHANGES_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/route-changes`,
-    // Builds (infra/constructs/image-builds.ts): the build site's settings; a simulated build minute is 200 ms.
-    BUILD_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/build-events`,
-    BUILD_CONTEXT_BUCKET: 'build-contexts',
-    BUILD_PROJECT_NAME: 'image-builds',
-    BUILD_LOG_GROUP: 'build-logs',
-    BUILT_IMAGE_REPOSITORY: '123456789012.dkr.ecr.us-east-1.amazonaws.com/builds',
-    RESTART_DRAIN_MS: '1000',
-    START_BUDGET_MS: '20000',
-  });
+await vi.hoisted(async () => {
+  const { ecsSimSettings, simBuildSettings } = await import('../../support/ecs-settings.js');
+  // Builds (infra/constructs/image-builds.ts): a simulated build minute is 200 ms.
+  Object.assign(process.env, ecsSimSettings(simBuildSettings()));
 });
 
 let sim: AwsSim;
 let stack: EcsSimStack;
 
 beforeAll(async () => {
-  expect(config.CONTAINER_RUNTIME).toBe(ECS_SIM_ENV.CONTAINER_RUNTIME);
+  expect(config.CONTAINER_RUNTIME).toBe('ecs');
   sim = await startAwsSim({
     port: simPortFor(process.pid),
     seed: 24,

@@ -36,17 +36,13 @@ const containerService = containerServiceWith({ runtime: containerRuntime, usage
  * with task state events fed through the real EventBridge function. Only ECS and CloudWatch
  * are faked, at the SDK client, and every test asserts each command they received.
  */
-const ECS = vi.hoisted(() => {
+const ECS = await vi.hoisted(async () => {
+  const { ECS_SETTINGS, ECS_TASK_SETTINGS } = await import('../../support/ecs-settings.js');
   const settings = {
-    CONTAINER_RUNTIME: 'ecs',
-    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
-    ECS_TASK_DEFINITION_ARN: 'arn:aws:ecs:us-east-1:123456789012:task-definition/workload:3',
+    ...ECS_SETTINGS,
+    ...ECS_TASK_SETTINGS,
     ECS_SUBNET_IDS: 'subnet-a,subnet-b',
-    ECS_SECURITY_GROUP_IDS: 'sg-1',
     ECS_TASK_FAMILY: 'workload',
-    ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
-    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
-    ECS_LOG_GROUP: 'workload-logs',
     // No drain after a restart's switch here; 'waits the drain…' below gives one of its own.
     RESTART_DRAIN_MS: '0',
   };

@@ -6,6 +6,7 @@ import { ConflictError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { pollUntil } from '../../support/poll.js';
+import { nginxWorkload } from '../../support/workloads.js';
 
 vi.hoisted(() => {
   // Before lib/config loads: local processes count as running quickly, so many restarts fit a test.
@@ -23,15 +24,9 @@ const owner: Caller = { userId: newId(), role: 'user' };
 let counter = 0;
 const spec = () => ({
   hostname: `upd-${process.pid}-${(counter += 1)}`,
-  image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-  port: 8080,
-  env: {},
+  ...nginxWorkload(),
   // Listens on $PORT: a task counts as running once it answers.
   command: ['/bin/sh', '-c', 'exec busybox httpd -f -p 127.0.0.1:$PORT -h .'],
-  cpuCores: 1,
-  memoryMb: 512,
-  diskGb: 18,
-  healthCheck: null,
   restartPolicy: 'on-failure' as const,
 });
 

@@ -24,17 +24,9 @@ import { deliverTaskStateChange, ecsTaskStateChange } from '../../support/lambda
  * Quotas over DynamoDB Local with the production store and the ECS runtime; ECS is faked at
  * the SDK client, and task state events go through the real EventBridge function.
  */
-const ECS = vi.hoisted(() => {
-  const settings = {
-    CONTAINER_RUNTIME: 'ecs',
-    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
-    ECS_TASK_DEFINITION_ARN: 'arn:aws:ecs:us-east-1:123456789012:task-definition/workload:3',
-    ECS_SUBNET_IDS: 'subnet-a',
-    ECS_SECURITY_GROUP_IDS: 'sg-1',
-    ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
-    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
-    ECS_LOG_GROUP: 'workload-logs',
-  };
+const ECS = await vi.hoisted(async () => {
+  const { ECS_SETTINGS, ECS_TASK_SETTINGS } = await import('../../support/ecs-settings.js');
+  const settings = { ...ECS_SETTINGS, ...ECS_TASK_SETTINGS };
   Object.assign(process.env, settings);
   return settings;
 });

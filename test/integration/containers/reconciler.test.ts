@@ -24,25 +24,21 @@ import { containerStore } from '../../../lib/wiring/containers.js';
 import { captureOutput } from '../../support/captured-output.js';
 import { FakeZone } from '../../support/fake-route53-zone.js';
 import { lambdaContext } from '../../support/lambda-event.js';
+import { storedContainer } from '../../support/workloads.js';
 
 /*
  * The reconciler over DynamoDB Local with the production store, through the scheduled Lambda
  * handler; ECS is faked at the SDK client by a small cluster model that ListTasks, DescribeTasks
  * and StopTask read and change, and every command it receives is asserted.
  */
-const ECS = vi.hoisted(() => {
+const ECS = await vi.hoisted(async () => {
+  const { awsQueueUrl, ECS_SETTINGS, ECS_TASK_SETTINGS } = await import('../../support/ecs-settings.js');
   const settings = {
-    CONTAINER_RUNTIME: 'ecs',
-    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
-    ECS_TASK_DEFINITION_ARN: 'arn:aws:ecs:us-east-1:123456789012:task-definition/workload:3',
-    ECS_SUBNET_IDS: 'subnet-a',
-    ECS_SECURITY_GROUP_IDS: 'sg-1',
-    ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
-    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
-    ECS_LOG_GROUP: 'workload-logs',
+    ...ECS_SETTINGS,
+    ...ECS_TASK_SETTINGS,
     // Deferred work through the queues, as on AWS: a RUNNING task goes to the readiness probe.
-    TASK_EVENTS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/task-events',
-    TASK_PROBE_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/task-probes',
+    TASK_EVENTS_QUEUE_URL: awsQueueUrl('task-events'),
+    TASK_PROBE_QUEUE_URL: awsQueueUrl('task-probes'),
   };
   Object.assign(process.env, settings);
   return settings;
@@ -113,19 +109,9 @@ const runScheduled = async (): Promise<ReconcileReport> =>
 let hostnameCounter = 0;
 /** A container as the API would have left it, with its quota use charged as the API charges it. */
 async function seedContainer(userId: string, state: ContainerState, fields: Partial<StoredContainer> = {}): Promise<StoredContainer> {
-  const container: StoredContainer = {
-    id: newId(),
+  const container = storedContainer({
     userId,
     hostname: `reconcile-${process.pid}-${(hostnameCounter += 1)}`,
-    image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-    port: 8080,
-    env: {},
-    command: null,
-    healthCheck: null,
-    restartPolicy: 'on-failure' as const,
-    stateReason: null,
-    restartCount: 0,
-    cpuCores: 1,
     memoryMb: 2048,
     diskGb: 21,
     state,
@@ -134,7 +120,7 @@ async function seedContainer(userId: string, state: ContainerState, fields: Part
     version: 2,
     taskHistory: fields.taskArn ? [fields.taskArn] : [],
     ...fields,
-  };
+  });
   await containerStore.create(container, chargeFor(userId, undefined, container, null));
   return container;
 }

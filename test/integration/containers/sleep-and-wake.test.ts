@@ -8,6 +8,7 @@ import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceOptions, containerStore } from '../../../lib/wiring/containers.js';
 import { taskUsage } from '../../../lib/wiring/task-usage.js';
 import { pollUntil } from '../../support/poll.js';
+import { nginxWorkload } from '../../support/workloads.js';
 
 /*
  * Sleep and wake as versioned commits (issue 26), on this file's table and the process
@@ -23,14 +24,7 @@ afterAll(() => runShutdown());
 async function running(): Promise<StoredContainer> {
   const created = await service.create(owner, {
     hostname: `sw-int-${process.pid}-${(counter += 1)}`,
-    image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-    port: 8080,
-    env: {},
-    command: null,
-    cpuCores: 1,
-    memoryMb: 512,
-    diskGb: 18,
-    healthCheck: null,
+    ...nginxWorkload(),
     restartPolicy: 'never',
     idleTimeoutS: 30,
   });

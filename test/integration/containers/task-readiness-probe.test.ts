@@ -37,24 +37,17 @@ import { ecsTaskStateChange, lambdaContext, sqsEvent } from '../../support/lambd
  * listener on 127.0.0.1 (its "private address"); DynamoDB Local is real; ECS, Route 53 and SQS
  * are faked at the SDK client, and the messages SQS would deliver are handed to the functions here.
  */
-const { EVENTS_QUEUE, PROBE_QUEUE } = vi.hoisted(() => {
-  const queues = {
-    EVENTS_QUEUE: 'https://sqs.us-east-1.amazonaws.com/123456789012/task-events',
-    PROBE_QUEUE: 'https://sqs.us-east-1.amazonaws.com/123456789012/task-probes',
-  };
+const { EVENTS_QUEUE, PROBE_QUEUE } = await vi.hoisted(async () => {
+  const { awsQueueUrl, ECS_SETTINGS } = await import('../../support/ecs-settings.js');
+  const queues = { EVENTS_QUEUE: awsQueueUrl('task-events'), PROBE_QUEUE: awsQueueUrl('task-probes') };
   // Before the imports above load lib/config.
   Object.assign(process.env, {
-    CONTAINER_RUNTIME: 'ecs',
-    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
-    ECS_SUBNET_IDS: 'subnet-a',
-    ECS_SECURITY_GROUP_IDS: 'sg-1',
-    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
-    ECS_LOG_GROUP: 'workload-logs',
+    ...ECS_SETTINGS,
     APPS_DNS_ZONE_ID: 'Z0123456789',
     APPS_DNS_ZONE_NAME: 'apps.internal',
     TASK_EVENTS_QUEUE_URL: queues.EVENTS_QUEUE,
     TASK_PROBE_QUEUE_URL: queues.PROBE_QUEUE,
-    ROUTE_CHANGES_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/route-changes',
+    ROUTE_CHANGES_QUEUE_URL: awsQueueUrl('route-changes'),
     RESTART_DRAIN_MS: '10000',
     START_BUDGET_MS: '3000',
   });

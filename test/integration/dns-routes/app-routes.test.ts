@@ -33,19 +33,15 @@ import { deliverTaskStateChange, ecsTaskStateChange } from '../../support/lambda
  * writer functions, the route changes queue between them, ECS, SQS and Route 53 faked at the SDK
  * client, every Route 53 command asserted.
  */
-vi.hoisted(() => {
+await vi.hoisted(async () => {
+  const { awsQueueUrl, ECS_SETTINGS, ECS_TASK_SETTINGS } = await import('../../support/ecs-settings.js');
   Object.assign(process.env, {
-    CONTAINER_RUNTIME: 'ecs',
-    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
-    ECS_SUBNET_IDS: 'subnet-a',
-    ECS_SECURITY_GROUP_IDS: 'sg-1',
-    ECS_TASK_ROLE_ARN: 'arn:aws:iam::123456789012:role/task',
-    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
-    ECS_LOG_GROUP: 'workload-logs',
+    ...ECS_SETTINGS,
+    ECS_TASK_ROLE_ARN: ECS_TASK_SETTINGS.ECS_TASK_ROLE_ARN,
     APPS_DNS_ZONE_ID: 'Z0123456789',
     APPS_DNS_ZONE_NAME: 'apps.internal',
-    ROUTE_CHANGES_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/route-changes',
-    TASK_PROBE_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/task-probes',
+    ROUTE_CHANGES_QUEUE_URL: awsQueueUrl('route-changes'),
+    TASK_PROBE_QUEUE_URL: awsQueueUrl('task-probes'),
   });
 });
 

@@ -40,26 +40,16 @@ import { PROBE_CONSUMER, ROUTE_CHANGES_CONSUMER, TASK_EVENTS_CONSUMER } from '..
  * container's honest failure nor an expected answer to the faults (409, 503 SERVICE_BUSY, 504),
  * fails the test; FAULT_RUN_STRICT=0 only prints them.
  */
-vi.hoisted(() => {
-  // The SQS client sends to its QueueUrl's host, so the queues name the simulator's port (simPortFor).
-  const port = 20_000 + (process.pid % 20_000);
-  Object.assign(process.env, {
-    CONTAINER_RUNTIME: 'ecs',
-    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
-    ECS_SUBNET_IDS: 'subnet-a',
-    ECS_SECURITY_GROUP_IDS: 'sg-1',
-    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
-    ECS_LOG_GROUP: 'workload-logs',
-    APPS_DNS_ZONE_ID: 'ZSIM',
-    APPS_DNS_ZONE_NAME: 'apps.internal',
-    TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
-    TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
-    ROUTE_CHANGES_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/route-changes`,
-    RESTART_DRAIN_MS: '1000',
-    START_BUDGET_MS: '15000',
-    // FAULT_RUN_LOG=INFO prints the service's own log lines (one JSON object each) to follow a violation.
-    LOG_LEVEL: process.env.FAULT_RUN_LOG ?? 'silent',
-  });
+await vi.hoisted(async () => {
+  const { ecsSimSettings } = await import('../../support/ecs-settings.js');
+  Object.assign(
+    process.env,
+    ecsSimSettings({
+      START_BUDGET_MS: '15000',
+      // FAULT_RUN_LOG=INFO prints the service's own log lines (one JSON object each) to follow a violation.
+      LOG_LEVEL: process.env.FAULT_RUN_LOG ?? 'silent',
+    }),
+  );
 });
 
 const RUN_MS = Number(process.env.FAULT_RUN_MINUTES ?? 0.5) * 60_000;

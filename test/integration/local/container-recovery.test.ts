@@ -12,6 +12,7 @@ import { taskUsage } from '../../../lib/wiring/task-usage.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { isRunning } from '../../support/processes.js';
+import { nginxWorkload, storedContainer } from '../../support/workloads.js';
 
 /** What the start, stop, restart, delete and metrics functions compose, together. */
 const containerService = containerServiceWith({ runtime: containerRuntime, usage: taskUsage });
@@ -36,44 +37,24 @@ async function leftInTable(
   stateReason: string | null = null,
 ): Promise<StoredContainer> {
   const now = new Date().toISOString();
-  const container: StoredContainer = {
-    id: newId(),
+  const container = storedContainer({
     userId: owner.userId,
     hostname: `recovered-${process.pid}-${(hostnameCounter += 1)}`,
-    cpuCores: 1,
-    memoryMb: 512,
-    diskGb: 18,
     state,
     stateReason,
-    idleTimeoutS: null,
-    mounts: [],
-    restartCount: 0,
     createdAt: now,
     updatedAt: now,
     version: 2,
-    image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-    port: 8080,
-    env: {},
-    command: null,
-    healthCheck: null,
-    restartPolicy: 'on-failure' as const,
     taskHistory: task.taskArn ? [task.taskArn] : [],
     ...(task.taskArn ? { taskArn: task.taskArn, taskVersion: 2 } : {}),
-  };
+  });
   await containerStore.create(container);
   return container;
 }
 
 const spec = {
   hostname: '',
-  cpuCores: 1,
-  memoryMb: 512,
-  diskGb: 18,
-  image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-  port: 8080,
-  env: {},
-  command: null,
-  healthCheck: null,
+  ...nginxWorkload(),
   restartPolicy: 'on-failure' as const,
 };
 
@@ -189,14 +170,7 @@ describe('recoverLocalContainers', () => {
   it('leaves alone a container whose task the runtime knows', async () => {
     const created = await containerService.create(owner, {
       hostname: `recovered-${process.pid}-live`,
-      cpuCores: 1,
-      memoryMb: 512,
-      diskGb: 18,
-      image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-      port: 8080,
-      env: {},
-      command: null,
-      healthCheck: null,
+      ...nginxWorkload(),
       restartPolicy: 'on-failure' as const,
     });
     const running = await pollUntil(
@@ -215,14 +189,7 @@ describe('ContainerService.delete on the local runtime', () => {
   it("removes the container's directory once its process is gone", async () => {
     const created = await containerService.create(owner, {
       hostname: `deleted-${process.pid}`,
-      cpuCores: 1,
-      memoryMb: 512,
-      diskGb: 18,
-      image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-      port: 8080,
-      env: {},
-      command: null,
-      healthCheck: null,
+      ...nginxWorkload(),
       restartPolicy: 'on-failure' as const,
     });
     await pollUntil(

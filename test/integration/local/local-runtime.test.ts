@@ -10,6 +10,7 @@ import { LocalRuntime } from '../../../lib/local/local-runtime.js';
 import { newId } from '../../../lib/ids.js';
 import { pollUntil } from '../../support/poll.js';
 import { isRunning } from '../../support/processes.js';
+import { nginxWorkload } from '../../support/workloads.js';
 
 const rootDir = process.env.LOCAL_CONTAINER_DIR!;
 const runtime = new LocalRuntime({ rootDir, readyAfterMs: 200, stopGraceMs: 500 });
@@ -30,14 +31,7 @@ const launch = (change: Partial<TaskLaunch> = {}): TaskLaunch => {
   return {
     containerId,
     hostname: 'local-web',
-    image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-    port: 8080,
-    env: {},
-    command: null,
-    cpuCores: 1,
-    memoryMb: 512,
-    diskGb: 18,
-    healthCheck: null,
+    ...nginxWorkload(),
     clientToken: `${containerId}:1`,
     mounts: [],
     ...change,

@@ -5,6 +5,7 @@ import { newId } from '../../../lib/ids.js';
 import { DynamoContainerStore } from '../../../lib/store/dynamo-container-store.js';
 import { documentClient, tableName } from '../../../lib/store/dynamo.js';
 import { keys } from '../../../lib/store/keys.js';
+import { storedContainer } from '../../support/workloads.js';
 
 const store = new DynamoContainerStore();
 const ownerId = newId();
@@ -14,30 +15,7 @@ let hostnameCounter = 0;
 const uniqueHostname = () => `host-${process.pid}-${(hostnameCounter += 1)}`;
 
 function container(change: Partial<StoredContainer> = {}): StoredContainer {
-  return {
-    id: newId(),
-    userId: ownerId,
-    hostname: uniqueHostname(),
-    state: 'provisioning',
-    cpuCores: 1,
-    memoryMb: 512,
-    diskGb: 18,
-    createdAt: NOW,
-    updatedAt: NOW,
-    version: 1,
-    image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-    port: 8080,
-    env: {},
-    command: null,
-    healthCheck: null,
-    restartPolicy: 'on-failure' as const,
-    idleTimeoutS: null,
-    mounts: [],
-    stateReason: null,
-    restartCount: 0,
-    taskHistory: [],
-    ...change,
-  };
+  return storedContainer({ userId: ownerId, hostname: uniqueHostname(), state: 'provisioning', createdAt: NOW, updatedAt: NOW, ...change });
 }
 
 const rawItem = async (key: { pk: string; sk: string }) =>

@@ -4,34 +4,21 @@ import type { Release } from '../../../lib/containers/release.js';
 import { workloadOf } from '../../../lib/containers/workload.js';
 import { newId } from '../../../lib/ids.js';
 import { DynamoContainerStore } from '../../../lib/store/dynamo-container-store.js';
+import { storedContainer } from '../../support/workloads.js';
 
 const store = new DynamoContainerStore();
 const NOW = '2025-01-01T00:00:00.000Z';
 let counter = 0;
 
 function container(): StoredContainer {
-  return {
-    id: newId(),
+  return storedContainer({
     userId: newId(),
     hostname: `rel-${process.pid}-${(counter += 1)}`,
     state: 'stopped',
-    cpuCores: 1,
-    memoryMb: 512,
-    diskGb: 18,
+    image: 'localhost/app:1',
     createdAt: NOW,
     updatedAt: NOW,
-    version: 1,
-    image: 'localhost/app:1',
-    port: 8080,
-    env: {},
-    command: null,
-    healthCheck: null,
-    restartPolicy: 'on-failure' as const,
-    idleTimeoutS: null,
-    stateReason: null,
-    restartCount: 0,
-    taskHistory: [],
-  };
+  });
 }
 
 const releaseOf = (of: StoredContainer, version: number, change: Partial<Release> = {}): Release => ({

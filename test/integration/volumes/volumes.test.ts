@@ -9,6 +9,7 @@ import type { SnapshotRef, VolumeBackend, VolumeRef } from '../../../lib/volumes
 import { VolumeService } from '../../../lib/volumes/volume-service.js';
 import { containerStore } from '../../../lib/wiring/containers.js';
 import { volumeStore } from '../../../lib/wiring/volumes.js';
+import { nginxWorkload } from '../../support/workloads.js';
 
 /*
  * Volumes over DynamoDB Local with the production stores: the records, their quota, and the
@@ -56,14 +57,7 @@ const newUser = (): Caller => ({ userId: newId(), role: 'user' });
 let hostnameCounter = 0;
 const spec = (mounts: Array<{ volume: string; path: string }> = []) => ({
   hostname: `vol-${process.pid}-${(hostnameCounter += 1)}`,
-  cpuCores: 1,
-  memoryMb: 512,
-  diskGb: 18,
-  image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-  port: 8080,
-  env: {},
-  command: null,
-  healthCheck: null,
+  ...nginxWorkload(),
   restartPolicy: 'never' as const,
   mounts,
 });

@@ -101,6 +101,13 @@ export interface SimTask {
   mounts: Array<{ path: string; accessPointId?: string; fileSystemId: string }>;
   /** Where each mount's bytes live on this machine (the EFS simulator's directory for the access point's root), by container path. */
   mountDirectories?: Record<string, string>;
+  /**
+   * A one-off task's command (its container has no port: a volume chore), run as a process of this
+   * machine in place of task-app.mjs, with each argument that names a mount's container path, or a
+   * path under one, pointing at the simulator's directory for that mount: `find /data -mindepth 1
+   * -delete` deletes real files. Its exit code is the container's.
+   */
+  command?: string[];
 }
 
 /** An EFS volume of a task definition, as RegisterTaskDefinition takes it. */
@@ -160,6 +167,7 @@ export class EcsSim {
   private readonly listeners: Array<(task: SimTask) => void> = [];
   private readonly lineListeners: Array<(task: SimTask, line: string) => void> = [];
   private mounter: EfsMounter | undefined;
+  private readonly failOnce: Array<(task: SimTask) => boolean> = [];
   private roleRefusal: ((roleArn: string) => string | undefined) | undefined;
   readonly calls = new Map<string, number>();
   private closed = false;
@@ -176,6 +184,11 @@ export class EcsSim {
   /** Called with the task after every change of its status (the EventBridge source). */
   onTaskChange(listener: (task: SimTask) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** The next task for which `match` holds fails to start, as a timed-out image pull does (whatever failToStartRate says). */
+  failNextStart(match: (task: SimTask) => boolean): void {
+    this.failOnce.push(match);
   }
 
   /** How EFS volumes are mounted at task start (the EFS and IAM simulators). */
@@ -277,6 +290,8 @@ export class EcsSim {
     for (const { name, value } of container.environment ?? []) environment[name] = value;
     for (const { name, value } of containerOverride.environment ?? []) environment[name] = value;
     const port = Number(container.portMappings?.[0]?.containerPort ?? 8080);
+    const command: unknown = containerOverride.command ?? container.command;
+    const oneOffCommand = !container.portMappings?.length && Array.isArray(command) && command.length > 0 ? command.map(String) : undefined;
     environment.PORT ??= String(port);
     const taskId = randomUUID().replaceAll('-', '');
     const taskArn = `arn:aws:ecs:${REGION}:${ACCOUNT}:task/${cluster.split('/').pop()}/${taskId}`;
@@ -306,6 +321,7 @@ export class EcsSim {
         : {}),
       ...(definition.body.taskRoleArn ? { taskRoleArn: definition.body.taskRoleArn } : {}),
       mounts: [],
+      ...(oneOffCommand ? { command: oneOffCommand } : {}),
     };
     this.tasks.set(taskArn, task);
     if (tokenKey) this.clientTokens.set(tokenKey, taskArn);
@@ -344,7 +360,9 @@ export class EcsSim {
       this.after(this.options.deprovisioningMs ?? 50, () => this.change(task, { lastStatus: 'STOPPED', stoppedAt: Date.now() }));
       return;
     }
-    if (this.random.chance(this.options.failToStartRate ?? 0)) {
+    const forced = this.failOnce.findIndex((match) => match(task));
+    if (forced >= 0) this.failOnce.splice(forced, 1);
+    if (forced >= 0 || this.random.chance(this.options.failToStartRate ?? 0)) {
       this.faults.add('ecs.taskFailedToStart');
       this.failToStart(
         task,
@@ -362,12 +380,18 @@ export class EcsSim {
     const environment = task.mountDirectories
       ? { ...task.environment, SIM_MOUNTS: JSON.stringify(task.mountDirectories) }
       : task.environment;
-    task.process = new TaskProcess(task.address, environment, {
-      onLine: (_stream, line) => {
-        for (const listener of this.lineListeners) listener(task, line);
+    const argv = task.command ? withMountDirectories(task.command, task.mountDirectories ?? {}) : undefined;
+    task.process = new TaskProcess(
+      task.address,
+      environment,
+      {
+        onLine: (_stream, line) => {
+          for (const listener of this.lineListeners) listener(task, line);
+        },
+        onExit: (code, signal) => this.containerExited(task, code, signal),
       },
-      onExit: (code, signal) => this.containerExited(task, code, signal),
-    });
+      argv,
+    );
     this.change(task, { lastStatus: 'RUNNING', startedAt: Date.now() });
     if (task.behaviour.oomAfterMs !== undefined) {
       this.after(task.behaviour.oomAfterMs, () => {
@@ -606,4 +630,12 @@ export class EcsSim {
   liveProcesses(): SimTask[] {
     return [...this.tasks.values()].filter((task) => task.process && !task.process.exited);
   }
+}
+
+/** A one-off task's argv with each mount path (or path under one) pointing at the simulator's directory for that mount. */
+function withMountDirectories(argv: readonly string[], mounts: Record<string, string>): string[] {
+  return argv.map((argument) => {
+    const mount = Object.keys(mounts).find((path) => argument === path || argument.startsWith(`${path}/`));
+    return mount ? `${mounts[mount]}${argument.slice(mount.length)}` : argument;
+  });
 }

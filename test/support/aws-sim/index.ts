@@ -274,11 +274,8 @@ function asAwsError(error: unknown): AwsError {
   return new AwsError('InternalFailure', error instanceof Error ? error.message : String(error), 500);
 }
 
-/** A port for a simulator whose queue URLs configuration names before it starts: one per test process. */
-export const simPortFor = (pid: number): number => 20_000 + (pid % 20_000);
-
-/** The URL SQS answers for a queue of the simulator on `port`. */
-export const simQueueUrl = (port: number, name: string): string => `http://127.0.0.1:${port}/123456789012/${name}`;
+// Defined with the settings that name the simulator's queues before it starts.
+export { simPortFor, simQueueUrl } from '../ecs-settings.js';
 
 /** Starts a simulator and points this process's AWS SDK clients at it. */
 export async function startAwsSim(options: AwsSimOptions = {}): Promise<AwsSim> {

@@ -24,13 +24,17 @@ export interface TaskProcessEvents {
   onExit(exitCode: number | null, signal: NodeJS.Signals | null): void;
 }
 
-/** A task's container: Node running task-app.mjs, bound to `host`, with exactly the task's environment. */
+/**
+ * A task's container: Node running task-app.mjs, bound to `host`, with exactly the task's
+ * environment; or, for a one-off task, its command (`argv`) as a process of this machine.
+ */
 export class TaskProcess {
   private readonly child: ChildProcess;
   exited = false;
 
-  constructor(host: string, environment: Record<string, string>, events: TaskProcessEvents) {
-    this.child = spawn(process.execPath, [TASK_APP], {
+  constructor(host: string, environment: Record<string, string>, events: TaskProcessEvents, argv?: readonly string[]) {
+    const [file, ...args] = argv ?? [process.execPath, TASK_APP];
+    this.child = spawn(file!, args, {
       env: { ...environment, SIM_HOST: host, PATH: process.env.PATH ?? '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -24,21 +24,7 @@ import { HttpError } from '../../../lib/errors.js';
 import { buildContextOf, SETTLED_DEPLOY_STATES } from './build-contexts.js';
 import { pollUntil } from '../poll.js';
 
-/** Where a test file that drives the ECS stack on the simulator points the configuration (set it in vi.hoisted). */
-export const ECS_SIM_ENV = {
-  CONTAINER_RUNTIME: 'ecs',
-  ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
-  ECS_SUBNET_IDS: 'subnet-a',
-  ECS_SECURITY_GROUP_IDS: 'sg-1',
-  ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
-  ECS_LOG_GROUP: 'workload-logs',
-  APPS_DNS_ZONE_ID: 'ZSIM',
-  APPS_DNS_ZONE_NAME: 'apps.internal',
-  RESTART_DRAIN_MS: '1000',
-  START_BUDGET_MS: '20000',
-};
-
-export const SIM_ROUTE53 = { zoneId: 'ZSIM', zoneName: 'apps.internal' };
+export { SIM_ROUTE53 } from '../ecs-settings.js';
 
 /** The environment a behaviour becomes for task-app.mjs. */
 export function simEnv(behaviour: Behaviour): Record<string, string> {

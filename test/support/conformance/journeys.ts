@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { pollUntil } from '../poll.js';
+import { steadyRequests } from '../steady-requests.js';
 
 /**
  * What a container's process does, whatever runs it: each runtime's harness turns this into
@@ -116,27 +117,6 @@ async function watchRunningMeansAnswering(
   return { last, silentWhileRunning };
 }
 
-/** GETs the app every 50 ms until stopped; answers every status seen. */
-function hammer(harness: ConformanceHarness, id: string) {
-  const statuses: number[] = [];
-  let running = true;
-  const done = (async () => {
-    const inFlight: Promise<void>[] = [];
-    while (running) {
-      inFlight.push(harness.answer(id).then((status) => void statuses.push(status)));
-      await sleep(50);
-    }
-    await Promise.all(inFlight);
-  })();
-  return {
-    async stop() {
-      running = false;
-      await done;
-      return statuses;
-    },
-  };
-}
-
 const CRASH: Behaviour = { exitAfterMs: 300, exitCode: 3 };
 
 const journeys: Record<Journey, (harness: ConformanceHarness) => Promise<void>> = {
@@ -203,7 +183,8 @@ const journeys: Record<Journey, (harness: ConformanceHarness) => Promise<void>> 
       (status) => status === 200,
       40_000,
     );
-    const client = hammer(harness, id);
+    // The app GET every 50 ms until stopped.
+    const client = steadyRequests(() => harness.answer(id));
     await sleep(300);
     await harness.restart(id);
     await pollUntil(

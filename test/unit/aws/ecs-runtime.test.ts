@@ -15,6 +15,7 @@ import { launchToken } from '../../../lib/containers/container-service.js';
 import { TaskLaunchError, type TaskLaunch } from '../../../lib/containers/runtime.js';
 import { EcsRuntime, taskFamilyFor, taskStatusFromEcs, type EcsRuntimeSettings } from '../../../lib/aws/ecs-runtime.js';
 import { ServiceBusyError } from '../../../lib/errors.js';
+import { nginxWorkload } from '../../support/workloads.js';
 
 const ecsMock = mockClient(ECSClient);
 
@@ -74,14 +75,7 @@ let runtime: EcsRuntime;
 const launch = (overrides: Partial<TaskLaunch> = {}): TaskLaunch => ({
   containerId: CONTAINER_ID,
   hostname: 'web-1',
-  image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-  port: 8080,
-  env: {},
-  command: null,
-  cpuCores: 1,
-  memoryMb: 512,
-  diskGb: 18,
-  healthCheck: null,
+  ...nginxWorkload(),
   clientToken: `${CONTAINER_ID}:1`,
   mounts: [],
   ...overrides,

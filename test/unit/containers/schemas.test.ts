@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { containerView } from '../../../lib/containers/container.js';
 import { createContainerBody, updateContainerBody } from '../../../lib/containers/schemas.js';
 import { workloadFromJson, workloadToJson } from '../../../lib/containers/workload.js';
+import { nginxWorkload } from '../../support/workloads.js';
 
 /** The workload as the declaration says it is when nothing is given (lib/containers/workload.ts). */
 const defaultWorkload = workloadToJson(workloadFromJson({}));
@@ -154,14 +155,8 @@ describe('registry_credentials', () => {
       id: 'c',
       userId: 'u',
       hostname: 'web',
+      ...nginxWorkload(),
       image: 'registry.example.com/app:1',
-      port: 8080,
-      env: {},
-      command: null,
-      cpuCores: 1,
-      memoryMb: 512,
-      diskGb: 18,
-      healthCheck: null,
       restartPolicy: 'never',
       idleTimeoutS: null,
       state: 'stopped',

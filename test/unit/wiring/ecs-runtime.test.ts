@@ -10,6 +10,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { taskFamilyFor } from '../../../lib/aws/ecs-runtime.js';
 import { loadConfig } from '../../../lib/config.js';
 import { ecsRuntimeFrom } from '../../../lib/wiring/ecs-runtime.js';
+import { nginxWorkload } from '../../support/workloads.js';
 
 const ecsMock = mockClient(ECSClient);
 const IMAGE = 'public.ecr.aws/nginx/nginx:stable-alpine';
@@ -31,14 +32,8 @@ async function launchWith(env: Record<string, string>) {
   await ecsRuntimeFrom(loadConfig(env)).runTask({
     containerId: '0190a3e4-5b6c-7d8e-9f01-23456789abcd',
     hostname: 'web-1',
+    ...nginxWorkload(),
     image: IMAGE,
-    port: 8080,
-    env: {},
-    command: null,
-    cpuCores: 1,
-    memoryMb: 512,
-    diskGb: 18,
-    healthCheck: null,
     clientToken: '0190a3e4-5b6c-7d8e-9f01-23456789abcd:1',
     mounts: [],
   });

@@ -1,0 +1,201 @@
+import {
+  DescribeTasksCommand,
+  type ECSClient,
+  RegisterTaskDefinitionCommand,
+  type RegisterTaskDefinitionCommandInput,
+  RunTaskCommand,
+} from '@aws-sdk/client-ecs';
+import { ServiceBusyError } from '../errors.js';
+import { volumeRoleArn } from './efs-volume-access.js';
+
+export { volumeChoreFamilyPrefix } from './efs-volume-access.js';
+import { isThrottling } from './shared-reads.js';
+
+/*
+ * The one-off "volume chore" task (docs/volumes.md, "Volumes on AWS"): a Fargate task on the
+ * workload cluster that runs as the volume's own role with the volume's own access point mounted
+ * at /data, so that it can reach that volume and nothing else, and needs no root access on the
+ * file system (whose policy denies ClientRootAccess to everyone). Emptying a deleted volume is its
+ * first chore.
+ */
+
+/** Where a chore's task sees the volume. */
+export const VOLUME_CHORE_MOUNT_PATH = '/data';
+
+/**
+ * Removes everything under the mount and leaves the access point's root directory, which EFS made
+ * and which the chore's user may not remove (busybox's find has -mindepth and -delete).
+ */
+export const EMPTY_VOLUME_COMMAND: readonly string[] = ['find', VOLUME_CHORE_MOUNT_PATH, '-mindepth', '1', '-delete'];
+
+/**
+ * A chore task's startedBy: not a container id, so the task state function and the reconciler,
+ * which act only on tasks started for a container (lib/aws/ecs-task-status.ts), leave it alone.
+ */
+export const VOLUME_CHORE_STARTED_BY = 'volume-chore';
+
+/** The container of a chore's task definition. */
+const CHORE_CONTAINER_NAME = 'chore';
+
+export interface VolumeChoreSettings {
+  clusterArn: string;
+  subnetIds: readonly string[];
+  securityGroupIds: readonly string[];
+  assignPublicIp: boolean;
+  /** Chore families are `<prefix>-<volume id>`: the stack grants RunTask on that pattern only. */
+  familyPrefix: string;
+  /** The chore's image as ECS pulls it (through this account's pull-through cache). */
+  image: string;
+  executionRoleArn: string;
+  logGroupName: string;
+  logStreamPrefix: string;
+  region: string;
+  cpuArchitecture?: 'X86_64' | 'ARM64';
+  fileSystemId: string;
+  /** Volume roles are `<prefix>-<volume id>`: the chore runs as the volume's. */
+  roleNamePrefix: string;
+}
+
+export interface ChoreVolume {
+  volumeId: string;
+  accessPointId: string;
+}
+
+/** How a chore's task ended, as DescribeTasks tells it. */
+export type ChoreOutcome =
+  | { state: 'running' }
+  | { state: 'succeeded' }
+  /** Stopped with a non-zero exit, failed to start (a mount refused, an image not pulled), or forgotten by ECS. */
+  | { state: 'failed'; reason: string };
+
+/**
+ * A chore's family: one per volume, since a task definition names its EFS access point and RunTask
+ * cannot override volumes (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_TaskOverride.html).
+ * Family names allow up to 255 letters, digits, hyphens and underscores.
+ */
+export const volumeChoreFamily = (prefix: string, volumeId: string): string => `${prefix}-${volumeId}`;
+
+/** Runs and reads back one-off chore tasks on a volume. */
+export class EcsVolumeChores {
+  constructor(
+    private readonly settings: VolumeChoreSettings,
+    private readonly client: ECSClient,
+  ) {}
+
+  /**
+   * Registers the volume's chore definition and runs `command` in it once; answers the task's ARN.
+   * RunTask on Fargate takes 20 calls a second, burst and sustained, per account and Region
+   * (https://docs.aws.amazon.com/AmazonECS/latest/userguide/throttling.html); a throttle is a 503
+   * for the caller to try again, never a 500.
+   */
+  async run(volume: ChoreVolume, command: readonly string[]): Promise<string> {
+    const registered = await whenEcsAnswers(this.client.send(new RegisterTaskDefinitionCommand(this.definition(volume))));
+    const taskDefinitionArn = registered.taskDefinition?.taskDefinitionArn;
+    if (!taskDefinitionArn) throw new Error(`RegisterTaskDefinition answered no task definition for volume ${volume.volumeId}`);
+    const output = await whenEcsAnswers(
+      this.client.send(
+        new RunTaskCommand({
+          cluster: this.settings.clusterArn,
+          taskDefinition: taskDefinitionArn,
+          launchType: 'FARGATE',
+          count: 1,
+          networkConfiguration: {
+            awsvpcConfiguration: {
+              subnets: [...this.settings.subnetIds],
+              securityGroups: [...this.settings.securityGroupIds],
+              assignPublicIp: this.settings.assignPublicIp ? 'ENABLED' : 'DISABLED',
+            },
+          },
+          overrides: { containerOverrides: [{ name: CHORE_CONTAINER_NAME, command: [...command] }] },
+          startedBy: VOLUME_CHORE_STARTED_BY,
+          tags: [{ key: 'volume-id', value: volume.volumeId }],
+          enableECSManagedTags: true,
+        }),
+      ),
+    );
+    const taskArn = output.tasks?.[0]?.taskArn;
+    if (!taskArn) {
+      const reasons = (output.failures ?? []).map((failure) => [failure.reason, failure.detail].filter(Boolean).join(': '));
+      throw new Error(`RunTask started no chore task for volume ${volume.volumeId}${reasons.length ? `: ${reasons.join('; ')}` : ''}`);
+    }
+    return taskArn;
+  }
+
+  /**
+   * Where a chore's task is, by DescribeTasks: its events are not waited for, so a late or lost
+   * one changes nothing. ECS answers a task it no longer knows (stopped tasks are kept for about an
+   * hour) as a `failures` entry with reason MISSING
+   * (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_DescribeTasks.html).
+   */
+  async outcome(taskArn: string): Promise<ChoreOutcome> {
+    const output = await whenEcsAnswers(
+      this.client.send(new DescribeTasksCommand({ cluster: this.settings.clusterArn, tasks: [taskArn] })),
+    );
+    const task = output.tasks?.find((candidate) => candidate.taskArn === taskArn);
+    if (!task) return { state: 'failed', reason: `ECS no longer knows the task (${output.failures?.[0]?.reason ?? 'MISSING'})` };
+    if (task.lastStatus !== 'STOPPED') return { state: 'running' };
+    const container = task.containers?.find((candidate) => candidate.name === CHORE_CONTAINER_NAME) ?? task.containers?.[0];
+    if (task.stopCode !== 'TaskFailedToStart' && container?.exitCode === 0) return { state: 'succeeded' };
+    const exit = container?.exitCode === undefined ? '' : ` (exit code ${container.exitCode})`;
+    return { state: 'failed', reason: `${task.stopCode ?? 'Stopped'}: ${task.stoppedReason ?? 'no reason given'}${exit}` };
+  }
+
+  /**
+   * The chore's definition for one volume: the volume's role as the task role, its access point
+   * mounted with TLS and IAM authorization (as a container's task mounts it: lib/aws/ecs-runtime.ts's
+   * withEfsVolumes), the smallest Fargate size, and logs in the workload log group.
+   */
+  definition(volume: ChoreVolume): RegisterTaskDefinitionCommandInput {
+    const settings = this.settings;
+    return {
+      family: volumeChoreFamily(settings.familyPrefix, volume.volumeId),
+      requiresCompatibilities: ['FARGATE'],
+      networkMode: 'awsvpc',
+      cpu: '256',
+      memory: '512',
+      taskRoleArn: volumeRoleArn(settings.clusterArn, settings.roleNamePrefix, volume.volumeId),
+      executionRoleArn: settings.executionRoleArn,
+      ...(settings.cpuArchitecture
+        ? { runtimePlatform: { cpuArchitecture: settings.cpuArchitecture, operatingSystemFamily: 'LINUX' } }
+        : {}),
+      volumes: [
+        {
+          name: 'volume',
+          efsVolumeConfiguration: {
+            fileSystemId: settings.fileSystemId,
+            transitEncryption: 'ENABLED',
+            authorizationConfig: { accessPointId: volume.accessPointId, iam: 'ENABLED' },
+          },
+        },
+      ],
+      containerDefinitions: [
+        {
+          name: CHORE_CONTAINER_NAME,
+          image: settings.image,
+          essential: true,
+          mountPoints: [{ sourceVolume: 'volume', containerPath: VOLUME_CHORE_MOUNT_PATH, readOnly: false }],
+          logConfiguration: {
+            logDriver: 'awslogs',
+            options: {
+              'awslogs-group': settings.logGroupName,
+              'awslogs-region': settings.region,
+              'awslogs-stream-prefix': settings.logStreamPrefix,
+            },
+          },
+        },
+      ],
+    };
+  }
+}
+
+/** ECS refills its buckets every second; a few seconds let the burst recover for everyone sharing the account. */
+const ECS_RETRY_AFTER_S = 5;
+
+async function whenEcsAnswers<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    if (isThrottling(error)) throw new ServiceBusyError('ECS is busy (it throttled this request); try again shortly', ECS_RETRY_AFTER_S);
+    throw error;
+  }
+}

@@ -267,8 +267,15 @@ export function localAppRouting(): AppRouting {
   };
 }
 
+/**
+ * How long a local task's RUNNING may wait unapplied before the reconciler applies it: statuses
+ * reach the service in this process within milliseconds, so anything older was ignored or lost.
+ */
+const LOCAL_LOST_STATUS_MARGIN_MS = 2_000;
+
 const changedAnything = (report: ReconcileReport): boolean =>
-  report.orphanTasksStopped +
+  report.lostEventsApplied +
+    report.orphanTasksStopped +
     report.supersededTasksStopped +
     report.containersFailed +
     report.containersStopped +
@@ -285,7 +292,12 @@ const changedAnything = (report: ReconcileReport): boolean =>
  */
 export function startLocalReconciler(intervalMs: number = config.RECONCILE_INTERVAL_MS): () => Promise<void> {
   if (!isLocal() || intervalMs <= 0) return async () => undefined;
-  const reconciler = new Reconciler(containerStore, localContainers().runtime);
+  const reconciler = new Reconciler(containerStore, localContainers().runtime, {
+    // A status that found its container not yet attached (a task that answered before the create's
+    // attach was written, on a loaded machine) was delivered and ignored: the run applies it.
+    applyTaskStatus: (status) => localService().applyTaskStatus(status),
+    lostEventMarginMs: LOCAL_LOST_STATUS_MARGIN_MS,
+  });
   let running: Promise<void> | undefined;
   const timer = setInterval(() => {
     if (running) return;

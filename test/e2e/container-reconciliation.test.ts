@@ -60,4 +60,32 @@ describe('local reconciliation', () => {
     expect(restarted.status).toBe(200);
     expect(restarted.body.data.state).toBe('running');
   });
+
+  it('turns a new container running when its RUNNING notice reached nobody (it came before the task was attached)', async () => {
+    const { runtime } = localContainers();
+    // Every notice is lost on its way to the container service, as one that finds no attached task is ignored.
+    runtime.onTaskStatus(async () => undefined);
+    try {
+      const created = await api('POST', '/api/v1/containers', { hostname: `reconcile-lost-${process.pid}`, cpu_cores: 1 });
+      expect(created.status).toBe(200);
+      const id: string = created.body.data.id;
+      const { taskArn } = (await containerStore.get(id))!;
+      await pollUntil(
+        () => runtime.describeTask(taskArn!),
+        (status) => status?.lastStatus === 'RUNNING',
+        20_000,
+      );
+      // Nobody calls the API: the record is read straight from the table.
+      const settled = await pollUntil(
+        () => containerStore.get(id),
+        (container) => container?.state !== 'provisioning',
+        10_000,
+      );
+      expect(settled).toMatchObject({ state: 'running', taskArn });
+      expect((await api('DELETE', `/api/v1/containers/${id}`)).status).toBe(200);
+    } finally {
+      const service = containerServiceWith({ runtime });
+      runtime.onTaskStatus((status) => service.applyTaskStatus(status));
+    }
+  });
 });

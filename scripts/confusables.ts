@@ -13,17 +13,22 @@
  * come out differently without it; every code point Node knows is compared against the full file.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { encodePrototypes, type Prototypes } from '../lib/oauth/confusables.js';
 import { READINGS, skeletonLetters } from '../lib/oauth/reserved-names.js';
 import { repositoryRoot } from '../infra/paths.js';
+import { withBlocks } from './doc-blocks.js';
 
 const require = createRequire(import.meta.url);
 const SOURCE_PACKAGE = 'unhomoglyph';
 /** The Unicode version of confusables.txt that this package version ships (its CHANGELOG). */
 const UNICODE_VERSION = '13.0.0';
 const OUTPUT = join(repositoryRoot, 'lib/oauth/confusables-data.ts');
+/** The doc that quotes the table's figures, in a block this script writes. */
+const FIGURES_DOC = join(repositoryRoot, 'docs/oauth.md');
+const SCRIPT = 'npm run confusables';
 
 /** Every line of confusables.txt: source character to prototype. */
 export function fullConfusables(): Map<string, string> {
@@ -115,17 +120,38 @@ export const PROTOTYPE_TABLE =
 `;
 }
 
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+
+/** The sentence of docs/oauth.md that says how much of the file the table keeps and what it weighs. */
+export function confusablesFigures(full: Prototypes, compact: Prototypes): string {
+  const table = encodePrototypes(compact);
+  const lines = (count: number) => count.toLocaleString('en-US');
+  return (
+    `\`npm run confusables\` writes \`lib/oauth/confusables-data.ts\`, the ${lines(compact.size)} of its ${lines(full.size)}\n` +
+    `lines that can change a name's Latin letters (${kib(Buffer.byteLength(table))}, ${kib(gzipSync(table).length)} gzipped, in the functions\n` +
+    'that read the application schemas).'
+  );
+}
+
+/** docs/oauth.md with the figures' block as the table makes them. */
+export function documentWithFigures(document: string, full: Prototypes, compact: Prototypes): string {
+  return withBlocks(document, { 'confusables-figures': confusablesFigures(full, compact) }, SCRIPT);
+}
+
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
   const full = fullConfusables();
-  const written = confusablesModule(full, compactConfusables(nameCheckConfusables(full)));
+  const compact = compactConfusables(nameCheckConfusables(full));
+  const written = confusablesModule(full, compact);
+  const document = readFileSync(FIGURES_DOC, 'utf8');
+  const documented = documentWithFigures(document, full, compact);
   if (process.argv.includes('--check')) {
-    const current = readFileSync(OUTPUT, 'utf8');
-    if (current !== written) {
-      console.error('lib/oauth/confusables-data.ts is stale: run npm run confusables');
+    if (readFileSync(OUTPUT, 'utf8') !== written || document !== documented) {
+      console.error('lib/oauth/confusables-data.ts or the figures in docs/oauth.md are stale: run npm run confusables');
       process.exit(1);
     }
   } else {
     writeFileSync(OUTPUT, written);
-    console.log(`wrote ${OUTPUT}`);
+    writeFileSync(FIGURES_DOC, documented);
+    console.log(`wrote ${OUTPUT} and the figures in ${FIGURES_DOC}`);
   }
 }

@@ -15,7 +15,13 @@ export function withBlocks(document: string, blocks: Record<string, string>, scr
     const end = text.indexOf(marker(name, script, true));
     if (start === -1 || end < start)
       throw new Error(`The file has no block ${name} (${marker(name, script, false)} … ${marker(name, script, true)})`);
-    text = `${text.slice(0, start + marker(name, script, false).length)}\n${content}\n${text.slice(end)}`;
+    // A block inside a list item keeps the item's indentation, so the list goes on around it.
+    const indent = /[ \t]*$/.exec(text.slice(0, start))![0];
+    const indented = content
+      .split('\n')
+      .map((line) => (line ? indent + line : line))
+      .join('\n');
+    text = `${text.slice(0, start + marker(name, script, false).length)}\n${indented}\n${indent}${text.slice(end)}`;
   }
   return text;
 }

@@ -2,7 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { CONFUSABLE_PROTOTYPES, confusableSkeleton, decodePrototypes, encodePrototypes } from '../../../lib/oauth/confusables.js';
 import { PROTOTYPE_TABLE } from '../../../lib/oauth/confusables-data.js';
 import { skeletonLetters } from '../../../lib/oauth/reserved-names.js';
-import { compactConfusables, fullConfusables, nameCheckConfusables } from '../../../scripts/confusables.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repositoryRoot } from '../../../infra/paths.js';
+import { compactConfusables, documentWithFigures, fullConfusables, nameCheckConfusables } from '../../../scripts/confusables.js';
+
+/** The whole file and the table the script makes of it: about a minute to compute, so once per file. */
+let tables: { full: Map<string, string>; compact: Map<string, string> } | undefined;
+function scriptTables() {
+  if (!tables) {
+    const full = fullConfusables();
+    tables = { full, compact: compactConfusables(nameCheckConfusables(full)) };
+  }
+  return tables;
+}
 
 describe('confusableSkeleton (Unicode Technical Standard #39, section 4)', () => {
   it.each([
@@ -19,10 +32,8 @@ describe('confusableSkeleton (Unicode Technical Standard #39, section 4)', () =>
 
 describe('the confusables table', () => {
   it('is what scripts/confusables.ts makes of the pinned confusables.txt (npm run confusables)', () => {
-    // Prepare
-    const full = fullConfusables();
-    // Act
-    const compact = compactConfusables(nameCheckConfusables(full));
+    // Prepare, Act
+    const { full, compact } = scriptTables();
     // Assess
     expect(CONFUSABLE_PROTOTYPES).toEqual(compact);
     for (const [source, prototype] of CONFUSABLE_PROTOTYPES) expect(full.get(source), source).toBe(prototype);
@@ -31,6 +42,12 @@ describe('the confusables table', () => {
       if (/^[A-Za-z]+$/.test(prototype))
         expect(skeletonLetters(source, 'skeleton-first'), source).toBe(skeletonLetters(prototype, 'skeleton-first'));
     }
+  }, 120_000);
+
+  it('is quoted in docs/oauth.md with the figures the script writes (its lines kept of the file, its size)', () => {
+    const { full, compact } = scriptTables();
+    const document = readFileSync(join(repositoryRoot, 'docs/oauth.md'), 'utf8');
+    expect(documentWithFigures(document, full, compact)).toBe(document);
   }, 120_000);
 
   it('reads back what it writes', () => {

@@ -32,6 +32,8 @@ export type { HostFirewall } from './engine-host-isolation.js';
 
 /** Engine states of a container that may still run (Podman refuses `restarting` as a filter, and this runtime never restarts). */
 const LIVE_STATES = ['running', 'created', 'paused'];
+/** Engine states of a container that ran and ended. */
+const STOPPED_STATES = new Set(['exited', 'dead']);
 /** Stopped tasks kept per container (their logs stay readable); older ones are removed. */
 const STOPPED_TASKS_KEPT = 5;
 /** The engine events after which a task's container may have ended. */
@@ -440,7 +442,9 @@ export class DockerRuntime implements ReconcilableRuntime {
 
   /** Keeps the newest stopped tasks of a container (their logs) and removes the rest. */
   private async pruneStoppedTasks(containerId: string): Promise<void> {
-    const stopped = await this.stackContainers(['exited', 'dead'], containerId).catch(() => []);
+    // Chosen here, not by a status filter: Podman 4.3 refuses `dead` there ("unknown container state"),
+    // and the whole listing failed, so no stopped task was ever removed on Podman.
+    const stopped = (await this.stackContainers(undefined, containerId).catch(() => [])).filter((info) => STOPPED_STATES.has(info.State));
     const oldestFirst = stopped.sort((a, b) => a.Created - b.Created);
     const surplus = oldestFirst.slice(0, Math.max(0, oldestFirst.length - STOPPED_TASKS_KEPT));
     await Promise.all(surplus.map((info) => callEngineOrWarn(this.engine, ENGINE_CALLS.remove(info.Id, false))));

@@ -1,5 +1,6 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { ProgramRunner } from './program-runner.js';
 
 /**
  * Every bridge of this service's container networks is named `chs…` (lib/local/engine-networks.ts),
@@ -156,13 +157,9 @@ const notRoot: FirewallStatus = { ok: false, reason: 'the local stack does not r
 const runSync = (binary: string, args: string[], input?: string): string =>
   execFileSync(binary, args, { encoding: 'utf8', input, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
 
-const runAsync = (binary: string, args: string[], input?: string): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const child = execFile(binary, args, { encoding: 'utf8' }, (error, stdout, stderr) =>
-      error ? reject(Object.assign(error, { stderr })) : resolve(stdout),
-    );
-    child.stdin?.end(input);
-  });
+/** Not forked from the stack's process, whose event loop would stop meanwhile (lib/local/program-runner.ts). */
+const programs = new ProgramRunner();
+const runAsync = (binary: string, args: string[], input?: string): Promise<string> => programs.run(binary, args, input);
 
 /**
  * Installs the host rules that keep containers on `chs…` bridges off the host, off each other

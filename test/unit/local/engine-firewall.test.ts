@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chainRules, FORWARD_CHAIN, firewallRepairs, INPUT_CHAIN } from '../../../lib/local/engine-firewall.js';
+import { chainRules, FORWARD_CHAIN, firewallRepairs, INPUT_CHAIN, staleBridgeRules } from '../../../lib/local/engine-firewall.js';
 
 /** The filter table as `iptables -S` lists it: our chains in place, the built-in chains' rules as given. */
 function listing(builtIns: { input?: string[]; forward?: string[] }, otherBridges: string[] = []): string {
@@ -108,5 +108,24 @@ describe('chainRules', () => {
     expect(Object.keys(rules)).toEqual([INPUT_CHAIN, FORWARD_CHAIN]);
     expect(rules[FORWARD_CHAIN]).toContain(`-A ${FORWARD_CHAIN} -i chs+ -o lxdbr+ -j REJECT --reject-with icmp6-port-unreachable`);
     expect(rules[INPUT_CHAIN]!.at(-1)).toBe(`-A ${INPUT_CHAIN} -j REJECT --reject-with icmp6-port-unreachable`);
+  });
+});
+
+describe('staleBridgeRules', () => {
+  const isolation = (bridge: string) => [
+    `-A CNI-ISOLATION-STAGE-1 -i ${bridge} ! -o ${bridge} -m comment --comment "CNI firewall plugin rules (ingressPolicy: same-bridge)" -j CNI-ISOLATION-STAGE-2`,
+    `-A CNI-ISOLATION-STAGE-2 -o ${bridge} -m comment --comment "CNI firewall plugin rules (ingressPolicy: same-bridge)" -j DROP`,
+  ];
+  const table = (...rules: string[]) =>
+    ['-N CNI-ISOLATION-STAGE-1', '-N CNI-ISOLATION-STAGE-2', ...rules, ...chainRules(4)[FORWARD_CHAIN]!, ''].join('\n');
+
+  it('deletes, as listed, the rules naming a bridge of ours that is gone, and keeps those of bridges present and of others', () => {
+    const listing = table(...isolation('chs0123456789ab'), ...isolation('chsba9876543210'), ...isolation('cni-podman0'));
+    const prune = staleBridgeRules(listing, new Set(['lo', 'eth0', 'chsba9876543210']));
+    expect(prune).toBe(['*filter', ...isolation('chs0123456789ab').map((rule) => `-D ${rule.slice(3)}`), 'COMMIT', ''].join('\n'));
+  });
+
+  it('has nothing to delete when every bridge of ours named is present (our own rules name chs+ only)', () => {
+    expect(staleBridgeRules(table(...isolation('chs0123456789ab')), new Set(['chs0123456789ab']))).toBeUndefined();
   });
 });

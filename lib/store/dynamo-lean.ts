@@ -117,6 +117,7 @@ const amzDate = (now: Date): string =>
 export function signedHeaders(
   {
     host,
+    path = '/',
     operation,
     body,
     region,
@@ -125,6 +126,8 @@ export function signedHeaders(
     traceId,
   }: {
     host: string;
+    /** The endpoint's path: `/`, but for an endpoint configured with one. */
+    path?: string;
     operation: string;
     body: string;
     region: string;
@@ -148,7 +151,7 @@ export function signedHeaders(
   const names = Object.keys(headers).sort();
   const canonicalRequest = [
     'POST',
-    '/',
+    path,
     '',
     ...names.map((name) => `${name}:${headers[name]!.trim()}`),
     '',
@@ -246,7 +249,16 @@ export function sendLean(client: DynamoDBClient, { endpoint }: { endpoint?: stri
       try {
         const credentials = await client.config.credentials();
         const headers = signedHeaders(
-          { host: target.host, operation, body, region: region!, credentials, now: new Date(), traceId: process.env._X_AMZN_TRACE_ID },
+          {
+            host: target.host,
+            path: target.url.pathname,
+            operation,
+            body,
+            region: region!,
+            credentials,
+            now: new Date(),
+            traceId: process.env._X_AMZN_TRACE_ID,
+          },
           keys,
         );
         const answer = await post(target, headers, body);

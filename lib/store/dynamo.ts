@@ -18,6 +18,7 @@ import {
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { config } from '../config.js';
+import { sendLean } from './dynamo-lean.js';
 import type { Item } from './entities/item.js';
 import type { ItemKey } from './keys.js';
 
@@ -53,13 +54,16 @@ export const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient(cli
 });
 
 /**
- * The client for the calls every token request makes (the client-and-grant read, the refresh
- * rotation), which marshal their own values. It resolves its middleware stack once per command
- * type (`cacheMiddleware`) instead of on every call, which takes a third off a call's CPU; the
- * document client refuses that option (aws/aws-sdk-js-v3#7801), hence a second client. Call its
- * `send` with the command alone: a second argument (options) skips the cache and empties it.
+ * The client for the calls every token request and every authenticated request makes (the
+ * client-and-grant read, the refresh rotation, the credential read, the lists), which marshal
+ * their own values. It sends them on the lean path (lib/store/dynamo-lean.ts): straight to
+ * DynamoDB's JSON protocol, signed, without the SDK's middleware stack, which cost more CPU than
+ * the rest of a request. The document client refuses `cacheMiddleware` (aws/aws-sdk-js-v3#7801),
+ * which the lean path needs, hence a second client. Call its `send` with the command alone: a
+ * second argument (options) skips the cache and empties it.
  */
 export const cachedMiddlewareClient = new DynamoDBClient({ ...clientConfiguration, cacheMiddleware: true });
+sendLean(cachedMiddlewareClient, { endpoint: config.DYNAMODB_ENDPOINT });
 
 const OWN_MARSHALL_OPTIONS = marshallOptions();
 

@@ -27,6 +27,7 @@ import { LocalRuntime } from '../../../lib/local/local-runtime.js';
 import { deliverTaskStateChange, ecsTaskStateChange } from '../../support/lambda-event.js';
 import { holdReadsUntil } from '../../support/held-reads.js';
 import { pollUntil } from '../../support/poll.js';
+import { nginxWorkload } from '../../support/workloads.js';
 
 /** What the start, stop, restart, delete and metrics functions compose, together. */
 const containerService = containerServiceWith({ runtime: containerRuntime, usage: taskUsage });
@@ -75,14 +76,11 @@ const admin: Caller = { userId: newId(), role: 'admin' };
 let hostnameCounter = 0;
 const spec = () => ({
   hostname: `svc-${process.pid}-${(hostnameCounter += 1)}`,
+  ...nginxWorkload(),
+  image: IMAGE,
   cpuCores: 2,
   memoryMb: 4096,
   diskGb: 21,
-  image: IMAGE,
-  port: 8080,
-  env: {},
-  command: null,
-  healthCheck: null,
   restartPolicy: 'never' as const,
 });
 

@@ -73,6 +73,18 @@ const expectOnlyNewSecretRefreshes = async (rotating: RegisteredApp, newSecret: 
   issuedSecrets.push(withNew.body.access_token, withNew.body.refresh_token);
 };
 
+/** A refresh at the token endpoint as a form body with the app's credentials in it (client_secret_post). */
+const refreshWithBodyCredentials = (refreshToken: string) =>
+  call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    rawBody: formBody({
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+    }),
+  });
+
 const exchangeBody = (forApp: RegisteredApp, code: string) => ({
   grant_type: 'authorization_code',
   code,
@@ -544,15 +556,7 @@ describe('POST /api/v1/oauth/token', () => {
 
   it('rotates a refresh token (form body, body credentials) and answers the same token response', async () => {
     const tokens = await tokensOf(app);
-    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      rawBody: formBody({
-        grant_type: 'refresh_token',
-        refresh_token: tokens.refresh_token,
-        client_id: app.client_id,
-        client_secret: app.client_secret,
-      }),
-    });
+    const response = await refreshWithBodyCredentials(tokens.refresh_token);
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ token_type: 'Bearer', expires_in: 900, scope: 'containers:read containers:write' });
     expect(response.body.refresh_token).not.toBe(tokens.refresh_token);
@@ -702,15 +706,7 @@ describe('POST /api/v1/oauth/token', () => {
     expect(rotated.status).toBe(200);
     issuedSecrets.push(rotated.body.access_token, rotated.body.refresh_token);
 
-    const replay = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      rawBody: formBody({
-        grant_type: 'refresh_token',
-        refresh_token: tokens.refresh_token,
-        client_id: app.client_id,
-        client_secret: app.client_secret,
-      }),
-    });
+    const replay = await refreshWithBodyCredentials(tokens.refresh_token);
 
     expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: rotated.body.access_token })).status).toBe(401);

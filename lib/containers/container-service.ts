@@ -378,13 +378,12 @@ export class ContainerService {
    * `only`: started only when the container holds for it (409 otherwise), e.g. a wake only of one
    * that sleeps. `read`: the container as the caller read it just now, instead of reading it again.
    */
-  async start(
+  start(
     caller: Caller,
     containerId: string,
     only?: (container: StoredContainer) => boolean,
     read?: StoredContainer,
   ): Promise<StoredContainer> {
-    this.runPolicy.assertMayRun(caller);
     return this.transitions.transition(caller, containerId, 'start', only, read);
   }
 
@@ -392,8 +391,7 @@ export class ContainerService {
     return this.transitions.transition(caller, containerId, 'stop');
   }
 
-  async restart(caller: Caller, containerId: string): Promise<StoredContainer> {
-    this.runPolicy.assertMayRun(caller);
+  restart(caller: Caller, containerId: string): Promise<StoredContainer> {
     return this.transitions.transition(caller, containerId, 'restart');
   }
 

@@ -2,7 +2,7 @@ import { ConflictError, ForbiddenError, ServiceBusyError } from '../errors.js';
 import { log } from '../log.js';
 import type { Caller, StoredContainer } from './container.js';
 import { containerVisibleTo, visibleAsRead } from './container-access.js';
-import { type ContainerCore, STATE_REASON, STOP_REASON, type StopReason, startedByOwner } from './container-core.js';
+import { CHANGED_MEANWHILE, type ContainerCore, STATE_REASON, STOP_REASON, type StopReason, startedByOwner } from './container-core.js';
 import type { RunPolicy } from './run-policy.js';
 import type { StartWait } from './start-wait.js';
 import type { TaskEvents } from './task-events.js';
@@ -109,10 +109,26 @@ export class ContainerTransitions {
         await ahead;
         return this.wait.untilRunning(await this.launcher.launchOrFail(claimed), deadline);
       }
-      case 'replace':
+      case 'replace': {
         // A volume has one writer: no new task next to the old one, but a swap the proxy holds requests through.
         if (hasMounts(container)) return this.wait.swapTask(container, caller, deadline);
-        return this.wait.replaceTask(container, caller, deadline);
+        // The zero-downtime restart: the container stays running on its task while a new one starts beside it.
+        const claimed = await this.core.commit(
+          container,
+          (current) => this.core.charge(current, { ...current, state: 'running' }, caller),
+          (current, charge) =>
+            this.core.store.beginTransition(
+              current.id,
+              current.version,
+              { ...startedByOwner('running'), keepTask: true },
+              this.core.isoNow(),
+              charge,
+            ),
+        );
+        // The old task stopped between the read and the claim: nothing is left to keep answering.
+        if (claimed.state !== 'running' || claimed.taskArn !== container.taskArn) throw new ConflictError(CHANGED_MEANWHILE);
+        return this.wait.untilTakenOver(await this.launcher.launchPending(claimed), container.taskArn, deadline);
+      }
     }
   }
 

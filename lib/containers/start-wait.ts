@@ -4,15 +4,7 @@ import { log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
 import { countEvent } from '../observability/metrics.js';
 import type { Caller, StoredContainer } from './container.js';
-import {
-  CHANGED_MEANWHILE,
-  type ContainerCore,
-  failedToStart,
-  restartedByPolicy,
-  STATE_REASON,
-  STOP_REASON,
-  startedByOwner,
-} from './container-core.js';
+import { type ContainerCore, failedToStart, restartedByPolicy, STATE_REASON, STOP_REASON, startedByOwner } from './container-core.js';
 import type { TaskEvents } from './task-events.js';
 import type { TaskLauncher } from './task-launcher.js';
 import type { TaskStatus } from './runtime.js';
@@ -100,24 +92,13 @@ export class StartWait {
   }
 
   /**
-   * The zero-downtime restart: the new task runs next to the old one, becomes the current one
-   * (which moves the route) once it reports RUNNING, and only then, after the drain, is the old
-   * one stopped. The container stays `running` throughout.
+   * The zero-downtime restart's wait, once the restart transition has claimed the container and
+   * launched `pending`'s new task beside the old one: the new task becomes the current one (which
+   * moves the route) once it reports RUNNING, and only then, after the drain, is the old one
+   * stopped. The container stays `running` throughout.
    */
-  async replaceTask(container: StoredContainer, caller: Caller, deadline: number): Promise<StoredContainer> {
+  async untilTakenOver(pending: StoredContainer, oldTaskArn: string | undefined, deadline: number): Promise<StoredContainer> {
     const { runtime, store } = this.core;
-    const oldTaskArn = container.taskArn;
-    const claimed = await this.core.commit(
-      container,
-      (current) => this.core.charge(current, { ...current, state: 'running' }, caller),
-      (current, charge) =>
-        store.beginTransition(current.id, current.version, { ...startedByOwner('running'), keepTask: true }, this.core.isoNow(), charge),
-    );
-    if (claimed.state !== 'running' || claimed.taskArn !== oldTaskArn) {
-      // The old task stopped between the read and the claim: nothing is left to keep answering.
-      throw new ConflictError(CHANGED_MEANWHILE);
-    }
-    const pending = await this.launcher.launchPending(claimed);
     const { version } = pending;
     const newTaskArn = pending.pendingTaskArn!;
     let interval = this.options.pollIntervalMs;
@@ -127,7 +108,7 @@ export class StartWait {
       const latest =
         described && described !== 'skipped'
           ? (await this.events.observe(described, { polled: true })).container
-          : await store.get(container.id);
+          : await store.get(pending.id);
       if (!latest) throw new NotFoundError('Container not found');
       if (latest.version !== version) throw new ConflictError('The container was changed by another request while it was restarting');
       if (latest.taskArn === newTaskArn && latest.state === 'running') {

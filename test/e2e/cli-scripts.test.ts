@@ -41,31 +41,10 @@ describe('container-hosting in scripts', () => {
   it('create exits 3 when the container ends failed, with the record on stdout and the reason on stderr', async () => {
     const hostname = uniqueHostname('crash');
 
-    const human = await cli.run([
-      'create',
-      hostname,
-      '--port',
-      '3000',
-      '--restart-policy',
-      'never',
-      '--',
-      process.execPath,
-      '-e',
-      'process.exit(3)',
-    ]);
-    const json = await cli.run([
-      'create',
-      `${hostname}-j`,
-      '--json',
-      '--port',
-      '3000',
-      '--restart-policy',
-      'never',
-      '--',
-      process.execPath,
-      '-e',
-      'process.exit(3)',
-    ]);
+    const createCrashing = (name: string, ...flags: string[]) =>
+      cli.run(['create', name, ...flags, '--port', '3000', '--restart-policy', 'never', '--', process.execPath, '-e', 'process.exit(3)']);
+    const human = await createCrashing(hostname);
+    const json = await createCrashing(`${hostname}-j`, '--json');
 
     expect(human.code).toBe(3);
     expect(human.stdout).toMatch(/^state\s+failed \(exited with code 3\)$/m);

@@ -53,6 +53,38 @@ const codeOf = async (forApp: RegisteredApp, extra: Record<string, string> = {})
   return code;
 };
 
+/** The app's secret rotated by its owner with `body`; the new secret is kept for the plaintext scan. */
+const rotateSecret = async (rotating: RegisteredApp, body?: Record<string, unknown>) => {
+  const response = await call(stack.baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, { ...asSession(owner), body });
+  if (response.status === 200) issuedSecrets.push(response.body.data.client_secret);
+  return response;
+};
+
+/** A refresh with the app's secret before the rotation is refused 401; with `newSecret` it is answered. */
+const expectOnlyNewSecretRefreshes = async (rotating: RegisteredApp, newSecret: string, refreshToken: string) => {
+  const withOld = await tokenRequest(stack.baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: refreshToken });
+  expect(withOld).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
+  const withNew = await tokenRequest(
+    stack.baseUrl,
+    { ...rotating, client_secret: newSecret },
+    { grant_type: 'refresh_token', refresh_token: refreshToken },
+  );
+  expect(withNew.status).toBe(200);
+  issuedSecrets.push(withNew.body.access_token, withNew.body.refresh_token);
+};
+
+/** A refresh at the token endpoint as a form body with the app's credentials in it (client_secret_post). */
+const refreshWithBodyCredentials = (refreshToken: string) =>
+  call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    rawBody: formBody({
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+    }),
+  });
+
 const exchangeBody = (forApp: RegisteredApp, code: string) => ({
   grant_type: 'authorization_code',
   code,
@@ -231,21 +263,11 @@ describe('application management by id', () => {
     const rotating = await newApp();
     const tokens = await tokensOf(rotating);
 
-    const response = await call(stack.baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, asSession(owner));
+    const response = await rotateSecret(rotating);
 
     expect(response.status).toBe(200);
     expect(response.body.data.previous_secret_expires_at).toBeNull();
-    const newSecret = response.body.data.client_secret as string;
-    issuedSecrets.push(newSecret);
-    const withOld = await tokenRequest(stack.baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
-    expect(withOld).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
-    const withNew = await tokenRequest(
-      stack.baseUrl,
-      { ...rotating, client_secret: newSecret },
-      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
-    );
-    expect(withNew.status).toBe(200);
-    issuedSecrets.push(withNew.body.access_token, withNew.body.refresh_token);
+    await expectOnlyNewSecretRefreshes(rotating, response.body.data.client_secret, tokens.refresh_token);
   });
 
   it('rotates the secret: the new one is shown once, and the old one keeps working for the overlap asked for (a day)', async () => {
@@ -253,10 +275,7 @@ describe('application management by id', () => {
     const tokens = await tokensOf(rotating);
     const before = Date.now();
 
-    const response = await call(stack.baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, {
-      ...asSession(owner),
-      body: { previous_secret_ttl_seconds: 86_400 },
-    });
+    const response = await rotateSecret(rotating, { previous_secret_ttl_seconds: 86_400 });
     expect(response.status).toBe(200);
     expect(response.body.data).toEqual({
       id: rotating.id,
@@ -275,7 +294,6 @@ describe('application management by id', () => {
     expect(overlapEnds - before).toBeGreaterThanOrEqual(86_400_000 - 1000);
     expect(overlapEnds - Date.now()).toBeLessThanOrEqual(86_400_000);
     const newSecret = response.body.data.client_secret as string;
-    issuedSecrets.push(newSecret);
     const fetched = await call(stack.baseUrl, 'GET', `/api/v1/oauth/apps/${rotating.id}`, { token: owner.sessionToken });
     expect(fetched.body.data.previous_secret_expires_at).toBe(response.body.data.previous_secret_expires_at);
 
@@ -298,27 +316,14 @@ describe('application management by id', () => {
   it('ends the overlap on DELETE /previous-secret: the previous secret stops at once, the current one works', async () => {
     const rotating = await newApp();
     const tokens = await tokensOf(rotating);
-    const rotated = await call(stack.baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, {
-      ...asSession(owner),
-      body: { previous_secret_ttl_seconds: 604_800 },
-    });
-    const newSecret = rotated.body.data.client_secret as string;
-    issuedSecrets.push(newSecret);
+    const rotated = await rotateSecret(rotating, { previous_secret_ttl_seconds: 604_800 });
 
     const ended = await call(stack.baseUrl, 'DELETE', `/api/v1/oauth/apps/${rotating.id}/previous-secret`, asSession(owner));
 
     expect(ended.status).toBe(200);
     expect(ended.body.data).toMatchObject({ id: rotating.id, previous_secret_expires_at: null });
     expect(ended.body.data).not.toHaveProperty('client_secret');
-    const withOld = await tokenRequest(stack.baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
-    expect(withOld).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
-    const withNew = await tokenRequest(
-      stack.baseUrl,
-      { ...rotating, client_secret: newSecret },
-      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
-    );
-    expect(withNew.status).toBe(200);
-    issuedSecrets.push(withNew.body.access_token, withNew.body.refresh_token);
+    await expectOnlyNewSecretRefreshes(rotating, rotated.body.data.client_secret, tokens.refresh_token);
     const strangers = await call(stack.baseUrl, 'DELETE', `/api/v1/oauth/apps/${rotating.id}/previous-secret`, asSession(stranger));
     expect(strangers).toMatchObject({ status: 404, body: errorEnvelope('NOT_FOUND') });
   });
@@ -327,13 +332,9 @@ describe('application management by id', () => {
     const rotating = await newApp();
     const tokens = await tokensOf(rotating);
 
-    const response = await call(stack.baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, {
-      ...asSession(owner),
-      body: { previous_secret_ttl_seconds: 0 },
-    });
+    const response = await rotateSecret(rotating, { previous_secret_ttl_seconds: 0 });
 
     expect(response.body.data.previous_secret_expires_at).toBeNull();
-    issuedSecrets.push(response.body.data.client_secret);
     const withOld = await tokenRequest(stack.baseUrl, rotating, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect(withOld).toMatchObject({ status: 401, body: errorEnvelope('UNAUTHORIZED') });
   });
@@ -346,7 +347,7 @@ describe('application management by id', () => {
     ['an unknown field', { ttl: 60 }],
   ])('answers a secret rotation with %s 400 BAD_REQUEST and keeps the secret', async (_case, body) => {
     const rotating = await newApp();
-    const response = await call(stack.baseUrl, 'POST', `/api/v1/oauth/apps/${rotating.id}/secret`, { ...asSession(owner), body });
+    const response = await rotateSecret(rotating, body);
     expect(response).toMatchObject({ status: 400, body: errorEnvelope('BAD_REQUEST') });
     const fetched = await call(stack.baseUrl, 'GET', `/api/v1/oauth/apps/${rotating.id}`, { token: owner.sessionToken });
     expect(fetched.body.data).toMatchObject({ updated_at: rotating.created_at, previous_secret_expires_at: null });
@@ -555,15 +556,7 @@ describe('POST /api/v1/oauth/token', () => {
 
   it('rotates a refresh token (form body, body credentials) and answers the same token response', async () => {
     const tokens = await tokensOf(app);
-    const response = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      rawBody: formBody({
-        grant_type: 'refresh_token',
-        refresh_token: tokens.refresh_token,
-        client_id: app.client_id,
-        client_secret: app.client_secret,
-      }),
-    });
+    const response = await refreshWithBodyCredentials(tokens.refresh_token);
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ token_type: 'Bearer', expires_in: 900, scope: 'containers:read containers:write' });
     expect(response.body.refresh_token).not.toBe(tokens.refresh_token);
@@ -713,15 +706,7 @@ describe('POST /api/v1/oauth/token', () => {
     expect(rotated.status).toBe(200);
     issuedSecrets.push(rotated.body.access_token, rotated.body.refresh_token);
 
-    const replay = await call(stack.baseUrl, 'POST', '/api/v1/oauth/token', {
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      rawBody: formBody({
-        grant_type: 'refresh_token',
-        refresh_token: tokens.refresh_token,
-        client_id: app.client_id,
-        client_secret: app.client_secret,
-      }),
-    });
+    const replay = await refreshWithBodyCredentials(tokens.refresh_token);
 
     expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect((await call(stack.baseUrl, 'GET', '/api/v1/users/me', { token: rotated.body.access_token })).status).toBe(401);

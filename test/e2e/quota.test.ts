@@ -19,31 +19,28 @@ beforeAll(async () => {
 
 let hostnameCounter = 0;
 const api = (method: string, path: string, token: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
-const create = (token = userToken) =>
-  api('POST', '/api/v1/containers', token, { hostname: `quota-${process.pid}-${(hostnameCounter += 1)}`, cpu_cores: 1, memory_mb: 2048 });
+const create = (token = userToken, workload: Record<string, unknown> = { cpu_cores: 1, memory_mb: 2048 }) =>
+  api('POST', '/api/v1/containers', token, { hostname: `quota-${process.pid}-${(hostnameCounter += 1)}`, ...workload });
 const quotaOf = async (token = userToken) => (await api('GET', '/api/v1/users/me', token)).body.data.quota;
+/** The quota users/me shows a user of this file: its limits, and what the user has and runs. */
+const limited = (containers: number, runningCpu: number, runningMemoryMb: number) => ({
+  max_containers: 2,
+  containers,
+  max_running_cpu: 1,
+  running_cpu: runningCpu,
+  max_running_memory_mb: 3072,
+  running_memory_mb: runningMemoryMb,
+});
+/** The token of a new user of its own, whose quota nothing else in this file uses. */
+const freshUserToken = async () => personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
 
 describe('quotas over HTTP', () => {
   it('answers a clear 403 QUOTA_EXCEEDED past either limit, writes nothing, and shows the quota on users/me', async () => {
-    expect(await quotaOf()).toEqual({
-      max_containers: 2,
-      containers: 0,
-      max_running_cpu: 1,
-      running_cpu: 0,
-      max_running_memory_mb: 3072,
-      running_memory_mb: 0,
-    });
+    expect(await quotaOf()).toEqual(limited(0, 0, 0));
 
     const first = await create();
     expect(first.status).toBe(200);
-    expect(await quotaOf()).toEqual({
-      max_containers: 2,
-      containers: 1,
-      max_running_cpu: 1,
-      running_cpu: 1,
-      max_running_memory_mb: 3072,
-      running_memory_mb: 2048,
-    });
+    expect(await quotaOf()).toEqual(limited(1, 1, 2048));
 
     const overCpu = await create();
     expect(overCpu.status).toBe(403);
@@ -56,14 +53,7 @@ describe('quotas over HTTP', () => {
     expect((await api('GET', '/api/v1/containers', userToken)).body.data).toHaveLength(1);
 
     expect((await api('POST', `/api/v1/containers/${first.body.data.id}/stop`, userToken)).status).toBe(200);
-    expect(await quotaOf()).toEqual({
-      max_containers: 2,
-      containers: 1,
-      max_running_cpu: 1,
-      running_cpu: 0,
-      max_running_memory_mb: 3072,
-      running_memory_mb: 0,
-    });
+    expect(await quotaOf()).toEqual(limited(1, 0, 0));
     const second = await create();
     expect(second.status).toBe(200);
 
@@ -78,51 +68,26 @@ describe('quotas over HTTP', () => {
     expect(start.status).toBe(403);
     expect(start.body.error.code).toBe('QUOTA_EXCEEDED');
     expect((await api('GET', `/api/v1/containers/${first.body.data.id}`, userToken)).body.data.state).toBe('stopped');
-    expect(await quotaOf()).toEqual({
-      max_containers: 2,
-      containers: 2,
-      max_running_cpu: 1,
-      running_cpu: 1,
-      max_running_memory_mb: 3072,
-      running_memory_mb: 2048,
-    });
+    expect(await quotaOf()).toEqual(limited(2, 1, 2048));
 
     // An admin is not limited, and sees no limits.
     expect((await api('POST', `/api/v1/containers/${first.body.data.id}/start`, adminToken)).status).toBe(200);
-    expect(await quotaOf()).toEqual({
-      max_containers: 2,
-      containers: 2,
-      max_running_cpu: 1,
-      running_cpu: 2,
-      max_running_memory_mb: 3072,
-      running_memory_mb: 4096,
-    });
+    expect(await quotaOf()).toEqual(limited(2, 2, 4096));
     expect(await quotaOf(adminToken)).toEqual({
+      ...limited(0, 0, 0),
       max_containers: null,
-      containers: 0,
       max_running_cpu: null,
-      running_cpu: 0,
       max_running_memory_mb: null,
-      running_memory_mb: 0,
     });
 
     for (const id of [first.body.data.id, second.body.data.id])
       expect((await api('DELETE', `/api/v1/containers/${id}`, userToken)).status).toBe(200);
-    expect(await quotaOf()).toEqual({
-      max_containers: 2,
-      containers: 0,
-      max_running_cpu: 1,
-      running_cpu: 0,
-      max_running_memory_mb: 3072,
-      running_memory_mb: 0,
-    });
+    expect(await quotaOf()).toEqual(limited(0, 0, 0));
   });
 
   it('gives back the vCPU of a container whose process exits on its own (failed)', async () => {
-    const other = await signedInUser(stack.baseUrl);
-    const token = await personalAccessToken(stack.baseUrl, other);
-    const created = await api('POST', '/api/v1/containers', token, {
-      hostname: `quota-${process.pid}-${(hostnameCounter += 1)}`,
+    const token = await freshUserToken();
+    const created = await create(token, {
       command: [process.execPath, '-e', 'process.exit(3)'],
       // Not restarted by the default on-failure policy: it stays failed.
       restart_policy: 'never',
@@ -133,26 +98,14 @@ describe('quotas over HTTP', () => {
       (response) => response.body.data?.state === 'failed',
     );
     expect(failed.body.data.state).toBe('failed');
-    expect(await quotaOf(token)).toEqual({
-      max_containers: 2,
-      containers: 1,
-      max_running_cpu: 1,
-      running_cpu: 0,
-      max_running_memory_mb: 3072,
-      running_memory_mb: 0,
-    });
+    expect(await quotaOf(token)).toEqual(limited(1, 0, 0));
   });
 
   it('answers 403 QUOTA_EXCEEDED naming the memory when a container would pass the memory running, and writes nothing', async () => {
     // Prepare: 3072 MB may run; one vCPU is free, so only the memory stands in the way.
-    const other = await signedInUser(stack.baseUrl);
-    const token = await personalAccessToken(stack.baseUrl, other);
+    const token = await freshUserToken();
     // Act
-    const tooBig = await api('POST', '/api/v1/containers', token, {
-      hostname: `quota-${process.pid}-${(hostnameCounter += 1)}`,
-      cpu_cores: 1,
-      memory_mb: 4096,
-    });
+    const tooBig = await create(token, { cpu_cores: 1, memory_mb: 4096 });
     // Assess
     expect(tooBig.status).toBe(403);
     expect(tooBig.body).toEqual({
@@ -162,13 +115,6 @@ describe('quotas over HTTP', () => {
       },
     });
     expect((await api('GET', '/api/v1/containers', token)).body.data).toEqual([]);
-    expect(await quotaOf(token)).toEqual({
-      max_containers: 2,
-      containers: 0,
-      max_running_cpu: 1,
-      running_cpu: 0,
-      max_running_memory_mb: 3072,
-      running_memory_mb: 0,
-    });
+    expect(await quotaOf(token)).toEqual(limited(0, 0, 0));
   });
 });

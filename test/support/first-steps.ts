@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { environmentWith, repositoryRoot, spawnNpmStart, TEST_PROCESS_SETTINGS } from './npm-start.js';
 import { pollUntil } from './poll.js';
+import { freePort } from './free-port.js';
 
 /**
  * README's "Your first container" as a newcomer runs it (issue 37): `npm start`'s own command on
@@ -29,14 +29,6 @@ export function readmeStartEnvironment(): Record<string, string> {
 function readmeBlockBefore(marker: string): string {
   const readme = readFileSync(new URL('README.md', `file://${repositoryRoot}`), 'utf8');
   return readme.slice(readme.lastIndexOf('### Your first container', readme.indexOf(marker)), readme.indexOf(marker));
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((closed) => server.close(closed));
-  return port;
 }
 
 export interface RunningStack {

@@ -1,9 +1,9 @@
-import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 import type { Role } from '../../lib/identity/principal.js';
 import { runShutdown } from '../../lib/local/lifecycle.js';
 import { startLocalServer } from '../../lib/local/server.js';
 import { type ApiResponse, call, personalAccessToken, type SignedInUser, signedInUser } from './api-client.js';
+import { freePort } from './free-port.js';
 
 export interface TestStack {
   baseUrl: string;
@@ -101,12 +101,4 @@ export function useSignedInStack(options: { role?: Role; afterClose?: () => Prom
     api,
     container: async (id) => (await api('GET', `/api/v1/containers/${id}`)).body.data,
   };
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }

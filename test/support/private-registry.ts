@@ -2,12 +2,12 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
+import { freePort } from './free-port.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -121,14 +121,6 @@ async function bcrypt(password: string): Promise<string> {
   const { stdout } = await execFileAsync('perl', ['-e', 'print crypt($ARGV[0], $ARGV[1])', password, `$2b$05$${salt}`]);
   if (!stdout.startsWith('$2b$')) throw new Error('crypt(3) here makes no bcrypt hashes');
   return stdout;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 async function waitForPort(port: number): Promise<void> {

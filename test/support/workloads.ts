@@ -58,3 +58,9 @@ export function simTaskLaunch(change: Partial<TaskLaunch> = {}): TaskLaunch {
     ...change,
   };
 }
+
+/** What a container of the simulator's task app asks for: simTaskLaunch's workload, never restarted, with `mounts`. */
+export function simWorkload<M>(hostname: string, mounts: M) {
+  const { image, port, env, command, cpuCores, memoryMb, diskGb, healthCheck } = simTaskLaunch();
+  return { hostname, image, port, env, command, cpuCores, memoryMb, diskGb, healthCheck, restartPolicy: 'never' as const, mounts };
+}

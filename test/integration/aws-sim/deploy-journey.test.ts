@@ -1,26 +1,22 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { gzipSync } from 'node:zlib';
-import { pack } from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SqsBuildDeadlines } from '../../../lib/aws/sqs-build-deadlines.js';
 import { config } from '../../../lib/config.js';
 import type { Deploy } from '../../../lib/deploys/deploy.js';
 import type { DeployService } from '../../../lib/deploys/deploy-service.js';
 import { newId } from '../../../lib/ids.js';
-import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { awsBuildSiteFrom } from '../../../lib/wiring/aws/build-site.js';
 import { buildEventsHandlerWith } from '../../../lib/wiring/build-events.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith } from '../../../lib/wiring/containers.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { deployServiceWith } from '../../../lib/wiring/deploys.js';
-import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
-import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
-import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
-import { EcsSimStack, onOneInstance, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { type EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { closeEcsSim, wiredEcsSimStack } from '../../support/conformance/wired-ecs-stack.js';
 import { uniqueHostname } from '../../support/conformance/journeys.js';
 import { pollUntil } from '../../support/poll.js';
+import { buildContextOf } from '../../support/conformance/build-contexts.js';
 
 /*
  * A deploy from source on the AWS simulator, as the deployed functions do it: the deploy routes'
@@ -51,16 +47,8 @@ beforeAll(async () => {
     s3: { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } },
     codebuild: { phaseMs: 20, minuteMs: 200 },
   });
-  const handlers = taskMessageHandlersWith(containerRuntime, deferredWork);
   const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
-  stack = new EcsSimStack({
-    sim,
-    service,
-    reconciler: reconcilerWith(containerRuntime, config, deferredWork),
-    taskStateInvocation: onOneInstance(handlers.taskEvent),
-    probeInvocation: onOneInstance(handlers.probe),
-    writeRoutes: routeWriterWith().write,
-  });
+  stack = wiredEcsSimStack(sim, service);
   const site = awsBuildSiteFrom(config);
   if (!('builder' in site)) throw new Error(site.refusal);
   deploys = deployServiceWith(
@@ -77,20 +65,7 @@ beforeAll(async () => {
   });
 }, 60_000);
 
-afterAll(async () => {
-  await stack?.close();
-  await sim?.close();
-  await runShutdown();
-});
-
-async function contextOf(files: Record<string, string>): Promise<Buffer> {
-  const archive = pack();
-  for (const [name, text] of Object.entries(files)) archive.entry({ name }, text);
-  archive.finalize();
-  const chunks: Buffer[] = [];
-  for await (const chunk of archive) chunks.push(chunk as Buffer);
-  return gzipSync(Buffer.concat(chunks));
-}
+afterAll(() => closeEcsSim(stack, sim));
 
 /** A running container of the harness's caller. */
 async function runningContainer(): Promise<string> {
@@ -106,7 +81,7 @@ async function runningContainer(): Promise<string> {
 
 /** Creates a deploy, PUTs its context to the presigned URL as a client does, and waits for it to settle. */
 async function deployAndWait(containerId: string, files: Record<string, string>): Promise<Deploy> {
-  const body = await contextOf(files);
+  const body = await buildContextOf(files);
   const { deploy, upload } = await deploys.create(stack.caller, containerId, {
     sizeBytes: body.length,
     dockerfile: 'Dockerfile',
@@ -157,7 +132,7 @@ describe('a deploy from source on the AWS simulator', () => {
     sim.codebuild.eventFaults = { lose: (build) => build.currentPhase !== 'QUEUED' };
     try {
       // The later look comes at the timeout and a minute's grace: 5 simulated minutes are a second, the grace 60 s.
-      const body = await contextOf({ Dockerfile: 'FROM scratch\n' });
+      const body = await buildContextOf({ Dockerfile: 'FROM scratch\n' });
       const { deploy, upload } = await deploys.create(stack.caller, containerId, {
         sizeBytes: body.length,
         dockerfile: 'Dockerfile',

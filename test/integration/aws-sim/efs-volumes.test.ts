@@ -12,13 +12,13 @@ import {
 import { EfsVolumeBackend } from '../../../lib/aws/efs-volume-backend.js';
 import { EcsRuntime } from '../../../lib/aws/ecs-runtime.js';
 import { IamVolumeRoles } from '../../../lib/aws/iam-volume-roles.js';
-import type { TaskLaunch } from '../../../lib/containers/runtime.js';
 import { TaskLaunchError } from '../../../lib/containers/runtime.js';
 import { ServiceBusyError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import type { TaskMount, VolumeRef } from '../../../lib/volumes/volume-backend.js';
 import { AwsSim } from '../../support/aws-sim/index.js';
 import { pollUntil } from '../../support/poll.js';
+import { simTaskLaunch } from '../../support/workloads.js';
 import { clientsFor, runtimeSettings } from './support.js';
 
 /*
@@ -61,21 +61,8 @@ function volumesOn(sim: AwsSim, boundary = BOUNDARY, iam = iamOn(sim)) {
 
 const volumeRef = (accountId = newId()): VolumeRef => ({ accountId, volumeId: newId(), sizeGb: 1 });
 
-const launchWith = (mounts: TaskMount[]): TaskLaunch & { mounts: TaskMount[] } =>
-  ({
-    containerId: newId(),
-    hostname: `h-${newId().slice(0, 8)}`,
-    image: 'sim/app:1',
-    port: 8080,
-    env: {},
-    command: null,
-    cpuCores: 0.25,
-    memoryMb: 512,
-    diskGb: 20,
-    healthCheck: null,
-    clientToken: newId(),
-    mounts,
-  }) as unknown as TaskLaunch & { mounts: TaskMount[] };
+/** A task of the simulator's task app with a quarter vCPU and 512 MB, mounting `mounts`. */
+const launchWith = (mounts: TaskMount[]) => simTaskLaunch({ cpuCores: 0.25, memoryMb: 512, mounts });
 
 describe('EFS volumes on the simulator', () => {
   let sim: AwsSim;

@@ -4,16 +4,13 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TaskStateEvents } from '../../../infra/constructs/task-state-events.js';
 import { config } from '../../../lib/config.js';
-import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith } from '../../../lib/wiring/containers.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
-import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
-import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
-import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
 import type { EventSource } from '../../support/aws-sim/sqs.js';
-import { EcsSimStack, onOneInstance, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { type EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { closeEcsSim, wiredEcsSimStack } from '../../support/conformance/wired-ecs-stack.js';
 
 /*
  * The simulator's event sources read each queue as the stack deploys it (issue 32 item 8): the
@@ -48,23 +45,11 @@ beforeAll(async () => {
   template = Template.fromStack(cdkStack);
 
   sim = await startAwsSim({ port: simPortFor(process.pid), seed: 32, route53: SIM_ROUTE53 });
-  const handlers = taskMessageHandlersWith(containerRuntime, deferredWork);
-  stack = new EcsSimStack({
-    sim,
-    service: containerServiceWith({ runtime: containerRuntime, deferredWork }),
-    reconciler: reconcilerWith(containerRuntime, config, deferredWork),
-    taskStateInvocation: onOneInstance(handlers.taskEvent),
-    probeInvocation: onOneInstance(handlers.probe),
-    writeRoutes: routeWriterWith().write,
-  });
+  stack = wiredEcsSimStack(sim, containerServiceWith({ runtime: containerRuntime, deferredWork }));
   // Synthesis on a shared two-core machine has taken over 30 s.
 }, 120_000);
 
-afterAll(async () => {
-  await stack?.close();
-  await sim?.close();
-  await runShutdown();
-});
+afterAll(() => closeEcsSim(stack, sim));
 
 /** The queue's and its event source mapping's settings in the template, in the simulator's terms. */
 function deployed(queueId: string) {

@@ -1,7 +1,5 @@
 import { CodeBuildClient } from '@aws-sdk/client-codebuild';
 import { S3Client } from '@aws-sdk/client-s3';
-import { gzipSync } from 'node:zlib';
-import { pack } from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { type BuildEventMessage, buildEventFromMessage, buildStatusFromMessage } from '../../../lib/aws/build-event-messages.js';
@@ -12,6 +10,7 @@ import type { BuildStatus, DeployRef } from '../../../lib/deploys/builds.js';
 import { newId } from '../../../lib/ids.js';
 import { type AwsSim, startAwsSim } from '../../support/aws-sim/index.js';
 import { pollUntil } from '../../support/poll.js';
+import { buildContextOf } from '../../support/conformance/build-contexts.js';
 
 /*
  * The AWS half of deploys (issue 33, item 6) through the real SDK clients against the simulator:
@@ -45,15 +44,6 @@ afterAll(() => sim?.close());
 
 const deployRef = (): DeployRef => ({ accountId: newId(), containerId: newId(), deployId: newId() });
 
-async function contextOf(files: Record<string, string>): Promise<Buffer> {
-  const archive = pack();
-  for (const [name, text] of Object.entries(files)) archive.entry({ name }, text);
-  archive.finalize();
-  const chunks: Buffer[] = [];
-  for await (const chunk of archive) chunks.push(chunk as Buffer);
-  return gzipSync(Buffer.concat(chunks));
-}
-
 async function upload(
   deploy: DeployRef,
   body: Buffer,
@@ -85,7 +75,7 @@ async function finalStatusOf(buildId: string): Promise<BuildStatus> {
 describe('context uploads through a presigned PUT', () => {
   it('take exactly the size signed, once, and are deleted after', async () => {
     const deploy = deployRef();
-    const body = await contextOf({ Dockerfile: 'FROM scratch\n' });
+    const body = await buildContextOf({ Dockerfile: 'FROM scratch\n' });
     const target = await uploads.targetFor(deploy, body.length);
 
     const longer = await upload(deploy, Buffer.concat([body, Buffer.from('x')]), body.length, target);
@@ -104,7 +94,7 @@ describe('context uploads through a presigned PUT', () => {
 
   it('refuse an upload after the URL expired', async () => {
     const deploy = deployRef();
-    const body = await contextOf({ Dockerfile: 'FROM scratch\n' });
+    const body = await buildContextOf({ Dockerfile: 'FROM scratch\n' });
     const expired = new S3ContextUploads(s3, { bucket: BUCKET, expiresInS: 60, now: () => Date.now() - 120_000 });
 
     const answer = await upload(deploy, body, body.length, await expired.targetFor(deploy, body.length));
@@ -117,7 +107,7 @@ describe('context uploads through a presigned PUT', () => {
 describe('builds on CodeBuild', () => {
   it('build an uploaded context into an image in the container repository, pinned by its ECR digest, once per deploy', async () => {
     const deploy = deployRef();
-    await upload(deploy, await contextOf({ Dockerfile: 'FROM scratch\nCOPY app /app\n', app: 'hello' }));
+    await upload(deploy, await buildContextOf({ Dockerfile: 'FROM scratch\nCOPY app /app\n', app: 'hello' }));
 
     const { buildId } = await builder.startBuild({ ...deploy, dockerfile: 'Dockerfile', buildArgs: { A: '1 2' }, timeoutS: 600 });
     const again = await builder.startBuild({ ...deploy, dockerfile: 'Dockerfile', buildArgs: { A: '1 2' }, timeoutS: 600 });
@@ -133,9 +123,9 @@ describe('builds on CodeBuild', () => {
 
   it('fail naming the failing step and its exit code, a missing Dockerfile, a context that is not a gzipped tar, or a missing upload', async () => {
     const failing = deployRef();
-    await upload(failing, await contextOf({ Dockerfile: 'FROM scratch\nRUN exit 3\nCOPY a /a\n' }));
+    await upload(failing, await buildContextOf({ Dockerfile: 'FROM scratch\nRUN exit 3\nCOPY a /a\n' }));
     const noDockerfile = deployRef();
-    await upload(noDockerfile, await contextOf({ 'app.js': '1' }));
+    await upload(noDockerfile, await buildContextOf({ 'app.js': '1' }));
     const notTar = deployRef();
     await upload(notTar, Buffer.from('plain text, not gzip'));
     const neverUploaded = deployRef();
@@ -154,9 +144,9 @@ describe('builds on CodeBuild', () => {
 
   it('time out after the deploy timeout, in whole minutes of at least 5, and stop on request', async () => {
     const slow = deployRef();
-    await upload(slow, await contextOf({ Dockerfile: 'FROM scratch\nRUN sleep 600\n' }));
+    await upload(slow, await buildContextOf({ Dockerfile: 'FROM scratch\nRUN sleep 600\n' }));
     const stopped = deployRef();
-    await upload(stopped, await contextOf({ Dockerfile: 'FROM scratch\nRUN sleep 600\n' }));
+    await upload(stopped, await buildContextOf({ Dockerfile: 'FROM scratch\nRUN sleep 600\n' }));
 
     const timedOut = (await builder.startBuild({ ...slow, dockerfile: 'Dockerfile', buildArgs: {}, timeoutS: 60 })).buildId;
     const toStop = (await builder.startBuild({ ...stopped, dockerfile: 'Dockerfile', buildArgs: {}, timeoutS: 600 })).buildId;
@@ -169,7 +159,7 @@ describe('builds on CodeBuild', () => {
 
   it('queue past the concurrent-build quota and start as running builds finish', async () => {
     const deploys = [deployRef(), deployRef(), deployRef()];
-    for (const deploy of deploys) await upload(deploy, await contextOf({ Dockerfile: 'FROM scratch\nRUN sleep 30\n' }));
+    for (const deploy of deploys) await upload(deploy, await buildContextOf({ Dockerfile: 'FROM scratch\nRUN sleep 30\n' }));
 
     const ids: string[] = [];
     for (const deploy of deploys)
@@ -182,7 +172,7 @@ describe('builds on CodeBuild', () => {
 
   it('tell a build whose end event was lost through BatchGetBuilds, when the deadline the builder planned arrives on the same queue', async () => {
     const deploy = deployRef();
-    await upload(deploy, await contextOf({ Dockerfile: 'FROM scratch\nCOPY app /app\n', app: 'hello' }));
+    await upload(deploy, await buildContextOf({ Dockerfile: 'FROM scratch\nCOPY app /app\n', app: 'hello' }));
     const deadlines = new SqsBuildDeadlines(
       new SQSClient({ region: 'us-east-1', endpoint: sim.url, credentials, maxAttempts: 1 }),
       sim.buildEventQueue.url,
@@ -226,7 +216,7 @@ describe('builds on CodeBuild', () => {
 
   it('deliver a late event after the build ended, where it changes nothing the described status did not', async () => {
     const deploy = deployRef();
-    await upload(deploy, await contextOf({ Dockerfile: 'FROM scratch\nRUN exit 4\n' }));
+    await upload(deploy, await buildContextOf({ Dockerfile: 'FROM scratch\nRUN exit 4\n' }));
     sim.codebuild.eventFaults = { delaySeconds: 2 };
     try {
       const { buildId } = await builder.startBuild({ ...deploy, dockerfile: 'Dockerfile', buildArgs: {}, timeoutS: 300 });

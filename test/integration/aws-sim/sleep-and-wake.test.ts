@@ -12,15 +12,13 @@ import { RECONCILE_FUNCTION_ID, runningFunction } from '../../../lib/local/runni
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
-import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
 import { idleSweepWith } from '../../../lib/wiring/sleeping-containers.js';
 import { answerWakeRequest } from '../../../lib/aws/wake-endpoint.js';
 import { wakeEndpointWith } from '../../../lib/wiring/wake.js';
-import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
-import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
 import { caddyLine, logsDelivery } from '../../support/access-log-delivery.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
-import { EcsSimStack, onOneInstance, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { type EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { wiredEcsSimStack } from '../../support/conformance/wired-ecs-stack.js';
 import { serveFunctionUrl } from '../../support/function-url.js';
 import { pollUntil } from '../../support/poll.js';
 
@@ -77,16 +75,8 @@ beforeAll(async () => {
   });
   // The simulator serves Secrets Manager too (registry credentials) and points the SDK at itself: the wake secret is this file's.
   process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = `http://127.0.0.1:${(secrets.address() as AddressInfo).port}`;
-  const handlers = taskMessageHandlersWith(containerRuntime, deferredWork);
   service = containerServiceWith({ runtime: containerRuntime, deferredWork });
-  stack = new EcsSimStack({
-    sim,
-    service,
-    reconciler: reconcilerWith(containerRuntime, config, deferredWork),
-    taskStateInvocation: onOneInstance(handlers.taskEvent),
-    probeInvocation: onOneInstance(handlers.probe),
-    writeRoutes: routeWriterWith().write,
-  });
+  stack = wiredEcsSimStack(sim, service);
   // The functions' own modules, each run as its function (the table access recorder checks their grants).
   const wake = await import('../../../functions/containers/wake.js');
   const accessLog = await import('../../../functions/containers/access-log-activity.js');

@@ -30,10 +30,10 @@ export const runtimeSettings: EcsRuntimeSettings = {
 
 export const runtimeOn = (sim: AwsSim, maxAttempts = 3) => new EcsRuntime(runtimeSettings, clientsFor(sim, maxAttempts).ecs);
 
-/** Whether `host:port` accepts a TCP connection now. */
-export function accepts(host: string, port: number): Promise<boolean> {
+/** Whether `host:port` accepts a TCP connection within `timeoutMs`. */
+export function accepts(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect({ host, port, timeout: 1000 });
+    const socket = connect({ host, port, timeout: timeoutMs });
     const done = (ok: boolean) => {
       socket.destroy();
       resolve(ok);

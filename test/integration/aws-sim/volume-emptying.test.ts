@@ -7,22 +7,21 @@ import type { Caller } from '../../../lib/containers/container.js';
 import type { ContainerService } from '../../../lib/containers/container-service.js';
 import { NotFoundError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
-import { runShutdown } from '../../../lib/local/lifecycle.js';
 import type { VolumeService } from '../../../lib/volumes/volume-service.js';
 import type { Volume } from '../../../lib/volumes/volume.js';
 import { volumeBackend as removingVolumeBackend } from '../../../lib/wiring/aws/volume-removal.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith } from '../../../lib/wiring/containers.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
-import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
-import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
 import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
 import { volumeEmptyingFrom } from '../../../lib/wiring/volume-chores.js';
 import { volumeServiceWith } from '../../../lib/wiring/volumes.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
 import type { SimTask } from '../../support/aws-sim/ecs.js';
-import { EcsSimStack, onOneInstance, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { type EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { closeEcsSim, wiredEcsSimStack } from '../../support/conformance/wired-ecs-stack.js';
 import { pollUntil } from '../../support/poll.js';
+import { simWorkload } from '../../support/workloads.js';
 
 /*
  * Deleting a volume on AWS empties it (issue 34 item 7, docs/volumes.md "Volumes on AWS"): the
@@ -77,38 +76,15 @@ beforeAll(async () => {
   containers = containerServiceWith({ runtime: containerRuntime, deferredWork });
   // The delete function's backend as its bundle resolves it, with the job's times shortened.
   volumes = volumeServiceWith({ ...removingVolumeBackend, delete: async (volume) => void (await emptying.start(volume)) });
-  stack = new EcsSimStack({
-    sim,
-    service: containers,
-    reconciler: reconcilerWith(containerRuntime, config, deferredWork),
-    taskStateInvocation: onOneInstance(handlers.taskEvent),
-    probeInvocation: onOneInstance(handlers.probe),
-    writeRoutes: routeWriterWith().write,
-  });
+  stack = wiredEcsSimStack(sim, containers, { handlers });
 }, 30_000);
 
-afterAll(async () => {
-  await stack?.close();
-  await sim?.close();
-  await runShutdown();
-});
+afterAll(() => closeEcsSim(stack, sim));
 
 const newUser = (): Caller => ({ userId: newId(), role: 'user' });
 let counter = 0;
 
-const spec = (volumeId: string) => ({
-  hostname: `empty-${process.pid}-${(counter += 1)}`,
-  image: 'sim/app:1',
-  port: 8080,
-  env: {},
-  command: null,
-  cpuCores: 1,
-  memoryMb: 2048,
-  diskGb: 20,
-  healthCheck: null,
-  restartPolicy: 'never' as const,
-  mounts: [{ volume: volumeId, path: '/data' }],
-});
+const spec = (volumeId: string) => simWorkload(`empty-${process.pid}-${(counter += 1)}`, [{ volume: volumeId, path: '/data' }]);
 
 async function toApp(hostname: string, path: string, init: RequestInit = {}): Promise<number | undefined> {
   const route = sim.route53.routes().find((candidate) => candidate.hostname === hostname && candidate.ip);

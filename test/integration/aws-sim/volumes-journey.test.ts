@@ -5,19 +5,17 @@ import type { Caller, StoredContainer } from '../../../lib/containers/container.
 import type { ContainerService } from '../../../lib/containers/container-service.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
-import { runShutdown } from '../../../lib/local/lifecycle.js';
 import type { VolumeService } from '../../../lib/volumes/volume-service.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith } from '../../../lib/wiring/containers.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { volumeBackend as storingVolumeBackend } from '../../../lib/wiring/aws/volume-storage.js';
-import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
-import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
-import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
 import { volumeServiceWith } from '../../../lib/wiring/volumes.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
-import { EcsSimStack, onOneInstance, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { type EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { closeEcsSim, wiredEcsSimStack } from '../../support/conformance/wired-ecs-stack.js';
 import { pollUntil } from '../../support/poll.js';
+import { simTaskLaunch, simWorkload } from '../../support/workloads.js';
 
 /*
  * Issue 34's journey on the AWS simulator, through the services the API's functions call: the
@@ -55,41 +53,17 @@ beforeAll(async () => {
     route53: SIM_ROUTE53,
     iam: { requiredBoundaryArn: config.EFS_VOLUME_ROLE_BOUNDARY_ARN },
   });
-  const handlers = taskMessageHandlersWith(containerRuntime, deferredWork);
   containers = containerServiceWith({ runtime: containerRuntime, deferredWork });
   volumes = volumeServiceWith(storingVolumeBackend);
-  stack = new EcsSimStack({
-    sim,
-    service: containers,
-    reconciler: reconcilerWith(containerRuntime, config, deferredWork),
-    taskStateInvocation: onOneInstance(handlers.taskEvent),
-    probeInvocation: onOneInstance(handlers.probe),
-    writeRoutes: routeWriterWith().write,
-  });
+  stack = wiredEcsSimStack(sim, containers);
 }, 30_000);
 
-afterAll(async () => {
-  await stack?.close();
-  await sim?.close();
-  await runShutdown();
-});
+afterAll(() => closeEcsSim(stack, sim));
 
 const newUser = (): Caller => ({ userId: newId(), role: 'user' });
 let counter = 0;
 
-const spec = (mounts: Array<{ volume: string; path: string }>) => ({
-  hostname: `vol-${process.pid}-${(counter += 1)}`,
-  image: 'sim/app:1',
-  port: 8080,
-  env: {},
-  command: null,
-  cpuCores: 1,
-  memoryMb: 2048,
-  diskGb: 20,
-  healthCheck: null,
-  restartPolicy: 'never' as const,
-  mounts,
-});
+const spec = (mounts: Array<{ volume: string; path: string }>) => simWorkload(`vol-${process.pid}-${(counter += 1)}`, mounts);
 
 const running = (caller: Caller, id: string) =>
   pollUntil(
@@ -179,20 +153,14 @@ describe('a volume on AWS, from creation to deletion (issue 34)', () => {
     await expect(containers.create(other, spec([{ volume: volume.id, path: '/data' }]))).rejects.toThrow(NotFoundError);
     // Its own volume's task, presenting the owner's access point, as a task could by running the mount helper itself
     const theirs = await volumes.create(other, { name: 'theirs', size_gb: 1 });
-    const intruderArn = await containerRuntime.runTask({
-      containerId: newId(),
-      hostname: `intruder-${process.pid}`,
-      image: 'sim/app:1',
-      port: 8080,
-      env: {},
-      command: null,
-      cpuCores: 0.25,
-      memoryMb: 512,
-      diskGb: 20,
-      healthCheck: null,
-      clientToken: newId(),
-      mounts: [{ volumeId: theirs.id, path: '/data', backendRef: volume.backendRef! }],
-    } as Parameters<typeof containerRuntime.runTask>[0]);
+    const intruderArn = await containerRuntime.runTask(
+      simTaskLaunch({
+        hostname: `intruder-${process.pid}`,
+        cpuCores: 0.25,
+        memoryMb: 512,
+        mounts: [{ volumeId: theirs.id, path: '/data', backendRef: volume.backendRef! }],
+      }),
+    );
     const intruder = await pollUntil(
       async () => sim.ecs.find(intruderArn)!,
       (task) => task.lastStatus === 'STOPPED' || task.lastStatus === 'RUNNING',

@@ -1,15 +1,12 @@
 import { afterAll, beforeAll, expect, vi } from 'vitest';
-import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { config } from '../../../lib/config.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { containerServiceWith } from '../../../lib/wiring/containers.js';
-import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
-import { EcsSimStack, onOneInstance, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { type EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { closeEcsSim, wiredEcsSimStack } from '../../support/conformance/wired-ecs-stack.js';
 import { describeConformance } from '../../support/conformance/journeys.js';
-import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
-import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SqsBuildDeadlines } from '../../../lib/aws/sqs-build-deadlines.js';
 import { awsBuildSiteFrom } from '../../../lib/wiring/aws/build-site.js';
@@ -49,22 +46,9 @@ beforeAll(async () => {
     { ...site, deadlines: new SqsBuildDeadlines(new SQSClient({ region: 'us-east-1' }), config.BUILD_EVENTS_QUEUE_URL!) },
     service,
   );
-  const handlers = taskMessageHandlersWith(containerRuntime, deferredWork);
-  stack = new EcsSimStack({
-    sim,
-    service,
-    deploys: { service: deploys, handleBuildEvent: buildEventsHandlerWith(deploys) },
-    reconciler: reconcilerWith(containerRuntime, config, deferredWork),
-    taskStateInvocation: onOneInstance(handlers.taskEvent),
-    probeInvocation: onOneInstance(handlers.probe),
-    writeRoutes: routeWriterWith().write,
-  });
+  stack = wiredEcsSimStack(sim, service, { deploys: { service: deploys, handleBuildEvent: buildEventsHandlerWith(deploys) } });
 });
 
-afterAll(async () => {
-  await stack?.close();
-  await sim?.close();
-  await runShutdown();
-});
+afterAll(() => closeEcsSim(stack, sim));
 
 describeConformance('ECS on the simulator', () => stack.harness());

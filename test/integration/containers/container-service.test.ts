@@ -25,7 +25,9 @@ import { containerLogs } from '../../../lib/wiring/container-logs.js';
 import { ecsClient, taskFamilyFor, type EcsRuntime, type EcsTaskFields } from '../../../lib/aws/ecs-runtime.js';
 import { LocalRuntime } from '../../../lib/local/local-runtime.js';
 import { deliverTaskStateChange, ecsTaskStateChange } from '../../support/lambda-event.js';
+import { holdReadsUntil } from '../../support/held-reads.js';
 import { pollUntil } from '../../support/poll.js';
+import { nginxWorkload } from '../../support/workloads.js';
 
 /** What the start, stop, restart, delete and metrics functions compose, together. */
 const containerService = containerServiceWith({ runtime: containerRuntime, usage: taskUsage });
@@ -74,14 +76,11 @@ const admin: Caller = { userId: newId(), role: 'admin' };
 let hostnameCounter = 0;
 const spec = () => ({
   hostname: `svc-${process.pid}-${(hostnameCounter += 1)}`,
+  ...nginxWorkload(),
+  image: IMAGE,
   cpuCores: 2,
   memoryMb: 4096,
   diskGb: 21,
-  image: IMAGE,
-  port: 8080,
-  env: {},
-  command: null,
-  healthCheck: null,
   restartPolicy: 'never' as const,
 });
 
@@ -197,24 +196,6 @@ async function containerIn(state: ContainerState): Promise<{ container: StoredCo
       );
       return { container: (await containerStore.get(created.id))!, prepared: launched };
   }
-}
-
-/**
- * Holds each of the first `count` container reads until all of them have read, so every
- * transition decides on the same version and only the conditional write tells them apart.
- */
-function holdReadsUntil(count: number): void {
-  const read = containerStore.get.bind(containerStore);
-  let arrived = 0;
-  let release!: () => void;
-  const everyoneHasRead = new Promise<void>((resolve) => (release = resolve));
-  vi.spyOn(containerStore, 'get').mockImplementation(async (containerId) => {
-    const container = await read(containerId);
-    arrived += 1;
-    if (arrived === count) release();
-    await everyoneHasRead;
-    return container;
-  });
 }
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -599,7 +580,7 @@ describe('ContainerService transitions on ECS (docs/containers.md)', () => {
 
   it('of two transitions that read the same version, exactly one commits; the other gets ConflictError and sends nothing', async () => {
     const running = await runningContainer();
-    holdReadsUntil(2);
+    holdReadsUntil(containerStore, 'get', 2);
     ecsReports(ecsTask(running.id, 2, 1, 'RUNNING'));
 
     const [stopped, restarted] = await Promise.allSettled([

@@ -5,6 +5,7 @@ import { localContainers } from '../../../lib/wiring/local-containers.js';
 import { ConflictError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
+import { holdReadsUntil } from '../../support/held-reads.js';
 import { pollUntil } from '../../support/poll.js';
 import { nginxWorkload } from '../../support/workloads.js';
 
@@ -41,21 +42,6 @@ async function running(): Promise<StoredContainer> {
   );
 }
 
-/** Every `get` waits until `count` of them have read, so concurrent callers all decide on the same version. */
-function holdReadsUntil(count: number): void {
-  const read = containerStore.get.bind(containerStore);
-  let arrived = 0;
-  let release!: () => void;
-  const everyoneHasRead = new Promise<void>((resolve) => (release = resolve));
-  vi.spyOn(containerStore, 'get').mockImplementation(async (containerId) => {
-    const container = await read(containerId);
-    arrived += 1;
-    if (arrived === count) release();
-    await everyoneHasRead;
-    return container;
-  });
-}
-
 describe('ContainerService.update', () => {
   it('changes what the next task runs, at the next version, keeping the state and the current task', async () => {
     const before = await running();
@@ -75,7 +61,7 @@ describe('ContainerService.update', () => {
 
   it('of two PATCHes that read the same version, exactly one commits; the other gets ConflictError', async () => {
     const container = await running();
-    holdReadsUntil(2);
+    holdReadsUntil(containerStore, 'get', 2);
 
     const outcomes = await Promise.allSettled([
       containerService.update(owner, container.id, { env: { WHO: 'first' } }),
@@ -92,7 +78,7 @@ describe('ContainerService.update', () => {
 
   it('of a PATCH and a stop that read the same version, exactly one commits; the other gets ConflictError', async () => {
     const container = await running();
-    holdReadsUntil(2);
+    holdReadsUntil(containerStore, 'get', 2);
 
     const outcomes = await Promise.allSettled([
       containerService.update(owner, container.id, { env: { WHO: 'patch' } }),

@@ -19,6 +19,7 @@ import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerStore } from '../../../lib/wiring/containers.js';
 import { taskUsage } from '../../../lib/wiring/task-usage.js';
 import { deliverTaskStateChange, ecsTaskStateChange } from '../../support/lambda-event.js';
+import { nginxWorkload } from '../../support/workloads.js';
 
 /*
  * Quotas over DynamoDB Local with the production store and the ECS runtime; ECS is faked at
@@ -42,14 +43,10 @@ const serviceWith = (quota: QuotaLimits) =>
 let hostnameCounter = 0;
 const spec = (cpuCores = 2, memoryMb = 8192) => ({
   hostname: `quota-${process.pid}-${(hostnameCounter += 1)}`,
+  ...nginxWorkload(),
   cpuCores,
   memoryMb,
   diskGb: 21,
-  image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-  port: 8080,
-  env: {},
-  command: null,
-  healthCheck: null,
   restartPolicy: 'never' as const,
 });
 const newUser = (): Caller => ({ userId: newId(), role: 'user' });

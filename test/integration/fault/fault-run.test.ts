@@ -1,4 +1,3 @@
-import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { CloudWatchContainerLogs } from '../../../lib/aws/cloudwatch-logs.js';
@@ -25,6 +24,7 @@ import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
 import { newSqsClient } from '../../../lib/aws/sqs-deferred-work.js';
 import { FunctionInstances } from '../../support/aws-sim/function-instances.js';
 import { PROBE_CONSUMER, ROUTE_CHANGES_CONSUMER, TASK_EVENTS_CONSUMER } from '../../../infra/constructs/task-state-events.js';
+import { accepts } from '../aws-sim/support.js';
 
 /*
  * The fault run (issue 24 item 12): containers driven through create, restart, stop, start and
@@ -195,19 +195,6 @@ const details = new Map<string, string>();
 /** When each (kind, subject) condition was first seen holding, for the ones with a tolerance. */
 const holdingSince = new Map<string, number>();
 
-function accepts(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port, timeout: 500 });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-    socket.once('timeout', () => done(false));
-  });
-}
-
 /** Whether `condition` has held for `key` longer than `toleranceMs` (it holds now). */
 function heldTooLong(key: string, condition: boolean, toleranceMs: number, now: number): boolean {
   if (!condition) {
@@ -229,7 +216,7 @@ async function checkInvariants(ids: ReadonlySet<string>): Promise<void> {
     // 1. Nothing `running` whose task does not answer: ECS runs the task, yet nothing listens.
     if (container.state === 'running' && task && task.desiredStatus === 'RUNNING' && task.process && !task.process.exited) {
       // Twice, a second apart: a connect that timed out while this process was busy is not the task's silence.
-      if (!(await accepts(task.address, task.port)) && !(await sleep(1000).then(() => accepts(task.address, task.port)))) {
+      if (!(await accepts(task.address, task.port, 500)) && !(await sleep(1000).then(() => accepts(task.address, task.port, 500)))) {
         const latest = await containerStore.get(container.id);
         if (
           latest?.state === 'running' &&

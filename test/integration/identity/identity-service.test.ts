@@ -18,21 +18,27 @@ function legacyHash(password: string): string {
   return ['scrypt', 2 ** 14, 8, 1, salt.toString('base64url'), key.toString('base64url')].join('$');
 }
 
+/** A user stored with a legacy hash of `password`, as sign-ups before issue 18 left them. */
+async function legacyUser(password: string): Promise<{ email: string; oldHash: string }> {
+  const email = `legacy-${newId()}@example.com`;
+  const oldHash = legacyHash(password);
+  await store.createUser({
+    id: newId(),
+    email,
+    role: 'user',
+    createdAt: new Date().toISOString(),
+    passwordHash: oldHash,
+    status: 'active',
+    mustChangePassword: false,
+  });
+  return { email, oldHash };
+}
+
 describe('IdentityService.signIn with a hash made before issue 18 (N=2^14)', () => {
   it('signs in, and stores the password again with N=2^17, which the next sign-in uses', async () => {
     // Prepare
-    const email = `legacy-${newId()}@example.com`;
     const password = 'a password from 2025';
-    const oldHash = legacyHash(password);
-    await store.createUser({
-      id: newId(),
-      email,
-      role: 'user',
-      createdAt: new Date().toISOString(),
-      passwordHash: oldHash,
-      status: 'active',
-      mustChangePassword: false,
-    });
+    const { email } = await legacyUser(password);
     // Act
     const session = await service.signIn(email, password, '192.0.2.1');
     // Assess
@@ -44,33 +50,13 @@ describe('IdentityService.signIn with a hash made before issue 18 (N=2^14)', () 
   });
 
   it('keeps the old hash after a wrong password', async () => {
-    const email = `legacy-${newId()}@example.com`;
-    const oldHash = legacyHash('the right one');
-    await store.createUser({
-      id: newId(),
-      email,
-      role: 'user',
-      createdAt: new Date().toISOString(),
-      passwordHash: oldHash,
-      status: 'active',
-      mustChangePassword: false,
-    });
+    const { email, oldHash } = await legacyUser('the right one');
     await expect(service.signIn(email, 'the wrong one', '192.0.2.1')).rejects.toThrow('Wrong email or password');
     expect((await store.findUserByEmail(email))!.passwordHash).toBe(oldHash);
   });
 
   it('does not overwrite a hash that changed while the old one was being verified', async () => {
-    const email = `legacy-${newId()}@example.com`;
-    const oldHash = legacyHash('before');
-    await store.createUser({
-      id: newId(),
-      email,
-      role: 'user',
-      createdAt: new Date().toISOString(),
-      passwordHash: oldHash,
-      status: 'active',
-      mustChangePassword: false,
-    });
+    const { email, oldHash } = await legacyUser('before');
     await store.replacePasswordHash(email, oldHash, 'scrypt$changed-meanwhile');
     await store.replacePasswordHash(email, oldHash, 'scrypt$late-upgrade');
     expect((await store.findUserByEmail(email))!.passwordHash).toBe('scrypt$changed-meanwhile');

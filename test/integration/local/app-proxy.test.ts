@@ -54,16 +54,21 @@ function get(port: number, method = 'GET', body?: string): Promise<{ status: num
   });
 }
 
+/** A proxy in front of a container whose current task ('old') answers `one`, with its new task (`two`) running beside it. */
+async function proxyDuringRestart(hostname: string) {
+  const [oldTask, newTask] = [await taskServer('one'), await taskServer('two')];
+  const ports = new Map([
+    ['old', oldTask.port],
+    ['new', newTask.port],
+  ]);
+  const { routing, container } = routingFor(hostname, ports);
+  return { proxy: await proxyServer(hostname, routing), container, oldTask };
+}
+
 describe('the local proxy during a restart', () => {
   it('sends requests to the new task within its route memory, while the old task still answers', async () => {
     const hostname = `proxy-memory-${process.pid}`;
-    const [oldTask, newTask] = [await taskServer('one'), await taskServer('two')];
-    const ports = new Map([
-      ['old', oldTask.port],
-      ['new', newTask.port],
-    ]);
-    const { routing, container } = routingFor(hostname, ports);
-    const proxy = await proxyServer(hostname, routing);
+    const { proxy, container } = await proxyDuringRestart(hostname);
 
     expect((await get(proxy)).text).toBe('one');
     container.taskArn = 'new';
@@ -77,14 +82,8 @@ describe('the local proxy during a restart', () => {
 
   it('sends a GET once more to the current task when the remembered one stopped under it, so no client sees a 502', async () => {
     const hostname = `proxy-retry-${process.pid}`;
-    const [oldTask, newTask] = [await taskServer('one'), await taskServer('two')];
     // The runtime has not yet seen the old task's exit: it still names its port.
-    const ports = new Map([
-      ['old', oldTask.port],
-      ['new', newTask.port],
-    ]);
-    const { routing, container } = routingFor(hostname, ports);
-    const proxy = await proxyServer(hostname, routing);
+    const { proxy, container, oldTask } = await proxyDuringRestart(hostname);
     expect((await get(proxy)).text).toBe('one');
 
     container.taskArn = 'new';

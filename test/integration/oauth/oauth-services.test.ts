@@ -19,6 +19,7 @@ import { showConsent } from '../../../lib/pages/consent-page.js';
 import { cachedMiddlewareClient, documentClient, tableName } from '../../../lib/store/dynamo.js';
 import { keys } from '../../../lib/store/keys.js';
 import { CREDENTIAL_PREFIX, grantIdOf, newGrantSecret, sha256Hex } from '../../../lib/identity/secrets.js';
+import { holdReadsUntil } from '../../support/held-reads.js';
 
 const REDIRECT_URI = 'http://127.0.0.1:9999/callback';
 /** The issuer the consent page names in `iss` (RFC 9207). */
@@ -190,28 +191,6 @@ async function measureCapacity<T>(
   }
 }
 
-/**
- * Holds every call of a store read until `count` calls have read, so that all of them
- * reach their transaction with the same view: the conditional write alone must decide.
- */
-function holdReadsUntilAll<K extends 'getClientAndCode' | 'getTokenGrant' | 'getAuthorizationRequest'>(method: K, count: number): void {
-  const store = (method === 'getAuthorizationRequest' ? authorizationStore : tokenGrantStore) as unknown as Record<
-    string,
-    (...args: unknown[]) => Promise<unknown>
-  >;
-  const read = store[method]!.bind(store);
-  let arrived = 0;
-  let release!: () => void;
-  const everyoneHasRead = new Promise<void>((resolve) => (release = resolve));
-  vi.spyOn(store, method).mockImplementation((async (...args: unknown[]) => {
-    const result = await read(...args);
-    arrived += 1;
-    if (arrived === count) release();
-    await everyoneHasRead;
-    return result;
-  }) as never);
-}
-
 async function settle<T>(attempts: Array<Promise<T>>): Promise<{ successes: T[]; failures: unknown[] }> {
   const outcomes = await Promise.allSettled(attempts);
   return {
@@ -253,7 +232,7 @@ describe('authorization code exchange', () => {
   it('lets exactly one of 20 redemptions win even when all of them read the code before any writes', async () => {
     const client = await registerClient();
     const code = await authorizationCode(client);
-    holdReadsUntilAll('getClientAndCode', 20);
+    holdReadsUntil(tokenGrantStore, 'getClientAndCode', 20);
 
     const { successes, failures } = await settle(Array.from({ length: 20 }, () => exchange(client, code)));
 
@@ -506,7 +485,7 @@ describe('refresh token rotation', () => {
   it('answers all of 20 refreshes alike even when all of them read the token before any writes', async () => {
     const client = await registerClient();
     const tokens = await tokensFor(client);
-    holdReadsUntilAll('getTokenGrant', 20);
+    holdReadsUntil(tokenGrantStore, 'getTokenGrant', 20);
 
     const { successes, failures } = await settle(Array.from({ length: 20 }, () => refresh(client, tokens.refreshToken)));
 
@@ -526,7 +505,7 @@ describe('refresh token rotation', () => {
     expect(retry.result).toMatchObject({ accessToken: first.accessToken, refreshToken: first.refreshToken });
 
     // Two at once that both read before either writes: each makes one read and one write, nothing more.
-    holdReadsUntilAll('getTokenGrant', 2);
+    holdReadsUntil(tokenGrantStore, 'getTokenGrant', 2);
     const race = await countRoundTrips(() => Promise.all([refresh(client, next.refreshToken), refresh(client, next.refreshToken)]));
     expect(race.commands.sort()).toEqual(['BatchGetItemCommand', 'BatchGetItemCommand', 'UpdateItemCommand', 'UpdateItemCommand']);
     expect(race.serialRoundTrips).toBe(2);
@@ -783,7 +762,7 @@ describe('the consent decision', () => {
 
   it('lets exactly one of 20 decisions on one request win even when all of them read it before any consumes it', async () => {
     const requestId = await startRequest(await registerClient());
-    holdReadsUntilAll('getAuthorizationRequest', 20);
+    holdReadsUntil(authorizationStore, 'getAuthorizationRequest', 20);
 
     const { successes, failures } = await settle(
       Array.from({ length: 20 }, (_, index) =>

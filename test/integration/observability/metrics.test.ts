@@ -6,6 +6,7 @@ import { ALL_SCOPES, type Principal } from '../../../lib/identity/principal.js';
 import { pollUntil } from '../../support/poll.js';
 import { captureOutput } from '../../support/captured-output.js';
 import { lambdaContext, proxyEvent } from '../../support/lambda-event.js';
+import { nginxWorkload } from '../../support/workloads.js';
 
 // The metrics read their settings when they load, so the modules are imported after these.
 Object.assign(process.env, { POWERTOOLS_SERVICE_NAME: 'TestStack', POWERTOOLS_METRICS_DISABLED: 'false' });
@@ -139,14 +140,9 @@ describe('EMF metrics of the container fleet', () => {
   let counter = 0;
   const spec = () => ({
     hostname: `metrics-${process.pid}-${(counter += 1)}`,
-    cpuCores: 1,
+    ...nginxWorkload(),
     memoryMb: 2048,
     diskGb: 21,
-    image: 'public.ecr.aws/nginx/nginx:stable-alpine',
-    port: 8080,
-    env: {},
-    command: null,
-    healthCheck: null,
     restartPolicy: 'never' as const,
   });
   /** A container service on the local runtime, whose processes run `command`. */

@@ -3,6 +3,7 @@ import { containerView } from '../../../lib/containers/container.js';
 import { createContainerBody, updateContainerBody } from '../../../lib/containers/schemas.js';
 import { workloadFromJson, workloadToJson } from '../../../lib/containers/workload.js';
 import { nginxWorkload } from '../../support/workloads.js';
+import { FARGATE_MAX_MEMORY_MB } from '../../support/fargate-limits.js';
 
 /** The workload as the declaration says it is when nothing is given (lib/containers/workload.ts). */
 const defaultWorkload = workloadToJson(workloadFromJson({}));
@@ -89,20 +90,17 @@ describe('createContainerBody', () => {
       expect(issuesOf({ hostname: 'web', memory_mb: 511 })).toEqual([expect.stringMatching(/^memory_mb: /)]);
     });
 
-    it.each([
-      [1, 8192],
-      [2, 16384],
-      [4, 30720],
-      [8, 61440],
-      [16, 122880],
-    ])('accepts the maximum for %i cores (%i MB) and refuses one more, saying the maximum', (cpu_cores, max) => {
-      expect(parse({ hostname: 'web', cpu_cores, memory_mb: max }).success).toBe(true);
+    it.each(FARGATE_MAX_MEMORY_MB)(
+      'accepts the maximum for %i cores (%i MB) and refuses one more, saying the maximum',
+      (cpu_cores, max) => {
+        expect(parse({ hostname: 'web', cpu_cores, memory_mb: max }).success).toBe(true);
 
-      const issues = issuesOf({ hostname: 'web', cpu_cores, memory_mb: max + 1 });
+        const issues = issuesOf({ hostname: 'web', cpu_cores, memory_mb: max + 1 });
 
-      expect(issues).toHaveLength(1);
-      expect(issues[0]).toMatch(new RegExp(`^memory_mb: must be at most ${max} for ${cpu_cores} CPU cores?$`));
-    });
+        expect(issues).toHaveLength(1);
+        expect(issues[0]).toMatch(new RegExp(`^memory_mb: must be at most ${max} for ${cpu_cores} CPU cores?$`));
+      },
+    );
 
     it.each([1024.5, '1024', null, [1024], Number.NaN])('refuses %j', (memory_mb) => {
       expect(issuesOf({ hostname: 'web', memory_mb })).toEqual([expect.stringMatching(/^memory_mb: /)]);

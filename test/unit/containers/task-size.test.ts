@@ -6,6 +6,7 @@ import {
   provisionedDiskGbFor,
   taskSizeFor,
 } from '../../../lib/containers/task-size.js';
+import { FARGATE_MAX_MEMORY_MB } from '../../support/fargate-limits.js';
 
 describe('FARGATE_TASK_SIZES', () => {
   it('lists the CPU/memory pairs Fargate documents', () => {
@@ -75,13 +76,7 @@ describe('taskSizeFor', () => {
 });
 
 describe('maxMemoryMbFor', () => {
-  it.each([
-    [1, 8192],
-    [2, 16384],
-    [4, 30720],
-    [8, 61440],
-    [16, 122880],
-  ])('allows %i cores at most %i MB', (cores, max) => {
+  it.each(FARGATE_MAX_MEMORY_MB)('allows %i cores at most %i MB', (cores, max) => {
     expect(maxMemoryMbFor(cores)).toBe(max);
   });
 

@@ -1,4 +1,6 @@
+import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { CodeBuildClient } from '@aws-sdk/client-codebuild';
+import { CodeBuildLogs } from '../../../lib/aws/codebuild-logs.js';
 import { S3Client } from '@aws-sdk/client-s3';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
@@ -315,5 +317,46 @@ describe("a RUN step's reach on CodeBuild, from the project as the stack synthes
       'docker build --network host: RUN steps share the build container network, where FORWARD rules do not apply',
     ]);
     expect(status.reason).toMatch(/RUN steps would get AWS credentials \(169\.254\.170\.2: no rule before the docker build/);
+  });
+});
+
+describe("a build's logs from CloudWatch Logs (GET …/deploys/{id}/logs on AWS)", () => {
+  it('read oldest first in pages of `limit` with the forward token as the cursor, from `since` on, and nothing for a build not started', async () => {
+    // Prepare: a build of 25 steps, each a line of its log
+    const deploy = deployRef();
+    const steps = Array.from({ length: 25 }, (_, index) => `RUN echo line ${index + 1}`);
+    await upload(deploy, await contextOf({ Dockerfile: steps.join('\n') }));
+    const { buildId } = await builder.startBuild({ ...deploy, dockerfile: 'Dockerfile', buildArgs: {}, timeoutS: 600 });
+    await finalStatusOf(buildId);
+    const reader = new CodeBuildLogs(
+      new CloudWatchLogsClient({ region: 'us-east-1', endpoint: sim.url, credentials, maxAttempts: 1 }),
+      '/aws/codebuild/image-builds',
+    );
+
+    // Act
+    const pages: Array<Awaited<ReturnType<CodeBuildLogs['read']>>> = [];
+    let cursor: string | undefined;
+    do {
+      const page = await reader.read({ buildId }, { limit: 10, ...(cursor ? { cursor } : {}) });
+      pages.push(page);
+      cursor = page.nextCursor;
+    } while (cursor && pages.length < 10);
+    const all = pages.flatMap((page) => page.lines);
+    const since = await reader.read({ buildId }, { limit: 100, since: all[12]!.timestamp });
+    const notStarted = await reader.read({ buildId: 'image-builds:never-started' }, { limit: 10 });
+    const badCursor = await reader.read({ buildId }, { limit: 10, cursor: 'not-a-token' }).catch((error: Error) => error);
+
+    // Assess
+    // The end shows only as GetLogEvents answering the token it was sent: one more, empty page without a cursor.
+    expect(pages.map((page) => page.lines.length)).toEqual([10, 10, 5, 0]);
+    expect(pages.at(-1)!.nextCursor).toBeUndefined();
+    expect(all.map((line) => line.message)).toEqual(steps.map((step, index) => `#${index + 1} [${index + 1}/25] ${step}`));
+    expect(all[0]).toEqual({ timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), stream: 'stdout', message: expect.any(String) });
+    expect(since.lines.length).toBeGreaterThanOrEqual(13);
+    expect(since.lines.every((line) => line.timestamp >= all[12]!.timestamp)).toBe(true);
+    expect(since.lines.at(-1)!.message).toBe(all.at(-1)!.message);
+    expect(notStarted).toEqual({ lines: [] });
+    expect(badCursor).toBeInstanceOf(Error);
+    expect(String(badCursor)).toMatch(/cursor/);
   });
 });

@@ -86,6 +86,8 @@ export class CodeBuildSim {
   readonly images = new Map<string, string>();
   /** Set by a test: events lost or late from now on. */
   eventFaults: BuildEventFaults = {};
+  /** Where a build's log lines go (CloudWatch Logs, the project's group, a stream per build): set by the simulator. */
+  onLogLine: (group: string, stream: string, line: string) => void = () => undefined;
   /** Why RUN steps of a build would have got AWS credentials, by build id (the assertion above). */
   readonly credentialExposures = new Map<string, string[]>();
   /** The events lost so far, for the test to see that one was. */
@@ -236,9 +238,9 @@ export class CodeBuildSim {
         .map((line) => line.trim())
         .filter((line) => line && !line.startsWith('#'));
       for (const [index, step] of steps.entries()) {
-        build.logs.push(`#${index + 1} [${index + 1}/${steps.length}] ${step}`);
+        this.log(build, `#${index + 1} [${index + 1}/${steps.length}] ${step}`);
         for (const endpoint of CREDENTIAL_ENDPOINTS.filter((address) => step.startsWith('RUN ') && step.includes(address)))
-          build.logs.push(`#${index + 1} ${endpoint}: connection timed out (no credentials)`);
+          this.log(build, `#${index + 1} ${endpoint}: connection timed out (no credentials)`);
         const sleep = /^RUN sleep (\d+)$/.exec(step);
         if (sleep) await this.wait((Number(sleep[1]) * minuteMs) / 60);
         const exit = /^RUN (?:exit (\d+)|false)$/.exec(step);
@@ -308,6 +310,12 @@ export class CodeBuildSim {
       }, ms);
       this.timers.add(timer);
     });
+  }
+
+  /** The project's log group, as wire() names it: CodeBuild's default `/aws/codebuild/<project>`. */
+  private log(build: SimBuild, line: string): void {
+    build.logs.push(line);
+    this.onLogLine(`/aws/codebuild/${build.projectName}`, build.id.split(':')[1]!, line);
   }
 
   private wire(build: SimBuild): unknown {

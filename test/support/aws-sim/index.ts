@@ -100,6 +100,7 @@ export class AwsSim {
       );
     };
     this.codebuild = new CodeBuildSim(options.codebuild ?? {}, this.s3, this.buildEventQueue);
+    this.codebuild.onLogLine = (group, stream, line) => this.logs.appendTo(group, stream, line);
     this.taskEvents = new TaskEventRule(this.ecs, this.taskEventQueue, options.taskEvents ?? {}, this.random, this.faults);
     this.efs = new EfsSim(options.efs ?? {}, this.faults);
     this.iam = new IamSim(options.iam ?? {}, this.faults);

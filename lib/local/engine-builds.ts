@@ -8,6 +8,7 @@ import type { BuildLeftovers } from '../deploys/deploy-leftovers.js';
 import type { LogLine } from '../containers/logs.js';
 import { describeError, log } from '../log.js';
 import { checkBuildContext } from './build-context.js';
+import { buildNetworkOptions } from './build-networks.js';
 
 /** Where the local builds' images live: a repository per account and container, so an image names whose it is. */
 export const BUILT_IMAGE_PREFIX = 'localhost/deploys';
@@ -20,18 +21,19 @@ export interface EngineImageBuilderOptions {
   contextPathOf(ref: DeployRef): string;
   /** Where build logs are written, a JSON-lines file per deploy. */
   logDir: string;
-  /**
-   * The network a build's RUN steps use. `none`: Podman's `POST /build` runs RUN steps on its
-   * default bridge whatever custom network `networkmode` names (measured: a RUN step reached a
-   * host service on 0.0.0.0 by the bridge's gateway), and the host rules cover only the
-   * containers' own `chs…` bridges (lib/local/engine-firewall.ts); so locally a RUN step gets no
-   * network at all (test/engine/deploys.test.ts probes the host's services from one).
-   */
-  networkMode: string;
+  /** Where a build's RUN steps run: a network of the build's own, which the host rules cover (lib/local/build-networks.ts). */
+  networks: BuildNetworks;
   memoryMb: number;
   cpuCores: number;
   /** Receives every status change (DeployService.applyBuildStatus). */
   listener: () => BuildStatusListener;
+}
+
+/** A network per build, made before its RUN steps and removed after them. */
+export interface BuildNetworks {
+  /** Makes the build's network, with the host rules in place, and answers its name. */
+  open(ref: DeployRef): Promise<string>;
+  close(ref: DeployRef): Promise<void>;
 }
 
 interface RunningBuild {
@@ -45,7 +47,7 @@ const EXIT_CODE = /(?:exit status|exit code|returned a non-zero code:) ?(\d+)/i;
 
 /**
  * Builds a deploy's context with the engine's own build (`POST /build` of the Docker Engine API,
- * which Podman serves): memory and CPU bounded, RUN steps without a network (networkMode), a
+ * which Podman serves): memory and CPU bounded, RUN steps on a network of the build's own (networks), a
  * timeout that aborts the build. The image is tagged in the account's repository and answered
  * pinned by the digest the engine gives it (`RepoDigests`).
  */
@@ -77,6 +79,11 @@ export class EngineImageBuilder implements ImageBuilder {
     return this.builds.get(buildId)?.status;
   }
 
+  /** The deploys whose builds this process has started (their ids are the build ids). */
+  buildsUnderWay(): ReadonlySet<string> {
+    return new Set(this.builds.keys());
+  }
+
   private logPath(ref: DeployRef): string {
     return join(this.options.logDir, `${ref.deployId}.jsonl`);
   }
@@ -104,6 +111,7 @@ export class EngineImageBuilder implements ImageBuilder {
     }
     await this.report(running, 'building');
     const tag = `${builtRepositoryOf(request)}:${request.deployId}`;
+    const network = await this.options.networks.open(request);
     const timer = setTimeout(() => running.abort.abort(new Error('timed out')), request.timeoutS * 1000);
     let lastStep: string | undefined;
     let failure: string | undefined;
@@ -115,7 +123,7 @@ export class EngineImageBuilder implements ImageBuilder {
         memory: this.options.memoryMb * 1024 * 1024,
         cpuperiod: 100_000,
         cpuquota: Math.round(this.options.cpuCores * 100_000),
-        networkmode: this.options.networkMode,
+        ...buildNetworkOptions(network),
         rm: true,
         forcerm: true,
         abortSignal: running.abort.signal,
@@ -147,6 +155,7 @@ export class EngineImageBuilder implements ImageBuilder {
       failure ??= error instanceof Error ? error.message : String(error);
     } finally {
       clearTimeout(timer);
+      await this.options.networks.close(request);
     }
     if (failure) return this.report(running, 'failed', { reason: failedStepReason(lastStep, failure) });
     const inspected = await engine.getImage(tag).inspect();

@@ -4,6 +4,7 @@ import type { DeployService, BuildSite } from '../deploys/deploy-service.js';
 import { DockerRuntime } from '../local/docker-runtime.js';
 import { answerUpload, LocalContextUploads, UPLOAD_PATH_PREFIX } from '../local/context-uploads.js';
 import type { LocalUploadEndpoint } from '../local/server.js';
+import { createBuildNetwork, removeBuildNetwork, removeLeftoverBuildNetworks } from '../local/build-networks.js';
 import { EngineImageBuilder, LocalBuildLeftovers, LocalBuildLogs } from '../local/engine-builds.js';
 import type { BuildLeftovers } from '../deploys/deploy-leftovers.js';
 import { EngineImageDigests } from '../local/engine-image-digests.js';
@@ -12,23 +13,12 @@ import { BUILD_STATUS_FUNCTION_ID, runningFunction } from '../local/running-func
 import type { ImageDigests } from '../containers/release.js';
 import { containerServiceWith } from './containers.js';
 import { deployServiceWith } from './deploys.js';
-import { localContainers } from './local-containers.js';
+import { localContainers, stackIdOf } from './local-containers.js';
 
 /** Where the process runtime sends an owner who asks it for a deploy. */
 export const PROCESS_RUNTIME_BUILDS_REFUSAL =
   'This stack runs containers as plain processes (the process runtime), which cannot build images; deploys need the docker runtime ' +
   '(CONTAINER_RUNTIME=docker, with Docker or Podman serving the Docker Engine API at DOCKER_HOST)';
-
-/**
- * Why only admins deploy on the local stack: Podman's `POST /build` (4.3, measured) runs RUN steps
- * on its default bridge whatever `networkmode` says (`none` included), and the host rules cover
- * only the containers' own bridges, so a RUN step reaches the host's services
- * (test/engine/deploys.test.ts keeps that probe as a known failure). Until builds are kept off the
- * host, an ordinary account's Dockerfile would run there with more reach than its containers have.
- */
-export const LOCAL_BUILDS_ADMINS_ONLY =
-  "Only admins may deploy from source on this stack: the engine's build cannot be kept off this machine's services " +
-  "(its RUN steps ignore the network they are given), which an ordinary account's containers are kept off";
 
 type LocalBuildSite = BuildSite & { uploads?: LocalContextUploads; leftovers?: BuildLeftovers };
 let site: LocalBuildSite | undefined;
@@ -52,11 +42,24 @@ export function localBuildSite(): LocalBuildSite {
     baseUrl: () => config.PUBLIC_BASE_URL ?? 'http://127.0.0.1:3000',
     ttlS: config.DEPLOY_UPLOAD_TTL_S,
   });
+  const engine = engineClient(config.DOCKER_HOST);
+  const stackId = stackIdOf(config.LOCAL_CONTAINER_DIR);
+  let swept: Promise<void> | undefined;
   const builder = new EngineImageBuilder({
-    engine: engineClient(config.DOCKER_HOST),
+    engine,
     contextPathOf: (ref) => uploads.pathOf(ref),
     logDir: join(root, 'logs'),
-    networkMode: 'none',
+    // Each build on a network of its own, a `chs…` bridge the host rules cover, checked again as at every task start.
+    networks: {
+      open: async (ref) => {
+        swept ??= removeLeftoverBuildNetworks(engine, stackId, builder.buildsUnderWay());
+        await swept;
+        const network = await createBuildNetwork(engine, stackId, ref.deployId);
+        await runtime.keepIsolated();
+        return network;
+      },
+      close: (ref) => removeBuildNetwork(engine, ref.deployId),
+    },
     memoryMb: config.LOCAL_BUILD_MEMORY_MB,
     cpuCores: config.LOCAL_BUILD_CPU_CORES,
     // As a build events function would on AWS, apart from the request that started the build.
@@ -67,7 +70,10 @@ export function localBuildSite(): LocalBuildSite {
     uploads,
     logs: new LocalBuildLogs(join(root, 'logs')),
     leftovers: new LocalBuildLeftovers(engineClient(config.DOCKER_HOST), join(root, 'logs')),
-    adminsOnly: LOCAL_BUILDS_ADMINS_ONLY,
+    // Where the host rules cannot be set, a build is no more isolated than a container would be: admins only, as for containers.
+    get adminsOnly() {
+      return runtime.isolationRefusal();
+    },
   };
   return site;
 }

@@ -18,11 +18,11 @@ import { steadyClient } from '../support/steady-requests.js';
  * Issue 33's journey on a real engine (Podman's Docker Engine API): a Dockerfile FROM a local
  * busybox image is uploaded, built by the engine and goes live; a second deploy and a rollback
  * happen under continuous requests with none failed; a failing RUN ends failed with its step while
- * the app keeps serving; a RUN step reaches none of the host's services; another account sees none
- * of it. One container, in order: each step starts from the one before.
+ * the app keeps serving; an ordinary account's RUN step reaches none of the host's services nor the
+ * admin's container; another account sees none of it. One container, in order: each step starts from the one before.
  */
 const engine = engineClient(inject('dockerHost'));
-// An admin: builds on this stack are admins' only (lib/wiring/local-deploys.ts, LOCAL_BUILDS_ADMINS_ONLY).
+// An admin owns the journey's container; an ordinary account deploys too (its RUN steps are probed).
 const stack = useSignedInStack({ role: 'admin' });
 const { api } = stack;
 let otherToken: string;
@@ -49,17 +49,17 @@ interface DeployRun {
 }
 
 /** POST …/deploys, PUT the context where it says, then wait for a final state. */
-async function deploy(dir: string, as?: string): Promise<DeployRun> {
+async function deploy(dir: string, as?: string, target = containerId): Promise<DeployRun> {
   const startedAt = performance.now();
   const context = await packBuildContext(dir);
-  const created = await api('POST', `/api/v1/containers/${containerId}/deploys`, { size_bytes: context.length }, as);
+  const created = await api('POST', `/api/v1/containers/${target}/deploys`, { size_bytes: context.length }, as);
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const { upload, id } = created.body.data;
   expect(created.body.data.state).toBe('waiting_for_upload');
   const put = await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: context });
   expect(put.status, await put.clone().text()).toBe(200);
   const final = await pollEvery(
-    () => api('GET', `/api/v1/containers/${containerId}/deploys/${id}`, undefined, as),
+    () => api('GET', `/api/v1/containers/${target}/deploys/${id}`, undefined, as),
     (response) => ['live', 'failed', 'superseded'].includes(response.body.data?.state),
     120_000,
     200,
@@ -214,18 +214,25 @@ describe('deploys from source on the engine', () => {
     expect(await served()).toBe(before);
   });
 
-  // A known failure, kept as a tripwire: Podman 4.3's build runs RUN steps on its default bridge whatever `networkmode`
-  // names (`none` included, measured through the compat and libpod endpoints), and a RUN step reaches a host service
-  // listening on every interface. Until it passes, local deploys are admins' only (LOCAL_BUILDS_ADMINS_ONLY).
-  it.fails("lets a RUN step reach none of the host's services, by any of its addresses", async () => {
-    // Prepare
+  it("deploys an ordinary account's code end to end, with RUN steps that reach none of the host's services nor another account's container", async () => {
+    // Prepare: the ordinary account's own container; the admin's running container is another account's
+    const own = await api('POST', '/api/v1/containers', { hostname: `dp-user-${process.pid}`, image: TEST_IMAGE, port: 8080 }, otherToken);
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+    const ownId = own.body.data.id;
+    await pollUntil(
+      () => api('GET', `/api/v1/containers/${ownId}`, undefined, otherToken),
+      (response) => response.body.data?.state === 'running',
+      60_000,
+    );
+    const [task] = await engine.listContainers({ filters: { label: [`container-hosting.container-id=${containerId}`] } });
+    const neighbour = Object.values(task!.NetworkSettings.Networks).map((network) => network.IPAddress)[0]!;
     const port = (hostService.address() as AddressInfo).port;
     const apiPort = new URL(stack.baseUrl).port;
     const addresses = Object.values(networkInterfaces())
       .flat()
-      .filter((address) => address && address.family === 'IPv4' && !address.internal)
+      .filter((address) => address && address.family === 'IPv4')
       .map((address) => address!.address);
-    const targets = addresses.flatMap((address) => [`${address}:${port}`, `${address}:${apiPort}`]);
+    const targets = [...addresses.flatMap((address) => [`${address}:${port}`, `${address}:${apiPort}`]), `${neighbour}:8080`];
     const probe = targets
       .map(
         (target) =>
@@ -234,27 +241,19 @@ describe('deploys from source on the engine', () => {
       .join('; ');
 
     // Act
-    const { deploy: probing } = await deploy(await contextServing('probe', `RUN ${probe}\n`));
-    const logs = await api('GET', `/api/v1/containers/${containerId}/deploys/${probing.id}/logs?limit=1000`);
+    const { deploy: probing } = await deploy(await contextServing('probe', `RUN ${probe}\n`), otherToken, ownId);
+    const logs = await api('GET', `/api/v1/containers/${ownId}/deploys/${probing.id}/logs?limit=1000`, undefined, otherToken);
 
     // Assess
     const messages: string[] = logs.body.data.map((line: any) => line.message);
-    expect(targets.length).toBeGreaterThan(0);
+    expect(addresses).toContain('127.0.0.1');
     expect(probing.state, messages.join('\n')).toBe('live');
     for (const target of targets) expect(messages, messages.join('\n')).toContain(`probe ${target} closed`);
-    expect(messages.filter((message) => message.includes(' open'))).toEqual([]);
-  });
-
-  it("refuses an ordinary account a deploy of its own container, saying why (builds here are admins' only)", async () => {
-    // Prepare
-    const own = await api('POST', '/api/v1/containers', { hostname: `dp-user-${process.pid}`, image: TEST_IMAGE, port: 8080 }, otherToken);
-
-    // Act
-    const refused = await api('POST', `/api/v1/containers/${own.body.data.id}/deploys`, { size_bytes: 100 }, otherToken);
-
-    // Assess
-    expect(refused.status).toBe(403);
-    expect(refused.body.error.message).toMatch(/Only admins may deploy from source on this stack/);
+    expect(messages.filter((message) => /^probe \S+ open$/.test(message))).toEqual([]);
+    const ownUrl = (await api('GET', `/api/v1/containers/${ownId}`, undefined, otherToken)).body.data.url;
+    expect((await appRequest(ownUrl)).text.trim()).toBe('probe');
+    // The build's network went with its build.
+    expect(await engine.listNetworks({ filters: { name: [`container-hosting-build-${probing.id}`] } })).toEqual([]);
   });
 
   it('gives another account 404 on the deploys, their logs and the releases, and refuses it the built image', async () => {

@@ -1,4 +1,6 @@
+import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { CodeBuildClient } from '@aws-sdk/client-codebuild';
+import { CodeBuildLogs } from '../../../lib/aws/codebuild-logs.js';
 import { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -8,7 +10,8 @@ import { CodeBuildImageBuilder, type CodeBuildSettings } from '../../../lib/aws/
 import { contextKeyOf, S3ContextUploads } from '../../../lib/aws/s3-context-uploads.js';
 import type { BuildStatus, DeployRef } from '../../../lib/deploys/builds.js';
 import { newId } from '../../../lib/ids.js';
-import { type AwsSim, startAwsSim } from '../../support/aws-sim/index.js';
+import { runStepReach, synthesizedBuildProject } from '../../support/aws-sim/build-project.js';
+import { AwsSim, startAwsSim } from '../../support/aws-sim/index.js';
 import { pollUntil } from '../../support/poll.js';
 import { buildContextOf } from '../../support/conformance/build-contexts.js';
 
@@ -232,5 +235,118 @@ describe('builds on CodeBuild', () => {
     } finally {
       sim.codebuild.eventFaults = {};
     }
+  });
+});
+
+describe("a RUN step's reach on CodeBuild, from the project as the stack synthesizes it", () => {
+  it('gets no AWS credentials: the build runs, and a RUN step asking the credential and metadata endpoints gets nothing', async () => {
+    // Prepare
+    const deploy = deployRef();
+    const probe =
+      'RUN wget -qO- http://169.254.170.2$AWS_CONTAINER_CREDENTIALS_RELATIVE_URI; wget -qO- http://169.254.169.254/latest/meta-data/';
+    await upload(deploy, await contextOf({ Dockerfile: `FROM scratch\n${probe}\n` }));
+
+    // Act
+    const status = await finalStatusOf(
+      (await builder.startBuild({ ...deploy, dockerfile: 'Dockerfile', buildArgs: {}, timeoutS: 600 })).buildId,
+    );
+
+    // Assess
+    expect(status.phase).toBe('succeeded');
+    const build = sim.codebuild.builds.get(status.buildId)!;
+    expect(sim.codebuild.credentialExposures.get(build.id)).toBeUndefined();
+    expect(build.logs).toContain('#2 169.254.170.2: connection timed out (no credentials)');
+    expect(build.logs).toContain('#2 169.254.169.254: connection timed out (no credentials)');
+  });
+
+  it('ends a build failed, naming why, on a project whose buildspec would let a RUN step reach them', async () => {
+    // Prepare: the synthesized project, its buildspec changed as a careless edit would change it
+    const synthesized = await synthesizedBuildProject();
+    const edited = (edit: (commands: string[]) => string[]) => {
+      const spec = JSON.parse(synthesized.buildSpec);
+      spec.phases.pre_build.commands = edit(spec.phases.pre_build.commands);
+      return spec;
+    };
+    const withoutRules = edited((commands) => commands.filter((command) => !command.startsWith('iptables')));
+    const appended = edited((commands) => commands.map((command) => command.replace('iptables -I FORWARD 1', 'iptables -A FORWARD')));
+    const hostNetwork = JSON.parse(synthesized.buildSpec);
+    hostNetwork.phases.build.commands = hostNetwork.phases.build.commands.map((command: string) =>
+      command.replace('docker build ', 'docker build --network host '),
+    );
+
+    // Act
+    const verdicts = [withoutRules, appended, hostNetwork].map(
+      (spec) => runStepReach({ ...synthesized, buildSpec: JSON.stringify(spec) }).reaches['169.254.170.2'],
+    );
+    // A simulator of its own, without pointing this process's clients at it.
+    const refusing = await new AwsSim({
+      seed: 6,
+      codebuild: { phaseMs: 10, project: async () => ({ ...synthesized, buildSpec: JSON.stringify(withoutRules) }) },
+    }).start();
+    let status: BuildStatus;
+    try {
+      const refusingBuilder = new CodeBuildImageBuilder(
+        new CodeBuildClient({ region: 'us-east-1', endpoint: refusing.url, credentials, maxAttempts: 1 }),
+        settings,
+      );
+      const { buildId } = await refusingBuilder.startBuild({ ...deployRef(), dockerfile: 'Dockerfile', buildArgs: {}, timeoutS: 600 });
+      status = await pollUntil(
+        async () => (await refusingBuilder.describeBuild(buildId))!,
+        (described) => described.phase === 'failed',
+        15_000,
+      );
+    } finally {
+      refusing.close();
+    }
+
+    // Assess
+    expect(runStepReach(synthesized).reaches).toEqual({ '169.254.170.2': undefined, '169.254.169.254': undefined });
+    expect(verdicts).toEqual([
+      'no rule before the docker build drops what the build host forwards to it',
+      'no rule before the docker build drops what the build host forwards to it',
+      'docker build --network host: RUN steps share the build container network, where FORWARD rules do not apply',
+    ]);
+    expect(status.reason).toMatch(/RUN steps would get AWS credentials \(169\.254\.170\.2: no rule before the docker build/);
+  });
+});
+
+describe("a build's logs from CloudWatch Logs (GET …/deploys/{id}/logs on AWS)", () => {
+  it('read oldest first in pages of `limit` with the forward token as the cursor, from `since` on, and nothing for a build not started', async () => {
+    // Prepare: a build of 25 steps, each a line of its log
+    const deploy = deployRef();
+    const steps = Array.from({ length: 25 }, (_, index) => `RUN echo line ${index + 1}`);
+    await upload(deploy, await contextOf({ Dockerfile: steps.join('\n') }));
+    const { buildId } = await builder.startBuild({ ...deploy, dockerfile: 'Dockerfile', buildArgs: {}, timeoutS: 600 });
+    await finalStatusOf(buildId);
+    const reader = new CodeBuildLogs(
+      new CloudWatchLogsClient({ region: 'us-east-1', endpoint: sim.url, credentials, maxAttempts: 1 }),
+      '/aws/codebuild/image-builds',
+    );
+
+    // Act
+    const pages: Array<Awaited<ReturnType<CodeBuildLogs['read']>>> = [];
+    let cursor: string | undefined;
+    do {
+      const page = await reader.read({ buildId }, { limit: 10, ...(cursor ? { cursor } : {}) });
+      pages.push(page);
+      cursor = page.nextCursor;
+    } while (cursor && pages.length < 10);
+    const all = pages.flatMap((page) => page.lines);
+    const since = await reader.read({ buildId }, { limit: 100, since: all[12]!.timestamp });
+    const notStarted = await reader.read({ buildId: 'image-builds:never-started' }, { limit: 10 });
+    const badCursor = await reader.read({ buildId }, { limit: 10, cursor: 'not-a-token' }).catch((error: Error) => error);
+
+    // Assess
+    // The end shows only as GetLogEvents answering the token it was sent: one more, empty page without a cursor.
+    expect(pages.map((page) => page.lines.length)).toEqual([10, 10, 5, 0]);
+    expect(pages.at(-1)!.nextCursor).toBeUndefined();
+    expect(all.map((line) => line.message)).toEqual(steps.map((step, index) => `#${index + 1} [${index + 1}/25] ${step}`));
+    expect(all[0]).toEqual({ timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), stream: 'stdout', message: expect.any(String) });
+    expect(since.lines.length).toBeGreaterThanOrEqual(13);
+    expect(since.lines.every((line) => line.timestamp >= all[12]!.timestamp)).toBe(true);
+    expect(since.lines.at(-1)!.message).toBe(all.at(-1)!.message);
+    expect(notStarted).toEqual({ lines: [] });
+    expect(badCursor).toBeInstanceOf(Error);
+    expect(String(badCursor)).toMatch(/cursor/);
   });
 });

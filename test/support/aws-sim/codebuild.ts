@@ -5,6 +5,7 @@ import { extract } from 'tar-stream';
 import { AwsError } from './faults.js';
 import type { S3Sim } from './s3.js';
 import type { SimQueue } from './sqs.js';
+import { type BuildProjectSettings, CREDENTIAL_ENDPOINTS, runStepReach, synthesizedBuildProject } from './build-project.js';
 
 const REGION = 'us-east-1';
 const ACCOUNT = '123456789012';
@@ -16,6 +17,8 @@ export interface CodeBuildSimOptions {
   phaseMs?: number;
   /** How long a simulated minute lasts (timeouts and `RUN sleep N`), ms. */
   minuteMs?: number;
+  /** The project's settings; by default the stack's own, synthesized (build-project.ts). */
+  project?: () => Promise<BuildProjectSettings>;
 }
 
 /**
@@ -70,6 +73,12 @@ interface SimBuild {
  * StartBuild is AccountLimitExceededException; the same idempotencyToken answers the same build.
  * Every phase change is a "CodeBuild Build State Change" / phase event to `events`, and the
  * succeeded build's image digest is in ECR (`images`), exported as IMAGE_DIGEST.
+ *
+ * Every build also asserts that its RUN steps get no AWS credentials, from the project's
+ * synthesized settings (runStepReach): where a RUN step could reach the build role's credentials
+ * or the instance metadata, the build ends FAILED naming why (`credentialExposures` keeps it), so no
+ * simulated deploy passes on a project that would hand a user's Dockerfile the role. A RUN step
+ * that names one of those endpoints logs that it got nothing.
  */
 export class CodeBuildSim {
   readonly builds = new Map<string, SimBuild>();
@@ -77,9 +86,15 @@ export class CodeBuildSim {
   readonly images = new Map<string, string>();
   /** Set by a test: events lost or late from now on. */
   eventFaults: BuildEventFaults = {};
+  /** Where a build's log lines go (CloudWatch Logs, the project's group, a stream per build): set by the simulator. */
+  onLogLine: (group: string, stream: string, line: string) => void = () => undefined;
+  /** Why RUN steps of a build would have got AWS credentials, by build id (the assertion above). */
+  readonly credentialExposures = new Map<string, string[]>();
   /** The events lost so far, for the test to see that one was. */
   readonly lostEvents: string[] = [];
   private readonly tokens = new Map<string, string>();
+  /** Builds taken off the queue, waiting for the project's settings before their first phase. */
+  private readonly starting = new Set<string>();
   private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(
@@ -161,14 +176,28 @@ export class CodeBuildSim {
   /** Moves queued builds to PROVISIONING while fewer than the quota run. */
   private startQueued(): void {
     const running = () =>
-      [...this.builds.values()].filter((build) => build.buildStatus === 'IN_PROGRESS' && build.currentPhase !== 'QUEUED').length;
+      [...this.builds.values()].filter(
+        (build) => build.buildStatus === 'IN_PROGRESS' && (build.currentPhase !== 'QUEUED' || this.starting.has(build.id)),
+      ).length;
     for (const build of this.builds.values()) {
       if (running() >= this.quota) return;
-      if (build.buildStatus === 'IN_PROGRESS' && build.currentPhase === 'QUEUED') void this.run(build);
+      if (build.buildStatus === 'IN_PROGRESS' && build.currentPhase === 'QUEUED' && !this.starting.has(build.id)) {
+        this.starting.add(build.id);
+        void this.run(build);
+      }
     }
   }
 
   private async run(build: SimBuild): Promise<void> {
+    // Before the build's clock starts: the first build of a process waits for the stack's synthesis.
+    const settings = await (this.options.project ?? synthesizedBuildProject)();
+    this.starting.delete(build.id);
+    const reaches = Object.entries(runStepReach(settings).reaches).filter((entry): entry is [string, string] => entry[1] !== undefined);
+    if (reaches.length > 0) {
+      const why = reaches.map(([endpoint, reason]) => `${endpoint}: ${reason}`);
+      this.credentialExposures.set(build.id, why);
+      return this.fail(build, 'SIMULATOR_ASSERTION', `RUN steps would get AWS credentials (${why.join('; ')})`);
+    }
     const minuteMs = this.options.minuteMs ?? 60_000;
     const deadline = Date.now() + build.timeoutInMinutes * minuteMs;
     const timeout = setTimeout(() => this.finish(build, 'TIMED_OUT'), build.timeoutInMinutes * minuteMs);
@@ -209,7 +238,9 @@ export class CodeBuildSim {
         .map((line) => line.trim())
         .filter((line) => line && !line.startsWith('#'));
       for (const [index, step] of steps.entries()) {
-        build.logs.push(`#${index + 1} [${index + 1}/${steps.length}] ${step}`);
+        this.log(build, `#${index + 1} [${index + 1}/${steps.length}] ${step}`);
+        for (const endpoint of CREDENTIAL_ENDPOINTS.filter((address) => step.startsWith('RUN ') && step.includes(address)))
+          this.log(build, `#${index + 1} ${endpoint}: connection timed out (no credentials)`);
         const sleep = /^RUN sleep (\d+)$/.exec(step);
         if (sleep) await this.wait((Number(sleep[1]) * minuteMs) / 60);
         const exit = /^RUN (?:exit (\d+)|false)$/.exec(step);
@@ -279,6 +310,12 @@ export class CodeBuildSim {
       }, ms);
       this.timers.add(timer);
     });
+  }
+
+  /** The project's log group, as wire() names it: CodeBuild's default `/aws/codebuild/<project>`. */
+  private log(build: SimBuild, line: string): void {
+    build.logs.push(line);
+    this.onLogLine(`/aws/codebuild/${build.projectName}`, build.id.split(':')[1]!, line);
   }
 
   private wire(build: SimBuild): unknown {

@@ -8,6 +8,7 @@ import { type IamSimOptions, IamSim, iamErrorXml } from './iam.js';
 import { type LogsSimOptions, LogsSim } from './logs.js';
 import { SeededRandom } from './rng.js';
 import { SecretsManagerSim } from './secrets-manager.js';
+import { synthesizedBuildProject } from './build-project.js';
 import { type CodeBuildSimOptions, CodeBuildSim } from './codebuild.js';
 import { S3Sim, type S3SimOptions } from './s3.js';
 import { VpcResolverSim } from './resolver.js';
@@ -99,6 +100,7 @@ export class AwsSim {
       );
     };
     this.codebuild = new CodeBuildSim(options.codebuild ?? {}, this.s3, this.buildEventQueue);
+    this.codebuild.onLogLine = (group, stream, line) => this.logs.appendTo(group, stream, line);
     this.taskEvents = new TaskEventRule(this.ecs, this.taskEventQueue, options.taskEvents ?? {}, this.random, this.faults);
     this.efs = new EfsSim(options.efs ?? {}, this.faults);
     this.iam = new IamSim(options.iam ?? {}, this.faults);
@@ -113,6 +115,8 @@ export class AwsSim {
   }
 
   async start(): Promise<this> {
+    // A simulator that builds reads the project's settings from the synthesized stack first, so no build's clock waits for it.
+    if (this.options.codebuild && !this.options.codebuild.project) await synthesizedBuildProject();
     await new Promise<void>((resolve, reject) => this.server.once('error', reject).listen(this.options.port ?? 0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;

@@ -31,6 +31,8 @@ interface LogEvent {
  */
 export class LogsSim {
   readonly streams = new Map<string, LogEvent[]>();
+  /** Log groups besides the workload's (CodeBuild's build logs), each with its streams: GetLogEvents reads them too. */
+  readonly otherGroups = new Map<string, Map<string, LogEvent[]>>();
   readonly calls = new Map<string, number>();
   private readonly buckets: Buckets;
   private sequence = 0;
@@ -53,18 +55,30 @@ export class LogsSim {
     this.streams.set(stream, events);
   }
 
+  /** A line in a stream of another log group (a build writing its log). */
+  appendTo(group: string, stream: string, message: string, timestamp = Date.now()): void {
+    const streams = this.otherGroups.get(group) ?? new Map<string, LogEvent[]>();
+    this.otherGroups.set(group, streams);
+    const events = streams.get(stream) ?? [];
+    this.sequence += 1;
+    events.push({ timestamp, ingestionTime: timestamp, message, eventId: `${timestamp}${String(this.sequence).padStart(12, '0')}` });
+    streams.set(stream, events);
+  }
+
   handle(action: string, input: any): unknown {
     this.calls.set(action, (this.calls.get(action) ?? 0) + 1);
     if (!this.buckets.take(action)) {
       this.faults.add(`logs.ThrottlingException.${action}`);
       throw new AwsError('ThrottlingException', 'Rate exceeded');
     }
+    if (action === 'GetLogEvents' && this.otherGroups.has(input.logGroupName))
+      return this.getLogEvents(input, this.otherGroups.get(input.logGroupName)!);
     if (input.logGroupName !== undefined && input.logGroupName !== this.logGroupName) {
       throw new AwsError('ResourceNotFoundException', 'The specified log group does not exist.');
     }
     switch (action) {
       case 'GetLogEvents':
-        return this.getLogEvents(input);
+        return this.getLogEvents(input, this.streams);
       case 'FilterLogEvents':
         return this.filterLogEvents(input);
       case 'DescribeLogStreams': {
@@ -77,28 +91,45 @@ export class LogsSim {
     }
   }
 
-  private getLogEvents(input: any): unknown {
-    const events = this.streams.get(String(input.logStreamName));
-    if (!events) throw new AwsError('ResourceNotFoundException', 'The specified log stream does not exist.');
+  /**
+   * At most `limit` events (1 to 10,000, default 10,000: the page's 1 MB bound is not modelled),
+   * between `startTime` (inclusive) and `endTime` (exclusive) when given; a forward token at the
+   * end answers no events and the same token.
+   */
+  private getLogEvents(input: any, streams: Map<string, LogEvent[]>): unknown {
+    const stored = streams.get(String(input.logStreamName));
+    if (!stored) throw new AwsError('ResourceNotFoundException', 'The specified log stream does not exist.');
+    if (input.limit !== undefined && (Number(input.limit) < 1 || Number(input.limit) > 10_000))
+      throw new AwsError(
+        'InvalidParameterException',
+        "1 validation error detected: Value at 'limit' failed to satisfy constraint: Member must have value between 1 and 10000",
+      );
+    const start = input.startTime === undefined ? Number.NEGATIVE_INFINITY : Number(input.startTime);
+    const end = input.endTime === undefined ? Number.POSITIVE_INFINITY : Number(input.endTime);
+    // Tokens are positions in the whole stream (they carry on where the page ended, whatever the first call's times).
+    const first = stored.findIndex((event) => event.timestamp >= start);
+    const lower = first < 0 ? stored.length : first;
+    const past = stored.findIndex((event, index) => index >= lower && event.timestamp >= end);
+    const upper = past < 0 ? stored.length : past;
     const limit = Math.min(Number(input.limit ?? 10_000), 10_000);
     const token: string | undefined = input.nextToken;
     let from: number;
     let to: number;
     if (token?.startsWith('f/')) {
       from = Number(token.slice(2));
-      to = Math.min(events.length, from + limit);
+      to = Math.min(stored.length, from + limit);
     } else if (token?.startsWith('b/')) {
       to = Number(token.slice(2));
       from = Math.max(0, to - limit);
     } else if (input.startFromHead) {
-      from = 0;
-      to = Math.min(events.length, limit);
+      from = lower;
+      to = Math.min(upper, lower + limit);
     } else {
-      to = events.length;
-      from = Math.max(0, to - limit);
+      to = upper;
+      from = Math.max(lower, to - limit);
     }
     return {
-      events: events.slice(from, to).map(({ timestamp, ingestionTime, message }) => ({ timestamp, ingestionTime, message })),
+      events: stored.slice(from, to).map(({ timestamp, ingestionTime, message }) => ({ timestamp, ingestionTime, message })),
       nextForwardToken: `f/${to}`,
       nextBackwardToken: `b/${from}`,
     };

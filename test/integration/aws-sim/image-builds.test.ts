@@ -244,7 +244,7 @@ describe("a RUN step's reach on CodeBuild, from the project as the stack synthes
     const deploy = deployRef();
     const probe =
       'RUN wget -qO- http://169.254.170.2$AWS_CONTAINER_CREDENTIALS_RELATIVE_URI; wget -qO- http://169.254.169.254/latest/meta-data/';
-    await upload(deploy, await contextOf({ Dockerfile: `FROM scratch\n${probe}\n` }));
+    await upload(deploy, await buildContextOf({ Dockerfile: `FROM scratch\n${probe}\n` }));
 
     // Act
     const status = await finalStatusOf(
@@ -315,7 +315,7 @@ describe("a build's logs from CloudWatch Logs (GET …/deploys/{id}/logs on AWS)
     // Prepare: a build of 25 steps, each a line of its log
     const deploy = deployRef();
     const steps = Array.from({ length: 25 }, (_, index) => `RUN echo line ${index + 1}`);
-    await upload(deploy, await contextOf({ Dockerfile: steps.join('\n') }));
+    await upload(deploy, await buildContextOf({ Dockerfile: steps.join('\n') }));
     const { buildId } = await builder.startBuild({ ...deploy, dockerfile: 'Dockerfile', buildArgs: {}, timeoutS: 600 });
     await finalStatusOf(buildId);
     const reader = new CodeBuildLogs(

@@ -275,6 +275,7 @@ export class ContainerHostingStack extends Stack {
     // A deleted volume's emptying job (docs/volumes.md, "Volumes on AWS"): it looks at the chore task, runs it again, and
     // deletes the emptied volume's access point and role.
     volumes.grantVolumeChores(taskStateChanged.role, workload.access);
+    volumes.grantVolumeMeasures(taskStateChanged.role, workload.access);
     // Its route changes go to the route writer, the zone's only writer; it has no Route 53 permission.
     taskStateEvents.grantSendRouteChanges(taskStateChanged.role);
     taskStateEvents.grantSendDeferredWork(taskStateChanged.role);

@@ -7,10 +7,12 @@ import { Construct } from 'constructs';
 import {
   MAX_VOLUME_ROLE_PREFIX_LENGTH,
   VOLUME_CLIENT_ACTIONS,
+  VOLUME_CHORE_CONTAINER_NAME,
   VOLUME_ROLE_PATH,
   volumeChoreFamilyPrefix,
 } from '../../lib/aws/efs-volume-access.js';
 import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
+import { WORKLOAD_LOG_STREAM_PREFIX } from './container-workload.js';
 import type { WorkloadAccess } from './route-permissions.js';
 
 /**
@@ -143,6 +145,26 @@ export class WorkloadVolumes extends Construct {
    * tasks, and, once a chore has emptied a deleted volume, delete its access point and its role.
    * A chore runs as the volume's role with its access point mounted, so it reaches that volume only.
    */
+  /**
+   * Lets the task state function read what a volume's measuring chore wrote (du's line: docs/volumes.md,
+   * "Volumes on AWS"): GetLogEvents on the chores' streams of the workload log group, no other stream.
+   */
+  grantVolumeMeasures(role: iam.IRole & Construct, workload: WorkloadAccess): void {
+    if (!workload.logGroupName) throw new Error('Measuring volumes needs the workload log group');
+    const choreStreams = Stack.of(this).formatArn({
+      service: 'logs',
+      resource: 'log-group',
+      resourceName: `${workload.logGroupName}:log-stream:${WORKLOAD_LOG_STREAM_PREFIX}/${VOLUME_CHORE_CONTAINER_NAME}/*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:GetLogEvents'], resources: [choreStreams] }));
+    acknowledgeWildcardResource(
+      role,
+      choreStreams,
+      "A chore's stream is named by its task id, known at run time; only the chores' streams.",
+    );
+  }
+
   grantVolumeChores(role: iam.IRole & Construct, workload: WorkloadAccess): void {
     const stack = Stack.of(this);
     const choreFamilies = stack.formatArn({

@@ -7,7 +7,7 @@ import {
   RunTaskCommand,
   type TaskDefinition,
 } from '@aws-sdk/client-ecs';
-import { volumeRoleArn } from './efs-volume-access.js';
+import { VOLUME_CHORE_CONTAINER_NAME, volumeRoleArn } from './efs-volume-access.js';
 import {
   awslogsFor,
   awsvpcNetworkFor,
@@ -43,8 +43,7 @@ export const EMPTY_VOLUME_COMMAND: readonly string[] = ['find', VOLUME_CHORE_MOU
  */
 export const VOLUME_CHORE_STARTED_BY = 'volume-chore';
 
-/** The container of a chore's task definition. */
-const CHORE_CONTAINER_NAME = 'chore';
+const CHORE_CONTAINER_NAME = VOLUME_CHORE_CONTAINER_NAME;
 
 export interface VolumeChoreSettings extends WorkloadTaskNetwork {
   clusterArn: string;
@@ -154,6 +153,16 @@ export class EcsVolumeChores {
       if (error instanceof Error && error.name === 'ClientException') return;
       throw error;
     }
+  }
+
+  /** The chore task's log stream: awslogs names it `<prefix>/<container name>/<task id>`. */
+  logStreamOf(taskArn: string): string {
+    return `${this.settings.logStreamPrefix}/${CHORE_CONTAINER_NAME}/${taskArn.split('/').pop()}`;
+  }
+
+  /** The log group chores write to (the workload's). */
+  get logGroupName(): string {
+    return this.settings.logGroupName;
   }
 
   /**

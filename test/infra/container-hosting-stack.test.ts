@@ -584,6 +584,19 @@ describe('ContainerHostingStack least privilege inside the table', () => {
     expect(allowed(taskStateChangedFunction.id, item('DeleteItem', container, ['pk', 'sk']))).toBe(false);
   });
 
+  it("lets the task state handler record a volume's measured use and change nothing else of it, and read only the chores' log streams", () => {
+    // Prepare
+    const volume = keys.volume(userId).pk;
+    const taskState = statementsOfRole(template, functionOf(taskStateChangedFunction.id).roleLogicalId);
+    // Assess
+    expect(allowed(taskStateChangedFunction.id, item('UpdateItem', volume, ['pk', 'sk', 'used_bytes', 'used_at']))).toBe(true);
+    expect(allowed(taskStateChangedFunction.id, item('UpdateItem', volume, ['pk', 'sk', 'attached_to']))).toBe(false);
+    expect(allowed(taskStateChangedFunction.id, item('UpdateItem', volume, ['pk', 'sk', 'size_gb']))).toBe(false);
+    expect(statementsWithAction(taskState, 'logs:GetLogEvents').map((statement) => flatten(statement.Resource))).toEqual([
+      expect.stringMatching(/:log-stream:app\/chore\/\*$/),
+    ]);
+  });
+
   it('gives the metadata route no table access at all', () => {
     // Assess
     expect(dynamoDbStatementsOf('authorizationServerMetadata')).toEqual([]);

@@ -11,8 +11,9 @@ export const taskStateChangedFunction = {
   // relaunches a failed task by its container's restart policy (RunTask, and StopTask of a task a
   // lost race or a restart left behind).
   permissions: {
-    // The volumes a relaunched task mounts are read to resolve them (lib/containers/container-volumes.ts).
-    table: { read: ['volume'], update: ['container', 'quotaUsage'] },
+    // The volumes a relaunched task mounts are read to resolve them (lib/containers/container-volumes.ts);
+    // a mounted volume's measure records its use and nothing else of it (lib/aws/volume-measuring.ts).
+    table: { read: ['volume'], update: ['container', 'quotaUsage', 'volumeUsage'] },
     ecs: ['run', 'stop', 'describe'],
   } satisfies RoutePermissions as RoutePermissions,
   /** Within the queues' consumer limit (infra/constructs/task-state-events.ts): a batch of 10 messages, none of which waits. */

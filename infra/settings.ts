@@ -4,6 +4,7 @@ import * as z from 'zod';
 import { MAX_MEMORY_MB_PER_CORE } from '../lib/containers/task-size.js';
 import { registryRefusal } from '../lib/containers/workload-rules.js';
 import { PULL_THROUGH_UPSTREAMS } from './constructs/image-pull-through.js';
+import { VOLUME_CHORE_IMAGE } from './constructs/workload-volumes.js';
 import { SettingsError } from './settings-error.js';
 
 const list = z
@@ -69,6 +70,14 @@ const settingsSchema = z
     alarmEmail: z.email().optional(),
     /** The image a container runs when its owner names none; it must answer on the default port 8080 (docs/containers.md). */
     containerImage: z.string().min(1).default('public.ecr.aws/nginx/nginx-unprivileged:stable-alpine'),
+    /**
+     * The image of a volume's chore tasks (docs/volumes.md, "Volumes on AWS"), pulled through the
+     * cache; pinned by digest, so what empties and measures volumes never changes under a moved tag.
+     */
+    volumeChoreImage: z
+      .string()
+      .regex(/^public\.ecr\.aws\/[^@\s]+@sha256:[0-9a-f]{64}$/, 'an image on public.ecr.aws pinned by digest (…@sha256:<64 hex digits>)')
+      .default(VOLUME_CHORE_IMAGE),
     /**
      * Whether registered task definitions carry a task role (a role with no permissions of its own).
      * Off by default: without one, the task metadata endpoint hands user code no credentials.

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { mcpServer, routes as routeTable, type Route, type RoutePermissions } from '../lib/http/routes.js';
 import { AppRouting } from './constructs/app-routing.js';
 import { ContainerWorkload } from './constructs/container-workload.js';
-import { VOLUME_CHORE_IMAGE, WorkloadVolumes } from './constructs/workload-volumes.js';
+import { WorkloadVolumes } from './constructs/workload-volumes.js';
 import { ImagePullThrough } from './constructs/image-pull-through.js';
 import { OperationsMonitoring } from './constructs/operations-monitoring.js';
 import { FunctionBundles } from './constructs/function-bundles.js';
@@ -165,8 +165,8 @@ export class ContainerHostingStack extends Stack {
       ...(settings.allowedImagePrefixes?.length ? { ALLOWED_IMAGE_PREFIXES: settings.allowedImagePrefixes.join(',') } : {}),
       ...(settings.appsDomain ? { APPS_DOMAIN: settings.appsDomain } : {}),
     };
-    // A volume's chore task (emptying it on delete) runs busybox pulled through this account's cache (docs/volumes.md, "Volumes on AWS").
-    const volumeChoreEnvironment = { VOLUME_CHORE_IMAGE: imagePulls.pullThrough(VOLUME_CHORE_IMAGE, workload.executionRole) };
+    // A volume's chore tasks run busybox, pinned by digest, pulled through this account's cache (docs/volumes.md, "Volumes on AWS").
+    const volumeChoreEnvironment = { VOLUME_CHORE_IMAGE: imagePulls.pullThrough(settings.volumeChoreImage, workload.executionRole) };
     const environmentFor = (permissions: RoutePermissions, path?: string): Record<string, string> => ({
       ...everyFunctionEnvironment,
       ...(path === undefined || path.startsWith('/api/v1/containers') || path === mcpServer.path ? containerRecordEnvironment : {}),
@@ -275,6 +275,7 @@ export class ContainerHostingStack extends Stack {
     // A deleted volume's emptying job (docs/volumes.md, "Volumes on AWS"): it looks at the chore task, runs it again, and
     // deletes the emptied volume's access point and role.
     volumes.grantVolumeChores(taskStateChanged.role, workload.access);
+    volumes.grantVolumeMeasures(taskStateChanged.role, workload.access);
     // Its route changes go to the route writer, the zone's only writer; it has no Route 53 permission.
     taskStateEvents.grantSendRouteChanges(taskStateChanged.role);
     taskStateEvents.grantSendDeferredWork(taskStateChanged.role);

@@ -162,8 +162,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     EFS_VOLUME_ROLE_PREFIX: read.text('EFS_VOLUME_ROLE_PREFIX', 'container-hosting-vol', { pattern: /^[A-Za-z0-9+=,.@_-]{1,27}$/ }),
     /** The permissions boundary every volume role is created with (the control plane may create roles only with it). */
     EFS_VOLUME_ROLE_BOUNDARY_ARN: read.optionalText('EFS_VOLUME_ROLE_BOUNDARY_ARN'),
-    /** The image of a volume's one-off chore task (emptying it on delete), as ECS pulls it; the stack names it through the pull-through cache. */
-    VOLUME_CHORE_IMAGE: read.text('VOLUME_CHORE_IMAGE', 'public.ecr.aws/docker/library/busybox:1.37.0', { minLength: 1, maxLength: 255 }),
+    /**
+     * The image of a volume's one-off chore tasks (emptying, measuring), as ECS pulls it, pinned by
+     * digest; the stack names it through the pull-through cache (context `volumeChoreImage`).
+     */
+    VOLUME_CHORE_IMAGE: read.text(
+      'VOLUME_CHORE_IMAGE',
+      'public.ecr.aws/docker/library/busybox:1.37.0@sha256:bdf57e528e45e4433820e045b29b4597825a1c9e38353532d90a01445013f82e',
+      {
+        minLength: 1,
+        maxLength: 255,
+      },
+    ),
     /** The image a container runs when its owner names none (CDK context `containerImage`). */
     CONTAINER_IMAGE: read.text('CONTAINER_IMAGE', 'public.ecr.aws/nginx/nginx-unprivileged:stable-alpine', {
       minLength: 1,

@@ -4,15 +4,22 @@ import { containerRuntime, runPolicy } from '#wiring/container-runtime';
 import { config } from '../../lib/config.js';
 import { deferredWork } from '../../lib/wiring/deferred-work.js';
 import { volumeEmptyingFrom } from '../../lib/wiring/volume-chores.js';
+import { volumeMeasuringFrom } from '../../lib/wiring/volume-measuring.js';
 import { describeError, log, withInvocationLog } from '../../lib/log.js';
 import { taskMessageHandlersWith } from '../../lib/wiring/task-events.js';
 
 // With the run policy: a task that fails is relaunched here by its container's restart policy only if its owner may run.
-// Where volumes live on EFS, a deleted volume's emptying job is followed here too (made on its first job).
+// Where volumes live on EFS, a deleted volume's emptying job and mounted volumes' measures are followed here too (made on first use).
 let emptying: ReturnType<typeof volumeEmptyingFrom> | undefined;
+let measuring: ReturnType<typeof volumeMeasuringFrom> | undefined;
 const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, {
   runPolicy,
-  ...(config.EFS_FILE_SYSTEM_ID ? { volumeEmptying: () => (emptying ??= volumeEmptyingFrom(config)) } : {}),
+  ...(config.EFS_FILE_SYSTEM_ID
+    ? {
+        volumeEmptying: () => (emptying ??= volumeEmptyingFrom(config)),
+        volumeMeasuring: () => (measuring ??= volumeMeasuringFrom(config, containerRuntime)),
+      }
+    : {}),
 });
 
 /**

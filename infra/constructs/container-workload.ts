@@ -129,6 +129,7 @@ export class ContainerWorkload extends Construct {
       ...(this.taskRole ? { taskRole: this.taskRole } : {}),
       executionRole: this.executionRole,
       logGroupArn: this.logGroup.logGroupArn,
+      logGroupName: this.logGroup.logGroupName,
     };
   }
 

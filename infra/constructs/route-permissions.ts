@@ -22,6 +22,8 @@ export interface WorkloadAccess {
   executionRole: iam.IRole;
   /** The log group workload tasks write to (awslogs); the logs route reads it. */
   logGroupArn?: string;
+  /** Its name, for grants on some of its streams (a volume chore's). */
+  logGroupName?: string;
   /** Every volume role (a task that mounts a volume runs as its role): `arn:…:role/<volume path><prefix>-*`. */
   volumeRoleArnPattern?: string;
 }

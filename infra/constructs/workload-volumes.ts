@@ -7,19 +7,23 @@ import { Construct } from 'constructs';
 import {
   MAX_VOLUME_ROLE_PREFIX_LENGTH,
   VOLUME_CLIENT_ACTIONS,
+  VOLUME_CHORE_CONTAINER_NAME,
   VOLUME_ROLE_PATH,
   volumeChoreFamilyPrefix,
 } from '../../lib/aws/efs-volume-access.js';
 import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
+import { WORKLOAD_LOG_STREAM_PREFIX } from './container-workload.js';
 import type { WorkloadAccess } from './route-permissions.js';
 
 /**
- * The image of a volume's one-off chore task (emptying it on delete), from Docker's official
- * images on ECR Public, pulled through this account's cache: busybox, about 2 MB, whose find has
- * -mindepth and -delete. Pinned by tag: no digest could be read where this was written; pin it by
- * digest (`crane digest public.ecr.aws/docker/library/busybox:1.37.0`) before relying on it.
+ * The image of a volume's one-off chore tasks (emptying it on delete, measuring it), from Docker's
+ * official images on ECR Public, pulled through this account's cache: busybox 1.37.0, about 2 MB,
+ * whose find has -mindepth and -delete and whose du has -s and -k. Pinned by digest (the index of
+ * its platforms), so a tag moved upstream changes nothing here; another is set with the context
+ * `volumeChoreImage` (infra/settings.ts), which must be pinned the same way.
  */
-export const VOLUME_CHORE_IMAGE = 'public.ecr.aws/docker/library/busybox:1.37.0';
+export const VOLUME_CHORE_IMAGE =
+  'public.ecr.aws/docker/library/busybox:1.37.0@sha256:bdf57e528e45e4433820e045b29b4597825a1c9e38353532d90a01445013f82e';
 
 export interface WorkloadVolumesProps {
   vpc: ec2.IVpc;
@@ -141,6 +145,26 @@ export class WorkloadVolumes extends Construct {
    * tasks, and, once a chore has emptied a deleted volume, delete its access point and its role.
    * A chore runs as the volume's role with its access point mounted, so it reaches that volume only.
    */
+  /**
+   * Lets the task state function read what a volume's measuring chore wrote (du's line: docs/volumes.md,
+   * "Volumes on AWS"): GetLogEvents on the chores' streams of the workload log group, no other stream.
+   */
+  grantVolumeMeasures(role: iam.IRole & Construct, workload: WorkloadAccess): void {
+    if (!workload.logGroupName) throw new Error('Measuring volumes needs the workload log group');
+    const choreStreams = Stack.of(this).formatArn({
+      service: 'logs',
+      resource: 'log-group',
+      resourceName: `${workload.logGroupName}:log-stream:${WORKLOAD_LOG_STREAM_PREFIX}/${VOLUME_CHORE_CONTAINER_NAME}/*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:GetLogEvents'], resources: [choreStreams] }));
+    acknowledgeWildcardResource(
+      role,
+      choreStreams,
+      "A chore's stream is named by its task id, known at run time; only the chores' streams.",
+    );
+  }
+
   grantVolumeChores(role: iam.IRole & Construct, workload: WorkloadAccess): void {
     const stack = Stack.of(this);
     const choreFamilies = stack.formatArn({
@@ -156,14 +180,20 @@ export class WorkloadVolumes extends Construct {
       arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
     });
     const inCluster = { ArnEquals: { 'ecs:cluster': workload.clusterArn } };
-    // RegisterTaskDefinition has no resource type (the service authorization reference:
-    // https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonelasticcontainerservice.html);
+    // RegisterTaskDefinition, DescribeTaskDefinition (a volume's later chores reuse its revision) and
+    // DeregisterTaskDefinition (its last chore lets it go) have no resource type (the service
+    // authorization reference: https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonelasticcontainerservice.html);
     // what a definition may use is bounded by the PassRole below.
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:RegisterTaskDefinition'], resources: ['*'] }));
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['ecs:RegisterTaskDefinition', 'ecs:DescribeTaskDefinition', 'ecs:DeregisterTaskDefinition'],
+        resources: ['*'],
+      }),
+    );
     acknowledgeNagRule(
       role,
       'AwsSolutions-IAM5[Resource::*]',
-      'ecs:RegisterTaskDefinition has no resource-level permissions (IAM service authorization reference), so its resource must be "*"; a registered definition can only use the roles this role may pass: the volume roles and the execution role.',
+      'ecs:RegisterTaskDefinition, ecs:DescribeTaskDefinition and ecs:DeregisterTaskDefinition have no resource-level permissions (IAM service authorization reference), so their resource must be "*"; a registered definition can only use the roles this role may pass: the volume roles and the execution role.',
     );
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:RunTask'], resources: [choreFamilies], conditions: inCluster }));
     role.addToPrincipalPolicy(

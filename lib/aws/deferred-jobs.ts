@@ -66,3 +66,41 @@ export function emptyVolumeJobOf(message: unknown): EmptyVolumeJob | undefined {
   if (taskArn !== undefined && typeof taskArn !== 'string') return undefined;
   return { kind: 'empty-volume', volumeId, accountId, accessPointId, attempt, ...(taskArn ? { taskArn } : {}) };
 }
+
+/**
+ * A measure of a mounted volume's use (lib/aws/volume-measuring.ts), a message of the task events
+ * queue: the container task that mounts it (`containerTaskArn`), the chore running du
+ * (`choreTaskArn`, absent until it runs), how often its log stream was read for du's line
+ * (`looks`), and whether it is the last of its chain (the container's task has gone).
+ */
+export interface MeasureVolumeJob {
+  kind: 'measure-volume';
+  volumeId: string;
+  accessPointId: string;
+  containerId: string;
+  containerTaskArn: string;
+  choreTaskArn?: string;
+  looks: number;
+  last?: true;
+}
+
+/** A volume's measure as this service wrote it; anything else is undefined. */
+export function measureVolumeJobOf(message: unknown): MeasureVolumeJob | undefined {
+  if (!isRecord(message) || message.kind !== 'measure-volume') return undefined;
+  const { volumeId, accessPointId, containerId, containerTaskArn, choreTaskArn, looks, last } = message;
+  if (typeof volumeId !== 'string' || !isUuid(volumeId) || typeof containerId !== 'string' || !isUuid(containerId)) return undefined;
+  if (typeof accessPointId !== 'string' || !/^fsap-[0-9a-f]+$/.test(accessPointId) || typeof containerTaskArn !== 'string')
+    return undefined;
+  if (typeof looks !== 'number' || !Number.isInteger(looks) || looks < 0) return undefined;
+  if (choreTaskArn !== undefined && typeof choreTaskArn !== 'string') return undefined;
+  return {
+    kind: 'measure-volume',
+    volumeId,
+    accessPointId,
+    containerId,
+    containerTaskArn,
+    looks,
+    ...(choreTaskArn ? { choreTaskArn } : {}),
+    ...(last === true ? { last: true as const } : {}),
+  };
+}

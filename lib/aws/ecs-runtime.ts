@@ -4,7 +4,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  DescribeTaskDefinitionCommand,
   DescribeTasksCommand,
   ECSClient,
   ListTasksCommand,
@@ -16,7 +15,6 @@ import {
   type TaskDefinition,
 } from '@aws-sdk/client-ecs';
 import { config } from '../config.js';
-import { ServiceBusyError } from '../errors.js';
 import {
   MAX_TASKS_PER_CALL,
   TaskLaunchError,
@@ -29,9 +27,17 @@ import {
 import { taskOverridesFor } from '../containers/task-overrides.js';
 import type { TaskMount } from '../volumes/volume-backend.js';
 import { volumeRoleArn } from './efs-volume-access.js';
+import {
+  awslogsFor,
+  awsvpcNetworkFor,
+  busyWhenThrottled,
+  latestRevisionOf,
+  efsVolumeFor,
+  runtimePlatformFor,
+  type WorkloadTaskNetwork,
+} from './ecs-task-parts.js';
 import { taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
 import { type PullThroughCache, pullReferenceFor } from './image-references.js';
-import { isThrottling } from './shared-reads.js';
 
 export { taskStatusFromEcs, type EcsTaskFields } from './ecs-task-status.js';
 
@@ -40,13 +46,10 @@ export const newEcsClient = (): ECSClient => new ECSClient({ region: config.AWS_
 /** Created once per Lambda container and shared by every invocation. */
 export const ecsClient = newEcsClient();
 
-export interface EcsRuntimeSettings {
+export interface EcsRuntimeSettings extends WorkloadTaskNetwork {
   clusterArn: string;
   /** The container every task definition holds, which RunTask overrides address. */
   containerName: string;
-  subnetIds: readonly string[];
-  securityGroupIds: readonly string[];
-  assignPublicIp: boolean;
   /** What each registered task definition is made of: the deployment's roles, log group and family prefix. */
   taskDefinitions: WorkloadTaskDefinitionSettings;
 }
@@ -179,7 +182,7 @@ export class EcsRuntime implements ReconcilableRuntime {
   ): Promise<string> {
     const wanted = withEfsVolumes(this.taskDefinitionInput(family, image, port, credentialsSecret), mounts, this.settings);
     for (let attempt = 1; ; attempt += 1) {
-      const existing = await this.describeFamily(family);
+      const existing = await latestRevisionOf(this.client, family);
       if (existing?.taskDefinitionArn && existing.status === 'ACTIVE' && sameDefinition(existing, wanted))
         return existing.taskDefinitionArn;
       try {
@@ -193,16 +196,6 @@ export class EcsRuntime implements ReconcilableRuntime {
         // (https://aws.amazon.com/builders-library/timeouts-retries-and-backoff-with-jitter/).
         await sleep(Math.random() * REGISTER_BACKOFF_MS * 2 ** (attempt - 1));
       }
-    }
-  }
-
-  private async describeFamily(family: string): Promise<TaskDefinition | undefined> {
-    try {
-      return (await busyWhenThrottled(this.client.send(new DescribeTaskDefinitionCommand({ taskDefinition: family })))).taskDefinition;
-    } catch (error) {
-      // A family never registered is a ClientException ("Unable to describe task definition").
-      if (error instanceof Error && error.name === 'ClientException') return undefined;
-      throw error;
     }
   }
 
@@ -222,9 +215,7 @@ export class EcsRuntime implements ReconcilableRuntime {
       memory: '512',
       ...(settings.taskRoleArn ? { taskRoleArn: settings.taskRoleArn } : {}),
       executionRoleArn: settings.executionRoleArn,
-      ...(settings.cpuArchitecture
-        ? { runtimePlatform: { cpuArchitecture: settings.cpuArchitecture, operatingSystemFamily: 'LINUX' } }
-        : {}),
+      ...runtimePlatformFor(settings.cpuArchitecture),
       containerDefinitions: [
         {
           name: this.settings.containerName,
@@ -233,16 +224,7 @@ export class EcsRuntime implements ReconcilableRuntime {
           ...(credentialsSecret ? { repositoryCredentials: { credentialsParameter: credentialsSecret } } : {}),
           essential: true,
           portMappings: [{ containerPort: port, protocol: 'tcp' }],
-          // awslogs names each task's stream <prefix>/<container name>/<task id>
-          // (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/using_awslogs.html).
-          logConfiguration: {
-            logDriver: 'awslogs',
-            options: {
-              'awslogs-group': settings.logGroupName,
-              'awslogs-region': settings.region,
-              'awslogs-stream-prefix': settings.logStreamPrefix,
-            },
-          },
+          logConfiguration: awslogsFor(settings),
         },
       ],
     };
@@ -254,13 +236,7 @@ export class EcsRuntime implements ReconcilableRuntime {
       taskDefinition: taskDefinitionArn,
       launchType: 'FARGATE',
       count: 1,
-      networkConfiguration: {
-        awsvpcConfiguration: {
-          subnets: [...this.settings.subnetIds],
-          securityGroups: [...this.settings.securityGroupIds],
-          assignPublicIp: this.settings.assignPublicIp ? 'ENABLED' : 'DISABLED',
-        },
-      },
+      networkConfiguration: awsvpcNetworkFor(this.settings),
       // Environment and command go here (create and PATCH have checked they fit ECS's 8192 characters).
       overrides: taskOverridesFor(launch, this.settings.containerName),
       // startedBy is limited to 36 characters: exactly a UUID. Task state events carry it.
@@ -355,13 +331,6 @@ export class EcsRuntime implements ReconcilableRuntime {
   }
 }
 
-/**
- * How long a caller is told to wait after ECS throttled: ECS refills its buckets every second
- * (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/request-throttling.html), and a
- * few seconds let the burst recover for everyone sharing the account.
- */
-const ECS_RETRY_AFTER_S = 5;
-
 /** Registrations of one family tried at most, and the first backoff's ceiling (it doubles: 0.2, 0.4, 0.8, 1.6 s). */
 const REGISTER_ATTEMPTS = 5;
 const REGISTER_BACKOFF_MS = 200;
@@ -386,11 +355,9 @@ function mountsFingerprint(mounts: readonly TaskMount[]): string {
 
 /**
  * A task definition that mounts the launch's volumes: each an EFS volume through its access point,
- * with TLS (transitEncryption) and IAM authorization, so the mount is made as the task role; the
- * task role is the volume's own, whose only permission is ClientMount/ClientWrite through that
- * access point (lib/aws/efs-volume-access.ts; https://docs.aws.amazon.com/AmazonECS/latest/developerguide/efs-volumes.html
- * and https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_EFSVolumeConfiguration.html:
- * IAM authorization needs transit encryption and the root directory left to the access point).
+ * with TLS and IAM authorization (efsVolumeFor), so the mount is made as the task role; the task
+ * role is the volume's own, whose only permission is ClientMount/ClientWrite through that access
+ * point (lib/aws/efs-volume-access.ts; https://docs.aws.amazon.com/AmazonECS/latest/developerguide/efs-volumes.html).
  * A task has one role, so a task mounts one volume here; more is refused until roles are made per
  * set of volumes (docs/volumes.md, "Volumes on AWS").
  */
@@ -408,16 +375,7 @@ export function withEfsVolumes(
   return {
     ...input,
     taskRoleArn: volumeRoleArn(settings.clusterArn, volumes.roleNamePrefix, mount.volumeId),
-    volumes: [
-      {
-        name: volumeName,
-        efsVolumeConfiguration: {
-          fileSystemId: volumes.fileSystemId,
-          transitEncryption: 'ENABLED',
-          authorizationConfig: { accessPointId: mount.backendRef, iam: 'ENABLED' },
-        },
-      },
-    ],
+    volumes: [{ name: volumeName, efsVolumeConfiguration: efsVolumeFor(volumes.fileSystemId, mount.backendRef) }],
     containerDefinitions: input.containerDefinitions!.map((container) => ({
       ...container,
       mountPoints: [{ sourceVolume: volumeName, containerPath: mount.path, readOnly: false }],
@@ -479,21 +437,6 @@ async function onceTheRoleIsAssumable<T>(waits: readonly number[], runTask: () =
     return await runTask();
   } catch (error) {
     if (isRoleRefusal(error)) throw new TaskLaunchError(`ECS cannot assume the task's role: ${error.message}`);
-    throw error;
-  }
-}
-
-/**
- * A throttle that outlasted the SDK's retries (its standard mode retries a ThrottlingException
- * with backoff: https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html)
- * becomes ServiceBusyError: the domain leaves the container as it was and the caller gets 503
- * with Retry-After, never a 500.
- */
-async function busyWhenThrottled<T>(call: Promise<T>): Promise<T> {
-  try {
-    return await call;
-  } catch (error) {
-    if (isThrottling(error)) throw new ServiceBusyError('ECS is busy (it throttled this request); try again shortly', ECS_RETRY_AFTER_S);
     throw error;
   }
 }

@@ -52,6 +52,9 @@ export const volumeRoleName = (prefix: string, volumeId: string): string => `${p
  */
 export const volumeChoreFamilyPrefix = (volumeRolePrefix: string): string => `${volumeRolePrefix}-chore`;
 
+/** The container of a chore's task definition; awslogs names its streams `<prefix>/chore/<task id>`, which the stack lets the measures read. */
+export const VOLUME_CHORE_CONTAINER_NAME = 'chore';
+
 /** The role ARN of a volume, in the account and partition of any ARN of that deployment (the cluster's). */
 export function volumeRoleArn(anyArnOfAccount: string, prefix: string, volumeId: string): string {
   const [, partition, , , account] = anyArnOfAccount.split(':');

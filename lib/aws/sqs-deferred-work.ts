@@ -1,7 +1,7 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config.js';
 import type { DeferredJob, RestartScheduler } from '../containers/restart-policy.js';
-import type { EmptyVolumeJob } from './volume-emptying.js';
+import type { EmptyVolumeJob, MeasureVolumeJob } from './deferred-jobs.js';
 
 /** As every function makes it, once per Lambda instance (a simulator of AWS gives each simulated instance its own). */
 export const newSqsClient = (): SQSClient => new SQSClient({ region: config.AWS_REGION });
@@ -36,7 +36,12 @@ export class SqsDeferredWork implements RestartScheduler {
 }
 
 /** One deferred job as a message of its queue, delayed by `delayMs` rounded up to whole seconds. */
-export async function sendDeferredJob(client: SQSClient, queueUrl: string, job: DeferredJob | EmptyVolumeJob, delayMs = 0): Promise<void> {
+export async function sendDeferredJob(
+  client: SQSClient,
+  queueUrl: string,
+  job: DeferredJob | EmptyVolumeJob | MeasureVolumeJob,
+  delayMs = 0,
+): Promise<void> {
   await client.send(
     new SendMessageCommand({
       QueueUrl: queueUrl,

@@ -5,8 +5,16 @@ import type { TaskStatus } from '../containers/runtime.js';
 import type { TaskStatusOutcome } from '../containers/task-events.js';
 import type { ProbeOutcome } from '../containers/task-probes.js';
 import { log } from '../log.js';
-import { deferredJobOf, type EmptyVolumeJob, emptyVolumeJobOf, isRecord } from './deferred-jobs.js';
+import {
+  deferredJobOf,
+  type EmptyVolumeJob,
+  emptyVolumeJobOf,
+  isRecord,
+  type MeasureVolumeJob,
+  measureVolumeJobOf,
+} from './deferred-jobs.js';
 import type { EmptyVolumeOutcome } from './volume-emptying.js';
+import type { MeasureVolumeOutcome } from './volume-measuring.js';
 import { type EcsTaskFields, type EcsTaskNetworkFields, taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
 
 /*
@@ -23,17 +31,23 @@ export interface TaskEventDeps {
   routeRequests?: RouteRequests;
   /** A deleted volume's emptying, where this function runs volume chores (lib/aws/volume-emptying.ts). */
   emptyVolume?(job: EmptyVolumeJob): Promise<EmptyVolumeOutcome>;
+  /** Mounted volumes' measures, where volumes live on EFS (lib/aws/volume-measuring.ts): begun by a task's RUNNING event. */
+  measureVolume?: {
+    begin(containerId: string, taskArn: string): Promise<boolean>;
+    continue(job: MeasureVolumeJob): Promise<MeasureVolumeOutcome>;
+  };
 }
 
 export type TaskEventMessageOutcome =
   | { kind: 'task-state'; outcome: TaskStatusOutcome; routeRequested: boolean; containerId: string; taskArn: string }
   | { kind: 'relaunch' | 'retire'; containerId: string }
   | { kind: 'empty-volume'; volumeId: string; outcome: EmptyVolumeOutcome }
+  | { kind: 'measure-volume'; volumeId: string; outcome: MeasureVolumeOutcome }
   | { kind: 'dropped'; why: string };
 
 /**
  * One message of the task events queue: an EventBridge "ECS Task State Change" event as the rule
- * delivers it (the whole event as JSON), or a deferred `relaunch`, `retire` or `empty-volume` job. A message that
+ * delivers it (the whole event as JSON), or a deferred `relaunch`, `retire`, `empty-volume` or `measure-volume` job. A message that
  * is neither, or an event of a task not started for a container, is dropped (answered, never
  * retried); a failure to apply one is thrown, so that SQS delivers it again (applying is
  * idempotent) and after the queue's receive count it lands in the dead-letter queue.
@@ -49,10 +63,13 @@ export async function handleTaskEventMessage(body: string, deps: TaskEventDeps):
     // After the status is applied: the writer decides on the container as this left it.
     const request = deps.routeRequests && routeRequestFor(status, endpoint);
     if (request) await deps.routeRequests?.request([request]);
+    if (status.lastStatus === 'RUNNING') await deps.measureVolume?.begin(status.containerId, status.taskArn);
     return { kind: 'task-state', outcome, routeRequested: !!request, containerId: status.containerId, taskArn: status.taskArn };
   }
   const emptying = deps.emptyVolume ? emptyVolumeJobOf(message) : undefined;
   if (emptying) return { kind: 'empty-volume', volumeId: emptying.volumeId, outcome: await deps.emptyVolume!(emptying) };
+  const measure = deps.measureVolume ? measureVolumeJobOf(message) : undefined;
+  if (measure) return { kind: 'measure-volume', volumeId: measure.volumeId, outcome: await deps.measureVolume!.continue(measure) };
   const job = deferredJobOf(message);
   if (job?.kind === 'relaunch') {
     await deps.relaunchDue(job.containerId);

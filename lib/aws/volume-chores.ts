@@ -1,15 +1,24 @@
 import {
+  DeregisterTaskDefinitionCommand,
   DescribeTasksCommand,
   type ECSClient,
   RegisterTaskDefinitionCommand,
   type RegisterTaskDefinitionCommandInput,
   RunTaskCommand,
+  type TaskDefinition,
 } from '@aws-sdk/client-ecs';
-import { ServiceBusyError } from '../errors.js';
-import { volumeRoleArn } from './efs-volume-access.js';
+import { VOLUME_CHORE_CONTAINER_NAME, volumeRoleArn } from './efs-volume-access.js';
+import {
+  awslogsFor,
+  awsvpcNetworkFor,
+  busyWhenThrottled,
+  latestRevisionOf,
+  efsVolumeFor,
+  runtimePlatformFor,
+  type WorkloadTaskNetwork,
+} from './ecs-task-parts.js';
 
 export { volumeChoreFamilyPrefix } from './efs-volume-access.js';
-import { isThrottling } from './shared-reads.js';
 
 /*
  * The one-off "volume chore" task (docs/volumes.md, "Volumes on AWS"): a Fargate task on the
@@ -34,17 +43,13 @@ export const EMPTY_VOLUME_COMMAND: readonly string[] = ['find', VOLUME_CHORE_MOU
  */
 export const VOLUME_CHORE_STARTED_BY = 'volume-chore';
 
-/** The container of a chore's task definition. */
-const CHORE_CONTAINER_NAME = 'chore';
+const CHORE_CONTAINER_NAME = VOLUME_CHORE_CONTAINER_NAME;
 
-export interface VolumeChoreSettings {
+export interface VolumeChoreSettings extends WorkloadTaskNetwork {
   clusterArn: string;
-  subnetIds: readonly string[];
-  securityGroupIds: readonly string[];
-  assignPublicIp: boolean;
   /** Chore families are `<prefix>-<volume id>`: the stack grants RunTask on that pattern only. */
   familyPrefix: string;
-  /** The chore's image as ECS pulls it (through this account's pull-through cache). */
+  /** The chore's image as ECS pulls it (through this account's pull-through cache), pinned by digest (VOLUME_CHORE_IMAGE). */
   image: string;
   executionRoleArn: string;
   logGroupName: string;
@@ -61,12 +66,12 @@ export interface ChoreVolume {
   accessPointId: string;
 }
 
-/** How a chore's task ended, as DescribeTasks tells it. */
+/** How a chore's task ended, as DescribeTasks tells it, with the task definition it ran (unknown once ECS forgot the task). */
 export type ChoreOutcome =
   | { state: 'running' }
-  | { state: 'succeeded' }
+  | { state: 'succeeded'; taskDefinitionArn?: string }
   /** Stopped with a non-zero exit, failed to start (a mount refused, an image not pulled), or forgotten by ECS. */
-  | { state: 'failed'; reason: string };
+  | { state: 'failed'; reason: string; taskDefinitionArn?: string };
 
 /**
  * A chore's family: one per volume, since a task definition names its EFS access point and RunTask
@@ -89,23 +94,15 @@ export class EcsVolumeChores {
    * for the caller to try again, never a 500.
    */
   async run(volume: ChoreVolume, command: readonly string[]): Promise<string> {
-    const registered = await whenEcsAnswers(this.client.send(new RegisterTaskDefinitionCommand(this.definition(volume))));
-    const taskDefinitionArn = registered.taskDefinition?.taskDefinitionArn;
-    if (!taskDefinitionArn) throw new Error(`RegisterTaskDefinition answered no task definition for volume ${volume.volumeId}`);
-    const output = await whenEcsAnswers(
+    const taskDefinitionArn = await this.definitionArnFor(volume);
+    const output = await busyWhenThrottled(
       this.client.send(
         new RunTaskCommand({
           cluster: this.settings.clusterArn,
           taskDefinition: taskDefinitionArn,
           launchType: 'FARGATE',
           count: 1,
-          networkConfiguration: {
-            awsvpcConfiguration: {
-              subnets: [...this.settings.subnetIds],
-              securityGroups: [...this.settings.securityGroupIds],
-              assignPublicIp: this.settings.assignPublicIp ? 'ENABLED' : 'DISABLED',
-            },
-          },
+          networkConfiguration: awsvpcNetworkFor(this.settings),
           overrides: { containerOverrides: [{ name: CHORE_CONTAINER_NAME, command: [...command] }] },
           startedBy: VOLUME_CHORE_STARTED_BY,
           tags: [{ key: 'volume-id', value: volume.volumeId }],
@@ -122,28 +119,76 @@ export class EcsVolumeChores {
   }
 
   /**
+   * The volume's chore definition: its family's ACTIVE revision when it is the one this deployment
+   * would register (a volume's later chores reuse it), else a new revision. Registering for every
+   * chore would spend RegisterTaskDefinition's 1 call a second sustained, shared with container
+   * launches (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/request-throttling.html),
+   * and pile up revisions (1,000,000 per family:
+   * https://docs.aws.amazon.com/general/latest/gr/ecs-service.html); the volume's last chore
+   * deregisters it (`release`).
+   */
+  private async definitionArnFor(volume: ChoreVolume): Promise<string> {
+    const wanted = this.definition(volume);
+    const existing = await latestRevisionOf(this.client, wanted.family!);
+    if (existing?.taskDefinitionArn && existing.status === 'ACTIVE' && sameChoreDefinition(existing, wanted))
+      return existing.taskDefinitionArn;
+    const registered = await busyWhenThrottled(this.client.send(new RegisterTaskDefinitionCommand(wanted)));
+    const taskDefinitionArn = registered.taskDefinition?.taskDefinitionArn;
+    if (!taskDefinitionArn) throw new Error(`RegisterTaskDefinition answered no task definition for volume ${volume.volumeId}`);
+    return taskDefinitionArn;
+  }
+
+  /**
+   * Deregisters a chore's task definition once the volume needs no more chores (it was emptied, or
+   * its emptying gave up): the revision turns INACTIVE, and no new task can run it, while a task
+   * still running it runs on
+   * (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_DeregisterTaskDefinition.html).
+   * A revision ECS refuses (a ClientException: already INACTIVE, or unknown) is taken as released,
+   * so a job delivered twice changes nothing.
+   */
+  async release(taskDefinitionArn: string): Promise<void> {
+    try {
+      await busyWhenThrottled(this.client.send(new DeregisterTaskDefinitionCommand({ taskDefinition: taskDefinitionArn })));
+    } catch (error) {
+      if (error instanceof Error && error.name === 'ClientException') return;
+      throw error;
+    }
+  }
+
+  /** The chore task's log stream: awslogs names it `<prefix>/<container name>/<task id>`. */
+  logStreamOf(taskArn: string): string {
+    return `${this.settings.logStreamPrefix}/${CHORE_CONTAINER_NAME}/${taskArn.split('/').pop()}`;
+  }
+
+  /** The log group chores write to (the workload's). */
+  get logGroupName(): string {
+    return this.settings.logGroupName;
+  }
+
+  /**
    * Where a chore's task is, by DescribeTasks: its events are not waited for, so a late or lost
    * one changes nothing. ECS answers a task it no longer knows (stopped tasks are kept for about an
    * hour) as a `failures` entry with reason MISSING
    * (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_DescribeTasks.html).
    */
   async outcome(taskArn: string): Promise<ChoreOutcome> {
-    const output = await whenEcsAnswers(
+    const output = await busyWhenThrottled(
       this.client.send(new DescribeTasksCommand({ cluster: this.settings.clusterArn, tasks: [taskArn] })),
     );
     const task = output.tasks?.find((candidate) => candidate.taskArn === taskArn);
     if (!task) return { state: 'failed', reason: `ECS no longer knows the task (${output.failures?.[0]?.reason ?? 'MISSING'})` };
     if (task.lastStatus !== 'STOPPED') return { state: 'running' };
     const container = task.containers?.find((candidate) => candidate.name === CHORE_CONTAINER_NAME) ?? task.containers?.[0];
-    if (task.stopCode !== 'TaskFailedToStart' && container?.exitCode === 0) return { state: 'succeeded' };
+    const ran = task.taskDefinitionArn ? { taskDefinitionArn: task.taskDefinitionArn } : {};
+    if (task.stopCode !== 'TaskFailedToStart' && container?.exitCode === 0) return { state: 'succeeded', ...ran };
     const exit = container?.exitCode === undefined ? '' : ` (exit code ${container.exitCode})`;
-    return { state: 'failed', reason: `${task.stopCode ?? 'Stopped'}: ${task.stoppedReason ?? 'no reason given'}${exit}` };
+    return { state: 'failed', reason: `${task.stopCode ?? 'Stopped'}: ${task.stoppedReason ?? 'no reason given'}${exit}`, ...ran };
   }
 
   /**
    * The chore's definition for one volume: the volume's role as the task role, its access point
-   * mounted with TLS and IAM authorization (as a container's task mounts it: lib/aws/ecs-runtime.ts's
-   * withEfsVolumes), the smallest Fargate size, and logs in the workload log group.
+   * mounted with TLS and IAM authorization (efsVolumeFor, as a container's task mounts it), the
+   * smallest Fargate size, and logs in the workload log group.
    */
   definition(volume: ChoreVolume): RegisterTaskDefinitionCommandInput {
     const settings = this.settings;
@@ -155,47 +200,33 @@ export class EcsVolumeChores {
       memory: '512',
       taskRoleArn: volumeRoleArn(settings.clusterArn, settings.roleNamePrefix, volume.volumeId),
       executionRoleArn: settings.executionRoleArn,
-      ...(settings.cpuArchitecture
-        ? { runtimePlatform: { cpuArchitecture: settings.cpuArchitecture, operatingSystemFamily: 'LINUX' } }
-        : {}),
-      volumes: [
-        {
-          name: 'volume',
-          efsVolumeConfiguration: {
-            fileSystemId: settings.fileSystemId,
-            transitEncryption: 'ENABLED',
-            authorizationConfig: { accessPointId: volume.accessPointId, iam: 'ENABLED' },
-          },
-        },
-      ],
+      ...runtimePlatformFor(settings.cpuArchitecture),
+      volumes: [{ name: 'volume', efsVolumeConfiguration: efsVolumeFor(settings.fileSystemId, volume.accessPointId) }],
       containerDefinitions: [
         {
           name: CHORE_CONTAINER_NAME,
           image: settings.image,
           essential: true,
           mountPoints: [{ sourceVolume: 'volume', containerPath: VOLUME_CHORE_MOUNT_PATH, readOnly: false }],
-          logConfiguration: {
-            logDriver: 'awslogs',
-            options: {
-              'awslogs-group': settings.logGroupName,
-              'awslogs-region': settings.region,
-              'awslogs-stream-prefix': settings.logStreamPrefix,
-            },
-          },
+          logConfiguration: awslogsFor(settings),
         },
       ],
     };
   }
 }
 
-/** ECS refills its buckets every second; a few seconds let the burst recover for everyone sharing the account. */
-const ECS_RETRY_AFTER_S = 5;
-
-async function whenEcsAnswers<T>(call: Promise<T>): Promise<T> {
-  try {
-    return await call;
-  } catch (error) {
-    if (isThrottling(error)) throw new ServiceBusyError('ECS is busy (it throttled this request); try again shortly', ECS_RETRY_AFTER_S);
-    throw error;
-  }
+/** Whether a registered chore revision is what this deployment would register now (its role, image, access point and logs). */
+function sameChoreDefinition(existing: TaskDefinition, wanted: RegisterTaskDefinitionCommandInput): boolean {
+  const container = existing.containerDefinitions?.[0];
+  const wantedContainer = wanted.containerDefinitions![0]!;
+  const options = container?.logConfiguration?.options ?? {};
+  return (
+    existing.containerDefinitions?.length === 1 &&
+    existing.taskRoleArn === wanted.taskRoleArn &&
+    existing.executionRoleArn === wanted.executionRoleArn &&
+    container?.image === wantedContainer.image &&
+    existing.volumes?.[0]?.efsVolumeConfiguration?.authorizationConfig?.accessPointId ===
+      wanted.volumes?.[0]?.efsVolumeConfiguration?.authorizationConfig?.accessPointId &&
+    Object.entries(wantedContainer.logConfiguration?.options ?? {}).every(([key, value]) => options[key] === value)
+  );
 }

@@ -18,7 +18,12 @@ export interface VolumeEmptyingTimes {
 export const VOLUME_EMPTYING_TIMES: VolumeEmptyingTimes = { pollMs: 10_000, firstBackoffMs: 30_000 };
 
 export interface VolumeEmptyingDeps {
-  chores: { run(volume: ChoreVolume, command: readonly string[]): Promise<string>; outcome(taskArn: string): Promise<ChoreOutcome> };
+  chores: {
+    run(volume: ChoreVolume, command: readonly string[]): Promise<string>;
+    outcome(taskArn: string): Promise<ChoreOutcome>;
+    /** Deregisters the chore's task definition: emptying is a volume's last chore. */
+    release(taskDefinitionArn: string): Promise<void>;
+  };
   /** Deletes the volume's role, then its access point (lib/aws/efs-volume-backend.ts); gone is not an error. */
   removeAccess(volume: { volumeId: string; backendRef: string }): Promise<void>;
   /** Sends the job to the task events queue, delayed (SQS: at most 900 s). */
@@ -62,10 +67,18 @@ export class VolumeEmptying {
     }
     if (outcome.state === 'succeeded') {
       await this.deps.removeAccess({ volumeId: job.volumeId, backendRef: job.accessPointId });
+      await this.releaseDefinition(outcome.taskDefinitionArn);
       log.info('Emptied a deleted volume and removed its role and access point', { volumeId: job.volumeId, attempts: job.attempt });
       return 'emptied';
     }
-    return this.retryOrGiveUp(job, outcome.reason);
+    const next = await this.retryOrGiveUp(job, outcome.reason);
+    if (next === 'given-up') await this.releaseDefinition(outcome.taskDefinitionArn);
+    return next;
+  }
+
+  /** The volume needs no more chores: its definition goes, so chore revisions do not pile up (DeregisterTaskDefinition). */
+  private async releaseDefinition(taskDefinitionArn: string | undefined): Promise<void> {
+    if (taskDefinitionArn) await this.deps.chores.release(taskDefinitionArn);
   }
 
   private async runChore(job: EmptyVolumeJob): Promise<EmptyVolumeOutcome> {

@@ -1,5 +1,6 @@
 import type { AttributeFamily, IndexFamily, ItemFamily } from '../table-access.js';
 import { quotaUsageEntity } from './entities/quota-usage.js';
+import { VOLUME_ATTRIBUTE } from './entities/volume.js';
 import { INDEX, keys } from './keys.js';
 import { tableDefinition } from './table-definition.js';
 
@@ -50,6 +51,8 @@ export const keyFamilies = {
     attributes: [...itemKeyAttributes, ...Object.values(quotaUsageEntity.attributes), quotaUsageEntity.ownerAttribute],
   },
   credentialLastUsed: { partition: keys.credential(ANY).pk, attributes: [...itemKeyAttributes, LAST_USED_AT] },
+  /** A volume's measured use, and nothing else of it (the task state function's measures: lib/aws/volume-measuring.ts). */
+  volumeUsage: { partition: keys.volume(ANY).pk, attributes: [...itemKeyAttributes, VOLUME_ATTRIBUTE.usedBytes, VOLUME_ATTRIBUTE.usedAt] },
   tokenLastUsed: { partition: keys.personalAccessToken(ANY, ANY).pk, attributes: [...itemKeyAttributes, LAST_USED_AT] },
 
   containersOfOwner: { partition: keys.containersOfOwnerPartition(ANY), index: INDEX.byOwner },

@@ -1,4 +1,10 @@
-import { handleProbeMessage, handleTaskEventMessage, type TaskEventMessageOutcome } from '../aws/task-event-messages.js';
+import type { MeasureVolumeJob } from '../aws/deferred-jobs.js';
+import {
+  handleProbeMessage,
+  handleTaskEventMessage,
+  type TaskEventDeps,
+  type TaskEventMessageOutcome,
+} from '../aws/task-event-messages.js';
 import { probeTaskOnce } from '../aws/task-readiness.js';
 import type { EmptyVolumeJob, VolumeEmptying } from '../aws/volume-emptying.js';
 import { config } from '../config.js';
@@ -35,6 +41,8 @@ export function taskMessageHandlersWith(
     routeRequests?: RouteRequests;
     /** Where the deployment keeps volumes on EFS: the deleted volumes' emptying jobs (lib/aws/volume-emptying.ts). */
     volumeEmptying?: () => Pick<VolumeEmptying, 'continue'>;
+    /** Where the deployment keeps volumes on EFS: mounted volumes' measures (lib/aws/volume-measuring.ts). */
+    volumeMeasuring?: () => NonNullable<TaskEventDeps['measureVolume']>;
   } = {},
 ): TaskMessageHandlers {
   const probe = options.probe ?? probeTaskOnce;
@@ -56,6 +64,14 @@ export function taskMessageHandlersWith(
         retire: (containerId, taskArn, reason) => service.retire(containerId, taskArn, reason),
         ...(routeRequests ? { routeRequests } : {}),
         ...(options.volumeEmptying ? { emptyVolume: (job: EmptyVolumeJob) => options.volumeEmptying!().continue(job) } : {}),
+        ...(options.volumeMeasuring
+          ? {
+              measureVolume: {
+                begin: (containerId: string, taskArn: string) => options.volumeMeasuring!().begin(containerId, taskArn),
+                continue: (job: MeasureVolumeJob) => options.volumeMeasuring!().continue(job),
+              },
+            }
+          : {}),
       }),
     probe: (body) => handleProbeMessage(body, probes),
   };

@@ -5,6 +5,7 @@ import { ecsClient } from '../aws/ecs-runtime.js';
 import { sendDeferredJob, sqsClient } from '../aws/sqs-deferred-work.js';
 import { EcsVolumeChores, volumeChoreFamilyPrefix } from '../aws/volume-chores.js';
 import { VOLUME_EMPTYING_TIMES, VolumeEmptying, type VolumeEmptyingTimes } from '../aws/volume-emptying.js';
+import { ecsWorkloadFrom } from './ecs-workload.js';
 import { efsVolumeBackendFrom } from './efs-volumes.js';
 
 /**
@@ -13,28 +14,14 @@ import { efsVolumeBackendFrom } from './efs-volumes.js';
  * checked here, so a function missing one fails on first use.
  */
 export function volumeChoresFrom(settings: Config, client: ECSClient = ecsClient): EcsVolumeChores {
-  const missing = [
-    !settings.ECS_CLUSTER_ARN && 'ECS_CLUSTER_ARN',
-    !settings.ECS_EXECUTION_ROLE_ARN && 'ECS_EXECUTION_ROLE_ARN',
-    !settings.ECS_LOG_GROUP && 'ECS_LOG_GROUP',
-    settings.ECS_SUBNET_IDS.length === 0 && 'ECS_SUBNET_IDS',
-    settings.ECS_SECURITY_GROUP_IDS.length === 0 && 'ECS_SECURITY_GROUP_IDS',
-    !settings.EFS_FILE_SYSTEM_ID && 'EFS_FILE_SYSTEM_ID',
-  ].filter((name): name is string => typeof name === 'string');
-  if (missing.length > 0) throw new Error(`Invalid configuration: volume chores on AWS need ${missing.join(', ')}`);
+  const workload = ecsWorkloadFrom(settings, (missing) => `volume chores on AWS need ${missing}`, {
+    EFS_FILE_SYSTEM_ID: !settings.EFS_FILE_SYSTEM_ID,
+  });
   return new EcsVolumeChores(
     {
-      clusterArn: settings.ECS_CLUSTER_ARN!,
-      subnetIds: settings.ECS_SUBNET_IDS,
-      securityGroupIds: settings.ECS_SECURITY_GROUP_IDS,
-      assignPublicIp: settings.ECS_ASSIGN_PUBLIC_IP,
+      ...workload,
       familyPrefix: volumeChoreFamilyPrefix(settings.EFS_VOLUME_ROLE_PREFIX),
       image: settings.VOLUME_CHORE_IMAGE,
-      executionRoleArn: settings.ECS_EXECUTION_ROLE_ARN!,
-      logGroupName: settings.ECS_LOG_GROUP!,
-      logStreamPrefix: settings.ECS_LOG_STREAM_PREFIX,
-      region: settings.AWS_REGION,
-      cpuArchitecture: settings.ECS_CPU_ARCHITECTURE,
       fileSystemId: settings.EFS_FILE_SYSTEM_ID!,
       roleNamePrefix: settings.EFS_VOLUME_ROLE_PREFIX,
     },

@@ -139,7 +139,9 @@ describe('ContainerHostingStack functions', () => {
         route.permissions.volumeChores === true;
       // The chore's busybox comes through the ECR Public pull-through rule; only the functions that run chores know it.
       if (route.permissions.volumeChores)
-        expect(flatten(variables.VOLUME_CHORE_IMAGE), route.id).toMatch(/\/ecr-public\/docker\/library\/busybox:1\.37\.0$/);
+        expect(flatten(variables.VOLUME_CHORE_IMAGE), route.id).toMatch(
+          /\/ecr-public\/docker\/library\/busybox:1\.37\.0@sha256:[0-9a-f]{64}$/,
+        );
       else expect(variables.VOLUME_CHORE_IMAGE, route.id).toBeUndefined();
       // Container routes, and the MCP server's tools that stand for them, validate images and answer records with their url: they know the default image.
       expect(variables.CONTAINER_IMAGE, route.id).toBe(
@@ -455,6 +457,15 @@ describe('ContainerHostingStack least privilege inside the table', () => {
           route.id,
         ).toEqual([expect.stringMatching(/:task-definition\/vol-[0-9a-f]{12}-chore-\*:\*$/)]);
         expect(Object.keys(statements[0]?.Condition?.ArnEquals ?? {})).toEqual(['ecs:cluster']);
+        // A volume's chores reuse its chore revision, and its last chore deregisters it; the three take no resource but "*".
+        const definitions = statementsWithAction(
+          statementsOfRole(template, functionOf(route.id).roleLogicalId),
+          'ecs:DeregisterTaskDefinition',
+        );
+        expect(
+          definitions.map((statement) => [actionsOf([statement]).sort(), statement.Resource]),
+          route.id,
+        ).toEqual([[['ecs:DeregisterTaskDefinition', 'ecs:DescribeTaskDefinition', 'ecs:RegisterTaskDefinition'], '*']]);
         continue;
       }
       if (!route.permissions.ecs?.includes('run')) {
@@ -571,6 +582,19 @@ describe('ContainerHostingStack least privilege inside the table', () => {
     expect(allowed(taskStateChangedFunction.id, item('UpdateItem', container, ['pk', 'sk', 'state']))).toBe(true);
     expect(allowed(taskStateChangedFunction.id, item('PutItem', container, ['pk', 'sk']))).toBe(false);
     expect(allowed(taskStateChangedFunction.id, item('DeleteItem', container, ['pk', 'sk']))).toBe(false);
+  });
+
+  it("lets the task state handler record a volume's measured use and change nothing else of it, and read only the chores' log streams", () => {
+    // Prepare
+    const volume = keys.volume(userId).pk;
+    const taskState = statementsOfRole(template, functionOf(taskStateChangedFunction.id).roleLogicalId);
+    // Assess
+    expect(allowed(taskStateChangedFunction.id, item('UpdateItem', volume, ['pk', 'sk', 'used_bytes', 'used_at']))).toBe(true);
+    expect(allowed(taskStateChangedFunction.id, item('UpdateItem', volume, ['pk', 'sk', 'attached_to']))).toBe(false);
+    expect(allowed(taskStateChangedFunction.id, item('UpdateItem', volume, ['pk', 'sk', 'size_gb']))).toBe(false);
+    expect(statementsWithAction(taskState, 'logs:GetLogEvents').map((statement) => flatten(statement.Resource))).toEqual([
+      expect.stringMatching(/:log-stream:app\/chore\/\*$/),
+    ]);
   });
 
   it('gives the metadata route no table access at all', () => {

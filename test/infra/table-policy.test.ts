@@ -53,6 +53,7 @@ describe('table grants from key families', () => {
       allUsers: keys.allUsersPartition,
       allContainers: keys.allContainersPartition,
       volume: keys.volume(containerId).pk,
+      volumeUsage: keys.volume(containerId).pk,
       snapshot: keys.snapshot(containerId).pk,
       volumesOfOwner: keys.volumesOfOwnerPartition(userId),
       snapshotsOfVolume: keys.snapshotsOfVolumePartition(containerId),

@@ -112,8 +112,8 @@ async function volumeWithFiles(owner: Caller): Promise<{ volume: Volume; directo
   return { volume, directory };
 }
 
-const choresOf = (volumeId: string): SimTask[] =>
-  [...sim.ecs.tasks.values()].filter((task) => task.family === `${volumeChoreFamilyPrefix(config.EFS_VOLUME_ROLE_PREFIX)}-${volumeId}`);
+const choreFamilyOf = (volumeId: string): string => `${volumeChoreFamilyPrefix(config.EFS_VOLUME_ROLE_PREFIX)}-${volumeId}`;
+const choresOf = (volumeId: string): SimTask[] => [...sim.ecs.tasks.values()].filter((task) => task.family === choreFamilyOf(volumeId));
 
 describe('deleting a volume on AWS empties it (issue 34 item 7)', () => {
   it("deletes the volume's files with a chore task that runs as its role, then its role and access point, though task events come late or not at all", async () => {
@@ -145,6 +145,13 @@ describe('deleting a volume on AWS empties it (issue 34 item 7)', () => {
       mounts: [{ path: '/data', accessPointId: volume.backendRef, fileSystemId: config.EFS_FILE_SYSTEM_ID }],
       command: ['find', '/data', '-mindepth', '1', '-delete'],
     });
+    // The chore's task definition is let go once its chore is done, so revisions do not pile up.
+    await pollUntil(
+      async () => sim.ecs.revisionsOf(choreFamilyOf(volume.id)),
+      (revisions) => revisions.every((revision) => revision.status === 'INACTIVE'),
+      10_000,
+    );
+    expect(sim.ecs.revisionsOf(choreFamilyOf(volume.id))).toEqual([{ arn: chore!.taskDefinitionArn, status: 'INACTIVE' }]);
   }, 120_000);
 
   it('runs a chore that failed again after a backoff, and only then removes the role and access point', async () => {
@@ -173,5 +180,13 @@ describe('deleting a volume on AWS empties it (issue 34 item 7)', () => {
     expect(existsSync(directory) ? readdirSync(directory) : []).toEqual([]);
     expect(sim.iam.roles.has(volumeRoleName(config.EFS_VOLUME_ROLE_PREFIX, volume.id))).toBe(false);
     expect(choresOf(volume.id).map((task) => task.exitCode ?? task.stopCode)).toEqual(['TaskFailedToStart', 0]);
+    // The retry ran the revision the first chore registered, and the last chore let it go.
+    await pollUntil(
+      async () => sim.ecs.revisionsOf(choreFamilyOf(volume.id)),
+      (revisions) => revisions.every((revision) => revision.status === 'INACTIVE'),
+      10_000,
+    );
+    expect(sim.ecs.revisionsOf(choreFamilyOf(volume.id)).map((revision) => revision.status)).toEqual(['INACTIVE']);
+    expect(new Set(choresOf(volume.id).map((task) => task.taskDefinitionArn)).size).toBe(1);
   }, 120_000);
 });

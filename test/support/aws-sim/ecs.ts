@@ -6,7 +6,14 @@ import { Buckets } from './token-bucket.js';
 
 const ACCOUNT = '123456789012';
 
-type EcsAction = 'RegisterTaskDefinition' | 'DescribeTaskDefinition' | 'RunTask' | 'StopTask' | 'DescribeTasks' | 'ListTasks';
+type EcsAction =
+  | 'RegisterTaskDefinition'
+  | 'DeregisterTaskDefinition'
+  | 'DescribeTaskDefinition'
+  | 'RunTask'
+  | 'StopTask'
+  | 'DescribeTasks'
+  | 'ListTasks';
 
 /**
  * ECS's throttling of the actions this service calls, per account and Region, each action with a
@@ -17,14 +24,16 @@ type EcsAction = 'RegisterTaskDefinition' | 'DescribeTaskDefinition' | 'RunTask'
  * separate quota of "AWS Fargate throttling quotas", https://docs.aws.amazon.com/AmazonECS/latest/developerguide/throttling.html
  * ("The rate quota for calls to the Amazon ECS RunTask API is 20 calls per second (burst and
  * sustained)"). Where this project could not read a figure from the table (ListTasks, StopTask,
- * DescribeTaskDefinition) the bucket is 20 / 20, the figure of the actions beside them, so the
- * model errs on the strict side. The account shares every bucket with every caller in it: the
- * API functions, the task state and probe functions, the reconciler, and the operators' tools.
+ * DescribeTaskDefinition) the bucket is 20 / 20, the figure of the actions beside them, and
+ * DeregisterTaskDefinition takes RegisterTaskDefinition's 20 / 1, so the model errs on the
+ * strict side. The account shares every bucket with every caller in it: the API functions, the
+ * task state and probe functions, the reconciler, and the operators' tools.
  */
 export const ECS_THROTTLE_AS_DOCUMENTED: NonNullable<EcsSimOptions['throttle']> = {
   RunTask: { capacity: 20, refillPerSecond: 20 },
   StopTask: { capacity: 20, refillPerSecond: 20 },
   RegisterTaskDefinition: { capacity: 20, refillPerSecond: 1 },
+  DeregisterTaskDefinition: { capacity: 20, refillPerSecond: 1 },
   DescribeTaskDefinition: { capacity: 20, refillPerSecond: 20 },
   DescribeTasks: { capacity: 20, refillPerSecond: 20 },
   ListTasks: { capacity: 20, refillPerSecond: 20 },
@@ -136,8 +145,8 @@ const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms /
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 
 /**
- * ECS as the project calls it (lib/aws/ecs-runtime.ts): RegisterTaskDefinition,
- * DescribeTaskDefinition, RunTask, StopTask, DescribeTasks, ListTasks, over awsJson1_1.
+ * ECS as the project calls it (lib/aws/ecs-runtime.ts, lib/aws/volume-chores.ts): RegisterTaskDefinition,
+ * DeregisterTaskDefinition, DescribeTaskDefinition, RunTask, StopTask, DescribeTasks, ListTasks, over awsJson1_1.
  *
  * Tasks go PROVISIONING → PENDING → RUNNING after delays (the task lifecycle:
  * https://docs.aws.amazon.com/AmazonECS/latest/developerguide/task-lifecycle-explanation.html);
@@ -208,7 +217,7 @@ export class EcsSim {
 
   handle(action: string, input: any): unknown {
     this.calls.set(action, (this.calls.get(action) ?? 0) + 1);
-    const group = ['RunTask', 'StopTask', 'RegisterTaskDefinition'].includes(action) ? 'modify' : 'read';
+    const group = ['RunTask', 'StopTask', 'RegisterTaskDefinition', 'DeregisterTaskDefinition'].includes(action) ? 'modify' : 'read';
     // Both buckets are looked at before either is spent: a refused request costs no token.
     if (!this.buckets.take([action, group])) {
       this.faults.add(`ecs.ThrottlingException.${action}`);
@@ -217,6 +226,8 @@ export class EcsSim {
     switch (action) {
       case 'RegisterTaskDefinition':
         return this.register(input);
+      case 'DeregisterTaskDefinition':
+        return this.deregister(input);
       case 'DescribeTaskDefinition':
         return this.describeDefinition(input);
       case 'RunTask':
@@ -265,6 +276,25 @@ export class EcsSim {
     return match![2] ? revisions[Number(match![2]) - 1] : revisions.filter((r) => r.status === 'ACTIVE').at(-1);
   }
 
+  /**
+   * DeregisterTaskDefinition takes a family and revision, never a bare family, and turns the
+   * revision INACTIVE: RunTask refuses it from then on, while a task running it runs on
+   * (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_DeregisterTaskDefinition.html).
+   */
+  private deregister(input: any): unknown {
+    const reference = String(input.taskDefinition ?? '');
+    if (!/:\d+$/.test(reference)) throw new AwsError('ClientException', 'Invalid revision number. Number: ');
+    const record = this.findDefinition(reference);
+    if (!record) throw new AwsError('ClientException', 'The specified task definition does not exist.');
+    record.status = 'INACTIVE';
+    return { taskDefinition: this.definitionWire(record) };
+  }
+
+  /** The task definitions of a family, ACTIVE and INACTIVE, by revision (for tests). */
+  revisionsOf(family: string): Array<{ arn: string; status: 'ACTIVE' | 'INACTIVE' }> {
+    return (this.definitions.get(family) ?? []).map(({ arn, status }) => ({ arn, status }));
+  }
+
   private describeDefinition(input: any): unknown {
     const record = this.findDefinition(String(input.taskDefinition ?? ''));
     if (!record) throw new AwsError('ClientException', 'Unable to describe task definition.');
@@ -274,6 +304,7 @@ export class EcsSim {
   private runTask(input: any): unknown {
     const definition = this.findDefinition(String(input.taskDefinition ?? ''));
     if (!definition) throw new AwsError('ClientException', 'TaskDefinition not found.');
+    if (definition.status === 'INACTIVE') throw new AwsError('ClientException', 'TaskDefinition is inactive');
     const cluster = clusterOf(input.cluster);
     const tokenKey = input.clientToken ? `${cluster}|${input.clientToken}` : undefined;
     const earlier = tokenKey ? this.clientTokens.get(tokenKey) : undefined;

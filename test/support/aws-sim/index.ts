@@ -82,7 +82,7 @@ export class AwsSim {
       this.faults,
     );
     this.resolver = new VpcResolverSim(this.route53);
-    this.logs = new LogsSim(options.logs?.logGroupName ?? 'workload-logs', options.logs ?? {}, this.faults);
+    this.logs = new LogsSim(options.logs?.logGroupName ?? 'workload-logs', options.logs ?? {}, this.faults, this.random);
     this.sqs = new SqsSim(() => this.url);
     this.taskEventQueue = this.sqs.queue(options.taskEvents?.queueName ?? 'task-events');
     this.buildEventQueue = this.sqs.queue('build-events');
@@ -107,7 +107,7 @@ export class AwsSim {
     this.ecs.mountEfsWith((task, volume) => this.mountEfs(task, volume));
     this.ecs.assumeTaskRolesWith((roleArn) => this.iam.ecsMayAssume(roleArn));
     // The awslogs driver: every line a task's container writes lands in its stream.
-    this.ecs.onTaskLine((task, line) => this.logs.append(task.logStream, line));
+    this.ecs.onTaskLine((task, line) => this.logs.deliver(task.logStream, line));
   }
 
   private mountEfs(task: SimTask, volume: SimEfsVolume): { failure: string } | { directory: string } {
@@ -161,6 +161,7 @@ export class AwsSim {
     this.taskEvents.close();
     this.codebuild.close();
     this.ecs.close();
+    this.logs.close();
     this.efs.close();
     await Promise.all(this.sources.map((source) => source.close()));
     this.server.closeAllConnections();

@@ -11,6 +11,13 @@ export interface LogsSimOptions {
    * DescribeLogStreams: 5. Past a rate: `ThrottlingException: Rate exceeded`.
    */
   tps?: { FilterLogEvents?: number; GetLogEvents?: number; DescribeLogStreams?: number };
+  /**
+   * The awslogs driver's delivery of a task's lines: each lands `delayMs` late ([min, max]), and a
+   * share `loss` never lands. ECS's default driver mode is non-blocking since June 2025, which drops
+   * lines when its buffer is full ("Default log driver mode",
+   * https://docs.aws.amazon.com/AmazonECS/latest/developerguide/ecs-account-settings.html). Default: at once, none lost.
+   */
+  delivery?: { delayMs?: [number, number]; loss?: number };
 }
 
 interface LogEvent {
@@ -36,16 +43,57 @@ export class LogsSim {
   readonly calls = new Map<string, number>();
   private readonly buckets: Buckets;
   private sequence = 0;
+  private readonly loseOnce: Array<(stream: string, message: string) => boolean> = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(
     readonly logGroupName: string,
-    options: LogsSimOptions,
+    private readonly options: LogsSimOptions,
     private readonly faults: FaultCounts,
+    private readonly random: { chance(p: number): boolean; between(min: number, max: number): number } = {
+      chance: () => false,
+      between: (min) => min,
+    },
   ) {
     const tps = { FilterLogEvents: 5, GetLogEvents: 10, DescribeLogStreams: 5, ...options.tps };
     this.buckets = new Buckets(
       Object.fromEntries(Object.entries(tps).map(([action, rate]) => [action, { capacity: rate, refillPerSecond: rate }])),
     );
+  }
+
+  /** The next line for which `match` holds never lands (the awslogs driver dropped it). */
+  loseNextLine(match: (stream: string, message: string) => boolean): void {
+    this.loseOnce.push(match);
+  }
+
+  /** A line a task's container wrote, as the awslogs driver delivers it: late, or never (`delivery`). */
+  deliver(stream: string, message: string): void {
+    const timestamp = Date.now();
+    const forced = this.loseOnce.findIndex((match) => match(stream, message));
+    if (forced >= 0) this.loseOnce.splice(forced, 1);
+    // The seeded sequence is drawn from only where delivery faults are asked for, so other runs see the same draws as before.
+    const loss = this.options.delivery?.loss ?? 0;
+    if (forced >= 0 || (loss > 0 && this.random.chance(loss))) {
+      this.faults.add('logs.lineLost');
+      return;
+    }
+    const [min, max] = this.options.delivery?.delayMs ?? [0, 0];
+    if (max <= 0) {
+      this.append(stream, message, timestamp);
+      return;
+    }
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(timer);
+        this.append(stream, message, timestamp);
+      },
+      this.random.between(min, max),
+    );
+    this.timers.add(timer);
+  }
+
+  close(): void {
+    for (const timer of this.timers) clearTimeout(timer);
   }
 
   append(stream: string, message: string, timestamp = Date.now()): void {

@@ -1,0 +1,162 @@
+import { PROBE_STOP_PREFIX } from '../containers/task-events.js';
+import { log } from '../log.js';
+import type { MeasureVolumeJob } from './deferred-jobs.js';
+import { type ChoreOutcome, type ChoreVolume, VOLUME_CHORE_MOUNT_PATH } from './volume-chores.js';
+
+export type { MeasureVolumeJob } from './deferred-jobs.js';
+
+/*
+ * `used_gb` on AWS (docs/volumes.md, "Volumes on AWS"): EFS meters a file system, never an access
+ * point, so a mounted volume is measured by its own chore task (the volume's role, its access point
+ * at /data) running `du -sk /data`, every VOLUME_MEASURE_TIMES.periodMs while a container's task
+ * mounts it, and once more after that task has stopped; a detached volume is not written, so it is
+ * not measured. du's line reaches us through the chore's log stream (CloudWatch Logs GetLogEvents),
+ * where it may land late or, rarely, never: a measure without its line is skipped, the next one
+ * counts. A volume past its size stops its container's task with the reason its owner reads.
+ */
+
+/** du's summary in kibibytes of what the mount holds; busybox's du has -s and -k. */
+export const MEASURE_VOLUME_COMMAND: readonly string[] = ['du', '-sk', VOLUME_CHORE_MOUNT_PATH];
+
+export interface VolumeMeasureTimes {
+  /** Between two measures of a mounted volume: the period within which `used_gb` is current. */
+  periodMs: number;
+  /** Between two looks at a running chore, or at its log stream for du's line. */
+  pollMs: number;
+  /** Looks at the log stream after the chore stopped before its line counts as lost. */
+  lineLooks: number;
+}
+
+/**
+ * Every 5 minutes: a chore is a Fargate task billed for at least a minute
+ * (https://aws.amazon.com/fargate/pricing/), so a period of a minute would cost a mounted volume as
+ * much as a smallest container running all month; docs/volumes.md gives the figures.
+ */
+export const VOLUME_MEASURE_TIMES: VolumeMeasureTimes = { periodMs: 300_000, pollMs: 10_000, lineLooks: 6 };
+
+/** The container a measure is for, as its record says now. */
+export interface MeasuredContainer {
+  /** The task it owns now, if any. */
+  taskArn?: string;
+  mounts: ReadonlyArray<{ volume: string }>;
+}
+
+export interface VolumeMeasuringDeps {
+  chores: { run(volume: ChoreVolume, command: readonly string[]): Promise<string>; outcome(taskArn: string): Promise<ChoreOutcome> };
+  /** du's line from a chore's log stream, if it has landed. */
+  measuredLine(choreTaskArn: string): Promise<string | undefined>;
+  container(containerId: string): Promise<MeasuredContainer | undefined>;
+  volume(volumeId: string): Promise<{ sizeGb: number; attachedTo: string | null; usedAt: string | null } | undefined>;
+  recordUsage(volumeId: string, usedBytes: number, at: string): Promise<void>;
+  /** Stops the container's task as a failure, with the reason its owner reads. */
+  stopTask(taskArn: string, reason: string): Promise<void>;
+  /** Sends the job to the task events queue, delayed (SQS: at most 900 s). */
+  send(job: MeasureVolumeJob, delayMs: number): Promise<void>;
+  now?: () => number;
+}
+
+export type MeasureVolumeOutcome = 'scheduled' | 'running' | 'measured' | 'over-size' | 'skipped' | 'ended';
+
+const GB = 1024 ** 3;
+
+/** What a container's owner reads when its volume is past its size (the local stack's words: lib/local/engine-disk-limits.ts). */
+export const overSizeReason = (volumeId: string, sizeGb: number): string => `volume ${volumeId} is over its size of ${sizeGb} GB`;
+
+/** Parses du's `<kibibytes>\t<path>` line; anything else is undefined. */
+export function usedBytesOf(line: string): number | undefined {
+  const match = /^(\d+)\s+\/\S*$/.exec(line.trim());
+  return match ? Number(match[1]) * 1024 : undefined;
+}
+
+/**
+ * Measures mounted volumes, one chain of deferred jobs per container task that mounts one: each
+ * measure runs the chore, polls it with DescribeTasks (its events are not waited for), reads du's
+ * line, records it as the volume's use, and sends the next measure a period later while the task
+ * runs. A chain ends once the task is gone (after one last measure), the volume moved, or another
+ * chain measured the volume within half a period (a RUNNING event delivered twice starts two).
+ */
+export class VolumeMeasuring {
+  constructor(
+    private readonly deps: VolumeMeasuringDeps,
+    private readonly times: VolumeMeasureTimes = VOLUME_MEASURE_TIMES,
+  ) {}
+
+  private now(): number {
+    return this.deps.now?.() ?? Date.now();
+  }
+
+  /** A container's task started (ECS RUNNING): its mounted volume is measured from a period on. */
+  async begin(containerId: string, taskArn: string, accessPointOf: (volumeId: string) => Promise<string | undefined>): Promise<boolean> {
+    const container = await this.deps.container(containerId);
+    const mount = container?.mounts[0];
+    if (!container || !mount || container.taskArn !== taskArn) return false;
+    const accessPointId = await accessPointOf(mount.volume);
+    if (!accessPointId) return false;
+    await this.deps.send(
+      { kind: 'measure-volume', volumeId: mount.volume, accessPointId, containerId, containerTaskArn: taskArn, looks: 0 },
+      this.times.periodMs,
+    );
+    return true;
+  }
+
+  /** One delivery of the job. Idempotent: a job delivered twice looks at the same chore, and a second record of one measure is the same. */
+  async continue(job: MeasureVolumeJob): Promise<MeasureVolumeOutcome> {
+    if (!job.choreTaskArn) return this.measure(job);
+    const outcome = await this.deps.chores.outcome(job.choreTaskArn);
+    if (outcome.state === 'running') {
+      await this.deps.send(job, this.times.pollMs);
+      return 'running';
+    }
+    if (outcome.state === 'failed') {
+      log.warn("Measuring a volume's use failed; the next measure is a period later", { volumeId: job.volumeId, reason: outcome.reason });
+      return this.next(job);
+    }
+    const line = await this.deps.measuredLine(job.choreTaskArn);
+    const usedBytes = line === undefined ? undefined : usedBytesOf(line);
+    if (usedBytes === undefined) {
+      // awslogs delivers a stopped task's last lines a little late; a line that never lands skips this measure.
+      if (job.looks < this.times.lineLooks) {
+        await this.deps.send({ ...job, looks: job.looks + 1 }, this.times.pollMs);
+        return 'running';
+      }
+      log.warn("A volume's measure wrote no line that landed; the next measure is a period later", { volumeId: job.volumeId });
+      return this.next(job);
+    }
+    await this.deps.recordUsage(job.volumeId, usedBytes, new Date(this.now()).toISOString());
+    const volume = await this.deps.volume(job.volumeId);
+    const container = await this.deps.container(job.containerId);
+    if (volume && volume.sizeGb > 0 && usedBytes > volume.sizeGb * GB && container?.taskArn === job.containerTaskArn) {
+      // EFS cannot refuse the write (no quota per directory), so the task stops as a failure: its restart policy applies.
+      await this.deps.stopTask(job.containerTaskArn, `${PROBE_STOP_PREFIX}${overSizeReason(job.volumeId, volume.sizeGb)}`);
+      log.warn('Stopped a container whose volume is past its size', { volumeId: job.volumeId, containerId: job.containerId, usedBytes });
+      return 'over-size';
+    }
+    await this.next(job);
+    return 'measured';
+  }
+
+  /** Runs the chore of a measure, unless the chain has ended. */
+  private async measure(job: MeasureVolumeJob): Promise<MeasureVolumeOutcome> {
+    const volume = await this.deps.volume(job.volumeId);
+    if (!volume || volume.attachedTo !== job.containerId) return 'ended';
+    const measuredAt = volume.usedAt ? Date.parse(volume.usedAt) : Number.NaN;
+    if (!job.last && this.now() - measuredAt < this.times.periodMs / 2) return 'ended';
+    const taskArn = await this.deps.chores.run({ volumeId: job.volumeId, accessPointId: job.accessPointId }, MEASURE_VOLUME_COMMAND);
+    await this.deps.send({ ...job, choreTaskArn: taskArn, looks: 0 }, this.times.pollMs);
+    return 'running';
+  }
+
+  /** The next measure a period on while the container's task still runs; one last right away once it has gone. */
+  private async next(job: MeasureVolumeJob): Promise<MeasureVolumeOutcome> {
+    if (job.last) return 'ended';
+    const container = await this.deps.container(job.containerId);
+    const { choreTaskArn: _, ...base } = job;
+    if (container?.taskArn === job.containerTaskArn) {
+      await this.deps.send({ ...base, looks: 0 }, this.times.periodMs);
+      return 'scheduled';
+    }
+    // What the task wrote until it stopped: measured once more, then the chain ends.
+    await this.deps.send({ ...base, looks: 0, last: true }, 0);
+    return 'scheduled';
+  }
+}

@@ -1,0 +1,48 @@
+import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
+import type { ECSClient } from '@aws-sdk/client-ecs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { lastLineOf } from '../aws/chore-logs.js';
+import { sendDeferredJob, sqsClient } from '../aws/sqs-deferred-work.js';
+import { VOLUME_MEASURE_TIMES, type VolumeMeasureTimes, VolumeMeasuring } from '../aws/volume-measuring.js';
+import type { Config } from '../config.js';
+import type { ContainerRuntime } from '../containers/runtime.js';
+import { containerStore } from './containers.js';
+import { volumeChoresFrom } from './volume-chores.js';
+import { volumeStore } from './volumes.js';
+
+/**
+ * Mounted volumes' measures (lib/aws/volume-measuring.ts) for these settings: their chores, du's
+ * line from the chore's log stream, the volume and container records, the runtime that stops a
+ * container past its volume's size, and the task events queue the measures travel through.
+ */
+export function volumeMeasuringFrom(
+  settings: Config,
+  runtime: Pick<ContainerRuntime, 'stopTask'>,
+  options: { ecs?: ECSClient; sqs?: SQSClient; logs?: CloudWatchLogsClient; times?: VolumeMeasureTimes } = {},
+): VolumeMeasuring & { begin(containerId: string, taskArn: string): Promise<boolean> } {
+  if (!settings.TASK_EVENTS_QUEUE_URL) throw new Error('Invalid configuration: measuring volumes on AWS needs TASK_EVENTS_QUEUE_URL');
+  const queueUrl = settings.TASK_EVENTS_QUEUE_URL;
+  const chores = volumeChoresFrom(settings, options.ecs);
+  const sqs = options.sqs ?? sqsClient;
+  const logs = options.logs ?? new CloudWatchLogsClient({ region: settings.AWS_REGION });
+  const measuring = new VolumeMeasuring(
+    {
+      chores,
+      measuredLine: (choreTaskArn) => lastLineOf(logs, chores.logGroupName, chores.logStreamOf(choreTaskArn)),
+      container: async (containerId) => {
+        const container = await containerStore.get(containerId);
+        return container && { mounts: container.mounts ?? [], ...(container.taskArn ? { taskArn: container.taskArn } : {}) };
+      },
+      volume: (volumeId) => volumeStore.get(volumeId),
+      recordUsage: (volumeId, usedBytes, at) => volumeStore.recordUsage(volumeId, usedBytes, at),
+      stopTask: (taskArn, reason) => runtime.stopTask(taskArn, reason),
+      send: (job, delayMs) => sendDeferredJob(sqs, queueUrl, job, delayMs),
+    },
+    options.times ?? VOLUME_MEASURE_TIMES,
+  );
+  const begin = measuring.begin.bind(measuring);
+  return Object.assign(measuring, {
+    begin: (containerId: string, taskArn: string) =>
+      begin(containerId, taskArn, async (volumeId) => (await volumeStore.get(volumeId))?.backendRef || undefined),
+  });
+}

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import type { MeasureVolumeJob } from '../../../lib/aws/deferred-jobs.js';
+import type { ChoreOutcome } from '../../../lib/aws/volume-chores.js';
+import { usedBytesOf, VolumeMeasuring, type VolumeMeasuringDeps } from '../../../lib/aws/volume-measuring.js';
+
+const volumeId = '0190f1c2-0000-7000-8000-0000000000a1';
+const containerId = '0190f1c2-0000-7000-8000-0000000000c1';
+const containerTaskArn = 'arn:aws:ecs:us-east-1:123456789012:task/workloads/aaaa';
+const times = { periodMs: 300_000, pollMs: 10_000, lineLooks: 2 };
+const GB = 1024 ** 3;
+
+/** A measure's world: one volume of 1 GB mounted by one container whose task runs, and a chore that stops with du's line. */
+function world(options: { usedKib: number; line?: string | undefined; containerTask?: string; usedAt?: string | null }) {
+  const sent: Array<{ job: MeasureVolumeJob; delayMs: number }> = [];
+  const stopped: Array<{ taskArn: string; reason: string }> = [];
+  const recorded: number[] = [];
+  const outcome: ChoreOutcome = { state: 'succeeded' };
+  const deps: VolumeMeasuringDeps = {
+    chores: { run: async () => 'arn:chore/1', outcome: async () => outcome },
+    measuredLine: async () => ('line' in options ? options.line : `${options.usedKib}\t/data`),
+    container: async () => ({ mounts: [{ volume: volumeId }], taskArn: options.containerTask ?? containerTaskArn }),
+    volume: async () => ({ sizeGb: 1, attachedTo: containerId, usedAt: options.usedAt ?? null }),
+    recordUsage: async (_id, usedBytes) => void recorded.push(usedBytes),
+    stopTask: async (taskArn, reason) => void stopped.push({ taskArn, reason }),
+    send: async (job, delayMs) => void sent.push({ job, delayMs }),
+    now: () => Date.parse('2026-11-28T22:00:00Z'),
+  };
+  return { measuring: new VolumeMeasuring(deps, times), sent, stopped, recorded };
+}
+
+const stoppedChore: MeasureVolumeJob = {
+  kind: 'measure-volume',
+  volumeId,
+  accessPointId: 'fsap-0123456789abcdef0',
+  containerId,
+  containerTaskArn,
+  choreTaskArn: 'arn:chore/1',
+  looks: 0,
+};
+
+describe('measuring a volume on AWS', () => {
+  it("stops the container's task with a reason naming the volume and its size once du counts more than its size", async () => {
+    // Prepare
+    const { measuring, stopped, recorded, sent } = world({ usedKib: (GB + 4096) / 1024 });
+    // Act
+    const outcome = await measuring.continue(stoppedChore);
+    // Assess
+    expect(outcome).toBe('over-size');
+    expect(recorded).toEqual([GB + 4096]);
+    expect(stopped).toEqual([{ taskArn: containerTaskArn, reason: `Readiness: volume ${volumeId} is over its size of 1 GB` }]);
+    expect(sent).toEqual([]);
+  });
+
+  it('records a use within the size and measures again a period later while the task runs', async () => {
+    // Prepare
+    const { measuring, stopped, recorded, sent } = world({ usedKib: 2048 });
+    // Act
+    await measuring.continue(stoppedChore);
+    // Assess
+    expect(recorded).toEqual([2048 * 1024]);
+    expect(stopped).toEqual([]);
+    expect(sent).toEqual([{ job: { ...stoppedChore, choreTaskArn: undefined, looks: 0 }, delayMs: times.periodMs }].map(withoutUndefined));
+  });
+
+  it("looks again for du's line that has not landed, and skips the measure once it never does", async () => {
+    // Prepare
+    const { measuring, recorded, sent } = world({ usedKib: 0, line: undefined });
+    // Act
+    const first = await measuring.continue(stoppedChore);
+    const last = await measuring.continue({ ...stoppedChore, looks: times.lineLooks });
+    // Assess
+    expect(first).toBe('running');
+    expect(sent[0]).toEqual({ job: { ...stoppedChore, looks: 1 }, delayMs: times.pollMs });
+    expect(last).toBe('scheduled');
+    expect(recorded).toEqual([]);
+    expect(sent[1]?.delayMs).toBe(times.periodMs);
+  });
+
+  it('measures once more right away when the task has gone, then ends the chain', async () => {
+    // Prepare
+    const { measuring, sent } = world({ usedKib: 10, containerTask: 'arn:aws:ecs:us-east-1:123456789012:task/workloads/bbbb' });
+    // Act
+    await measuring.continue(stoppedChore);
+    const ended = await measuring.continue({ ...stoppedChore, last: true });
+    // Assess
+    expect(sent[0]).toEqual({
+      job: { ...withoutUndefined({ ...stoppedChore, choreTaskArn: undefined }), looks: 0, last: true },
+      delayMs: 0,
+    });
+    expect(ended).toBe('measured');
+    expect(sent).toHaveLength(1);
+  });
+
+  it('ends a second chain of the same volume (a RUNNING event delivered twice) without running a chore', async () => {
+    // Prepare: the other chain measured a minute ago
+    const { measuring, sent } = world({ usedKib: 10, usedAt: '2026-11-28T21:59:00Z' });
+    const { choreTaskArn: _, ...due } = stoppedChore;
+    // Act
+    const outcome = await measuring.continue(due);
+    // Assess
+    expect(outcome).toBe('ended');
+    expect(sent).toEqual([]);
+  });
+
+  it("reads du's kibibytes, and nothing from another line", () => {
+    expect(usedBytesOf('5124\t/data')).toBe(5124 * 1024);
+    expect(usedBytesOf('du: /data/x: Permission denied')).toBeUndefined();
+  });
+});
+
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as T;
+}

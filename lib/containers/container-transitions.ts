@@ -110,6 +110,8 @@ export class ContainerTransitions {
         return this.wait.untilRunning(await this.launcher.launchOrFail(claimed), deadline);
       }
       case 'replace': {
+        // A restart runs the owner's code anew, as a start does, whoever asks.
+        if (!this.runPolicy.ownerMayRun(container)) throw new ForbiddenError(this.runPolicy.refusal);
         // A volume has one writer: no new task next to the old one, but a swap the proxy holds requests through.
         if (hasMounts(container)) return this.wait.swapTask(container, caller, deadline);
         // The zero-downtime restart: the container stays running on its task while a new one starts beside it.

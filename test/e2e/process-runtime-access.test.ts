@@ -135,6 +135,24 @@ describe('the process runtime on loopback (HOST 127.0.0.1), without PROCESS_RUNT
     expect((await call(stack.baseUrl, 'DELETE', path, asSession(admin))).status).toBe(200);
   });
 
+  it("refuses an admin's restart of an ordinary account's running container: its code is not run anew", async () => {
+    const earlier = await malloryContainerFromEarlier('mallory-running');
+    const path = `/api/v1/containers/${earlier.id}`;
+    const running = await pollUntil(
+      async () => (await call(stack.baseUrl, 'GET', path, asSession(admin))).body.data,
+      (container) => container?.state === 'running',
+      20_000,
+    );
+    expect(running.state).toBe('running');
+
+    const restarted = await call(stack.baseUrl, 'POST', `${path}/restart`, asSession(admin));
+
+    expect(restarted).toMatchObject({ status: 403, body: refusal });
+    const after = (await call(stack.baseUrl, 'GET', path, asSession(admin))).body.data;
+    expect([after.state, after.restart_count]).toEqual(['running', running.restart_count]);
+    expect((await call(stack.baseUrl, 'DELETE', path, asSession(admin))).status).toBe(200);
+  });
+
   it("does not relaunch an ordinary account's container by its restart policy: it is failed with a reason instead", async () => {
     const runs = join(mkdtempSync(join(tmpdir(), 'mallory-runs-')), 'runs');
     const earlier = await malloryContainerFromEarlier('mallory-relaunch', {

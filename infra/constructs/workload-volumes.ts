@@ -1,3 +1,5 @@
+// Over 300 lines because it is the one construct of volumes on AWS: the file system, its policy, the
+// access points and volume roles the control plane makes, and the grants of the volume chores.
 import { createHash } from 'node:crypto';
 import { ArnFormat, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';

@@ -67,7 +67,8 @@ export class ProgramRunner {
     helper.stdout.on('data', (chunk: string) => {
       buffered += chunk;
       for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
-        this.answer(helper, JSON.parse(buffered.slice(0, end)) as Answer);
+        const answer: Answer = JSON.parse(buffered.slice(0, end));
+        this.answer(helper, answer);
         buffered = buffered.slice(end + 1);
       }
     });
@@ -92,9 +93,10 @@ export class ProgramRunner {
   }
 
   private hold(helper: Helper, held: boolean): void {
-    for (const handle of [helper, helper.stdout, helper.stdin] as Array<{ ref(): void; unref(): void }>) {
-      if (held) handle.ref();
-      else handle.unref();
+    // The pipes are sockets, whose ref and unref their stream types do not declare.
+    for (const handle of [helper, helper.stdout, helper.stdin]) {
+      const method: unknown = Reflect.get(handle, held ? 'ref' : 'unref');
+      if (typeof method === 'function') method.call(handle);
     }
   }
 }

@@ -59,6 +59,7 @@ describe('function bundles', () => {
       'getDeploy',
       'getDeployLogs',
       'buildStatusChanged',
+      'getContainerMetricsHistory',
     ]);
   });
 });

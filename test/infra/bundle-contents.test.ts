@@ -62,14 +62,14 @@ describe('function bundles', () => {
     expect(has(metrics, '@aws-sdk/client-cloudwatch-logs')).toBe(false);
 
     // The task state function asks the route writer for route changes (SQS) and relaunches failed
-    // tasks by their container's restart policy (ECS), but writes no record itself and reads
-    // neither metrics nor logs.
+    // tasks by their container's restart policy (ECS), but writes no record itself and reads no
+    // metrics; of logs, only the volume chores' `du` line that measures a volume (issue 34).
     const taskState = inputsOf('functions/containers/task-state-changed.ts');
     expect(has(taskState, '@aws-sdk/client-route-53')).toBe(false);
     expect(has(taskState, '@aws-sdk/client-sqs')).toBe(true);
     expect(has(taskState, '@aws-sdk/client-ecs')).toBe(true);
     expect(has(taskState, '@aws-sdk/client-cloudwatch/')).toBe(false);
-    expect(has(taskState, '@aws-sdk/client-cloudwatch-logs')).toBe(false);
+    expect(has(taskState, '@aws-sdk/client-cloudwatch-logs')).toBe(true);
 
     // The zone's one writer: Route 53, the table and the probe queue, and no ECS.
     const writer = inputsOf('functions/containers/write-routes.ts');

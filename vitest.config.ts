@@ -14,7 +14,7 @@ export default defineConfig({
     env: {
       // The SDK's notice that it will need Node 22 from 2027; Lambda runs nodejs22.x already.
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      // aws-cdk-lib's built-in CloudFormation validation (on by default since 2.27x; `cdk synth
+      // aws-cdk-lib's built-in CloudFormation validation (on by default in the 2.276 we use; `cdk synth
       // --no-validation` or CDK_VALIDATION=false turns it off) starts a WebAssembly engine at each
       // process's first synth (a one-queue stack: 28.4 s against 1.4 s without it, load average 14
       // on two cores), and a full stack's synth took 38 s against 7 s. It only ever

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type Docker from 'dockerode';
 import { describeError, log } from '../log.js';
 import { BRIDGE_PREFIX } from './engine-firewall.js';
+import { createIsolatedBridge } from './engine-networks.js';
 
 const LABEL = { stack: 'container-hosting.stack', buildId: 'container-hosting.build-id' } as const;
 
@@ -32,25 +33,11 @@ export const buildNetworkOptions = (network: string): { networkmode: string; nso
   nsoptions: JSON.stringify([{ Name: 'network', Host: false, Path: network }]),
 });
 
-/** Creates a build's own bridge network, with the containers' networks' isolation options, and answers its name. */
+/** Creates a build's own bridge network, isolated as the containers' networks are, and answers its name. */
 export async function createBuildNetwork(engine: Docker, stackId: string, deployId: string): Promise<string> {
   const name = buildNetworkNameOf(deployId);
-  try {
-    await engine.createNetwork({
-      Name: name,
-      Driver: 'bridge',
-      CheckDuplicate: true,
-      Options: {
-        'com.docker.network.bridge.name': buildBridgeNameOf(deployId),
-        'com.docker.network.bridge.enable_icc': 'false',
-        isolate: 'true',
-      },
-      Labels: { [LABEL.stack]: stackId, [LABEL.buildId]: deployId },
-    });
-  } catch (error) {
-    // A retried start of the same build: the network is there already.
-    if (statusOf(error) !== 409) throw error;
-  }
+  // A retried start of the same build finds the network there already.
+  await createIsolatedBridge(engine, name, buildBridgeNameOf(deployId), { [LABEL.stack]: stackId, [LABEL.buildId]: deployId });
   return name;
 }
 

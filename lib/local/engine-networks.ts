@@ -17,15 +17,31 @@ const statusOf = (error: unknown): number | undefined =>
   error instanceof Error && 'statusCode' in error && typeof error.statusCode === 'number' ? error.statusCode : undefined;
 
 /**
- * Creates the container's own bridge network when it has none yet, and answers its name. Each
- * engine's own isolation is asked for too: Podman's `isolate` bridge option ("isolates networks
- * by blocking traffic between those that have this option enabled", podman-network-create(1),
- * 4.3; with CNI it becomes the firewall plugin's `ingressPolicy: same-bridge`), and Docker's
+ * Creates a bridge network named `name` on the host interface `bridge`, with each engine's own
+ * isolation asked for: Podman's `isolate` bridge option ("isolates networks by blocking traffic
+ * between those that have this option enabled", podman-network-create(1), 4.3; with CNI it becomes
+ * the firewall plugin's `ingressPolicy: same-bridge`), and Docker's
  * `com.docker.network.bridge.enable_icc=false` (Docker already keeps bridge networks apart,
  * https://docs.docker.com/engine/network/drivers/bridge.md). Each engine ignores the other's
  * option. Neither keeps a container off the host itself: the host rules do
- * (lib/local/engine-firewall.ts), matching the bridge's `chs` name.
+ * (lib/local/engine-firewall.ts), matching the bridge's `chs` name. A network of that name there
+ * already (a concurrent or retried create) is fine.
  */
+export async function createIsolatedBridge(engine: Docker, name: string, bridge: string, labels: Record<string, string>): Promise<void> {
+  try {
+    await engine.createNetwork({
+      Name: name,
+      Driver: 'bridge',
+      CheckDuplicate: true,
+      Options: { 'com.docker.network.bridge.name': bridge, 'com.docker.network.bridge.enable_icc': 'false', isolate: 'true' },
+      Labels: labels,
+    });
+  } catch (error) {
+    if (statusOf(error) !== 409) throw error;
+  }
+}
+
+/** Creates the container's own isolated bridge network when it has none yet, and answers its name. */
 export async function ensureContainerNetwork(engine: Docker, stackId: string, containerId: string): Promise<string> {
   const name = networkNameOf(containerId);
   const exists = await engine
@@ -35,23 +51,9 @@ export async function ensureContainerNetwork(engine: Docker, stackId: string, co
       () => true,
       () => false,
     );
-  if (exists) return name;
-  try {
-    await engine.createNetwork({
-      Name: name,
-      Driver: 'bridge',
-      CheckDuplicate: true,
-      Options: {
-        'com.docker.network.bridge.name': bridgeNameOf(containerId),
-        'com.docker.network.bridge.enable_icc': 'false',
-        isolate: 'true',
-      },
-      Labels: { [LABEL.stack]: stackId, [LABEL.containerId]: containerId },
-    });
-  } catch (error) {
-    // Two tasks of one container starting at once: the other one created it.
-    if (statusOf(error) !== 409) throw error;
-  }
+  // Two tasks of one container starting at once: either may create it.
+  if (!exists)
+    await createIsolatedBridge(engine, name, bridgeNameOf(containerId), { [LABEL.stack]: stackId, [LABEL.containerId]: containerId });
   return name;
 }
 

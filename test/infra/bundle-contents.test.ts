@@ -4,8 +4,16 @@ import { describe, expect, it } from 'vitest';
 import { lambdaBundleOptions } from '../../infra/bundling.js';
 import { repositoryRoot } from '../../infra/paths.js';
 
-/** One function's bundle, built as deployed (without the source map), with esbuild's metafile. */
+const builds = new Map<string, ReturnType<typeof buildOnce>>();
+
+/** One function's bundle, built as deployed (without the source map), with esbuild's metafile; once per handler for the whole file. */
 function build(handler: string) {
+  const built = builds.get(handler) ?? buildOnce(handler);
+  builds.set(handler, built);
+  return built;
+}
+
+function buildOnce(handler: string) {
   return buildSync({
     ...lambdaBundleOptions,
     mainFields: [...lambdaBundleOptions.mainFields],

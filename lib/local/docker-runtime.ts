@@ -145,21 +145,22 @@ export class DockerRuntime implements ReconcilableRuntime {
 
   /**
    * Initializes a spare where the engine can (ENGINE_CALLS.init: Podman), so that its start only
-   * starts its process; answers whether it did. An engine without the call (Docker) is not asked again.
+   * starts its process; answers the engine's view of it then (its port and address, set up by the
+   * init), or undefined if it was not. An engine without the call (Docker) is not asked again.
    */
-  private async initialize(name: string): Promise<boolean> {
-    if (this.initializes === false) return false;
+  private async initialize(name: string): Promise<Docker.ContainerInspectInfo | undefined> {
+    if (this.initializes === false) return undefined;
     try {
       await callEngine(this.engine, ENGINE_CALLS.init(name));
       this.initializes = true;
-      return true;
+      return await this.engine.getContainer(name).inspect();
     } catch (error) {
       // Not found, and not for want of the container: the engine has no such route.
       const notFound = error instanceof Error && 'statusCode' in error && error.statusCode === 404;
       const noRoute = notFound && !/no such container/i.test(engineMessage(error));
       if (noRoute) this.initializes = false;
       else log.warn('Initializing a prepared engine container failed; its start will', { name, ...describeError(error) });
-      return false;
+      return undefined;
     }
   }
 
@@ -340,16 +341,19 @@ export class DockerRuntime implements ReconcilableRuntime {
       if (fromSpare) return fromSpare;
       // The spare could not serve: the check begun beside its start came before this start's network.
       isolated = undefined;
-      return this.createAndStart(task, launch);
+      const network = await this.createAndStart(task, launch);
+      return network === undefined ? undefined : { network };
     })();
     task.made = making.then(
       () => undefined,
       () => undefined,
     );
     try {
-      const network = await making;
-      if (!network) return;
-      const inspected = await this.engine.getContainer(engineNameOf(task.taskArn)).inspect();
+      const made = await making;
+      if (!made) return;
+      const { network } = made;
+      // A spare initialized ahead has had its port and address since its init: the probes begin as its start answers.
+      const inspected = made.initialized ?? (await this.engine.getContainer(engineNameOf(task.taskArn)).inspect());
       const binding = inspected.NetworkSettings.Ports?.[`${launch.port}/tcp`]?.[0];
       task.port = binding ? Number(binding.HostPort) : undefined;
       if (!task.port) throw new ProvisioningFailed(`the engine published no port for ${launch.port}`);

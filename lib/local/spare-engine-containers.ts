@@ -16,10 +16,11 @@ export interface SpareEngineContainer {
   /** The launch it was made for, less its client token: a start of anything else discards it. */
   launchKey: string;
   /**
-   * Its network, the id of the image it was made from (a tag may name another image since), and
-   * whether it was initialized (its network set up already); undefined if it could not be made.
+   * Its network, the id of the image it was made from (a tag may name another image since), and,
+   * if it was initialized (its network set up already), the engine's view of it then: its
+   * published port and its address stay those through its start. Undefined if it could not be made.
    */
-  made: Promise<{ network: string; imageId: string; initialized: boolean } | undefined>;
+  made: Promise<{ network: string; imageId: string; initialized?: Docker.ContainerInspectInfo } | undefined>;
 }
 
 /** How the docker runtime makes and names a task's engine container. */
@@ -29,8 +30,8 @@ export interface EngineContainerMaker {
   create(taskId: string, launch: TaskLaunch): Promise<string>;
   /** The engine container's name for a task id. */
   nameOf(taskId: string): string;
-  /** Initializes the created engine container, where the engine can; answers whether it did. */
-  initialize(taskId: string): Promise<boolean>;
+  /** Initializes the created engine container, where the engine can; answers the engine's view of it then, or undefined if it did not. */
+  initialize(taskId: string): Promise<Docker.ContainerInspectInfo | undefined>;
 }
 
 const launchKeyOf = ({ clientToken: _, ...workload }: TaskLaunch): string => JSON.stringify(workload);
@@ -54,7 +55,8 @@ export class SpareEngineContainers {
     const made = (async () => {
       const imageId = (await this.maker.engine.getImage(launch.image).inspect()).Id;
       const network = await this.maker.create(taskId, launch);
-      return { network, imageId, initialized: await this.maker.initialize(taskId) };
+      const initialized = await this.maker.initialize(taskId);
+      return { network, imageId, ...(initialized ? { initialized } : {}) };
     })().catch((error: unknown) => {
       log.warn('Preparing the next task of a stopped container failed', { containerId: launch.containerId, ...describeError(error) });
       return undefined;
@@ -75,7 +77,7 @@ export class SpareEngineContainers {
   }
 
   /**
-   * Starts a spare taken for a task; answers its network, or undefined (the spare removed) when it
+   * Starts a spare taken for a task; answers its network (and its view at its init), or undefined (the spare removed) when it
    * cannot serve: never made, its image tag now names another image, the task is no longer
    * wanted, or the engine refused to start it (its network gone). The task then creates its own.
    * `besideInitialized` is called as the engine's start of an initialized spare is asked for: that
@@ -86,7 +88,7 @@ export class SpareEngineContainers {
     image: string,
     wanted: () => boolean,
     besideInitialized?: () => void,
-  ): Promise<string | undefined> {
+  ): Promise<{ network: string; initialized?: Docker.ContainerInspectInfo } | undefined> {
     const made = await spare.made;
     // The start is asked for at once and the tag checked beside it: a tag that names another image
     // since is rare, and then the started spare is removed (force) before anyone could reach it,
@@ -108,7 +110,8 @@ export class SpareEngineContainers {
             return false;
           },
         );
-      if (started && made.imageId === (await imageNow)) return made.network;
+      if (started && made.imageId === (await imageNow))
+        return { network: made.network, ...(made.initialized ? { initialized: made.initialized } : {}) };
     }
     await this.discard(spare);
     return undefined;

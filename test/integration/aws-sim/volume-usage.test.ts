@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { volumeChoreFamilyPrefix } from '../../../lib/aws/efs-volume-access.js';
 import { config } from '../../../lib/config.js';
@@ -177,5 +179,35 @@ describe('used_gb on AWS (issue 34 item 5)', () => {
     expect(volumeView(measured).used_gb).toBe(0.003);
     expect(choresOf(volume.id)[0]).toMatchObject({ command: ['du', '-sk', '/data'] });
     await containers.stop(owner, container.id);
+  }, 120_000);
+
+  it('stops the container of a volume written past its size, with a state_reason naming the volume and its size', async () => {
+    // Prepare
+    const owner = newUser();
+    const volume = await volumes.create(owner, { name: 'data', size_gb: 1 });
+    const container = await containers.create(owner, simWorkload(`usage-over-${process.pid}`, [{ volume: volume.id, path: '/data' }]));
+    expect(
+      (
+        await pollUntil(
+          () => containers.get(owner, container.id),
+          (current) => current.state !== 'provisioning',
+          40_000,
+        )
+      ).state,
+    ).toBe('running');
+
+    // Act: 1.1 GiB lands in the volume (allocated at once, as du counts it; the app's own writes are shown above)
+    const directory = sim.efs.pathOf(`/volumes/${owner.userId}/${volume.id}`);
+    execFileSync('fallocate', ['-l', String(Math.round(1.1 * 1024 ** 3)), join(directory, 'big.bin')]);
+
+    // Assess: the next measure stops the task as a failure, and the API says why
+    const stopped = await pollUntil(
+      () => containers.get(owner, container.id),
+      (current) => current.state === 'failed' || current.state === 'stopped',
+      40_000,
+    );
+    expect(stopped.state).toBe('failed');
+    expect(stopped.stateReason).toContain(`volume ${volume.id} is over its size of 1 GB`);
+    expect((await volumes.get(owner, volume.id)).usedBytes).toBeGreaterThan(1024 ** 3);
   }, 120_000);
 });

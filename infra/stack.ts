@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { mcpServer, routes as routeTable, type Route, type RoutePermissions } from '../lib/http/routes.js';
 import { AppRouting } from './constructs/app-routing.js';
 import { ContainerWorkload } from './constructs/container-workload.js';
+import { VolumeSnapshotStore } from './constructs/volume-snapshots.js';
 import { WorkloadVolumes } from './constructs/workload-volumes.js';
 import { ImagePullThrough } from './constructs/image-pull-through.js';
 import { OperationsMonitoring } from './constructs/operations-monitoring.js';
@@ -115,6 +116,8 @@ export class ContainerHostingStack extends Stack {
 
     // Volumes: an EFS file system in the workloads' VPC, an access point and a role per volume (docs/volumes.md, "Volumes on AWS").
     const volumes = new WorkloadVolumes(this, 'Volumes', { vpc: workload.vpc, taskSecurityGroup: workload.securityGroup });
+    // Snapshots: their gzipped tars in a private bucket (docs/volumes.md, "Snapshots on AWS").
+    const snapshotStore = new VolumeSnapshotStore(this, 'VolumeSnapshots');
 
     // Users' images are pulled through this account's ECR, never anonymously through the NAT (docs/deploying.md, "Deploying").
     const imagePulls = new ImagePullThrough(this, 'ImagePulls', {
@@ -173,6 +176,7 @@ export class ContainerHostingStack extends Stack {
       ...((permissions.ecs?.length ?? 0) > 0 || permissions.metrics || permissions.logs ? containerEnvironment : {}),
       ...(sendsDeferredWork(permissions) ? taskStateEvents.functionEnvironment : {}),
       ...(permissions.volumes ? volumes.functionEnvironment : {}),
+      ...(permissions.snapshotObjects?.length ? snapshotStore.functionEnvironment : {}),
       ...(permissions.volumeChores ? { ...containerEnvironment, ...taskStateEvents.functionEnvironment, ...volumeChoreEnvironment } : {}),
       ...(permissions.builds?.length ? imageBuilds.functionEnvironment : {}),
     });
@@ -180,6 +184,7 @@ export class ContainerHostingStack extends Stack {
       table: { table: store.table, indexNames: store.indexNames },
       workload: { ...workload.access, volumeRoleArnPattern: volumes.roleArnPattern },
       volumes,
+      snapshots: snapshotStore,
       builds: imageBuilds,
     };
 
@@ -264,6 +269,7 @@ export class ContainerHostingStack extends Stack {
         ...routing?.functionEnvironment,
         ...taskStateEvents.routeChangesEnvironment,
         ...volumeChoreEnvironment,
+        ...snapshotStore.functionEnvironment,
       },
       description: 'ECS task state change events',
       timeout: Duration.seconds(taskStateChangedFunction.timeoutSeconds),
@@ -276,6 +282,8 @@ export class ContainerHostingStack extends Stack {
     // deletes the emptied volume's access point and role.
     volumes.grantVolumeChores(taskStateChanged.role, workload.access);
     volumes.grantVolumeMeasures(taskStateChanged.role, workload.access);
+    // Snapshots' and restores' chore jobs: the snapshot's object size once its chore is done, never its content.
+    snapshotStore.grantSizes(taskStateChanged.role);
     // Its route changes go to the route writer, the zone's only writer; it has no Route 53 permission.
     taskStateEvents.grantSendRouteChanges(taskStateChanged.role);
     taskStateEvents.grantSendDeferredWork(taskStateChanged.role);

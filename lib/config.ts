@@ -162,6 +162,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     EFS_VOLUME_ROLE_PREFIX: read.text('EFS_VOLUME_ROLE_PREFIX', 'container-hosting-vol', { pattern: /^[A-Za-z0-9+=,.@_-]{1,27}$/ }),
     /** The permissions boundary every volume role is created with (the control plane may create roles only with it). */
     EFS_VOLUME_ROLE_BOUNDARY_ARN: read.optionalText('EFS_VOLUME_ROLE_BOUNDARY_ARN'),
+    /** The private bucket volume snapshots' gzipped tars live in on AWS (infra/constructs/volume-snapshots.ts); set by the stack. */
+    SNAPSHOT_BUCKET: read.optionalText('SNAPSHOT_BUCKET', { pattern: /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/ }),
     /**
      * The image of a volume's one-off chore tasks (emptying, measuring), as ECS pulls it, pinned by
      * digest; the stack names it through the pull-through cache (context `volumeChoreImage`).

@@ -47,7 +47,7 @@ export type ItemFamily =
  * partition with items the function must not read or change: the quota usage item lives in
  * `USER#<id>` next to the profile, and credential bookkeeping touches only `last_used_at`.
  */
-export type AttributeFamily = 'quotaUsage' | 'credentialLastUsed' | 'tokenLastUsed' | 'volumeUsage';
+export type AttributeFamily = 'quotaUsage' | 'credentialLastUsed' | 'tokenLastUsed' | 'volumeUsage' | 'snapshotState';
 
 /** Partitions of the global secondary indexes, which only Query reads. */
 export type IndexFamily =

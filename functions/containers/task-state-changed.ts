@@ -5,13 +5,16 @@ import { config } from '../../lib/config.js';
 import { deferredWork } from '../../lib/wiring/deferred-work.js';
 import { volumeEmptyingFrom } from '../../lib/wiring/volume-chores.js';
 import { volumeMeasuringFrom } from '../../lib/wiring/volume-measuring.js';
+import { volumeSnapshotsFrom } from '../../lib/wiring/volume-snapshots.js';
 import { describeError, log, withInvocationLog } from '../../lib/log.js';
 import { taskMessageHandlersWith } from '../../lib/wiring/task-events.js';
 
 // With the run policy: a task that fails is relaunched here by its container's restart policy only if its owner may run.
-// Where volumes live on EFS, a deleted volume's emptying job and mounted volumes' measures are followed here too (made on first use).
+// Where volumes live on EFS, a deleted volume's emptying job, mounted volumes' measures and snapshots' and restores' chores
+// are followed here too (made on first use).
 let emptying: ReturnType<typeof volumeEmptyingFrom> | undefined;
 let measuring: ReturnType<typeof volumeMeasuringFrom> | undefined;
+let snapshots: ReturnType<typeof volumeSnapshotsFrom> | undefined;
 const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, {
   runPolicy,
   ...(config.EFS_FILE_SYSTEM_ID
@@ -20,6 +23,7 @@ const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, {
         volumeMeasuring: () => (measuring ??= volumeMeasuringFrom(config, containerRuntime)),
       }
     : {}),
+  ...(config.SNAPSHOT_BUCKET ? { volumeSnapshots: () => (snapshots ??= volumeSnapshotsFrom(config)) } : {}),
 });
 
 /**

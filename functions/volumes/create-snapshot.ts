@@ -1,4 +1,4 @@
-import { volumeBackend } from '#wiring/volume-backend';
+import { volumeBackend } from '#wiring/volume-snapshots';
 import { snapshotView } from '../../lib/volumes/volume.js';
 import { volumeServiceWith } from '../../lib/wiring/volumes.js';
 import { endpoint } from '../../lib/http/endpoint.js';

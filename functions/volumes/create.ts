@@ -1,4 +1,4 @@
-import { volumeBackend } from '#wiring/volume-storage';
+import { volumeBackend } from '#wiring/volume-creation';
 import { runPolicy } from '#wiring/run-policy';
 import { createVolumeBody, volumeView } from '../../lib/volumes/volume.js';
 import { volumeServiceWith } from '../../lib/wiring/volumes.js';

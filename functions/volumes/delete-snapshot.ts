@@ -1,4 +1,4 @@
-import { volumeBackend } from '#wiring/volume-backend';
+import { volumeBackend } from '#wiring/volume-snapshots';
 import { volumeServiceWith } from '../../lib/wiring/volumes.js';
 import { endpoint } from '../../lib/http/endpoint.js';
 import * as route from '../../lib/http/routes.js';

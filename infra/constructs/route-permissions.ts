@@ -34,8 +34,10 @@ export interface PermissionTargets {
   /** Where volumes' storage is made (infra/constructs/workload-volumes.ts). */
   volumes?: {
     grantVolumeAdministration(role: iam.IRole & Construct): void;
-    grantVolumeChores(role: iam.IRole & Construct, workload: WorkloadAccess): void;
+    grantVolumeChores(role: iam.IRole & Construct, workload: WorkloadAccess, options?: { removal?: boolean }): void;
   };
+  /** Where volume snapshots live (infra/constructs/volume-snapshots.ts). */
+  snapshots?: { grantObjects(role: iam.IRole & Construct, actions: ReadonlyArray<'put' | 'get' | 'delete'>): void };
   /** Where deploys are built (infra/constructs/image-builds.ts). */
   builds?: BuildAccess;
 }
@@ -77,7 +79,13 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
   if (permissions.volumeChores) {
     if (!targets.volumes || !targets.workload)
       throw new Error('A route asks to run volume chores but the stack has no volumes file system');
-    targets.volumes.grantVolumeChores(role, targets.workload);
+    // Only a function that makes and removes volumes removes an emptied one's access point and role; a snapshot's only runs chores.
+    targets.volumes.grantVolumeChores(role, targets.workload, { removal: permissions.volumes === true });
+  }
+
+  if (permissions.snapshotObjects?.length) {
+    if (!targets.snapshots) throw new Error("A route asks for snapshots' objects but the stack has no snapshots bucket");
+    targets.snapshots.grantObjects(role, permissions.snapshotObjects);
   }
 
   const buildActions = permissions.builds ?? [];

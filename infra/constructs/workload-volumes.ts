@@ -167,7 +167,8 @@ export class WorkloadVolumes extends Construct {
     );
   }
 
-  grantVolumeChores(role: iam.IRole & Construct, workload: WorkloadAccess): void {
+  grantVolumeChores(role: iam.IRole & Construct, workload: WorkloadAccess, options: { removal?: boolean } = {}): void {
+    const removal = options.removal ?? true;
     const stack = Stack.of(this);
     const choreFamilies = stack.formatArn({
       service: 'ecs',
@@ -215,26 +216,31 @@ export class WorkloadVolumes extends Construct {
         conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
       }),
     );
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['elasticfilesystem:DeleteAccessPoint'],
-        resources: [this.accessPointArnPattern],
-      }),
-    );
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['iam:DeleteRolePolicy', 'iam:DeleteRole'], resources: [this.roleArnPattern] }),
-    );
+    // Removing an emptied volume's access point and role: the delete function and the job that follows its chore, never a
+    // snapshot's function (`removal: false`), which only runs chores.
+    if (removal) {
+      role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: ['elasticfilesystem:DeleteAccessPoint'],
+          resources: [this.accessPointArnPattern],
+        }),
+      );
+      role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ actions: ['iam:DeleteRolePolicy', 'iam:DeleteRole'], resources: [this.roleArnPattern] }),
+      );
+    }
     acknowledgeWildcardResource(
       role,
       choreFamilies,
       "A volume's chore family is registered per volume at run time (`<stack's volume role prefix>-chore-<volume id>`); the revision is a wildcard for the same reason, and the ecs:cluster condition keeps its tasks in our cluster.",
     );
     acknowledgeWildcardResource(role, tasksInCluster, 'Chore tasks get their ids at run time; only tasks of our cluster.');
-    acknowledgeWildcardResource(
-      role,
-      this.accessPointArnPattern,
-      "Access points are made per volume at run time; the function deletes one only after the volume's chore emptied it.",
-    );
+    if (removal)
+      acknowledgeWildcardResource(
+        role,
+        this.accessPointArnPattern,
+        "Access points are made per volume at run time; the function deletes one only after the volume's chore emptied it.",
+      );
     acknowledgeWildcardResource(
       role,
       this.roleArnPattern,

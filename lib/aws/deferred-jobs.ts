@@ -104,3 +104,50 @@ export function measureVolumeJobOf(message: unknown): MeasureVolumeJob | undefin
     ...(last === true ? { last: true as const } : {}),
   };
 }
+
+/**
+ * A volume snapshot's or restore's chore (lib/aws/volume-snapshots.ts), a message of the task
+ * events queue: for a snapshot, the volume read and the snapshot written; for a restore, the new
+ * volume written and the snapshot read, through `url` (a presigned GET, good until `deadline`).
+ * `taskArn` is the chore's (absent while the next one is yet to run), `attempt` how many have run,
+ * `deadline` (epoch ms) when the job stops waiting for it.
+ */
+export interface SnapshotChoreJob {
+  kind: 'snapshot-chore';
+  purpose: 'snapshot' | 'restore';
+  volumeId: string;
+  accountId: string;
+  accessPointId: string;
+  snapshotId: string;
+  key: string;
+  url?: string;
+  taskArn?: string;
+  attempt: number;
+  deadline: number;
+}
+
+/** A snapshot's or restore's chore job as this service wrote it; anything else is undefined. */
+export function snapshotChoreJobOf(message: unknown): SnapshotChoreJob | undefined {
+  if (!isRecord(message) || message.kind !== 'snapshot-chore') return undefined;
+  const { purpose, volumeId, accountId, accessPointId, snapshotId, key, url, taskArn, attempt, deadline } = message;
+  if (purpose !== 'snapshot' && purpose !== 'restore') return undefined;
+  if (typeof volumeId !== 'string' || !isUuid(volumeId) || typeof snapshotId !== 'string' || !isUuid(snapshotId)) return undefined;
+  if (typeof accountId !== 'string' || typeof accessPointId !== 'string' || !/^fsap-[0-9a-f]+$/.test(accessPointId)) return undefined;
+  if (typeof key !== 'string' || !key.startsWith('snapshots/')) return undefined;
+  if (typeof attempt !== 'number' || !Number.isInteger(attempt) || attempt < 0 || !isFiniteNumber(deadline)) return undefined;
+  if ((url !== undefined && typeof url !== 'string') || (taskArn !== undefined && typeof taskArn !== 'string')) return undefined;
+  if (purpose === 'restore' && !url) return undefined;
+  return {
+    kind: 'snapshot-chore',
+    purpose,
+    volumeId,
+    accountId,
+    accessPointId,
+    snapshotId,
+    key,
+    attempt,
+    deadline,
+    ...(url ? { url } : {}),
+    ...(taskArn ? { taskArn } : {}),
+  };
+}

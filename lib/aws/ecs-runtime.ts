@@ -33,9 +33,13 @@ import {
   busyWhenThrottled,
   latestRevisionOf,
   efsVolumeFor,
+  onceTheRoleIsAssumable,
+  ROLE_PROPAGATION_WAITS_MS,
   runtimePlatformFor,
   type WorkloadTaskNetwork,
 } from './ecs-task-parts.js';
+
+export { ROLE_PROPAGATION_WAITS_MS } from './ecs-task-parts.js';
 import { taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
 import { type PullThroughCache, pullReferenceFor } from './image-references.js';
 
@@ -140,8 +144,10 @@ export class EcsRuntime implements ReconcilableRuntime {
   async runTask(launch: TaskLaunch): Promise<string> {
     const taskDefinitionArn = await this.taskDefinitionFor(launch.image, launch.port, credentialsSecretOf(launch), launch.mounts);
     const waits = this.settings.taskDefinitions.volumes?.roleWaitsMs ?? ROLE_PROPAGATION_WAITS_MS;
-    const output = await onceTheRoleIsAssumable(waits, () =>
-      busyWhenThrottled(this.client.send(new RunTaskCommand(this.runTaskInput(launch, taskDefinitionArn)))),
+    const output = await onceTheRoleIsAssumable(
+      waits,
+      () => busyWhenThrottled(this.client.send(new RunTaskCommand(this.runTaskInput(launch, taskDefinitionArn)))),
+      (message) => new TaskLaunchError(`ECS cannot assume the task's role: ${message}`),
     );
     const task = output.tasks?.[0];
     if (!task?.taskArn) {
@@ -410,33 +416,3 @@ function sameDefinition(existing: TaskDefinition, wanted: RegisterTaskDefinition
 const MAX_STOP_REASON_LENGTH = 255;
 const clipStopReason = (reason: string): string =>
   reason.length > MAX_STOP_REASON_LENGTH ? `${reason.slice(0, MAX_STOP_REASON_LENGTH - 1)}…` : reason;
-
-/**
- * The waits between RunTask attempts while ECS cannot assume the task's role yet: a volume's role
- * is made when the volume is (lib/aws/efs-volume-backend.ts), and a container created right after
- * it launches before IAM's change reaches ECS ("changes ... take time to become visible from all
- * possible endpoints": https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_general.html#troubleshoot_general_eventual-consistency).
- * ECS then refuses RunTask with ClientException "ECS was unable to assume the role … that was
- * provided for this task". About 15 s in all; a role still refused after that is a launch error.
- */
-export const ROLE_PROPAGATION_WAITS_MS: readonly number[] = [1000, 2000, 4000, 8000];
-
-const isRoleRefusal = (error: unknown): error is Error =>
-  error instanceof Error && error.name === 'ClientException' && /unable to assume the role/i.test(error.message);
-
-async function onceTheRoleIsAssumable<T>(waits: readonly number[], runTask: () => Promise<T>): Promise<T> {
-  for (const wait of waits) {
-    try {
-      return await runTask();
-    } catch (error) {
-      if (!isRoleRefusal(error)) throw error;
-    }
-    await sleep(wait);
-  }
-  try {
-    return await runTask();
-  } catch (error) {
-    if (isRoleRefusal(error)) throw new TaskLaunchError(`ECS cannot assume the task's role: ${error.message}`);
-    throw error;
-  }
-}

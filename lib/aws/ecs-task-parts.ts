@@ -7,6 +7,7 @@ import {
   type RuntimePlatform,
   type TaskDefinition,
 } from '@aws-sdk/client-ecs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceBusyError } from '../errors.js';
 import { isThrottling } from './shared-reads.js';
 
@@ -93,6 +94,41 @@ export async function latestRevisionOf(client: ECSClient, family: string): Promi
     return (await busyWhenThrottled(client.send(new DescribeTaskDefinitionCommand({ taskDefinition: family })))).taskDefinition;
   } catch (error) {
     if (error instanceof Error && error.name === 'ClientException') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The waits between RunTask attempts while ECS cannot assume the task's role yet: a volume's role
+ * is made when the volume is (lib/aws/efs-volume-backend.ts), and a container created right after
+ * it launches before IAM's change reaches ECS ("changes ... take time to become visible from all
+ * possible endpoints": https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_general.html#troubleshoot_general_eventual-consistency).
+ * ECS then refuses RunTask with ClientException "ECS was unable to assume the role … that was
+ * provided for this task". About 15 s in all; a role still refused after that is a launch error.
+ */
+export const ROLE_PROPAGATION_WAITS_MS: readonly number[] = [1000, 2000, 4000, 8000];
+
+const isRoleRefusal = (error: unknown): error is Error =>
+  error instanceof Error && error.name === 'ClientException' && /unable to assume the role/i.test(error.message);
+
+/** Runs `runTask`, again after each of `waits` while ECS cannot assume the task's role; `refusal` words the last refusal. */
+export async function onceTheRoleIsAssumable<T>(
+  waits: readonly number[],
+  runTask: () => Promise<T>,
+  refusal: (message: string) => Error,
+): Promise<T> {
+  for (const wait of waits) {
+    try {
+      return await runTask();
+    } catch (error) {
+      if (!isRoleRefusal(error)) throw error;
+    }
+    await sleep(wait);
+  }
+  try {
+    return await runTask();
+  } catch (error) {
+    if (isRoleRefusal(error)) throw refusal(error.message);
     throw error;
   }
 }

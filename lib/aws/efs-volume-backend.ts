@@ -7,8 +7,8 @@ import {
   type AccessPointDescription,
 } from '@aws-sdk/client-efs';
 import { config } from '../config.js';
-import { NotImplementedError, ServiceBusyError } from '../errors.js';
-import type { SnapshotRef, VolumeBackend, VolumeRef } from '../volumes/volume-backend.js';
+import { ServiceBusyError } from '../errors.js';
+import type { VolumeBackend, VolumeRef } from '../volumes/volume-backend.js';
 import {
   VOLUME_ROLE_PATH,
   VOLUME_ROLE_POLICY_NAME,
@@ -67,10 +67,10 @@ export class EfsVolumeBackend implements Pick<VolumeBackend, 'create' | 'delete'
   /**
    * The access point first (the role's policy names its ARN), then the role. The volume id is the
    * client token, so a retried create answers the access point the first attempt made
-   * (https://docs.aws.amazon.com/efs/latest/ug/API_CreateAccessPoint.html).
+   * (https://docs.aws.amazon.com/efs/latest/ug/API_CreateAccessPoint.html). A volume made from a
+   * snapshot is filled afterwards by a restore chore (lib/wiring/aws/volume-creation.ts).
    */
-  async create(volume: VolumeRef, fromSnapshot?: SnapshotRef): Promise<{ backendRef: string }> {
-    if (fromSnapshot) throw new NotImplementedError('Volumes from snapshots are not available on AWS yet');
+  async create(volume: VolumeRef): Promise<{ backendRef: string }> {
     const posixId = volumePosixId(volume.volumeId);
     const created = await whenEfsAnswers(
       this.client.send(

@@ -1,7 +1,7 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config.js';
 import type { DeferredJob, RestartScheduler } from '../containers/restart-policy.js';
-import type { EmptyVolumeJob, MeasureVolumeJob } from './deferred-jobs.js';
+import type { EmptyVolumeJob, MeasureVolumeJob, SnapshotChoreJob } from './deferred-jobs.js';
 
 /** As every function makes it, once per Lambda instance (a simulator of AWS gives each simulated instance its own). */
 export const newSqsClient = (): SQSClient => new SQSClient({ region: config.AWS_REGION });
@@ -39,7 +39,7 @@ export class SqsDeferredWork implements RestartScheduler {
 export async function sendDeferredJob(
   client: SQSClient,
   queueUrl: string,
-  job: DeferredJob | EmptyVolumeJob | MeasureVolumeJob,
+  job: DeferredJob | EmptyVolumeJob | MeasureVolumeJob | SnapshotChoreJob,
   delayMs = 0,
 ): Promise<void> {
   await client.send(

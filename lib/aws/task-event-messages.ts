@@ -12,7 +12,10 @@ import {
   isRecord,
   type MeasureVolumeJob,
   measureVolumeJobOf,
+  type SnapshotChoreJob,
+  snapshotChoreJobOf,
 } from './deferred-jobs.js';
+import type { SnapshotChoreOutcome } from './volume-snapshots.js';
 import type { EmptyVolumeOutcome } from './volume-emptying.js';
 import type { MeasureVolumeOutcome } from './volume-measuring.js';
 import { type EcsTaskFields, type EcsTaskNetworkFields, taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
@@ -36,6 +39,8 @@ export interface TaskEventDeps {
     begin(containerId: string, taskArn: string): Promise<boolean>;
     continue(job: MeasureVolumeJob): Promise<MeasureVolumeOutcome>;
   };
+  /** A snapshot's or a restore's chore, where volumes live on EFS (lib/aws/volume-snapshots.ts). */
+  snapshotChore?(job: SnapshotChoreJob): Promise<SnapshotChoreOutcome>;
 }
 
 export type TaskEventMessageOutcome =
@@ -43,11 +48,12 @@ export type TaskEventMessageOutcome =
   | { kind: 'relaunch' | 'retire'; containerId: string }
   | { kind: 'empty-volume'; volumeId: string; outcome: EmptyVolumeOutcome }
   | { kind: 'measure-volume'; volumeId: string; outcome: MeasureVolumeOutcome }
+  | { kind: 'snapshot-chore'; volumeId: string; snapshotId: string; outcome: SnapshotChoreOutcome }
   | { kind: 'dropped'; why: string };
 
 /**
  * One message of the task events queue: an EventBridge "ECS Task State Change" event as the rule
- * delivers it (the whole event as JSON), or a deferred `relaunch`, `retire`, `empty-volume` or `measure-volume` job. A message that
+ * delivers it (the whole event as JSON), or a deferred `relaunch`, `retire`, `empty-volume`, `measure-volume` or `snapshot-chore` job. A message that
  * is neither, or an event of a task not started for a container, is dropped (answered, never
  * retried); a failure to apply one is thrown, so that SQS delivers it again (applying is
  * idempotent) and after the queue's receive count it lands in the dead-letter queue.
@@ -70,6 +76,11 @@ export async function handleTaskEventMessage(body: string, deps: TaskEventDeps):
   if (emptying) return { kind: 'empty-volume', volumeId: emptying.volumeId, outcome: await deps.emptyVolume!(emptying) };
   const measure = deps.measureVolume ? measureVolumeJobOf(message) : undefined;
   if (measure) return { kind: 'measure-volume', volumeId: measure.volumeId, outcome: await deps.measureVolume!.continue(measure) };
+  const snapshotChore = deps.snapshotChore ? snapshotChoreJobOf(message) : undefined;
+  if (snapshotChore) {
+    const outcome = await deps.snapshotChore!(snapshotChore);
+    return { kind: 'snapshot-chore', volumeId: snapshotChore.volumeId, snapshotId: snapshotChore.snapshotId, outcome };
+  }
   const job = deferredJobOf(message);
   if (job?.kind === 'relaunch') {
     await deps.relaunchDue(job.containerId);

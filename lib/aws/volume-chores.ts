@@ -14,6 +14,8 @@ import {
   busyWhenThrottled,
   latestRevisionOf,
   efsVolumeFor,
+  onceTheRoleIsAssumable,
+  ROLE_PROPAGATION_WAITS_MS,
   runtimePlatformFor,
   type WorkloadTaskNetwork,
 } from './ecs-task-parts.js';
@@ -59,6 +61,8 @@ export interface VolumeChoreSettings extends WorkloadTaskNetwork {
   fileSystemId: string;
   /** Volume roles are `<prefix>-<volume id>`: the chore runs as the volume's. */
   roleNamePrefix: string;
+  /** The waits between RunTask attempts while ECS cannot assume a new volume role yet (default ROLE_PROPAGATION_WAITS_MS). */
+  roleWaitsMs?: readonly number[];
 }
 
 export interface ChoreVolume {
@@ -80,6 +84,18 @@ export type ChoreOutcome =
  */
 export const volumeChoreFamily = (prefix: string, volumeId: string): string => `${prefix}-${volumeId}`;
 
+export interface ChoreOptions {
+  /**
+   * The volume mounted read-only (a snapshot): a family of its own (`<family>-ro`), since RunTask
+   * cannot override a container's mount points.
+   */
+  readOnly?: boolean;
+}
+
+const READ_ONLY_FAMILY_SUFFIX = '-ro';
+/** Memory of a read-only (snapshot) chore, MiB. */
+export const SNAPSHOT_CHORE_MEMORY_MIB = '2048';
+
 /** Runs and reads back one-off chore tasks on a volume. */
 export class EcsVolumeChores {
   constructor(
@@ -93,22 +109,28 @@ export class EcsVolumeChores {
    * (https://docs.aws.amazon.com/AmazonECS/latest/userguide/throttling.html); a throttle is a 503
    * for the caller to try again, never a 500.
    */
-  async run(volume: ChoreVolume, command: readonly string[]): Promise<string> {
-    const taskDefinitionArn = await this.definitionArnFor(volume);
-    const output = await busyWhenThrottled(
-      this.client.send(
-        new RunTaskCommand({
-          cluster: this.settings.clusterArn,
-          taskDefinition: taskDefinitionArn,
-          launchType: 'FARGATE',
-          count: 1,
-          networkConfiguration: awsvpcNetworkFor(this.settings),
-          overrides: { containerOverrides: [{ name: CHORE_CONTAINER_NAME, command: [...command] }] },
-          startedBy: VOLUME_CHORE_STARTED_BY,
-          tags: [{ key: 'volume-id', value: volume.volumeId }],
-          enableECSManagedTags: true,
-        }),
-      ),
+  async run(volume: ChoreVolume, command: readonly string[], options: ChoreOptions = {}): Promise<string> {
+    const taskDefinitionArn = await this.definitionArnFor(volume, options);
+    // A chore right after its volume was made (a snapshot of a new volume, a restore) may find its role not yet assumable.
+    const output = await onceTheRoleIsAssumable(
+      this.settings.roleWaitsMs ?? ROLE_PROPAGATION_WAITS_MS,
+      () =>
+        busyWhenThrottled(
+          this.client.send(
+            new RunTaskCommand({
+              cluster: this.settings.clusterArn,
+              taskDefinition: taskDefinitionArn,
+              launchType: 'FARGATE',
+              count: 1,
+              networkConfiguration: awsvpcNetworkFor(this.settings),
+              overrides: { containerOverrides: [{ name: CHORE_CONTAINER_NAME, command: [...command] }] },
+              startedBy: VOLUME_CHORE_STARTED_BY,
+              tags: [{ key: 'volume-id', value: volume.volumeId }],
+              enableECSManagedTags: true,
+            }),
+          ),
+        ),
+      (message) => new Error(`ECS cannot assume volume ${volume.volumeId}'s role: ${message}`),
     );
     const taskArn = output.tasks?.[0]?.taskArn;
     if (!taskArn) {
@@ -127,8 +149,8 @@ export class EcsVolumeChores {
    * https://docs.aws.amazon.com/general/latest/gr/ecs-service.html); the volume's last chore
    * deregisters it (`release`).
    */
-  private async definitionArnFor(volume: ChoreVolume): Promise<string> {
-    const wanted = this.definition(volume);
+  private async definitionArnFor(volume: ChoreVolume, options: ChoreOptions): Promise<string> {
+    const wanted = this.definition(volume, options);
     const existing = await latestRevisionOf(this.client, wanted.family!);
     if (existing?.taskDefinitionArn && existing.status === 'ACTIVE' && sameChoreDefinition(existing, wanted))
       return existing.taskDefinitionArn;
@@ -153,6 +175,16 @@ export class EcsVolumeChores {
       if (error instanceof Error && error.name === 'ClientException') return;
       throw error;
     }
+  }
+
+  /**
+   * Deregisters the volume's read-only chore definition, if a snapshot registered one: a deleted
+   * volume's emptying is its last chore, and an ACTIVE revision left behind would pile up.
+   */
+  async releaseReadOnly(volumeId: string): Promise<void> {
+    const family = `${volumeChoreFamily(this.settings.familyPrefix, volumeId)}${READ_ONLY_FAMILY_SUFFIX}`;
+    const revision = await latestRevisionOf(this.client, family);
+    if (revision?.taskDefinitionArn && revision.status === 'ACTIVE') await this.release(revision.taskDefinitionArn);
   }
 
   /** The chore task's log stream: awslogs names it `<prefix>/<container name>/<task id>`. */
@@ -190,14 +222,17 @@ export class EcsVolumeChores {
    * mounted with TLS and IAM authorization (efsVolumeFor, as a container's task mounts it), the
    * smallest Fargate size, and logs in the workload log group.
    */
-  definition(volume: ChoreVolume): RegisterTaskDefinitionCommandInput {
+  definition(volume: ChoreVolume, options: ChoreOptions = {}): RegisterTaskDefinitionCommandInput {
     const settings = this.settings;
+    const readOnly = options.readOnly === true;
     return {
-      family: volumeChoreFamily(settings.familyPrefix, volume.volumeId),
+      family: `${volumeChoreFamily(settings.familyPrefix, volume.volumeId)}${readOnly ? READ_ONLY_FAMILY_SUFFIX : ''}`,
       requiresCompatibilities: ['FARGATE'],
       networkMode: 'awsvpc',
       cpu: '256',
-      memory: '512',
+      // A snapshot's upload body is held in memory by busybox's wget (--post-file): 2 GB, the most 0.25 vCPU takes
+      // (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/fargate-tasks-services.html#fargate-tasks-size).
+      memory: readOnly ? SNAPSHOT_CHORE_MEMORY_MIB : '512',
       taskRoleArn: volumeRoleArn(settings.clusterArn, settings.roleNamePrefix, volume.volumeId),
       executionRoleArn: settings.executionRoleArn,
       ...runtimePlatformFor(settings.cpuArchitecture),
@@ -207,7 +242,7 @@ export class EcsVolumeChores {
           name: CHORE_CONTAINER_NAME,
           image: settings.image,
           essential: true,
-          mountPoints: [{ sourceVolume: 'volume', containerPath: VOLUME_CHORE_MOUNT_PATH, readOnly: false }],
+          mountPoints: [{ sourceVolume: 'volume', containerPath: VOLUME_CHORE_MOUNT_PATH, readOnly }],
           logConfiguration: awslogsFor(settings),
         },
       ],
@@ -222,6 +257,8 @@ function sameChoreDefinition(existing: TaskDefinition, wanted: RegisterTaskDefin
   const options = container?.logConfiguration?.options ?? {};
   return (
     existing.containerDefinitions?.length === 1 &&
+    existing.memory === wanted.memory &&
+    (container?.mountPoints?.[0]?.readOnly ?? false) === (wantedContainer.mountPoints?.[0]?.readOnly ?? false) &&
     existing.taskRoleArn === wanted.taskRoleArn &&
     existing.executionRoleArn === wanted.executionRoleArn &&
     container?.image === wantedContainer.image &&

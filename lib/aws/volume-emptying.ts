@@ -23,6 +23,8 @@ export interface VolumeEmptyingDeps {
     outcome(taskArn: string): Promise<ChoreOutcome>;
     /** Deregisters the chore's task definition: emptying is a volume's last chore. */
     release(taskDefinitionArn: string): Promise<void>;
+    /** Deregisters the volume's read-only (snapshot) chore definition, if one was registered. */
+    releaseReadOnly?(volumeId: string): Promise<void>;
   };
   /** Deletes the volume's role, then its access point (lib/aws/efs-volume-backend.ts); gone is not an error. */
   removeAccess(volume: { volumeId: string; backendRef: string }): Promise<void>;
@@ -68,11 +70,15 @@ export class VolumeEmptying {
     if (outcome.state === 'succeeded') {
       await this.deps.removeAccess({ volumeId: job.volumeId, backendRef: job.accessPointId });
       await this.releaseDefinition(outcome.taskDefinitionArn);
+      await this.deps.chores.releaseReadOnly?.(job.volumeId);
       log.info('Emptied a deleted volume and removed its role and access point', { volumeId: job.volumeId, attempts: job.attempt });
       return 'emptied';
     }
     const next = await this.retryOrGiveUp(job, outcome.reason);
-    if (next === 'given-up') await this.releaseDefinition(outcome.taskDefinitionArn);
+    if (next === 'given-up') {
+      await this.releaseDefinition(outcome.taskDefinitionArn);
+      await this.deps.chores.releaseReadOnly?.(job.volumeId);
+    }
     return next;
   }
 

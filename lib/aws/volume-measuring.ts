@@ -86,17 +86,8 @@ export class VolumeMeasuring {
   }
 
   /** A container's task started (ECS RUNNING): its mounted volume is measured from a period on. */
-  async begin(containerId: string, taskArn: string, accessPointOf: (volumeId: string) => Promise<string | undefined>): Promise<boolean> {
-    const container = await this.deps.container(containerId);
-    const mount = container?.mounts[0];
-    if (!container || !mount || container.taskArn !== taskArn) return false;
-    const accessPointId = await accessPointOf(mount.volume);
-    if (!accessPointId) return false;
-    await this.deps.send(
-      { kind: 'measure-volume', volumeId: mount.volume, accessPointId, containerId, containerTaskArn: taskArn, looks: 0 },
-      this.times.periodMs,
-    );
-    return true;
+  begin(containerId: string, taskArn: string, accessPointOf: (volumeId: string) => Promise<string | undefined>): Promise<boolean> {
+    return beginVolumeMeasures(this.deps, this.times, { containerId, taskArn, accessPointOf });
   }
 
   /** One delivery of the job. Idempotent: a job delivered twice looks at the same chore, and a second record of one measure is the same. */
@@ -159,4 +150,34 @@ export class VolumeMeasuring {
     await this.deps.send({ ...base, looks: 0, last: true }, 0);
     return 'scheduled';
   }
+}
+
+/**
+ * Begins a chain of measures for a container's task that runs with a mount: by its RUNNING event,
+ * or by the reconciler when that event was lost (it applies the task's status then), so a task
+ * whose event never came is measured too. A chain begun twice for one task ends its second at its
+ * first measure (the volume was measured within half a period).
+ */
+export async function beginVolumeMeasures(
+  deps: Pick<VolumeMeasuringDeps, 'container' | 'send'>,
+  times: Pick<VolumeMeasureTimes, 'periodMs'>,
+  task: { containerId: string; taskArn: string; accessPointOf: (volumeId: string) => Promise<string | undefined> },
+): Promise<boolean> {
+  const container = await deps.container(task.containerId);
+  const mount = container?.mounts[0];
+  if (!container || !mount || container.taskArn !== task.taskArn) return false;
+  const accessPointId = await task.accessPointOf(mount.volume);
+  if (!accessPointId) return false;
+  await deps.send(
+    {
+      kind: 'measure-volume',
+      volumeId: mount.volume,
+      accessPointId,
+      containerId: task.containerId,
+      containerTaskArn: task.taskArn,
+      looks: 0,
+    },
+    times.periodMs,
+  );
+  return true;
 }

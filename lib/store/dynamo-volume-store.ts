@@ -214,6 +214,28 @@ export class DynamoVolumeStore implements VolumeStore {
     await documentClient.send(new PutCommand({ TableName: tableName, Item: snapshotEntity.toItem(snapshot) }));
   }
 
+  /**
+   * Records a creating snapshot's end (AWS: the job that follows its chore, lib/aws/volume-snapshots.ts):
+   * its state and size and nothing else, on condition that it is still creating, so a job delivered
+   * twice, or one racing a delete, changes nothing.
+   */
+  async settleSnapshot(snapshotId: string, state: 'ready' | 'failed', sizeBytes: number): Promise<void> {
+    try {
+      await documentClient.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: keys.snapshot(snapshotId),
+          UpdateExpression: 'SET #state = :state, size_bytes = :size',
+          ConditionExpression: 'attribute_exists(pk) AND #state = :creating',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':state': state, ':size': sizeBytes, ':creating': 'creating' },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+    }
+  }
+
   async deleteSnapshot(snapshot: Snapshot): Promise<void> {
     const { snapshots } = quotaUsageEntity.attributes;
     await transactWrite({

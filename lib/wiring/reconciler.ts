@@ -7,6 +7,8 @@ import type { AppRoutes, RouteRequests } from '../dns-routes/app-routes.js';
 import { appRoutingFrom } from './app-routes.js';
 import { routeRequestsFrom } from './route-requests.js';
 import { containerServiceWith, containerStore } from './containers.js';
+import { volumeMeasureStarterFrom } from './volume-measure-start.js';
+import type { VolumeMeasureTimes } from '../aws/volume-measuring.js';
 
 /**
  * The reconciler over the DynamoDB store and the given runtime (ECS in Lambda, the local runtime
@@ -24,9 +26,14 @@ export function reconcilerWith(
    */
   timing?: Pick<ReconcilerOptions, 'lostEventMarginMs'> & {
     routing?: { routes: Pick<AppRoutes, 'listPublished'>; requests: RouteRequests };
+    /** The period of volume measures a task whose RUNNING event was lost begins (a test's shorter one). */
+    volumeMeasureTimes?: Pick<VolumeMeasureTimes, 'periodMs'>;
   },
 ): Reconciler {
-  const { routing: ownRouting, ...margins } = timing ?? {};
+  const { routing: ownRouting, volumeMeasureTimes, ...margins } = timing ?? {};
+  const beginVolumeMeasures = settings
+    ? volumeMeasureStarterFrom(settings, volumeMeasureTimes ? { times: volumeMeasureTimes } : {})
+    : undefined;
   const routing = ownRouting ?? (settings ? routingFrom(settings) : undefined);
   const service = containerServiceWith({ runtime, deferredWork, ...(runPolicy ? { runPolicy } : {}) });
   return new Reconciler(containerStore, runtime, {
@@ -37,8 +44,13 @@ export function reconcilerWith(
       const { relaunched, cursor: next } = await service.relaunchAllDue(deadline, cursor);
       return { begun: relaunched, ...(next ? { cursor: next } : {}) };
     },
-    // A lost RUNNING or STOPPED event of a provisioning container, applied from what the runtime says now.
-    applyTaskStatus: (status) => service.applyTaskStatus(status),
+    // A lost RUNNING or STOPPED event of a provisioning container, applied from what the runtime says now; a RUNNING
+    // task with a mount begins its volume's measures, as its event would have (lib/aws/task-event-messages.ts).
+    applyTaskStatus: async (status) => {
+      const outcome = await service.applyTaskStatus(status);
+      if (status.lastStatus === 'RUNNING') await beginVolumeMeasures?.(status.containerId, status.taskArn);
+      return outcome;
+    },
   });
 }
 

@@ -7,6 +7,7 @@ import {
 } from '../aws/task-event-messages.js';
 import { probeTaskOnce } from '../aws/task-readiness.js';
 import type { EmptyVolumeJob, VolumeEmptying } from '../aws/volume-emptying.js';
+import type { SnapshotChoreJob, VolumeSnapshots } from '../aws/volume-snapshots.js';
 import { config } from '../config.js';
 import type { RouteRequests } from '../dns-routes/app-routes.js';
 import type { RestartScheduler } from '../containers/restart-policy.js';
@@ -43,6 +44,8 @@ export function taskMessageHandlersWith(
     volumeEmptying?: () => Pick<VolumeEmptying, 'continue'>;
     /** Where the deployment keeps volumes on EFS: mounted volumes' measures (lib/aws/volume-measuring.ts). */
     volumeMeasuring?: () => NonNullable<TaskEventDeps['measureVolume']>;
+    /** Where the deployment keeps snapshots on S3: snapshots' and restores' chore jobs (lib/aws/volume-snapshots.ts). */
+    volumeSnapshots?: () => Pick<VolumeSnapshots, 'continue'>;
   } = {},
 ): TaskMessageHandlers {
   const probe = options.probe ?? probeTaskOnce;
@@ -64,6 +67,7 @@ export function taskMessageHandlersWith(
         retire: (containerId, taskArn, reason) => service.retire(containerId, taskArn, reason),
         ...(routeRequests ? { routeRequests } : {}),
         ...(options.volumeEmptying ? { emptyVolume: (job: EmptyVolumeJob) => options.volumeEmptying!().continue(job) } : {}),
+        ...(options.volumeSnapshots ? { snapshotChore: (job: SnapshotChoreJob) => options.volumeSnapshots!().continue(job) } : {}),
         ...(options.volumeMeasuring
           ? {
               measureVolume: {

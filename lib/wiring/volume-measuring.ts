@@ -7,7 +7,7 @@ import { VOLUME_MEASURE_TIMES, type VolumeMeasureTimes, VolumeMeasuring } from '
 import type { Config } from '../config.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
 import { containerStore } from './containers.js';
-import { volumeChoresFrom } from './volume-chores.js';
+import { volumeChoresFrom } from './volume-chore-tasks.js';
 import { volumeStore } from './volumes.js';
 
 /**

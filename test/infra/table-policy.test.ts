@@ -54,6 +54,7 @@ describe('table grants from key families', () => {
       allContainers: keys.allContainersPartition,
       volume: keys.volume(containerId).pk,
       volumeUsage: keys.volume(containerId).pk,
+      snapshotState: keys.snapshot(containerId).pk,
       snapshot: keys.snapshot(containerId).pk,
       volumesOfOwner: keys.volumesOfOwnerPartition(userId),
       snapshotsOfVolume: keys.snapshotsOfVolumePartition(containerId),

@@ -105,6 +105,11 @@ export interface RoutePermissions {
    */
   volumeChores?: boolean;
   /**
+   * Volume snapshots' objects on S3 (infra/constructs/volume-snapshots.ts), under the snapshots'
+   * prefix only: sign an upload form (`put`), sign a download or restore (`get`), delete one.
+   */
+  snapshotObjects?: ReadonlyArray<'put' | 'get' | 'delete'>;
+  /**
    * Deploys' builds on AWS (infra/constructs/image-builds.ts): presign context uploads, discard
    * contexts, start, stop and describe builds of the one project, read build logs.
    */

@@ -29,7 +29,12 @@ export const createVolume = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'json',
-  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(volumeWrite, snapshotRecord), { volumes: true }),
+  // A volume from a snapshot: a presigned GET of its object, in the job of a restore chore the task state function runs.
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess(volumeWrite, snapshotRecord), {
+    volumes: true,
+    volumeChores: true,
+    snapshotObjects: ['get'],
+  }),
   alsoAnswers: [404, 409],
   answers: { data: 'Volume', status: 201 },
   summary: "Create a volume, empty or with a snapshot's content",
@@ -71,9 +76,11 @@ export const createSnapshot = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'none',
-  // The container a volume is attached to: whether its task may write during the copy.
+  // The container a volume is attached to: whether its task may write during the copy. On AWS a chore task uploads the
+  // volume's tar through a presigned form this function signs (docs/volumes.md, "Snapshots on AWS").
   permissions: /* @__PURE__ */ authenticated(
     /* @__PURE__ */ tableAccess({ read: ['volume', 'container'], update: ['quotaUsage'] }, snapshotRecord),
+    { volumeChores: true, snapshotObjects: ['put'] },
   ),
   answers: { data: 'Snapshot' },
   summary: "Start a snapshot of a volume's content",
@@ -100,7 +107,7 @@ export const downloadSnapshot = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:read',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated(snapshotRecord),
+  permissions: /* @__PURE__ */ authenticated(snapshotRecord, { snapshotObjects: ['get'] }),
   alsoAnswers: [409],
   answers: { data: 'SnapshotDownload' },
   summary: "Where a snapshot's content can be downloaded as a gzipped tar, until the URL expires",
@@ -114,7 +121,9 @@ export const deleteSnapshot = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess({ update: ['quotaUsage'] }, snapshotRecord)),
+  permissions: /* @__PURE__ */ authenticated(/* @__PURE__ */ tableAccess({ update: ['quotaUsage'] }, snapshotRecord), {
+    snapshotObjects: ['delete'],
+  }),
   answers: { acknowledges: 'deleted' },
   summary: 'Delete a snapshot',
 });

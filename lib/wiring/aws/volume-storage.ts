@@ -13,7 +13,7 @@ const backend = () => (efs ??= efsVolumeBackendFrom(config));
 
 export const volumeBackend: VolumeBackend = {
   ...readsOnly,
-  create: (volume, fromSnapshot) => backend().create(volume, fromSnapshot),
+  create: (volume) => backend().create(volume),
   delete: (volume) => backend().delete(volume),
   usedBytes: () => backend().usedBytes(),
 };

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { volumeChoreFamilyPrefix } from '../../../lib/aws/efs-volume-access.js';
 import { config } from '../../../lib/config.js';
@@ -20,6 +22,7 @@ import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/inde
 import type { SimTask } from '../../support/aws-sim/ecs.js';
 import { EcsSimStack, onOneInstance, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
 import { pollUntil } from '../../support/poll.js';
+import { simWorkload } from '../../support/workloads.js';
 
 /*
  * `used_gb` on AWS (issue 34 item 5, docs/volumes.md "Volumes on AWS"): EFS meters no access
@@ -28,7 +31,8 @@ import { pollUntil } from '../../support/poll.js';
  * line from the chore's log stream, and records it as the volume's use, a period after the
  * container's task started and every period while it runs. Task events come up to 3 s late; the
  * chore's lines land up to 1.5 s late, and the first du line never does. The period is shortened
- * to 3 s here (deployed: 5 minutes).
+ * to 3 s here (deployed: 5 minutes). A task whose RUNNING event is lost is measured too: the
+ * reconciler, which applies the lost event, begins its measures.
  */
 vi.hoisted(() => {
   const port = 20_000 + ((process.pid + 11) % 20_000);
@@ -75,7 +79,11 @@ beforeAll(async () => {
   stack = new EcsSimStack({
     sim,
     service: containers,
-    reconciler: reconcilerWith(containerRuntime, config, deferredWork),
+    // A lost event is applied 2 s after its task started (deployed: 15 s), and begins the measures of the period here.
+    reconciler: reconcilerWith(containerRuntime, config, deferredWork, undefined, {
+      lostEventMarginMs: 2000,
+      volumeMeasureTimes: { periodMs: 3000 },
+    }),
     taskStateInvocation: onOneInstance(handlers.taskEvent),
     probeInvocation: onOneInstance(handlers.probe),
     writeRoutes: routeWriterWith().write,
@@ -144,5 +152,62 @@ describe('used_gb on AWS (issue 34 item 5)', () => {
     expect(chores[0]).toMatchObject({ command: ['du', '-sk', '/data'], mounts: [{ path: '/data', accessPointId: volume.backendRef }] });
     expect(sim.faults.get('logs.lineLost')).toBeGreaterThanOrEqual(1);
     await containers.stop(owner, container.id);
+  }, 120_000);
+
+  it('measures the volume of a task whose RUNNING event was lost: the reconciler that applies it begins the measures', async () => {
+    // Prepare: the container's task's RUNNING event never arrives
+    const owner = newUser();
+    const volume = await volumes.create(owner, { name: 'data', size_gb: 1 });
+    sim.taskEvents.loseNext((task) => task.startedBy !== 'volume-chore' && task.lastStatus === 'RUNNING');
+    const container = await containers.create(owner, simWorkload(`usage-lost-${process.pid}`, [{ volume: volume.id, path: '/data' }]));
+    const running = await pollUntil(
+      () => containers.get(owner, container.id),
+      (current) => current.state === 'running' || current.state === 'failed',
+      40_000,
+    );
+    expect(running.state).toBe('running');
+
+    // Act: the app writes 3 MiB to its volume
+    expect(await toApp(container.hostname, '/files/data/lost.bin', { method: 'PUT', body: Buffer.alloc(3 * 1024 * 1024, 5) })).toBe(201);
+
+    // Assess
+    const measured = await pollUntil(
+      () => volumes.get(owner, volume.id),
+      (current) => current.usedBytes >= 3 * 1024 * 1024,
+      40_000,
+    );
+    expect(volumeView(measured).used_gb).toBe(0.003);
+    expect(choresOf(volume.id)[0]).toMatchObject({ command: ['du', '-sk', '/data'] });
+    await containers.stop(owner, container.id);
+  }, 120_000);
+
+  it('stops the container of a volume written past its size, with a state_reason naming the volume and its size', async () => {
+    // Prepare
+    const owner = newUser();
+    const volume = await volumes.create(owner, { name: 'data', size_gb: 1 });
+    const container = await containers.create(owner, simWorkload(`usage-over-${process.pid}`, [{ volume: volume.id, path: '/data' }]));
+    expect(
+      (
+        await pollUntil(
+          () => containers.get(owner, container.id),
+          (current) => current.state !== 'provisioning',
+          40_000,
+        )
+      ).state,
+    ).toBe('running');
+
+    // Act: 1.1 GiB lands in the volume (allocated at once, as du counts it; the app's own writes are shown above)
+    const directory = sim.efs.pathOf(`/volumes/${owner.userId}/${volume.id}`);
+    execFileSync('fallocate', ['-l', String(Math.round(1.1 * 1024 ** 3)), join(directory, 'big.bin')]);
+
+    // Assess: the next measure stops the task as a failure, and the API says why
+    const stopped = await pollUntil(
+      () => containers.get(owner, container.id),
+      (current) => current.state === 'failed' || current.state === 'stopped',
+      40_000,
+    );
+    expect(stopped.state).toBe('failed');
+    expect(stopped.stateReason).toContain(`volume ${volume.id} is over its size of 1 GB`);
+    expect((await volumes.get(owner, volume.id)).usedBytes).toBeGreaterThan(1024 ** 3);
   }, 120_000);
 });

@@ -305,6 +305,12 @@ export class EcsSim {
     const definition = this.findDefinition(String(input.taskDefinition ?? ''));
     if (!definition) throw new AwsError('ClientException', 'TaskDefinition not found.');
     if (definition.status === 'INACTIVE') throw new AwsError('ClientException', 'TaskDefinition is inactive');
+    // "A total of 8192 characters are allowed for overrides. This limit includes the JSON formatting
+    // characters of the override structure." (RunTask, `overrides`:
+    // https://docs.aws.amazon.com/sdk-for-kotlin/api/latest/ecs/aws.sdk.kotlin.services.ecs.model/-run-task-request/overrides.html;
+    // ECS words the refusal as in artilleryio/artillery#2584.)
+    if (input.overrides && JSON.stringify(input.overrides).length > 8192)
+      throw new AwsError('InvalidParameterException', 'Container Overrides length must be at most 8192');
     const cluster = clusterOf(input.cluster);
     const tokenKey = input.clientToken ? `${cluster}|${input.clientToken}` : undefined;
     const earlier = tokenKey ? this.clientTokens.get(tokenKey) : undefined;

@@ -208,7 +208,7 @@ export class AwsSim {
       }
       return;
     }
-    if (!target && (url.pathname.split('/').length > 2 || url.searchParams.has('X-Amz-Signature'))) {
+    if (!target && (url.pathname.split('/').length > 2 || url.searchParams.has('X-Amz-Signature') || url.searchParams.has('list-type'))) {
       try {
         const answer = await this.s3.handle(request.method ?? 'GET', url, request.headers, raw);
         response.writeHead(answer.status).end(answer.body);

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { createHash, createHmac } from 'node:crypto';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { crc32 } from 'node:zlib';
 import { AwsError } from './faults.js';
@@ -18,8 +18,9 @@ export interface S3SimOptions {
 }
 
 /**
- * S3 as the project calls it (lib/aws/s3-context-uploads.ts), path-style: PutObject through a
- * presigned URL, GetObject and DeleteObject. A presigned PUT is checked as S3 checks it
+ * S3 as the project calls it (lib/aws/s3-context-uploads.ts, lib/aws/s3-snapshot-objects.ts),
+ * path-style: PutObject through a presigned URL, a browser-style POST upload through a presigned
+ * form (a snapshot chore's), GetObject (presigned or not), ListObjectsV2 and DeleteObject. A presigned PUT is checked as S3 checks it
  * (https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-query-string-auth.html): the signature
  * is recomputed over the request as sent, so a signed header sent with another value (a
  * Content-Length other than the one signed) is `SignatureDoesNotMatch` (403); past
@@ -50,7 +51,14 @@ export class S3Sim {
       this.onObjectCreated?.(bucket!, key.slice(bucket!.length + 1), body.length);
       return { status: 200 };
     }
+    if (method === 'POST' && rest.join('/') === '') {
+      const stored = this.postObject(bucket!, headers, body);
+      this.onObjectCreated?.(bucket!, stored.key, stored.size);
+      return { status: 201, body: Buffer.from(`<PostResponse><Bucket>${bucket}</Bucket><Key>${stored.key}</Key></PostResponse>`) };
+    }
+    if (method === 'GET' && url.searchParams.get('list-type') === '2') return { status: 200, body: this.list(bucket!, url.searchParams) };
     if (method === 'GET') {
+      if (url.searchParams.has('X-Amz-Signature')) await this.checkPresignedGet(url, headers);
       const object = this.objects.get(key);
       if (!object) throw new AwsError('NoSuchKey', 'The specified key does not exist.', 404);
       return { status: 200, body: object };
@@ -105,9 +113,122 @@ export class S3Sim {
     }
   }
 
+  /**
+   * ListObjectsV2 (https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html): the
+   * keys under `prefix`, in UTF-8 order, at most `max-keys`, with their sizes.
+   */
+  private list(bucket: string, query: URLSearchParams): Buffer {
+    const prefix = query.get('prefix') ?? '';
+    const max = Number(query.get('max-keys') ?? 1000);
+    const keys = [...this.objects.keys()]
+      .filter((key) => key.startsWith(`${bucket}/${prefix}`))
+      .map((key) => key.slice(bucket.length + 1))
+      .sort();
+    const page = keys.slice(0, max);
+    const contents = page.map(
+      (key) => `<Contents><Key>${key}</Key><Size>${this.objects.get(`${bucket}/${key}`)!.length}</Size></Contents>`,
+    );
+    return Buffer.from(
+      `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>${bucket}</Name><Prefix>${prefix}</Prefix><KeyCount>${page.length}</KeyCount><MaxKeys>${max}</MaxKeys><IsTruncated>${keys.length > max}</IsTruncated>${contents.join('')}</ListBucketResult>`,
+    );
+  }
+
+  /**
+   * A browser-based POST upload as S3 checks it
+   * (https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-HTTPPOSTConstructPolicy.html): the
+   * policy's signature with the signing key of its credential's date and Region, its expiration,
+   * every form field named by an exact-match condition (except the policy, the signature and the
+   * file), the bucket, and the file's size within `content-length-range`.
+   */
+  private postObject(bucket: string, headers: Record<string, string | string[] | undefined>, body: Buffer): { key: string; size: number } {
+    const refuse = (code: string, message: string): never => {
+      this.refusals.push(code);
+      throw new AwsError(code, message, 403);
+    };
+    const boundary = /boundary=([^;]+)/.exec(String(headers['content-type'] ?? ''))?.[1];
+    if (!boundary) throw new AwsError('MalformedPOSTRequest', 'The body of your POST request is not well-formed multipart/form-data.', 400);
+    const { fields, file } = parseForm(body, boundary);
+    if (!file || !fields.policy || !fields['x-amz-signature'] || !fields.key)
+      throw new AwsError('InvalidArgument', 'POST requires exactly one file upload per request.', 400);
+    const { accessKeyId, secretAccessKey } = this.options.credentials ?? { accessKeyId: 'simulated', secretAccessKey: 'simulated' };
+    const [credentialKey, dateStamp, region, service] = (fields['x-amz-credential'] ?? '').split('/');
+    if (credentialKey !== accessKeyId) refuse('InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
+    const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
+    const signingKey = hmac(hmac(hmac(hmac(`AWS4${secretAccessKey}`, dateStamp ?? ''), region ?? ''), service ?? ''), 'aws4_request');
+    if (createHmac('sha256', signingKey).update(fields.policy).digest('hex') !== fields['x-amz-signature'])
+      refuse('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.');
+    const policy = JSON.parse(Buffer.from(fields.policy, 'base64').toString('utf8')) as { expiration: string; conditions: unknown[] };
+    if (Date.now() > Date.parse(policy.expiration)) refuse('AccessDenied', 'Invalid according to Policy: Policy expired.');
+    const exact = new Map<string, string>();
+    for (const condition of policy.conditions) {
+      if (Array.isArray(condition) && condition[0] === 'content-length-range') {
+        if (file.length < Number(condition[1]) || file.length > Number(condition[2]))
+          throw new AwsError('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', 400);
+      } else if (condition && typeof condition === 'object' && !Array.isArray(condition)) {
+        for (const [name, value] of Object.entries(condition)) exact.set(name, String(value));
+      }
+    }
+    if (exact.get('bucket') !== bucket)
+      refuse('AccessDenied', 'Invalid according to Policy: Policy Condition failed: ["eq", "$bucket", ...]');
+    for (const [name, value] of Object.entries(fields)) {
+      if (name === 'policy' || name === 'x-amz-signature' || name.startsWith('x-ignore-')) continue;
+      if (exact.get(name) !== value) refuse('AccessDenied', `Invalid according to Policy: Extra input fields: ${name}`);
+    }
+    this.objects.set(`${bucket}/${fields.key}`, file);
+    return { key: fields.key, size: file.length };
+  }
+
+  /** A presigned GET: its signature over the URL as the SDK's presigner computes it, and its expiry. */
+  private async checkPresignedGet(url: URL, headers: Record<string, string | string[] | undefined>): Promise<void> {
+    const refuse = (code: string, message: string): never => {
+      this.refusals.push(code);
+      throw new AwsError(code, message, 403);
+    };
+    const amzDate = url.searchParams.get('X-Amz-Date') ?? '';
+    const expires = Number(url.searchParams.get('X-Amz-Expires'));
+    const signedAt = Date.parse(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
+    if (Date.now() > signedAt + expires * 1000) refuse('AccessDenied', 'Request has expired');
+    const [, bucket, ...rest] = url.pathname.split('/');
+    const client = new S3Client({
+      region: this.options.region ?? 'us-east-1',
+      endpoint: `http://${String(headers.host)}`,
+      forcePathStyle: true,
+      credentials: this.options.credentials ?? { accessKeyId: 'simulated', secretAccessKey: 'simulated' },
+    });
+    const recomputed = new URL(
+      await getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: decodeURIComponent(rest.join('/')) }), {
+        expiresIn: expires,
+        signingDate: new Date(signedAt),
+      }),
+    );
+    if (recomputed.searchParams.get('X-Amz-Signature') !== url.searchParams.get('X-Amz-Signature'))
+      refuse('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.');
+  }
+
   /** The SHA-256 of an object, as a digest. */
   digestOf(key: string): string | undefined {
     const object = this.objects.get(key);
     return object ? `sha256:${createHash('sha256').update(object).digest('hex')}` : undefined;
   }
+}
+
+/** multipart/form-data's parts: text fields by name, and the part named `file` as bytes. */
+function parseForm(body: Buffer, boundary: string): { fields: Record<string, string>; file?: Buffer } {
+  const fields: Record<string, string> = {};
+  let file: Buffer | undefined;
+  const delimiter = Buffer.from(`--${boundary}`);
+  let start = body.indexOf(delimiter);
+  while (start >= 0) {
+    const next = body.indexOf(delimiter, start + delimiter.length);
+    if (next < 0) break;
+    const part = body.subarray(start + delimiter.length + 2, next - 2);
+    const headerEnd = part.indexOf('\r\n\r\n');
+    const head = part.subarray(0, headerEnd).toString('utf8');
+    const name = /name="([^"]*)"/.exec(head)?.[1];
+    const content = part.subarray(headerEnd + 4);
+    if (name === 'file') file = Buffer.from(content);
+    else if (name) fields[name] = content.toString('utf8');
+    start = next;
+  }
+  return { fields, ...(file ? { file } : {}) };
 }

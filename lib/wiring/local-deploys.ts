@@ -5,7 +5,7 @@ import { DockerRuntime } from '../local/docker-runtime.js';
 import { answerUpload, LocalContextUploads, UPLOAD_PATH_PREFIX } from '../local/context-uploads.js';
 import type { LocalUploadEndpoint } from '../local/server.js';
 import { createBuildNetwork, removeBuildNetwork, removeLeftoverBuildNetworks } from '../local/build-networks.js';
-import { EngineImageBuilder, LocalBuildLeftovers, LocalBuildLogs } from '../local/engine-builds.js';
+import { EngineBuiltImages, EngineImageBuilder, LocalBuildLeftovers, LocalBuildLogs } from '../local/engine-builds.js';
 import type { BuildLeftovers } from '../deploys/deploy-leftovers.js';
 import { EngineImageDigests } from '../local/engine-image-digests.js';
 import { engineClient } from '../local/docker-engine.js';
@@ -69,6 +69,7 @@ export function localBuildSite(): LocalBuildSite {
     builder,
     uploads,
     logs: new LocalBuildLogs(join(root, 'logs')),
+    images: new EngineBuiltImages(engine),
     leftovers: new LocalBuildLeftovers(engineClient(config.DOCKER_HOST), join(root, 'logs')),
     // Where the host rules cannot be set, a build is no more isolated than a container would be: admins only, as for containers.
     get adminsOnly() {

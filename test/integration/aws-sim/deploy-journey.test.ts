@@ -18,7 +18,6 @@ import { closeEcsSim, wiredEcsSimStack } from '../../support/conformance/wired-e
 import { uniqueHostname } from '../../support/conformance/journeys.js';
 import { pollUntil } from '../../support/poll.js';
 import { buildContextOf } from '../../support/conformance/build-contexts.js';
-import { BUILT_IMAGES_KEPT } from '../../../infra/constructs/image-builds.js';
 
 /*
  * A deploy from source on the AWS simulator, as the deployed functions do it: the deploy routes'
@@ -172,37 +171,4 @@ describe('a deploy from source on the AWS simulator', () => {
     await expect(deploys.logs(stranger, containerId, deploy.id, { limit: 10 })).rejects.toMatchObject({ statusCode: 404 });
     await expect(deploys.list(stranger, containerId, { limit: 10 })).rejects.toMatchObject({ statusCode: 404 });
   }, 60_000);
-});
-
-describe('built images kept on the AWS simulator', () => {
-  it('keeps the images of the releases through N+2 deploys that failed readiness and a late lifecycle evaluation: a rollback to the oldest kept release runs', async () => {
-    // Prepare: two releases from deploys, then N+2 deploys whose image builds but whose task never gets ready
-    const containerId = await runningContainer();
-    const first = await deployAndWait(containerId, { Dockerfile: 'FROM scratch\nCOPY app /app\n', app: `first ${containerId}` });
-    const second = await deployAndWait(containerId, { Dockerfile: 'FROM scratch\nCOPY app /app\n', app: `second ${containerId}` });
-    expect([first.state, second.state]).toEqual(['live', 'live']);
-    for (let failing = 0; failing < BUILT_IMAGES_KEPT + 2; failing += 1) {
-      const failed = await deployAndWait(containerId, {
-        Dockerfile: 'FROM scratch\nENV SIM_EXIT_AFTER_MS=0\nCOPY app /app\n',
-        app: `failing ${failing} ${containerId}`,
-      });
-      expect(failed.state, failed.stateReason ?? '').toBe('failed');
-      expect(failed.stateReason).toMatch(/^image not ready/);
-    }
-
-    // Act: ECR evaluates the repository's lifecycle policy late, past every rule's day
-    sim.ecr.evaluateLifecycle(Date.now() + 2 * 24 * 60 * 60 * 1000);
-    const rolledBack = await stack.parts.service.rollback(stack.caller, containerId, first.release!).catch((error: unknown) => error);
-
-    // Assess: the failed deploys' images went, the releases' stayed, and the rollback runs the oldest kept release
-    const kept = sim.ecr.repositories.get(`builds/${stack.caller.userId}/${containerId}`)!.images.map((image) => image.digest);
-    expect(kept.sort()).toEqual([first.image, second.image].map((image) => image!.split('@')[1]).sort());
-    expect(rolledBack).not.toBeInstanceOf(Error);
-    const after = await pollUntil(
-      () => stack.parts.service.get(stack.caller, containerId),
-      (container) => container.state === 'running' && container.image === first.image && !container.pendingTaskArn,
-      20_000,
-    );
-    expect(after).toMatchObject({ state: 'running', image: first.image });
-  }, 180_000);
 });

@@ -3,18 +3,29 @@ import type Docker from 'dockerode';
 import { describeError, log } from '../log.js';
 import { BRIDGE_PREFIX } from './engine-firewall.js';
 
-const LABEL = { stack: 'container-hosting.stack', buildId: 'container-hosting.build-id' } as const;
+const LABEL = {
+  stack: 'container-hosting.stack',
+  buildId: 'container-hosting.build-id',
+  buildAccount: 'container-hosting.build-account',
+} as const;
 
-/** One network per build: its RUN steps are alone on it. */
-export const buildNetworkNameOf = (deployId: string): string => `container-hosting-build-${deployId}`;
+/** A network of one build, as builds had before their account's (removed as leftovers). */
+const buildNetworkNameOf = (deployId: string): string => `container-hosting-build-${deployId}`;
+
+const hashOf = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 12);
+
+/**
+ * One network per account for its builds' RUN steps, made ahead and kept: an account's builds
+ * share it (they run the account's own code), and no other account's build or container is on it.
+ */
+export const accountBuildNetworkNameOf = (accountId: string): string => `container-hosting-build-${hashOf(`account:${accountId}`)}`;
 
 /**
  * A `chs…` bridge, so the host rules that keep containers off the host's services and off each
  * other (lib/local/engine-firewall.ts) cover builds too. Hashed apart from containers' bridges
- * (lib/local/engine-networks.ts) so a deploy id can never name a container's bridge.
+ * (lib/local/engine-networks.ts) so an account id can never name a container's bridge.
  */
-export const buildBridgeNameOf = (deployId: string): string =>
-  `${BRIDGE_PREFIX}${createHash('sha256').update(`build:${deployId}`).digest('hex').slice(0, 12)}`;
+export const accountBuildBridgeNameOf = (accountId: string): string => `${BRIDGE_PREFIX}${hashOf(`build-account:${accountId}`)}`;
 
 const statusOf = (error: unknown): number | undefined =>
   error instanceof Error && 'statusCode' in error && typeof error.statusCode === 'number' ? error.statusCode : undefined;
@@ -32,30 +43,46 @@ export const buildNetworkOptions = (network: string): { networkmode: string; nso
   nsoptions: JSON.stringify([{ Name: 'network', Host: false, Path: network }]),
 });
 
-/** Creates a build's own bridge network, with the containers' networks' isolation options, and answers its name. */
-export async function createBuildNetwork(engine: Docker, stackId: string, deployId: string): Promise<string> {
-  const name = buildNetworkNameOf(deployId);
+/** Makes an account's build network, with the containers' networks' isolation options, unless it is there; answers its name. */
+export async function ensureAccountBuildNetwork(engine: Docker, stackId: string, accountId: string): Promise<string> {
+  const name = accountBuildNetworkNameOf(accountId);
+  const there = await engine
+    .getNetwork(name)
+    .inspect()
+    .then(
+      () => true,
+      (error: unknown) => {
+        if (statusOf(error) !== 404) throw error;
+        return false;
+      },
+    );
+  if (there) return name;
   try {
     await engine.createNetwork({
       Name: name,
       Driver: 'bridge',
       CheckDuplicate: true,
       Options: {
-        'com.docker.network.bridge.name': buildBridgeNameOf(deployId),
+        'com.docker.network.bridge.name': accountBuildBridgeNameOf(accountId),
         'com.docker.network.bridge.enable_icc': 'false',
         isolate: 'true',
       },
-      Labels: { [LABEL.stack]: stackId, [LABEL.buildId]: deployId },
+      Labels: { [LABEL.stack]: stackId, [LABEL.buildAccount]: accountId },
     });
   } catch (error) {
-    // A retried start of the same build: the network is there already.
-    if (statusOf(error) !== 409) throw error;
+    // Made meanwhile by another build of the account (Podman answers 409 or 500 for a name in use): there it is.
+    const made = await engine
+      .getNetwork(name)
+      .inspect()
+      .then(() => true)
+      .catch(() => false);
+    if (!made) throw error;
   }
   return name;
 }
 
-/** Removes a build's network once the build has ended; one already gone is fine. */
-export async function removeBuildNetwork(engine: Docker, deployId: string): Promise<void> {
+/** Removes a network of one build; one already gone is fine. */
+async function removeBuildNetwork(engine: Docker, deployId: string): Promise<void> {
   await engine
     .getNetwork(buildNetworkNameOf(deployId))
     .remove()
@@ -64,7 +91,7 @@ export async function removeBuildNetwork(engine: Docker, deployId: string): Prom
     });
 }
 
-/** Removes this stack's build networks that outlived their build (the stack stopped mid-build), except those of builds under way. */
+/** Removes this stack's networks of single builds (made before builds had their account's), except those of builds under way. */
 export async function removeLeftoverBuildNetworks(engine: Docker, stackId: string, running: ReadonlySet<string>): Promise<void> {
   const networks = await engine.listNetworks({ filters: { label: [`${LABEL.stack}=${stackId}`, LABEL.buildId] } }).catch(() => []);
   for (const network of networks) {

@@ -29,7 +29,7 @@ export interface EngineImageBuilderOptions {
   contextPathOf(ref: DeployRef): string;
   /** Where build logs are written, a JSON-lines file per deploy. */
   logDir: string;
-  /** Where a build's RUN steps run: a network of the build's own, which the host rules cover (lib/local/build-networks.ts). */
+  /** Where a build's RUN steps run: its account's network, which the host rules cover (lib/local/build-networks.ts). */
   networks: BuildNetworks;
   memoryMb: number;
   cpuCores: number;
@@ -37,10 +37,11 @@ export interface EngineImageBuilderOptions {
   listener: () => BuildStatusListener;
 }
 
-/** A network per build, made before its RUN steps and removed after them. */
+/** Where a build's RUN steps run: its account's build network (lib/local/build-networks.ts). */
 export interface BuildNetworks {
-  /** Makes the build's network, with the host rules in place, and answers its name. */
+  /** The build's network, there and with the host rules in place, by name. */
   open(ref: DeployRef): Promise<string>;
+  /** After the build: what its network needs (the account's network stays for its next build). */
   close(ref: DeployRef): Promise<void>;
 }
 
@@ -55,7 +56,7 @@ const EXIT_CODE = /(?:exit status|exit code|returned a non-zero code:) ?(\d+)/i;
 
 /**
  * Builds a deploy's context with the engine's own build (`POST /build` of the Docker Engine API,
- * which Podman serves): memory and CPU bounded, RUN steps on a network of the build's own (networks), a
+ * which Podman serves): memory and CPU bounded, RUN steps on the account's build network (networks), a
  * timeout that aborts the build. The image is tagged in the account's repository and answered
  * pinned by the digest the engine gives it (`RepoDigests`).
  */

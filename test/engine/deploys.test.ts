@@ -285,7 +285,7 @@ describe('deploys from source on the engine', () => {
     expect(messages.filter((message) => /^probe \S+ open$/.test(message))).toEqual([]);
     const ownUrl = (await api('GET', `/api/v1/containers/${ownId}`, undefined, otherToken)).body.data.url;
     expect((await appRequest(ownUrl)).text.trim()).toBe('probe');
-    // The build's network went with its build.
+    // Its RUN steps ran on the account's own build network, made ahead and kept; no network of a single build is left.
     expect(await engine.listNetworks({ filters: { name: [`container-hosting-build-${probing.id}`] } })).toEqual([]);
   });
 

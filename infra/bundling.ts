@@ -213,9 +213,9 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
       "the AWS build site (issue 33, lib/wiring/aws/build-site.ts): the S3 client and its presigner for context uploads, the CodeBuild client and the CloudWatch Logs client for build logs, beside the deploy reads; 516.5 KiB measured; with issue 38's lean DynamoDB path (about 3.5 KiB, lib/store/dynamo-lean.ts) and issue 34's shared ECS task parts, 520.8 KiB measured",
   },
   buildStatusChanged: {
-    bytes: 580 * 1024,
+    bytes: 612 * 1024,
     reason:
-      "the AWS build site (issue 33, lib/wiring/aws/build-site.ts): the S3 client and its presigner for context uploads, the CodeBuild client and the CloudWatch Logs client for build logs, beside the deploy reads, and the container service that takes a built image live (ECS, the restart transition, deferred work) and the SQS sender of its later looks at builds; 571.4 KiB measured; issue 38: a start asks for its task ahead of its commit and takes it back if the commit loses (about 0.9 KiB, 574.2 KiB measured); with issue 38's lean DynamoDB path (about 3.5 KiB, lib/store/dynamo-lean.ts) and issue 34's shared ECS task parts, 578.6 KiB measured",
+      "the AWS build site (issue 33, lib/wiring/aws/build-site.ts): the S3 client and its presigner for context uploads, the CodeBuild client and the CloudWatch Logs client for build logs, beside the deploy reads, and the container service that takes a built image live (ECS, the restart transition, deferred work) and the SQS sender of its later looks at builds; 571.4 KiB measured; issue 38: a start asks for its task ahead of its commit and takes it back if the commit loses (about 0.9 KiB, 574.2 KiB measured); with issue 38's lean DynamoDB path (about 3.5 KiB, lib/store/dynamo-lean.ts) and issue 34's shared ECS task parts, 578.6 KiB measured; issue 33's ECR client, which tags a deploy's image as a release's before it goes live (lib/wiring/aws/built-images.ts, this function only), 608.7 KiB measured",
   },
   getContainerMetricsHistory: {
     bytes: 322 * 1024,

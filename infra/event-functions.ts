@@ -139,7 +139,8 @@ export const buildStatusChangedPermissions = {
     ecs: ['run', 'stop', 'describe'],
     // An uploaded context starts its build; a deploy past its build discards its context; a superseded deploy's build is stopped.
     // BatchGetBuilds: a build whose events were lost or late is asked about at its deadline.
-    builds: ['start', 'stop', 'describe', 'discard'],
+    // A deploy's image is tagged as a release's before it goes live, and untagged when it does not (docs/deploys.md, "Retention").
+    builds: ['start', 'stop', 'describe', 'discard', 'release'],
   } satisfies RoutePermissions as RoutePermissions,
 } as const;
 

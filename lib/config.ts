@@ -333,6 +333,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     DEPLOY_UPLOAD_TTL_S: read.number('DEPLOY_UPLOAD_TTL_S', { min: 10, max: 3600, whole: true }, 900),
     BUILD_TIMEOUT_S: read.number('BUILD_TIMEOUT_S', { min: 10, max: 3600, whole: true }, 900),
     QUOTA_MAX_CONCURRENT_BUILDS: read.number('QUOTA_MAX_CONCURRENT_BUILDS', { min: 0, max: 100, whole: true }, 2),
+    /** Built images kept per container: those of its newest N deploys that went live, and the one it runs (docs/deploys.md, "Retention"). */
+    BUILT_IMAGES_KEPT: read.number('BUILT_IMAGES_KEPT', { min: 1, max: 1000, whole: true }, 10),
     /** A local build's memory and CPU (the engine's `POST /build` limits): a RUN step cannot take the machine. */
     LOCAL_BUILD_MEMORY_MB: read.number('LOCAL_BUILD_MEMORY_MB', { min: 64, max: 65_536, whole: true }, 1024),
     LOCAL_BUILD_CPU_CORES: read.number('LOCAL_BUILD_CPU_CORES', { min: 0.1, max: 64 }, 1),

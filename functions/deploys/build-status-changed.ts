@@ -11,10 +11,13 @@ import { buildEventsHandlerWith } from '../../lib/wiring/build-events.js';
 import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { deferredWork } from '../../lib/wiring/deferred-work.js';
 import { deployServiceWith } from '../../lib/wiring/deploys.js';
+import { withReleaseTags } from '../../lib/wiring/aws/built-images.js';
 
 // Only this function starts builds, so only it plans the later look at each (a lost or late event).
 const deadlines = config.BUILD_EVENTS_QUEUE_URL ? new SqsBuildDeadlines(sqsClient, config.BUILD_EVENTS_QUEUE_URL) : undefined;
-const site = 'builder' in buildSite && deadlines ? { ...buildSite, deadlines } : buildSite;
+// It takes deploys live, so it tags their images as releases' (docs/deploys.md, "Builds on AWS").
+const tagged = withReleaseTags(buildSite, config.AWS_REGION);
+const site = 'builder' in tagged && deadlines ? { ...tagged, deadlines } : tagged;
 const deployService = deployServiceWith(site, containerServiceWith({ runtime: containerRuntime, deferredWork, runPolicy, imageDigests }));
 const handleBuildEvent = buildEventsHandlerWith(deployService);
 

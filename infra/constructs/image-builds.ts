@@ -11,6 +11,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { RELEASE_TAG_PREFIX } from '../../lib/aws/ecr-built-images.js';
 import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
 import { CONSUMER_TIMEOUT_S, MAX_RECEIVES } from './task-state-events.js';
 
@@ -19,39 +20,49 @@ export const BUILD_REPOSITORY_PREFIX = 'builds';
 /** Where contexts are uploaded (lib/aws/s3-context-uploads.ts `contextKeyOf`): the build role reads nothing else. */
 export const CONTEXT_KEY_PREFIX = 'contexts/';
 /**
- * Images kept per container repository. Every deploy that built pushes one image and makes one
- * release; a rollback reuses an image, so the last ten deploys are what a rollback can reach, and
- * a release older than that says its image was pruned (409). Ten bounds a container's storage
- * (ten images of 200 MB are 2 GB, about $0.20 a month) while covering more deploys than anyone
- * rolls back across.
+ * Images kept per container repository: those of the newest ten deploys that went live (the
+ * default of BUILT_IMAGES_KEPT, lib/config.ts, the same N locally). A rollback reuses an image, so
+ * these are what a rollback can reach; an older release says its image was pruned (409). Ten bound
+ * a container's storage (ten images of 200 MB are 2 GB, about $0.20 a month).
  */
 export const BUILT_IMAGES_KEPT = 10;
 /** The default of BUILD_TIMEOUT_S (lib/config.ts). */
 export const DEFAULT_BUILD_TIMEOUT_S = 900;
 
 /**
- * The repository lifecycle policy each container's repository gets when its first build makes it:
- * untagged images (a push that did not finish, a tag that moved) go after a day; of the tagged
- * (one per deploy, tagged with the deploy id), the newest BUILT_IMAGES_KEPT stay. The rule of
- * tagStatus `any` must have the lowest priority
- * (https://docs.aws.amazon.com/AmazonECR/latest/userguide/LifecyclePolicies.html).
+ * The lifecycle policy each container's repository gets when its first build makes it
+ * (https://docs.aws.amazon.com/AmazonECR/latest/userguide/LifecyclePolicies.html and
+ * https://docs.aws.amazon.com/AmazonECR/latest/userguide/lifecycle_policy_parameters.html).
+ * Rules apply lowest priority first, and an image that matches the tag selection of a rule is never
+ * expired by a later one; `imageCountMoreThan` sorts the matching images by push time, newest
+ * first, and expires those past the count; `tagStatus: any` must come last.
+ * 1. Images tagged `release-…` (their deploy went live): the newest `kept` stay. Only deploys that
+ *    went live count, so no run of failed deploys pushes out a release's image.
+ * 2. Every other image (a failed or superseded deploy's, untagged layers of a push that did not
+ *    finish) goes a day after its push: long past any build's going live.
+ * ECR evaluates asynchronously: an image past the rules is expired within 24 hours
+ * (https://docs.aws.amazon.com/AmazonECR/latest/userguide/lp_creation.html).
  */
-export const BUILT_IMAGES_LIFECYCLE_POLICY = {
-  rules: [
-    {
-      rulePriority: 1,
-      description: 'Untagged images after a day',
-      selection: { tagStatus: 'untagged', countType: 'sinceImagePushed', countUnit: 'days', countNumber: 1 },
-      action: { type: 'expire' },
-    },
-    {
-      rulePriority: 2,
-      description: `The newest ${BUILT_IMAGES_KEPT} images of the container`,
-      selection: { tagStatus: 'any', countType: 'imageCountMoreThan', countNumber: BUILT_IMAGES_KEPT },
-      action: { type: 'expire' },
-    },
-  ],
-};
+export function builtImagesLifecyclePolicy(kept: number = BUILT_IMAGES_KEPT) {
+  return {
+    rules: [
+      {
+        rulePriority: 1,
+        description: `The images of the newest ${kept} deploys that went live`,
+        selection: { tagStatus: 'tagged', tagPrefixList: [RELEASE_TAG_PREFIX], countType: 'imageCountMoreThan', countNumber: kept },
+        action: { type: 'expire' },
+      },
+      {
+        rulePriority: 2,
+        description: 'Images no release names, a day after their push',
+        selection: { tagStatus: 'any', countType: 'sinceImagePushed', countUnit: 'days', countNumber: 1 },
+        action: { type: 'expire' },
+      },
+    ],
+  };
+}
+
+export const BUILT_IMAGES_LIFECYCLE_POLICY = builtImagesLifecyclePolicy();
 
 /**
  * The build's commands (CodeBuild buildspec 0.2: every command of a phase runs in one shell, so
@@ -357,6 +368,24 @@ export class ImageBuilds extends Construct {
   deliverTo(handler: lambda.IFunction, timeout: Duration): void {
     if (timeout.toSeconds() > CONSUMER_TIMEOUT_S) throw new Error(`The build events function may take at most ${CONSUMER_TIMEOUT_S} s`);
     handler.addEventSource(new SqsEventSource(this.eventsQueue, { batchSize: 10, maxConcurrency: 5, reportBatchItemFailures: true }));
+  }
+
+  /**
+   * Lets a function tag a built image as a release's and untag it (lib/aws/ecr-built-images.ts):
+   * read its manifest, put it under a second tag, delete that tag; in the builds' repositories only.
+   */
+  grantReleaseTags(role: iam.IRole): void {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['ecr:BatchGetImage', 'ecr:PutImage', 'ecr:BatchDeleteImage'],
+        resources: [this.repositoriesArn],
+      }),
+    );
+    acknowledgeWildcardResource(
+      role,
+      this.repositoriesArn,
+      "A deploy's image is in its container's repository under builds/, named at run time; tags go on and off there only.",
+    );
   }
 
   /** What lib/config.ts reads to build (lib/wiring/aws/build-site.ts). */

@@ -47,6 +47,7 @@ export interface BuildAccess {
   grantContexts(role: iam.IRole, access: { upload?: boolean; discard?: boolean }): void;
   grantBuilds(role: iam.IRole, actions: ReadonlyArray<'start' | 'stop' | 'describe'>): void;
   grantReadLogs(role: iam.IRole): void;
+  grantReleaseTags(role: iam.IRole): void;
 }
 
 /**
@@ -97,6 +98,7 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
       buildActions.filter((action): action is 'start' | 'stop' | 'describe' => ['start', 'stop', 'describe'].includes(action)),
     );
     if (buildActions.includes('logs')) targets.builds.grantReadLogs(role);
+    if (buildActions.includes('release')) targets.builds.grantReleaseTags(role);
   }
 
   if (permissions.logs) {

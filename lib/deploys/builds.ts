@@ -70,3 +70,20 @@ export interface BuildDeadlines {
 
 /** Receives build status changes: the local builder calls it, and the build events function on AWS. */
 export type BuildStatusListener = (status: BuildStatus) => Promise<unknown>;
+
+/**
+ * A container's built images as its releases keep them (docs/deploys.md, "Retention"): an image
+ * whose deploy goes live is marked as a release's before it does (on ECR a `release-` tag, which
+ * the repository's lifecycle policy keeps the newest N of), unmarked when the deploy fails; after
+ * a deploy went live, what no kept deploy and not the live release names is removed (locally; on
+ * ECR the lifecycle policy removes it, asynchronously).
+ */
+export interface BuiltImages {
+  markReleased(deploy: DeployRef, image: string): Promise<void>;
+  unmarkReleased(deploy: DeployRef, image: string): Promise<void>;
+  /** Removes the container's built images but those of `keep.deployIds` and the images `keep.images` names. */
+  prune(
+    container: Pick<DeployRef, 'accountId' | 'containerId'>,
+    keep: { deployIds: ReadonlySet<string>; images: readonly string[] },
+  ): Promise<void>;
+}

@@ -16,7 +16,7 @@ import {
 } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
-import type { BuildDeadlines, BuildStatus, ContextUploads, DeployRef, ImageBuilder, UploadTarget } from './builds.js';
+import type { BuildDeadlines, BuildStatus, BuiltImages, ContextUploads, DeployRef, ImageBuilder, UploadTarget } from './builds.js';
 import { type BuildLogs, type Deploy, type DeployState, type DeployStore, FINAL_DEPLOY_STATES } from './deploy.js';
 
 export interface DeployRequest {
@@ -37,6 +37,8 @@ export interface DeployLimits {
   buildTimeoutS: number;
   /** QUOTA_MAX_CONCURRENT_BUILDS */
   maxConcurrentBuilds: number;
+  /** BUILT_IMAGES_KEPT: the images of this many deploys that went live are kept per container, and the live one. */
+  builtImagesKept?: number;
 }
 
 /** Where builds run, or why none can here (the process runtime builds nothing). */
@@ -49,6 +51,8 @@ export type BuildSite =
       adminsOnly?: string;
       /** Where build events can be lost (EventBridge → SQS): a later look at each started build. */
       deadlines?: BuildDeadlines;
+      /** What keeps a release's image and removes the rest (docs/deploys.md, "Retention"). */
+      images?: BuiltImages;
     }
   | { refusal: string };
 
@@ -91,6 +95,10 @@ export class DeployService {
 
   private isoNow(): string {
     return new Date(this.now()).toISOString();
+  }
+
+  private get images(): BuiltImages | undefined {
+    return 'images' in this.site ? this.site.images : undefined;
   }
 
   private builds(): Exclude<BuildSite, { refusal: string }> {
@@ -288,6 +296,8 @@ export class DeployService {
       if (container.lastDeployId && container.lastDeployId > deploy.id) return this.supersede(deploy);
       const previousRelease = container.release;
       try {
+        // Marked before the release is written, so no retention can take a live release's image.
+        await this.images?.markReleased(refOf(deploy), deploy.image!);
         const live = await this.containers.goLive(
           ownerOf(container),
           container,
@@ -303,6 +313,7 @@ export class DeployService {
           finishedAt: this.isoNow(),
         });
         await this.supersedeOlder(deploy);
+        await this.pruneImages(deploy);
         return 'live';
       } catch (error) {
         if (error instanceof ConflictError) {
@@ -316,10 +327,54 @@ export class DeployService {
         if (error instanceof TimeoutError) return this.awaitRestart(deploy);
         const reason = error instanceof HttpError ? error.message : 'the new release could not be started';
         log.warn('A deploy did not go live', { deployId: deploy.id, ...describeError(error) });
+        // Untagged before the deploy reads as failed, so no reader of it sees a failed deploy's image kept.
+        await this.unmarkReleased(deploy);
         await this.fail(deploy, ['deploying'], `image not ready: ${reason}`);
         await this.restorePrevious(deploy, previousRelease);
         return 'failed';
       }
+    }
+  }
+
+  private async unmarkReleased(deploy: Deploy): Promise<void> {
+    if (!deploy.image) return;
+    await this.images?.unmarkReleased(refOf(deploy), deploy.image).catch((error: unknown) => {
+      // Left marked, the image counts as a release's until retention passes it: one kept image too many, nothing lost.
+      log.warn("Could not unmark a failed deploy's image", { deployId: deploy.id, ...describeError(error) });
+    });
+  }
+
+  /**
+   * After a deploy went live: of the container's built images, those of its newest
+   * BUILT_IMAGES_KEPT deploys that went live, of deploys still under way and the one the
+   * container runs stay; the rest go (docs/deploys.md, "Retention"). Failed deploys count for
+   * nothing, so no run of failures can push out the image of a release one could roll back to.
+   */
+  private async pruneImages(deploy: Deploy): Promise<void> {
+    const { images } = this;
+    const kept = this.limits.builtImagesKept;
+    if (!images || kept === undefined) return;
+    try {
+      const deployIds = new Set<string>();
+      let live = 0;
+      let cursor: string | undefined;
+      do {
+        const page = await this.store.list(deploy.containerId, { limit: 50, ...(cursor ? { cursor } : {}) });
+        for (const other of page.items) {
+          const underWay = !FINAL_DEPLOY_STATES.includes(other.state);
+          if (underWay || (other.state === 'live' && live < kept)) deployIds.add(other.id);
+          if (other.state === 'live') live += 1;
+        }
+        cursor = page.nextCursor;
+      } while (cursor);
+      const container = await this.containers.systemGet(deploy.containerId);
+      await images.prune(
+        { accountId: deploy.userId, containerId: deploy.containerId },
+        { deployIds, images: container ? [container.image] : [] },
+      );
+    } catch (error) {
+      // The deploy is live; what was not removed now goes after the next one.
+      log.warn('Removing old built images failed', { deployId: deploy.id, ...describeError(error) });
     }
   }
 
@@ -335,6 +390,7 @@ export class DeployService {
       if (!container.pendingTaskArn && container.state !== 'provisioning') break;
     }
     const container = await this.containers.systemGet(deploy.containerId);
+    await this.unmarkReleased(deploy);
     await this.fail(deploy, ['deploying'], `image not ready: ${container?.stateReason ?? 'its new task never answered'}`);
     return 'failed';
   }
@@ -361,6 +417,7 @@ export class DeployService {
   }
 
   private async supersede(deploy: Deploy): Promise<BuildOutcome> {
+    await this.unmarkReleased(deploy);
     await this.store.transition(deploy.containerId, deploy.id, ['waiting_for_upload', 'building', 'deploying'], {
       state: 'superseded',
       stateReason: 'a newer deploy of the container went live first',

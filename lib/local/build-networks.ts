@@ -4,18 +4,29 @@ import { describeError, log } from '../log.js';
 import { BRIDGE_PREFIX } from './engine-firewall.js';
 import { createIsolatedBridge } from './engine-networks.js';
 
-const LABEL = { stack: 'container-hosting.stack', buildId: 'container-hosting.build-id' } as const;
+const LABEL = {
+  stack: 'container-hosting.stack',
+  buildId: 'container-hosting.build-id',
+  buildAccount: 'container-hosting.build-account',
+} as const;
 
-/** One network per build: its RUN steps are alone on it. */
-export const buildNetworkNameOf = (deployId: string): string => `container-hosting-build-${deployId}`;
+/** A network of one build, as builds had before their account's (removed as leftovers). */
+const buildNetworkNameOf = (deployId: string): string => `container-hosting-build-${deployId}`;
+
+const hashOf = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 12);
+
+/**
+ * One network per account for its builds' RUN steps, made ahead and kept: an account's builds
+ * share it (they run the account's own code), and no other account's build or container is on it.
+ */
+export const accountBuildNetworkNameOf = (accountId: string): string => `container-hosting-build-${hashOf(`account:${accountId}`)}`;
 
 /**
  * A `chs…` bridge, so the host rules that keep containers off the host's services and off each
  * other (lib/local/engine-firewall.ts) cover builds too. Hashed apart from containers' bridges
- * (lib/local/engine-networks.ts) so a deploy id can never name a container's bridge.
+ * (lib/local/engine-networks.ts) so an account id can never name a container's bridge.
  */
-export const buildBridgeNameOf = (deployId: string): string =>
-  `${BRIDGE_PREFIX}${createHash('sha256').update(`build:${deployId}`).digest('hex').slice(0, 12)}`;
+export const accountBuildBridgeNameOf = (accountId: string): string => `${BRIDGE_PREFIX}${hashOf(`build-account:${accountId}`)}`;
 
 const statusOf = (error: unknown): number | undefined =>
   error instanceof Error && 'statusCode' in error && typeof error.statusCode === 'number' ? error.statusCode : undefined;
@@ -33,16 +44,29 @@ export const buildNetworkOptions = (network: string): { networkmode: string; nso
   nsoptions: JSON.stringify([{ Name: 'network', Host: false, Path: network }]),
 });
 
-/** Creates a build's own bridge network, isolated as the containers' networks are, and answers its name. */
-export async function createBuildNetwork(engine: Docker, stackId: string, deployId: string): Promise<string> {
-  const name = buildNetworkNameOf(deployId);
-  // A retried start of the same build finds the network there already.
-  await createIsolatedBridge(engine, name, buildBridgeNameOf(deployId), { [LABEL.stack]: stackId, [LABEL.buildId]: deployId });
+/** Makes an account's build network, with the containers' networks' isolation options, unless it is there; answers its name. */
+export async function ensureAccountBuildNetwork(engine: Docker, stackId: string, accountId: string): Promise<string> {
+  const name = accountBuildNetworkNameOf(accountId);
+  const there = await engine
+    .getNetwork(name)
+    .inspect()
+    .then(
+      () => true,
+      (error: unknown) => {
+        if (statusOf(error) !== 404) throw error;
+        return false;
+      },
+    );
+  if (!there)
+    await createIsolatedBridge(engine, name, accountBuildBridgeNameOf(accountId), {
+      [LABEL.stack]: stackId,
+      [LABEL.buildAccount]: accountId,
+    });
   return name;
 }
 
-/** Removes a build's network once the build has ended; one already gone is fine. */
-export async function removeBuildNetwork(engine: Docker, deployId: string): Promise<void> {
+/** Removes a network of one build; one already gone is fine. */
+async function removeBuildNetwork(engine: Docker, deployId: string): Promise<void> {
   await engine
     .getNetwork(buildNetworkNameOf(deployId))
     .remove()
@@ -51,7 +75,7 @@ export async function removeBuildNetwork(engine: Docker, deployId: string): Prom
     });
 }
 
-/** Removes this stack's build networks that outlived their build (the stack stopped mid-build), except those of builds under way. */
+/** Removes this stack's networks of single builds (made before builds had their account's), except those of builds under way. */
 export async function removeLeftoverBuildNetworks(engine: Docker, stackId: string, running: ReadonlySet<string>): Promise<void> {
   const networks = await engine.listNetworks({ filters: { label: [`${LABEL.stack}=${stackId}`, LABEL.buildId] } }).catch(() => []);
   for (const network of networks) {

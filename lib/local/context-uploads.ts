@@ -28,7 +28,16 @@ export type UploadReceipt =
 export class LocalContextUploads implements ContextUploads {
   private readonly key = randomBytes(32);
 
-  constructor(private readonly options: { dir: string; baseUrl: () => string; ttlS: number; now?: () => number }) {}
+  constructor(
+    private readonly options: {
+      dir: string;
+      baseUrl: () => string;
+      ttlS: number;
+      now?: () => number;
+      /** Told of each upload target issued: what the build will need can be made while the client uploads. */
+      onIssued?: (deploy: DeployRef) => void;
+    },
+  ) {}
 
   private now(): number {
     return this.options.now?.() ?? Date.now();
@@ -40,6 +49,7 @@ export class LocalContextUploads implements ContextUploads {
   }
 
   async targetFor(deploy: DeployRef, sizeBytes: number): Promise<UploadTarget> {
+    this.options.onIssued?.(deploy);
     const expires = Math.floor(this.now() / 1000) + this.options.ttlS;
     const url = new URL(`${UPLOAD_PATH_PREFIX}${deploy.deployId}`, this.options.baseUrl());
     url.searchParams.set('account', deploy.accountId);

@@ -2,7 +2,15 @@ import { createReadStream } from 'node:fs';
 import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type Docker from 'dockerode';
-import type { BuildPhase, BuildRequest, BuildStatus, BuildStatusListener, DeployRef, ImageBuilder } from '../deploys/builds.js';
+import type {
+  BuildPhase,
+  BuildRequest,
+  BuildStatus,
+  BuildStatusListener,
+  BuiltImages,
+  DeployRef,
+  ImageBuilder,
+} from '../deploys/builds.js';
 import type { BuildLogs } from '../deploys/deploy.js';
 import type { BuildLeftovers } from '../deploys/deploy-leftovers.js';
 import type { LogLine } from '../containers/logs.js';
@@ -21,7 +29,7 @@ export interface EngineImageBuilderOptions {
   contextPathOf(ref: DeployRef): string;
   /** Where build logs are written, a JSON-lines file per deploy. */
   logDir: string;
-  /** Where a build's RUN steps run: a network of the build's own, which the host rules cover (lib/local/build-networks.ts). */
+  /** Where a build's RUN steps run: its account's network, which the host rules cover (lib/local/build-networks.ts). */
   networks: BuildNetworks;
   memoryMb: number;
   cpuCores: number;
@@ -29,10 +37,11 @@ export interface EngineImageBuilderOptions {
   listener: () => BuildStatusListener;
 }
 
-/** A network per build, made before its RUN steps and removed after them. */
+/** Where a build's RUN steps run: its account's build network (lib/local/build-networks.ts). */
 export interface BuildNetworks {
-  /** Makes the build's network, with the host rules in place, and answers its name. */
+  /** The build's network, there and with the host rules in place, by name. */
   open(ref: DeployRef): Promise<string>;
+  /** After the build: what its network needs (the account's network stays for its next build). */
   close(ref: DeployRef): Promise<void>;
 }
 
@@ -47,7 +56,7 @@ const EXIT_CODE = /(?:exit status|exit code|returned a non-zero code:) ?(\d+)/i;
 
 /**
  * Builds a deploy's context with the engine's own build (`POST /build` of the Docker Engine API,
- * which Podman serves): memory and CPU bounded, RUN steps on a network of the build's own (networks), a
+ * which Podman serves): memory and CPU bounded, RUN steps on the account's build network (networks), a
  * timeout that aborts the build. The image is tagged in the account's repository and answered
  * pinned by the digest the engine gives it (`RepoDigests`).
  */
@@ -234,6 +243,49 @@ export class LocalBuildLeftovers implements BuildLeftovers {
         .catch((error: { statusCode?: number }) => {
           if (error.statusCode !== 404) throw error;
         });
+    }
+  }
+}
+
+const statusOf = (error: unknown): number | undefined =>
+  error !== null && typeof error === 'object' && 'statusCode' in error && typeof error.statusCode === 'number'
+    ? error.statusCode
+    : undefined;
+
+/**
+ * A container's built images in the engine, kept as its releases need them (docs/deploys.md,
+ * "Retention"). Each build tags its image `<repository>:<deploy id>`; pruning removes the tags of
+ * deploys not kept, and the engine deletes an image with its last tag. An image the container
+ * runs keeps every tag; one a stopped engine container still uses stays (the engine refuses, 409).
+ * Marking is the deploy's own state here (live or not), so it needs no tag of its own.
+ */
+export class EngineBuiltImages implements BuiltImages {
+  constructor(private readonly engine: Docker) {}
+
+  async markReleased(): Promise<void> {}
+
+  async unmarkReleased(): Promise<void> {}
+
+  async prune(
+    container: Pick<DeployRef, 'accountId' | 'containerId'>,
+    keep: { deployIds: ReadonlySet<string>; images: readonly string[] },
+  ): Promise<void> {
+    const repository = builtRepositoryOf({ ...container, deployId: '' });
+    for (const image of await this.engine.listImages()) {
+      const tags = (image.RepoTags ?? []).filter((name) => name.startsWith(`${repository}:`));
+      if (tags.length === 0) continue;
+      const names = [...(image.RepoDigests ?? []), `${repository}@${image.Id}`, ...tags];
+      if (keep.images.some((kept) => names.includes(kept))) continue;
+      for (const tag of tags) {
+        if (keep.deployIds.has(tag.slice(repository.length + 1))) continue;
+        await this.engine
+          .getImage(tag)
+          .remove()
+          .catch((error: unknown) => {
+            if (statusOf(error) === 404) return;
+            log.warn('A built image was kept: the engine would not remove it', { image: tag, ...describeError(error) });
+          });
+      }
     }
   }
 }

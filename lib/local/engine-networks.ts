@@ -37,7 +37,13 @@ export async function createIsolatedBridge(engine: Docker, name: string, bridge:
       Labels: labels,
     });
   } catch (error) {
-    if (statusOf(error) !== 409) throw error;
+    // Made meanwhile by a concurrent or retried create: Podman 4.3 answers 409 or 500 for a name in use.
+    const made = await engine
+      .getNetwork(name)
+      .inspect()
+      .then(() => true)
+      .catch(() => false);
+    if (!made) throw error;
   }
 }
 

@@ -13,6 +13,7 @@ export const deployLimits: DeployLimits = {
   uploadTtlS: config.DEPLOY_UPLOAD_TTL_S,
   buildTimeoutS: config.BUILD_TIMEOUT_S,
   maxConcurrentBuilds: config.QUOTA_MAX_CONCURRENT_BUILDS,
+  builtImagesKept: config.BUILT_IMAGES_KEPT,
 };
 
 /**

@@ -4,9 +4,10 @@ import type { DeployService, BuildSite } from '../deploys/deploy-service.js';
 import { DockerRuntime } from '../local/docker-runtime.js';
 import { answerUpload, LocalContextUploads, UPLOAD_PATH_PREFIX } from '../local/context-uploads.js';
 import type { LocalUploadEndpoint } from '../local/server.js';
-import { createBuildNetwork, removeBuildNetwork, removeLeftoverBuildNetworks } from '../local/build-networks.js';
-import { EngineImageBuilder, LocalBuildLeftovers, LocalBuildLogs } from '../local/engine-builds.js';
+import { ensureAccountBuildNetwork, removeLeftoverBuildNetworks } from '../local/build-networks.js';
+import { EngineBuiltImages, EngineImageBuilder, LocalBuildLeftovers, LocalBuildLogs } from '../local/engine-builds.js';
 import type { BuildLeftovers } from '../deploys/deploy-leftovers.js';
+import type { DeployRef } from '../deploys/builds.js';
 import { EngineImageDigests } from '../local/engine-image-digests.js';
 import { engineClient } from '../local/docker-engine.js';
 import { BUILD_STATUS_FUNCTION_ID, runningFunction } from '../local/running-function.js';
@@ -37,28 +38,49 @@ export function localBuildSite(): LocalBuildSite {
     return site;
   }
   const root = resolve(config.LOCAL_CONTAINER_DIR, '..', 'builds');
+  const engine = engineClient(config.DOCKER_HOST);
+  const stackId = stackIdOf(config.LOCAL_CONTAINER_DIR);
+  let swept: Promise<void> | undefined;
+  /** Each deploy's build network and host rules check, begun when its upload URL is issued (while the client uploads). */
+  const prepared = new Map<string, Promise<string>>();
+  const prepare = (ref: DeployRef): Promise<string> => {
+    let ready = prepared.get(ref.deployId);
+    if (!ready) {
+      ready = (async () => {
+        swept ??= removeLeftoverBuildNetworks(engine, stackId, builder.buildsUnderWay());
+        await swept;
+        // The account's own `chs…` bridge, made once and kept; the host rules checked again for this build, as at every task start.
+        const [network] = await Promise.all([ensureAccountBuildNetwork(engine, stackId, ref.accountId), runtime.keepIsolated()]);
+        return network;
+      })();
+      // Asked for again by the build, which then sees the failure.
+      ready.catch(() => prepared.delete(ref.deployId));
+      prepared.set(ref.deployId, ready);
+      // A URL never used leaves nothing behind.
+      setTimeout(() => prepared.delete(ref.deployId), (config.DEPLOY_UPLOAD_TTL_S + 60) * 1000).unref();
+    }
+    return ready;
+  };
   const uploads = new LocalContextUploads({
     dir: join(root, 'contexts'),
     baseUrl: () => config.PUBLIC_BASE_URL ?? 'http://127.0.0.1:3000',
     ttlS: config.DEPLOY_UPLOAD_TTL_S,
+    onIssued: (ref) => void prepare(ref).catch(() => undefined),
   });
-  const engine = engineClient(config.DOCKER_HOST);
-  const stackId = stackIdOf(config.LOCAL_CONTAINER_DIR);
-  let swept: Promise<void> | undefined;
   const builder = new EngineImageBuilder({
     engine,
     contextPathOf: (ref) => uploads.pathOf(ref),
     logDir: join(root, 'logs'),
-    // Each build on a network of its own, a `chs…` bridge the host rules cover, checked again as at every task start.
     networks: {
       open: async (ref) => {
-        swept ??= removeLeftoverBuildNetworks(engine, stackId, builder.buildsUnderWay());
-        await swept;
-        const network = await createBuildNetwork(engine, stackId, ref.deployId);
-        await runtime.keepIsolated();
-        return network;
+        try {
+          return await prepare(ref);
+        } finally {
+          prepared.delete(ref.deployId);
+        }
       },
-      close: (ref) => removeBuildNetwork(engine, ref.deployId),
+      // The account's network stays for its next build.
+      close: async () => undefined,
     },
     memoryMb: config.LOCAL_BUILD_MEMORY_MB,
     cpuCores: config.LOCAL_BUILD_CPU_CORES,
@@ -69,6 +91,7 @@ export function localBuildSite(): LocalBuildSite {
     builder,
     uploads,
     logs: new LocalBuildLogs(join(root, 'logs')),
+    images: new EngineBuiltImages(engine),
     leftovers: new LocalBuildLeftovers(engineClient(config.DOCKER_HOST), join(root, 'logs')),
     // Where the host rules cannot be set, a build is no more isolated than a container would be: admins only, as for containers.
     get adminsOnly() {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { loadavg, networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { packBuildContext } from '../../cli/src/build-context.js';
 import { engineClient } from '../../lib/local/docker-engine.js';
 import { personalAccessToken, signedInUser } from '../support/api-client.js';
@@ -21,6 +21,11 @@ import { steadyClient } from '../support/steady-requests.js';
  * the app keeps serving; an ordinary account's RUN step reaches none of the host's services nor the
  * admin's container; another account sees none of it. One container, in order: each step starts from the one before.
  */
+// Two built images kept per container (the default is ten): the journey's third deploy that goes live prunes the first's.
+vi.hoisted(() => {
+  process.env.BUILT_IMAGES_KEPT = '2';
+});
+
 const engine = engineClient(inject('dockerHost'));
 // An admin owns the journey's container; an ordinary account deploys too (its RUN steps are probed).
 const stack = useSignedInStack({ role: 'admin' });
@@ -101,6 +106,8 @@ afterAll(async () => {
 
 describe('deploys from source on the engine', () => {
   let firstRelease: number;
+  /** The journey's deploys that went live, oldest first. */
+  const wentLive: Array<Record<string, any>> = [];
 
   it('builds the uploaded context and goes live: the URL serves the new content, as release 2, pinned by digest', async () => {
     // Prepare
@@ -127,6 +134,7 @@ describe('deploys from source on the engine', () => {
     expect(releases[1].image_digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(releases[1].workload.image).toMatch(/^localhost\/container-hosting-test\/web@sha256:/);
     firstRelease = first.release;
+    wentLive.push(first);
     console.log(
       `deploy → live: ${Math.round(ms)} ms (load average ${loadavg()
         .map((n) => n.toFixed(2))
@@ -162,6 +170,7 @@ describe('deploys from source on the engine', () => {
 
     // Assess
     expect(second.state, second.state_reason).toBe('live');
+    wentLive.push(second);
     expect(statuses.length).toBeGreaterThan(20);
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
     expect([...bodies].sort()).toEqual(['deploy one', 'deploy two']);
@@ -214,6 +223,30 @@ describe('deploys from source on the engine', () => {
     expect(await served()).toBe(before);
   });
 
+  it('keeps the images of the newest BUILT_IMAGES_KEPT deploys that went live and the one running; a third removes the first’s', async () => {
+    // Prepare: two deploys went live (the first runs again since the rollback), one failed
+    const [first, second] = wentLive;
+    const repository = first!.image.split('@')[0];
+    const tagged = async () =>
+      (await engine.listImages())
+        .flatMap((image) => image.RepoTags ?? [])
+        .filter((tag) => tag.startsWith(`${repository}:`))
+        .sort();
+
+    // Act
+    const { deploy: third } = await deploy(await contextServing('deploy three'));
+
+    // Assess
+    expect(third.state, third.state_reason).toBe('live');
+    const kept = await pollUntil(tagged, (tags) => !tags.includes(`${repository}:${first!.id}`), 15_000);
+    expect(kept).toEqual([`${repository}:${second!.id}`, `${repository}:${third.id}`].sort());
+    const releases = (await api('GET', `/api/v1/containers/${containerId}/releases?limit=100`)).body.data;
+    const byDeploy = (deployId: string) => releases.find((release: any) => release.deploy_id === deployId);
+    expect(byDeploy(first!.id).image_available).toBe(false);
+    expect(byDeploy(second!.id).image_available).toBe(true);
+    expect(await served()).toBe('deploy three');
+  });
+
   it("deploys an ordinary account's code end to end, with RUN steps that reach none of the host's services nor another account's container", async () => {
     // Prepare: the ordinary account's own container; the admin's running container is another account's
     const own = await api('POST', '/api/v1/containers', { hostname: `dp-user-${process.pid}`, image: TEST_IMAGE, port: 8080 }, otherToken);
@@ -252,7 +285,7 @@ describe('deploys from source on the engine', () => {
     expect(messages.filter((message) => /^probe \S+ open$/.test(message))).toEqual([]);
     const ownUrl = (await api('GET', `/api/v1/containers/${ownId}`, undefined, otherToken)).body.data.url;
     expect((await appRequest(ownUrl)).text.trim()).toBe('probe');
-    // The build's network went with its build.
+    // Its RUN steps ran on the account's own build network, made ahead and kept; no network of a single build is left.
     expect(await engine.listNetworks({ filters: { name: [`container-hosting-build-${probing.id}`] } })).toEqual([]);
   });
 

@@ -7,7 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { BUILT_IMAGES_KEPT, buildspecOf, ImageBuilds } from '../../infra/constructs/image-builds.js';
 import { flatten, resourcesOfType, statementsOfRole } from './template-queries.js';
 
-function imageBuildsWith(props: { buildTimeoutS?: number; cpuArchitecture?: 'ARM64' | 'X86_64' } = {}) {
+function imageBuildsWith(
+  props: { buildTimeoutS?: number; cpuArchitecture?: 'ARM64' | 'X86_64' } = {},
+  alongside?: (stack: Stack, builds: ImageBuilds) => void,
+) {
   const app = new App();
   const stack = new Stack(app, 'ImageBuildsTest', { env: { account: '111122223333', region: 'eu-west-1' } });
   const executionRole = new iam.Role(stack, 'ExecutionRole', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
@@ -18,6 +21,7 @@ function imageBuildsWith(props: { buildTimeoutS?: number; cpuArchitecture?: 'ARM
     executionRole,
     ...(props.buildTimeoutS ? { buildTimeoutS: props.buildTimeoutS } : {}),
   });
+  alongside?.(stack, builds);
   const template = Template.fromStack(stack);
   const logicalIdOf = (element: unknown) => stack.getLogicalId(element as CfnElement);
   return { app, stack, builds, template, logicalIdOf, executionRole };
@@ -104,16 +108,23 @@ describe('ImageBuilds: the CodeBuild project', () => {
     expect(spec.env['exported-variables']).toEqual(['IMAGE_DIGEST', 'BUILD_FAILURE']);
   });
 
-  it('makes each container’s repository scanned on push, keeping its newest images by a lifecycle policy', () => {
+  it('makes each container’s repository scanned on push, keeping the images of its newest releases and nothing failed past a day', () => {
     // Act
     const commands: string[] = (buildspecOf() as any).phases.post_build.commands;
     // Assess
     expect(commands.join('\n')).toContain('--image-scanning-configuration scanOnPush=true');
     const policy = commands.find((command) => command.startsWith('aws ecr put-lifecycle-policy'))!;
     const text = JSON.parse(/--lifecycle-policy-text '([^']+)'/.exec(policy)![1]!) as { rules: any[] };
-    expect(text.rules.at(-1)).toMatchObject({
-      selection: { tagStatus: 'any', countType: 'imageCountMoreThan', countNumber: BUILT_IMAGES_KEPT },
-    });
+    expect(text.rules).toEqual([
+      expect.objectContaining({
+        rulePriority: 1,
+        selection: { tagStatus: 'tagged', tagPrefixList: ['release-'], countType: 'imageCountMoreThan', countNumber: BUILT_IMAGES_KEPT },
+      }),
+      expect.objectContaining({
+        rulePriority: 2,
+        selection: { tagStatus: 'any', countType: 'sinceImagePushed', countUnit: 'days', countNumber: 1 },
+      }),
+    ]);
   });
 });
 
@@ -149,6 +160,21 @@ describe('ImageBuilds: IAM', () => {
         ],
       ]),
     );
+  });
+
+  it('lets a function that takes a deploy live tag and untag built images as releases, in the builds’ repositories only', () => {
+    // Act
+    let role: iam.Role | undefined;
+    const { template, logicalIdOf } = imageBuildsWith({}, (stack, builds) => {
+      role = new iam.Role(stack, 'GoesLive', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+      builds.grantReleaseTags(role);
+    });
+
+    // Assess
+    const statements = statementsOfRole(template, logicalIdOf(role!.node.defaultChild));
+    expect(statements.map((statement) => [actionsOf(statement).join(','), [statement.Resource].flat().map(flatten)])).toEqual([
+      ['ecr:BatchDeleteImage,ecr:BatchGetImage,ecr:PutImage', ['arn:<AWS::Partition>:ecr:eu-west-1:111122223333:repository/builds/*']],
+    ]);
   });
 
   it('sends build state changes of its own project and uploads under contexts/ to a queue whose failures reach the dead-letter queue', () => {

@@ -111,9 +111,10 @@ export interface RoutePermissions {
   snapshotObjects?: ReadonlyArray<'put' | 'get' | 'delete'>;
   /**
    * Deploys' builds on AWS (infra/constructs/image-builds.ts): presign context uploads, discard
-   * contexts, start, stop and describe builds of the one project, read build logs.
+   * contexts, start, stop and describe builds of the one project, read build logs, tag and untag
+   * a built image as a release's (`release`).
    */
-  builds?: ReadonlyArray<'upload' | 'discard' | 'start' | 'stop' | 'describe' | 'logs'>;
+  builds?: ReadonlyArray<'upload' | 'discard' | 'start' | 'stop' | 'describe' | 'logs' | 'release'>;
 }
 
 /** The word `{ "data": … }` carries when an operation has nothing else to say. */

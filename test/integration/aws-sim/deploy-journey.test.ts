@@ -6,6 +6,7 @@ import type { Deploy } from '../../../lib/deploys/deploy.js';
 import type { DeployService } from '../../../lib/deploys/deploy-service.js';
 import { newId } from '../../../lib/ids.js';
 import { awsBuildSiteFrom } from '../../../lib/wiring/aws/build-site.js';
+import { withReleaseTags } from '../../../lib/wiring/aws/built-images.js';
 import { buildEventsHandlerWith } from '../../../lib/wiring/build-events.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith } from '../../../lib/wiring/containers.js';
@@ -49,7 +50,7 @@ beforeAll(async () => {
   });
   const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
   stack = wiredEcsSimStack(sim, service);
-  const site = awsBuildSiteFrom(config);
+  const site = withReleaseTags(awsBuildSiteFrom(config), 'us-east-1');
   if (!('builder' in site)) throw new Error(site.refusal);
   deploys = deployServiceWith(
     { ...site, deadlines: new SqsBuildDeadlines(new SQSClient({ region: 'us-east-1' }), config.BUILD_EVENTS_QUEUE_URL!) },

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { extract } from 'tar-stream';
 import { AwsError } from './faults.js';
+import type { EcrSim } from './ecr.js';
 import type { S3Sim } from './s3.js';
 import type { SimQueue } from './sqs.js';
 import { type BuildProjectSettings, CREDENTIAL_ENDPOINTS, runStepReach, synthesizedBuildProject } from './build-project.js';
@@ -101,6 +102,7 @@ export class CodeBuildSim {
     private readonly options: CodeBuildSimOptions,
     private readonly s3: S3Sim,
     private readonly events: SimQueue,
+    private readonly ecr?: EcrSim,
   ) {}
 
   handle(action: string, input: any): unknown {
@@ -258,6 +260,7 @@ export class CodeBuildSim {
       await this.enter(build, 'POST_BUILD');
       const digest = this.s3.digestOf(`${bucket}/${key.join('/')}`)!;
       this.images.set(`${variables.IMAGE_REPOSITORY}:${variables.IMAGE_TAG}`, digest);
+      this.pushToEcr(settings, variables, digest, steps);
       build.exportedEnvironmentVariables.push({ name: 'IMAGE_DIGEST', value: digest });
       await this.enter(build, 'UPLOAD_ARTIFACTS');
       await this.enter(build, 'FINALIZING');
@@ -269,6 +272,26 @@ export class CodeBuildSim {
       clearTimeout(timeout);
       this.timers.delete(timeout);
     }
+  }
+
+  /**
+   * The buildspec's post_build on ECR: the push of the deploy's tag, the image's config carrying
+   * the Dockerfile's `ENV`s, and the lifecycle policy its `put-lifecycle-policy` command puts, read
+   * from the project's own buildspec, never restated here.
+   */
+  private pushToEcr(settings: BuildProjectSettings, variables: Record<string, string | undefined>, digest: string, steps: string[]): void {
+    if (!this.ecr || !variables.IMAGE_REPOSITORY || !variables.IMAGE_TAG) return;
+    const repositoryName = variables.IMAGE_REPOSITORY.slice(variables.IMAGE_REPOSITORY.indexOf('/') + 1);
+    const env: Record<string, string> = {};
+    for (const step of steps) {
+      const assignment = /^ENV (\w+)[= ](.*)$/.exec(step);
+      if (assignment) env[assignment[1]!] = assignment[2]!.replace(/^"(.*)"$/, '$1');
+    }
+    this.ecr.push(repositoryName, variables.IMAGE_TAG, digest, env);
+    const spec = JSON.parse(settings.buildSpec) as { phases?: Record<string, { commands?: string[] }> };
+    const command = (spec.phases?.post_build?.commands ?? []).find((line) => line.includes('ecr put-lifecycle-policy'));
+    const policy = command && /--lifecycle-policy-text '([^']+)'/.exec(command)?.[1];
+    if (policy) this.ecr.putLifecyclePolicy(repositoryName, policy);
   }
 
   private async enter(build: SimBuild, phase: string): Promise<void> {

@@ -178,6 +178,7 @@ export class EcsSim {
   private mounter: EfsMounter | undefined;
   private readonly failOnce: Array<(task: SimTask) => boolean> = [];
   private roleRefusal: ((roleArn: string) => string | undefined) | undefined;
+  private registryPull: ((image: string) => { image: { env: Record<string, string> } } | { missing: string } | undefined) | undefined;
   readonly calls = new Map<string, number>();
   private closed = false;
 
@@ -198,6 +199,11 @@ export class EcsSim {
   /** The next task for which `match` holds fails to start, as a timed-out image pull does (whatever failToStartRate says). */
   failNextStart(match: (task: SimTask) => boolean): void {
     this.failOnce.push(match);
+  }
+
+  /** Where a task's image is pulled from this account's registry (the ECR simulator): its ENV, or why it is not there. */
+  pullImagesWith(pull: (image: string) => { image: { env: Record<string, string> } } | { missing: string } | undefined): void {
+    this.registryPull = pull;
   }
 
   /** How EFS volumes are mounted at task start (the EFS and IAM simulators). */
@@ -413,6 +419,16 @@ export class EcsSim {
       this.failToStart(task, refusal, refusal);
       return;
     }
+    // An image of this account's registry: one that was deleted (a lifecycle policy expired it) cannot be pulled
+    // (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/stopped-task-errors.html); the image's ENV comes
+    // under the task definition's, as the container runtime merges them.
+    const pulled = this.registryPull?.(task.image);
+    if (pulled && 'missing' in pulled) {
+      const reason = `CannotPullContainerError: pull image manifest has been retried 7 time(s): failed to resolve ref ${pulled.missing}`;
+      this.failToStart(task, reason, reason);
+      return;
+    }
+    if (pulled) task.environment = { ...pulled.image.env, ...task.environment };
     // The container sees each mount's files (task-app.mjs serves them under /files<container path>/).
     const environment = task.mountDirectories
       ? { ...task.environment, SIM_MOUNTS: JSON.stringify(task.mountDirectories) }

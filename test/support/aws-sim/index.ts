@@ -10,6 +10,7 @@ import { SeededRandom } from './rng.js';
 import { SecretsManagerSim } from './secrets-manager.js';
 import { synthesizedBuildProject } from './build-project.js';
 import { type CodeBuildSimOptions, CodeBuildSim } from './codebuild.js';
+import { EcrSim } from './ecr.js';
 import { S3Sim, type S3SimOptions } from './s3.js';
 import { VpcResolverSim } from './resolver.js';
 import { type Route53SimOptions, Route53Sim, route53ErrorXml } from './route53.js';
@@ -56,6 +57,8 @@ export class AwsSim {
   readonly secretsManager = new SecretsManagerSim();
   readonly s3: S3Sim;
   readonly codebuild: CodeBuildSim;
+  /** This account's private registry: built images, their tags and the repositories' lifecycle policies. */
+  readonly ecr = new EcrSim();
   /** EventBridge → SQS: "CodeBuild Build State Change" events (infra/constructs/image-builds.ts). */
   readonly buildEventQueue: SimQueue;
   readonly route53: Route53Sim;
@@ -99,7 +102,9 @@ export class AwsSim {
         }),
       );
     };
-    this.codebuild = new CodeBuildSim(options.codebuild ?? {}, this.s3, this.buildEventQueue);
+    this.codebuild = new CodeBuildSim(options.codebuild ?? {}, this.s3, this.buildEventQueue, this.ecr);
+    // A task's image on this account's registry is pulled from ECR: gone, its task fails to start; its ENV is the container's.
+    this.ecs.pullImagesWith((image) => this.ecr.pull(image));
     this.codebuild.onLogLine = (group, stream, line) => this.logs.appendTo(group, stream, line);
     this.taskEvents = new TaskEventRule(this.ecs, this.taskEventQueue, options.taskEvents ?? {}, this.random, this.faults);
     this.efs = new EfsSim(options.efs ?? {}, this.faults);
@@ -136,6 +141,7 @@ export class AwsSim {
       AWS_ENDPOINT_URL_SECRETS_MANAGER: this.url,
       AWS_ENDPOINT_URL_S3: this.url,
       AWS_ENDPOINT_URL_CODEBUILD: this.url,
+      AWS_ENDPOINT_URL_ECR: this.url,
       AWS_ENDPOINT_URL_EFS: this.url,
       AWS_ENDPOINT_URL_IAM: this.url,
     };
@@ -230,6 +236,7 @@ export class AwsSim {
       else if (service === 'Logs_20140328') output = this.logs.handle(action, input);
       else if (service === 'secretsmanager') output = this.secretsManager.handle(action, input);
       else if (service === 'CodeBuild_20161006') output = this.codebuild.handle(action, input);
+      else if (service === 'AmazonEC2ContainerRegistry_V20150921') output = this.ecr.handle(action, input);
       else if (json10) output = this.sqs.handle(action, input);
       else throw new AwsError('UnknownOperationException', `The simulator does not serve ${target || request.url}`);
       response.writeHead(200, { 'content-type': contentType }).end(JSON.stringify(output));

@@ -1,0 +1,222 @@
+/**
+ * Benchmark of a deploy from source (issue 33, "Done means": deploy → live against `podman build`
+ * plus `podman run` of the same context, goal at most 1.3×) on Podman's Docker Engine API:
+ *   npm run bench:deploy          (DOCKER_HOST defaults to Podman's socket of this machine)
+ *
+ * RUNS times, alternating: ours, a deploy of a running container (POST …/deploys, the PUT of the
+ * context, until the deploy reads `live`), and the engine's own, `POST /build` of the same context
+ * then create + start of its image on a network of its own until its first 200. Each context
+ * differs (its index.html), so neither side reuses the other's build. Where our time goes comes
+ * from the engine's events (networks made and removed, the image built and tagged, the new task's
+ * container made and started, the old one stopped) and the deploy's own timestamps.
+ * Not part of npm test. Needs the test image (built by the engine tests: localhost/container-hosting-test/web:1).
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const IMAGE = 'localhost/container-hosting-test/web:1';
+const POLL_MS = 20;
+
+const dockerHost = process.env.DOCKER_HOST ?? 'unix:///tmp/container-hosting-podman.sock';
+// Before lib/log loads with the first import below.
+process.env.LOG_LEVEL ??= 'silent';
+const { startDynamoDbLocal } = await import('../../lib/local/dynamodb-local.js');
+const dynamoDb = await startDynamoDbLocal();
+const containerDir = await mkdtemp(join(tmpdir(), 'bench-deploy-'));
+const tableName = `bench-deploy-${process.pid}`;
+Object.assign(process.env, {
+  DYNAMODB_ENDPOINT: dynamoDb.endpoint,
+  TABLE_NAME: tableName,
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'local',
+  AWS_SECRET_ACCESS_KEY: 'local',
+  CONTAINER_RUNTIME: 'docker',
+  DOCKER_HOST: dockerHost,
+  LOCAL_CONTAINER_DIR: containerDir,
+  START_BUDGET_MS: '28000',
+  QUOTA_MAX_CONTAINERS: '10000',
+  QUOTA_MAX_RUNNING_CPU: '10000',
+  QUOTA_MAX_MEMORY_MB: '100000000',
+  PASSWORD_SCRYPT_N: '16384',
+  RECONCILE_INTERVAL_MS: '60000',
+});
+const { ensureTable } = await import('../../lib/local/table.js');
+await ensureTable(dynamoDb.endpoint, tableName);
+const { startTestStack } = await import('../support/local-stack.js');
+const { call, personalAccessToken, signedInUser } = await import('../support/api-client.js');
+const { engineClient } = await import('../../lib/local/docker-engine.js');
+const { packBuildContext } = await import('../../cli/src/build-context.js');
+
+const stack = await startTestStack();
+const token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl, 'admin'));
+const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
+const engine = engineClient(dockerHost);
+const dirs: string[] = [];
+
+async function contextServing(content: string): Promise<Buffer> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-deploy-context-'));
+  dirs.push(dir);
+  await writeFile(join(dir, 'Dockerfile'), `FROM ${IMAGE}\nUSER 0:0\nCOPY index.html /www/index.html\nUSER 65534:65534\n`);
+  await writeFile(join(dir, 'index.html'), `${content}\n`);
+  return packBuildContext(dir);
+}
+
+async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() >= deadline) return value;
+    await sleep(POLL_MS);
+  }
+}
+
+interface EngineEvent {
+  Type?: string;
+  Action?: string;
+  Actor?: { ID?: string; Attributes?: Record<string, string> };
+  timeNano?: number;
+}
+
+/** The engine's events from now on, each with the wall-clock ms it happened at. */
+async function recordEvents(): Promise<{ events: Array<EngineEvent & { at: number }>; stop(): void }> {
+  const events: Array<EngineEvent & { at: number }> = [];
+  const stream = (await engine.getEvents({ since: Math.floor(Date.now() / 1000) - 1 })) as NodeJS.ReadableStream & { destroy(): void };
+  let buffer = '';
+  stream.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString('utf8');
+    let newline = buffer.indexOf('\n');
+    while (newline >= 0) {
+      const line = buffer.slice(0, newline).trim();
+      buffer = buffer.slice(newline + 1);
+      if (line) {
+        const event = JSON.parse(line) as EngineEvent;
+        events.push({ ...event, at: (event.timeNano ?? 0) / 1e6 });
+      }
+      newline = buffer.indexOf('\n');
+    }
+  });
+  return { events, stop: () => stream.destroy() };
+}
+
+const created = await api('POST', '/api/v1/containers', { hostname: `bench-deploy-${process.pid}`, image: IMAGE, port: 8080 });
+if (created.status !== 200) throw new Error(JSON.stringify(created.body));
+const containerId: string = created.body.data.id;
+await poll(
+  () => api('GET', `/api/v1/containers/${containerId}`),
+  (response) => response.body.data?.state === 'running',
+);
+
+type Phases = Record<string, number>;
+const oursMs: number[] = [];
+const baseline: number[] = [];
+const breakdowns: Phases[] = [];
+
+async function deployOnce(run: number): Promise<void> {
+  const context = await contextServing(`ours ${run} ${Date.now()}`);
+  const recorder = await recordEvents();
+  const startedAt = Date.now();
+  const t0 = performance.now();
+  const posted = await api('POST', `/api/v1/containers/${containerId}/deploys`, { size_bytes: context.length });
+  if (posted.status !== 201) throw new Error(JSON.stringify(posted.body));
+  const postMs = performance.now() - t0;
+  const { upload, id } = posted.body.data;
+  const put = await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: context });
+  if (put.status !== 200) throw new Error(await put.text());
+  const putMs = performance.now() - t0;
+  const final = await poll(
+    () => api('GET', `/api/v1/containers/${containerId}/deploys/${id}`),
+    (response) => ['live', 'failed', 'superseded'].includes(response.body.data?.state),
+  );
+  const totalMs = performance.now() - t0;
+  if (final.body.data.state !== 'live') throw new Error(`deploy ${final.body.data.state}: ${final.body.data.state_reason}`);
+  await sleep(1500);
+  recorder.stop();
+  const since = (at: number | undefined) => (at === undefined ? Number.NaN : at - startedAt);
+  // This deploy's: the engine serves other stacks too (their events are someone else's time).
+  const ours = (event: EngineEvent) =>
+    event.Type !== 'container' || event.Actor?.Attributes?.['container-hosting.container-id'] === containerId;
+  const first = (match: (event: EngineEvent) => boolean) =>
+    recorder.events.find((event) => event.at >= startedAt && ours(event) && match(event))?.at;
+  const networkMade = first((event) => event.Type === 'network' && event.Action === 'create');
+  const networkRemoved = first((event) => event.Type === 'network' && event.Action === 'remove');
+  const built = first((event) => event.Type === 'image' && event.Action === 'tag' && (event.Actor?.Attributes?.name ?? '').includes(id));
+  const taskMade = first((event) => event.Type === 'container' && event.Action === 'create');
+  const taskStarted = first((event) => event.Type === 'container' && event.Action === 'start');
+  const oldStopped = first((event) => event.Type === 'container' && ['kill', 'stop', 'died', 'die'].includes(event.Action ?? ''));
+  oursMs.push(totalMs);
+  breakdowns.push({
+    'POST answered': postMs,
+    'upload answered (the build started)': putMs,
+    'build network made': since(networkMade),
+    'image built': since(built),
+    'build network removed': since(networkRemoved),
+    'new task container made': since(taskMade),
+    'new task container started': since(taskStarted),
+    'deploy finished_at (live)': Date.parse(final.body.data.finished_at) - startedAt,
+    'client saw live': totalMs,
+    'old task stopped (drain end)': since(oldStopped),
+  });
+}
+
+async function baselineOnce(run: number): Promise<void> {
+  const context = await contextServing(`baseline ${run} ${Date.now()}`);
+  const tag = `localhost/deploy-bench/${process.pid}:${run}`;
+  const t0 = performance.now();
+  const progress = await engine.buildImage(context as never, { t: tag });
+  await new Promise((resolve, reject) => engine.modem.followProgress(progress, (error) => (error ? reject(error) : resolve(undefined))));
+  const container = await engine.createContainer({
+    Image: tag,
+    Env: ['PORT=8080'],
+    HostConfig: { PortBindings: { '8080/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] } },
+    ExposedPorts: { '8080/tcp': {} },
+  });
+  await container.start();
+  const port = Number((await container.inspect()).NetworkSettings.Ports['8080/tcp']![0]!.HostPort);
+  await poll(
+    () =>
+      fetch(`http://127.0.0.1:${port}/`).then(
+        (response) => response.status,
+        () => 0,
+      ),
+    (status) => status === 200,
+    60_000,
+  );
+  baseline.push(performance.now() - t0);
+  await container.remove({ force: true });
+  await engine
+    .getImage(tag)
+    .remove({ force: true })
+    .catch(() => undefined);
+}
+
+for (let run = 0; run < RUNS; run += 1) {
+  await baselineOnce(run);
+  await deployOnce(run);
+}
+
+const median = (values: number[]) => {
+  const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
+  return sorted.length === 0 ? Number.NaN : sorted[Math.floor((sorted.length - 1) / 2)]!;
+};
+console.log(`\nDeploy → live on ${dockerHost}, ${RUNS} runs each (ms, median)\n`);
+console.log('| measure | ms |');
+console.log('|---|---|');
+console.log(`| ours: POST …/deploys → the deploy reads live | ${median(oursMs).toFixed(0)} |`);
+console.log(`| baseline: engine build + create + start → first 200 | ${median(baseline).toFixed(0)} |`);
+console.log(`| ratio | ${(median(oursMs) / median(baseline)).toFixed(2)}× |`);
+console.log('\nWhere ours goes (ms after the POST was sent, median; NaN where the engine reported no such event):\n');
+for (const phase of Object.keys(breakdowns[0] ?? {})) {
+  console.log(`- ${phase}: ${median(breakdowns.map((breakdown) => breakdown[phase]!)).toFixed(0)}`);
+}
+console.log(
+  `\nEvery run, ours: ${oursMs.map((ms) => ms.toFixed(0)).join(', ')}; baseline: ${baseline.map((ms) => ms.toFixed(0)).join(', ')}`,
+);
+
+await api('DELETE', `/api/v1/containers/${containerId}`);
+await stack.close();
+await dynamoDb.stop();
+await Promise.all([containerDir, ...dirs].map((dir) => rm(dir, { recursive: true, force: true })));
+process.exit(0);

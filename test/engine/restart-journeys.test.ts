@@ -56,7 +56,7 @@ describe.concurrent('restarts on the engine', () => {
     await sleep(500);
     const { statuses } = await client.stop();
 
-    expect(restarted.body.data?.state).toBe('running');
+    expect(restarted.body.data?.state, JSON.stringify(restarted.body)).toBe('running');
     expect(statuses.length).toBeGreaterThan(10);
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
     console.info(`restart: ${restartMs} ms, ${statuses.length} requests, ${statuses.filter((s) => s !== 200).length} failed`);
@@ -68,7 +68,7 @@ describe.concurrent('restarts on the engine', () => {
     const { statuses: patchStatuses } = await afterPatch.stop();
 
     console.info(`restart after PATCH: ${patchStatuses.length} requests, ${patchStatuses.filter((s) => s !== 200).length} failed`);
-    expect(restartedAgain.body.data?.state).toBe('running');
+    expect(restartedAgain.body.data?.state, JSON.stringify(restartedAgain.body)).toBe('running');
     expect(patchStatuses.filter((status) => status !== 200)).toEqual([]);
     expect((await appRequest(running.url)).text).toBe('version=two\n');
   });

@@ -70,6 +70,20 @@ export class S3Sim {
     throw new AwsError('MethodNotAllowed', `The simulator does not model ${method}`, 405);
   }
 
+  /** A client that signs as the SDK's presigner does for a request that reached this host, so a URL's signature can be recomputed. */
+  private signingClient(
+    headers: Record<string, string | string[] | undefined>,
+    requestChecksumCalculation: 'WHEN_SUPPORTED' | 'WHEN_REQUIRED',
+  ): S3Client {
+    return new S3Client({
+      region: this.options.region ?? 'us-east-1',
+      endpoint: `http://${String(headers.host)}`,
+      forcePathStyle: true,
+      credentials: this.options.credentials ?? { accessKeyId: 'simulated', secretAccessKey: 'simulated' },
+      requestChecksumCalculation,
+    });
+  }
+
   private async checkPresigned(url: URL, headers: Record<string, string | string[] | undefined>, body: Buffer): Promise<void> {
     const refuse = (code: string, message: string): never => {
       this.refusals.push(code);
@@ -87,13 +101,7 @@ export class S3Sim {
     // The signature over what arrived, computed as the SDK's presigner computes it (the same canonical
     // request S3 builds): the received body's length, the URL's date and expiry.
     const [, bucket, ...rest] = url.pathname.split('/');
-    const client = new S3Client({
-      region: this.options.region ?? 'us-east-1',
-      endpoint: `http://${String(headers.host)}`,
-      forcePathStyle: true,
-      credentials: this.options.credentials ?? { accessKeyId: 'simulated', secretAccessKey: 'simulated' },
-      requestChecksumCalculation: url.searchParams.has('x-amz-checksum-crc32') ? 'WHEN_SUPPORTED' : 'WHEN_REQUIRED',
-    });
+    const client = this.signingClient(headers, url.searchParams.has('x-amz-checksum-crc32') ? 'WHEN_SUPPORTED' : 'WHEN_REQUIRED');
     const recomputed = new URL(
       await getSignedUrl(
         client,
@@ -189,12 +197,7 @@ export class S3Sim {
     const signedAt = Date.parse(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
     if (Date.now() > signedAt + expires * 1000) refuse('AccessDenied', 'Request has expired');
     const [, bucket, ...rest] = url.pathname.split('/');
-    const client = new S3Client({
-      region: this.options.region ?? 'us-east-1',
-      endpoint: `http://${String(headers.host)}`,
-      forcePathStyle: true,
-      credentials: this.options.credentials ?? { accessKeyId: 'simulated', secretAccessKey: 'simulated' },
-    });
+    const client = this.signingClient(headers, 'WHEN_REQUIRED');
     const recomputed = new URL(
       await getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: decodeURIComponent(rest.join('/')) }), {
         expiresIn: expires,

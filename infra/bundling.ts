@@ -222,6 +222,11 @@ export const BUNDLE_BUDGET_EXCEPTIONS: Readonly<Record<string, { bytes: number; 
     reason:
       "the CloudWatch client for the container's metric history beside DynamoDB and Powertools; issue 38's lean DynamoDB path (about 3.5 KiB, lib/store/dynamo-lean.ts) took it past the default budget (320.6 KiB measured)",
   },
+  loginSubmit: {
+    bytes: 321 * 1024,
+    reason:
+      "the sign-in's password check, its throttle and the session it writes, beside DynamoDB, Powertools and every setting of lib/config.ts, which each bundle carries whole; the local stack's LOCAL_BUILD_NETWORK_LINGER_S (about 0.1 KiB) took it past the default budget (320.1 KiB measured)",
+  },
 };
 
 /** The ceiling of one function's bundle, by its route or event function id. */

@@ -338,6 +338,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** A local build's memory and CPU (the engine's `POST /build` limits): a RUN step cannot take the machine. */
     LOCAL_BUILD_MEMORY_MB: read.number('LOCAL_BUILD_MEMORY_MB', { min: 64, max: 65_536, whole: true }, 1024),
     LOCAL_BUILD_CPU_CORES: read.number('LOCAL_BUILD_CPU_CORES', { min: 0.1, max: 64 }, 1),
+    /** Seconds an account's build network stays after its last build before it is removed (lib/local/build-networks.ts). */
+    LOCAL_BUILD_NETWORK_LINGER_S: read.number('LOCAL_BUILD_NETWORK_LINGER_S', { min: 0, max: 86_400, whole: true }, 60),
     /** Gigabytes of volumes a user may have in all (context `quotaMaxVolumeGb`; docs/volumes.md, "Volumes"); admins are exempt. */
     QUOTA_MAX_VOLUME_GB: read.number('QUOTA_MAX_VOLUME_GB', { min: 0, max: 1_000_000, whole: true }, 100),
     /** Snapshots a user may keep (context `quotaMaxSnapshots`); admins are exempt. */

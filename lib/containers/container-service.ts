@@ -10,6 +10,7 @@ import type { Page, PageRequest } from '../page.js';
 import type { Caller, ContainerSpec, StoredContainer, Workload } from './container.js';
 import { containerVisibleTo } from './container-access.js';
 import {
+  CHANGED_MEANWHILE,
   ContainerCore,
   type ContainerLeftovers,
   ContainerLaunchFailed,
@@ -41,6 +42,9 @@ import { releaseAllOf, volumeClaimsFor } from './container-volumes.js';
 export { type ContainerServiceOptions, launchToken, type SizeLimits } from './container-core.js';
 export type { TaskStatusOutcome } from './task-events.js';
 
+/** Reads and writes of one delete before it gives up to a record that keeps moving (each loses only to a change that committed). */
+const DELETE_ATTEMPTS = 3;
+
 /**
  * The container lifecycle as its owners drive it: creation, the transitions of
  * docs/containers.md, changes, deletion and metrics. The transitions are ContainerTransitions'
@@ -49,6 +53,7 @@ export type { TaskStatusOutcome } from './task-events.js';
  * Every write is conditional on the version it read: a caller that lost a race gets 409 and has
  * changed nothing.
  */
+
 export class ContainerService {
   protected readonly core: ContainerCore;
   protected readonly launcher: TaskLauncher;
@@ -400,18 +405,28 @@ export class ContainerService {
    * lets the runtime free what it kept for the container.
    */
   async delete(caller: Caller, containerId: string): Promise<void> {
-    const container = await this.get(caller, containerId);
-    if (container.state === 'provisioning' || container.state === 'running')
-      await this.transitions.stopTasksOrDefer(container, STOP_REASON.delete);
-    await this.core.commit(
-      container,
-      (current) => this.core.charge(current, undefined),
-      async (current, charge): Promise<WriteOutcome> => {
-        // Its volumes are let go of in the same write, and kept.
-        const outcome = await this.core.store.delete(current, charge, releaseAllOf(current));
-        return outcome.kind === 'deleted' ? { kind: 'written', container: current } : outcome;
-      },
-    );
+    let container = await this.get(caller, containerId);
+    for (let attempt = 1; ; attempt += 1) {
+      if (container.state === 'provisioning' || container.state === 'running')
+        await this.transitions.stopTasksOrDefer(container, STOP_REASON.delete);
+      try {
+        await this.core.commit(
+          container,
+          (current) => this.core.charge(current, undefined),
+          async (current, charge): Promise<WriteOutcome> => {
+            // Its volumes are let go of in the same write, and kept.
+            const outcome = await this.core.store.delete(current, charge, releaseAllOf(current));
+            return outcome.kind === 'deleted' ? { kind: 'written', container: current } : outcome;
+          },
+        );
+        break;
+      } catch (error) {
+        // The delete's own stop moves the record (the task stops, fails, or turns running first), and so may
+        // another request: a delete is not refused for that, it deletes what is there now.
+        if (!(error instanceof ConflictError) || error.message !== CHANGED_MEANWHILE || attempt >= DELETE_ATTEMPTS) throw error;
+        container = await this.get(caller, containerId);
+      }
+    }
     if (container.registryCredentialsSet) await this.discardCredentials(container.id);
     try {
       await this.core.runtime.releaseContainer(container.id);

@@ -16,8 +16,9 @@ const buildNetworkNameOf = (deployId: string): string => `container-hosting-buil
 const hashOf = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 12);
 
 /**
- * One network per account for its builds' RUN steps, made ahead and kept: an account's builds
- * share it (they run the account's own code), and no other account's build or container is on it.
+ * One network per account for its builds' RUN steps, made ahead of a build and removed a while
+ * after (AccountBuildNetworks): an account's builds share it (they run the account's own code),
+ * and no other account's build or container is on it.
  */
 export const accountBuildNetworkNameOf = (accountId: string): string => `container-hosting-build-${hashOf(`account:${accountId}`)}`;
 
@@ -63,6 +64,95 @@ export async function ensureAccountBuildNetwork(engine: Docker, stackId: string,
       [LABEL.buildAccount]: accountId,
     });
   return name;
+}
+
+/** Removes an account's build network; one in use (a build under way elsewhere) or gone is left alone. */
+async function removeAccountBuildNetwork(engine: Docker, accountId: string): Promise<void> {
+  await engine
+    .getNetwork(accountBuildNetworkNameOf(accountId))
+    .remove()
+    .catch((error: unknown) => {
+      const status = statusOf(error);
+      if (status !== 404 && status !== 409 && status !== 500)
+        log.warn('Removing a build network failed', { accountId, ...describeError(error) });
+    });
+}
+
+/** Removes this stack's account build networks; those in use are left alone. */
+async function removeStackAccountBuildNetworks(engine: Docker, stackId: string): Promise<void> {
+  const networks = await engine.listNetworks({ filters: { label: [`${LABEL.stack}=${stackId}`, LABEL.buildAccount] } }).catch(() => []);
+  for (const network of networks) {
+    const accountId = network.Labels?.[LABEL.buildAccount];
+    if (accountId) await removeAccountBuildNetwork(engine, accountId);
+  }
+}
+
+/**
+ * The account build networks of one stack: each is there while a build of its account runs, and
+ * for `lingerMs` after its last build or its making ahead (an upload under way), then removed.
+ * Kept for ever, one per account that ever deployed, they slowed every container's start: on
+ * Podman 4.3 with CNI each network call (inspect, create, remove, a container's create) loads every
+ * network's configuration, about 55 ms a network on this machine (1.6 s with 28 networks, 70 ms
+ * with 1; docs/runtimes.md, "Networks").
+ */
+export class AccountBuildNetworks {
+  private readonly leases = new Map<string, { builds: number; timer?: NodeJS.Timeout }>();
+  private readonly removals = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly engine: Docker,
+    private readonly stackId: string,
+    private readonly lingerMs: number,
+  ) {}
+
+  /** The account's network, there until `release`: made when it is not. */
+  async acquire(accountId: string): Promise<string> {
+    const lease = this.leases.get(accountId) ?? { builds: 0 };
+    lease.builds += 1;
+    clearTimeout(lease.timer);
+    lease.timer = undefined;
+    this.leases.set(accountId, lease);
+    try {
+      // A removal begun before this build: the network is made again after it, not removed under the build.
+      await this.removals.get(accountId);
+      return await ensureAccountBuildNetwork(this.engine, this.stackId, accountId);
+    } catch (error) {
+      this.release(accountId);
+      throw error;
+    }
+  }
+
+  /** Makes the account's network ahead of a build (while its context uploads); it lingers for the build. */
+  async prepare(accountId: string): Promise<void> {
+    await this.acquire(accountId);
+    this.release(accountId);
+  }
+
+  /** The build no longer needs the network: removed once the account's last build has ended and the linger passed. */
+  release(accountId: string): void {
+    const lease = this.leases.get(accountId);
+    if (!lease) return;
+    lease.builds = Math.max(0, lease.builds - 1);
+    if (lease.builds > 0 || lease.timer) return;
+    lease.timer = setTimeout(() => {
+      if (lease.builds > 0) return;
+      this.leases.delete(accountId);
+      const removal = removeAccountBuildNetwork(this.engine, accountId).finally(() => this.removals.delete(accountId));
+      this.removals.set(accountId, removal);
+    }, this.lingerMs);
+    lease.timer.unref();
+  }
+
+  /**
+   * Every account build network of this stack, at its start (an earlier run's, after kill -9) and
+   * at its shutdown: those in use are left alone.
+   */
+  async removeAll(): Promise<void> {
+    for (const lease of this.leases.values()) clearTimeout(lease.timer);
+    this.leases.clear();
+    await Promise.all(this.removals.values());
+    await removeStackAccountBuildNetworks(this.engine, this.stackId);
+  }
 }
 
 /** Removes a network of one build; one already gone is fine. */

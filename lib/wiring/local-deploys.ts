@@ -4,7 +4,8 @@ import type { DeployService, BuildSite } from '../deploys/deploy-service.js';
 import { DockerRuntime } from '../local/docker-runtime.js';
 import { answerUpload, LocalContextUploads, UPLOAD_PATH_PREFIX } from '../local/context-uploads.js';
 import type { LocalUploadEndpoint } from '../local/server.js';
-import { ensureAccountBuildNetwork, removeLeftoverBuildNetworks } from '../local/build-networks.js';
+import { AccountBuildNetworks, removeLeftoverBuildNetworks } from '../local/build-networks.js';
+import { onShutdown } from '../local/lifecycle.js';
 import { EngineBuiltImages, EngineImageBuilder, LocalBuildLeftovers, LocalBuildLogs } from '../local/engine-builds.js';
 import type { BuildLeftovers } from '../deploys/deploy-leftovers.js';
 import type { DeployRef } from '../deploys/builds.js';
@@ -40,18 +41,22 @@ export function localBuildSite(): LocalBuildSite {
   const root = resolve(config.LOCAL_CONTAINER_DIR, '..', 'builds');
   const engine = engineClient(config.DOCKER_HOST);
   const stackId = stackIdOf(config.LOCAL_CONTAINER_DIR);
+  const buildNetworks = new AccountBuildNetworks(engine, stackId, config.LOCAL_BUILD_NETWORK_LINGER_S * 1000);
+  onShutdown('local builds', () => buildNetworks.removeAll());
   let swept: Promise<void> | undefined;
   /** Each deploy's build network and host rules check, begun when its upload URL is issued (while the client uploads). */
-  const prepared = new Map<string, Promise<string>>();
-  const prepare = (ref: DeployRef): Promise<string> => {
+  const prepared = new Map<string, Promise<void>>();
+  const prepare = (ref: DeployRef): Promise<void> => {
     let ready = prepared.get(ref.deployId);
     if (!ready) {
       ready = (async () => {
-        swept ??= removeLeftoverBuildNetworks(engine, stackId, builder.buildsUnderWay());
+        // What an earlier run of this stack left (after kill -9), before this run makes any.
+        swept ??= Promise.all([removeLeftoverBuildNetworks(engine, stackId, builder.buildsUnderWay()), buildNetworks.removeAll()]).then(
+          () => undefined,
+        );
         await swept;
-        // The account's own `chs…` bridge, made once and kept; the host rules checked again for this build, as at every task start.
-        const [network] = await Promise.all([ensureAccountBuildNetwork(engine, stackId, ref.accountId), runtime.keepIsolated()]);
-        return network;
+        // The account's own `chs…` bridge, made ahead; the host rules checked again for this build, as at every task start.
+        await Promise.all([buildNetworks.prepare(ref.accountId), runtime.keepIsolated()]);
       })();
       // Asked for again by the build, which then sees the failure.
       ready.catch(() => prepared.delete(ref.deployId));
@@ -74,13 +79,13 @@ export function localBuildSite(): LocalBuildSite {
     networks: {
       open: async (ref) => {
         try {
-          return await prepare(ref);
+          await prepare(ref);
         } finally {
           prepared.delete(ref.deployId);
         }
+        return buildNetworks.acquire(ref.accountId);
       },
-      // The account's network stays for its next build.
-      close: async () => undefined,
+      close: async (ref) => buildNetworks.release(ref.accountId),
     },
     memoryMb: config.LOCAL_BUILD_MEMORY_MB,
     cpuCores: config.LOCAL_BUILD_CPU_CORES,

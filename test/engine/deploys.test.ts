@@ -22,8 +22,10 @@ import { steadyClient } from '../support/steady-requests.js';
  * admin's container; another account sees none of it. One container, in order: each step starts from the one before.
  */
 // Two built images kept per container (the default is ten): the journey's third deploy that goes live prunes the first's.
+// An account's build network goes 2 s after its last build (the default is a minute).
 vi.hoisted(() => {
   process.env.BUILT_IMAGES_KEPT = '2';
+  process.env.LOCAL_BUILD_NETWORK_LINGER_S = '2';
 });
 
 const engine = engineClient(inject('dockerHost'));
@@ -292,8 +294,24 @@ describe('deploys from source on the engine', () => {
     expect(messages.filter((message) => /^probe \S+ open$/.test(message))).toEqual([]);
     const ownUrl = (await api('GET', `/api/v1/containers/${ownId}`, undefined, otherToken)).body.data.url;
     expect((await appRequest(ownUrl)).text.trim()).toBe('probe');
-    // Its RUN steps ran on the account's own build network, made ahead and kept; no network of a single build is left.
+    // Its RUN steps ran on the account's own build network, made ahead; no network of a single build is left.
     expect(await engine.listNetworks({ filters: { name: [`container-hosting-build-${probing.id}`] } })).toEqual([]);
+  });
+
+  it("removes an account's build network a linger after its last build, so networks nobody uses do not slow every start", async () => {
+    // Prepare: the builds above ended; each account's network lingers LOCAL_BUILD_NETWORK_LINGER_S.
+    // Imported here, not at the top: the wiring reads the stack's settings when first imported.
+    const { stackIdOf } = await import('../../lib/wiring/local-containers.js');
+    const buildNetworks = () =>
+      engine.listNetworks({
+        filters: { label: [`container-hosting.stack=${stackIdOf(process.env.LOCAL_CONTAINER_DIR!)}`, 'container-hosting.build-account'] },
+      });
+
+    // Act
+    const left = await pollUntil(buildNetworks, (networks) => networks.length === 0, 20_000);
+
+    // Assess
+    expect(left.map((network) => network.Name)).toEqual([]);
   });
 
   it('gives another account 404 on the deploys, their logs and the releases, and refuses it the built image', async () => {

@@ -63,6 +63,7 @@ describe('function bundles', () => {
       'getDeployLogs',
       'buildStatusChanged',
       'getContainerMetricsHistory',
+      'loginSubmit',
     ]);
   });
 });

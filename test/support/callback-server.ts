@@ -21,7 +21,8 @@ export async function startCallbackServer(host: '127.0.0.1' | '::1' = '127.0.0.1
     }
     received.push(url);
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    response.end('<!doctype html><title>Callback</title><p>Back at the application.</p>');
+    // An icon of its own: Chromium would ask for /favicon.ico and log the 404 as a console error (test/e2e/console-edges-browser.test.ts).
+    response.end('<!doctype html><link rel="icon" href="data:,"><title>Callback</title><p>Back at the application.</p>');
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   origin = `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;

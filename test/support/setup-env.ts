@@ -20,7 +20,7 @@ Object.assign(process.env, {
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'local',
   AWS_SECRET_ACCESS_KEY: 'local',
-  LOG_LEVEL: 'silent',
+  LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
   CONTAINER_RUNTIME: 'local',
   // Test users are ordinary accounts that run containers; on the process runtime only admins may,
   // unless the operator trusts every account (test/e2e/process-runtime-access.test.ts runs without it).

@@ -709,6 +709,38 @@ describe('ContainerService.delete on ECS', () => {
   });
 });
 
+describe('ContainerService.delete racing its task', () => {
+  it('deletes a container whose record moved twice while the delete stopped its task (it failed, then its owner stopped it): no ConflictError', async () => {
+    // Prepare: the task fails to start while StopTask is on its way; its owner's stop commits right after the delete read the record again.
+    const created = await containerService.create(owner, spec());
+    ecsMock.on(StopTaskCommand).callsFake(async (input: { task: string }) => {
+      await taskStateChange(
+        ecsTask(created.id, 1, 2, 'STOPPED', { stopCode: 'TaskFailedToStart', stoppedReason: 'CannotPullContainerError' }),
+      );
+      return stopTaskOutput(input);
+    });
+    const realGet = containerStore.get.bind(containerStore);
+    let stoppedMeanwhile = false;
+    vi.spyOn(containerStore, 'get').mockImplementation(async (id: string) => {
+      const read = await realGet(id);
+      if (read?.state === 'failed' && !stoppedMeanwhile) {
+        stoppedMeanwhile = true;
+        await containerService.stop(owner, created.id);
+      }
+      return read;
+    });
+
+    // Act
+    await containerService.delete(owner, created.id);
+
+    // Assess
+    vi.restoreAllMocks();
+    expect(stoppedMeanwhile).toBe(true);
+    await expect(containerService.get(owner, created.id)).rejects.toBeInstanceOf(NotFoundError);
+    expect(awsCalls()).toEqual([runTask(created, 1), stopTask(created, 1, STOP_REASON.delete)]);
+  });
+});
+
 describe('ECS throttling past the SDK retries (issue 24: 503 SERVICE_BUSY, never a 500, the container left as it was)', () => {
   /** ECS's answer once its bucket is empty, as the SDK throws it after its own retries. */
   const throttled = () => Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });

@@ -150,8 +150,12 @@ export class ContainerHostingStack extends Stack {
       QUOTA_MAX_SNAPSHOTS: String(settings.quotaMaxSnapshots),
       ...(publicBaseUrlOf(settings) ? { PUBLIC_BASE_URL: publicBaseUrlOf(settings) } : {}),
     };
+    // A volume's chore tasks and the du sidecar of a task with a mount run busybox, pinned by digest, pulled through this
+    // account's cache (docs/volumes.md, "Volumes on AWS"): every function that registers task definitions names it alike.
+    const volumeChoreEnvironment = { VOLUME_CHORE_IMAGE: imagePulls.pullThrough(settings.volumeChoreImage, workload.executionRole) };
     const containerEnvironment: Record<string, string> = {
       ...workload.functionEnvironment,
+      ...volumeChoreEnvironment,
       // Every launch names a container's secret, so every function that runs tasks knows the prefix.
       ...registryCredentials.functionEnvironment,
       ...volumes.functionEnvironment,
@@ -168,8 +172,6 @@ export class ContainerHostingStack extends Stack {
       ...(settings.allowedImagePrefixes?.length ? { ALLOWED_IMAGE_PREFIXES: settings.allowedImagePrefixes.join(',') } : {}),
       ...(settings.appsDomain ? { APPS_DOMAIN: settings.appsDomain } : {}),
     };
-    // A volume's chore tasks run busybox, pinned by digest, pulled through this account's cache (docs/volumes.md, "Volumes on AWS").
-    const volumeChoreEnvironment = { VOLUME_CHORE_IMAGE: imagePulls.pullThrough(settings.volumeChoreImage, workload.executionRole) };
     const environmentFor = (permissions: RoutePermissions, path?: string): Record<string, string> => ({
       ...everyFunctionEnvironment,
       ...(path === undefined || path.startsWith('/api/v1/containers') || path === mcpServer.path ? containerRecordEnvironment : {}),

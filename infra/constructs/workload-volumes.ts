@@ -11,6 +11,8 @@ import {
   VOLUME_CLIENT_ACTIONS,
   VOLUME_CHORE_CONTAINER_NAME,
   VOLUME_ROLE_PATH,
+  VOLUME_USAGE_CONTAINER_NAME,
+  VOLUME_USAGE_STREAM_PREFIX,
   volumeChoreFamilyPrefix,
 } from '../../lib/aws/efs-volume-access.js';
 import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
@@ -148,23 +150,28 @@ export class WorkloadVolumes extends Construct {
    * A chore runs as the volume's role with its access point mounted, so it reaches that volume only.
    */
   /**
-   * Lets the task state function read what a volume's measuring chore wrote (du's line: docs/volumes.md,
-   * "Volumes on AWS"): GetLogEvents on the chores' streams of the workload log group, no other stream.
+   * Lets the task state function read du's lines (docs/volumes.md, "Volumes on AWS"): GetLogEvents on
+   * the measuring chores' streams and the du sidecars' streams of the workload log group, no other stream.
    */
   grantVolumeMeasures(role: iam.IRole & Construct, workload: WorkloadAccess): void {
     if (!workload.logGroupName) throw new Error('Measuring volumes needs the workload log group');
-    const choreStreams = Stack.of(this).formatArn({
-      service: 'logs',
-      resource: 'log-group',
-      resourceName: `${workload.logGroupName}:log-stream:${WORKLOAD_LOG_STREAM_PREFIX}/${VOLUME_CHORE_CONTAINER_NAME}/*`,
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-    });
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:GetLogEvents'], resources: [choreStreams] }));
-    acknowledgeWildcardResource(
-      role,
-      choreStreams,
-      "A chore's stream is named by its task id, known at run time; only the chores' streams.",
-    );
+    const streamsUnder = (prefix: string) =>
+      Stack.of(this).formatArn({
+        service: 'logs',
+        resource: 'log-group',
+        resourceName: `${workload.logGroupName}:log-stream:${prefix}/*`,
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      });
+    const choreStreams = streamsUnder(`${WORKLOAD_LOG_STREAM_PREFIX}/${VOLUME_CHORE_CONTAINER_NAME}`);
+    const sidecarStreams = streamsUnder(`${VOLUME_USAGE_STREAM_PREFIX}/${VOLUME_USAGE_CONTAINER_NAME}`);
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:GetLogEvents'], resources: [choreStreams, sidecarStreams] }));
+    for (const streams of [choreStreams, sidecarStreams]) {
+      acknowledgeWildcardResource(
+        role,
+        streams,
+        "A chore's or a du sidecar's stream is named by its task id, known at run time; only those streams.",
+      );
+    }
   }
 
   grantVolumeChores(role: iam.IRole & Construct, workload: WorkloadAccess, options: { removal?: boolean } = {}): void {

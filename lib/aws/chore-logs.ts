@@ -11,11 +11,21 @@ import { isThrottling } from './shared-reads.js';
  * is nothing yet too: the caller looks again later.
  */
 export async function lastLineOf(client: CloudWatchLogsClient, logGroupName: string, logStreamName: string): Promise<string | undefined> {
+  return (await lastEventOf(client, logGroupName, logStreamName))?.message;
+}
+
+/** The last line of a stream that has landed, as lastLineOf reads it, with the time it was written (ms since the epoch). */
+export async function lastEventOf(
+  client: CloudWatchLogsClient,
+  logGroupName: string,
+  logStreamName: string,
+): Promise<{ message: string; timestamp: number } | undefined> {
   try {
     // Without startFromHead, GetLogEvents answers the stream's latest events
     // (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_GetLogEvents.html).
     const output = await client.send(new GetLogEventsCommand({ logGroupName, logStreamName, limit: 10, startFromHead: false }));
-    return output.events?.at(-1)?.message?.trim();
+    const last = output.events?.at(-1);
+    return last?.message === undefined ? undefined : { message: last.message.trim(), timestamp: last.timestamp ?? 0 };
   } catch (error) {
     if (isThrottling(error) || (error instanceof Error && error.name === 'ResourceNotFoundException')) return undefined;
     throw error;

@@ -82,12 +82,14 @@ export interface MeasureVolumeJob {
   choreTaskArn?: string;
   looks: number;
   last?: true;
+  /** Whether the container's task carries the du sidecar, once the chain's first measure has asked (lib/aws/volume-measuring.ts). */
+  sidecar?: boolean;
 }
 
 /** A volume's measure as this service wrote it; anything else is undefined. */
 export function measureVolumeJobOf(message: unknown): MeasureVolumeJob | undefined {
   if (!isRecord(message) || message.kind !== 'measure-volume') return undefined;
-  const { volumeId, accessPointId, containerId, containerTaskArn, choreTaskArn, looks, last } = message;
+  const { volumeId, accessPointId, containerId, containerTaskArn, choreTaskArn, looks, last, sidecar } = message;
   if (typeof volumeId !== 'string' || !isUuid(volumeId) || typeof containerId !== 'string' || !isUuid(containerId)) return undefined;
   if (typeof accessPointId !== 'string' || !/^fsap-[0-9a-f]+$/.test(accessPointId) || typeof containerTaskArn !== 'string')
     return undefined;
@@ -102,6 +104,7 @@ export function measureVolumeJobOf(message: unknown): MeasureVolumeJob | undefin
     looks,
     ...(choreTaskArn ? { choreTaskArn } : {}),
     ...(last === true ? { last: true as const } : {}),
+    ...(typeof sidecar === 'boolean' ? { sidecar } : {}),
   };
 }
 

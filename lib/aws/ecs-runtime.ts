@@ -26,7 +26,7 @@ import {
 } from '../containers/runtime.js';
 import { taskOverridesFor } from '../containers/task-overrides.js';
 import type { TaskMount } from '../volumes/volume-backend.js';
-import { volumeRoleArn } from './efs-volume-access.js';
+import { VOLUME_USAGE_CONTAINER_NAME, volumeRoleArn } from './efs-volume-access.js';
 import {
   awslogsFor,
   awsvpcNetworkFor,
@@ -42,6 +42,7 @@ import {
 export { ROLE_PROPAGATION_WAITS_MS } from './ecs-task-parts.js';
 import { taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
 import { type PullThroughCache, pullReferenceFor } from './image-references.js';
+import { volumeUsageSidecar } from './volume-usage-sidecar.js';
 
 export { taskStatusFromEcs, type EcsTaskFields } from './ecs-task-status.js';
 
@@ -88,6 +89,12 @@ export interface EfsTaskVolumeSettings {
   roleNamePrefix: string;
   /** The waits between RunTask attempts while ECS cannot assume a new volume role yet (default ROLE_PROPAGATION_WAITS_MS). */
   roleWaitsMs?: readonly number[];
+  /**
+   * The image of the du sidecar a task with a mount carries (the volume chores' pinned busybox,
+   * lib/aws/volume-usage-sidecar.ts); without it a task has no sidecar, as before, and its volume
+   * is measured by chores.
+   */
+  usageSidecarImage?: string;
 }
 
 /**
@@ -365,7 +372,8 @@ function mountsFingerprint(mounts: readonly TaskMount[]): string {
  * role is the volume's own, whose only permission is ClientMount/ClientWrite through that access
  * point (lib/aws/efs-volume-access.ts; https://docs.aws.amazon.com/AmazonECS/latest/developerguide/efs-volumes.html).
  * A task has one role, so a task mounts one volume here; more is refused until roles are made per
- * set of volumes (docs/volumes.md, "Volumes on AWS").
+ * set of volumes (docs/volumes.md, "Volumes on AWS"). Where the deployment names the sidecar's
+ * image, the task carries the du sidecar beside the app, the volume mounted read-only at /data.
  */
 export function withEfsVolumes(
   input: RegisterTaskDefinitionCommandInput,
@@ -382,18 +390,24 @@ export function withEfsVolumes(
     ...input,
     taskRoleArn: volumeRoleArn(settings.clusterArn, volumes.roleNamePrefix, mount.volumeId),
     volumes: [{ name: volumeName, efsVolumeConfiguration: efsVolumeFor(volumes.fileSystemId, mount.backendRef) }],
-    containerDefinitions: input.containerDefinitions!.map((container) => ({
-      ...container,
-      mountPoints: [{ sourceVolume: volumeName, containerPath: mount.path, readOnly: false }],
-    })),
+    containerDefinitions: [
+      ...input.containerDefinitions!.map((container) => ({
+        ...container,
+        mountPoints: [{ sourceVolume: volumeName, containerPath: mount.path, readOnly: false }],
+      })),
+      ...(volumes.usageSidecarImage ? [volumeUsageSidecar(volumes.usageSidecarImage, volumeName, settings.taskDefinitions)] : []),
+    ],
   };
 }
 
-/** Whether a registered revision is the one this deployment would register now (roles, logs, image, port). */
+/** Whether a registered revision is the one this deployment would register now (roles, logs, image, port, the du sidecar). */
 function sameDefinition(existing: TaskDefinition, wanted: RegisterTaskDefinitionCommandInput): boolean {
   const container = existing.containerDefinitions?.[0];
   const wantedContainer = wanted.containerDefinitions![0]!;
-  if (!container || existing.containerDefinitions?.length !== 1) return false;
+  if (!container || existing.containerDefinitions?.length !== wanted.containerDefinitions!.length) return false;
+  const sidecar = existing.containerDefinitions.find((candidate) => candidate.name === VOLUME_USAGE_CONTAINER_NAME);
+  const wantedSidecar = wanted.containerDefinitions!.find((candidate) => candidate.name === VOLUME_USAGE_CONTAINER_NAME);
+  if (JSON.stringify(sidecar?.command) !== JSON.stringify(wantedSidecar?.command) || sidecar?.image !== wantedSidecar?.image) return false;
   const options = container.logConfiguration?.options ?? {};
   return (
     (existing.taskRoleArn ?? undefined) === wanted.taskRoleArn &&

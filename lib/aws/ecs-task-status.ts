@@ -2,6 +2,7 @@ import type { TaskEndpoint } from '../dns-routes/app-routes.js';
 import type { TaskStatus } from '../containers/runtime.js';
 import { PROBE_STOP_PREFIX } from '../containers/task-events.js';
 import { isUuid } from '../ids.js';
+import { VOLUME_USAGE_CONTAINER_NAME } from './efs-volume-access.js';
 
 /*
  * Kept apart from lib/aws/ecs-runtime.ts, which creates the ECS client: the task state
@@ -19,17 +20,23 @@ export interface EcsTaskFields {
   stopCode?: string;
   stoppedReason?: string;
   taskDefinitionArn?: string;
-  /** The task's containers (ours hold one): exit code, the runtime's reason, the memory limit. */
+  /** The task's containers (the app's, and with a mount the du sidecar): exit code, the runtime's reason, the memory limit. */
   containers?: Array<{ exitCode?: number; reason?: string; memory?: string | number; name?: string }>;
   overrides?: { containerOverrides?: Array<{ memory?: number }> };
 }
+
+/**
+ * The app's container: the one that is not the du sidecar (lib/aws/volume-usage-sidecar.ts), whose
+ * exit code and reason say nothing of the app (ECS lists a task's containers in no promised order).
+ */
+const appContainerOf = (task: EcsTaskFields) => task.containers?.find((container) => container.name !== VOLUME_USAGE_CONTAINER_NAME);
 
 /** A task as the domain sees it; undefined for tasks not started for a container (startedBy is not a container id). */
 export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
   if (!task.taskArn || !task.startedBy || !isUuid(task.startedBy)) return undefined;
   if (typeof task.version !== 'number' || !task.lastStatus) return undefined;
   const startedAt = task.startedAt instanceof Date ? task.startedAt.toISOString() : task.startedAt;
-  const exitCode = task.containers?.find((container) => typeof container.exitCode === 'number')?.exitCode;
+  const exitCode = appContainerOf(task)?.exitCode;
   // The readiness probe's own stops (not ready in time, failing health checks) are failures of the
   // task, not stops on request: they go through the restart policy with the probe's words.
   const probeStop = task.stopCode === 'UserInitiated' && task.stoppedReason?.startsWith(PROBE_STOP_PREFIX) === true;
@@ -67,7 +74,7 @@ const withDetail = (words: string, text: string): string => clip(detailOf(text) 
  */
 export function reasonOf(task: EcsTaskFields): string | undefined {
   if (task.lastStatus !== 'STOPPED' && task.desiredStatus !== 'STOPPED') return undefined;
-  const container = task.containers?.[0];
+  const container = appContainerOf(task);
   const stopped = task.stoppedReason ?? '';
   const containerReason = container?.reason ?? '';
   const said = `${containerReason}\n${stopped}`;

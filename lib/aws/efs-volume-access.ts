@@ -55,6 +55,15 @@ export const volumeChoreFamilyPrefix = (volumeRolePrefix: string): string => `${
 /** The container of a chore's task definition; awslogs names its streams `<prefix>/chore/<task id>`, which the stack lets the measures read. */
 export const VOLUME_CHORE_CONTAINER_NAME = 'chore';
 
+/**
+ * The du sidecar of a container's task that mounts a volume (docs/volumes.md, "Volumes on AWS"):
+ * its container name and its awslogs stream prefix, apart from the app's, so its streams are
+ * `volume-usage/volume-usage/<task id>`: the app's logs API reads `<app prefix>/<app>/<task id>`
+ * only and never shows its lines, and the stack lets the measures read these streams and no other.
+ */
+export const VOLUME_USAGE_CONTAINER_NAME = 'volume-usage';
+export const VOLUME_USAGE_STREAM_PREFIX = 'volume-usage';
+
 /** The role ARN of a volume, in the account and partition of any ARN of that deployment (the cluster's). */
 export function volumeRoleArn(anyArnOfAccount: string, prefix: string, volumeId: string): string {
   const [, partition, , , account] = anyArnOfAccount.split(':');

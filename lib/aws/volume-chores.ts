@@ -217,6 +217,15 @@ export class EcsVolumeChores {
     return { state: 'failed', reason: `${task.stopCode ?? 'Stopped'}: ${task.stoppedReason ?? 'no reason given'}${exit}`, ...ran };
   }
 
+  /** The names of a task's containers (DescribeTasks); none for a task ECS no longer knows. */
+  async containerNamesOf(taskArn: string): Promise<string[]> {
+    const output = await busyWhenThrottled(
+      this.client.send(new DescribeTasksCommand({ cluster: this.settings.clusterArn, tasks: [taskArn] })),
+    );
+    const task = output.tasks?.find((candidate) => candidate.taskArn === taskArn);
+    return (task?.containers ?? []).flatMap((container) => (container.name ? [container.name] : []));
+  }
+
   /**
    * The chore's definition for one volume: the volume's role as the task role, its access point
    * mounted with TLS and IAM authorization (efsVolumeFor, as a container's task mounts it), the

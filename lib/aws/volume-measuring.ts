@@ -7,10 +7,13 @@ export type { MeasureVolumeJob } from './deferred-jobs.js';
 
 /*
  * `used_gb` on AWS (docs/volumes.md, "Volumes on AWS"): EFS meters a file system, never an access
- * point, so a mounted volume is measured by its own chore task (the volume's role, its access point
- * at /data) running `du -sk /data`, every VOLUME_MEASURE_TIMES.periodMs while a container's task
- * mounts it, and once more after that task has stopped; a detached volume is not written, so it is
- * not measured. du's line reaches us through the chore's log stream (CloudWatch Logs GetLogEvents),
+ * point, so a mounted volume is measured by `du -sk /data` on its own access point. A container's
+ * task that carries the du sidecar (lib/aws/volume-usage-sidecar.ts) prints it every 30 s to a
+ * stream of its own, and its measure reads that stream's last line every
+ * VOLUME_MEASURE_TIMES.sidecarPeriodMs; a task registered before the sidecar is measured by a chore
+ * task (the volume's role, its access point at /data) every VOLUME_MEASURE_TIMES.periodMs. Either
+ * way the volume is measured once more by a chore after that task has stopped; a detached volume is
+ * not written, so it is not measured. du's line reaches us through CloudWatch Logs (GetLogEvents),
  * where it may land late or, rarely, never: a measure without its line is skipped, the next one
  * counts. A volume past its size stops its container's task with the reason its owner reads.
  */
@@ -19,8 +22,10 @@ export type { MeasureVolumeJob } from './deferred-jobs.js';
 export const MEASURE_VOLUME_COMMAND: readonly string[] = ['du', '-sk', VOLUME_CHORE_MOUNT_PATH];
 
 export interface VolumeMeasureTimes {
-  /** Between two measures of a mounted volume: the period within which `used_gb` is current. */
+  /** Between two measures by chore of a volume mounted by a task without the du sidecar (registered before it). */
   periodMs: number;
+  /** Between two reads of a task's du sidecar line, and before a chain's first measure: the period within which `used_gb` is current. */
+  sidecarPeriodMs: number;
   /** Between two looks at a running chore, or at its log stream for du's line. */
   pollMs: number;
   /** Looks at the log stream after the chore stopped before its line counts as lost. */
@@ -28,11 +33,13 @@ export interface VolumeMeasureTimes {
 }
 
 /**
- * Every 5 minutes: a chore is a Fargate task billed for at least a minute
+ * A task's du sidecar is read every minute (the issue's "current within a minute"; it prints twice
+ * in that time, so one line lost still leaves one). A chore, for a task without the sidecar, every
+ * 5 minutes: a chore is a Fargate task billed for at least a minute
  * (https://aws.amazon.com/fargate/pricing/), so a period of a minute would cost a mounted volume as
  * much as a smallest container running all month; docs/volumes.md gives the figures.
  */
-export const VOLUME_MEASURE_TIMES: VolumeMeasureTimes = { periodMs: 300_000, pollMs: 10_000, lineLooks: 6 };
+export const VOLUME_MEASURE_TIMES: VolumeMeasureTimes = { periodMs: 300_000, sidecarPeriodMs: 60_000, pollMs: 10_000, lineLooks: 6 };
 
 /** The container a measure is for, as its record says now. */
 export interface MeasuredContainer {
@@ -45,6 +52,10 @@ export interface VolumeMeasuringDeps {
   chores: { run(volume: ChoreVolume, command: readonly string[]): Promise<string>; outcome(taskArn: string): Promise<ChoreOutcome> };
   /** du's line from a chore's log stream, if it has landed. */
   measuredLine(choreTaskArn: string): Promise<string | undefined>;
+  /** Whether a container's task carries the du sidecar (its definition was registered with it); false for a task ECS forgot. */
+  hasUsageSidecar(taskArn: string): Promise<boolean>;
+  /** The last line of a container's task's du sidecar stream that has landed, with the time it was written. */
+  usageLine(taskArn: string): Promise<{ message: string; timestamp: number } | undefined>;
   container(containerId: string): Promise<MeasuredContainer | undefined>;
   volume(volumeId: string): Promise<{ sizeGb: number; attachedTo: string | null; usedAt: string | null } | undefined>;
   recordUsage(volumeId: string, usedBytes: number, at: string): Promise<void>;
@@ -90,10 +101,42 @@ export class VolumeMeasuring {
     return beginVolumeMeasures(this.deps, this.times, { containerId, taskArn, accessPointOf });
   }
 
-  /** One delivery of the job. Idempotent: a job delivered twice looks at the same chore, and a second record of one measure is the same. */
+  /** One delivery of the job. Idempotent: a job delivered twice looks at the same chore or line, and a second record of one measure is the same. */
   async continue(job: MeasureVolumeJob): Promise<MeasureVolumeOutcome> {
-    if (!job.choreTaskArn) return this.measure(job);
-    const outcome = await this.deps.chores.outcome(job.choreTaskArn);
+    if (job.choreTaskArn) return this.followChore(job, job.choreTaskArn);
+    // After the task stopped its sidecar prints no more: the last measure is a chore's, whatever the task carried.
+    if (job.last) return this.measure(job);
+    // Asked once per chain (DescribeTasks), then carried by the job: a task's containers never change.
+    const sidecar = job.sidecar ?? (await this.deps.hasUsageSidecar(job.containerTaskArn));
+    return sidecar ? this.readSidecar({ ...job, sidecar }) : this.measure({ ...job, sidecar });
+  }
+
+  /** Reads the sidecar's last du line, unless the chain has ended; a line older than a period is no measure of now. */
+  private async readSidecar(job: MeasureVolumeJob): Promise<MeasureVolumeOutcome> {
+    const volume = await this.deps.volume(job.volumeId);
+    if (!volume || volume.attachedTo !== job.containerId) return 'ended';
+    const measuredAt = volume.usedAt ? Date.parse(volume.usedAt) : Number.NaN;
+    if (job.looks === 0 && this.now() - measuredAt < this.times.sidecarPeriodMs / 2) return 'ended';
+    const line = await this.deps.usageLine(job.containerTaskArn);
+    const fresh = line !== undefined && this.now() - line.timestamp <= this.times.sidecarPeriodMs;
+    const usedBytes = fresh ? usedBytesOf(line.message) : undefined;
+    if (usedBytes === undefined) return this.noLineYet(job);
+    return this.recorded(job, usedBytes);
+  }
+
+  /** A line that has not landed (late, lost, throttled) is looked for again; after the last look the measure is skipped, the next one counts. */
+  private async noLineYet(job: MeasureVolumeJob): Promise<MeasureVolumeOutcome> {
+    if (job.looks < this.times.lineLooks) {
+      await this.deps.send({ ...job, looks: job.looks + 1 }, this.times.pollMs);
+      return 'running';
+    }
+    log.warn("A volume's measure wrote no line that landed; the next measure is a period later", { volumeId: job.volumeId });
+    return this.next(job);
+  }
+
+  /** Follows a measure's chore task to its line. */
+  private async followChore(job: MeasureVolumeJob, choreTaskArn: string): Promise<MeasureVolumeOutcome> {
+    const outcome = await this.deps.chores.outcome(choreTaskArn);
     if (outcome.state === 'running') {
       await this.deps.send(job, this.times.pollMs);
       return 'running';
@@ -102,17 +145,15 @@ export class VolumeMeasuring {
       log.warn("Measuring a volume's use failed; the next measure is a period later", { volumeId: job.volumeId, reason: outcome.reason });
       return this.next(job);
     }
-    const line = await this.deps.measuredLine(job.choreTaskArn);
+    const line = await this.deps.measuredLine(choreTaskArn);
     const usedBytes = line === undefined ? undefined : usedBytesOf(line);
-    if (usedBytes === undefined) {
-      // awslogs delivers a stopped task's last lines a little late; a line that never lands skips this measure.
-      if (job.looks < this.times.lineLooks) {
-        await this.deps.send({ ...job, looks: job.looks + 1 }, this.times.pollMs);
-        return 'running';
-      }
-      log.warn("A volume's measure wrote no line that landed; the next measure is a period later", { volumeId: job.volumeId });
-      return this.next(job);
-    }
+    // awslogs delivers a stopped task's last lines a little late; a line that never lands skips this measure.
+    if (usedBytes === undefined) return this.noLineYet(job);
+    return this.recorded(job, usedBytes);
+  }
+
+  /** Records du's figure as the volume's use; past the volume's size, stops the container's task. */
+  private async recorded(job: MeasureVolumeJob, usedBytes: number): Promise<MeasureVolumeOutcome> {
     await this.deps.recordUsage(job.volumeId, usedBytes, new Date(this.now()).toISOString());
     const volume = await this.deps.volume(job.volumeId);
     const container = await this.deps.container(job.containerId);
@@ -143,7 +184,7 @@ export class VolumeMeasuring {
     const container = await this.deps.container(job.containerId);
     const { choreTaskArn: _, ...base } = job;
     if (container?.taskArn === job.containerTaskArn) {
-      await this.deps.send({ ...base, looks: 0 }, this.times.periodMs);
+      await this.deps.send({ ...base, looks: 0 }, job.sidecar ? this.times.sidecarPeriodMs : this.times.periodMs);
       return 'scheduled';
     }
     // What the task wrote until it stopped: measured once more, then the chain ends.
@@ -155,12 +196,13 @@ export class VolumeMeasuring {
 /**
  * Begins a chain of measures for a container's task that runs with a mount: by its RUNNING event,
  * or by the reconciler when that event was lost (it applies the task's status then), so a task
- * whose event never came is measured too. A chain begun twice for one task ends its second at its
+ * whose event never came is measured too. The first measure comes a sidecar period later (it finds
+ * out whether the task carries the sidecar). A chain begun twice for one task ends its second at its
  * first measure (the volume was measured within half a period).
  */
 export async function beginVolumeMeasures(
   deps: Pick<VolumeMeasuringDeps, 'container' | 'send'>,
-  times: Pick<VolumeMeasureTimes, 'periodMs'>,
+  times: Pick<VolumeMeasureTimes, 'sidecarPeriodMs'>,
   task: { containerId: string; taskArn: string; accessPointOf: (volumeId: string) => Promise<string | undefined> },
 ): Promise<boolean> {
   const container = await deps.container(task.containerId);
@@ -177,7 +219,7 @@ export async function beginVolumeMeasures(
       containerTaskArn: task.taskArn,
       looks: 0,
     },
-    times.periodMs,
+    times.sidecarPeriodMs,
   );
   return true;
 }

@@ -8,7 +8,12 @@ import { ecsWorkloadFrom } from './ecs-workload.js';
  * The ECS runtime for these settings, which are checked here: a function that starts tasks fails its cold start without them.
  * `client`: this process's shared client unless given (a simulated function instance brings its own).
  */
-export function ecsRuntimeFrom(settings: Config, client?: ECSClient): EcsRuntime {
+export function ecsRuntimeFrom(
+  settings: Config,
+  client?: ECSClient,
+  /** `usageSidecar: false`: task definitions as registered before the du sidecar (a test of a task that still runs one). */
+  options: { usageSidecar?: boolean } = {},
+): EcsRuntime {
   const workload = ecsWorkloadFrom(settings, (missing) => `CONTAINER_RUNTIME=ecs needs ${missing} (or set CONTAINER_RUNTIME=local)`);
   const imageCache = pullThroughCacheFrom(settings.IMAGE_PULL_THROUGH_REGISTRY, settings.IMAGE_PULL_THROUGH_RULES);
   const runtimeSettings = {
@@ -31,7 +36,14 @@ export function ecsRuntimeFrom(settings: Config, client?: ECSClient): EcsRuntime
       region: workload.region,
       ...(imageCache ? { imageCache } : {}),
       ...(settings.EFS_FILE_SYSTEM_ID
-        ? { volumes: { fileSystemId: settings.EFS_FILE_SYSTEM_ID, roleNamePrefix: settings.EFS_VOLUME_ROLE_PREFIX } }
+        ? {
+            volumes: {
+              fileSystemId: settings.EFS_FILE_SYSTEM_ID,
+              roleNamePrefix: settings.EFS_VOLUME_ROLE_PREFIX,
+              // The du sidecar runs the volume chores' pinned image (docs/volumes.md, "Volumes on AWS").
+              ...(options.usageSidecar === false ? {} : { usageSidecarImage: settings.VOLUME_CHORE_IMAGE }),
+            },
+          }
         : {}),
     },
   };

@@ -27,7 +27,7 @@ export function reconcilerWith(
   timing?: Pick<ReconcilerOptions, 'lostEventMarginMs'> & {
     routing?: { routes: Pick<AppRoutes, 'listPublished'>; requests: RouteRequests };
     /** The period of volume measures a task whose RUNNING event was lost begins (a test's shorter one). */
-    volumeMeasureTimes?: Pick<VolumeMeasureTimes, 'periodMs'>;
+    volumeMeasureTimes?: Pick<VolumeMeasureTimes, 'sidecarPeriodMs'>;
   },
 ): Reconciler {
   const { routing: ownRouting, volumeMeasureTimes, ...margins } = timing ?? {};

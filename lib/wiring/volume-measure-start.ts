@@ -12,7 +12,7 @@ import { volumeStore } from './volumes.js';
  */
 export function volumeMeasureStarterFrom(
   settings: Config,
-  options: { sqs?: SQSClient; times?: Pick<VolumeMeasureTimes, 'periodMs'> } = {},
+  options: { sqs?: SQSClient; times?: Pick<VolumeMeasureTimes, 'sidecarPeriodMs'> } = {},
 ): ((containerId: string, taskArn: string) => Promise<boolean>) | undefined {
   if (settings.CONTAINER_RUNTIME !== 'ecs' || !settings.TASK_EVENTS_QUEUE_URL) return undefined;
   const queueUrl = settings.TASK_EVENTS_QUEUE_URL;

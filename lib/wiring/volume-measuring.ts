@@ -1,9 +1,11 @@
 import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { lastLineOf } from '../aws/chore-logs.js';
+import { lastEventOf, lastLineOf } from '../aws/chore-logs.js';
+import { VOLUME_USAGE_CONTAINER_NAME } from '../aws/efs-volume-access.js';
 import { sendDeferredJob, sqsClient } from '../aws/sqs-deferred-work.js';
 import { VOLUME_MEASURE_TIMES, type VolumeMeasureTimes, VolumeMeasuring } from '../aws/volume-measuring.js';
+import { volumeUsageStreamOf } from '../aws/volume-usage-sidecar.js';
 import type { Config } from '../config.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
 import { containerStore } from './containers.js';
@@ -12,7 +14,7 @@ import { volumeStore } from './volumes.js';
 
 /**
  * Mounted volumes' measures (lib/aws/volume-measuring.ts) for these settings: their chores, du's
- * line from the chore's log stream, the volume and container records, the runtime that stops a
+ * line from the chore's or the task's du sidecar's log stream, the volume and container records, the runtime that stops a
  * container past its volume's size, and the task events queue the measures travel through.
  */
 export function volumeMeasuringFrom(
@@ -29,6 +31,8 @@ export function volumeMeasuringFrom(
     {
       chores,
       measuredLine: (choreTaskArn) => lastLineOf(logs, chores.logGroupName, chores.logStreamOf(choreTaskArn)),
+      hasUsageSidecar: async (taskArn) => (await chores.containerNamesOf(taskArn)).includes(VOLUME_USAGE_CONTAINER_NAME),
+      usageLine: (taskArn) => lastEventOf(logs, chores.logGroupName, volumeUsageStreamOf(taskArn)),
       container: async (containerId) => {
         const container = await containerStore.get(containerId);
         return container && { mounts: container.mounts ?? [], ...(container.taskArn ? { taskArn: container.taskArn } : {}) };

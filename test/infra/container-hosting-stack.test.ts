@@ -137,8 +137,9 @@ describe('ContainerHostingStack functions', () => {
         route.permissions.metrics === true ||
         route.permissions.logs === true ||
         route.permissions.volumeChores === true;
-      // The chore's busybox comes through the ECR Public pull-through rule; only the functions that run chores know it.
-      if (route.permissions.volumeChores)
+      // The chores' and the du sidecar's busybox comes through the ECR Public pull-through rule; every function that may
+      // register a task definition names it alike (a task with a mount carries the sidecar: docs/volumes.md).
+      if (usesContainers)
         expect(flatten(variables.VOLUME_CHORE_IMAGE), route.id).toMatch(
           /\/ecr-public\/docker\/library\/busybox:1\.37\.0@sha256:[0-9a-f]{64}$/,
         );
@@ -584,7 +585,7 @@ describe('ContainerHostingStack least privilege inside the table', () => {
     expect(allowed(taskStateChangedFunction.id, item('DeleteItem', container, ['pk', 'sk']))).toBe(false);
   });
 
-  it("lets the task state handler record a volume's measured use and change nothing else of it, and read only the chores' log streams", () => {
+  it("lets the task state handler record a volume's measured use and change nothing else of it, and read only the chores' and du sidecars' log streams", () => {
     // Prepare
     const volume = keys.volume(userId).pk;
     const taskState = statementsOfRole(template, functionOf(taskStateChangedFunction.id).roleLogicalId);
@@ -592,9 +593,9 @@ describe('ContainerHostingStack least privilege inside the table', () => {
     expect(allowed(taskStateChangedFunction.id, item('UpdateItem', volume, ['pk', 'sk', 'used_bytes', 'used_at']))).toBe(true);
     expect(allowed(taskStateChangedFunction.id, item('UpdateItem', volume, ['pk', 'sk', 'attached_to']))).toBe(false);
     expect(allowed(taskStateChangedFunction.id, item('UpdateItem', volume, ['pk', 'sk', 'size_gb']))).toBe(false);
-    expect(statementsWithAction(taskState, 'logs:GetLogEvents').map((statement) => flatten(statement.Resource))).toEqual([
-      expect.stringMatching(/:log-stream:app\/chore\/\*$/),
-    ]);
+    expect(statementsWithAction(taskState, 'logs:GetLogEvents').map((statement) => (statement.Resource as unknown[]).map(flatten))).toEqual(
+      [[expect.stringMatching(/:log-stream:app\/chore\/\*$/), expect.stringMatching(/:log-stream:volume-usage\/volume-usage\/\*$/)]],
+    );
   });
 
   it('gives the metadata route no table access at all', () => {

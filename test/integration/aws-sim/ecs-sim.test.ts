@@ -1,4 +1,11 @@
-import { DescribeTasksCommand, ListTasksCommand, RegisterTaskDefinitionCommand } from '@aws-sdk/client-ecs';
+import { GetLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
+import {
+  DescribeTasksCommand,
+  ListTasksCommand,
+  RegisterTaskDefinitionCommand,
+  RunTaskCommand,
+  StopTaskCommand,
+} from '@aws-sdk/client-ecs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ecsClient } from '../../../lib/aws/ecs-runtime.js';
 import type { TaskLaunch } from '../../../lib/containers/runtime.js';
@@ -157,6 +164,83 @@ describe('ECS tasks', () => {
     const before = sim.ecs.calls.get('ListTasks') ?? 0;
     await ecsClient.send(new ListTasksCommand({ cluster: runtimeSettings.clusterArn }));
     expect(sim.ecs.calls.get('ListTasks')).toBe(before + 1);
+  });
+});
+
+describe('ECS tasks with a non-essential container', () => {
+  const awslogs = (prefix: string) => ({
+    logDriver: 'awslogs' as const,
+    options: { 'awslogs-group': 'workload-logs', 'awslogs-region': 'us-east-1', 'awslogs-stream-prefix': prefix },
+  });
+
+  /** Registers an app and a non-essential `sidecar` running `script`, and runs it with the app's environment. */
+  async function runWithSidecar(script: string, env: Record<string, string> = {}): Promise<{ taskArn: string; taskId: string }> {
+    const { ecs } = clientsFor(sim);
+    const family = `sidecar-${newId()}`;
+    const registered = await ecs.send(
+      new RegisterTaskDefinitionCommand({
+        family,
+        requiresCompatibilities: ['FARGATE'],
+        networkMode: 'awsvpc',
+        cpu: '256',
+        memory: '512',
+        containerDefinitions: [
+          { name: 'app', image: 'sim/app:1', essential: true, portMappings: [{ containerPort: 8080 }], logConfiguration: awslogs('app') },
+          { name: 'sidecar', image: 'busybox', essential: false, command: ['sh', '-c', script], logConfiguration: awslogs('side') },
+        ],
+      }),
+    );
+    const run = await ecs.send(
+      new RunTaskCommand({
+        cluster: runtimeSettings.clusterArn,
+        taskDefinition: registered.taskDefinition!.taskDefinitionArn,
+        launchType: 'FARGATE',
+        startedBy: newId(),
+        overrides: { containerOverrides: [{ name: 'app', environment: Object.entries(env).map(([name, value]) => ({ name, value })) }] },
+      }),
+    );
+    const taskArn = run.tasks![0]!.taskArn!;
+    return { taskArn, taskId: taskArn.split('/').pop()! };
+  }
+
+  const containerNamed = (task: Record<string, any>, name: string) => task.containers.find((container: any) => container.name === name);
+
+  it('runs the second container beside the app, its lines in its own stream; its exit ends nothing, and StopTask ends both', async () => {
+    // Act
+    const { taskArn, taskId } = await runWithSidecar('echo measured; exit 3');
+
+    // Assess: the sidecar exited 3, the task runs on
+    const exited = await statusOf(taskArn, (task) => containerNamed(task, 'sidecar')?.exitCode !== undefined);
+    expect(exited.lastStatus).toBe('RUNNING');
+    expect(containerNamed(exited, 'sidecar')).toMatchObject({ lastStatus: 'STOPPED', exitCode: 3 });
+    expect(containerNamed(exited, 'app')).toMatchObject({ lastStatus: 'RUNNING' });
+    const { events } = await pollUntil(
+      () => clientsFor(sim).logs.send(new GetLogEventsCommand({ logGroupName: 'workload-logs', logStreamName: `side/sidecar/${taskId}` })),
+      (output) => (output.events?.length ?? 0) > 0,
+    );
+    expect(events!.map((event) => event.message)).toEqual(['measured']);
+    expect(sim.logs.streams.get(`app/app/${taskId}`)?.some((event) => event.message === 'measured') ?? false).toBe(false);
+
+    // Act: the task is stopped
+    await clientsFor(sim).ecs.send(new StopTaskCommand({ cluster: runtimeSettings.clusterArn, task: taskArn, reason: 'done' }));
+
+    // Assess
+    expect((await statusOf(taskArn, (task) => task.lastStatus === 'STOPPED')).stopCode).toBe('UserInitiated');
+  });
+
+  it("stops the task and its running second container when the app's container exits", async () => {
+    // Act: the sidecar would print forever; the app exits after 800 ms
+    const { taskArn } = await runWithSidecar('while true; do echo tick; sleep 0.2; done', { SIM_EXIT_AFTER_MS: '800', SIM_EXIT_CODE: '4' });
+
+    // Assess
+    const stopped = await statusOf(taskArn, (task) => task.lastStatus === 'STOPPED');
+    expect(stopped.stopCode).toBe('EssentialContainerExited');
+    expect(containerNamed(stopped, 'app').exitCode).toBe(4);
+    await pollUntil(
+      async () => sim.ecs.liveProcesses().some((task) => task.taskArn === taskArn),
+      (alive) => !alive,
+    );
+    expect(containerNamed(await statusOf(taskArn, () => true), 'sidecar')).toMatchObject({ lastStatus: 'STOPPED', exitCode: 143 });
   });
 });
 

@@ -10,7 +10,7 @@ import { runShutdown } from '../../../lib/local/lifecycle.js';
 import type { VolumeService } from '../../../lib/volumes/volume-service.js';
 import { volumeView } from '../../../lib/volumes/volume.js';
 import { volumeBackend as storageVolumeBackend } from '../../../lib/wiring/aws/volume-storage.js';
-import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
+import { ecsRuntimeFrom } from '../../../lib/wiring/ecs-runtime.js';
 import { containerServiceWith } from '../../../lib/wiring/containers.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
@@ -25,14 +25,16 @@ import { pollUntil } from '../../support/poll.js';
 import { simWorkload } from '../../support/workloads.js';
 
 /*
- * `used_gb` on AWS (issue 34 item 5, docs/volumes.md "Volumes on AWS"): EFS meters no access
+ * `used_gb` on AWS (issue 34 item 5, docs/volumes.md "Volumes on AWS") for a task registered before
+ * the du sidecar (volume-usage-sidecar.test.ts has the tasks that carry it): EFS meters no access
  * point, so the task state function measures a mounted volume with the volume's own chore task
  * running `du -sk /data` (on the directory the EFS simulator keeps for the access point), reads du's
  * line from the chore's log stream, and records it as the volume's use, a period after the
  * container's task started and every period while it runs. Task events come up to 3 s late; the
- * chore's lines land up to 1.5 s late, and the first du line never does. The period is shortened
- * to 3 s here (deployed: 5 minutes). A task whose RUNNING event is lost is measured too: the
- * reconciler, which applies the lost event, begins its measures.
+ * chore's lines land up to 1.5 s late, and the first du line never does. The periods are shortened
+ * to 3 s here (deployed: 5 minutes a chore, and the first measure a minute after the task started).
+ * A task whose RUNNING event is lost is measured too: the reconciler, which applies the lost event,
+ * begins its measures.
  */
 vi.hoisted(() => {
   const port = 20_000 + ((process.pid + 11) % 20_000);
@@ -72,7 +74,11 @@ beforeAll(async () => {
     route53: SIM_ROUTE53,
     iam: { requiredBoundaryArn: config.EFS_VOLUME_ROLE_BOUNDARY_ARN },
   });
-  measuring = volumeMeasuringFrom(config, containerRuntime, { times: { periodMs: 3000, pollMs: 500, lineLooks: 8 } });
+  // Task definitions as a deployment registered them before the du sidecar.
+  const containerRuntime = ecsRuntimeFrom(config, undefined, { usageSidecar: false });
+  measuring = volumeMeasuringFrom(config, containerRuntime, {
+    times: { periodMs: 3000, sidecarPeriodMs: 3000, pollMs: 500, lineLooks: 8 },
+  });
   const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, { volumeMeasuring: () => measuring });
   containers = containerServiceWith({ runtime: containerRuntime, deferredWork });
   volumes = volumeServiceWith(storageVolumeBackend);
@@ -82,7 +88,7 @@ beforeAll(async () => {
     // A lost event is applied 2 s after its task started (deployed: 15 s), and begins the measures of the period here.
     reconciler: reconcilerWith(containerRuntime, config, deferredWork, undefined, {
       lostEventMarginMs: 2000,
-      volumeMeasureTimes: { periodMs: 3000 },
+      volumeMeasureTimes: { sidecarPeriodMs: 3000 },
     }),
     taskStateInvocation: onOneInstance(handlers.taskEvent),
     probeInvocation: onOneInstance(handlers.probe),

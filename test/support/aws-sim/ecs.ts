@@ -117,6 +117,25 @@ export interface SimTask {
    * -delete` deletes real files. Its exit code is the container's.
    */
   command?: string[];
+  /**
+   * The task definition's non-essential containers (the du sidecar), each its command as a process
+   * of this machine, with mount paths pointing at the simulator's directories as a one-off
+   * command's do, writing to its own awslogs stream. Its exit ends nothing; the task's stop ends it.
+   */
+  sidecars: SimSidecar[];
+  /** Where each EFS volume of the task's definition lives on this machine, by volume name, once mounted. */
+  volumeDirectories?: Record<string, string>;
+}
+
+/** A non-essential container of a task. */
+export interface SimSidecar {
+  name: string;
+  command: string[];
+  /** Container path by volume name, from its mountPoints. */
+  mountPoints: Array<{ sourceVolume: string; containerPath: string }>;
+  logStream: string;
+  process?: TaskProcess;
+  exitCode?: number;
 }
 
 /** An EFS volume of a task definition, as RegisterTaskDefinition takes it. */
@@ -174,7 +193,7 @@ export class EcsSim {
   private readonly buckets: Buckets;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly listeners: Array<(task: SimTask) => void> = [];
-  private readonly lineListeners: Array<(task: SimTask, line: string) => void> = [];
+  private readonly lineListeners: Array<(task: SimTask, line: string, logStream: string) => void> = [];
   private mounter: EfsMounter | undefined;
   private readonly failOnce: Array<(task: SimTask) => boolean> = [];
   private roleRefusal: ((roleArn: string) => string | undefined) | undefined;
@@ -216,8 +235,8 @@ export class EcsSim {
     this.roleRefusal = refusal;
   }
 
-  /** Called with every line a task's container writes (the awslogs driver). */
-  onTaskLine(listener: (task: SimTask, line: string) => void): void {
+  /** Called with every line a task's containers write, with the container's awslogs stream (the awslogs driver). */
+  onTaskLine(listener: (task: SimTask, line: string, logStream: string) => void): void {
     this.lineListeners.push(listener);
   }
 
@@ -365,6 +384,7 @@ export class EcsSim {
       ...(definition.body.taskRoleArn ? { taskRoleArn: definition.body.taskRoleArn } : {}),
       mounts: [],
       ...(oneOffCommand ? { command: oneOffCommand } : {}),
+      sidecars: sidecarsOf(definition.body.containerDefinitions ?? [], taskId),
     };
     this.tasks.set(taskArn, task);
     if (tokenKey) this.clientTokens.set(tokenKey, taskArn);
@@ -439,12 +459,13 @@ export class EcsSim {
       environment,
       {
         onLine: (_stream, line) => {
-          for (const listener of this.lineListeners) listener(task, line);
+          for (const listener of this.lineListeners) listener(task, line, task.logStream);
         },
         onExit: (code, signal) => this.containerExited(task, code, signal),
       },
       argv,
     );
+    for (const sidecar of task.sidecars) this.startSidecar(task, sidecar);
     this.change(task, { lastStatus: 'RUNNING', startedAt: Date.now() });
     if (task.behaviour.oomAfterMs !== undefined) {
       this.after(task.behaviour.oomAfterMs, () => {
@@ -452,6 +473,44 @@ export class EcsSim {
         task.containerReason = 'OutOfMemoryError: Container killed due to memory usage';
         task.process.kill('SIGKILL');
       });
+    }
+  }
+
+  /**
+   * A non-essential container: its exit is recorded and ends nothing ("If the essential parameter of
+   * a container is marked as false, its failure doesn't affect the rest of the containers in a
+   * task": ContainerDefinition, https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_ContainerDefinition.html).
+   * Its read-only mount is not enforced here: the sidecar only reads.
+   */
+  private startSidecar(task: SimTask, sidecar: SimSidecar): void {
+    const directories: Record<string, string> = {};
+    for (const point of sidecar.mountPoints) {
+      const directory = task.volumeDirectories?.[point.sourceVolume];
+      if (directory) directories[point.containerPath] = directory;
+    }
+    sidecar.process = new TaskProcess(
+      task.address,
+      {},
+      {
+        onLine: (_stream, line) => {
+          for (const listener of this.lineListeners) listener(task, line, sidecar.logStream);
+        },
+        onExit: (code, signal) => {
+          sidecar.exitCode = code ?? (signal === 'SIGKILL' ? 137 : signal === 'SIGTERM' ? 143 : 1);
+        },
+      },
+      withMountDirectories(sidecar.command, directories),
+      { group: true },
+    );
+  }
+
+  /** The task is stopping: its other containers get SIGTERM, then SIGKILL after the stop timeout, as ECS stops every container of a task. */
+  private stopSidecars(task: SimTask): void {
+    for (const sidecar of task.sidecars) {
+      const process = sidecar.process;
+      if (!process || process.exited) continue;
+      process.kill('SIGTERM');
+      this.after(this.options.stopTimeoutMs ?? 2000, () => process.kill('SIGKILL'));
     }
   }
 
@@ -500,6 +559,7 @@ export class EcsSim {
       };
       if ('failure' in mounted) return mounted.failure;
       const path = mountPoints.find((point) => point.sourceVolume === volume.name)?.containerPath;
+      task.volumeDirectories = { ...task.volumeDirectories, [volume.name]: mounted.directory };
       if (path) {
         const accessPointId = volume.efsVolumeConfiguration.authorizationConfig?.accessPointId;
         task.mounts.push({ path, fileSystemId: volume.efsVolumeConfiguration.fileSystemId, ...(accessPointId ? { accessPointId } : {}) });
@@ -520,6 +580,8 @@ export class EcsSim {
       task.stoppedReason = 'Essential container in task exited';
       task.stoppingAt = Date.now();
     }
+    // The essential container exited: ECS stops the task's other containers.
+    this.stopSidecars(task);
     this.finish(task);
   }
 
@@ -548,6 +610,7 @@ export class EcsSim {
     task.stopCode = stopCode;
     task.stoppedReason = reason;
     task.stoppingAt = Date.now();
+    this.stopSidecars(task);
     if (task.process && !task.process.exited) {
       this.change(task, { lastStatus: 'DEACTIVATING' });
       task.process.kill('SIGTERM');
@@ -645,6 +708,13 @@ export class EcsSim {
             ? [{ attachmentId: `eni-attachment-${task.taskId.slice(0, 8)}`, privateIpv4Address: task.address }]
             : [],
         },
+        ...task.sidecars.map((sidecar) => ({
+          containerArn: `${task.taskArn.replace(':task/', ':container/')}/${sidecar.name}`,
+          taskArn: task.taskArn,
+          name: sidecar.name,
+          lastStatus: sidecar.process && !sidecar.process.exited ? 'RUNNING' : sidecar.process ? 'STOPPED' : 'PENDING',
+          ...(sidecar.exitCode !== undefined ? { exitCode: sidecar.exitCode } : {}),
+        })),
       ],
     };
   }
@@ -676,13 +746,34 @@ export class EcsSim {
   close(): void {
     this.closed = true;
     for (const timer of this.timers) clearTimeout(timer);
-    for (const task of this.tasks.values()) task.process?.kill('SIGKILL');
+    for (const task of this.tasks.values()) {
+      task.process?.kill('SIGKILL');
+      for (const sidecar of task.sidecars) sidecar.process?.kill('SIGKILL');
+    }
   }
 
-  /** Tasks whose container process is alive (for tests: nothing left behind). */
+  /** Tasks with a container process alive, the essential one's or another's (for tests: nothing left behind). */
   liveProcesses(): SimTask[] {
-    return [...this.tasks.values()].filter((task) => task.process && !task.process.exited);
+    return [...this.tasks.values()].filter(
+      (task) => (task.process && !task.process.exited) || task.sidecars.some((sidecar) => sidecar.process && !sidecar.process.exited),
+    );
   }
+}
+
+/** A task definition's non-essential containers with a command, as the task runs them; their streams are `<prefix>/<name>/<task id>`. */
+function sidecarsOf(containers: any[], taskId: string): SimSidecar[] {
+  return containers
+    .slice(1)
+    .filter((container) => container.essential === false && Array.isArray(container.command) && container.command.length > 0)
+    .map((container) => ({
+      name: String(container.name),
+      command: container.command.map(String),
+      mountPoints: (container.mountPoints ?? []).map((point: any) => ({
+        sourceVolume: String(point.sourceVolume),
+        containerPath: String(point.containerPath),
+      })),
+      logStream: `${container.logConfiguration?.options?.['awslogs-stream-prefix']}/${container.name}/${taskId}`,
+    }));
 }
 
 /** A one-off task's argv with each mount path (or path under one) pointing at the simulator's directory for that mount. */

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -24,19 +25,34 @@ export interface TaskProcessEvents {
   onExit(exitCode: number | null, signal: NodeJS.Signals | null): void;
 }
 
+/** util-linux's setpriv, where this machine has it: a looping container's shell then dies with the test process, however that ends. */
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
+
 /**
  * A task's container: Node running task-app.mjs, bound to `host`, with exactly the task's
  * environment; or, for a one-off task, its command (`argv`) as a process of this machine.
+ * `group`: the command runs in a process group of its own, and a kill reaches all of it (a
+ * sidecar's shell and the sleep it waits on), as stopping a container ends all its processes.
  */
 export class TaskProcess {
   private readonly child: ChildProcess;
+  private readonly group: boolean;
   exited = false;
 
-  constructor(host: string, environment: Record<string, string>, events: TaskProcessEvents, argv?: readonly string[]) {
-    const [file, ...args] = argv ?? [process.execPath, TASK_APP];
+  constructor(
+    host: string,
+    environment: Record<string, string>,
+    events: TaskProcessEvents,
+    argv?: readonly string[],
+    options: { group?: boolean } = {},
+  ) {
+    this.group = options.group === true;
+    const command = argv ?? [process.execPath, TASK_APP];
+    const [file, ...args] = this.group && SETPRIV ? [SETPRIV, '--pdeathsig', 'KILL', '--', ...command] : command;
     this.child = spawn(file!, args, {
       env: { ...environment, SIM_HOST: host, PATH: process.env.PATH ?? '' },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: this.group,
     });
     for (const stream of ['stdout', 'stderr'] as const) {
       createInterface({ input: this.child[stream]! }).on('line', (line) => events.onLine(stream, line));
@@ -54,6 +70,15 @@ export class TaskProcess {
   }
 
   kill(signal: NodeJS.Signals): void {
-    if (!this.exited) this.child.kill(signal);
+    if (this.exited) return;
+    if (!this.group || this.child.pid === undefined) {
+      this.child.kill(signal);
+      return;
+    }
+    try {
+      process.kill(-this.child.pid, signal);
+    } catch {
+      // The group has gone already.
+    }
   }
 }

@@ -369,6 +369,93 @@ describe('EcsRuntime task definitions per (image, port)', () => {
   });
 });
 
+describe('EcsRuntime task definitions with a volume: the du sidecar', () => {
+  const CHORE_IMAGE = '123456789012.dkr.ecr.eu-west-1.amazonaws.com/ecr-public/docker/library/busybox:1.37.0@sha256:bdf5';
+  const VOLUME_ID = '0190a1b2-0000-7000-8000-000000000001';
+  const mount = { volumeId: VOLUME_ID, path: '/srv/data', backendRef: 'fsap-0123456789abcdef0' };
+  const family = taskFamilyFor('workload', IMAGE, 8080, undefined, [mount]);
+  const arn = (revision: number) => `arn:aws:ecs:eu-west-1:123456789012:task-definition/${family}:${revision}`;
+  const withVolumes = (usageSidecarImage?: string) =>
+    new EcsRuntime({
+      ...SETTINGS,
+      taskDefinitions: {
+        ...SETTINGS.taskDefinitions,
+        volumes: { fileSystemId: 'fs-0123456789abcdef0', roleNamePrefix: 'vol', ...(usageSidecarImage ? { usageSidecarImage } : {}) },
+      },
+    });
+
+  beforeEach(() => {
+    ecsMock.on(RunTaskCommand).resolves({ tasks: [{ taskArn: TASK_ARN }], failures: [] });
+  });
+
+  it("registers a task with a mount with a second, non-essential container: the chore image printing du of the volume, mounted read-only, every 30 s to streams of its own, under the volume's role alone", async () => {
+    // Prepare
+    ecsMock
+      .on(DescribeTaskDefinitionCommand)
+      .rejects(Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' }));
+    ecsMock.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: arn(1) } });
+
+    // Act
+    await withVolumes(CHORE_IMAGE).runTask(launch({ mounts: [mount] }));
+
+    // Assess
+    const registered = ecsMock.commandCalls(RegisterTaskDefinitionCommand)[0]!.args[0].input;
+    expect(registered.taskRoleArn).toBe(`arn:aws:iam::123456789012:role/container-hosting/volumes/vol-${VOLUME_ID}`);
+    expect(registered.containerDefinitions).toEqual([
+      {
+        ...registration(IMAGE, 8080).containerDefinitions![0],
+        mountPoints: [{ sourceVolume: `volume-${VOLUME_ID}`, containerPath: '/srv/data', readOnly: false }],
+      },
+      {
+        name: 'volume-usage',
+        image: CHORE_IMAGE,
+        essential: false,
+        command: ['sh', '-c', 'while true; do du -sk "$1"; sleep 30; done', 'volume-usage', '/data'],
+        mountPoints: [{ sourceVolume: `volume-${VOLUME_ID}`, containerPath: '/data', readOnly: true }],
+        logConfiguration: {
+          logDriver: 'awslogs',
+          options: { 'awslogs-group': 'workload-logs', 'awslogs-region': 'eu-west-1', 'awslogs-stream-prefix': 'volume-usage' },
+        },
+      },
+    ]);
+    // RunTask sizes and sets up the app's container only: the sidecar's share comes out of the task's.
+    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input.overrides!.containerOverrides!.map((override) => override.name)).toEqual([
+      'app',
+    ]);
+  });
+
+  it("registers a new revision with the sidecar when the family's ACTIVE one was registered before it (one container), and reuses one that has it", async () => {
+    // Prepare: the family's revision 1, as a runtime without the sidecar registered it
+    ecsMock
+      .on(DescribeTaskDefinitionCommand)
+      .rejects(Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' }));
+    ecsMock.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: arn(1) } });
+    await withVolumes().runTask(launch({ mounts: [mount] }));
+    const before = ecsMock.commandCalls(RegisterTaskDefinitionCommand)[0]!.args[0].input;
+    expect(before.containerDefinitions).toHaveLength(1);
+    ecsMock.reset();
+    ecsMock.on(RunTaskCommand).resolves({ tasks: [{ taskArn: TASK_ARN }], failures: [] });
+    ecsMock.on(DescribeTaskDefinitionCommand).resolves({ taskDefinition: { ...before, taskDefinitionArn: arn(1), status: 'ACTIVE' } });
+    ecsMock.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: arn(2) } });
+
+    // Act
+    await withVolumes(CHORE_IMAGE).runTask(launch({ mounts: [mount] }));
+
+    // Assess: revision 2 carries the sidecar, and runs
+    const after = ecsMock.commandCalls(RegisterTaskDefinitionCommand)[0]!.args[0].input;
+    expect(after.containerDefinitions!.map((container) => container.name)).toEqual(['app', 'volume-usage']);
+    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input.taskDefinition).toBe(arn(2));
+
+    // Act: another function instance finds revision 2 and registers nothing
+    ecsMock.reset();
+    ecsMock.on(RunTaskCommand).resolves({ tasks: [{ taskArn: TASK_ARN }], failures: [] });
+    ecsMock.on(DescribeTaskDefinitionCommand).resolves({ taskDefinition: { ...after, taskDefinitionArn: arn(2), status: 'ACTIVE' } });
+    await withVolumes(CHORE_IMAGE).runTask(launch({ mounts: [mount] }));
+    expect(ecsMock.commandCalls(RegisterTaskDefinitionCommand)).toHaveLength(0);
+    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input.taskDefinition).toBe(arn(2));
+  });
+});
+
 describe('EcsRuntime image pulls through the ECR cache', () => {
   it('registers the cached reference of a Docker Hub shorthand image, in a family named after the image as the user gave it', async () => {
     // Prepare

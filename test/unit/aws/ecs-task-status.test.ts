@@ -104,3 +104,28 @@ describe('taskStatusFromEcs: why a task stopped, in words its owner can act on',
     expect(running).not.toHaveProperty('exitCode');
   });
 });
+
+describe('taskStatusFromEcs with the du sidecar', () => {
+  it("reads the app's exit code and reason, never the sidecar's, whichever ECS lists first", () => {
+    // Prepare: the app exited 3; ECS then stopped the sidecar (143), and lists it first
+    const task: EcsTaskFields = {
+      taskArn: 'arn:aws:ecs:us-east-1:123456789012:task/workloads/0123456789abcdef0123456789abcdef',
+      startedBy: '0190a3e4-5b6c-7d8e-9f01-23456789abcd',
+      version: 5,
+      lastStatus: 'STOPPED',
+      desiredStatus: 'STOPPED',
+      stopCode: 'EssentialContainerExited',
+      stoppedReason: 'Essential container in task exited',
+      containers: [
+        { name: 'volume-usage', exitCode: 143 },
+        { name: 'app', exitCode: 3 },
+      ],
+    };
+
+    // Act
+    const status = taskStatusFromEcs(task);
+
+    // Assess
+    expect(status).toMatchObject({ exitCode: 3, reason: 'exited with code 3' });
+  });
+});

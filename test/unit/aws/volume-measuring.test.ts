@@ -6,26 +6,51 @@ import { usedBytesOf, VolumeMeasuring, type VolumeMeasuringDeps } from '../../..
 const volumeId = '0190f1c2-0000-7000-8000-0000000000a1';
 const containerId = '0190f1c2-0000-7000-8000-0000000000c1';
 const containerTaskArn = 'arn:aws:ecs:us-east-1:123456789012:task/workloads/aaaa';
-const times = { periodMs: 300_000, pollMs: 10_000, lineLooks: 2 };
+const times = { periodMs: 300_000, sidecarPeriodMs: 60_000, pollMs: 10_000, lineLooks: 2 };
+const NOW = Date.parse('2026-11-28T22:00:00Z');
 const GB = 1024 ** 3;
 
 /** A measure's world: one volume of 1 GB mounted by one container whose task runs, and a chore that stops with du's line. */
-function world(options: { usedKib: number; line?: string | undefined; containerTask?: string; usedAt?: string | null }) {
+function world(options: {
+  usedKib: number;
+  line?: string | undefined;
+  containerTask?: string;
+  usedAt?: string | null;
+  /** The task carries the du sidecar, whose last landed line was written `sidecarLineAgeMs` ago (none: no line yet). */
+  sidecar?: boolean;
+  sidecarLineAgeMs?: number;
+}) {
   const sent: Array<{ job: MeasureVolumeJob; delayMs: number }> = [];
   const stopped: Array<{ taskArn: string; reason: string }> = [];
   const recorded: number[] = [];
+  const chores: string[] = [];
+  const asked: string[] = [];
   const outcome: ChoreOutcome = { state: 'succeeded' };
   const deps: VolumeMeasuringDeps = {
-    chores: { run: async () => 'arn:chore/1', outcome: async () => outcome },
+    chores: {
+      run: async () => {
+        chores.push('arn:chore/1');
+        return 'arn:chore/1';
+      },
+      outcome: async () => outcome,
+    },
     measuredLine: async () => ('line' in options ? options.line : `${options.usedKib}\t/data`),
+    hasUsageSidecar: async (taskArn) => {
+      asked.push(taskArn);
+      return options.sidecar === true;
+    },
+    usageLine: async () =>
+      options.sidecarLineAgeMs === undefined
+        ? undefined
+        : { message: `${options.usedKib}\t/data`, timestamp: NOW - options.sidecarLineAgeMs },
     container: async () => ({ mounts: [{ volume: volumeId }], taskArn: options.containerTask ?? containerTaskArn }),
     volume: async () => ({ sizeGb: 1, attachedTo: containerId, usedAt: options.usedAt ?? null }),
     recordUsage: async (_id, usedBytes) => void recorded.push(usedBytes),
     stopTask: async (taskArn, reason) => void stopped.push({ taskArn, reason }),
     send: async (job, delayMs) => void sent.push({ job, delayMs }),
-    now: () => Date.parse('2026-11-28T22:00:00Z'),
+    now: () => NOW,
   };
-  return { measuring: new VolumeMeasuring(deps, times), sent, stopped, recorded };
+  return { measuring: new VolumeMeasuring(deps, times), sent, stopped, recorded, chores, asked };
 }
 
 const stoppedChore: MeasureVolumeJob = {
@@ -100,6 +125,74 @@ describe('measuring a volume on AWS', () => {
     // Assess
     expect(outcome).toBe('ended');
     expect(sent).toEqual([]);
+  });
+
+  it("reads the du sidecar's last line of a task that carries it, records it, and reads again a minute later: no chore", async () => {
+    // Prepare: the chain's first measure, not yet knowing what the task carries
+    const { measuring, sent, recorded, chores, asked } = world({ usedKib: 5120, sidecar: true, sidecarLineAgeMs: 12_000 });
+    const { choreTaskArn: _, ...first } = stoppedChore;
+    // Act
+    const outcome = await measuring.continue(first);
+    // Assess: asked once, and the answer travels with the chain
+    expect(outcome).toBe('measured');
+    expect(asked).toEqual([containerTaskArn]);
+    expect(recorded).toEqual([5120 * 1024]);
+    expect(chores).toEqual([]);
+    expect(sent).toEqual([{ job: { ...first, sidecar: true, looks: 0 }, delayMs: times.sidecarPeriodMs }]);
+    await measuring.continue(sent[0]!.job);
+    expect(asked).toHaveLength(1);
+  });
+
+  it('looks again for a sidecar line written within the period when the latest is older (lines lost or late), and skips the measure once none comes', async () => {
+    // Prepare: the last line that landed is older than a period
+    const { measuring, sent, recorded, chores } = world({ usedKib: 5120, sidecar: true, sidecarLineAgeMs: times.sidecarPeriodMs + 1 });
+    const { choreTaskArn: _, ...due } = { ...stoppedChore, sidecar: true };
+    // Act
+    const first = await measuring.continue(due);
+    const last = await measuring.continue({ ...due, looks: times.lineLooks });
+    // Assess
+    expect(first).toBe('running');
+    expect(sent[0]).toEqual({ job: { ...due, looks: 1 }, delayMs: times.pollMs });
+    expect(last).toBe('scheduled');
+    expect(sent[1]).toEqual({ job: { ...due, looks: 0 }, delayMs: times.sidecarPeriodMs });
+    expect(recorded).toEqual([]);
+    expect(chores).toEqual([]);
+  });
+
+  it("stops the container's task once the sidecar's du counts more than the volume's size", async () => {
+    // Prepare
+    const { measuring, stopped, sent } = world({ usedKib: (GB + 4096) / 1024, sidecar: true, sidecarLineAgeMs: 1000 });
+    const { choreTaskArn: _, ...due } = { ...stoppedChore, sidecar: true };
+    // Act
+    const outcome = await measuring.continue(due);
+    // Assess
+    expect(outcome).toBe('over-size');
+    expect(stopped).toEqual([{ taskArn: containerTaskArn, reason: `Readiness: volume ${volumeId} is over its size of 1 GB` }]);
+    expect(sent).toEqual([]);
+  });
+
+  it('measures a task without the sidecar (registered before it) by chore, a chore period apart', async () => {
+    // Prepare
+    const { measuring, sent, chores } = world({ usedKib: 10, sidecar: false });
+    const { choreTaskArn: _, ...first } = stoppedChore;
+    // Act
+    await measuring.continue(first);
+    await measuring.continue({ ...first, sidecar: false, choreTaskArn: 'arn:chore/1' });
+    // Assess
+    expect(chores).toEqual(['arn:chore/1']);
+    expect(sent.at(-1)).toEqual({ job: { ...first, sidecar: false, looks: 0 }, delayMs: times.periodMs });
+  });
+
+  it("measures a sidecar task's volume once more by chore after the task has gone: its sidecar prints no more", async () => {
+    // Prepare
+    const { measuring, chores, asked } = world({ usedKib: 10, sidecar: true, sidecarLineAgeMs: 1000 });
+    const { choreTaskArn: _, ...due } = { ...stoppedChore, sidecar: true };
+    // Act
+    const outcome = await measuring.continue({ ...due, last: true });
+    // Assess
+    expect(outcome).toBe('running');
+    expect(chores).toEqual(['arn:chore/1']);
+    expect(asked).toEqual([]);
   });
 
   it("reads du's kibibytes, and nothing from another line", () => {

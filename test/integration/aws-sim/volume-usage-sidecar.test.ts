@@ -124,7 +124,8 @@ async function mountedVolume(owner: Caller, name: string) {
   return { volume, container };
 }
 
-describe('used_gb within a minute on AWS: the du sidecar (issue 34 item 5)', () => {
+// Concurrent: each waits out the sidecar's real minute, and each watches its own volume and stream.
+describe.concurrent('used_gb within a minute on AWS: the du sidecar (issue 34 item 5)', () => {
   it("shows what the app wrote in used_gb within the sidecar's read period, read from its stream, with no chore task", async () => {
     // Prepare
     const owner = newUser();
@@ -156,7 +157,8 @@ describe('used_gb within a minute on AWS: the du sidecar (issue 34 item 5)', () 
     const owner = newUser();
     const { volume, container } = await mountedVolume(owner, 'sidecar-lost');
     const lostBefore = sim.faults.get('logs.lineLost');
-    sim.logs.loseNextLine((stream, message) => stream.startsWith('volume-usage/') && Number(message.split(/\s/)[0]) >= 3 * 1024);
+    const sidecarStream = volumeUsageStreamOf((await containers.get(owner, container.id)).taskArn!);
+    sim.logs.loseNextLine((stream, message) => stream === sidecarStream && Number(message.split(/\s/)[0]) >= 3 * 1024);
 
     // Act: the app writes 3 MiB to its volume
     expect(await toApp(container.hostname, '/files/data/lost.bin', { method: 'PUT', body: Buffer.alloc(3 * MiB, 5) })).toBe(201);

@@ -68,3 +68,11 @@ export function simBuildSettings(): Record<string, string> {
     BUILT_IMAGE_REPOSITORY: `${ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/builds`,
   };
 }
+
+/**
+ * Deploys on the simulator (test/support/conformance/deploys-on-ecs-sim.ts): simBuildSettings, a
+ * build timeout of 5 (simulated) minutes and a drain of half a second.
+ */
+export function simDeploySettings(): Record<string, string> {
+  return { ...simBuildSettings(), BUILD_TIMEOUT_S: '300', RESTART_DRAIN_MS: '500' };
+}

@@ -76,3 +76,13 @@ export function simBuildSettings(): Record<string, string> {
 export function simDeploySettings(): Record<string, string> {
   return { ...simBuildSettings(), BUILD_TIMEOUT_S: '300', RESTART_DRAIN_MS: '500' };
 }
+
+/** The stack's EFS file system (the simulator's one), its volume roles' boundary, and their name prefix `rolePrefix`. */
+export function simEfsSettings(rolePrefix: string): Record<string, string> {
+  return {
+    EFS_FILE_SYSTEM_ID: 'fs-0123456789abcdef0',
+    EFS_FILE_SYSTEM_ARN: `arn:aws:elasticfilesystem:us-east-1:${ACCOUNT}:file-system/fs-0123456789abcdef0`,
+    EFS_VOLUME_ROLE_BOUNDARY_ARN: `arn:aws:iam::${ACCOUNT}:policy/volume-role-boundary`,
+    EFS_VOLUME_ROLE_PREFIX: rolePrefix,
+  };
+}

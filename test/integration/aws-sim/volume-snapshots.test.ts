@@ -2,31 +2,23 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { volumeChoreFamilyPrefix, volumeRoleArn } from '../../../lib/aws/efs-volume-access.js';
 import type { VolumeSnapshots } from '../../../lib/aws/volume-snapshots.js';
 import { config } from '../../../lib/config.js';
 import type { Caller } from '../../../lib/containers/container.js';
-import type { ContainerService } from '../../../lib/containers/container-service.js';
 import { ConflictError, NotFoundError } from '../../../lib/errors.js';
-import { newId } from '../../../lib/ids.js';
 import type { VolumeBackend } from '../../../lib/volumes/volume-backend.js';
-import type { VolumeService } from '../../../lib/volumes/volume-service.js';
 import type { Snapshot } from '../../../lib/volumes/volume.js';
 import { volumeBackend as creatingVolumeBackend } from '../../../lib/wiring/aws/volume-creation.js';
 import { volumeBackend as snapshotVolumeBackend } from '../../../lib/wiring/aws/volume-snapshots.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
-import { containerServiceWith } from '../../../lib/wiring/containers.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
 import { volumeSnapshotsFrom } from '../../../lib/wiring/volume-snapshots.js';
-import { volumeServiceWith } from '../../../lib/wiring/volumes.js';
-import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
 import type { SimTask } from '../../support/aws-sim/ecs.js';
-import { type EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
-import { closeEcsSim, wiredEcsSimStack } from '../../support/conformance/wired-ecs-stack.js';
+import { newUser, useVolumesOnEcsSim } from '../../support/conformance/volumes-on-ecs-sim.js';
 import { pollUntil } from '../../support/poll.js';
-import { simWorkload } from '../../support/workloads.js';
 
 /*
  * Snapshots on AWS (issue 34 item 6, docs/volumes.md "Snapshots on AWS"), through the volume
@@ -38,93 +30,57 @@ import { simWorkload } from '../../support/workloads.js';
  * events queue. The job's poll is shortened to half a second here (deployed: 10 s).
  */
 await vi.hoisted(async () => {
-  const { ecsSimSettings } = await import('../../support/ecs-settings.js');
-  Object.assign(
-    process.env,
-    ecsSimSettings({
-      EFS_FILE_SYSTEM_ID: 'fs-0123456789abcdef0',
-      EFS_FILE_SYSTEM_ARN: 'arn:aws:elasticfilesystem:us-east-1:123456789012:file-system/fs-0123456789abcdef0',
-      EFS_VOLUME_ROLE_BOUNDARY_ARN: 'arn:aws:iam::123456789012:policy/volume-role-boundary',
-      EFS_VOLUME_ROLE_PREFIX: 'snap-vol',
-      SNAPSHOT_BUCKET: 'snapshots-bucket',
-    }),
-  );
+  const { ecsSimSettings, simEfsSettings } = await import('../../support/ecs-settings.js');
+  Object.assign(process.env, ecsSimSettings({ ...simEfsSettings('snap-vol'), SNAPSHOT_BUCKET: 'snapshots-bucket' }));
 });
 
-let sim: AwsSim;
-let stack: EcsSimStack;
-let containers: ContainerService;
-let volumes: VolumeService;
 let snapshots: VolumeSnapshots;
 
-beforeAll(async () => {
-  sim = await startAwsSim({
-    port: simPortFor(process.pid),
-    seed: 3406,
-    ecs: { provisioningMs: [200, 500], pendingMs: [300, 800], stopTimeoutMs: 2000 },
-    route53: SIM_ROUTE53,
-    iam: { requiredBoundaryArn: config.EFS_VOLUME_ROLE_BOUNDARY_ARN },
-    // The credentials this process's SDK clients sign with (test/support/setup-env.ts).
-    s3: { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } },
-  });
-  snapshots = volumeSnapshotsFrom(config, { times: { pollMs: 500, deadlineMs: 120_000, firstBackoffMs: 1000 } });
-  const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, { volumeSnapshots: () => snapshots });
-  containers = containerServiceWith({ runtime: containerRuntime, deferredWork });
-  // The snapshot functions' and the create function's backends as their bundles resolve them, with the job's poll shortened.
-  const backend: VolumeBackend = {
-    ...snapshotVolumeBackend,
-    create: async (volume, fromSnapshot) => {
-      const made = await creatingVolumeBackend.create(volume);
-      if (fromSnapshot)
-        await snapshots.startRestore(
-          { accountId: volume.accountId, volumeId: volume.volumeId, accessPointId: made.backendRef },
-          fromSnapshot,
-        );
-      return made;
-    },
-    snapshot: async (volume, snapshotId) => ({
-      accountId: volume.accountId,
-      volumeId: volume.volumeId,
-      snapshotId,
-      backendRef: await snapshots.start(
-        { accountId: volume.accountId, volumeId: volume.volumeId, accessPointId: volume.backendRef },
+const aws = useVolumesOnEcsSim({
+  seed: 3406,
+  hostnamePrefix: 'snap',
+  // The credentials this process's SDK clients sign with (test/support/setup-env.ts).
+  more: { s3: { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } },
+  functions: () => {
+    snapshots = volumeSnapshotsFrom(config, { times: { pollMs: 500, deadlineMs: 120_000, firstBackoffMs: 1000 } });
+    const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, { volumeSnapshots: () => snapshots });
+    // The snapshot functions' and the create function's backends as their bundles resolve them, with the job's poll shortened.
+    const backend: VolumeBackend = {
+      ...snapshotVolumeBackend,
+      create: async (volume, fromSnapshot) => {
+        const made = await creatingVolumeBackend.create(volume);
+        if (fromSnapshot)
+          await snapshots.startRestore(
+            { accountId: volume.accountId, volumeId: volume.volumeId, accessPointId: made.backendRef },
+            fromSnapshot,
+          );
+        return made;
+      },
+      snapshot: async (volume, snapshotId) => ({
+        accountId: volume.accountId,
+        volumeId: volume.volumeId,
         snapshotId,
-      ),
-    }),
-  };
-  volumes = volumeServiceWith(backend);
-  stack = wiredEcsSimStack(sim, containers, { handlers });
-}, 30_000);
-
-afterAll(() => closeEcsSim(stack, sim));
-
-const newUser = (): Caller => ({ userId: newId(), role: 'user' });
-let counter = 0;
-const spec = (volumeId: string) => simWorkload(`snap-${process.pid}-${(counter += 1)}`, [{ volume: volumeId, path: '/data' }]);
-
-const running = (caller: Caller, id: string) =>
-  pollUntil(
-    () => containers.get(caller, id),
-    (container) => container.state === 'running' || container.state === 'failed',
-    40_000,
-  );
-
-async function toApp(hostname: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: string } | undefined> {
-  const route = sim.route53.routes().find((candidate) => candidate.hostname === hostname && candidate.ip);
-  if (!route) return undefined;
-  const response = await fetch(`http://${route.ip}:8080${path}`, { ...init, signal: AbortSignal.timeout(2000) });
-  return { status: response.status, body: await response.text() };
-}
+        backendRef: await snapshots.start(
+          { accountId: volume.accountId, volumeId: volume.volumeId, accessPointId: volume.backendRef },
+          snapshotId,
+        ),
+      }),
+    };
+    return { backend, handlers };
+  },
+});
+const { running, toApp } = aws;
+const spec = (volumeId: string) => aws.workload([{ volume: volumeId, path: '/data' }]);
 
 const settled = (caller: Caller, volumeId: string, snapshotId: string): Promise<Snapshot> =>
   pollUntil(
-    () => volumes.getSnapshot(caller, volumeId, snapshotId),
+    () => aws.volumes.getSnapshot(caller, volumeId, snapshotId),
     (snapshot) => snapshot.state !== 'creating',
     60_000,
   );
 
 const choresOf = (volumeId: string): SimTask[] =>
-  [...sim.ecs.tasks.values()].filter((task) =>
+  [...aws.sim.ecs.tasks.values()].filter((task) =>
     task.family.startsWith(`${volumeChoreFamilyPrefix(config.EFS_VOLUME_ROLE_PREFIX)}-${volumeId}`),
   );
 
@@ -144,17 +100,17 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
   it('snapshots what the app wrote, downloads it as a gzipped tar through a presigned URL, and restores it into a new volume another container reads', async () => {
     // Prepare: the app writes a file to its volume, then its container stops (a snapshot of one moment)
     const owner = newUser();
-    const volume = await volumes.create(owner, { name: 'data', size_gb: 1 });
-    const writer = await containers.create(owner, spec(volume.id));
+    const volume = await aws.volumes.create(owner, { name: 'data', size_gb: 1 });
+    const writer = await aws.containers.create(owner, spec(volume.id));
     expect((await running(owner, writer.id)).state).toBe('running');
     expect((await toApp(writer.hostname, '/files/data/notes.txt', { method: 'PUT', body: 'written before the snapshot' }))?.status).toBe(
       201,
     );
     expect((await toApp(writer.hostname, '/files/data/uploads/a.txt', { method: 'PUT', body: 'a nested file' }))?.status).toBe(201);
-    await containers.stop(owner, writer.id);
+    await aws.containers.stop(owner, writer.id);
 
     // Act
-    const started = await volumes.snapshot(owner, volume.id);
+    const started = await aws.volumes.snapshot(owner, volume.id);
     const snapshot = await settled(owner, volume.id, started.id);
 
     // Assess: ready, of one moment, the size of the object the chore uploaded
@@ -172,10 +128,10 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
       mounts: [{ path: '/data', accessPointId: volume.backendRef }],
     });
     expect(JSON.stringify(chore!.overrides)).not.toMatch(/AWS_SECRET_ACCESS_KEY|secretAccessKey/);
-    expect(sim.ecs.revisionsOf(chore!.family)).toHaveLength(1);
+    expect(aws.sim.ecs.revisionsOf(chore!.family)).toHaveLength(1);
 
     // The download: a presigned GET whose bytes are the gzipped tar of what the app wrote
-    const download = await volumes.downloadUrl(owner, volume.id, snapshot.id);
+    const download = await aws.volumes.downloadUrl(owner, volume.id, snapshot.id);
     expect(new URL(download.url).searchParams.get('X-Amz-Signature')).toBeTruthy();
     expect(Date.parse(download.expiresAt) - Date.now()).toBeGreaterThan(14 * 60_000);
     const fetched = await fetch(download.url);
@@ -189,7 +145,7 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
     expect((await fetch(tampered)).status).toBe(403);
 
     // The restore: a new volume with the snapshot's content, which a new container's app reads
-    const restored = await volumes.create(owner, { name: 'restored', size_gb: 1, from_snapshot: snapshot.id });
+    const restored = await aws.volumes.create(owner, { name: 'restored', size_gb: 1, from_snapshot: snapshot.id });
     expect(restored.fromSnapshot).toBe(snapshot.id);
     await pollUntil(
       async () => choresOf(restored.id)[0],
@@ -197,63 +153,63 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
       60_000,
     );
     expect(choresOf(restored.id).map((task) => task.exitCode)).toEqual([0]);
-    const reader = await containers.create(owner, spec(restored.id));
+    const reader = await aws.containers.create(owner, spec(restored.id));
     expect((await running(owner, reader.id)).state).toBe('running');
     expect(await toApp(reader.hostname, '/files/data/notes.txt')).toEqual({ status: 200, body: 'written before the snapshot' });
     expect(await toApp(reader.hostname, '/files/data/uploads/a.txt')).toEqual({ status: 200, body: 'a nested file' });
-    await containers.stop(owner, reader.id);
+    await aws.containers.stop(owner, reader.id);
   }, 180_000);
 
   it('answers another account 404 for the snapshots of a volume, their download and a volume made from one', async () => {
     // Prepare
     const owner = newUser();
     const stranger = newUser();
-    const volume = await volumes.create(owner, { name: 'data', size_gb: 1 });
-    const snapshot = await settled(owner, volume.id, (await volumes.snapshot(owner, volume.id)).id);
+    const volume = await aws.volumes.create(owner, { name: 'data', size_gb: 1 });
+    const snapshot = await settled(owner, volume.id, (await aws.volumes.snapshot(owner, volume.id)).id);
     expect(snapshot.state).toBe('ready');
 
     // Act and assess
-    await expect(volumes.snapshot(stranger, volume.id)).rejects.toThrow(NotFoundError);
-    await expect(volumes.snapshots(stranger, volume.id, { limit: 10 })).rejects.toThrow(NotFoundError);
-    await expect(volumes.getSnapshot(stranger, volume.id, snapshot.id)).rejects.toThrow(NotFoundError);
-    await expect(volumes.downloadUrl(stranger, volume.id, snapshot.id)).rejects.toThrow(NotFoundError);
-    await expect(volumes.create(stranger, { name: 'stolen', size_gb: 1, from_snapshot: snapshot.id })).rejects.toThrow(NotFoundError);
-    await expect(volumes.deleteSnapshot(stranger, volume.id, snapshot.id)).rejects.toThrow(NotFoundError);
+    await expect(aws.volumes.snapshot(stranger, volume.id)).rejects.toThrow(NotFoundError);
+    await expect(aws.volumes.snapshots(stranger, volume.id, { limit: 10 })).rejects.toThrow(NotFoundError);
+    await expect(aws.volumes.getSnapshot(stranger, volume.id, snapshot.id)).rejects.toThrow(NotFoundError);
+    await expect(aws.volumes.downloadUrl(stranger, volume.id, snapshot.id)).rejects.toThrow(NotFoundError);
+    await expect(aws.volumes.create(stranger, { name: 'stolen', size_gb: 1, from_snapshot: snapshot.id })).rejects.toThrow(NotFoundError);
+    await expect(aws.volumes.deleteSnapshot(stranger, volume.id, snapshot.id)).rejects.toThrow(NotFoundError);
     expect(choresOf(volume.id)).toHaveLength(1);
   }, 120_000);
 
   it('says failed when its chore fails to start, and refuses its download with 409', async () => {
     // Prepare
     const owner = newUser();
-    const volume = await volumes.create(owner, { name: 'data', size_gb: 1 });
-    sim.ecs.failNextStart((task) => task.family.endsWith(`${volume.id}-ro`));
+    const volume = await aws.volumes.create(owner, { name: 'data', size_gb: 1 });
+    aws.sim.ecs.failNextStart((task) => task.family.endsWith(`${volume.id}-ro`));
 
     // Act
-    const snapshot = await settled(owner, volume.id, (await volumes.snapshot(owner, volume.id)).id);
+    const snapshot = await settled(owner, volume.id, (await aws.volumes.snapshot(owner, volume.id)).id);
 
     // Assess
     expect(snapshot.state).toBe('failed');
     expect(choresOf(volume.id).map((task) => task.stopCode)).toEqual(['TaskFailedToStart']);
-    await expect(volumes.downloadUrl(owner, volume.id, snapshot.id)).rejects.toThrow(ConflictError);
-    await expect(volumes.create(owner, { name: 'from-failed', size_gb: 1, from_snapshot: snapshot.id })).rejects.toThrow(ConflictError);
+    await expect(aws.volumes.downloadUrl(owner, volume.id, snapshot.id)).rejects.toThrow(ConflictError);
+    await expect(aws.volumes.create(owner, { name: 'from-failed', size_gb: 1, from_snapshot: snapshot.id })).rejects.toThrow(ConflictError);
     // A failed snapshot can be deleted, and gives its place in the quota back.
-    await volumes.deleteSnapshot(owner, volume.id, snapshot.id);
-    expect((await volumes.snapshots(owner, volume.id, { limit: 10 })).items).toEqual([]);
+    await aws.volumes.deleteSnapshot(owner, volume.id, snapshot.id);
+    expect((await aws.volumes.snapshots(owner, volume.id, { limit: 10 })).items).toEqual([]);
   }, 120_000);
 
   it('is ready though every task event of its chore is lost: the job asks ECS, not the events', async () => {
     // Prepare
     const owner = newUser();
-    const volume = await volumes.create(owner, { name: 'data', size_gb: 1 });
+    const volume = await aws.volumes.create(owner, { name: 'data', size_gb: 1 });
     for (const status of ['PROVISIONING', 'PENDING', 'RUNNING', 'DEPROVISIONING', 'STOPPED'])
-      sim.taskEvents.loseNext((task) => task.family.endsWith(`${volume.id}-ro`) && task.lastStatus === status);
+      aws.sim.taskEvents.loseNext((task) => task.family.endsWith(`${volume.id}-ro`) && task.lastStatus === status);
 
     // Act
-    const snapshot = await settled(owner, volume.id, (await volumes.snapshot(owner, volume.id)).id);
+    const snapshot = await settled(owner, volume.id, (await aws.volumes.snapshot(owner, volume.id)).id);
 
     // Assess: an empty volume's snapshot is a gzipped tar of nothing
     expect(snapshot.state).toBe('ready');
-    const archive = Buffer.from(await (await fetch((await volumes.downloadUrl(owner, volume.id, snapshot.id)).url)).arrayBuffer());
+    const archive = Buffer.from(await (await fetch((await aws.volumes.downloadUrl(owner, volume.id, snapshot.id)).url)).arrayBuffer());
     expect(filesOf(archive)).toEqual({});
   }, 120_000);
 });

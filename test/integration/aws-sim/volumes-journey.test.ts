@@ -1,21 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { VOLUME_ROLE_PATH, volumeRoleName } from '../../../lib/aws/efs-volume-access.js';
 import { config } from '../../../lib/config.js';
 import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
-import type { ContainerService } from '../../../lib/containers/container-service.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../../lib/errors.js';
-import { newId } from '../../../lib/ids.js';
-import type { VolumeService } from '../../../lib/volumes/volume-service.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
-import { containerServiceWith } from '../../../lib/wiring/containers.js';
-import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { volumeBackend as storingVolumeBackend } from '../../../lib/wiring/aws/volume-storage.js';
-import { volumeServiceWith } from '../../../lib/wiring/volumes.js';
-import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
-import { type EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
-import { closeEcsSim, wiredEcsSimStack } from '../../support/conformance/wired-ecs-stack.js';
+import { newUser, useVolumesOnEcsSim } from '../../support/conformance/volumes-on-ecs-sim.js';
 import { pollUntil } from '../../support/poll.js';
-import { simTaskLaunch, simWorkload } from '../../support/workloads.js';
+import { simTaskLaunch } from '../../support/workloads.js';
 
 /*
  * Issue 34's journey on the AWS simulator, through the services the API's functions call: the
@@ -27,62 +19,14 @@ import { simTaskLaunch, simWorkload } from '../../support/workloads.js';
  * another container.
  */
 await vi.hoisted(async () => {
-  const { ecsSimSettings } = await import('../../support/ecs-settings.js');
-  Object.assign(
-    process.env,
-    ecsSimSettings({
-      // The stack's EFS file system (the simulator's one), its role boundary and role name prefix.
-      EFS_FILE_SYSTEM_ID: 'fs-0123456789abcdef0',
-      EFS_FILE_SYSTEM_ARN: 'arn:aws:elasticfilesystem:us-east-1:123456789012:file-system/fs-0123456789abcdef0',
-      EFS_VOLUME_ROLE_BOUNDARY_ARN: 'arn:aws:iam::123456789012:policy/volume-role-boundary',
-      EFS_VOLUME_ROLE_PREFIX: 'journey-vol',
-    }),
-  );
+  const { ecsSimSettings, simEfsSettings } = await import('../../support/ecs-settings.js');
+  Object.assign(process.env, ecsSimSettings(simEfsSettings('journey-vol')));
 });
 
-let sim: AwsSim;
-let stack: EcsSimStack;
-let containers: ContainerService;
-let volumes: VolumeService;
-
-beforeAll(async () => {
-  sim = await startAwsSim({
-    port: simPortFor(process.pid),
-    seed: 34,
-    ecs: { provisioningMs: [200, 500], pendingMs: [300, 800], stopTimeoutMs: 2000 },
-    route53: SIM_ROUTE53,
-    iam: { requiredBoundaryArn: config.EFS_VOLUME_ROLE_BOUNDARY_ARN },
-  });
-  containers = containerServiceWith({ runtime: containerRuntime, deferredWork });
-  volumes = volumeServiceWith(storingVolumeBackend);
-  stack = wiredEcsSimStack(sim, containers);
-}, 30_000);
-
-afterAll(() => closeEcsSim(stack, sim));
-
-const newUser = (): Caller => ({ userId: newId(), role: 'user' });
-let counter = 0;
-
-const spec = (mounts: Array<{ volume: string; path: string }>) => simWorkload(`vol-${process.pid}-${(counter += 1)}`, mounts);
-
-const running = (caller: Caller, id: string) =>
-  pollUntil(
-    () => containers.get(caller, id),
-    (container) => container.state === 'running' || container.state === 'failed',
-    40_000,
-  );
-
-/** A request to the app through its published route, as the proxy sends it; undefined when no task answers. */
-async function toApp(hostname: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: string } | undefined> {
-  const route = sim.route53.routes().find((candidate) => candidate.hostname === hostname && candidate.ip);
-  if (!route) return undefined;
-  try {
-    const response = await fetch(`http://${route.ip}:8080${path}`, { ...init, signal: AbortSignal.timeout(2000) });
-    return { status: response.status, body: await response.text() };
-  } catch {
-    return undefined;
-  }
-}
+// The create and delete functions' backend as their bundles resolve it.
+const aws = useVolumesOnEcsSim({ seed: 34, hostnamePrefix: 'vol', functions: () => ({ backend: storingVolumeBackend }) });
+const { running, toApp } = aws;
+const spec = aws.workload;
 
 /**
  * A request as the proxy handles it for a container whose task is being swapped: while the record
@@ -95,7 +39,7 @@ async function throughTheHold(caller: Caller, container: StoredContainer, path: 
   while (Date.now() < until) {
     const answer = await toApp(container.hostname, path);
     if (answer) return { status: answer.status, held };
-    const state = (await containers.get(caller, container.id)).state;
+    const state = (await aws.containers.get(caller, container.id)).state;
     if (state !== 'provisioning') return { status: 502, held };
     held = true;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -108,11 +52,11 @@ describe('a volume on AWS, from creation to deletion (issue 34)', () => {
     // Prepare: a volume, and a container that mounts it
     const owner = newUser();
     const other = newUser();
-    const volume = await volumes.create(owner, { name: 'data', size_gb: 1 });
-    const accessPoint = sim.efs.accessPoints.get(volume.backendRef!)!;
+    const volume = await aws.volumes.create(owner, { name: 'data', size_gb: 1 });
+    const accessPoint = aws.sim.efs.accessPoints.get(volume.backendRef!)!;
     expect(accessPoint.RootDirectory?.Path).toBe(`/volumes/${owner.userId}/${volume.id}`);
-    expect(sim.iam.roles.get(volumeRoleName(config.EFS_VOLUME_ROLE_PREFIX, volume.id))?.Path).toBe(VOLUME_ROLE_PATH);
-    const first = await containers.create(owner, spec([{ volume: volume.id, path: '/data' }]));
+    expect(aws.sim.iam.roles.get(volumeRoleName(config.EFS_VOLUME_ROLE_PREFIX, volume.id))?.Path).toBe(VOLUME_ROLE_PATH);
+    const first = await aws.containers.create(owner, spec([{ volume: volume.id, path: '/data' }]));
     expect((await running(owner, first.id)).state).toBe('running');
 
     // Act 1: the app writes a file on the volume
@@ -122,7 +66,7 @@ describe('a volume on AWS, from creation to deletion (issue 34)', () => {
     expect(written?.status).toBe(201);
 
     // Act 2: a restart under continuous requests
-    const firstTask = [...sim.ecs.tasks.values()].find((task) => task.startedBy === first.id && task.lastStatus === 'RUNNING')!;
+    const firstTask = [...aws.sim.ecs.tasks.values()].find((task) => task.startedBy === first.id && task.lastStatus === 'RUNNING')!;
     const requests: Array<Promise<{ status: number; held: boolean }>> = [];
     let sending = true;
     const sender = (async () => {
@@ -131,7 +75,7 @@ describe('a volume on AWS, from creation to deletion (issue 34)', () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     })();
-    await containers.restart(owner, first.id);
+    await aws.containers.restart(owner, first.id);
     const restarted = await running(owner, first.id);
     sending = false;
     await sender;
@@ -139,20 +83,20 @@ describe('a volume on AWS, from creation to deletion (issue 34)', () => {
 
     // Assess 2: the old task was stopped before the new one was made, no request failed, and the file is there
     expect(restarted.state).toBe('running');
-    const secondTask = [...sim.ecs.tasks.values()].find((task) => task.startedBy === first.id && task.lastStatus === 'RUNNING')!;
+    const secondTask = [...aws.sim.ecs.tasks.values()].find((task) => task.startedBy === first.id && task.lastStatus === 'RUNNING')!;
     expect(secondTask.taskArn).not.toBe(firstTask.taskArn);
-    expect(sim.ecs.find(firstTask.taskArn)!.stoppedAt!).toBeLessThanOrEqual(secondTask.createdAt);
+    expect(aws.sim.ecs.find(firstTask.taskArn)!.stoppedAt!).toBeLessThanOrEqual(secondTask.createdAt);
     expect(outcomes.filter((outcome) => outcome.status !== 200)).toEqual([]);
     expect(outcomes.some((outcome) => outcome.held)).toBe(true);
     expect(restarted.lastSwapMs).toBeGreaterThan(0);
     expect((await toApp(first.hostname, '/files/data/notes.txt'))?.body).toBe('kept across tasks');
 
     // Act 3: another account tries to see, delete, mount and reach the volume
-    await expect(volumes.get(other, volume.id)).rejects.toThrow(NotFoundError);
-    await expect(volumes.delete(other, volume.id)).rejects.toThrow(NotFoundError);
-    await expect(containers.create(other, spec([{ volume: volume.id, path: '/data' }]))).rejects.toThrow(NotFoundError);
+    await expect(aws.volumes.get(other, volume.id)).rejects.toThrow(NotFoundError);
+    await expect(aws.volumes.delete(other, volume.id)).rejects.toThrow(NotFoundError);
+    await expect(aws.containers.create(other, spec([{ volume: volume.id, path: '/data' }]))).rejects.toThrow(NotFoundError);
     // Its own volume's task, presenting the owner's access point, as a task could by running the mount helper itself
-    const theirs = await volumes.create(other, { name: 'theirs', size_gb: 1 });
+    const theirs = await aws.volumes.create(other, { name: 'theirs', size_gb: 1 });
     const intruderArn = await containerRuntime.runTask(
       simTaskLaunch({
         hostname: `intruder-${process.pid}`,
@@ -162,7 +106,7 @@ describe('a volume on AWS, from creation to deletion (issue 34)', () => {
       }),
     );
     const intruder = await pollUntil(
-      async () => sim.ecs.find(intruderArn)!,
+      async () => aws.sim.ecs.find(intruderArn)!,
       (task) => task.lastStatus === 'STOPPED' || task.lastStatus === 'RUNNING',
       20_000,
     );
@@ -173,34 +117,37 @@ describe('a volume on AWS, from creation to deletion (issue 34)', () => {
     expect(intruder.stoppedReason).toMatch(/^ResourceInitializationError: .*access denied by server/);
 
     // Act 4: the volume moves: stop, let go of it, mount it on a new container
-    await containers.stop(owner, first.id);
-    await containers.update(owner, first.id, { mounts: [] });
-    const second = await containers.create(owner, spec([{ volume: volume.id, path: '/srv/state' }]));
+    await aws.containers.stop(owner, first.id);
+    await aws.containers.update(owner, first.id, { mounts: [] });
+    const second = await aws.containers.create(owner, spec([{ volume: volume.id, path: '/srv/state' }]));
     expect((await running(owner, second.id)).state).toBe('running');
 
     // Assess 4
     expect((await toApp(second.hostname, '/files/srv/state/notes.txt'))?.body).toBe('kept across tasks');
-    expect((await volumes.get(owner, volume.id)).attachedTo).toBe(second.id);
+    expect((await aws.volumes.get(owner, volume.id)).attachedTo).toBe(second.id);
 
     // Act 5: delete while mounted, then after the container is gone
-    await expect(volumes.delete(owner, volume.id)).rejects.toThrow(ConflictError);
-    await containers.delete(owner, second.id);
-    await volumes.delete(owner, volume.id);
+    await expect(aws.volumes.delete(owner, volume.id)).rejects.toThrow(ConflictError);
+    await aws.containers.delete(owner, second.id);
+    await aws.volumes.delete(owner, volume.id);
 
     // Assess 5: the access point and the role are gone
-    expect(sim.efs.find(volume.backendRef!)).toBeUndefined();
-    expect(sim.iam.roles.has(volumeRoleName(config.EFS_VOLUME_ROLE_PREFIX, volume.id))).toBe(false);
-    await expect(volumes.get(owner, volume.id)).rejects.toThrow(NotFoundError);
+    expect(aws.sim.efs.find(volume.backendRef!)).toBeUndefined();
+    expect(aws.sim.iam.roles.has(volumeRoleName(config.EFS_VOLUME_ROLE_PREFIX, volume.id))).toBe(false);
+    await expect(aws.volumes.get(owner, volume.id)).rejects.toThrow(NotFoundError);
   }, 180_000);
 
   it('refuses a second mount with 400 on create and PATCH: a task runs as one volume role, which mounts that volume only', async () => {
     // Prepare
     const owner = newUser();
-    const [a, b] = await Promise.all([volumes.create(owner, { name: 'a', size_gb: 1 }), volumes.create(owner, { name: 'b', size_gb: 1 })]);
-    const tasksBefore = sim.ecs.calls.get('RunTask') ?? 0;
+    const [a, b] = await Promise.all([
+      aws.volumes.create(owner, { name: 'a', size_gb: 1 }),
+      aws.volumes.create(owner, { name: 'b', size_gb: 1 }),
+    ]);
+    const tasksBefore = aws.sim.ecs.calls.get('RunTask') ?? 0;
 
     // Act
-    const created = containers.create(
+    const created = aws.containers.create(
       owner,
       spec([
         { volume: a.id, path: '/a' },
@@ -211,13 +158,13 @@ describe('a volume on AWS, from creation to deletion (issue 34)', () => {
     // Assess: refused before anything was claimed or launched
     await expect(created).rejects.toThrow(BadRequestError);
     await expect(created).rejects.toMatchObject({ details: [{ field: 'mounts', message: expect.stringMatching(/at most 1 mount/) }] });
-    expect(sim.ecs.calls.get('RunTask') ?? 0).toBe(tasksBefore);
-    expect((await volumes.get(owner, a.id)).attachedTo).toBeNull();
+    expect(aws.sim.ecs.calls.get('RunTask') ?? 0).toBe(tasksBefore);
+    expect((await aws.volumes.get(owner, a.id)).attachedTo).toBeNull();
 
     // Act: a container with one mount asks for a second
-    const one = await containers.create(owner, { ...spec([{ volume: a.id, path: '/a' }]), restartPolicy: 'never' });
-    await containers.stop(owner, (await running(owner, one.id)).id);
-    const patched = containers.update(owner, one.id, {
+    const one = await aws.containers.create(owner, { ...spec([{ volume: a.id, path: '/a' }]), restartPolicy: 'never' });
+    await aws.containers.stop(owner, (await running(owner, one.id)).id);
+    const patched = aws.containers.update(owner, one.id, {
       mounts: [
         { volume: a.id, path: '/a' },
         { volume: b.id, path: '/b' },
@@ -226,6 +173,6 @@ describe('a volume on AWS, from creation to deletion (issue 34)', () => {
 
     // Assess
     await expect(patched).rejects.toThrow(BadRequestError);
-    expect((await volumes.get(owner, b.id)).attachedTo).toBeNull();
+    expect((await aws.volumes.get(owner, b.id)).attachedTo).toBeNull();
   }, 120_000);
 });

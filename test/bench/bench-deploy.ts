@@ -15,45 +15,17 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { startEngineBenchStack } from '../support/engine-bench-stack.js';
+import { median } from '../support/percentiles.js';
+import { pollUntil } from '../support/poll.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const IMAGE = 'localhost/container-hosting-test/web:1';
 const POLL_MS = 20;
 
-const dockerHost = process.env.DOCKER_HOST ?? 'unix:///tmp/container-hosting-podman.sock';
-// Before lib/log loads with the first import below.
-process.env.LOG_LEVEL ??= 'silent';
-const { startDynamoDbLocal } = await import('../../lib/local/dynamodb-local.js');
-const dynamoDb = await startDynamoDbLocal();
-const containerDir = await mkdtemp(join(tmpdir(), 'bench-deploy-'));
-const tableName = `bench-deploy-${process.pid}`;
-Object.assign(process.env, {
-  DYNAMODB_ENDPOINT: dynamoDb.endpoint,
-  TABLE_NAME: tableName,
-  AWS_REGION: 'us-east-1',
-  AWS_ACCESS_KEY_ID: 'local',
-  AWS_SECRET_ACCESS_KEY: 'local',
-  CONTAINER_RUNTIME: 'docker',
-  DOCKER_HOST: dockerHost,
-  LOCAL_CONTAINER_DIR: containerDir,
-  START_BUDGET_MS: '28000',
-  QUOTA_MAX_CONTAINERS: '10000',
-  QUOTA_MAX_RUNNING_CPU: '10000',
-  QUOTA_MAX_MEMORY_MB: '100000000',
-  PASSWORD_SCRYPT_N: '16384',
-  RECONCILE_INTERVAL_MS: '60000',
-});
-const { ensureTable } = await import('../../lib/local/table.js');
-await ensureTable(dynamoDb.endpoint, tableName);
-const { startTestStack } = await import('../support/local-stack.js');
-const { call, personalAccessToken, signedInUser } = await import('../support/api-client.js');
-const { engineClient } = await import('../../lib/local/docker-engine.js');
+const stack = await startEngineBenchStack('bench-deploy', { role: 'admin' });
+const { api, dockerHost, engine } = stack;
 const { packBuildContext } = await import('../../cli/src/build-context.js');
-
-const stack = await startTestStack();
-const token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl, 'admin'));
-const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
-const engine = engineClient(dockerHost);
 const dirs: string[] = [];
 
 async function contextServing(content: string): Promise<Buffer> {
@@ -64,14 +36,9 @@ async function contextServing(content: string): Promise<Buffer> {
   return packBuildContext(dir);
 }
 
-async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() >= deadline) return value;
-    await sleep(POLL_MS);
-  }
-}
+/** Reads every POLL_MS until `done` holds, for 2 minutes at the most. */
+const poll = <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 120_000): Promise<T> =>
+  pollUntil(read, done, timeoutMs, POLL_MS);
 
 interface EngineEvent {
   Type?: string;
@@ -197,10 +164,6 @@ for (let run = 0; run < RUNS; run += 1) {
   await deployOnce(run);
 }
 
-const median = (values: number[]) => {
-  const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : sorted[Math.floor((sorted.length - 1) / 2)]!;
-};
 console.log(`\nDeploy → live on ${dockerHost}, ${RUNS} runs each (ms, median)\n`);
 console.log('| measure | ms |');
 console.log('|---|---|');
@@ -217,6 +180,5 @@ console.log(
 
 await api('DELETE', `/api/v1/containers/${containerId}`);
 await stack.close();
-await dynamoDb.stop();
-await Promise.all([containerDir, ...dirs].map((dir) => rm(dir, { recursive: true, force: true })));
+await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 process.exit(0);

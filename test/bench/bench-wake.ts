@@ -14,11 +14,10 @@
  *    where our time goes (the POST's answer, the record turning running, the first 200).
  * Not part of npm test. Needs the test image (built by the engine tests: localhost/container-hosting-test/web:1).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { startEngineBenchStack } from '../support/engine-bench-stack.js';
+import { percentile } from '../support/percentiles.js';
 
 const WAKES = Number(process.env.BENCH_WAKES ?? 20);
 const CONCURRENT = 5;
@@ -26,43 +25,11 @@ const NEW_RUNS = Number(process.env.BENCH_NEW_RUNS ?? 10);
 const IMAGE = 'localhost/container-hosting-test/web:1';
 const POLL_MS = 5;
 
-const dockerHost = process.env.DOCKER_HOST ?? 'unix:///tmp/container-hosting-podman.sock';
-// Before lib/log loads with the first import below.
-process.env.LOG_LEVEL ??= 'silent';
-const { startDynamoDbLocal } = await import('../../lib/local/dynamodb-local.js');
-const dynamoDb = await startDynamoDbLocal();
-const containerDir = await mkdtemp(join(tmpdir(), 'bench-wake-'));
-const tableName = `bench-wake-${process.pid}`;
-Object.assign(process.env, {
-  DYNAMODB_ENDPOINT: dynamoDb.endpoint,
-  TABLE_NAME: tableName,
-  AWS_REGION: 'us-east-1',
-  AWS_ACCESS_KEY_ID: 'local',
-  AWS_SECRET_ACCESS_KEY: 'local',
-  CONTAINER_RUNTIME: 'docker',
-  DOCKER_HOST: dockerHost,
-  LOCAL_CONTAINER_DIR: containerDir,
-  START_BUDGET_MS: '28000',
-  QUOTA_MAX_CONTAINERS: '10000',
-  QUOTA_MAX_RUNNING_CPU: '10000',
-  QUOTA_MAX_MEMORY_MB: '100000000',
-  PASSWORD_SCRYPT_N: '16384',
-  // Nothing sleeps by itself here: the benchmark puts the container to sleep through the service, as the idle sweep would.
-  RECONCILE_INTERVAL_MS: '60000',
-});
-const { ensureTable } = await import('../../lib/local/table.js');
-await ensureTable(dynamoDb.endpoint, tableName);
-const { startTestStack } = await import('../support/local-stack.js');
-const { call, personalAccessToken, signedInUser } = await import('../support/api-client.js');
-const { engineClient } = await import('../../lib/local/docker-engine.js');
+const stack = await startEngineBenchStack('bench-wake');
+const { api, dockerHost, engine } = stack;
 const { LABEL, engineNameOf } = await import('../../lib/local/docker-runtime.js');
 const { engineContainerSpec } = await import('../../lib/local/engine-container-spec.js');
 const { ensureContainerNetwork } = await import('../../lib/local/engine-networks.js');
-
-const stack = await startTestStack();
-const token = await personalAccessToken(stack.baseUrl, await signedInUser(stack.baseUrl));
-const api = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { token, body });
-const engine = engineClient(dockerHost);
 
 /** One GET through the stack's proxy (Host names the container) or straight to a port; answers the status, 0 for a connection error. */
 function get(port: number, host: string): Promise<number> {
@@ -83,11 +50,6 @@ async function until200(port: number, host: string, deadline = Date.now() + 60_0
     await sleep(POLL_MS);
   }
 }
-
-const percentile = (values: number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-};
 
 const stackPort = Number(new URL(stack.baseUrl).port);
 const urlHost = (url: string) => new URL(url).host;
@@ -255,6 +217,4 @@ console.log(
 );
 
 await stack.close();
-await dynamoDb.stop();
-await rm(containerDir, { recursive: true, force: true });
 process.exit(0);

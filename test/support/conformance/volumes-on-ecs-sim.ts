@@ -2,6 +2,8 @@ import { afterAll, beforeAll } from 'vitest';
 import { config } from '../../../lib/config.js';
 import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
 import type { ContainerService } from '../../../lib/containers/container-service.js';
+import type { Reconciler } from '../../../lib/containers/reconciler.js';
+import type { ContainerRuntime } from '../../../lib/containers/runtime.js';
 import { newId } from '../../../lib/ids.js';
 import type { VolumeBackend } from '../../../lib/volumes/volume-backend.js';
 import type { VolumeService } from '../../../lib/volumes/volume-service.js';
@@ -28,10 +30,15 @@ import { closeEcsSim, wiredEcsSimStack } from './wired-ecs-stack.js';
 /** A caller of an account of its own. */
 export const newUser = (): Caller => ({ userId: newId(), role: 'user' });
 
-/** The functions a test runs as deployed: the volume backend, and the task state and probe functions' handlers (by default the wiring's own). */
+/**
+ * The functions a test runs as deployed: the volume backend, and the container runtime, the task
+ * state and probe functions' handlers and the reconciler (by default the wiring's own).
+ */
 export interface VolumeFunctions {
   backend: VolumeBackend;
+  runtime?: ContainerRuntime;
   handlers?: ReturnType<typeof taskMessageHandlersWith>;
+  reconciler?: Reconciler;
 }
 
 /** A test file's simulator, stack, container and volume services: started before its first test, closed after its last. */
@@ -44,7 +51,7 @@ export interface VolumesOnEcsSim {
   workload<M>(mounts: M): ReturnType<typeof simWorkload<M>>;
   /** The container once it is running or failed (40 s at the most). */
   running(caller: Caller, id: string): Promise<StoredContainer>;
-  /** A request to the app through its published route, as the proxy sends it; undefined when no task answers. */
+  /** A request to the app through its published route, as the proxy sends it, of 2 s unless `init` has a signal; undefined when no task answers. */
   toApp(hostname: string, path: string, init?: RequestInit): Promise<{ status: number; body: string } | undefined>;
 }
 
@@ -56,7 +63,7 @@ export interface VolumesOnEcsSim {
 export function useVolumesOnEcsSim(options: {
   seed: number;
   hostnamePrefix: string;
-  more?: Pick<AwsSimOptions, 's3'>;
+  more?: Pick<AwsSimOptions, 's3' | 'taskEvents' | 'logs'>;
   functions: () => VolumeFunctions;
 }): VolumesOnEcsSim {
   let sim: AwsSim | undefined;
@@ -73,10 +80,10 @@ export function useVolumesOnEcsSim(options: {
       iam: { requiredBoundaryArn: config.EFS_VOLUME_ROLE_BOUNDARY_ARN },
       ...options.more,
     });
-    const { backend, handlers } = options.functions();
-    containers = containerServiceWith({ runtime: containerRuntime, deferredWork });
+    const { backend, runtime, handlers, reconciler } = options.functions();
+    containers = containerServiceWith({ runtime: runtime ?? containerRuntime, deferredWork });
     volumes = volumeServiceWith(backend);
-    stack = wiredEcsSimStack(sim, containers, { handlers });
+    stack = wiredEcsSimStack(sim, containers, { handlers, reconciler });
   }, 30_000);
 
   afterAll(() => closeEcsSim(stack, sim));
@@ -113,7 +120,7 @@ export function useVolumesOnEcsSim(options: {
         .find((candidate) => candidate.hostname === hostname && candidate.ip);
       if (!route) return undefined;
       try {
-        const response = await fetch(`http://${route.ip}:8080${path}`, { ...init, signal: AbortSignal.timeout(2000) });
+        const response = await fetch(`http://${route.ip}:8080${path}`, { signal: AbortSignal.timeout(2000), ...init });
         return { status: response.status, body: await response.text() };
       } catch {
         return undefined;

@@ -18,19 +18,24 @@ import { EcsSimStack, type EcsStackParts, onOneInstance } from './ecs-harness.js
 /**
  * `service` (an API function's container service) with the task state and probe functions'
  * handlers of one message (`handlers`, or the wiring's own), each on one instance, the reconciler
- * and the zone's route writer as lib/wiring builds them; and the deploy routes when given.
+ * (`reconciler`, or the wiring's own) and the zone's route writer as lib/wiring builds them; and the
+ * deploy routes when given.
  */
 export function wiredEcsSimStack(
   sim: AwsSim,
   service: ContainerService,
-  options: { handlers?: ReturnType<typeof taskMessageHandlersWith>; deploys?: EcsStackParts['deploys'] } = {},
+  options: {
+    handlers?: ReturnType<typeof taskMessageHandlersWith>;
+    reconciler?: EcsStackParts['reconciler'];
+    deploys?: EcsStackParts['deploys'];
+  } = {},
 ): EcsSimStack {
   const handlers = options.handlers ?? taskMessageHandlersWith(containerRuntime, deferredWork);
   return new EcsSimStack({
     sim,
     service,
     deploys: options.deploys,
-    reconciler: reconcilerWith(containerRuntime, config, deferredWork),
+    reconciler: options.reconciler ?? reconcilerWith(containerRuntime, config, deferredWork),
     taskStateInvocation: onOneInstance(handlers.taskEvent),
     probeInvocation: onOneInstance(handlers.probe),
     writeRoutes: routeWriterWith().write,

@@ -125,6 +125,16 @@ async function seedContainer(userId: string, state: ContainerState, fields: Part
   return container;
 }
 
+/** A running container in the middle of a restart: its old task serving, its pending task of `pendingFields`, both started by it. */
+async function restartingContainer(pendingFields: Partial<Task>): Promise<{ restarting: StoredContainer; old: string; pending: string }> {
+  const old = addTask({ startedBy: '' });
+  const pending = addTask({ startedBy: '', ...pendingFields });
+  const restarting = await seedContainer(newId(), 'running', { taskArn: old, pendingTaskArn: pending });
+  cluster.get(old)!.startedBy = restarting.id;
+  cluster.get(pending)!.startedBy = restarting.id;
+  return { restarting, old, pending };
+}
+
 /** Every command ECS received, in order, as [name, input]. */
 const commands = () => ecsMock.calls().map((call) => [call.args[0].constructor.name, call.args[0].input]);
 const listTasks = (nextToken?: string) => [
@@ -373,12 +383,11 @@ describe('scheduled reconciliation against ECS', () => {
 
 describe('reconciliation of lost, late and doubled events (issue 24)', () => {
   it('never stops the task a restart is bringing up, however long its pull and start take', async () => {
-    const userId = newId();
-    const old = addTask({ startedBy: '' });
-    const pending = addTask({ startedBy: '', lastStatus: 'PENDING', createdAt: new Date(Date.now() - 180_000) });
-    const running = await seedContainer(userId, 'running', { taskArn: old, pendingTaskArn: pending });
-    cluster.get(old)!.startedBy = running.id;
-    cluster.get(pending)!.startedBy = running.id;
+    const {
+      restarting: running,
+      old,
+      pending,
+    } = await restartingContainer({ lastStatus: 'PENDING', createdAt: new Date(Date.now() - 180_000) });
 
     const report = await runScheduled();
 
@@ -389,17 +398,11 @@ describe('reconciliation of lost, late and doubled events (issue 24)', () => {
 
   it('hands a restart’s pending task, RUNNING past its grace with its probe chain lost, to the readiness probe again', async () => {
     // Prepare: the restart's new task runs, but its probe message was dead-lettered: nothing will promote or stop it.
-    const userId = newId();
-    const old = addTask({ startedBy: '' });
-    const pending = addTask({
-      startedBy: '',
+    const { restarting, old, pending } = await restartingContainer({
       version: 5,
       startedAt: new Date(Date.now() - 600_000),
       attachments: [{ type: 'eni', details: [{ name: 'privateIPv4Address', value: '10.0.1.31' }] }],
     });
-    const restarting = await seedContainer(userId, 'running', { taskArn: old, pendingTaskArn: pending });
-    cluster.get(old)!.startedBy = restarting.id;
-    cluster.get(pending)!.startedBy = restarting.id;
 
     // Act
     const report = await runScheduled();
@@ -420,18 +423,12 @@ describe('reconciliation of lost, late and doubled events (issue 24)', () => {
 
   it('ends a restart whose pending task stopped with its event lost: the old task keeps serving', async () => {
     // Prepare
-    const userId = newId();
-    const old = addTask({ startedBy: '' });
-    const pending = addTask({
-      startedBy: '',
+    const { restarting, old } = await restartingContainer({
       lastStatus: 'STOPPED',
       desiredStatus: 'STOPPED',
       stopCode: 'EssentialContainerExited',
       containers: [{ exitCode: 1 }],
     });
-    const restarting = await seedContainer(userId, 'running', { taskArn: old, pendingTaskArn: pending });
-    cluster.get(old)!.startedBy = restarting.id;
-    cluster.get(pending)!.startedBy = restarting.id;
 
     // Act
     const report = await runScheduled();

@@ -15,6 +15,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { engineBuildAndRun } from '../support/engine-build-and-run.js';
 import { startEngineBenchStack } from '../support/engine-bench-stack.js';
 import { median } from '../support/percentiles.js';
 import { pollUntil } from '../support/poll.js';
@@ -131,27 +132,8 @@ async function deployOnce(run: number): Promise<void> {
 async function baselineOnce(run: number): Promise<void> {
   const context = await contextServing(`baseline ${run} ${Date.now()}`);
   const tag = `localhost/deploy-bench/${process.pid}:${run}`;
-  const t0 = performance.now();
-  const progress = await engine.buildImage(context as never, { t: tag });
-  await new Promise((resolve, reject) => engine.modem.followProgress(progress, (error) => (error ? reject(error) : resolve(undefined))));
-  const container = await engine.createContainer({
-    Image: tag,
-    Env: ['PORT=8080'],
-    HostConfig: { PortBindings: { '8080/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] } },
-    ExposedPorts: { '8080/tcp': {} },
-  });
-  await container.start();
-  const port = Number((await container.inspect()).NetworkSettings.Ports['8080/tcp']![0]!.HostPort);
-  await poll(
-    () =>
-      fetch(`http://127.0.0.1:${port}/`).then(
-        (response) => response.status,
-        () => 0,
-      ),
-    (status) => status === 200,
-    60_000,
-  );
-  baseline.push(performance.now() - t0);
+  const { ms, container } = await engineBuildAndRun(engine, context, tag, POLL_MS);
+  baseline.push(ms);
   await container.remove({ force: true });
   await engine
     .getImage(tag)

@@ -9,6 +9,7 @@ import { packBuildContext } from '../../cli/src/build-context.js';
 import { engineClient } from '../../lib/local/docker-engine.js';
 import { personalAccessToken, signedInUser } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
+import { engineBuildAndRun } from '../support/engine-build-and-run.js';
 import { TEST_IMAGE } from '../support/global-engine.js';
 import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
@@ -65,23 +66,14 @@ async function deploy(dir: string, as?: string, target = containerId): Promise<D
   expect(created.body.data.state).toBe('waiting_for_upload');
   const put = await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: context });
   expect(put.status, await put.clone().text()).toBe(200);
-  const final = await pollEvery(
+  // Every 200 ms, gentler than pollUntil's default: a build takes seconds, and DynamoDB Local shares the cores with it.
+  const final = await pollUntil(
     () => api('GET', `/api/v1/containers/${target}/deploys/${id}`, undefined, as),
     (response) => ['live', 'failed', 'superseded'].includes(response.body.data?.state),
     120_000,
     200,
   );
   return { deploy: final.body.data, ms: performance.now() - startedAt };
-}
-
-/** As pollUntil, at a gentler pace: a build takes seconds, and DynamoDB Local shares the cores with it. */
-async function pollEvery<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, intervalMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() >= deadline) return value;
-    await sleep(intervalMs);
-  }
 }
 
 const served = async () => (await appRequest(appUrl)).text.trim();
@@ -349,7 +341,7 @@ describe('deploys from source on the engine', () => {
       return { id: created.body.data.id as string, upload: created.body.data.upload, body };
     };
     const waitFinal = (id: string) =>
-      pollEvery(
+      pollUntil(
         () => api('GET', `/api/v1/containers/${containerId}/deploys/${id}`),
         (response) => ['live', 'failed', 'superseded'].includes(response.body.data?.state),
         60_000,
@@ -416,28 +408,7 @@ describe('deploys from source on the engine', () => {
     const context = await packBuildContext(dir);
 
     // Act: the engine's own build and run, as `podman build` + `podman run` would, until it answers
-    const startedAt = performance.now();
-    const progress = await engine.buildImage(context as never, { t: `localhost/deploy-bench/${process.pid}:1` });
-    await new Promise((resolve, reject) => engine.modem.followProgress(progress, (error) => (error ? reject(error) : resolve(undefined))));
-    const bench = await engine.createContainer({
-      Image: `localhost/deploy-bench/${process.pid}:1`,
-      Env: ['PORT=8080'],
-      HostConfig: { PortBindings: { '8080/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] } },
-      ExposedPorts: { '8080/tcp': {} },
-    });
-    await bench.start();
-    const port = Number((await bench.inspect()).NetworkSettings.Ports['8080/tcp']![0]!.HostPort);
-    await pollEvery(
-      () =>
-        fetch(`http://127.0.0.1:${port}/`).then(
-          (response) => response.status,
-          () => 0,
-        ),
-      (status) => status === 200,
-      60_000,
-      50,
-    );
-    const plainMs = performance.now() - startedAt;
+    const { ms: plainMs, container: bench } = await engineBuildAndRun(engine, context, `localhost/deploy-bench/${process.pid}:1`, 50);
     await bench.remove({ force: true });
     const { deploy: measured, ms } = await deploy(dir);
 

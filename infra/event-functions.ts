@@ -139,8 +139,9 @@ export const buildStatusChangedPermissions = {
     ecs: ['run', 'stop', 'describe'],
     // An uploaded context starts its build; a deploy past its build discards its context; a superseded deploy's build is stopped.
     // BatchGetBuilds: a build whose events were lost or late is asked about at its deadline.
-    // A deploy's image is tagged as a release's before it goes live, and untagged when it does not (docs/deploys.md, "Retention").
-    builds: ['start', 'stop', 'describe', 'discard', 'release'],
+    // A deploy's image is tagged as a release's before it goes live, and untagged when it does not (docs/deploys.md, "Retention");
+    // a release it restores, named by tag, is pinned from ECR (DescribeImages).
+    builds: ['start', 'stop', 'describe', 'discard', 'release', 'describeImages'],
   } satisfies RoutePermissions as RoutePermissions,
 } as const;
 

@@ -180,7 +180,8 @@ export class ContainerHostingStack extends Stack {
       ...(permissions.volumes ? volumes.functionEnvironment : {}),
       ...(permissions.snapshotObjects?.length ? snapshotStore.functionEnvironment : {}),
       ...(permissions.volumeChores ? { ...containerEnvironment, ...taskStateEvents.functionEnvironment, ...volumeChoreEnvironment } : {}),
-      ...(permissions.builds?.length ? imageBuilds.functionEnvironment : {}),
+      // Describing built images needs only BUILT_IMAGE_REPOSITORY, which every container function has.
+      ...(permissions.builds?.some((action) => action !== 'describeImages') ? imageBuilds.functionEnvironment : {}),
     });
     const permissionTargets = {
       table: { table: store.table, indexNames: store.indexNames },

@@ -9,8 +9,15 @@ import * as route from '../../lib/http/routes.js';
 import { resolveCredential } from '../../lib/wiring/authentication.js';
 import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { deferredWork } from '../../lib/wiring/deferred-work.js';
+import { withEcrImageDigests } from '../../lib/wiring/aws/ecr-image-digests.js';
 
-const containerService = containerServiceWith({ runtime: containerRuntime, deferredWork, runPolicy, imageDigests });
+// A rollback to a release whose image was pruned is refused: on AWS ECR says so for built images (docs/deploys.md, "Retention").
+const containerService = containerServiceWith({
+  runtime: containerRuntime,
+  deferredWork,
+  runPolicy,
+  imageDigests: withEcrImageDigests(imageDigests),
+});
 
 export const handler = endpoint(
   route.rollbackRelease,

@@ -12,13 +12,17 @@ import { containerServiceWith } from '../../lib/wiring/containers.js';
 import { deferredWork } from '../../lib/wiring/deferred-work.js';
 import { deployServiceWith } from '../../lib/wiring/deploys.js';
 import { withReleaseTags } from '../../lib/wiring/aws/built-images.js';
+import { withEcrImageDigests } from '../../lib/wiring/aws/ecr-image-digests.js';
 
 // Only this function starts builds, so only it plans the later look at each (a lost or late event).
 const deadlines = config.BUILD_EVENTS_QUEUE_URL ? new SqsBuildDeadlines(sqsClient, config.BUILD_EVENTS_QUEUE_URL) : undefined;
 // It takes deploys live, so it tags their images as releases' (docs/deploys.md, "Builds on AWS").
 const tagged = withReleaseTags(buildSite, config.AWS_REGION);
 const site = 'builder' in tagged && deadlines ? { ...tagged, deadlines } : tagged;
-const deployService = deployServiceWith(site, containerServiceWith({ runtime: containerRuntime, deferredWork, runPolicy, imageDigests }));
+const deployService = deployServiceWith(
+  site,
+  containerServiceWith({ runtime: containerRuntime, deferredWork, runPolicy, imageDigests: withEcrImageDigests(imageDigests) }),
+);
 const handleBuildEvent = buildEventsHandlerWith(deployService);
 
 /**

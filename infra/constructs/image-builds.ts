@@ -388,6 +388,19 @@ export class ImageBuilds extends Construct {
     );
   }
 
+  /**
+   * Lets a function ask whether a release's built image is still there, and its digest
+   * (lib/aws/ecr-image-digests.ts): DescribeImages, in the builds' repositories only.
+   */
+  grantDescribeImages(role: iam.IRole): void {
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:DescribeImages'], resources: [this.repositoriesArn] }));
+    acknowledgeWildcardResource(
+      role,
+      this.repositoriesArn,
+      "A release's built image is in its container's repository under builds/, named at run time; only those are described.",
+    );
+  }
+
   /** What lib/config.ts reads to build (lib/wiring/aws/build-site.ts). */
   get functionEnvironment(): Record<string, string> {
     return {

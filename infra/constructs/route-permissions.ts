@@ -48,6 +48,7 @@ export interface BuildAccess {
   grantBuilds(role: iam.IRole, actions: ReadonlyArray<'start' | 'stop' | 'describe'>): void;
   grantReadLogs(role: iam.IRole): void;
   grantReleaseTags(role: iam.IRole): void;
+  grantDescribeImages(role: iam.IRole): void;
 }
 
 /**
@@ -99,6 +100,7 @@ export function grantRoutePermissions(role: iam.IRole & Construct, permissions: 
     );
     if (buildActions.includes('logs')) targets.builds.grantReadLogs(role);
     if (buildActions.includes('release')) targets.builds.grantReleaseTags(role);
+    if (buildActions.includes('describeImages')) targets.builds.grantDescribeImages(role);
   }
 
   if (permissions.logs) {

@@ -84,8 +84,11 @@ export const releaseView = (release: Release, imageAvailable: boolean | null): R
 export interface ImageDigests {
   /** The digest of the image the runtime holds under this reference; undefined when it holds none. */
   digestOf(image: string): Promise<string | undefined>;
-  /** Whether the runtime still holds (or can still pull) this pinned image. */
-  isAvailable(pinnedImage: string): Promise<boolean>;
+  /**
+   * Whether the runtime still holds (or can still pull) this pinned image; null where it cannot say
+   * (on AWS an image that is not one of this service's builds, or an ECR call that failed).
+   */
+  isAvailable(pinnedImage: string): Promise<boolean | null>;
   /** The account whose deploy built the image, when it is a built one; no account may run another's. */
   builtBy(image: string): string | undefined;
 }

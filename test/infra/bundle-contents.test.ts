@@ -107,6 +107,24 @@ describe('function bundles', () => {
     }
   });
 
+  it('carry the ECR client only in the functions that list releases, roll back and take deploys live', () => {
+    for (const handler of [
+      'functions/containers/list-releases.ts',
+      'functions/containers/rollback.ts',
+      'functions/deploys/build-status-changed.ts',
+    ]) {
+      expect(has(inputsOf(handler, { emittedOnly: true }), '@aws-sdk/client-ecr'), handler).toBe(true);
+    }
+    for (const handler of [
+      'functions/containers/create.ts',
+      'functions/containers/update.ts',
+      'functions/containers/get.ts',
+      'functions/deploys/create.ts',
+    ]) {
+      expect(has(inputsOf(handler, { emittedOnly: true }), '@aws-sdk/client-ecr'), handler).toBe(false);
+    }
+  });
+
   it('carry only the OAuth concern their route serves', () => {
     const token = modulesIn('functions/oauth/token.ts');
     expect(token).toContain('lib/oauth/token-grants.ts');

@@ -808,6 +808,26 @@ describe('ContainerHostingStack containers', () => {
     );
   });
 
+  it("lets only the functions that list releases, roll back and take deploys live describe images, and only the builds' repositories", () => {
+    // Assess
+    const describing = functionDeclarations.filter(({ id }) =>
+      statementsOfRole(template, functionOf(id).roleLogicalId).some((statement) => actionsOf([statement]).includes('ecr:DescribeImages')),
+    );
+    expect(describing.map(({ id }) => id).sort()).toEqual(['buildStatusChanged', 'listReleases', 'rollbackRelease']);
+    for (const { id } of describing) {
+      const statements = statementsWithAction(statementsOfRole(template, functionOf(id).roleLogicalId), 'ecr:DescribeImages');
+      expect(
+        statements.map((statement) => flatten(statement.Resource)),
+        id,
+      ).toEqual(['arn:<AWS::Partition>:ecr:<AWS::Region>:<AWS::AccountId>:repository/builds/*']);
+    }
+    // They find the repositories by BUILT_IMAGE_REPOSITORY alone; the list has no build settings it would not use.
+    expect(functionOf('listReleases').properties.Environment.Variables).toEqual(
+      expect.objectContaining({ BUILT_IMAGE_REPOSITORY: expect.anything() }),
+    );
+    expect(functionOf('listReleases').properties.Environment.Variables.BUILD_PROJECT_NAME).toBeUndefined();
+  });
+
   it('keeps workload task output 7 days by default (context containerLogRetentionDays), writable by the execution role', () => {
     // Prepare
     const workload = stack.node.findChild('Containers');

@@ -177,6 +177,21 @@ describe('ImageBuilds: IAM', () => {
     ]);
   });
 
+  it('lets a function that lists releases or rolls back describe built images, in the builds’ repositories only', () => {
+    // Act
+    let role: iam.Role | undefined;
+    const { template, logicalIdOf } = imageBuildsWith({}, (stack, builds) => {
+      role = new iam.Role(stack, 'ListsReleases', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+      builds.grantDescribeImages(role);
+    });
+
+    // Assess
+    const statements = statementsOfRole(template, logicalIdOf(role!.node.defaultChild));
+    expect(statements.map((statement) => [actionsOf(statement).join(','), [statement.Resource].flat().map(flatten)])).toEqual([
+      ['ecr:DescribeImages', ['arn:<AWS::Partition>:ecr:eu-west-1:111122223333:repository/builds/*']],
+    ]);
+  });
+
   it('sends build state changes of its own project and uploads under contexts/ to a queue whose failures reach the dead-letter queue', () => {
     // Act
     const { template, logicalIdOf, builds } = imageBuildsWith();

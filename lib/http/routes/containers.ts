@@ -188,7 +188,8 @@ export const listReleases = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:read',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated({ read: ['container'] }),
+  // Each release's `image_available`: on AWS ECR's DescribeImages for built images (docs/deploys.md, "Retention").
+  permissions: /* @__PURE__ */ authenticated({ read: ['container'] }, { builds: ['describeImages'] }),
   answers: { page: 'Release' },
   summary: "A container's releases, newest first: each version's workload with its image pinned by digest",
 });
@@ -201,7 +202,8 @@ export const rollbackRelease = /* @__PURE__ */ route({
   access: 'api',
   scope: 'containers:write',
   body: 'none',
-  permissions: /* @__PURE__ */ authenticated(releaseWrite, { ecs: ['run', 'stop', 'describe'] }),
+  // A release whose built image ECR expired is refused (DescribeImages).
+  permissions: /* @__PURE__ */ authenticated(releaseWrite, { ecs: ['run', 'stop', 'describe'], builds: ['describeImages'] }),
   timeoutSeconds: 29,
   alsoAnswers: [409, 503, 504],
   answers: { data: 'Container' },

@@ -112,9 +112,10 @@ export interface RoutePermissions {
   /**
    * Deploys' builds on AWS (infra/constructs/image-builds.ts): presign context uploads, discard
    * contexts, start, stop and describe builds of the one project, read build logs, tag and untag
-   * a built image as a release's (`release`).
+   * a built image as a release's (`release`), ask whether a release's built image is still there
+   * (`describeImages`: DescribeImages on the builds' repositories).
    */
-  builds?: ReadonlyArray<'upload' | 'discard' | 'start' | 'stop' | 'describe' | 'logs' | 'release'>;
+  builds?: ReadonlyArray<'upload' | 'discard' | 'start' | 'stop' | 'describe' | 'logs' | 'release' | 'describeImages'>;
 }
 
 /** The word `{ "data": … }` carries when an operation has nothing else to say. */

@@ -49,7 +49,9 @@ const MANIFEST_TYPE = 'application/vnd.docker.distribution.manifest.v2+json';
  * another: https://docs.aws.amazon.com/AmazonECR/latest/APIReference/API_PutImage.html),
  * BatchDeleteImage (by tag it takes the tag off, and the image goes with its last tag; by digest
  * the image goes: https://docs.aws.amazon.com/AmazonECR/latest/APIReference/API_BatchDeleteImage.html)
- * and DescribeImages.
+ * and DescribeImages (1 to 100 `imageIds`; an image asked for that is not there fails the call with
+ * ImageNotFoundException, a repository never pushed to with RepositoryNotFoundException:
+ * https://docs.aws.amazon.com/AmazonECR/latest/APIReference/API_DescribeImages.html).
  *
  * Lifecycle policies are checked as ECR checks them when put, and evaluated only when
  * `evaluateLifecycle` is called: ECR evaluates asynchronously and expires what the rules select
@@ -64,6 +66,8 @@ export class EcrSim {
   readonly repositories = new Map<string, SimRepository>();
   /** Every image an evaluation expired: the repository, its digest and tags, and the rule's priority. */
   readonly expired: Array<{ repository: string; digest: string; tags: string[]; rulePriority: number }> = [];
+  /** Every API call the SDK made, in order, with its input (the buildspec's pushes are not calls). */
+  readonly calls: Array<{ action: string; input: any }> = [];
 
   /** `docker push` of the buildspec: the repository is made on its first push (create-repository, IMMUTABLE tags). */
   push(repositoryName: string, tag: string, digest: string, env: Record<string, string>, at = Date.now()): void {
@@ -150,6 +154,7 @@ export class EcrSim {
   }
 
   handle(action: string, input: any): unknown {
+    this.calls.push({ action, input });
     switch (action) {
       case 'BatchGetImage': {
         const repository = this.repository(String(input.repositoryName));
@@ -221,9 +226,16 @@ export class EcrSim {
       case 'DescribeImages': {
         const repository = this.repository(String(input.repositoryName));
         const ids: ImageId[] | undefined = input.imageIds;
+        if (ids && (ids.length < 1 || ids.length > 100)) throw new AwsError('InvalidParameterException', 'imageIds takes 1 to 100 images');
         const images = ids ? ids.map((id) => this.find(repository, id)) : repository.images;
-        if (images.some((image) => !image))
-          throw new AwsError('ImageNotFoundException', 'The image requested does not exist in the specified repository.');
+        const missing = ids?.find((_id, index) => !images[index]);
+        // One image asked for and not there fails the whole call, in ECR's words (as the CLI and SDKs
+        // print it, e.g. https://github.com/hashicorp/terraform-provider-aws/issues/35268).
+        if (missing)
+          throw new AwsError(
+            'ImageNotFoundException',
+            `The image with imageId {imageDigest:'${missing.imageDigest ?? 'null'}', imageTag:'${missing.imageTag ?? 'null'}'} does not exist within the repository with name '${repository.name}' in the registry with id '${ACCOUNT}'`,
+          );
         return {
           imageDetails: (images as SimImage[]).map((image) => ({
             registryId: ACCOUNT,

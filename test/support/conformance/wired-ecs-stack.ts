@@ -1,4 +1,5 @@
 import { config } from '../../../lib/config.js';
+import type { Caller } from '../../../lib/containers/container.js';
 import type { ContainerService } from '../../../lib/containers/container-service.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
@@ -19,7 +20,8 @@ import { EcsSimStack, type EcsStackParts, onOneInstance } from './ecs-harness.js
  * `service` (an API function's container service) with the task state and probe functions'
  * handlers of one message (`handlers`, or the wiring's own), each on one instance, the reconciler
  * (`reconciler`, or the wiring's own) and the zone's route writer as lib/wiring builds them; and the
- * deploy routes when given.
+ * deploy routes when given. `caller`: the account the harness acts as (a real one when a test calls
+ * functions with its token).
  */
 export function wiredEcsSimStack(
   sim: AwsSim,
@@ -28,18 +30,22 @@ export function wiredEcsSimStack(
     handlers?: ReturnType<typeof taskMessageHandlersWith>;
     reconciler?: EcsStackParts['reconciler'];
     deploys?: EcsStackParts['deploys'];
+    caller?: Caller;
   } = {},
 ): EcsSimStack {
   const handlers = options.handlers ?? taskMessageHandlersWith(containerRuntime, deferredWork);
-  return new EcsSimStack({
-    sim,
-    service,
-    deploys: options.deploys,
-    reconciler: options.reconciler ?? reconcilerWith(containerRuntime, config, deferredWork),
-    taskStateInvocation: onOneInstance(handlers.taskEvent),
-    probeInvocation: onOneInstance(handlers.probe),
-    writeRoutes: routeWriterWith().write,
-  });
+  return new EcsSimStack(
+    {
+      sim,
+      service,
+      deploys: options.deploys,
+      reconciler: options.reconciler ?? reconcilerWith(containerRuntime, config, deferredWork),
+      taskStateInvocation: onOneInstance(handlers.taskEvent),
+      probeInvocation: onOneInstance(handlers.probe),
+      writeRoutes: routeWriterWith().write,
+    },
+    options.caller,
+  );
 }
 
 /** Closes the stack, then the simulator, then what the process left running (lib/local/lifecycle.ts). */

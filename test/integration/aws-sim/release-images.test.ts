@@ -1,0 +1,229 @@
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { BUILT_IMAGES_KEPT } from '../../../infra/constructs/image-builds.js';
+import { SqsBuildDeadlines } from '../../../lib/aws/sqs-build-deadlines.js';
+import { config } from '../../../lib/config.js';
+import type { Deploy } from '../../../lib/deploys/deploy.js';
+import type { DeployService } from '../../../lib/deploys/deploy-service.js';
+import { ALL_SCOPES } from '../../../lib/identity/principal.js';
+import { awsBuildSiteFrom } from '../../../lib/wiring/aws/build-site.js';
+import { withReleaseTags } from '../../../lib/wiring/aws/built-images.js';
+import { buildEventsHandlerWith } from '../../../lib/wiring/build-events.js';
+import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
+import { containerServiceWith } from '../../../lib/wiring/containers.js';
+import { deferredWork } from '../../../lib/wiring/deferred-work.js';
+import { deployServiceWith } from '../../../lib/wiring/deploys.js';
+import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
+import { SIM_REGISTRY } from '../../support/aws-sim/ecr.js';
+import { buildContextOf } from '../../support/conformance/build-contexts.js';
+import { type EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import { uniqueHostname } from '../../support/conformance/journeys.js';
+import { closeEcsSim, wiredEcsSimStack } from '../../support/conformance/wired-ecs-stack.js';
+import { lambdaContext, proxyEvent } from '../../support/lambda-event.js';
+import { pollUntil } from '../../support/poll.js';
+
+/*
+ * Releases' images on the AWS simulator (docs/deploys.md, "Retention"): after ECR's lifecycle
+ * policy, evaluated late, expired the image of an old release, the list and rollback functions
+ * (functions/containers/list-releases.ts, rollback.ts, as Lambda runs them) ask ECR whether each
+ * release's built image is still there (DescribeImages), say so in `image_available`, and refuse a
+ * rollback to the pruned one with 409.
+ */
+await vi.hoisted(async () => {
+  const { ecsSimSettings, simBuildSettings } = await import('../../support/ecs-settings.js');
+  Object.assign(process.env, ecsSimSettings({ ...simBuildSettings(), BUILD_TIMEOUT_S: '300', RESTART_DRAIN_MS: '500' }));
+});
+
+type Handler = (event: never, context: never) => Promise<APIGatewayProxyResult>;
+
+let sim: AwsSim;
+let stack: EcsSimStack;
+let deploys: DeployService;
+let listReleases: Handler;
+let rollback: Handler;
+let token: string;
+
+beforeAll(async () => {
+  sim = await startAwsSim({
+    port: simPortFor(process.pid),
+    seed: 35,
+    ecs: { provisioningMs: [100, 300], pendingMs: [100, 300], stopTimeoutMs: 1000 },
+    route53: SIM_ROUTE53,
+    s3: { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } },
+    codebuild: { phaseMs: 20, minuteMs: 2000 },
+  });
+  // A real account, whose token the functions authenticate.
+  const { identityService } = await import('../../../lib/wiring/identity.js');
+  const user = await identityService.createUser({ email: `${randomUUID()}@example.com`, password: 'correct horse battery', role: 'user' });
+  const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
+  stack = wiredEcsSimStack(sim, service, { caller: { userId: user.id, role: 'user' } });
+  // The build events function's deploys: its images tagged as releases' before they go live.
+  const site = withReleaseTags(awsBuildSiteFrom(config), 'us-east-1');
+  if (!('builder' in site)) throw new Error(site.refusal);
+  deploys = deployServiceWith(
+    { ...site, deadlines: new SqsBuildDeadlines(new SQSClient({ region: 'us-east-1' }), config.BUILD_EVENTS_QUEUE_URL!) },
+    service,
+  );
+  const handleBuildEvent = buildEventsHandlerWith(deploys);
+  sim.subscribe(sim.buildEventQueue, (record) => handleBuildEvent(record.body), {
+    batchSize: 1,
+    batchingWindowMs: 0,
+    maxConcurrency: 5,
+    visibilityTimeoutMs: 180_000,
+    maxReceiveCount: 5,
+  });
+  ({ handler: listReleases } = (await import('../../../functions/containers/list-releases.js')) as unknown as { handler: Handler });
+  ({ handler: rollback } = (await import('../../../functions/containers/rollback.js')) as unknown as { handler: Handler });
+  const issued = await identityService.createPersonalAccessToken(
+    {
+      userId: stack.caller.userId,
+      role: 'user',
+      kind: 'session',
+      scopes: ALL_SCOPES,
+      credentialHash: 'unused',
+      expiresAt: '2999-01-01T00:00:00.000Z',
+    },
+    { name: 'releases', expiresInDays: 1 },
+  );
+  token = issued.token;
+}, 60_000);
+
+afterAll(() => closeEcsSim(stack, sim));
+
+/** Creates a deploy, PUTs its context to the presigned URL as a client does, and waits for it to settle. */
+async function deployAndWait(containerId: string, app: string): Promise<Deploy> {
+  const body = await buildContextOf({ Dockerfile: 'FROM scratch\nCOPY app /app\n', app });
+  const { deploy, upload } = await deploys.create(stack.caller, containerId, {
+    sizeBytes: body.length,
+    dockerfile: 'Dockerfile',
+    buildArgs: {},
+  });
+  const put = await fetch(upload.url, { method: upload.method, headers: upload.headers, body });
+  expect(put.status).toBe(200);
+  return pollUntil(
+    () => deploys.get(stack.caller, containerId, deploy.id),
+    (found) => ['live', 'failed', 'superseded'].includes(found.state),
+    30_000,
+  );
+}
+
+/** A request to one of the functions as API Gateway hands it over, with the owner's token. */
+async function invoke(handler: Handler, method: string, path: string, pathParameters: Record<string, string>) {
+  const response = await handler(
+    proxyEvent({
+      method,
+      path,
+      pathParameters,
+      headers: { Authorization: `Bearer ${token}` },
+      ...(method === 'GET' ? { queryStringParameters: { limit: '50' } } : {}),
+    }) as never,
+    lambdaContext(29_000) as never,
+  );
+  return { status: response.statusCode, body: JSON.parse(response.body) };
+}
+
+/** A stopped container (a deploy goes live at once, for its next start) with one live deploy more than the policy keeps, and the policy evaluated late. */
+async function containerWithAPrunedRelease() {
+  const harness = stack.harness();
+  const containerId = await harness.create({ hostname: uniqueHostname('releases'), behaviour: {} });
+  await pollUntil(
+    () => harness.read(containerId),
+    (readout) => readout?.state === 'running',
+    20_000,
+  );
+  await stack.parts.service.stop(stack.caller, containerId);
+  const live: Deploy[] = [];
+  for (let count = 0; count <= BUILT_IMAGES_KEPT; count += 1) {
+    const deploy = await deployAndWait(containerId, `app ${count} ${containerId}`);
+    expect(deploy.state, deploy.stateReason ?? '').toBe('live');
+    live.push(deploy);
+  }
+  sim.ecr.evaluateLifecycle(Date.now() + 2 * 24 * 60 * 60 * 1000);
+  const repositoryName = `builds/${stack.caller.userId}/${containerId}`;
+  const [pruned, ...kept] = live;
+  expect(sim.ecr.expired.filter((image) => image.repository === repositoryName).map((image) => image.digest)).toEqual([
+    pruned!.image!.split('@')[1],
+  ]);
+  return { containerId, repositoryName, live, pruned: pruned!, kept };
+}
+
+/** DescribeImages of a deploy's image by its digest, in its container's repository, as ECR sees the call. */
+const describedByDigest = (repositoryName: string, deploy: Deploy) => ({
+  action: 'DescribeImages',
+  input: { registryId: '123456789012', repositoryName, imageIds: [{ imageDigest: deploy.image!.split('@')[1] }] },
+});
+
+const rollbackTo = (containerId: string, version: number) =>
+  invoke(rollback, 'POST', `/api/v1/containers/${containerId}/releases/${version}/rollback`, {
+    container_id: containerId,
+    version: String(version),
+  });
+
+describe("releases' images on the AWS simulator", () => {
+  let prepared: Awaited<ReturnType<typeof containerWithAPrunedRelease>>;
+
+  beforeAll(async () => {
+    prepared = await containerWithAPrunedRelease();
+  }, 180_000);
+
+  it('lists the release whose image the lifecycle policy expired as image_available false, the kept ones true, asking ECR once each', async () => {
+    // Prepare
+    const { containerId, repositoryName, live, pruned, kept } = prepared;
+    const from = sim.ecr.calls.length;
+
+    // Act
+    const listed = await invoke(listReleases, 'GET', `/api/v1/containers/${containerId}/releases`, { container_id: containerId });
+
+    // Assess: the create's image (not one of this service's builds) is not ECR's to judge
+    expect(listed.status).toBe(200);
+    const availability = new Map<number, boolean | null>(
+      listed.body.data.map((release: { version: number; image_available: boolean | null }) => [release.version, release.image_available]),
+    );
+    expect(availability.get(pruned.release!)).toBe(false);
+    for (const deploy of kept) expect(availability.get(deploy.release!), `release ${deploy.release}`).toBe(true);
+    expect(availability.get(1)).toBeNull();
+    const calls = sim.ecr.calls.slice(from);
+    expect(calls).toHaveLength(live.length);
+    expect(calls).toEqual(expect.arrayContaining(live.map((deploy) => describedByDigest(repositoryName, deploy))));
+  }, 60_000);
+
+  it('refuses a rollback to the release whose image was expired with 409 naming the image, and changes nothing', async () => {
+    // Prepare
+    const { containerId, repositoryName, pruned } = prepared;
+    const before = await stack.parts.service.get(stack.caller, containerId);
+    const from = sim.ecr.calls.length;
+
+    // Act
+    const refused = await rollbackTo(containerId, pruned.release!);
+
+    // Assess
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('CONFLICT');
+    expect(pruned.image!.startsWith(`${SIM_REGISTRY}/${repositoryName}@sha256:`)).toBe(true);
+    expect(refused.body.error.message).toContain(pruned.image);
+    expect(sim.ecr.calls.slice(from)).toEqual([describedByDigest(repositoryName, pruned)]);
+    const after = await stack.parts.service.get(stack.caller, containerId);
+    expect({ release: after.release, image: after.image, version: after.version }).toEqual({
+      release: before.release,
+      image: before.image,
+      version: before.version,
+    });
+  }, 60_000);
+
+  it('rolls back to the oldest kept release, whose image ECR still has', async () => {
+    // Prepare
+    const { containerId, repositoryName, kept } = prepared;
+    const before = await stack.parts.service.get(stack.caller, containerId);
+    const from = sim.ecr.calls.length;
+
+    // Act
+    const accepted = await rollbackTo(containerId, kept[0]!.release!);
+
+    // Assess: a new release running that image, at the container's next start
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.data).toMatchObject({ image: kept[0]!.image, release: before.release! + 1 });
+    expect(sim.ecr.calls.slice(from)).toEqual([describedByDigest(repositoryName, kept[0]!)]);
+  }, 60_000);
+});

@@ -34,6 +34,13 @@ describe('built images kept on the AWS simulator', () => {
       expect(failed.state, failed.stateReason ?? '').toBe('failed');
       expect(failed.stateReason).toMatch(/^image not ready/);
     }
+    // The last failed deploy's task is still being let go of when its record says failed (on a busy machine the rollback
+    // below then lost to that write, 409, as any change racing it would): the owner rolls back once the container is settled.
+    await pollUntil(
+      () => aws.stack.parts.service.get(aws.stack.caller, containerId),
+      (container) => container.state === 'running' && !container.pendingTaskArn,
+      20_000,
+    );
 
     // Act: ECR evaluates the repository's lifecycle policy late, past every rule's day
     aws.sim.ecr.evaluateLifecycle(Date.now() + 2 * 24 * 60 * 60 * 1000);

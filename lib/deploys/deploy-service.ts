@@ -327,10 +327,11 @@ export class DeployService {
         if (error instanceof TimeoutError) return this.awaitRestart(deploy);
         const reason = error instanceof HttpError ? error.message : 'the new release could not be started';
         log.warn('A deploy did not go live', { deployId: deploy.id, ...describeError(error) });
-        // Untagged before the deploy reads as failed, so no reader of it sees a failed deploy's image kept.
+        // Untagged, and the container back on the release it ran, before the deploy reads as failed: no reader of it
+        // sees a failed deploy's image kept, and an owner who rolls back at once is not refused for the restore's write.
         await this.unmarkReleased(deploy);
-        await this.fail(deploy, ['deploying'], `image not ready: ${reason}`);
         await this.restorePrevious(deploy, previousRelease);
+        await this.fail(deploy, ['deploying'], `image not ready: ${reason}`);
         return 'failed';
       }
     }

@@ -42,7 +42,8 @@ describe('built images kept on the AWS simulator', () => {
       20_000,
     );
 
-    // Act: ECR evaluates the repository's lifecycle policy late, past every rule's day
+    // Act: ECR evaluates the repository's lifecycle policy late, past every rule's day; the owner rolls back as soon as
+    // the last deploy reads failed (the container is back on its release by then)
     aws.sim.ecr.evaluateLifecycle(Date.now() + 2 * 24 * 60 * 60 * 1000);
     const rolledBack = await aws.stack.parts.service
       .rollback(aws.stack.caller, containerId, first.release!)

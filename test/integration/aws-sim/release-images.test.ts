@@ -1,26 +1,12 @@
-import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { BUILT_IMAGES_KEPT } from '../../../infra/constructs/image-builds.js';
-import { SqsBuildDeadlines } from '../../../lib/aws/sqs-build-deadlines.js';
-import { config } from '../../../lib/config.js';
 import type { Deploy } from '../../../lib/deploys/deploy.js';
-import type { DeployService } from '../../../lib/deploys/deploy-service.js';
 import { ALL_SCOPES } from '../../../lib/identity/principal.js';
-import { awsBuildSiteFrom } from '../../../lib/wiring/aws/build-site.js';
-import { withReleaseTags } from '../../../lib/wiring/aws/built-images.js';
-import { buildEventsHandlerWith } from '../../../lib/wiring/build-events.js';
-import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
-import { containerServiceWith } from '../../../lib/wiring/containers.js';
-import { deferredWork } from '../../../lib/wiring/deferred-work.js';
-import { deployServiceWith } from '../../../lib/wiring/deploys.js';
-import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
 import { SIM_REGISTRY } from '../../support/aws-sim/ecr.js';
-import { buildContextOf } from '../../support/conformance/build-contexts.js';
-import { type EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
 import { uniqueHostname } from '../../support/conformance/journeys.js';
-import { closeEcsSim, wiredEcsSimStack } from '../../support/conformance/wired-ecs-stack.js';
+import { useDeploysOnEcsSim } from '../../support/conformance/deploys-on-ecs-sim.js';
 import { lambdaContext, proxyEvent } from '../../support/lambda-event.js';
 import { pollUntil } from '../../support/poll.js';
 
@@ -38,42 +24,27 @@ await vi.hoisted(async () => {
 
 type Handler = (event: never, context: never) => Promise<APIGatewayProxyResult>;
 
-let sim: AwsSim;
-let stack: EcsSimStack;
-let deploys: DeployService;
+const aws = useDeploysOnEcsSim({
+  seed: 35,
+  minuteMs: 2000,
+  // A real account, whose token the functions authenticate.
+  caller: async () => {
+    const { identityService } = await import('../../../lib/wiring/identity.js');
+    const user = await identityService.createUser({
+      email: `${randomUUID()}@example.com`,
+      password: 'correct horse battery',
+      role: 'user',
+    });
+    return { userId: user.id, role: 'user' };
+  },
+});
 let listReleases: Handler;
 let rollback: Handler;
 let token: string;
 
 beforeAll(async () => {
-  sim = await startAwsSim({
-    port: simPortFor(process.pid),
-    seed: 35,
-    ecs: { provisioningMs: [100, 300], pendingMs: [100, 300], stopTimeoutMs: 1000 },
-    route53: SIM_ROUTE53,
-    s3: { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } },
-    codebuild: { phaseMs: 20, minuteMs: 2000 },
-  });
-  // A real account, whose token the functions authenticate.
   const { identityService } = await import('../../../lib/wiring/identity.js');
-  const user = await identityService.createUser({ email: `${randomUUID()}@example.com`, password: 'correct horse battery', role: 'user' });
-  const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
-  stack = wiredEcsSimStack(sim, service, { caller: { userId: user.id, role: 'user' } });
-  // The build events function's deploys: its images tagged as releases' before they go live.
-  const site = withReleaseTags(awsBuildSiteFrom(config), 'us-east-1');
-  if (!('builder' in site)) throw new Error(site.refusal);
-  deploys = deployServiceWith(
-    { ...site, deadlines: new SqsBuildDeadlines(new SQSClient({ region: 'us-east-1' }), config.BUILD_EVENTS_QUEUE_URL!) },
-    service,
-  );
-  const handleBuildEvent = buildEventsHandlerWith(deploys);
-  sim.subscribe(sim.buildEventQueue, (record) => handleBuildEvent(record.body), {
-    batchSize: 1,
-    batchingWindowMs: 0,
-    maxConcurrency: 5,
-    visibilityTimeoutMs: 180_000,
-    maxReceiveCount: 5,
-  });
+  const stack = aws.stack;
   ({ handler: listReleases } = (await import('../../../functions/containers/list-releases.js')) as unknown as { handler: Handler });
   ({ handler: rollback } = (await import('../../../functions/containers/rollback.js')) as unknown as { handler: Handler });
   const issued = await identityService.createPersonalAccessToken(
@@ -90,24 +61,9 @@ beforeAll(async () => {
   token = issued.token;
 }, 60_000);
 
-afterAll(() => closeEcsSim(stack, sim));
-
-/** Creates a deploy, PUTs its context to the presigned URL as a client does, and waits for it to settle. */
-async function deployAndWait(containerId: string, app: string): Promise<Deploy> {
-  const body = await buildContextOf({ Dockerfile: 'FROM scratch\nCOPY app /app\n', app });
-  const { deploy, upload } = await deploys.create(stack.caller, containerId, {
-    sizeBytes: body.length,
-    dockerfile: 'Dockerfile',
-    buildArgs: {},
-  });
-  const put = await fetch(upload.url, { method: upload.method, headers: upload.headers, body });
-  expect(put.status).toBe(200);
-  return pollUntil(
-    () => deploys.get(stack.caller, containerId, deploy.id),
-    (found) => ['live', 'failed', 'superseded'].includes(found.state),
-    30_000,
-  );
-}
+/** A deploy of a context whose one file says `app`. */
+const deployAndWait = (containerId: string, app: string): Promise<Deploy> =>
+  aws.deployAndWait(containerId, { Dockerfile: 'FROM scratch\nCOPY app /app\n', app });
 
 /** A request to one of the functions as API Gateway hands it over, with the owner's token. */
 async function invoke(handler: Handler, method: string, path: string, pathParameters: Record<string, string>) {
@@ -126,24 +82,24 @@ async function invoke(handler: Handler, method: string, path: string, pathParame
 
 /** A stopped container (a deploy goes live at once, for its next start) with one live deploy more than the policy keeps, and the policy evaluated late. */
 async function containerWithAPrunedRelease() {
-  const harness = stack.harness();
+  const harness = aws.stack.harness();
   const containerId = await harness.create({ hostname: uniqueHostname('releases'), behaviour: {} });
   await pollUntil(
     () => harness.read(containerId),
     (readout) => readout?.state === 'running',
     20_000,
   );
-  await stack.parts.service.stop(stack.caller, containerId);
+  await aws.stack.parts.service.stop(aws.stack.caller, containerId);
   const live: Deploy[] = [];
   for (let count = 0; count <= BUILT_IMAGES_KEPT; count += 1) {
     const deploy = await deployAndWait(containerId, `app ${count} ${containerId}`);
     expect(deploy.state, deploy.stateReason ?? '').toBe('live');
     live.push(deploy);
   }
-  sim.ecr.evaluateLifecycle(Date.now() + 2 * 24 * 60 * 60 * 1000);
-  const repositoryName = `builds/${stack.caller.userId}/${containerId}`;
+  aws.sim.ecr.evaluateLifecycle(Date.now() + 2 * 24 * 60 * 60 * 1000);
+  const repositoryName = `builds/${aws.stack.caller.userId}/${containerId}`;
   const [pruned, ...kept] = live;
-  expect(sim.ecr.expired.filter((image) => image.repository === repositoryName).map((image) => image.digest)).toEqual([
+  expect(aws.sim.ecr.expired.filter((image) => image.repository === repositoryName).map((image) => image.digest)).toEqual([
     pruned!.image!.split('@')[1],
   ]);
   return { containerId, repositoryName, live, pruned: pruned!, kept };
@@ -171,7 +127,7 @@ describe("releases' images on the AWS simulator", () => {
   it('lists the release whose image the lifecycle policy expired as image_available false, the kept ones true, asking ECR once each', async () => {
     // Prepare
     const { containerId, repositoryName, live, pruned, kept } = prepared;
-    const from = sim.ecr.calls.length;
+    const from = aws.sim.ecr.calls.length;
 
     // Act
     const listed = await invoke(listReleases, 'GET', `/api/v1/containers/${containerId}/releases`, { container_id: containerId });
@@ -184,7 +140,7 @@ describe("releases' images on the AWS simulator", () => {
     expect(availability.get(pruned.release!)).toBe(false);
     for (const deploy of kept) expect(availability.get(deploy.release!), `release ${deploy.release}`).toBe(true);
     expect(availability.get(1)).toBeNull();
-    const calls = sim.ecr.calls.slice(from);
+    const calls = aws.sim.ecr.calls.slice(from);
     expect(calls).toHaveLength(live.length);
     expect(calls).toEqual(expect.arrayContaining(live.map((deploy) => describedByDigest(repositoryName, deploy))));
   }, 60_000);
@@ -192,8 +148,8 @@ describe("releases' images on the AWS simulator", () => {
   it('refuses a rollback to the release whose image was expired with 409 naming the image, and changes nothing', async () => {
     // Prepare
     const { containerId, repositoryName, pruned } = prepared;
-    const before = await stack.parts.service.get(stack.caller, containerId);
-    const from = sim.ecr.calls.length;
+    const before = await aws.stack.parts.service.get(aws.stack.caller, containerId);
+    const from = aws.sim.ecr.calls.length;
 
     // Act
     const refused = await rollbackTo(containerId, pruned.release!);
@@ -203,8 +159,8 @@ describe("releases' images on the AWS simulator", () => {
     expect(refused.body.error.code).toBe('CONFLICT');
     expect(pruned.image!.startsWith(`${SIM_REGISTRY}/${repositoryName}@sha256:`)).toBe(true);
     expect(refused.body.error.message).toContain(pruned.image);
-    expect(sim.ecr.calls.slice(from)).toEqual([describedByDigest(repositoryName, pruned)]);
-    const after = await stack.parts.service.get(stack.caller, containerId);
+    expect(aws.sim.ecr.calls.slice(from)).toEqual([describedByDigest(repositoryName, pruned)]);
+    const after = await aws.stack.parts.service.get(aws.stack.caller, containerId);
     expect({ release: after.release, image: after.image, version: after.version }).toEqual({
       release: before.release,
       image: before.image,
@@ -215,8 +171,8 @@ describe("releases' images on the AWS simulator", () => {
   it('rolls back to the oldest kept release, whose image ECR still has', async () => {
     // Prepare
     const { containerId, repositoryName, kept } = prepared;
-    const before = await stack.parts.service.get(stack.caller, containerId);
-    const from = sim.ecr.calls.length;
+    const before = await aws.stack.parts.service.get(aws.stack.caller, containerId);
+    const from = aws.sim.ecr.calls.length;
 
     // Act
     const accepted = await rollbackTo(containerId, kept[0]!.release!);
@@ -224,6 +180,6 @@ describe("releases' images on the AWS simulator", () => {
     // Assess: a new release running that image, at the container's next start
     expect(accepted.status).toBe(200);
     expect(accepted.body.data).toMatchObject({ image: kept[0]!.image, release: before.release! + 1 });
-    expect(sim.ecr.calls.slice(from)).toEqual([describedByDigest(repositoryName, kept[0]!)]);
+    expect(aws.sim.ecr.calls.slice(from)).toEqual([describedByDigest(repositoryName, kept[0]!)]);
   }, 60_000);
 });

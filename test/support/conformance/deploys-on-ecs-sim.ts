@@ -1,6 +1,7 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { SqsBuildDeadlines } from '../../../lib/aws/sqs-build-deadlines.js';
+import type { Caller } from '../../../lib/containers/container.js';
 import { config } from '../../../lib/config.js';
 import type { Deploy } from '../../../lib/deploys/deploy.js';
 import type { DeployService } from '../../../lib/deploys/deploy-service.js';
@@ -41,9 +42,10 @@ export interface DeploysOnEcsSim {
 /**
  * Starts the simulator (`seed`; a simulated CodeBuild minute of `minuteMs`, against which the
  * settings' 5-minute build timeout is measured) and the stack with its deploys in a beforeAll,
- * and closes them in an afterAll.
+ * and closes them in an afterAll. `caller`: the account the stack acts as, made once the simulator
+ * runs (a real one when a test calls functions with its token).
  */
-export function useDeploysOnEcsSim(options: { seed: number; minuteMs: number }): DeploysOnEcsSim {
+export function useDeploysOnEcsSim(options: { seed: number; minuteMs: number; caller?: () => Promise<Caller> }): DeploysOnEcsSim {
   let sim: AwsSim | undefined;
   let stack: EcsSimStack | undefined;
   let deploys: DeployService | undefined;
@@ -58,7 +60,7 @@ export function useDeploysOnEcsSim(options: { seed: number; minuteMs: number }):
       codebuild: { phaseMs: 20, minuteMs: options.minuteMs },
     });
     const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
-    stack = wiredEcsSimStack(sim, service);
+    stack = wiredEcsSimStack(sim, service, options.caller ? { caller: await options.caller() } : {});
     const site = withReleaseTags(awsBuildSiteFrom(config), 'us-east-1');
     if (!('builder' in site)) throw new Error(site.refusal);
     deploys = deployServiceWith(

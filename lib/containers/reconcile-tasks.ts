@@ -16,6 +16,12 @@ export interface TaskSweepOptions {
   maxTasks: number;
   /** A task younger than this is never stopped: a launch attaches its task only after RunTask has answered. */
   launchGraceMs: number;
+  /**
+   * A running container's previous task is left this long after the container last changed: a
+   * restart keeps it serving for the drain (RESTART_DRAIN_MS) and stops it after, so a stop here
+   * would cut the requests still sent on the old route.
+   */
+  drainMs: number;
   now: () => number;
 }
 
@@ -94,6 +100,8 @@ export class TaskSweep {
     // Its current task, or the task a restart is bringing up next to it (promoted once it answers).
     const owned = container?.taskArn === task.taskArn || container?.pendingTaskArn === task.taskArn;
     if (container && owned && holdsCpu(container.state)) return;
+    // The task a restart moved off a moment ago still drains: the restart stops it after, and a lost stop is the next run's.
+    if (container && holdsCpu(container.state) && this.options.now() - Date.parse(container.updatedAt) < this.options.drainMs) return;
     const kind = container ? 'superseded' : 'orphan';
     await this.runtime.stopTask(task.taskArn, STOP_REASON[kind]);
     if (kind === 'orphan') report.orphanTasksStopped += 1;

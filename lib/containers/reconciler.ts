@@ -23,6 +23,8 @@ export interface ReconcilerOptions {
    * failed for lacking a task.
    */
   launchGraceMs?: number;
+  /** How long a restart keeps the old task serving before it stops it (RESTART_DRAIN_MS): the reconciler leaves it that long. */
+  drainMs?: number;
   /** How long a container's task may be unknown to the runtime before it counts as gone (ECS is eventually consistent). */
   missingTaskGraceMs?: number;
   /** The pause between the two counts that must agree before a quota use is corrected. */
@@ -60,6 +62,7 @@ const DEFAULTS = {
   maxContainers: 1000,
   maxUsageChecks: 50,
   launchGraceMs: 120_000,
+  drainMs: 10_000,
   missingTaskGraceMs: 120_000,
   usageSettleMs: 2_000,
   // ECS's state change events reach EventBridge within seconds; SQS adds milliseconds.
@@ -98,8 +101,8 @@ export class Reconciler {
     this.options = { ...DEFAULTS, ...stripUndefined(rest) };
     this.routeRepair = routing ? new RouteRepair(store, routing) : undefined;
     this.restartDue = restartDue;
-    const { maxTasks, maxContainers, launchGraceMs, missingTaskGraceMs, lostEventMarginMs } = this.options;
-    this.tasks = new TaskSweep(store, runtime, { maxTasks, launchGraceMs, now });
+    const { maxTasks, maxContainers, launchGraceMs, drainMs, missingTaskGraceMs, lostEventMarginMs } = this.options;
+    this.tasks = new TaskSweep(store, runtime, { maxTasks, launchGraceMs, drainMs, now });
     this.containers = new ContainerSweep(store, runtime, {
       maxContainers,
       launchGraceMs,

@@ -5,6 +5,7 @@ import type { StoredContainer } from '../containers/container.js';
 import { ConflictError, ForbiddenError, QuotaExceededError, TimeoutError } from '../errors.js';
 import { type AppAnswer, appPage, HOP_BY_HOP, refusedAnswer, startingAnswer, wakeRefusalOf } from '../http/app-pages.js';
 import { describeError, log } from '../log.js';
+import { inFlightRequests } from './in-flight-requests.js';
 
 /** What the proxy needs to find a hostname's process. */
 export interface AppRouting {
@@ -59,15 +60,27 @@ const MAX_REMEMBERED_HOSTNAMES = 1000;
 export const ROUTE_MEMORY_MS = 250;
 
 type Route =
-  | { kind: 'running'; port: number; containerId: string }
+  /** `sent` ends the request's count of the task's requests in flight (lib/local/in-flight-requests.ts). */
+  | { kind: 'running'; port: number; containerId: string; taskArn: string; sent: () => void }
   | { kind: 'unavailable'; container: StoredContainer }
   | { kind: 'unknown' };
+
+/**
+ * The route to a task that runs, counted in flight from this moment: the check that it runs and
+ * the count happen in one turn, so a stop (which takes the task out of the routes first) either
+ * comes before and the task is not chosen, or after and waits for this request.
+ */
+function routeToTask(taskArn: string, containerId: string, routing: AppRouting): (Route & { kind: 'running' }) | undefined {
+  const port = routing.portOf(taskArn);
+  if (port === undefined) return undefined;
+  return { kind: 'running', port, containerId, taskArn, sent: inFlightRequests.begin(taskArn) };
+}
 
 async function routeFor(hostname: string, routing: AppRouting): Promise<Route> {
   const remembered = routedTaskByHostname.get(hostname);
   const fresh = remembered && Date.now() - remembered.readAt < ROUTE_MEMORY_MS;
-  const rememberedPort = fresh ? routing.portOf(remembered.taskArn) : undefined;
-  if (rememberedPort !== undefined) return { kind: 'running', port: rememberedPort, containerId: remembered!.containerId };
+  const rememberedRoute = fresh ? routeToTask(remembered.taskArn, remembered.containerId, routing) : undefined;
+  if (rememberedRoute) return rememberedRoute;
   routedTaskByHostname.delete(hostname);
   const containerId = remembered?.containerId ?? (await routing.containerIdOfHostname(hostname));
   let container = containerId ? await routing.container(containerId) : undefined;
@@ -77,12 +90,17 @@ async function routeFor(hostname: string, routing: AppRouting): Promise<Route> {
     container = current ? await routing.container(current) : undefined;
   }
   if (!container) return { kind: 'unknown' };
-  const port = container.state === 'running' && container.taskArn ? routing.portOf(container.taskArn) : undefined;
-  if (port === undefined) return { kind: 'unavailable', container };
-  if (routedTaskByHostname.size < MAX_REMEMBERED_HOSTNAMES) {
-    routedTaskByHostname.set(hostname, { containerId: container.id, taskArn: container.taskArn!, readAt: Date.now() });
+  // Running on a task that is no longer routable: the read began before a change that stopped the task (a restart's
+  // swap, on a machine slow enough that the read outlasted the drain). The table knows what came after.
+  if (container.state === 'running' && container.taskArn && routing.portOf(container.taskArn) === undefined) {
+    container = (await routing.container(container.id)) ?? container;
   }
-  return { kind: 'running', port, containerId: container.id };
+  const route = container.state === 'running' && container.taskArn ? routeToTask(container.taskArn, container.id, routing) : undefined;
+  if (!route) return { kind: 'unavailable', container };
+  if (routedTaskByHostname.size < MAX_REMEMBERED_HOSTNAMES) {
+    routedTaskByHostname.set(hostname, { containerId: container.id, taskArn: route.taskArn, readAt: Date.now() });
+  }
+  return route;
 }
 
 /** How long a client should wait before asking a container that is not running again. */
@@ -147,7 +165,7 @@ export async function proxyToContainer(
   headers['x-forwarded-proto'] = 'http';
   headers['x-forwarded-host'] = request.headers.host;
 
-  const forwarded = await forward(request, response, hostname, headers, route.port, onFirstByte);
+  const forwarded = await forward(request, response, hostname, headers, route, onFirstByte);
   if (forwarded === 'done') return;
   // The task stopped under the request (a restart retired it, or it exited), or a pooled
   // connection it had closed was reused: nothing reached the app, so the request goes once
@@ -163,7 +181,7 @@ export async function proxyToContainer(
     }
     retry = routeToWoken(held, retry.container.id, routing) ?? (await routeFor(hostname, routing));
   }
-  if (retry.kind === 'running' && (await forward(request, response, hostname, headers, retry.port, onFirstByte)) === 'done') return;
+  if (retry.kind === 'running' && (await forward(request, response, hostname, headers, retry, onFirstByte)) === 'done') return;
   log.warn('Proxying to a local container failed', { hostname, code: forwarded.code });
   sendPage(response, 502, `${hostname} did not answer`, 'Its process is not listening on $PORT.');
 }
@@ -181,8 +199,7 @@ const holdsFor = (container: StoredContainer, waking: Waking): boolean =>
 
 /** The route to the task a wake just saw running, if it still runs here. */
 function routeToWoken(held: Held & { kind: 'forward' }, containerId: string, routing: AppRouting): Route | undefined {
-  const port = held.taskArn ? routing.portOf(held.taskArn) : undefined;
-  return port === undefined ? undefined : { kind: 'running', port, containerId };
+  return held.taskArn ? routeToTask(held.taskArn, containerId, routing) : undefined;
 }
 
 /** Bodyless requests of idempotent methods, which a proxy may send again when the connection failed before any answer. */
@@ -195,11 +212,27 @@ const mayRetry = (request: IncomingMessage): boolean =>
   (request.headers['content-length'] === undefined || request.headers['content-length'] === '0');
 
 /**
- * Sends the request to the task on `port` and streams its answer back. Answers `done`, or, when
+ * Sends the request to the route's task and streams its answer back. Answers `done`, or, when
  * the connection failed before any answer and the request may be sent again, the error's code
- * (nothing has been written to `response` then).
+ * (nothing has been written to `response` then). Either way the request no longer counts as in
+ * flight to the task.
  */
-function forward(
+async function forward(
+  request: IncomingMessage,
+  response: ServerResponse,
+  hostname: string,
+  headers: IncomingHttpHeaders,
+  route: Route & { kind: 'running' },
+  onFirstByte?: () => void,
+): Promise<'done' | { code: string }> {
+  try {
+    return await sendTo(request, response, hostname, headers, route.port, onFirstByte);
+  } finally {
+    route.sent();
+  }
+}
+
+function sendTo(
   request: IncomingMessage,
   response: ServerResponse,
   hostname: string,

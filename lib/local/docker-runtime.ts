@@ -24,6 +24,7 @@ import { onShutdown } from './lifecycle.js';
 import { onThisMachinesBridge } from './bridge-address.js';
 import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
 import { type SpareEngineContainer, SpareEngineContainers } from './spare-engine-containers.js';
+import { IN_FLIGHT_DRAIN_MAX_MS, inFlightRequests } from './in-flight-requests.js';
 import { type BookedTask, TaskBook } from './task-book.js';
 
 export { engineNameOf, LABEL } from './engine-container-spec.js';
@@ -166,14 +167,18 @@ export class DockerRuntime implements ReconcilableRuntime {
   private async stop(taskArn: string, reason: string, graceS: number): Promise<void> {
     const task = this.book.get(taskArn);
     if (task && !this.book.markStopping(task, reason)) return;
-    // Not awaited: stop answers at once, as ECS StopTask does; the exit arrives as an event.
-    void this.stopEngineContainer(taskArn, graceS).then(async () => {
-      if (!task) return;
-      await this.settleFromEngine(task);
-      // Stopped (or put to sleep) with nothing else of it running: its next start is most likely the same workload.
-      const othersLive = this.book.all().some((other) => other.containerId === task.containerId && other.lastStatus !== 'STOPPED');
-      if (!othersLive && !this.closed && !task.released) this.spares.prepare(task.launch);
-    });
+    // Not awaited: stop answers at once, as ECS StopTask does; the exit arrives as an event. The requests the proxy
+    // sent before the stop finish first (a load balancer's deregistration); a withdrawn task served nobody.
+    const drained = graceS > 0 ? inFlightRequests.settled(taskArn, IN_FLIGHT_DRAIN_MAX_MS) : Promise.resolve();
+    void drained
+      .then(() => this.stopEngineContainer(taskArn, graceS))
+      .then(async () => {
+        if (!task) return;
+        await this.settleFromEngine(task);
+        // Stopped (or put to sleep) with nothing else of it running: its next start is most likely the same workload.
+        const othersLive = this.book.all().some((other) => other.containerId === task.containerId && other.lastStatus !== 'STOPPED');
+        if (!othersLive && !this.closed && !task.released) this.spares.prepare(task.launch);
+      });
   }
 
   async describeTask(taskArn: string): Promise<TaskStatus | undefined> {

@@ -23,6 +23,7 @@ import { describeError, log } from '../log.js';
 import { LocalLogWriter, localLogDir, localLogFile } from './local-logs.js';
 import { killTaskProcesses, TASK_MARKER } from './process-tree.js';
 import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
+import { IN_FLIGHT_DRAIN_MAX_MS, inFlightRequests } from './in-flight-requests.js';
 import { type BookedTask, TaskBook } from './task-book.js';
 import type { TaskMount } from '../volumes/volume-backend.js';
 
@@ -145,7 +146,9 @@ export class LocalRuntime implements ReconcilableRuntime {
 
   async stopTask(taskArn: string, reason: string): Promise<void> {
     const task = this.book.get(taskArn);
-    if (task && this.book.markStopping(task, reason)) this.endTask(task);
+    if (!task || !this.book.markStopping(task, reason)) return;
+    // The requests the proxy sent before the stop finish first, as a load balancer's deregistration lets them.
+    void inFlightRequests.settled(taskArn, IN_FLIGHT_DRAIN_MAX_MS).then(() => this.endTask(task));
   }
 
   /** SIGTERM to the process group and every descendant, SIGKILL after the grace period. */

@@ -296,6 +296,7 @@ export function startLocalReconciler(intervalMs: number = config.RECONCILE_INTER
     // A status that found its container not yet attached (a task that answered before the create's
     // attach was written, on a loaded machine) was delivered and ignored: the run applies it.
     applyTaskStatus: (status) => localService().applyTaskStatus(status),
+    drainMs: config.RESTART_DRAIN_MS,
     lostEventMarginMs: LOCAL_LOST_STATUS_MARGIN_MS,
   });
   let running: Promise<void> | undefined;

@@ -38,6 +38,7 @@ export function reconcilerWith(
   const service = containerServiceWith({ runtime, deferredWork, ...(runPolicy ? { runPolicy } : {}) });
   return new Reconciler(containerStore, runtime, {
     ...margins,
+    ...(settings ? { drainMs: settings.RESTART_DRAIN_MS } : {}),
     ...(routing ? { routing } : {}),
     // The backstop of the restart policy's timers: containers whose backoff has passed.
     restartDue: async (deadline, cursor) => {

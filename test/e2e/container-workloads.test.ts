@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -168,6 +169,54 @@ describe('http://{hostname}.localhost:{port}/ on the local stack', () => {
     expect(response.status).toBe(200);
     expect(response.headers['transfer-encoding']).toBe('chunked');
     expect(response.text.trim().split('\n').at(-1)).toBe('total 6000');
+  });
+
+  it('lets an answer in flight on the old task finish through a restart, from an app that exits at SIGTERM, however long past the drain', async () => {
+    // Node exits at SIGTERM unless told otherwise, as most apps started by a shell do: the answer it is writing is
+    // cut unless the stop waits for it (lib/local/in-flight-requests.ts). It takes longer than the restart's drain.
+    const slowServer = [
+      process.execPath,
+      '-e',
+      `require('node:http').createServer((req, res) => {
+        if (req.url !== '/slow') return res.end('ready');
+        res.write('begun;');
+        setTimeout(() => res.end('ended'), 2500);
+      }).listen(Number(process.env.PORT), '127.0.0.1')`,
+    ];
+    const created = await create({ command: slowServer, image: 'ghcr.io/acme/web:1.0', port: 3000 });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const record = await waitForState(created.body.data.id, 'running');
+    await pollUntil(
+      () => appRequest(record.url).catch(() => ({ status: 0 })),
+      (response) => response.status === 200,
+    );
+    const target = new URL(record.url);
+    let begun: () => void = () => undefined;
+    const firstChunk = new Promise<void>((resolve) => (begun = resolve));
+    const answer = new Promise<string>((resolve) => {
+      const outgoing = httpRequest(
+        { host: '127.0.0.1', port: target.port, path: '/slow', headers: { host: target.host }, agent: false },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => {
+            text += chunk;
+            begun();
+          });
+          response.on('end', () => resolve(text));
+          response.on('error', (error) => resolve(`${text} [${error.message}]`));
+        },
+      );
+      outgoing.on('error', (error) => resolve(`[${error.message}]`));
+      outgoing.end();
+    });
+    await firstChunk;
+
+    const restarted = await api('POST', `/api/v1/containers/${record.id}/restart`);
+
+    expect(restarted.status, JSON.stringify(restarted.body)).toBe(200);
+    expect(await answer).toBe('begun;ended');
+    expect((await appRequest(record.url)).text).toBe('ready');
   });
 
   it('answers 503 with Retry-After and the state once the container is stopped, and 404 for an unknown hostname', async () => {

@@ -7,6 +7,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as reconcile } from '../../../functions/containers/reconcile.js';
 import type { ContainerState, StoredContainer } from '../../../lib/containers/container.js';
+import { config } from '../../../lib/config.js';
 import { chargeFor } from '../../../lib/containers/quota.js';
 import { Reconciler, type ReconcileReport } from '../../../lib/containers/reconciler.js';
 import type { RouteRequests } from '../../../lib/dns-routes/app-routes.js';
@@ -210,6 +211,29 @@ describe('scheduled reconciliation against ECS', () => {
     expect(second).toMatchObject({ tasksListed: 3, orphanTasksStopped: 0, supersededTasksStopped: 0, containersFailed: 0 });
     expect(commands()).toHaveLength(3);
     expect(commands()).toEqual(expect.arrayContaining([listTasks(), describeTasks(current, foreign, young), describeTasks(current)]));
+  });
+
+  it('leaves the task a restart moved off for the drain, as the restart stops it after, and stops it once the drain has passed', async () => {
+    // A restart of a container whose task ran for an hour: the route moved to the new task just now, and the old
+    // one serves the requests still sent on the old route until the restart stops it (RESTART_DRAIN_MS).
+    const draining = addTask({ startedBy: '' });
+    const current = addTask({ startedBy: '' });
+    const justRestarted = await seedContainer(newId(), 'running', { taskArn: current, updatedAt: new Date().toISOString() });
+    for (const task of [draining, current]) cluster.get(task)!.startedBy = justRestarted.id;
+    // The same a drain ago and a second more: its restart's stop was lost.
+    const lostStop = addTask({ startedBy: '' });
+    const laterCurrent = addTask({ startedBy: '' });
+    const drainedAt = new Date(Date.now() - config.RESTART_DRAIN_MS - 1000).toISOString();
+    const drained = await seedContainer(newId(), 'running', { taskArn: laterCurrent, updatedAt: drainedAt });
+    for (const task of [lostStop, laterCurrent]) cluster.get(task)!.startedBy = drained.id;
+
+    const report = await runScheduled();
+
+    expect(report).toMatchObject({ tasksListed: 4, supersededTasksStopped: 1, orphanTasksStopped: 0 });
+    expect(ecsMock.commandCalls(StopTaskCommand).map((call) => call.args[0].input)).toEqual([
+      { cluster: ECS.ECS_CLUSTER_ARN, task: lostStop, reason: SUPERSEDED },
+    ]);
+    expect(cluster.get(draining)!.desiredStatus).toBe('RUNNING');
   });
 
   it('never touches the proxy service’s tasks in the cluster, however old, as ListTasks and DescribeTasks answer them', async () => {

@@ -4,6 +4,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StoredContainer } from '../../../lib/containers/container.js';
 import { type AppRouting, proxyToContainer, ROUTE_MEMORY_MS } from '../../../lib/local/app-proxy.js';
+import { inFlightRequests } from '../../../lib/local/in-flight-requests.js';
+
+async function pollUntilTrue(check: () => boolean): Promise<void> {
+  const giveUpAt = Date.now() + 5_000;
+  while (!check()) {
+    if (Date.now() > giveUpAt) throw new Error('never became true');
+    await sleep(5);
+  }
+}
 
 /*
  * The local stack's proxy in front of real HTTP servers standing in for a container's old and
@@ -91,6 +100,51 @@ describe('the local proxy during a restart', () => {
     await new Promise((resolve) => oldTask.server.close(resolve));
 
     expect(await get(proxy)).toEqual({ status: 200, text: 'two' });
+  });
+
+  it('reads the table again when the record it read names a task that stopped since, rather than answering 503', async () => {
+    // A read that began before a restart moved the container and ended after its old task stopped (a loaded
+    // machine): the record says running on a task the runtime no longer routes to.
+    const hostname = `proxy-stale-${process.pid}`;
+    const newTask = await taskServer('two');
+    const ports = new Map([['new', newTask.port]]);
+    const { routing, container } = routingFor(hostname, ports);
+    const reads: string[] = [];
+    const staleFirst: AppRouting = {
+      ...routing,
+      container: async (id) => {
+        reads.push(id);
+        const current = await routing.container(id);
+        return reads.length === 1 ? current : current && { ...current, taskArn: 'new' };
+      },
+    };
+    const proxy = await proxyServer(hostname, staleFirst);
+    expect(container.taskArn).toBe('old');
+
+    expect(await get(proxy)).toEqual({ status: 200, text: 'two' });
+    expect(reads).toEqual(['c1', 'c1']);
+  });
+
+  it('counts a request as in flight to its task until its answer has ended, so a stop can wait for it', async () => {
+    const hostname = `proxy-in-flight-${process.pid}`;
+    const server = createServer((_request, response) => {
+      response.write('a');
+      setTimeout(() => response.end('b'), 300);
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { routing } = routingFor(hostname, new Map([['old', (server.address() as AddressInfo).port]]));
+    const proxy = await proxyServer(hostname, routing);
+
+    const answer = get(proxy);
+    await pollUntilTrue(() => inFlightRequests.count('old') === 1);
+    const settled = inFlightRequests.settled('old', 5_000).then(() => Date.now());
+    const { text } = await answer;
+    const answeredAt = Date.now();
+
+    expect(text).toBe('ab');
+    expect(await settled).toBeLessThanOrEqual(answeredAt);
+    expect(inFlightRequests.count('old')).toBe(0);
   });
 
   it('does not send a request with a body twice: a POST to a stopped task answers 502', async () => {

@@ -130,14 +130,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     DOCKER_HOST: read.optionalText('DOCKER_HOST'),
     /**
      * How long a restart keeps the old task after the route moved to the new one, before stopping
-     * it (docs/containers.md, "Restart"). Unset: 1 s on the local stack, four times the 250 ms its
-     * proxy trusts a route it read (lib/local/app-proxy.ts), so requests sent on the old route
-     * finish; 10 s on ECS, the proxy's DNS refresh (5 s) plus the record's TTL (5 s).
+     * it (docs/containers.md, "Restart"). Unset: 0 on the local stack, whose proxy counts the
+     * requests it sends each task and whose stop waits for them after taking the task out of the
+     * routes (lib/local/in-flight-requests.ts), so nothing is left to wait out; 10 s on ECS, the
+     * proxy's DNS refresh (5 s) plus the record's TTL (5 s), as the proxy fleet's requests are not
+     * counted.
      */
     RESTART_DRAIN_MS: read.number(
       'RESTART_DRAIN_MS',
       { min: 0, max: 20_000, whole: true },
-      (env.CONTAINER_RUNTIME ?? 'ecs') === 'ecs' ? 10_000 : 1000,
+      (env.CONTAINER_RUNTIME ?? 'ecs') === 'ecs' ? 10_000 : 0,
     ),
     ECS_CLUSTER_ARN: read.optionalText('ECS_CLUSTER_ARN'),
     /** The deployment's own task definition: the metrics family of tasks that recorded none. */

@@ -50,13 +50,13 @@ const upstreamAgent = new Agent({ keepAlive: true, maxFreeSockets: 16 });
 
 /**
  * The task a hostname was last routed to, and when the table said so. A restart moves a
- * container to a new task while the old one keeps answering for the drain (RESTART_DRAIN_MS),
- * so a remembered task is trusted only for `ROUTE_MEMORY_MS`, as the proxy fleet on AWS trusts
- * a DNS answer for its TTL; after that, or once the task stops, the table is read again.
+ * container to a new task and then stops the old one, so a remembered task is trusted only for
+ * `ROUTE_MEMORY_MS`, as the proxy fleet on AWS trusts a DNS answer for its TTL, and only while it
+ * is routable; after that, or once its stop began, the table is read again.
  */
 const routedTaskByHostname = new Map<string, { containerId: string; taskArn: string; readAt: number }>();
 const MAX_REMEMBERED_HOSTNAMES = 1000;
-/** How long a route read from the table is used without reading it again; the local drain outlasts it (lib/config.ts). */
+/** How long a route read from the table is used without reading it again (a stopping task's is dropped at once). */
 export const ROUTE_MEMORY_MS = 250;
 
 type Route =

@@ -20,8 +20,11 @@ export interface EcsTaskFields {
   stopCode?: string;
   stoppedReason?: string;
   taskDefinitionArn?: string;
-  /** The task's containers (the app's, and with a mount the du sidecar): exit code, the runtime's reason, the memory limit. */
-  containers?: Array<{ exitCode?: number; reason?: string; memory?: string | number; name?: string }>;
+  /**
+   * The task's containers (the app's, and with a mount the du sidecar): exit code, the runtime's
+   * reason, the memory limit, and once pulled the digest its image resolved to.
+   */
+  containers?: Array<{ exitCode?: number; reason?: string; memory?: string | number; name?: string; imageDigest?: string }>;
   overrides?: { containerOverrides?: Array<{ memory?: number }> };
 }
 
@@ -31,12 +34,28 @@ export interface EcsTaskFields {
  */
 const appContainerOf = (task: EcsTaskFields) => task.containers?.find((container) => container.name !== VOLUME_USAGE_CONTAINER_NAME);
 
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/**
+ * The digest the app container's image resolved to: "The container image manifest digest"
+ * (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_Container.html), in DescribeTasks
+ * and in a task state change event, which carries it "when the container is using an image hosted
+ * with Amazon ECR" (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/ecs_task_events.html):
+ * this account's builds and the pull-through cache's images; none for an image pulled straight
+ * from another registry with its owner's credentials.
+ */
+const imageDigestOf = (task: EcsTaskFields): string | undefined => {
+  const digest = appContainerOf(task)?.imageDigest;
+  return digest && DIGEST.test(digest) ? digest : undefined;
+};
+
 /** A task as the domain sees it; undefined for tasks not started for a container (startedBy is not a container id). */
 export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
   if (!task.taskArn || !task.startedBy || !isUuid(task.startedBy)) return undefined;
   if (typeof task.version !== 'number' || !task.lastStatus) return undefined;
   const startedAt = task.startedAt instanceof Date ? task.startedAt.toISOString() : task.startedAt;
   const exitCode = appContainerOf(task)?.exitCode;
+  const imageDigest = imageDigestOf(task);
   // The readiness probe's own stops (not ready in time, failing health checks) are failures of the
   // task, not stops on request: they go through the restart policy with the probe's words.
   const probeStop = task.stopCode === 'UserInitiated' && task.stoppedReason?.startsWith(PROBE_STOP_PREFIX) === true;
@@ -53,6 +72,7 @@ export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
     ...(task.taskDefinitionArn ? { taskDefinitionArn: task.taskDefinitionArn } : {}),
     ...(exitCode !== undefined ? { exitCode } : {}),
     ...(reason ? { reason } : {}),
+    ...(imageDigest ? { imageDigest } : {}),
   };
 }
 

@@ -83,6 +83,11 @@ export interface TaskStatus {
   reason?: string;
   /** The task definition the task runs (ECS); names the task's metrics family. */
   taskDefinitionArn?: string;
+  /**
+   * The digest (`sha256:<64 hex>`) its image resolved to when pulled, where the runtime reports one
+   * (ECS: the app container's `imageDigest`); what a release named by tag is pinned to.
+   */
+  imageDigest?: string;
   /** The task's private address, where the runtime says (ECS: its network interface); the readiness probe connects to it. */
   address?: string;
   /**

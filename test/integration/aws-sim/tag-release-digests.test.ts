@@ -103,7 +103,7 @@ const runningOn = (containerId: string, release: number) =>
   pollUntil(
     () => service().get(aws.stack.caller, containerId),
     (container) => container.state === 'running' && container.release === release && !container.pendingTaskArn,
-    30_000,
+    45_000,
   );
 
 /** The simulator's task of the container's current task. */
@@ -183,5 +183,20 @@ describe('a release named by tag on the AWS simulator', () => {
     expect((await currentTaskOf(containerId)).imageDigest).toBe(moved);
     expect((await releaseOf(containerId, 1))?.image_digest).toBe(first);
     expect(first).not.toBe(moved);
+  }, 90_000);
+  it('is pinned from the reconciler’s DescribeTasks when its task’s RUNNING event was lost', async () => {
+    // Prepare
+    const image = 'public.ecr.aws/sim/lost:1';
+    const hostname = uniqueHostname('lost');
+    aws.stack.harness().loseNextRunningEvent!(hostname);
+
+    // Act: the reconciler hands the task to the probe past its lost-event margin, as the event would have
+    const containerId = await runningFromTag(image, hostname);
+    const release = await pinned(containerId, 1);
+
+    // Assess
+    expect(aws.sim.faults.get('events.lost')).toBeGreaterThanOrEqual(1);
+    expect(release?.image_digest).toBe(aws.sim.ecr.upstream.digestOf(image));
+    expect(release?.image_digest).toBe((await currentTaskOf(containerId)).imageDigest);
   }, 90_000);
 });

@@ -20,6 +20,8 @@ export interface EcsTaskFields {
   stopCode?: string;
   stoppedReason?: string;
   taskDefinitionArn?: string;
+  /** The task group RunTask named (`releaseTaskGroup`), or ECS's default `family:<family>`. */
+  group?: string;
   /**
    * The task's containers (the app's, and with a mount the du sidecar): exit code, the runtime's
    * reason, the memory limit, and once pulled the digest its image resolved to.
@@ -35,6 +37,21 @@ export interface EcsTaskFields {
 const appContainerOf = (task: EcsTaskFields) => task.containers?.find((container) => container.name !== VOLUME_USAGE_CONTAINER_NAME);
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/**
+ * The task group a container's task is launched in: the release it runs, which its state change
+ * events and DescribeTasks carry back as `group`. A group is a label of the task, set at RunTask and
+ * never changed after, of at most 255 characters
+ * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/task-groups.html); on Fargate it
+ * places nothing.
+ */
+export const releaseTaskGroup = (release: number): string => `release:${release}`;
+
+/** The release a task runs, from its group; undefined for a task launched without one (ECS's default group). */
+const releaseOfGroup = (group: string | undefined): number | undefined => {
+  const release = /^release:([1-9]\d{0,8})$/.exec(group ?? '')?.[1];
+  return release === undefined ? undefined : Number(release);
+};
 
 /**
  * The digest the app container's image resolved to: "The container image manifest digest"
@@ -56,6 +73,7 @@ export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
   const startedAt = task.startedAt instanceof Date ? task.startedAt.toISOString() : task.startedAt;
   const exitCode = appContainerOf(task)?.exitCode;
   const imageDigest = imageDigestOf(task);
+  const release = releaseOfGroup(task.group);
   // The readiness probe's own stops (not ready in time, failing health checks) are failures of the
   // task, not stops on request: they go through the restart policy with the probe's words.
   const probeStop = task.stopCode === 'UserInitiated' && task.stoppedReason?.startsWith(PROBE_STOP_PREFIX) === true;
@@ -73,6 +91,7 @@ export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
     ...(exitCode !== undefined ? { exitCode } : {}),
     ...(reason ? { reason } : {}),
     ...(imageDigest ? { imageDigest } : {}),
+    ...(release !== undefined ? { release } : {}),
   };
 }
 

@@ -44,6 +44,8 @@ export interface TaskLaunch extends WorkloadSpec {
    * engine volume on the docker runtime, a directory on the process runtime, an EFS access point on ECS.
    */
   mounts: TaskMount[];
+  /** The release it runs (its container's `release` at the version launched), where the container has releases. */
+  release?: number;
 }
 
 /** ECS's task lifecycle statuses; the local runtime reports the same ones. */
@@ -88,6 +90,8 @@ export interface TaskStatus {
    * (ECS: the app container's `imageDigest`); what a release named by tag is pinned to.
    */
   imageDigest?: string;
+  /** The release the task was launched to run, where the runtime carries it back (ECS: the task's group). */
+  release?: number;
   /** The task's private address, where the runtime says (ECS: its network interface); the readiness probe connects to it. */
   address?: string;
   /**

@@ -116,24 +116,17 @@ export class TaskEvents {
 
   /**
    * Records in the release a RUNNING task runs the digest its image named by tag resolved to, where
-   * the runtime reports one (ECS: the app container's `imageDigest`), so that a rollback to that
-   * release runs what ran, not what the tag names by then (docs/deploys.md, "Digests"). Once: the
-   * store never overwrites a digest. Only into the release the task was launched for, which is the
-   * container's current one while the task is the one a restart brings up, or its current task
-   * launched at its current version; a task of an older release (its event late, after a PATCH, a
-   * deploy or a rollback) pins nothing, and a release is only ever its own container's.
+   * the runtime reports both (ECS: the app container's `imageDigest`, and the release in the task's
+   * group), so that a rollback to that release runs what ran, not what the tag names by then
+   * (docs/deploys.md, "Digests"). Once: the store never overwrites a digest. Only into the release
+   * the task was launched for, of the container it was launched for: an event that comes late, after
+   * a newer release, pins its own release (if nothing did) and never the newer one.
    */
   private async pinReleaseRunBy(container: StoredContainer, status: TaskStatus): Promise<void> {
-    if (status.lastStatus !== 'RUNNING' || !status.imageDigest || status.answered) return;
-    if (container.release === undefined || digestOf(container.image)) return;
-    const launchedForCurrentRelease =
-      container.pendingTaskArn === status.taskArn ||
-      (container.taskArn === status.taskArn &&
-        container.pendingTaskArn === undefined &&
-        container.taskLaunchVersion !== undefined &&
-        container.taskLaunchVersion >= container.version);
-    if (!launchedForCurrentRelease) return;
-    await this.core.store.pinReleaseDigest(container.id, container.release, status.imageDigest);
+    if (status.lastStatus !== 'RUNNING' || !status.imageDigest || status.release === undefined || status.answered) return;
+    // The current release named by digest (a deploy, a rollback to a pinned release) is pinned already: no write.
+    if (status.release === container.release && digestOf(container.image)) return;
+    await this.core.store.pinReleaseDigest(container.id, status.release, status.imageDigest);
   }
 
   /**

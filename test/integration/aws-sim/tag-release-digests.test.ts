@@ -145,6 +145,7 @@ describe('a release named by tag on the AWS simulator', () => {
     expect(rolledBack.status).toBe(200);
     expect(rolledBack.body.data).toMatchObject({ image: `public.ecr.aws/sim/pinned@${ran}`, release: 3 });
     const task = await currentTaskOf(containerId);
+    expect(task.group).toBe('release:3');
     expect(task.image).toBe(`${SIM_REGISTRY}/ecr-public/sim/pinned@${ran}`);
     expect(task.imageDigest).toBe(ran);
     expect(task.imageDigest).not.toBe(moved);

@@ -158,4 +158,14 @@ describe('taskStatusFromEcs: the digest its image resolved to', () => {
     expect(statuses[1]).not.toHaveProperty('imageDigest');
     expect(statuses[2]).not.toHaveProperty('imageDigest');
   });
+
+  it('reads the release it runs from its group, and none from ECS’s default group', () => {
+    // Act
+    const launched = taskStatusFromEcs({ ...running([{ name: 'app', imageDigest: appDigest }]), group: 'release:12' });
+    const defaulted = taskStatusFromEcs({ ...running([{ name: 'app' }]), group: 'family:workload-abc' });
+
+    // Assess
+    expect(launched).toMatchObject({ release: 12, imageDigest: appDigest });
+    expect(defaulted).not.toHaveProperty('release');
+  });
 });

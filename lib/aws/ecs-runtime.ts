@@ -40,7 +40,7 @@ import {
 } from './ecs-task-parts.js';
 
 export { ROLE_PROPAGATION_WAITS_MS } from './ecs-task-parts.js';
-import { taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
+import { releaseTaskGroup, taskEndpointFromEcs, taskStatusFromEcs } from './ecs-task-status.js';
 import { type PullThroughCache, pullReferenceFor } from './image-references.js';
 import { volumeUsageSidecar } from './volume-usage-sidecar.js';
 
@@ -254,6 +254,8 @@ export class EcsRuntime implements ReconcilableRuntime {
       overrides: taskOverridesFor(launch, this.settings.containerName),
       // startedBy is limited to 36 characters: exactly a UUID. Task state events carry it.
       startedBy: launch.containerId,
+      // The release it runs comes back with its events, for the digest its image resolves to (lib/containers/task-events.ts).
+      ...(launch.release !== undefined ? { group: releaseTaskGroup(launch.release) } : {}),
       tags: [
         { key: 'container-id', value: launch.containerId },
         { key: 'hostname', value: launch.hostname },

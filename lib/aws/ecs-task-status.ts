@@ -20,8 +20,13 @@ export interface EcsTaskFields {
   stopCode?: string;
   stoppedReason?: string;
   taskDefinitionArn?: string;
-  /** The task's containers (the app's, and with a mount the du sidecar): exit code, the runtime's reason, the memory limit. */
-  containers?: Array<{ exitCode?: number; reason?: string; memory?: string | number; name?: string }>;
+  /** The task group RunTask named (`releaseTaskGroup`), or ECS's default `family:<family>`. */
+  group?: string;
+  /**
+   * The task's containers (the app's, and with a mount the du sidecar): exit code, the runtime's
+   * reason, the memory limit, and once pulled the digest its image resolved to.
+   */
+  containers?: Array<{ exitCode?: number; reason?: string; memory?: string | number; name?: string; imageDigest?: string }>;
   overrides?: { containerOverrides?: Array<{ memory?: number }> };
 }
 
@@ -31,12 +36,44 @@ export interface EcsTaskFields {
  */
 const appContainerOf = (task: EcsTaskFields) => task.containers?.find((container) => container.name !== VOLUME_USAGE_CONTAINER_NAME);
 
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/**
+ * The task group a container's task is launched in: the release it runs, which its state change
+ * events and DescribeTasks carry back as `group`. A group is a label of the task, set at RunTask and
+ * never changed after, of at most 255 characters
+ * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/task-groups.html); on Fargate it
+ * places nothing.
+ */
+export const releaseTaskGroup = (release: number): string => `release:${release}`;
+
+/** The release a task runs, from its group; undefined for a task launched without one (ECS's default group). */
+const releaseOfGroup = (group: string | undefined): number | undefined => {
+  const release = /^release:([1-9]\d{0,8})$/.exec(group ?? '')?.[1];
+  return release === undefined ? undefined : Number(release);
+};
+
+/**
+ * The digest the app container's image resolved to: "The container image manifest digest"
+ * (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_Container.html), in DescribeTasks
+ * and in a task state change event, which carries it "when the container is using an image hosted
+ * with Amazon ECR" (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/ecs_task_events.html):
+ * this account's builds and the pull-through cache's images; none for an image pulled straight
+ * from another registry with its owner's credentials.
+ */
+const imageDigestOf = (task: EcsTaskFields): string | undefined => {
+  const digest = appContainerOf(task)?.imageDigest;
+  return digest && DIGEST.test(digest) ? digest : undefined;
+};
+
 /** A task as the domain sees it; undefined for tasks not started for a container (startedBy is not a container id). */
 export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
   if (!task.taskArn || !task.startedBy || !isUuid(task.startedBy)) return undefined;
   if (typeof task.version !== 'number' || !task.lastStatus) return undefined;
   const startedAt = task.startedAt instanceof Date ? task.startedAt.toISOString() : task.startedAt;
   const exitCode = appContainerOf(task)?.exitCode;
+  const imageDigest = imageDigestOf(task);
+  const release = releaseOfGroup(task.group);
   // The readiness probe's own stops (not ready in time, failing health checks) are failures of the
   // task, not stops on request: they go through the restart policy with the probe's words.
   const probeStop = task.stopCode === 'UserInitiated' && task.stoppedReason?.startsWith(PROBE_STOP_PREFIX) === true;
@@ -53,6 +90,8 @@ export function taskStatusFromEcs(task: EcsTaskFields): TaskStatus | undefined {
     ...(task.taskDefinitionArn ? { taskDefinitionArn: task.taskDefinitionArn } : {}),
     ...(exitCode !== undefined ? { exitCode } : {}),
     ...(reason ? { reason } : {}),
+    ...(imageDigest ? { imageDigest } : {}),
+    ...(release !== undefined ? { release } : {}),
   };
 }
 

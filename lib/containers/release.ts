@@ -16,7 +16,8 @@ export interface Release {
   /**
    * The image's digest (`sha256:<64 hex>`) as the runtime knows it, when known: a deploy's image
    * is built pinned; an image named by tag is pinned from the engine's copy of it (locally), at
-   * the write when the engine has it, else once the release's first task has pulled it.
+   * the write when the engine has it, else once the release's first task has pulled it; on ECS
+   * once its task reports RUNNING with the digest the tag resolved to (lib/containers/task-events.ts).
    */
   imageDigest: string | null;
   /** The deploy that made it (cause `deploy`), or the release a rollback went back to. */

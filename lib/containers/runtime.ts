@@ -44,6 +44,8 @@ export interface TaskLaunch extends WorkloadSpec {
    * engine volume on the docker runtime, a directory on the process runtime, an EFS access point on ECS.
    */
   mounts: TaskMount[];
+  /** The release it runs (its container's `release` at the version launched), where the container has releases. */
+  release?: number;
 }
 
 /** ECS's task lifecycle statuses; the local runtime reports the same ones. */
@@ -83,6 +85,13 @@ export interface TaskStatus {
   reason?: string;
   /** The task definition the task runs (ECS); names the task's metrics family. */
   taskDefinitionArn?: string;
+  /**
+   * The digest (`sha256:<64 hex>`) its image resolved to when pulled, where the runtime reports one
+   * (ECS: the app container's `imageDigest`); what a release named by tag is pinned to.
+   */
+  imageDigest?: string;
+  /** The release the task was launched to run, where the runtime carries it back (ECS: the task's group). */
+  release?: number;
   /** The task's private address, where the runtime says (ECS: its network interface); the readiness probe connects to it. */
   address?: string;
   /**

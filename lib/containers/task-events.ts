@@ -11,6 +11,7 @@ import {
   STOP_REASON,
   type StopReason,
 } from './container-core.js';
+import { digestOf } from './release.js';
 import { type DeferredJob, isRestartDue, type RestartPolicyOptions, type RestartScheduler, restartDecisionFor } from './restart-policy.js';
 import type { RunPolicy } from './run-policy.js';
 import type { TaskStatus } from './runtime.js';
@@ -72,6 +73,8 @@ export class TaskEvents {
   async observe(status: TaskStatus, { polled = false }: { polled?: boolean } = {}): Promise<Observed> {
     const { store } = this.core;
     let container = await store.get(status.containerId);
+    // A waiter's poll only watches; the event (or the reconciler's look, for one lost) pins.
+    if (container && !polled) await this.pinReleaseRunBy(container, status);
     // Again when only the state moved under it (the write is conditional on the state it charges from).
     for (let attempt = 1; attempt <= 3; attempt += 1) {
       if (!container) return { outcome: 'ignored' };
@@ -109,6 +112,21 @@ export class TaskEvents {
       container = await store.get(container.id);
     }
     return { outcome: 'ignored', container };
+  }
+
+  /**
+   * Records in the release a RUNNING task runs the digest its image named by tag resolved to, where
+   * the runtime reports both (ECS: the app container's `imageDigest`, and the release in the task's
+   * group), so that a rollback to that release runs what ran, not what the tag names by then
+   * (docs/deploys.md, "Digests"). Once: the store never overwrites a digest. Only into the release
+   * the task was launched for, of the container it was launched for: an event that comes late, after
+   * a newer release, pins its own release (if nothing did) and never the newer one.
+   */
+  private async pinReleaseRunBy(container: StoredContainer, status: TaskStatus): Promise<void> {
+    if (status.lastStatus !== 'RUNNING' || !status.imageDigest || status.release === undefined || status.answered) return;
+    // The current release named by digest (a deploy, a rollback to a pinned release) is pinned already: no write.
+    if (status.release === container.release && digestOf(container.image)) return;
+    await this.core.store.pinReleaseDigest(container.id, status.release, status.imageDigest);
   }
 
   /**

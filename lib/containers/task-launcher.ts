@@ -177,6 +177,7 @@ export class TaskLauncher {
       ...workloadOf(container),
       mounts,
       clientToken: launchToken(container.id, container.version),
+      ...(container.release !== undefined ? { release: container.release } : {}),
       ...(registryCredentials ? { registryCredentials } : {}),
     };
   }

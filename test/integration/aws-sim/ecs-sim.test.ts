@@ -11,6 +11,7 @@ import { ecsClient } from '../../../lib/aws/ecs-runtime.js';
 import type { TaskLaunch } from '../../../lib/containers/runtime.js';
 import { newId } from '../../../lib/ids.js';
 import { type AwsSim, startAwsSim } from '../../support/aws-sim/index.js';
+import { SIM_REGISTRY } from '../../support/aws-sim/ecr.js';
 import { pollUntil } from '../../support/poll.js';
 import { accepts, burst, clientsFor, runtimeOn, runtimeSettings } from './support.js';
 import { simTaskLaunch } from '../../support/workloads.js';
@@ -158,6 +159,36 @@ describe('ECS tasks', () => {
     );
     expect(output.failures).toEqual([{ arn: 'arn:aws:ecs:us-east-1:123456789012:task/workloads/nope', reason: 'MISSING' }]);
     await runtime.stopTask(kept, 'done');
+  });
+
+  it("reports the digest its image's tag resolved to on ECR, in DescribeTasks and in its events, and a moved tag's new digest for the next task only", async () => {
+    // Prepare: an image of the pull-through cache (ECR-hosted) and one of another registry
+    const runtime = runtimeOn(sim);
+    const cached = `${SIM_REGISTRY}/ecr-public/sim/digests:1`;
+    const first = sim.ecr.upstream.digestOf('public.ecr.aws/sim/digests:1');
+
+    // Act
+    const before = await runtime.runTask(launch({}, cached));
+    const other = await runtime.runTask(launch({}, 'registry.example.com/sim/digests:1'));
+    const running = await statusOf(before, (task) => task.lastStatus === 'RUNNING');
+    const moved = sim.ecr.upstream.moveTag('public.ecr.aws/sim/digests:1');
+    const after = await runtime.runTask(launch({ SIM_BODY: 'after' }, cached));
+    const next = await statusOf(after, (task) => task.lastStatus === 'RUNNING');
+    const otherRunning = await statusOf(other, (task) => task.lastStatus === 'RUNNING');
+
+    // Assess: the SDK's DescribeTasks output, the event detail, and the domain's status
+    expect(running.containers[0]).toMatchObject({ name: 'app', image: cached, imageDigest: first });
+    expect(next.containers[0]).toMatchObject({ image: cached, imageDigest: moved });
+    expect(moved).not.toBe(first);
+    expect(otherRunning.containers[0].image).toBe('registry.example.com/sim/digests:1');
+    expect(otherRunning.containers[0]).not.toHaveProperty('imageDigest');
+    const runningEvent = sim.taskEventQueue.messages
+      .map((message) => JSON.parse(message.body))
+      .find((event) => event.detail.taskArn === before && event.detail.lastStatus === 'RUNNING');
+    expect(runningEvent.detail.containers[0]).toMatchObject({ image: cached, imageDigest: first });
+    expect(await runtime.describeTask(before)).toMatchObject({ lastStatus: 'RUNNING', imageDigest: first });
+    expect(await runtime.describeTask(other)).not.toHaveProperty('imageDigest');
+    for (const taskArn of [before, after, other]) await runtime.stopTask(taskArn, 'done');
   });
 
   it('is what the module-level ECS client reaches through AWS_ENDPOINT_URL_ECS', async () => {

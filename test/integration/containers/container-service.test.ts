@@ -290,6 +290,7 @@ describe('ContainerService.create on ECS', () => {
             ephemeralStorage: { sizeInGiB: 21 },
           },
           startedBy: created.id,
+          group: 'release:1',
           tags: [
             { key: 'container-id', value: created.id },
             { key: 'hostname', value: wanted.hostname },

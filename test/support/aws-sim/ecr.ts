@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { AwsError } from './faults.js';
 
 const ACCOUNT = '123456789012';
@@ -38,6 +39,56 @@ interface LifecyclePolicy {
 
 type ImageId = { imageDigest?: string; imageTag?: string };
 
+/**
+ * The upstream registry of each pull-through cache rule, by the rule's repository prefix, as
+ * infra/constructs/image-pull-through.ts names them.
+ */
+const PULL_THROUGH_UPSTREAMS: Readonly<Record<string, string>> = {
+  'ecr-public': 'public.ecr.aws',
+  quay: 'quay.io',
+  k8s: 'registry.k8s.io',
+  github: 'ghcr.io',
+  'docker-hub': 'docker.io',
+};
+
+const digestOfText = (text: string): string => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+
+/**
+ * The registries behind the pull-through cache rules, as their owners push to them: a tag names
+ * one image at a time until its owner pushes another under it (`moveTag`), and an image once
+ * pushed stays pullable by its digest. An image nobody pushed in a test has a digest of its own
+ * from the start, as every image on a registry has.
+ */
+export class UpstreamRegistries {
+  private readonly tags = new Map<string, string>();
+  private readonly known = new Set<string>();
+
+  /** The digest `<host>/<repository>:<tag>` names now. */
+  digestOf(image: string): string {
+    let digest = this.tags.get(image);
+    if (!digest) {
+      digest = digestOfText(`${image}#0`);
+      this.tags.set(image, digest);
+      this.known.add(`${image.slice(0, image.lastIndexOf(':'))}@${digest}`);
+    }
+    return digest;
+  }
+
+  /** Whether `<host>/<repository>@<digest>` was ever pushed. */
+  holds(repository: string, digest: string): boolean {
+    return this.known.has(`${repository}@${digest}`);
+  }
+
+  /** Its owner pushes a new image under `<host>/<repository>:<tag>`; answers the digest the tag names from now on. */
+  moveTag(image: string): string {
+    const previous = this.digestOf(image);
+    const digest = digestOfText(`${image}#${previous}`);
+    this.tags.set(image, digest);
+    this.known.add(`${image.slice(0, image.lastIndexOf(':'))}@${digest}`);
+    return digest;
+  }
+}
+
 const MANIFEST_TYPE = 'application/vnd.docker.distribution.manifest.v2+json';
 
 /**
@@ -68,6 +119,8 @@ export class EcrSim {
   readonly expired: Array<{ repository: string; digest: string; tags: string[]; rulePriority: number }> = [];
   /** Every API call the SDK made, in order, with its input (the buildspec's pushes are not calls). */
   readonly calls: Array<{ action: string; input: any }> = [];
+  /** The registries the pull-through cache rules front (`public.ecr.aws`, `docker.io`, …). */
+  readonly upstream = new UpstreamRegistries();
 
   /** `docker push` of the buildspec: the repository is made on its first push (create-repository, IMMUTABLE tags). */
   push(repositoryName: string, tag: string, digest: string, env: Record<string, string>, at = Date.now()): void {
@@ -138,7 +191,13 @@ export class EcrSim {
 
   /**
    * What a pull of `reference` (`<registry>/<repository>[:tag|@digest]`) finds: the image, or why
-   * not. A repository this registry never saw is a pull-through cache's, made on its first pull: undefined.
+   * not; undefined for an image of another registry. A repository under a pull-through cache rule's
+   * prefix is made on its first pull, and a pull by tag takes what the upstream's tag names now:
+   * "for subsequent pull requests of the cached image with a given tag, Amazon ECR checks the
+   * upstream registry to see if there is a new version of the image with that specific tag and
+   * attempts to update the image in your private registry at least once every 24 hours"
+   * (https://docs.aws.amazon.com/AmazonECR/latest/userguide/pull-through-cache.html); this cache
+   * checks at every pull, the most eager reading of that.
    */
   pull(reference: string): { image: SimImage } | { missing: string } | undefined {
     if (!reference.startsWith(`${SIM_REGISTRY}/`)) return undefined;
@@ -146,11 +205,39 @@ export class EcrSim {
     const [name, digest] = path.split('@');
     const colon = name!.lastIndexOf(':');
     const repositoryName = digest ? name! : colon >= 0 ? name!.slice(0, colon) : name!;
+    const tag = digest ? undefined : colon >= 0 ? name!.slice(colon + 1) : 'latest';
+    const cached = this.pullThrough(repositoryName, tag, digest);
+    if (cached) return cached;
     const repository = this.repositories.get(repositoryName);
     if (!repository) return undefined;
-    const tag = digest ? undefined : colon >= 0 ? name!.slice(colon + 1) : 'latest';
     const image = repository.images.find((candidate) => (digest ? candidate.digest === digest : candidate.tags.has(tag!)));
     return image ? { image } : { missing: `${reference}: not found` };
+  }
+
+  /** A pull of a repository under a pull-through cache rule's prefix: the upstream's image, cached; undefined for any other repository. */
+  private pullThrough(repositoryName: string, tag: string | undefined, digest: string | undefined) {
+    const prefix = repositoryName.split('/')[0]!;
+    const host = PULL_THROUGH_UPSTREAMS[prefix];
+    if (!host || repositoryName === prefix) return undefined;
+    const upstream = `${host}/${repositoryName.slice(prefix.length + 1)}`;
+    const wanted = digest ?? this.upstream.digestOf(`${upstream}:${tag}`);
+    if (digest && !this.upstream.holds(upstream, digest)) return { missing: `${upstream}@${digest}: not found` };
+    let repository = this.repositories.get(repositoryName);
+    if (!repository) {
+      repository = { name: repositoryName, images: [] };
+      this.repositories.set(repositoryName, repository);
+    }
+    let image = repository.images.find((candidate) => candidate.digest === wanted);
+    if (!image) {
+      const manifest = JSON.stringify({ schemaVersion: 2, mediaType: MANIFEST_TYPE, config: { digest: wanted, env: {} } });
+      image = { digest: wanted, tags: new Set(), pushedAt: Date.now(), manifest, env: {} };
+      repository.images.push(image);
+    }
+    if (tag) {
+      for (const other of repository.images) other.tags.delete(tag);
+      image.tags.add(tag);
+    }
+    return { image };
   }
 
   handle(action: string, input: any): unknown {

@@ -102,6 +102,11 @@ export interface SimTask {
   /** Lines the container wrote, for CloudWatch Logs. */
   logStream: string;
   image: string;
+  /**
+   * The digest its image resolved to, once pulled from this account's registry (ECR, its pull-through
+   * cache included): DescribeTasks and the task's events then carry it as the container's `imageDigest`.
+   */
+  imageDigest?: string;
   /** The container definition's repositoryCredentials.credentialsParameter, if any. */
   credentialsParameter?: string;
   /** The task definition's task role: the identity its EFS mounts are authorized as. */
@@ -197,7 +202,9 @@ export class EcsSim {
   private mounter: EfsMounter | undefined;
   private readonly failOnce: Array<(task: SimTask) => boolean> = [];
   private roleRefusal: ((roleArn: string) => string | undefined) | undefined;
-  private registryPull: ((image: string) => { image: { env: Record<string, string> } } | { missing: string } | undefined) | undefined;
+  private registryPull:
+    | ((image: string) => { image: { env: Record<string, string>; digest: string } } | { missing: string } | undefined)
+    | undefined;
   readonly calls = new Map<string, number>();
   private closed = false;
 
@@ -220,8 +227,10 @@ export class EcsSim {
     this.failOnce.push(match);
   }
 
-  /** Where a task's image is pulled from this account's registry (the ECR simulator): its ENV, or why it is not there. */
-  pullImagesWith(pull: (image: string) => { image: { env: Record<string, string> } } | { missing: string } | undefined): void {
+  /** Where a task's image is pulled from this account's registry (the ECR simulator): its ENV and digest, or why it is not there. */
+  pullImagesWith(
+    pull: (image: string) => { image: { env: Record<string, string>; digest: string } } | { missing: string } | undefined,
+  ): void {
     this.registryPull = pull;
   }
 
@@ -448,7 +457,10 @@ export class EcsSim {
       this.failToStart(task, reason, reason);
       return;
     }
-    if (pulled) task.environment = { ...pulled.image.env, ...task.environment };
+    if (pulled) {
+      task.environment = { ...pulled.image.env, ...task.environment };
+      task.imageDigest = pulled.image.digest;
+    }
     // The container sees each mount's files (task-app.mjs serves them under /files<container path>/).
     const environment = task.mountDirectories
       ? { ...task.environment, SIM_MOUNTS: JSON.stringify(task.mountDirectories) }
@@ -700,6 +712,12 @@ export class EcsSim {
           containerArn: `${task.taskArn.replace(':task/', ':container/')}/app`,
           taskArn: task.taskArn,
           name: 'app',
+          // The image as the task definition names it, and the digest it resolved to once pulled: "The
+          // container image manifest digest" (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_Container.html),
+          // which a task state change event carries "when the container is using an image hosted with Amazon ECR"
+          // (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/ecs_task_events.html): none for another registry's.
+          image: task.image,
+          ...(task.imageDigest ? { imageDigest: task.imageDigest } : {}),
           lastStatus: task.lastStatus === 'RUNNING' ? 'RUNNING' : task.lastStatus === 'STOPPED' ? 'STOPPED' : 'PENDING',
           ...(task.exitCode !== undefined ? { exitCode: task.exitCode } : {}),
           ...(task.containerReason ? { reason: task.containerReason } : {}),

@@ -30,6 +30,7 @@ export class TaskEventRule {
   readonly delivered: Array<{ taskArn: string; lastStatus: string; version: number }> = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly dropOnce: Array<(task: SimTask) => boolean> = [];
+  private readonly copyOnce: Array<{ match: (task: SimTask) => boolean; keep: (body: string) => void }> = [];
   private closed = false;
 
   constructor(
@@ -47,6 +48,15 @@ export class TaskEventRule {
     this.dropOnce.push(match);
   }
 
+  /**
+   * Delivers the next event for which `match` holds as usual and answers a copy of it, for a test
+   * to send to the queue again later: delivery is at least once, so an event may come twice, the
+   * second time after newer ones.
+   */
+  copyNext(match: (task: SimTask) => boolean): Promise<string> {
+    return new Promise((keep) => this.copyOnce.push({ match, keep }));
+  }
+
   private onChange(ecs: EcsSim, task: SimTask): void {
     const event = {
       version: '0',
@@ -60,6 +70,8 @@ export class TaskEventRule {
       detail: { ...ecs.wire(task, 'iso'), updatedAt: new Date().toISOString() } as Record<string, unknown>,
     };
     const body = JSON.stringify(event);
+    const copied = this.copyOnce.findIndex(({ match }) => match(task));
+    if (copied >= 0) this.copyOnce.splice(copied, 1)[0]!.keep(body);
     const forced = this.dropOnce.findIndex((match) => match(task));
     if (forced >= 0) {
       this.dropOnce.splice(forced, 1);

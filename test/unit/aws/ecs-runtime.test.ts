@@ -136,6 +136,15 @@ describe('EcsRuntime.runTask', () => {
     expect(runTaskCall().args[0].input).toEqual(runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }));
   });
 
+  it('launches the task in the group of the release it runs, which its events carry back', async () => {
+    await runtime.runTask(launch({ release: 7 }));
+
+    expect(runTaskCall().args[0].input).toEqual({
+      ...runTaskInput({ cpu: '1024', memory: '2048', containerOverrides: containerOverrides(512) }),
+      group: 'release:7',
+    });
+  });
+
   it('runs 16 cores and 122880 MB as the largest Fargate task', async () => {
     await runtime.runTask(launch({ cpuCores: 16, memoryMb: 122880 }));
 

@@ -129,3 +129,43 @@ describe('taskStatusFromEcs with the du sidecar', () => {
     expect(status).toMatchObject({ exitCode: 3, reason: 'exited with code 3' });
   });
 });
+
+describe('taskStatusFromEcs: the digest its image resolved to', () => {
+  const running = (containers: EcsTaskFields['containers']): EcsTaskFields => ({
+    taskArn: 'arn:aws:ecs:us-east-1:123456789012:task/workloads/0123456789abcdef0123456789abcdef',
+    startedBy: '0190a3e4-5b6c-7d8e-9f01-23456789abcd',
+    version: 3,
+    lastStatus: 'RUNNING',
+    desiredStatus: 'RUNNING',
+    containers,
+  });
+  const appDigest = `sha256:${'a'.repeat(64)}`;
+
+  it("reads the app container's imageDigest, never the sidecar's, and nothing that is not a sha256 digest", () => {
+    // Prepare: ECS lists the sidecar first
+    const withSidecar = running([
+      { name: 'volume-usage', imageDigest: `sha256:${'b'.repeat(64)}` },
+      { name: 'app', imageDigest: appDigest },
+    ]);
+
+    // Act
+    const statuses = [withSidecar, running([{ name: 'app', imageDigest: 'sha256:short' }]), running([{ name: 'app' }])].map(
+      taskStatusFromEcs,
+    );
+
+    // Assess
+    expect(statuses[0]?.imageDigest).toBe(appDigest);
+    expect(statuses[1]).not.toHaveProperty('imageDigest');
+    expect(statuses[2]).not.toHaveProperty('imageDigest');
+  });
+
+  it('reads the release it runs from its group, and none from ECS’s default group', () => {
+    // Act
+    const launched = taskStatusFromEcs({ ...running([{ name: 'app', imageDigest: appDigest }]), group: 'release:12' });
+    const defaulted = taskStatusFromEcs({ ...running([{ name: 'app' }]), group: 'family:workload-abc' });
+
+    // Assess
+    expect(launched).toMatchObject({ release: 12, imageDigest: appDigest });
+    expect(defaulted).not.toHaveProperty('release');
+  });
+});

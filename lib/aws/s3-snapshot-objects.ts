@@ -53,6 +53,9 @@ export const snapshotPartName = (partNumber: number): string => `part-${String(p
  */
 export const MAX_SNAPSHOT_UPLOAD_BYTES = 5 * 1024 ** 3;
 
+/** How many UploadPartCopy calls a join makes at once. */
+const JOIN_COPIES_AT_ONCE = 8;
+
 /** A snapshot's part as the job finds it under the prefix. */
 export interface SnapshotPart {
   key: string;
@@ -169,17 +172,24 @@ export class S3SnapshotObjects {
     if (!uploadId) throw new Error('CreateMultipartUpload answered no UploadId');
     try {
       const copied: Array<{ PartNumber: number; ETag: string }> = [];
-      for (const [index, part] of parts.entries()) {
-        const output = await this.client.send(
-          new UploadPartCopyCommand({
-            Bucket: this.bucket,
-            Key: key,
-            UploadId: uploadId,
-            PartNumber: index + 1,
-            CopySource: `${this.bucket}/${part.key}`,
-          }),
+      // S3 copies parts side by side, so a few at once shorten the join of a large snapshot within the task state
+      // function's 30 s.
+      for (let start = 0; start < parts.length; start += JOIN_COPIES_AT_ONCE) {
+        const batch = parts.slice(start, start + JOIN_COPIES_AT_ONCE);
+        const outputs = await Promise.all(
+          batch.map((part, offset) =>
+            this.client.send(
+              new UploadPartCopyCommand({
+                Bucket: this.bucket,
+                Key: key,
+                UploadId: uploadId,
+                PartNumber: start + offset + 1,
+                CopySource: `${this.bucket}/${part.key}`,
+              }),
+            ),
+          ),
         );
-        copied.push({ PartNumber: index + 1, ETag: output.CopyPartResult?.ETag ?? '' });
+        copied.push(...outputs.map((output, offset) => ({ PartNumber: start + offset + 1, ETag: output.CopyPartResult?.ETag ?? '' })));
       }
       await this.client.send(
         new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: copied } }),

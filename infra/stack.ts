@@ -285,8 +285,8 @@ export class ContainerHostingStack extends Stack {
     // deletes the emptied volume's access point and role.
     volumes.grantVolumeChores(taskStateChanged.role, workload.access);
     volumes.grantVolumeMeasures(taskStateChanged.role, workload.access);
-    // Snapshots' and restores' chore jobs: the snapshot's object size once its chore is done, never its content.
-    snapshotStore.grantSizes(taskStateChanged.role);
+    // Snapshots' chore jobs: a snapshot's parts joined into its object once its chore is done, then deleted.
+    snapshotStore.grantJoins(taskStateChanged.role);
     // Its route changes go to the route writer, the zone's only writer; it has no Route 53 permission.
     taskStateEvents.grantSendRouteChanges(taskStateChanged.role);
     taskStateEvents.grantSendDeferredWork(taskStateChanged.role);

@@ -167,6 +167,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** The private bucket volume snapshots' gzipped tars live in on AWS (infra/constructs/volume-snapshots.ts); set by the stack. */
     SNAPSHOT_BUCKET: read.optionalText('SNAPSHOT_BUCKET', { pattern: /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/ }),
     /**
+     * The size of the parts a snapshot chore uploads, bytes (docs/volumes.md, "Snapshots on AWS"): 256 MiB, which
+     * busybox's wget holds in memory with room in the chore's 1 GB. S3 refuses parts under 5 MiB but the last, so
+     * a smaller one is for tests, whose simulator must be told the same figure.
+     */
+    SNAPSHOT_PART_BYTES: read.number('SNAPSHOT_PART_BYTES', { min: 1024, max: 512 * 1024 ** 2, whole: true }, 256 * 1024 ** 2),
+    /**
      * The image of a volume's one-off chore tasks (emptying, measuring), as ECS pulls it, pinned by
      * digest; the stack names it through the pull-through cache (context `volumeChoreImage`).
      */

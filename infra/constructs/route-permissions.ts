@@ -37,7 +37,7 @@ export interface PermissionTargets {
     grantVolumeChores(role: iam.IRole & Construct, workload: WorkloadAccess, options?: { removal?: boolean }): void;
   };
   /** Where volume snapshots live (infra/constructs/volume-snapshots.ts). */
-  snapshots?: { grantObjects(role: iam.IRole & Construct, actions: ReadonlyArray<'put' | 'get' | 'delete'>): void };
+  snapshots?: { grantObjects(role: iam.IRole & Construct, actions: ReadonlyArray<'upload-parts' | 'get' | 'delete'>): void };
   /** Where deploys are built (infra/constructs/image-builds.ts). */
   builds?: BuildAccess;
 }

@@ -1,13 +1,24 @@
 import { createHmac } from 'node:crypto';
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+  UploadPartCopyCommand,
+} from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 
 /*
  * Volume snapshots' gzipped tars on S3 (docs/volumes.md, "Snapshots on AWS"). The chore task that
- * makes one holds no AWS credentials: the control plane hands it a presigned POST form for exactly
- * one key, and the download and the restore get a presigned GET of it. Only the functions that
- * sign may put or get objects under the snapshots' prefix; the one that follows the chore only
- * lists it (the object's size), which reads no content.
+ * makes one holds no AWS credentials: the control plane hands it a presigned POST form for keys
+ * under the snapshot's own parts prefix, the chore uploads the tar there in parts, and the job that
+ * follows the chore joins the parts into the snapshot's one object (a multipart upload of
+ * UploadPartCopy calls, S3 copying inside S3) and deletes them. The download and the restore get a
+ * presigned GET of that object. Only the snapshot function signs forms (PutObject under the parts
+ * prefix), only the signing functions get objects, and only the job joins and deletes parts.
  */
 
 /** Where a snapshot's tar lies: under its account, so a key names exactly one account's snapshot. */
@@ -17,14 +28,44 @@ export const snapshotKeyOf = (accountId: string, snapshotId: string): string => 
 export const SNAPSHOT_KEY_PREFIX = 'snapshots/';
 
 /**
- * The largest object a POST upload takes: 5 GB ("You can upload objects of up to 5 GB in size in a
+ * The prefix of every snapshot's parts while its chore uploads them: a prefix of its own, so the
+ * stack grants on parts apart from snapshots, and a lifecycle rule expires parts a job never
+ * joined nor deleted (infra/constructs/volume-snapshots.ts).
+ */
+export const SNAPSHOT_PARTS_KEY_PREFIX = 'snapshot-parts/';
+
+/** The one prefix a snapshot's chore may upload under: its account's and its snapshot's. */
+export const snapshotPartsPrefixOf = (accountId: string, snapshotId: string): string =>
+  `${SNAPSHOT_PARTS_KEY_PREFIX}${accountId}/${snapshotId}/`;
+
+/**
+ * A multipart upload takes parts numbered 1 to 10,000, each 5 MiB to 5 GiB but the last, which may
+ * be smaller (https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html).
+ */
+export const MAX_SNAPSHOT_PARTS = 10_000;
+
+/** A part's name under its prefix: `part-00001` to `part-10000`, so the keys list in part order. */
+export const snapshotPartName = (partNumber: number): string => `part-${String(partNumber).padStart(5, '0')}`;
+
+/**
+ * The largest file one POST upload takes: 5 GB ("You can upload objects of up to 5 GB in size in a
  * single operation" with a POST or PUT: https://docs.aws.amazon.com/AmazonS3/latest/userguide/upload-objects.html).
  */
 export const MAX_SNAPSHOT_UPLOAD_BYTES = 5 * 1024 ** 3;
 
-/** A browser-style form upload: POST multipart/form-data to `url` with `fields` first and the file last. */
+/** How many UploadPartCopy calls a join makes at once. */
+const JOIN_COPIES_AT_ONCE = 8;
+
+/** A snapshot's part as the job finds it under the prefix. */
+export interface SnapshotPart {
+  key: string;
+  size: number;
+}
+
+/** A browser-style form upload: POST multipart/form-data to `url` with `fields` and a `key` under `keyPrefix` first, the file last. */
 export interface UploadForm {
   url: string;
+  keyPrefix: string;
   fields: Record<string, string>;
 }
 
@@ -44,14 +85,15 @@ export class S3SnapshotObjects {
   ) {}
 
   /**
-   * A presigned POST for exactly `key` (AWS Signature Version 4 on the POST policy:
+   * A presigned POST for any key under `keyPrefix` (AWS Signature Version 4 on the POST policy:
    * https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-HTTPPOSTConstructPolicy.html and
    * https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-post-example.html): the policy names the
-   * bucket, the key and at most 5 GB, and expires after `expiresInS`; S3 refuses any other key, a
-   * larger body or a late upload. A POST rather than a presigned PUT, because busybox's wget (the
-   * chore's image) sends only GET and POST.
+   * bucket, `["starts-with", "$key", keyPrefix]` and a file of at most `maxPartBytes`, and expires
+   * after `expiresInS`; S3 refuses a key outside the prefix, a larger part or a late upload. The
+   * form's fields hold no `key`: the chore adds one per part. A POST rather than a presigned PUT,
+   * because busybox's wget (the chore's image) sends only GET and POST.
    */
-  async uploadForm(key: string, expiresInS: number): Promise<UploadForm> {
+  async uploadForm(keyPrefix: string, maxPartBytes: number, expiresInS: number): Promise<UploadForm> {
     const credentials = await this.client.config.credentials();
     const region = await this.client.config.region();
     const signedAt = new Date(this.now());
@@ -59,7 +101,6 @@ export class S3SnapshotObjects {
     const dateStamp = amzDate.slice(0, 8);
     const credential = `${credentials.accessKeyId}/${dateStamp}/${region}/s3/aws4_request`;
     const fields: Record<string, string> = {
-      key,
       success_action_status: '201',
       'x-amz-algorithm': 'AWS4-HMAC-SHA256',
       'x-amz-credential': credential,
@@ -71,14 +112,15 @@ export class S3SnapshotObjects {
         expiration: new Date(signedAt.getTime() + expiresInS * 1000).toISOString(),
         conditions: [
           { bucket: this.bucket },
-          ['content-length-range', 0, MAX_SNAPSHOT_UPLOAD_BYTES],
+          ['starts-with', '$key', keyPrefix],
+          ['content-length-range', 0, Math.min(maxPartBytes, MAX_SNAPSHOT_UPLOAD_BYTES)],
           ...Object.entries(fields).map(([name, value]) => ({ [name]: value })),
         ],
       }),
     ).toString('base64');
     const signingKey = hmac(hmac(hmac(hmac(`AWS4${credentials.secretAccessKey}`, dateStamp), region), 's3'), 'aws4_request');
     const signature = createHmac('sha256', signingKey).update(policy).digest('hex');
-    return { url: await this.bucketUrl(key), fields: { ...fields, policy, 'x-amz-signature': signature } };
+    return { url: await this.bucketUrl(keyPrefix), keyPrefix, fields: { ...fields, policy, 'x-amz-signature': signature } };
   }
 
   /** A presigned GET of the object, good for `expiresInS` (at most 7 days for SigV4). */
@@ -96,6 +138,67 @@ export class S3SnapshotObjects {
     const listed = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: key, MaxKeys: 1 }));
     const object = listed.Contents?.find((candidate) => candidate.Key === key);
     return object?.Size;
+  }
+
+  /**
+   * The parts under `prefix`, in key order (which is part order: snapshotPartName), with their
+   * sizes: ListObjectsV2 pages of at most 1,000 keys
+   * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html), ten for 10,000 parts.
+   */
+  async partsUnder(prefix: string): Promise<SnapshotPart[]> {
+    const parts: SnapshotPart[] = [];
+    let token: string | undefined;
+    do {
+      const listed = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+      for (const object of listed.Contents ?? []) if (object.Key) parts.push({ key: object.Key, size: object.Size ?? 0 });
+      token = listed.IsTruncated ? listed.NextContinuationToken : undefined;
+    } while (token);
+    return parts;
+  }
+
+  /**
+   * Makes `key` the parts joined in order, inside S3: CreateMultipartUpload, one UploadPartCopy per
+   * part (https://docs.aws.amazon.com/AmazonS3/latest/API/API_UploadPartCopy.html), then
+   * CompleteMultipartUpload (https://docs.aws.amazon.com/AmazonS3/latest/API/API_CompleteMultipartUpload.html),
+   * which refuses a part under 5 MiB but the last (EntityTooSmall). Any failure aborts the upload
+   * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_AbortMultipartUpload.html), so no copied
+   * part is left stored and billed, and is thrown. Joining again makes the same object.
+   */
+  async join(key: string, parts: readonly SnapshotPart[]): Promise<void> {
+    const created = await this.client.send(
+      new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: 'application/gzip' }),
+    );
+    const uploadId = created.UploadId;
+    if (!uploadId) throw new Error('CreateMultipartUpload answered no UploadId');
+    try {
+      const copied: Array<{ PartNumber: number; ETag: string }> = [];
+      // S3 copies parts side by side, so a few at once shorten the join of a large snapshot within the task state
+      // function's 30 s.
+      for (let start = 0; start < parts.length; start += JOIN_COPIES_AT_ONCE) {
+        const batch = parts.slice(start, start + JOIN_COPIES_AT_ONCE);
+        const outputs = await Promise.all(
+          batch.map((part, offset) =>
+            this.client.send(
+              new UploadPartCopyCommand({
+                Bucket: this.bucket,
+                Key: key,
+                UploadId: uploadId,
+                PartNumber: start + offset + 1,
+                CopySource: `${this.bucket}/${part.key}`,
+              }),
+            ),
+          ),
+        );
+        copied.push(...outputs.map((output, offset) => ({ PartNumber: start + offset + 1, ETag: output.CopyPartResult?.ETag ?? '' })));
+      }
+      await this.client.send(
+        new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: copied } }),
+      );
+    } catch (error) {
+      // An abort that fails too leaves the upload to the bucket's lifecycle rule, which aborts it after a day.
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+      throw error;
+    }
   }
 
   /** Deletes the object; a missing key is not an error (DeleteObject answers 204 either way). */

@@ -93,8 +93,14 @@ export interface ChoreOptions {
 }
 
 const READ_ONLY_FAMILY_SUFFIX = '-ro';
-/** Memory of a read-only (snapshot) chore, MiB. */
-export const SNAPSHOT_CHORE_MEMORY_MIB = '2048';
+/**
+ * Memory of a read-only (snapshot) chore, MiB: busybox's wget holds one part's form body in memory
+ * (`--post-file`), SNAPSHOT_PART_BYTES (256 MiB) and its fields, so 1 GB leaves room for tar, gzip
+ * and the page cache of the part on ephemeral storage, whatever the snapshot's size (docs/volumes.md,
+ * "Snapshots on AWS"). One of the sizes Fargate gives 0.25 vCPU
+ * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/fargate-tasks-services.html#fargate-tasks-size).
+ */
+export const SNAPSHOT_CHORE_MEMORY_MIB = '1024';
 
 /** Runs and reads back one-off chore tasks on a volume. */
 export class EcsVolumeChores {
@@ -239,8 +245,7 @@ export class EcsVolumeChores {
       requiresCompatibilities: ['FARGATE'],
       networkMode: 'awsvpc',
       cpu: '256',
-      // A snapshot's upload body is held in memory by busybox's wget (--post-file): 2 GB, the most 0.25 vCPU takes
-      // (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/fargate-tasks-services.html#fargate-tasks-size).
+      // A snapshot's part is held in memory by busybox's wget as it is sent (SNAPSHOT_CHORE_MEMORY_MIB).
       memory: readOnly ? SNAPSHOT_CHORE_MEMORY_MIB : '512',
       taskRoleArn: volumeRoleArn(settings.clusterArn, settings.roleNamePrefix, volume.volumeId),
       executionRoleArn: settings.executionRoleArn,

@@ -1,7 +1,7 @@
 import { log } from '../log.js';
 import type { SnapshotChoreJob } from './deferred-jobs.js';
-import type { UploadForm } from './s3-snapshot-objects.js';
-import { snapshotKeyOf } from './s3-snapshot-objects.js';
+import type { SnapshotPart, UploadForm } from './s3-snapshot-objects.js';
+import { MAX_SNAPSHOT_PARTS, snapshotKeyOf, snapshotPartName, snapshotPartsPrefixOf } from './s3-snapshot-objects.js';
 import type { ChoreOptions, ChoreOutcome, ChoreVolume } from './volume-chores.js';
 import { VOLUME_CHORE_MOUNT_PATH } from './volume-chores.js';
 
@@ -9,39 +9,55 @@ export type { SnapshotChoreJob } from './deferred-jobs.js';
 
 /*
  * Snapshots on AWS (docs/volumes.md, "Snapshots on AWS"): a one-off chore task (busybox, as the
- * volume's own role, its access point mounted read-only at /data) writes `tar | gzip` of the mount
- * to its ephemeral storage and POSTs it to S3 through a presigned form the control plane made for
- * that one key: the task holds no S3 credentials. A restore is the same chore on the new volume
- * (mounted read-write), reading the object through a presigned GET. A deferred job follows each
- * chore with DescribeTasks, so a task event that comes late or never changes nothing, and gives up
- * at a deadline, so no snapshot stays `creating` for ever.
+ * volume's own role, its access point mounted read-only at /data) streams `tar | gzip` of the mount
+ * in parts of SNAPSHOT_PART_BYTES and POSTs each to S3 through a presigned form the control plane
+ * made for the snapshot's parts prefix only: the task holds no S3 credentials. The deferred job that
+ * follows the chore with DescribeTasks joins the parts into the snapshot's one object inside S3
+ * (lib/aws/s3-snapshot-objects.ts) and deletes them. A restore is the same chore on the new volume
+ * (mounted read-write), reading the object through a presigned GET. A task event that comes late or
+ * never changes nothing, and the job gives up at a deadline, so no snapshot stays `creating` for ever.
  */
 
 /**
  * The snapshot chore's script (POSIX sh: busybox's ash, and dash where the simulator runs it): $1
- * the mount, $2 the form's URL, then the form's fields as name=value. The form is built by hand,
- * fields first and the file last, as S3's POST takes it; the boundary never occurs in the fields
- * (S3's names and base64) and a gzip stream holding it by chance fails the upload, never the data.
+ * the mount, $2 the form's URL, $3 the parts' key prefix, $4 a part's bytes, $5 the most parts,
+ * then the form's fields as name=value. dd cuts the gzipped tar into parts as tar writes it (tar
+ * waits while a part is sent), so the task's ephemeral storage holds one part and its form body
+ * at a time, and busybox's wget (`--post-file` reads the whole body into memory) one body. Each
+ * body is built by hand, fields first and the file last, as S3's POST takes it; the boundary never
+ * occurs in the fields (S3's names, base64 and the key) and a gzip stream holding it by chance
+ * fails the upload, never the data. A shell pipeline answers its last command's status, so tar's
+ * failure is kept in a file and checked once the parts are sent.
  */
 const SNAPSHOT_SCRIPT = [
   'set -e',
-  'archive=$(mktemp)',
+  'part=$(mktemp)',
   'body=$(mktemp)',
-  'trap \'rm -f "$archive" "$body"\' EXIT',
-  'tar -czf "$archive" -C "$1" .',
-  'url=$2',
-  'shift 2',
+  'failed=$(mktemp)',
+  'trap \'rm -f "$part" "$body" "$failed"\' EXIT',
+  'mount=$1 url=$2 prefix=$3 size=$4 most=$5',
+  'shift 5',
   'boundary=volume-snapshot-7d2f4c1e9b',
-  '{',
-  '  for field in "$@"; do',
+  '{ tar -cz -C "$mount" . || echo tar >"$failed"; } | {',
+  '  n=0',
+  '  while :; do',
+  '    dd bs=65536 count="$size" iflag=fullblock,count_bytes of="$part" status=none',
+  '    [ -s "$part" ] || break',
+  '    n=$((n + 1))',
+  '    [ "$n" -le "$most" ] || { echo "more than $most parts" >&2; exit 1; }',
+  '    {',
+  '      for field in "$@" "key=$prefix$(printf \'part-%05d\' "$n")"; do',
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's parameter expansion (a field's name and value), not a template.
-  '    printf \'%s\\r\\nContent-Disposition: form-data; name="%s"\\r\\n\\r\\n%s\\r\\n\' "--$boundary" "${field%%=*}" "${field#*=}"',
+  '        printf \'%s\\r\\nContent-Disposition: form-data; name="%s"\\r\\n\\r\\n%s\\r\\n\' "--$boundary" "${field%%=*}" "${field#*=}"',
+  '      done',
+  '      printf \'%s\\r\\nContent-Disposition: form-data; name="file"; filename="part"\\r\\nContent-Type: application/octet-stream\\r\\n\\r\\n\' "--$boundary"',
+  '      cat "$part"',
+  '      printf \'\\r\\n%s\\r\\n\' "--$boundary--"',
+  '    } >"$body"',
+  '    wget -q -O /dev/null --header "Content-Type: multipart/form-data; boundary=$boundary" --post-file "$body" "$url"',
   '  done',
-  '  printf \'%s\\r\\nContent-Disposition: form-data; name="file"; filename="snapshot.tar.gz"\\r\\nContent-Type: application/gzip\\r\\n\\r\\n\' "--$boundary"',
-  '  cat "$archive"',
-  '  printf \'\\r\\n%s\\r\\n\' "--$boundary--"',
-  '} > "$body"',
-  'wget -q -O /dev/null --header "Content-Type: multipart/form-data; boundary=$boundary" --post-file "$body" "$url"',
+  '}',
+  '[ ! -s "$failed" ] || { echo "tar failed" >&2; exit 1; }',
 ].join('\n');
 
 /** The restore chore's script: $1 the mount, $2 the presigned GET; files keep the access point's user (tar -o). */
@@ -53,13 +69,16 @@ const RESTORE_SCRIPT = [
   'tar -xzof "$archive" -C "$1"',
 ].join('\n');
 
-export const snapshotCommand = (form: UploadForm): string[] => [
+export const snapshotCommand = (form: UploadForm, partBytes: number): string[] => [
   'sh',
   '-c',
   SNAPSHOT_SCRIPT,
   'snapshot',
   VOLUME_CHORE_MOUNT_PATH,
   form.url,
+  form.keyPrefix,
+  String(partBytes),
+  String(MAX_SNAPSHOT_PARTS),
   ...Object.entries(form.fields).map(([name, value]) => `${name}=${value}`),
 ];
 
@@ -90,10 +109,15 @@ export interface VolumeSnapshotDeps {
     outcome(taskArn: string): Promise<ChoreOutcome>;
   };
   objects: {
-    uploadForm(key: string, expiresInS: number): Promise<UploadForm>;
+    uploadForm(keyPrefix: string, maxPartBytes: number, expiresInS: number): Promise<UploadForm>;
     downloadUrl(key: string, expiresInS: number): Promise<{ url: string; expiresAt: string }>;
     sizeOf(key: string): Promise<number | undefined>;
+    partsUnder(prefix: string): Promise<SnapshotPart[]>;
+    join(key: string, parts: readonly SnapshotPart[]): Promise<void>;
+    delete(key: string): Promise<void>;
   };
+  /** The bytes of each part a snapshot's chore uploads but the last (SNAPSHOT_PART_BYTES). */
+  partBytes: number;
   /** The snapshot's record as it is now: gone, settled, or creating (with its key once the create recorded it). */
   snapshot(snapshotId: string): Promise<{ state: 'creating' | 'ready' | 'failed'; backendRef: string } | undefined>;
   /** Records a creating snapshot as ready or failed; one no longer creating is left as it is. */
@@ -122,16 +146,23 @@ export class VolumeSnapshots {
   }
 
   /**
-   * The snapshot function's part: the upload form for the snapshot's key, good until the deadline,
-   * the chore that fills it, and the job that follows it. Answers the key (the snapshot's backendRef).
+   * The snapshot function's part: the upload form for the snapshot's parts, good until the
+   * deadline, the chore that uploads them, and the job that follows it. Answers the key of the
+   * object the parts become (the snapshot's backendRef).
    */
   async start(volume: SnapshotVolume, snapshotId: string): Promise<string> {
     const key = snapshotKeyOf(volume.accountId, snapshotId);
     const deadline = this.now() + this.times.deadlineMs;
-    const form = await this.deps.objects.uploadForm(key, Math.ceil(this.times.deadlineMs / 1000));
-    const taskArn = await this.deps.chores.run({ volumeId: volume.volumeId, accessPointId: volume.accessPointId }, snapshotCommand(form), {
-      readOnly: true,
-    });
+    const form = await this.deps.objects.uploadForm(
+      snapshotPartsPrefixOf(volume.accountId, snapshotId),
+      this.deps.partBytes,
+      Math.ceil(this.times.deadlineMs / 1000),
+    );
+    const taskArn = await this.deps.chores.run(
+      { volumeId: volume.volumeId, accessPointId: volume.accessPointId },
+      snapshotCommand(form, this.deps.partBytes),
+      { readOnly: true },
+    );
     await this.deps.send(
       { kind: 'snapshot-chore', purpose: 'snapshot', ...volume, snapshotId, key, taskArn, attempt: 1, deadline },
       this.times.pollMs,
@@ -182,20 +213,51 @@ export class VolumeSnapshots {
     return this.settleSucceeded(job);
   }
 
-  /** The chore exited 0: the object's size makes the snapshot ready, once the snapshot function recorded its key. */
+  /**
+   * The chore exited 0: its parts joined into the snapshot's object make the snapshot ready with
+   * the object's size, once the snapshot function recorded its key. A snapshot deleted meanwhile
+   * has its parts deleted.
+   */
   private async settleSucceeded(job: SnapshotChoreJob): Promise<SnapshotChoreOutcome> {
     const snapshot = await this.deps.snapshot(job.snapshotId);
-    if (snapshot?.state !== 'creating') return 'ended';
+    if (snapshot?.state !== 'creating') {
+      await this.deleteParts(job);
+      return 'ended';
+    }
     if (!snapshot.backendRef && this.now() < job.deadline) {
       // The snapshot function records the key right after it started the chore; its write lands soon.
       await this.deps.send(job, this.times.pollMs);
       return 'running';
     }
+    const prefix = snapshotPartsPrefixOf(job.accountId, job.snapshotId);
+    const parts = await this.deps.objects.partsUnder(prefix);
+    // No parts left: a delivery of this job before joined them and deleted them, or the chore sent none.
+    if (parts.length === 0) return this.readyOrFailed(job, 'its chore exited 0 but uploaded no part');
+    const gap = parts.findIndex((part, index) => part.key !== `${prefix}${snapshotPartName(index + 1)}`);
+    if (gap >= 0) return this.failed(job, `its parts are not numbered 1 to ${parts.length} (${parts[gap]!.key})`);
+    try {
+      await this.deps.objects.join(job.key, parts);
+    } catch (error) {
+      // Another delivery of this job that joined first deletes the parts under this one's copies.
+      return this.readyOrFailed(job, `joining its ${parts.length} parts failed: ${reasonOf(error)}`);
+    }
+    await this.deleteParts(job);
+    return this.readyOrFailed(job, 'its parts were joined but the object is not there');
+  }
+
+  /** Ready with the object's size when the object is there (joined by this delivery or another), else failed for `reason`. */
+  private async readyOrFailed(job: SnapshotChoreJob, reason: string): Promise<SnapshotChoreOutcome> {
     const size = await this.deps.objects.sizeOf(job.key);
-    if (size === undefined) return this.failed(job, 'its chore exited 0 but left no object');
+    if (size === undefined) return this.failed(job, reason);
     await this.deps.settle(job.snapshotId, 'ready', size);
     log.info('A volume snapshot is ready', { volumeId: job.volumeId, snapshotId: job.snapshotId, sizeBytes: size });
     return 'ready';
+  }
+
+  /** Deletes whatever parts a snapshot's chore left (DeleteObject of a missing key succeeds, so twice is as once). */
+  private async deleteParts(job: SnapshotChoreJob): Promise<void> {
+    const parts = await this.deps.objects.partsUnder(snapshotPartsPrefixOf(job.accountId, job.snapshotId));
+    for (const part of parts) await this.deps.objects.delete(part.key);
   }
 
   private async failed(job: SnapshotChoreJob, reason: string): Promise<SnapshotChoreOutcome> {
@@ -207,6 +269,7 @@ export class VolumeSnapshots {
       });
       return 'failed';
     }
+    await this.deleteParts(job);
     const snapshot = await this.deps.snapshot(job.snapshotId);
     if (snapshot?.state === 'creating') await this.deps.settle(job.snapshotId, 'failed', 0);
     log.warn('A volume snapshot failed', { volumeId: job.volumeId, snapshotId: job.snapshotId, reason });
@@ -220,10 +283,7 @@ export class VolumeSnapshots {
     try {
       taskArn = await this.deps.chores.run({ volumeId: job.volumeId, accessPointId: job.accessPointId }, restoreCommand(job.url ?? ''));
     } catch (error) {
-      return this.retryOrGiveUp(
-        { ...withoutTask(job), attempt },
-        error instanceof Error ? `${error.name}: ${error.message}` : 'RunTask failed',
-      );
+      return this.retryOrGiveUp({ ...withoutTask(job), attempt }, reasonOf(error));
     }
     await this.deps.send({ ...job, attempt, taskArn }, this.times.pollMs);
     return 'running';
@@ -240,4 +300,8 @@ export class VolumeSnapshots {
 function withoutTask(job: SnapshotChoreJob): SnapshotChoreJob {
   const { taskArn: _, ...rest } = job;
   return rest;
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

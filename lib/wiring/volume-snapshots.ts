@@ -35,6 +35,7 @@ export function volumeSnapshotsFrom(
         outcome: (taskArn) => (chores ??= volumeChoresFrom(settings, options.ecs)).outcome(taskArn),
       },
       objects: snapshotObjectsFrom(settings, options.s3),
+      partBytes: settings.SNAPSHOT_PART_BYTES,
       snapshot: async (snapshotId) => {
         const snapshot = await volumeStore.getSnapshot(snapshotId);
         return snapshot && { state: snapshot.state, backendRef: snapshot.backendRef };

@@ -948,6 +948,40 @@ describe('ContainerHostingStack containers', () => {
 });
 
 describe('ContainerHostingStack volumes', () => {
+  it("grants snapshots' S3 actions only to the functions that sign, join or delete, each under its prefix, and aborts stale uploads and parts", () => {
+    // Prepare: every function's S3 statements, as [actions, resources, condition]
+    const bucketId = resourcesOfType(template, 'AWS::S3::Bucket').find(([id]) => id.includes('VolumeSnapshots'))?.[0];
+    const s3Grants = Object.fromEntries(
+      functionDeclarations
+        .map(({ id }) => [
+          id,
+          statementsOfRole(template, functionOf(id).roleLogicalId)
+            .filter((statement) => actionsOf([statement]).some((action) => action.startsWith('s3:')))
+            .filter((statement) => flatten(statement.Resource).includes(`<${bucketId}.Arn>`))
+            .map((statement) => [actionsOf([statement]).sort(), flatten(statement.Resource), statement.Condition ?? {}]),
+        ])
+        .filter(([, grants]) => (grants?.length ?? 0) > 0),
+    );
+    const bucket = resource(template, bucketId!).Properties ?? {};
+
+    // Assess: the snapshot function signs forms for parts only; the task state function joins parts into snapshots
+    expect(s3Grants).toEqual({
+      createSnapshot: [[['s3:PutObject'], `<${bucketId}.Arn>/snapshot-parts/*`, {}]],
+      downloadSnapshot: [[['s3:GetObject'], `<${bucketId}.Arn>/snapshots/*`, {}]],
+      createVolume: [[['s3:GetObject'], `<${bucketId}.Arn>/snapshots/*`, {}]],
+      deleteSnapshot: [[['s3:DeleteObject'], `<${bucketId}.Arn>/snapshots/*`, {}]],
+      taskStateChanged: [
+        [['s3:ListBucket'], `<${bucketId}.Arn>`, { StringLike: { 's3:prefix': ['snapshots/*', 'snapshot-parts/*'] } }],
+        [['s3:DeleteObject', 's3:GetObject'], `<${bucketId}.Arn>/snapshot-parts/*`, {}],
+        [['s3:AbortMultipartUpload', 's3:PutObject'], `<${bucketId}.Arn>/snapshots/*`, {}],
+      ],
+    });
+    expect(bucket.LifecycleConfiguration.Rules).toEqual([
+      expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
+      expect.objectContaining({ Prefix: 'snapshot-parts/', ExpirationInDays: 1, Status: 'Enabled' }),
+    ]);
+  });
+
   it('lets only the functions that create and delete volumes make access points and volume roles, and hands task launchers the file system', () => {
     // Prepare
     const makers = routes.filter((route) => route.permissions.volumes).map((route) => route.id);

@@ -106,9 +106,10 @@ export interface RoutePermissions {
   volumeChores?: boolean;
   /**
    * Volume snapshots' objects on S3 (infra/constructs/volume-snapshots.ts), under the snapshots'
-   * prefix only: sign an upload form (`put`), sign a download or restore (`get`), delete one.
+   * prefixes only: sign a chore's upload form for its parts (`upload-parts`), sign a download or
+   * restore (`get`), delete one.
    */
-  snapshotObjects?: ReadonlyArray<'put' | 'get' | 'delete'>;
+  snapshotObjects?: ReadonlyArray<'upload-parts' | 'get' | 'delete'>;
   /**
    * Deploys' builds on AWS (infra/constructs/image-builds.ts): presign context uploads, discard
    * contexts, start, stop and describe builds of the one project, read build logs, tag and untag

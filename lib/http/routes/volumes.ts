@@ -77,10 +77,10 @@ export const createSnapshot = /* @__PURE__ */ route({
   scope: 'containers:write',
   body: 'none',
   // The container a volume is attached to: whether its task may write during the copy. On AWS a chore task uploads the
-  // volume's tar through a presigned form this function signs (docs/volumes.md, "Snapshots on AWS").
+  // volume's tar in parts through a presigned form this function signs (docs/volumes.md, "Snapshots on AWS").
   permissions: /* @__PURE__ */ authenticated(
     /* @__PURE__ */ tableAccess({ read: ['volume', 'container'], update: ['quotaUsage'] }, snapshotRecord),
-    { volumeChores: true, snapshotObjects: ['put'] },
+    { volumeChores: true, snapshotObjects: ['upload-parts'] },
   ),
   answers: { data: 'Snapshot' },
   summary: "Start a snapshot of a volume's content",

@@ -11,9 +11,9 @@ let objects: ReturnType<typeof snapshotObjectsFrom> | undefined;
 
 /**
  * The AWS volume backend of the snapshot functions (docs/volumes.md, "Snapshots on AWS"): a
- * snapshot is a chore task that uploads the volume's gzipped tar through a presigned form
+ * snapshot is a chore task that uploads the volume's gzipped tar in parts through a presigned form
  * (lib/aws/volume-snapshots.ts), its download a presigned GET, its delete a DeleteObject. Only
- * these functions have the bucket's settings and sign for it, so the parts are made on first use.
+ * these functions have the bucket's settings and sign for it, so its clients are made on first use.
  */
 export const volumeBackend: VolumeBackend = {
   ...readsOnly,

@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { volumeChoreFamilyPrefix, volumeRoleArn } from '../../../lib/aws/efs-volume-access.js';
+import { snapshotPartsPrefixOf } from '../../../lib/aws/s3-snapshot-objects.js';
 import type { VolumeSnapshots } from '../../../lib/aws/volume-snapshots.js';
 import { config } from '../../../lib/config.js';
 import type { Caller } from '../../../lib/containers/container.js';
@@ -17,6 +19,7 @@ import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
 import { volumeSnapshotsFrom } from '../../../lib/wiring/volume-snapshots.js';
 import type { SimTask } from '../../support/aws-sim/ecs.js';
+import { S3_MINIMUM_PART_BYTES } from '../../support/aws-sim/s3.js';
 import { newUser, useVolumesOnEcsSim } from '../../support/conformance/volumes-on-ecs-sim.js';
 import { pollUntil } from '../../support/poll.js';
 
@@ -27,12 +30,19 @@ import { pollUntil } from '../../support/poll.js';
  * simulator's directory for the access point) and POSTs it to S3 through a presigned form; its
  * download is a presigned GET; a restore is a chore on the new volume that reads the object through
  * a presigned GET. The task state function follows each chore with DescribeTasks from the task
- * events queue. The job's poll is shortened to half a second here (deployed: 10 s).
+ * events queue, and joins the chore's parts into the snapshot's object. The job's poll is shortened
+ * to half a second here (deployed: 10 s), and a part to 64 KiB (deployed: 256 MiB), which the
+ * simulator's S3 is told as the smallest part it joins (S3: 5 MiB).
  */
 await vi.hoisted(async () => {
   const { ecsSimSettings, simEfsSettings } = await import('../../support/ecs-settings.js');
-  Object.assign(process.env, ecsSimSettings({ ...simEfsSettings('snap-vol'), SNAPSHOT_BUCKET: 'snapshots-bucket' }));
+  Object.assign(
+    process.env,
+    ecsSimSettings({ ...simEfsSettings('snap-vol'), SNAPSHOT_BUCKET: 'snapshots-bucket', SNAPSHOT_PART_BYTES: String(64 * 1024) }),
+  );
 });
+
+const BUCKET = 'snapshots-bucket';
 
 let snapshots: VolumeSnapshots;
 
@@ -40,7 +50,8 @@ const aws = useVolumesOnEcsSim({
   seed: 3406,
   hostnamePrefix: 'snap',
   // The credentials this process's SDK clients sign with (test/support/setup-env.ts).
-  more: { s3: { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } },
+  // The smallest part S3 joins, lowered to the part size the stack reads.
+  more: { s3: { credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, minimumPartBytes: config.SNAPSHOT_PART_BYTES } },
   functions: () => {
     snapshots = volumeSnapshotsFrom(config, { times: { pollMs: 500, deadlineMs: 120_000, firstBackoffMs: 1000 } });
     const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, { volumeSnapshots: () => snapshots });
@@ -94,6 +105,36 @@ function filesOf(archive: Buffer): Record<string, string> {
   execFileSync('mkdir', ['out'], { cwd: directory });
   execFileSync('tar', ['-xzf', 'snapshot.tar.gz', '-C', 'out'], { cwd: directory });
   return Object.fromEntries(listed.map((path) => [path.replace(/^\.\//, ''), readFileSync(join(directory, 'out', path), 'utf8')]));
+}
+
+/** The snapshot's parts prefix, from its key (`snapshots/<account>/<snapshot id>.tar.gz`). */
+const partsPrefixOf = (snapshot: Snapshot): string => snapshotPartsPrefixOf(snapshot.backendRef.split('/')[1]!, snapshot.id);
+
+/** The keys the simulator's S3 holds under a prefix of the snapshots' bucket. */
+const keysUnder = (prefix: string): string[] =>
+  [...aws.sim.s3.objects.keys()].filter((key) => key.startsWith(`${BUCKET}/${prefix}`)).map((key) => key.slice(BUCKET.length + 1));
+
+/** The S3 calls made since `from` on `key` or with `key` as their copy source. */
+const s3CallsOn = (from: number, key: string) =>
+  aws.sim.s3.calls.slice(from).filter(({ input }) => input.Key === key || input.CopySource === `${BUCKET}/${key}`);
+
+/** Text that gzip hardly shrinks: `bytes` random bytes in base64. */
+const incompressible = (bytes: number): string => randomBytes(bytes).toString('base64');
+
+/** A multipart/form-data body of the chore's form's fields, `key` and a file, as the chore's script builds one. */
+function formBody(fields: Record<string, string>, key: string, file: Buffer): { body: Buffer; contentType: string } {
+  const boundary = 'test-boundary-5c0e';
+  const parts = Object.entries({ ...fields, key }).map(
+    ([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`,
+  );
+  const body = Buffer.concat([
+    Buffer.from(
+      `${parts.join('')}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="part"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ),
+    file,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
 describe('snapshots on AWS (issue 34 item 6)', () => {
@@ -211,5 +252,192 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
     expect(snapshot.state).toBe('ready');
     const archive = Buffer.from(await (await fetch((await aws.volumes.downloadUrl(owner, volume.id, snapshot.id)).url)).arrayBuffer());
     expect(filesOf(archive)).toEqual({});
+  }, 120_000);
+
+  it('uploads a snapshot bigger than a part in parts, joins them into one gzipped tar that downloads with the content, deletes them, and restores it', async () => {
+    // Prepare: more than three parts of 64 KiB once gzipped
+    const owner = newUser();
+    const volume = await aws.volumes.create(owner, { name: 'big', size_gb: 1 });
+    const writer = await aws.containers.create(owner, spec(volume.id));
+    expect((await running(owner, writer.id)).state).toBe('running');
+    const big = incompressible(240 * 1024);
+    expect((await toApp(writer.hostname, '/files/data/big.txt', { method: 'PUT', body: big }))?.status).toBe(201);
+    expect((await toApp(writer.hostname, '/files/data/notes/small.txt', { method: 'PUT', body: 'a small file' }))?.status).toBe(201);
+    await aws.containers.stop(owner, writer.id);
+    const from = aws.sim.s3.calls.length;
+
+    // Act
+    const snapshot = await settled(owner, volume.id, (await aws.volumes.snapshot(owner, volume.id)).id);
+
+    // Assess: the chore posted its parts through the form; the job joined them in order inside S3, then deleted them
+    expect(snapshot.state).toBe('ready');
+    const copies = s3CallsOn(from, snapshot.backendRef).filter(({ action }) => action === 'UploadPartCopy');
+    const partCount = copies.length;
+    expect(partCount).toBeGreaterThanOrEqual(4);
+    const prefix = partsPrefixOf(snapshot);
+    const partKeys = Array.from({ length: partCount }, (_, index) => `${prefix}part-${String(index + 1).padStart(5, '0')}`);
+    expect(aws.sim.s3.calls.slice(from).filter(({ action }) => action === 'PostObject')).toHaveLength(partCount);
+    const calls = s3CallsOn(from, snapshot.backendRef).filter(({ action }) => action !== 'ListObjectsV2');
+    const uploadId = calls[1]?.input.UploadId;
+    // The copies go a few at once, so S3 sees them in any order.
+    const joined = [
+      calls[0]!,
+      ...calls.slice(1, -1).sort((a, b) => Number(a.input.PartNumber) - Number(b.input.PartNumber)),
+      calls.at(-1)!,
+    ];
+    expect(joined.map(({ action, input }) => ({ action, ...input }))).toEqual([
+      { action: 'CreateMultipartUpload', Bucket: BUCKET, Key: snapshot.backendRef },
+      ...partKeys.map((key, index) => ({
+        action: 'UploadPartCopy',
+        Bucket: BUCKET,
+        Key: snapshot.backendRef,
+        UploadId: uploadId,
+        PartNumber: index + 1,
+        CopySource: `${BUCKET}/${key}`,
+      })),
+      { action: 'CompleteMultipartUpload', Bucket: BUCKET, Key: snapshot.backendRef, UploadId: uploadId, Parts: partCount },
+    ]);
+    const deleted = aws.sim.s3.calls
+      .slice(from)
+      .filter(({ action }) => action === 'DeleteObject')
+      .map(({ input }) => input.Key);
+    expect(deleted).toEqual(partKeys);
+    expect(keysUnder(prefix)).toEqual([]);
+    expect([...aws.sim.s3.uploads.values()].filter((upload) => upload.key === snapshot.backendRef)).toEqual([]);
+
+    // The download: one gzipped tar of the volume's files, the size the snapshot says
+    const archive = Buffer.from(await (await fetch((await aws.volumes.downloadUrl(owner, volume.id, snapshot.id)).url)).arrayBuffer());
+    expect(archive.length).toBe(snapshot.sizeBytes);
+    expect(archive.length).toBeGreaterThan(3 * config.SNAPSHOT_PART_BYTES);
+    expect(filesOf(archive)).toEqual({ 'big.txt': big, 'notes/small.txt': 'a small file' });
+
+    // The restore into a new volume, which a new container's app reads
+    const restored = await aws.volumes.create(owner, { name: 'big-restored', size_gb: 1, from_snapshot: snapshot.id });
+    await pollUntil(
+      async () => choresOf(restored.id)[0],
+      (task) => task?.lastStatus === 'STOPPED',
+      60_000,
+    );
+    expect(choresOf(restored.id).map((task) => task.exitCode)).toEqual([0]);
+    const reader = await aws.containers.create(owner, spec(restored.id));
+    expect((await running(owner, reader.id)).state).toBe('running');
+    expect(await toApp(reader.hostname, '/files/data/big.txt')).toEqual({ status: 200, body: big });
+    expect(await toApp(reader.hostname, '/files/data/notes/small.txt')).toEqual({ status: 200, body: 'a small file' });
+    await aws.containers.stop(owner, reader.id);
+  }, 180_000);
+
+  it("gives the chore a form that takes keys under its snapshot's parts prefix only, and parts no larger than a part", async () => {
+    // Prepare: a snapshot's chore, and its form as RunTask handed it over (the URL, the prefix, then the fields)
+    const owner = newUser();
+    const volume = await aws.volumes.create(owner, { name: 'data', size_gb: 1 });
+    const snapshot = await settled(owner, volume.id, (await aws.volumes.snapshot(owner, volume.id)).id);
+    expect(snapshot.state).toBe('ready');
+    const [chore] = choresOf(volume.id);
+    const [, , , , , url, keyPrefix, partBytes, , ...fieldArgs] = chore!.command!;
+    const fields = Object.fromEntries(fieldArgs.map((field) => [field.slice(0, field.indexOf('=')), field.slice(field.indexOf('=') + 1)]));
+    const prefix = partsPrefixOf(snapshot);
+    expect(keyPrefix).toBe(prefix);
+    expect(Number(partBytes)).toBe(config.SNAPSHOT_PART_BYTES);
+    expect(fields.key).toBeUndefined();
+    const post = async (key: string, file: Buffer) => {
+      const { body, contentType } = formBody(fields, key, file);
+      const response = await fetch(url!, { method: 'POST', headers: { 'content-type': contentType }, body });
+      return { status: response.status, body: await response.text() };
+    };
+    const account = snapshot.backendRef.split('/')[1]!;
+
+    // Act
+    const underItsPrefix = await post(`${prefix}part-00009`, Buffer.from('a part'));
+    const itsObject = await post(snapshot.backendRef, Buffer.from('not a part'));
+    const anotherSnapshot = await post(`${snapshotPartsPrefixOf(account, crypto.randomUUID())}part-00001`, Buffer.from('x'));
+    const anotherAccount = await post(`${snapshotPartsPrefixOf(crypto.randomUUID(), snapshot.id)}part-00001`, Buffer.from('x'));
+    const outside = await post('contexts/anything.tar.gz', Buffer.from('x'));
+    const tooLarge = await post(`${prefix}part-00010`, Buffer.alloc(config.SNAPSHOT_PART_BYTES + 1));
+
+    // Assess: S3 takes the part under the snapshot's prefix and refuses every other key and an oversized part
+    expect(underItsPrefix.status).toBe(201);
+    for (const refused of [itsObject, anotherSnapshot, anotherAccount, outside]) {
+      expect(refused.status).toBe(403);
+      expect(refused.body).toContain('starts-with');
+    }
+    expect(tooLarge.status).toBe(400);
+    expect(tooLarge.body).toContain('EntityTooLarge');
+    expect(keysUnder('')).toContain(`${prefix}part-00009`);
+    expect(keysUnder('').filter((key) => key.includes('part-00010') || key.startsWith('contexts/'))).toEqual([]);
+    expect(aws.sim.s3.objects.get(`${BUCKET}/${snapshot.backendRef}`)?.toString()).not.toBe('not a part');
+    aws.sim.s3.objects.delete(`${BUCKET}/${prefix}part-00009`);
+  }, 120_000);
+
+  it('says failed and leaves no part behind when its chore dies between two parts', async () => {
+    // Prepare: a volume of several parts, and a chore stopped as its first part lands
+    const owner = newUser();
+    const volume = await aws.volumes.create(owner, { name: 'dies', size_gb: 1 });
+    const writer = await aws.containers.create(owner, spec(volume.id));
+    expect((await running(owner, writer.id)).state).toBe('running');
+    expect((await toApp(writer.hostname, '/files/data/big.txt', { method: 'PUT', body: incompressible(160 * 1024) }))?.status).toBe(201);
+    await aws.containers.stop(owner, writer.id);
+    const landed = aws.sim.s3.onObjectCreated;
+    let partsBeforeTheStop = 0;
+    aws.sim.s3.onObjectCreated = (bucket, key, size) => {
+      landed?.(bucket, key, size);
+      const chore = choresOf(volume.id).find((task) => task.desiredStatus !== 'STOPPED');
+      if (!key.startsWith('snapshot-parts/') || !chore) return;
+      partsBeforeTheStop += 1;
+      aws.sim.ecs.stop(chore, 'UserInitiated', 'Stopped between two parts by the test');
+    };
+    const from = aws.sim.s3.calls.length;
+
+    // Act
+    let snapshot: Snapshot;
+    try {
+      snapshot = await settled(owner, volume.id, (await aws.volumes.snapshot(owner, volume.id)).id);
+    } finally {
+      aws.sim.s3.onObjectCreated = landed;
+    }
+
+    // Assess: failed, its parts deleted, nothing joined
+    expect(snapshot.state).toBe('failed');
+    expect(partsBeforeTheStop).toBe(1);
+    const [chore] = choresOf(volume.id);
+    expect(chore).toMatchObject({ stopCode: 'UserInitiated' });
+    expect(chore!.exitCode).not.toBe(0);
+    const prefix = partsPrefixOf(snapshot);
+    expect(keysUnder(prefix)).toEqual([]);
+    expect(keysUnder(snapshot.backendRef)).toEqual([]);
+    expect(s3CallsOn(from, `${prefix}part-00001`).map(({ action }) => action)).toEqual(['DeleteObject']);
+    expect(s3CallsOn(from, snapshot.backendRef).map(({ action }) => action)).toEqual([]);
+    await expect(aws.volumes.downloadUrl(owner, volume.id, snapshot.id)).rejects.toThrow(ConflictError);
+  }, 120_000);
+
+  it('says failed, aborts the join and deletes the parts when S3 refuses to join them (a part under 5 MiB but the last)', async () => {
+    // Prepare: S3's own smallest part, above this stack's 64 KiB
+    const owner = newUser();
+    const volume = await aws.volumes.create(owner, { name: 'small-parts', size_gb: 1 });
+    const writer = await aws.containers.create(owner, spec(volume.id));
+    expect((await running(owner, writer.id)).state).toBe('running');
+    expect((await toApp(writer.hostname, '/files/data/big.txt', { method: 'PUT', body: incompressible(100 * 1024) }))?.status).toBe(201);
+    await aws.containers.stop(owner, writer.id);
+    aws.sim.s3.minimumPartBytes = S3_MINIMUM_PART_BYTES;
+    const from = aws.sim.s3.calls.length;
+
+    // Act
+    let snapshot: Snapshot;
+    try {
+      snapshot = await settled(owner, volume.id, (await aws.volumes.snapshot(owner, volume.id)).id);
+    } finally {
+      aws.sim.s3.minimumPartBytes = config.SNAPSHOT_PART_BYTES;
+    }
+
+    // Assess: the completion refused, the upload aborted, no object and no part left
+    expect(snapshot.state).toBe('failed');
+    const calls = s3CallsOn(from, snapshot.backendRef).filter(({ action }) => action !== 'ListObjectsV2');
+    const actions = calls.map(({ action }) => action);
+    expect(actions[0]).toBe('CreateMultipartUpload');
+    expect(actions.slice(-2)).toEqual(['CompleteMultipartUpload', 'AbortMultipartUpload']);
+    expect(actions.filter((action) => action === 'UploadPartCopy').length).toBeGreaterThanOrEqual(2);
+    expect(calls.at(-1)!.input.UploadId).toBe(calls.at(-2)!.input.UploadId);
+    expect([...aws.sim.s3.uploads.values()].filter((upload) => upload.key === snapshot.backendRef)).toEqual([]);
+    expect(keysUnder(partsPrefixOf(snapshot))).toEqual([]);
+    expect(keysUnder(snapshot.backendRef)).toEqual([]);
   }, 120_000);
 });

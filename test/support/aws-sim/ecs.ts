@@ -476,6 +476,9 @@ export class EcsSim {
         onExit: (code, signal) => this.containerExited(task, code, signal),
       },
       argv,
+      // A one-off command's pipelines (a snapshot chore's tar, dd and wget) end with it, as a container's processes
+      // end with its init process when the task stops.
+      { group: argv !== undefined },
     );
     for (const sidecar of task.sidecars) this.startSidecar(task, sidecar);
     this.change(task, { lastStatus: 'RUNNING', startedAt: Date.now() });

@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { crc32 } from 'node:zlib';
@@ -15,7 +15,29 @@ export interface S3SimOptions {
   /** The credentials presigned URLs are checked against (the test's SDK clients sign with them). */
   credentials?: { accessKeyId: string; secretAccessKey: string };
   region?: string;
+  /**
+   * The smallest part but the last that CompleteMultipartUpload takes: S3's 5 MiB unless a test lowers
+   * it, and then to the part size it gives the stack too (SNAPSHOT_PART_BYTES), never below it.
+   */
+  minimumPartBytes?: number;
 }
+
+/**
+ * Multipart upload limits (https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html):
+ * parts numbered 1 to 10,000, each 5 MiB to 5 GiB but the last, which may be smaller.
+ */
+export const S3_MINIMUM_PART_BYTES = 5 * 1024 ** 2;
+const MAXIMUM_PART_BYTES = 5 * 1024 ** 3;
+const MAXIMUM_PART_NUMBER = 10_000;
+
+interface MultipartUpload {
+  bucket: string;
+  key: string;
+  parts: Map<number, { etag: string; body: Buffer }>;
+}
+
+const etagOf = (body: Buffer): string => `"${createHash('md5').update(body).digest('hex')}"`;
+const xmlText = (value: string): string => value.replace(/&quot;/g, '"').replace(/&amp;/g, '&');
 
 /**
  * S3 as the project calls it (lib/aws/s3-context-uploads.ts, lib/aws/s3-snapshot-objects.ts),
@@ -30,12 +52,21 @@ export interface S3SimOptions {
  */
 export class S3Sim {
   readonly objects = new Map<string, Buffer>();
+  /** Multipart uploads created and neither completed nor aborted, by upload id. */
+  readonly uploads = new Map<string, MultipartUpload>();
+  /** Every request, in order: its action (S3's API names; `PostObject` for a form upload) and its bucket, key and parameters. */
+  readonly calls: Array<{ action: string; input: Record<string, unknown> }> = [];
   /** Every refused upload, by code, for tests to read. */
   readonly refusals: string[] = [];
   /** What S3 tells EventBridge of a new object (the bucket's EventBridge notifications), when set. */
   onObjectCreated?: (bucket: string, key: string, size: number) => void;
 
-  constructor(private readonly options: S3SimOptions = {}) {}
+  /** The smallest part but the last that CompleteMultipartUpload takes (S3SimOptions.minimumPartBytes). */
+  minimumPartBytes: number;
+
+  constructor(private readonly options: S3SimOptions = {}) {
+    this.minimumPartBytes = options.minimumPartBytes ?? S3_MINIMUM_PART_BYTES;
+  }
 
   async handle(
     method: string,
@@ -45,6 +76,19 @@ export class S3Sim {
   ): Promise<{ status: number; body?: Buffer }> {
     const [, bucket, ...rest] = url.pathname.split('/');
     const key = `${bucket}/${decodeURIComponent(rest.join('/'))}`;
+    const objectKey = decodeURIComponent(rest.join('/'));
+    const uploadId = url.searchParams.get('uploadId');
+    if (method === 'POST' && url.searchParams.has('uploads')) return this.createMultipartUpload(bucket!, objectKey);
+    if (method === 'PUT' && uploadId && headers['x-amz-copy-source'])
+      return this.uploadPartCopy(
+        bucket!,
+        objectKey,
+        uploadId,
+        Number(url.searchParams.get('partNumber')),
+        String(headers['x-amz-copy-source']),
+      );
+    if (method === 'POST' && uploadId) return this.completeMultipartUpload(bucket!, objectKey, uploadId, body.toString('utf8'));
+    if (method === 'DELETE' && uploadId) return this.abortMultipartUpload(bucket!, objectKey, uploadId);
     if (method === 'PUT') {
       if (url.searchParams.has('X-Amz-Signature')) await this.checkPresigned(url, headers, body);
       this.objects.set(key, body);
@@ -52,18 +96,21 @@ export class S3Sim {
       return { status: 200 };
     }
     if (method === 'POST' && rest.join('/') === '') {
+      this.calls.push({ action: 'PostObject', input: { Bucket: bucket } });
       const stored = this.postObject(bucket!, headers, body);
       this.onObjectCreated?.(bucket!, stored.key, stored.size);
       return { status: 201, body: Buffer.from(`<PostResponse><Bucket>${bucket}</Bucket><Key>${stored.key}</Key></PostResponse>`) };
     }
     if (method === 'GET' && url.searchParams.get('list-type') === '2') return { status: 200, body: this.list(bucket!, url.searchParams) };
     if (method === 'GET') {
+      this.calls.push({ action: 'GetObject', input: { Bucket: bucket, Key: objectKey } });
       if (url.searchParams.has('X-Amz-Signature')) await this.checkPresignedGet(url, headers);
       const object = this.objects.get(key);
       if (!object) throw new AwsError('NoSuchKey', 'The specified key does not exist.', 404);
       return { status: 200, body: object };
     }
     if (method === 'DELETE') {
+      this.calls.push({ action: 'DeleteObject', input: { Bucket: bucket, Key: objectKey } });
       this.objects.delete(key);
       return { status: 204 };
     }
@@ -123,21 +170,27 @@ export class S3Sim {
 
   /**
    * ListObjectsV2 (https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html): the
-   * keys under `prefix`, in UTF-8 order, at most `max-keys`, with their sizes.
+   * keys under `prefix`, in UTF-8 order, at most `max-keys` (1,000 at the most) a page, with their
+   * sizes, the next page after a `continuation-token`.
    */
   private list(bucket: string, query: URLSearchParams): Buffer {
     const prefix = query.get('prefix') ?? '';
-    const max = Number(query.get('max-keys') ?? 1000);
+    const max = Math.min(Number(query.get('max-keys') ?? 1000), 1000);
+    const after = query.get('continuation-token') ? Buffer.from(query.get('continuation-token')!, 'base64url').toString() : '';
+    this.calls.push({ action: 'ListObjectsV2', input: { Bucket: bucket, Prefix: prefix } });
     const keys = [...this.objects.keys()]
       .filter((key) => key.startsWith(`${bucket}/${prefix}`))
       .map((key) => key.slice(bucket.length + 1))
-      .sort();
+      .sort()
+      .filter((key) => key > after);
     const page = keys.slice(0, max);
+    const next =
+      keys.length > max ? `<NextContinuationToken>${Buffer.from(page.at(-1)!).toString('base64url')}</NextContinuationToken>` : '';
     const contents = page.map(
       (key) => `<Contents><Key>${key}</Key><Size>${this.objects.get(`${bucket}/${key}`)!.length}</Size></Contents>`,
     );
     return Buffer.from(
-      `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>${bucket}</Name><Prefix>${prefix}</Prefix><KeyCount>${page.length}</KeyCount><MaxKeys>${max}</MaxKeys><IsTruncated>${keys.length > max}</IsTruncated>${contents.join('')}</ListBucketResult>`,
+      `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>${bucket}</Name><Prefix>${prefix}</Prefix><KeyCount>${page.length}</KeyCount><MaxKeys>${max}</MaxKeys><IsTruncated>${keys.length > max}</IsTruncated>${next}${contents.join('')}</ListBucketResult>`,
     );
   }
 
@@ -167,23 +220,147 @@ export class S3Sim {
       refuse('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.');
     const policy = JSON.parse(Buffer.from(fields.policy, 'base64').toString('utf8')) as { expiration: string; conditions: unknown[] };
     if (Date.now() > Date.parse(policy.expiration)) refuse('AccessDenied', 'Invalid according to Policy: Policy expired.');
+    // Exact matches ({ name: value } or ["eq", "$name", value]) and starts-with (["starts-with", "$name", prefix]).
     const exact = new Map<string, string>();
+    const startsWith = new Map<string, string>();
     for (const condition of policy.conditions) {
       if (Array.isArray(condition) && condition[0] === 'content-length-range') {
         if (file.length < Number(condition[1]) || file.length > Number(condition[2]))
           throw new AwsError('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', 400);
+      } else if (Array.isArray(condition) && (condition[0] === 'eq' || condition[0] === 'starts-with')) {
+        (condition[0] === 'eq' ? exact : startsWith).set(String(condition[1]).replace(/^\$/, ''), String(condition[2]));
       } else if (condition && typeof condition === 'object' && !Array.isArray(condition)) {
         for (const [name, value] of Object.entries(condition)) exact.set(name, String(value));
       }
     }
     if (exact.get('bucket') !== bucket)
       refuse('AccessDenied', 'Invalid according to Policy: Policy Condition failed: ["eq", "$bucket", ...]');
+    for (const [name, prefix] of startsWith) {
+      if (!(fields[name] ?? '').startsWith(prefix))
+        refuse('AccessDenied', `Invalid according to Policy: Policy Condition failed: ["starts-with", "$${name}", "${prefix}"]`);
+    }
     for (const [name, value] of Object.entries(fields)) {
       if (name === 'policy' || name === 'x-amz-signature' || name.startsWith('x-ignore-')) continue;
+      if (startsWith.has(name)) continue;
       if (exact.get(name) !== value) refuse('AccessDenied', `Invalid according to Policy: Extra input fields: ${name}`);
     }
     this.objects.set(`${bucket}/${fields.key}`, file);
     return { key: fields.key, size: file.length };
+  }
+
+  /** CreateMultipartUpload (https://docs.aws.amazon.com/AmazonS3/latest/API/API_CreateMultipartUpload.html): a new upload id. */
+  private createMultipartUpload(bucket: string, key: string): { status: number; body: Buffer } {
+    this.calls.push({ action: 'CreateMultipartUpload', input: { Bucket: bucket, Key: key } });
+    const uploadId = randomUUID();
+    this.uploads.set(uploadId, { bucket, key, parts: new Map() });
+    return {
+      status: 200,
+      body: Buffer.from(
+        `<InitiateMultipartUploadResult><Bucket>${bucket}</Bucket><Key>${key}</Key><UploadId>${uploadId}</UploadId></InitiateMultipartUploadResult>`,
+      ),
+    };
+  }
+
+  /**
+   * UploadPartCopy (https://docs.aws.amazon.com/AmazonS3/latest/API/API_UploadPartCopy.html): a part
+   * numbered 1 to 10,000 of an upload of this key, copied from an object of this simulator (at most
+   * 5 GiB: https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html); its ETag is the copy's MD5.
+   */
+  private uploadPartCopy(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    copySource: string,
+  ): { status: number; body: Buffer } {
+    const source = decodeURIComponent(copySource.replace(/^\//, ''));
+    this.calls.push({
+      action: 'UploadPartCopy',
+      input: { Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, CopySource: source },
+    });
+    const upload = this.uploadOf(bucket, key, uploadId);
+    if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAXIMUM_PART_NUMBER)
+      throw new AwsError('InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive', 400);
+    const copied = this.objects.get(source);
+    if (!copied) throw new AwsError('NoSuchKey', 'The specified key does not exist.', 404);
+    if (copied.length > MAXIMUM_PART_BYTES)
+      throw new AwsError(
+        'InvalidRequest',
+        `The specified copy source is larger than the maximum allowable size for a copy source: ${MAXIMUM_PART_BYTES}`,
+        400,
+      );
+    const etag = etagOf(copied);
+    upload.parts.set(partNumber, { etag, body: Buffer.from(copied) });
+    return {
+      status: 200,
+      body: Buffer.from(
+        `<CopyPartResult><ETag>${etag.replace(/"/g, '&quot;')}</ETag><LastModified>${new Date().toISOString()}</LastModified></CopyPartResult>`,
+      ),
+    };
+  }
+
+  /**
+   * CompleteMultipartUpload (https://docs.aws.amazon.com/AmazonS3/latest/API/API_CompleteMultipartUpload.html):
+   * the listed parts, in ascending order (InvalidPartOrder), each uploaded with its ETag (InvalidPart),
+   * each but the last at least the minimum part size (EntityTooSmall), make the object.
+   */
+  private completeMultipartUpload(bucket: string, key: string, uploadId: string, xml: string): { status: number; body: Buffer } {
+    const listed = [...xml.matchAll(/<Part>([\s\S]*?)<\/Part>/g)].map(([, part]) => ({
+      partNumber: Number(/<PartNumber>(\d+)<\/PartNumber>/.exec(part!)?.[1]),
+      etag: xmlText(/<ETag>([\s\S]*?)<\/ETag>/.exec(part!)?.[1] ?? ''),
+    }));
+    this.calls.push({ action: 'CompleteMultipartUpload', input: { Bucket: bucket, Key: key, UploadId: uploadId, Parts: listed.length } });
+    const upload = this.uploadOf(bucket, key, uploadId);
+    if (listed.length === 0)
+      throw new AwsError('MalformedXML', 'The XML you provided was not well-formed or did not validate against our published schema.', 400);
+    const minimum = this.minimumPartBytes;
+    const bodies: Buffer[] = [];
+    for (const [index, { partNumber, etag }] of listed.entries()) {
+      if (index > 0 && partNumber <= listed[index - 1]!.partNumber)
+        throw new AwsError(
+          'InvalidPartOrder',
+          'The list of parts was not in ascending order. The parts list must be specified in order by part number.',
+          400,
+        );
+      const part = upload.parts.get(partNumber);
+      if (!part || part.etag !== etag)
+        throw new AwsError(
+          'InvalidPart',
+          "One or more of the specified parts could not be found. The part might not have been uploaded, or the specified entity tag might not have matched the part's entity tag.",
+          400,
+        );
+      if (index < listed.length - 1 && part.body.length < minimum)
+        throw new AwsError('EntityTooSmall', 'Your proposed upload is smaller than the minimum allowed object size.', 400);
+      bodies.push(part.body);
+    }
+    this.uploads.delete(uploadId);
+    const object = Buffer.concat(bodies);
+    this.objects.set(`${bucket}/${key}`, object);
+    return {
+      status: 200,
+      body: Buffer.from(
+        `<CompleteMultipartUploadResult><Bucket>${bucket}</Bucket><Key>${key}</Key><ETag>&quot;${createHash('md5').update(object).digest('hex')}-${listed.length}&quot;</ETag></CompleteMultipartUploadResult>`,
+      ),
+    };
+  }
+
+  /** AbortMultipartUpload (https://docs.aws.amazon.com/AmazonS3/latest/API/API_AbortMultipartUpload.html): its parts go; NoSuchUpload for an unknown id. */
+  private abortMultipartUpload(bucket: string, key: string, uploadId: string): { status: number } {
+    this.calls.push({ action: 'AbortMultipartUpload', input: { Bucket: bucket, Key: key, UploadId: uploadId } });
+    this.uploadOf(bucket, key, uploadId);
+    this.uploads.delete(uploadId);
+    return { status: 204 };
+  }
+
+  private uploadOf(bucket: string, key: string, uploadId: string): MultipartUpload {
+    const upload = this.uploads.get(uploadId);
+    if (!upload || upload.bucket !== bucket || upload.key !== key)
+      throw new AwsError(
+        'NoSuchUpload',
+        'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.',
+        404,
+      );
+    return upload;
   }
 
   /** A presigned GET: its signature over the URL as the SDK's presigner computes it, and its expiry. */

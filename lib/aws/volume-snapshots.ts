@@ -1,3 +1,5 @@
+// Over 300 lines because it holds both chores and their jobs: the snapshot and restore scripts the task runs,
+// and the job that follows each chore, joins a snapshot's parts and cleans up after any failure.
 import { log } from '../log.js';
 import type { SnapshotChoreJob } from './deferred-jobs.js';
 import type { SnapshotPart, UploadForm } from './s3-snapshot-objects.js';

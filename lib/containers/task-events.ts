@@ -1,3 +1,5 @@
+// Over 300 lines because every task status goes through here: the container's move it makes, the restart's
+// promotion and retirement, the restart policy's relaunch, and a release's digest pinned from its task.
 import { ConflictError, NotFoundError, ServiceBusyError } from '../errors.js';
 import { log } from '../log.js';
 import { METRIC } from '../observability/metric-names.js';
@@ -118,7 +120,7 @@ export class TaskEvents {
    * Records in the release a RUNNING task runs the digest its image named by tag resolved to, where
    * the runtime reports both (ECS: the app container's `imageDigest`, and the release in the task's
    * group), so that a rollback to that release runs what ran, not what the tag names by then
-   * (docs/deploys.md, "Digests"). Once: the store never overwrites a digest. Only into the release
+   * (docs/deploys.md, "Releases", its "Digests"). Once: the store never overwrites a digest. Only into the release
    * the task was launched for, of the container it was launched for: an event that comes late, after
    * a newer release, pins its own release (if nothing did) and never the newer one.
    */

@@ -10,7 +10,7 @@ import { lambdaContext, proxyEvent } from '../../support/lambda-event.js';
 import { pollUntil } from '../../support/poll.js';
 
 /*
- * Releases named by tag on the AWS simulator (docs/deploys.md, "Digests"): a create or PATCH
+ * Releases named by tag on the AWS simulator (docs/deploys.md, "Releases", its "Digests"): a create or PATCH
  * records the tag, and the release is pinned to the digest its task's image resolved to once
  * that task reports RUNNING (the container's `imageDigest` in the "ECS Task State Change" event),
  * so that a rollback to it runs what ran, whatever the tag names by then. Images come through the

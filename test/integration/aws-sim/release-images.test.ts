@@ -1,14 +1,11 @@
-import type { APIGatewayProxyResult } from 'aws-lambda';
-import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { BUILT_IMAGES_KEPT } from '../../../infra/constructs/image-builds.js';
 import type { Deploy } from '../../../lib/deploys/deploy.js';
-import { ALL_SCOPES } from '../../../lib/identity/principal.js';
 import { SIM_REGISTRY } from '../../support/aws-sim/ecr.js';
 import { uniqueHostname } from '../../support/conformance/journeys.js';
 import { useDeploysOnEcsSim } from '../../support/conformance/deploys-on-ecs-sim.js';
-import { lambdaContext, proxyEvent } from '../../support/lambda-event.js';
 import { pollUntil } from '../../support/poll.js';
+import { realAccount, type ReleaseFunctions, releaseFunctions } from '../../support/release-functions.js';
 
 /*
  * Releases' images on the AWS simulator (docs/deploys.md, "Retention"): after ECR's lifecycle
@@ -22,63 +19,21 @@ await vi.hoisted(async () => {
   Object.assign(process.env, ecsSimSettings({ ...simBuildSettings(), BUILD_TIMEOUT_S: '300', RESTART_DRAIN_MS: '500' }));
 });
 
-type Handler = (event: never, context: never) => Promise<APIGatewayProxyResult>;
-
 const aws = useDeploysOnEcsSim({
   seed: 35,
   minuteMs: 2000,
   // A real account, whose token the functions authenticate.
-  caller: async () => {
-    const { identityService } = await import('../../../lib/wiring/identity.js');
-    const user = await identityService.createUser({
-      email: `${randomUUID()}@example.com`,
-      password: 'correct horse battery',
-      role: 'user',
-    });
-    return { userId: user.id, role: 'user' };
-  },
+  caller: realAccount,
 });
-let listReleases: Handler;
-let rollback: Handler;
-let token: string;
+let functions: ReleaseFunctions;
 
 beforeAll(async () => {
-  const { identityService } = await import('../../../lib/wiring/identity.js');
-  const stack = aws.stack;
-  ({ handler: listReleases } = (await import('../../../functions/containers/list-releases.js')) as unknown as { handler: Handler });
-  ({ handler: rollback } = (await import('../../../functions/containers/rollback.js')) as unknown as { handler: Handler });
-  const issued = await identityService.createPersonalAccessToken(
-    {
-      userId: stack.caller.userId,
-      role: 'user',
-      kind: 'session',
-      scopes: ALL_SCOPES,
-      credentialHash: 'unused',
-      expiresAt: '2999-01-01T00:00:00.000Z',
-    },
-    { name: 'releases', expiresInDays: 1 },
-  );
-  token = issued.token;
+  functions = await releaseFunctions(aws.stack.caller, 'releases');
 }, 60_000);
 
 /** A deploy of a context whose one file says `app`. */
 const deployAndWait = (containerId: string, app: string): Promise<Deploy> =>
   aws.deployAndWait(containerId, { Dockerfile: 'FROM scratch\nCOPY app /app\n', app });
-
-/** A request to one of the functions as API Gateway hands it over, with the owner's token. */
-async function invoke(handler: Handler, method: string, path: string, pathParameters: Record<string, string>) {
-  const response = await handler(
-    proxyEvent({
-      method,
-      path,
-      pathParameters,
-      headers: { Authorization: `Bearer ${token}` },
-      ...(method === 'GET' ? { queryStringParameters: { limit: '50' } } : {}),
-    }) as never,
-    lambdaContext(29_000) as never,
-  );
-  return { status: response.statusCode, body: JSON.parse(response.body) };
-}
 
 /** A stopped container (a deploy goes live at once, for its next start) with one live deploy more than the policy keeps, and the policy evaluated late. */
 async function containerWithAPrunedRelease() {
@@ -112,7 +67,7 @@ const describedByDigest = (repositoryName: string, deploy: Deploy) => ({
 });
 
 const rollbackTo = (containerId: string, version: number) =>
-  invoke(rollback, 'POST', `/api/v1/containers/${containerId}/releases/${version}/rollback`, {
+  functions.invoke(functions.rollback, 'POST', `/api/v1/containers/${containerId}/releases/${version}/rollback`, {
     container_id: containerId,
     version: String(version),
   });
@@ -130,7 +85,9 @@ describe("releases' images on the AWS simulator", () => {
     const from = aws.sim.ecr.calls.length;
 
     // Act
-    const listed = await invoke(listReleases, 'GET', `/api/v1/containers/${containerId}/releases`, { container_id: containerId });
+    const listed = await functions.invoke(functions.listReleases, 'GET', `/api/v1/containers/${containerId}/releases`, {
+      container_id: containerId,
+    });
 
     // Assess: the create's image (not one of this service's builds) is not ECR's to judge
     expect(listed.status).toBe(200);

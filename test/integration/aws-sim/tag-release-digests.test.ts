@@ -1,13 +1,10 @@
-import type { APIGatewayProxyResult } from 'aws-lambda';
-import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ReleaseView } from '../../../lib/containers/release.js';
-import { ALL_SCOPES } from '../../../lib/identity/principal.js';
 import { SIM_REGISTRY } from '../../support/aws-sim/ecr.js';
 import { useDeploysOnEcsSim } from '../../support/conformance/deploys-on-ecs-sim.js';
 import { uniqueHostname } from '../../support/conformance/journeys.js';
-import { lambdaContext, proxyEvent } from '../../support/lambda-event.js';
 import { pollUntil } from '../../support/poll.js';
+import { realAccount, type ReleaseFunctions, releaseFunctions } from '../../support/release-functions.js';
 
 /*
  * Releases named by tag on the AWS simulator (docs/deploys.md, "Releases", its "Digests"): a create or PATCH
@@ -29,58 +26,17 @@ await vi.hoisted(async () => {
   );
 });
 
-type Handler = (event: never, context: never) => Promise<APIGatewayProxyResult>;
-
 const aws = useDeploysOnEcsSim({
   seed: 33,
   minuteMs: 2000,
   // A real account, whose token the functions authenticate.
-  caller: async () => {
-    const { identityService } = await import('../../../lib/wiring/identity.js');
-    const user = await identityService.createUser({
-      email: `${randomUUID()}@example.com`,
-      password: 'correct horse battery',
-      role: 'user',
-    });
-    return { userId: user.id, role: 'user' };
-  },
+  caller: realAccount,
 });
-let listReleases: Handler;
-let rollback: Handler;
-let token: string;
+let functions: ReleaseFunctions;
 
 beforeAll(async () => {
-  const { identityService } = await import('../../../lib/wiring/identity.js');
-  ({ handler: listReleases } = (await import('../../../functions/containers/list-releases.js')) as unknown as { handler: Handler });
-  ({ handler: rollback } = (await import('../../../functions/containers/rollback.js')) as unknown as { handler: Handler });
-  const issued = await identityService.createPersonalAccessToken(
-    {
-      userId: aws.stack.caller.userId,
-      role: 'user',
-      kind: 'session',
-      scopes: ALL_SCOPES,
-      credentialHash: 'unused',
-      expiresAt: '2999-01-01T00:00:00.000Z',
-    },
-    { name: 'tag digests', expiresInDays: 1 },
-  );
-  token = issued.token;
+  functions = await releaseFunctions(aws.stack.caller, 'tag digests');
 }, 60_000);
-
-/** A request to one of the functions as API Gateway hands it over, with the owner's token. */
-async function invoke(handler: Handler, method: string, path: string, pathParameters: Record<string, string>) {
-  const response = await handler(
-    proxyEvent({
-      method,
-      path,
-      pathParameters,
-      headers: { Authorization: `Bearer ${token}` },
-      ...(method === 'GET' ? { queryStringParameters: { limit: '50' } } : {}),
-    }) as never,
-    lambdaContext(29_000) as never,
-  );
-  return { status: response.statusCode, body: JSON.parse(response.body) };
-}
 
 const service = () => aws.stack.parts.service;
 
@@ -131,8 +87,10 @@ describe('a release named by tag on the AWS simulator', () => {
     await service().update(aws.stack.caller, containerId, { image: 'public.ecr.aws/sim/other:1' });
 
     // Act
-    const listed = await invoke(listReleases, 'GET', `/api/v1/containers/${containerId}/releases`, { container_id: containerId });
-    const rolledBack = await invoke(rollback, 'POST', `/api/v1/containers/${containerId}/releases/1/rollback`, {
+    const listed = await functions.invoke(functions.listReleases, 'GET', `/api/v1/containers/${containerId}/releases`, {
+      container_id: containerId,
+    });
+    const rolledBack = await functions.invoke(functions.rollback, 'POST', `/api/v1/containers/${containerId}/releases/1/rollback`, {
       container_id: containerId,
       version: '1',
     });

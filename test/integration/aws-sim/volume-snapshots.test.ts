@@ -121,6 +121,19 @@ const s3CallsOn = (from: number, key: string) =>
 /** Text that gzip hardly shrinks: `bytes` random bytes in base64. */
 const incompressible = (bytes: number): string => randomBytes(bytes).toString('base64');
 
+/** A new account's volume `name` whose app wrote `files` (path under /data to content), its container then stopped (a snapshot of one moment). */
+async function stoppedVolumeWith(name: string, files: Record<string, string>) {
+  const owner = newUser();
+  const volume = await aws.volumes.create(owner, { name, size_gb: 1 });
+  const writer = await aws.containers.create(owner, spec(volume.id));
+  expect((await running(owner, writer.id)).state).toBe('running');
+  for (const [path, body] of Object.entries(files)) {
+    expect((await toApp(writer.hostname, `/files/data/${path}`, { method: 'PUT', body }))?.status).toBe(201);
+  }
+  await aws.containers.stop(owner, writer.id);
+  return { owner, volume, writer };
+}
+
 /** A multipart/form-data body of the chore's form's fields, `key` and a file, as the chore's script builds one. */
 function formBody(fields: Record<string, string>, key: string, file: Buffer): { body: Buffer; contentType: string } {
   const boundary = 'test-boundary-5c0e';
@@ -256,14 +269,8 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
 
   it('uploads a snapshot bigger than a part in parts, joins them into one gzipped tar that downloads with the content, deletes them, and restores it', async () => {
     // Prepare: more than three parts of 64 KiB once gzipped
-    const owner = newUser();
-    const volume = await aws.volumes.create(owner, { name: 'big', size_gb: 1 });
-    const writer = await aws.containers.create(owner, spec(volume.id));
-    expect((await running(owner, writer.id)).state).toBe('running');
     const big = incompressible(240 * 1024);
-    expect((await toApp(writer.hostname, '/files/data/big.txt', { method: 'PUT', body: big }))?.status).toBe(201);
-    expect((await toApp(writer.hostname, '/files/data/notes/small.txt', { method: 'PUT', body: 'a small file' }))?.status).toBe(201);
-    await aws.containers.stop(owner, writer.id);
+    const { owner, volume } = await stoppedVolumeWith('big', { 'big.txt': big, 'notes/small.txt': 'a small file' });
     const from = aws.sim.s3.calls.length;
 
     // Act
@@ -370,12 +377,7 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
 
   it('says failed and leaves no part behind when its chore dies between two parts', async () => {
     // Prepare: a volume of several parts, and a chore stopped as its first part lands
-    const owner = newUser();
-    const volume = await aws.volumes.create(owner, { name: 'dies', size_gb: 1 });
-    const writer = await aws.containers.create(owner, spec(volume.id));
-    expect((await running(owner, writer.id)).state).toBe('running');
-    expect((await toApp(writer.hostname, '/files/data/big.txt', { method: 'PUT', body: incompressible(160 * 1024) }))?.status).toBe(201);
-    await aws.containers.stop(owner, writer.id);
+    const { owner, volume } = await stoppedVolumeWith('dies', { 'big.txt': incompressible(160 * 1024) });
     const landed = aws.sim.s3.onObjectCreated;
     let partsBeforeTheStop = 0;
     aws.sim.s3.onObjectCreated = (bucket, key, size) => {
@@ -411,12 +413,7 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
 
   it('says failed, aborts the join and deletes the parts when S3 refuses to join them (a part under 5 MiB but the last)', async () => {
     // Prepare: S3's own smallest part, above this stack's 64 KiB
-    const owner = newUser();
-    const volume = await aws.volumes.create(owner, { name: 'small-parts', size_gb: 1 });
-    const writer = await aws.containers.create(owner, spec(volume.id));
-    expect((await running(owner, writer.id)).state).toBe('running');
-    expect((await toApp(writer.hostname, '/files/data/big.txt', { method: 'PUT', body: incompressible(100 * 1024) }))?.status).toBe(201);
-    await aws.containers.stop(owner, writer.id);
+    const { owner, volume } = await stoppedVolumeWith('small-parts', { 'big.txt': incompressible(100 * 1024) });
     aws.sim.s3.minimumPartBytes = S3_MINIMUM_PART_BYTES;
     const from = aws.sim.s3.calls.length;
 

@@ -22,7 +22,7 @@ import type { WorkloadAccess } from './route-permissions.js';
 /**
  * The image of a volume's one-off chore tasks (emptying it on delete, measuring it), from Docker's
  * official images on ECR Public, pulled through this account's cache: busybox 1.37.0, about 2 MB,
- * whose find has -mindepth and -delete and whose du has -s and -k. Pinned by digest (the index of
+ * whose applets the chores rely on are listed in lib/aws/volume-chores.ts. Pinned by digest (the index of
  * its platforms), so a tag moved upstream changes nothing here; another is set with the context
  * `volumeChoreImage` (infra/settings.ts), which must be pinned the same way.
  */

@@ -33,11 +33,40 @@ export { volumeChoreFamilyPrefix } from './efs-volume-access.js';
 /** Where a chore's task sees the volume. */
 export const VOLUME_CHORE_MOUNT_PATH = '/data';
 
+/*
+ * The chores' image is Docker's official busybox (VOLUME_CHORE_IMAGE), which builds busybox with
+ * `make defconfig` and changes none of the options below
+ * (https://github.com/docker-library/busybox/blob/master/latest-1/glibc/Dockerfile.builder). The
+ * chores rely on these applets and options, each `default y` in busybox's sources
+ * (https://git.busybox.net/busybox/tree/?h=1_37_stable): sh (ash), find with -mindepth, -maxdepth
+ * and -exec … + (findutils/find.c: FEATURE_FIND_MAXDEPTH, FEATURE_FIND_EXEC_PLUS), rm, du -s -k,
+ * tar -c and -x with gzip (archival/tar.c: FEATURE_TAR_CREATE; FEATURE_SEAMLESS_GZ), dd with
+ * iflag=fullblock,count_bytes and status=none (coreutils/dd.c: FEATURE_DD_IBS_OBS,
+ * FEATURE_DD_STATUS), mktemp, cat, wc, printf, wget with https (networking/wget.c:
+ * FEATURE_WGET_HTTPS), nc with -e (networking/nc.c: NC_EXTRA; the image's nc is NC_110_COMPAT's,
+ * where -e PROG must come last and takes PROG's arguments after it) and ssl_client
+ * (networking/ssl_client.c: SSL_CLIENT). The tests run the chores with Debian's busybox-static
+ * 1.35 and only its applets on PATH (test/support/aws-sim/task-process.ts); Debian builds find
+ * without -delete (FEATURE_FIND_DELETE), which the image has, so no chore uses -delete.
+ */
+
 /**
  * Removes everything under the mount and leaves the access point's root directory, which EFS made
- * and which the chore's user may not remove (busybox's find has -mindepth and -delete).
+ * and which the chore's user may not remove: each entry of the mount's top level, with rm -rf.
  */
-export const EMPTY_VOLUME_COMMAND: readonly string[] = ['find', VOLUME_CHORE_MOUNT_PATH, '-mindepth', '1', '-delete'];
+export const EMPTY_VOLUME_COMMAND: readonly string[] = [
+  'find',
+  VOLUME_CHORE_MOUNT_PATH,
+  '-mindepth',
+  '1',
+  '-maxdepth',
+  '1',
+  '-exec',
+  'rm',
+  '-rf',
+  '{}',
+  '+',
+];
 
 /**
  * A chore task's startedBy: not a container id, so the task state function and the reconciler,

@@ -21,45 +21,103 @@ export type { SnapshotChoreJob } from './deferred-jobs.js';
  */
 
 /**
- * The snapshot chore's script (POSIX sh: busybox's ash, and dash where the simulator runs it): $1
- * the mount, $2 the form's URL, $3 the parts' key prefix, $4 a part's bytes, $5 the most parts,
- * then the form's fields as name=value. dd cuts the gzipped tar into parts as tar writes it (tar
- * waits while a part is sent), so the task's ephemeral storage holds one part and its form body
- * at a time, and busybox's wget (`--post-file` reads the whole body into memory) one body. Each
- * body is built by hand, fields first and the file last, as S3's POST takes it; the boundary never
- * occurs in the fields (S3's names, base64 and the key) and a gzip stream holding it by chance
- * fails the upload, never the data. A shell pipeline answers its last command's status, so tar's
- * failure is kept in a file and checked once the parts are sent.
+ * How the snapshot chore sends one part (run by busybox's `nc HOST PORT -e sh -c …`, with the TCP
+ * connection as its stdin and stdout): an HTTP/1.1 POST written by hand, its Content-Length the
+ * exact bytes of the form's fields ($6), the part ($7) and the closing boundary, then the answer
+ * into $9. busybox's wget cannot send it: it writes its body with `%s` and strlen()
+ * (networking/wget.c), so a body stops at its first NUL byte, and every gzip stream has one at byte 4.
+ * Over https the bytes go through busybox's ssl_client, the TLS helper its wget uses: it copies
+ * its stdin into TLS on the socket (-s) and what comes back to its stdout. It verifies no
+ * certificate (nor does busybox's wget): the form's signed policy is what limits the upload (its
+ * prefix, size and expiry), not the connection (docs/volumes.md, "Snapshots on AWS").
+ */
+const SEND_PART_SCRIPT = [
+  'exec 3<&0',
+  'scheme=$1 hostport=$2 host=$3 path=$4 length=$5 head=$6 part=$7 boundary=$8 reply=$9',
+  'request() {',
+  '  printf \'POST %s HTTP/1.1\\r\\nHost: %s\\r\\nContent-Type: multipart/form-data; boundary=%s\\r\\nContent-Length: %s\\r\\nConnection: close\\r\\n\\r\\n\' "$path" "$hostport" "$boundary" "$length"',
+  '  cat "$head" "$part"',
+  '  printf \'\\r\\n--%s--\\r\\n\' "$boundary"',
+  '}',
+  'if [ "$scheme" = https ]; then request | ssl_client -s 3 -n "$host" >"$reply"; else request >&3 && cat <&3 >"$reply"; fi',
+].join('\n');
+
+/** A word the shell reads as itself, whatever it holds: in single quotes, each single quote closed, escaped and reopened. */
+const shellQuoted = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
+
+/**
+ * The snapshot chore's exit codes past 0, which the job turns into the snapshot's state_reason
+ * (snapshotFailureOf). A refused part exits with the HTTP status less 300 (403: 103), so the
+ * status reaches the job through ECS, which keeps a container's exit code and not its output.
+ */
+export const SNAPSHOT_EXIT = { tarFailed: 3, tooManyParts: 4, storageUnreachable: 5, refusedLessStatus: 300 } as const;
+
+/**
+ * The snapshot chore's script (busybox's ash and applets only: lib/aws/volume-chores.ts lists
+ * them): $1 the mount, $2 the form's URL, $3 the parts' key prefix, $4 a part's bytes, $5 the most
+ * parts, then the form's fields as name=value. dd cuts the gzipped tar into parts as tar writes it
+ * (tar waits while a part is sent), so the task's ephemeral storage holds one part and its form's
+ * fields at a time, and no process holds a part in memory: cat streams it into the connection.
+ * Each body is the fields first and the file last, as S3's POST takes it; the boundary never occurs
+ * in the fields (S3's names, base64 and the key) and a gzip stream holding it by chance fails the
+ * upload, never the data. A part is sent once the answer's status is 2xx (S3's POST answers 201 as
+ * the form's success_action_status asks); any other answer, or none, ends the chore with an exit
+ * code that says which (SNAPSHOT_EXIT) and a line on stderr naming the part and the status (never
+ * the URL, whose fields carry the signature). A shell pipeline answers its last command's status,
+ * so tar's failure is kept in a file and checked once the parts are sent.
  */
 const SNAPSHOT_SCRIPT = [
   'set -e',
   'part=$(mktemp)',
-  'body=$(mktemp)',
+  'head=$(mktemp)',
+  'reply=$(mktemp)',
   'failed=$(mktemp)',
-  'trap \'rm -f "$part" "$body" "$failed"\' EXIT',
+  'trap \'rm -f "$part" "$head" "$reply" "$failed"\' EXIT',
   'mount=$1 url=$2 prefix=$3 size=$4 most=$5',
   'shift 5',
   'boundary=volume-snapshot-7d2f4c1e9b',
+  `send=${shellQuoted(SEND_PART_SCRIPT)}`,
+  // The form's URL, scheme://host[:port]/path, in its parts.
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's parameter expansion, not a template.
+  'scheme=${url%%://*} rest=${url#*://}',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's parameter expansion, not a template.
+  'hostport=${rest%%/*}',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's parameter expansion, not a template.
+  'path=${rest#"$hostport"} host=${hostport%:*} port=443',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's parameter expansion, not a template.
+  'path=${path:-/}',
+  '[ "$scheme" = https ] || port=80',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's parameter expansion, not a template.
+  'case $hostport in *:*) port=${hostport##*:} ;; esac',
   '{ tar -cz -C "$mount" . || echo tar >"$failed"; } | {',
   '  n=0',
   '  while :; do',
   '    dd bs=65536 count="$size" iflag=fullblock,count_bytes of="$part" status=none',
   '    [ -s "$part" ] || break',
   '    n=$((n + 1))',
-  '    [ "$n" -le "$most" ] || { echo "more than $most parts" >&2; exit 1; }',
+  `    [ "$n" -le "$most" ] || { echo "more than $most parts" >&2; exit ${SNAPSHOT_EXIT.tooManyParts}; }`,
   '    {',
   '      for field in "$@" "key=$prefix$(printf \'part-%05d\' "$n")"; do',
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's parameter expansion (a field's name and value), not a template.
   '        printf \'%s\\r\\nContent-Disposition: form-data; name="%s"\\r\\n\\r\\n%s\\r\\n\' "--$boundary" "${field%%=*}" "${field#*=}"',
   '      done',
   '      printf \'%s\\r\\nContent-Disposition: form-data; name="file"; filename="part"\\r\\nContent-Type: application/octet-stream\\r\\n\\r\\n\' "--$boundary"',
-  '      cat "$part"',
-  '      printf \'\\r\\n%s\\r\\n\' "--$boundary--"',
-  '    } >"$body"',
-  '    wget -q -O /dev/null --header "Content-Type: multipart/form-data; boundary=$boundary" --post-file "$body" "$url"',
+  '    } >"$head"',
+  // The fields, the part, and the closing CRLF--boundary--CRLF.
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's parameter expansion, not a template.
+  '    length=$(($(wc -c <"$head") + $(wc -c <"$part") + ${#boundary} + 8))',
+  '    : >"$reply"',
+  '    nc "$host" "$port" -e sh -c "$send" send "$scheme" "$hostport" "$host" "$path" "$length" "$head" "$part" "$boundary" "$reply" || :',
+  '    status=',
+  '    read -r _ status _ <"$reply" || :',
+  '    case $status in',
+  '      2[0-9][0-9]*) ;;',
+  `      [45][0-9][0-9]*) status=$(printf %.3s "$status"); echo "part $n: storage refused the upload (HTTP $status)" >&2; exit $((status - ${SNAPSHOT_EXIT.refusedLessStatus})) ;;`,
+  `      *) echo "part $n: storage could not be reached or gave no answer" >&2; exit ${SNAPSHOT_EXIT.storageUnreachable} ;;`,
+  '    esac',
   '  done',
   '}',
-  '[ ! -s "$failed" ] || { echo "tar failed" >&2; exit 1; }',
+  `[ ! -s "$failed" ] || { echo "tar failed" >&2; exit ${SNAPSHOT_EXIT.tarFailed}; }`,
 ].join('\n');
 
 /** The restore chore's script: $1 the mount, $2 the presigned GET; files keep the access point's user (tar -o). */

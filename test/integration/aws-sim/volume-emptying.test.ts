@@ -92,7 +92,7 @@ describe('deleting a volume on AWS empties it (issue 34 item 7)', () => {
       exitCode: 0,
       taskRoleArn: volumeRoleArn(config.ECS_CLUSTER_ARN!, config.EFS_VOLUME_ROLE_PREFIX, volume.id),
       mounts: [{ path: '/data', accessPointId: volume.backendRef, fileSystemId: config.EFS_FILE_SYSTEM_ID }],
-      command: ['find', '/data', '-mindepth', '1', '-delete'],
+      command: ['find', '/data', '-mindepth', '1', '-maxdepth', '1', '-exec', 'rm', '-rf', '{}', '+'],
     });
     // The chore's task definition is let go once its chore is done, so revisions do not pile up.
     await pollUntil(

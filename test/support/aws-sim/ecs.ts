@@ -135,6 +135,7 @@ export interface SimTask {
 /** A non-essential container of a task. */
 export interface SimSidecar {
   name: string;
+  image: string;
   command: string[];
   /** Container path by volume name, from its mountPoints. */
   mountPoints: Array<{ sourceVolume: string; containerPath: string }>;
@@ -477,8 +478,8 @@ export class EcsSim {
       },
       argv,
       // A one-off command's pipelines (a snapshot chore's tar, dd and wget) end with it, as a container's processes
-      // end with its init process when the task stops.
-      { group: argv !== undefined },
+      // end with its init process when the task stops; a busybox image's command runs with busybox's applets.
+      { group: argv !== undefined, image: task.image },
     );
     for (const sidecar of task.sidecars) this.startSidecar(task, sidecar);
     this.change(task, { lastStatus: 'RUNNING', startedAt: Date.now() });
@@ -515,7 +516,7 @@ export class EcsSim {
         },
       },
       withMountDirectories(sidecar.command, directories),
-      { group: true },
+      { group: true, image: sidecar.image },
     );
   }
 
@@ -788,6 +789,7 @@ function sidecarsOf(containers: any[], taskId: string): SimSidecar[] {
     .filter((container) => container.essential === false && Array.isArray(container.command) && container.command.length > 0)
     .map((container) => ({
       name: String(container.name),
+      image: String(container.image ?? ''),
       command: container.command.map(String),
       mountPoints: (container.mountPoints ?? []).map((point: any) => ({
         sourceVolume: String(point.sourceVolume),

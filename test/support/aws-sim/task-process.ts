@@ -1,5 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -28,9 +30,36 @@ export interface TaskProcessEvents {
 /** util-linux's setpriv, where this machine has it: a looping container's shell then dies with the test process, however that ends. */
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
 
+/** Debian's static busybox (busybox-static, which .ci/run installs), the binary the chore image is made of. */
+const BUSYBOX = ['/usr/bin/busybox', '/bin/busybox'].find((path) => existsSync(path));
+
+/** Whether an image is Docker's busybox (`…/busybox:<tag>[@digest]`, the volume chore image and its du sidecar's). */
+export const isBusyboxImage = (image: string): boolean => /(^|\/)busybox([:@]|$)/.test(image);
+
+let busyboxApplets: string | undefined;
+
+/**
+ * A directory holding a link to busybox per applet it has (`busybox --list`) and nothing else: a
+ * busybox image's PATH, so its commands run as Fargate runs them (`sh` is busybox's ash, `wget` is
+ * busybox's), and a tool of this machine cannot stand in for one the image lacks (it is not found).
+ * Made once per test process, removed when it exits.
+ */
+function busyboxPath(): string {
+  if (busyboxApplets) return busyboxApplets;
+  if (!BUSYBOX) throw new Error('A busybox image is run with busybox, which this machine lacks (apt-get install busybox-static)');
+  const directory = mkdtempSync(join(tmpdir(), 'aws-sim-busybox-'));
+  for (const applet of execFileSync(BUSYBOX, ['--list'], { encoding: 'utf8' }).split('\n').filter(Boolean)) {
+    symlinkSync(BUSYBOX, join(directory, applet));
+  }
+  process.once('exit', () => rmSync(directory, { recursive: true, force: true }));
+  busyboxApplets = directory;
+  return directory;
+}
+
 /**
  * A task's container: Node running task-app.mjs, bound to `host`, with exactly the task's
- * environment; or, for a one-off task, its command (`argv`) as a process of this machine.
+ * environment; or, for a one-off task, its command (`argv`) as a process of this machine, run
+ * with busybox's applets alone when its image is busybox (`image`).
  * `group`: the command runs in a process group of its own, and a kill reaches all of it (a
  * sidecar's shell and the sleep it waits on), as stopping a container ends all its processes.
  */
@@ -44,13 +73,15 @@ export class TaskProcess {
     environment: Record<string, string>,
     events: TaskProcessEvents,
     argv?: readonly string[],
-    options: { group?: boolean } = {},
+    options: { group?: boolean; image?: string } = {},
   ) {
     this.group = options.group === true;
+    // A one-off command of a busybox image runs with busybox's applets only; task-app.mjs (no argv) with this machine's PATH.
+    const path = argv && options.image && isBusyboxImage(options.image) ? busyboxPath() : (process.env.PATH ?? '');
     const command = argv ?? [process.execPath, TASK_APP];
     const [file, ...args] = this.group && SETPRIV ? [SETPRIV, '--pdeathsig', 'KILL', '--', ...command] : command;
     this.child = spawn(file!, args, {
-      env: { ...environment, SIM_HOST: host, PATH: process.env.PATH ?? '' },
+      env: { ...environment, SIM_HOST: host, PATH: path },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: this.group,
     });

@@ -71,7 +71,12 @@ function details(volume: VolumeRecord, hostnames: ReadonlyMap<string, string>): 
 const snapshotRows = (snapshots: readonly SnapshotRecord[]) =>
   table(
     SNAPSHOT_COLUMNS,
-    snapshots.map((snapshot) => SNAPSHOT_COLUMNS.map((column) => String(snapshot[column]))),
+    snapshots.map((snapshot) =>
+      SNAPSHOT_COLUMNS.map((column) =>
+        // A failed snapshot says why, as a container's state does (`ps`).
+        column === 'state' && snapshot.state_reason ? `${snapshot.state} (${snapshot.state_reason})` : String(snapshot[column]),
+      ),
+    ),
   );
 
 /** A volume named by its id or its name; a name two volumes share must be given as an id. */
@@ -97,7 +102,9 @@ async function findSnapshot(api: string, snapshotId: string, volume?: string): P
       (snapshot) => snapshot.id === snapshotId,
     );
     // A deleted volume's snapshots cannot be listed; the download still finds one by its volume's id.
-    return found ?? { id: snapshotId, volume_id: volumeId, state: 'ready', size_bytes: 0, consistent: false, created_at: '' };
+    return (
+      found ?? { id: snapshotId, volume_id: volumeId, state: 'ready', state_reason: null, size_bytes: 0, consistent: false, created_at: '' }
+    );
   }
   for (const candidate of await apiList<VolumeRecord>(api, '/api/v1/volumes', { limit: 1000 })) {
     const snapshots = await apiList<SnapshotRecord>(api, `/api/v1/volumes/${candidate.id}/snapshots`, { limit: 100 });

@@ -103,8 +103,11 @@ export interface ChoreVolume {
 export type ChoreOutcome =
   | { state: 'running' }
   | { state: 'succeeded'; taskDefinitionArn?: string }
-  /** Stopped with a non-zero exit, failed to start (a mount refused, an image not pulled), or forgotten by ECS. */
-  | { state: 'failed'; reason: string; taskDefinitionArn?: string };
+  /**
+   * Stopped with a non-zero exit, failed to start (a mount refused, an image not pulled), or forgotten by ECS:
+   * `reason` in ECS's words (for logs), with the container's exit code and the task's stopCode when ECS gave them.
+   */
+  | { state: 'failed'; reason: string; exitCode?: number; stopCode?: string; taskDefinitionArn?: string };
 
 /**
  * A chore's family: one per volume, since a task definition names its EFS access point and RunTask
@@ -123,13 +126,14 @@ export interface ChoreOptions {
 
 const READ_ONLY_FAMILY_SUFFIX = '-ro';
 /**
- * Memory of a read-only (snapshot) chore, MiB: busybox's wget holds one part's form body in memory
- * (`--post-file`), SNAPSHOT_PART_BYTES (256 MiB) and its fields, so 1 GB leaves room for tar, gzip
- * and the page cache of the part on ephemeral storage, whatever the snapshot's size (docs/volumes.md,
- * "Snapshots on AWS"). One of the sizes Fargate gives 0.25 vCPU
- * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/fargate-tasks-services.html#fargate-tasks-size).
+ * Memory of a read-only (snapshot) chore, MiB: the smallest Fargate gives 0.25 vCPU
+ * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/fargate-tasks-services.html#fargate-tasks-size),
+ * as for the other chores. No process holds a part in memory (cat streams it from ephemeral storage
+ * into the connection; lib/aws/volume-snapshots.ts), so what the chore uses is tar, gzip's window,
+ * dd's 64 KiB block and ssl_client's records, a few MiB whatever the part size (measured under
+ * busybox: docs/volumes.md, "Snapshots on AWS"); the part's page cache is reclaimable.
  */
-export const SNAPSHOT_CHORE_MEMORY_MIB = '1024';
+export const SNAPSHOT_CHORE_MEMORY_MIB = '512';
 
 /** Runs and reads back one-off chore tasks on a volume. */
 export class EcsVolumeChores {
@@ -248,8 +252,15 @@ export class EcsVolumeChores {
     const container = task.containers?.find((candidate) => candidate.name === CHORE_CONTAINER_NAME) ?? task.containers?.[0];
     const ran = task.taskDefinitionArn ? { taskDefinitionArn: task.taskDefinitionArn } : {};
     if (task.stopCode !== 'TaskFailedToStart' && container?.exitCode === 0) return { state: 'succeeded', ...ran };
-    const exit = container?.exitCode === undefined ? '' : ` (exit code ${container.exitCode})`;
-    return { state: 'failed', reason: `${task.stopCode ?? 'Stopped'}: ${task.stoppedReason ?? 'no reason given'}${exit}`, ...ran };
+    const exit = typeof container?.exitCode === 'number' ? { exitCode: container.exitCode } : {};
+    const said = exit.exitCode === undefined ? '' : ` (exit code ${exit.exitCode})`;
+    return {
+      state: 'failed',
+      reason: `${task.stopCode ?? 'Stopped'}: ${task.stoppedReason ?? 'no reason given'}${said}`,
+      ...exit,
+      ...(task.stopCode ? { stopCode: task.stopCode } : {}),
+      ...ran,
+    };
   }
 
   /** The names of a task's containers (DescribeTasks); none for a task ECS no longer knows. */
@@ -274,7 +285,6 @@ export class EcsVolumeChores {
       requiresCompatibilities: ['FARGATE'],
       networkMode: 'awsvpc',
       cpu: '256',
-      // A snapshot's part is held in memory by busybox's wget as it is sent (SNAPSHOT_CHORE_MEMORY_MIB).
       memory: readOnly ? SNAPSHOT_CHORE_MEMORY_MIB : '512',
       taskRoleArn: volumeRoleArn(settings.clusterArn, settings.roleNamePrefix, volume.volumeId),
       executionRoleArn: settings.executionRoleArn,

@@ -180,8 +180,8 @@ export interface VolumeSnapshotDeps {
   partBytes: number;
   /** The snapshot's record as it is now: gone, settled, or creating (with its key once the create recorded it). */
   snapshot(snapshotId: string): Promise<{ state: 'creating' | 'ready' | 'failed'; backendRef: string } | undefined>;
-  /** Records a creating snapshot as ready or failed; one no longer creating is left as it is. */
-  settle(snapshotId: string, state: 'ready' | 'failed', sizeBytes: number): Promise<void>;
+  /** Records a creating snapshot as ready, or failed with the reason its owner reads; one no longer creating is left as it is. */
+  settle(snapshotId: string, state: 'ready' | 'failed', sizeBytes: number, stateReason?: string): Promise<void>;
   /** Sends the job to the task events queue, delayed (SQS: at most 900 s). */
   send(job: SnapshotChoreJob, delayMs: number): Promise<void>;
   now?: () => number;
@@ -261,10 +261,17 @@ export class VolumeSnapshots {
         await this.deps.send(job, this.times.pollMs);
         return 'running';
       }
-      return this.failed(job, `its chore was still running at the deadline (${Math.round(this.times.deadlineMs / 60_000)} minutes)`);
+      const minutes = Math.round(this.times.deadlineMs / 60_000);
+      return this.failed(
+        job,
+        `its chore was still running at the deadline (${minutes} minutes)`,
+        `the snapshot took longer than ${minutes} min`,
+      );
     }
     if (outcome.state === 'failed') {
-      return job.purpose === 'restore' ? this.retryOrGiveUp(job, outcome.reason) : this.failed(job, outcome.reason);
+      return job.purpose === 'restore'
+        ? this.retryOrGiveUp(job, outcome.reason)
+        : this.failed(job, outcome.reason, snapshotFailureOf(outcome));
     }
     if (job.purpose === 'restore') {
       log.info("Restored a snapshot's content into a new volume", { volumeId: job.volumeId, snapshotId: job.snapshotId });
@@ -294,7 +301,7 @@ export class VolumeSnapshots {
     // No parts left: a delivery of this job before joined them and deleted them, or the chore sent none.
     if (parts.length === 0) return this.readyOrFailed(job, 'its chore exited 0 but uploaded no part');
     const gap = parts.findIndex((part, index) => part.key !== `${prefix}${snapshotPartName(index + 1)}`);
-    if (gap >= 0) return this.failed(job, `its parts are not numbered 1 to ${parts.length} (${parts[gap]!.key})`);
+    if (gap >= 0) return this.failed(job, `its parts are not numbered 1 to ${parts.length} (${parts[gap]!.key})`, NOT_JOINED);
     try {
       await this.deps.objects.join(job.key, parts);
     } catch (error) {
@@ -308,7 +315,7 @@ export class VolumeSnapshots {
   /** Ready with the object's size when the object is there (joined by this delivery or another), else failed for `reason`. */
   private async readyOrFailed(job: SnapshotChoreJob, reason: string): Promise<SnapshotChoreOutcome> {
     const size = await this.deps.objects.sizeOf(job.key);
-    if (size === undefined) return this.failed(job, reason);
+    if (size === undefined) return this.failed(job, reason, NOT_JOINED);
     await this.deps.settle(job.snapshotId, 'ready', size);
     log.info('A volume snapshot is ready', { volumeId: job.volumeId, snapshotId: job.snapshotId, sizeBytes: size });
     return 'ready';
@@ -320,7 +327,8 @@ export class VolumeSnapshots {
     for (const part of parts) await this.deps.objects.delete(part.key);
   }
 
-  private async failed(job: SnapshotChoreJob, reason: string): Promise<SnapshotChoreOutcome> {
+  /** `reason` for the logs (ECS's and S3's words); `stateReason` for the snapshot's owner, never a URL, a signature or a key. */
+  private async failed(job: SnapshotChoreJob, reason: string, stateReason = 'the snapshot failed'): Promise<SnapshotChoreOutcome> {
     if (job.purpose === 'restore') {
       log.error("A new volume's restore from a snapshot failed; the volume stays as the chore left it", {
         volumeId: job.volumeId,
@@ -331,7 +339,7 @@ export class VolumeSnapshots {
     }
     await this.deleteParts(job);
     const snapshot = await this.deps.snapshot(job.snapshotId);
-    if (snapshot?.state === 'creating') await this.deps.settle(job.snapshotId, 'failed', 0);
+    if (snapshot?.state === 'creating') await this.deps.settle(job.snapshotId, 'failed', 0, stateReason);
     log.warn('A volume snapshot failed', { volumeId: job.volumeId, snapshotId: job.snapshotId, reason });
     return 'failed';
   }
@@ -355,6 +363,29 @@ export class VolumeSnapshots {
     await this.deps.send(withoutTask(job), this.times.firstBackoffMs * 2 ** Math.max(0, job.attempt - 1));
     return 'retrying';
   }
+}
+
+/** A snapshot whose parts S3 did not make its object, for its owner: the details (keys, S3's words) go to the logs. */
+const NOT_JOINED = "storage could not join the snapshot's parts";
+
+/** Exit codes a shell or a signal gives, which no refused part's status minus 300 is taken for: 126, 127, 128 + SIGKILL, 128 + SIGTERM. */
+const SHELL_EXIT_CODES = new Set([126, 127, 137, 143]);
+
+/**
+ * Why a snapshot's chore failed, in words its owner can act on (the snapshot's state_reason), from
+ * its exit code (SNAPSHOT_EXIT) and ECS's stopCode
+ * (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_Task.html).
+ */
+export function snapshotFailureOf(outcome: { exitCode?: number; stopCode?: string }): string {
+  const { exitCode, stopCode } = outcome;
+  if (stopCode === 'TaskFailedToStart') return "the snapshot's task could not start; take the snapshot again";
+  if (exitCode === SNAPSHOT_EXIT.tarFailed) return 'the volume could not be read: tar failed';
+  if (exitCode === SNAPSHOT_EXIT.tooManyParts) return `the volume's archive is larger than ${MAX_SNAPSHOT_PARTS} parts`;
+  if (exitCode === SNAPSHOT_EXIT.storageUnreachable) return 'storage could not be reached to upload the snapshot';
+  if (exitCode !== undefined && exitCode >= 100 && !SHELL_EXIT_CODES.has(exitCode))
+    return `the upload was refused by storage (HTTP ${exitCode + SNAPSHOT_EXIT.refusedLessStatus})`;
+  if (exitCode === 137) return "the snapshot's task was killed (out of memory, or stopped)";
+  return "the snapshot's task stopped before it finished";
 }
 
 function withoutTask(job: SnapshotChoreJob): SnapshotChoreJob {

@@ -1031,6 +1031,7 @@ export type components = {
             volume_id: string;
             /** @enum {string} */
             state: "creating" | "ready" | "failed";
+            state_reason: string | null;
             size_bytes: number;
             consistent: boolean;
             /** Format: date-time */

@@ -118,6 +118,8 @@ export const snapshot = z.object({
   id,
   volume_id: id,
   state: z.enum(['creating', 'ready', 'failed']),
+  /** Why the snapshot failed, in words its owner can act on; null unless failed. */
+  state_reason: z.nullable(z.string()),
   size_bytes: z.int(),
   consistent: z.boolean(),
   created_at: timestamp,

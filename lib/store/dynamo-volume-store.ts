@@ -216,19 +216,24 @@ export class DynamoVolumeStore implements VolumeStore {
 
   /**
    * Records a creating snapshot's end (AWS: the job that follows its chore, lib/aws/volume-snapshots.ts):
-   * its state and size and nothing else, on condition that it is still creating, so a job delivered
-   * twice, or one racing a delete, changes nothing.
+   * its state, size and (failed) reason and nothing else, on condition that it is still creating, so
+   * a job delivered twice, or one racing a delete, changes nothing.
    */
-  async settleSnapshot(snapshotId: string, state: 'ready' | 'failed', sizeBytes: number): Promise<void> {
+  async settleSnapshot(snapshotId: string, state: 'ready' | 'failed', sizeBytes: number, stateReason?: string): Promise<void> {
     try {
       await documentClient.send(
         new UpdateCommand({
           TableName: tableName,
           Key: keys.snapshot(snapshotId),
-          UpdateExpression: 'SET #state = :state, size_bytes = :size',
+          UpdateExpression: 'SET #state = :state, size_bytes = :size, state_reason = :reason',
           ConditionExpression: 'attribute_exists(pk) AND #state = :creating',
           ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':state': state, ':size': sizeBytes, ':creating': 'creating' },
+          ExpressionAttributeValues: {
+            ':state': state,
+            ':size': sizeBytes,
+            ':reason': state === 'failed' ? (stateReason ?? 'the snapshot failed') : null,
+            ':creating': 'creating',
+          },
         }),
       );
     } catch (error) {

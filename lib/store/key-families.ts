@@ -53,8 +53,8 @@ export const keyFamilies = {
   credentialLastUsed: { partition: keys.credential(ANY).pk, attributes: [...itemKeyAttributes, LAST_USED_AT] },
   /** A volume's measured use, and nothing else of it (the task state function's measures: lib/aws/volume-measuring.ts). */
   volumeUsage: { partition: keys.volume(ANY).pk, attributes: [...itemKeyAttributes, VOLUME_ATTRIBUTE.usedBytes, VOLUME_ATTRIBUTE.usedAt] },
-  /** A snapshot's state and size, and nothing else of it (the task state function's snapshot jobs: lib/aws/volume-snapshots.ts). */
-  snapshotState: { partition: keys.snapshot(ANY).pk, attributes: [...itemKeyAttributes, 'state', 'size_bytes'] },
+  /** A snapshot's state, size and reason, and nothing else of it (the task state function's snapshot jobs: lib/aws/volume-snapshots.ts). */
+  snapshotState: { partition: keys.snapshot(ANY).pk, attributes: [...itemKeyAttributes, 'state', 'size_bytes', 'state_reason'] },
   tokenLastUsed: { partition: keys.personalAccessToken(ANY, ANY).pk, attributes: [...itemKeyAttributes, LAST_USED_AT] },
 
   containersOfOwner: { partition: keys.containersOfOwnerPartition(ANY), index: INDEX.byOwner },

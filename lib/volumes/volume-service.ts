@@ -128,6 +128,7 @@ export class VolumeService {
       volumeId: volume.id,
       userId: volume.userId,
       state: 'creating',
+      stateReason: null,
       sizeBytes: 0,
       backendRef: '',
       consistent: volume.attachedTo === null || !(await this.mayBeWriting(volume.attachedTo)),
@@ -147,7 +148,7 @@ export class VolumeService {
       return this.refreshed(started);
     } catch (error) {
       log.error('Starting a snapshot failed', { volumeId, snapshotId: snapshot.id, ...describeError(error) });
-      const failed: Snapshot = { ...snapshot, state: 'failed' };
+      const failed: Snapshot = { ...snapshot, state: 'failed', stateReason: 'the snapshot could not be started; take it again' };
       await this.store.updateSnapshot(failed);
       return failed;
     }
@@ -190,7 +191,12 @@ export class VolumeService {
     if (snapshot.state !== 'creating' || !snapshot.backendRef) return snapshot;
     const described = await this.backend.describeSnapshot(snapshotRefOf(snapshot));
     if (described.state === 'creating') return snapshot;
-    const settled: Snapshot = { ...snapshot, state: described.state, sizeBytes: described.sizeBytes ?? 0 };
+    const settled: Snapshot = {
+      ...snapshot,
+      state: described.state,
+      stateReason: described.state === 'failed' ? (described.reason ?? 'the snapshot failed') : null,
+      sizeBytes: described.sizeBytes ?? 0,
+    };
     await this.store.updateSnapshot(settled);
     return settled;
   }

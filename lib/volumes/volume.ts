@@ -78,6 +78,8 @@ export interface Snapshot {
   volumeId: string;
   userId: string;
   state: 'creating' | 'ready' | 'failed';
+  /** Why it failed, in words its owner can act on (never a URL, a signature or a key); null unless failed. */
+  stateReason: string | null;
   sizeBytes: number;
   backendRef: string;
   /** Whether the content is one moment's: false when the volume was mounted by a running task as it was read. */
@@ -89,6 +91,7 @@ export interface SnapshotView {
   id: string;
   volume_id: string;
   state: Snapshot['state'];
+  state_reason: string | null;
   size_bytes: number;
   consistent: boolean;
   created_at: string;
@@ -98,6 +101,7 @@ export const snapshotView = (snapshot: Snapshot): SnapshotView => ({
   id: snapshot.id,
   volume_id: snapshot.volumeId,
   state: snapshot.state,
+  state_reason: snapshot.stateReason,
   size_bytes: snapshot.sizeBytes,
   consistent: snapshot.consistent,
   created_at: snapshot.createdAt,

@@ -40,7 +40,7 @@ export function volumeSnapshotsFrom(
         const snapshot = await volumeStore.getSnapshot(snapshotId);
         return snapshot && { state: snapshot.state, backendRef: snapshot.backendRef };
       },
-      settle: (snapshotId, state, sizeBytes) => volumeStore.settleSnapshot(snapshotId, state, sizeBytes),
+      settle: (snapshotId, state, sizeBytes, stateReason) => volumeStore.settleSnapshot(snapshotId, state, sizeBytes, stateReason),
       send: (job, delayMs) => sendDeferredJob(sqs, queueUrl, job, delayMs),
     },
     options.times ?? VOLUME_SNAPSHOT_TIMES,

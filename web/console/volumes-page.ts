@@ -94,7 +94,7 @@ function Snapshots(props: { volume: VolumeRecord; onRestored: (volume: VolumeRec
               <tbody>${snapshots.map(
                 (snapshot) => html`<tr data-id=${snapshot.id} data-state=${snapshot.state}>
                   <td>${when(snapshot.created_at)}</td>
-                  <td>${snapshot.state}</td>
+                  <td>${snapshot.state}${snapshot.state_reason ? html` <span class="muted state-reason">(${snapshot.state_reason})</span>` : null}</td>
                   <td>${snapshot.state === 'ready' ? sizeOf(snapshot.size_bytes) : '—'}</td>
                   <td>${snapshot.consistent ? 'yes' : 'no: taken while running'}</td>
                   <td>${

@@ -60,6 +60,7 @@ interface StoredSnapshotItem {
   volume_id: string;
   user_id: string;
   state: Snapshot['state'];
+  state_reason?: string | null;
   size_bytes: number;
   backend_ref: string;
   consistent: boolean;
@@ -76,6 +77,7 @@ export const snapshotEntity = {
     volume_id: snapshot.volumeId,
     user_id: snapshot.userId,
     state: snapshot.state,
+    state_reason: snapshot.stateReason,
     size_bytes: snapshot.sizeBytes,
     backend_ref: snapshot.backendRef,
     consistent: snapshot.consistent,
@@ -88,6 +90,8 @@ export const snapshotEntity = {
       volumeId: stored.volume_id,
       userId: stored.user_id,
       state: stored.state,
+      // Snapshots recorded before state_reason existed have none.
+      stateReason: stored.state_reason ?? null,
       sizeBytes: stored.size_bytes,
       backendRef: stored.backend_ref,
       consistent: stored.consistent,

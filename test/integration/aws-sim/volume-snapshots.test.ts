@@ -107,6 +107,18 @@ function filesOf(archive: Buffer): Record<string, string> {
   return Object.fromEntries(listed.map((path) => [path.replace(/^\.\//, ''), readFileSync(join(directory, 'out', path), 'utf8')]));
 }
 
+/** A gzipped tar unpacked into a new directory, with GNU tar (not the chores' busybox). */
+function unpacked(archive: Buffer): string {
+  const directory = mkdtempSync(join(tmpdir(), 'snapshot-'));
+  writeFileSync(join(directory, 'snapshot.tar.gz'), archive);
+  execFileSync('mkdir', ['out'], { cwd: directory });
+  execFileSync('tar', ['-xzf', 'snapshot.tar.gz', '-C', 'out'], { cwd: directory });
+  return join(directory, 'out');
+}
+
+/** Where the simulator keeps a volume's bytes (its access point's root directory on the EFS simulator). */
+const volumeDirectory = (owner: Caller, volumeId: string): string => aws.sim.efs.pathOf(`/volumes/${owner.userId}/${volumeId}`);
+
 /** The snapshot's parts prefix, from its key (`snapshots/<account>/<snapshot id>.tar.gz`). */
 const partsPrefixOf = (snapshot: Snapshot): string => snapshotPartsPrefixOf(snapshot.backendRef.split('/')[1]!, snapshot.id);
 
@@ -122,7 +134,7 @@ const s3CallsOn = (from: number, key: string) =>
 const incompressible = (bytes: number): string => randomBytes(bytes).toString('base64');
 
 /** A new account's volume `name` whose app wrote `files` (path under /data to content), its container then stopped (a snapshot of one moment). */
-async function stoppedVolumeWith(name: string, files: Record<string, string>) {
+async function stoppedVolumeWith(name: string, files: Record<string, string | Buffer>) {
   const owner = newUser();
   const volume = await aws.volumes.create(owner, { name, size_gb: 1 });
   const writer = await aws.containers.create(owner, spec(volume.id));
@@ -241,8 +253,9 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
     // Act
     const snapshot = await settled(owner, volume.id, (await aws.volumes.snapshot(owner, volume.id)).id);
 
-    // Assess
+    // Assess: failed, and says why in words its owner can act on
     expect(snapshot.state).toBe('failed');
+    expect(snapshot.stateReason).toBe("the snapshot's task could not start; take the snapshot again");
     expect(choresOf(volume.id).map((task) => task.stopCode)).toEqual(['TaskFailedToStart']);
     await expect(aws.volumes.downloadUrl(owner, volume.id, snapshot.id)).rejects.toThrow(ConflictError);
     await expect(aws.volumes.create(owner, { name: 'from-failed', size_gb: 1, from_snapshot: snapshot.id })).rejects.toThrow(ConflictError);
@@ -436,5 +449,65 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
     expect([...aws.sim.s3.uploads.values()].filter((upload) => upload.key === snapshot.backendRef)).toEqual([]);
     expect(keysUnder(partsPrefixOf(snapshot))).toEqual([]);
     expect(keysUnder(snapshot.backendRef)).toEqual([]);
+  }, 120_000);
+  it('uploads binary content byte for byte: several MiB of random bytes, in many parts sent over TLS by the chore under busybox, download and restore unchanged', async () => {
+    // Prepare: random bytes gzip cannot shrink (about 50 parts of 64 KiB), and a file of NUL bytes; every gzip stream holds NULs
+    const random = randomBytes(3 * 1024 ** 2 + 12_345);
+    const zeros = Buffer.alloc(100_000);
+    const { owner, volume } = await stoppedVolumeWith('binary', { 'random.bin': random, 'deep/zeros.bin': zeros });
+    const from = aws.sim.s3.calls.length;
+
+    // Act
+    const snapshot = await settled(owner, volume.id, (await aws.volumes.snapshot(owner, volume.id)).id);
+
+    // Assess: ready, its parts posted over https (the simulator serves S3 over TLS to tasks, as S3 is on AWS)
+    expect(snapshot).toMatchObject({ state: 'ready', stateReason: null });
+    expect(choresOf(volume.id).map((task) => task.exitCode)).toEqual([0]);
+    const posts = aws.sim.s3.calls.slice(from).filter(({ action }) => action === 'PostObject');
+    expect(posts.length).toBeGreaterThan(random.length / config.SNAPSHOT_PART_BYTES);
+    expect(posts.map(({ input }) => input.OverTls)).toEqual(posts.map(() => aws.sim.httpsUrl !== undefined));
+    // The download: the gzipped tar's files are the bytes the app wrote
+    const archive = Buffer.from(await (await fetch((await aws.volumes.downloadUrl(owner, volume.id, snapshot.id)).url)).arrayBuffer());
+    expect(archive.length).toBe(snapshot.sizeBytes);
+    const downloaded = unpacked(archive);
+    expect(readFileSync(join(downloaded, 'random.bin')).equals(random)).toBe(true);
+    expect(readFileSync(join(downloaded, 'deep/zeros.bin')).equals(zeros)).toBe(true);
+    // The restore: the new volume holds the same bytes
+    const restored = await aws.volumes.create(owner, { name: 'binary-restored', size_gb: 1, from_snapshot: snapshot.id });
+    await pollUntil(
+      async () => choresOf(restored.id)[0],
+      (task) => task?.lastStatus === 'STOPPED',
+      60_000,
+    );
+    expect(choresOf(restored.id).map((task) => task.exitCode)).toEqual([0]);
+    expect(readFileSync(join(volumeDirectory(owner, restored.id), 'random.bin')).equals(random)).toBe(true);
+    expect(readFileSync(join(volumeDirectory(owner, restored.id), 'deep/zeros.bin')).equals(zeros)).toBe(true);
+  }, 180_000);
+
+  it('says failed, with the refusal as its reason and no part left, when S3 refuses its upload (the form expired)', async () => {
+    // Prepare: S3's clock past the form's expiry (the snapshot's deadline) as the chore posts
+    const { owner, volume } = await stoppedVolumeWith('late', { 'big.txt': incompressible(100 * 1024) });
+    const refusals = aws.sim.s3.refusals.length;
+    aws.sim.s3.clockAheadMs = 3 * 3_600_000;
+
+    // Act
+    let snapshot: Snapshot;
+    try {
+      snapshot = await settled(owner, volume.id, (await aws.volumes.snapshot(owner, volume.id)).id);
+    } finally {
+      aws.sim.s3.clockAheadMs = 0;
+    }
+
+    // Assess: failed, saying why without a URL, a signature or a key; the chore's log names the part and the status
+    expect(snapshot.state).toBe('failed');
+    expect(snapshot.stateReason).toBe('the upload was refused by storage (HTTP 403)');
+    expect(aws.sim.s3.refusals.slice(refusals)).toEqual(['AccessDenied']);
+    const [chore] = choresOf(volume.id);
+    expect(chore!.exitCode).toBe(103);
+    const logged = (aws.sim.logs.streams.get(chore!.logStream) ?? []).map((event) => event.message);
+    expect(logged).toContain('part 1: storage refused the upload (HTTP 403)');
+    expect(logged.join('\n')).not.toMatch(/signature|policy|http:|https:|snapshot-parts\//i);
+    expect(keysUnder(partsPrefixOf(snapshot))).toEqual([]);
+    await expect(aws.volumes.downloadUrl(owner, volume.id, snapshot.id)).rejects.toThrow(ConflictError);
   }, 120_000);
 });

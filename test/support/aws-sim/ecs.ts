@@ -201,6 +201,7 @@ export class EcsSim {
   private readonly listeners: Array<(task: SimTask) => void> = [];
   private readonly lineListeners: Array<(task: SimTask, line: string, logStream: string) => void> = [];
   private mounter: EfsMounter | undefined;
+  private rewriteArgument: (argument: string) => string = (argument) => argument;
   private readonly failOnce: Array<(task: SimTask) => boolean> = [];
   private roleRefusal: ((roleArn: string) => string | undefined) | undefined;
   private registryPull:
@@ -233,6 +234,11 @@ export class EcsSim {
     pull: (image: string) => { image: { env: Record<string, string>; digest: string } } | { missing: string } | undefined,
   ): void {
     this.registryPull = pull;
+  }
+
+  /** How a one-off task's arguments name what they reach (the simulator's S3 over https, as a task reaches S3 on AWS). */
+  rewriteTaskArgumentsWith(rewrite: (argument: string) => string): void {
+    this.rewriteArgument = rewrite;
   }
 
   /** How EFS volumes are mounted at task start (the EFS and IAM simulators). */
@@ -466,7 +472,7 @@ export class EcsSim {
     const environment = task.mountDirectories
       ? { ...task.environment, SIM_MOUNTS: JSON.stringify(task.mountDirectories) }
       : task.environment;
-    const argv = task.command ? withMountDirectories(task.command, task.mountDirectories ?? {}) : undefined;
+    const argv = task.command ? withMountDirectories(task.command, task.mountDirectories ?? {}).map(this.rewriteArgument) : undefined;
     task.process = new TaskProcess(
       task.address,
       environment,

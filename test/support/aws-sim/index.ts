@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from 'node:net';
 import { type EcsSimOptions, EcsSim, type SimEfsVolume, type SimTask } from './ecs.js';
 import { type EfsSimOptions, EfsSim } from './efs.js';
 import { type DeliveryFaults, TaskEventRule } from './eventbridge.js';
@@ -12,6 +13,7 @@ import { synthesizedBuildProject } from './build-project.js';
 import { type CodeBuildSimOptions, CodeBuildSim } from './codebuild.js';
 import { EcrSim } from './ecr.js';
 import { S3Sim, type S3SimOptions } from './s3.js';
+import { selfSignedCertificate } from './tls.js';
 import { VpcResolverSim } from './resolver.js';
 import { type Route53SimOptions, Route53Sim, route53ErrorXml } from './route53.js';
 import { type BatchResponse, EventSource, type EventSourceOptions, type SimQueue, type SqsRecord, SqsSim } from './sqs.js';
@@ -72,7 +74,14 @@ export class AwsSim {
   readonly taskEvents: TaskEventRule;
   private readonly sources: EventSource[] = [];
   private readonly server = createServer((request, response) => void this.serve(request, response));
+  /** The same services over TLS, on the same port: what a task's busybox reaches S3 through (`httpsUrl`). */
+  private readonly tlsServer: HttpsServer | undefined;
+  /** Takes each connection and hands it to the TLS server when it opens with a TLS handshake record (0x16), else to the HTTP server. */
+  private readonly front = createTcpServer((socket) => this.route(socket));
+  private readonly sockets = new Set<Socket>();
   url = '';
+  /** `url` over https, with a throwaway self-signed certificate; none when this machine has no openssl. */
+  httpsUrl: string | undefined;
 
   constructor(readonly options: AwsSimOptions = {}) {
     this.random = new SeededRandom(options.seed ?? 1);
@@ -113,6 +122,39 @@ export class AwsSim {
     this.ecs.assumeTaskRolesWith((roleArn) => this.iam.ecsMayAssume(roleArn));
     // The awslogs driver: every line a task's container writes lands in its stream.
     this.ecs.onTaskLine((_task, line, logStream) => this.logs.deliver(logStream, line));
+    const certificate = selfSignedCertificate();
+    // busybox 1.35's ClientHello names no signature algorithms, which in TLS 1.2 means SHA-1 ones
+    // (RFC 5246 section 7.4.1.4.1), and OpenSSL 3 refuses those above security level 0.
+    this.tlsServer = certificate
+      ? createHttpsServer({ ...certificate, ciphers: 'DEFAULT:@SECLEVEL=0' }, (request, response) => void this.serve(request, response))
+      : undefined;
+  }
+
+  /**
+   * A connection that opens with a TLS handshake record (0x16) goes through to the TLS server (on a
+   * port of its own, with the bytes read so far first), any other to the HTTP server: both on one
+   * port, so a presigned URL's host is the same over either.
+   */
+  private route(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
+    socket.once('data', (first: Buffer) => {
+      socket.pause();
+      if (first[0] === 0x16 && this.tlsServer) {
+        const inner = connect((this.tlsServer.address() as AddressInfo).port, '127.0.0.1', () => {
+          inner.write(first);
+          socket.pipe(inner).pipe(socket);
+        });
+        this.sockets.add(inner);
+        inner.once('close', () => this.sockets.delete(inner));
+        inner.once('error', () => socket.destroy());
+        socket.once('error', () => inner.destroy());
+        return;
+      }
+      socket.unshift(first);
+      this.server.emit('connection', socket);
+      socket.resume();
+    });
   }
 
   private mountEfs(task: SimTask, volume: SimEfsVolume): { failure: string } | { directory: string } {
@@ -122,8 +164,18 @@ export class AwsSim {
   async start(): Promise<this> {
     // A simulator that builds reads the project's settings from the synthesized stack first, so no build's clock waits for it.
     if (this.options.codebuild && !this.options.codebuild.project) await synthesizedBuildProject();
-    await new Promise<void>((resolve, reject) => this.server.once('error', reject).listen(this.options.port ?? 0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve, reject) => this.front.once('error', reject).listen(this.options.port ?? 0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.front.address() as AddressInfo).port}`;
+    if (this.tlsServer) {
+      const tls = this.tlsServer;
+      await new Promise<void>((resolve, reject) => tls.once('error', reject).listen(0, '127.0.0.1', resolve));
+      this.httpsUrl = this.url.replace(/^http:/, 'https:');
+      // On AWS a task reaches S3 over https; the SDK clients here speak http to the simulator, so a
+      // one-off task's argument naming the simulator (a presigned form or GET) is handed over https.
+      const plain = `${this.url}/`;
+      const overTls = `${this.httpsUrl}/`;
+      this.ecs.rewriteTaskArgumentsWith((argument) => (argument.startsWith(plain) ? overTls + argument.slice(plain.length) : argument));
+    }
     return this;
   }
 
@@ -170,8 +222,12 @@ export class AwsSim {
     this.logs.close();
     this.efs.close();
     await Promise.all(this.sources.map((source) => source.close()));
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise((resolve) => this.front.close(resolve));
+    if (this.tlsServer?.listening) {
+      this.tlsServer.closeAllConnections();
+      await new Promise((resolve) => this.tlsServer!.close(resolve));
+    }
   }
 
   private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -216,7 +272,13 @@ export class AwsSim {
     }
     if (!target && (url.pathname.split('/').length > 2 || url.searchParams.has('X-Amz-Signature') || url.searchParams.has('list-type'))) {
       try {
-        const answer = await this.s3.handle(request.method ?? 'GET', url, request.headers, raw);
+        const answer = await this.s3.handle(
+          request.method ?? 'GET',
+          url,
+          request.headers,
+          raw,
+          this.tlsServer?.listening === true && 'encrypted' in request.socket,
+        );
         response.writeHead(answer.status).end(answer.body);
       } catch (error) {
         const { code, message, status } = asAwsError(error);

@@ -63,9 +63,15 @@ export class S3Sim {
 
   /** The smallest part but the last that CompleteMultipartUpload takes (S3SimOptions.minimumPartBytes). */
   minimumPartBytes: number;
+  /** How far S3's clock is ahead of this machine's, ms: a test moves it past a form's or URL's expiry. */
+  clockAheadMs = 0;
 
   constructor(private readonly options: S3SimOptions = {}) {
     this.minimumPartBytes = options.minimumPartBytes ?? S3_MINIMUM_PART_BYTES;
+  }
+
+  private now(): number {
+    return Date.now() + this.clockAheadMs;
   }
 
   async handle(
@@ -73,6 +79,7 @@ export class S3Sim {
     url: URL,
     headers: Record<string, string | string[] | undefined>,
     body: Buffer,
+    overTls = false,
   ): Promise<{ status: number; body?: Buffer }> {
     const [, bucket, ...rest] = url.pathname.split('/');
     const key = `${bucket}/${decodeURIComponent(rest.join('/'))}`;
@@ -96,7 +103,7 @@ export class S3Sim {
       return { status: 200 };
     }
     if (method === 'POST' && rest.join('/') === '') {
-      this.calls.push({ action: 'PostObject', input: { Bucket: bucket } });
+      this.calls.push({ action: 'PostObject', input: { Bucket: bucket, OverTls: overTls } });
       const stored = this.postObject(bucket!, headers, body);
       this.onObjectCreated?.(bucket!, stored.key, stored.size);
       return { status: 201, body: Buffer.from(`<PostResponse><Bucket>${bucket}</Bucket><Key>${stored.key}</Key></PostResponse>`) };
@@ -141,7 +148,7 @@ export class S3Sim {
     if (!(expires >= 1 && expires <= 604_800))
       refuse('AuthorizationQueryParametersError', 'X-Amz-Expires must be less than a week (in seconds) that is 604800');
     const signedAt = Date.parse(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
-    if (Date.now() > signedAt + expires * 1000) refuse('AccessDenied', 'Request has expired');
+    if (this.now() > signedAt + expires * 1000) refuse('AccessDenied', 'Request has expired');
     // Content-Length is what the client sent; S3 compares it with what it received, too.
     if (headers['content-length'] !== undefined && Number(headers['content-length']) !== body.length)
       refuse('IncompleteBody', 'The request body terminated unexpectedly');
@@ -219,7 +226,7 @@ export class S3Sim {
     if (createHmac('sha256', signingKey).update(fields.policy).digest('hex') !== fields['x-amz-signature'])
       refuse('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.');
     const policy = JSON.parse(Buffer.from(fields.policy, 'base64').toString('utf8')) as { expiration: string; conditions: unknown[] };
-    if (Date.now() > Date.parse(policy.expiration)) refuse('AccessDenied', 'Invalid according to Policy: Policy expired.');
+    if (this.now() > Date.parse(policy.expiration)) refuse('AccessDenied', 'Invalid according to Policy: Policy expired.');
     // Exact matches ({ name: value } or ["eq", "$name", value]) and starts-with (["starts-with", "$name", prefix]).
     const exact = new Map<string, string>();
     const startsWith = new Map<string, string>();
@@ -372,7 +379,7 @@ export class S3Sim {
     const amzDate = url.searchParams.get('X-Amz-Date') ?? '';
     const expires = Number(url.searchParams.get('X-Amz-Expires'));
     const signedAt = Date.parse(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
-    if (Date.now() > signedAt + expires * 1000) refuse('AccessDenied', 'Request has expired');
+    if (this.now() > signedAt + expires * 1000) refuse('AccessDenied', 'Request has expired');
     const [, bucket, ...rest] = url.pathname.split('/');
     const client = this.signingClient(headers, 'WHEN_REQUIRED');
     const recomputed = new URL(

@@ -168,7 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     SNAPSHOT_BUCKET: read.optionalText('SNAPSHOT_BUCKET', { pattern: /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/ }),
     /**
      * The size of the parts a snapshot chore uploads, bytes (docs/volumes.md, "Snapshots on AWS"): 256 MiB, which
-     * busybox's wget holds in memory with room in the chore's 1 GB. S3 refuses parts under 5 MiB but the last, so
+     * the chore keeps on its ephemeral storage (20 GiB) one at a time. S3 refuses parts under 5 MiB but the last, so
      * a smaller one is for tests, whose simulator must be told the same figure.
      */
     SNAPSHOT_PART_BYTES: read.number('SNAPSHOT_PART_BYTES', { min: 1024, max: 512 * 1024 ** 2, whole: true }, 256 * 1024 ** 2),

@@ -1,3 +1,5 @@
+// Over 300 lines because it holds every volume and snapshot command of the CLI (ls, get, create, rm, snapshot,
+// snapshots, restore, download) and the lookups they share.
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';

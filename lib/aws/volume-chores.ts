@@ -1,3 +1,5 @@
+// Over 300 lines because it is the chore tasks' one adapter (their definition, run, outcome and release)
+// and lists the busybox applets every chore relies on, which the image must keep.
 import {
   DeregisterTaskDefinitionCommand,
   DescribeTasksCommand,

@@ -1,5 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -42,16 +43,30 @@ let busyboxApplets: string | undefined;
  * A directory holding a link to busybox per applet it has (`busybox --list`) and nothing else: a
  * busybox image's PATH, so its commands run as Fargate runs them (`sh` is busybox's ash, `wget` is
  * busybox's), and a tool of this machine cannot stand in for one the image lacks (it is not found).
- * Made once per test process, removed when it exits.
+ * One directory per busybox and applet list, shared by test processes and kept (a test worker may
+ * be killed before any exit handler runs): made aside, then renamed into place.
  */
 function busyboxPath(): string {
   if (busyboxApplets) return busyboxApplets;
   if (!BUSYBOX) throw new Error('A busybox image is run with busybox, which this machine lacks (apt-get install busybox-static)');
-  const directory = mkdtempSync(join(tmpdir(), 'aws-sim-busybox-'));
-  for (const applet of execFileSync(BUSYBOX, ['--list'], { encoding: 'utf8' }).split('\n').filter(Boolean)) {
-    symlinkSync(BUSYBOX, join(directory, applet));
+  const applets = execFileSync(BUSYBOX, ['--list'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  const directory = join(
+    tmpdir(),
+    `aws-sim-busybox-${createHash('sha256')
+      .update(`${BUSYBOX}\n${applets.join('\n')}`)
+      .digest('hex')
+      .slice(0, 16)}`,
+  );
+  if (!existsSync(join(directory, 'sh'))) {
+    const staging = mkdtempSync(`${directory}-`);
+    for (const applet of applets) symlinkSync(BUSYBOX, join(staging, applet));
+    try {
+      renameSync(staging, directory);
+    } catch {
+      // Another test process put it in place first.
+      rmSync(staging, { recursive: true, force: true });
+    }
   }
-  process.once('exit', () => rmSync(directory, { recursive: true, force: true }));
   busyboxApplets = directory;
   return directory;
 }

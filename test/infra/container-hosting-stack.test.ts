@@ -3,6 +3,8 @@ import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build-app.js';
+import { BUILD_EVENTS_CONSUMER } from '../../infra/constructs/image-builds.js';
+import { MAX_RECEIVES, PROBE_MAX_CONCURRENCY, TASK_STATE_MAX_CONCURRENCY } from '../../infra/constructs/task-state-events.js';
 import type { ContainerHostingStack } from '../../infra/stack.js';
 import {
   buildStatusChangedFunction,
@@ -911,9 +913,9 @@ describe('ContainerHostingStack containers', () => {
     const queues = stack.node.findChild('TaskStateEvents');
     const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').map(([, mapping]) => mapping.Properties!);
     const consumers = [
-      { fn: taskStateChangedFunction, owner: 'TaskStateEvents', queue: 'EventsQueue', maxConcurrency: 10 },
-      { fn: probeTaskFunction, owner: 'TaskStateEvents', queue: 'ProbeQueue', maxConcurrency: 5 },
-      { fn: buildStatusChangedFunction, owner: 'ImageBuilds', queue: 'EventsQueue', maxConcurrency: 5 },
+      { fn: taskStateChangedFunction, owner: 'TaskStateEvents', queue: 'EventsQueue', maxConcurrency: TASK_STATE_MAX_CONCURRENCY },
+      { fn: probeTaskFunction, owner: 'TaskStateEvents', queue: 'ProbeQueue', maxConcurrency: PROBE_MAX_CONCURRENCY },
+      { fn: buildStatusChangedFunction, owner: 'ImageBuilds', queue: 'EventsQueue', maxConcurrency: BUILD_EVENTS_CONSUMER.maxConcurrency },
     ];
     // Assess
     expect(mappings).toHaveLength(3);
@@ -927,7 +929,7 @@ describe('ContainerHostingStack containers', () => {
       });
       const queueProperties = resource(template, queueId).Properties!;
       expect(queueProperties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * functionOf(fn.id).properties.Timeout);
-      expect(queueProperties.RedrivePolicy).toMatchObject({ maxReceiveCount: 5 });
+      expect(queueProperties.RedrivePolicy).toMatchObject({ maxReceiveCount: MAX_RECEIVES });
       expect(flatten(queueProperties.RedrivePolicy.deadLetterTargetArn)).toBe(
         `<${logicalIdOf(queues.node.findChild('DeadLetterQueue').node.defaultChild)}.Arn>`,
       );

@@ -45,7 +45,7 @@ function world(options: {
         : { message: `${options.usedKib}\t/data`, timestamp: NOW - options.sidecarLineAgeMs },
     container: async () => ({ mounts: [{ volume: volumeId }], taskArn: options.containerTask ?? containerTaskArn }),
     volume: async () => ({ sizeGb: 1, attachedTo: containerId, usedAt: options.usedAt ?? null }),
-    recordUsage: async (_id, usedBytes) => void recorded.push(usedBytes),
+    recordUsage: async (_id, usedBytes) => recorded.push(usedBytes) > 0,
     stopTask: async (taskArn, reason) => void stopped.push({ taskArn, reason }),
     send: async (job, delayMs) => void sent.push({ job, delayMs }),
     now: () => NOW,

@@ -82,6 +82,7 @@ export class LogsSim {
   private readonly subscriptions: Array<{ filter: SimSubscriptionFilter; delivery: SubscriptionDelivery }> = [];
   /** Events gathering into one delivery, by filter and stream. */
   private readonly gathering = new Map<string, { filter: SimSubscriptionFilter; logStream: string; events: LogEvent[] }>();
+  private readonly redeliverOnce: Array<{ match: (logStream: string, messages: string[]) => boolean; afterMs: number }> = [];
   /** Every delivery made to a subscribed function, as sent (duplicates included), for tests to look at. */
   readonly deliveries: Array<{ logGroup: string; logStream: string; messages: string[]; duplicate: boolean }> = [];
 
@@ -115,6 +116,11 @@ export class LogsSim {
     if (this.subscriptions.filter(({ filter: other }) => other.logGroupName === filter.logGroupName).length >= 2)
       throw new AwsError('LimitExceededException', 'Resource limit exceeded.');
     this.subscriptions.push({ filter, delivery });
+  }
+
+  /** The next delivery for which `match` holds reaches its function once more, `afterMs` after the first: a duplicate that lands after newer deliveries. */
+  redeliverNext(match: (logStream: string, messages: string[]) => boolean, afterMs: number): void {
+    this.redeliverOnce.push({ match, afterMs });
   }
 
   /** The events of a stream in any log group. */
@@ -188,6 +194,13 @@ export class LogsSim {
         if (attempt < 3) this.after(60_000 * attempt, () => invoke(duplicate, attempt + 1));
       });
     };
+    const messages = events.map((e) => e.message);
+    const forced = this.redeliverOnce.findIndex(({ match }) => match(logStream, messages));
+    if (forced >= 0) {
+      const { afterMs } = this.redeliverOnce.splice(forced, 1)[0]!;
+      this.faults.add('logs.subscriptionDuplicate');
+      this.after(afterMs, () => invoke(true));
+    }
     const late = (delivery.late ?? 0) > 0 && this.random.chance(delivery.late!);
     if (late) this.faults.add('logs.subscriptionLate');
     this.after(this.random.between(min, max) + (late ? (delivery.lateMs ?? 60_000) : 0), () => invoke(false));

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { ECSClient } from '@aws-sdk/client-ecs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { volumeChoreFamilyPrefix } from '../../../lib/aws/efs-volume-access.js';
-import { usedBytesOf } from '../../../lib/aws/volume-measuring.js';
+import { usedBytesOf, VOLUME_MEASURE_TIMES } from '../../../lib/aws/volume-measuring.js';
 import { volumeUsageStreamOf } from '../../../lib/aws/volume-usage-sidecar.js';
 import { config } from '../../../lib/config.js';
 import type { Caller } from '../../../lib/containers/container.js';
@@ -99,6 +99,10 @@ beforeAll(async () => {
   const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, { volumeMeasuring: () => measuring });
   containers = containerServiceWith({ runtime: containerRuntime, deferredWork });
   volumes = volumeServiceWith(storageVolumeBackend);
+  sim.ecs.onTaskLine((_task, _line, logStream) => {
+    waitingForLine.get(logStream)?.();
+    waitingForLine.delete(logStream);
+  });
   stack = new EcsSimStack({
     sim,
     service: containers,
@@ -143,6 +147,10 @@ async function mountedVolume(owner: Caller, name: string) {
 
 const sidecarStreamOf = async (owner: Caller, containerId: string) =>
   volumeUsageStreamOf((await containers.get(owner, containerId)).taskArn!);
+
+/** Resolves as a sidecar prints its next du line (the simulator's task's container, before awslogs delivers it). */
+const waitingForLine = new Map<string, () => void>();
+const nextSidecarLine = (logStream: string) => new Promise<void>((resolve) => waitingForLine.set(logStream, resolve));
 const getLogEventsCalls = () => sim.logs.calls.get('GetLogEvents') ?? 0;
 
 // Concurrent: each waits out the sidecar's real cadence, and each watches its own volume and stream.
@@ -151,6 +159,16 @@ describe.concurrent('used_gb within a minute on AWS: the du sidecar, pushed (iss
     // Prepare
     const owner = newUser();
     const { volume, container } = await mountedVolume(owner, 'sidecar-usage');
+    // The worst moment for a measure that reads the stream a period apart: half a period after a measure was recorded, just
+    // after du printed (that line, the last before the next read, does not count the write; the one after it does).
+    await pollUntil(
+      () => volumes.get(owner, volume.id),
+      (current) => current.usedAt !== null,
+      2 * VOLUME_MEASURE_TIMES.sidecarPeriodMs,
+      250,
+    );
+    await new Promise((resolve) => setTimeout(resolve, VOLUME_MEASURE_TIMES.sidecarPeriodMs / 2));
+    await nextSidecarLine(await sidecarStreamOf(owner, container.id));
 
     // Act: the app writes 5 MiB to its volume
     const writtenAt = Date.now();
@@ -176,7 +194,7 @@ describe.concurrent('used_gb within a minute on AWS: the du sidecar, pushed (iss
     // Pushed: the measures read no log stream (the task state function's chain only watches).
     expect(getLogEventsCalls()).toBe(0);
     await containers.stop(owner, container.id);
-  }, 150_000);
+  }, 250_000);
 
   it("counts the sidecar's next line when the one that carried the write is lost", async () => {
     // Prepare: the first sidecar line that counts the write never lands
@@ -224,11 +242,12 @@ describe.concurrent('used_gb within a minute on AWS: the du sidecar, pushed (iss
       (current) => current.usedBytes < MiB,
       WITHIN_MS,
     );
-    await pollUntil(
+    const duplicates = await pollUntil(
       async () => sim.logs.deliveries.filter((delivery) => delivery.logStream === sidecarStream && delivery.duplicate).length,
-      (duplicates) => duplicates > 0,
+      (count) => count > 0,
       60_000,
     );
+    expect(duplicates, 'the 4 MiB delivery came again').toBeGreaterThan(0);
     await new Promise((resolve) => setTimeout(resolve, 2000));
 
     // Assess: used_gb kept the newer figure

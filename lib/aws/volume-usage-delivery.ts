@@ -30,12 +30,14 @@ export type VolumeUsageDeliveryOutcome =
   | 'malformed'
   | 'control';
 
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
 /** The sidecar's figure in a batch: its newest du line, in bytes, with the time du wrote it. */
 function newestFigure(events: unknown[]): { usedBytes: number; at: number } | undefined {
   let newest: { usedBytes: number; at: number } | undefined;
   for (const event of events) {
-    if (typeof event !== 'object' || event === null) continue;
-    const { message, timestamp } = event as { message?: unknown; timestamp?: unknown };
+    if (!isRecord(event)) continue;
+    const { message, timestamp } = event;
     const usedBytes = typeof message === 'string' ? usedBytesOf(message) : undefined;
     if (usedBytes === undefined || typeof timestamp !== 'number' || !Number.isFinite(timestamp)) continue;
     if (!newest || timestamp >= newest.at) newest = { usedBytes, at: timestamp };
@@ -96,7 +98,7 @@ function decode(event: LogsSubscriptionEvent): Record<string, unknown> | undefin
   if (typeof data !== 'string') return undefined;
   try {
     const payload: unknown = JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8'));
-    return typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>) : undefined;
+    return isRecord(payload) ? payload : undefined;
   } catch {
     return undefined;
   }

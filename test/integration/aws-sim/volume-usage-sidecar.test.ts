@@ -1,3 +1,4 @@
+// Over 300 lines because the pushed used_gb journeys share one simulator, one subscription and one cadence: the write within a minute, a lost line, a delivery twice, a forged line and the over-size stop.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ECSClient } from '@aws-sdk/client-ecs';

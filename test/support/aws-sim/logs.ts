@@ -1,3 +1,4 @@
+// Over 300 lines because CloudWatch Logs here is one service model: the awslogs driver's delivery, the reads with their quotas, and the subscription filters' deliveries to Lambda, all over the same log groups.
 import { gzipSync } from 'node:zlib';
 import type { LogsSubscriptionEvent } from '../../../lib/aws/access-log-activity.js';
 import { AwsError, type FaultCounts } from './faults.js';

@@ -76,6 +76,8 @@ export class LogsSim {
   /** Log groups besides the workload's (CodeBuild's build logs), each with its streams: GetLogEvents reads them too. */
   readonly otherGroups = new Map<string, Map<string, LogEvent[]>>();
   readonly calls = new Map<string, number>();
+  /** The stream each GetLogEvents named (throttled ones too), for tests that tell one reader's reads from another's. */
+  readonly streamReads: Array<{ logGroupName: string; logStreamName: string }> = [];
   private readonly buckets: Buckets;
   private sequence = 0;
   private readonly loseOnce: Array<(stream: string, message: string) => boolean> = [];
@@ -238,6 +240,8 @@ export class LogsSim {
 
   handle(action: string, input: any): unknown {
     this.calls.set(action, (this.calls.get(action) ?? 0) + 1);
+    if (action === 'GetLogEvents')
+      this.streamReads.push({ logGroupName: String(input.logGroupName), logStreamName: String(input.logStreamName) });
     if (!this.buckets.take(action)) {
       this.faults.add(`logs.ThrottlingException.${action}`);
       throw new AwsError('ThrottlingException', 'Rate exceeded');

@@ -112,7 +112,7 @@ export class AwsSim {
     this.ecs.mountEfsWith((task, volume) => this.mountEfs(task, volume));
     this.ecs.assumeTaskRolesWith((roleArn) => this.iam.ecsMayAssume(roleArn));
     // The awslogs driver: every line a task's container writes lands in its stream.
-    this.ecs.onTaskLine((_task, line, logStream) => this.logs.deliver(logStream, line));
+    this.ecs.onTaskLine((_task, line, logStream, logGroup) => this.logs.deliver(logStream, line, logGroup || undefined));
   }
 
   private mountEfs(task: SimTask, volume: SimEfsVolume): { failure: string } | { directory: string } {

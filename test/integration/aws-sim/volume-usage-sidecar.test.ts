@@ -39,27 +39,18 @@ import { simWorkload } from '../../support/workloads.js';
  * that newer ones overtake them, as CloudWatch Logs and Lambda document. No chore task runs while the
  * container's task does, and no log is read while figures are pushed.
  */
-vi.hoisted(() => {
-  const port = 20_000 + ((process.pid + 13) % 20_000);
-  Object.assign(process.env, {
-    CONTAINER_RUNTIME: 'ecs',
-    ECS_CLUSTER_ARN: 'arn:aws:ecs:us-east-1:123456789012:cluster/workloads',
-    ECS_SUBNET_IDS: 'subnet-a',
-    ECS_SECURITY_GROUP_IDS: 'sg-1',
-    ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/execution',
-    ECS_LOG_GROUP: 'workload-logs',
-    VOLUME_USAGE_LOG_GROUP: 'volume-usage-logs',
-    APPS_DNS_ZONE_ID: 'ZSIM',
-    APPS_DNS_ZONE_NAME: 'apps.internal',
-    TASK_EVENTS_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-events`,
-    TASK_PROBE_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/task-probes`,
-    ROUTE_CHANGES_QUEUE_URL: `http://127.0.0.1:${port}/123456789012/route-changes`,
-    START_BUDGET_MS: '20000',
-    EFS_FILE_SYSTEM_ID: 'fs-0123456789abcdef0',
-    EFS_FILE_SYSTEM_ARN: 'arn:aws:elasticfilesystem:us-east-1:123456789012:file-system/fs-0123456789abcdef0',
-    EFS_VOLUME_ROLE_BOUNDARY_ARN: 'arn:aws:iam::123456789012:policy/volume-role-boundary',
-    EFS_VOLUME_ROLE_PREFIX: 'sidecar-vol',
-  });
+await vi.hoisted(async () => {
+  const { ecsSimSettings } = await import('../../support/ecs-settings.js');
+  Object.assign(
+    process.env,
+    ecsSimSettings({
+      VOLUME_USAGE_LOG_GROUP: 'volume-usage-logs',
+      EFS_FILE_SYSTEM_ID: 'fs-0123456789abcdef0',
+      EFS_FILE_SYSTEM_ARN: 'arn:aws:elasticfilesystem:us-east-1:123456789012:file-system/fs-0123456789abcdef0',
+      EFS_VOLUME_ROLE_BOUNDARY_ARN: 'arn:aws:iam::123456789012:policy/volume-role-boundary',
+      EFS_VOLUME_ROLE_PREFIX: 'sidecar-vol',
+    }),
+  );
 });
 
 const EVENT_DELAY_MS = 3000;
@@ -75,7 +66,7 @@ let volumes: VolumeService;
 
 beforeAll(async () => {
   sim = await startAwsSim({
-    port: simPortFor(process.pid + 13),
+    port: simPortFor(process.pid),
     seed: 5127,
     ecs: { provisioningMs: [200, 500], pendingMs: [300, 800], stopTimeoutMs: 2000 },
     taskEvents: { delayMs: [200, EVENT_DELAY_MS] },

@@ -41,6 +41,8 @@ export function taskMessageHandlersWith(
     probe?: TaskProbe;
     runPolicy?: RunPolicy;
     routeRequests?: RouteRequests;
+    /** How long a restart's old task waits for its routes to move at most (a test's shorter one; RETIRE_ROUTES_MAX_WAIT_MS unless set). */
+    retireRoutesMaxWaitMs?: number;
     /** Where the deployment keeps volumes on EFS: the deleted volumes' emptying jobs (lib/aws/volume-emptying.ts). */
     volumeEmptying?: () => Pick<VolumeEmptying, 'continue'>;
     /** Where the deployment keeps volumes on EFS: mounted volumes' measures (lib/aws/volume-measuring.ts). */
@@ -56,7 +58,13 @@ export function taskMessageHandlersWith(
     deferredWork,
     ...(options.runPolicy ? { runPolicy: options.runPolicy } : {}),
     // A restart's old task stops once the routes moved: the route writer's notes say when (docs/containers.md, "Restart").
-    ...(routeRequests ? { retireRoutes: { published: new DynamoPublishedRoutes(), requests: routeRequests } } : {}),
+    ...(routeRequests ? {
+          retireRoutes: {
+            published: new DynamoPublishedRoutes(),
+            requests: routeRequests,
+            ...(options.retireRoutesMaxWaitMs !== undefined ? { maxWaitMs: options.retireRoutesMaxWaitMs } : {}),
+          },
+        } : {}),
   });
   const probes = new TaskProbes({
     store: containerStore,

@@ -51,10 +51,7 @@ export const isRestartDue = (container: StoredContainer, now: number): boolean =
  * drain, and a probe of a task's readiness or health. Each is safe to run more than once and
  * late: it acts only on a container still in the state that asked for it.
  */
-export type DeferredJob =
-  | { kind: 'relaunch'; containerId: string }
-  | RetireJob
-  | ProbeJob;
+export type DeferredJob = { kind: 'relaunch'; containerId: string } | RetireJob | ProbeJob;
 
 /**
  * Stopping a task its container let go of. `reason` names why, for ECS's record of the stop: a

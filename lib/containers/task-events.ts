@@ -58,7 +58,9 @@ export interface RetireRoutes {
 /**
  * How long a restart's old task waits for the routes to move before it is stopped anyway: a
  * route changes message whose batch failed comes back after the queue's visibility timeout (181 s,
- * docs/routing.md "Route changes"), so 5 minutes let one redelivery through, and the
+ * docs/routing.md "Route changes";
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html),
+ * so 5 minutes let one redelivery through, and the
  * `RouteChangesLag` alarm (3 minutes over 30 s) has fired by then; a writer that never catches up
  * must not keep two tasks billing.
  */

@@ -58,13 +58,15 @@ export function taskMessageHandlersWith(
     deferredWork,
     ...(options.runPolicy ? { runPolicy: options.runPolicy } : {}),
     // A restart's old task stops once the routes moved: the route writer's notes say when (docs/containers.md, "Restart").
-    ...(routeRequests ? {
+    ...(routeRequests
+      ? {
           retireRoutes: {
             published: new DynamoPublishedRoutes(),
             requests: routeRequests,
             ...(options.retireRoutesMaxWaitMs !== undefined ? { maxWaitMs: options.retireRoutesMaxWaitMs } : {}),
           },
-        } : {}),
+        }
+      : {}),
   });
   const probes = new TaskProbes({
     store: containerStore,

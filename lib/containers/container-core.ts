@@ -3,7 +3,7 @@ import { TASK_HISTORY_LENGTH, type Caller, type StoredContainer } from './contai
 import type { ImageDigests } from './release.js';
 import type { ContainerStore, TransitionChange, WriteOutcome } from './container-store.js';
 import { chargeFor, fitsAtAll, limitsFor, quotaExceeded, type QuotaCharge, type QuotaLimits } from './quota.js';
-import type { RetireRoutes } from './task-events.js';
+import type { RetireRoutes } from './retire-routes.js';
 import type { RestartPolicyOptions, RestartScheduler } from './restart-policy.js';
 import type { BuiltImageRepositories } from './built-images.js';
 import { noRegistryCredentialVault, type RegistryCredentialVault } from './registry-credentials.js';

@@ -5,7 +5,7 @@ import { ContainerSweep } from './reconcile-containers.js';
 import { type ReconcileReport, timedPart } from './reconcile-report.js';
 import { RouteRepair } from '../dns-routes/reconcile-routes.js';
 import { TaskSweep } from './reconcile-tasks.js';
-import { RETIRE_ROUTES_MAX_WAIT_MS } from './task-events.js';
+import { RETIRE_ROUTES_MAX_WAIT_MS } from './retire-routes.js';
 import { reconcileUsage } from './reconcile-usage.js';
 import type { ReconcilableRuntime, TaskStatus } from './runtime.js';
 

@@ -13,9 +13,9 @@ import {
   STOP_REASON,
   type StopReason,
 } from './container-core.js';
-import type { PublishedRoutes, RouteRequests } from '../dns-routes/app-routes.js';
 import { taskIdOf } from './logs.js';
 import { digestOf } from './release.js';
+import { RETIRE_LOOK_AGAIN_MS, RETIRE_ROUTES_MAX_WAIT_MS, type RetireRoutes } from './retire-routes.js';
 import {
   type DeferredJob,
   isRestartDue,
@@ -46,28 +46,6 @@ export interface ProbedReadiness {
   /** Where routes are published (AWS with routing): a restart's old task is stopped only after the routes moved. */
   routes?: RetireRoutes;
 }
-
-/** What a restart's retire job reads and asks of the routes: the writer's notes, and its queue. */
-export interface RetireRoutes {
-  published: Pick<PublishedRoutes, 'find'>;
-  requests: RouteRequests;
-  /** How long a retire waits for the routes at most (RETIRE_ROUTES_MAX_WAIT_MS unless set). */
-  maxWaitMs?: number;
-}
-
-/**
- * How long a restart's old task waits for the routes to move before it is stopped anyway: a
- * route changes message whose batch failed comes back after the queue's visibility timeout (181 s,
- * docs/routing.md "Route changes";
- * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html),
- * so 5 minutes let one redelivery through, and the
- * `RouteChangesLag` alarm (3 minutes over 30 s) has fired by then; a writer that never catches up
- * must not keep two tasks billing.
- */
-export const RETIRE_ROUTES_MAX_WAIT_MS = 300_000;
-
-/** How often a restart's retire job looks again at the routes it waits for. */
-export const RETIRE_LOOK_AGAIN_MS = 1_000;
 
 /** The first probe of a task that reported RUNNING comes this soon: long enough for its process to bind. */
 export const FIRST_PROBE_DELAY_MS = 1_000;

@@ -6,7 +6,7 @@ import type { TaskUsageSource } from '../containers/metrics.js';
 import { type RestartScheduler, TimerRestartScheduler } from '../containers/restart-policy.js';
 import type { QuotaLimits } from '../containers/quota.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
-import type { RetireRoutes } from '../containers/task-events.js';
+import type { RetireRoutes } from '../containers/retire-routes.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import type { ImageDigests } from '../containers/release.js';
 import { DynamoContainerStore } from '../store/dynamo-container-store.js';

@@ -10,7 +10,7 @@ import type { ContainerState, StoredContainer } from '../../../lib/containers/co
 import { config } from '../../../lib/config.js';
 import { chargeFor } from '../../../lib/containers/quota.js';
 import { Reconciler, type ReconcileReport } from '../../../lib/containers/reconciler.js';
-import { RETIRE_ROUTES_MAX_WAIT_MS } from '../../../lib/containers/task-events.js';
+import { RETIRE_ROUTES_MAX_WAIT_MS } from '../../../lib/containers/retire-routes.js';
 import type { RouteRequests } from '../../../lib/dns-routes/app-routes.js';
 import { RouteWriter } from '../../../lib/dns-routes/route-writer.js';
 import { newId } from '../../../lib/ids.js';

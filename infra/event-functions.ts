@@ -14,7 +14,8 @@ export const taskStateChangedFunction = {
     // The volumes a relaunched task mounts are read to resolve them (lib/containers/container-volumes.ts);
     // a mounted volume's measure records its use and nothing else of it (lib/aws/volume-measuring.ts); a snapshot's
     // chore job reads the snapshot and settles its state and size (lib/aws/volume-snapshots.ts).
-    table: { read: ['volume', 'snapshot'], update: ['container', 'quotaUsage', 'volumeUsage', 'snapshotState'] },
+    // A restart's retire job reads the route writer's notes (ROUTE#<task id>) to stop the old task only once its routes moved.
+    table: { read: ['volume', 'snapshot', 'appRoute'], update: ['container', 'quotaUsage', 'volumeUsage', 'snapshotState'] },
     ecs: ['run', 'stop', 'describe'],
   } satisfies RoutePermissions as RoutePermissions,
   /** Within the queues' consumer limit (infra/constructs/task-state-events.ts): a batch of 10 messages, none of which waits. */

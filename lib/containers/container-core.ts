@@ -3,6 +3,7 @@ import { TASK_HISTORY_LENGTH, type Caller, type StoredContainer } from './contai
 import type { ImageDigests } from './release.js';
 import type { ContainerStore, TransitionChange, WriteOutcome } from './container-store.js';
 import { chargeFor, fitsAtAll, limitsFor, quotaExceeded, type QuotaCharge, type QuotaLimits } from './quota.js';
+import type { RetireRoutes } from './retire-routes.js';
 import type { RestartPolicyOptions, RestartScheduler } from './restart-policy.js';
 import type { BuiltImageRepositories } from './built-images.js';
 import { noRegistryCredentialVault, type RegistryCredentialVault } from './registry-credentials.js';
@@ -37,6 +38,8 @@ export interface ContainerServiceOptions {
    * its task answers, through deferred probe jobs (docs/containers.md, "Readiness on AWS").
    */
   probedReadiness?: boolean;
+  /** Where routes are published (AWS with routing): a restart's old task stops only after the routes moved. */
+  retireRoutes?: RetireRoutes;
   /** Whose containers the runtime may run (lib/containers/run-policy.ts); every account's unless given. */
   runPolicy?: RunPolicy;
   /** Bounds the machine that runs the containers sets (the local stack); none on AWS, where Fargate's sizes bound them. */

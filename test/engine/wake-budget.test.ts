@@ -8,10 +8,10 @@ import { serve, sleepersOn, sleepNow, tasksRunFor } from '../support/sleepers.js
 /*
  * A wake that takes longer than the wake budget, on a real Docker Engine API (Podman's here),
  * issue 26: the app listens only some seconds after it starts, so requests held past the budget
- * (1 s here, the shortest WAKE_BUDGET_S the configuration accepts) are answered the starting page (browsers) or 503 with Retry-After (others), and the
- * next ones, as the page reloads, the app. Its own file, for its small WAKE_BUDGET_S. It is put
- * to sleep as the idle sweep does, without its 30 s of idleness: when a container falls asleep is
- * test/engine/sleep-and-wake.test.ts's.
+ * (1 s here, the shortest WAKE_BUDGET_S the configuration accepts) are answered the starting page
+ * (browsers) or 503 with Retry-After (others), and the next ones, as the page reloads, the app. Its
+ * own file, for its small WAKE_BUDGET_S. It is put to sleep as the idle sweep does, without its 30 s
+ * of idleness: when a container falls asleep is test/engine/sleep-and-wake.test.ts's.
  */
 const WAKE_BUDGET_S = 1;
 vi.hoisted(() => Object.assign(process.env, { RECONCILE_INTERVAL_MS: '500', WAKE_BUDGET_S: '1', START_BUDGET_MS: '28000' }));

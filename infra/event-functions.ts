@@ -14,7 +14,8 @@ export const taskStateChangedFunction = {
     // The volumes a relaunched task mounts are read to resolve them (lib/containers/container-volumes.ts);
     // a mounted volume's measure records its use and nothing else of it (lib/aws/volume-measuring.ts); a snapshot's
     // chore job reads the snapshot and settles its state and size (lib/aws/volume-snapshots.ts).
-    table: { read: ['volume', 'snapshot'], update: ['container', 'quotaUsage', 'volumeUsage', 'snapshotState'] },
+    // A restart's retire job reads the route writer's notes (ROUTE#<task id>) to stop the old task only once its routes moved.
+    table: { read: ['volume', 'snapshot', 'appRoute'], update: ['container', 'quotaUsage', 'volumeUsage', 'snapshotState'] },
     ecs: ['run', 'stop', 'describe'],
   } satisfies RoutePermissions as RoutePermissions,
   /** Within the queues' consumer limit (infra/constructs/task-state-events.ts): a batch of 10 messages, none of which waits. */
@@ -157,8 +158,33 @@ export const buildStatusChangedFunction = {
   timeoutSeconds: 30,
 } as const;
 
+/**
+ * The du sidecars' log group → each mounted volume's `used_gb` (a CloudWatch Logs subscription filter:
+ * infra/constructs/volume-usage-logs.ts; docs/volumes.md, "Volumes on AWS"). A function of its own
+ * rather than the task state function: it needs DescribeTasks (a task's container) and StopTask (a
+ * volume past its size) in our cluster, the container and volume items read and `used_bytes`/`used_at`
+ * updated, and nothing of the task state function's RunTask, PassRole, chores, log reads or queues;
+ * and its invocations (one per delivered batch) stay out of the task events queue's consumer.
+ */
+export const volumeUsageFunction = {
+  id: 'recordVolumeUsage',
+  handler: 'functions/volumes/usage-delivered.ts',
+  permissions: {
+    table: { read: ['container', 'volume'], update: ['volumeUsage'] },
+    ecs: ['describe', 'stop'],
+  } satisfies RoutePermissions as RoutePermissions,
+  /** A delivery is one stream's batch: a DescribeTasks at most, three reads and a write, and a StopTask past the size. */
+  timeoutSeconds: 30,
+} as const;
+
 /** Every function that is not behind a route, in every stack. */
-export const eventFunctions = [taskStateChangedFunction, probeTaskFunction, reconcileFunction, buildStatusChangedFunction] as const;
+export const eventFunctions = [
+  taskStateChangedFunction,
+  probeTaskFunction,
+  reconcileFunction,
+  buildStatusChangedFunction,
+  volumeUsageFunction,
+] as const;
 
 /**
  * The functions that exist only in a stack that routes to containers (context `appsDomain`): sleep

@@ -13,6 +13,7 @@ import { mcpServer, routes as routeTable, type Route, type RoutePermissions } fr
 import { AppRouting } from './constructs/app-routing.js';
 import { ContainerWorkload } from './constructs/container-workload.js';
 import { VolumeSnapshotStore } from './constructs/volume-snapshots.js';
+import { VolumeUsageLogs } from './constructs/volume-usage-logs.js';
 import { WorkloadVolumes } from './constructs/workload-volumes.js';
 import { ImagePullThrough } from './constructs/image-pull-through.js';
 import { OperationsMonitoring } from './constructs/operations-monitoring.js';
@@ -32,6 +33,7 @@ import {
   reconcileFunction,
   routingFunctions,
   taskStateChangedFunction,
+  volumeUsageFunction,
   WAKE_BUDGET_SECONDS_ON_AWS,
   wakeFunction,
   writeRoutesFunction,
@@ -116,6 +118,8 @@ export class ContainerHostingStack extends Stack {
 
     // Volumes: an EFS file system in the workloads' VPC, an access point and a role per volume (docs/volumes.md, "Volumes on AWS").
     const volumes = new WorkloadVolumes(this, 'Volumes', { vpc: workload.vpc, taskSecurityGroup: workload.securityGroup });
+    // The du sidecars' own log group, pushed to the volume usage function (docs/volumes.md, "Volumes on AWS", `used_gb`).
+    const volumeUsage = new VolumeUsageLogs(this, 'VolumeUsage', { executionRole: workload.executionRole });
     // Snapshots: their gzipped tars in a private bucket (docs/volumes.md, "Snapshots on AWS").
     const snapshotStore = new VolumeSnapshotStore(this, 'VolumeSnapshots');
 
@@ -159,6 +163,8 @@ export class ContainerHostingStack extends Stack {
       // Every launch names a container's secret, so every function that runs tasks knows the prefix.
       ...registryCredentials.functionEnvironment,
       ...volumes.functionEnvironment,
+      // Every function that registers task definitions names the sidecar's log group alike (a revision with another is replaced).
+      ...volumeUsage.functionEnvironment,
       START_BUDGET_MS: String(settings.startBudgetMs),
     };
     // What functions that validate or answer container records read: the default image, the allowed
@@ -284,7 +290,7 @@ export class ContainerHostingStack extends Stack {
     // A deleted volume's emptying job (docs/volumes.md, "Volumes on AWS"): it looks at the chore task, runs it again, and
     // deletes the emptied volume's access point and role.
     volumes.grantVolumeChores(taskStateChanged.role, workload.access);
-    volumes.grantVolumeMeasures(taskStateChanged.role, workload.access);
+    volumes.grantVolumeMeasures(taskStateChanged.role, workload.access, volumeUsage.logGroup.logGroupName);
     // Snapshots' chore jobs: a snapshot's parts joined into its object once its chore is done, then deleted.
     snapshotStore.grantJoins(taskStateChanged.role);
     // Its route changes go to the route writer, the zone's only writer; it has no Route 53 permission.
@@ -292,6 +298,21 @@ export class ContainerHostingStack extends Stack {
     taskStateEvents.grantSendDeferredWork(taskStateChanged.role);
     taskStateEvents.deliverTo(taskStateChanged.function, Duration.seconds(taskStateChangedFunction.timeoutSeconds));
     this.functions.set(taskStateChangedFunction.id, taskStateChanged);
+
+    const recordVolumeUsage = new ServiceFunction(this, volumeUsageFunction.id, {
+      entry: volumeUsageFunction.handler,
+      bundles,
+      tableName: store.table.tableName,
+      environment: environmentFor(volumeUsageFunction.permissions),
+      description: "Each mounted volume's used_gb, from the du sidecars' log group (subscription filter)",
+      timeout: Duration.seconds(volumeUsageFunction.timeoutSeconds),
+      tracing: settings.tracing,
+      logLevel: settings.logLevel,
+      logGroup: this.functionLogs,
+    });
+    grantRoutePermissions(recordVolumeUsage.role, volumeUsageFunction.permissions, permissionTargets);
+    volumeUsage.deliverTo(recordVolumeUsage.function);
+    this.functions.set(volumeUsageFunction.id, recordVolumeUsage);
 
     // The probe function runs in the workload VPC with a security group of its own, which the
     // workload's admits on every TCP port (each container listens on the port its owner chose).

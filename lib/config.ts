@@ -152,6 +152,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** The workload log group (awslogs) and the stream prefix: a task's stream is `<prefix>/<container name>/<task id>`. */
     ECS_LOG_GROUP: read.optionalText('ECS_LOG_GROUP'),
     ECS_LOG_STREAM_PREFIX: read.text('ECS_LOG_STREAM_PREFIX', 'app'),
+    /**
+     * The du sidecars' own log group (docs/volumes.md, "Volumes on AWS", `used_gb`), whose subscription filter pushes
+     * their lines to the volume usage function; unset, a sidecar writes to ECS_LOG_GROUP as before (nothing pushed).
+     */
+    VOLUME_USAGE_LOG_GROUP: read.optionalText('VOLUME_USAGE_LOG_GROUP'),
     ECS_SUBNET_IDS: read.list('ECS_SUBNET_IDS'),
     ECS_SECURITY_GROUP_IDS: read.list('ECS_SECURITY_GROUP_IDS'),
     ECS_ASSIGN_PUBLIC_IP: read.flag('ECS_ASSIGN_PUBLIC_IP'),

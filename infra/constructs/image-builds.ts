@@ -13,7 +13,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { RELEASE_TAG_PREFIX } from '../../lib/aws/ecr-built-images.js';
 import { acknowledgeNagRule, acknowledgeWildcardResource } from '../nag.js';
-import { CONSUMER_TIMEOUT_S, MAX_RECEIVES } from './task-state-events.js';
+import { CONSUMER_TIMEOUT_S, type QueueConsumer, queueConsumer } from './task-state-events.js';
 
 /** Where every built image goes: `<registry>/<prefix>/<account id>/<container id>` (lib/aws/codebuild-image-builder.ts). */
 export const BUILD_REPOSITORY_PREFIX = 'builds';
@@ -26,6 +26,13 @@ export const CONTEXT_KEY_PREFIX = 'contexts/';
  * a container's storage (ten images of 200 MB are 2 GB, about $0.20 a month).
  */
 export const BUILT_IMAGES_KEPT = 10;
+/**
+ * The build events queue, read by the build events function: batches of 10 (the event source's
+ * default for SQS), at most 5 instances at once; its visibility timeout and redrive as every
+ * queue's (infra/constructs/task-state-events.ts). The simulator reads it with these.
+ */
+export const BUILD_EVENTS_CONSUMER: QueueConsumer = queueConsumer({ batchSize: 10, maxConcurrency: 5 });
+
 /** The default of BUILD_TIMEOUT_S (lib/config.ts). */
 export const DEFAULT_BUILD_TIMEOUT_S = 900;
 
@@ -235,9 +242,9 @@ export class ImageBuilds extends Construct {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       // Six times its function's timeout, as Lambda recommends for an SQS event source.
-      visibilityTimeout: Duration.seconds(6 * CONSUMER_TIMEOUT_S),
+      visibilityTimeout: Duration.seconds(BUILD_EVENTS_CONSUMER.visibilityTimeoutS),
       retentionPeriod: Duration.days(4),
-      deadLetterQueue: { queue: props.deadLetterQueue, maxReceiveCount: MAX_RECEIVES },
+      deadLetterQueue: { queue: props.deadLetterQueue, maxReceiveCount: BUILD_EVENTS_CONSUMER.maxReceiveCount },
     });
     const deliver = new targets.SqsQueue(this.eventsQueue, {
       deadLetterQueue: props.deadLetterQueue,
@@ -367,7 +374,13 @@ export class ImageBuilds extends Construct {
   /** The build events queue → its function, reporting failed messages alone. */
   deliverTo(handler: lambda.IFunction, timeout: Duration): void {
     if (timeout.toSeconds() > CONSUMER_TIMEOUT_S) throw new Error(`The build events function may take at most ${CONSUMER_TIMEOUT_S} s`);
-    handler.addEventSource(new SqsEventSource(this.eventsQueue, { batchSize: 10, maxConcurrency: 5, reportBatchItemFailures: true }));
+    handler.addEventSource(
+      new SqsEventSource(this.eventsQueue, {
+        batchSize: BUILD_EVENTS_CONSUMER.batchSize,
+        maxConcurrency: BUILD_EVENTS_CONSUMER.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
   }
 
   /**

@@ -70,7 +70,7 @@ export interface QueueConsumer {
  * so a batch redelivered after a throttle is not handled twice at once; plus the event source's
  * batching window, as earlier versions of that page asked, for a queue read with one.
  */
-function queueConsumer(batching: { batchSize: number; batchingWindowS?: number; maxConcurrency: number }): QueueConsumer {
+export function queueConsumer(batching: { batchSize: number; batchingWindowS?: number; maxConcurrency: number }): QueueConsumer {
   const batchingWindowS = batching.batchingWindowS ?? 0;
   return {
     batchSize: batching.batchSize,

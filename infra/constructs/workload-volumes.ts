@@ -151,21 +151,24 @@ export class WorkloadVolumes extends Construct {
    */
   /**
    * Lets the task state function read du's lines (docs/volumes.md, "Volumes on AWS"): GetLogEvents on
-   * the measuring chores' streams and the du sidecars' streams of the workload log group, no other stream.
+   * the measuring chores' streams and the du sidecars' streams of the workload log group (tasks registered
+   * before the sidecars' own group) and of the sidecars' group (`usageLogGroupName`: read only when no
+   * figure was pushed within a period), no other stream.
    */
-  grantVolumeMeasures(role: iam.IRole & Construct, workload: WorkloadAccess): void {
+  grantVolumeMeasures(role: iam.IRole & Construct, workload: WorkloadAccess, usageLogGroupName: string): void {
     if (!workload.logGroupName) throw new Error('Measuring volumes needs the workload log group');
-    const streamsUnder = (prefix: string) =>
+    const streamsUnder = (logGroupName: string, prefix: string) =>
       Stack.of(this).formatArn({
         service: 'logs',
         resource: 'log-group',
-        resourceName: `${workload.logGroupName}:log-stream:${prefix}/*`,
+        resourceName: `${logGroupName}:log-stream:${prefix}/*`,
         arnFormat: ArnFormat.COLON_RESOURCE_NAME,
       });
-    const choreStreams = streamsUnder(`${WORKLOAD_LOG_STREAM_PREFIX}/${VOLUME_CHORE_CONTAINER_NAME}`);
-    const sidecarStreams = streamsUnder(`${VOLUME_USAGE_STREAM_PREFIX}/${VOLUME_USAGE_CONTAINER_NAME}`);
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:GetLogEvents'], resources: [choreStreams, sidecarStreams] }));
-    for (const streams of [choreStreams, sidecarStreams]) {
+    const sidecarPrefix = `${VOLUME_USAGE_STREAM_PREFIX}/${VOLUME_USAGE_CONTAINER_NAME}`;
+    const choreStreams = streamsUnder(workload.logGroupName, `${WORKLOAD_LOG_STREAM_PREFIX}/${VOLUME_CHORE_CONTAINER_NAME}`);
+    const sidecarStreams = [streamsUnder(workload.logGroupName, sidecarPrefix), streamsUnder(usageLogGroupName, sidecarPrefix)];
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:GetLogEvents'], resources: [choreStreams, ...sidecarStreams] }));
+    for (const streams of [choreStreams, ...sidecarStreams]) {
       acknowledgeWildcardResource(
         role,
         streams,

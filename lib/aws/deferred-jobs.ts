@@ -18,7 +18,14 @@ export function deferredJobOf(message: unknown): DeferredJob | undefined {
   if (message.kind === 'relaunch') return { kind: 'relaunch', containerId };
   if (message.kind === 'retire' && typeof message.taskArn === 'string') {
     // Only our own words reach StopTask's reason.
-    return { kind: 'retire', containerId, taskArn: message.taskArn, ...(isStopReason(message.reason) ? { reason: message.reason } : {}) };
+    return {
+      kind: 'retire',
+      containerId,
+      taskArn: message.taskArn,
+      ...(isStopReason(message.reason) ? { reason: message.reason } : {}),
+      ...(isFiniteNumber(message.since) ? { since: message.since } : {}),
+      ...(isFiniteNumber(message.withdrawnAt) ? { withdrawnAt: message.withdrawnAt } : {}),
+    };
   }
   if (message.kind !== 'probe' || (message.phase !== 'ready' && message.phase !== 'health')) return undefined;
   const { task, since, attempt, failures, port } = message;

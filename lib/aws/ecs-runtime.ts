@@ -95,6 +95,8 @@ export interface EfsTaskVolumeSettings {
    * is measured by chores.
    */
   usageSidecarImage?: string;
+  /** The sidecar's own log group, which a subscription filter pushes to the volume usage function; without it, the workload's. */
+  usageLogGroupName?: string;
 }
 
 /**
@@ -397,7 +399,14 @@ export function withEfsVolumes(
         ...container,
         mountPoints: [{ sourceVolume: volumeName, containerPath: mount.path, readOnly: false }],
       })),
-      ...(volumes.usageSidecarImage ? [volumeUsageSidecar(volumes.usageSidecarImage, volumeName, settings.taskDefinitions)] : []),
+      ...(volumes.usageSidecarImage
+        ? [
+            volumeUsageSidecar(volumes.usageSidecarImage, volumeName, {
+              logGroupName: volumes.usageLogGroupName ?? settings.taskDefinitions.logGroupName,
+              region: settings.taskDefinitions.region,
+            }),
+          ]
+        : []),
     ],
   };
 }
@@ -410,6 +419,8 @@ function sameDefinition(existing: TaskDefinition, wanted: RegisterTaskDefinition
   const sidecar = existing.containerDefinitions.find((candidate) => candidate.name === VOLUME_USAGE_CONTAINER_NAME);
   const wantedSidecar = wanted.containerDefinitions!.find((candidate) => candidate.name === VOLUME_USAGE_CONTAINER_NAME);
   if (JSON.stringify(sidecar?.command) !== JSON.stringify(wantedSidecar?.command) || sidecar?.image !== wantedSidecar?.image) return false;
+  // A sidecar writing to the workload log group (registered before its own group) is not pushed: a new revision is.
+  if (sidecar?.logConfiguration?.options?.['awslogs-group'] !== wantedSidecar?.logConfiguration?.options?.['awslogs-group']) return false;
   const options = container.logConfiguration?.options ?? {};
   return (
     (existing.taskRoleArn ?? undefined) === wanted.taskRoleArn &&

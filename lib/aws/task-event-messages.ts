@@ -1,6 +1,5 @@
 import { type RouteRequests, routeRequestFor } from '../dns-routes/app-routes.js';
-import type { StopReason } from '../containers/container-core.js';
-import type { ProbeJob } from '../containers/restart-policy.js';
+import type { ProbeJob, RetireJob } from '../containers/restart-policy.js';
 import type { TaskStatus } from '../containers/runtime.js';
 import type { TaskStatusOutcome } from '../containers/task-events.js';
 import type { ProbeOutcome } from '../containers/task-probes.js';
@@ -30,7 +29,8 @@ import { type EcsTaskFields, type EcsTaskNetworkFields, taskEndpointFromEcs, tas
 export interface TaskEventDeps {
   applyTaskStatus(status: TaskStatus): Promise<TaskStatusOutcome>;
   relaunchDue(containerId: string): Promise<unknown>;
-  retire(containerId: string, taskArn: string, reason?: StopReason): Promise<void>;
+  /** A task its container let go of: its route goes first, and a restart's old task only once the routes moved (TaskEvents.retire). */
+  retire(job: RetireJob): Promise<void>;
   routeRequests?: RouteRequests;
   /** A deleted volume's emptying, where this function runs volume chores (lib/aws/volume-emptying.ts). */
   emptyVolume?(job: EmptyVolumeJob): Promise<EmptyVolumeOutcome>;
@@ -87,10 +87,7 @@ export async function handleTaskEventMessage(body: string, deps: TaskEventDeps):
     return { kind: 'relaunch', containerId: job.containerId };
   }
   if (job?.kind === 'retire') {
-    // The container let go of the task (a restart's old task after its drain, a stop ECS was too busy to take): its
-    // route is asked to go before the task does, unless the promotion or an earlier delivery of this job took it already.
-    await deps.routeRequests?.request([{ kind: 'withdraw', containerId: job.containerId, taskArn: job.taskArn, unless: 'held' }]);
-    await deps.retire(job.containerId, job.taskArn, job.reason);
+    await deps.retire(job);
     return { kind: 'retire', containerId: job.containerId };
   }
   return { kind: 'dropped', why: 'neither a task state change nor a deferred job' };

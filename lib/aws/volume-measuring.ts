@@ -8,9 +8,11 @@ export type { MeasureVolumeJob } from './deferred-jobs.js';
 /*
  * `used_gb` on AWS (docs/volumes.md, "Volumes on AWS"): EFS meters a file system, never an access
  * point, so a mounted volume is measured by `du -sk /data` on its own access point. A container's
- * task that carries the du sidecar (lib/aws/volume-usage-sidecar.ts) prints it every 30 s to a
- * stream of its own, and its measure reads that stream's last line every
- * VOLUME_MEASURE_TIMES.sidecarPeriodMs; a task registered before the sidecar is measured by a chore
+ * task that carries the du sidecar (lib/aws/volume-usage-sidecar.ts) prints it every
+ * VOLUME_USAGE_INTERVAL_S to a stream of its own, which a subscription filter pushes to the volume
+ * usage function (lib/aws/volume-usage-delivery.ts); its chain here only watches, every
+ * VOLUME_MEASURE_TIMES.sidecarPeriodMs, for the task's end, and reads the stream's last line only when
+ * no pushed figure came within that period; a task registered before the sidecar is measured by a chore
  * task (the volume's role, its access point at /data) every VOLUME_MEASURE_TIMES.periodMs. Either
  * way the volume is measured once more by a chore after that task has stopped; a detached volume is
  * not written, so it is not measured. du's line reaches us through CloudWatch Logs (GetLogEvents),
@@ -24,7 +26,10 @@ export const MEASURE_VOLUME_COMMAND: readonly string[] = ['du', '-sk', VOLUME_CH
 export interface VolumeMeasureTimes {
   /** Between two measures by chore of a volume mounted by a task without the du sidecar (registered before it). */
   periodMs: number;
-  /** Between two reads of a task's du sidecar line, and before a chain's first measure: the period within which `used_gb` is current. */
+  /**
+   * Between two looks of a sidecar task's chain (is the task still the container's? was a figure pushed within this
+   * period?), and before a chain's first measure; a look reads the sidecar's stream only when none was pushed.
+   */
   sidecarPeriodMs: number;
   /** Between two looks at a running chore, or at its log stream for du's line. */
   pollMs: number;
@@ -33,8 +38,8 @@ export interface VolumeMeasureTimes {
 }
 
 /**
- * A task's du sidecar is read every minute (the issue's "current within a minute"; it prints twice
- * in that time, so one line lost still leaves one). A chore, for a task without the sidecar, every
+ * A sidecar task's chain looks every minute (its figures are pushed: the look costs one SQS message and
+ * one invocation, no log read while they come). A chore, for a task without the sidecar, every
  * 5 minutes: a chore is a Fargate task billed for at least a minute
  * (https://aws.amazon.com/fargate/pricing/), so a period of a minute would cost a mounted volume as
  * much as a smallest container running all month; docs/volumes.md gives the figures.
@@ -58,7 +63,8 @@ export interface VolumeMeasuringDeps {
   usageLine(taskArn: string): Promise<{ message: string; timestamp: number } | undefined>;
   container(containerId: string): Promise<MeasuredContainer | undefined>;
   volume(volumeId: string): Promise<{ sizeGb: number; attachedTo: string | null; usedAt: string | null } | undefined>;
-  recordUsage(volumeId: string, usedBytes: number, at: string): Promise<void>;
+  /** Whether it recorded: not when the volume is gone or holds a measure taken at `at` or later. */
+  recordUsage(volumeId: string, usedBytes: number, at: string): Promise<boolean>;
   /** Stops the container's task as a failure, with the reason its owner reads. */
   stopTask(taskArn: string, reason: string): Promise<void>;
   /** Sends the job to the task events queue, delayed (SQS: at most 900 s). */
@@ -66,7 +72,7 @@ export interface VolumeMeasuringDeps {
   now?: () => number;
 }
 
-export type MeasureVolumeOutcome = 'scheduled' | 'running' | 'measured' | 'over-size' | 'skipped' | 'ended';
+export type MeasureVolumeOutcome = 'scheduled' | 'running' | 'measured' | 'over-size' | 'skipped' | 'ended' | 'pushed';
 
 const GB = 1024 ** 3;
 
@@ -83,8 +89,11 @@ export function usedBytesOf(line: string): number | undefined {
  * Measures mounted volumes, one chain of deferred jobs per container task that mounts one: each
  * measure runs the chore, polls it with DescribeTasks (its events are not waited for), reads du's
  * line, records it as the volume's use, and sends the next measure a period later while the task
- * runs. A chain ends once the task is gone (after one last measure), the volume moved, or another
- * chain measured the volume within half a period (a RUNNING event delivered twice starts two).
+ * runs; a sidecar task's chain only watches while its figures are pushed. A chain ends once the task
+ * is gone (after one last measure), the volume moved, or, for a chore chain, another chain measured
+ * the volume within half a period (a RUNNING event delivered twice starts two). Two watches of one
+ * sidecar task cannot tell each other from the pushed figures: both go on, reading nothing, and each
+ * runs the last measure (a chore more, once).
  */
 export class VolumeMeasuring {
   constructor(
@@ -111,17 +120,24 @@ export class VolumeMeasuring {
     return sidecar ? this.readSidecar({ ...job, sidecar }) : this.measure({ ...job, sidecar });
   }
 
-  /** Reads the sidecar's last du line, unless the chain has ended; a line older than a period is no measure of now. */
+  /**
+   * Watches a sidecar task, unless the chain has ended: while its figures are pushed (one recorded within a
+   * period) nothing is read; otherwise (a task registered before the sidecar's own log group, or deliveries
+   * late or lost) the stream's last line is read, and one older than a period is no measure of now.
+   */
   private async readSidecar(job: MeasureVolumeJob): Promise<MeasureVolumeOutcome> {
     const volume = await this.deps.volume(job.volumeId);
     if (!volume || volume.attachedTo !== job.containerId) return 'ended';
     const measuredAt = volume.usedAt ? Date.parse(volume.usedAt) : Number.NaN;
-    if (job.looks === 0 && this.now() - measuredAt < this.times.sidecarPeriodMs / 2) return 'ended';
+    if (this.now() - measuredAt <= this.times.sidecarPeriodMs) {
+      await this.next(job);
+      return 'pushed';
+    }
     const line = await this.deps.usageLine(job.containerTaskArn);
     const fresh = line !== undefined && this.now() - line.timestamp <= this.times.sidecarPeriodMs;
     const usedBytes = fresh ? usedBytesOf(line.message) : undefined;
     if (usedBytes === undefined) return this.noLineYet(job);
-    return this.recorded(job, usedBytes);
+    return this.recorded(job, usedBytes, line!.timestamp);
   }
 
   /** A line that has not landed (late, lost, throttled) is looked for again; after the last look the measure is skipped, the next one counts. */
@@ -153,16 +169,9 @@ export class VolumeMeasuring {
   }
 
   /** Records du's figure as the volume's use; past the volume's size, stops the container's task. */
-  private async recorded(job: MeasureVolumeJob, usedBytes: number): Promise<MeasureVolumeOutcome> {
-    await this.deps.recordUsage(job.volumeId, usedBytes, new Date(this.now()).toISOString());
-    const volume = await this.deps.volume(job.volumeId);
-    const container = await this.deps.container(job.containerId);
-    if (volume && volume.sizeGb > 0 && usedBytes > volume.sizeGb * GB && container?.taskArn === job.containerTaskArn) {
-      // EFS cannot refuse the write (no quota per directory), so the task stops as a failure: its restart policy applies.
-      await this.deps.stopTask(job.containerTaskArn, `${PROBE_STOP_PREFIX}${overSizeReason(job.volumeId, volume.sizeGb)}`);
-      log.warn('Stopped a container whose volume is past its size', { volumeId: job.volumeId, containerId: job.containerId, usedBytes });
-      return 'over-size';
-    }
+  private async recorded(job: MeasureVolumeJob, usedBytes: number, at = this.now()): Promise<MeasureVolumeOutcome> {
+    const outcome = await recordVolumeMeasure(this.deps, job, usedBytes, at);
+    if (outcome === 'over-size') return 'over-size';
     await this.next(job);
     return 'measured';
   }
@@ -194,11 +203,39 @@ export class VolumeMeasuring {
 }
 
 /**
+ * Records a measure of a mounted volume taken at `at` (ms), by a chore, a pushed sidecar line or a read one:
+ * 'stale' when the volume is gone or holds a later measure (a line delivered late or twice), which
+ * changes nothing; past the volume's size, the container's task, if it is still this one, stops as a
+ * failure with the reason its owner reads.
+ */
+export async function recordVolumeMeasure(
+  deps: Pick<VolumeMeasuringDeps, 'recordUsage' | 'volume' | 'container' | 'stopTask'>,
+  measured: { volumeId: string; containerId: string; containerTaskArn: string },
+  usedBytes: number,
+  at: number,
+): Promise<'recorded' | 'over-size' | 'stale'> {
+  if (!(await deps.recordUsage(measured.volumeId, usedBytes, new Date(at).toISOString()))) return 'stale';
+  const volume = await deps.volume(measured.volumeId);
+  const container = await deps.container(measured.containerId);
+  if (volume && volume.sizeGb > 0 && usedBytes > volume.sizeGb * GB && container?.taskArn === measured.containerTaskArn) {
+    // EFS cannot refuse the write (no quota per directory), so the task stops as a failure: its restart policy applies.
+    await deps.stopTask(measured.containerTaskArn, `${PROBE_STOP_PREFIX}${overSizeReason(measured.volumeId, volume.sizeGb)}`);
+    log.warn('Stopped a container whose volume is past its size', {
+      volumeId: measured.volumeId,
+      containerId: measured.containerId,
+      usedBytes,
+    });
+    return 'over-size';
+  }
+  return 'recorded';
+}
+
+/**
  * Begins a chain of measures for a container's task that runs with a mount: by its RUNNING event,
  * or by the reconciler when that event was lost (it applies the task's status then), so a task
  * whose event never came is measured too. The first measure comes a sidecar period later (it finds
- * out whether the task carries the sidecar). A chain begun twice for one task ends its second at its
- * first measure (the volume was measured within half a period).
+ * out whether the task carries the sidecar). A chore chain begun twice for one task ends its second
+ * at its first measure (the volume was measured within half a period).
  */
 export async function beginVolumeMeasures(
   deps: Pick<VolumeMeasuringDeps, 'container' | 'send'>,

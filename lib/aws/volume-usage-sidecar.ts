@@ -6,12 +6,17 @@ import { VOLUME_CHORE_MOUNT_PATH } from './volume-chores.js';
 /*
  * The du sidecar (docs/volumes.md, "Volumes on AWS", `used_gb`): a second container in the task of
  * a container that mounts a volume, which prints `du -sk /data` of the same volume, mounted
- * read-only, every VOLUME_USAGE_INTERVAL_S to a log stream of its own; the measure job reads that
- * stream's last line instead of running a chore task per measure.
+ * read-only, every VOLUME_USAGE_INTERVAL_S to a log stream of its own, in a log group of its own
+ * whose subscription filter pushes each line to the volume usage function (lib/aws/volume-usage-delivery.ts).
  */
 
-/** Seconds between two of the sidecar's du lines: two lines a read (lib/aws/volume-measuring.ts reads every minute), so one lost still leaves one. */
-export const VOLUME_USAGE_INTERVAL_S = 30;
+/**
+ * Seconds between two of the sidecar's du lines. A write shows in `used_gb` at the next line after it:
+ * at worst this interval and du's walk, the awslogs driver's batching (5 s) and the subscription's
+ * delivery (seconds as a rule); 20 s leaves the issue's minute room for them (docs/volumes.md gives
+ * the worst case). A line lost still leaves the next one within the minute.
+ */
+export const VOLUME_USAGE_INTERVAL_S = 20;
 
 /**
  * busybox's sh runs du, then sleeps; the mount path is an argument of its own ($1), not part of the
@@ -53,3 +58,11 @@ export function volumeUsageSidecar(
 /** The sidecar's log stream in a task: awslogs names it `<prefix>/<container name>/<task id>`. */
 export const volumeUsageStreamOf = (taskArn: string): string =>
   `${VOLUME_USAGE_STREAM_PREFIX}/${VOLUME_USAGE_CONTAINER_NAME}/${taskArn.split('/').pop()}`;
+
+/** The task id of a du sidecar's stream name (an ECS task id is 32 hexadecimal digits), or undefined for any other stream. */
+export function taskIdOfUsageStream(logStream: string): string | undefined {
+  const prefix = `${VOLUME_USAGE_STREAM_PREFIX}/${VOLUME_USAGE_CONTAINER_NAME}/`;
+  if (!logStream.startsWith(prefix)) return undefined;
+  const taskId = logStream.slice(prefix.length);
+  return /^[0-9a-f]{32}$/.test(taskId) ? taskId : undefined;
+}

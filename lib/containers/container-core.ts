@@ -3,6 +3,7 @@ import { TASK_HISTORY_LENGTH, type Caller, type StoredContainer } from './contai
 import type { ImageDigests } from './release.js';
 import type { ContainerStore, TransitionChange, WriteOutcome } from './container-store.js';
 import { chargeFor, fitsAtAll, limitsFor, quotaExceeded, type QuotaCharge, type QuotaLimits } from './quota.js';
+import type { RetireRoutes } from './retire-routes.js';
 import type { RestartPolicyOptions, RestartScheduler } from './restart-policy.js';
 import type { BuiltImageRepositories } from './built-images.js';
 import { noRegistryCredentialVault, type RegistryCredentialVault } from './registry-credentials.js';
@@ -37,6 +38,8 @@ export interface ContainerServiceOptions {
    * its task answers, through deferred probe jobs (docs/containers.md, "Readiness on AWS").
    */
   probedReadiness?: boolean;
+  /** Where routes are published (AWS with routing): a restart's old task stops only after the routes moved. */
+  retireRoutes?: RetireRoutes;
   /** Whose containers the runtime may run (lib/containers/run-policy.ts); every account's unless given. */
   runPolicy?: RunPolicy;
   /** Bounds the machine that runs the containers sets (the local stack); none on AWS, where Fargate's sizes bound them. */
@@ -95,6 +98,16 @@ export const VOLUME_TAKEN =
 
 export const CHANGED_MEANWHILE = 'The container was changed by another request meanwhile; nothing was done';
 
+/**
+ * Writes a commit tries before it answers 409 while it loses only to the system's own writes
+ * (see `commit`). Each of those lands between one consistent read and the next conditional write,
+ * a window of two DynamoDB calls, and the system writes a container a handful of times per task
+ * (its statuses, its readiness, a restart's promotion); so more than four in a row means the
+ * container is not settling, and the bound caps what one request spends on it at 4 more reads
+ * and writes.
+ */
+export const COMMIT_ATTEMPTS = 5;
+
 /** ECS clientToken: at most 64 characters; a UUID, a colon and the version fit. */
 export const launchToken = (containerId: string, version: number): string => `${containerId}:${version}`;
 
@@ -146,9 +159,12 @@ export class ContainerCore {
 
   /**
    * Runs a charged write on the container as read, and turns its outcome into the container or
-   * the caller's error. A task status changes the state without a new version, so when only the
-   * state moved meanwhile, the write is tried once more on a fresh read, charged from the state
-   * it has now.
+   * the caller's error. Every change a caller can see (a transition, a workload change, a delete)
+   * moves the version; the system's own bookkeeping (task statuses, readiness, a restart's
+   * promotion or dropped task) moves the state and tasks without one. So a write that lost while
+   * the version stayed lost to bookkeeping, and is tried again on a fresh read, charged from what
+   * the container is now (`chargeOf` may refuse it), up to COMMIT_ATTEMPTS writes; one that lost
+   * to a new version lost to another request (409).
    */
   async commit(
     container: StoredContainer,
@@ -170,10 +186,8 @@ export class ContainerCore {
         case 'volume-taken':
           throw new ConflictError(VOLUME_TAKEN);
         case 'conflict': {
-          const latest = attempt === 1 ? await this.store.get(container.id) : undefined;
-          if (!latest || latest.version !== container.version || latest.state === container.state) {
-            throw new ConflictError(CHANGED_MEANWHILE);
-          }
+          const latest = attempt < COMMIT_ATTEMPTS ? await this.store.get(container.id) : undefined;
+          if (!latest || latest.version !== container.version) throw new ConflictError(CHANGED_MEANWHILE);
           current = latest;
         }
       }

@@ -18,12 +18,11 @@ import {
   type SizeLimits,
   STATE_REASON,
   STOP_REASON,
-  type StopReason,
   VOLUME_TAKEN,
 } from './container-core.js';
 import type { ContainerStore, WriteOutcome } from './container-store.js';
 import { clampPercent, roundTo, type ContainerMetrics, type TaskUsageSource } from './metrics.js';
-import { RESTART_POLICY_DEFAULTS, TimerRestartScheduler } from './restart-policy.js';
+import { RESTART_POLICY_DEFAULTS, type RetireJob, TimerRestartScheduler } from './restart-policy.js';
 import type { ContainerRuntime, TaskStatus } from './runtime.js';
 import { StartWait } from './start-wait.js';
 import { ContainerTransitions } from './container-transitions.js';
@@ -79,7 +78,9 @@ export class ContainerService {
       this.launcher,
       { ...RESTART_POLICY_DEFAULTS, ...options.restartPolicy },
       options.restartScheduler ?? new TimerRestartScheduler(),
-      options.probedReadiness ? { drainMs: options.drainMs ?? 0 } : undefined,
+      options.probedReadiness
+        ? { drainMs: options.drainMs ?? 0, ...(options.retireRoutes ? { routes: options.retireRoutes } : {}) }
+        : undefined,
       options.runPolicy ?? everyAccountMayRun,
     );
     const wait = new StartWait(this.core, this.launcher, this.events, {
@@ -532,9 +533,9 @@ export class ContainerService {
     return this.events.relaunchDue(containerId);
   }
 
-  /** Stops a restart's old task after the drain (a deferred `retire` job), unless it is its container's again. */
-  retire(containerId: string, taskArn: string, reason?: StopReason): Promise<void> {
-    return this.events.retire(containerId, taskArn, reason);
+  /** Stops a task its container let go of (a deferred `retire` job: a restart's old task once its routes moved), unless it is its container's again. */
+  retire(job: RetireJob): Promise<void> {
+    return this.events.retire(job);
   }
 
   /** For the reconciler: relaunches every container whose restart is due, from `cursor` until `deadline`; answers how many and where to go on. */

@@ -34,8 +34,12 @@ export interface TransitionChange {
   stateReason: string | null;
   /** Sets the restart count (0 when its owner starts it); unchanged when absent. */
   restartCount?: number;
-  /** Keeps the current task attached (a zero-downtime restart); otherwise it is detached. */
-  keepTask?: boolean;
+  /**
+   * Keeps `taskArn` attached (a zero-downtime restart), on condition that the container's tasks
+   * are still the ones named; the pending task of an earlier restart is detached. Without it,
+   * every task is detached.
+   */
+  keepTask?: { taskArn: string; pendingTaskArn?: string };
   /** Marks a swap under way (epoch ms of its start), which the proxy holds requests through; any other transition clears it. */
   swapStartedAt?: number;
 }

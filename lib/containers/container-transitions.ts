@@ -115,21 +115,30 @@ export class ContainerTransitions {
         // A volume has one writer: no new task next to the old one, but a swap the proxy holds requests through.
         if (hasMounts(container)) return this.wait.swapTask(container, caller, deadline);
         // The zero-downtime restart: the container stays running on its task while a new one starts beside it.
+        // It keeps the task it finds current (a promotion may have moved it since the read); a task an earlier
+        // restart is still bringing up is superseded: detached by this claim, and stopped once it is written.
+        let kept = container;
         const claimed = await this.core.commit(
           container,
-          (current) => this.core.charge(current, { ...current, state: 'running' }, caller),
-          (current, charge) =>
-            this.core.store.beginTransition(
+          (current) => {
+            // The old task stopped after the read: nothing is left to keep answering.
+            if (current.state !== 'running' || !current.taskArn) throw new ConflictError(CHANGED_MEANWHILE);
+            return this.core.charge(current, { ...current, state: 'running' }, caller);
+          },
+          (current, charge) => {
+            kept = current;
+            const keepTask = { taskArn: current.taskArn!, ...(current.pendingTaskArn ? { pendingTaskArn: current.pendingTaskArn } : {}) };
+            return this.core.store.beginTransition(
               current.id,
               current.version,
-              { ...startedByOwner('running'), keepTask: true },
+              { ...startedByOwner('running'), keepTask },
               this.core.isoNow(),
               charge,
-            ),
+            );
+          },
         );
-        // The old task stopped between the read and the claim: nothing is left to keep answering.
-        if (claimed.state !== 'running' || claimed.taskArn !== container.taskArn) throw new ConflictError(CHANGED_MEANWHILE);
-        return this.wait.untilTakenOver(await this.launcher.launchPending(claimed), container.taskArn, deadline);
+        if (kept.pendingTaskArn) await this.stopTaskOrDefer(kept.id, kept.pendingTaskArn, STOP_REASON.superseded);
+        return this.wait.untilTakenOver(await this.launcher.launchPending(claimed), claimed.taskArn, deadline);
       }
     }
   }
@@ -148,14 +157,17 @@ export class ContainerTransitions {
    */
   async stopTasksOrDefer(container: StoredContainer, reason: StopReason): Promise<void> {
     for (const taskArn of [container.taskArn, container.pendingTaskArn]) {
-      if (!taskArn) continue;
-      try {
-        await this.core.runtime.stopTask(taskArn, reason);
-      } catch (error) {
-        if (!(error instanceof ServiceBusyError)) throw error;
-        log.warn('Deferred the stop of a task the runtime was too busy to stop', { containerId: container.id, taskArn });
-        await this.events.deferStop(container.id, taskArn, reason, error.retryAfterSeconds * 1000);
-      }
+      if (taskArn) await this.stopTaskOrDefer(container.id, taskArn, reason);
+    }
+  }
+
+  private async stopTaskOrDefer(containerId: string, taskArn: string, reason: StopReason): Promise<void> {
+    try {
+      await this.core.runtime.stopTask(taskArn, reason);
+    } catch (error) {
+      if (!(error instanceof ServiceBusyError)) throw error;
+      log.warn('Deferred the stop of a task the runtime was too busy to stop', { containerId, taskArn });
+      await this.events.deferStop(containerId, taskArn, reason, error.retryAfterSeconds * 1000);
     }
   }
 }

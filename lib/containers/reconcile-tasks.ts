@@ -18,10 +18,11 @@ export interface TaskSweepOptions {
   launchGraceMs: number;
   /**
    * A running container's previous task is left this long after the container last changed: a
-   * restart keeps it serving for the drain (RESTART_DRAIN_MS) and stops it after, so a stop here
-   * would cut the requests still sent on the old route.
+   * restart keeps it serving for the drain (RESTART_DRAIN_MS) and stops it after, and where routes
+   * are published its retire first waits for them to move (up to RETIRE_ROUTES_MAX_WAIT_MS), so a
+   * stop here would cut the requests still sent on the old route.
    */
-  drainMs: number;
+  retireWithinMs: number;
   now: () => number;
 }
 
@@ -100,8 +101,10 @@ export class TaskSweep {
     // Its current task, or the task a restart is bringing up next to it (promoted once it answers).
     const owned = container?.taskArn === task.taskArn || container?.pendingTaskArn === task.taskArn;
     if (container && owned && holdsCpu(container.state)) return;
-    // The task a restart moved off a moment ago still drains: the restart stops it after, and a lost stop is the next run's.
-    if (container && holdsCpu(container.state) && this.options.now() - Date.parse(container.updatedAt) < this.options.drainMs) return;
+    // The task a restart moved off a moment ago is still being retired (its routes moving, then the drain): the retire job
+    // stops it after, and a lost stop is the first run's past the retire's bound.
+    if (container && holdsCpu(container.state) && this.options.now() - Date.parse(container.updatedAt) < this.options.retireWithinMs)
+      return;
     const kind = container ? 'superseded' : 'orphan';
     await this.runtime.stopTask(task.taskArn, STOP_REASON[kind]);
     if (kind === 'orphan') report.orphanTasksStopped += 1;

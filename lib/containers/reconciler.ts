@@ -5,6 +5,7 @@ import { ContainerSweep } from './reconcile-containers.js';
 import { type ReconcileReport, timedPart } from './reconcile-report.js';
 import { RouteRepair } from '../dns-routes/reconcile-routes.js';
 import { TaskSweep } from './reconcile-tasks.js';
+import { RETIRE_ROUTES_MAX_WAIT_MS } from './retire-routes.js';
 import { reconcileUsage } from './reconcile-usage.js';
 import type { ReconcilableRuntime, TaskStatus } from './runtime.js';
 
@@ -102,7 +103,9 @@ export class Reconciler {
     this.routeRepair = routing ? new RouteRepair(store, routing) : undefined;
     this.restartDue = restartDue;
     const { maxTasks, maxContainers, launchGraceMs, drainMs, missingTaskGraceMs, lostEventMarginMs } = this.options;
-    this.tasks = new TaskSweep(store, runtime, { maxTasks, launchGraceMs, drainMs, now });
+    // Where routes are published, a restart's retire waits for them first, up to its bound (TaskEvents.retire).
+    const retireWithinMs = drainMs + (routing ? RETIRE_ROUTES_MAX_WAIT_MS : 0);
+    this.tasks = new TaskSweep(store, runtime, { maxTasks, launchGraceMs, retireWithinMs, now });
     this.containers = new ContainerSweep(store, runtime, {
       maxContainers,
       launchGraceMs,

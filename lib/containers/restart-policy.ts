@@ -51,11 +51,23 @@ export const isRestartDue = (container: StoredContainer, now: number): boolean =
  * drain, and a probe of a task's readiness or health. Each is safe to run more than once and
  * late: it acts only on a container still in the state that asked for it.
  */
-export type DeferredJob =
-  | { kind: 'relaunch'; containerId: string }
-  /** `reason` names why, for ECS's record of the stop: a restart's old task when absent. */
-  | { kind: 'retire'; containerId: string; taskArn: string; reason?: StopReason }
-  | ProbeJob;
+export type DeferredJob = { kind: 'relaunch'; containerId: string } | RetireJob | ProbeJob;
+
+/**
+ * Stopping a task its container let go of. `reason` names why, for ECS's record of the stop: a
+ * restart's old task when absent. A restart's old task where routes are published (AWS) follows
+ * its routes (docs/containers.md, "Restart"): `since` (epoch ms) is when its retire began, which
+ * bounds the wait; `withdrawnAt` (epoch ms) when the job first found its route out of the zone,
+ * from which the drain counts.
+ */
+export interface RetireJob {
+  kind: 'retire';
+  containerId: string;
+  taskArn: string;
+  reason?: StopReason;
+  since?: number;
+  withdrawnAt?: number;
+}
 
 /**
  * One probe of a task from inside the network it runs in (AWS: the probe function in the workload

@@ -13,8 +13,17 @@ import {
   STOP_REASON,
   type StopReason,
 } from './container-core.js';
+import { taskIdOf } from './logs.js';
 import { digestOf } from './release.js';
-import { type DeferredJob, isRestartDue, type RestartPolicyOptions, type RestartScheduler, restartDecisionFor } from './restart-policy.js';
+import { RETIRE_LOOK_AGAIN_MS, RETIRE_ROUTES_MAX_WAIT_MS, type RetireRoutes } from './retire-routes.js';
+import {
+  type DeferredJob,
+  isRestartDue,
+  type RestartPolicyOptions,
+  type RestartScheduler,
+  type RetireJob,
+  restartDecisionFor,
+} from './restart-policy.js';
 import type { RunPolicy } from './run-policy.js';
 import type { TaskStatus } from './runtime.js';
 import type { TaskLauncher } from './task-launcher.js';
@@ -29,8 +38,13 @@ export type TaskStatusOutcome = 'applied' | 'ignored' | 'probing';
 
 /** Where RUNNING means started, not answering: the container turns running only once a probe of its task answers. */
 export interface ProbedReadiness {
-  /** How long a restart's old task keeps serving after the route moved to the new one (RESTART_DRAIN_MS). */
+  /**
+   * How long a restart's old task keeps serving after its route left the zone (RESTART_DRAIN_MS): the
+   * record's TTL plus the proxy's DNS refresh on AWS.
+   */
   drainMs: number;
+  /** Where routes are published (AWS with routing): a restart's old task is stopped only after the routes moved. */
+  routes?: RetireRoutes;
 }
 
 /** The first probe of a task that reported RUNNING comes this soon: long enough for its process to bind. */
@@ -281,8 +295,11 @@ export class TaskEvents {
       if (!promoted) return { outcome: 'ignored', container: await store.get(container.id) };
       countEvent(METRIC.containersStarted);
       if (this.probed && oldTaskArn) {
-        const job: DeferredJob = { kind: 'retire', containerId: container.id, taskArn: oldTaskArn };
-        await this.restartScheduler.schedule(this.probed.drainMs, job, () => this.retire(container.id, oldTaskArn));
+        // With routes, the job follows them from now (its first look comes at once); without, it stops the task after the drain.
+        const job: RetireJob = this.probed.routes
+          ? { kind: 'retire', containerId: container.id, taskArn: oldTaskArn, since: this.core.now() }
+          : { kind: 'retire', containerId: container.id, taskArn: oldTaskArn };
+        await this.restartScheduler.schedule(this.probed.routes ? 0 : this.probed.drainMs, job, () => this.retire(job));
       }
       return { outcome: 'applied', container: promoted };
     }
@@ -295,14 +312,62 @@ export class TaskEvents {
   }
 
   /**
-   * Stops a restart's old task once the drain has passed, unless it is its container's again
-   * (never, in practice: a task is promoted once). A container deleted meanwhile has had its
-   * tasks stopped by the delete; a task left over is the reconciler's.
+   * Stops a task its container let go of, unless it is its container's again (never, in practice:
+   * a task is promoted once). Where routes are published, its route is asked to go first; a
+   * restart's old task (`since`) is stopped only after the routes moved (docs/containers.md,
+   * "Restart"): once the container's current task has its route, the old task's route is
+   * withdrawn, and the drain counts from the first look that finds it out of the zone. Each step
+   * is a look that sends the job again (at least once, late or twice: each look decides anew);
+   * past `maxWaitMs` the task is stopped anyway. A container stopped, deleted or failed meanwhile
+   * serves nothing on either task: its old task's route goes and the task stops at once; one
+   * restarted again waits for its newest task's route.
    */
-  async retire(containerId: string, taskArn: string, reason: StopReason = STOP_REASON.replaced): Promise<void> {
+  async retire(job: RetireJob): Promise<void> {
+    const { containerId, taskArn, reason = STOP_REASON.replaced } = job;
     const container = await this.core.store.get(containerId);
     if (container && (container.taskArn === taskArn || container.pendingTaskArn === taskArn)) return;
+    const routes = this.probed?.routes;
+    if (routes && job.since !== undefined && container?.state === 'running' && container.taskArn) {
+      const waited = this.core.now() - job.since;
+      const maxWaitMs = routes.maxWaitMs ?? RETIRE_ROUTES_MAX_WAIT_MS;
+      if (waited < maxWaitMs) {
+        const next = await this.nextRetireStep(job, container.taskArn, routes);
+        if (next) return this.restartScheduler.schedule(next.delayMs, next.job, () => this.retire(next.job));
+      } else {
+        log.error('Stopping a restart’s old task before its routes moved: the route writer did not catch up in time', {
+          containerId,
+          taskArn,
+          newTaskArn: container.taskArn,
+          waitedMs: waited,
+          maxWaitMs,
+        });
+      }
+    } else {
+      await routes?.requests.request([{ kind: 'withdraw', containerId, taskArn, unless: 'held' }]);
+    }
     await this.core.runtime.stopTask(taskArn, reason);
+  }
+
+  /** The retire's next look and when, or undefined when the old task may stop now. */
+  private async nextRetireStep(
+    job: RetireJob,
+    currentTaskArn: string,
+    routes: RetireRoutes,
+  ): Promise<{ job: RetireJob; delayMs: number } | undefined> {
+    const oldTaskId = taskIdOf(job.taskArn);
+    const newTaskId = taskIdOf(currentTaskArn);
+    const notes = await routes.published.find([oldTaskId, newTaskId]);
+    const { withdrawnAt: _withdrawnAt, ...waiting } = job;
+    // The new route first: until it is in the zone, the old one is all the hostname has.
+    if (!notes.has(newTaskId)) return { job: waiting, delayMs: RETIRE_LOOK_AGAIN_MS };
+    // A note goes only once the writer's change is written (lib/dns-routes/route-writer.ts); the request is idempotent.
+    if (notes.has(oldTaskId)) {
+      await routes.requests.request([{ kind: 'withdraw', containerId: job.containerId, taskArn: job.taskArn, unless: 'held' }]);
+      return { job: waiting, delayMs: RETIRE_LOOK_AGAIN_MS };
+    }
+    const withdrawnAt = job.withdrawnAt ?? this.core.now();
+    const drainLeft = withdrawnAt + (this.probed?.drainMs ?? 0) - this.core.now();
+    return drainLeft > 0 ? { job: { ...job, withdrawnAt }, delayMs: drainLeft } : undefined;
   }
 
   /**
@@ -311,7 +376,7 @@ export class TaskEvents {
    * by SQS while ECS stays busy; the reconciler stops whatever is still left.
    */
   async deferStop(containerId: string, taskArn: string, reason: StopReason, delayMs: number): Promise<void> {
-    const job: DeferredJob = { kind: 'retire', containerId, taskArn, reason };
-    await this.restartScheduler.schedule(delayMs, job, () => this.retire(containerId, taskArn, reason));
+    const job: RetireJob = { kind: 'retire', containerId, taskArn, reason };
+    await this.restartScheduler.schedule(delayMs, job, () => this.retire(job));
   }
 }

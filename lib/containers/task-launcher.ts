@@ -69,17 +69,19 @@ export class TaskLauncher {
     try {
       await this.core.commit(
         container,
-        (current) => this.core.releaseOf(current, 'stopped'),
+        (current) => {
+          // A task attached meanwhile (a concurrent waiter launched it): there is no claim to undo.
+          if (current.taskArn) throw new ConflictError(CHANGED_MEANWHILE);
+          return this.core.releaseOf(current, 'stopped');
+        },
         (current, charge) =>
-          current.taskArn
-            ? Promise.resolve({ kind: 'conflict' as const })
-            : this.core.store.beginTransition(
-                current.id,
-                current.version,
-                { state: 'stopped', stateReason: STATE_REASON.runtimeBusy },
-                this.core.isoNow(),
-                charge,
-              ),
+          this.core.store.beginTransition(
+            current.id,
+            current.version,
+            { state: 'stopped', stateReason: STATE_REASON.runtimeBusy },
+            this.core.isoNow(),
+            charge,
+          ),
       );
     } catch (error) {
       if (!(error instanceof ConflictError || error instanceof NotFoundError)) throw error;

@@ -307,14 +307,7 @@ export class DeployService {
             deployId: deploy.id,
           },
         );
-        await this.store.transition(deploy.containerId, deploy.id, ['deploying'], {
-          state: 'live',
-          release: live.release ?? null,
-          finishedAt: this.isoNow(),
-        });
-        await this.supersedeOlder(deploy);
-        await this.pruneImages(deploy);
-        return 'live';
+        return this.markLive(deploy, live.release);
       } catch (error) {
         if (error instanceof ConflictError) {
           const latest = await this.containers.systemGet(deploy.containerId);
@@ -397,11 +390,23 @@ export class DeployService {
   }
 
   private async markLiveAfterRace(deploy: Deploy, container: StoredContainer): Promise<BuildOutcome> {
+    return this.markLive(deploy, container.release);
+  }
+
+  /**
+   * A deploy whose release the container runs is live, however it got there (its own restart, or
+   * one that outlasted its budget or lost a race and finished later): older deploys under way end
+   * superseded and retention runs. The late paths once skipped both, so under load a live deploy
+   * left an older build running and the images retention should have removed.
+   */
+  private async markLive(deploy: Deploy, release: number | undefined): Promise<BuildOutcome> {
     await this.store.transition(deploy.containerId, deploy.id, ['deploying'], {
       state: 'live',
-      release: container.release ?? null,
+      release: release ?? null,
       finishedAt: this.isoNow(),
     });
+    await this.supersedeOlder(deploy);
+    await this.pruneImages(deploy);
     return 'live';
   }
 

@@ -112,9 +112,11 @@ function heldArnOf(container: StoredContainer | undefined, taskArnOrId: string):
  */
 export interface PublishedRoutes {
   remember(route: AppRoute): Promise<void>;
-  /** Removes and answers the task's route; the first caller gets it, every later one undefined. */
+  /** Marks the task's route withdrawing and answers it; the first caller gets it, every later one undefined. */
   forget(taskId: string): Promise<AppRoute | undefined>;
-  /** The routes noted for these tasks, by task id (one batched read). */
+  /** Removes the task's note once its records are out of the zone: a note is gone only when its records are. */
+  drop(taskId: string): Promise<void>;
+  /** The routes noted for these tasks, by task id (one batched read), those being withdrawn included. */
   find(taskIds: readonly string[]): Promise<Map<string, AppRoute>>;
 }
 

@@ -86,6 +86,7 @@ export class RouteWriter {
     const publish = await this.routesOf(toPublish);
     await this.change(publish, withdraw);
     await forEachConcurrently(publish, NOTES_AT_ONCE, (route) => this.deps.published.remember(route));
+    await this.dropNotes(withdraw);
     report.withdrawn += withdraw.length;
     report.published += publish.length;
     for (const route of withdraw) log.info('Route withdrawn', { ...route });
@@ -132,6 +133,15 @@ export class RouteWriter {
     return routes;
   }
 
+  /**
+   * The notes of routes now out of the zone: a restart's retire job waits for its old task's note to
+   * go before it counts the drain (lib/containers/task-events.ts), so a note goes only once the change
+   * is written, not when a writer takes it.
+   */
+  private async dropNotes(withdrawn: readonly AppRoute[]): Promise<void> {
+    await forEachConcurrently(withdrawn, NOTES_AT_ONCE, (route) => this.deps.published.drop(route.taskId));
+  }
+
   /** One change of the zone; should it fail, the forgotten notes go back so that a redelivered request finds them. */
   private async change(publish: AppRoute[], withdraw: AppRoute[]): Promise<void> {
     if (publish.length === 0 && withdraw.length === 0) return;
@@ -156,6 +166,7 @@ export class RouteWriter {
     if (overtaken.length === 0) return new Set();
     const routes = await this.forgetNotes(overtaken.map(({ request }) => ({ taskId: taskIdOf(request.taskArn) })));
     await this.change([], routes);
+    await this.dropNotes(routes);
     report.withdrawn += routes.length;
     for (const route of routes) log.info('Route taken back: its container let go of the task while it was published', { ...route });
     return new Set(overtaken.map(({ request }) => taskIdOf(request.taskArn)));

@@ -130,13 +130,18 @@ export class DynamoContainerStore implements ContainerStore {
     if (change.restartCount !== undefined) assignments.push(`${A.restartCount} = :restartCount`);
     if (change.swapStartedAt !== undefined) assignments.push(`${A.swapStartedAt} = :swapStartedAt`);
     const removals: string[] = change.keepTask
-      ? [A.restartAt]
+      ? [A.restartAt, A.pendingTaskArn]
       : [A.taskArn, A.taskVersion, A.taskDefinitionArn, A.taskLaunchVersion, A.pendingTaskArn, A.restartAt];
     if (change.swapStartedAt === undefined) removals.push(A.swapStartedAt);
+    const { keepTask } = change;
+    // The tasks as read: a promotion or a dropped pending task moved them without a new version.
+    const keptTasks = keepTask
+      ? ` AND ${A.taskArn} = :keptTask AND ${keepTask.pendingTaskArn ? `${A.pendingTaskArn} = :keptPending` : `attribute_not_exists(${A.pendingTaskArn})`}`
+      : '';
     return this.versionedWrite(containerId, charge, {
       Key: keys.container(containerId),
       UpdateExpression: `SET ${assignments.join(', ')} REMOVE ${removals.join(', ')}`,
-      ConditionExpression: 'attribute_exists(pk) AND version = :expected',
+      ConditionExpression: `attribute_exists(pk) AND version = :expected${keptTasks}`,
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: {
         ':state': change.state,
@@ -146,6 +151,8 @@ export class DynamoContainerStore implements ContainerStore {
         ':now': now,
         ...(change.restartCount !== undefined ? { ':restartCount': change.restartCount } : {}),
         ...(change.swapStartedAt !== undefined ? { ':swapStartedAt': change.swapStartedAt } : {}),
+        ...(keepTask ? { ':keptTask': keepTask.taskArn } : {}),
+        ...(keepTask?.pendingTaskArn ? { ':keptPending': keepTask.pendingTaskArn } : {}),
       },
     });
   }

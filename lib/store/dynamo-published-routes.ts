@@ -1,12 +1,14 @@
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AppRoute, PublishedRoutes } from '../dns-routes/app-routes.js';
 import { batchGetAll, documentClient, tableName } from './dynamo.js';
 import { keys, TTL_ATTRIBUTE } from './keys.js';
 
 /**
- * One item per published task route. `forget` is a DeleteItem that answers the old item
- * (ReturnValues ALL_OLD), so of several events racing to withdraw one task exactly one gets
- * the route (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_DeleteItem.html).
+ * One item per published task route. `forget` marks it withdrawing with a conditional UpdateItem
+ * that answers the old item (ReturnValues ALL_OLD), so of several events racing to withdraw one
+ * task exactly one gets the route
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html); `drop`
+ * deletes it once the zone no longer holds the records, so a note is gone only when they are.
  * Items expire with the table's TTL a week after publication in case a withdrawal never comes
  * (the reconciler repairs the zone either way).
  */
@@ -28,10 +30,27 @@ export class DynamoPublishedRoutes implements PublishedRoutes {
   }
 
   async forget(taskId: string): Promise<AppRoute | undefined> {
-    const { Attributes: item } = await documentClient.send(
-      new DeleteCommand({ TableName: tableName, Key: keys.appRoute(taskId), ReturnValues: 'ALL_OLD' }),
-    );
-    return routeOfItem(taskId, item);
+    try {
+      const { Attributes: item } = await documentClient.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: keys.appRoute(taskId),
+          UpdateExpression: 'SET withdrawing = :yes',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(withdrawing)',
+          ExpressionAttributeValues: { ':yes': true },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return routeOfItem(taskId, item);
+    } catch (error) {
+      // No note, or another writer is withdrawing it.
+      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return undefined;
+      throw error;
+    }
+  }
+
+  async drop(taskId: string): Promise<void> {
+    await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.appRoute(taskId) }));
   }
 
   async find(taskIds: readonly string[]): Promise<Map<string, AppRoute>> {

@@ -119,20 +119,24 @@ export class DynamoVolumeStore implements VolumeStore {
     );
   }
 
-  async recordUsage(volumeId: string, usedBytes: number, at: string): Promise<void> {
+  async recordUsage(volumeId: string, usedBytes: number, at: string): Promise<boolean> {
     try {
       await documentClient.send(
         new UpdateCommand({
           TableName: tableName,
           Key: keys.volume(volumeId),
           UpdateExpression: `SET ${VOLUME_ATTRIBUTE.usedBytes} = :bytes, ${VOLUME_ATTRIBUTE.usedAt} = :at`,
-          ConditionExpression: 'attribute_exists(pk)',
+          // A measure older than the one recorded (a pushed du line delivered late, twice or out of order) changes nothing;
+          // a comparison with a missing or null used_at is false, so NOT admits the first measure.
+          ConditionExpression: `attribute_exists(pk) AND NOT (${VOLUME_ATTRIBUTE.usedAt} >= :at)`,
           ExpressionAttributeValues: { ':bytes': usedBytes, ':at': at },
         }),
       );
+      return true;
     } catch (error) {
-      // Deleted meanwhile: nothing to record.
+      // Deleted meanwhile, or measured later already: nothing to record.
       if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+      return false;
     }
   }
 

@@ -44,8 +44,8 @@ export interface VolumeStore {
   delete(volume: Volume): Promise<VolumeDeleteOutcome>;
   /** Records the backend's name for its storage, once made. */
   setBackendRef(volumeId: string, backendRef: string): Promise<void>;
-  /** Records a measurement of its use. */
-  recordUsage(volumeId: string, usedBytes: number, at: string): Promise<void>;
+  /** Records a measure unless the volume is gone or holds one taken at `at` or later; whether it recorded. */
+  recordUsage(volumeId: string, usedBytes: number, at: string): Promise<boolean>;
   /** The account's volume gigabytes in use (charged). */
   volumeGbOf(userId: string): Promise<number>;
   /** The account's snapshots (how many), for the snapshot quota. */

@@ -6,6 +6,7 @@ import type { TaskUsageSource } from '../containers/metrics.js';
 import { type RestartScheduler, TimerRestartScheduler } from '../containers/restart-policy.js';
 import type { QuotaLimits } from '../containers/quota.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
+import type { RetireRoutes } from '../containers/retire-routes.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import type { ImageDigests } from '../containers/release.js';
 import { DynamoContainerStore } from '../store/dynamo-container-store.js';
@@ -97,6 +98,8 @@ export function containerServiceWith(
     usage?: TaskUsageSource;
     deferredWork?: RestartScheduler | undefined;
     runPolicy?: RunPolicy;
+    /** Where routes are published (the task state and probe functions with routing): a restart's old task follows them. */
+    retireRoutes?: RetireRoutes;
     imageDigests?: ImageDigests | undefined;
     /** For a function that keeps registry credentials (create, PATCH, delete): `#wiring/registry-credentials`. */
     registryCredentials?: RegistryCredentialVault;
@@ -112,6 +115,8 @@ export function containerServiceOptions(
   adapters: {
     deferredWork?: RestartScheduler | undefined;
     runPolicy?: RunPolicy;
+    /** Where routes are published (the task state and probe functions with routing): a restart's old task follows them. */
+    retireRoutes?: RetireRoutes;
     imageDigests?: ImageDigests | undefined;
     registryCredentials?: RegistryCredentialVault;
     leftovers?: ContainerLeftovers;
@@ -125,6 +130,7 @@ export function containerServiceOptions(
     probedReadiness: adapters.deferredWork !== undefined,
     volumes: { getMany: volumesByIds },
     ...(adapters.runPolicy ? { runPolicy: adapters.runPolicy } : {}),
+    ...(adapters.retireRoutes ? { retireRoutes: adapters.retireRoutes } : {}),
     ...(adapters.imageDigests ? { imageDigests: adapters.imageDigests } : {}),
     ...(sizeLimits ? { sizeLimits } : {}),
     ...(mountLimit ? { mountLimit } : {}),

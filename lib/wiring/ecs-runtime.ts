@@ -42,6 +42,7 @@ export function ecsRuntimeFrom(
               roleNamePrefix: settings.EFS_VOLUME_ROLE_PREFIX,
               // The du sidecar runs the volume chores' pinned image (docs/volumes.md, "Volumes on AWS").
               ...(options.usageSidecar === false ? {} : { usageSidecarImage: settings.VOLUME_CHORE_IMAGE }),
+              ...(settings.VOLUME_USAGE_LOG_GROUP ? { usageLogGroupName: settings.VOLUME_USAGE_LOG_GROUP } : {}),
             },
           }
         : {}),

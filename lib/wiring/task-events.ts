@@ -14,6 +14,7 @@ import type { RestartScheduler } from '../containers/restart-policy.js';
 import type { RunPolicy } from '../containers/run-policy.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
 import { type ProbeOutcome, type TaskProbe, TaskProbes } from '../containers/task-probes.js';
+import { DynamoPublishedRoutes } from '../store/dynamo-published-routes.js';
 import { routeRequestsFrom } from './route-requests.js';
 import { containerServiceWith, containerStore, restartScheduler } from './containers.js';
 
@@ -40,6 +41,8 @@ export function taskMessageHandlersWith(
     probe?: TaskProbe;
     runPolicy?: RunPolicy;
     routeRequests?: RouteRequests;
+    /** How long a restart's old task waits for its routes to move at most (a test's shorter one; RETIRE_ROUTES_MAX_WAIT_MS unless set). */
+    retireRoutesMaxWaitMs?: number;
     /** Where the deployment keeps volumes on EFS: the deleted volumes' emptying jobs (lib/aws/volume-emptying.ts). */
     volumeEmptying?: () => Pick<VolumeEmptying, 'continue'>;
     /** Where the deployment keeps volumes on EFS: mounted volumes' measures (lib/aws/volume-measuring.ts). */
@@ -49,8 +52,22 @@ export function taskMessageHandlersWith(
   } = {},
 ): TaskMessageHandlers {
   const probe = options.probe ?? probeTaskOnce;
-  const service = containerServiceWith({ runtime, deferredWork, ...(options.runPolicy ? { runPolicy: options.runPolicy } : {}) });
   const routeRequests = options.routeRequests ?? routeRequestsFrom(config);
+  const service = containerServiceWith({
+    runtime,
+    deferredWork,
+    ...(options.runPolicy ? { runPolicy: options.runPolicy } : {}),
+    // A restart's old task stops once the routes moved: the route writer's notes say when (docs/containers.md, "Restart").
+    ...(routeRequests
+      ? {
+          retireRoutes: {
+            published: new DynamoPublishedRoutes(),
+            requests: routeRequests,
+            ...(options.retireRoutesMaxWaitMs !== undefined ? { maxWaitMs: options.retireRoutesMaxWaitMs } : {}),
+          },
+        }
+      : {}),
+  });
   const probes = new TaskProbes({
     store: containerStore,
     runtime,
@@ -64,7 +81,7 @@ export function taskMessageHandlersWith(
       handleTaskEventMessage(body, {
         applyTaskStatus: (status) => service.applyTaskStatus(status),
         relaunchDue: (containerId) => service.relaunchDue(containerId),
-        retire: (containerId, taskArn, reason) => service.retire(containerId, taskArn, reason),
+        retire: (job) => service.retire(job),
         ...(routeRequests ? { routeRequests } : {}),
         ...(options.volumeEmptying ? { emptyVolume: (job: EmptyVolumeJob) => options.volumeEmptying!().continue(job) } : {}),
         ...(options.volumeSnapshots ? { snapshotChore: (job: SnapshotChoreJob) => options.volumeSnapshots!().continue(job) } : {}),

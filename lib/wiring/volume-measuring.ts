@@ -32,7 +32,11 @@ export function volumeMeasuringFrom(
       chores,
       measuredLine: (choreTaskArn) => lastLineOf(logs, chores.logGroupName, chores.logStreamOf(choreTaskArn)),
       hasUsageSidecar: async (taskArn) => (await chores.containerNamesOf(taskArn)).includes(VOLUME_USAGE_CONTAINER_NAME),
-      usageLine: (taskArn) => lastEventOf(logs, chores.logGroupName, volumeUsageStreamOf(taskArn)),
+      // Only when no figure was pushed within a period: the sidecar's own group, then the workload's (a task registered before it).
+      usageLine: async (taskArn) =>
+        (settings.VOLUME_USAGE_LOG_GROUP
+          ? await lastEventOf(logs, settings.VOLUME_USAGE_LOG_GROUP, volumeUsageStreamOf(taskArn))
+          : undefined) ?? (await lastEventOf(logs, chores.logGroupName, volumeUsageStreamOf(taskArn))),
       container: async (containerId) => {
         const container = await containerStore.get(containerId);
         return container && { mounts: container.mounts ?? [], ...(container.taskArn ? { taskArn: container.taskArn } : {}) };

@@ -5,11 +5,14 @@ import { appRequest } from '../support/app-request.js';
 import { launchBrowser } from '../support/browser.js';
 import { useStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
+import { sleepNow } from '../support/sleepers.js';
 
 /*
  * Issue 26 as a new user meets it: a container with idle_timeout_s 30 is asleep in the console,
  * its URL in the browser answers the app's page, and the console then shows it running with its
- * last wake time. The idle sweep runs every 500 ms here.
+ * last wake time. It is put to sleep as the idle sweep does, without waiting out its 30 s of
+ * idleness: when a container falls asleep is test/e2e/container-sleep.test.ts's (and, on the engine,
+ * test/engine/sleep-and-wake.test.ts's); what the console shows of it is this file's.
  */
 vi.hoisted(() => Object.assign(process.env, { RECONCILE_INTERVAL_MS: '500' }));
 
@@ -46,6 +49,7 @@ describe('sleep and wake in a browser', () => {
       10_000,
     );
     expect((await appRequest(url)).status).toBe(200);
+    await sleepNow(id);
     await pollUntil(
       () => api('GET', `/api/v1/containers/${id}`),
       (response) => response.body.data.state === 'stopped',

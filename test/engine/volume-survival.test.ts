@@ -5,6 +5,7 @@ import { TEST_IMAGE } from '../support/global-engine.js';
 import { cgiApp, NOTES_SCRIPTS, removeStackVolumes } from '../support/engine-volumes.js';
 import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
+import { sleepNow } from '../support/sleepers.js';
 
 /*
  * A volume's data through what a container goes through without its owner asking (issue 34,
@@ -12,7 +13,8 @@ import { pollUntil } from '../support/poll.js';
  * and a crash that its restart policy restarts. And one writer (item 3): a wake right after a
  * sleep starts the new task only once the old one has exited, shown by an app that takes a lock
  * file with O_EXCL at start, notes any lock it finds held, and gives the lock back as it exits.
- * The idle sweep runs every 500 ms.
+ * Each sleeper is put to sleep as the idle sweep does, without waiting out its 30 s of idleness:
+ * when a container falls asleep is test/engine/sleep-and-wake.test.ts's; what its volume keeps is this file's.
  */
 vi.hoisted(() => Object.assign(process.env, { RECONCILE_INTERVAL_MS: '500', START_BUDGET_MS: '28000' }));
 
@@ -71,6 +73,7 @@ describe.concurrent('a volume through sleep, wake and a crash', () => {
     const { id, url } = await volumeApp('slept', { idle_timeout_s: 30, command: app(0) });
     expect(await fetchText(`${url}/cgi-bin/write?before-sleep`)).toBe('ok\n');
 
+    await sleepNow(id);
     const asleep = await pollUntil(
       () => read(id),
       (container) => container.state !== 'running',
@@ -87,6 +90,8 @@ describe.concurrent('a volume through sleep, wake and a crash', () => {
     const { id, url } = await volumeApp('one-writer', { idle_timeout_s: 30, command: app(9) });
     expect(await fetchText(`${url}/cgi-bin/write?kept`)).toBe('ok\n');
 
+    // Not waited for: the sleep ends once the old task has exited, and the wake below comes before that.
+    const sleeping = sleepNow(id);
     const asleep = await pollUntil(
       () => read(id),
       (container) => container.state !== 'running',
@@ -99,6 +104,7 @@ describe.concurrent('a volume through sleep, wake and a crash', () => {
     console.info(`woke ${Date.now() - wokenAt} ms after the request, the old task taking 9 s to exit`);
 
     expect(await fetchText(`${url}/cgi-bin/overlaps`)).toBe('end\n');
+    await sleeping;
   }, 120_000);
 
   it('keeps what the app wrote through a crash that its restart policy restarts', async ({ expect }) => {

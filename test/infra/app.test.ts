@@ -147,9 +147,10 @@ describe('buildApp', () => {
     expect(resourcesOfType(template, 'AWS::Lambda::Url').map(([, url]) => [url.Properties?.AuthType, url.Properties?.InvokeMode])).toEqual([
       ['NONE', undefined],
     ]);
-    template.resourceCountIs('AWS::Logs::SubscriptionFilter', 1);
+    // The proxy's access log, and the du sidecars' group (docs/volumes.md), which every stack has.
+    template.resourceCountIs('AWS::Logs::SubscriptionFilter', 2);
     plain.resourceCountIs('AWS::Lambda::Url', 0);
-    plain.resourceCountIs('AWS::Logs::SubscriptionFilter', 0);
+    plain.resourceCountIs('AWS::Logs::SubscriptionFilter', 1);
     // Without an apps domain nothing routes: no load balancer, no zone, no url.
     plain.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 0);
     plain.resourceCountIs('AWS::Route53::HostedZone', 0);

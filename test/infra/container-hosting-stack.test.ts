@@ -3,6 +3,8 @@ import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build-app.js';
+import { BUILD_EVENTS_CONSUMER } from '../../infra/constructs/image-builds.js';
+import { MAX_RECEIVES, PROBE_MAX_CONCURRENCY, TASK_STATE_MAX_CONCURRENCY } from '../../infra/constructs/task-state-events.js';
 import type { ContainerHostingStack } from '../../infra/stack.js';
 import {
   buildStatusChangedFunction,
@@ -10,6 +12,7 @@ import {
   probeTaskFunction,
   reconcileFunction,
   taskStateChangedFunction,
+  volumeUsageFunction,
 } from '../../infra/event-functions.js';
 import { tableStatements, type TableArns } from '../../infra/table-policy.js';
 import { routes as routeTable, type Route, type RoutePermissions } from '../../lib/http/routes.js';
@@ -123,8 +126,8 @@ describe('ContainerHostingStack functions', () => {
         id,
       ).toEqual([`<${sharedLogGroupId}.Arn>`]);
     }
-    // The workload's, the VPC flow logs', the proxy's and the API's access logs are the only others.
-    expect(resourcesOfType(template, 'AWS::Logs::LogGroup').length).toBeLessThanOrEqual(5);
+    // The workload's, the du sidecars', the VPC flow logs', the proxy's and the API's access logs are the only others.
+    expect(resourcesOfType(template, 'AWS::Logs::LogGroup').length).toBeLessThanOrEqual(6);
   });
 
   it('passes the ECS settings and start budget only to functions that use ECS or metrics', () => {
@@ -585,7 +588,7 @@ describe('ContainerHostingStack least privilege inside the table', () => {
     expect(allowed(taskStateChangedFunction.id, item('DeleteItem', container, ['pk', 'sk']))).toBe(false);
   });
 
-  it("lets the task state handler record a volume's measured use and change nothing else of it, and read only the chores' and du sidecars' log streams", () => {
+  it("lets the task state handler record a volume's measured use and change nothing else of it, and read only the chores' and du sidecars' log streams (the sidecars' own group's only where no figure was pushed)", () => {
     // Prepare
     const volume = keys.volume(userId).pk;
     const taskState = statementsOfRole(template, functionOf(taskStateChangedFunction.id).roleLogicalId);
@@ -594,8 +597,54 @@ describe('ContainerHostingStack least privilege inside the table', () => {
     expect(allowed(taskStateChangedFunction.id, item('UpdateItem', volume, ['pk', 'sk', 'attached_to']))).toBe(false);
     expect(allowed(taskStateChangedFunction.id, item('UpdateItem', volume, ['pk', 'sk', 'size_gb']))).toBe(false);
     expect(statementsWithAction(taskState, 'logs:GetLogEvents').map((statement) => (statement.Resource as unknown[]).map(flatten))).toEqual(
-      [[expect.stringMatching(/:log-stream:app\/chore\/\*$/), expect.stringMatching(/:log-stream:volume-usage\/volume-usage\/\*$/)]],
+      [
+        [
+          expect.stringMatching(/:log-stream:app\/chore\/\*$/),
+          expect.stringMatching(/<ContainersTaskLogs[0-9A-F]+>:log-stream:volume-usage\/volume-usage\/\*$/),
+          expect.stringMatching(/<VolumeUsageSidecarLogs[0-9A-F]+>:log-stream:volume-usage\/volume-usage\/\*$/),
+        ],
+      ],
     );
+  });
+
+  it("pushes the du sidecars' own log group to the volume usage function, invocable by CloudWatch Logs for that group only, which may record a volume's use, describe and stop our tasks, and nothing else", () => {
+    // Prepare
+    const usage = stack.node.findChild('VolumeUsage');
+    const groupId = logicalIdOf(usage.node.findChild('SidecarLogs').node.defaultChild);
+    const fn = functionOf(volumeUsageFunction.id);
+    const filter = resourcesOfType(template, 'AWS::Logs::SubscriptionFilter')
+      .map(([, candidate]) => candidate.Properties ?? {})
+      .find((properties) => flatten(properties.LogGroupName) === `<${groupId}>`);
+    const statements = statementsOfRole(template, fn.roleLogicalId);
+    const volume = keys.volume(userId).pk;
+    // Assess: the filter and the permission CloudWatch Logs invokes with
+    expect(resource(template, groupId).Properties?.RetentionInDays).toBe(1);
+    expect(filter).toEqual({ LogGroupName: { Ref: groupId }, DestinationArn: { 'Fn::GetAtt': [fn.logicalId, 'Arn'] }, FilterPattern: '' });
+    const permissions = resourcesOfType(template, 'AWS::Lambda::Permission')
+      .map(([, permission]) => permission.Properties ?? {})
+      .filter((properties) => flatten(properties.FunctionName) === `<${fn.logicalId}.Arn>`);
+    expect(permissions).toEqual([
+      expect.objectContaining({
+        Action: 'lambda:InvokeFunction',
+        Principal: 'logs.amazonaws.com',
+        SourceArn: { 'Fn::GetAtt': [groupId, 'Arn'] },
+      }),
+    ]);
+    // Assess: its role
+    // Beside the table, its own log writes (every function's) and tracing: DescribeTasks and StopTask in our cluster.
+    expect(actionsOf(statements).filter((action) => !/^(dynamodb|xray):|^logs:(CreateLogStream|PutLogEvents)$/.test(action))).toEqual([
+      'ecs:DescribeTasks',
+      'ecs:StopTask',
+    ]);
+    expect(allowed(volumeUsageFunction.id, item('UpdateItem', volume, ['pk', 'sk', 'used_bytes', 'used_at']))).toBe(true);
+    expect(allowed(volumeUsageFunction.id, item('UpdateItem', volume, ['pk', 'sk', 'attached_to']))).toBe(false);
+    expect(allowed(volumeUsageFunction.id, item('GetItem', keys.container(userId).pk))).toBe(true);
+    expect(allowed(volumeUsageFunction.id, item('UpdateItem', keys.container(userId).pk, ['pk', 'sk', 'state']))).toBe(false);
+    expect(statementsWithAction(statements, 'logs:GetLogEvents')).toEqual([]);
+    expect(statementsWithAction(statements, 'ecs:RunTask')).toEqual([]);
+    // Every function that registers task definitions names the sidecars' group alike.
+    expect(functionOf(taskStateChangedFunction.id).properties.Environment.Variables.VOLUME_USAGE_LOG_GROUP).toEqual({ Ref: groupId });
+    expect(fn.properties.Environment.Variables.VOLUME_USAGE_LOG_GROUP).toEqual({ Ref: groupId });
   });
 
   it('gives the metadata route no table access at all', () => {
@@ -828,15 +877,16 @@ describe('ContainerHostingStack containers', () => {
     expect(functionOf('listReleases').properties.Environment.Variables.BUILD_PROJECT_NAME).toBeUndefined();
   });
 
-  it('keeps workload task output 7 days by default (context containerLogRetentionDays), writable by the execution role', () => {
+  it("keeps workload task output 7 days by default (context containerLogRetentionDays), writable by the execution role, as is the du sidecars' own group", () => {
     // Prepare
     const workload = stack.node.findChild('Containers');
     const logGroupId = logicalIdOf(workload.node.findChild('TaskLogs').node.defaultChild);
+    const sidecarGroupId = logicalIdOf(stack.node.findChild('VolumeUsage').node.findChild('SidecarLogs').node.defaultChild);
     // Assess
     expect(resource(template, logGroupId).Properties?.RetentionInDays).toBe(7);
     const executionStatements = statementsOfRole(template, logicalIdOf(workload.node.findChild('ExecutionRole').node.defaultChild));
     const writes = statementsWithAction(executionStatements, 'logs:PutLogEvents');
-    expect(writes.map((statement) => flatten(statement.Resource))).toEqual([`<${logGroupId}.Arn>`]);
+    expect(writes.map((statement) => flatten(statement.Resource))).toEqual([`<${logGroupId}.Arn>`, `<${sidecarGroupId}.Arn>`]);
   });
 
   it('creates a two-zone VPC with flow logs and a task security group that admits only the readiness probes', () => {
@@ -911,9 +961,9 @@ describe('ContainerHostingStack containers', () => {
     const queues = stack.node.findChild('TaskStateEvents');
     const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').map(([, mapping]) => mapping.Properties!);
     const consumers = [
-      { fn: taskStateChangedFunction, owner: 'TaskStateEvents', queue: 'EventsQueue', maxConcurrency: 10 },
-      { fn: probeTaskFunction, owner: 'TaskStateEvents', queue: 'ProbeQueue', maxConcurrency: 5 },
-      { fn: buildStatusChangedFunction, owner: 'ImageBuilds', queue: 'EventsQueue', maxConcurrency: 5 },
+      { fn: taskStateChangedFunction, owner: 'TaskStateEvents', queue: 'EventsQueue', maxConcurrency: TASK_STATE_MAX_CONCURRENCY },
+      { fn: probeTaskFunction, owner: 'TaskStateEvents', queue: 'ProbeQueue', maxConcurrency: PROBE_MAX_CONCURRENCY },
+      { fn: buildStatusChangedFunction, owner: 'ImageBuilds', queue: 'EventsQueue', maxConcurrency: BUILD_EVENTS_CONSUMER.maxConcurrency },
     ];
     // Assess
     expect(mappings).toHaveLength(3);
@@ -927,7 +977,7 @@ describe('ContainerHostingStack containers', () => {
       });
       const queueProperties = resource(template, queueId).Properties!;
       expect(queueProperties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * functionOf(fn.id).properties.Timeout);
-      expect(queueProperties.RedrivePolicy).toMatchObject({ maxReceiveCount: 5 });
+      expect(queueProperties.RedrivePolicy).toMatchObject({ maxReceiveCount: MAX_RECEIVES });
       expect(flatten(queueProperties.RedrivePolicy.deadLetterTargetArn)).toBe(
         `<${logicalIdOf(queues.node.findChild('DeadLetterQueue').node.defaultChild)}.Arn>`,
       );

@@ -5,6 +5,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { BUILT_IMAGES_KEPT, buildspecOf, ImageBuilds } from '../../infra/constructs/image-builds.js';
+import { MAX_RECEIVES } from '../../infra/constructs/task-state-events.js';
 import { flatten, resourcesOfType, statementsOfRole } from './template-queries.js';
 
 function imageBuildsWith(
@@ -207,7 +208,7 @@ describe('ImageBuilds: IAM', () => {
       expect(rule.Targets[0].DeadLetterConfig).toBeDefined();
     }
     const queue = template.toJSON().Resources[logicalIdOf(builds.eventsQueue.node.defaultChild)].Properties;
-    expect(queue.RedrivePolicy.maxReceiveCount).toBe(5);
+    expect(queue.RedrivePolicy.maxReceiveCount).toBe(MAX_RECEIVES);
   });
 
   it('is cdk-nag clean, every suppression with its reason', () => {

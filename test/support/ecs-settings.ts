@@ -29,8 +29,15 @@ export const ECS_TASK_SETTINGS = {
 /** A queue's URL as SQS answers it in us-east-1. */
 export const awsQueueUrl = (name: string): string => `https://sqs.us-east-1.amazonaws.com/${ACCOUNT}/${name}`;
 
-/** The simulator's port for this worker process: the SQS client sends to its QueueUrl's host, so the queues name it. */
-export const simPortFor = (pid: number): number => 20_000 + (pid % 20_000);
+/**
+ * The simulator's port for this worker process: the SQS client sends to its QueueUrl's host, so the
+ * queues name it. Below Linux's default ephemeral range (net.ipv4.ip_local_port_range, 32768–60999:
+ * https://www.kernel.org/doc/html/latest/networking/ip-sysctl.html), where the servers that tests
+ * start on port 0 and every outgoing connection take their ports: a fixed port in that range was
+ * sometimes taken already (EADDRINUSE) once process ids grew past 12,768.
+ */
+export const SIM_PORTS = { first: 20_000, count: 12_000 } as const;
+export const simPortFor = (pid: number): number => SIM_PORTS.first + (pid % SIM_PORTS.count);
 
 /** The URL SQS answers for a queue of the simulator on `port`. */
 export const simQueueUrl = (port: number, name: string): string => `http://127.0.0.1:${port}/${ACCOUNT}/${name}`;

@@ -40,7 +40,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let startedPid: number | undefined;
   // A busy machine can take seconds to answer; a slow engine is not a missing one (the script would start a second).
   if (!dockerHost || !(await engineInfo(engineClient(dockerHost), 20_000))) {
-    const { stdout } = await execFileAsync(podmanScript, [], { timeout: 60_000 });
+    // A socket of this run's own: a service another run (another checkout's suite, the local stack)
+    // started is stopped by that run's teardown, and the engine files still running here would lose it.
+    const { stdout } = await execFileAsync(podmanScript, [join(tmpdir(), `container-hosting-podman-test-${process.pid}.sock`)], {
+      timeout: 60_000,
+    });
     dockerHost = /^DOCKER_HOST=(.+)$/m.exec(stdout)?.[1];
     const pid = /^PODMAN_PID=(\d+)$/m.exec(stdout)?.[1];
     startedPid = pid ? Number(pid) : undefined;

@@ -22,6 +22,24 @@ export async function tasksRunFor(id: string): Promise<string[]> {
   return (await containerStore.get(id))!.taskHistory;
 }
 
+/**
+ * Puts a running container to sleep as the stack's idle sweep does once its idle timeout has
+ * passed (lib/wiring/local-containers.ts: SleepingContainerService.sleep, the same versioned commit
+ * and the same stop of its task), without waiting that timeout out: for tests of what a sleep and
+ * the next wake do, not of when a container falls asleep, which test/engine/sleep-and-wake.test.ts
+ * times at the shortest idle timeout a container accepts. Answers the sleep, which ends once the
+ * old task has stopped; the record says asleep before that, as it does after the sweep's sleep.
+ */
+export async function sleepNow(id: string): Promise<unknown> {
+  // Loaded here: the wiring reads the file's configuration when first imported (after its stack starts).
+  const { containerServiceOptions, containerStore } = await import('../../lib/wiring/containers.js');
+  const { localContainers } = await import('../../lib/wiring/local-containers.js');
+  const { SleepingContainerService } = await import('../../lib/containers/sleep-and-wake.js');
+  const { runtime, runPolicy, usage } = localContainers();
+  const service = new SleepingContainerService(containerStore, runtime, usage, containerServiceOptions({ runPolicy }));
+  return service.sleep((await containerStore.get(id))!);
+}
+
 export function sleepersOn(stack: SignedInStack) {
   let counter = 0;
   return {

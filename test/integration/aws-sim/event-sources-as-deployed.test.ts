@@ -1,12 +1,19 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ImageBuilds } from '../../../infra/constructs/image-builds.js';
 import { TaskStateEvents } from '../../../infra/constructs/task-state-events.js';
+import { SqsBuildDeadlines } from '../../../lib/aws/sqs-build-deadlines.js';
 import { config } from '../../../lib/config.js';
+import { awsBuildSiteFrom } from '../../../lib/wiring/aws/build-site.js';
+import { buildEventsHandlerWith } from '../../../lib/wiring/build-events.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith } from '../../../lib/wiring/containers.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
+import { deployServiceWith } from '../../../lib/wiring/deploys.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
 import type { EventSource } from '../../support/aws-sim/sqs.js';
 import { type EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
@@ -19,14 +26,15 @@ import { closeEcsSim, wiredEcsSimStack } from '../../support/conformance/wired-e
  * deployed batches and concurrency.
  */
 await vi.hoisted(async () => {
-  const { ecsSimSettings } = await import('../../support/ecs-settings.js');
-  Object.assign(process.env, ecsSimSettings());
+  const { ecsSimSettings, simBuildSettings } = await import('../../support/ecs-settings.js');
+  Object.assign(process.env, ecsSimSettings(simBuildSettings()));
 });
 
 let sim: AwsSim;
 let stack: EcsSimStack;
 let template: Template;
 let events: TaskStateEvents;
+let builds: ImageBuilds;
 let cdkStack: Stack;
 
 beforeAll(async () => {
@@ -42,18 +50,31 @@ beforeAll(async () => {
   events.deliverTo(consumer('TaskStateChanged'), Duration.seconds(30));
   events.probeWith(consumer('ProbeTask'), Duration.seconds(30));
   events.writeRoutesWith(consumer('WriteRoutes'), Duration.seconds(30));
+  builds = new ImageBuilds(cdkStack, 'ImageBuilds', {
+    cpuArchitecture: 'ARM64',
+    deadLetterQueue: events.deadLetterQueue,
+    executionRole: new iam.Role(cdkStack, 'ExecutionRole', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') }),
+  });
+  builds.deliverTo(consumer('BuildStatusChanged'), Duration.seconds(30));
   template = Template.fromStack(cdkStack);
 
   sim = await startAwsSim({ port: simPortFor(process.pid), seed: 32, route53: SIM_ROUTE53 });
-  stack = wiredEcsSimStack(sim, containerServiceWith({ runtime: containerRuntime, deferredWork }));
+  const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
+  const site = awsBuildSiteFrom(config);
+  if (!('builder' in site)) throw new Error(site.refusal);
+  const deploys = deployServiceWith(
+    { ...site, deadlines: new SqsBuildDeadlines(new SQSClient({ region: 'us-east-1' }), config.BUILD_EVENTS_QUEUE_URL!) },
+    service,
+  );
+  stack = wiredEcsSimStack(sim, service, { deploys: { service: deploys, handleBuildEvent: buildEventsHandlerWith(deploys) } });
   // Synthesis on a shared two-core machine has taken over 30 s.
 }, 120_000);
 
 afterAll(() => closeEcsSim(stack, sim));
 
 /** The queue's and its event source mapping's settings in the template, in the simulator's terms. */
-function deployed(queueId: string) {
-  const logicalId = cdkStack.getLogicalId(events.node.findChild(queueId).node.defaultChild as never);
+function deployed(queueId: string, owner: TaskStateEvents | ImageBuilds = events) {
+  const logicalId = cdkStack.getLogicalId(owner.node.findChild(queueId).node.defaultChild as never);
   const queue = template.toJSON().Resources[logicalId].Properties;
   const [mapping] = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).filter(
     (resource) => resource.Properties.EventSourceArn?.['Fn::GetAtt']?.[0] === logicalId,
@@ -87,5 +108,9 @@ describe("The simulator's event sources", () => {
 
   it('read the route changes queue with the deployed visibility timeout, receive count, batches and concurrency', () => {
     expect(simulated(stack.routeSource)).toEqual(deployed('RouteChangesQueue'));
+  });
+
+  it('read the build events queue with the deployed visibility timeout, receive count, batches and concurrency', () => {
+    expect(simulated(stack.buildSource!)).toEqual(deployed('EventsQueue', builds));
   });
 });

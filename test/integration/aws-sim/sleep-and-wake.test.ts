@@ -53,7 +53,12 @@ let secretReads = 0;
 let wakeUrl: { url: string; close(): Promise<void> };
 let deliverAccessLog: (event: LogsSubscriptionEvent) => Promise<void>;
 
-const lambdaContext = { awsRequestId: 'test', functionName: 'fn', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
+// An invocation of the access-log function with all of its deployed timeout ahead of it.
+const lambdaContext = {
+  awsRequestId: 'test',
+  functionName: accessLogActivityFunction.id,
+  getRemainingTimeInMillis: () => accessLogActivityFunction.timeoutSeconds * 1000,
+} as unknown as Context;
 
 beforeAll(async () => {
   // Secrets Manager's GetSecretValue (awsJson1_1), for the wake function's one read of its secret.

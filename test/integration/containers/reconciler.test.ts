@@ -10,6 +10,7 @@ import type { ContainerState, StoredContainer } from '../../../lib/containers/co
 import { config } from '../../../lib/config.js';
 import { chargeFor } from '../../../lib/containers/quota.js';
 import { Reconciler, type ReconcileReport } from '../../../lib/containers/reconciler.js';
+import { RETIRE_ROUTES_MAX_WAIT_MS } from '../../../lib/containers/retire-routes.js';
 import type { RouteRequests } from '../../../lib/dns-routes/app-routes.js';
 import { RouteWriter } from '../../../lib/dns-routes/route-writer.js';
 import { newId } from '../../../lib/ids.js';
@@ -612,6 +613,35 @@ describe('reconciliation of the private zone', () => {
   });
   // Fails on the code before issue 24's fault run was clean: routes of a provisioning container were all left alone, a
   // restart's new task lost its route before its promotion, and each stale route was its own change of the zone.
+  it('leaves a restart’s old task alone while its retire waits for the routes, up to the bound, and never publishes its route again', async () => {
+    route53Mock.reset();
+    const zone = new FakeZone(route53Mock, 'apps.internal', 4);
+    // Promoted a drain and a second ago: its retire still waits for the route writer.
+    const oldTask = addTask(withAddress('10.0.2.1'));
+    const newTask = addTask(withAddress('10.0.2.2'));
+    const movedAt = new Date(Date.now() - config.RESTART_DRAIN_MS - 1000).toISOString();
+    const restarted = await seedContainer(newId(), 'running', { taskArn: newTask, port: 3000, updatedAt: movedAt });
+    // Promoted past the bound and the drain: its retire's stop was lost.
+    const lostOldTask = addTask(withAddress('10.0.2.3'));
+    const lostNewTask = addTask(withAddress('10.0.2.4'));
+    const longAgo = new Date(Date.now() - config.RESTART_DRAIN_MS - RETIRE_ROUTES_MAX_WAIT_MS - 1000).toISOString();
+    const lost = await seedContainer(newId(), 'running', { taskArn: lostNewTask, port: 3000, updatedAt: longAgo });
+    for (const task of [oldTask, newTask]) cluster.get(task)!.startedBy = restarted.id;
+    for (const task of [lostOldTask, lostNewTask]) cluster.get(task)!.startedBy = lost.id;
+    const reconciler = new Reconciler(containerStore, containerRuntime, {
+      routing: { routes: zoneRoutes, requests },
+      drainMs: config.RESTART_DRAIN_MS,
+    });
+
+    const report = await reconciler.run();
+
+    expect(report).toMatchObject({ supersededTasksStopped: 1, errors: 0 });
+    expect(ecsMock.commandCalls(StopTaskCommand).map((call) => call.args[0].input.task)).toEqual([lostOldTask]);
+    expect(cluster.get(oldTask)!.desiredStatus).toBe('RUNNING');
+    // Only the current task's route is published; the old task's, which its retire withdraws, never again.
+    expect(zone.values(`_http._tcp.${restarted.hostname}.apps.internal`, 'SRV')).toEqual([`0 0 3000 ${idOf(newTask)}.task.apps.internal`]);
+  });
+
   it('withdraws every stale route in one change of the zone, a starting container’s previous task’s too, and keeps the routes of a starting task and of a restart’s new task', async () => {
     route53Mock.reset();
     const zone = new FakeZone(route53Mock, 'apps.internal');

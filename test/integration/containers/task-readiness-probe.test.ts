@@ -18,7 +18,7 @@ import { ecsClient } from '../../../lib/aws/ecs-runtime.js';
 import { route53Client } from '../../../lib/aws/route53-routes.js';
 import { sqsClient } from '../../../lib/aws/sqs-deferred-work.js';
 import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
-import type { DeferredJob } from '../../../lib/containers/restart-policy.js';
+import type { DeferredJob, ProbeJob, RetireJob } from '../../../lib/containers/restart-policy.js';
 import { TimeoutError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
@@ -301,7 +301,7 @@ describe('readiness on AWS', () => {
 });
 
 describe('a restart on AWS', () => {
-  it('promotes the new task, and moves the route, only once it answers; the old task is stopped by a message after the drain', async () => {
+  it('promotes the new task, and moves the route, only once it answers; the old task is stopped by a message after the drain counted from its withdrawal', async () => {
     const running = await runningOn(await listening());
     const oldTaskArn = running.taskArn!;
     const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
@@ -334,10 +334,51 @@ describe('a restart on AWS', () => {
     expect(zone.values(`_http._tcp.${running.hostname}.apps.internal`, 'SRV')).toEqual([
       `0 0 ${newPort} ${taskIdOf(pending.pendingTaskArn!)}.task.apps.internal`,
     ]);
-    expect(lastSent()).toEqual({ queue: EVENTS_QUEUE, delayS: 10, job: { kind: 'retire', containerId: running.id, taskArn: oldTaskArn } });
+    // The retire looks at the routes at once: the new route is in, the old one out, so the drain counts from now.
+    const retire = { kind: 'retire', containerId: running.id, taskArn: oldTaskArn, since: expect.any(Number) };
+    expect(lastSent()).toEqual({ queue: EVENTS_QUEUE, delayS: 0, job: retire });
+    await deliverJob(lastSent().job);
+    expect(stops()).toEqual([]);
+    const draining = lastSent();
+    expect(draining).toEqual({ queue: EVENTS_QUEUE, delayS: 10, job: { ...retire, withdrawnAt: expect.any(Number) } });
+
+    // Delivered early (SQS at least once): the drain is not over, so it waits out what is left.
+    await deliverJob(draining.job);
+    expect(stops()).toEqual([]);
+    await deliverJob({ ...(draining.job as RetireJob), withdrawnAt: Date.now() - 10_000 });
+
+    expect(stops()).toEqual([[oldTaskArn, 'Replaced by a newer task of the container']]);
+  });
+
+  it('withdraws the old task’s route before it stops it when the retire comes first, and waits for the withdrawal to be written', async () => {
+    const running = await runningOn(await listening());
+    const oldTaskArn = running.taskArn!;
+    const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
+    const restarting = service.restart(owner, running.id).catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const pending = (await containerStore.get(running.id))!;
+    const newPort = await listening();
+    await event(detailOf(pending, pending.pendingTaskArn!, 2, 'RUNNING'));
+    // The new task's route goes up and it is promoted; the promotion's withdrawal of the old route is still queued.
+    await probeTask(sqsEvent(JSON.stringify({ ...(lastSent().job as ProbeJob), port: newPort })), lambdaContext());
+    await routeQueue.deliver();
+    const routed = sent().findLast(({ job }) => job.kind === 'probe' && job.routed === true)!;
+    await probeTask(sqsEvent(JSON.stringify(routed.job)), lambdaContext());
+    await restarting;
+    const hostname = `_http._tcp.${running.hostname}.apps.internal`;
+    expect(zone.values(hostname, 'SRV')).toHaveLength(2);
 
     await deliverJob(lastSent().job);
 
+    // Not stopped while its route is in the zone: asked for again, and looked at again a second later.
+    expect(stops()).toEqual([]);
+    expect(lastSent()).toMatchObject({ queue: EVENTS_QUEUE, delayS: 1, job: { kind: 'retire', taskArn: oldTaskArn } });
+    expect((lastSent().job as RetireJob).withdrawnAt).toBeUndefined();
+    await routeQueue.deliver();
+    expect(zone.values(hostname, 'SRV')).toEqual([`0 0 ${newPort} ${taskIdOf(pending.pendingTaskArn!)}.task.apps.internal`]);
+    await deliverJob(lastSent().job);
+    expect(stops()).toEqual([]);
+    await deliverJob({ ...(lastSent().job as RetireJob), withdrawnAt: Date.now() - 10_000 });
     expect(stops()).toEqual([[oldTaskArn, 'Replaced by a newer task of the container']]);
   });
 

@@ -99,8 +99,9 @@ export interface SimTask {
   tags: Array<{ key?: string; value?: string }>;
   process?: TaskProcess;
   behaviour: Behaviour;
-  /** Lines the container wrote, for CloudWatch Logs. */
+  /** Lines the container wrote, for CloudWatch Logs: its awslogs stream and group. */
   logStream: string;
+  logGroup: string;
   image: string;
   /**
    * The digest its image resolved to, once pulled from this account's registry (ECR, its pull-through
@@ -140,6 +141,8 @@ export interface SimSidecar {
   /** Container path by volume name, from its mountPoints. */
   mountPoints: Array<{ sourceVolume: string; containerPath: string }>;
   logStream: string;
+  /** Its own awslogs-group: a sidecar's may differ from the app's. */
+  logGroup: string;
   process?: TaskProcess;
   exitCode?: number;
 }
@@ -199,7 +202,7 @@ export class EcsSim {
   private readonly buckets: Buckets;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly listeners: Array<(task: SimTask) => void> = [];
-  private readonly lineListeners: Array<(task: SimTask, line: string, logStream: string) => void> = [];
+  private readonly lineListeners: Array<(task: SimTask, line: string, logStream: string, logGroup: string) => void> = [];
   private mounter: EfsMounter | undefined;
   private rewriteArgument: (argument: string) => string = (argument) => argument;
   private readonly failOnce: Array<(task: SimTask) => boolean> = [];
@@ -251,8 +254,8 @@ export class EcsSim {
     this.roleRefusal = refusal;
   }
 
-  /** Called with every line a task's containers write, with the container's awslogs stream (the awslogs driver). */
-  onTaskLine(listener: (task: SimTask, line: string, logStream: string) => void): void {
+  /** Called with every line a task's containers write, with the container's awslogs stream and group (the awslogs driver). */
+  onTaskLine(listener: (task: SimTask, line: string, logStream: string, logGroup: string) => void): void {
     this.lineListeners.push(listener);
   }
 
@@ -393,6 +396,7 @@ export class EcsSim {
       tags: input.tags ?? [],
       behaviour: { ...(environment.SIM_OOM_AFTER_MS ? { oomAfterMs: Number(environment.SIM_OOM_AFTER_MS) } : {}) },
       logStream: `${prefix}/${container.name}/${taskId}`,
+      logGroup: String(container.logConfiguration?.options?.['awslogs-group'] ?? ''),
       image: String(container.image ?? ''),
       ...(container.repositoryCredentials?.credentialsParameter
         ? { credentialsParameter: String(container.repositoryCredentials.credentialsParameter) }
@@ -478,7 +482,7 @@ export class EcsSim {
       environment,
       {
         onLine: (_stream, line) => {
-          for (const listener of this.lineListeners) listener(task, line, task.logStream);
+          for (const listener of this.lineListeners) listener(task, line, task.logStream, task.logGroup);
         },
         onExit: (code, signal) => this.containerExited(task, code, signal),
       },
@@ -515,7 +519,7 @@ export class EcsSim {
       {},
       {
         onLine: (_stream, line) => {
-          for (const listener of this.lineListeners) listener(task, line, sidecar.logStream);
+          for (const listener of this.lineListeners) listener(task, line, sidecar.logStream, sidecar.logGroup);
         },
         onExit: (code, signal) => {
           sidecar.exitCode = code ?? (signal === 'SIGKILL' ? 137 : signal === 'SIGTERM' ? 143 : 1);
@@ -802,6 +806,7 @@ function sidecarsOf(containers: any[], taskId: string): SimSidecar[] {
         containerPath: String(point.containerPath),
       })),
       logStream: `${container.logConfiguration?.options?.['awslogs-stream-prefix']}/${container.name}/${taskId}`,
+      logGroup: String(container.logConfiguration?.options?.['awslogs-group'] ?? ''),
     }));
 }
 

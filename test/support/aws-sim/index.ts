@@ -121,7 +121,7 @@ export class AwsSim {
     this.ecs.mountEfsWith((task, volume) => this.mountEfs(task, volume));
     this.ecs.assumeTaskRolesWith((roleArn) => this.iam.ecsMayAssume(roleArn));
     // The awslogs driver: every line a task's container writes lands in its stream.
-    this.ecs.onTaskLine((_task, line, logStream) => this.logs.deliver(logStream, line));
+    this.ecs.onTaskLine((_task, line, logStream, logGroup) => this.logs.deliver(logStream, line, logGroup || undefined));
     const certificate = selfSignedCertificate();
     // busybox 1.35's ClientHello names no signature algorithms, which in TLS 1.2 means SHA-1 ones
     // (RFC 5246 section 7.4.1.4.1), and OpenSSL 3 refuses those above security level 0.

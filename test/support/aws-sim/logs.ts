@@ -1,3 +1,6 @@
+// Over 300 lines because CloudWatch Logs here is one service model: the awslogs driver's delivery, the reads with their quotas, and the subscription filters' deliveries to Lambda, all over the same log groups.
+import { gzipSync } from 'node:zlib';
+import type { LogsSubscriptionEvent } from '../../../lib/aws/access-log-activity.js';
 import { AwsError, type FaultCounts } from './faults.js';
 import { Buckets } from './token-bucket.js';
 
@@ -28,6 +31,38 @@ interface LogEvent {
 }
 
 /**
+ * A log group's subscription filter with a Lambda destination, as the stack creates it (CDK, never
+ * PutSubscriptionFilter at run time): its pattern is read from the synthesized stack
+ * (test/support/aws-sim/usage-subscription.ts). Only the empty pattern, every event, is modelled.
+ */
+export interface SimSubscriptionFilter {
+  logGroupName: string;
+  filterName: string;
+  filterPattern: string;
+  /** One asynchronous invocation of the destination function with a delivery. */
+  invoke: (event: LogsSubscriptionEvent) => Promise<unknown>;
+}
+
+/**
+ * How CloudWatch Logs delivers a subscription's events to Lambda. Each delivery holds one stream's events
+ * ingested within `batchMs`, and lands `delayMs` after its first event ([min, max]): "Log events are sent
+ * to the receiving resource soon after being ingested, usually less than three minutes"
+ * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/Subscriptions.html); seconds here. The
+ * invocation is asynchronous, so a share `duplicate` of deliveries reaches the function twice ("it's
+ * possible for it to receive the same event from Lambda multiple times because the queue itself is
+ * eventually consistent", https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html),
+ * and a share `late` is held `lateMs` more (retried: "with a one-minute wait between the first two attempts",
+ * same page), so later deliveries overtake it (out of order). A failed invocation is tried twice more, as that page says.
+ */
+export interface SubscriptionDelivery {
+  delayMs?: [number, number];
+  batchMs?: number;
+  duplicate?: number;
+  late?: number;
+  lateMs?: number;
+}
+
+/**
  * CloudWatch Logs over awsJson1_1 (`Logs_20140328.<Action>`) for the workload log group: each
  * task's container writes through the awslogs driver to `<prefix>/<container>/<task id>`
  * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/using_awslogs.html). GetLogEvents
@@ -41,10 +76,18 @@ export class LogsSim {
   /** Log groups besides the workload's (CodeBuild's build logs), each with its streams: GetLogEvents reads them too. */
   readonly otherGroups = new Map<string, Map<string, LogEvent[]>>();
   readonly calls = new Map<string, number>();
+  /** The stream each GetLogEvents named (throttled ones too), for tests that tell one reader's reads from another's. */
+  readonly streamReads: Array<{ logGroupName: string; logStreamName: string }> = [];
   private readonly buckets: Buckets;
   private sequence = 0;
   private readonly loseOnce: Array<(stream: string, message: string) => boolean> = [];
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly subscriptions: Array<{ filter: SimSubscriptionFilter; delivery: SubscriptionDelivery }> = [];
+  /** Events gathering into one delivery, by filter and stream. */
+  private readonly gathering = new Map<string, { filter: SimSubscriptionFilter; logStream: string; events: LogEvent[] }>();
+  private readonly redeliverOnce: Array<{ match: (logStream: string, messages: string[]) => boolean; afterMs: number }> = [];
+  /** Every delivery made to a subscribed function, as sent (duplicates included), for tests to look at. */
+  readonly deliveries: Array<{ logGroup: string; logStream: string; messages: string[]; duplicate: boolean }> = [];
 
   constructor(
     readonly logGroupName: string,
@@ -66,8 +109,30 @@ export class LogsSim {
     this.loseOnce.push(match);
   }
 
-  /** A line a task's container wrote, as the awslogs driver delivers it: late, or never (`delivery`). */
-  deliver(stream: string, message: string): void {
+  /**
+   * Subscribes a function to a log group, as CDK's SubscriptionFilter does (two filters a log group at most:
+   * https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/Subscriptions.html).
+   */
+  subscribe(filter: SimSubscriptionFilter, delivery: SubscriptionDelivery = {}): void {
+    if (filter.filterPattern !== '')
+      throw new Error(`The simulator models only the empty filter pattern, not ${JSON.stringify(filter.filterPattern)}`);
+    if (this.subscriptions.filter(({ filter: other }) => other.logGroupName === filter.logGroupName).length >= 2)
+      throw new AwsError('LimitExceededException', 'Resource limit exceeded.');
+    this.subscriptions.push({ filter, delivery });
+  }
+
+  /** The next delivery for which `match` holds reaches its function once more, `afterMs` after the first: a duplicate that lands after newer deliveries. */
+  redeliverNext(match: (logStream: string, messages: string[]) => boolean, afterMs: number): void {
+    this.redeliverOnce.push({ match, afterMs });
+  }
+
+  /** The events of a stream in any log group. */
+  eventsOf(logGroupName: string, logStream: string): LogEvent[] | undefined {
+    return logGroupName === this.logGroupName ? this.streams.get(logStream) : this.otherGroups.get(logGroupName)?.get(logStream);
+  }
+
+  /** A line a task's container wrote, as the awslogs driver delivers it to its group: late, or never (`delivery`). */
+  deliver(stream: string, message: string, group = this.logGroupName): void {
     const timestamp = Date.now();
     const forced = this.loseOnce.findIndex((match) => match(stream, message));
     if (forced >= 0) this.loseOnce.splice(forced, 1);
@@ -78,18 +143,74 @@ export class LogsSim {
       return;
     }
     const [min, max] = this.options.delivery?.delayMs ?? [0, 0];
+    const land = () =>
+      group === this.logGroupName ? this.append(stream, message, timestamp) : this.appendTo(group, stream, message, timestamp);
     if (max <= 0) {
-      this.append(stream, message, timestamp);
+      land();
       return;
     }
-    const timer = setTimeout(
-      () => {
-        this.timers.delete(timer);
-        this.append(stream, message, timestamp);
-      },
-      this.random.between(min, max),
-    );
+    this.after(this.random.between(min, max), land);
+  }
+
+  private after(ms: number, run: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      run();
+    }, ms);
     this.timers.add(timer);
+  }
+
+  /** An event ingested into a group: each subscription of the group gathers it into its stream's next delivery. */
+  private ingested(logGroupName: string, logStream: string, event: LogEvent): void {
+    for (const { filter, delivery } of this.subscriptions) {
+      if (filter.logGroupName !== logGroupName) continue;
+      const key = `${filter.filterName}\n${logGroupName}\n${logStream}`;
+      const open = this.gathering.get(key);
+      if (open) {
+        open.events.push(event);
+        continue;
+      }
+      this.gathering.set(key, { filter, logStream, events: [event] });
+      this.after(delivery.batchMs ?? 1000, () => {
+        const batch = this.gathering.get(key)!;
+        this.gathering.delete(key);
+        this.send(batch.filter, delivery, batch.logStream, batch.events);
+      });
+    }
+  }
+
+  private send(filter: SimSubscriptionFilter, delivery: SubscriptionDelivery, logStream: string, events: LogEvent[]): void {
+    const payload = {
+      messageType: 'DATA_MESSAGE',
+      owner: '123456789012',
+      logGroup: filter.logGroupName,
+      logStream,
+      subscriptionFilters: [filter.filterName],
+      logEvents: events.map(({ eventId, timestamp, message }) => ({ id: eventId, timestamp, message })),
+    };
+    const event: LogsSubscriptionEvent = { awslogs: { data: gzipSync(Buffer.from(JSON.stringify(payload))).toString('base64') } };
+    const [min, max] = delivery.delayMs ?? [0, 0];
+    const invoke = (duplicate: boolean, attempt = 1): void => {
+      this.deliveries.push({ logGroup: filter.logGroupName, logStream, messages: events.map((e) => e.message), duplicate });
+      filter.invoke(event).catch(() => {
+        this.faults.add('logs.subscriptionInvokeFailed');
+        if (attempt < 3) this.after(60_000 * attempt, () => invoke(duplicate, attempt + 1));
+      });
+    };
+    const messages = events.map((e) => e.message);
+    const forced = this.redeliverOnce.findIndex(({ match }) => match(logStream, messages));
+    if (forced >= 0) {
+      const { afterMs } = this.redeliverOnce.splice(forced, 1)[0]!;
+      this.faults.add('logs.subscriptionDuplicate');
+      this.after(afterMs, () => invoke(true));
+    }
+    const late = (delivery.late ?? 0) > 0 && this.random.chance(delivery.late!);
+    if (late) this.faults.add('logs.subscriptionLate');
+    this.after(this.random.between(min, max) + (late ? (delivery.lateMs ?? 60_000) : 0), () => invoke(false));
+    if ((delivery.duplicate ?? 0) > 0 && this.random.chance(delivery.duplicate!)) {
+      this.faults.add('logs.subscriptionDuplicate');
+      this.after(this.random.between(min, max) + (delivery.lateMs ?? 60_000), () => invoke(true));
+    }
   }
 
   close(): void {
@@ -99,8 +220,10 @@ export class LogsSim {
   append(stream: string, message: string, timestamp = Date.now()): void {
     const events = this.streams.get(stream) ?? [];
     this.sequence += 1;
-    events.push({ timestamp, ingestionTime: timestamp, message, eventId: `${timestamp}${String(this.sequence).padStart(12, '0')}` });
+    const event = { timestamp, ingestionTime: Date.now(), message, eventId: `${timestamp}${String(this.sequence).padStart(12, '0')}` };
+    events.push(event);
     this.streams.set(stream, events);
+    this.ingested(this.logGroupName, stream, event);
   }
 
   /** A line in a stream of another log group (a build writing its log). */
@@ -109,12 +232,16 @@ export class LogsSim {
     this.otherGroups.set(group, streams);
     const events = streams.get(stream) ?? [];
     this.sequence += 1;
-    events.push({ timestamp, ingestionTime: timestamp, message, eventId: `${timestamp}${String(this.sequence).padStart(12, '0')}` });
+    const event = { timestamp, ingestionTime: Date.now(), message, eventId: `${timestamp}${String(this.sequence).padStart(12, '0')}` };
+    events.push(event);
     streams.set(stream, events);
+    this.ingested(group, stream, event);
   }
 
   handle(action: string, input: any): unknown {
     this.calls.set(action, (this.calls.get(action) ?? 0) + 1);
+    if (action === 'GetLogEvents')
+      this.streamReads.push({ logGroupName: String(input.logGroupName), logStreamName: String(input.logStreamName) });
     if (!this.buckets.take(action)) {
       this.faults.add(`logs.ThrottlingException.${action}`);
       throw new AwsError('ThrottlingException', 'Rate exceeded');

@@ -1,7 +1,7 @@
 // The process a simulated ECS task runs: an HTTP server on the task's own loopback address
 // (SIM_HOST) and the container's port (PORT), whose behaviour its environment decides, so a
 // probe of the task is a real TCP connect or GET. Plain JavaScript: it runs on Node directly.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { dirname, join, normalize } from 'node:path';
 
@@ -17,7 +17,7 @@ const healthPath = env.SIM_HEALTH_PATH ?? '/healthz';
 const healthStatus = number('SIM_HEALTH_STATUS') ?? 200;
 const body = env.SIM_BODY ?? `version=${env.VERSION ?? 'none'}`;
 // The task's mounts (container path → where the simulator keeps the bytes): `PUT /files/data/a.txt`
-// writes `a.txt` on the volume mounted at /data, `GET` reads it back (404 when it is not there).
+// writes `a.txt` on the volume mounted at /data, `GET` reads it back (404 when it is not there), `DELETE` removes it.
 const mounts = JSON.parse(env.SIM_MOUNTS ?? '{}');
 
 function files(request, response) {
@@ -34,6 +34,10 @@ function files(request, response) {
       response.writeHead(201).end('written');
     });
     return;
+  }
+  if (request.method === 'DELETE') {
+    rmSync(local, { force: true });
+    return response.writeHead(204).end();
   }
   try {
     response.writeHead(200, { 'content-type': 'text/plain' }).end(readFileSync(local));
@@ -62,6 +66,15 @@ if (neverListen) {
     server = createServer((request, response) => {
       if (request.url === healthPath) response.writeHead(healthStatus).end(String(healthStatus));
       else if (request.url.startsWith('/files/')) files(request, response);
+      else if (request.url === '/print' && request.method === 'POST') {
+        // What the app prints on its own stdout (its logs): the body, as one line.
+        const chunks = [];
+        request.on('data', (chunk) => chunks.push(chunk));
+        request.on('end', () => {
+          process.stdout.write(`${Buffer.concat(chunks).toString()}\n`);
+          response.writeHead(204).end();
+        });
+      }
       else response.writeHead(200, { 'content-type': 'text/plain' }).end(body);
     });
     server.listen(port, host, () => console.log(`listening on ${host}:${port}`));

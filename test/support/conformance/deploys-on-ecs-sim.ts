@@ -60,20 +60,16 @@ export function useDeploysOnEcsSim(options: { seed: number; minuteMs: number; ca
       codebuild: { phaseMs: 20, minuteMs: options.minuteMs },
     });
     const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
-    stack = wiredEcsSimStack(sim, service, options.caller ? { caller: await options.caller() } : {});
     const site = withReleaseTags(awsBuildSiteFrom(config), 'us-east-1');
     if (!('builder' in site)) throw new Error(site.refusal);
     deploys = deployServiceWith(
       { ...site, deadlines: new SqsBuildDeadlines(new SQSClient({ region: 'us-east-1' }), config.BUILD_EVENTS_QUEUE_URL!) },
       service,
     );
-    const handleBuildEvent = buildEventsHandlerWith(deploys);
-    sim.subscribe(sim.buildEventQueue, (record) => handleBuildEvent(record.body), {
-      batchSize: 1,
-      batchingWindowMs: 0,
-      maxConcurrency: 5,
-      visibilityTimeoutMs: 180_000,
-      maxReceiveCount: 5,
+    // The stack reads the build events queue into the build events function's handler, as deployed.
+    stack = wiredEcsSimStack(sim, service, {
+      deploys: { service: deploys, handleBuildEvent: buildEventsHandlerWith(deploys) },
+      ...(options.caller ? { caller: await options.caller() } : {}),
     });
   }, 60_000);
 

@@ -1,11 +1,5 @@
 import { fileURLToPath } from 'node:url';
 import {
-  PROBE_CONSUMER,
-  type QueueConsumer,
-  ROUTE_CHANGES_CONSUMER,
-  TASK_EVENTS_CONSUMER,
-} from '../../../infra/constructs/task-state-events.js';
-import {
   buildStatusChangedFunction,
   probeTaskFunction,
   taskStateChangedFunction,
@@ -17,7 +11,8 @@ import type { ContainerService } from '../../../lib/containers/container-service
 import type { Reconciler } from '../../../lib/containers/reconciler.js';
 import { newId } from '../../../lib/ids.js';
 import type { AwsSim, SqsRecord } from '../aws-sim/index.js';
-import type { BatchResponse, EventSource, EventSourceOptions } from '../aws-sim/sqs.js';
+import type { BatchResponse, EventSource } from '../aws-sim/sqs.js';
+import { DEPLOYED_EVENT_SOURCES } from '../deployed-event-sources.js';
 import type { Behaviour, ConformanceHarness, CreateInput, Readout } from './journeys.js';
 import type { DeployService } from '../../../lib/deploys/deploy-service.js';
 import { HttpError } from '../../../lib/errors.js';
@@ -64,17 +59,6 @@ export interface EcsStackParts {
   writeRoutes: (messages: Array<{ messageId: string; body: string }>) => Promise<unknown>;
   /** The deploy routes' service over the AWS build site, and the build events function's handler of one message. */
   deploys?: { service: DeployService; handleBuildEvent: (body: string) => Promise<unknown> };
-}
-
-/** A queue's event source as the stack deploys it (infra/constructs/task-state-events.ts). */
-export function eventSourceAsDeployed(consumer: QueueConsumer): EventSourceOptions {
-  return {
-    batchSize: consumer.batchSize,
-    batchingWindowMs: consumer.batchingWindowS * 1000,
-    maxConcurrency: consumer.maxConcurrency,
-    visibilityTimeoutMs: consumer.visibilityTimeoutS * 1000,
-    maxReceiveCount: consumer.maxReceiveCount,
-  };
 }
 
 /** The records of a batch whose handling threw, as a function with ReportBatchItemFailures answers them. */
@@ -151,12 +135,12 @@ export class EcsSimStack {
     this.source = parts.sim.subscribeBatches(
       parts.sim.taskEventQueue,
       handledAs(taskStateChangedFunction.id, parts.taskStateInvocation, inTurn),
-      eventSourceAsDeployed(TASK_EVENTS_CONSUMER),
+      DEPLOYED_EVENT_SOURCES.taskEvents,
     );
     this.probeSource = parts.sim.subscribeBatches(
       parts.sim.sqs.queue('task-probes'),
       handledAs(probeTaskFunction.id, parts.probeInvocation, sideBySide),
-      eventSourceAsDeployed(PROBE_CONSUMER),
+      DEPLOYED_EVENT_SOURCES.probes,
     );
     // A failed batch is delivered again whole, as the writer's handler reports it (functions/containers/write-routes.ts).
     this.routeSource = parts.sim.subscribeBatches(
@@ -175,21 +159,16 @@ export class EcsSimStack {
               return { batchItemFailures: records.map(({ messageId }) => ({ itemIdentifier: messageId })) };
             },
           ),
-      eventSourceAsDeployed(ROUTE_CHANGES_CONSUMER),
+      DEPLOYED_EVENT_SOURCES.routeChanges,
     );
     // The build events queue (S3 uploads, CodeBuild state changes, later looks) → the build events function.
     if (parts.deploys) {
       const { handleBuildEvent } = parts.deploys;
-      this.buildSource = parts.sim.subscribe(
+      // A batch handled one record after another, as the build events function does (functions/deploys/build-status-changed.ts).
+      this.buildSource = parts.sim.subscribeBatches(
         parts.sim.buildEventQueue,
-        (record) =>
-          runningFunction
-            .run(buildStatusChangedFunction.id, () => handleBuildEvent(record.body))
-            .catch((error) => {
-              this.handlerErrors += 1;
-              throw error;
-            }),
-        { batchSize: 1, batchingWindowMs: 0, maxConcurrency: 5, visibilityTimeoutMs: 180_000, maxReceiveCount: 5 },
+        handledAs(buildStatusChangedFunction.id, onOneInstance(handleBuildEvent), inTurn),
+        DEPLOYED_EVENT_SOURCES.buildEvents,
       );
     }
     this.timer = setInterval(() => {

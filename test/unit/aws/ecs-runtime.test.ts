@@ -384,12 +384,17 @@ describe('EcsRuntime task definitions with a volume: the du sidecar', () => {
   const mount = { volumeId: VOLUME_ID, path: '/srv/data', backendRef: 'fsap-0123456789abcdef0' };
   const family = taskFamilyFor('workload', IMAGE, 8080, undefined, [mount]);
   const arn = (revision: number) => `arn:aws:ecs:eu-west-1:123456789012:task-definition/${family}:${revision}`;
-  const withVolumes = (usageSidecarImage?: string) =>
+  const withVolumes = (usageSidecarImage?: string, usageLogGroupName?: string) =>
     new EcsRuntime({
       ...SETTINGS,
       taskDefinitions: {
         ...SETTINGS.taskDefinitions,
-        volumes: { fileSystemId: 'fs-0123456789abcdef0', roleNamePrefix: 'vol', ...(usageSidecarImage ? { usageSidecarImage } : {}) },
+        volumes: {
+          fileSystemId: 'fs-0123456789abcdef0',
+          roleNamePrefix: 'vol',
+          ...(usageSidecarImage ? { usageSidecarImage } : {}),
+          ...(usageLogGroupName ? { usageLogGroupName } : {}),
+        },
       },
     });
 
@@ -397,7 +402,7 @@ describe('EcsRuntime task definitions with a volume: the du sidecar', () => {
     ecsMock.on(RunTaskCommand).resolves({ tasks: [{ taskArn: TASK_ARN }], failures: [] });
   });
 
-  it("registers a task with a mount with a second, non-essential container: the chore image printing du of the volume, mounted read-only, every 30 s to streams of its own, under the volume's role alone", async () => {
+  it("registers a task with a mount with a second, non-essential container: the chore image printing du of the volume, mounted read-only, every 20 s to streams of its own, under the volume's role alone", async () => {
     // Prepare
     ecsMock
       .on(DescribeTaskDefinitionCommand)
@@ -419,7 +424,7 @@ describe('EcsRuntime task definitions with a volume: the du sidecar', () => {
         name: 'volume-usage',
         image: CHORE_IMAGE,
         essential: false,
-        command: ['sh', '-c', 'while true; do du -sk "$1"; sleep 30; done', 'volume-usage', '/data'],
+        command: ['sh', '-c', 'while true; do du -sk "$1"; sleep 20; done', 'volume-usage', '/data'],
         mountPoints: [{ sourceVolume: `volume-${VOLUME_ID}`, containerPath: '/data', readOnly: true }],
         logConfiguration: {
           logDriver: 'awslogs',
@@ -461,6 +466,30 @@ describe('EcsRuntime task definitions with a volume: the du sidecar', () => {
     ecsMock.on(DescribeTaskDefinitionCommand).resolves({ taskDefinition: { ...after, taskDefinitionArn: arn(2), status: 'ACTIVE' } });
     await withVolumes(CHORE_IMAGE).runTask(launch({ mounts: [mount] }));
     expect(ecsMock.commandCalls(RegisterTaskDefinitionCommand)).toHaveLength(0);
+    expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input.taskDefinition).toBe(arn(2));
+  });
+  it("sends the sidecar's lines to its own log group when the deployment names one, and registers a new revision in place of one whose sidecar wrote to the workload group", async () => {
+    // Prepare: the family's revision 1, its sidecar writing to the workload group (registered before the sidecars' own group)
+    ecsMock
+      .on(DescribeTaskDefinitionCommand)
+      .rejects(Object.assign(new Error('Unable to describe task definition.'), { name: 'ClientException' }));
+    ecsMock.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: arn(1) } });
+    await withVolumes(CHORE_IMAGE).runTask(launch({ mounts: [mount] }));
+    const before = ecsMock.commandCalls(RegisterTaskDefinitionCommand)[0]!.args[0].input;
+    ecsMock.reset();
+    ecsMock.on(RunTaskCommand).resolves({ tasks: [{ taskArn: TASK_ARN }], failures: [] });
+    ecsMock.on(DescribeTaskDefinitionCommand).resolves({ taskDefinition: { ...before, taskDefinitionArn: arn(1), status: 'ACTIVE' } });
+    ecsMock.on(RegisterTaskDefinitionCommand).resolves({ taskDefinition: { taskDefinitionArn: arn(2) } });
+
+    // Act
+    await withVolumes(CHORE_IMAGE, 'volume-usage-logs').runTask(launch({ mounts: [mount] }));
+
+    // Assess: revision 2's sidecar writes to its own group, the app still to the workload group
+    const after = ecsMock.commandCalls(RegisterTaskDefinitionCommand)[0]!.args[0].input;
+    expect(after.containerDefinitions!.map((container) => container.logConfiguration?.options?.['awslogs-group'])).toEqual([
+      'workload-logs',
+      'volume-usage-logs',
+    ]);
     expect(ecsMock.commandCalls(RunTaskCommand)[0]!.args[0].input.taskDefinition).toBe(arn(2));
   });
 });

@@ -20,6 +20,7 @@ function world(options: {
   sidecar?: boolean;
   sidecarLineAgeMs?: number;
 }) {
+  const reads: string[] = [];
   const sent: Array<{ job: MeasureVolumeJob; delayMs: number }> = [];
   const stopped: Array<{ taskArn: string; reason: string }> = [];
   const recorded: number[] = [];
@@ -39,18 +40,20 @@ function world(options: {
       asked.push(taskArn);
       return options.sidecar === true;
     },
-    usageLine: async () =>
-      options.sidecarLineAgeMs === undefined
+    usageLine: async (taskArn) => {
+      reads.push(taskArn);
+      return options.sidecarLineAgeMs === undefined
         ? undefined
-        : { message: `${options.usedKib}\t/data`, timestamp: NOW - options.sidecarLineAgeMs },
+        : { message: `${options.usedKib}\t/data`, timestamp: NOW - options.sidecarLineAgeMs };
+    },
     container: async () => ({ mounts: [{ volume: volumeId }], taskArn: options.containerTask ?? containerTaskArn }),
     volume: async () => ({ sizeGb: 1, attachedTo: containerId, usedAt: options.usedAt ?? null }),
-    recordUsage: async (_id, usedBytes) => void recorded.push(usedBytes),
+    recordUsage: async (_id, usedBytes) => recorded.push(usedBytes) > 0,
     stopTask: async (taskArn, reason) => void stopped.push({ taskArn, reason }),
     send: async (job, delayMs) => void sent.push({ job, delayMs }),
     now: () => NOW,
   };
-  return { measuring: new VolumeMeasuring(deps, times), sent, stopped, recorded, chores, asked };
+  return { measuring: new VolumeMeasuring(deps, times), sent, stopped, recorded, chores, asked, reads };
 }
 
 const stoppedChore: MeasureVolumeJob = {
@@ -125,6 +128,25 @@ describe('measuring a volume on AWS', () => {
     // Assess
     expect(outcome).toBe('ended');
     expect(sent).toEqual([]);
+  });
+
+  it('reads no log of a sidecar task whose figures are pushed (one recorded within the period): it only looks again a period later', async () => {
+    // Prepare: the volume usage function recorded a pushed line 15 s ago
+    const { measuring, sent, recorded, chores, reads } = world({
+      usedKib: 5120,
+      sidecar: true,
+      sidecarLineAgeMs: 1000,
+      usedAt: new Date(NOW - 15_000).toISOString(),
+    });
+    const { choreTaskArn: _, ...due } = { ...stoppedChore, sidecar: true };
+    // Act
+    const outcome = await measuring.continue(due);
+    // Assess
+    expect(outcome).toBe('pushed');
+    expect(reads).toEqual([]);
+    expect(recorded).toEqual([]);
+    expect(chores).toEqual([]);
+    expect(sent).toEqual([{ job: { ...due, looks: 0 }, delayMs: times.sidecarPeriodMs }]);
   });
 
   it("reads the du sidecar's last line of a task that carries it, records it, and reads again a minute later: no chore", async () => {

@@ -1,8 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { StoredContainer } from '../../../lib/containers/container.js';
-import type { BuildStatus, DeployRef, ImageBuilder } from '../../../lib/deploys/builds.js';
+import type { BuildStatus, BuiltImages, DeployRef, ImageBuilder } from '../../../lib/deploys/builds.js';
 import type { Deploy, DeployChange, DeployState, DeployStore } from '../../../lib/deploys/deploy.js';
 import { type DeployTarget, DeployService } from '../../../lib/deploys/deploy-service.js';
+import { TimeoutError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 
 const owner = { userId: newId(), role: 'user' as const };
@@ -45,7 +46,7 @@ class MemoryDeployStore implements DeployStore {
   }
 }
 
-function setUp(options: { refusal?: string; now?: () => number } = {}) {
+function setUp(options: { refusal?: string; now?: () => number; images?: BuiltImages } = {}) {
   const container = {
     id: newId(),
     userId: owner.userId,
@@ -90,6 +91,7 @@ function setUp(options: { refusal?: string; now?: () => number } = {}) {
         },
         logs: { read: async () => ({ lines: [] }) },
         deadlines: { checkLater: vi.fn(async (_ref: DeployRef, _afterS: number) => undefined) },
+        ...(options.images ? { images: options.images } : {}),
       };
   const service = new DeployService(
     store,
@@ -100,6 +102,7 @@ function setUp(options: { refusal?: string; now?: () => number } = {}) {
       uploadTtlS: 60,
       buildTimeoutS: 120,
       maxConcurrentBuilds: 2,
+      builtImagesKept: 1,
     },
     options.now,
   );
@@ -179,6 +182,33 @@ describe('DeployService', () => {
     expect(late).toBe('ignored');
     expect(goLive).toHaveBeenCalledOnce();
     expect(container.image).toBe(`localhost/deploys/new@${DIGEST}`);
+  });
+
+  it('supersedes older deploys and runs retention when a restart that outlasted its budget goes live later', async () => {
+    // Prepare: the restart of the newest deploy answers 504, and its task takes over after
+    const prune = vi.fn<BuiltImages['prune']>(async () => undefined);
+    const images: BuiltImages = { markReleased: vi.fn(async () => undefined), unmarkReleased: vi.fn(async () => undefined), prune };
+    const { service, store, container, goLive, started, status } = setUp({ images });
+    const liveBefore = await started();
+    await service.applyBuildStatus(status(liveBefore, { image: `localhost/deploys/one@${DIGEST}` }));
+    const stillBuilding = await started();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const newest = await started();
+    prune.mockClear();
+    goLive.mockImplementationOnce(async (_caller, _current, workload, _cause, made) => {
+      Object.assign(container, { image: workload.image, release: 3, lastDeployId: made.deployId, taskLaunchVersion: container.version });
+      throw new TimeoutError('the restart outlasted its budget');
+    });
+
+    // Act
+    const outcome = await service.applyBuildStatus(status(newest, { image: `localhost/deploys/three@${DIGEST}` }));
+
+    // Assess
+    expect(outcome).toBe('live');
+    expect((await store.get(container.id, newest.id))?.state).toBe('live');
+    expect((await store.get(container.id, stillBuilding.id))?.state).toBe('superseded');
+    expect(prune).toHaveBeenCalledOnce();
+    expect(prune.mock.calls[0]?.[1].deployIds).toEqual(new Set([newest.id]));
   });
 
   it('applies a repeated or late status once', async () => {

@@ -66,6 +66,11 @@ export const SNAPSHOT_EXIT = { tarFailed: 3, tooManyParts: 4, storageUnreachable
  * the URL, whose fields carry the signature). A shell pipeline answers its last command's status,
  * so tar's failure is kept in a file and checked once the parts are sent.
  */
+/** Sends of one part before the chore gives up on a 5xx or no answer. */
+const SEND_ATTEMPTS = 3;
+/** The longest one send of a part may take: a 256 MiB part at well under 1 MiB/s. */
+const SEND_TIMEOUT_S = 900;
+
 const SNAPSHOT_SCRIPT = [
   'set -e',
   'part=$(mktemp)',
@@ -106,10 +111,22 @@ const SNAPSHOT_SCRIPT = [
   // The fields, the part, and the closing CRLF--boundary--CRLF.
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's parameter expansion, not a template.
   '    length=$(($(wc -c <"$head") + $(wc -c <"$part") + ${#boundary} + 8))',
-  '    : >"$reply"',
-  '    nc "$host" "$port" -e sh -c "$send" send "$scheme" "$hostport" "$host" "$path" "$length" "$head" "$part" "$boundary" "$reply" || :',
-  '    status=',
-  '    read -r _ status _ <"$reply" || :',
+  // S3 asks clients to send again after a 500 or 503 (https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html):
+  // a part answered so, or not at all, goes again up to SEND_ATTEMPTS times, the part still on disk. `timeout` ends
+  // a connection that stalls (neither nc nor ssl_client has a timeout of its own), so a lost peer cannot keep the task running.
+  '    tries=0',
+  '    while :; do',
+  '      tries=$((tries + 1))',
+  '      : >"$reply"',
+  `      timeout ${SEND_TIMEOUT_S} nc "$host" "$port" -e sh -c "$send" send "$scheme" "$hostport" "$host" "$path" "$length" "$head" "$part" "$boundary" "$reply" || :`,
+  '      status=',
+  '      read -r _ status _ <"$reply" || :',
+  '      case $status in',
+  '        2[0-9][0-9]*) break ;;',
+  `        ''|50[0-9]*) [ "$tries" -ge ${SEND_ATTEMPTS} ] || { sleep "$tries"; continue; } ;;`,
+  '      esac',
+  '      break',
+  '    done',
   '    case $status in',
   '      2[0-9][0-9]*) ;;',
   `      [45][0-9][0-9]*) status=$(printf %.3s "$status"); echo "part $n: storage refused the upload (HTTP $status)" >&2; exit $((status - ${SNAPSHOT_EXIT.refusedLessStatus})) ;;`,

@@ -484,6 +484,28 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
     expect(readFileSync(join(volumeDirectory(owner, restored.id), 'deep/zeros.bin')).equals(zeros)).toBe(true);
   }, 180_000);
 
+  it('sends a part again when S3 answers 503 SlowDown, and is ready with the content', async () => {
+    // Prepare: S3 asks the first two sends to slow down
+    const content = incompressible(64 * 1024);
+    const { owner, volume } = await stoppedVolumeWith('slowed', { 'slow.txt': content });
+    const refusals = aws.sim.s3.refusals.length;
+    aws.sim.s3.slowDownNextPosts = 2;
+
+    // Act
+    let snapshot: Snapshot;
+    try {
+      snapshot = await settled(owner, volume.id, (await aws.volumes.snapshot(owner, volume.id)).id);
+    } finally {
+      aws.sim.s3.slowDownNextPosts = 0;
+    }
+
+    // Assess
+    expect(snapshot.state, snapshot.stateReason ?? undefined).toBe('ready');
+    expect(aws.sim.s3.refusals.slice(refusals)).toEqual(['SlowDown', 'SlowDown']);
+    const { url } = await aws.volumes.downloadUrl(owner, volume.id, snapshot.id);
+    expect(filesOf(Buffer.from(await (await fetch(url)).arrayBuffer()))['slow.txt']).toBe(content);
+  }, 120_000);
+
   it('says failed, with the refusal as its reason and no part left, when S3 refuses its upload (the form expired)', async () => {
     // Prepare: S3's clock past the form's expiry (the snapshot's deadline) as the chore posts
     const { owner, volume } = await stoppedVolumeWith('late', { 'big.txt': incompressible(100 * 1024) });

@@ -65,6 +65,12 @@ export class S3Sim {
   minimumPartBytes: number;
   /** How far S3's clock is ahead of this machine's, ms: a test moves it past a form's or URL's expiry. */
   clockAheadMs = 0;
+  /**
+   * Form uploads to answer 503 SlowDown before storing anything, as S3 does when a prefix takes more
+   * requests than it can yet (https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html:
+   * "Please reduce your request rate"); a test sets it.
+   */
+  slowDownNextPosts = 0;
 
   constructor(private readonly options: S3SimOptions = {}) {
     this.minimumPartBytes = options.minimumPartBytes ?? S3_MINIMUM_PART_BYTES;
@@ -104,6 +110,11 @@ export class S3Sim {
     }
     if (method === 'POST' && rest.join('/') === '') {
       this.calls.push({ action: 'PostObject', input: { Bucket: bucket, OverTls: overTls } });
+      if (this.slowDownNextPosts > 0) {
+        this.slowDownNextPosts -= 1;
+        this.refusals.push('SlowDown');
+        throw new AwsError('SlowDown', 'Please reduce your request rate.', 503);
+      }
       const stored = this.postObject(bucket!, headers, body);
       this.onObjectCreated?.(bucket!, stored.key, stored.size);
       return { status: 201, body: Buffer.from(`<PostResponse><Bucket>${bucket}</Bucket><Key>${stored.key}</Key></PostResponse>`) };

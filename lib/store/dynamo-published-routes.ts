@@ -9,9 +9,14 @@ import { keys, TTL_ATTRIBUTE } from './keys.js';
  * task exactly one gets the route
  * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html); `drop`
  * deletes it once the zone no longer holds the records, so a note is gone only when they are.
- * Items expire with the table's TTL a week after publication in case a withdrawal never comes
- * (the reconciler repairs the zone either way).
+ * Items expire with the table's TTL ROUTE_NOTE_TTL_S after publication, a backstop for a note
+ * whose withdrawal never came (the reconciler repairs the zone either way). It must outlast any
+ * task: a restart's retire reads a missing note as a route withdrawn and stops the old task, and
+ * the writer cannot delete records it holds no note of. At a week, every restart of a container up
+ * for more than a week stopped its old task with the route still in the zone.
  */
+export const ROUTE_NOTE_TTL_S = 400 * 86_400;
+
 export class DynamoPublishedRoutes implements PublishedRoutes {
   async remember(route: AppRoute): Promise<void> {
     await documentClient.send(
@@ -23,7 +28,7 @@ export class DynamoPublishedRoutes implements PublishedRoutes {
           hostname: route.hostname,
           ip: route.ip,
           port: route.port,
-          [TTL_ATTRIBUTE]: Math.floor(Date.now() / 1000) + 7 * 86_400,
+          [TTL_ATTRIBUTE]: Math.floor(Date.now() / 1000) + ROUTE_NOTE_TTL_S,
         },
       }),
     );

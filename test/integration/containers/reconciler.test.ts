@@ -1,7 +1,7 @@
 import { DescribeTasksCommand, ListTasksCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
 import { ChangeResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-route-53';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ScheduledEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
@@ -17,10 +17,10 @@ import { newId } from '../../../lib/ids.js';
 import { ecsClient } from '../../../lib/aws/ecs-runtime.js';
 import { sqsClient } from '../../../lib/aws/sqs-deferred-work.js';
 import { Route53AppRoutes, route53Client } from '../../../lib/aws/route53-routes.js';
-import { DynamoPublishedRoutes } from '../../../lib/store/dynamo-published-routes.js';
+import { DynamoPublishedRoutes, ROUTE_NOTE_TTL_S } from '../../../lib/store/dynamo-published-routes.js';
 import { documentClient, tableName } from '../../../lib/store/dynamo.js';
 import { DynamoContainerStore } from '../../../lib/store/dynamo-container-store.js';
-import { keys } from '../../../lib/store/keys.js';
+import { keys, TTL_ATTRIBUTE } from '../../../lib/store/keys.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerStore } from '../../../lib/wiring/containers.js';
 import { captureOutput } from '../../support/captured-output.js';
@@ -561,6 +561,22 @@ function writerOf(routes: Route53AppRoutes, published: DynamoPublishedRoutes): R
   const writer = new RouteWriter({ store: containerStore, routes, published, sendProbe: async () => undefined });
   return { request: async (requests) => void (await writer.apply(requests)) };
 }
+
+describe("a published route's note", () => {
+  it('outlives a task that runs for months, so a restart of a long-running container still withdraws its old route before stopping it', async () => {
+    // Prepare
+    const taskId = newId();
+    const publishedAt = Math.floor(Date.now() / 1000);
+
+    // Act
+    await new DynamoPublishedRoutes().remember({ containerId: newId(), taskId, hostname: 'long-lived', ip: '10.0.9.9', port: 8080 });
+
+    // Assess: DynamoDB's TTL deletes an item once its time passes; a note gone reads as a route withdrawn
+    const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.appRoute(taskId) }));
+    expect(Item?.[TTL_ATTRIBUTE]).toBeGreaterThanOrEqual(publishedAt + ROUTE_NOTE_TTL_S);
+    expect(ROUTE_NOTE_TTL_S).toBeGreaterThan(365 * 86_400);
+  });
+});
 
 describe('reconciliation of the private zone', () => {
   const route53Mock = mockClient(Route53Client);

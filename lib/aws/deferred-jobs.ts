@@ -24,6 +24,7 @@ export function deferredJobOf(message: unknown): DeferredJob | undefined {
       taskArn: message.taskArn,
       ...(isStopReason(message.reason) ? { reason: message.reason } : {}),
       ...(isFiniteNumber(message.since) ? { since: message.since } : {}),
+      ...(isFiniteNumber(message.withdrawAskedAt) ? { withdrawAskedAt: message.withdrawAskedAt } : {}),
       ...(isFiniteNumber(message.withdrawnAt) ? { withdrawnAt: message.withdrawnAt } : {}),
     };
   }

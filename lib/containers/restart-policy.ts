@@ -57,8 +57,9 @@ export type DeferredJob = { kind: 'relaunch'; containerId: string } | RetireJob 
  * Stopping a task its container let go of. `reason` names why, for ECS's record of the stop: a
  * restart's old task when absent. A restart's old task where routes are published (AWS) follows
  * its routes (docs/containers.md, "Restart"): `since` (epoch ms) is when its retire began, which
- * bounds the wait; `withdrawnAt` (epoch ms) when the job first found its route out of the zone,
- * from which the drain counts.
+ * bounds the wait; `withdrawAskedAt` (epoch ms) when it last asked the writer to withdraw the old
+ * route; `withdrawnAt` (epoch ms) when the job first found its route out of the zone, from which the
+ * drain counts.
  */
 export interface RetireJob {
   kind: 'retire';
@@ -66,6 +67,7 @@ export interface RetireJob {
   taskArn: string;
   reason?: StopReason;
   since?: number;
+  withdrawAskedAt?: number;
   withdrawnAt?: number;
 }
 

@@ -26,3 +26,9 @@ export const RETIRE_ROUTES_MAX_WAIT_MS = 300_000;
 
 /** How often a restart's retire job looks again at the routes it waits for. */
 export const RETIRE_LOOK_AGAIN_MS = 1_000;
+/**
+ * Between two requests to withdraw the old task's route while its note stays: one is enough for a
+ * writer that keeps up (SQS delivers it again until the writer applied it), so this only covers a
+ * request its writer dropped, and spares a lagging writer a request a second per restart.
+ */
+export const RETIRE_ASK_AGAIN_MS = 30_000;

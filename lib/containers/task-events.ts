@@ -15,7 +15,7 @@ import {
 } from './container-core.js';
 import { taskIdOf } from './logs.js';
 import { digestOf } from './release.js';
-import { RETIRE_LOOK_AGAIN_MS, RETIRE_ROUTES_MAX_WAIT_MS, type RetireRoutes } from './retire-routes.js';
+import { RETIRE_ASK_AGAIN_MS, RETIRE_LOOK_AGAIN_MS, RETIRE_ROUTES_MAX_WAIT_MS, type RetireRoutes } from './retire-routes.js';
 import {
   type DeferredJob,
   isRestartDue,
@@ -360,10 +360,15 @@ export class TaskEvents {
     const { withdrawnAt: _withdrawnAt, ...waiting } = job;
     // The new route first: until it is in the zone, the old one is all the hostname has.
     if (!notes.has(newTaskId)) return { job: waiting, delayMs: RETIRE_LOOK_AGAIN_MS };
-    // A note goes only once the writer's change is written (lib/dns-routes/route-writer.ts); the request is idempotent.
+    // A note goes only once the writer's change is written (lib/dns-routes/route-writer.ts). The request is
+    // idempotent and SQS keeps it until the writer has applied it, so it is sent once and again only every
+    // RETIRE_ASK_AGAIN_MS: a note that lingers means a writer behind, which a request a look would only slow more.
     if (notes.has(oldTaskId)) {
+      const now = this.core.now();
+      if (job.withdrawAskedAt !== undefined && now - job.withdrawAskedAt < RETIRE_ASK_AGAIN_MS)
+        return { job: waiting, delayMs: RETIRE_LOOK_AGAIN_MS };
       await routes.requests.request([{ kind: 'withdraw', containerId: job.containerId, taskArn: job.taskArn, unless: 'held' }]);
-      return { job: waiting, delayMs: RETIRE_LOOK_AGAIN_MS };
+      return { job: { ...waiting, withdrawAskedAt: now }, delayMs: RETIRE_LOOK_AGAIN_MS };
     }
     const withdrawnAt = job.withdrawnAt ?? this.core.now();
     const drainLeft = withdrawnAt + (this.probed?.drainMs ?? 0) - this.core.now();

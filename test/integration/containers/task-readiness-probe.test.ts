@@ -374,6 +374,14 @@ describe('a restart on AWS', () => {
     expect(stops()).toEqual([]);
     expect(lastSent()).toMatchObject({ queue: EVENTS_QUEUE, delayS: 1, job: { kind: 'retire', taskArn: oldTaskArn } });
     expect((lastSent().job as RetireJob).withdrawnAt).toBeUndefined();
+    // A writer behind is asked once, not at every look: the next look while the note stays sends no request.
+    const withdrawalsAsked = () =>
+      routeQueue.requests().filter((request) => request.kind === 'withdraw' && request.taskArn === oldTaskArn).length;
+    const asked = withdrawalsAsked();
+    expect(asked).toBeGreaterThan(0);
+    await deliverJob(lastSent().job);
+    expect(withdrawalsAsked()).toBe(asked);
+    expect(stops()).toEqual([]);
     await routeQueue.deliver();
     expect(zone.values(hostname, 'SRV')).toEqual([`0 0 ${newPort} ${taskIdOf(pending.pendingTaskArn!)}.task.apps.internal`]);
     await deliverJob(lastSent().job);

@@ -2,22 +2,14 @@ import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ImageBuilds } from '../../../infra/constructs/image-builds.js';
 import { TaskStateEvents } from '../../../infra/constructs/task-state-events.js';
-import { SqsBuildDeadlines } from '../../../lib/aws/sqs-build-deadlines.js';
 import { config } from '../../../lib/config.js';
-import { awsBuildSiteFrom } from '../../../lib/wiring/aws/build-site.js';
-import { buildEventsHandlerWith } from '../../../lib/wiring/build-events.js';
-import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
-import { containerServiceWith } from '../../../lib/wiring/containers.js';
-import { deferredWork } from '../../../lib/wiring/deferred-work.js';
-import { deployServiceWith } from '../../../lib/wiring/deploys.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
 import type { EventSource } from '../../support/aws-sim/sqs.js';
 import { type EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
-import { closeEcsSim, wiredEcsSimStack } from '../../support/conformance/wired-ecs-stack.js';
+import { closeEcsSim, wiredEcsSimStackWithDeploys } from '../../support/conformance/wired-ecs-stack.js';
 
 /*
  * The simulator's event sources read each queue as the stack deploys it (issue 32 item 8): the
@@ -59,14 +51,7 @@ beforeAll(async () => {
   template = Template.fromStack(cdkStack);
 
   sim = await startAwsSim({ port: simPortFor(process.pid), seed: 32, route53: SIM_ROUTE53 });
-  const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
-  const site = awsBuildSiteFrom(config);
-  if (!('builder' in site)) throw new Error(site.refusal);
-  const deploys = deployServiceWith(
-    { ...site, deadlines: new SqsBuildDeadlines(new SQSClient({ region: 'us-east-1' }), config.BUILD_EVENTS_QUEUE_URL!) },
-    service,
-  );
-  stack = wiredEcsSimStack(sim, service, { deploys: { service: deploys, handleBuildEvent: buildEventsHandlerWith(deploys) } });
+  stack = wiredEcsSimStackWithDeploys(sim);
   // Synthesis on a shared two-core machine has taken over 30 s.
 }, 120_000);
 

@@ -1,26 +1,11 @@
-import { ECSClient } from '@aws-sdk/client-ecs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { VOLUME_MEASURE_TIMES } from '../../../lib/aws/volume-measuring.js';
-import { config } from '../../../lib/config.js';
 import type { Caller } from '../../../lib/containers/container.js';
 import type { ContainerService } from '../../../lib/containers/container-service.js';
 import { newId } from '../../../lib/ids.js';
-import { runShutdown } from '../../../lib/local/lifecycle.js';
 import type { VolumeService } from '../../../lib/volumes/volume-service.js';
-import { volumeBackend as storageVolumeBackend } from '../../../lib/wiring/aws/volume-storage.js';
-import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
-import { containerServiceWith } from '../../../lib/wiring/containers.js';
-import { deferredWork } from '../../../lib/wiring/deferred-work.js';
-import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
-import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
-import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
-import { volumeMeasuringFrom } from '../../../lib/wiring/volume-measuring.js';
-import { volumeUsageDeliveryFrom } from '../../../lib/wiring/volume-usage-delivery.js';
-import { volumeServiceWith } from '../../../lib/wiring/volumes.js';
-import { FunctionInstances } from '../../support/aws-sim/function-instances.js';
-import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
-import { synthesizedUsageSubscription } from '../../support/aws-sim/usage-subscription.js';
-import { EcsSimStack, onOneInstance, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import type { AwsSim } from '../../support/aws-sim/index.js';
+import { startVolumeUsageSim, type VolumeUsageSim } from '../../support/conformance/volume-usage-on-ecs-sim.js';
 import { pollUntil } from '../../support/poll.js';
 import { simWorkload } from '../../support/workloads.js';
 
@@ -51,57 +36,31 @@ const MiB = 1024 * 1024;
 const WITHIN_MS = 60_000;
 
 let sim: AwsSim;
-let stack: EcsSimStack;
+let usageSim: VolumeUsageSim;
 let containers: ContainerService;
 let volumes: VolumeService;
 
 beforeAll(async () => {
-  sim = await startAwsSim({
-    port: simPortFor(process.pid),
-    seed: 7151,
-    // Each volume's task definition is a family of its own; RegisterTaskDefinition's 1 a second is not what this test is about.
-    ecs: {
-      provisioningMs: [200, 500],
-      pendingMs: [300, 800],
-      stopTimeoutMs: 2000,
-      throttle: { RegisterTaskDefinition: { capacity: VOLUMES, refillPerSecond: 20 } },
-    },
-    taskEvents: { delayMs: [200, 3000] },
-    // GetLogEvents: the default token bucket, 10 a second (test/support/aws-sim/logs.ts).
-    logs: { delivery: { delayMs: [200, 1500] } },
-    route53: SIM_ROUTE53,
-    iam: { requiredBoundaryArn: config.EFS_VOLUME_ROLE_BOUNDARY_ARN },
-  });
-  const measuring = volumeMeasuringFrom(config, containerRuntime);
-  const usage = new FunctionInstances(() =>
-    volumeUsageDeliveryFrom(config, containerRuntime, { ecs: new ECSClient({ region: config.AWS_REGION }) }),
-  );
-  sim.logs.subscribe(
+  usageSim = await startVolumeUsageSim(
     {
-      logGroupName: config.VOLUME_USAGE_LOG_GROUP!,
-      ...(await synthesizedUsageSubscription()),
-      invoke: (event) => usage.invoke((fn) => fn.record(event)),
+      seed: 7151,
+      // Each volume's task definition is a family of its own; RegisterTaskDefinition's 1 a second is not what this test is about.
+      ecs: {
+        provisioningMs: [200, 500],
+        pendingMs: [300, 800],
+        stopTimeoutMs: 2000,
+        throttle: { RegisterTaskDefinition: { capacity: VOLUMES, refillPerSecond: 20 } },
+      },
+      taskEvents: { delayMs: [200, 3000] },
+      // GetLogEvents: the default token bucket, 10 a second (test/support/aws-sim/logs.ts).
+      logs: { delivery: { delayMs: [200, 1500] } },
     },
     { delayMs: [300, 4000], batchMs: 1000, duplicate: 0.1, late: 0.05, lateMs: 30_000 },
   );
-  const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, { volumeMeasuring: () => measuring });
-  containers = containerServiceWith({ runtime: containerRuntime, deferredWork });
-  volumes = volumeServiceWith(storageVolumeBackend);
-  stack = new EcsSimStack({
-    sim,
-    service: containers,
-    reconciler: reconcilerWith(containerRuntime, config, deferredWork),
-    taskStateInvocation: onOneInstance(handlers.taskEvent),
-    probeInvocation: onOneInstance(handlers.probe),
-    writeRoutes: routeWriterWith().write,
-  });
+  ({ sim, containers, volumes } = usageSim);
 }, 60_000);
 
-afterAll(async () => {
-  await stack?.close();
-  await sim?.close();
-  await runShutdown();
-});
+afterAll(() => usageSim?.close());
 
 async function toApp(hostname: string, path: string, init: RequestInit = {}): Promise<number | undefined> {
   const route = sim.route53.routes().find((candidate) => candidate.hostname === hostname && candidate.ip);

@@ -1,7 +1,6 @@
 // Over 300 lines because the pushed used_gb journeys share one simulator, one subscription and one cadence: the write within a minute, a lost line, a delivery twice, a forged line and the over-size stop.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { ECSClient } from '@aws-sdk/client-ecs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { volumeChoreFamilyPrefix } from '../../../lib/aws/efs-volume-access.js';
 import { usedBytesOf, VOLUME_MEASURE_TIMES } from '../../../lib/aws/volume-measuring.js';
@@ -10,23 +9,10 @@ import { config } from '../../../lib/config.js';
 import type { Caller } from '../../../lib/containers/container.js';
 import type { ContainerService } from '../../../lib/containers/container-service.js';
 import { newId } from '../../../lib/ids.js';
-import { runShutdown } from '../../../lib/local/lifecycle.js';
 import type { VolumeService } from '../../../lib/volumes/volume-service.js';
 import { volumeView } from '../../../lib/volumes/volume.js';
-import { volumeBackend as storageVolumeBackend } from '../../../lib/wiring/aws/volume-storage.js';
-import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
-import { containerServiceWith } from '../../../lib/wiring/containers.js';
-import { deferredWork } from '../../../lib/wiring/deferred-work.js';
-import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
-import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
-import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
-import { volumeMeasuringFrom } from '../../../lib/wiring/volume-measuring.js';
-import { volumeUsageDeliveryFrom } from '../../../lib/wiring/volume-usage-delivery.js';
-import { volumeServiceWith } from '../../../lib/wiring/volumes.js';
-import { FunctionInstances } from '../../support/aws-sim/function-instances.js';
-import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
-import { synthesizedUsageSubscription } from '../../support/aws-sim/usage-subscription.js';
-import { EcsSimStack, onOneInstance, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
+import type { AwsSim } from '../../support/aws-sim/index.js';
+import { startVolumeUsageSim, type VolumeUsageSim } from '../../support/conformance/volume-usage-on-ecs-sim.js';
 import { pollUntil } from '../../support/poll.js';
 import { simWorkload } from '../../support/workloads.js';
 
@@ -60,56 +46,29 @@ const WITHIN_MS = 60_000;
 const MiB = 1024 * 1024;
 
 let sim: AwsSim;
-let stack: EcsSimStack;
+let usageSim: VolumeUsageSim;
 let containers: ContainerService;
 let volumes: VolumeService;
 
 beforeAll(async () => {
-  sim = await startAwsSim({
-    port: simPortFor(process.pid),
-    seed: 5127,
-    ecs: { provisioningMs: [200, 500], pendingMs: [300, 800], stopTimeoutMs: 2000 },
-    taskEvents: { delayMs: [200, EVENT_DELAY_MS] },
-    logs: { delivery: { delayMs: [200, LOG_DELAY_MS] } },
-    route53: SIM_ROUTE53,
-    iam: { requiredBoundaryArn: config.EFS_VOLUME_ROLE_BOUNDARY_ARN },
-  });
   // The deployed cadence: VOLUME_MEASURE_TIMES, VOLUME_USAGE_INTERVAL_S.
-  const measuring = volumeMeasuringFrom(config, containerRuntime);
-  // The volume usage function, one instance per concurrent invocation (each its own ECS client and task memory).
-  const usage = new FunctionInstances(() =>
-    volumeUsageDeliveryFrom(config, containerRuntime, { ecs: new ECSClient({ region: config.AWS_REGION }) }),
-  );
-  sim.logs.subscribe(
+  usageSim = await startVolumeUsageSim(
     {
-      logGroupName: config.VOLUME_USAGE_LOG_GROUP!,
-      ...(await synthesizedUsageSubscription()),
-      invoke: (event) => usage.invoke((fn) => fn.record(event)),
+      seed: 5127,
+      ecs: { provisioningMs: [200, 500], pendingMs: [300, 800], stopTimeoutMs: 2000 },
+      taskEvents: { delayMs: [200, EVENT_DELAY_MS] },
+      logs: { delivery: { delayMs: [200, LOG_DELAY_MS] } },
     },
     { delayMs: [300, 4000], batchMs: 1000, duplicate: 0.2, late: 0.1, lateMs: 30_000 },
   );
-  const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, { volumeMeasuring: () => measuring });
-  containers = containerServiceWith({ runtime: containerRuntime, deferredWork });
-  volumes = volumeServiceWith(storageVolumeBackend);
+  ({ sim, containers, volumes } = usageSim);
   sim.ecs.onTaskLine((_task, _line, logStream) => {
     waitingForLine.get(logStream)?.();
     waitingForLine.delete(logStream);
   });
-  stack = new EcsSimStack({
-    sim,
-    service: containers,
-    reconciler: reconcilerWith(containerRuntime, config, deferredWork),
-    taskStateInvocation: onOneInstance(handlers.taskEvent),
-    probeInvocation: onOneInstance(handlers.probe),
-    writeRoutes: routeWriterWith().write,
-  });
 }, 30_000);
 
-afterAll(async () => {
-  await stack?.close();
-  await sim?.close();
-  await runShutdown();
-});
+afterAll(() => usageSim?.close());
 
 const newUser = (): Caller => ({ userId: newId(), role: 'user' });
 

@@ -1,17 +1,9 @@
 import { afterAll, beforeAll, expect, vi } from 'vitest';
 import { config } from '../../../lib/config.js';
-import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
-import { deferredWork } from '../../../lib/wiring/deferred-work.js';
-import { containerServiceWith } from '../../../lib/wiring/containers.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../../support/aws-sim/index.js';
 import { type EcsSimStack, SIM_ROUTE53 } from '../../support/conformance/ecs-harness.js';
-import { closeEcsSim, wiredEcsSimStack } from '../../support/conformance/wired-ecs-stack.js';
+import { closeEcsSim, wiredEcsSimStackWithDeploys } from '../../support/conformance/wired-ecs-stack.js';
 import { describeConformance } from '../../support/conformance/journeys.js';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { SqsBuildDeadlines } from '../../../lib/aws/sqs-build-deadlines.js';
-import { awsBuildSiteFrom } from '../../../lib/wiring/aws/build-site.js';
-import { buildEventsHandlerWith } from '../../../lib/wiring/build-events.js';
-import { deployServiceWith } from '../../../lib/wiring/deploys.js';
 
 /*
  * The runtime conformance journeys (test/support/conformance/journeys.ts) over the ECS runtime
@@ -39,14 +31,7 @@ beforeAll(async () => {
     s3: { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } },
     codebuild: { phaseMs: 20, minuteMs: 200 },
   });
-  const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
-  const site = awsBuildSiteFrom(config);
-  if (!('builder' in site)) throw new Error(site.refusal);
-  const deploys = deployServiceWith(
-    { ...site, deadlines: new SqsBuildDeadlines(new SQSClient({ region: 'us-east-1' }), config.BUILD_EVENTS_QUEUE_URL!) },
-    service,
-  );
-  stack = wiredEcsSimStack(sim, service, { deploys: { service: deploys, handleBuildEvent: buildEventsHandlerWith(deploys) } });
+  stack = wiredEcsSimStackWithDeploys(sim);
 });
 
 afterAll(() => closeEcsSim(stack, sim));

@@ -1,9 +1,15 @@
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { SqsBuildDeadlines } from '../../../lib/aws/sqs-build-deadlines.js';
 import { config } from '../../../lib/config.js';
 import type { Caller } from '../../../lib/containers/container.js';
 import type { ContainerService } from '../../../lib/containers/container-service.js';
 import { runShutdown } from '../../../lib/local/lifecycle.js';
+import { awsBuildSiteFrom } from '../../../lib/wiring/aws/build-site.js';
+import { buildEventsHandlerWith } from '../../../lib/wiring/build-events.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
+import { containerServiceWith } from '../../../lib/wiring/containers.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
+import { deployServiceWith } from '../../../lib/wiring/deploys.js';
 import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
 import { routeWriterWith } from '../../../lib/wiring/route-writer.js';
 import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
@@ -53,4 +59,20 @@ export async function closeEcsSim(stack: EcsSimStack | undefined, sim: AwsSim | 
   await stack?.close();
   await sim?.close();
   await runShutdown();
+}
+
+/**
+ * The stack above with an API function's container service and deploys from source on the
+ * simulator's build site (S3 uploads, CodeBuild, the build events queue and its deadlines) as
+ * lib/wiring builds them.
+ */
+export function wiredEcsSimStackWithDeploys(sim: AwsSim): EcsSimStack {
+  const service = containerServiceWith({ runtime: containerRuntime, deferredWork });
+  const site = awsBuildSiteFrom(config);
+  if (!('builder' in site)) throw new Error(site.refusal);
+  const deploys = deployServiceWith(
+    { ...site, deadlines: new SqsBuildDeadlines(new SQSClient({ region: 'us-east-1' }), config.BUILD_EVENTS_QUEUE_URL!) },
+    service,
+  );
+  return wiredEcsSimStack(sim, service, { deploys: { service: deploys, handleBuildEvent: buildEventsHandlerWith(deploys) } });
 }

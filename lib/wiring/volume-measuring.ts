@@ -8,8 +8,8 @@ import { VOLUME_MEASURE_TIMES, type VolumeMeasureTimes, VolumeMeasuring } from '
 import { volumeUsageStreamOf } from '../aws/volume-usage-sidecar.js';
 import type { Config } from '../config.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
-import { containerStore } from './containers.js';
 import { volumeChoresFrom } from './volume-chore-tasks.js';
+import { volumeUsageRecords } from './volume-usage-records.js';
 import { volumeStore } from './volumes.js';
 
 /**
@@ -37,13 +37,7 @@ export function volumeMeasuringFrom(
         (settings.VOLUME_USAGE_LOG_GROUP
           ? await lastEventOf(logs, settings.VOLUME_USAGE_LOG_GROUP, volumeUsageStreamOf(taskArn))
           : undefined) ?? (await lastEventOf(logs, chores.logGroupName, volumeUsageStreamOf(taskArn))),
-      container: async (containerId) => {
-        const container = await containerStore.get(containerId);
-        return container && { mounts: container.mounts ?? [], ...(container.taskArn ? { taskArn: container.taskArn } : {}) };
-      },
-      volume: (volumeId) => volumeStore.get(volumeId),
-      recordUsage: (volumeId, usedBytes, at) => volumeStore.recordUsage(volumeId, usedBytes, at),
-      stopTask: (taskArn, reason) => runtime.stopTask(taskArn, reason),
+      ...volumeUsageRecords(runtime),
       send: (job, delayMs) => sendDeferredJob(sqs, queueUrl, job, delayMs),
     },
     options.times ?? VOLUME_MEASURE_TIMES,

@@ -3,8 +3,7 @@ import { ecsClient } from '../aws/ecs-runtime.js';
 import { VolumeUsageDelivery } from '../aws/volume-usage-delivery.js';
 import type { Config } from '../config.js';
 import type { ContainerRuntime } from '../containers/runtime.js';
-import { containerStore } from './containers.js';
-import { volumeStore } from './volumes.js';
+import { volumeUsageRecords } from './volume-usage-records.js';
 
 /**
  * The volume usage function's parts for these settings (lib/aws/volume-usage-delivery.ts): the sidecars'
@@ -27,13 +26,7 @@ export function volumeUsageDeliveryFrom(
         const task = tasks?.[0];
         return task?.taskArn && task.startedBy ? { containerId: task.startedBy, taskArn: task.taskArn } : undefined;
       },
-      container: async (containerId) => {
-        const container = await containerStore.get(containerId);
-        return container && { mounts: container.mounts ?? [], ...(container.taskArn ? { taskArn: container.taskArn } : {}) };
-      },
-      volume: (volumeId) => volumeStore.get(volumeId),
-      recordUsage: (volumeId, usedBytes, at) => volumeStore.recordUsage(volumeId, usedBytes, at),
-      stopTask: (taskArn, reason) => runtime.stopTask(taskArn, reason),
+      ...volumeUsageRecords(runtime),
     },
     settings.VOLUME_USAGE_LOG_GROUP,
   );

@@ -10,7 +10,7 @@ import { pollUntil } from '../../support/poll.js';
 import { simWorkload } from '../../support/workloads.js';
 
 /*
- * `used_gb` at scale on AWS (issue 34 item 5, docs/volumes.md "Volumes on AWS"): 50 mounted volumes at
+ * `used_gb` at scale on AWS (issue 34 item 5, docs/volumes.md "Volumes on AWS"): 20 mounted volumes at
  * the deployed cadence, with GetLogEvents' quota modelled as a token bucket (10 a second per account and
  * Region, shared with the users' own log reads). The sidecars' lines are pushed by the subscription
  * filter, so the measures read no log stream in the steady state and every volume stays current; polled,
@@ -30,7 +30,11 @@ await vi.hoisted(async () => {
   );
 });
 
-const VOLUMES = 50;
+/**
+ * Enough volumes that their chains overlap and deliveries interleave; the claim (no log read in the steady
+ * state) does not depend on the count, which was 50 until 2026-11-29 (the test took 162 s; 20 for the suite's time).
+ */
+const VOLUMES = 20;
 const MiB = 1024 * 1024;
 /** The issue's promise: a write shows in `used_gb` within a minute, deliveries' delays included. */
 const WITHIN_MS = 60_000;
@@ -105,6 +109,7 @@ describe('used_gb of many mounted volumes on AWS (issue 34 item 5)', () => {
     const mounted = await mountedVolumes(owner, VOLUMES);
 
     // Act: every app writes 1 MiB to its volume
+    const readsBefore = sim.logs.calls.get('GetLogEvents') ?? 0;
     const writtenAt = Date.now();
     const written = await Promise.all(
       mounted.map(({ hostname }) => toApp(hostname, '/files/data/blob.bin', { method: 'PUT', body: Buffer.alloc(MiB, 1) })),
@@ -122,9 +127,9 @@ describe('used_gb of many mounted volumes on AWS (issue 34 item 5)', () => {
     expect(shown.map((volume) => volume.id)).toEqual([]);
     expect(Date.now() - writtenAt).toBeLessThanOrEqual(WITHIN_MS + 2000);
 
-    // Assess: over more than a watch period of every chain, no GetLogEvents, and every volume measured within the minute
-    const readsBefore = sim.logs.calls.get('GetLogEvents') ?? 0;
-    await new Promise((resolve) => setTimeout(resolve, VOLUME_MEASURE_TIMES.sidecarPeriodMs + 10_000));
+    // Assess: over more than a watch period of every chain since the writes (the wait above included), no
+    // GetLogEvents, and every volume measured within the minute
+    await new Promise((resolve) => setTimeout(resolve, writtenAt + VOLUME_MEASURE_TIMES.sidecarPeriodMs + 10_000 - Date.now()));
     expect((sim.logs.calls.get('GetLogEvents') ?? 0) - readsBefore, 'GetLogEvents in the steady state').toBe(0);
     const now = Date.now();
     const stale = (await Promise.all(mounted.map(({ volumeId }) => volumes.get(owner, volumeId)))).filter(

@@ -5,6 +5,8 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { describe, expect, it } from 'vitest';
 import { ImageBuilds } from '../../infra/constructs/image-builds.js';
+import { writeRoutesFunction } from '../../infra/event-functions.js';
+import { WITHDRAW_CLAIM_EXPIRES_MS } from '../../lib/store/dynamo-published-routes.js';
 import { TaskStateEvents } from '../../infra/constructs/task-state-events.js';
 import { DEPLOYED_EVENT_SOURCES } from '../support/deployed-event-sources.js';
 import { resourcesOfType } from './template-queries.js';
@@ -61,10 +63,10 @@ function queuesAsSynthesized() {
   return { deployedOf, events, builds };
 }
 
-describe("The simulator's event sources", () => {
-  // Synthesis on a shared two-core machine takes seconds: once for the file.
-  const { deployedOf, events, builds } = queuesAsSynthesized();
+// Synthesis on a shared two-core machine takes seconds: once for the file.
+const { deployedOf, events, builds } = queuesAsSynthesized();
 
+describe("The simulator's event sources", () => {
   it('read the task events queue with its deployed visibility timeout, receive count, batches and concurrency', () => {
     // Assess
     expect(DEPLOYED_EVENT_SOURCES.taskEvents).toEqual(deployedOf(events.eventsQueue));
@@ -80,5 +82,13 @@ describe("The simulator's event sources", () => {
 
   it('read the build events queue with its deployed visibility timeout, receive count, batches and concurrency', () => {
     expect(DEPLOYED_EVENT_SOURCES.buildEvents).toEqual(deployedOf(builds.eventsQueue));
+  });
+});
+
+describe("The route writer's claim on a withdrawal", () => {
+  it('outlives any writer and expires before the route changes queue delivers a dead writer’s batch again', () => {
+    // Assess: a live writer's claim is never taken over, and a dead writer's batch, delivered again, takes it
+    expect(WITHDRAW_CLAIM_EXPIRES_MS).toBeGreaterThan(writeRoutesFunction.timeoutSeconds * 1000);
+    expect(WITHDRAW_CLAIM_EXPIRES_MS).toBeLessThanOrEqual(deployedOf(events.routeChangesQueue!).visibilityTimeoutMs);
   });
 });

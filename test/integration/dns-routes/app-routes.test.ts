@@ -13,6 +13,10 @@ import type { Caller, StoredContainer } from '../../../lib/containers/container.
 import type { AppRoutes } from '../../../lib/dns-routes/app-routes.js';
 import { chargeFor } from '../../../lib/containers/quota.js';
 import { RouteWriter } from '../../../lib/dns-routes/route-writer.js';
+import { DynamoPublishedRoutes, WITHDRAW_CLAIM_EXPIRES_MS } from '../../../lib/store/dynamo-published-routes.js';
+import { documentClient, tableName } from '../../../lib/store/dynamo.js';
+import { keys } from '../../../lib/store/keys.js';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../../../lib/config.js';
 import { appRoutingFrom } from '../../../lib/wiring/app-routes.js';
 import { newId } from '../../../lib/ids.js';
@@ -255,6 +259,34 @@ describe('routing records kept by the task state function', () => {
     expect(deletes).toEqual([records('DELETE', created, task, '10.0.3.30')]);
     expect(zone.refused).toEqual([]);
     expect(zone.values(`_http._tcp.${created.hostname}.apps.internal`, 'SRV')).toEqual([]);
+  });
+
+  it('are withdrawn by the request delivered again when the writer that took the withdrawal died before changing the zone', async () => {
+    const created = await containerService.create(owner, spec());
+    const task = created.taskArn!;
+    await taskStateChange(created, task, 2, 'RUNNING', '10.0.3.31');
+    await containerService.stop(owner, created.id);
+    // A writer took the withdrawal and died (its timeout, a crash) before its change: SQS delivers its batch
+    // again after the queue's visibility timeout, longer than any writer lives.
+    const taken = await new DynamoPublishedRoutes().forget(taskIdOf(task));
+    expect(taken?.ip).toBe('10.0.3.31');
+    const whileAlive = await new DynamoPublishedRoutes().forget(taskIdOf(task));
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.appRoute(taskIdOf(task)),
+        UpdateExpression: 'SET withdrawing = :claimedAt',
+        ExpressionAttributeValues: { ':claimedAt': Date.now() - WITHDRAW_CLAIM_EXPIRES_MS - 1000 },
+      }),
+    );
+    route53Mock.resetHistory();
+
+    await taskStateChange(created, task, 3, 'STOPPED', '10.0.3.31', 'UserInitiated');
+
+    expect(whileAlive, 'a live claim is nobody else’s').toBeUndefined();
+    expect(route53Calls()).toEqual([records('DELETE', created, task, '10.0.3.31')]);
+    expect(zone.values(`_http._tcp.${created.hostname}.apps.internal`, 'SRV')).toEqual([]);
+    expect(await new DynamoPublishedRoutes().find([taskIdOf(task)])).toEqual(new Map());
   });
 
   it('are removed for a deleted container’s task, from what was published for it', async () => {

@@ -23,8 +23,8 @@ export interface HostFirewall {
  */
 export class HostIsolation {
   private isolation: { refusal?: string } | undefined;
-  /** The check of the host rules under way, and whether another was asked for meanwhile. */
-  private check: Promise<void> | undefined;
+  /** The check of the host rules under way (its last run's outcome), and whether another was asked for meanwhile. */
+  private check: Promise<FirewallStatus> | undefined;
   private checkAgain = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly firewall: HostFirewall;
@@ -63,20 +63,24 @@ export class HostIsolation {
    * Checks the host rules again and puts them back first where the engine has put its own ahead
    * (lib/local/engine-firewall.ts): the engine rewrites its chains as it sets a network up, at
    * every container start. Checks asked for while one runs share one more run after it, so a
-   * start that follows a check in progress is still seen.
+   * start that follows a check in progress is still seen. Answers the outcome of a run begun after
+   * the call; where the rules were refused from the start (admins' containers only) there is
+   * nothing to check, and it answers ok.
    */
-  keep(): Promise<void> {
-    if (this.refusal() !== undefined) return Promise.resolve();
+  keep(): Promise<FirewallStatus> {
+    if (this.refusal() !== undefined) return Promise.resolve({ ok: true });
     if (this.check) {
       this.checkAgain = true;
       return this.check;
     }
     const check = (async () => {
+      let firewall: FirewallStatus;
       do {
         this.checkAgain = false;
-        const firewall = await this.firewall.keep();
+        firewall = await this.firewall.keep();
         if (!firewall.ok && this.isolation) this.refuse(this.isolation, firewall.reason);
       } while (this.checkAgain);
+      return firewall;
     })().finally(() => {
       this.check = undefined;
     });

@@ -45,6 +45,12 @@ const STOPPED_STATES = new Set(['exited', 'dead']);
 const STOPPED_TASKS_KEPT = 5;
 /** The engine events after which a task's container may have ended. */
 const ENDING_ACTIONS = new Set(['die', 'oom']);
+/**
+ * The engine events of a network set up, after which the engine may have put its rules ahead of
+ * ours (HostIsolation.keep): a start, and Podman's init (a spare made ready at a stop, which
+ * Podman's compatible event stream reports as `init`, and never as a start).
+ */
+const NETWORK_SETUPS = new Set(['start', 'init']);
 export interface DockerRuntimeOptions {
   engine: Docker;
   /** Labels every engine container; a start removes what an earlier run of the same stack left. */
@@ -53,6 +59,8 @@ export interface DockerRuntimeOptions {
   stopGraceS?: number;
   /** Sets the host rules that keep containers off the host and each other; lib/local/engine-firewall.ts unless given. */
   hostFirewall?: HostFirewall;
+  /** Between two checks of the host rules while tasks run, besides those at each start (0: none); 10 s unless given. */
+  firewallCheckMs?: number;
   /** How often each running container's writable layer is measured against its `disk_gb` (0: never); 30 s unless given. */
   diskCheckMs?: number;
   /** The bytes in one GB of `disk_gb`: 1 GiB, except in tests (LOCAL_DISK_GB_BYTES). */
@@ -107,7 +115,7 @@ export class DockerRuntime implements ReconcilableRuntime {
     this.engine = options.engine;
     this.stackId = options.stackId;
     this.stopGraceS = options.stopGraceS ?? 10;
-    this.isolation = new HostIsolation(this.engine, options.hostFirewall);
+    this.isolation = new HostIsolation(this.engine, options.hostFirewall, options.firewallCheckMs);
     this.volumes = options.volumes;
     this.diskLimits = new DiskLimits({
       engine: this.engine,
@@ -154,6 +162,8 @@ export class DockerRuntime implements ReconcilableRuntime {
     try {
       await callEngine(this.engine, ENGINE_CALLS.init(name));
       this.initializes = true;
+      // The init set the spare's network up: the other containers' isolation is checked now, not at the next periodic check.
+      void this.keepIsolated();
       return await this.engine.getContainer(name).inspect();
     } catch (error) {
       // Not found, and not for want of the container: the engine has no such route.
@@ -539,8 +549,8 @@ export class DockerRuntime implements ReconcilableRuntime {
   }
 
   private onEngineEvent(event: EngineContainerEvent): void {
-    // Our own tasks' starts are checked as they are provisioned.
-    if (event.action === 'start' && !event.ours) void this.keepIsolated();
+    // Our own tasks' starts are checked as they are provisioned, and our spares' inits as they are made.
+    if (NETWORK_SETUPS.has(event.action) && !event.ours) void this.keepIsolated();
     if (!event.ours || !ENDING_ACTIONS.has(event.action)) return;
     const task = event.taskId ? this.book.get(this.book.taskArnOf(event.taskId)) : undefined;
     if (task && task.lastStatus !== 'STOPPED') void this.settleFromEngine(task);

@@ -31,13 +31,21 @@ afterAll(async () => {
  * containers only, which the run policy enforces above the runtime), whose host-rule check
  * answers `firewall.status`; and a container id for it.
  */
-function runtimeWith(firewall: { status: FirewallStatus }) {
+function runtimeWith(firewall: { status: FirewallStatus; checkedAt?: number[] }) {
   const runtime = new DockerRuntime({
     engine,
     stackId: `firewall-check-${process.pid}-${made.length}`,
     stopGraceS: 1,
     diskCheckMs: 0,
-    hostFirewall: { ensure: () => ({ ok: true }), keep: async () => firewall.status },
+    // Only the checks the runtime asks for: none on a timer.
+    firewallCheckMs: 0,
+    hostFirewall: {
+      ensure: () => ({ ok: true }),
+      keep: async () => {
+        firewall.checkedAt?.push(Date.now());
+        return firewall.status;
+      },
+    },
   });
   runtime.onTaskStatus(async (status) => {
     statuses.push(status);
@@ -124,5 +132,37 @@ describe('a task whose host-rule check fails', () => {
     });
     expect(everRunning(woken)).toBe(false);
     expect(await anyRunning(containerId)).toBe(false);
+  }, 120_000);
+});
+
+describe('an engine container made ahead at a stop', () => {
+  it('has the host rules checked once Podman has set its network up (its init), before any start: the other containers stay isolated meanwhile', async () => {
+    const firewall = { status: { ok: true } as FirewallStatus, checkedAt: [] as number[] };
+    const { runtime, containerId } = runtimeWith(firewall);
+    const first = await runtime.runTask(launchOf(containerId, 1));
+    expect(await settled(runtime, first)).toMatchObject({ lastStatus: 'RUNNING' });
+
+    const checksBeforeTheStop = firewall.checkedAt.length;
+    await runtime.stopTask(first, 'Stopped for the test');
+    const spare = await pollUntil(
+      async () => {
+        const listed = await engine.listContainers({ all: true, filters: { label: [`${LABEL.containerId}=${containerId}`] } });
+        const made = listed.find((info) => info.State === 'created');
+        return made && (await engine.getContainer(made.Id).inspect());
+      },
+      // Initialized: its OCI runtime holds the process that waits to start (a nonzero pid), its network set up.
+      (inspected) => !!inspected && inspected.State.Pid !== 0,
+      60_000,
+    );
+    // Podman only: Docker has no init, and its spare is created, not initialized.
+    expect(spare?.State.Pid).not.toBe(0);
+
+    // No timer checks here, and a stop sets nothing up: a check after the stop is the init's.
+    const checksSinceTheStop = await pollUntil(
+      async () => firewall.checkedAt.length - checksBeforeTheStop,
+      (checks) => checks > 0,
+      5_000,
+    ).catch(() => 0);
+    expect(checksSinceTheStop).toBeGreaterThan(0);
   }, 120_000);
 });

@@ -9,7 +9,11 @@ import { callEngineOrWarn, ENGINE_CALLS } from './engine-calls.js';
  * container does, without the image and network checks and the create before it
  * (docs/measurements.md, "Wake against the bare engine"). Where the engine can (Podman), it is
  * also initialized: its filesystem mounted, its network set up and its OCI container created, so
- * that the start only starts its process.
+ * that the start only starts its process. Initialized, it holds its address and its published
+ * port (Podman 4.3 hands the port's socket to the spare's `conmon`, seen with `ss -ltnp`) until
+ * its start or removal. It is made only when nothing else of its container runs, so no task of
+ * it ever waits on what a spare holds: a restart's new task starts beside a running one, which
+ * has no spare, and picks its own port at its create.
  */
 export interface SpareEngineContainer {
   taskId: string;

@@ -18,6 +18,7 @@ import { engineContainerSpec, engineNameOf, LABEL } from './engine-container-spe
 import { DiskLimits, type EngineVolumes } from './engine-disk-limits.js';
 import { type EngineContainerEvent, EngineEvents } from './engine-events.js';
 import { ensureImageFor } from './engine-image-pull.js';
+import type { FirewallStatus } from './engine-firewall.js';
 import { type HostFirewall, HostIsolation } from './engine-host-isolation.js';
 import { ensureContainerNetwork, removeContainerNetwork, removeUnusedNetworks } from './engine-networks.js';
 import { onShutdown } from './lifecycle.js';
@@ -31,14 +32,25 @@ export { engineNameOf, LABEL } from './engine-container-spec.js';
 export type { EngineVolumes } from './engine-disk-limits.js';
 export type { HostFirewall } from './engine-host-isolation.js';
 
-/** Engine states of a container that may still run (Podman refuses `restarting` as a filter, and this runtime never restarts). */
-const LIVE_STATES = ['running', 'created', 'paused'];
+/**
+ * Engine states of a container that may still run (this runtime never restarts). Chosen from the
+ * listing, not by a status filter: Podman lists an initialized container (a spare made ready to
+ * start) as `created`, yet its `created` filter leaves it out, and Docker refuses Podman's
+ * `initialized` as a filter.
+ */
+const LIVE_STATES = new Set(['running', 'created', 'paused']);
 /** Engine states of a container that ran and ended. */
 const STOPPED_STATES = new Set(['exited', 'dead']);
 /** Stopped tasks kept per container (their logs stay readable); older ones are removed. */
 const STOPPED_TASKS_KEPT = 5;
 /** The engine events after which a task's container may have ended. */
 const ENDING_ACTIONS = new Set(['die', 'oom']);
+/**
+ * The engine events of a network set up, after which the engine may have put its rules ahead of
+ * ours (HostIsolation.keep): a start, and Podman's init (a spare made ready at a stop, which
+ * Podman's compatible event stream reports as `init`, and never as a start).
+ */
+const NETWORK_SETUPS = new Set(['start', 'init']);
 export interface DockerRuntimeOptions {
   engine: Docker;
   /** Labels every engine container; a start removes what an earlier run of the same stack left. */
@@ -47,6 +59,8 @@ export interface DockerRuntimeOptions {
   stopGraceS?: number;
   /** Sets the host rules that keep containers off the host and each other; lib/local/engine-firewall.ts unless given. */
   hostFirewall?: HostFirewall;
+  /** Between two checks of the host rules while tasks run, besides those at each start (0: none); 10 s unless given. */
+  firewallCheckMs?: number;
   /** How often each running container's writable layer is measured against its `disk_gb` (0: never); 30 s unless given. */
   diskCheckMs?: number;
   /** The bytes in one GB of `disk_gb`: 1 GiB, except in tests (LOCAL_DISK_GB_BYTES). */
@@ -94,12 +108,14 @@ export class DockerRuntime implements ReconcilableRuntime {
   private readonly isolation: HostIsolation;
   private readonly diskLimits: DiskLimits<EngineTask>;
   private readonly volumes: EngineVolumes | undefined;
+  /** Whether the engine initializes a container ahead of its start (Podman); unknown until first asked. */
+  private initializes: boolean | undefined;
 
   constructor(options: DockerRuntimeOptions) {
     this.engine = options.engine;
     this.stackId = options.stackId;
     this.stopGraceS = options.stopGraceS ?? 10;
-    this.isolation = new HostIsolation(this.engine, options.hostFirewall);
+    this.isolation = new HostIsolation(this.engine, options.hostFirewall, options.firewallCheckMs);
     this.volumes = options.volumes;
     this.diskLimits = new DiskLimits({
       engine: this.engine,
@@ -120,6 +136,7 @@ export class DockerRuntime implements ReconcilableRuntime {
           return network;
         },
         nameOf: (taskId) => engineNameOf(this.book.taskArnOf(taskId)),
+        initialize: (taskId) => this.initialize(engineNameOf(this.book.taskArnOf(taskId))),
       },
       TaskBook.newTaskId,
     );
@@ -131,8 +148,31 @@ export class DockerRuntime implements ReconcilableRuntime {
   }
 
   /** Checks the host rules again (HostIsolation.keep). */
-  keepIsolated(): Promise<void> {
+  keepIsolated(): Promise<FirewallStatus> {
     return this.isolation.keep();
+  }
+
+  /**
+   * Initializes a spare where the engine can (ENGINE_CALLS.init: Podman), so that its start only
+   * starts its process; answers the engine's view of it then (its port and address, set up by the
+   * init), or undefined if it was not. An engine without the call (Docker) is not asked again.
+   */
+  private async initialize(name: string): Promise<Docker.ContainerInspectInfo | undefined> {
+    if (this.initializes === false) return undefined;
+    try {
+      await callEngine(this.engine, ENGINE_CALLS.init(name));
+      this.initializes = true;
+      // The init set the spare's network up: the other containers' isolation is checked now, not at the next periodic check.
+      void this.keepIsolated();
+      return await this.engine.getContainer(name).inspect();
+    } catch (error) {
+      // Not found, and not for want of the container: the engine has no such route.
+      const notFound = error instanceof Error && 'statusCode' in error && error.statusCode === 404;
+      const noRoute = notFound && !/no such container/i.test(engineMessage(error));
+      if (noRoute) this.initializes = false;
+      else log.warn('Initializing a prepared engine container failed; its start will', { name, ...describeError(error) });
+      return undefined;
+    }
   }
 
   onTaskStatus(listener: TaskStatusListener): void {
@@ -190,7 +230,7 @@ export class DockerRuntime implements ReconcilableRuntime {
    * without it knowing them (the reconciler stops those). The cursor is an offset.
    */
   async listTasks(cursor?: string): Promise<RuntimeTaskPage> {
-    const running = await this.stackContainers(LIVE_STATES).catch(() => []);
+    const running = await this.liveStackContainers().catch(() => []);
     const spareArns = new Set([...this.spares.taskIds()].map((taskId) => this.book.taskArnOf(taskId)));
     const unknown = running
       .map((info) => this.taskArnOfLabels(info.Labels))
@@ -264,7 +304,7 @@ export class DockerRuntime implements ReconcilableRuntime {
    * container is deleted. Answers how many it removed.
    */
   async removeLeftovers(): Promise<number> {
-    const leftovers = (await this.stackContainers(LIVE_STATES)).filter((info) => {
+    const leftovers = (await this.liveStackContainers()).filter((info) => {
       const taskArn = this.taskArnOfLabels(info.Labels);
       return !taskArn || !this.book.has(taskArn);
     });
@@ -295,17 +335,40 @@ export class DockerRuntime implements ReconcilableRuntime {
   }
 
   private async provision(task: EngineTask, launch: TaskLaunch, spare: SpareEngineContainer | undefined): Promise<void> {
-    const making = (async () =>
-      (spare && (await this.spares.start(spare, launch.image, () => task.desiredStatus === 'RUNNING'))) ||
-      (await this.createAndStart(task, launch)))();
+    /**
+     * The host-rule check that must pass before the task counts as running. The engine may put
+     * its rules ahead of ours as it sets a network up, so the check reads the rules after that:
+     * after the start, or, for a spare initialized ahead (its network set up then), as the start
+     * is asked, since that start sets nothing up and the check then runs beside it.
+     */
+    let isolated: Promise<FirewallStatus> | undefined;
+    const making = (async () => {
+      const fromSpare =
+        spare &&
+        (await this.spares.start(
+          spare,
+          launch.image,
+          () => task.desiredStatus === 'RUNNING',
+          () => {
+            isolated = this.keepIsolated();
+          },
+        ));
+      if (fromSpare) return fromSpare;
+      // The spare could not serve: the check begun beside its start came before this start's network.
+      isolated = undefined;
+      const network = await this.createAndStart(task, launch);
+      return network === undefined ? undefined : { network };
+    })();
     task.made = making.then(
       () => undefined,
       () => undefined,
     );
     try {
-      const network = await making;
-      if (!network) return;
-      const inspected = await this.engine.getContainer(engineNameOf(task.taskArn)).inspect();
+      const made = await making;
+      if (!made) return;
+      const { network } = made;
+      // A spare initialized ahead has had its port and address since its init: the probes begin as its start answers.
+      const inspected = made.initialized ?? (await this.engine.getContainer(engineNameOf(task.taskArn)).inspect());
       const binding = inspected.NetworkSettings.Ports?.[`${launch.port}/tcp`]?.[0];
       task.port = binding ? Number(binding.HostPort) : undefined;
       if (!task.port) throw new ProvisioningFailed(`the engine published no port for ${launch.port}`);
@@ -316,9 +379,14 @@ export class DockerRuntime implements ReconcilableRuntime {
         healthCheck: launch.healthCheck,
         ...(address && onThisMachinesBridge(address) ? { address } : {}),
       };
-      // The start set the network up, so the engine may have put its rules ahead of ours: checked before the task counts as running.
-      const [ready] = await Promise.all([awaitReady(target, task.abort.signal), this.keepIsolated()]);
+      const [ready, firewall] = await Promise.all([awaitReady(target, task.abort.signal), isolated ?? this.keepIsolated()]);
       if (task.lastStatus === 'STOPPED' || task.desiredStatus !== 'RUNNING') return;
+      if (!firewall.ok) {
+        // Never served: nothing proves it is kept off the host and the other containers.
+        task.failing = `could not start: ${firewall.reason}`;
+        await this.stopEngineContainer(task.taskArn, 0);
+        return this.settle(task, { reason: task.failing });
+      }
       if (!ready.ok) {
         // It may have exited meanwhile, which says more than "not ready".
         if (await this.settleFromEngine(task)) return;
@@ -445,6 +513,11 @@ export class DockerRuntime implements ReconcilableRuntime {
     return (await callEngine(this.engine, ENGINE_CALLS.list(this.stackId, states, containerId))) ?? [];
   }
 
+  /** Engine containers of this stack that may still run (LIVE_STATES). */
+  private async liveStackContainers(): Promise<Docker.ContainerInfo[]> {
+    return (await this.stackContainers()).filter((info) => LIVE_STATES.has(info.State));
+  }
+
   /** Keeps the newest stopped tasks of a container (their logs) and removes the rest. */
   private async pruneStoppedTasks(containerId: string): Promise<void> {
     // Chosen here, not by a status filter: Podman 4.3 refuses `dead` there ("unknown container state"),
@@ -476,8 +549,8 @@ export class DockerRuntime implements ReconcilableRuntime {
   }
 
   private onEngineEvent(event: EngineContainerEvent): void {
-    // Our own tasks' starts are checked as they are provisioned.
-    if (event.action === 'start' && !event.ours) void this.keepIsolated();
+    // Our own tasks' starts are checked as they are provisioned, and our spares' inits as they are made.
+    if (NETWORK_SETUPS.has(event.action) && !event.ours) void this.keepIsolated();
     if (!event.ours || !ENDING_ACTIONS.has(event.action)) return;
     const task = event.taskId ? this.book.get(this.book.taskArnOf(event.taskId)) : undefined;
     if (task && task.lastStatus !== 'STOPPED') void this.settleFromEngine(task);

@@ -39,6 +39,30 @@ export const ENGINE_CALLS = {
     ask: (engine) => engine.getContainer(nameOrId).remove({ v: true, ...(force ? { force: true } : {}) }),
     nothingOn: [404, 409],
   }),
+  /**
+   * Podman's own API (libpod) only: does everything a start does but start the container's
+   * process: mounts its filesystem, writes its OCI spec, sets its network up, and has the OCI
+   * runtime create it ("performs all tasks necessary for starting the container … but does not
+   * start the container", https://docs.podman.io/en/v4.2/_sources/markdown/podman-init.1.md.txt).
+   * A start then only starts the process. Initialized already is 304. Podman serves its libpod
+   * routes under a version prefix only; Docker has no such route (404).
+   */
+  init: (name: string): EngineCall<void> => ({
+    what: 'Initializing an engine container',
+    ask: (engine) =>
+      new Promise<void>((resolve, reject) => {
+        engine.modem.dial(
+          {
+            path: `/v4.0.0/libpod/containers/${encodeURIComponent(name)}/init`,
+            method: 'POST',
+            options: {},
+            statusCodes: { 204: true, 304: true, 404: 'no such container or no such route', 500: 'server error' },
+          },
+          (error: unknown) => (error ? reject(error) : resolve()),
+        );
+      }),
+    nothingOn: [],
+  }),
   /** The engine containers of a stack (of one container, if given), in the given states (any, if none). */
   list: (stackId: string, states?: string[], containerId?: string): EngineCall<Docker.ContainerInfo[]> => ({
     what: 'Listing engine containers',

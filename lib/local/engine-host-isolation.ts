@@ -22,16 +22,23 @@ export interface HostFirewall {
  * and off the other networks (lib/local/engine-firewall.ts).
  */
 export class HostIsolation {
-  private isolation: { refusal?: string } | undefined;
-  /** The check of the host rules under way, and whether another was asked for meanwhile. */
-  private check: Promise<void> | undefined;
-  private checkAgain = false;
+  /**
+   * Why containers cannot be isolated here, if they cannot; `withoutRules` when the host rules
+   * were never set or never apply (not root, no iptables, a rootless engine), so there is nothing
+   * to check. A refusal after a failed check keeps the rules, and the checks, going.
+   */
+  private isolation: { refusal?: string; withoutRules?: boolean } | undefined;
+  /** The run of the check under way, and the one run queued after it for every check asked for meanwhile. */
+  private running: Promise<FirewallStatus> | undefined;
+  private queued: Promise<FirewallStatus> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly firewall: HostFirewall;
 
   constructor(
     private readonly engine: Docker,
     firewall?: HostFirewall,
+    /** Between two checks while tasks run (0: only those asked for); FIREWALL_CHECK_MS unless given. */
+    private readonly checkMs = FIREWALL_CHECK_MS,
   ) {
     this.firewall = firewall ?? { ensure: ensureContainerFirewall, keep: keepContainerFirewall };
   }
@@ -44,15 +51,15 @@ export class HostIsolation {
    */
   refusal(): string | undefined {
     if (!this.isolation) {
-      const isolation: { refusal?: string } = {};
+      const isolation: { refusal?: string; withoutRules?: boolean } = {};
       this.isolation = isolation;
       const firewall = this.firewall.ensure();
-      if (!firewall.ok) this.refuse(isolation, firewall.reason);
+      if (!firewall.ok) this.refuse(isolation, firewall.reason, true);
       void this.engine
         .info()
         .then((info: { SecurityOptions?: string[] }) => {
           if (info.SecurityOptions?.some((option) => option.includes('rootless')))
-            this.refuse(isolation, "the engine runs rootless: its containers' traffic does not cross this host's firewall");
+            this.refuse(isolation, "the engine runs rootless: its containers' traffic does not cross this host's firewall", true);
         })
         .catch(() => undefined);
     }
@@ -62,32 +69,44 @@ export class HostIsolation {
   /**
    * Checks the host rules again and puts them back first where the engine has put its own ahead
    * (lib/local/engine-firewall.ts): the engine rewrites its chains as it sets a network up, at
-   * every container start. Checks asked for while one runs share one more run after it, so a
-   * start that follows a check in progress is still seen.
+   * every container start and every init (a spare made ready at a stop). Answers the outcome of a
+   * run begun after the call: the one queued behind the run under way, which every check asked
+   * for meanwhile shares, so a start that follows a check in progress is still seen, and a caller
+   * waits for at most two runs however many network setups follow its call (a task's start waits
+   * for this answer). Where there are no rules to keep (refused from the start: admins'
+   * containers only) it answers ok. After a failed check it still checks and answers the outcome:
+   * a task whose check fails never serves, even when another check failed first and refused.
    */
-  keep(): Promise<void> {
-    if (this.refusal() !== undefined) return Promise.resolve();
-    if (this.check) {
-      this.checkAgain = true;
-      return this.check;
-    }
-    const check = (async () => {
-      do {
-        this.checkAgain = false;
-        const firewall = await this.firewall.keep();
-        if (!firewall.ok && this.isolation) this.refuse(this.isolation, firewall.reason);
-      } while (this.checkAgain);
-    })().finally(() => {
-      this.check = undefined;
-    });
-    this.check = check;
-    return check;
+  keep(): Promise<FirewallStatus> {
+    this.refusal();
+    if (this.isolation?.withoutRules) return Promise.resolve({ ok: true });
+    if (this.queued) return this.queued;
+    if (!this.running) return this.run();
+    const next = () => {
+      this.queued = undefined;
+      return this.run();
+    };
+    const queued = this.running.then(next, next);
+    this.queued = queued;
+    return queued;
   }
 
-  /** Checks every FIREWALL_CHECK_MS from now on, until `stopChecking`. */
+  private run(): Promise<FirewallStatus> {
+    const run = (async () => {
+      const firewall = await this.firewall.keep();
+      if (!firewall.ok && this.isolation) this.refuse(this.isolation, firewall.reason);
+      return firewall;
+    })().finally(() => {
+      if (this.running === run) this.running = undefined;
+    });
+    this.running = run;
+    return run;
+  }
+
+  /** Checks every `checkMs` from now on, until `stopChecking`. */
   keepChecking(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.keep(), FIREWALL_CHECK_MS);
+    if (this.timer || this.checkMs <= 0) return;
+    this.timer = setInterval(() => void this.keep(), this.checkMs);
     this.timer.unref();
   }
 
@@ -96,7 +115,8 @@ export class HostIsolation {
     this.timer = undefined;
   }
 
-  private refuse(isolation: { refusal?: string }, reason: string): void {
+  private refuse(isolation: { refusal?: string; withoutRules?: boolean }, reason: string, withoutRules = false): void {
+    if (withoutRules) isolation.withoutRules = true;
     isolation.refusal ??= `Containers cannot be isolated from this machine's services and from each other (${reason}), so only admins may run containers here`;
     log.error(isolation.refusal);
   }

@@ -7,14 +7,24 @@ import { callEngineOrWarn, ENGINE_CALLS } from './engine-calls.js';
  * An engine container created, not started, for a stopped container's next task: a start (or a
  * wake) of the same workload then only starts it, as the engine's own start of a stopped
  * container does, without the image and network checks and the create before it
- * (docs/measurements.md, "Wake against the bare engine").
+ * (docs/measurements.md, "Wake against the bare engine"). Where the engine can (Podman), it is
+ * also initialized: its filesystem mounted, its network set up and its OCI container created, so
+ * that the start only starts its process. Initialized, it holds its address and its published
+ * port (Podman 4.3 hands the port's socket to the spare's `conmon`, seen with `ss -ltnp`) until
+ * its start or removal. It is made only when nothing else of its container runs, so no task of
+ * it ever waits on what a spare holds: a restart's new task starts beside a running one, which
+ * has no spare, and picks its own port at its create.
  */
 export interface SpareEngineContainer {
   taskId: string;
   /** The launch it was made for, less its client token: a start of anything else discards it. */
   launchKey: string;
-  /** Its network, and the id of the image it was made from (a tag may name another image since); undefined if it could not be made. */
-  made: Promise<{ network: string; imageId: string } | undefined>;
+  /**
+   * Its network, the id of the image it was made from (a tag may name another image since), and,
+   * if it was initialized (its network set up already), the engine's view of it then: its
+   * published port and its address stay those through its start. Undefined if it could not be made.
+   */
+  made: Promise<{ network: string; imageId: string; initialized?: Docker.ContainerInspectInfo } | undefined>;
 }
 
 /** How the docker runtime makes and names a task's engine container. */
@@ -24,6 +34,8 @@ export interface EngineContainerMaker {
   create(taskId: string, launch: TaskLaunch): Promise<string>;
   /** The engine container's name for a task id. */
   nameOf(taskId: string): string;
+  /** Initializes the created engine container, where the engine can; answers the engine's view of it then, or undefined if it did not. */
+  initialize(taskId: string): Promise<Docker.ContainerInspectInfo | undefined>;
 }
 
 const launchKeyOf = ({ clientToken: _, ...workload }: TaskLaunch): string => JSON.stringify(workload);
@@ -47,7 +59,8 @@ export class SpareEngineContainers {
     const made = (async () => {
       const imageId = (await this.maker.engine.getImage(launch.image).inspect()).Id;
       const network = await this.maker.create(taskId, launch);
-      return { network, imageId };
+      const initialized = await this.maker.initialize(taskId);
+      return { network, imageId, ...(initialized ? { initialized } : {}) };
     })().catch((error: unknown) => {
       log.warn('Preparing the next task of a stopped container failed', { containerId: launch.containerId, ...describeError(error) });
       return undefined;
@@ -68,11 +81,18 @@ export class SpareEngineContainers {
   }
 
   /**
-   * Starts a spare taken for a task; answers its network, or undefined (the spare removed) when it
+   * Starts a spare taken for a task; answers its network (and its view at its init), or undefined (the spare removed) when it
    * cannot serve: never made, its image tag now names another image, the task is no longer
    * wanted, or the engine refused to start it (its network gone). The task then creates its own.
+   * `besideInitialized` is called as the engine's start of an initialized spare is asked for: that
+   * start sets no network up (its init did), so it changes nothing of the host's rules.
    */
-  async start(spare: SpareEngineContainer, image: string, wanted: () => boolean): Promise<string | undefined> {
+  async start(
+    spare: SpareEngineContainer,
+    image: string,
+    wanted: () => boolean,
+    besideInitialized?: () => void,
+  ): Promise<{ network: string; initialized?: Docker.ContainerInspectInfo } | undefined> {
     const made = await spare.made;
     // The start is asked for at once and the tag checked beside it: a tag that names another image
     // since is rare, and then the started spare is removed (force) before anyone could reach it,
@@ -83,6 +103,7 @@ export class SpareEngineContainers {
       .then((inspected) => inspected.Id)
       .catch(() => undefined);
     if (made && wanted()) {
+      if (made.initialized) besideInitialized?.();
       const started = await this.maker.engine
         .getContainer(this.maker.nameOf(spare.taskId))
         .start()
@@ -93,7 +114,8 @@ export class SpareEngineContainers {
             return false;
           },
         );
-      if (started && made.imageId === (await imageNow)) return made.network;
+      if (started && made.imageId === (await imageNow))
+        return { network: made.network, ...(made.initialized ? { initialized: made.initialized } : {}) };
     }
     await this.discard(spare);
     return undefined;

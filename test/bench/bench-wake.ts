@@ -113,13 +113,24 @@ const bareStartMs: number[] = [];
 /** Where a wake's time goes: the engine container created, started, the record running (ms after the requests were sent). */
 const phases = { created: [] as number[], started: [] as number[], running: [] as number[] };
 let failed = 0;
-/** Puts the container to sleep; answers the engine container of the task that slept (stopped, as the engine keeps it). */
+/**
+ * Puts the container to sleep; answers the engine container of the task that slept (stopped, as
+ * the engine keeps it), once the runtime has made the next task's engine container ahead: that
+ * work (a create, and on Podman an init) is the sleep's, and must not overlap the bare start.
+ */
 async function putToSleep() {
   const awake = (await containerStore.get(sleeper.id))!;
   await service.sleep(awake);
   // As after a real idle period, the slept task's engine container has exited before the wake.
   await sleep(1_000);
-  return engine.getContainer(engineNameOf(awake.taskArn!));
+  const slept = engineNameOf(awake.taskArn!);
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline; await sleep(100)) {
+    const listed = await engine.listContainers({ all: true, filters: { label: [`${LABEL.containerId}=${sleeper.id}`] } });
+    const spare = listed.find((info) => !info.Names.some((name) => name.replace(/^\//, '') === slept) && info.State === 'created');
+    // Initialized (Podman): its OCI runtime holds the process that waits to start (a nonzero pid).
+    if (spare && (await engine.getContainer(spare.Id).inspect()).State.Pid !== 0) break;
+  }
+  return engine.getContainer(slept);
 }
 await putToSleep();
 for (let round = 0; round < WAKES; round += 1) {

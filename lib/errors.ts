@@ -235,16 +235,20 @@ const TRANSIENT_NETWORK_ERRORS = new Set([
 /**
  * An AWS call that failed on the way or on the service's side after the SDK's own retries
  * (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html: timeouts, reset
- * connections and 5xx answers are transient): 503 SERVICE_BUSY with Retry-After, as the caller
+ * connections and 5xx answers are transient), or a local engine that did not answer (its socket
+ * refused or not there): 503 SERVICE_BUSY with Retry-After, as the caller
  * may simply try again, rather than a 500 that says we failed. Undefined for anything else.
  */
 export function unavailableFrom(error: unknown): ServiceBusyError | undefined {
   if (!(error instanceof Error)) return undefined;
   const code = 'code' in error ? error.code : undefined;
   const status = '$metadata' in error ? Reflect.get(Object(error.$metadata), 'httpStatusCode') : undefined;
+  // A socket file that is not there (a local engine that is not running) is a connection refused, not a missing file of ours.
+  const socketMissing = code === 'ENOENT' && 'syscall' in error && error.syscall === 'connect';
   const transient =
     TRANSIENT_NETWORK_ERRORS.has(error.name) ||
     (typeof code === 'string' && TRANSIENT_NETWORK_ERRORS.has(code)) ||
+    socketMissing ||
     ('$fault' in error && error.$fault === 'server' && (typeof status !== 'number' || status >= 500));
   return transient
     ? new ServiceBusyError('A service we depend on did not answer; try again shortly', UNAVAILABLE_RETRY_AFTER_S)

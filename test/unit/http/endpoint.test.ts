@@ -191,6 +191,15 @@ describe('endpoint middleware chain', () => {
     expect((await call(deleteToken, event)).body.error.code).toBe('NOT_FOUND');
   });
 
+  it('answers a missing file of ours with 500 INTERNAL_ERROR, not as a service to try again', async () => {
+    const failing = endpoint(route.getMe, { resolveCredential: resolve }, async () => {
+      throw Object.assign(new Error("ENOENT: no such file or directory, open '/secret-detail'"), { code: 'ENOENT', syscall: 'open' });
+    });
+    const response = await call(failing, proxyEvent({ path: '/api/v1/users/me', headers: { Authorization: 'Bearer svpat_pat' } }));
+    expect(response.status).toBe(500);
+    expect(JSON.stringify(response)).not.toContain('secret-detail');
+  });
+
   it('answers an unexpected failure with 500 INTERNAL_ERROR and no internal detail', async () => {
     const failing = endpoint(route.getMe, { resolveCredential: resolve }, async () => {
       throw new Error('connect ECONNREFUSED 10.0.0.7:8000 secret-detail');
@@ -206,6 +215,8 @@ describe('endpoint middleware chain', () => {
       // @smithy/node-http-handler's error for a connection reset under load, as the fault run met it.
       Object.assign(new Error('socket hang up secret-detail'), { name: 'TimeoutError' }),
       Object.assign(new Error('read ECONNRESET secret-detail'), { code: 'ECONNRESET' }),
+      // The local engine's socket file absent (Podman not running), as a volume's create on the local stack met it.
+      Object.assign(new Error('connect ENOENT /tmp/secret-detail.sock'), { code: 'ENOENT', syscall: 'connect' }),
       // A 5xx the service answered (DynamoDB's InternalServerError), its retries spent.
       Object.assign(new Error('Internal server error secret-detail'), {
         name: 'InternalServerError',

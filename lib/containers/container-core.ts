@@ -9,7 +9,6 @@ import type { BuiltImageRepositories } from './built-images.js';
 import { noRegistryCredentialVault, type RegistryCredentialVault } from './registry-credentials.js';
 import type { RunPolicy } from './run-policy.js';
 import type { ContainerRuntime } from './runtime.js';
-import type { TaskStatusSignal } from './task-status-signal.js';
 import type { VolumeStore } from '../volumes/volume-store.js';
 
 /** What the container lifecycle reads of volumes: the ones a container mounts, to check them and launch with them. */
@@ -39,8 +38,6 @@ export interface ContainerServiceOptions {
    * its task answers, through deferred probe jobs (docs/containers.md, "Readiness on AWS").
    */
   probedReadiness?: boolean;
-  /** Where statuses applied in this process wake the start, restart and stop waits before their next poll (the local runtimes). */
-  statusSignal?: TaskStatusSignal;
   /** Where routes are published (AWS with routing): a restart's old task stops only after the routes moved. */
   retireRoutes?: RetireRoutes;
   /** Whose containers the runtime may run (lib/containers/run-policy.ts); every account's unless given. */

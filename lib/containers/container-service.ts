@@ -88,7 +88,6 @@ export class ContainerService {
       maxPollIntervalMs: options.maxPollIntervalMs ?? 2000,
       drainMs: options.drainMs ?? 0,
       probed: options.probedReadiness ?? false,
-      ...(options.statusSignal ? { statusSignal: options.statusSignal } : {}),
     });
     this.runPolicy = options.runPolicy ?? everyAccountMayRun;
     this.transitions = new ContainerTransitions(this.core, this.launcher, this.events, wait, this.runPolicy, options.startBudgetMs);

@@ -8,7 +8,6 @@ import { type ContainerCore, failedToStart, restartedByPolicy, STATE_REASON, STO
 import type { TaskEvents } from './task-events.js';
 import type { TaskLauncher } from './task-launcher.js';
 import type { TaskStatus } from './runtime.js';
-import type { TaskStatusSignal } from './task-status-signal.js';
 
 /** How long a task may stay invisible to describe calls before it counts as gone. */
 const MISSING_TASK_GRACE_MS = 60_000;
@@ -31,8 +30,6 @@ export interface StartWaitOptions {
   drainMs: number;
   /** RUNNING only means started (ECS): the probe path makes containers running and retires a restart's old task. */
   probed: boolean;
-  /** Where a status applied in this process wakes a wait before its next poll (the local runtimes). */
-  statusSignal?: TaskStatusSignal;
 }
 
 /**
@@ -64,7 +61,6 @@ export class StartWait {
     let interval = this.options.pollIntervalMs;
     const describer = this.describer();
     for (;;) {
-      const mark = this.options.statusSignal?.mark();
       const described = current.taskArn ? await describer(current.taskArn) : 'skipped';
       const latest =
         described === 'skipped'
@@ -90,7 +86,7 @@ export class StartWait {
       if (remaining <= 0) {
         throw new TimeoutError('The container is still starting; start it again to keep waiting');
       }
-      await this.pause(current.id, mark, Math.min(interval, remaining));
+      await sleep(Math.min(interval, remaining));
       interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
     }
   }
@@ -108,7 +104,6 @@ export class StartWait {
     let interval = this.options.pollIntervalMs;
     const describer = this.describer();
     for (;;) {
-      const mark = this.options.statusSignal?.mark();
       const described = await describer(newTaskArn);
       const latest =
         described && described !== 'skipped'
@@ -132,7 +127,7 @@ export class StartWait {
       const remaining = deadline - this.core.now();
       if (remaining <= 0)
         throw new TimeoutError('The container is still restarting; its current task keeps answering until the new one is ready');
-      await this.pause(pending.id, mark, Math.min(interval, remaining));
+      await sleep(Math.min(interval, remaining));
       interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
     }
   }
@@ -168,7 +163,7 @@ export class StartWait {
     // restart's drain, as far as the budget allows.
     const drainMs = Math.min(this.options.drainMs, Math.max(0, deadline - this.core.now() - SWAP_STOP_RESERVE_MS));
     if (drainMs > 0 && (detached.taskArn || detached.pendingTaskArn)) await sleep(drainMs);
-    await this.stopAndAwait(container.id, [detached.taskArn, detached.pendingTaskArn], STOP_REASON.restart, deadline);
+    await this.stopAndAwait([detached.taskArn, detached.pendingTaskArn], STOP_REASON.restart, deadline);
     const running = await this.untilRunning(await this.launcher.launchOrFail(claimed), deadline);
     const swapMs = this.core.now() - startedAt;
     log.info('Swapped the task of a container with a volume', { containerId: container.id, swapMs });
@@ -185,10 +180,10 @@ export class StartWait {
    * only then may another task mount the same volume. Past the deadline the caller gets 504
    * and nothing new was started.
    */
-  async stopAndAwait(containerId: string, taskArns: ReadonlyArray<string | undefined>, reason: string, deadline: number): Promise<void> {
+  async stopAndAwait(taskArns: ReadonlyArray<string | undefined>, reason: string, deadline: number): Promise<void> {
     const live = taskArns.filter((taskArn): taskArn is string => Boolean(taskArn));
     for (const taskArn of live) await this.core.runtime.stopTask(taskArn, reason);
-    await this.untilStopped(containerId, live, deadline);
+    await this.untilStopped(live, deadline);
   }
 
   /**
@@ -196,27 +191,20 @@ export class StartWait {
    * knows it): for tasks whose stop was asked already (a sleep, a stop) but that may still be
    * exiting, since a stop answers at once and the app has its grace to finish.
    */
-  async untilStopped(containerId: string, taskArns: readonly string[], deadline: number): Promise<void> {
+  async untilStopped(taskArns: readonly string[], deadline: number): Promise<void> {
     const { runtime } = this.core;
     let interval = Math.min(this.options.pollIntervalMs, 50);
     for (const taskArn of taskArns) {
       for (;;) {
-        const mark = this.options.statusSignal?.mark();
         const described = await runtime.describeTask(taskArn).catch(() => 'unknown' as const);
         if (described === undefined || (described !== 'unknown' && described.lastStatus === 'STOPPED')) break;
         if (this.core.now() >= deadline) {
           throw new TimeoutError('The old task of the container is still stopping; restart it again to keep waiting');
         }
-        await this.pause(containerId, mark, interval);
+        await sleep(interval);
         interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
       }
     }
-  }
-
-  /** The pause between two reads of a wait: until a status of the container lands in this process, or `ms`. */
-  private pause(containerId: string, mark: number | undefined, ms: number): Promise<void> {
-    const signal = this.options.statusSignal;
-    return signal && mark !== undefined ? signal.after(containerId, mark, ms) : sleep(ms).then(() => undefined);
   }
 
   /**

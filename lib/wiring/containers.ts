@@ -1,6 +1,5 @@
 import { availableParallelism, totalmem } from 'node:os';
 import { config } from '../config.js';
-import { taskStatusSignal } from '../containers/task-status-signal.js';
 import type { ContainerLeftovers } from '../containers/container-core.js';
 import { ContainerService, type ContainerServiceOptions, type SizeLimits } from '../containers/container-service.js';
 import type { TaskUsageSource } from '../containers/metrics.js';
@@ -138,7 +137,5 @@ export function containerServiceOptions(
     registryCredentials: adapters.registryCredentials ?? launchRegistryCredentials,
     ...(builtImages ? { builtImages } : {}),
     ...(adapters.leftovers ? { leftovers: adapters.leftovers } : {}),
-    // The local runtimes apply their statuses in this process (lib/wiring/local-containers.ts); on AWS another function does.
-    ...(config.CONTAINER_RUNTIME !== 'ecs' ? { statusSignal: taskStatusSignal } : {}),
   };
 }

@@ -1,6 +1,7 @@
 // Over 300 lines because it is the local stack's composition root for containers: the runtime and its run
 // policy, volumes and snapshots, the reconcile loop and the recovery of containers that were running.
 import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join, resolve } from 'node:path';
 import { config } from '../config.js';
@@ -24,7 +25,6 @@ import { DockerContainerLogs } from '../local/docker-logs.js';
 import { DockerMetrics } from '../local/docker-metrics.js';
 import { engineClient, engineConfigured } from '../local/docker-engine.js';
 import { SleepingContainerService } from '../containers/sleep-and-wake.js';
-import { taskStatusSignal } from '../containers/task-status-signal.js';
 import { dynamoContainerActivity } from '../store/dynamo-container-activity.js';
 import { containerServiceOptions, containerServiceWith, containerStore } from './containers.js';
 import { DockerVolumeBackend } from '../local/docker-volumes.js';
@@ -186,7 +186,7 @@ export function localContainers(): LocalContainers {
       if (stackIsStopping()) return Promise.resolve();
       return runningFunction
         .run(TASK_STATE_FUNCTION_ID, () => service.applyTaskStatus(status))
-        .finally(() => taskStatusSignal.notify(status.containerId));
+        .finally(() => taskStatusApplied.emit('changed', status.containerId));
     });
   }
   return local;
@@ -205,6 +205,14 @@ function recordVolumeUsage(usage: ReadonlyArray<{ volumeId: string; usedBytes: n
 /** The local server's signed snapshot downloads (lib/local/snapshot-downloads.ts). */
 export const serveLocalDownload = (request: IncomingMessage, response: ServerResponse): Promise<boolean> =>
   serveSnapshotDownload(request, response, localContainers().snapshotDir);
+
+/**
+ * Tells the local proxy that a task status of a container was just applied to its record, so a
+ * wake's held requests go on the moment the record turns running instead of at the next read of a
+ * poll (which, every few ms, loaded DynamoDB Local on the cores the engine's start needed).
+ */
+const taskStatusApplied = new EventEmitter();
+taskStatusApplied.setMaxListeners(0);
 
 const isLocal = (): boolean => config.CONTAINER_RUNTIME !== 'ecs';
 
@@ -242,9 +250,10 @@ export function localAppRouting(): AppRouting {
     container: (containerId) => containerStore.get(containerId),
     portOf: (taskArn) => (isLocal() ? localContainers().runtime.portOf(taskArn) : undefined),
     requestSeen: (containerId) => requestActivity.seen(containerId),
-    // A wake's held requests go on the moment the record turns running instead of at the next read
-    // of a poll (which, every few ms, loaded DynamoDB Local on the cores the engine's start needed).
-    onContainerChanged: (listener) => taskStatusSignal.onApplied(listener),
+    onContainerChanged: (listener) => {
+      taskStatusApplied.on('changed', listener);
+      return () => taskStatusApplied.off('changed', listener);
+    },
     ...(isLocal()
       ? {
           waking: {

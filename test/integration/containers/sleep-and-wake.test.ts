@@ -74,10 +74,8 @@ describe('sleep and wake through the service', () => {
 
   it('never wakes a container again that was put to sleep while the wake that woke it still waited', async () => {
     // The wake's own wait reads its task every 3 s; the event that makes the container running comes between.
-    // Without the local runtimes' signal of an applied status, which would end its pause at that event: as on AWS.
-    const { statusSignal: _, ...options } = containerServiceOptions();
     const slowWait = new SleepingContainerService(containerStore, containerRuntime, taskUsage, {
-      ...options,
+      ...containerServiceOptions(),
       pollIntervalMs: 3_000,
       maxPollIntervalMs: 3_000,
     });

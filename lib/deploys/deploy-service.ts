@@ -276,9 +276,15 @@ export class DeployService {
       image: status.image,
       buildVersion: status.version,
     });
-    await this.finishBuild(deploy);
-    if (!built) return 'ignored';
-    return this.goLive(built);
+    // The slot and the context are the build's, not the release's: let go of beside the go-live, not before it
+    // (both settled before the answer: on Lambda nothing runs after it).
+    const [live, finished] = await Promise.allSettled([
+      built ? this.goLive(built) : Promise.resolve<BuildOutcome>('ignored'),
+      this.finishBuild(deploy),
+    ]);
+    if (live.status === 'rejected') throw live.reason;
+    if (finished.status === 'rejected') throw finished.reason;
+    return live.value;
   }
 
   /**

@@ -211,6 +211,30 @@ describe('DeployService', () => {
     expect(prune.mock.calls[0]?.[1].deployIds).toEqual(new Set([newest.id]));
   });
 
+  it('hands a restart still under way past its budget to a later look, which takes the deploy live once its task took over', async () => {
+    // Prepare: the restart answers 504 with its new task still coming up; the function must answer, not wait (Lambda)
+    const { service, store, container, goLive, started, status, deadlines } = setUp();
+    const deploy = await started();
+    goLive.mockImplementationOnce(async (_caller, _current, workload, _cause, made) => {
+      Object.assign(container, { image: workload.image, release: 2, lastDeployId: made.deployId, pendingTaskArn: 'task-2' });
+      throw new TimeoutError('the restart outlasted its budget');
+    });
+    const ref = { accountId: owner.userId, containerId: container.id, deployId: deploy.id };
+
+    // Act
+    const outcome = await service.applyBuildStatus(status(deploy, { image: `localhost/deploys/two@${DIGEST}` }));
+    const stillComingUp = await service.checkBuild(ref);
+    Object.assign(container, { pendingTaskArn: undefined, taskLaunchVersion: container.version });
+    const tookOver = await service.checkBuild(ref);
+
+    // Assess
+    expect(outcome).toBe('deploying');
+    expect(stillComingUp).toBe('deploying');
+    expect(deadlines!.checkLater).toHaveBeenLastCalledWith(ref, 5);
+    expect(tookOver).toBe('live');
+    expect(store.deploys.get(deploy.id)).toMatchObject({ state: 'live', release: 2 });
+  });
+
   it('applies a repeated or late status once', async () => {
     const { service, goLive, started, status } = setUp();
     const deploy = await started();

@@ -282,7 +282,7 @@ export class TaskEvents {
    * A status of the task a zero-downtime restart brings up: RUNNING (answering) makes it the
    * container's current task, which moves its route; the old task is then stopped after the
    * drain by a deferred job, whoever promoted (the event, or a waiter's poll), so the restart's
-   * request, and a deploy's going live, never wait for the drain (docs/deploys.md, "Going live").
+   * request, and a deploy's going live, never wait for the drain (docs/deploys.md, "Deploys").
    * STOPPED fails the restart, not the container: the old task keeps serving, and `state_reason`
    * says why the restart failed.
    */

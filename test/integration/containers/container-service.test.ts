@@ -590,6 +590,7 @@ describe('ContainerService transitions on ECS (docs/containers.md)', () => {
       containerService.stop(owner, running.id),
       containerService.restart(owner, running.id),
     ]);
+    await restartScheduler.settled();
 
     const stopWon = stopped.status === 'fulfilled';
     expect([stopped.status, restarted.status].sort()).toEqual(['fulfilled', 'rejected']);
@@ -893,6 +894,7 @@ describe('ContainerLogReader on CloudWatch Logs', () => {
     const running = await runningContainer();
     ecsReports(ecsTask(running.id, 2, 1, 'RUNNING'));
     await containerService.restart(owner, running.id);
+    await restartScheduler.settled();
     const at = (second: number) => Date.parse('2026-11-23T12:00:00Z') + second * 1000;
     logsMock
       .on(GetLogEventsCommand, { logStreamName: `app/app/${taskIdFor(running.id, 2)}` })
@@ -1128,6 +1130,7 @@ describe('zero-downtime restart (docs/containers.md, "Restart")', () => {
     const running = await runningContainer();
     ecsReports(ecsTask(running.id, 2, 1, 'RUNNING'));
     const restarted = await containerService.restart(owner, running.id);
+    await restartScheduler.settled();
 
     await taskStateChange(ecsTask(running.id, 1, 9, 'STOPPED', { stopCode: 'UserInitiated', stoppedReason: STOP_REASON.replaced }));
     await taskStateChange(ecsTask(running.id, 1, 10, 'STOPPED', { stopCode: 'EssentialContainerExited', containers: [{ exitCode: 1 }] }));

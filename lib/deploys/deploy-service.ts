@@ -328,7 +328,7 @@ export class DeployService {
           if (attempt < 3) continue;
         }
         // The restart outlasted its budget: its new task is still getting ready, and the container decides.
-        if (error instanceof TimeoutError) return this.awaitRestart(deploy);
+        if (error instanceof TimeoutError) return this.awaitRestart(deploy, previousRelease);
         const reason = error instanceof HttpError ? error.message : 'the new release could not be started';
         log.warn('A deploy did not go live', { deployId: deploy.id, ...describeError(error) });
         // Untagged, and the container back on the release it ran, before the deploy reads as failed: no reader of it
@@ -390,8 +390,8 @@ export class DeployService {
    * handler has answered (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html),
    * and stops it at its timeout (30 s), so a wait there would never see the end. Locally, here.
    */
-  private async awaitRestart(deploy: Deploy): Promise<BuildOutcome> {
-    const settled = await this.restartSettled(deploy);
+  private async awaitRestart(deploy: Deploy, previousRelease: number | undefined): Promise<BuildOutcome> {
+    const settled = await this.restartSettled(deploy, previousRelease);
     if (settled) return settled;
     if ('deadlines' in this.site && this.site.deadlines) {
       await this.checkLater(refOf(deploy), RESTART_LOOK_AGAIN_S);
@@ -400,10 +400,10 @@ export class DeployService {
     const deadline = this.now() + this.limits.buildTimeoutS * 1000;
     while (this.now() < deadline) {
       await sleep(1000);
-      const outcome = await this.restartSettled(deploy);
+      const outcome = await this.restartSettled(deploy, previousRelease);
       if (outcome) return outcome;
     }
-    return this.failNotReady(deploy);
+    return this.failNotReady(deploy, previousRelease);
   }
 
   /** A planned look at a deploy whose restart outlasted its budget: settled, or looked at again, until the build's own deadline has passed twice. */
@@ -416,19 +416,24 @@ export class DeployService {
     return 'deploying';
   }
 
-  /** Whether the restart a deploy started has ended: live once the container runs its release, superseded, failed once its new task was dropped. */
-  private async restartSettled(deploy: Deploy): Promise<BuildOutcome | undefined> {
+  /**
+   * Whether the restart a deploy started has ended: live once the container runs its release,
+   * superseded, failed once its new task was dropped (and the container back on `previousRelease`
+   * where the caller knows it: a later look on AWS does not).
+   */
+  private async restartSettled(deploy: Deploy, previousRelease?: number): Promise<BuildOutcome | undefined> {
     const container = await this.containers.systemGet(deploy.containerId);
     if (!container || container.lastDeployId !== deploy.id) return this.supersede(deploy);
     const onRelease = container.taskLaunchVersion !== undefined && container.taskLaunchVersion >= container.version;
     if (container.state === 'running' && onRelease && !container.pendingTaskArn) return this.markLiveAfterRace(deploy, container);
-    if (!container.pendingTaskArn && container.state !== 'provisioning') return this.failNotReady(deploy);
+    if (!container.pendingTaskArn && container.state !== 'provisioning') return this.failNotReady(deploy, previousRelease);
     return undefined;
   }
 
-  private async failNotReady(deploy: Deploy): Promise<BuildOutcome> {
+  private async failNotReady(deploy: Deploy, previousRelease?: number): Promise<BuildOutcome> {
     const container = await this.containers.systemGet(deploy.containerId);
     await this.unmarkReleased(deploy);
+    await this.restorePrevious(deploy, previousRelease);
     await this.fail(deploy, ['deploying'], `image not ready: ${container?.stateReason ?? 'its new task never answered'}`);
     return 'failed';
   }

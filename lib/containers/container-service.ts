@@ -78,9 +78,11 @@ export class ContainerService {
       this.launcher,
       { ...RESTART_POLICY_DEFAULTS, ...options.restartPolicy },
       options.restartScheduler ?? new TimerRestartScheduler(),
-      options.probedReadiness
-        ? { drainMs: options.drainMs ?? 0, ...(options.retireRoutes ? { routes: options.retireRoutes } : {}) }
-        : undefined,
+      {
+        drainMs: options.drainMs ?? 0,
+        probed: options.probedReadiness ?? false,
+        ...(options.retireRoutes ? { routes: options.retireRoutes } : {}),
+      },
       options.runPolicy ?? everyAccountMayRun,
     );
     const wait = new StartWait(this.core, this.launcher, this.events, {

@@ -5,6 +5,7 @@ import { METRIC } from '../observability/metric-names.js';
 import { countEvent } from '../observability/metrics.js';
 import type { Caller, StoredContainer } from './container.js';
 import { type ContainerCore, failedToStart, restartedByPolicy, STATE_REASON, STOP_REASON, startedByOwner } from './container-core.js';
+import { watchContainer } from './container-changes.js';
 import type { TaskEvents } from './task-events.js';
 import type { TaskLauncher } from './task-launcher.js';
 import type { TaskStatus } from './runtime.js';
@@ -27,6 +28,7 @@ const DESCRIBE_EVERY_MS = 5_000;
 export interface StartWaitOptions {
   pollIntervalMs: number;
   maxPollIntervalMs: number;
+  /** RESTART_DRAIN_MS: what a volume's swap lets finish on the old task before it stops it. */
   drainMs: number;
   /** RUNNING only means started (ECS): the probe path makes containers running and retires a restart's old task. */
   probed: boolean;
@@ -60,42 +62,48 @@ export class StartWait {
         : await this.launcher.launchOrFail(container);
     let interval = this.options.pollIntervalMs;
     const describer = this.describer();
-    for (;;) {
-      const described = current.taskArn ? await describer(current.taskArn) : 'skipped';
-      const latest =
-        described === 'skipped'
-          ? await store.get(current.id)
-          : described
-            ? (await this.events.observe(described, { polled: true })).container
-            : await this.containerOfMissingTask(current);
-      if (!latest) throw new NotFoundError('Container not found');
-      // The swap this wait joined has attached its task: the same start.
-      const attachedBySwap = latest.version === current.version && !current.taskArn && current.swapStartedAt !== undefined;
-      if (latest.version !== current.version || (latest.taskArn !== current.taskArn && !attachedBySwap)) {
-        if (!restartedByPolicy(current, latest)) {
-          if (latest.state === 'failed' && latest.version === current.version) throw failedToStart(latest);
-          throw new ConflictError('The container was changed by another request while it was starting');
+    const watch = watchContainer(container.id);
+    try {
+      for (;;) {
+        const described = current.taskArn ? await describer(current.taskArn) : 'skipped';
+        const latest =
+          described === 'skipped'
+            ? await store.get(current.id)
+            : described
+              ? (await this.events.observe(described, { polled: true })).container
+              : await this.containerOfMissingTask(current);
+        if (!latest) throw new NotFoundError('Container not found');
+        // The swap this wait joined has attached its task: the same start.
+        const attachedBySwap = latest.version === current.version && !current.taskArn && current.swapStartedAt !== undefined;
+        if (latest.version !== current.version || (latest.taskArn !== current.taskArn && !attachedBySwap)) {
+          if (!restartedByPolicy(current, latest)) {
+            if (latest.state === 'failed' && latest.version === current.version) throw failedToStart(latest);
+            throw new ConflictError('The container was changed by another request while it was starting');
+          }
+          current = latest;
         }
-        current = latest;
+        if (attachedBySwap && latest.taskArn) current = latest;
+        if (latest.state === 'running') return latest;
+        if (latest.state === 'failed') throw failedToStart(latest);
+        if (latest.state === 'stopped') throw new ConflictError('The container was stopped while it was starting');
+        const remaining = deadline - this.core.now();
+        if (remaining <= 0) {
+          throw new TimeoutError('The container is still starting; start it again to keep waiting');
+        }
+        await watch.pause(Math.min(interval, remaining));
+        interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
       }
-      if (attachedBySwap && latest.taskArn) current = latest;
-      if (latest.state === 'running') return latest;
-      if (latest.state === 'failed') throw failedToStart(latest);
-      if (latest.state === 'stopped') throw new ConflictError('The container was stopped while it was starting');
-      const remaining = deadline - this.core.now();
-      if (remaining <= 0) {
-        throw new TimeoutError('The container is still starting; start it again to keep waiting');
-      }
-      await sleep(Math.min(interval, remaining));
-      interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
+    } finally {
+      watch.stop();
     }
   }
 
   /**
    * The zero-downtime restart's wait, once the restart transition has claimed the container and
-   * launched `pending`'s new task beside the old one: the new task becomes the current one (which
-   * moves the route) once it reports RUNNING, and only then, after the drain, is the old one
-   * stopped. The container stays `running` throughout.
+   * launched `pending`'s new task beside the old one: answers once the new task is the current one
+   * (which moves the route), reported RUNNING (answering). The old task is not waited for: its
+   * promotion handed it to a deferred job that stops it after the drain (TaskEvents), so a
+   * deploy reads live as soon as its release serves. The container stays `running` throughout.
    */
   async untilTakenOver(pending: StoredContainer, oldTaskArn: string | undefined, deadline: number): Promise<StoredContainer> {
     const { runtime, store } = this.core;
@@ -103,32 +111,33 @@ export class StartWait {
     const newTaskArn = pending.pendingTaskArn!;
     let interval = this.options.pollIntervalMs;
     const describer = this.describer();
-    for (;;) {
-      const described = await describer(newTaskArn);
-      const latest =
-        described && described !== 'skipped'
-          ? (await this.events.observe(described, { polled: true })).container
-          : await store.get(pending.id);
-      if (!latest) throw new NotFoundError('Container not found');
-      if (latest.version !== version) throw new ConflictError('The container was changed by another request while it was restarting');
-      if (latest.taskArn === newTaskArn && latest.state === 'running') {
-        // Where RUNNING is probed, whoever promoted the task has deferred the old one's stop past the drain.
-        if (!this.options.probed) await this.retire(latest, oldTaskArn, deadline);
-        return latest;
+    const watch = watchContainer(pending.id);
+    try {
+      for (;;) {
+        const described = await describer(newTaskArn);
+        const latest =
+          described && described !== 'skipped'
+            ? (await this.events.observe(described, { polled: true })).container
+            : await store.get(pending.id);
+        if (!latest) throw new NotFoundError('Container not found');
+        if (latest.version !== version) throw new ConflictError('The container was changed by another request while it was restarting');
+        if (latest.taskArn === newTaskArn && latest.state === 'running') return latest;
+        if (latest.taskArn === oldTaskArn && latest.pendingTaskArn !== newTaskArn && latest.state === 'running') {
+          // The new task stopped before it answered: the old one keeps serving (docs/containers.md, "Restart").
+          throw new ContainerFailedError(`The container could not be restarted: ${latest.stateReason ?? 'its new task stopped'}`);
+        }
+        if (latest.state === 'failed') {
+          if (oldTaskArn) await runtime.stopTask(oldTaskArn, STOP_REASON.restart);
+          throw failedToStart(latest);
+        }
+        const remaining = deadline - this.core.now();
+        if (remaining <= 0)
+          throw new TimeoutError('The container is still restarting; its current task keeps answering until the new one is ready');
+        await watch.pause(Math.min(interval, remaining));
+        interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
       }
-      if (latest.taskArn === oldTaskArn && latest.pendingTaskArn !== newTaskArn && latest.state === 'running') {
-        // The new task stopped before it answered: the old one keeps serving (docs/containers.md, "Restart").
-        throw new ContainerFailedError(`The container could not be restarted: ${latest.stateReason ?? 'its new task stopped'}`);
-      }
-      if (latest.state === 'failed') {
-        if (oldTaskArn) await runtime.stopTask(oldTaskArn, STOP_REASON.restart);
-        throw failedToStart(latest);
-      }
-      const remaining = deadline - this.core.now();
-      if (remaining <= 0)
-        throw new TimeoutError('The container is still restarting; its current task keeps answering until the new one is ready');
-      await sleep(Math.min(interval, remaining));
-      interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
+    } finally {
+      watch.stop();
     }
   }
 
@@ -229,22 +238,6 @@ export class StartWait {
         throw error;
       }
     };
-  }
-
-  /**
-   * Stops a restarted container's old task once the route has moved off it and the drain has
-   * passed. When the drain would outlast the request's budget, the reconciler stops it instead
-   * (it stops every task that is no longer its container's current one).
-   */
-  private async retire(container: StoredContainer, oldTaskArn: string | undefined, deadline: number): Promise<void> {
-    if (!oldTaskArn) return;
-    const { drainMs } = this.options;
-    if (this.core.now() + drainMs > deadline) {
-      log.info('Left a replaced task for the reconciler to stop', { containerId: container.id, taskArn: oldTaskArn });
-      return;
-    }
-    if (drainMs > 0) await sleep(drainMs);
-    await this.core.runtime.stopTask(oldTaskArn, STOP_REASON.replaced);
   }
 
   /**

@@ -13,6 +13,7 @@ import {
   STOP_REASON,
   type StopReason,
 } from './container-core.js';
+import { containerChanged } from './container-changes.js';
 import { taskIdOf } from './logs.js';
 import { digestOf } from './release.js';
 import { RETIRE_ASK_AGAIN_MS, RETIRE_LOOK_AGAIN_MS, RETIRE_ROUTES_MAX_WAIT_MS, type RetireRoutes } from './retire-routes.js';
@@ -36,13 +37,15 @@ import { containerStateFor, stateReasonFor } from './task-status.js';
  */
 export type TaskStatusOutcome = 'applied' | 'ignored' | 'probing';
 
-/** Where RUNNING means started, not answering: the container turns running only once a probe of its task answers. */
-export interface ProbedReadiness {
+/** How a zero-downtime restart hands over from its old task to its new one. */
+export interface RestartHandover {
   /**
-   * How long a restart's old task keeps serving after its route left the zone (RESTART_DRAIN_MS): the
-   * record's TTL plus the proxy's DNS refresh on AWS.
+   * How long a restart's old task keeps serving after the route moved off it (RESTART_DRAIN_MS): on
+   * AWS the record's TTL plus the proxy's DNS refresh, after its route left the zone.
    */
   drainMs: number;
+  /** Where RUNNING means started, not answering (ECS): the container turns running only once a probe of its task answers. */
+  probed: boolean;
   /** Where routes are published (AWS with routing): a restart's old task is stopped only after the routes moved. */
   routes?: RetireRoutes;
 }
@@ -70,23 +73,29 @@ export class TaskEvents {
     private readonly launcher: TaskLauncher,
     private readonly restartPolicy: RestartPolicyOptions,
     private readonly restartScheduler: RestartScheduler,
-    /** Set on a runtime whose RUNNING only means started (ECS); unset where RUNNING means answering (the local runtimes). */
-    private readonly probed: ProbedReadiness | undefined,
+    private readonly handover: RestartHandover,
     /** Whose containers the runtime may run: the restart policy relaunches no other (lib/containers/run-policy.ts). */
     private readonly runPolicy: RunPolicy,
   ) {}
 
   /** Whether a RUNNING status still has to be proven by a probe before the container counts as running. */
   private unproven(status: TaskStatus): boolean {
-    return this.probed !== undefined && status.lastStatus === 'RUNNING' && status.answered !== true;
+    return this.handover.probed && status.lastStatus === 'RUNNING' && status.answered !== true;
   }
 
   /**
    * Statuses arrive at least once and out of order, so one is applied only if its task is still
    * the container's (or the task a restart is bringing up) and its version is newer than any
-   * applied. Answers the container as it is afterwards, for a waiter.
+   * applied. Answers the container as it is afterwards, for a waiter; a wait of this process for
+   * the container reads it at once (lib/containers/container-changes.ts).
    */
-  async observe(status: TaskStatus, { polled = false }: { polled?: boolean } = {}): Promise<Observed> {
+  async observe(status: TaskStatus, options: { polled?: boolean } = {}): Promise<Observed> {
+    const observed = await this.apply(status, options);
+    if (observed.outcome === 'applied') containerChanged(status.containerId);
+    return observed;
+  }
+
+  private async apply(status: TaskStatus, { polled = false }: { polled?: boolean }): Promise<Observed> {
     const { store } = this.core;
     let container = await store.get(status.containerId);
     // A waiter's poll only watches; the event (or the reconciler's look, for one lost) pins.
@@ -271,9 +280,11 @@ export class TaskEvents {
 
   /**
    * A status of the task a zero-downtime restart brings up: RUNNING (answering) makes it the
-   * container's current task, which moves its route; where RUNNING had to be probed, the old
-   * task is then stopped after the drain by a deferred job. STOPPED fails the restart, not the
-   * container: the old task keeps serving, and `state_reason` says why the restart failed.
+   * container's current task, which moves its route; the old task is then stopped after the
+   * drain by a deferred job, whoever promoted (the event, or a waiter's poll), so the restart's
+   * request, and a deploy's going live, never wait for the drain (docs/deploys.md, "Deploys").
+   * STOPPED fails the restart, not the container: the old task keeps serving, and `state_reason`
+   * says why the restart failed.
    */
   private async observePendingTask(container: StoredContainer, status: TaskStatus): Promise<Observed> {
     const { store } = this.core;
@@ -294,12 +305,14 @@ export class TaskEvents {
       );
       if (!promoted) return { outcome: 'ignored', container: await store.get(container.id) };
       countEvent(METRIC.containersStarted);
-      if (this.probed && oldTaskArn) {
+      if (oldTaskArn) {
         // With routes, the job follows them from now (its first look comes at once); without, it stops the task after the drain.
-        const job: RetireJob = this.probed.routes
+        // Locally the job is a timer of this process; if the process ends first, the reconciler stops the task.
+        const { routes, drainMs } = this.handover;
+        const job: RetireJob = routes
           ? { kind: 'retire', containerId: container.id, taskArn: oldTaskArn, since: this.core.now() }
           : { kind: 'retire', containerId: container.id, taskArn: oldTaskArn };
-        await this.restartScheduler.schedule(this.probed.routes ? 0 : this.probed.drainMs, job, () => this.retire(job));
+        await this.restartScheduler.schedule(routes ? 0 : drainMs, job, () => this.retire(job));
       }
       return { outcome: 'applied', container: promoted };
     }
@@ -326,7 +339,7 @@ export class TaskEvents {
     const { containerId, taskArn, reason = STOP_REASON.replaced } = job;
     const container = await this.core.store.get(containerId);
     if (container && (container.taskArn === taskArn || container.pendingTaskArn === taskArn)) return;
-    const routes = this.probed?.routes;
+    const { routes } = this.handover;
     if (routes && job.since !== undefined && container?.state === 'running' && container.taskArn) {
       const waited = this.core.now() - job.since;
       const maxWaitMs = routes.maxWaitMs ?? RETIRE_ROUTES_MAX_WAIT_MS;
@@ -371,7 +384,7 @@ export class TaskEvents {
       return { job: { ...waiting, withdrawAskedAt: now }, delayMs: RETIRE_LOOK_AGAIN_MS };
     }
     const withdrawnAt = job.withdrawnAt ?? this.core.now();
-    const drainLeft = withdrawnAt + (this.probed?.drainMs ?? 0) - this.core.now();
+    const drainLeft = withdrawnAt + this.handover.drainMs - this.core.now();
     return drainLeft > 0 ? { job: { ...job, withdrawnAt }, delayMs: drainLeft } : undefined;
   }
 

@@ -57,7 +57,7 @@ export type BuildSite =
   | { refusal: string };
 
 /** What a build status change did, for the listener's caller and the tests. */
-export type BuildOutcome = 'ignored' | 'building' | 'failed' | 'live' | 'superseded';
+export type BuildOutcome = 'ignored' | 'building' | 'deploying' | 'failed' | 'live' | 'superseded';
 
 export const UPLOAD_EXPIRED = 'upload expired: the context was not uploaded before its URL expired';
 export const BUILD_LOST = 'the build was lost: the builder no longer knows it';
@@ -65,6 +65,8 @@ export const BUILD_LOST = 'the build was lost: the builder no longer knows it';
 export const BUILD_END_GRACE_S = 60;
 /** The longest a look at a build can be put off: SQS delays a message at most 15 minutes. */
 const MAX_CHECK_DELAY_S = 900;
+/** Where looks are planned (AWS), how soon a restart that outlasted its budget is looked at again. */
+const RESTART_LOOK_AGAIN_S = 5;
 
 const refOf = (deploy: Deploy): DeployRef => ({ accountId: deploy.userId, containerId: deploy.containerId, deployId: deploy.id });
 
@@ -229,12 +231,15 @@ export class DeployService {
    * A look at a build whose events may be lost or late (BuildDeadlines): a build that ended is
    * applied as its event would have been; one the builder no longer knows fails the deploy; one
    * still running past the build timeout (and the grace for its end to be reported) is stopped and
-   * fails it; otherwise another look is planned for then.
+   * fails it; otherwise another look is planned for then. A deploy whose restart outlasted its
+   * budget is looked at the same way until its new task took over or was dropped.
    */
   async checkBuild(ref: DeployRef): Promise<BuildOutcome> {
     const { builder } = this.builds();
     const deploy = await this.store.get(ref.containerId, ref.deployId);
-    if (!deploy || deploy.userId !== ref.accountId || deploy.state !== 'building' || !deploy.buildId) return 'ignored';
+    if (!deploy || deploy.userId !== ref.accountId) return 'ignored';
+    if (deploy.state === 'deploying') return this.lookAtRestart(deploy);
+    if (deploy.state !== 'building' || !deploy.buildId) return 'ignored';
     const status = await builder.describeBuild(deploy.buildId);
     if (status && status.phase !== 'queued' && status.phase !== 'building') return this.applyBuildStatus(status);
     if (!status) return (await this.fail(deploy, ['building'], BUILD_LOST)) ? 'failed' : 'ignored';
@@ -276,9 +281,15 @@ export class DeployService {
       image: status.image,
       buildVersion: status.version,
     });
-    await this.finishBuild(deploy);
-    if (!built) return 'ignored';
-    return this.goLive(built);
+    // The slot and the context are the build's, not the release's: let go of beside the go-live, not before it
+    // (both settled before the answer: on Lambda nothing runs after it).
+    const [live, finished] = await Promise.allSettled([
+      built ? this.goLive(built) : Promise.resolve<BuildOutcome>('ignored'),
+      this.finishBuild(deploy),
+    ]);
+    if (live.status === 'rejected') throw live.reason;
+    if (finished.status === 'rejected') throw finished.reason;
+    return live.value;
   }
 
   /**
@@ -317,7 +328,7 @@ export class DeployService {
           if (attempt < 3) continue;
         }
         // The restart outlasted its budget: its new task is still getting ready, and the container decides.
-        if (error instanceof TimeoutError) return this.awaitRestart(deploy);
+        if (error instanceof TimeoutError) return this.awaitRestart(deploy, previousRelease);
         const reason = error instanceof HttpError ? error.message : 'the new release could not be started';
         log.warn('A deploy did not go live', { deployId: deploy.id, ...describeError(error) });
         // Untagged, and the container back on the release it ran, before the deploy reads as failed: no reader of it
@@ -372,19 +383,57 @@ export class DeployService {
     }
   }
 
-  /** Follows a restart that outlasted the transition's budget until its new task took over or was dropped. */
-  private async awaitRestart(deploy: Deploy): Promise<BuildOutcome> {
+  /**
+   * A restart that outlasted the transition's budget, followed until its new task took over or was
+   * dropped. Where looks are planned (AWS) by a later look, a delayed message: the build events
+   * function answers now, and Lambda freezes whatever of an invocation is still running once its
+   * handler has answered (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html),
+   * and stops it at its timeout (30 s), so a wait there would never see the end. Locally, here.
+   */
+  private async awaitRestart(deploy: Deploy, previousRelease: number | undefined): Promise<BuildOutcome> {
+    const settled = await this.restartSettled(deploy, previousRelease);
+    if (settled) return settled;
+    if ('deadlines' in this.site && this.site.deadlines) {
+      await this.checkLater(refOf(deploy), RESTART_LOOK_AGAIN_S);
+      return 'deploying';
+    }
     const deadline = this.now() + this.limits.buildTimeoutS * 1000;
     while (this.now() < deadline) {
       await sleep(1000);
-      const container = await this.containers.systemGet(deploy.containerId);
-      if (!container || container.lastDeployId !== deploy.id) return this.supersede(deploy);
-      const onRelease = container.taskLaunchVersion !== undefined && container.taskLaunchVersion >= container.version;
-      if (container.state === 'running' && onRelease && !container.pendingTaskArn) return this.markLiveAfterRace(deploy, container);
-      if (!container.pendingTaskArn && container.state !== 'provisioning') break;
+      const outcome = await this.restartSettled(deploy, previousRelease);
+      if (outcome) return outcome;
     }
+    return this.failNotReady(deploy, previousRelease);
+  }
+
+  /** A planned look at a deploy whose restart outlasted its budget: settled, or looked at again, until the build's own deadline has passed twice. */
+  private async lookAtRestart(deploy: Deploy): Promise<BuildOutcome> {
+    const settled = await this.restartSettled(deploy);
+    if (settled) return settled;
+    const giveUpAt = Date.parse(deploy.startedAt ?? deploy.createdAt) + 2 * (this.limits.buildTimeoutS + BUILD_END_GRACE_S) * 1000;
+    if (this.now() >= giveUpAt) return this.failNotReady(deploy);
+    await this.checkLater(refOf(deploy), RESTART_LOOK_AGAIN_S);
+    return 'deploying';
+  }
+
+  /**
+   * Whether the restart a deploy started has ended: live once the container runs its release,
+   * superseded, failed once its new task was dropped (and the container back on `previousRelease`
+   * where the caller knows it: a later look on AWS does not).
+   */
+  private async restartSettled(deploy: Deploy, previousRelease?: number): Promise<BuildOutcome | undefined> {
+    const container = await this.containers.systemGet(deploy.containerId);
+    if (!container || container.lastDeployId !== deploy.id) return this.supersede(deploy);
+    const onRelease = container.taskLaunchVersion !== undefined && container.taskLaunchVersion >= container.version;
+    if (container.state === 'running' && onRelease && !container.pendingTaskArn) return this.markLiveAfterRace(deploy, container);
+    if (!container.pendingTaskArn && container.state !== 'provisioning') return this.failNotReady(deploy, previousRelease);
+    return undefined;
+  }
+
+  private async failNotReady(deploy: Deploy, previousRelease?: number): Promise<BuildOutcome> {
     const container = await this.containers.systemGet(deploy.containerId);
     await this.unmarkReleased(deploy);
+    await this.restorePrevious(deploy, previousRelease);
     await this.fail(deploy, ['deploying'], `image not ready: ${container?.stateReason ?? 'its new task never answered'}`);
     return 'failed';
   }

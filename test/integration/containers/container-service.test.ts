@@ -13,7 +13,7 @@ import { ContainerLogReader } from '../../../lib/containers/container-log-reader
 import { ContainerService } from '../../../lib/containers/container-service.js';
 import type { ContainerAction } from '../../../lib/containers/transitions.js';
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
-import { containerServiceWith, containerStore } from '../../../lib/wiring/containers.js';
+import { containerServiceWith, containerStore, restartScheduler } from '../../../lib/wiring/containers.js';
 import { taskUsage } from '../../../lib/wiring/task-usage.js';
 import { ConflictError, ContainerFailedError, InternalError, NotFoundError, ServiceBusyError, TimeoutError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
@@ -515,6 +515,8 @@ describe('ContainerService transitions on ECS (docs/containers.md)', () => {
       if (reports.length > 0) ecsReports(...reports.map((lastStatus, index) => ecsTask(container.id, to.version, index + 1, lastStatus)));
 
       const after = await containerService[action](owner, container.id);
+      // A restart's old task is stopped by a deferred job once the new one took over.
+      await restartScheduler.settled();
 
       expect(after).toMatchObject(to);
       // A running container owns the task of its version; a stopped one owns none.
@@ -588,6 +590,7 @@ describe('ContainerService transitions on ECS (docs/containers.md)', () => {
       containerService.stop(owner, running.id),
       containerService.restart(owner, running.id),
     ]);
+    await restartScheduler.settled();
 
     const stopWon = stopped.status === 'fulfilled';
     expect([stopped.status, restarted.status].sort()).toEqual(['fulfilled', 'rejected']);
@@ -891,6 +894,7 @@ describe('ContainerLogReader on CloudWatch Logs', () => {
     const running = await runningContainer();
     ecsReports(ecsTask(running.id, 2, 1, 'RUNNING'));
     await containerService.restart(owner, running.id);
+    await restartScheduler.settled();
     const at = (second: number) => Date.parse('2026-11-23T12:00:00Z') + second * 1000;
     logsMock
       .on(GetLogEventsCommand, { logStreamName: `app/app/${taskIdFor(running.id, 2)}` })
@@ -1126,6 +1130,7 @@ describe('zero-downtime restart (docs/containers.md, "Restart")', () => {
     const running = await runningContainer();
     ecsReports(ecsTask(running.id, 2, 1, 'RUNNING'));
     const restarted = await containerService.restart(owner, running.id);
+    await restartScheduler.settled();
 
     await taskStateChange(ecsTask(running.id, 1, 9, 'STOPPED', { stopCode: 'UserInitiated', stoppedReason: STOP_REASON.replaced }));
     await taskStateChange(ecsTask(running.id, 1, 10, 'STOPPED', { stopCode: 'EssentialContainerExited', containers: [{ exitCode: 1 }] }));
@@ -1168,6 +1173,7 @@ describe('zero-downtime restart (docs/containers.md, "Restart")', () => {
     });
 
     const restarted = await containerService.restart(owner, running.id);
+    await restartScheduler.settled();
 
     expect(restarted).toMatchObject({ state: 'running', taskArn: taskArnFor(running.id, 2) });
     expect(stoppedWhileNewNotRunning).toBe(false);
@@ -1216,6 +1222,7 @@ describe('zero-downtime restart (docs/containers.md, "Restart")', () => {
     ecsReports(ecsTask(running.id, 3, 1, 'RUNNING'));
 
     const started = await containerService.start(owner, running.id);
+    await restartScheduler.settled();
 
     expect(unchanged).toEqual(running);
     expect(started).toMatchObject({ state: 'running', version: 3, taskArn: taskArnFor(running.id, 3), env: { GREETING: 'new' } });
@@ -1227,9 +1234,40 @@ describe('zero-downtime restart (docs/containers.md, "Restart")', () => {
     ]);
   });
 
-  it('waits the drain between moving the route and stopping the old task', async () => {
+  it("answers the moment the new task's RUNNING is applied in this process, not at the wait's next poll", async () => {
     const running = await runningContainer();
-    const draining = new ContainerService(containerStore, containerRuntime, taskUsage, { startBudgetMs: 2000, drainMs: 300 });
+    const patient = new ContainerService(containerStore, containerRuntime, taskUsage, {
+      startBudgetMs: 20_000,
+      pollIntervalMs: 10_000,
+      maxPollIntervalMs: 10_000,
+    });
+    ecsReports(ecsTask(running.id, 2, 1, 'PENDING'));
+
+    const restarting = patient.restart(owner, running.id);
+    await pollUntil(
+      () => Promise.resolve(ecsMock.commandCalls(DescribeTasksCommand).length),
+      (describes) => describes > 0,
+      5_000,
+      10,
+    );
+    const reportedAt = Date.now();
+    await taskStateChange(ecsTask(running.id, 2, 2, 'RUNNING'));
+    const restarted = await restarting;
+    const answeredAfterMs = Date.now() - reportedAt;
+    await restartScheduler.settled();
+
+    expect(restarted).toMatchObject({ state: 'running', taskArn: taskArnFor(running.id, 2) });
+    expect(answeredAfterMs).toBeLessThan(2_000);
+  });
+
+  it('answers once the route moved, and stops the old task only after the drain, by a deferred job', async () => {
+    const running = await runningContainer();
+    const retirements = new TimerRestartScheduler();
+    const draining = new ContainerService(containerStore, containerRuntime, taskUsage, {
+      startBudgetMs: 2000,
+      drainMs: 300,
+      restartScheduler: retirements,
+    });
     ecsReports(ecsTask(running.id, 2, 1, 'RUNNING'));
     let switchedAt = 0;
     let stoppedAt = 0;
@@ -1245,8 +1283,14 @@ describe('zero-downtime restart (docs/containers.md, "Restart")', () => {
     });
 
     await draining.restart(owner, running.id);
+    const answeredAt = Date.now();
+    // The restart (and a deploy going live through it) answered with the old task still serving its drain.
+    const stoppedWhenAnswered = stoppedAt;
+    await retirements.settled();
 
     expect(switchedAt).toBeGreaterThan(0);
+    expect(stoppedWhenAnswered).toBe(0);
+    expect(answeredAt - switchedAt).toBeLessThan(290);
     expect(stoppedAt - switchedAt).toBeGreaterThanOrEqual(290);
   });
 });

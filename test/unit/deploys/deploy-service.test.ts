@@ -46,7 +46,7 @@ class MemoryDeployStore implements DeployStore {
   }
 }
 
-function setUp(options: { refusal?: string; now?: () => number; images?: BuiltImages } = {}) {
+function setUp(options: { refusal?: string; now?: () => number; images?: BuiltImages; local?: boolean } = {}) {
   const container = {
     id: newId(),
     userId: owner.userId,
@@ -90,7 +90,8 @@ function setUp(options: { refusal?: string; now?: () => number; images?: BuiltIm
           discard,
         },
         logs: { read: async () => ({ lines: [] }) },
-        deadlines: { checkLater: vi.fn(async (_ref: DeployRef, _afterS: number) => undefined) },
+        // The local stack plans no looks: its process waits.
+        ...(options.local ? {} : { deadlines: { checkLater: vi.fn(async (_ref: DeployRef, _afterS: number) => undefined) } }),
         ...(options.images ? { images: options.images } : {}),
       };
   const service = new DeployService(
@@ -121,7 +122,8 @@ function setUp(options: { refusal?: string; now?: () => number; images?: BuiltIm
     ...change,
   });
   const deadlines = 'deadlines' in site ? site.deadlines : undefined;
-  return { service, store, container, goLive, builder, discard, started, status, deadlines };
+  const restoreRelease = target.restoreRelease as unknown as ReturnType<typeof vi.fn>;
+  return { service, store, container, goLive, builder, discard, started, status, deadlines, restoreRelease };
 }
 
 describe('DeployService', () => {
@@ -209,6 +211,49 @@ describe('DeployService', () => {
     expect((await store.get(container.id, stillBuilding.id))?.state).toBe('superseded');
     expect(prune).toHaveBeenCalledOnce();
     expect(prune.mock.calls[0]?.[1].deployIds).toEqual(new Set([newest.id]));
+  });
+
+  it('hands a restart still under way past its budget to a later look, which takes the deploy live once its task took over', async () => {
+    // Prepare: the restart answers 504 with its new task still coming up; the function must answer, not wait (Lambda)
+    const { service, store, container, goLive, started, status, deadlines } = setUp();
+    const deploy = await started();
+    goLive.mockImplementationOnce(async (_caller, _current, workload, _cause, made) => {
+      Object.assign(container, { image: workload.image, release: 2, lastDeployId: made.deployId, pendingTaskArn: 'task-2' });
+      throw new TimeoutError('the restart outlasted its budget');
+    });
+    const ref = { accountId: owner.userId, containerId: container.id, deployId: deploy.id };
+
+    // Act
+    const outcome = await service.applyBuildStatus(status(deploy, { image: `localhost/deploys/two@${DIGEST}` }));
+    const stillComingUp = await service.checkBuild(ref);
+    Object.assign(container, { pendingTaskArn: undefined, taskLaunchVersion: container.version });
+    const tookOver = await service.checkBuild(ref);
+
+    // Assess
+    expect(outcome).toBe('deploying');
+    expect(stillComingUp).toBe('deploying');
+    expect(deadlines!.checkLater).toHaveBeenLastCalledWith(ref, 5);
+    expect(tookOver).toBe('live');
+    expect(store.deploys.get(deploy.id)).toMatchObject({ state: 'live', release: 2 });
+  });
+
+  it('puts the container back on the release it ran when a restart past its budget ends with its new task dropped', async () => {
+    // Prepare: locally the process follows the restart; its new task never answers and is dropped
+    const { service, store, container, goLive, started, status, restoreRelease } = setUp({ local: true });
+    const deploy = await started();
+    goLive.mockImplementationOnce(async (_caller, _current, workload, _cause, made) => {
+      Object.assign(container, { image: workload.image, release: 2, lastDeployId: made.deployId, pendingTaskArn: 'task-2' });
+      setTimeout(() => Object.assign(container, { pendingTaskArn: undefined, stateReason: 'restart failed (answered 404)' }), 10);
+      throw new TimeoutError('the restart outlasted its budget');
+    });
+
+    // Act
+    const outcome = await service.applyBuildStatus(status(deploy, { image: `localhost/deploys/two@${DIGEST}` }));
+
+    // Assess
+    expect(outcome).toBe('failed');
+    expect(store.deploys.get(deploy.id)).toMatchObject({ state: 'failed', stateReason: 'image not ready: restart failed (answered 404)' });
+    expect(restoreRelease).toHaveBeenCalledWith(expect.anything(), expect.objectContaining({ lastDeployId: deploy.id }), 1);
   });
 
   it('applies a repeated or late status once', async () => {

@@ -9,6 +9,7 @@ import type { BuiltImageRepositories } from './built-images.js';
 import { noRegistryCredentialVault, type RegistryCredentialVault } from './registry-credentials.js';
 import type { RunPolicy } from './run-policy.js';
 import type { ContainerRuntime } from './runtime.js';
+import { type ContainerChanges, processContainerChanges } from './container-changes.js';
 import type { VolumeStore } from '../volumes/volume-store.js';
 
 /** What the container lifecycle reads of volumes: the ones a container mounts, to check them and launch with them. */
@@ -38,6 +39,8 @@ export interface ContainerServiceOptions {
    * its task answers, through deferred probe jobs (docs/containers.md, "Readiness on AWS").
    */
   probedReadiness?: boolean;
+  /** Where observed task statuses wake the waits: this process's unless given (a test of a wait in another process). */
+  containerChanges?: ContainerChanges;
   /** Where routes are published (AWS with routing): a restart's old task stops only after the routes moved. */
   retireRoutes?: RetireRoutes;
   /** Whose containers the runtime may run (lib/containers/run-policy.ts); every account's unless given. */
@@ -126,6 +129,8 @@ export class ContainerCore {
     now: (() => number) | undefined,
     readonly registryCredentials: RegistryCredentialVault = noRegistryCredentialVault,
     readonly volumes?: VolumeLookup,
+    /** Where observed task statuses wake this process's waits for their container. */
+    readonly changes: ContainerChanges = processContainerChanges,
   ) {
     this.now = now ?? Date.now;
   }

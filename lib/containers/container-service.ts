@@ -71,7 +71,15 @@ export class ContainerService {
     private readonly usage: TaskUsageSource,
     options: ContainerServiceOptions,
   ) {
-    this.core = new ContainerCore(store, runtime, options.quota, options.now, options.registryCredentials, options.volumes);
+    this.core = new ContainerCore(
+      store,
+      runtime,
+      options.quota,
+      options.now,
+      options.registryCredentials,
+      options.volumes,
+      options.containerChanges,
+    );
     this.launcher = new TaskLauncher(this.core);
     this.events = new TaskEvents(
       this.core,

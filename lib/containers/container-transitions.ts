@@ -84,11 +84,11 @@ export class ContainerTransitions {
         const reason = action === 'restart' ? STOP_REASON.restart : STOP_REASON.stop;
         // With a volume, the old task must have stopped before the new one mounts it (one writer).
         if (plan.stopTask && hasMounts(container))
-          await this.wait.stopAndAwait([container.taskArn, container.pendingTaskArn], reason, deadline);
+          await this.wait.stopAndAwait(container.id, [container.taskArn, container.pendingTaskArn], reason, deadline);
         else if (plan.stopTask) await this.launcher.stopTasksOf(container, reason);
         // A container asleep or stopped let go of its task, whose stop answered at once: a wake right
         // after a sleep must not mount the volume while that task is still exiting.
-        if (hasMounts(container)) await this.wait.untilStopped(lastTasksOf(container), deadline);
+        if (hasMounts(container)) await this.wait.untilStopped(container.id, lastTasksOf(container), deadline);
         // The task is asked for at once, beside the commit that charges and decides it (a wake's
         // requests wait for the engine's start, not for our bookkeeping); a commit that loses, past
         // the quota or to another request, takes it back, so a start refused still runs nothing.

@@ -5,7 +5,6 @@ import { METRIC } from '../observability/metric-names.js';
 import { countEvent } from '../observability/metrics.js';
 import type { Caller, StoredContainer } from './container.js';
 import { type ContainerCore, failedToStart, restartedByPolicy, STATE_REASON, STOP_REASON, startedByOwner } from './container-core.js';
-import { watchContainer } from './container-changes.js';
 import type { TaskEvents } from './task-events.js';
 import type { TaskLauncher } from './task-launcher.js';
 import type { TaskStatus } from './runtime.js';
@@ -62,7 +61,7 @@ export class StartWait {
         : await this.launcher.launchOrFail(container);
     let interval = this.options.pollIntervalMs;
     const describer = this.describer();
-    const watch = watchContainer(container.id);
+    const watch = this.core.changes.watch(container.id);
     try {
       for (;;) {
         const described = current.taskArn ? await describer(current.taskArn) : 'skipped';
@@ -111,7 +110,7 @@ export class StartWait {
     const newTaskArn = pending.pendingTaskArn!;
     let interval = this.options.pollIntervalMs;
     const describer = this.describer();
-    const watch = watchContainer(pending.id);
+    const watch = this.core.changes.watch(pending.id);
     try {
       for (;;) {
         const described = await describer(newTaskArn);
@@ -172,7 +171,7 @@ export class StartWait {
     // restart's drain, as far as the budget allows.
     const drainMs = Math.min(this.options.drainMs, Math.max(0, deadline - this.core.now() - SWAP_STOP_RESERVE_MS));
     if (drainMs > 0 && (detached.taskArn || detached.pendingTaskArn)) await sleep(drainMs);
-    await this.stopAndAwait([detached.taskArn, detached.pendingTaskArn], STOP_REASON.restart, deadline);
+    await this.stopAndAwait(container.id, [detached.taskArn, detached.pendingTaskArn], STOP_REASON.restart, deadline);
     const running = await this.untilRunning(await this.launcher.launchOrFail(claimed), deadline);
     const swapMs = this.core.now() - startedAt;
     log.info('Swapped the task of a container with a volume', { containerId: container.id, swapMs });
@@ -189,10 +188,10 @@ export class StartWait {
    * only then may another task mount the same volume. Past the deadline the caller gets 504
    * and nothing new was started.
    */
-  async stopAndAwait(taskArns: ReadonlyArray<string | undefined>, reason: string, deadline: number): Promise<void> {
+  async stopAndAwait(containerId: string, taskArns: ReadonlyArray<string | undefined>, reason: string, deadline: number): Promise<void> {
     const live = taskArns.filter((taskArn): taskArn is string => Boolean(taskArn));
     for (const taskArn of live) await this.core.runtime.stopTask(taskArn, reason);
-    await this.untilStopped(live, deadline);
+    await this.untilStopped(containerId, live, deadline);
   }
 
   /**
@@ -200,19 +199,24 @@ export class StartWait {
    * knows it): for tasks whose stop was asked already (a sleep, a stop) but that may still be
    * exiting, since a stop answers at once and the app has its grace to finish.
    */
-  async untilStopped(taskArns: readonly string[], deadline: number): Promise<void> {
+  async untilStopped(containerId: string, taskArns: readonly string[], deadline: number): Promise<void> {
     const { runtime } = this.core;
     let interval = Math.min(this.options.pollIntervalMs, 50);
-    for (const taskArn of taskArns) {
-      for (;;) {
-        const described = await runtime.describeTask(taskArn).catch(() => 'unknown' as const);
-        if (described === undefined || (described !== 'unknown' && described.lastStatus === 'STOPPED')) break;
-        if (this.core.now() >= deadline) {
-          throw new TimeoutError('The old task of the container is still stopping; restart it again to keep waiting');
+    const watch = this.core.changes.watch(containerId);
+    try {
+      for (const taskArn of taskArns) {
+        for (;;) {
+          const described = await runtime.describeTask(taskArn).catch(() => 'unknown' as const);
+          if (described === undefined || (described !== 'unknown' && described.lastStatus === 'STOPPED')) break;
+          if (this.core.now() >= deadline) {
+            throw new TimeoutError('The old task of the container is still stopping; restart it again to keep waiting');
+          }
+          await watch.pause(interval);
+          interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
         }
-        await sleep(interval);
-        interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
       }
+    } finally {
+      watch.stop();
     }
   }
 

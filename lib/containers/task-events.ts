@@ -13,7 +13,6 @@ import {
   STOP_REASON,
   type StopReason,
 } from './container-core.js';
-import { containerChanged } from './container-changes.js';
 import { taskIdOf } from './logs.js';
 import { digestOf } from './release.js';
 import { RETIRE_ASK_AGAIN_MS, RETIRE_LOOK_AGAIN_MS, RETIRE_ROUTES_MAX_WAIT_MS, type RetireRoutes } from './retire-routes.js';
@@ -87,11 +86,14 @@ export class TaskEvents {
    * Statuses arrive at least once and out of order, so one is applied only if its task is still
    * the container's (or the task a restart is bringing up) and its version is newer than any
    * applied. Answers the container as it is afterwards, for a waiter; a wait of this process for
-   * the container reads it at once (lib/containers/container-changes.ts).
+   * the container reads it at once (lib/containers/container-changes.ts): a status the runtime
+   * reported, whether or not it moved the record (a swap waits for its old task, detached, to
+   * stop), and one a wait polled only if it moved the record (a wait's own reads must not end its
+   * own pauses, which would make them a loop of reads).
    */
   async observe(status: TaskStatus, options: { polled?: boolean } = {}): Promise<Observed> {
     const observed = await this.apply(status, options);
-    if (observed.outcome === 'applied') containerChanged(status.containerId);
+    if (observed.outcome === 'applied' || !options.polled) this.core.changes.changed(status.containerId);
     return observed;
   }
 

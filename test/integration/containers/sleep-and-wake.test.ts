@@ -1,3 +1,4 @@
+import { ContainerChanges } from '../../../lib/containers/container-changes.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Caller, StoredContainer } from '../../../lib/containers/container.js';
 import { SleepingContainerService } from '../../../lib/containers/sleep-and-wake.js';
@@ -73,9 +74,11 @@ describe('sleep and wake through the service', () => {
   });
 
   it('never wakes a container again that was put to sleep while the wake that woke it still waited', async () => {
-    // The wake's own wait reads its task every 3 s; the event that makes the container running comes between.
+    // The wake's own wait reads its task every 3 s; the event that makes the container running comes between,
+    // applied elsewhere (as the task state function is on AWS), so no news of it ends the wait's pause.
     const slowWait = new SleepingContainerService(containerStore, containerRuntime, taskUsage, {
       ...containerServiceOptions(),
+      containerChanges: new ContainerChanges(),
       pollIntervalMs: 3_000,
       maxPollIntervalMs: 3_000,
     });

@@ -1023,7 +1023,8 @@ describe('ContainerHostingStack volumes', () => {
       taskStateChanged: [
         [['s3:ListBucket'], `<${bucketId}.Arn>`, { StringLike: { 's3:prefix': ['snapshots/*', 'snapshot-parts/*'] } }],
         [['s3:DeleteObject', 's3:GetObject'], `<${bucketId}.Arn>/snapshot-parts/*`, {}],
-        [['s3:AbortMultipartUpload', 's3:PutObject'], `<${bucketId}.Arn>/snapshots/*`, {}],
+        [['s3:ListBucketMultipartUploads'], `<${bucketId}.Arn>`, {}],
+        [['s3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:PutObject'], `<${bucketId}.Arn>/snapshots/*`, {}],
       ],
     });
     expect(bucket.LifecycleConfiguration.Rules).toEqual([

@@ -1033,6 +1033,19 @@ describe('ContainerHostingStack volumes', () => {
     ]);
   });
 
+  it("lets the task state function stop a snapshot's chore past its deadline only among our cluster's tasks", () => {
+    // Prepare
+    const statements = statementsOfRole(template, functionOf(taskStateChangedFunction.id).roleLogicalId);
+    const clusterId = resourcesOfType(template, 'AWS::ECS::Cluster')[0]?.[0];
+    const stops = statementsWithAction(statements, 'ecs:StopTask');
+    // Assess: StopTask on task/<cluster>/* and only with the cluster's condition
+    expect(stops.length).toBeGreaterThan(0);
+    for (const statement of stops) {
+      expect(statement.Condition).toEqual({ ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [clusterId, 'Arn'] } } });
+      expect(flatten(statement.Resource)).toMatch(/^arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task\/<.+>\/\*$/);
+    }
+  });
+
   it('lets only the functions that create and delete volumes make access points and volume roles, and hands task launchers the file system', () => {
     // Prepare
     const makers = routes.filter((route) => route.permissions.volumes).map((route) => route.id);

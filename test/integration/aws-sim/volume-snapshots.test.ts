@@ -23,7 +23,7 @@ import { volumeBackend as snapshotVolumeBackend } from '../../../lib/wiring/aws/
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
-import { volumeSnapshotsFrom } from '../../../lib/wiring/volume-snapshots.js';
+import { snapshotObjectsFrom, volumeSnapshotsFrom } from '../../../lib/wiring/volume-snapshots.js';
 import type { SimTask } from '../../support/aws-sim/ecs.js';
 import { S3_MINIMUM_PART_BYTES } from '../../support/aws-sim/s3.js';
 import { taskStateChangedFunction } from '../../../infra/event-functions.js';
@@ -768,5 +768,42 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
     await new Promise((resolve) => setTimeout(resolve, 2000));
     expect(posts()).toBe(postedByTheStop);
     expect(keysUnder(partsPrefixOf(snapshot)).length).toBeLessThanOrEqual(1);
+  }, 120_000);
+  it('resumes a join of more parts than one ListParts page: the next call reads every page and copies only the parts not listed', async () => {
+    // Prepare: 1,010 parts of the stack's part size under a snapshot's prefix (past ListParts' 1,000 a page), the last one shorter
+    const objects = snapshotObjectsFrom(config);
+    const prefix = snapshotPartsPrefixOf(crypto.randomUUID(), crypto.randomUUID());
+    const key = `snapshots/${crypto.randomUUID()}/${crypto.randomUUID()}.tar.gz`;
+    const body = randomBytes(config.SNAPSHOT_PART_BYTES);
+    const parts = Array.from({ length: 1010 }, (_, index) => ({
+      key: `${prefix}part-${String(index + 1).padStart(5, '0')}`,
+      size: index === 1009 ? 10 : body.length,
+    }));
+    for (const part of parts) aws.sim.s3.objects.set(`${BUCKET}/${part.key}`, part.size === body.length ? body : body.subarray(0, 10));
+    const from = aws.sim.s3.calls.length;
+
+    // Act: a first call stopped past the first page's parts, then a second one
+    let copied = 0;
+    const first = await objects.join(key, parts, () => (copied = copiesSince(from)) < 1002);
+    const between = aws.sim.s3.calls.length;
+    const second = await objects.join(key, parts, () => true);
+
+    // Assess: 1,008 copied by the first call (126 batches of 8); the second listed both pages and copied the 2 left
+    expect(first).toEqual({ state: 'unfinished', copied: 1008, total: 1010 });
+    expect(copied).toBe(1008);
+    expect(second).toEqual({ state: 'joined' });
+    expect(
+      aws.sim.s3.calls
+        .slice(between)
+        .filter(({ action }) => action === 'ListParts')
+        .map(({ input }) => input.PartNumberMarker),
+    ).toEqual([0, 1000]);
+    expect(copiesByPart(between, key)).toEqual({ 1009: 1, 1010: 1 });
+    expect(copiesByPart(from, key)).toEqual(eachPart(1010, () => 1));
+    expect(actionCounts(from, key)).toMatchObject({ CreateMultipartUpload: 1, CompleteMultipartUpload: 1 });
+    expect(aws.sim.s3.objects.get(`${BUCKET}/${key}`)?.length).toBe(1009 * body.length + 10);
+    expect(uploadsInProgressOf(key)).toEqual([]);
+    for (const part of parts) aws.sim.s3.objects.delete(`${BUCKET}/${part.key}`);
+    aws.sim.s3.objects.delete(`${BUCKET}/${key}`);
   }, 120_000);
 });

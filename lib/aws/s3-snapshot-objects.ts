@@ -1,3 +1,5 @@
+// Over 300 lines because it is the snapshots bucket's one adapter: the chore's signed upload form, the presigned GET, and
+// the join of a snapshot's parts that resumes across invocations (its upload, its parts, each S3 limit it keeps).
 import { createHmac } from 'node:crypto';
 import {
   AbortMultipartUploadCommand,

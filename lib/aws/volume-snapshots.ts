@@ -370,6 +370,9 @@ export class VolumeSnapshots {
       return 'joining';
     }
     if (progress.state === 'unfinished') {
+      // A join that never gets an invocation with time for a batch ends too.
+      if (this.now() >= job.deadline + this.times.deadlineMs)
+        return this.failed(job, `its join of ${progress.total} parts was unfinished an hour past the deadline`, NOT_JOINED);
       log.info("A snapshot's join goes on in the next invocation", {
         snapshotId: job.snapshotId,
         copied: progress.copied,
@@ -403,12 +406,12 @@ export class VolumeSnapshots {
     await this.deleteParts(job);
   }
 
-  /** `reason` for the logs (ECS's and S3's words); `stateReason` for the snapshot's owner, never a URL, a signature or a key. */
   /**
    * Ends what the snapshot left, then settles it failed, so that its owner sees a failed snapshot
    * with nothing left behind: its chore's task when `stopTask` (it was running), its join's upload,
    * then its parts. A join begins only from parts, so once they are deleted no later delivery begins
-   * one again; a delivery that fails half-way is delivered again and does the rest.
+   * one again; a delivery that fails half-way is delivered again and does the rest. `reason` for the
+   * logs (ECS's and S3's words); `stateReason` for the snapshot's owner, never a URL, a signature or a key.
    */
   private async failed(
     job: SnapshotChoreJob,

@@ -15,6 +15,8 @@ import { taskMessageHandlersWith } from '../../lib/wiring/task-events.js';
 let emptying: ReturnType<typeof volumeEmptyingFrom> | undefined;
 let measuring: ReturnType<typeof volumeMeasuringFrom> | undefined;
 let snapshots: ReturnType<typeof volumeSnapshotsFrom> | undefined;
+// The invocation under way: a snapshot's join stops taking parts with time to spare and hands over to the next one.
+let invocation: Context | undefined;
 const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, {
   runPolicy,
   ...(config.EFS_FILE_SYSTEM_ID
@@ -23,7 +25,16 @@ const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, {
         volumeMeasuring: () => (measuring ??= volumeMeasuringFrom(config, containerRuntime)),
       }
     : {}),
-  ...(config.SNAPSHOT_BUCKET ? { volumeSnapshots: () => (snapshots ??= volumeSnapshotsFrom(config)) } : {}),
+  ...(config.SNAPSHOT_BUCKET
+    ? {
+        volumeSnapshots: () => ({
+          continue: (job) =>
+            (snapshots ??= volumeSnapshotsFrom(config)).continue(job, {
+              timeLeftMs: () => invocation?.getRemainingTimeInMillis() ?? Number.POSITIVE_INFINITY,
+            }),
+        }),
+      }
+    : {}),
 });
 
 /**
@@ -46,5 +57,7 @@ const handleTaskEvents = middy<SQSEvent, SQSBatchResponse>().handler(async (even
   return { batchItemFailures };
 });
 
-export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
-  withInvocationLog(context, { lambdaRequestId: context.awsRequestId }, () => handleTaskEvents(event, context));
+export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+  invocation = context;
+  return withInvocationLog(context, { lambdaRequestId: context.awsRequestId }, () => handleTaskEvents(event, context));
+};

@@ -76,7 +76,7 @@ export class VolumeSnapshotStore extends Construct {
 
   /**
    * Lets the job that follows a snapshot's chore join its parts: list both prefixes (the parts,
-   * the object's size), read and delete parts, and write, complete or abort the multipart upload of
+   * the object's size), read and delete parts, and write, list, resume, complete or abort the multipart upload of
    * a snapshot's object (UploadPartCopy needs s3:GetObject on the source and s3:PutObject on the
    * target: https://docs.aws.amazon.com/AmazonS3/latest/API/API_UploadPartCopy.html).
    */
@@ -89,8 +89,15 @@ export class VolumeSnapshotStore extends Construct {
       }),
     );
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:DeleteObject'], resources: [this.partsArn] }));
+    // A join goes on where the last invocation stopped: its upload in progress (ListMultipartUploads, on the bucket: no
+    // prefix condition applies to it) and the parts copied so far (ListParts)
+    // (https://docs.aws.amazon.com/AmazonS3/latest/userguide/mpuoverview.html#mpuAndPermissions).
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucketMultipartUploads'], resources: [this.bucket.bucketArn] }));
     role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [this.objectsArn] }),
+      new iam.PolicyStatement({
+        actions: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
+        resources: [this.objectsArn],
+      }),
     );
     acknowledgeWildcardResource(
       role,

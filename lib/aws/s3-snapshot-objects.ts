@@ -1,3 +1,5 @@
+// Over 300 lines because it is the snapshots bucket's one adapter: the chore's signed upload form, the presigned GET, and
+// the join of a snapshot's parts that resumes across invocations (its upload, its parts, each S3 limit it keeps).
 import { createHmac } from 'node:crypto';
 import {
   AbortMultipartUploadCommand,
@@ -5,7 +7,9 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
+  ListPartsCommand,
   S3Client,
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
@@ -54,7 +58,40 @@ export const snapshotPartName = (partNumber: number): string => `part-${String(p
 export const MAX_SNAPSHOT_UPLOAD_BYTES = 5 * 1024 ** 3;
 
 /** How many UploadPartCopy calls a join makes at once. */
-const JOIN_COPIES_AT_ONCE = 8;
+export const JOIN_COPIES_AT_ONCE = 8;
+
+/** How far a join got: the object made, or parts still to copy when the caller's time ran short. */
+export type JoinProgress = { state: 'joined' } | { state: 'unfinished'; copied: number; total: number };
+
+/**
+ * S3's answers that refuse a join for good, whoever asks again: a part under 5 MiB but the last
+ * (EntityTooSmall), a part or its order not as uploaded (InvalidPart, InvalidPartOrder), a bad part
+ * number or a source over 5 GiB (InvalidArgument, InvalidRequest), no right to it (AccessDenied)
+ * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_CompleteMultipartUpload.html,
+ * https://docs.aws.amazon.com/AmazonS3/latest/API/API_UploadPartCopy.html). Anything else (a 500, a
+ * 503 SlowDown, a connection lost) S3 asks to be sent again
+ * (https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html).
+ */
+const JOIN_REFUSALS = new Set([
+  'EntityTooSmall',
+  'InvalidPart',
+  'InvalidPartOrder',
+  'InvalidArgument',
+  'InvalidRequest',
+  'AccessDenied',
+  'MalformedXML',
+]);
+
+/** A join S3 refused for good (JOIN_REFUSALS): joining again would be refused too. */
+export const isJoinRefused = (error: unknown): boolean => error instanceof Error && JOIN_REFUSALS.has(error.name);
+
+/**
+ * A join whose upload or parts are gone under it: another delivery completed or aborted the upload
+ * (NoSuchUpload, "the multipart upload might have been aborted or completed") or deleted the parts
+ * once it had joined them (NoSuchKey on a copy's source).
+ */
+export const isJoinGone = (error: unknown): boolean =>
+  error instanceof Error && (error.name === 'NoSuchUpload' || error.name === 'NoSuchKey');
 
 /** A snapshot's part as the job finds it under the prefix. */
 export interface SnapshotPart {
@@ -157,47 +194,110 @@ export class S3SnapshotObjects {
   }
 
   /**
-   * Makes `key` the parts joined in order, inside S3: CreateMultipartUpload, one UploadPartCopy per
-   * part (https://docs.aws.amazon.com/AmazonS3/latest/API/API_UploadPartCopy.html), then
-   * CompleteMultipartUpload (https://docs.aws.amazon.com/AmazonS3/latest/API/API_CompleteMultipartUpload.html),
-   * which refuses a part under 5 MiB but the last (EntityTooSmall). Any failure aborts the upload
-   * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_AbortMultipartUpload.html), so no copied
-   * part is left stored and billed, and is thrown. Joining again makes the same object.
+   * Makes `key` the parts joined in order, inside S3, resuming where an earlier call stopped: the
+   * key's multipart upload in progress (ListMultipartUploads), or a new one (CreateMultipartUpload);
+   * the parts it holds already (ListParts); one UploadPartCopy per part it lacks
+   * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_UploadPartCopy.html), JOIN_COPIES_AT_ONCE
+   * at a time while `keepCopying()`; then CompleteMultipartUpload
+   * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_CompleteMultipartUpload.html), which
+   * refuses a part under 5 MiB but the last (EntityTooSmall). Up to 10,000 parts of 5 MiB to 5 GiB
+   * each (https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html). A failure is thrown and
+   * leaves the upload as it is, for the next call to go on with or abortJoins to end; the caller begins
+   * no join of a key whose object is there or whose snapshot is settled, so no upload is begun twice.
    */
-  async join(key: string, parts: readonly SnapshotPart[]): Promise<void> {
+  async join(key: string, parts: readonly SnapshotPart[], keepCopying: () => boolean): Promise<JoinProgress> {
+    const uploadId = await this.uploadFor(key);
+    const copied = await this.copiedParts(key, uploadId);
+    const missing = parts.flatMap((part, index) => (copied.has(index + 1) ? [] : [{ part, partNumber: index + 1 }]));
+    // S3 copies parts side by side, so a few at once shorten the join of a large snapshot.
+    for (let start = 0; start < missing.length; start += JOIN_COPIES_AT_ONCE) {
+      if (!keepCopying()) return { state: 'unfinished', copied: copied.size, total: parts.length };
+      const batch = missing.slice(start, start + JOIN_COPIES_AT_ONCE);
+      await Promise.all(
+        batch.map(async ({ part, partNumber }) => {
+          const output = await this.client.send(
+            new UploadPartCopyCommand({
+              Bucket: this.bucket,
+              Key: key,
+              UploadId: uploadId,
+              PartNumber: partNumber,
+              CopySource: `${this.bucket}/${part.key}`,
+            }),
+          );
+          copied.set(partNumber, output.CopyPartResult?.ETag ?? '');
+        }),
+      );
+    }
+    const listed = parts.map((_, index) => ({ PartNumber: index + 1, ETag: copied.get(index + 1) ?? '' }));
+    await this.client.send(
+      new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: listed } }),
+    );
+    return { state: 'joined' };
+  }
+
+  /**
+   * Aborts every upload of `key` in progress, so no copied part is left stored and billed
+   * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_AbortMultipartUpload.html); one gone
+   * meanwhile (NoSuchUpload) is as aborted. The bucket's lifecycle rule aborts any this misses after a day.
+   */
+  async abortJoins(key: string): Promise<void> {
+    for (const uploadId of await this.uploadsOf(key)) {
+      await this.client
+        .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }))
+        .catch((error: unknown) => {
+          if (!(error instanceof Error && error.name === 'NoSuchUpload')) throw error;
+        });
+    }
+  }
+
+  /**
+   * The key's upload in progress, or a new one. Two deliveries that begin one each at once both go
+   * on with the earliest (ListMultipartUploads sorts a key's uploads by when they were begun:
+   * https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListMultipartUploads.html), and the later
+   * one's is aborted.
+   */
+  private async uploadFor(key: string): Promise<string> {
+    const [inProgress] = await this.uploadsOf(key);
+    if (inProgress) return inProgress;
     const created = await this.client.send(
       new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: 'application/gzip' }),
     );
-    const uploadId = created.UploadId;
-    if (!uploadId) throw new Error('CreateMultipartUpload answered no UploadId');
-    try {
-      const copied: Array<{ PartNumber: number; ETag: string }> = [];
-      // S3 copies parts side by side, so a few at once shorten the join of a large snapshot within the task state
-      // function's 30 s.
-      for (let start = 0; start < parts.length; start += JOIN_COPIES_AT_ONCE) {
-        const batch = parts.slice(start, start + JOIN_COPIES_AT_ONCE);
-        const outputs = await Promise.all(
-          batch.map((part, offset) =>
-            this.client.send(
-              new UploadPartCopyCommand({
-                Bucket: this.bucket,
-                Key: key,
-                UploadId: uploadId,
-                PartNumber: start + offset + 1,
-                CopySource: `${this.bucket}/${part.key}`,
-              }),
-            ),
-          ),
-        );
-        copied.push(...outputs.map((output, offset) => ({ PartNumber: start + offset + 1, ETag: output.CopyPartResult?.ETag ?? '' })));
-      }
-      await this.client.send(
-        new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: copied } }),
+    if (!created.UploadId) throw new Error('CreateMultipartUpload answered no UploadId');
+    const [earliest] = await this.uploadsOf(key);
+    if (earliest && earliest !== created.UploadId) {
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: created.UploadId }));
+      return earliest;
+    }
+    return created.UploadId;
+  }
+
+  /** The ids of the key's uploads in progress, earliest first: ListMultipartUploads under the key, pages of at most 1,000. */
+  private async uploadsOf(key: string): Promise<string[]> {
+    const ids: string[] = [];
+    let markers: { KeyMarker?: string; UploadIdMarker?: string } = {};
+    for (;;) {
+      const listed = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: key, ...markers }));
+      for (const upload of listed.Uploads ?? []) if (upload.Key === key && upload.UploadId) ids.push(upload.UploadId);
+      if (!listed.IsTruncated) return ids;
+      markers = { KeyMarker: listed.NextKeyMarker, UploadIdMarker: listed.NextUploadIdMarker };
+    }
+  }
+
+  /**
+   * The parts an upload holds, by part number, with their ETags: ListParts pages of at most 1,000
+   * parts, the next after NextPartNumberMarker (https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListParts.html),
+   * ten for 10,000 parts.
+   */
+  private async copiedParts(key: string, uploadId: string): Promise<Map<number, string>> {
+    const copied = new Map<number, string>();
+    let marker: string | undefined;
+    for (;;) {
+      const listed = await this.client.send(
+        new ListPartsCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, ...(marker ? { PartNumberMarker: marker } : {}) }),
       );
-    } catch (error) {
-      // An abort that fails too leaves the upload to the bucket's lifecycle rule, which aborts it after a day.
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
-      throw error;
+      for (const part of listed.Parts ?? []) if (part.PartNumber && part.ETag) copied.set(part.PartNumber, part.ETag);
+      if (!listed.IsTruncated || !listed.NextPartNumberMarker) return copied;
+      marker = listed.NextPartNumberMarker;
     }
   }
 

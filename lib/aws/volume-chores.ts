@@ -7,6 +7,7 @@ import {
   RegisterTaskDefinitionCommand,
   type RegisterTaskDefinitionCommandInput,
   RunTaskCommand,
+  StopTaskCommand,
   type TaskDefinition,
 } from '@aws-sdk/client-ecs';
 import { VOLUME_CHORE_CONTAINER_NAME, volumeRoleArn } from './efs-volume-access.js';
@@ -226,6 +227,17 @@ export class EcsVolumeChores {
     const family = `${volumeChoreFamily(this.settings.familyPrefix, volumeId)}${READ_ONLY_FAMILY_SUFFIX}`;
     const revision = await latestRevisionOf(this.client, family);
     if (revision?.taskDefinitionArn && revision.status === 'ACTIVE') await this.release(revision.taskDefinitionArn);
+  }
+
+  /**
+   * Stops a chore's task: ECS sends its container SIGTERM, then SIGKILL after the stop timeout (30 s
+   * by default), and DescribeTasks shows `reason`, at most 255 characters, with stopCode
+   * UserInitiated (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_StopTask.html).
+   */
+  async stop(taskArn: string, reason: string): Promise<void> {
+    await busyWhenThrottled(
+      this.client.send(new StopTaskCommand({ cluster: this.settings.clusterArn, task: taskArn, reason: reason.slice(0, 255) })),
+    );
   }
 
   /** The chore task's log stream: awslogs names it `<prefix>/<container name>/<task id>`. */

@@ -2,8 +2,15 @@
 // and the job that follows each chore, joins a snapshot's parts and cleans up after any failure.
 import { log } from '../log.js';
 import type { SnapshotChoreJob } from './deferred-jobs.js';
-import type { SnapshotPart, UploadForm } from './s3-snapshot-objects.js';
-import { MAX_SNAPSHOT_PARTS, snapshotKeyOf, snapshotPartName, snapshotPartsPrefixOf } from './s3-snapshot-objects.js';
+import type { JoinProgress, SnapshotPart, UploadForm } from './s3-snapshot-objects.js';
+import {
+  isJoinGone,
+  isJoinRefused,
+  MAX_SNAPSHOT_PARTS,
+  snapshotKeyOf,
+  snapshotPartName,
+  snapshotPartsPrefixOf,
+} from './s3-snapshot-objects.js';
 import type { ChoreOptions, ChoreOutcome, ChoreVolume } from './volume-chores.js';
 import { VOLUME_CHORE_MOUNT_PATH } from './volume-chores.js';
 
@@ -184,13 +191,16 @@ export interface VolumeSnapshotDeps {
   chores: {
     run(volume: ChoreVolume, command: readonly string[], options?: ChoreOptions): Promise<string>;
     outcome(taskArn: string): Promise<ChoreOutcome>;
+    /** Stops a chore's task (StopTask), with the reason DescribeTasks will show. */
+    stop(taskArn: string, reason: string): Promise<void>;
   };
   objects: {
     uploadForm(keyPrefix: string, maxPartBytes: number, expiresInS: number): Promise<UploadForm>;
     downloadUrl(key: string, expiresInS: number): Promise<{ url: string; expiresAt: string }>;
     sizeOf(key: string): Promise<number | undefined>;
     partsUnder(prefix: string): Promise<SnapshotPart[]>;
-    join(key: string, parts: readonly SnapshotPart[]): Promise<void>;
+    join(key: string, parts: readonly SnapshotPart[], keepCopying: () => boolean): Promise<JoinProgress>;
+    abortJoins(key: string): Promise<void>;
     delete(key: string): Promise<void>;
   };
   /** The bytes of each part a snapshot's chore uploads but the last (SNAPSHOT_PART_BYTES). */
@@ -204,7 +214,21 @@ export interface VolumeSnapshotDeps {
   now?: () => number;
 }
 
-export type SnapshotChoreOutcome = 'running' | 'ready' | 'restored' | 'failed' | 'retrying' | 'ended';
+export type SnapshotChoreOutcome = 'running' | 'joining' | 'ready' | 'restored' | 'failed' | 'retrying' | 'ended';
+
+/** The function invocation a delivery of the job runs in: how long it has left (Lambda's context.getRemainingTimeInMillis). */
+export interface ChoreInvocation {
+  timeLeftMs(): number;
+}
+
+/**
+ * The time a join keeps in hand when it takes no more parts: a batch of JOIN_COPIES_AT_ONCE copies
+ * under way, CompleteMultipartUpload, and the job sent on to the next invocation. A copy of a
+ * 256 MiB part stays inside S3; 15 s is the reconciler's reserve too (functions/containers/reconcile.ts).
+ */
+export const JOIN_RESERVE_MS = 15_000;
+
+const UNBOUNDED: ChoreInvocation = { timeLeftMs: () => Number.POSITIVE_INFINITY };
 
 export interface SnapshotVolume {
   accountId: string;
@@ -269,8 +293,11 @@ export class VolumeSnapshots {
     );
   }
 
-  /** One delivery of the job. Idempotent: a job delivered twice looks at the same task, and a settled snapshot stays as it is. */
-  async continue(job: SnapshotChoreJob): Promise<SnapshotChoreOutcome> {
+  /**
+   * One delivery of the job, within `invocation`'s time. Idempotent: a job delivered twice looks at
+   * the same task, a join goes on where the last one stopped, and a settled snapshot stays as it is.
+   */
+  async continue(job: SnapshotChoreJob, invocation: ChoreInvocation = UNBOUNDED): Promise<SnapshotChoreOutcome> {
     if (!job.taskArn) return this.runRestore(job);
     const outcome = await this.deps.chores.outcome(job.taskArn);
     if (outcome.state === 'running') {
@@ -279,10 +306,12 @@ export class VolumeSnapshots {
         return 'running';
       }
       const minutes = Math.round(this.times.deadlineMs / 60_000);
+      // Its form has expired, so S3 refuses its next part: the task is stopped rather than left to run (and be billed) until then.
       return this.failed(
         job,
         `its chore was still running at the deadline (${minutes} minutes)`,
         `the snapshot took longer than ${minutes} min`,
+        { stopTask: true },
       );
     }
     if (outcome.state === 'failed') {
@@ -294,18 +323,20 @@ export class VolumeSnapshots {
       log.info("Restored a snapshot's content into a new volume", { volumeId: job.volumeId, snapshotId: job.snapshotId });
       return 'restored';
     }
-    return this.settleSucceeded(job);
+    return this.settleSucceeded(job, invocation);
   }
 
   /**
    * The chore exited 0: its parts joined into the snapshot's object make the snapshot ready with
-   * the object's size, once the snapshot function recorded its key. A snapshot deleted meanwhile
-   * has its parts deleted.
+   * the object's size, once the snapshot function recorded its key. A join too long for one
+   * invocation stops taking parts with JOIN_RESERVE_MS left and hands the job on; the next delivery
+   * goes on where it stopped (S3SnapshotObjects.join). A snapshot deleted or settled meanwhile has
+   * its join aborted and its parts deleted, and no join begins once the object is there.
    */
-  private async settleSucceeded(job: SnapshotChoreJob): Promise<SnapshotChoreOutcome> {
+  private async settleSucceeded(job: SnapshotChoreJob, invocation: ChoreInvocation): Promise<SnapshotChoreOutcome> {
     const snapshot = await this.deps.snapshot(job.snapshotId);
     if (snapshot?.state !== 'creating') {
-      await this.deleteParts(job);
+      await this.cleanUp(job);
       return 'ended';
     }
     if (!snapshot.backendRef && this.now() < job.deadline) {
@@ -313,17 +344,42 @@ export class VolumeSnapshots {
       await this.deps.send(job, this.times.pollMs);
       return 'running';
     }
+    // A delivery before completed the join (and was stopped before it deleted the parts or settled).
+    if ((await this.deps.objects.sizeOf(job.key)) !== undefined) {
+      await this.deleteParts(job);
+      return this.readyOrFailed(job, 'its object is there');
+    }
     const prefix = snapshotPartsPrefixOf(job.accountId, job.snapshotId);
     const parts = await this.deps.objects.partsUnder(prefix);
     // No parts left: a delivery of this job before joined them and deleted them, or the chore sent none.
     if (parts.length === 0) return this.readyOrFailed(job, 'its chore exited 0 but uploaded no part');
     const gap = parts.findIndex((part, index) => part.key !== `${prefix}${snapshotPartName(index + 1)}`);
     if (gap >= 0) return this.failed(job, `its parts are not numbered 1 to ${parts.length} (${parts[gap]!.key})`, NOT_JOINED);
+    let progress: JoinProgress;
     try {
-      await this.deps.objects.join(job.key, parts);
+      progress = await this.deps.objects.join(job.key, parts, () => invocation.timeLeftMs() > JOIN_RESERVE_MS);
     } catch (error) {
-      // Another delivery of this job that joined first deletes the parts under this one's copies.
-      return this.readyOrFailed(job, `joining its ${parts.length} parts failed: ${reasonOf(error)}`);
+      const reason = `joining its ${parts.length} parts failed: ${reasonOf(error)}`;
+      if (isJoinRefused(error)) return this.failed(job, reason, NOT_JOINED);
+      // Another delivery of this job completed the join and deleted the parts under this one's copies, or failed it.
+      if (isJoinGone(error)) return this.readyOrFailed(job, reason);
+      // S3 busy or out of reach: the next delivery goes on with the copies made, until the join's own deadline.
+      if (this.now() >= job.deadline + this.times.deadlineMs) return this.failed(job, reason, NOT_JOINED);
+      log.warn("A snapshot's join failed; the next delivery goes on with it", { snapshotId: job.snapshotId, reason });
+      await this.deps.send(job, this.times.pollMs);
+      return 'joining';
+    }
+    if (progress.state === 'unfinished') {
+      // A join that never gets an invocation with time for a batch ends too.
+      if (this.now() >= job.deadline + this.times.deadlineMs)
+        return this.failed(job, `its join of ${progress.total} parts was unfinished an hour past the deadline`, NOT_JOINED);
+      log.info("A snapshot's join goes on in the next invocation", {
+        snapshotId: job.snapshotId,
+        copied: progress.copied,
+        parts: progress.total,
+      });
+      await this.deps.send(job, 0);
+      return 'joining';
     }
     await this.deleteParts(job);
     return this.readyOrFailed(job, 'its parts were joined but the object is not there');
@@ -344,8 +400,25 @@ export class VolumeSnapshots {
     for (const part of parts) await this.deps.objects.delete(part.key);
   }
 
-  /** `reason` for the logs (ECS's and S3's words); `stateReason` for the snapshot's owner, never a URL, a signature or a key. */
-  private async failed(job: SnapshotChoreJob, reason: string, stateReason = 'the snapshot failed'): Promise<SnapshotChoreOutcome> {
+  /** What a snapshot that will not be joined leaves: its join's upload in progress, aborted, and its parts. */
+  private async cleanUp(job: SnapshotChoreJob): Promise<void> {
+    await this.deps.objects.abortJoins(job.key);
+    await this.deleteParts(job);
+  }
+
+  /**
+   * Ends what the snapshot left, then settles it failed, so that its owner sees a failed snapshot
+   * with nothing left behind: its chore's task when `stopTask` (it was running), its join's upload,
+   * then its parts. A join begins only from parts, so once they are deleted no later delivery begins
+   * one again; a delivery that fails half-way is delivered again and does the rest. `reason` for the
+   * logs (ECS's and S3's words); `stateReason` for the snapshot's owner, never a URL, a signature or a key.
+   */
+  private async failed(
+    job: SnapshotChoreJob,
+    reason: string,
+    stateReason = 'the snapshot failed',
+    options: { stopTask?: boolean } = {},
+  ): Promise<SnapshotChoreOutcome> {
     if (job.purpose === 'restore') {
       log.error("A new volume's restore from a snapshot failed; the volume stays as the chore left it", {
         volumeId: job.volumeId,
@@ -354,7 +427,8 @@ export class VolumeSnapshots {
       });
       return 'failed';
     }
-    await this.deleteParts(job);
+    if (options.stopTask && job.taskArn) await this.deps.chores.stop(job.taskArn, `Snapshot ${job.snapshotId} failed: ${stateReason}`);
+    await this.cleanUp(job);
     const snapshot = await this.deps.snapshot(job.snapshotId);
     if (snapshot?.state === 'creating') await this.deps.settle(job.snapshotId, 'failed', 0, stateReason);
     log.warn('A volume snapshot failed', { volumeId: job.volumeId, snapshotId: job.snapshotId, reason });

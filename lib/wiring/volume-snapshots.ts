@@ -17,11 +17,11 @@ export function snapshotObjectsFrom(settings: Config, client?: S3Client): S3Snap
 /**
  * Snapshots and restores on AWS (lib/aws/volume-snapshots.ts) for these settings: the volume's
  * chores, the snapshots bucket, the snapshot records, and the task events queue their jobs travel
- * through. `options`: a simulated function instance brings its own clients, a test its own times.
+ * through. `options`: a simulated function instance brings its own clients, a test its own times and clock.
  */
 export function volumeSnapshotsFrom(
   settings: Config,
-  options: { ecs?: ECSClient; sqs?: SQSClient; s3?: S3Client; times?: VolumeSnapshotTimes } = {},
+  options: { ecs?: ECSClient; sqs?: SQSClient; s3?: S3Client; times?: VolumeSnapshotTimes; now?: () => number } = {},
 ): VolumeSnapshots {
   if (!settings.TASK_EVENTS_QUEUE_URL) throw new Error('Invalid configuration: snapshots on AWS need TASK_EVENTS_QUEUE_URL');
   const queueUrl = settings.TASK_EVENTS_QUEUE_URL;
@@ -33,6 +33,7 @@ export function volumeSnapshotsFrom(
       chores: {
         run: (volume, command, choreOptions) => (chores ??= volumeChoresFrom(settings, options.ecs)).run(volume, command, choreOptions),
         outcome: (taskArn) => (chores ??= volumeChoresFrom(settings, options.ecs)).outcome(taskArn),
+        stop: (taskArn, reason) => (chores ??= volumeChoresFrom(settings, options.ecs)).stop(taskArn, reason),
       },
       objects: snapshotObjectsFrom(settings, options.s3),
       partBytes: settings.SNAPSHOT_PART_BYTES,
@@ -42,6 +43,7 @@ export function volumeSnapshotsFrom(
       },
       settle: (snapshotId, state, sizeBytes, stateReason) => volumeStore.settleSnapshot(snapshotId, state, sizeBytes, stateReason),
       send: (job, delayMs) => sendDeferredJob(sqs, queueUrl, job, delayMs),
+      ...(options.now ? { now: options.now } : {}),
     },
     options.times ?? VOLUME_SNAPSHOT_TIMES,
   );

@@ -1023,13 +1023,27 @@ describe('ContainerHostingStack volumes', () => {
       taskStateChanged: [
         [['s3:ListBucket'], `<${bucketId}.Arn>`, { StringLike: { 's3:prefix': ['snapshots/*', 'snapshot-parts/*'] } }],
         [['s3:DeleteObject', 's3:GetObject'], `<${bucketId}.Arn>/snapshot-parts/*`, {}],
-        [['s3:AbortMultipartUpload', 's3:PutObject'], `<${bucketId}.Arn>/snapshots/*`, {}],
+        [['s3:ListBucketMultipartUploads'], `<${bucketId}.Arn>`, {}],
+        [['s3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:PutObject'], `<${bucketId}.Arn>/snapshots/*`, {}],
       ],
     });
     expect(bucket.LifecycleConfiguration.Rules).toEqual([
       expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
       expect.objectContaining({ Prefix: 'snapshot-parts/', ExpirationInDays: 1, Status: 'Enabled' }),
     ]);
+  });
+
+  it("lets the task state function stop a snapshot's chore past its deadline only among our cluster's tasks", () => {
+    // Prepare
+    const statements = statementsOfRole(template, functionOf(taskStateChangedFunction.id).roleLogicalId);
+    const clusterId = resourcesOfType(template, 'AWS::ECS::Cluster')[0]?.[0];
+    const stops = statementsWithAction(statements, 'ecs:StopTask');
+    // Assess: StopTask on task/<cluster>/* and only with the cluster's condition
+    expect(stops.length).toBeGreaterThan(0);
+    for (const statement of stops) {
+      expect(statement.Condition).toEqual({ ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [clusterId, 'Arn'] } } });
+      expect(flatten(statement.Resource)).toMatch(/^arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task\/<.+>\/\*$/);
+    }
   });
 
   it('lets only the functions that create and delete volumes make access points and volume roles, and hands task launchers the file system', () => {

@@ -5,8 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { volumeChoreFamilyPrefix, volumeRoleArn } from '../../../lib/aws/efs-volume-access.js';
-import { snapshotPartsPrefixOf } from '../../../lib/aws/s3-snapshot-objects.js';
-import type { VolumeSnapshots } from '../../../lib/aws/volume-snapshots.js';
+import { JOIN_COPIES_AT_ONCE, newSnapshotObjectsClient, snapshotPartsPrefixOf } from '../../../lib/aws/s3-snapshot-objects.js';
+import {
+  type ChoreInvocation,
+  JOIN_RESERVE_MS,
+  type SnapshotChoreJob,
+  type SnapshotChoreOutcome,
+  type VolumeSnapshots,
+} from '../../../lib/aws/volume-snapshots.js';
 import { config } from '../../../lib/config.js';
 import type { Caller } from '../../../lib/containers/container.js';
 import { ConflictError, NotFoundError } from '../../../lib/errors.js';
@@ -17,9 +23,10 @@ import { volumeBackend as snapshotVolumeBackend } from '../../../lib/wiring/aws/
 import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { taskMessageHandlersWith } from '../../../lib/wiring/task-events.js';
-import { volumeSnapshotsFrom } from '../../../lib/wiring/volume-snapshots.js';
+import { snapshotObjectsFrom, volumeSnapshotsFrom } from '../../../lib/wiring/volume-snapshots.js';
 import type { SimTask } from '../../support/aws-sim/ecs.js';
 import { S3_MINIMUM_PART_BYTES } from '../../support/aws-sim/s3.js';
+import { taskStateChangedFunction } from '../../../infra/event-functions.js';
 import { newUser, useVolumesOnEcsSim } from '../../support/conformance/volumes-on-ecs-sim.js';
 import { pollUntil } from '../../support/poll.js';
 
@@ -46,6 +53,40 @@ const BUCKET = 'snapshots-bucket';
 
 let snapshots: VolumeSnapshots;
 
+/** The job's times here: a poll of half a second (deployed: 10 s), a deadline of 2 minutes (deployed: an hour). */
+const TIMES = { pollMs: 500, deadlineMs: 120_000, firstBackoffMs: 1000 };
+
+/** The task state function's timeout, as the stack declares it. */
+const FUNCTION_TIMEOUT_MS = taskStateChangedFunction.timeoutSeconds * 1000;
+/**
+ * The task state function's invocations as Lambda runs them: each has the function's timeout, less
+ * the time passed and, when a test sets it, a cost per UploadPartCopy S3 answers during it (S3's copies
+ * of 256 MiB parts take time this simulator's copies of 64 KiB do not).
+ */
+const invocations = {
+  copyCostMs: 0,
+  /** Each invocation that delivered a snapshot's job: how many UploadPartCopy calls S3 saw during it, and its outcome. */
+  seen: [] as Array<{ snapshotId: string; copies: number; outcome: SnapshotChoreOutcome }>,
+  /** Called after each invocation, when set. */
+  after: undefined as ((job: SnapshotChoreJob, outcome: SnapshotChoreOutcome) => Promise<void>) | undefined,
+};
+/** The job's clock, ahead of this machine's when a test moves it past a snapshot's deadline. */
+const jobClock = { aheadMs: 0 };
+
+const copiesSince = (from: number): number => aws.sim.s3.calls.slice(from).filter(({ action }) => action === 'UploadPartCopy').length;
+
+async function deliverInInvocation(job: SnapshotChoreJob): Promise<SnapshotChoreOutcome> {
+  const startedAt = Date.now();
+  const from = aws.sim.s3.calls.length;
+  const invocation: ChoreInvocation = {
+    timeLeftMs: () => FUNCTION_TIMEOUT_MS - (Date.now() - startedAt) - copiesSince(from) * invocations.copyCostMs,
+  };
+  const outcome = await snapshots.continue(job, invocation);
+  invocations.seen.push({ snapshotId: job.snapshotId, copies: copiesSince(from), outcome });
+  await invocations.after?.(job, outcome);
+  return outcome;
+}
+
 const aws = useVolumesOnEcsSim({
   seed: 3406,
   hostnamePrefix: 'snap',
@@ -53,8 +94,13 @@ const aws = useVolumesOnEcsSim({
   // The smallest part S3 joins, lowered to the part size the stack reads.
   more: { s3: { credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, minimumPartBytes: config.SNAPSHOT_PART_BYTES } },
   functions: () => {
-    snapshots = volumeSnapshotsFrom(config, { times: { pollMs: 500, deadlineMs: 120_000, firstBackoffMs: 1000 } });
-    const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, { volumeSnapshots: () => snapshots });
+    snapshots = volumeSnapshotsFrom(config, {
+      times: TIMES,
+      now: () => Date.now() + jobClock.aheadMs,
+    });
+    const handlers = taskMessageHandlersWith(containerRuntime, deferredWork, {
+      volumeSnapshots: () => ({ continue: deliverInInvocation }),
+    });
     // The snapshot functions' and the create function's backends as their bundles resolve them, with the job's poll shortened.
     const backend: VolumeBackend = {
       ...snapshotVolumeBackend,
@@ -129,6 +175,32 @@ const keysUnder = (prefix: string): string[] =>
 /** The S3 calls made since `from` on `key` or with `key` as their copy source. */
 const s3CallsOn = (from: number, key: string) =>
   aws.sim.s3.calls.slice(from).filter(({ input }) => input.Key === key || input.CopySource === `${BUCKET}/${key}`);
+
+/** How many times ListMultipartUploads looked for `key`'s uploads in progress since `from`. */
+const uploadListingsOf = (from: number, key: string): number =>
+  aws.sim.s3.calls.slice(from).filter(({ action, input }) => action === 'ListMultipartUploads' && input.Prefix === key).length;
+
+/** The multipart uploads of `key` the simulator's S3 holds in progress. */
+const uploadsInProgressOf = (key: string) => [...aws.sim.s3.uploads.values()].filter((upload) => upload.key === key);
+
+/** How many UploadPartCopy calls S3 answered on `key` since `from`, by part number. */
+function copiesByPart(from: number, key: string): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const { action, input } of s3CallsOn(from, key))
+    if (action === 'UploadPartCopy') counts[Number(input.PartNumber)] = (counts[Number(input.PartNumber)] ?? 0) + 1;
+  return counts;
+}
+
+/** Part numbers 1 to `count`, each with `times(part)`. */
+const eachPart = (count: number, times: (part: number) => number): Record<number, number> =>
+  Object.fromEntries(Array.from({ length: count }, (_, index) => [index + 1, times(index + 1)]));
+
+/** How many of each S3 action since `from` on `key`. */
+function actionCounts(from: number, key: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const { action } of s3CallsOn(from, key)) counts[action] = (counts[action] ?? 0) + 1;
+  return counts;
+}
 
 /** Text that gzip hardly shrinks: `bytes` random bytes in base64. */
 const incompressible = (bytes: number): string => randomBytes(bytes).toString('base64');
@@ -297,8 +369,16 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
     const prefix = partsPrefixOf(snapshot);
     const partKeys = Array.from({ length: partCount }, (_, index) => `${prefix}part-${String(index + 1).padStart(5, '0')}`);
     expect(aws.sim.s3.calls.slice(from).filter(({ action }) => action === 'PostObject')).toHaveLength(partCount);
-    const calls = s3CallsOn(from, snapshot.backendRef).filter(({ action }) => action !== 'ListObjectsV2');
+    const calls = s3CallsOn(from, snapshot.backendRef).filter(({ action }) => action !== 'ListObjectsV2' && action !== 'ListParts');
     const uploadId = calls[1]?.input.UploadId;
+    // The join looked for an upload of the key in progress before it began one and after (two deliveries at once go on with
+    // the earliest), and for the parts it held (none yet).
+    expect(uploadListingsOf(from, snapshot.backendRef)).toBe(2);
+    expect(
+      s3CallsOn(from, snapshot.backendRef)
+        .filter(({ action }) => action === 'ListParts')
+        .map(({ input }) => input),
+    ).toEqual([{ Bucket: BUCKET, Key: snapshot.backendRef, UploadId: uploadId, PartNumberMarker: 0 }]);
     // The copies go a few at once, so S3 sees them in any order.
     const joined = [
       calls[0]!,
@@ -531,5 +611,199 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
     expect(logged.join('\n')).not.toMatch(/signature|policy|http:|https:|snapshot-parts\//i);
     expect(keysUnder(partsPrefixOf(snapshot))).toEqual([]);
     await expect(aws.volumes.downloadUrl(owner, volume.id, snapshot.id)).rejects.toThrow(ConflictError);
+  }, 120_000);
+  it("finishes a join S3 interrupted (a part's copy failed) in the next delivery, copying only the parts it lacked, and restores the volume byte for byte", async () => {
+    // Prepare: about ten parts of 64 KiB, and S3 failing the copy of part 5 as often as the SDK tries one call (its maxAttempts)
+    const random = randomBytes(600 * 1024);
+    const { owner, volume } = await stoppedVolumeWith('interrupted', { 'random.bin': random });
+    const sdkAttempts = await newSnapshotObjectsClient(config.AWS_REGION).config.maxAttempts();
+    aws.sim.s3.failCopies.set(5, sdkAttempts);
+    const from = aws.sim.s3.calls.length;
+    const seenFrom = invocations.seen.length;
+
+    // Act
+    let snapshot: Snapshot;
+    try {
+      snapshot = await settled(owner, volume.id, (await aws.volumes.snapshot(owner, volume.id)).id);
+    } finally {
+      aws.sim.s3.failCopies.clear();
+    }
+
+    // Assess: ready, from one upload begun once; part 5 copied again by the next delivery, every other part copied once
+    expect(snapshot).toMatchObject({ state: 'ready', stateReason: null });
+    const copies = copiesByPart(from, snapshot.backendRef);
+    const partCount = Object.keys(copies).length;
+    expect(partCount).toBeGreaterThanOrEqual(9);
+    expect(copies).toEqual(eachPart(partCount, (part) => (part === 5 ? sdkAttempts + 1 : 1)));
+    expect(actionCounts(from, snapshot.backendRef)).toMatchObject({ CreateMultipartUpload: 1, CompleteMultipartUpload: 1 });
+    expect(actionCounts(from, snapshot.backendRef).AbortMultipartUpload).toBeUndefined();
+    expect(new Set(s3CallsOn(from, snapshot.backendRef).flatMap(({ input }) => (input.UploadId ? [input.UploadId] : []))).size).toBe(1);
+    expect(
+      invocations.seen
+        .slice(seenFrom)
+        .filter((seen) => seen.snapshotId === snapshot.id && seen.copies > 0)
+        .map((seen) => seen.outcome),
+    ).toEqual(['joining', 'ready']);
+    expect(uploadsInProgressOf(snapshot.backendRef)).toEqual([]);
+    expect(keysUnder(partsPrefixOf(snapshot))).toEqual([]);
+    // The restore: the new volume holds the bytes the app wrote
+    const restored = await aws.volumes.create(owner, { name: 'interrupted-restored', size_gb: 1, from_snapshot: snapshot.id });
+    await pollUntil(
+      async () => choresOf(restored.id)[0],
+      (task) => task?.lastStatus === 'STOPPED',
+      60_000,
+    );
+    expect(choresOf(restored.id).map((task) => task.exitCode)).toEqual([0]);
+    expect(readFileSync(join(volumeDirectory(owner, restored.id), 'random.bin')).equals(random)).toBe(true);
+  }, 180_000);
+
+  it("stops taking parts with the function's time running short and hands the join to the next invocation, which copies only the parts left", async () => {
+    // Prepare: about twenty parts, and each copy taking as long as lets one batch of copies fit in an invocation with the reserve kept
+    const random = randomBytes(1200 * 1024);
+    const { owner, volume } = await stoppedVolumeWith('long-join', { 'random.bin': random });
+    invocations.copyCostMs = (FUNCTION_TIMEOUT_MS - JOIN_RESERVE_MS) / JOIN_COPIES_AT_ONCE;
+    const from = aws.sim.s3.calls.length;
+    const seenFrom = invocations.seen.length;
+
+    // Act
+    let snapshot: Snapshot;
+    try {
+      snapshot = await settled(owner, volume.id, (await aws.volumes.snapshot(owner, volume.id)).id);
+    } finally {
+      invocations.copyCostMs = 0;
+    }
+
+    // Assess: one batch per invocation, each part copied once into the one upload, completed once
+    expect(snapshot).toMatchObject({ state: 'ready', stateReason: null });
+    const copies = copiesByPart(from, snapshot.backendRef);
+    const partCount = Object.keys(copies).length;
+    expect(partCount).toBeGreaterThan(2 * JOIN_COPIES_AT_ONCE);
+    expect(copies).toEqual(eachPart(partCount, () => 1));
+    const joins = invocations.seen.slice(seenFrom).filter((seen) => seen.snapshotId === snapshot.id && seen.copies > 0);
+    const batches = Math.ceil(partCount / JOIN_COPIES_AT_ONCE);
+    expect(joins.map((seen) => seen.copies)).toEqual(
+      Array.from({ length: batches }, (_, index) => Math.min(JOIN_COPIES_AT_ONCE, partCount - index * JOIN_COPIES_AT_ONCE)),
+    );
+    expect(joins.map((seen) => seen.outcome)).toEqual([...Array(batches - 1).fill('joining'), 'ready']);
+    expect(actionCounts(from, snapshot.backendRef)).toMatchObject({
+      CreateMultipartUpload: 1,
+      ListParts: batches,
+      CompleteMultipartUpload: 1,
+    });
+    expect(uploadsInProgressOf(snapshot.backendRef)).toEqual([]);
+    // The download: the bytes the app wrote
+    const archive = Buffer.from(await (await fetch((await aws.volumes.downloadUrl(owner, volume.id, snapshot.id)).url)).arrayBuffer());
+    expect(readFileSync(join(unpacked(archive), 'random.bin')).equals(random)).toBe(true);
+  }, 180_000);
+
+  it('aborts the upload of a snapshot deleted while its join is handed over, deletes its parts and never completes it', async () => {
+    // Prepare: a join of one batch per invocation, and the snapshot deleted after the first
+    const { owner, volume } = await stoppedVolumeWith('deleted-mid-join', { 'random.bin': randomBytes(1200 * 1024) });
+    invocations.copyCostMs = (FUNCTION_TIMEOUT_MS - JOIN_RESERVE_MS) / JOIN_COPIES_AT_ONCE;
+    let deleted: string | undefined;
+    invocations.after = async (job, outcome) => {
+      if (job.volumeId !== volume.id || outcome !== 'joining' || deleted) return;
+      deleted = job.snapshotId;
+      await aws.volumes.deleteSnapshot(owner, volume.id, job.snapshotId);
+    };
+    const from = aws.sim.s3.calls.length;
+
+    // Act
+    let key: string;
+    try {
+      key = (await aws.volumes.snapshot(owner, volume.id)).backendRef;
+      await pollUntil(
+        async () => invocations.seen.find((seen) => seen.snapshotId === deleted && seen.outcome === 'ended'),
+        (seen) => seen !== undefined,
+        60_000,
+      );
+    } finally {
+      invocations.copyCostMs = 0;
+      invocations.after = undefined;
+    }
+
+    // Assess: the upload begun once and aborted, never completed; no part, no object, no upload left
+    const actions = actionCounts(from, key);
+    expect(actions).toMatchObject({ CreateMultipartUpload: 1, UploadPartCopy: JOIN_COPIES_AT_ONCE, AbortMultipartUpload: 1 });
+    expect(actions.CompleteMultipartUpload).toBeUndefined();
+    expect(uploadsInProgressOf(key)).toEqual([]);
+    expect(keysUnder(snapshotPartsPrefixOf(key.split('/')[1]!, deleted!))).toEqual([]);
+    expect(keysUnder(key)).toEqual([]);
+  }, 120_000);
+
+  it("stops its chore's task when the snapshot fails at its deadline, and the task uploads no more parts", async () => {
+    // Prepare: many parts to send, and the job's clock past the deadline once the first has landed
+    const { owner, volume } = await stoppedVolumeWith('overdue', { 'random.bin': randomBytes(3 * 1024 ** 2) });
+    const landed = aws.sim.s3.onObjectCreated;
+    aws.sim.s3.onObjectCreated = (bucket, key, size) => {
+      landed?.(bucket, key, size);
+      if (key.startsWith('snapshot-parts/') && choresOf(volume.id).some((task) => task.desiredStatus !== 'STOPPED'))
+        jobClock.aheadMs = TIMES.deadlineMs;
+    };
+    const posts = () => aws.sim.s3.calls.filter(({ action }) => action === 'PostObject').length;
+
+    // Act
+    let snapshot: Snapshot;
+    try {
+      snapshot = await settled(owner, volume.id, (await aws.volumes.snapshot(owner, volume.id)).id);
+    } finally {
+      aws.sim.s3.onObjectCreated = landed;
+      jobClock.aheadMs = 0;
+    }
+
+    // Assess: failed for its deadline, its task stopped by StopTask with the reason, before it sent all its parts
+    expect(snapshot).toMatchObject({ state: 'failed', stateReason: 'the snapshot took longer than 2 min' });
+    const [chore] = choresOf(volume.id);
+    await pollUntil(
+      async () => chore!.lastStatus,
+      (status) => status === 'STOPPED',
+      30_000,
+    );
+    expect(chore).toMatchObject({
+      stopCode: 'UserInitiated',
+      stoppedReason: `Snapshot ${snapshot.id} failed: the snapshot took longer than 2 min`,
+    });
+    expect(chore!.exitCode).not.toBe(0);
+    const postedByTheStop = posts();
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(posts()).toBe(postedByTheStop);
+    expect(keysUnder(partsPrefixOf(snapshot)).length).toBeLessThanOrEqual(1);
+  }, 120_000);
+  it('resumes a join of more parts than one ListParts page: the next call reads every page and copies only the parts not listed', async () => {
+    // Prepare: 1,010 parts of the stack's part size under a snapshot's prefix (past ListParts' 1,000 a page), the last one shorter
+    const objects = snapshotObjectsFrom(config);
+    const prefix = snapshotPartsPrefixOf(crypto.randomUUID(), crypto.randomUUID());
+    const key = `snapshots/${crypto.randomUUID()}/${crypto.randomUUID()}.tar.gz`;
+    const body = randomBytes(config.SNAPSHOT_PART_BYTES);
+    const parts = Array.from({ length: 1010 }, (_, index) => ({
+      key: `${prefix}part-${String(index + 1).padStart(5, '0')}`,
+      size: index === 1009 ? 10 : body.length,
+    }));
+    for (const part of parts) aws.sim.s3.objects.set(`${BUCKET}/${part.key}`, part.size === body.length ? body : body.subarray(0, 10));
+    const from = aws.sim.s3.calls.length;
+
+    // Act: a first call stopped past the first page's parts, then a second one
+    let copied = 0;
+    const first = await objects.join(key, parts, () => (copied = copiesSince(from)) < 1002);
+    const between = aws.sim.s3.calls.length;
+    const second = await objects.join(key, parts, () => true);
+
+    // Assess: 1,008 copied by the first call (126 batches of 8); the second listed both pages and copied the 2 left
+    expect(first).toEqual({ state: 'unfinished', copied: 1008, total: 1010 });
+    expect(copied).toBe(1008);
+    expect(second).toEqual({ state: 'joined' });
+    expect(
+      aws.sim.s3.calls
+        .slice(between)
+        .filter(({ action }) => action === 'ListParts')
+        .map(({ input }) => input.PartNumberMarker),
+    ).toEqual([0, 1000]);
+    expect(copiesByPart(between, key)).toEqual({ 1009: 1, 1010: 1 });
+    expect(copiesByPart(from, key)).toEqual(eachPart(1010, () => 1));
+    expect(actionCounts(from, key)).toMatchObject({ CreateMultipartUpload: 1, CompleteMultipartUpload: 1 });
+    expect(aws.sim.s3.objects.get(`${BUCKET}/${key}`)?.length).toBe(1009 * body.length + 10);
+    expect(uploadsInProgressOf(key)).toEqual([]);
+    for (const part of parts) aws.sim.s3.objects.delete(`${BUCKET}/${part.key}`);
+    aws.sim.s3.objects.delete(`${BUCKET}/${key}`);
   }, 120_000);
 });

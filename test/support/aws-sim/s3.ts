@@ -33,8 +33,16 @@ const MAXIMUM_PART_NUMBER = 10_000;
 interface MultipartUpload {
   bucket: string;
   key: string;
-  parts: Map<number, { etag: string; body: Buffer }>;
+  initiated: Date;
+  parts: Map<number, { etag: string; body: Buffer; lastModified: Date }>;
 }
+
+/**
+ * ListParts and ListMultipartUploads answer at most 1,000 entries a page, their default too
+ * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListParts.html,
+ * https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListMultipartUploads.html).
+ */
+const MAXIMUM_LISTED = 1000;
 
 const etagOf = (body: Buffer): string => `"${createHash('md5').update(body).digest('hex')}"`;
 const xmlText = (value: string): string => value.replace(/&quot;/g, '"').replace(/&amp;/g, '&');
@@ -42,7 +50,9 @@ const xmlText = (value: string): string => value.replace(/&quot;/g, '"').replace
 /**
  * S3 as the project calls it (lib/aws/s3-context-uploads.ts, lib/aws/s3-snapshot-objects.ts),
  * path-style: PutObject through a presigned URL, a browser-style POST upload through a presigned
- * form (a snapshot chore's), GetObject (presigned or not), ListObjectsV2 and DeleteObject. A presigned PUT is checked as S3 checks it
+ * form (a snapshot chore's), GetObject (presigned or not), ListObjectsV2 and DeleteObject, and a
+ * multipart upload's CreateMultipartUpload, UploadPartCopy, ListMultipartUploads, ListParts,
+ * CompleteMultipartUpload and AbortMultipartUpload. A presigned PUT is checked as S3 checks it
  * (https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-query-string-auth.html): the signature
  * is recomputed over the request as sent, so a signed header sent with another value (a
  * Content-Length other than the one signed) is `SignatureDoesNotMatch` (403); past
@@ -71,6 +81,12 @@ export class S3Sim {
    * "Please reduce your request rate"); a test sets it.
    */
   slowDownNextPosts = 0;
+  /**
+   * UploadPartCopy calls to answer 500 InternalError ("We encountered an internal error. Please try
+   * again.": https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html) before copying: by
+   * the part number they copy to, how many more; a test sets it.
+   */
+  readonly failCopies = new Map<number, number>();
 
   constructor(private readonly options: S3SimOptions = {}) {
     this.minimumPartBytes = options.minimumPartBytes ?? S3_MINIMUM_PART_BYTES;
@@ -119,6 +135,9 @@ export class S3Sim {
       this.onObjectCreated?.(bucket!, stored.key, stored.size);
       return { status: 201, body: Buffer.from(`<PostResponse><Bucket>${bucket}</Bucket><Key>${stored.key}</Key></PostResponse>`) };
     }
+    if (method === 'GET' && url.searchParams.has('uploads') && objectKey === '')
+      return { status: 200, body: this.listMultipartUploads(bucket!, url.searchParams) };
+    if (method === 'GET' && uploadId) return { status: 200, body: this.listParts(bucket!, objectKey, uploadId, url.searchParams) };
     if (method === 'GET' && url.searchParams.get('list-type') === '2') return { status: 200, body: this.list(bucket!, url.searchParams) };
     if (method === 'GET') {
       this.calls.push({ action: 'GetObject', input: { Bucket: bucket, Key: objectKey } });
@@ -270,7 +289,7 @@ export class S3Sim {
   private createMultipartUpload(bucket: string, key: string): { status: number; body: Buffer } {
     this.calls.push({ action: 'CreateMultipartUpload', input: { Bucket: bucket, Key: key } });
     const uploadId = randomUUID();
-    this.uploads.set(uploadId, { bucket, key, parts: new Map() });
+    this.uploads.set(uploadId, { bucket, key, initiated: new Date(), parts: new Map() });
     return {
       status: 200,
       body: Buffer.from(
@@ -299,6 +318,11 @@ export class S3Sim {
     const upload = this.uploadOf(bucket, key, uploadId);
     if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAXIMUM_PART_NUMBER)
       throw new AwsError('InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive', 400);
+    const failures = this.failCopies.get(partNumber) ?? 0;
+    if (failures > 0) {
+      this.failCopies.set(partNumber, failures - 1);
+      throw new AwsError('InternalError', 'We encountered an internal error. Please try again.', 500);
+    }
     const copied = this.objects.get(source);
     if (!copied) throw new AwsError('NoSuchKey', 'The specified key does not exist.', 404);
     if (copied.length > MAXIMUM_PART_BYTES)
@@ -308,7 +332,7 @@ export class S3Sim {
         400,
       );
     const etag = etagOf(copied);
-    upload.parts.set(partNumber, { etag, body: Buffer.from(copied) });
+    upload.parts.set(partNumber, { etag, body: Buffer.from(copied), lastModified: new Date() });
     return {
       status: 200,
       body: Buffer.from(
@@ -320,7 +344,9 @@ export class S3Sim {
   /**
    * CompleteMultipartUpload (https://docs.aws.amazon.com/AmazonS3/latest/API/API_CompleteMultipartUpload.html):
    * the listed parts, in ascending order (InvalidPartOrder), each uploaded with its ETag (InvalidPart),
-   * each but the last at least the minimum part size (EntityTooSmall), make the object.
+   * each but the last at least the minimum part size (EntityTooSmall), make the object. The upload
+   * is then gone: completing it again, copying into it or listing its parts is NoSuchUpload (404), "the
+   * multipart upload might have been aborted or completed" (the same page's errors).
    */
   private completeMultipartUpload(bucket: string, key: string, uploadId: string, xml: string): { status: number; body: Buffer } {
     const listed = [...xml.matchAll(/<Part>([\s\S]*?)<\/Part>/g)].map(([, part]) => ({
@@ -360,6 +386,63 @@ export class S3Sim {
         `<CompleteMultipartUploadResult><Bucket>${bucket}</Bucket><Key>${key}</Key><ETag>&quot;${createHash('md5').update(object).digest('hex')}-${listed.length}&quot;</ETag></CompleteMultipartUploadResult>`,
       ),
     };
+  }
+
+  /**
+   * ListMultipartUploads (https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListMultipartUploads.html):
+   * the uploads begun and neither completed nor aborted, of keys under `prefix`, sorted by key and
+   * then by when they were begun, at most `max-uploads` (1,000 at the most) a page, the next page
+   * after `key-marker` and `upload-id-marker`.
+   */
+  private listMultipartUploads(bucket: string, query: URLSearchParams): Buffer {
+    const prefix = query.get('prefix') ?? '';
+    const max = Math.min(Number(query.get('max-uploads') ?? MAXIMUM_LISTED), MAXIMUM_LISTED);
+    const keyMarker = query.get('key-marker') ?? '';
+    const uploadIdMarker = query.get('upload-id-marker') ?? '';
+    this.calls.push({ action: 'ListMultipartUploads', input: { Bucket: bucket, Prefix: prefix } });
+    const sorted = [...this.uploads.entries()]
+      .filter(([, upload]) => upload.bucket === bucket && upload.key.startsWith(prefix))
+      .sort(([, a], [, b]) => (a.key === b.key ? a.initiated.getTime() - b.initiated.getTime() : a.key < b.key ? -1 : 1));
+    const markerAt = uploadIdMarker ? sorted.findIndex(([id]) => id === uploadIdMarker) : -1;
+    const after = keyMarker
+      ? sorted.filter(([, upload], index) => upload.key > keyMarker || (upload.key === keyMarker && markerAt >= 0 && index > markerAt))
+      : sorted;
+    const page = after.slice(0, max);
+    const truncated = after.length > max;
+    const last = page.at(-1);
+    const next =
+      truncated && last ? `<NextKeyMarker>${last[1].key}</NextKeyMarker><NextUploadIdMarker>${last[0]}</NextUploadIdMarker>` : '';
+    const uploads = page.map(
+      ([id, upload]) =>
+        `<Upload><Key>${upload.key}</Key><UploadId>${id}</UploadId><Initiated>${upload.initiated.toISOString()}</Initiated></Upload>`,
+    );
+    return Buffer.from(
+      `<?xml version="1.0" encoding="UTF-8"?><ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>${bucket}</Bucket><Prefix>${prefix}</Prefix><MaxUploads>${max}</MaxUploads><IsTruncated>${truncated}</IsTruncated>${next}${uploads.join('')}</ListMultipartUploadsResult>`,
+    );
+  }
+
+  /**
+   * ListParts (https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListParts.html): the parts of an
+   * upload in progress, by part number, after `part-number-marker`, at most `max-parts` (1,000 at the
+   * most) a page with NextPartNumberMarker when there are more; NoSuchUpload for an upload completed,
+   * aborted or unknown.
+   */
+  private listParts(bucket: string, key: string, uploadId: string, query: URLSearchParams): Buffer {
+    const max = Math.min(Number(query.get('max-parts') ?? MAXIMUM_LISTED), MAXIMUM_LISTED);
+    const marker = Number(query.get('part-number-marker') ?? 0);
+    this.calls.push({ action: 'ListParts', input: { Bucket: bucket, Key: key, UploadId: uploadId, PartNumberMarker: marker } });
+    const upload = this.uploadOf(bucket, key, uploadId);
+    const after = [...upload.parts.entries()].filter(([number]) => number > marker).sort(([a], [b]) => a - b);
+    const page = after.slice(0, max);
+    const truncated = after.length > max;
+    const next = truncated ? `<NextPartNumberMarker>${page.at(-1)![0]}</NextPartNumberMarker>` : '';
+    const parts = page.map(
+      ([number, part]) =>
+        `<Part><PartNumber>${number}</PartNumber><ETag>${part.etag.replace(/"/g, '&quot;')}</ETag><Size>${part.body.length}</Size><LastModified>${part.lastModified.toISOString()}</LastModified></Part>`,
+    );
+    return Buffer.from(
+      `<?xml version="1.0" encoding="UTF-8"?><ListPartsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>${bucket}</Bucket><Key>${key}</Key><UploadId>${uploadId}</UploadId><PartNumberMarker>${marker}</PartNumberMarker><MaxParts>${max}</MaxParts><IsTruncated>${truncated}</IsTruncated>${next}${parts.join('')}</ListPartsResult>`,
+    );
   }
 
   /** AbortMultipartUpload (https://docs.aws.amazon.com/AmazonS3/latest/API/API_AbortMultipartUpload.html): its parts go; NoSuchUpload for an unknown id. */

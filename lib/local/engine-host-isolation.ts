@@ -12,7 +12,8 @@ const FIREWALL_CHECK_MS = 10_000;
 /** The host rules: set once before the first task (synchronously), then checked and repaired again while tasks run. */
 export interface HostFirewall {
   ensure(): FirewallStatus;
-  keep(): Promise<FirewallStatus>;
+  /** `pruneStale`: also deletes the rules left for bridges that are gone (lib/local/engine-firewall.ts). */
+  keep(options?: { pruneStale?: boolean }): Promise<FirewallStatus>;
 }
 
 /**
@@ -26,6 +27,8 @@ export class HostIsolation {
   /** The check of the host rules under way, and whether another was asked for meanwhile. */
   private check: Promise<void> | undefined;
   private checkAgain = false;
+  /** The next run also prunes the rules of bridges gone: the periodic check asked for it. */
+  private pruneNext = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly firewall: HostFirewall;
 
@@ -63,10 +66,12 @@ export class HostIsolation {
    * Checks the host rules again and puts them back first where the engine has put its own ahead
    * (lib/local/engine-firewall.ts): the engine rewrites its chains as it sets a network up, at
    * every container start. Checks asked for while one runs share one more run after it, so a
-   * start that follows a check in progress is still seen.
+   * start that follows a check in progress is still seen. `pruneStale` (the periodic check) also
+   * deletes the rules of bridges gone, which a task's start leaves for later.
    */
-  keep(): Promise<void> {
+  keep(options: { pruneStale?: boolean } = {}): Promise<void> {
     if (this.refusal() !== undefined) return Promise.resolve();
+    if (options.pruneStale) this.pruneNext = true;
     if (this.check) {
       this.checkAgain = true;
       return this.check;
@@ -74,7 +79,9 @@ export class HostIsolation {
     const check = (async () => {
       do {
         this.checkAgain = false;
-        const firewall = await this.firewall.keep();
+        const pruneStale = this.pruneNext;
+        this.pruneNext = false;
+        const firewall = await this.firewall.keep({ pruneStale });
         if (!firewall.ok && this.isolation) this.refuse(this.isolation, firewall.reason);
       } while (this.checkAgain);
     })().finally(() => {
@@ -87,7 +94,7 @@ export class HostIsolation {
   /** Checks every FIREWALL_CHECK_MS from now on, until `stopChecking`. */
   keepChecking(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.keep(), FIREWALL_CHECK_MS);
+    this.timer = setInterval(() => void this.keep({ pruneStale: true }), FIREWALL_CHECK_MS);
     this.timer.unref();
   }
 

@@ -85,7 +85,7 @@ function routeToTask(taskArn: string, containerId: string, routing: AppRouting):
  * engine's start needs, busy enough to slow that start by 100 to 150 ms (docs/measurements.md,
  * "A new container at the engine's pace"). On AWS such a request reaches no table at all.
  */
-const startingByHostname = new Map<string, { container: StoredContainer; readAt: number }>();
+const startingByHostname = new Map<string, { container: StoredContainer; readAt: number; changed?: boolean }>();
 const forgettingStarting = new WeakSet<AppRouting>();
 
 function rememberStarting(hostname: string, container: StoredContainer, routing: AppRouting): void {
@@ -93,33 +93,38 @@ function rememberStarting(hostname: string, container: StoredContainer, routing:
   if (!forgettingStarting.has(routing)) {
     forgettingStarting.add(routing);
     routing.onContainerChanged((containerId) => {
-      for (const [name, entry] of startingByHostname) if (entry.container.id === containerId) startingByHostname.delete(name);
+      for (const entry of startingByHostname.values()) if (entry.container.id === containerId) entry.changed = true;
     });
   }
   if (startingByHostname.size < MAX_REMEMBERED_HOSTNAMES) startingByHostname.set(hostname, { container, readAt: Date.now() });
 }
 
-function rememberedStarting(hostname: string): (Route & { kind: 'unavailable' }) | undefined {
+/**
+ * The 503 of a starting container while its memory holds; once it no longer does, the container id
+ * its hostname named, so the read that follows (the one that finds it running) reads the record only.
+ */
+function rememberedStarting(hostname: string): { route?: Route & { kind: 'unavailable' }; containerId?: string } | undefined {
   const entry = startingByHostname.get(hostname);
   if (!entry) return undefined;
-  if (Date.now() - entry.readAt < ROUTE_MEMORY_MS && !wakes.has(entry.container.id))
-    return { kind: 'unavailable', container: entry.container };
+  if (!entry.changed && Date.now() - entry.readAt < ROUTE_MEMORY_MS && !wakes.has(entry.container.id))
+    return { route: { kind: 'unavailable', container: entry.container } };
   startingByHostname.delete(hostname);
-  return undefined;
+  return { containerId: entry.container.id };
 }
 
 async function routeFor(hostname: string, routing: AppRouting): Promise<Route> {
   const starting = rememberedStarting(hostname);
-  if (starting) return starting;
+  if (starting?.route) return starting.route;
   const remembered = routedTaskByHostname.get(hostname);
   const fresh = remembered && Date.now() - remembered.readAt < ROUTE_MEMORY_MS;
   const rememberedRoute = fresh ? routeToTask(remembered.taskArn, remembered.containerId, routing) : undefined;
   if (rememberedRoute) return rememberedRoute;
   routedTaskByHostname.delete(hostname);
-  const containerId = remembered?.containerId ?? (await routing.containerIdOfHostname(hostname));
+  const knownId = remembered?.containerId ?? starting?.containerId;
+  const containerId = knownId ?? (await routing.containerIdOfHostname(hostname));
   let container = containerId ? await routing.container(containerId) : undefined;
   // The remembered container was deleted; the hostname may belong to a new one.
-  if (!container && remembered) {
+  if (!container && knownId) {
     const current = await routing.containerIdOfHostname(hostname);
     container = current ? await routing.container(current) : undefined;
   }

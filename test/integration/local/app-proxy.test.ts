@@ -167,15 +167,19 @@ describe('the local proxy during a restart', () => {
 });
 
 describe('the local proxy while a new container starts', () => {
-  it('answers a client asking every few ms from one read of the table, and sends its first request after RUNNING to the task', async () => {
+  it('answers a client asking every few ms from one read of the table, and sends its first request after RUNNING to the task with one more', async () => {
     // Prepare: a container provisioning its first task, and the in-process event a task status applied sends.
     const hostname = `proxy-starting-${process.pid}`;
     const task = await taskServer('up');
     const container = { id: 'c2', hostname, state: 'provisioning' } as StoredContainer;
     const applied = new EventEmitter();
     const reads: string[] = [];
+    const hostnameReads: string[] = [];
     const routing: AppRouting = {
-      containerIdOfHostname: async (name) => (name === hostname ? container.id : undefined),
+      containerIdOfHostname: async (name) => {
+        hostnameReads.push(name);
+        return name === hostname ? container.id : undefined;
+      },
       container: async (id) => {
         reads.push(id);
         return id === container.id ? { ...container } : undefined;
@@ -199,6 +203,10 @@ describe('the local proxy while a new container starts', () => {
     // Assess: 503 from one read (a loaded machine may take longer than the memory: then a read per memory).
     expect(statuses).toEqual(Array(10).fill(503));
     expect(reads.length).toBeLessThanOrEqual(1 + Math.floor(askingMs / ROUTE_MEMORY_MS));
+    const readsBefore = reads.length;
     expect(await get(proxy)).toEqual({ status: 200, text: 'up' });
+    // The hostname's container is known: only its record is read again.
+    expect(reads.length - readsBefore).toBe(1);
+    expect(hostnameReads).toEqual([hostname]);
   });
 });

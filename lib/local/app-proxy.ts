@@ -76,16 +76,55 @@ function routeToTask(taskArn: string, containerId: string, routing: AppRouting):
   return { kind: 'running', port, containerId, taskArn, sent: inFlightRequests.begin(taskArn) };
 }
 
+/**
+ * A hostname whose container was read while its task starts (`provisioning`, neither a swap nor a
+ * wake: those hold their requests), answered 503 without reading the table again for
+ * `ROUTE_MEMORY_MS`, and only until a task status of that container is applied in this process
+ * (AppRouting.onContainerChanged), its RUNNING among them. Each such request read the table twice:
+ * a client asking every 5 ms while a new container started kept DynamoDB Local, on the cores the
+ * engine's start needs, busy enough to slow that start by 100 to 150 ms (docs/measurements.md,
+ * "A new container at the engine's pace"). On AWS such a request reaches no table at all.
+ */
+const startingByHostname = new Map<string, { container: StoredContainer; readAt: number; changed?: boolean }>();
+const forgettingStarting = new WeakSet<AppRouting>();
+
+function rememberStarting(hostname: string, container: StoredContainer, routing: AppRouting): void {
+  if (!routing.onContainerChanged || container.state !== 'provisioning' || swapping(container) || wakes.has(container.id)) return;
+  if (!forgettingStarting.has(routing)) {
+    forgettingStarting.add(routing);
+    routing.onContainerChanged((containerId) => {
+      for (const entry of startingByHostname.values()) if (entry.container.id === containerId) entry.changed = true;
+    });
+  }
+  if (startingByHostname.size < MAX_REMEMBERED_HOSTNAMES) startingByHostname.set(hostname, { container, readAt: Date.now() });
+}
+
+/**
+ * The 503 of a starting container while its memory holds; once it no longer does, the container id
+ * its hostname named, so the read that follows (the one that finds it running) reads the record only.
+ */
+function rememberedStarting(hostname: string): { route?: Route & { kind: 'unavailable' }; containerId?: string } | undefined {
+  const entry = startingByHostname.get(hostname);
+  if (!entry) return undefined;
+  if (!entry.changed && Date.now() - entry.readAt < ROUTE_MEMORY_MS && !wakes.has(entry.container.id))
+    return { route: { kind: 'unavailable', container: entry.container } };
+  startingByHostname.delete(hostname);
+  return { containerId: entry.container.id };
+}
+
 async function routeFor(hostname: string, routing: AppRouting): Promise<Route> {
+  const starting = rememberedStarting(hostname);
+  if (starting?.route) return starting.route;
   const remembered = routedTaskByHostname.get(hostname);
   const fresh = remembered && Date.now() - remembered.readAt < ROUTE_MEMORY_MS;
   const rememberedRoute = fresh ? routeToTask(remembered.taskArn, remembered.containerId, routing) : undefined;
   if (rememberedRoute) return rememberedRoute;
   routedTaskByHostname.delete(hostname);
-  const containerId = remembered?.containerId ?? (await routing.containerIdOfHostname(hostname));
+  const knownId = remembered?.containerId ?? starting?.containerId;
+  const containerId = knownId ?? (await routing.containerIdOfHostname(hostname));
   let container = containerId ? await routing.container(containerId) : undefined;
   // The remembered container was deleted; the hostname may belong to a new one.
-  if (!container && remembered) {
+  if (!container && knownId) {
     const current = await routing.containerIdOfHostname(hostname);
     container = current ? await routing.container(current) : undefined;
   }
@@ -96,7 +135,10 @@ async function routeFor(hostname: string, routing: AppRouting): Promise<Route> {
     container = (await routing.container(container.id)) ?? container;
   }
   const route = container.state === 'running' && container.taskArn ? routeToTask(container.taskArn, container.id, routing) : undefined;
-  if (!route) return { kind: 'unavailable', container };
+  if (!route) {
+    rememberStarting(hostname, container, routing);
+    return { kind: 'unavailable', container };
+  }
   if (routedTaskByHostname.size < MAX_REMEMBERED_HOSTNAMES) {
     routedTaskByHostname.set(hostname, { containerId: container.id, taskArn: route.taskArn, readAt: Date.now() });
   }

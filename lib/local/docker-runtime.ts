@@ -43,6 +43,12 @@ const LIVE_STATES = new Set(['running', 'created', 'paused']);
 const STOPPED_STATES = new Set(['exited', 'dead']);
 /** Stopped tasks kept per container (their logs stay readable); older ones are removed. */
 const STOPPED_TASKS_KEPT = 5;
+/**
+ * How long after a task runs its container's stopped tasks are looked for: the engine's listing
+ * (20 to 120 ms of Podman's work on 2026-11-29, load 13) ran beside the task's first record write
+ * and the first requests, which it slowed (docs/measurements.md, "A new container at the engine's pace").
+ */
+const PRUNE_AFTER_RUNNING_MS = 1_000;
 /** The engine events after which a task's container may have ended. */
 const ENDING_ACTIONS = new Set(['die', 'oom']);
 /**
@@ -520,6 +526,8 @@ export class DockerRuntime implements ReconcilableRuntime {
 
   /** Keeps the newest stopped tasks of a container (their logs) and removes the rest. */
   private async pruneStoppedTasks(containerId: string): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, PRUNE_AFTER_RUNNING_MS).unref());
+    if (this.closed) return;
     // Chosen here, not by a status filter: Podman 4.3 refuses `dead` there ("unknown container state"),
     // and the whole listing failed, so no stopped task was ever removed on Podman.
     const stopped = (await this.stackContainers(undefined, containerId).catch(() => [])).filter((info) => STOPPED_STATES.has(info.State));

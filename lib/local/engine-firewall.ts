@@ -224,9 +224,13 @@ export function ensureContainerFirewall(): FirewallStatus {
 /**
  * The same check and repair as `ensureContainerFirewall`, without blocking: for every task start
  * and whenever the engine may have rewritten its chains (it does so as it sets a network up, at
- * any container's start), since that can put the engine's ACCEPTs ahead of our jumps again.
+ * any container's start), since that can put the engine's ACCEPTs ahead of our jumps again. With
+ * `pruneStale`, also deletes the rules of bridges gone (`staleBridgeRules`), beside the check: the
+ * periodic check asks for it, a task's start does not, since an `iptables-restore` launched then ran
+ * beside the task's first record write, on the same cores, for 16 to 120 ms
+ * (docs/measurements.md, "A new container at the engine's pace").
  */
-export async function keepContainerFirewall(): Promise<FirewallStatus> {
+export async function keepContainerFirewall(options: { pruneStale?: boolean } = {}): Promise<FirewallStatus> {
   if (process.getuid?.() !== 0) return notRoot;
   try {
     const otherBridges = otherBridgesOnThisMachine();
@@ -242,7 +246,7 @@ export async function keepContainerFirewall(): Promise<FirewallStatus> {
             if (!mayBeGone(command)) throw error;
           });
         // Beside the check, not before "running": a prune that loses a race (a rule another stack deleted) is the next check's.
-        const prune = staleBridgeRules(listing, presentInterfaces());
+        const prune = options.pruneStale ? staleBridgeRules(listing, presentInterfaces()) : undefined;
         if (prune) void runAsync(`${binary}-restore`, ['-w', '--noflush'], prune).catch(() => undefined);
       }),
     );

@@ -12,7 +12,8 @@ const FIREWALL_CHECK_MS = 10_000;
 /** The host rules: set once before the first task (synchronously), then checked and repaired again while tasks run. */
 export interface HostFirewall {
   ensure(): FirewallStatus;
-  keep(): Promise<FirewallStatus>;
+  /** `pruneStale`: also deletes the rules left for bridges that are gone (lib/local/engine-firewall.ts). */
+  keep(options?: { pruneStale?: boolean }): Promise<FirewallStatus>;
 }
 
 /**
@@ -31,6 +32,8 @@ export class HostIsolation {
   /** The run of the check under way, and the one run queued after it for every check asked for meanwhile. */
   private running: Promise<FirewallStatus> | undefined;
   private queued: Promise<FirewallStatus> | undefined;
+  /** The next run also prunes the rules of bridges gone: the periodic check asked for it. */
+  private pruneNext = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly firewall: HostFirewall;
 
@@ -76,9 +79,12 @@ export class HostIsolation {
    * for this answer). Where there are no rules to keep (refused from the start: admins'
    * containers only) it answers ok. After a failed check it still checks and answers the outcome:
    * a task whose check fails never serves, even when another check failed first and refused.
+   * `pruneStale` (the periodic check) also deletes the rules of bridges gone, which a task's
+   * start leaves for later.
    */
-  keep(): Promise<FirewallStatus> {
+  keep(options: { pruneStale?: boolean } = {}): Promise<FirewallStatus> {
     this.refusal();
+    if (options.pruneStale) this.pruneNext = true;
     if (this.isolation?.withoutRules) return Promise.resolve({ ok: true });
     if (this.queued) return this.queued;
     if (!this.running) return this.run();
@@ -93,7 +99,9 @@ export class HostIsolation {
 
   private run(): Promise<FirewallStatus> {
     const run = (async () => {
-      const firewall = await this.firewall.keep();
+      const pruneStale = this.pruneNext;
+      this.pruneNext = false;
+      const firewall = await this.firewall.keep({ pruneStale });
       if (!firewall.ok && this.isolation) this.refuse(this.isolation, firewall.reason);
       return firewall;
     })().finally(() => {
@@ -106,7 +114,7 @@ export class HostIsolation {
   /** Checks every `checkMs` from now on, until `stopChecking`. */
   keepChecking(): void {
     if (this.timer || this.checkMs <= 0) return;
-    this.timer = setInterval(() => void this.keep(), this.checkMs);
+    this.timer = setInterval(() => void this.keep({ pruneStale: true }), this.checkMs);
     this.timer.unref();
   }
 

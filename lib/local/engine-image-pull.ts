@@ -50,9 +50,10 @@ export async function ensureImageFor(
     await engine.getImage(image).tag(markOf(image));
     return;
   }
-  const present = await exists(engine, image);
   const mark = markOf(image);
-  if (present && !(await exists(engine, `${mark.repo}:${mark.tag}`))) return;
+  // Asked together: each is a round trip to the engine before a new container's create.
+  const [present, marked] = await Promise.all([exists(engine, image), exists(engine, `${mark.repo}:${mark.tag}`)]);
+  if (present && !marked) return;
   await pull(engine, image, signal);
 }
 

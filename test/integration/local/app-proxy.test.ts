@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -162,5 +163,50 @@ describe('the local proxy during a restart', () => {
     const posted = await get(proxy, 'POST', 'an order');
     expect(posted.status).toBe(502);
     expect(posted.text).toContain(`${hostname} did not answer`);
+  });
+});
+
+describe('the local proxy while a new container starts', () => {
+  it('answers a client asking every few ms from one read of the table, and sends its first request after RUNNING to the task with one more', async () => {
+    // Prepare: a container provisioning its first task, and the in-process event a task status applied sends.
+    const hostname = `proxy-starting-${process.pid}`;
+    const task = await taskServer('up');
+    const container = { id: 'c2', hostname, state: 'provisioning' } as StoredContainer;
+    const applied = new EventEmitter();
+    const reads: string[] = [];
+    const hostnameReads: string[] = [];
+    const routing: AppRouting = {
+      containerIdOfHostname: async (name) => {
+        hostnameReads.push(name);
+        return name === hostname ? container.id : undefined;
+      },
+      container: async (id) => {
+        reads.push(id);
+        return id === container.id ? { ...container } : undefined;
+      },
+      portOf: (taskArn) => (taskArn === 'first' ? task.port : undefined),
+      onContainerChanged: (listener) => {
+        applied.on('changed', listener);
+        return () => applied.off('changed', listener);
+      },
+    };
+    const proxy = await proxyServer(hostname, routing);
+
+    // Act: ten requests within the route memory, then the task runs and its status is applied.
+    const askedAt = Date.now();
+    const statuses: number[] = [];
+    for (let asked = 0; asked < 10; asked += 1) statuses.push((await get(proxy)).status);
+    const askingMs = Date.now() - askedAt;
+    Object.assign(container, { state: 'running', taskArn: 'first' });
+    applied.emit('changed', container.id);
+
+    // Assess: 503 from one read (a loaded machine may take longer than the memory: then a read per memory).
+    expect(statuses).toEqual(Array(10).fill(503));
+    expect(reads.length).toBeLessThanOrEqual(1 + Math.floor(askingMs / ROUTE_MEMORY_MS));
+    const readsBefore = reads.length;
+    expect(await get(proxy)).toEqual({ status: 200, text: 'up' });
+    // The hostname's container is known: only its record is read again.
+    expect(reads.length - readsBefore).toBe(1);
+    expect(hostnameReads).toEqual([hostname]);
   });
 });

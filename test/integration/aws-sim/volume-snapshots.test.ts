@@ -14,6 +14,7 @@ import {
   type VolumeSnapshots,
 } from '../../../lib/aws/volume-snapshots.js';
 import { config } from '../../../lib/config.js';
+import { runningFunction } from '../../../lib/local/running-function.js';
 import type { Caller } from '../../../lib/containers/container.js';
 import { ConflictError, NotFoundError } from '../../../lib/errors.js';
 import type { VolumeBackend } from '../../../lib/volumes/volume-backend.js';
@@ -69,6 +70,8 @@ const invocations = {
   seen: [] as Array<{ snapshotId: string; copies: number; outcome: SnapshotChoreOutcome }>,
   /** Called after each invocation, when set. */
   after: undefined as ((job: SnapshotChoreJob, outcome: SnapshotChoreOutcome) => Promise<void>) | undefined,
+  /** What the next invocations wait for before they begin, when set: an owner's action between two of them. */
+  gate: undefined as Promise<unknown> | undefined,
 };
 /** The job's clock, ahead of this machine's when a test moves it past a snapshot's deadline. */
 const jobClock = { aheadMs: 0 };
@@ -76,6 +79,7 @@ const jobClock = { aheadMs: 0 };
 const copiesSince = (from: number): number => aws.sim.s3.calls.slice(from).filter(({ action }) => action === 'UploadPartCopy').length;
 
 async function deliverInInvocation(job: SnapshotChoreJob): Promise<SnapshotChoreOutcome> {
+  await invocations.gate;
   const startedAt = Date.now();
   const from = aws.sim.s3.calls.length;
   const invocation: ChoreInvocation = {
@@ -166,6 +170,9 @@ function unpacked(archive: Buffer): string {
 const volumeDirectory = (owner: Caller, volumeId: string): string => aws.sim.efs.pathOf(`/volumes/${owner.userId}/${volumeId}`);
 
 /** The snapshot's parts prefix, from its key (`snapshots/<account>/<snapshot id>.tar.gz`). */
+/** A snapshot's DELETE by its owner, run as the deleteSnapshot route, whose table grant the file's recorder holds it to. */
+const asOwnersDelete = <T>(deleteIt: () => Promise<T>): Promise<T> => runningFunction.run('deleteSnapshot', deleteIt);
+
 const partsPrefixOf = (snapshot: Snapshot): string => snapshotPartsPrefixOf(snapshot.backendRef.split('/')[1]!, snapshot.id);
 
 /** The keys the simulator's S3 holds under a prefix of the snapshots' bucket. */
@@ -704,7 +711,10 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
     invocations.after = async (job, outcome) => {
       if (job.volumeId !== volume.id || outcome !== 'joining' || deleted) return;
       deleted = job.snapshotId;
-      await aws.volumes.deleteSnapshot(owner, volume.id, job.snapshotId);
+      // The owner's DELETE, as its own function: not inside the task state function whose invocation this hook ends.
+      // The job was handed on already: its next delivery waits for the DELETE, which comes between the two.
+      invocations.gate = asOwnersDelete(() => aws.volumes.deleteSnapshot(owner, volume.id, job.snapshotId));
+      await invocations.gate;
     };
     const from = aws.sim.s3.calls.length;
 
@@ -720,6 +730,7 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
     } finally {
       invocations.copyCostMs = 0;
       invocations.after = undefined;
+      invocations.gate = undefined;
     }
 
     // Assess: the upload begun once and aborted, never completed; no part, no object, no upload left
@@ -777,7 +788,8 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
     const landed = aws.sim.s3.onObjectCreated;
     aws.sim.s3.onObjectCreated = (bucket, key, size) => {
       landed?.(bucket, key, size);
-      if (key.startsWith('snapshot-parts/') && snapshotId && !deleting) deleting = aws.volumes.deleteSnapshot(owner, volume.id, snapshotId);
+      if (key.startsWith('snapshot-parts/') && snapshotId && !deleting)
+        deleting = asOwnersDelete(() => aws.volumes.deleteSnapshot(owner, volume.id, snapshotId!));
     };
     const posts = () => aws.sim.s3.calls.filter(({ action }) => action === 'PostObject').length;
 

@@ -2,7 +2,8 @@
 // service, so each transition's condition reads beside the others.
 import type { Caller, StoredContainer } from '../containers/container.js';
 import type { ContainerService } from '../containers/container-service.js';
-import { workloadOf } from '../containers/workload.js';
+import type { PreparedLaunch } from '../containers/runtime.js';
+import { type Workload, workloadOf } from '../containers/workload.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ConcurrencyQuotaError,
@@ -26,7 +27,8 @@ export interface DeployRequest {
 }
 
 /** What a deploy asks of the container lifecycle (ContainerService). */
-export type DeployTarget = Pick<ContainerService, 'get' | 'systemGet' | 'goLive' | 'restoreRelease'>;
+export type DeployTarget = Pick<ContainerService, 'get' | 'systemGet' | 'goLive' | 'restoreRelease'> &
+  Partial<Pick<ContainerService, 'prepareGoLive'>>;
 
 export interface DeployLimits {
   /** DEPLOY_MAX_CONTEXT_BYTES */
@@ -295,9 +297,22 @@ export class DeployService {
   /**
    * The built image as the container's new release, through the restart transition. A newer
    * deploy that went live first makes this one superseded; a new task that never gets ready
-   * fails it, and the container goes back to the release it ran.
+   * fails it, and the container goes back to the release it ran. The new task's making begins
+   * beside the writes before the restart (ContainerService.prepareGoLive); what its launch did not
+   * take is removed once the deploy settles.
    */
   private async goLive(deploy: Deploy): Promise<BuildOutcome> {
+    let prepared: Promise<PreparedLaunch | undefined> | undefined;
+    try {
+      return await this.goLiveAttempts(deploy, (container, workload) => {
+        prepared ??= this.containers.prepareGoLive?.(container, workload);
+      });
+    } finally {
+      await (await prepared)?.discard();
+    }
+  }
+
+  private async goLiveAttempts(deploy: Deploy, prepare: (container: StoredContainer, workload: Workload) => void): Promise<BuildOutcome> {
     for (let attempt = 1; ; attempt += 1) {
       const container = await this.containers.systemGet(deploy.containerId);
       if (!container) {
@@ -306,18 +321,12 @@ export class DeployService {
       }
       if (container.lastDeployId && container.lastDeployId > deploy.id) return this.supersede(deploy);
       const previousRelease = container.release;
+      const workload = { ...workloadOf(container), image: deploy.image! };
+      prepare(container, workload);
       try {
         // Marked before the release is written, so no retention can take a live release's image.
         await this.images?.markReleased(refOf(deploy), deploy.image!);
-        const live = await this.containers.goLive(
-          ownerOf(container),
-          container,
-          { ...workloadOf(container), image: deploy.image! },
-          'deploy',
-          {
-            deployId: deploy.id,
-          },
-        );
+        const live = await this.containers.goLive(ownerOf(container), container, workload, 'deploy', { deployId: deploy.id });
         return this.markLive(deploy, live.release);
       } catch (error) {
         if (error instanceof ConflictError) {

@@ -5,6 +5,7 @@
 // the host isolation (engine-host-isolation.ts) and the spares (spare-engine-containers.ts).
 import type Docker from 'dockerode';
 import type {
+  PreparedLaunch,
   ReconcilableRuntime,
   RuntimeTask,
   RuntimeTaskPage,
@@ -103,7 +104,7 @@ class ProvisioningFailed extends Error {}
  */
 export class DockerRuntime implements ReconcilableRuntime {
   private readonly book = new TaskBook<EngineTask>('docker');
-  /** Per stopped container, the engine container made ready for its next task. */
+  /** Per container, the engine container made ready for its next task: at a stop, or for a deploy's restart. */
   private readonly spares: SpareEngineContainers;
   private readonly engine: Docker;
   private readonly stackId: string;
@@ -137,6 +138,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       {
         engine: this.engine,
         create: async (taskId, launch) => {
+          await this.assertMountable(launch);
           const network = await ensureContainerNetwork(this.engine, this.stackId, launch.containerId);
           await this.engine.createContainer(engineContainerSpec(this.stackId, this.book.taskArnOf(taskId), launch, network));
           return network;
@@ -198,6 +200,17 @@ export class DockerRuntime implements ReconcilableRuntime {
     this.book.notify(task);
     void this.provision(task, launch, spare);
     return task.taskArn;
+  }
+
+  /**
+   * Makes the engine container of a launch about to come (a deploy's restart to its built image)
+   * while its bookkeeping runs, beside the container's running task: the launch then only starts
+   * it (docs/deploys.md, "Going live").
+   */
+  prepareLaunch(launch: TaskLaunch): PreparedLaunch {
+    if (this.closed) return { discard: async () => undefined };
+    const spare = this.spares.prepare(launch);
+    return { discard: () => this.spares.withdraw(spare, launch.containerId) };
   }
 
   stopTask(taskArn: string, reason: string): Promise<void> {

@@ -205,7 +205,7 @@ export class DockerRuntime implements ReconcilableRuntime {
   /**
    * Makes the engine container of a launch about to come (a deploy's restart to its built image)
    * while its bookkeeping runs, beside the container's running task: the launch then only starts
-   * it (docs/deploys.md, "Going live").
+   * it (docs/deploys.md, "Deploys").
    */
   prepareLaunch(launch: TaskLaunch): PreparedLaunch {
     if (this.closed) return { discard: async () => undefined };

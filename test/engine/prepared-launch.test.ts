@@ -7,7 +7,7 @@ import { TEST_IMAGE } from '../support/global-engine.js';
 import { pollUntil } from '../support/poll.js';
 
 /*
- * A deploy's new task made ahead (DockerRuntime.prepareLaunch, docs/deploys.md, "Going live"): as
+ * A deploy's new task made ahead (DockerRuntime.prepareLaunch, docs/deploys.md, "Deploys"): as
  * its built image goes live, the engine already holds the new task's engine container, beside the
  * running task, which keeps serving; the restart's launch then runs in that very engine container.
  * A launch that does not come takes nothing with it.

@@ -234,9 +234,10 @@ export class DockerRuntime implements ReconcilableRuntime {
       .then(async () => {
         if (!task) return;
         await this.settleFromEngine(task);
-        // Stopped (or put to sleep) with nothing else of it running: its next start is most likely the same workload.
+        // Stopped (or put to sleep) with nothing else of it running: its next start is most likely the same workload,
+        // unless a launch to come was prepared already (a deploy's swap stops the old task of a container with a volume first).
         const othersLive = this.book.all().some((other) => other.containerId === task.containerId && other.lastStatus !== 'STOPPED');
-        if (!othersLive && !this.closed && !task.released) this.spares.prepare(task.launch);
+        if (!othersLive && !this.closed && !task.released && !this.spares.holds(task.containerId)) this.spares.prepare(task.launch);
       });
   }
 

@@ -85,6 +85,11 @@ export class SpareEngineContainers {
     await this.discard(spare);
   }
 
+  /** Whether the container has a spare (a task that stops while one is prepared for its launch to come leaves it be). */
+  holds(containerId: string): boolean {
+    return this.spares.has(containerId);
+  }
+
   /** The container's spare, if it was made for this same workload; a spare for another one is discarded. */
   take(launch: TaskLaunch): SpareEngineContainer | undefined {
     const spare = this.spares.get(launch.containerId);

@@ -20,15 +20,26 @@ const runtime = new DockerRuntime({
   diskCheckMs: 0,
   firewallCheckMs: 0,
   hostFirewall: { ensure: () => ({ ok: true }), keep: async () => ({ ok: true }) },
+  // The test's own engine volumes: which volume a record may mount is test/engine/volumes.test.ts's.
+  volumes: { assertMountable: async () => undefined, usageByName: async () => new Map() },
 });
 const containerIds: string[] = [];
+const volumeNames: string[] = [];
 
 afterAll(async () => {
   for (const containerId of containerIds) await runtime.releaseContainer(containerId);
   await runtime.close();
+  await Promise.all(
+    volumeNames.map((name) =>
+      engine
+        .getVolume(name)
+        .remove({ force: true })
+        .catch(() => undefined),
+    ),
+  );
 });
 
-function launchOf(containerId: string, version: number, command: string[] | null = null): TaskLaunch {
+function launchOf(containerId: string, version: number, command: string[] | null = null, volume?: string): TaskLaunch {
   return {
     containerId,
     hostname: `pl-${containerId.slice(-8)}`,
@@ -40,7 +51,7 @@ function launchOf(containerId: string, version: number, command: string[] | null
     memoryMb: 512,
     diskGb: 1,
     healthCheck: null,
-    mounts: [],
+    mounts: volume ? [{ volumeId: volume, path: '/data', backendRef: volume }] : [],
     clientToken: `${containerId}:${version}`,
   };
 }
@@ -59,10 +70,10 @@ async function engineContainersOf(containerId: string): Promise<Map<string, stri
 }
 
 /** A running container with one task, as a deploy finds it. */
-async function runningContainer(): Promise<{ containerId: string; taskArn: string }> {
+async function runningContainer(volume?: string): Promise<{ containerId: string; taskArn: string }> {
   const containerId = newId();
   containerIds.push(containerId);
-  const taskArn = await runtime.runTask(launchOf(containerId, 1));
+  const taskArn = await runtime.runTask(launchOf(containerId, 1, null, volume));
   expect(await untilSettled(taskArn)).toMatchObject({ lastStatus: 'RUNNING' });
   return { containerId, taskArn };
 }
@@ -119,5 +130,40 @@ describe("a deploy's new task made ahead", () => {
     // Assess
     expect(afterTakenBack).toEqual(before);
     expect(afterOther.size).toBe(before.size + 1);
+  }, 120_000);
+
+  it('mounting a volume, is created and not initialized while the running task owns the volume, and serves its launch after the swap', async () => {
+    // Prepare
+    const volume = `prepared-launch-${process.pid}-${newId().slice(-8)}`;
+    await engine.createVolume({ Name: volume });
+    volumeNames.push(volume);
+    const { containerId, taskArn: old } = await runningContainer(volume);
+    const before = await engineContainersOf(containerId);
+
+    // Act
+    runtime.prepareLaunch(launchOf(containerId, 2, null, volume));
+    const fresh = await pollUntil(
+      async () => [...(await engineContainersOf(containerId))].filter(([id]) => !before.has(id)),
+      (fresh) => fresh.length === 1,
+      30_000,
+    );
+    const madeId = fresh[0]![0];
+    // Given the time an init would take: Podman's ends within a second here.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const prepared = await engine.getContainer(madeId).inspect();
+    // The swap: the old task stops before the new one mounts the volume.
+    await runtime.stopTask(old, 'Stopped for the swap');
+    await pollUntil(
+      () => runtime.describeTask(old),
+      (status) => status?.lastStatus === 'STOPPED',
+      30_000,
+    );
+    const swapped = await runtime.runTask(launchOf(containerId, 3, null, volume));
+
+    // Assess
+    // Not initialized: no process waits in it, so nothing of it has mounted the volume (Podman's init would copy into it).
+    expect(prepared.State.Pid).toBe(0);
+    expect(await untilSettled(swapped)).toMatchObject({ lastStatus: 'RUNNING' });
+    expect((await engineContainersOf(containerId)).get(madeId)).toBe('running');
   }, 120_000);
 });

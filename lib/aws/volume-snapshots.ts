@@ -301,6 +301,12 @@ export class VolumeSnapshots {
     if (!job.taskArn) return this.runRestore(job);
     const outcome = await this.deps.chores.outcome(job.taskArn);
     if (outcome.state === 'running') {
+      if (job.purpose !== 'restore' && (await this.deps.snapshot(job.snapshotId))?.state !== 'creating') {
+        // Deleted (or settled) while its chore still uploads: the chore is stopped, not left to send parts nobody joins.
+        await this.deps.chores.stop(job.taskArn, `Snapshot ${job.snapshotId} was deleted`);
+        await this.cleanUp(job);
+        return 'ended';
+      }
       if (this.now() < job.deadline) {
         await this.deps.send(job, this.times.pollMs);
         return 'running';

@@ -233,11 +233,15 @@ export class DockerRuntime implements ReconcilableRuntime {
       .then(() => this.stopEngineContainer(taskArn, graceS))
       .then(async () => {
         if (!task) return;
-        await this.settleFromEngine(task);
         // Stopped (or put to sleep) with nothing else of it running: its next start is most likely the same workload,
         // unless a launch to come was prepared already (a deploy's swap stops the old task of a container with a volume first).
-        const othersLive = this.book.all().some((other) => other.containerId === task.containerId && other.lastStatus !== 'STOPPED');
+        // Made before the stop is told: a wait that sees it (a swap's, since its waits wake on the status) asks for
+        // the next task at once, and found no spare yet when the spare came after the status.
+        const othersLive = this.book
+          .all()
+          .some((other) => other !== task && other.containerId === task.containerId && other.lastStatus !== 'STOPPED');
         if (!othersLive && !this.closed && !task.released && !this.spares.holds(task.containerId)) this.spares.prepare(task.launch);
+        await this.settleFromEngine(task);
       });
   }
 

@@ -769,6 +769,49 @@ describe('snapshots on AWS (issue 34 item 6)', () => {
     expect(posts()).toBe(postedByTheStop);
     expect(keysUnder(partsPrefixOf(snapshot)).length).toBeLessThanOrEqual(1);
   }, 120_000);
+  it("stops its chore's task when the snapshot is deleted while the chore uploads, and leaves no part behind", async () => {
+    // Prepare: many parts to send, and the snapshot deleted by its owner once the first has landed
+    const { owner, volume } = await stoppedVolumeWith('deleted-while-sent', { 'random.bin': randomBytes(3 * 1024 ** 2) });
+    let deleting: Promise<void> | undefined;
+    let snapshotId: string | undefined;
+    const landed = aws.sim.s3.onObjectCreated;
+    aws.sim.s3.onObjectCreated = (bucket, key, size) => {
+      landed?.(bucket, key, size);
+      if (key.startsWith('snapshot-parts/') && snapshotId && !deleting) deleting = aws.volumes.deleteSnapshot(owner, volume.id, snapshotId);
+    };
+    const posts = () => aws.sim.s3.calls.filter(({ action }) => action === 'PostObject').length;
+
+    // Act
+    let key: string;
+    try {
+      const snapshot = await aws.volumes.snapshot(owner, volume.id);
+      snapshotId = snapshot.id;
+      key = snapshot.backendRef;
+      await pollUntil(
+        async () => choresOf(volume.id)[0]?.lastStatus,
+        (status) => status === 'STOPPED',
+        60_000,
+      );
+      await deleting;
+    } finally {
+      aws.sim.s3.onObjectCreated = landed;
+    }
+
+    // Assess: its task stopped by StopTask with the reason, before it sent all its parts; nothing left
+    const [chore] = choresOf(volume.id);
+    expect(chore).toMatchObject({ stopCode: 'UserInitiated', stoppedReason: `Snapshot ${snapshotId} was deleted` });
+    expect(chore!.exitCode).not.toBe(0);
+    const postedByTheStop = posts();
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(posts()).toBe(postedByTheStop);
+    await pollUntil(
+      async () => keysUnder(snapshotPartsPrefixOf(key.split('/')[1]!, snapshotId!)),
+      (parts) => parts.length <= 1,
+      30_000,
+    );
+    expect(keysUnder(key)).toEqual([]);
+  }, 120_000);
+
   it('resumes a join of more parts than one ListParts page: the next call reads every page and copies only the parts not listed', async () => {
     // Prepare: 1,010 parts of the stack's part size under a snapshot's prefix (past ListParts' 1,000 a page), the last one shorter
     const objects = snapshotObjectsFrom(config);

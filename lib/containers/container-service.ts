@@ -23,7 +23,7 @@ import {
 import type { ContainerStore, WriteOutcome } from './container-store.js';
 import { clampPercent, roundTo, type ContainerMetrics, type TaskUsageSource } from './metrics.js';
 import { RESTART_POLICY_DEFAULTS, type RetireJob, TimerRestartScheduler } from './restart-policy.js';
-import type { ContainerRuntime, TaskStatus } from './runtime.js';
+import type { ContainerRuntime, PreparedLaunch, TaskStatus } from './runtime.js';
 import { StartWait } from './start-wait.js';
 import { ContainerTransitions } from './container-transitions.js';
 import { assertOverridesFit } from './task-overrides.js';
@@ -388,6 +388,17 @@ export class ContainerService {
     const changed = await this.changeWorkload(caller, container, workload, cause, made);
     if (changed.state !== 'running' && changed.state !== 'provisioning') return changed;
     return this.transitions.transition(caller, changed.id, 'restart');
+  }
+
+  /**
+   * Has the runtime make ahead the new task that `goLive(caller, container, workload)` will launch
+   * (a deploy's, while its writes run: docs/deploys.md), where the container runs and so will be
+   * restarted. Answers how to take it back when the go-live did not launch it.
+   */
+  prepareGoLive(container: StoredContainer, workload: Workload): Promise<PreparedLaunch | undefined> {
+    if (container.state !== 'running' && container.state !== 'provisioning') return Promise.resolve(undefined);
+    // The release the go-live's write will make, as changeWorkload numbers it.
+    return this.launcher.prepareAhead({ ...container, ...workload, release: (container.release ?? 0) + 1 });
   }
 
   /**

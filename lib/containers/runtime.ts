@@ -124,6 +124,21 @@ export interface ContainerRuntime {
    * ECS, where each RunTask is a Fargate task and counts against the account's throttle.
    */
   withdrawTask?(taskArn: string): Promise<void>;
+  /**
+   * Present where what a launch needs can be made before the launch is asked for (the docker
+   * runtime: the engine container of a deploy's new task, made while the go-live's writes run; the
+   * engine builds nothing until asked on ECS, and the process runtime has nothing to make): a
+   * `runTask` of the same launch, its client token aside, then only starts what was made. A
+   * `runTask` of anything else discards it. Nobody waits for it: a failure only means the launch
+   * makes its own. Answers how to take it back when the launch will not come.
+   */
+  prepareLaunch?(launch: TaskLaunch): PreparedLaunch;
+}
+
+/** What `prepareLaunch` made, until a launch takes it. */
+export interface PreparedLaunch {
+  /** Removes it, unless a launch took it already. */
+  discard(): Promise<void>;
 }
 
 /** ECS's limit per call, for both ListTasks pages and DescribeTasks (docs/containers.md, "Reconciliation"). */

@@ -13,7 +13,7 @@ import {
   STATE_REASON,
   STOP_REASON,
 } from './container-core.js';
-import { type TaskLaunch, TaskLaunchError } from './runtime.js';
+import { type PreparedLaunch, type TaskLaunch, TaskLaunchError } from './runtime.js';
 import { workloadOf } from './workload.js';
 import { taskMountsOf } from './container-volumes.js';
 
@@ -133,6 +133,23 @@ export class TaskLauncher {
       return { taskArn: await this.core.runtime.runTask(await this.launchOf(next)), version: next.version };
     } catch (error) {
       log.warn('A task asked for ahead of its commit was refused', { containerId: next.id, ...describeError(error) });
+      return undefined;
+    }
+  }
+
+  /**
+   * Has the runtime make what the launch of the container as it will be (`next`) needs, where it can
+   * (ContainerRuntime.prepareLaunch), so that the launch only starts it. Answers how to take it
+   * back, or nothing when nothing was made.
+   */
+  async prepareAhead(next: StoredContainer): Promise<PreparedLaunch | undefined> {
+    const { runtime } = this.core;
+    if (!runtime.prepareLaunch) return undefined;
+    try {
+      return runtime.prepareLaunch(await this.launchOf(next));
+    } catch (error) {
+      // Its launch reads the same and reports the failure then.
+      log.warn('Preparing a launch ahead failed', { containerId: next.id, ...describeError(error) });
       return undefined;
     }
   }

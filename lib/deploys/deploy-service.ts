@@ -2,6 +2,7 @@
 // service, so each transition's condition reads beside the others.
 import type { Caller, StoredContainer } from '../containers/container.js';
 import type { ContainerService } from '../containers/container-service.js';
+import type { PreparedLaunch } from '../containers/runtime.js';
 import { workloadOf } from '../containers/workload.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -26,7 +27,8 @@ export interface DeployRequest {
 }
 
 /** What a deploy asks of the container lifecycle (ContainerService). */
-export type DeployTarget = Pick<ContainerService, 'get' | 'systemGet' | 'goLive' | 'restoreRelease'>;
+export type DeployTarget = Pick<ContainerService, 'get' | 'systemGet' | 'goLive' | 'restoreRelease'> &
+  Partial<Pick<ContainerService, 'prepareGoLive'>>;
 
 export interface DeployLimits {
   /** DEPLOY_MAX_CONTEXT_BYTES */
@@ -265,7 +267,12 @@ export class DeployService {
    * reason, and the container keeps its release. Late and repeated statuses change nothing.
    */
   async applyBuildStatus(status: BuildStatus): Promise<BuildOutcome> {
-    const deploy = await this.store.get(status.containerId, status.deployId);
+    const built = status.phase === 'succeeded' && !!status.image;
+    // A built image's container is read beside its deploy: its new task's making begins before the deploy's own write.
+    const [deploy, container] = await Promise.all([
+      this.store.get(status.containerId, status.deployId),
+      built ? this.containers.systemGet(status.containerId) : undefined,
+    ]);
     if (!deploy || deploy.userId !== status.accountId) return 'ignored';
     if (status.phase === 'queued' || status.phase === 'building') return 'building';
     if (status.phase !== 'succeeded' || !status.image) {
@@ -276,48 +283,58 @@ export class DeployService {
           : `build ${status.phase}`);
       return (await this.fail(deploy, ['waiting_for_upload', 'building'], reason, status.version)) ? 'failed' : 'ignored';
     }
-    const built = await this.store.transition(deploy.containerId, deploy.id, ['building'], {
-      state: 'deploying',
-      image: status.image,
-      buildVersion: status.version,
-    });
-    // The slot and the context are the build's, not the release's: let go of beside the go-live, not before it
-    // (both settled before the answer: on Lambda nothing runs after it).
-    const [live, finished] = await Promise.allSettled([
-      built ? this.goLive(built) : Promise.resolve<BuildOutcome>('ignored'),
-      this.finishBuild(deploy),
-    ]);
-    if (live.status === 'rejected') throw live.reason;
-    if (finished.status === 'rejected') throw finished.reason;
-    return live.value;
+    const prepared = container && this.prepareNewTask(deploy, container, status.image);
+    try {
+      const deploying = await this.store.transition(deploy.containerId, deploy.id, ['building'], {
+        state: 'deploying',
+        image: status.image,
+        buildVersion: status.version,
+      });
+      // The slot and the context are the build's, not the release's: let go of beside the go-live, not before it
+      // (both settled before the answer: on Lambda nothing runs after it).
+      const [live, finished] = await Promise.allSettled([
+        deploying ? this.goLive(deploying, container) : Promise.resolve<BuildOutcome>('ignored'),
+        this.finishBuild(deploy),
+      ]);
+      if (live.status === 'rejected') throw live.reason;
+      if (finished.status === 'rejected') throw finished.reason;
+      return live.value;
+    } finally {
+      // Taken by the restart's launch, or not wanted any more: a deploy that failed, was superseded or went live otherwise.
+      await (await prepared)?.discard();
+    }
+  }
+
+  /**
+   * Has the runtime make the task the go-live's restart will launch (ContainerService.prepareGoLive)
+   * while the deploy's and the container's writes before it run, for a deploy still to go live.
+   */
+  private prepareNewTask(deploy: Deploy, container: StoredContainer, image: string): Promise<PreparedLaunch | undefined> | undefined {
+    const newer = !!container.lastDeployId && container.lastDeployId > deploy.id;
+    if (deploy.state !== 'building' || container.userId !== deploy.userId || newer) return undefined;
+    return this.containers.prepareGoLive?.(container, { ...workloadOf(container), image });
   }
 
   /**
    * The built image as the container's new release, through the restart transition. A newer
    * deploy that went live first makes this one superseded; a new task that never gets ready
-   * fails it, and the container goes back to the release it ran.
+   * fails it, and the container goes back to the release it ran. `read`: the container as read
+   * beside the deploy, for the first attempt.
    */
-  private async goLive(deploy: Deploy): Promise<BuildOutcome> {
+  private async goLive(deploy: Deploy, read?: StoredContainer): Promise<BuildOutcome> {
     for (let attempt = 1; ; attempt += 1) {
-      const container = await this.containers.systemGet(deploy.containerId);
+      const container = attempt === 1 && read ? read : await this.containers.systemGet(deploy.containerId);
       if (!container) {
         await this.fail(deploy, ['deploying'], 'the container was deleted');
         return 'failed';
       }
       if (container.lastDeployId && container.lastDeployId > deploy.id) return this.supersede(deploy);
       const previousRelease = container.release;
+      const workload = { ...workloadOf(container), image: deploy.image! };
       try {
         // Marked before the release is written, so no retention can take a live release's image.
         await this.images?.markReleased(refOf(deploy), deploy.image!);
-        const live = await this.containers.goLive(
-          ownerOf(container),
-          container,
-          { ...workloadOf(container), image: deploy.image! },
-          'deploy',
-          {
-            deployId: deploy.id,
-          },
-        );
+        const live = await this.containers.goLive(ownerOf(container), container, workload, 'deploy', { deployId: deploy.id });
         return this.markLive(deploy, live.release);
       } catch (error) {
         if (error instanceof ConflictError) {

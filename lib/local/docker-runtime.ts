@@ -5,6 +5,7 @@
 // the host isolation (engine-host-isolation.ts) and the spares (spare-engine-containers.ts).
 import type Docker from 'dockerode';
 import type {
+  PreparedLaunch,
   ReconcilableRuntime,
   RuntimeTask,
   RuntimeTaskPage,
@@ -103,7 +104,7 @@ class ProvisioningFailed extends Error {}
  */
 export class DockerRuntime implements ReconcilableRuntime {
   private readonly book = new TaskBook<EngineTask>('docker');
-  /** Per stopped container, the engine container made ready for its next task. */
+  /** Per container, the engine container made ready for its next task: at a stop, or for a deploy's restart. */
   private readonly spares: SpareEngineContainers;
   private readonly engine: Docker;
   private readonly stackId: string;
@@ -137,6 +138,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       {
         engine: this.engine,
         create: async (taskId, launch) => {
+          await this.assertMountable(launch);
           const network = await ensureContainerNetwork(this.engine, this.stackId, launch.containerId);
           await this.engine.createContainer(engineContainerSpec(this.stackId, this.book.taskArnOf(taskId), launch, network));
           return network;
@@ -200,6 +202,17 @@ export class DockerRuntime implements ReconcilableRuntime {
     return task.taskArn;
   }
 
+  /**
+   * Makes the engine container of a launch about to come (a deploy's restart to its built image)
+   * while its bookkeeping runs, beside the container's running task: the launch then only starts
+   * it (docs/deploys.md, "Deploys").
+   */
+  prepareLaunch(launch: TaskLaunch): PreparedLaunch {
+    if (this.closed) return { discard: async () => undefined };
+    const spare = this.spares.prepare(launch);
+    return { discard: () => this.spares.withdraw(spare, launch.containerId) };
+  }
+
   stopTask(taskArn: string, reason: string): Promise<void> {
     return this.stop(taskArn, reason, this.stopGraceS);
   }
@@ -220,13 +233,14 @@ export class DockerRuntime implements ReconcilableRuntime {
       .then(() => this.stopEngineContainer(taskArn, graceS))
       .then(async () => {
         if (!task) return;
-        // Stopped (or put to sleep) with nothing else of it running: its next start is most likely the same workload.
+        // Stopped (or put to sleep) with nothing else of it running: its next start is most likely the same workload,
+        // unless a launch to come was prepared already (a deploy's swap stops the old task of a container with a volume first).
         // Made before the stop is told: a wait that sees it (a swap's, since its waits wake on the status) asks for
         // the next task at once, and found no spare yet when the spare came after the status.
         const othersLive = this.book
           .all()
           .some((other) => other !== task && other.containerId === task.containerId && other.lastStatus !== 'STOPPED');
-        if (!othersLive && !this.closed && !task.released) this.spares.prepare(task.launch);
+        if (!othersLive && !this.closed && !task.released && !this.spares.holds(task.containerId)) this.spares.prepare(task.launch);
         await this.settleFromEngine(task);
       });
   }

@@ -11,9 +11,14 @@ import { callEngineOrWarn, ENGINE_CALLS } from './engine-calls.js';
  * also initialized: its filesystem mounted, its network set up and its OCI container created, so
  * that the start only starts its process. Initialized, it holds its address and its published
  * port (Podman 4.3 hands the port's socket to the spare's `conmon`, seen with `ss -ltnp`) until
- * its start or removal. It is made only when nothing else of its container runs, so no task of
- * it ever waits on what a spare holds: a restart's new task starts beside a running one, which
- * has no spare, and picks its own port at its create.
+ * its start or removal. It is made when a task stopped and nothing else of its container runs, so
+ * no task of it waits on what a spare holds; or, for a deploy, as its built image goes live
+ * (`DockerRuntime.prepareLaunch`): the restart's new task starts beside the running one, and its
+ * spare's port is its own, picked by the engine as any task's. A spare that mounts a volume is only
+ * created, never initialized: Podman 4.3's init mounts the volume and copies the image's files into
+ * it when it is empty (and chowns it), a write while the task that owns the volume still runs
+ * (seen with `podman init` on 2026-11-29: `NeedsCopyUp` true after the create, false and the files
+ * there after the init).
  */
 export interface SpareEngineContainer {
   taskId: string;
@@ -50,24 +55,39 @@ export class SpareEngineContainers {
   ) {}
 
   /**
-   * Makes the container's next task's engine container from the launch of the task that just
-   * stopped, replacing any earlier one. Nobody waits for it: a failure only means the next start
-   * creates its own.
+   * Makes the container's next task's engine container for the launch (that of the task that just
+   * stopped, or the one a deploy's restart will make), replacing any earlier one; initialized
+   * unless it mounts a volume. Nobody waits for it: a failure only means the next start creates its own.
    */
-  prepare(launch: TaskLaunch): void {
+  prepare(launch: TaskLaunch): SpareEngineContainer {
     const taskId = this.newTaskId();
+    const mountsNothing = launch.mounts.length === 0;
     const made = (async () => {
       const imageId = (await this.maker.engine.getImage(launch.image).inspect()).Id;
       const network = await this.maker.create(taskId, launch);
-      const initialized = await this.maker.initialize(taskId);
+      const initialized = mountsNothing ? await this.maker.initialize(taskId) : undefined;
       return { network, imageId, ...(initialized ? { initialized } : {}) };
     })().catch((error: unknown) => {
-      log.warn('Preparing the next task of a stopped container failed', { containerId: launch.containerId, ...describeError(error) });
+      log.warn("Preparing a container's next task failed", { containerId: launch.containerId, ...describeError(error) });
       return undefined;
     });
+    const spare = { taskId, launchKey: launchKeyOf(launch), made };
     const previous = this.spares.get(launch.containerId);
-    this.spares.set(launch.containerId, { taskId, launchKey: launchKeyOf(launch), made });
+    this.spares.set(launch.containerId, spare);
     if (previous) void this.discard(previous);
+    return spare;
+  }
+
+  /** Removes a spare no launch took (one taken is its task's now, and one replaced was removed then). */
+  async withdraw(spare: SpareEngineContainer, containerId: string): Promise<void> {
+    if (this.spares.get(containerId) !== spare) return;
+    this.spares.delete(containerId);
+    await this.discard(spare);
+  }
+
+  /** Whether the container has a spare (a task that stops while one is prepared for its launch to come leaves it be). */
+  holds(containerId: string): boolean {
+    return this.spares.has(containerId);
   }
 
   /** The container's spare, if it was made for this same workload; a spare for another one is discarded. */

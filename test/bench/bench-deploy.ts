@@ -112,6 +112,8 @@ async function deployOnce(run: number): Promise<void> {
   const networkRemoved = first((event) => event.Type === 'network' && event.Action === 'remove');
   const built = first((event) => event.Type === 'image' && event.Action === 'tag' && (event.Actor?.Attributes?.name ?? '').includes(id));
   const taskMade = first((event) => event.Type === 'container' && event.Action === 'create');
+  // Podman's: its init (network, filesystem, OCI container) ahead of a start, or within it.
+  const taskInitialized = first((event) => event.Type === 'container' && event.Action === 'init');
   const taskStarted = first((event) => event.Type === 'container' && event.Action === 'start');
   const oldStopped = first((event) => event.Type === 'container' && ['kill', 'stop', 'died', 'die'].includes(event.Action ?? ''));
   oursMs.push(totalMs);
@@ -122,6 +124,7 @@ async function deployOnce(run: number): Promise<void> {
     'image built': since(built),
     'build network removed': since(networkRemoved),
     'new task container made': since(taskMade),
+    'new task container initialized': since(taskInitialized),
     'new task container started': since(taskStarted),
     'deploy finished_at (live)': Date.parse(final.body.data.finished_at) - startedAt,
     'client saw live': totalMs,

@@ -3,7 +3,7 @@ import type { StoredContainer } from '../../../lib/containers/container.js';
 import type { BuildStatus, BuiltImages, DeployRef, ImageBuilder } from '../../../lib/deploys/builds.js';
 import type { Deploy, DeployChange, DeployState, DeployStore } from '../../../lib/deploys/deploy.js';
 import { type DeployTarget, DeployService } from '../../../lib/deploys/deploy-service.js';
-import { TimeoutError } from '../../../lib/errors.js';
+import { BadRequestError, TimeoutError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 
 const owner = { userId: newId(), role: 'user' as const };
@@ -64,7 +64,18 @@ function setUp(options: { refusal?: string; now?: () => number; images?: BuiltIm
       return { ...container };
     },
   );
+  /** Each new task made ahead: the image it runs, the deploy's state then, and its take-back. */
+  const prepared: Array<{ image: string; deployStates: DeployState[]; discard: ReturnType<typeof vi.fn> }> = [];
   const target: DeployTarget = {
+    prepareGoLive: async (_current, workload) => {
+      const made = {
+        image: workload.image,
+        deployStates: [...store.deploys.values()].map((deploy) => deploy.state),
+        discard: vi.fn(async () => undefined),
+      };
+      prepared.push(made);
+      return made;
+    },
     get: async () => ({ ...container }),
     systemGet: async () => ({ ...container }),
     goLive: goLive as unknown as DeployTarget['goLive'],
@@ -123,7 +134,7 @@ function setUp(options: { refusal?: string; now?: () => number; images?: BuiltIm
   });
   const deadlines = 'deadlines' in site ? site.deadlines : undefined;
   const restoreRelease = target.restoreRelease as unknown as ReturnType<typeof vi.fn>;
-  return { service, store, container, goLive, builder, discard, started, status, deadlines, restoreRelease };
+  return { service, store, container, goLive, builder, discard, started, status, deadlines, restoreRelease, prepared };
 }
 
 describe('DeployService', () => {
@@ -141,6 +152,27 @@ describe('DeployService', () => {
     expect(await store.get(container.id, deploy.id)).toMatchObject({ state: 'live', release: 2, image: `localhost/deploys/x@${DIGEST}` });
     expect(store.slots.get(owner.userId)?.size).toBe(0);
     expect(discard).toHaveBeenCalled();
+  });
+
+  it("has the restart's new task made from the build's success, before the deploy's own write, and takes it back when the deploy does not go live", async () => {
+    // Prepare
+    const { service, goLive, started, status, prepared } = setUp();
+    const first = await started();
+    await service.applyBuildStatus(status(first, { image: `localhost/deploys/one@${DIGEST}` }));
+    const second = await started();
+    goLive.mockRejectedValueOnce(new BadRequestError('the new release could not be started'));
+
+    // Act
+    const failed = await service.applyBuildStatus(status(second, { image: `localhost/deploys/two@${DIGEST}` }));
+
+    // Assess
+    expect(failed).toBe('failed');
+    expect(prepared.map(({ image, deployStates }) => ({ image, deployStates }))).toEqual([
+      { image: `localhost/deploys/one@${DIGEST}`, deployStates: ['building'] },
+      { image: `localhost/deploys/two@${DIGEST}`, deployStates: ['live', 'building'] },
+    ]);
+    // Whether the restart took it is the runtime's to say (a take-back of a task launched changes nothing): asked each time.
+    expect(prepared[1]!.discard).toHaveBeenCalledOnce();
   });
 
   it("ends a failed build failed with the builder's reason and never touches the container", async () => {

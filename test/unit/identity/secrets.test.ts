@@ -50,4 +50,12 @@ describe('ids', () => {
     expect(earlier[14]).toBe('7');
     expect(earlier < later).toBe(true);
   });
+
+  it('made within one millisecond still sort in the order they were made, past 4,096 of them', () => {
+    // Two deploys of one container made in one millisecond: the later must win (it once lost at random).
+    const made = Array.from({ length: 5000 }, () => newId(1_700_000_000_500));
+    expect([...made].sort()).toEqual(made);
+    expect(made.every(isUuid)).toBe(true);
+    expect(new Set(made).size).toBe(made.length);
+  });
 });

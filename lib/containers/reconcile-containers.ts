@@ -217,6 +217,20 @@ export class ContainerSweep {
           }
         }
         if (implied !== 'failed' && implied !== 'stopped') return false;
+        if (this.options.applyTaskStatus && container.state === 'running') {
+          // A running container's task stopped by itself and its event is late or lost: applied as the
+          // event would be, so its restart policy restarts it. Settled here directly, a crash loop on
+          // the ECS simulator stayed failed after 4 restarts of 5 when its 5th STOPPED event came late.
+          await this.options.applyTaskStatus(task.status!);
+          const after = await this.store.get(container.id);
+          if (after?.version !== container.version || after.taskArn !== container.taskArn || after.state !== container.state) {
+            report.lostEventsApplied += 1;
+            if (after?.state === 'stopped') report.containersStopped += 1;
+            else if (after?.state === 'failed') report.containersFailed += 1;
+            log.warn('Reconciler applied a lost stop of a running container’s task', { containerId: container.id, to: after?.state });
+            return true;
+          }
+        }
         state = implied;
         why = stateReasonFor(task.status!);
       }

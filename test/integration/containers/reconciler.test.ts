@@ -538,6 +538,33 @@ describe('reconciliation of lost, late and doubled events (issue 24)', () => {
     ]);
   });
 
+  it('relaunches a running container whose task stopped by itself with its event lost, by its restart policy', async () => {
+    const userId = newId();
+    const taskArn = addTask({
+      startedBy: '',
+      lastStatus: 'STOPPED',
+      desiredStatus: 'STOPPED',
+      stopCode: 'EssentialContainerExited',
+      containers: [{ exitCode: 3 }],
+    });
+    const running = await seedContainer(userId, 'running', { taskArn, restartCount: 4 });
+    cluster.get(taskArn)!.startedBy = running.id;
+
+    const report = await runScheduled();
+
+    // Settled failed directly, its 5th restart never came (a crash loop on the ECS simulator, its STOPPED event late).
+    expect(report.lostEventsApplied).toBe(1);
+    expect(await containerStore.get(running.id)).toMatchObject({
+      state: 'provisioning',
+      stateReason: 'exited with code 3',
+      restartCount: 5,
+    });
+    const relaunch = sqsMock.commandCalls(SendMessageCommand).map((call) => call.args[0].input);
+    expect(relaunch.map((input) => [input.QueueUrl, input.DelaySeconds, JSON.parse(input.MessageBody!)])).toEqual([
+      [ECS.TASK_EVENTS_QUEUE_URL, 16, { kind: 'relaunch', containerId: running.id }],
+    ]);
+  });
+
   it('goes on with the walk of the restarts due where the last run stopped', async () => {
     const cursors: Array<string | undefined> = [];
     const reconciler = new Reconciler(containerStore, containerRuntime, {

@@ -18,8 +18,8 @@ const stack = useSignedInStack();
 const { api } = stack;
 
 describe('local reconciliation', () => {
-  it('turns a container whose process was killed from outside, and whose exit nobody applied, into failed and releases its vCPU', async () => {
-    const created = await api('POST', '/api/v1/containers', { hostname: `reconcile-${process.pid}`, cpu_cores: 1 });
+  it('turns a container with restart_policy never whose process was killed from outside, and whose exit nobody applied, into failed and releases its vCPU', async () => {
+    const created = await api('POST', '/api/v1/containers', { hostname: `reconcile-${process.pid}`, cpu_cores: 1, restart_policy: 'never' });
     expect(created.status).toBe(200);
     const id: string = created.body.data.id;
     const running = await pollUntil(
@@ -59,6 +59,40 @@ describe('local reconciliation', () => {
     const restarted = await api('POST', `/api/v1/containers/${id}/start`);
     expect(restarted.status).toBe(200);
     expect(restarted.body.data.state).toBe('running');
+  });
+
+  it('restarts a container whose process was killed from outside, and whose exit nobody applied, as its restart policy says', async () => {
+    const created = await api('POST', '/api/v1/containers', { hostname: `reconcile-again-${process.pid}`, cpu_cores: 1 });
+    expect(created.status).toBe(200);
+    const id: string = created.body.data.id;
+    await pollUntil(
+      () => api('GET', `/api/v1/containers/${id}`),
+      (response) => response.body.data?.state === 'running',
+      20_000,
+    );
+    const { runtime } = localContainers();
+    const { taskArn } = (await containerStore.get(id))!;
+    const { pid } = (runtime as LocalRuntime).processOf(taskArn!)!;
+    // The exit notice is lost, and only the kill's: the restart's own notices arrive as usual.
+    const service = containerServiceWith({ runtime });
+    runtime.onTaskStatus(async (status) => {
+      if (status.taskArn === taskArn) return;
+      await service.applyTaskStatus(status);
+    });
+    try {
+      process.kill(-pid, 'SIGKILL');
+      // As the exit's own notice would have: on-failure (the default) runs it again, counting one restart.
+      const restarted = await pollUntil(
+        () => api('GET', `/api/v1/containers/${id}`),
+        (response) => response.body.data?.state === 'running' && response.body.data?.restart_count === 1,
+        20_000,
+      );
+      expect(restarted.body.data).toMatchObject({ state: 'running', restart_count: 1 });
+      expect((await containerStore.get(id))?.taskArn).not.toBe(taskArn);
+    } finally {
+      runtime.onTaskStatus((status) => service.applyTaskStatus(status));
+    }
+    expect((await api('DELETE', `/api/v1/containers/${id}`)).status).toBe(200);
   });
 
   it('turns a new container running when its RUNNING notice reached nobody (it came before the task was attached)', async () => {

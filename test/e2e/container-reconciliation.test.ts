@@ -19,7 +19,11 @@ const { api } = stack;
 
 describe('local reconciliation', () => {
   it('turns a container with restart_policy never whose process was killed from outside, and whose exit nobody applied, into failed and releases its vCPU', async () => {
-    const created = await api('POST', '/api/v1/containers', { hostname: `reconcile-${process.pid}`, cpu_cores: 1, restart_policy: 'never' });
+    const created = await api('POST', '/api/v1/containers', {
+      hostname: `reconcile-${process.pid}`,
+      cpu_cores: 1,
+      restart_policy: 'never',
+    });
     expect(created.status).toBe(200);
     const id: string = created.body.data.id;
     const running = await pollUntil(

@@ -141,6 +141,14 @@ function setUp(options: { refusal?: string; now?: () => number; images?: BuiltIm
   return { service, store, container, goLive, builder, discard, started, status, deadlines, restoreRelease, prepared };
 }
 
+/** The restart writes the deploy's release 2, then answers 504 with its new task still coming up. */
+function outlastsItsBudget(goLive: ReturnType<typeof setUp>['goLive'], container: StoredContainer): void {
+  goLive.mockImplementationOnce(async (_caller, _current, workload, _cause, made) => {
+    Object.assign(container, { image: workload.image, release: 2, lastDeployId: made.deployId, pendingTaskArn: 'task-2' });
+    throw new TimeoutError('the restart outlasted its budget');
+  });
+}
+
 describe('DeployService', () => {
   it('takes a built image live as a release, frees the build slot and discards the context', async () => {
     // Prepare
@@ -254,10 +262,7 @@ describe('DeployService', () => {
     // Prepare: the restart answers 504 with its new task still coming up; the function must answer, not wait (Lambda)
     const { service, store, container, goLive, started, status, deadlines } = setUp();
     const deploy = await started();
-    goLive.mockImplementationOnce(async (_caller, _current, workload, _cause, made) => {
-      Object.assign(container, { image: workload.image, release: 2, lastDeployId: made.deployId, pendingTaskArn: 'task-2' });
-      throw new TimeoutError('the restart outlasted its budget');
-    });
+    outlastsItsBudget(goLive, container);
     const ref = { accountId: owner.userId, containerId: container.id, deployId: deploy.id };
 
     // Act
@@ -297,10 +302,7 @@ describe('DeployService', () => {
     // Prepare: the function answered at the budget; the look comes in another invocation, which was not told release 1
     const { service, store, container, goLive, started, status, restoreRelease } = setUp();
     const deploy = await started();
-    goLive.mockImplementationOnce(async (_caller, _current, workload, _cause, made) => {
-      Object.assign(container, { image: workload.image, release: 2, lastDeployId: made.deployId, pendingTaskArn: 'task-2' });
-      throw new TimeoutError('the restart outlasted its budget');
-    });
+    outlastsItsBudget(goLive, container);
     const ref = { accountId: owner.userId, containerId: container.id, deployId: deploy.id };
     expect(await service.applyBuildStatus(status(deploy, { image: `localhost/deploys/two@${DIGEST}` }))).toBe('deploying');
     Object.assign(container, { pendingTaskArn: undefined, stateReason: 'restart failed (answered 404)' });

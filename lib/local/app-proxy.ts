@@ -103,17 +103,37 @@ function rememberStarting(hostname: string, container: StoredContainer, routing:
  * The 503 of a starting container while its memory holds; once it no longer does, the container id
  * its hostname named, so the read that follows (the one that finds it running) reads the record only.
  */
-function rememberedStarting(hostname: string): { route?: Route & { kind: 'unavailable' }; containerId?: string } | undefined {
+function rememberedStarting(hostname: string, routing: AppRouting): { route?: Route; containerId?: string } | undefined {
   const entry = startingByHostname.get(hostname);
   if (!entry) return undefined;
+  const started = startedTaskOf(entry.container, routing);
+  if (started) {
+    startingByHostname.delete(hostname);
+    return { route: started };
+  }
   if (!entry.changed && Date.now() - entry.readAt < ROUTE_MEMORY_MS && !wakes.has(entry.container.id))
     return { route: { kind: 'unavailable', container: entry.container } };
   startingByHostname.delete(hostname);
   return { containerId: entry.container.id };
 }
 
+/**
+ * The task of a starting container (`provisioning`, neither a swap nor a wake: those hold their
+ * requests and route once they end) that its runtime serves already: the runtime counts a task
+ * running, and gives its port, only once it answers and the host rules were checked after its
+ * network was set up (lib/local/docker-runtime.ts), so it is sent requests from then on, as a
+ * load balancer sends them to a target once its health check passes, without waiting for the
+ * record's RUNNING to be written and read again (docs/measurements.md, "A new container at the
+ * engine's pace, again").
+ */
+function startedTaskOf(container: StoredContainer, routing: AppRouting): (Route & { kind: 'running' }) | undefined {
+  if (container.state !== 'provisioning' || !container.taskArn || swapping(container) || wakes.has(container.id)) return undefined;
+  return routeToTask(container.taskArn, container.id, routing);
+}
+
 async function routeFor(hostname: string, routing: AppRouting): Promise<Route> {
-  const starting = rememberedStarting(hostname);
+  const starting = rememberedStarting(hostname, routing);
+  if (starting?.route?.kind === 'running') return rememberRoute(hostname, starting.route);
   if (starting?.route) return starting.route;
   const remembered = routedTaskByHostname.get(hostname);
   const fresh = remembered && Date.now() - remembered.readAt < ROUTE_MEMORY_MS;
@@ -134,13 +154,20 @@ async function routeFor(hostname: string, routing: AppRouting): Promise<Route> {
   if (container.state === 'running' && container.taskArn && routing.portOf(container.taskArn) === undefined) {
     container = (await routing.container(container.id)) ?? container;
   }
-  const route = container.state === 'running' && container.taskArn ? routeToTask(container.taskArn, container.id, routing) : undefined;
+  const route =
+    container.state === 'running' && container.taskArn
+      ? routeToTask(container.taskArn, container.id, routing)
+      : startedTaskOf(container, routing);
   if (!route) {
     rememberStarting(hostname, container, routing);
     return { kind: 'unavailable', container };
   }
+  return rememberRoute(hostname, route);
+}
+
+function rememberRoute(hostname: string, route: Route & { kind: 'running' }): Route {
   if (routedTaskByHostname.size < MAX_REMEMBERED_HOSTNAMES) {
-    routedTaskByHostname.set(hostname, { containerId: container.id, taskArn: route.taskArn, readAt: Date.now() });
+    routedTaskByHostname.set(hostname, { containerId: route.containerId, taskArn: route.taskArn, readAt: Date.now() });
   }
   return route;
 }

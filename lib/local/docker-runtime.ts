@@ -378,9 +378,10 @@ export class DockerRuntime implements ReconcilableRuntime {
           },
         ));
       if (fromSpare) return fromSpare;
-      // The spare could not serve: the check begun beside its start came before this start's network.
-      isolated = undefined;
       const network = await this.createAndStart(task, launch);
+      // The start has set its network up: the check begins as it answers, beside the inspect for its port, and
+      // replaces one begun beside a spare's start that could not serve, which came before this network.
+      isolated = network === undefined ? undefined : this.keepIsolated();
       return network === undefined ? undefined : { network };
     })();
     task.made = making.then(

@@ -105,6 +105,11 @@ const created = await api('POST', '/api/v1/containers', { hostname: `bench-wake-
 if (created.status !== 200) throw new Error(`create answered ${created.status}: ${created.text}`);
 const sleeper = created.body.data as { id: string; url: string };
 await until200(stackPort, urlHost(sleeper.url));
+// The proxy sends requests to a task as soon as its runtime serves it, a moment before its record says running,
+// and only a running container sleeps (as the idle sweep finds it).
+for (const deadline = Date.now() + 15_000; (await containerStore.get(sleeper.id))?.state !== 'running'; await sleep(20)) {
+  if (Date.now() > deadline) throw new Error('the container never turned running');
+}
 
 const wakeMs: number[] = [];
 const wakeAllMs: number[] = [];

@@ -209,4 +209,33 @@ describe('the local proxy while a new container starts', () => {
     expect(reads.length - readsBefore).toBe(1);
     expect(hostnameReads).toEqual([hostname]);
   });
+
+  it('sends a request to the first task as soon as its runtime serves it, before its record says running, without reading the table', async () => {
+    // Prepare: a container provisioning its first task, which its runtime does not serve yet.
+    const hostname = `proxy-served-${process.pid}`;
+    const task = await taskServer('up');
+    const container = { id: 'c3', hostname, state: 'provisioning', taskArn: 'first' } as StoredContainer;
+    const ports = new Map<string, number>();
+    const reads: string[] = [];
+    const routing: AppRouting = {
+      containerIdOfHostname: async (name) => (name === hostname ? container.id : undefined),
+      container: async (id) => {
+        reads.push(id);
+        return id === container.id ? { ...container } : undefined;
+      },
+      portOf: (taskArn) => ports.get(taskArn),
+      onContainerChanged: () => () => undefined,
+    };
+    const proxy = await proxyServer(hostname, routing);
+    expect((await get(proxy)).status).toBe(503);
+    const readsBefore = reads.length;
+
+    // Act: the runtime counts the task running (ready, its host rules checked); its record is still being written.
+    ports.set('first', task.port);
+    const answered = await get(proxy);
+
+    // Assess: the task answered, from what the proxy held.
+    expect(answered).toEqual({ status: 200, text: 'up' });
+    expect(reads.length).toBe(readsBefore);
+  });
 });

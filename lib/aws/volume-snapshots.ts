@@ -307,11 +307,16 @@ export class VolumeSnapshots {
         await this.cleanUp(job);
         return 'ended';
       }
-      if (this.now() < job.deadline) {
+      // A restore's download already under way outlives its URL's expiry (S3 checks it at the request:
+      // https://docs.aws.amazon.com/AmazonS3/latest/userguide/using-presigned-url.html#PresignedUrl-Expiration),
+      // so it is followed for a second period, as a join is; a snapshot's chore cannot outlive its
+      // form's (S3 refuses its next part).
+      const followUntil = job.purpose === 'restore' ? job.deadline + this.times.deadlineMs : job.deadline;
+      if (this.now() < followUntil) {
         await this.deps.send(job, this.times.pollMs);
         return 'running';
       }
-      const minutes = Math.round(this.times.deadlineMs / 60_000);
+      const minutes = Math.round((followUntil - job.deadline + this.times.deadlineMs) / 60_000);
       // Its form has expired, so S3 refuses its next part: the task is stopped rather than left to run (and be billed) until then.
       return this.failed(
         job,
@@ -425,6 +430,8 @@ export class VolumeSnapshots {
     stateReason = 'the snapshot failed',
     options: { stopTask?: boolean } = {},
   ): Promise<SnapshotChoreOutcome> {
+    // Stopped rather than left to run (and be billed) with nobody following it.
+    if (options.stopTask && job.taskArn) await this.deps.chores.stop(job.taskArn, `Snapshot ${job.snapshotId} failed: ${stateReason}`);
     if (job.purpose === 'restore') {
       log.error("A new volume's restore from a snapshot failed; the volume stays as the chore left it", {
         volumeId: job.volumeId,
@@ -433,7 +440,6 @@ export class VolumeSnapshots {
       });
       return 'failed';
     }
-    if (options.stopTask && job.taskArn) await this.deps.chores.stop(job.taskArn, `Snapshot ${job.snapshotId} failed: ${stateReason}`);
     await this.cleanUp(job);
     const snapshot = await this.deps.snapshot(job.snapshotId);
     if (snapshot?.state === 'creating') await this.deps.settle(job.snapshotId, 'failed', 0, stateReason);

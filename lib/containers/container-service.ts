@@ -366,6 +366,17 @@ export class ContainerService {
    * after a deploy whose task never got ready, the container runs its old task still, and its next
    * start must run that release again, not the broken one.
    */
+  /**
+   * The release a deploy's release replaced (its version less one: every change of workload makes
+   * the next version), while the container still runs the deploy's own release; undefined once
+   * anything changed it since (a PATCH, a rollback, a newer deploy), whose release must stand.
+   */
+  async releaseBefore(container: StoredContainer, deployId: string): Promise<number | undefined> {
+    if (container.release === undefined || container.release < 2) return undefined;
+    const current = await this.core.store.getRelease(container.id, container.release);
+    return current?.deployId === deployId ? container.release - 1 : undefined;
+  }
+
   async restoreRelease(caller: Caller, container: StoredContainer, version: number): Promise<StoredContainer> {
     const target = await this.core.store.getRelease(container.id, version);
     if (!target) throw new NotFoundError(`The container has no release ${version}`);

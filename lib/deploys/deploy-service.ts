@@ -27,7 +27,7 @@ export interface DeployRequest {
 }
 
 /** What a deploy asks of the container lifecycle (ContainerService). */
-export type DeployTarget = Pick<ContainerService, 'get' | 'systemGet' | 'goLive' | 'restoreRelease'> &
+export type DeployTarget = Pick<ContainerService, 'get' | 'systemGet' | 'goLive' | 'restoreRelease' | 'releaseBefore'> &
   Partial<Pick<ContainerService, 'prepareGoLive'>>;
 
 export interface DeployLimits {
@@ -435,8 +435,8 @@ export class DeployService {
 
   /**
    * Whether the restart a deploy started has ended: live once the container runs its release,
-   * superseded, failed once its new task was dropped (and the container back on `previousRelease`
-   * where the caller knows it: a later look on AWS does not).
+   * superseded, failed once its new task was dropped (and the container back on the release it
+   * ran: `previousRelease` where the caller knows it, else the one the deploy's release replaced).
    */
   private async restartSettled(deploy: Deploy, previousRelease?: number): Promise<BuildOutcome | undefined> {
     const container = await this.containers.systemGet(deploy.containerId);
@@ -478,11 +478,13 @@ export class DeployService {
 
   /** After a failed go-live, the container's workload goes back to the release it ran, so its next start does not run the broken image. */
   private async restorePrevious(deploy: Deploy, previousRelease: number | undefined): Promise<void> {
-    if (previousRelease === undefined) return;
     try {
       const container = await this.containers.systemGet(deploy.containerId);
       if (!container || container.lastDeployId !== deploy.id) return;
-      await this.containers.restoreRelease(ownerOf(container), container, previousRelease);
+      // A later look (AWS) was not told which release the deploy replaced: the container's releases say.
+      const restored = previousRelease ?? (await this.containers.releaseBefore(container, deploy.id));
+      if (restored === undefined) return;
+      await this.containers.restoreRelease(ownerOf(container), container, restored);
     } catch (error) {
       log.warn('Could not restore the release a failed deploy replaced', { deployId: deploy.id, ...describeError(error) });
     }

@@ -40,4 +40,5 @@ const readingContainers: DeployTarget = {
   systemGet: (containerId) => containerStore.get(containerId),
   goLive: notWired,
   restoreRelease: notWired,
+  releaseBefore: notWired,
 };

@@ -18,6 +18,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type AppResponse, readWhole } from '../support/app-request.js';
 
 const CHAINS = Number(process.env.BENCH_CHAINS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -32,11 +33,7 @@ const BASE = `http://127.0.0.1:${PORT}`;
 const REDIRECT = 'http://127.0.0.1:9/callback';
 const ADMIN = { email: 'admin@example.com', password: 'bench-admin-password-1' };
 
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
+type Reply = AppResponse;
 
 const agent = new Agent({ keepAlive: true, maxSockets: Math.max(CHAINS, CONNECTIONS) + 4 });
 
@@ -45,14 +42,7 @@ function send(method: string, path: string, headers: Record<string, string> = {}
     const outgoing = request(
       `${BASE}${path}`,
       { method, agent, headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }),
-        );
-        response.on('error', reject);
-      },
+      readWhole(resolve, reject),
     );
     outgoing.on('error', reject);
     outgoing.end(body);

@@ -1,10 +1,22 @@
-import { request } from 'node:http';
+import { type IncomingMessage, request } from 'node:http';
 import type { Readable } from 'node:stream';
 
 export interface AppResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
+}
+
+/** A response read whole as text, for `request`'s callback. */
+export function readWhole(resolve: (answer: AppResponse) => void, reject: (error: Error) => void): (response: IncomingMessage) => void {
+  return (response) => {
+    const chunks: Buffer[] = [];
+    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    response.on('end', () =>
+      resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }),
+    );
+    response.on('error', reject);
+  };
 }
 
 /**
@@ -26,14 +38,7 @@ export function appRequest(
         path: `${target.pathname}${target.search}`,
         headers: { host: target.host, ...options.headers },
       },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }),
-        );
-        response.on('error', reject);
-      },
+      readWhole(resolve, reject),
     );
     outgoing.on('error', reject);
     if (options.body === undefined || typeof options.body === 'string') outgoing.end(options.body);

@@ -512,7 +512,11 @@ describe('reconciliation of lost, late and doubled events (issue 24)', () => {
     expect(probes).toEqual([expect.objectContaining({ kind: 'probe', phase: 'ready', containerId: waiting.id })]);
   });
 
-  it('relaunches a container provisioning past its grace whose STOPPED event was lost, by its restart policy', async () => {
+  // The running case: settled failed directly, a crash loop on the ECS simulator whose 5th STOPPED event came late never got its 5th restart.
+  it.each([
+    { state: 'provisioning' as const, why: 'provisioning past its grace', restartCount: 0, delayS: 1 },
+    { state: 'running' as const, why: 'running, stopped by itself,', restartCount: 4, delayS: 16 },
+  ])('relaunches a container $why whose STOPPED event was lost, by its restart policy', async ({ state, restartCount, delayS }) => {
     const userId = newId();
     const taskArn = addTask({
       startedBy: '',
@@ -521,47 +525,20 @@ describe('reconciliation of lost, late and doubled events (issue 24)', () => {
       stopCode: 'EssentialContainerExited',
       containers: [{ exitCode: 3 }],
     });
-    const provisioning = await seedContainer(userId, 'provisioning', { taskArn });
-    cluster.get(taskArn)!.startedBy = provisioning.id;
+    const seeded = await seedContainer(userId, state, { taskArn, restartCount });
+    cluster.get(taskArn)!.startedBy = seeded.id;
 
     const report = await runScheduled();
 
     expect(report.lostEventsApplied).toBe(1);
-    expect(await containerStore.get(provisioning.id)).toMatchObject({
+    expect(await containerStore.get(seeded.id)).toMatchObject({
       state: 'provisioning',
       stateReason: 'exited with code 3',
-      restartCount: 1,
+      restartCount: restartCount + 1,
     });
     const relaunch = sqsMock.commandCalls(SendMessageCommand).map((call) => call.args[0].input);
     expect(relaunch.map((input) => [input.QueueUrl, input.DelaySeconds, JSON.parse(input.MessageBody!)])).toEqual([
-      [ECS.TASK_EVENTS_QUEUE_URL, 1, { kind: 'relaunch', containerId: provisioning.id }],
-    ]);
-  });
-
-  it('relaunches a running container whose task stopped by itself with its event lost, by its restart policy', async () => {
-    const userId = newId();
-    const taskArn = addTask({
-      startedBy: '',
-      lastStatus: 'STOPPED',
-      desiredStatus: 'STOPPED',
-      stopCode: 'EssentialContainerExited',
-      containers: [{ exitCode: 3 }],
-    });
-    const running = await seedContainer(userId, 'running', { taskArn, restartCount: 4 });
-    cluster.get(taskArn)!.startedBy = running.id;
-
-    const report = await runScheduled();
-
-    // Settled failed directly, its 5th restart never came (a crash loop on the ECS simulator, its STOPPED event late).
-    expect(report.lostEventsApplied).toBe(1);
-    expect(await containerStore.get(running.id)).toMatchObject({
-      state: 'provisioning',
-      stateReason: 'exited with code 3',
-      restartCount: 5,
-    });
-    const relaunch = sqsMock.commandCalls(SendMessageCommand).map((call) => call.args[0].input);
-    expect(relaunch.map((input) => [input.QueueUrl, input.DelaySeconds, JSON.parse(input.MessageBody!)])).toEqual([
-      [ECS.TASK_EVENTS_QUEUE_URL, 16, { kind: 'relaunch', containerId: running.id }],
+      [ECS.TASK_EVENTS_QUEUE_URL, delayS, { kind: 'relaunch', containerId: seeded.id }],
     ]);
   });
 

@@ -4,6 +4,7 @@ import type { Release } from '../../../lib/containers/release.js';
 import { workloadOf } from '../../../lib/containers/workload.js';
 import { newId } from '../../../lib/ids.js';
 import { DynamoContainerStore } from '../../../lib/store/dynamo-container-store.js';
+import { containerServiceWith } from '../../../lib/wiring/containers.js';
 import { storedContainer } from '../../support/workloads.js';
 
 const store = new DynamoContainerStore();
@@ -98,5 +99,34 @@ describe('releases in the container store', () => {
     // Assess
     expect(late.kind).toBe('conflict');
     expect(await store.get(created.id)).toMatchObject({ image: 'localhost/app:new', release: 2, lastDeployId: newer });
+  });
+
+  it("names the release a deploy's release replaced while the container runs it, and none once anything changed it since", async () => {
+    // Prepare: release 2 by an update, release 3 by a deploy
+    const service = containerServiceWith();
+    const deployId = newId();
+    const created = container();
+    await store.create(created, undefined, releaseOf(created, 1));
+    await store.updateWorkload(created.id, 1, { port: 9090 }, NOW, undefined, releaseOf({ ...created, port: 9090 }, 2));
+    const deployed = await store.updateWorkload(
+      created.id,
+      2,
+      { image: `localhost/deploys/app@sha256:${'a'.repeat(64)}` },
+      NOW,
+      undefined,
+      releaseOf(created, 3, { cause: 'deploy', deployId }),
+    );
+    expect(deployed).toMatchObject({ kind: 'written', container: { release: 3 } });
+    const runningDeploy = (await store.get(created.id))!;
+
+    // Act: then a PATCH makes release 4
+    const beforeDeploy = await service.releaseBefore(runningDeploy, deployId);
+    await store.updateWorkload(created.id, 3, { port: 7070 }, NOW, undefined, releaseOf({ ...created, port: 7070 }, 4));
+    const afterPatch = await service.releaseBefore((await store.get(created.id))!, deployId);
+
+    // Assess: a failed deploy puts the container back on 2, but never undoes the PATCH that came after it
+    expect(beforeDeploy).toBe(2);
+    expect(afterPatch).toBeUndefined();
+    expect(await service.releaseBefore(runningDeploy, newId())).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { ecsTaskStateChange } from '../lambda-event.js';
 import type { EcsSim, SimTask } from './ecs.js';
 import type { FaultCounts } from './faults.js';
 import type { SeededRandom } from './rng.js';
@@ -58,17 +58,11 @@ export class TaskEventRule {
   }
 
   private onChange(ecs: EcsSim, task: SimTask): void {
-    const event = {
-      version: '0',
-      id: randomUUID(),
-      'detail-type': 'ECS Task State Change',
-      source: 'aws.ecs',
-      account: '123456789012',
-      time: new Date().toISOString(),
-      region: 'us-east-1',
-      resources: [task.taskArn],
-      detail: { ...ecs.wire(task, 'iso'), updatedAt: new Date().toISOString() } as Record<string, unknown>,
-    };
+    const event = ecsTaskStateChange({
+      ...ecs.wire(task, 'iso'),
+      taskArn: task.taskArn,
+      updatedAt: new Date().toISOString(),
+    } as Record<string, unknown> & { taskArn: string });
     const body = JSON.stringify(event);
     const copied = this.copyOnce.findIndex(({ match }) => match(task));
     if (copied >= 0) this.copyOnce.splice(copied, 1)[0]!.keep(body);

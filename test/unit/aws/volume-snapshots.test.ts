@@ -1,5 +1,12 @@
-import { describe, expect, it } from 'vitest';
-import { SNAPSHOT_EXIT, snapshotFailureOf } from '../../../lib/aws/volume-snapshots.js';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  SNAPSHOT_EXIT,
+  type SnapshotChoreJob,
+  snapshotFailureOf,
+  type VolumeSnapshotDeps,
+  VolumeSnapshots,
+} from '../../../lib/aws/volume-snapshots.js';
+import { newId } from '../../../lib/ids.js';
 
 describe('snapshotFailureOf', () => {
   it.each([
@@ -20,5 +27,64 @@ describe('snapshotFailureOf', () => {
 
     // Assess
     expect(said).toBe(reason);
+  });
+});
+
+describe("a restore's chore still running", () => {
+  const times = { pollMs: 10_000, deadlineMs: 3_600_000, firstBackoffMs: 30_000 };
+  const start = Date.parse('2026-11-29T12:00:00Z');
+  const job: SnapshotChoreJob = {
+    kind: 'snapshot-chore',
+    purpose: 'restore',
+    volumeId: newId(),
+    accountId: newId(),
+    accessPointId: 'fsap-0123456789abcdef0',
+    snapshotId: newId(),
+    key: 'snapshots/x.tar.gz',
+    url: 'https://bucket.s3.amazonaws.com/snapshots/x.tar.gz?X-Amz-Signature=abc',
+    taskArn: 'arn:aws:ecs:eu-west-1:123456789012:task/cluster/restore',
+    attempt: 1,
+    deadline: start + times.deadlineMs,
+  };
+  const setUp = (nowMs: number) => {
+    const stop = vi.fn(async () => undefined);
+    const send = vi.fn(async () => undefined);
+    const deps = {
+      chores: { run: vi.fn(), outcome: async () => ({ state: 'running' as const }), stop },
+      objects: {},
+      partBytes: 1,
+      snapshot: async () => undefined,
+      settle: vi.fn(),
+      send,
+      now: () => nowMs,
+    } as unknown as VolumeSnapshotDeps;
+    return { snapshots: new VolumeSnapshots(deps, times), stop, send };
+  };
+
+  it('is followed past its URL expiry, since a download under way goes on', async () => {
+    // Prepare: a minute past the deadline, the download started before it
+    const { snapshots, stop, send } = setUp(job.deadline + 60_000);
+
+    // Act
+    const outcome = await snapshots.continue(job);
+
+    // Assess
+    expect(outcome).toBe('running');
+    expect(send).toHaveBeenCalledWith(job, times.pollMs);
+    expect(stop).not.toHaveBeenCalled();
+  });
+
+  it('is stopped a second period past the deadline, not left to run (and be billed) with nobody following it', async () => {
+    // Prepare
+    const { snapshots, stop, send } = setUp(job.deadline + times.deadlineMs);
+
+    // Act
+    const outcome = await snapshots.continue(job);
+
+    // Assess
+    expect(outcome).toBe('failed');
+    expect(send).not.toHaveBeenCalled();
+    expect(stop).toHaveBeenCalledWith(job.taskArn, expect.stringContaining(job.snapshotId));
+    expect(JSON.stringify(stop.mock.calls)).not.toContain('X-Amz-Signature');
   });
 });

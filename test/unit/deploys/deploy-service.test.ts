@@ -80,6 +80,10 @@ function setUp(options: { refusal?: string; now?: () => number; images?: BuiltIm
     systemGet: async () => ({ ...container }),
     goLive: goLive as unknown as DeployTarget['goLive'],
     restoreRelease: vi.fn(async () => ({ ...container })) as unknown as DeployTarget['restoreRelease'],
+    // As the container's releases say: the one before the current, while a deploy's own release is current.
+    releaseBefore: vi.fn(async (current: StoredContainer, deployId: string) =>
+      current.lastDeployId === deployId && current.release ? current.release - 1 : undefined,
+    ),
   };
   const builder: ImageBuilder = {
     startBuild: vi.fn(async (request) => ({ buildId: request.deployId })),
@@ -135,6 +139,14 @@ function setUp(options: { refusal?: string; now?: () => number; images?: BuiltIm
   const deadlines = 'deadlines' in site ? site.deadlines : undefined;
   const restoreRelease = target.restoreRelease as unknown as ReturnType<typeof vi.fn>;
   return { service, store, container, goLive, builder, discard, started, status, deadlines, restoreRelease, prepared };
+}
+
+/** The restart writes the deploy's release 2, then answers 504 with its new task still coming up. */
+function outlastsItsBudget(goLive: ReturnType<typeof setUp>['goLive'], container: StoredContainer): void {
+  goLive.mockImplementationOnce(async (_caller, _current, workload, _cause, made) => {
+    Object.assign(container, { image: workload.image, release: 2, lastDeployId: made.deployId, pendingTaskArn: 'task-2' });
+    throw new TimeoutError('the restart outlasted its budget');
+  });
 }
 
 describe('DeployService', () => {
@@ -250,10 +262,7 @@ describe('DeployService', () => {
     // Prepare: the restart answers 504 with its new task still coming up; the function must answer, not wait (Lambda)
     const { service, store, container, goLive, started, status, deadlines } = setUp();
     const deploy = await started();
-    goLive.mockImplementationOnce(async (_caller, _current, workload, _cause, made) => {
-      Object.assign(container, { image: workload.image, release: 2, lastDeployId: made.deployId, pendingTaskArn: 'task-2' });
-      throw new TimeoutError('the restart outlasted its budget');
-    });
+    outlastsItsBudget(goLive, container);
     const ref = { accountId: owner.userId, containerId: container.id, deployId: deploy.id };
 
     // Act
@@ -284,6 +293,24 @@ describe('DeployService', () => {
     const outcome = await service.applyBuildStatus(status(deploy, { image: `localhost/deploys/two@${DIGEST}` }));
 
     // Assess
+    expect(outcome).toBe('failed');
+    expect(store.deploys.get(deploy.id)).toMatchObject({ state: 'failed', stateReason: 'image not ready: restart failed (answered 404)' });
+    expect(restoreRelease).toHaveBeenCalledWith(expect.anything(), expect.objectContaining({ lastDeployId: deploy.id }), 1);
+  });
+
+  it('puts the container back on the release it ran when a later look (AWS) finds the restart past its budget ended with its new task dropped', async () => {
+    // Prepare: the function answered at the budget; the look comes in another invocation, which was not told release 1
+    const { service, store, container, goLive, started, status, restoreRelease } = setUp();
+    const deploy = await started();
+    outlastsItsBudget(goLive, container);
+    const ref = { accountId: owner.userId, containerId: container.id, deployId: deploy.id };
+    expect(await service.applyBuildStatus(status(deploy, { image: `localhost/deploys/two@${DIGEST}` }))).toBe('deploying');
+    Object.assign(container, { pendingTaskArn: undefined, stateReason: 'restart failed (answered 404)' });
+
+    // Act
+    const outcome = await service.checkBuild(ref);
+
+    // Assess: its next start must not run the image that never got ready
     expect(outcome).toBe('failed');
     expect(store.deploys.get(deploy.id)).toMatchObject({ state: 'failed', stateReason: 'image not ready: restart failed (answered 404)' });
     expect(restoreRelease).toHaveBeenCalledWith(expect.anything(), expect.objectContaining({ lastDeployId: deploy.id }), 1);

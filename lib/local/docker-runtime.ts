@@ -21,7 +21,7 @@ import { type EngineContainerEvent, EngineEvents } from './engine-events.js';
 import { ensureImageFor } from './engine-image-pull.js';
 import type { FirewallStatus } from './engine-firewall.js';
 import { type HostFirewall, HostIsolation } from './engine-host-isolation.js';
-import { ensureContainerNetwork, removeContainerNetwork, removeUnusedNetworks } from './engine-networks.js';
+import { ensureContainerNetwork, networkNameOf, removeContainerNetwork, removeUnusedNetworks } from './engine-networks.js';
 import { onShutdown } from './lifecycle.js';
 import { onThisMachinesBridge } from './bridge-address.js';
 import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
@@ -137,9 +137,9 @@ export class DockerRuntime implements ReconcilableRuntime {
     this.spares = new SpareEngineContainers(
       {
         engine: this.engine,
-        create: async (taskId, launch) => {
+        create: async (taskId, launch, known) => {
           await this.assertMountable(launch);
-          const network = await ensureContainerNetwork(this.engine, this.stackId, launch.containerId);
+          const network = known ?? (await ensureContainerNetwork(this.engine, this.stackId, launch.containerId));
           await this.engine.createContainer(engineContainerSpec(this.stackId, this.book.taskArnOf(taskId), launch, network));
           return network;
         },
@@ -209,7 +209,12 @@ export class DockerRuntime implements ReconcilableRuntime {
    */
   prepareLaunch(launch: TaskLaunch): PreparedLaunch {
     if (this.closed) return { discard: async () => undefined };
-    const spare = this.spares.prepare(launch);
+    // Its running task is on the container's network: the engine is not asked to make it again. On Podman 4.3 a
+    // network that exists fails its create and is then inspected, 100 to 500 ms at load 10 (2026-11-29), before the create.
+    const running = this.book
+      .all()
+      .some((task) => task.containerId === launch.containerId && task.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING');
+    const spare = this.spares.prepare(launch, running ? networkNameOf(launch.containerId) : undefined);
     return { discard: () => this.spares.withdraw(spare, launch.containerId) };
   }
 

@@ -118,7 +118,10 @@ export class EngineImageBuilder implements ImageBuilder {
       await this.writeLog(request, 'stderr', problem);
       return this.report(running, 'failed', { reason: problem });
     }
-    await this.report(running, 'building');
+    // Told beside the engine's build, not before it: `building` changes nothing the build waits for.
+    const toldBuilding = this.report(running, 'building');
+    // Awaited before the build's end is told; a listener that failed fails the build there, as it did before.
+    toldBuilding.catch(() => undefined);
     const tag = `${builtRepositoryOf(request)}:${request.deployId}`;
     const network = await this.options.networks.open(request);
     const timer = setTimeout(() => running.abort.abort(new Error('timed out')), request.timeoutS * 1000);
@@ -157,6 +160,7 @@ export class EngineImageBuilder implements ImageBuilder {
       if (running.abort.signal.aborted) {
         const why = running.abort.signal.reason instanceof Error ? running.abort.signal.reason.message : '';
         await this.writeLog(request, 'stderr', why === 'timed out' ? `build timed out after ${request.timeoutS} s` : 'build stopped');
+        await toldBuilding;
         return this.report(running, why === 'timed out' ? 'timed_out' : 'stopped', {
           reason: why === 'timed out' ? `build timed out after ${Math.max(1, Math.round(request.timeoutS / 60))} min` : 'build stopped',
         });
@@ -166,6 +170,7 @@ export class EngineImageBuilder implements ImageBuilder {
       clearTimeout(timer);
       await this.options.networks.close(request);
     }
+    await toldBuilding;
     if (failure) return this.report(running, 'failed', { reason: failedStepReason(lastStep, failure) });
     const inspected = await engine.getImage(tag).inspect();
     const repository = builtRepositoryOf(request);

@@ -35,8 +35,11 @@ export interface SpareEngineContainer {
 /** How the docker runtime makes and names a task's engine container. */
 export interface EngineContainerMaker {
   engine: Docker;
-  /** Creates (does not start) the engine container of the task with this id for the launch; answers its network. */
-  create(taskId: string, launch: TaskLaunch): Promise<string>;
+  /**
+   * Creates (does not start) the engine container of the task with this id for the launch; answers its network.
+   * `network`: the container's network, when it is known to be there (a task of the container runs on it).
+   */
+  create(taskId: string, launch: TaskLaunch, network?: string): Promise<string>;
   /** The engine container's name for a task id. */
   nameOf(taskId: string): string;
   /** Initializes the created engine container, where the engine can; answers the engine's view of it then, or undefined if it did not. */
@@ -58,13 +61,22 @@ export class SpareEngineContainers {
    * Makes the container's next task's engine container for the launch (that of the task that just
    * stopped, or the one a deploy's restart will make), replacing any earlier one; initialized
    * unless it mounts a volume. Nobody waits for it: a failure only means the next start creates its own.
+   * `knownNetwork`: the container's network, when a task of it runs there (the engine is not asked for it again).
    */
-  prepare(launch: TaskLaunch): SpareEngineContainer {
+  prepare(launch: TaskLaunch, knownNetwork?: string): SpareEngineContainer {
     const taskId = this.newTaskId();
     const mountsNothing = launch.mounts.length === 0;
     const made = (async () => {
-      const imageId = (await this.maker.engine.getImage(launch.image).inspect()).Id;
-      const network = await this.maker.create(taskId, launch);
+      // The image's id is only for the start's check (a tag moved since): read beside the create, which needs the image too.
+      // Both settled before either's failure is told: a discard that came before the create answered would leave its container.
+      const [image, created] = await Promise.allSettled([
+        this.maker.engine.getImage(launch.image).inspect(),
+        this.maker.create(taskId, launch, knownNetwork),
+      ]);
+      if (image.status === 'rejected') throw image.reason;
+      if (created.status === 'rejected') throw created.reason;
+      const imageId = image.value.Id;
+      const network = created.value;
       const initialized = mountsNothing ? await this.maker.initialize(taskId) : undefined;
       return { network, imageId, ...(initialized ? { initialized } : {}) };
     })().catch((error: unknown) => {

@@ -42,7 +42,9 @@ const aws = useVolumesOnEcsSim({
     // Task definitions as a deployment registered them before the du sidecar.
     const containerRuntime = ecsRuntimeFrom(config, undefined, { usageSidecar: false });
     measuring = volumeMeasuringFrom(config, containerRuntime, {
-      times: { periodMs: 3000, sidecarPeriodMs: 3000, pollMs: 500, lineLooks: 8 },
+      // A look a second (SQS delays in whole seconds), 4 of them: a line lands within 1.5 s, so the lost one is given up
+      // after 4 s (it was 8 looks, 8 s of waiting for a line that never lands).
+      times: { periodMs: 3000, sidecarPeriodMs: 3000, pollMs: 500, lineLooks: 4 },
     });
     return {
       backend: storageVolumeBackend,

@@ -1,5 +1,5 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, personalAccessToken, signedInUser, type SignedInUser } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { launchBrowser } from '../support/browser.js';
@@ -13,9 +13,13 @@ const SHOTS = process.env.CONSOLE_SHOTS_DIR;
 const stack = useStack();
 let browser: Browser;
 
-beforeAll(async () => {
-  // Samples every second, so a container's charts have points within the test's patience.
+// Samples every second, so a container's charts have points within the test's patience. Set before the
+// imports read lib/config: set in beforeAll, after they had, it left the sampler at its default 10 s.
+vi.hoisted(() => {
   process.env.LOCAL_METRICS_SAMPLE_MS = '1000';
+});
+
+beforeAll(async () => {
   browser = await launchBrowser();
 });
 

@@ -2,10 +2,13 @@ import { describe, expect, it, vi } from 'vitest';
 import { appRequest } from '../support/app-request.js';
 import { useSignedInStack } from '../support/local-stack.js';
 import { pollUntil } from '../support/poll.js';
+import { sleepNow } from '../support/sleepers.js';
 
 /*
  * A wake is a start as the owner (issue 26): an owner at their vCPU quota cannot wake a sleeping
- * container, and its URL says so. One vCPU each here, and the idle sweep every 500 ms.
+ * container, and its URL says so. One vCPU each here, and the idle sweep every 500 ms. The container
+ * is put to sleep as the idle sweep does, without its 30 s of idleness: when a container falls asleep
+ * is test/e2e/container-sleep.test.ts's.
  */
 vi.hoisted(() => Object.assign(process.env, { RECONCILE_INTERVAL_MS: '500', QUOTA_MAX_RUNNING_CPU: '1' }));
 
@@ -24,6 +27,7 @@ describe('a wake past the owner’s quota', () => {
       10_000,
     );
     expect((await appRequest(url)).status).toBe(200);
+    await sleepNow(id);
     expect(
       await pollUntil(
         () => read(id),

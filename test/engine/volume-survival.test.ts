@@ -68,6 +68,9 @@ async function volumeApp(name: string, body: Record<string, unknown>): Promise<{
 
 const fetchText = async (url: string) => (await appRequest(url)).text;
 
+/** How long the one-writer journey's old task takes to exit after SIGTERM. */
+const OLD_TASK_EXIT_S = 4;
+
 describe.concurrent('a volume through sleep, wake and a crash', () => {
   it('keeps what the app wrote through a sleep and the wake of the next request', async ({ expect }) => {
     const { id, url } = await volumeApp('slept', { idle_timeout_s: 30, command: app(0) });
@@ -86,8 +89,9 @@ describe.concurrent('a volume through sleep, wake and a crash', () => {
   }, 120_000);
 
   it('wakes right after a sleep only once the old task has exited: the two never hold the volume together', async ({ expect }) => {
-    // The old task takes 9 s to exit after SIGTERM, within the engine's stop grace of 10 s.
-    const { id, url } = await volumeApp('one-writer', { idle_timeout_s: 30, command: app(9) });
+    // The old task takes 4 s (OLD_TASK_EXIT_S) to exit after SIGTERM, within the engine's stop grace of 10 s; the wake
+    // below comes at once, well before that (it was 9 s: the wake waited 9.8 s, the test took 11.5 s).
+    const { id, url } = await volumeApp('one-writer', { idle_timeout_s: 30, command: app(OLD_TASK_EXIT_S) });
     expect(await fetchText(`${url}/cgi-bin/write?kept`)).toBe('ok\n');
 
     // Not waited for: the sleep ends once the old task has exited, and the wake below comes before that.
@@ -101,7 +105,7 @@ describe.concurrent('a volume through sleep, wake and a crash', () => {
     // At once: the old task is still finishing.
     const wokenAt = Date.now();
     expect(await fetchText(`${url}/cgi-bin/read`)).toBe('kept\n');
-    console.info(`woke ${Date.now() - wokenAt} ms after the request, the old task taking 9 s to exit`);
+    console.info(`woke ${Date.now() - wokenAt} ms after the request, the old task taking ${OLD_TASK_EXIT_S} s to exit`);
 
     expect(await fetchText(`${url}/cgi-bin/overlaps`)).toBe('end\n');
     await sleeping;

@@ -14,6 +14,8 @@ import { serve, sleepersOn, sleepNow, tasksRunFor } from '../support/sleepers.js
  * of idleness: when a container falls asleep is test/engine/sleep-and-wake.test.ts's.
  */
 const WAKE_BUDGET_S = 1;
+/** How long after its start the app listens: past the budget, as the wake's own start adds to it (it was the budget + 3 s). */
+const LISTEN_AFTER_S = WAKE_BUDGET_S + 1;
 vi.hoisted(() => Object.assign(process.env, { RECONCILE_INTERVAL_MS: '500', WAKE_BUDGET_S: '1', START_BUDGET_MS: '28000' }));
 
 const stack = useSignedInStack();
@@ -22,7 +24,7 @@ const { runningSleeper, untilAsleep } = sleepersOn(stack);
 
 describe('a wake past its budget on the engine', () => {
   it('answers a browser the starting page, and others 503 with Retry-After, while an app slower than the wake budget starts; then the app', async () => {
-    const { id, url, lastRequestAt } = await runningSleeper({ command: serve('slow', WAKE_BUDGET_S + 3) });
+    const { id, url, lastRequestAt } = await runningSleeper({ command: serve('slow', LISTEN_AFTER_S) });
     await sleepNow(id);
     expect((await untilAsleep(id, lastRequestAt)).record).toMatchObject({ state: 'stopped', state_reason: 'idle' });
 
@@ -53,7 +55,7 @@ describe('a wake past its budget on the engine', () => {
       (container) => container.last_wake_ms !== null,
       5_000,
     );
-    expect(awake.last_wake_ms).toBeGreaterThanOrEqual((WAKE_BUDGET_S + 3) * 1000);
+    expect(awake.last_wake_ms).toBeGreaterThanOrEqual(LISTEN_AFTER_S * 1000);
     expect((await tasksRunFor(id)).length).toBe(2);
     await api('DELETE', `/api/v1/containers/${id}`);
   }, 90_000);

@@ -75,7 +75,9 @@ beforeAll(async () => {
   sim = await startAwsSim({
     port: simPortFor(process.pid),
     seed: 26,
-    ecs: { provisioningMs: [200, 500], pendingMs: [300, 800], stopTimeoutMs: 2000 },
+    // The simulator's own PROVISIONING and PENDING (each start here waited 0.9 s on average with [200, 500] and
+    // [300, 800]): what a wake holds is timed against the readiness probe and the budget, not against ECS's start.
+    ecs: { provisioningMs: [50, 150], pendingMs: [100, 300], stopTimeoutMs: 2000 },
     route53: SIM_ROUTE53,
   });
   // The simulator serves Secrets Manager too (registry credentials) and points the SDK at itself: the wake secret is this file's.
@@ -371,9 +373,10 @@ describe('sleep and wake on the AWS simulator', () => {
   }, 60_000);
 
   it('answers a browser held past the budget the self-reloading starting page, then the app once it is ready', async () => {
-    // Prepare: an app that listens 4 s after its start, asleep; a wake endpoint wired as the
-    // function is (lib/wiring/wake.ts) but with a 1.5 s budget.
-    const slow = await createRunning('slowpoke', 30, { SIM_LISTEN_AFTER_MS: '4000' });
+    // Prepare: an app that listens 2 s after its start (past the budget, and ready by the readiness probe's
+    // look 4 s after RUNNING: with 4 s it missed that look and waited for the one at 8 s), asleep; a wake
+    // endpoint wired as the function is (lib/wiring/wake.ts) but with a 1.5 s budget.
+    const slow = await createRunning('slowpoke', 30, { SIM_LISTEN_AFTER_MS: '2000' });
     await sweepAt(Date.now() + 10 * 60_000);
     expect((await containerStore.get(slow.id))?.stateReason).toBe('idle');
     const endpoint = wakeEndpointWith({

@@ -29,6 +29,9 @@ await vi.hoisted(async () => {
 const aws = useDeploysOnEcsSim({
   seed: 33,
   minuteMs: 2000,
+  // A lost RUNNING event is applied from DescribeTasks 2 s after its task started (deployed: 15 s, or the
+  // readiness grace when shorter): the pin it brings is this file's, not how long the reconciler waits for it.
+  lostEventMarginMs: 2000,
   // A real account, whose token the functions authenticate.
   caller: realAccount,
 });

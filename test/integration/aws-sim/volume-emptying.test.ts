@@ -38,7 +38,8 @@ const aws = useVolumesOnEcsSim({
   // Task events arrive up to 4 s late, and a third of them never.
   more: { taskEvents: { delayMs: [500, 4000], loss: 0.33 } },
   functions: () => {
-    emptying = volumeEmptyingFrom(config, { times: { pollMs: 1000, firstBackoffMs: 3000 } });
+    // The first retry a second after the failure is seen: the test looks at what the failed chore left before it.
+    emptying = volumeEmptyingFrom(config, { times: { pollMs: 1000, firstBackoffMs: 1000 } });
     return {
       handlers: taskMessageHandlersWith(containerRuntime, deferredWork, { volumeEmptying: () => emptying }),
       // The delete function's backend as its bundle resolves it, with the job's times shortened.

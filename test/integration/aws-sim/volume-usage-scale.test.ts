@@ -49,9 +49,11 @@ beforeAll(async () => {
     {
       seed: 7151,
       // Each volume's task definition is a family of its own; RegisterTaskDefinition's 1 a second is not what this test is about.
+      // The simulator's own PROVISIONING and PENDING (they were [200, 500] and [300, 800]): how long a task takes to
+      // start is not the claim either.
       ecs: {
-        provisioningMs: [200, 500],
-        pendingMs: [300, 800],
+        provisioningMs: [50, 150],
+        pendingMs: [100, 300],
         stopTimeoutMs: 2000,
         throttle: { RegisterTaskDefinition: { capacity: VOLUMES, refillPerSecond: 20 } },
       },
@@ -75,7 +77,7 @@ async function toApp(hostname: string, path: string, init: RequestInit = {}): Pr
 }
 
 /** `count` volumes of 1 GB, each mounted at /data by a running container of its own, made `inFlight` at a time. */
-async function mountedVolumes(owner: Caller, count: number, inFlight = 5) {
+async function mountedVolumes(owner: Caller, count: number, inFlight = 10) {
   const mounted: Array<{ volumeId: string; hostname: string; containerId: string }> = [];
   for (let start = 0; start < count; start += inFlight) {
     const batch = await Promise.all(

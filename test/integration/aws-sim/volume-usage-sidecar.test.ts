@@ -55,7 +55,8 @@ beforeAll(async () => {
   usageSim = await startVolumeUsageSim(
     {
       seed: 5127,
-      ecs: { provisioningMs: [200, 500], pendingMs: [300, 800], stopTimeoutMs: 2000 },
+      // The simulator's own PROVISIONING and PENDING (they were [200, 500] and [300, 800]): a task's start is not the cadence.
+      ecs: { provisioningMs: [50, 150], pendingMs: [100, 300], stopTimeoutMs: 2000 },
       taskEvents: { delayMs: [200, EVENT_DELAY_MS] },
       logs: { delivery: { delayMs: [200, LOG_DELAY_MS] } },
     },

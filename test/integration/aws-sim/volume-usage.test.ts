@@ -23,7 +23,7 @@ import { simWorkload } from '../../support/workloads.js';
  * line from the chore's log stream, and records it as the volume's use, a period after the
  * container's task started and every period while it runs. Task events come up to 3 s late; the
  * chore's lines land up to 1.5 s late, and the first du line never does. The periods are shortened
- * to 3 s here (deployed: 5 minutes a chore, and the first measure a minute after the task started).
+ * to 2 s here (deployed: 5 minutes a chore, and the first measure a minute after the task started).
  * A task whose RUNNING event is lost is measured too: the reconciler, which applies the lost event,
  * begins its measures.
  */
@@ -42,7 +42,9 @@ const aws = useVolumesOnEcsSim({
     // Task definitions as a deployment registered them before the du sidecar.
     const containerRuntime = ecsRuntimeFrom(config, undefined, { usageSidecar: false });
     measuring = volumeMeasuringFrom(config, containerRuntime, {
-      times: { periodMs: 3000, sidecarPeriodMs: 3000, pollMs: 500, lineLooks: 8 },
+      // A look a second (SQS delays in whole seconds), 4 of them: a line lands within 1.5 s, so the lost one is given up
+      // after 4 s (it was 8 looks, 8 s of waiting for a line that never lands).
+      times: { periodMs: 2000, sidecarPeriodMs: 2000, pollMs: 500, lineLooks: 4 },
     });
     return {
       backend: storageVolumeBackend,
@@ -51,7 +53,7 @@ const aws = useVolumesOnEcsSim({
       // A lost event is applied 2 s after its task started (deployed: 15 s), and begins the measures of the period here.
       reconciler: reconcilerWith(containerRuntime, config, deferredWork, undefined, {
         lostEventMarginMs: 2000,
-        volumeMeasureTimes: { sidecarPeriodMs: 3000 },
+        volumeMeasureTimes: { sidecarPeriodMs: 2000 },
       }),
     };
   },

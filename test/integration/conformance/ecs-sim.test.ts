@@ -26,7 +26,10 @@ beforeAll(async () => {
   sim = await startAwsSim({
     port: simPortFor(process.pid),
     seed: 24,
-    ecs: { provisioningMs: [200, 600], pendingMs: [300, 1200], stopTimeoutMs: 2000 },
+    // The simulator's own PROVISIONING and PENDING (they were [200, 600] and [300, 1200]): the journeys are timed
+    // against the restart policy's backoff and the readiness probe, not ECS's start, and each of the crash loop's
+    // six launches waited 1.1 s on average for those.
+    ecs: { provisioningMs: [50, 150], pendingMs: [100, 300], stopTimeoutMs: 2000 },
     route53: { ...SIM_ROUTE53, requestsPerSecond: { capacity: 50, refillPerSecond: 10 } },
     s3: { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } },
     codebuild: { phaseMs: 20, minuteMs: 200 },

@@ -43,7 +43,9 @@ beforeAll(async () => {
   sim = await startAwsSim({
     port: simPortFor(process.pid),
     seed: 7,
-    ecs: { provisioningMs: [200, 600], pendingMs: [300, 1200], stopTimeoutMs: 2000 },
+    // The simulator's own PROVISIONING and PENDING (they were [200, 600] and [300, 1200]): the file times the
+    // route writer's lag against the retire's bound, not ECS's start.
+    ecs: { provisioningMs: [50, 150], pendingMs: [100, 300], stopTimeoutMs: 2000 },
     route53: { ...SIM_ROUTE53, requestsPerSecond: { capacity: 50, refillPerSecond: 10 } },
   });
   const service = containerServiceWith({ runtime: containerRuntime, deferredWork });

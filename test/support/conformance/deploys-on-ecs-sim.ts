@@ -12,6 +12,7 @@ import { containerRuntime } from '../../../lib/wiring/container-runtime.js';
 import { containerServiceWith } from '../../../lib/wiring/containers.js';
 import { deferredWork } from '../../../lib/wiring/deferred-work.js';
 import { deployServiceWith } from '../../../lib/wiring/deploys.js';
+import { reconcilerWith } from '../../../lib/wiring/reconciler.js';
 import { type AwsSim, simPortFor, startAwsSim } from '../aws-sim/index.js';
 import { pollUntil } from '../poll.js';
 import { buildContextOf } from './build-contexts.js';
@@ -43,9 +44,15 @@ export interface DeploysOnEcsSim {
  * Starts the simulator (`seed`; a simulated CodeBuild minute of `minuteMs`, against which the
  * settings' 5-minute build timeout is measured) and the stack with its deploys in a beforeAll,
  * and closes them in an afterAll. `caller`: the account the stack acts as, made once the simulator
- * runs (a real one when a test calls functions with its token).
+ * runs (a real one when a test calls functions with its token). `lostEventMarginMs`: how long the
+ * reconciler waits for a task's lost event before it applies what DescribeTasks says (deployed: 15 s).
  */
-export function useDeploysOnEcsSim(options: { seed: number; minuteMs: number; caller?: () => Promise<Caller> }): DeploysOnEcsSim {
+export function useDeploysOnEcsSim(options: {
+  seed: number;
+  minuteMs: number;
+  caller?: () => Promise<Caller>;
+  lostEventMarginMs?: number;
+}): DeploysOnEcsSim {
   let sim: AwsSim | undefined;
   let stack: EcsSimStack | undefined;
   let deploys: DeployService | undefined;
@@ -69,6 +76,11 @@ export function useDeploysOnEcsSim(options: { seed: number; minuteMs: number; ca
     // The stack reads the build events queue into the build events function's handler, as deployed.
     stack = wiredEcsSimStack(sim, service, {
       deploys: { service: deploys, handleBuildEvent: buildEventsHandlerWith(deploys) },
+      ...(options.lostEventMarginMs === undefined
+        ? {}
+        : {
+            reconciler: reconcilerWith(containerRuntime, config, deferredWork, undefined, { lostEventMarginMs: options.lostEventMarginMs }),
+          }),
       ...(options.caller ? { caller: await options.caller() } : {}),
     });
   }, 60_000);

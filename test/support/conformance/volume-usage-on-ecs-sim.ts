@@ -18,6 +18,7 @@ import { type AwsSim, type AwsSimOptions, simPortFor, startAwsSim } from '../aws
 import type { SubscriptionDelivery } from '../aws-sim/logs.js';
 import { synthesizedUsageSubscription } from '../aws-sim/usage-subscription.js';
 import { EcsSimStack, onOneInstance, SIM_ROUTE53 } from './ecs-harness.js';
+import { VOLUME_ROLE_PROPAGATION_MS } from './volumes-on-ecs-sim.js';
 
 export interface VolumeUsageSim {
   sim: AwsSim;
@@ -42,7 +43,7 @@ export async function startVolumeUsageSim(
   const sim = await startAwsSim({
     port: simPortFor(process.pid),
     route53: SIM_ROUTE53,
-    iam: { requiredBoundaryArn: config.EFS_VOLUME_ROLE_BOUNDARY_ARN },
+    iam: { requiredBoundaryArn: config.EFS_VOLUME_ROLE_BOUNDARY_ARN, propagationMs: VOLUME_ROLE_PROPAGATION_MS },
     ...simOptions,
   });
   const measuring = volumeMeasuringFrom(config, containerRuntime);

@@ -27,6 +27,24 @@ import { closeEcsSim, wiredEcsSimStack } from './wired-ecs-stack.js';
  * (test/support/ecs-settings.ts).
  */
 
+/**
+ * How long a new volume's role stays invisible to ECS in these files: shorter than the simulator's 2 s
+ * (ROLE_PROPAGATION_MS), which made every first task of a new volume, its container's or its chore's,
+ * wait out two refused RunTasks (1 s, then 2 s: ROLE_PROPAGATION_WAITS_MS) that none of these files is
+ * about. efs-volumes.test.ts is the file about that refusal and the retries that outlast it.
+ */
+export const VOLUME_ROLE_PROPAGATION_MS = 200;
+
+/**
+ * A task's PROVISIONING and PENDING here, each a random time in the range: the simulator's own
+ * defaults. No file on these volumes is about how long a task takes to start (Fargate's tens of seconds
+ * are modelled nowhere), and each of its journeys starts several tasks (a container, a chore, a
+ * restore, a reader) one after another: the 0.9 s a start took on average with [200, 500] and
+ * [300, 800] was waiting that tested nothing.
+ */
+const VOLUME_TASK_PROVISIONING_MS: [number, number] = [50, 150];
+const VOLUME_TASK_PENDING_MS: [number, number] = [100, 300];
+
 /** A caller of an account of its own. */
 export const newUser = (): Caller => ({ userId: newId(), role: 'user' });
 
@@ -75,9 +93,9 @@ export function useVolumesOnEcsSim(options: {
     sim = await startAwsSim({
       port: simPortFor(process.pid),
       seed: options.seed,
-      ecs: { provisioningMs: [200, 500], pendingMs: [300, 800], stopTimeoutMs: 2000 },
+      ecs: { provisioningMs: VOLUME_TASK_PROVISIONING_MS, pendingMs: VOLUME_TASK_PENDING_MS, stopTimeoutMs: 2000 },
       route53: SIM_ROUTE53,
-      iam: { requiredBoundaryArn: config.EFS_VOLUME_ROLE_BOUNDARY_ARN },
+      iam: { requiredBoundaryArn: config.EFS_VOLUME_ROLE_BOUNDARY_ARN, propagationMs: VOLUME_ROLE_PROPAGATION_MS },
       ...options.more,
     });
     const { backend, runtime, handlers, reconciler } = options.functions();

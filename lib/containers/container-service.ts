@@ -362,11 +362,6 @@ export class ContainerService {
   }
 
   /**
-   * Puts the workload of release `version` back as a new release without restarting anything:
-   * after a deploy whose task never got ready, the container runs its old task still, and its next
-   * start must run that release again, not the broken one.
-   */
-  /**
    * The release a deploy's release replaced (its version less one: every change of workload makes
    * the next version), while the container still runs the deploy's own release; undefined once
    * anything changed it since (a PATCH, a rollback, a newer deploy), whose release must stand.
@@ -377,6 +372,11 @@ export class ContainerService {
     return current?.deployId === deployId ? container.release - 1 : undefined;
   }
 
+  /**
+   * Puts the workload of release `version` back as a new release without restarting anything:
+   * after a deploy whose task never got ready, the container runs its old task still, and its next
+   * start must run that release again, not the broken one.
+   */
   async restoreRelease(caller: Caller, container: StoredContainer, version: number): Promise<StoredContainer> {
     const target = await this.core.store.getRelease(container.id, version);
     if (!target) throw new NotFoundError(`The container has no release ${version}`);

@@ -70,6 +70,10 @@ const MAX_CHECK_DELAY_S = 900;
 /** Where looks are planned (AWS), how soon a restart that outlasted its budget is looked at again. */
 const RESTART_LOOK_AGAIN_S = 5;
 
+/** Whether a deploy made after this one has gone live on the container already (ids sort by creation): this one lost. */
+const newerWentLive = (container: StoredContainer, deploy: Deploy): boolean =>
+  !!container.lastDeployId && container.lastDeployId > deploy.id;
+
 const refOf = (deploy: Deploy): DeployRef => ({ accountId: deploy.userId, containerId: deploy.containerId, deployId: deploy.id });
 
 const ownerOf = (container: StoredContainer): Caller => ({
@@ -310,8 +314,7 @@ export class DeployService {
    * while the deploy's and the container's writes before it run, for a deploy still to go live.
    */
   private prepareNewTask(deploy: Deploy, container: StoredContainer, image: string): Promise<PreparedLaunch | undefined> | undefined {
-    const newer = !!container.lastDeployId && container.lastDeployId > deploy.id;
-    if (deploy.state !== 'building' || container.userId !== deploy.userId || newer) return undefined;
+    if (deploy.state !== 'building' || container.userId !== deploy.userId || newerWentLive(container, deploy)) return undefined;
     return this.containers.prepareGoLive?.(container, { ...workloadOf(container), image });
   }
 
@@ -328,7 +331,7 @@ export class DeployService {
         await this.fail(deploy, ['deploying'], 'the container was deleted');
         return 'failed';
       }
-      if (container.lastDeployId && container.lastDeployId > deploy.id) return this.supersede(deploy);
+      if (newerWentLive(container, deploy)) return this.supersede(deploy);
       const previousRelease = container.release;
       const workload = { ...workloadOf(container), image: deploy.image! };
       try {
@@ -339,7 +342,7 @@ export class DeployService {
       } catch (error) {
         if (error instanceof ConflictError) {
           const latest = await this.containers.systemGet(deploy.containerId);
-          if (latest?.lastDeployId && latest.lastDeployId > deploy.id) return this.supersede(deploy);
+          if (latest && newerWentLive(latest, deploy)) return this.supersede(deploy);
           // Its own release was written and only the restart lost a race: the container runs it from its next start.
           if (latest?.lastDeployId === deploy.id) return this.markLiveAfterRace(deploy, latest);
           if (attempt < 3) continue;

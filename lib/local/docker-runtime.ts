@@ -145,6 +145,13 @@ export class DockerRuntime implements ReconcilableRuntime {
         },
         nameOf: (taskId) => engineNameOf(this.book.taskArnOf(taskId)),
         initialize: (taskId) => this.initialize(engineNameOf(this.book.taskArnOf(taskId))),
+        start: async (taskId) => {
+          const name = engineNameOf(this.book.taskArnOf(taskId));
+          await this.engine.getContainer(name).start();
+          // Its network was set up by the start: the host rules are checked again now, as at any start.
+          void this.keepIsolated();
+          return this.engine.getContainer(name).inspect();
+        },
       },
       TaskBook.newTaskId,
     );
@@ -203,9 +210,10 @@ export class DockerRuntime implements ReconcilableRuntime {
   }
 
   /**
-   * Makes the engine container of a launch about to come (a deploy's restart to its built image)
-   * while its bookkeeping runs, beside the container's running task: the launch then only starts
-   * it (docs/deploys.md, "Deploys").
+   * Makes and starts the engine container of a launch about to come (a deploy's restart to its
+   * built image) while its bookkeeping runs, beside the container's running task: the launch then
+   * only probes it (docs/deploys.md, "Deploys"). One that mounts a volume is only created: the
+   * swap stops the running task first.
    */
   prepareLaunch(launch: TaskLaunch): PreparedLaunch {
     if (this.closed) return { discard: async () => undefined };
@@ -214,7 +222,7 @@ export class DockerRuntime implements ReconcilableRuntime {
     const running = this.book
       .all()
       .some((task) => task.containerId === launch.containerId && task.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING');
-    const spare = this.spares.prepare(launch, running ? networkNameOf(launch.containerId) : undefined);
+    const spare = this.spares.prepare(launch, running ? networkNameOf(launch.containerId) : undefined, true);
     return { discard: () => this.spares.withdraw(spare, launch.containerId) };
   }
 
@@ -397,6 +405,8 @@ export class DockerRuntime implements ReconcilableRuntime {
       const made = await making;
       if (!made) return;
       const { network } = made;
+      // Started before its task was booked (a deploy's spare): an exit then reached no task, so it is looked for now, beside the probes.
+      if ('startedAhead' in made && made.startedAhead) void this.settleFromEngine(task);
       // A spare initialized ahead has had its port and address since its init: the probes begin as its start answers.
       const inspected = made.initialized ?? (await this.engine.getContainer(engineNameOf(task.taskArn)).inspect());
       const binding = inspected.NetworkSettings.Ports?.[`${launch.port}/tcp`]?.[0];

@@ -14,7 +14,10 @@ import { callEngineOrWarn, ENGINE_CALLS } from './engine-calls.js';
  * its start or removal. It is made when a task stopped and nothing else of its container runs, so
  * no task of it waits on what a spare holds; or, for a deploy, as its built image goes live
  * (`DockerRuntime.prepareLaunch`): the restart's new task starts beside the running one, and its
- * spare's port is its own, picked by the engine as any task's. A spare that mounts a volume is only
+ * spare's port is its own, picked by the engine as any task's. A deploy's spare is started, not
+ * only initialized: its restart follows within milliseconds, so its process starts while the
+ * release is written and the restart asked for, and the launch that takes it only probes it (a
+ * deploy that does not go live removes it, as a create's task asked for ahead is withdrawn). A spare that mounts a volume is only
  * created, never initialized: Podman 4.3's init mounts the volume and copies the image's files into
  * it when it is empty (and chowns it), a write while the task that owns the volume still runs
  * (seen with `podman init` on 2026-11-29: `NeedsCopyUp` true after the create, false and the files
@@ -29,7 +32,7 @@ export interface SpareEngineContainer {
    * if it was initialized (its network set up already), the engine's view of it then: its
    * published port and its address stay those through its start. Undefined if it could not be made.
    */
-  made: Promise<{ network: string; imageId: string; initialized?: Docker.ContainerInspectInfo } | undefined>;
+  made: Promise<{ network: string; imageId: string; initialized?: Docker.ContainerInspectInfo; started?: boolean } | undefined>;
 }
 
 /** How the docker runtime makes and names a task's engine container. */
@@ -44,6 +47,8 @@ export interface EngineContainerMaker {
   nameOf(taskId: string): string;
   /** Initializes the created engine container, where the engine can; answers the engine's view of it then, or undefined if it did not. */
   initialize(taskId: string): Promise<Docker.ContainerInspectInfo | undefined>;
+  /** Starts the created engine container; answers the engine's view of it then. */
+  start(taskId: string): Promise<Docker.ContainerInspectInfo>;
 }
 
 const launchKeyOf = ({ clientToken: _, ...workload }: TaskLaunch): string => JSON.stringify(workload);
@@ -62,8 +67,9 @@ export class SpareEngineContainers {
    * stopped, or the one a deploy's restart will make), replacing any earlier one; initialized
    * unless it mounts a volume. Nobody waits for it: a failure only means the next start creates its own.
    * `knownNetwork`: the container's network, when a task of it runs there (the engine is not asked for it again).
+   * `startAhead`: started, not only initialized (a deploy's, whose launch follows at once), unless it mounts a volume.
    */
-  prepare(launch: TaskLaunch, knownNetwork?: string): SpareEngineContainer {
+  prepare(launch: TaskLaunch, knownNetwork?: string, startAhead = false): SpareEngineContainer {
     const taskId = this.newTaskId();
     const mountsNothing = launch.mounts.length === 0;
     const made = (async () => {
@@ -77,6 +83,7 @@ export class SpareEngineContainers {
       if (created.status === 'rejected') throw created.reason;
       const imageId = image.value.Id;
       const network = created.value;
+      if (startAhead && mountsNothing) return { network, imageId, initialized: await this.maker.start(taskId), started: true };
       const initialized = mountsNothing ? await this.maker.initialize(taskId) : undefined;
       return { network, imageId, ...(initialized ? { initialized } : {}) };
     })().catch((error: unknown) => {
@@ -124,7 +131,7 @@ export class SpareEngineContainers {
     image: string,
     wanted: () => boolean,
     besideInitialized?: () => void,
-  ): Promise<{ network: string; initialized?: Docker.ContainerInspectInfo } | undefined> {
+  ): Promise<{ network: string; initialized?: Docker.ContainerInspectInfo; startedAhead?: boolean } | undefined> {
     const made = await spare.made;
     // The start is asked for at once and the tag checked beside it: a tag that names another image
     // since is rare, and then the started spare is removed (force) before anyone could reach it,
@@ -136,18 +143,22 @@ export class SpareEngineContainers {
       .catch(() => undefined);
     if (made && wanted()) {
       if (made.initialized) besideInitialized?.();
-      const started = await this.maker.engine
-        .getContainer(this.maker.nameOf(spare.taskId))
-        .start()
-        .then(
-          () => true,
-          (error: unknown) => {
-            log.warn('Starting a prepared engine container failed; creating one', { taskId: spare.taskId, ...describeError(error) });
-            return false;
-          },
-        );
+      const started = await (made.started
+        ? Promise.resolve()
+        : this.maker.engine.getContainer(this.maker.nameOf(spare.taskId)).start()
+      ).then(
+        () => true,
+        (error: unknown) => {
+          log.warn('Starting a prepared engine container failed; creating one', { taskId: spare.taskId, ...describeError(error) });
+          return false;
+        },
+      );
       if (started && made.imageId === (await imageNow))
-        return { network: made.network, ...(made.initialized ? { initialized: made.initialized } : {}) };
+        return {
+          network: made.network,
+          ...(made.initialized ? { initialized: made.initialized } : {}),
+          ...(made.started ? { startedAhead: true } : {}),
+        };
     }
     await this.discard(spare);
     return undefined;

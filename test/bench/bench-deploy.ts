@@ -4,8 +4,12 @@
  *   npm run bench:deploy          (DOCKER_HOST defaults to Podman's socket of this machine)
  *
  * RUNS times, alternating: ours, a deploy of a running container (POST …/deploys, the PUT of the
- * context, until the deploy reads `live`), and the engine's own, `POST /build` of the same context
- * then create + start of its image on a network of its own until its first 200. Each context
+ * context, to the moment the deploy went live: its own `finished_at`), and the engine's own,
+ * `POST /build` of the same context then create + start of its image until its first 200 (asked
+ * every 20 ms, straight to its port). Ours is read every 250 ms, not timed by its reads: the CLI
+ * reads a deploy once a second, and a read every 20 ms (a credential and two items each, 150
+ * DynamoDB Local calls a second) took the cores the engine's build and start need, so the bench
+ * slowed what it measured (docs/measurements.md, "Deploy → live"). Each context
  * differs (its index.html), so neither side reuses the other's build. Where our time goes comes
  * from the engine's events (networks made and removed, the image built and tagged, the new task's
  * container made and started, the old one stopped) and the deploy's own timestamps.
@@ -23,6 +27,8 @@ import { pollUntil } from '../support/poll.js';
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const IMAGE = 'localhost/container-hosting-test/web:1';
 const POLL_MS = 20;
+/** How often a deploy's state is read while it goes live (the CLI reads it every 1 s). */
+const DEPLOY_READ_MS = 250;
 
 const stack = await startEngineBenchStack('bench-deploy', { role: 'admin' });
 const { api, dockerHost, engine } = stack;
@@ -94,12 +100,16 @@ async function deployOnce(run: number): Promise<void> {
   const put = await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: context });
   if (put.status !== 200) throw new Error(await put.text());
   const putMs = performance.now() - t0;
-  const final = await poll(
+  const final = await pollUntil(
     () => api('GET', `/api/v1/containers/${containerId}/deploys/${id}`),
     (response) => ['live', 'failed', 'superseded'].includes(response.body.data?.state),
+    120_000,
+    DEPLOY_READ_MS,
   );
-  const totalMs = performance.now() - t0;
+  const seenMs = performance.now() - t0;
   if (final.body.data.state !== 'live') throw new Error(`deploy ${final.body.data.state}: ${final.body.data.state_reason}`);
+  // The stack's clock is this process's: finished_at is when the deploy's live write was made.
+  const totalMs = Date.parse(final.body.data.finished_at) - startedAt;
   await sleep(1500);
   recorder.stop();
   const since = (at: number | undefined) => (at === undefined ? Number.NaN : at - startedAt);
@@ -126,8 +136,8 @@ async function deployOnce(run: number): Promise<void> {
     'new task container made': since(taskMade),
     'new task container initialized': since(taskInitialized),
     'new task container started': since(taskStarted),
-    'deploy finished_at (live)': Date.parse(final.body.data.finished_at) - startedAt,
-    'client saw live': totalMs,
+    'deploy finished_at (live)': totalMs,
+    [`client saw live (read every ${DEPLOY_READ_MS} ms)`]: seenMs,
     'old task stopped (drain end)': since(oldStopped),
   });
 }
@@ -152,7 +162,7 @@ for (let run = 0; run < RUNS; run += 1) {
 console.log(`\nDeploy → live on ${dockerHost}, ${RUNS} runs each (ms, median)\n`);
 console.log('| measure | ms |');
 console.log('|---|---|');
-console.log(`| ours: POST …/deploys → the deploy reads live | ${median(oursMs).toFixed(0)} |`);
+console.log(`| ours: POST …/deploys → the deploy went live (its finished_at) | ${median(oursMs).toFixed(0)} |`);
 console.log(`| baseline: engine build + create + start → first 200 | ${median(baseline).toFixed(0)} |`);
 console.log(`| ratio | ${(median(oursMs) / median(baseline)).toFixed(2)}× |`);
 console.log('\nWhere ours goes (ms after the POST was sent, median; NaN where the engine reported no such event):\n');

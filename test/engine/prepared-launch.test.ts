@@ -8,8 +8,8 @@ import { pollUntil } from '../support/poll.js';
 
 /*
  * A deploy's new task made ahead (DockerRuntime.prepareLaunch, docs/deploys.md, "Deploys"): as
- * its built image goes live, the engine already holds the new task's engine container, beside the
- * running task, which keeps serving; the restart's launch then runs in that very engine container.
+ * its built image goes live, the engine already runs the new task's engine container, beside the
+ * running task, which keeps serving; the restart's launch then takes that very engine container.
  * A launch that does not come takes nothing with it.
  */
 const engine = engineClient(inject('dockerHost'));
@@ -81,7 +81,7 @@ async function runningContainer(volume?: string): Promise<{ containerId: string;
 const serves = async (taskArn: string) => (await fetch(`http://127.0.0.1:${runtime.portOf(taskArn)}/`)).status;
 
 describe("a deploy's new task made ahead", () => {
-  it('is in the engine before the restart asks for it, beside the running task, which keeps serving; the restart runs in it', async () => {
+  it('runs in the engine before the restart asks for it, beside the running task, which keeps serving; the restart takes it', async () => {
     // Prepare
     const { containerId, taskArn: old } = await runningContainer();
     const before = await engineContainersOf(containerId);
@@ -90,7 +90,7 @@ describe("a deploy's new task made ahead", () => {
     runtime.prepareLaunch(launchOf(containerId, 2));
     const made = await pollUntil(
       async () => [...(await engineContainersOf(containerId))].filter(([id]) => !before.has(id)),
-      (fresh) => fresh.length === 1,
+      (fresh) => fresh.length === 1 && fresh[0]![1] === 'running',
       30_000,
     );
     const servedMeanwhile = await serves(old);
@@ -98,7 +98,7 @@ describe("a deploy's new task made ahead", () => {
     const restarted = await runtime.runTask(launchOf(containerId, 3));
 
     // Assess
-    expect(made).toEqual([[expect.any(String), 'created']]);
+    expect(made).toEqual([[expect.any(String), 'running']]);
     expect(servedMeanwhile).toBe(200);
     expect(await untilSettled(restarted)).toMatchObject({ lastStatus: 'RUNNING' });
     const after = await engineContainersOf(containerId);
@@ -130,6 +130,28 @@ describe("a deploy's new task made ahead", () => {
     // Assess
     expect(afterTakenBack).toEqual(before);
     expect(afterOther.size).toBe(before.size + 1);
+  }, 120_000);
+
+  it("whose process exited before the restart asked for it, stops the restart's task with its exit at once, not at the readiness timeout", async () => {
+    // Prepare
+    const { containerId, taskArn: old } = await runningContainer();
+    const crashing = (version: number) => launchOf(containerId, version, ['sh', '-c', 'exit 3']);
+    runtime.prepareLaunch(crashing(2));
+    await pollUntil(
+      async () => [...(await engineContainersOf(containerId)).values()],
+      (states) => states.includes('exited'),
+      30_000,
+    );
+
+    // Act
+    const askedAt = Date.now();
+    const restarted = await runtime.runTask(crashing(3));
+    const settled = await untilSettled(restarted);
+
+    // Assess: the readiness check alone would give up only after its grace (60 s without a health check).
+    expect(settled).toMatchObject({ lastStatus: 'STOPPED', exitCode: 3 });
+    expect(Date.now() - askedAt).toBeLessThan(10_000);
+    expect(await serves(old)).toBe(200);
   }, 120_000);
 
   it('mounting a volume, is created and not initialized while the running task owns the volume, and serves its launch after the swap', async () => {

@@ -242,9 +242,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      */
     RECONCILE_INTERVAL_MS: read.number('RECONCILE_INTERVAL_MS', { min: 0, max: 3_600_000, whole: true }, 5_000),
     /**
-     * How long the local proxy holds requests to a sleeping container while it wakes, before a
-     * browser gets a page that reloads itself and other clients 503 with Retry-After
-     * (docs/routing.md, "Sleep and wake"). Idle containers are put to sleep each RECONCILE_INTERVAL_MS.
+     * How long the local proxy holds requests to a sleeping container while it wakes, or to a
+     * starting one until its task serves, before a browser gets a page that reloads itself and
+     * other clients 503 with Retry-After (docs/routing.md, "Sleep and wake", "On the local stack").
+     * Idle containers are put to sleep each RECONCILE_INTERVAL_MS.
      */
     WAKE_BUDGET_S: read.number('WAKE_BUDGET_S', { min: 1, max: 600, whole: true }, 30),
     /**

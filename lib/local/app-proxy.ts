@@ -1,5 +1,5 @@
 // Over 300 lines because it stands in for the load balancer, Caddy and the wake endpoint at once: routing by
-// Host, streaming both ways, sending an idempotent request again, and holding requests through a wake or a swap.
+// Host, streaming both ways, sending an idempotent request again, and holding requests through a wake, a swap or a start.
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { StoredContainer } from '../containers/container.js';
 import { ConflictError, ForbiddenError, QuotaExceededError, TimeoutError } from '../errors.js';
@@ -33,7 +33,7 @@ export interface Waking {
   wake(containerId: string, read?: StoredContainer): Promise<unknown>;
   /** Records the wake's time, from its first request's arrival to that request's first answer byte. */
   recordWake(containerId: string, wakeMs: number): Promise<void>;
-  /** How long a request is held for a wake (WAKE_BUDGET_S) before it is answered that the app is starting. */
+  /** How long a request is held for a wake or a start (WAKE_BUDGET_S) before it is answered that the app is starting. */
   budgetMs: number;
 }
 
@@ -215,6 +215,14 @@ export async function proxyToContainer(
     wake = held.wake;
     route = routeToWoken(held, route.container.id, routing) ?? (await routeFor(hostname, routing));
   }
+  if (route.kind === 'unavailable' && routing.waking && startsOnItsOwn(route.container)) {
+    const held = await holdWhileStarting(route.container, routing, arrivedAt + routing.waking.budgetMs);
+    if (held === 'budget') {
+      sendStarting(request, response, hostname);
+      return;
+    }
+    route = held;
+  }
   if (route.kind === 'unknown') {
     sendPage(response, 404, `No container is named ${hostname}`, 'Check the hostname, or create a container with it.');
     return;
@@ -265,6 +273,89 @@ const swapping = (container: StoredContainer): boolean => container.state === 'p
 /** Whether a request for a container with no route is held: a wake in flight, a sleeping container, or a swap. */
 const holdsFor = (container: StoredContainer, waking: Waking): boolean =>
   wakes.has(container.id) || waking.sleeps(container) || swapping(container);
+
+/** A container whose task is starting on its own (a create, a start, a restart after an exit): neither a wake nor a swap. */
+const startsOnItsOwn = (container: StoredContainer): boolean =>
+  container.state === 'provisioning' && !swapping(container) && !wakes.has(container.id);
+
+/**
+ * The watch of a starting container that its held requests share: one look a few ms apart,
+ * however many requests wait, until the latest of their budgets (`giveUpAt`).
+ */
+interface StartingWatch {
+  giveUpAt: number;
+  done: Promise<StartingOutcome>;
+}
+
+/** The task the runtime now serves, the container as it is now that it stopped starting, or no longer any container. */
+type StartingOutcome = { kind: 'served'; taskArn: string } | (Route & { kind: 'unavailable' | 'unknown' }) | 'budget';
+
+const startingWatches = new Map<string, StartingWatch>();
+
+/** How often a held request's container is looked for in the runtime's routes (memory) while its task starts. */
+const STARTING_LOOK_MS = 5;
+
+/**
+ * Holds a request for a container whose task is starting until the runtime serves that task, as
+ * the AWS wake endpoint holds one for a `provisioning` container (docs/routing.md, "Sleep and
+ * wake on AWS"), up to the wake's budget: the client sends one request instead of asking again
+ * and again, and gets its answer the moment the task answers. Answers the route then; the
+ * container as it is now when it stopped starting (failed, stopped, or woken or swapped: those
+ * hold their own way); or `budget`.
+ */
+async function holdWhileStarting(container: StoredContainer, routing: AppRouting, giveUpAt: number): Promise<Route | 'budget'> {
+  let watch = startingWatches.get(container.id);
+  if (watch) watch.giveUpAt = Math.max(watch.giveUpAt, giveUpAt);
+  else {
+    const started: StartingWatch = { giveUpAt, done: Promise.resolve<StartingOutcome>('budget') };
+    started.done = watchStarting(container, routing, started).finally(() => startingWatches.delete(container.id));
+    startingWatches.set(container.id, started);
+    watch = started;
+  }
+  // Each request by its own budget: a later one's keeps the watch going, not this one waiting.
+  let timer: NodeJS.Timeout | undefined;
+  const ownBudget = new Promise<'budget'>((resolve) => {
+    timer = setTimeout(() => resolve('budget'), Math.max(0, giveUpAt - Date.now()));
+  });
+  const outcome = await Promise.race([watch.done, ownBudget]);
+  clearTimeout(timer);
+  // Counted in flight from here, each request on its own (a stop since leaves it unavailable, as any read would).
+  if (outcome !== 'budget' && outcome.kind === 'served')
+    return routeToTask(outcome.taskArn, container.id, routing) ?? { kind: 'unavailable', container };
+  return outcome;
+}
+
+/**
+ * Looks every STARTING_LOOK_MS at what the runtime serves (no table read: the runtime counts a
+ * task running, and gives its port, once it answers and the host rules were checked), and reads
+ * the record again when a status of the container was applied in this process, or every 250 ms.
+ */
+async function watchStarting(container: StoredContainer, routing: AppRouting, watch: StartingWatch): Promise<StartingOutcome> {
+  let current = container;
+  let changed = false;
+  let readAt = Date.now();
+  const stopListening = routing.onContainerChanged?.((id) => {
+    if (id === container.id) changed = true;
+  });
+  try {
+    for (;;) {
+      const served = current.taskArn !== undefined && routing.portOf(current.taskArn) !== undefined;
+      if (served && (current.state === 'running' || startsOnItsOwn(current))) return { kind: 'served', taskArn: current.taskArn! };
+      if (!startsOnItsOwn(current)) return { kind: 'unavailable', container: current };
+      if (Date.now() >= watch.giveUpAt) return 'budget';
+      await new Promise((resolve) => setTimeout(resolve, STARTING_LOOK_MS));
+      if (changed || Date.now() - readAt >= WAKE_WATCH_NOTIFIED_MS) {
+        changed = false;
+        readAt = Date.now();
+        const read = await routing.container(container.id).catch(() => current);
+        if (!read) return { kind: 'unknown' };
+        current = read;
+      }
+    }
+  } finally {
+    stopListening?.();
+  }
+}
 
 /** The route to the task a wake just saw running, if it still runs here. */
 function routeToWoken(held: Held & { kind: 'forward' }, containerId: string, routing: AppRouting): Route | undefined {

@@ -1,5 +1,9 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import { pollUntil } from './poll.js';
+
+const execFileAsync = promisify(execFile);
 
 /**
  * The engine's own build and run of a build context, the baseline a deploy is measured against:
@@ -35,4 +39,40 @@ export async function engineBuildAndRun(
     pollMs,
   );
   return { ms: performance.now() - startedAt, container };
+}
+
+/**
+ * The baseline as issue 33 words it: `podman build` then `podman run` of the context directory
+ * `dir`, Podman's own client on the same engine (`--url`, the API socket the stack uses), until
+ * the app's first 200 (asked every `pollMs`). Answers how long that took; removes what it made.
+ * Undefined where there is no Podman client or the engine is not a local socket.
+ */
+export async function podmanCliBuildAndRun(dockerHost: string, dir: string, tag: string, pollMs: number): Promise<number | undefined> {
+  if (!dockerHost.startsWith('unix://')) return undefined;
+  const podman = (...args: string[]) => execFileAsync('podman', ['--url', dockerHost, ...args]).then(({ stdout }) => stdout.trim());
+  const available = await podman('version', '--format', '{{.Client.Version}}').then(
+    () => true,
+    () => false,
+  );
+  if (!available) return undefined;
+  const startedAt = performance.now();
+  await podman('build', '--quiet', '--tag', tag, dir);
+  const id = await podman('run', '--detach', '--publish', '127.0.0.1::8080', '--env', 'PORT=8080', tag);
+  try {
+    const port = Number((await podman('port', id, '8080')).split(':').pop());
+    await pollUntil(
+      () =>
+        fetch(`http://127.0.0.1:${port}/`).then(
+          (response) => response.status,
+          () => 0,
+        ),
+      (status) => status === 200,
+      60_000,
+      pollMs,
+    );
+    return performance.now() - startedAt;
+  } finally {
+    await podman('rm', '--force', '--time', '0', id).catch(() => undefined);
+    await podman('rmi', '--force', tag).catch(() => undefined);
+  }
 }

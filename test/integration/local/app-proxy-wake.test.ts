@@ -145,3 +145,88 @@ describe('the local proxy waking a sleeping container', () => {
     expect(starts).toEqual(['c1']);
   });
 });
+
+/** A container whose first task is starting (a create): the test serves its task and moves its record; counts the table reads. */
+function starting(hostname: string, ports: Map<string, number>, budgetMs: number) {
+  const container = { id: 'c9', hostname, state: 'provisioning', stateReason: null, taskArn: 'first', userId: 'u1' } as StoredContainer;
+  const reads: string[] = [];
+  const wakes: string[] = [];
+  const routing: AppRouting = {
+    containerIdOfHostname: async (name) => (name === hostname ? container.id : undefined),
+    container: async (id) => {
+      reads.push(id);
+      return id === container.id ? { ...container } : undefined;
+    },
+    portOf: (taskArn) => ports.get(taskArn),
+    waking: {
+      sleeps: () => false,
+      wake: async (containerId) => void wakes.push(containerId),
+      recordWake: async () => undefined,
+      budgetMs,
+    },
+  };
+  return { routing, container, reads, wakes };
+}
+
+describe('the local proxy while a container starts on its own', () => {
+  it('holds 5 concurrent requests until the runtime serves the task, then answers each with the app, from one watch', async () => {
+    // Prepare
+    const hostname = `hold-start-${process.pid}`;
+    const ports = new Map<string, number>();
+    const { routing, reads, wakes } = starting(hostname, ports, 5_000);
+    const proxy = await proxyServer(hostname, routing);
+    const port = await taskServer('app');
+
+    // Act: the task is served 400 ms after the requests arrived.
+    const sentAt = Date.now();
+    const answering = Promise.all(Array.from({ length: 5 }, () => get(proxy)));
+    await sleep(400);
+    ports.set('first', port);
+    const answers = await answering;
+
+    // Assess: no 503 to ask again after; a table read per request on arrival, then the watch's every 250 ms; no wake.
+    expect(answers.map((answer) => [answer.status, answer.text])).toEqual(Array.from({ length: 5 }, () => [200, 'app']));
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(400);
+    expect(reads.length).toBeLessThanOrEqual(5 + Math.ceil((Date.now() - sentAt) / 250));
+    expect(wakes).toEqual([]);
+  });
+
+  it('answers past the budget as for a wake (503, Retry-After), and at once with its state when it fails meanwhile', async () => {
+    // Prepare
+    const hostname = `hold-fail-${process.pid}`;
+    const { routing, container } = starting(hostname, new Map(), 300);
+    const proxy = await proxyServer(hostname, routing);
+
+    // Act
+    const pastBudget = await get(proxy);
+    const askedAt = Date.now();
+    const whileFailing = get(proxy, { accept: 'text/html' });
+    await sleep(100);
+    Object.assign(container, { state: 'failed', stateReason: 'exited with code 3' });
+    const failed = await whileFailing;
+
+    // Assess: the failure is seen by the watch's next read (250 ms), not at the budget's end.
+    expect(pastBudget.status).toBe(503);
+    expect(pastBudget.headers['retry-after']).toBe('2');
+    expect(failed.status).toBe(503);
+    expect(failed.text).toContain(`${hostname} is failed`);
+    expect(Date.now() - askedAt).toBeLessThan(300 + 250);
+  });
+
+  it('answers each held request by its own budget, however late the others arrived', async () => {
+    // Prepare
+    const hostname = `hold-budgets-${process.pid}`;
+    const { routing } = starting(hostname, new Map(), 300);
+    const proxy = await proxyServer(hostname, routing);
+
+    // Act: a second request 250 ms after the first keeps the shared watch going to 550 ms.
+    const firstAt = Date.now();
+    const first = get(proxy).then((answer) => ({ ...answer, ms: Date.now() - firstAt }));
+    await sleep(250);
+    const [firstAnswer, secondAnswer] = await Promise.all([first, get(proxy)]);
+
+    // Assess
+    expect([firstAnswer.status, secondAnswer.status]).toEqual([503, 503]);
+    expect(firstAnswer.ms).toBeLessThan(300 + 150);
+  });
+});

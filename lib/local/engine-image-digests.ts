@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import type { ImageDigests } from '../containers/release.js';
 import { BUILT_IMAGE_PREFIX } from './engine-builds.js';
+import { inspectImage } from './image-inspects.js';
 
 const repositoryOf = (image: string): string => {
   const withoutDigest = image.split('@')[0]!;
@@ -21,7 +22,7 @@ export class EngineImageDigests implements ImageDigests {
 
   async digestOf(image: string): Promise<string | undefined> {
     try {
-      const inspected = await this.engine.getImage(image).inspect();
+      const inspected = await inspectImage(this.engine, image);
       const repository = repositoryOf(image);
       const digests = inspected.RepoDigests ?? [];
       const own =
@@ -41,7 +42,7 @@ export class EngineImageDigests implements ImageDigests {
 
   async isAvailable(pinnedImage: string): Promise<boolean> {
     try {
-      await this.engine.getImage(pinnedImage).inspect();
+      await inspectImage(this.engine, pinnedImage);
       return true;
     } catch (error) {
       if (statusOf(error) === 404) return false;

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import { imageLocationOf, isDockerHubHost } from '../containers/image-location.js';
 import type { PullCredentials } from '../containers/registry-credentials.js';
+import { inspectImage } from './image-inspects.js';
 
 /**
  * Where the engine keeps a mark beside each image it pulled with an owner's registry credentials:
@@ -58,13 +59,10 @@ export async function ensureImageFor(
 }
 
 const exists = (engine: Docker, image: string): Promise<boolean> =>
-  engine
-    .getImage(image)
-    .inspect()
-    .then(
-      () => true,
-      () => false,
-    );
+  inspectImage(engine, image).then(
+    () => true,
+    () => false,
+  );
 
 async function pull(engine: Docker, image: string, signal: AbortSignal, authconfig?: Docker.AuthConfig): Promise<void> {
   const progress = (await engine.pull(image, { abortSignal: signal, ...(authconfig ? { authconfig } : {}) })) as Readable;

@@ -2,6 +2,7 @@ import type Docker from 'dockerode';
 import type { TaskLaunch } from '../containers/runtime.js';
 import { describeError, log } from '../log.js';
 import { callEngineOrWarn, ENGINE_CALLS } from './engine-calls.js';
+import { inspectImage } from './image-inspects.js';
 
 /**
  * An engine container created, not started, for a stopped container's next task: a start (or a
@@ -76,7 +77,7 @@ export class SpareEngineContainers {
       // The image's id is only for the start's check (a tag moved since): read beside the create, which needs the image too.
       // Both settled before either's failure is told: a discard that came before the create answered would leave its container.
       const [image, created] = await Promise.allSettled([
-        this.maker.engine.getImage(launch.image).inspect(),
+        inspectImage(this.maker.engine, launch.image),
         this.maker.create(taskId, launch, knownNetwork),
       ]);
       if (image.status === 'rejected') throw image.reason;
@@ -136,11 +137,10 @@ export class SpareEngineContainers {
     // The start is asked for at once and the tag checked beside it: a tag that names another image
     // since is rare, and then the started spare is removed (force) before anyone could reach it,
     // since the task counts as running only after this answers.
-    const imageNow = this.maker.engine
-      .getImage(image)
-      .inspect()
-      .then((inspected) => inspected.Id)
-      .catch(() => undefined);
+    const imageNow = inspectImage(this.maker.engine, image).then(
+      (inspected) => inspected.Id,
+      () => undefined,
+    );
     if (made && wanted()) {
       if (made.initialized) besideInitialized?.();
       const started = await (made.started

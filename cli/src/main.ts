@@ -47,6 +47,9 @@ const SETTLED_STATES: ReadonlyArray<ContainerRecord['state']> = ['running', 'sto
 // `logs -f` asks every 2 s: docs/api.md "What reading costs" (CloudWatch Logs quotas on AWS).
 const FOLLOW_POLL_MS = 2000;
 const STATE_POLL_MS = 1000;
+/** A deploy's state is read this often for its first DEPLOY_QUICK_POLLS_FOR_MS after the upload, then every STATE_POLL_MS. */
+const DEPLOY_QUICK_POLL_MS = 100;
+const DEPLOY_QUICK_POLLS_FOR_MS = 5000;
 /** The columns of `ls`, checked against the record's type; the rest is for `get`. */
 const LIST_COLUMNS = ['hostname', 'state', 'image', 'cpu_cores', 'memory_mb', 'url', 'id'] as const satisfies ReadonlyArray<
   keyof ContainerRecord
@@ -506,15 +509,27 @@ async function deploy(
     throw new CliError(`The upload was refused (${put.status}): ${(await put.text()).slice(0, 500)}`, { code: 'UPLOAD_REFUSED' });
   const logsPath = `/api/v1/containers/${container.id}/deploys/${created.id}/logs`;
   let position: FollowPosition = { since: created.created_at, readAtSince: 0 };
-  let current = created;
-  for (;;) {
-    await sleep(STATE_POLL_MS);
+  const printNewLines = async () => {
     const lines = await apiList<LogLine>(api, logsPath, { since: position.since, limit: 1000 });
     for (const line of linesAfter(lines, position)) say(logLine(line));
     position = positionAfter(lines, position);
+  };
+  let current = created;
+  let logsReadAt = Date.now();
+  // The state is read often at first, then once a second: a small context on a local engine goes live in under a
+  // second (a read a second once kept the CLI waiting up to a second more), a build on AWS takes minutes.
+  const uploadedAt = Date.now();
+  for (;;) {
+    await sleep(Date.now() - uploadedAt < DEPLOY_QUICK_POLLS_FOR_MS ? DEPLOY_QUICK_POLL_MS : STATE_POLL_MS);
+    if (Date.now() - logsReadAt >= STATE_POLL_MS) {
+      logsReadAt = Date.now();
+      await printNewLines();
+    }
     current = (await apiCall<DeployRecord>(api, 'GET', `/api/v1/containers/${container.id}/deploys/${created.id}`)).data;
     if (DEPLOY_FINAL_STATES.includes(current.state)) break;
   }
+  // The build's last lines, written before the state that ended the wait.
+  await printNewLines();
   if (json) printJson(current);
   else if (current.state === 'live') out(container.url ?? `${container.hostname} runs release ${current.release}`);
   if (current.state !== 'live') {

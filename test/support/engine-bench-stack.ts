@@ -16,6 +16,8 @@ export interface EngineBenchStack {
   /** The engine's address: DOCKER_HOST, or Podman's socket of this machine. */
   readonly dockerHost: string;
   readonly baseUrl: string;
+  /** The user's personal access token (for the CLI: CONTAINER_HOSTING_TOKEN). */
+  readonly token: string;
   readonly engine: Docker;
   /** A call to the API with the user's personal access token. */
   api(method: string, path: string, body?: unknown): Promise<ApiResponse>;
@@ -65,6 +67,7 @@ export async function startEngineBenchStack(name: string, options: { role?: Role
   return {
     dockerHost,
     baseUrl: stack.baseUrl,
+    token,
     engine: engineClient(dockerHost),
     api: (method, path, body) => call(stack.baseUrl, method, path, { token, body }),
     close: async () => {

@@ -18,11 +18,11 @@ import { inspectImage } from './image-inspects.js';
  * spare's port is its own, picked by the engine as any task's. A deploy's spare is started, not
  * only initialized: its restart follows within milliseconds, so its process starts while the
  * release is written and the restart asked for, and the launch that takes it only probes it (a
- * deploy that does not go live removes it, as a create's task asked for ahead is withdrawn). A spare that mounts a volume is only
- * created, never initialized: Podman 4.3's init mounts the volume and copies the image's files into
- * it when it is empty (and chowns it), a write while the task that owns the volume still runs
- * (seen with `podman init` on 2026-11-29: `NeedsCopyUp` true after the create, false and the files
- * there after the init).
+ * deploy that does not go live removes it, as a create's task asked for ahead is withdrawn). A
+ * spare that mounts a volume is only created, never initialized: Podman 4.3's init mounts the
+ * volume and copies the image's files into it when it is empty (and chowns it), a write while the
+ * task that owns the volume still runs (seen with `podman init` on 2026-11-29: `NeedsCopyUp` true
+ * after the create, false and the files there after the init).
  */
 export interface SpareEngineContainer {
   taskId: string;

@@ -327,7 +327,8 @@ const lifecycle = (action: string, verb: string) => async (name: string, options
  * A start or restart: the API answers once the container runs, fails or its start budget is
  * spent, and meanwhile the record is watched, so a failed image pull ends the wait at once
  * instead of after the budget. When the API answers with an error, the record says whether
- * the container failed (EXIT.containerFailed) or the request did.
+ * the container failed (EXIT.containerFailed) or the request did; a start past the API's budget
+ * (504 TIMEOUT) is still under way, and is watched until it settles.
  */
 async function untilStarted(api: string, container: ContainerRecord, path: string, verb: string): Promise<ContainerRecord> {
   const answered = new AbortController();
@@ -349,6 +350,8 @@ async function untilStarted(api: string, container: ContainerRecord, path: strin
   if ('data' in first) return untilSettled(api, first.data, verb);
   const current = await getContainer(api, container.id).catch(() => undefined);
   if (current && failureOf(current) !== undefined) return current;
+  // 504 TIMEOUT: the start outlasted the API's budget and goes on (the message says to ask again); watched here instead.
+  if (current && first.error instanceof CliError && first.error.code === 'TIMEOUT') return untilSettled(api, current, verb);
   throw first.error;
 }
 

@@ -2,10 +2,10 @@ import type Docker from 'dockerode';
 
 const inFlight = new Map<string, Promise<Docker.ImageInspectInfo>>();
 
-/** Which engine a client talks to: its socket, or its host and port. */
+/** Which engine a client talks to: its socket, or its host and port (docker-modem's typings omit the options it keeps). */
 const endpointOf = (engine: Docker): string => {
-  const modem = engine.modem as { socketPath?: string; host?: string; port?: number | string };
-  return modem.socketPath ?? `${modem.host}:${modem.port}`;
+  const [socketPath, host, port]: unknown[] = ['socketPath', 'host', 'port'].map((option) => Reflect.get(engine.modem, option));
+  return typeof socketPath === 'string' ? socketPath : `${String(host)}:${String(port)}`;
 };
 
 /**

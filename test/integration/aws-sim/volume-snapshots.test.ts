@@ -78,7 +78,30 @@ const jobClock = { aheadMs: 0 };
 
 const copiesSince = (from: number): number => aws.sim.s3.calls.slice(from).filter(({ action }) => action === 'UploadPartCopy').length;
 
+/** The last invocation begun while `after` was set, to its end (its `after` included). */
+let lastInvocation: Promise<unknown> = Promise.resolve();
+
+/**
+ * With `after` set, an invocation begins only once the one before it has ended, its `after`
+ * included: the job an invocation hands on can be delivered before that invocation's `after` has
+ * run (seen as a second batch of copies before an owner's DELETE meant to come between the two).
+ */
 async function deliverInInvocation(job: SnapshotChoreJob): Promise<SnapshotChoreOutcome> {
+  if (!invocations.after) return invokeOnce(job);
+  const previous = lastInvocation;
+  let ended = () => {};
+  lastInvocation = new Promise<void>((resolve) => {
+    ended = resolve;
+  });
+  await previous;
+  try {
+    return await invokeOnce(job);
+  } finally {
+    ended();
+  }
+}
+
+async function invokeOnce(job: SnapshotChoreJob): Promise<SnapshotChoreOutcome> {
   await invocations.gate;
   const startedAt = Date.now();
   const from = aws.sim.s3.calls.length;

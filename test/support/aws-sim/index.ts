@@ -232,7 +232,13 @@ export class AwsSim {
 
   private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
+    try {
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+    } catch {
+      // The client went away in the middle of its body (a chore's task stopped while it uploaded): nobody to answer.
+      response.destroy();
+      return;
+    }
     const raw = Buffer.concat(chunks);
     const body = raw.toString('utf8');
     const target = String(request.headers['x-amz-target'] ?? '');

@@ -89,7 +89,7 @@ const startingByHostname = new Map<string, { container: StoredContainer; readAt:
 const forgettingStarting = new WeakSet<AppRouting>();
 
 function rememberStarting(hostname: string, container: StoredContainer, routing: AppRouting): void {
-  if (!routing.onContainerChanged || container.state !== 'provisioning' || swapping(container) || wakes.has(container.id)) return;
+  if (!routing.onContainerChanged || !startsOnItsOwn(container)) return;
   if (!forgettingStarting.has(routing)) {
     forgettingStarting.add(routing);
     routing.onContainerChanged((containerId) => {
@@ -127,7 +127,7 @@ function rememberedStarting(hostname: string, routing: AppRouting): { route?: Ro
  * engine's pace, again").
  */
 function startedTaskOf(container: StoredContainer, routing: AppRouting): (Route & { kind: 'running' }) | undefined {
-  if (container.state !== 'provisioning' || !container.taskArn || swapping(container) || wakes.has(container.id)) return undefined;
+  if (!startsOnItsOwn(container) || !container.taskArn) return undefined;
   return routeToTask(container.taskArn, container.id, routing);
 }
 

@@ -32,3 +32,12 @@ export const isDockerHubHost = (host: string): boolean =>
 
 /** A private Amazon ECR registry, `<account>.dkr.ecr[-fips].<region>.amazonaws.com[.cn]`: pulled as it is, no cache needed. */
 export const isPrivateEcrHost = (host: string): boolean => /^\d{12}\.dkr\.ecr(-fips)?\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(host);
+
+/** An image digest as registries give it. */
+export const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/** The digest an image reference pins, if it pins one. */
+export function digestOf(image: string): string | null {
+  const digest = image.split('@')[1];
+  return digest && DIGEST.test(digest) ? digest : null;
+}

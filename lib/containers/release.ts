@@ -1,3 +1,4 @@
+import { DIGEST, digestOf } from './image-location.js';
 import { type Workload, type WorkloadJson, workloadToJson } from './workload.js';
 
 /** What made a release (docs/deploys.md, "Releases"). */
@@ -42,8 +43,6 @@ export interface ReleaseView {
   created_at: string;
 }
 
-const DIGEST = /^sha256:[0-9a-f]{64}$/;
-
 /** `repository@sha256:…` of an image reference (its tag or old digest dropped) pinned to `digest`. */
 export function pinnedImage(image: string, digest: string | null): string {
   if (!digest || !DIGEST.test(digest)) return image;
@@ -54,11 +53,7 @@ export function pinnedImage(image: string, digest: string | null): string {
   return `${repository}@${digest}`;
 }
 
-/** The digest an image reference pins, if it pins one. */
-export function digestOf(image: string): string | null {
-  const digest = image.split('@')[1];
-  return digest && DIGEST.test(digest) ? digest : null;
-}
+export { digestOf };
 
 /** The workload a release runs: its image pinned by its digest, so a tag that moved since changes nothing. */
 export const pinnedWorkload = (release: Release): Workload => ({

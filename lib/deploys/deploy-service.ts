@@ -119,7 +119,11 @@ export class DeployService {
    * or when the account already runs its most builds at once (429 QUOTA_EXCEEDED).
    */
   async create(caller: Caller, containerId: string, request: DeployRequest): Promise<{ deploy: Deploy; upload: UploadTarget }> {
-    const container = await this.containers.get(caller, containerId);
+    // The caller's build slots are read beside the container, whose owner the caller nearly always is: one round trip for both.
+    const [container, callersSlots] = await Promise.all([
+      this.containers.get(caller, containerId),
+      this.store.readBuildSlots(caller.userId),
+    ]);
     const { uploads, adminsOnly } = this.builds();
     if (adminsOnly && caller.role !== 'admin') throw new ForbiddenError(adminsOnly);
     if (request.sizeBytes > this.limits.maxContextBytes) {
@@ -131,7 +135,8 @@ export class DeployService {
     const deployId = newId(now);
     // Held through the upload and the build; a slot whose end was never recorded frees itself after both could have run.
     const holdUntil = now + (this.limits.uploadTtlS + this.limits.buildTimeoutS + 60) * 1000;
-    if (!(await this.store.takeBuildSlot(container.userId, deployId, holdUntil, this.limits.maxConcurrentBuilds, now))) {
+    const slots = container.userId === caller.userId ? callersSlots : await this.store.readBuildSlots(container.userId);
+    if (!(await this.store.takeBuildSlot(slots, deployId, holdUntil, this.limits.maxConcurrentBuilds, now))) {
       throw new ConcurrencyQuotaError(
         `An account runs at most ${this.limits.maxConcurrentBuilds} builds at once (QUOTA_MAX_CONCURRENT_BUILDS); wait for one to end`,
       );
@@ -194,17 +199,27 @@ export class DeployService {
     return (await this.fail(deploy, ['waiting_for_upload'], UPLOAD_EXPIRED)) ?? deploy;
   }
 
-  /** The upload target's answer when a complete context arrived (the local endpoint; an S3 event on AWS): the build starts. */
+  /**
+   * The upload target's answer when a complete context arrived (the local endpoint; an S3 event on AWS): the build starts.
+   * The move to `building` is one conditional write (the account's deploy, waiting for its upload, its URL not expired):
+   * the build waits for nothing else. Only a deploy that did not move is read, to say why.
+   */
   async uploadCompleted(ref: DeployRef): Promise<Deploy | undefined> {
     const { builder } = this.builds();
-    const deploy = await this.store.get(ref.containerId, ref.deployId);
-    if (!deploy || deploy.userId !== ref.accountId || deploy.state !== 'waiting_for_upload') return deploy;
-    if (Date.parse(deploy.uploadExpiresAt) <= this.now()) return this.fail(deploy, ['waiting_for_upload'], UPLOAD_EXPIRED);
-    const building = await this.store.transition(deploy.containerId, deploy.id, ['waiting_for_upload'], {
-      state: 'building',
-      startedAt: this.isoNow(),
-    });
-    if (!building) return this.store.get(ref.containerId, ref.deployId);
+    const now = this.isoNow();
+    const building = await this.store.transition(
+      ref.containerId,
+      ref.deployId,
+      ['waiting_for_upload'],
+      { state: 'building', startedAt: now },
+      { userId: ref.accountId, uploadOpenAt: now },
+    );
+    if (!building) {
+      const deploy = await this.store.get(ref.containerId, ref.deployId);
+      if (!deploy || deploy.userId !== ref.accountId || deploy.state !== 'waiting_for_upload') return deploy;
+      return Date.parse(deploy.uploadExpiresAt) <= this.now() ? this.fail(deploy, ['waiting_for_upload'], UPLOAD_EXPIRED) : deploy;
+    }
+    const deploy = building;
     try {
       const { buildId } = await builder.startBuild({
         ...ref,
@@ -271,6 +286,8 @@ export class DeployService {
    * reason, and the container keeps its release. Late and repeated statuses change nothing.
    */
   async applyBuildStatus(status: BuildStatus): Promise<BuildOutcome> {
+    // The deploy moved to `building` as its upload completed: a build under way changes nothing of it, so nothing is read.
+    if (status.phase === 'queued' || status.phase === 'building') return 'building';
     const built = status.phase === 'succeeded' && !!status.image;
     // A built image's container is read beside its deploy: its new task's making begins before the deploy's own write.
     const [deploy, container] = await Promise.all([
@@ -278,7 +295,6 @@ export class DeployService {
       built ? this.containers.systemGet(status.containerId) : undefined,
     ]);
     if (!deploy || deploy.userId !== status.accountId) return 'ignored';
-    if (status.phase === 'queued' || status.phase === 'building') return 'building';
     if (status.phase !== 'succeeded' || !status.image) {
       const reason =
         status.reason ??

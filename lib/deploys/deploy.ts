@@ -80,6 +80,19 @@ export type DeployChange = Partial<
   state: DeployState;
 };
 
+/** An account's build slots as read: deploy id → epoch ms each is held until, and the version of that read. */
+export interface BuildSlotsRead {
+  userId: string;
+  slots: Readonly<Record<string, number>>;
+  generation: number;
+}
+
+/** A transition's further conditions: the deploy is this account's, and its upload URL had not expired at `uploadOpenAt` (ISO). */
+export interface TransitionGuard {
+  userId: string;
+  uploadOpenAt: string;
+}
+
 export interface DeployStore {
   create(deploy: Deploy): Promise<void>;
   get(containerId: string, deployId: string): Promise<Deploy | undefined>;
@@ -89,13 +102,21 @@ export interface DeployStore {
    * Moves a deploy on, on condition that it is in one of `from` (and, with `buildVersion`, that no
    * newer build status was applied); undefined when it was not.
    */
-  transition(containerId: string, deployId: string, from: readonly DeployState[], change: DeployChange): Promise<Deploy | undefined>;
+  transition(
+    containerId: string,
+    deployId: string,
+    from: readonly DeployState[],
+    change: DeployChange,
+    guard?: TransitionGuard,
+  ): Promise<Deploy | undefined>;
   /**
    * Takes one of the account's build slots for the deploy, until `until` (epoch ms), when fewer
    * than `max` are held; slots past their time count as free (a build whose end was never
    * recorded). False when all are taken.
    */
-  takeBuildSlot(userId: string, deployId: string, until: number, max: number, now: number): Promise<boolean>;
+  takeBuildSlot(read: BuildSlotsRead, deployId: string, until: number, max: number, now: number): Promise<boolean>;
+  /** The account's build slots as they are now, for `takeBuildSlot`: read beside other reads, taken on condition nothing changed since. */
+  readBuildSlots(userId: string): Promise<BuildSlotsRead>;
   freeBuildSlot(userId: string, deployId: string): Promise<void>;
 }
 

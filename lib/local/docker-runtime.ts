@@ -148,9 +148,9 @@ export class DockerRuntime implements ReconcilableRuntime {
         start: async (taskId) => {
           const name = engineNameOf(this.book.taskArnOf(taskId));
           await this.engine.getContainer(name).start();
-          // Its network was set up by the start: the host rules are checked again now, as at any start.
-          void this.keepIsolated();
-          return this.engine.getContainer(name).inspect();
+          // Its network was set up by the start: the host rules are checked again now, as at any start, and its task waits for this check.
+          const isolated = this.keepIsolated();
+          return { inspected: await this.engine.getContainer(name).inspect(), isolated };
         },
       },
       TaskBook.newTaskId,
@@ -390,7 +390,11 @@ export class DockerRuntime implements ReconcilableRuntime {
             isolated = this.keepIsolated();
           },
         ));
-      if (fromSpare) return fromSpare;
+      if (fromSpare) {
+        // Started ahead, its network was set up then, and the check begun after that start is the one its task waits for.
+        if (fromSpare.startedAhead) isolated = fromSpare.startedAhead.isolated;
+        return fromSpare;
+      }
       const network = await this.createAndStart(task, launch);
       // The start has set its network up: the check begins as it answers, beside the inspect for its port, and
       // replaces one begun beside a spare's start that could not serve, which came before this network.
@@ -406,7 +410,7 @@ export class DockerRuntime implements ReconcilableRuntime {
       if (!made) return;
       const { network } = made;
       // Started before its task was booked (a deploy's spare): an exit then reached no task, so it is looked for now, beside the probes.
-      if ('startedAhead' in made && made.startedAhead) void this.settleFromEngine(task);
+      if ('startedAhead' in made) void this.settleFromEngine(task);
       // A spare initialized ahead has had its port and address since its init: the probes begin as its start answers.
       const inspected = made.initialized ?? (await this.engine.getContainer(engineNameOf(task.taskArn)).inspect());
       const binding = inspected.NetworkSettings.Ports?.[`${launch.port}/tcp`]?.[0];

@@ -1,6 +1,8 @@
 import type Docker from 'dockerode';
+import { digestOf } from '../containers/image-location.js';
 import type { TaskLaunch } from '../containers/runtime.js';
 import { describeError, log } from '../log.js';
+import type { FirewallStatus } from './engine-firewall.js';
 import { callEngineOrWarn, ENGINE_CALLS } from './engine-calls.js';
 import { inspectImage } from './image-inspects.js';
 
@@ -33,7 +35,17 @@ export interface SpareEngineContainer {
    * if it was initialized (its network set up already), the engine's view of it then: its
    * published port and its address stay those through its start. Undefined if it could not be made.
    */
-  made: Promise<{ network: string; imageId: string; initialized?: Docker.ContainerInspectInfo; started?: boolean } | undefined>;
+  made: Promise<
+    | {
+        network: string;
+        /** Undefined for an image pinned by digest. */
+        imageId?: string;
+        initialized?: Docker.ContainerInspectInfo;
+        /** Started ahead (a deploy's), with the host-rule check begun after its start set its network up. */
+        started?: { isolated: Promise<FirewallStatus> };
+      }
+    | undefined
+  >;
 }
 
 /** How the docker runtime makes and names a task's engine container. */
@@ -48,8 +60,8 @@ export interface EngineContainerMaker {
   nameOf(taskId: string): string;
   /** Initializes the created engine container, where the engine can; answers the engine's view of it then, or undefined if it did not. */
   initialize(taskId: string): Promise<Docker.ContainerInspectInfo | undefined>;
-  /** Starts the created engine container; answers the engine's view of it then. */
-  start(taskId: string): Promise<Docker.ContainerInspectInfo>;
+  /** Starts the created engine container; answers the engine's view of it then, and the host-rule check begun after its start. */
+  start(taskId: string): Promise<{ inspected: Docker.ContainerInspectInfo; isolated: Promise<FirewallStatus> }>;
 }
 
 const launchKeyOf = ({ clientToken: _, ...workload }: TaskLaunch): string => JSON.stringify(workload);
@@ -74,17 +86,21 @@ export class SpareEngineContainers {
     const taskId = this.newTaskId();
     const mountsNothing = launch.mounts.length === 0;
     const made = (async () => {
-      // The image's id is only for the start's check (a tag moved since): read beside the create, which needs the image too.
+      // The image's id is only for the start's check (a tag moved since): read beside the create, which needs the image too,
+      // and not at all for an image pinned by digest (a deploy's), which no tag can move.
       // Both settled before either's failure is told: a discard that came before the create answered would leave its container.
       const [image, created] = await Promise.allSettled([
-        inspectImage(this.maker.engine, launch.image),
+        digestOf(launch.image) ? undefined : inspectImage(this.maker.engine, launch.image),
         this.maker.create(taskId, launch, knownNetwork),
       ]);
       if (image.status === 'rejected') throw image.reason;
       if (created.status === 'rejected') throw created.reason;
-      const imageId = image.value.Id;
+      const imageId = image.value?.Id;
       const network = created.value;
-      if (startAhead && mountsNothing) return { network, imageId, initialized: await this.maker.start(taskId), started: true };
+      if (startAhead && mountsNothing) {
+        const { inspected, isolated } = await this.maker.start(taskId);
+        return { network, imageId, initialized: inspected, started: { isolated } };
+      }
       const initialized = mountsNothing ? await this.maker.initialize(taskId) : undefined;
       return { network, imageId, ...(initialized ? { initialized } : {}) };
     })().catch((error: unknown) => {
@@ -125,24 +141,31 @@ export class SpareEngineContainers {
    * cannot serve: never made, its image tag now names another image, the task is no longer
    * wanted, or the engine refused to start it (its network gone). The task then creates its own.
    * `besideInitialized` is called as the engine's start of an initialized spare is asked for: that
-   * start sets no network up (its init did), so it changes nothing of the host's rules.
+   * start sets no network up (its init did), so it changes nothing of the host's rules. A spare
+   * started ahead answers the host-rule check begun after its start instead (`isolated`).
    */
   async start(
     spare: SpareEngineContainer,
     image: string,
     wanted: () => boolean,
     besideInitialized?: () => void,
-  ): Promise<{ network: string; initialized?: Docker.ContainerInspectInfo; startedAhead?: boolean } | undefined> {
-    const made = await spare.made;
+  ): Promise<
+    { network: string; initialized?: Docker.ContainerInspectInfo; startedAhead?: { isolated: Promise<FirewallStatus> } } | undefined
+  > {
     // The start is asked for at once and the tag checked beside it: a tag that names another image
     // since is rare, and then the started spare is removed (force) before anyone could reach it,
-    // since the task counts as running only after this answers.
-    const imageNow = inspectImage(this.maker.engine, image).then(
-      (inspected) => inspected.Id,
-      () => undefined,
-    );
+    // since the task counts as running only after this answers. Asked before the spare is made, so
+    // a spare still in the making (a deploy's, started ahead) is not checked after it. A reference
+    // by digest (a deploy's built image, a release's) always names the image it named.
+    const imageNow = digestOf(image)
+      ? undefined
+      : inspectImage(this.maker.engine, image).then(
+          (inspected) => inspected.Id,
+          () => undefined,
+        );
+    const made = await spare.made;
     if (made && wanted()) {
-      if (made.initialized) besideInitialized?.();
+      if (made.initialized && !made.started) besideInitialized?.();
       const started = await (made.started
         ? Promise.resolve()
         : this.maker.engine.getContainer(this.maker.nameOf(spare.taskId)).start()
@@ -153,11 +176,11 @@ export class SpareEngineContainers {
           return false;
         },
       );
-      if (started && made.imageId === (await imageNow))
+      if (started && (imageNow === undefined || made.imageId === (await imageNow)))
         return {
           network: made.network,
           ...(made.initialized ? { initialized: made.initialized } : {}),
-          ...(made.started ? { startedAhead: true } : {}),
+          ...(made.started ? { startedAhead: made.started } : {}),
         };
     }
     await this.discard(spare);

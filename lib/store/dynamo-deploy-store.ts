@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Deploy, DeployChange, DeployState, DeployStore } from '../deploys/deploy.js';
+import type { BuildSlotsRead, Deploy, DeployChange, DeployState, DeployStore, TransitionGuard } from '../deploys/deploy.js';
 import { documentClient, isConditionFailure, tableName } from './dynamo.js';
 import { DEPLOY_ATTRIBUTE, deployEntity } from './entities/deploy.js';
 import { keys } from './keys.js';
@@ -53,7 +53,13 @@ export class DynamoDeployStore implements DeployStore {
     return { ...found, items: found.items.map(deployEntity.fromItem) };
   }
 
-  async transition(containerId: string, deployId: string, from: readonly DeployState[], change: DeployChange): Promise<Deploy | undefined> {
+  async transition(
+    containerId: string,
+    deployId: string,
+    from: readonly DeployState[],
+    change: DeployChange,
+    guard?: TransitionGuard,
+  ): Promise<Deploy | undefined> {
     const assignments = ['#state = :state'];
     const values: Record<string, unknown> = { ':state': change.state };
     const fromNames = from.map((_, index) => `:from${index}`);
@@ -71,6 +77,14 @@ export class DynamoDeployStore implements DeployStore {
     }
     let condition = `attribute_exists(pk) AND #state IN (${fromNames.join(', ')})`;
     if (change.buildVersion !== undefined) condition += ' AND #buildVersion < :buildVersion';
+    if (guard) {
+      // ISO timestamps of one format (toISOString) order as strings do.
+      condition += ' AND #userId = :userId AND #uploadExpiresAt > :uploadOpenAt';
+      names['#userId'] = 'user_id';
+      names['#uploadExpiresAt'] = 'upload_expires_at';
+      values[':userId'] = guard.userId;
+      values[':uploadOpenAt'] = guard.uploadOpenAt;
+    }
     try {
       const { Attributes } = await documentClient.send(
         new UpdateCommand({
@@ -90,13 +104,18 @@ export class DynamoDeployStore implements DeployStore {
     }
   }
 
-  async takeBuildSlot(userId: string, deployId: string, until: number, max: number, now: number): Promise<boolean> {
-    const key = keys.buildSlots(userId);
-    const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
-    const slots = slotsOf(Item?.[SLOTS]);
-    const held = Object.entries(slots).filter(([id, heldUntil]) => heldUntil > now && id !== deployId);
+  async readBuildSlots(userId: string): Promise<BuildSlotsRead> {
+    const { Item } = await documentClient.send(
+      new GetCommand({ TableName: tableName, Key: keys.buildSlots(userId), ConsistentRead: true }),
+    );
+    return { userId, slots: slotsOf(Item?.[SLOTS]), generation: typeof Item?.generation === 'number' ? Item.generation : 0 };
+  }
+
+  async takeBuildSlot(read: BuildSlotsRead, deployId: string, until: number, max: number, now: number): Promise<boolean> {
+    const key = keys.buildSlots(read.userId);
+    const held = Object.entries(read.slots).filter(([id, heldUntil]) => heldUntil > now && id !== deployId);
     if (held.length >= max) return false;
-    const generation = typeof Item?.generation === 'number' ? Item.generation : 0;
+    const { generation } = read;
     try {
       // The whole map rewritten on condition of the generation read: two builds racing for the last slot, one wins.
       await documentClient.send(

@@ -37,6 +37,12 @@ const IMAGE = 'localhost/container-hosting-test/web:1';
 const POLL_MS = 20;
 /** How often a deploy's state is read while it goes live (the CLI reads it every 1 s). */
 const DEPLOY_READ_MS = 250;
+/**
+ * How long after a deploy went live the next measurement waits: the old task's drain and stop
+ * (Podman's stop took 340 ms and held the engine's lock on it meanwhile) and the retention's
+ * image list run after `live`, and the baselines remove what they made before the next one.
+ */
+const SETTLE_MS = 1500;
 
 const stack = await startEngineBenchStack('bench-deploy', { role: 'admin' });
 // Built from cli/src, as `npm ci` builds it, so the bench never runs a CLI older than its source.
@@ -129,7 +135,8 @@ async function deployOnce(run: number): Promise<void> {
   if (final.body.data.state !== 'live') throw new Error(`deploy ${final.body.data.state}: ${final.body.data.state_reason}`);
   // The stack's clock is this process's: finished_at is when the deploy's live write was made.
   const totalMs = Date.parse(final.body.data.finished_at) - startedAt;
-  await sleep(1500);
+  // The engine's events of this deploy arrive meanwhile, too.
+  await sleep(SETTLE_MS);
   recorder.stop();
   const since = (at: number | undefined) => (at === undefined ? Number.NaN : at - startedAt);
   // This deploy's: the engine serves other stacks too (their events are someone else's time).
@@ -171,6 +178,7 @@ async function cliDeployOnce(run: number): Promise<void> {
   });
   oursCliMs.push(performance.now() - startedAt);
   if (!stdout.includes(hostname)) throw new Error(`the CLI's deploy printed ${stdout}`);
+  await sleep(SETTLE_MS);
 }
 
 /** As issue 33 words the baseline: Podman's own client, `podman build` then `podman run`, on the same engine. */

@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { StoredContainer } from '../../../lib/containers/container.js';
 import type { BuildStatus, BuiltImages, DeployRef, ImageBuilder } from '../../../lib/deploys/builds.js';
-import type { Deploy, DeployChange, DeployState, DeployStore } from '../../../lib/deploys/deploy.js';
-import { type DeployTarget, DeployService } from '../../../lib/deploys/deploy-service.js';
+import type { BuildSlotsRead, Deploy, DeployChange, DeployState, DeployStore, TransitionGuard } from '../../../lib/deploys/deploy.js';
+import { type DeployTarget, DeployService, UPLOAD_EXPIRED } from '../../../lib/deploys/deploy-service.js';
 import { BadRequestError, TimeoutError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 
@@ -25,15 +25,19 @@ class MemoryDeployStore implements DeployStore {
       items: [...this.deploys.values()].filter((deploy) => deploy.containerId === containerId).sort((a, b) => (a.id < b.id ? 1 : -1)),
     };
   }
-  async transition(_containerId: string, deployId: string, from: readonly DeployState[], change: DeployChange) {
+  async transition(_containerId: string, deployId: string, from: readonly DeployState[], change: DeployChange, guard?: TransitionGuard) {
     const found = this.deploys.get(deployId);
     if (!found || !from.includes(found.state)) return undefined;
+    if (guard && (found.userId !== guard.userId || found.uploadExpiresAt <= guard.uploadOpenAt)) return undefined;
     if (change.buildVersion !== undefined && found.buildVersion >= change.buildVersion) return undefined;
     const next = Object.fromEntries(Object.entries(change).filter(([, value]) => value !== undefined));
     Object.assign(found, next);
     return { ...found };
   }
-  async takeBuildSlot(userId: string, deployId: string, until: number, max: number, now: number) {
+  async readBuildSlots(userId: string) {
+    return { userId, slots: {}, generation: 0 };
+  }
+  async takeBuildSlot({ userId }: BuildSlotsRead, deployId: string, until: number, max: number, now: number) {
     const held = this.slots.get(userId) ?? new Map<string, number>();
     for (const [id, heldUntil] of held) if (heldUntil <= now) held.delete(id);
     if (held.size >= max) return false;
@@ -340,6 +344,23 @@ describe('DeployService', () => {
     await expect(service.create(owner, container.id, { sizeBytes: 1001, dockerfile: 'Dockerfile', buildArgs: {} })).rejects.toMatchObject({
       statusCode: 413,
     });
+  });
+
+  it('starts no build for an upload that completes after its URL expired, or names another account, and frees the slot of the expired one', async () => {
+    // Prepare
+    let now = Date.now();
+    const { service, store, container, builder } = setUp({ now: () => now });
+    const { deploy } = await service.create(owner, container.id, { sizeBytes: 100, dockerfile: 'Dockerfile', buildArgs: {} });
+    const ref = { accountId: owner.userId, containerId: container.id, deployId: deploy.id };
+    // Act
+    const byAnother = await service.uploadCompleted({ ...ref, accountId: newId() });
+    now += 61_000;
+    const late = await service.uploadCompleted(ref);
+    // Assess
+    expect(byAnother?.state).toBe('waiting_for_upload');
+    expect(late).toMatchObject({ state: 'failed', stateReason: UPLOAD_EXPIRED });
+    expect(builder.startBuild).not.toHaveBeenCalled();
+    expect(store.slots.get(owner.userId)?.has(deploy.id)).toBe(false);
   });
 
   it('refuses every deploy where nothing builds, with the reason it was given', async () => {

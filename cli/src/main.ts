@@ -50,6 +50,8 @@ const STATE_POLL_MS = 1000;
 /** A deploy's state is read this often for its first DEPLOY_QUICK_POLLS_FOR_MS after the upload, then every STATE_POLL_MS. */
 const DEPLOY_QUICK_POLL_MS = 100;
 const DEPLOY_QUICK_POLLS_FOR_MS = 5000;
+/** Within those, how often while the deploy's new release starts (`deploying`). */
+const DEPLOYING_POLL_MS = 50;
 /** The columns of `ls`, checked against the record's type; the rest is for `get`. */
 const LIST_COLUMNS = ['hostname', 'state', 'image', 'cpu_cores', 'memory_mb', 'url', 'id'] as const satisfies ReadonlyArray<
   keyof ContainerRecord
@@ -491,16 +493,21 @@ async function deploy(
 ): Promise<void> {
   const api = apiOf(command);
   const json = globals(command).json;
+  const dockerfile = options.dockerfile ?? 'Dockerfile';
+  // Packed while the container is looked up: neither waits for the other.
+  const packed = packBuildContext(resolve(dir ?? '.'), dockerfile);
+  packed.catch(() => undefined);
   let container: ContainerRecord;
   try {
     container = await findContainer(api, options.container);
   } catch (error) {
     if (!(options.create && error instanceof CliError && error.code === 'NOT_FOUND')) throw error;
+    // A context that cannot be packed (no Dockerfile, a link out of it) creates nothing.
+    await packed;
     container = (await apiCall<ContainerRecord>(api, 'POST', '/api/v1/containers', { body: { hostname: options.container } })).data;
     say(`Created ${container.hostname}`);
   }
-  const dockerfile = options.dockerfile ?? 'Dockerfile';
-  const context = await packBuildContext(resolve(dir ?? '.'), dockerfile);
+  const context = await packed;
   const { data: created } = await apiCall<DeployRecord>(api, 'POST', `/api/v1/containers/${container.id}/deploys`, {
     body: { size_bytes: context.length, dockerfile },
   });
@@ -522,17 +529,32 @@ async function deploy(
   // The state is read often at first, then once a second: a small context on a local engine goes live in under a
   // second (a read a second once kept the CLI waiting up to a second more), a build on AWS takes minutes.
   const uploadedAt = Date.now();
+  /** Whether the logs were read beside the state that ended the wait, after the build had ended: they hold its last lines. */
+  let lastLinesRead = false;
+  let readAt = uploadedAt;
   for (;;) {
-    await sleep(Date.now() - uploadedAt < DEPLOY_QUICK_POLLS_FOR_MS ? DEPLOY_QUICK_POLL_MS : STATE_POLL_MS);
-    if (Date.now() - logsReadAt >= STATE_POLL_MS) {
-      logsReadAt = Date.now();
-      await printNewLines();
+    // Once the build has ended (deploying), its logs are complete: read beside each state, not after the last one.
+    const buildEnded = current.state === 'deploying';
+    // A read every interval from the last one's start, not an interval after its answer; quicker still while the new
+    // release starts (deploying), which on a local engine lasts a few hundred ms.
+    const quick = Date.now() - uploadedAt < DEPLOY_QUICK_POLLS_FOR_MS;
+    const interval = quick ? (buildEnded ? DEPLOYING_POLL_MS : DEPLOY_QUICK_POLL_MS) : STATE_POLL_MS;
+    await sleep(Math.max(0, readAt + interval - Date.now()));
+    readAt = Date.now();
+    const logsRead = buildEnded || Date.now() - logsReadAt >= STATE_POLL_MS;
+    if (logsRead) logsReadAt = Date.now();
+    const [state] = await Promise.all([
+      apiCall<DeployRecord>(api, 'GET', `/api/v1/containers/${container.id}/deploys/${created.id}`),
+      logsRead ? printNewLines() : undefined,
+    ]);
+    current = state.data;
+    if (DEPLOY_FINAL_STATES.includes(current.state)) {
+      lastLinesRead = buildEnded;
+      break;
     }
-    current = (await apiCall<DeployRecord>(api, 'GET', `/api/v1/containers/${container.id}/deploys/${created.id}`)).data;
-    if (DEPLOY_FINAL_STATES.includes(current.state)) break;
   }
   // The build's last lines, written before the state that ended the wait.
-  await printNewLines();
+  if (!lastLinesRead) await printNewLines();
   if (json) printJson(current);
   else if (current.state === 'live') out(container.url ?? `${container.hostname} runs release ${current.release}`);
   if (current.state !== 'live') {

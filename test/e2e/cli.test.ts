@@ -247,6 +247,17 @@ describe('container-hosting against the local stack', () => {
     expect(help.stdout).toContain('--follow');
   });
 
+  it('deploy --create of a directory it cannot pack creates no container', async () => {
+    // Act
+    const missing = join(configHome, 'no-such-app');
+    const deploy = await run(['deploy', missing, '--container', 'never-made', '--create']);
+    const listed = await run(['ls', '--json']);
+    // Assess
+    expect(deploy.code).toBe(1);
+    expect(deploy.stderr).toContain('no-such-app');
+    expect(JSON.parse(listed.stdout).map((container: { hostname: string }) => container.hostname)).not.toContain('never-made');
+  });
+
   it('refreshes by itself once the access token has expired, keeping the rotated refresh token', async () => {
     const before = await storedEntry();
     const file = JSON.parse(await readFile(credentialsFile(), 'utf8'));

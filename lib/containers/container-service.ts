@@ -34,7 +34,8 @@ import { type BuiltImageRepositories, builtImageOwnerOf } from './built-images.j
 import type { RegistryCredentials } from './registry-credentials.js';
 import { planTransition } from './transitions.js';
 import { everyAccountMayRun, type RunPolicy } from './run-policy.js';
-import { digestOf, type ImageDigests, pinnedWorkload, type Release, type ReleaseCause, releaseView, type ReleaseView } from './release.js';
+import { digestOf } from './image-location.js';
+import { type ImageDigests, pinnedWorkload, type Release, type ReleaseCause, releaseView, type ReleaseView } from './release.js';
 import { workloadOf } from './workload.js';
 import { releaseAllOf, volumeClaimsFor } from './container-volumes.js';
 

@@ -1,4 +1,4 @@
-import { DIGEST, digestOf } from './image-location.js';
+import { DIGEST } from './image-location.js';
 import { type Workload, type WorkloadJson, workloadToJson } from './workload.js';
 
 /** What made a release (docs/deploys.md, "Releases"). */
@@ -52,8 +52,6 @@ export function pinnedImage(image: string, digest: string | null): string {
   const repository = colon > lastSlash ? withoutDigest.slice(0, colon) : withoutDigest;
   return `${repository}@${digest}`;
 }
-
-export { digestOf };
 
 /** The workload a release runs: its image pinned by its digest, so a tag that moved since changes nothing. */
 export const pinnedWorkload = (release: Release): Workload => ({

@@ -14,7 +14,7 @@ import {
   type StopReason,
 } from './container-core.js';
 import { taskIdOf } from './logs.js';
-import { digestOf } from './release.js';
+import { digestOf } from './image-location.js';
 import { RETIRE_ASK_AGAIN_MS, RETIRE_LOOK_AGAIN_MS, RETIRE_ROUTES_MAX_WAIT_MS, type RetireRoutes } from './retire-routes.js';
 import {
   type DeferredJob,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { digestOf, pinnedImage } from '../../../lib/containers/release.js';
+import { digestOf } from '../../../lib/containers/image-location.js';
+import { pinnedImage } from '../../../lib/containers/release.js';
 
 const DIGEST = `sha256:${'a'.repeat(64)}`;
 

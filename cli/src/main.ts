@@ -502,7 +502,7 @@ async function deploy(
     container = await findContainer(api, options.container);
   } catch (error) {
     if (!(options.create && error instanceof CliError && error.code === 'NOT_FOUND')) throw error;
-    // A context that cannot be packed (no Dockerfile, a link out of it) creates nothing.
+    // A directory that cannot be packed (missing, unreadable) creates nothing.
     await packed;
     container = (await apiCall<ContainerRecord>(api, 'POST', '/api/v1/containers', { body: { hostname: options.container } })).data;
     say(`Created ${container.hostname}`);

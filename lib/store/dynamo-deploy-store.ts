@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BuildSlotsRead, Deploy, DeployChange, DeployState, DeployStore, TransitionGuard } from '../deploys/deploy.js';
 import { documentClient, isConditionFailure, tableName } from './dynamo.js';
-import { DEPLOY_ATTRIBUTE, deployEntity } from './entities/deploy.js';
+import { DEPLOY_ATTRIBUTE, DEPLOY_GUARD_ATTRIBUTE, deployEntity } from './entities/deploy.js';
 import { keys } from './keys.js';
 import { queryPage } from './pagination.js';
 
@@ -78,10 +78,11 @@ export class DynamoDeployStore implements DeployStore {
     let condition = `attribute_exists(pk) AND #state IN (${fromNames.join(', ')})`;
     if (change.buildVersion !== undefined) condition += ' AND #buildVersion < :buildVersion';
     if (guard) {
-      // ISO timestamps of one format (toISOString) order as strings do.
+      // Timestamps of one format (toISOString) order as strings do, and DynamoDB compares strings by their
+      // character codes (https://docs.aws.amazon.com/sdkfornet/v3/apidocs/items/DynamoDBv2/TCondition.html).
       condition += ' AND #userId = :userId AND #uploadExpiresAt > :uploadOpenAt';
-      names['#userId'] = 'user_id';
-      names['#uploadExpiresAt'] = 'upload_expires_at';
+      names['#userId'] = DEPLOY_GUARD_ATTRIBUTE.userId;
+      names['#uploadExpiresAt'] = DEPLOY_GUARD_ATTRIBUTE.uploadExpiresAt;
       values[':userId'] = guard.userId;
       values[':uploadOpenAt'] = guard.uploadOpenAt;
     }

@@ -32,6 +32,9 @@ export const DEPLOY_ATTRIBUTE = {
   finishedAt: 'finished_at',
 } as const;
 
+/** The stored names of what a transition's guard (TransitionGuard) checks. */
+export const DEPLOY_GUARD_ATTRIBUTE = { userId: 'user_id', uploadExpiresAt: 'upload_expires_at' } as const;
+
 /** A deploy, in its container's partition (the container's grant covers it). */
 export const deployEntity = {
   key: keys.deploy,
@@ -40,13 +43,13 @@ export const deployEntity = {
     entity: 'deploy',
     id: deploy.id,
     container_id: deploy.containerId,
-    user_id: deploy.userId,
+    [DEPLOY_GUARD_ATTRIBUTE.userId]: deploy.userId,
     state: deploy.state,
     state_reason: deploy.stateReason,
     size_bytes: deploy.sizeBytes,
     dockerfile: deploy.dockerfile,
     build_args: deploy.buildArgs,
-    upload_expires_at: deploy.uploadExpiresAt,
+    [DEPLOY_GUARD_ATTRIBUTE.uploadExpiresAt]: deploy.uploadExpiresAt,
     build_id: deploy.buildId,
     build_version: deploy.buildVersion,
     image: deploy.image,

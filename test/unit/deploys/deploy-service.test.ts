@@ -363,6 +363,19 @@ describe('DeployService', () => {
     expect(store.slots.get(owner.userId)?.has(deploy.id)).toBe(false);
   });
 
+  it('starts one build for an upload whose event arrives twice, at once or later (S3 delivers events at least once)', async () => {
+    // Prepare
+    const { service, container, builder } = setUp();
+    const { deploy } = await service.create(owner, container.id, { sizeBytes: 100, dockerfile: 'Dockerfile', buildArgs: {} });
+    const ref = { accountId: owner.userId, containerId: container.id, deployId: deploy.id };
+    // Act
+    const [first, second] = await Promise.all([service.uploadCompleted(ref), service.uploadCompleted(ref)]);
+    const late = await service.uploadCompleted(ref);
+    // Assess
+    expect(builder.startBuild).toHaveBeenCalledOnce();
+    expect([first?.state, second?.state, late?.state]).toEqual(['building', 'building', 'building']);
+  });
+
   it('refuses every deploy where nothing builds, with the reason it was given', async () => {
     const { service, container } = setUp({ refusal: 'deploys need the docker runtime' });
     await expect(service.create(owner, container.id, { sizeBytes: 10, dockerfile: 'Dockerfile', buildArgs: {} })).rejects.toMatchObject({

@@ -47,7 +47,8 @@ describe('accounts in the console', () => {
     const oneTime = await adminPage.locator('#one-time-password').inputValue();
 
     // Assess: the list says so, and the person's sign-in asks for a new password.
-    await expect(rowOf(adminPage, person.email).locator('.status').textContent()).resolves.toBe('Must set a new password');
+    // The page shows the one-time password first and reloads the list after it (web/console/users-page.ts): waited for.
+    await rowOf(adminPage, person.email).locator('.status', { hasText: /^Must set a new password$/ }).waitFor({ timeout: 10_000 });
     const personPage = await signInThrough(person.email, oneTime, '/console');
     await personPage.locator('#new_password').waitFor();
     await expect(personPage.locator('p.error').textContent()).resolves.toContain('An admin reset your password');

@@ -48,7 +48,9 @@ describe('accounts in the console', () => {
 
     // Assess: the list says so, and the person's sign-in asks for a new password.
     // The page shows the one-time password first and reloads the list after it (web/console/users-page.ts): waited for.
-    await rowOf(adminPage, person.email).locator('.status', { hasText: /^Must set a new password$/ }).waitFor({ timeout: 10_000 });
+    await rowOf(adminPage, person.email)
+      .locator('.status', { hasText: /^Must set a new password$/ })
+      .waitFor({ timeout: 10_000 });
     const personPage = await signInThrough(person.email, oneTime, '/console');
     await personPage.locator('#new_password').waitFor();
     await expect(personPage.locator('p.error').textContent()).resolves.toContain('An admin reset your password');

@@ -89,7 +89,10 @@ export class StartWait {
         if (remaining <= 0) {
           throw new TimeoutError('The container is still starting; start it again to keep waiting');
         }
-        await watch.pause(Math.min(interval, remaining));
+        const written = await watch.pause(Math.min(interval, remaining));
+        // Running on the task it started, as the write that said so answered: nothing is left to read.
+        if (written?.state === 'running' && written.version === current.version && written.taskArn === current.taskArn && current.taskArn)
+          return written;
         interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
       }
     } finally {
@@ -132,7 +135,9 @@ export class StartWait {
         const remaining = deadline - this.core.now();
         if (remaining <= 0)
           throw new TimeoutError('The container is still restarting; its current task keeps answering until the new one is ready');
-        await watch.pause(Math.min(interval, remaining));
+        const written = await watch.pause(Math.min(interval, remaining));
+        // The new task promoted, as the write that promoted it answered: the restart is done without another read.
+        if (written?.state === 'running' && written.version === version && written.taskArn === newTaskArn) return written;
         interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
       }
     } finally {

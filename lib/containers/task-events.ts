@@ -93,7 +93,8 @@ export class TaskEvents {
    */
   async observe(status: TaskStatus, options: { polled?: boolean } = {}): Promise<Observed> {
     const observed = await this.apply(status, options);
-    if (observed.outcome === 'applied' || !options.polled) this.core.changes.changed(status.containerId);
+    if (observed.outcome === 'applied' || !options.polled)
+      this.core.changes.changed(status.containerId, observed.outcome === 'applied' ? observed.container : undefined);
     return observed;
   }
 

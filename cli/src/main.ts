@@ -529,11 +529,10 @@ async function deploy(
   // The state is read often at first, then once a second: a small context on a local engine goes live in under a
   // second (a read a second once kept the CLI waiting up to a second more), a build on AWS takes minutes.
   const uploadedAt = Date.now();
-  /** Whether the logs were read beside the state that ended the wait, after the build had ended: they hold its last lines. */
+  /** Whether the logs were read after the build was seen ended (deploying): they hold its last lines. */
   let lastLinesRead = false;
   let readAt = uploadedAt;
   for (;;) {
-    // Once the build has ended (deploying), its logs are complete: read beside each state, not after the last one.
     const buildEnded = current.state === 'deploying';
     // A read every interval from the last one's start, not an interval after its answer; quicker still while the new
     // release starts (deploying), which on a local engine lasts a few hundred ms.
@@ -541,17 +540,18 @@ async function deploy(
     const interval = quick ? (buildEnded ? DEPLOYING_POLL_MS : DEPLOY_QUICK_POLL_MS) : STATE_POLL_MS;
     await sleep(Math.max(0, readAt + interval - Date.now()));
     readAt = Date.now();
-    const logsRead = buildEnded || Date.now() - logsReadAt >= STATE_POLL_MS;
+    // Once a second, and once as soon as the build is seen ended, beside the state: its logs are complete then, so
+    // the reads every 50 ms while the new release starts ask for the state alone (each read takes the service's
+    // CPU that the new task's start needs on a local engine), and none is left for after the last state.
+    const logsRead = (buildEnded && !lastLinesRead) || Date.now() - logsReadAt >= STATE_POLL_MS;
     if (logsRead) logsReadAt = Date.now();
+    if (logsRead && buildEnded) lastLinesRead = true;
     const [state] = await Promise.all([
       apiCall<DeployRecord>(api, 'GET', `/api/v1/containers/${container.id}/deploys/${created.id}`),
       logsRead ? printNewLines() : undefined,
     ]);
     current = state.data;
-    if (DEPLOY_FINAL_STATES.includes(current.state)) {
-      lastLinesRead = buildEnded;
-      break;
-    }
+    if (DEPLOY_FINAL_STATES.includes(current.state)) break;
   }
   // The build's last lines, written before the state that ended the wait.
   if (!lastLinesRead) await printNewLines();

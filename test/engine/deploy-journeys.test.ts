@@ -65,6 +65,8 @@ describe('deploys, releases and rollback as a person drives them', () => {
     url = first.stdout.trim().split('\n').at(-1)!;
     expect(url).toMatch(new RegExp(`^http://${hostname}\\.localhost:\\d+/$`));
     expect(first.stderr).toContain(`Created ${hostname}`);
+    // The build's output to its last line, the image it built, read once the build was seen ended or after the last state.
+    expect(first.stderr).toMatch(/built localhost\/deploys\/\S+@sha256:[0-9a-f]{64}/);
     expect(await servedOnce(url, 'first from the CLI')).toBe('first from the CLI');
   }, 240_000);
 
@@ -73,6 +75,7 @@ describe('deploys, releases and rollback as a person drives them', () => {
     const listed = await cli.run(['releases', hostname]);
 
     expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/built localhost\/deploys\/\S+@sha256:[0-9a-f]{64}/);
     expect(await servedOnce(url, 'second from the CLI')).toBe('second from the CLI');
     expect(listed.code, listed.stderr).toBe(0);
     const rows = listed.stdout.trim().split('\n');

@@ -169,11 +169,13 @@ export class DeployService {
     }
   }
 
-  /** One deploy of a container the caller may see; one whose upload expired unused says so. */
+  /**
+   * One deploy of a container the caller may see; one whose upload expired unused says so. The deploy is read beside
+   * the container whose visibility decides (both keyed by the path's ids): after the credential, one round trip.
+   */
   async get(caller: Caller, containerId: string, deployId: string): Promise<Deploy> {
-    const container = await this.containers.get(caller, containerId);
-    const deploy = await this.store.get(container.id, deployId);
-    if (!deploy) throw new NotFoundError('Deploy not found');
+    const [container, deploy] = await Promise.all([this.containers.get(caller, containerId), this.store.get(containerId, deployId)]);
+    if (!deploy || deploy.containerId !== container.id) throw new NotFoundError('Deploy not found');
     return this.expiredUploadSettled(deploy);
   }
 
@@ -182,8 +184,7 @@ export class DeployService {
     containerId: string,
     page: { limit: number; cursor?: string },
   ): Promise<{ items: Deploy[]; nextCursor?: string }> {
-    const container = await this.containers.get(caller, containerId);
-    const found = await this.store.list(container.id, page);
+    const [, found] = await Promise.all([this.containers.get(caller, containerId), this.store.list(containerId, page)]);
     return { ...found, items: await Promise.all(found.items.map((deploy) => this.expiredUploadSettled(deploy))) };
   }
 

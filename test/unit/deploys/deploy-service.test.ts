@@ -3,7 +3,7 @@ import type { StoredContainer } from '../../../lib/containers/container.js';
 import type { BuildStatus, BuiltImages, DeployRef, ImageBuilder } from '../../../lib/deploys/builds.js';
 import type { BuildSlotsRead, Deploy, DeployChange, DeployState, DeployStore, TransitionGuard } from '../../../lib/deploys/deploy.js';
 import { type DeployTarget, DeployService, UPLOAD_EXPIRED } from '../../../lib/deploys/deploy-service.js';
-import { BadRequestError, TimeoutError } from '../../../lib/errors.js';
+import { BadRequestError, NotFoundError, TimeoutError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 
 const owner = { userId: newId(), role: 'user' as const };
@@ -142,7 +142,7 @@ function setUp(options: { refusal?: string; now?: () => number; images?: BuiltIm
   });
   const deadlines = 'deadlines' in site ? site.deadlines : undefined;
   const restoreRelease = target.restoreRelease as unknown as ReturnType<typeof vi.fn>;
-  return { service, store, container, goLive, builder, discard, started, status, deadlines, restoreRelease, prepared };
+  return { service, store, container, target, goLive, builder, discard, started, status, deadlines, restoreRelease, prepared };
 }
 
 /** The restart writes the deploy's release 2, then answers 504 with its new task still coming up. */
@@ -374,6 +374,41 @@ describe('DeployService', () => {
     // Assess
     expect(builder.startBuild).toHaveBeenCalledOnce();
     expect([first?.state, second?.state, late?.state]).toEqual(['building', 'building', 'building']);
+  });
+
+  it("reads a deploy, and the deploys, beside the container whose visibility decides (one round trip after the credential); another account's read is 404", async () => {
+    // Prepare
+    const { service, store, container, target, started } = setUp();
+    const deploy = await started();
+    let answerContainer!: () => void;
+    const containerAnswered = new Promise<void>((resolve) => {
+      answerContainer = resolve;
+    });
+    const readContainer = target.get;
+    target.get = async (caller, id) => {
+      await containerAnswered;
+      return readContainer(caller, id);
+    };
+    const readDeploy = vi.spyOn(store, 'get');
+    const listDeploys = vi.spyOn(store, 'list');
+
+    // Act
+    const reading = service.get(owner, container.id, deploy.id);
+    const listing = service.list(owner, container.id, { limit: 10 });
+    await new Promise((resolve) => setImmediate(resolve));
+
+    // Assess: both asked for while the container's read has not answered yet.
+    expect(readDeploy).toHaveBeenCalledWith(container.id, deploy.id);
+    expect(listDeploys).toHaveBeenCalledWith(container.id, { limit: 10 });
+    answerContainer();
+    expect(await reading).toMatchObject({ id: deploy.id, state: 'building' });
+    expect((await listing).items.map((listed) => listed.id)).toEqual([deploy.id]);
+    target.get = async () => {
+      throw new NotFoundError('Container not found');
+    };
+    const stranger = { userId: newId(), role: 'user' as const };
+    await expect(service.get(stranger, container.id, deploy.id)).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.list(stranger, container.id, { limit: 10 })).rejects.toMatchObject({ statusCode: 404 });
   });
 
   it('refuses every deploy where nothing builds, with the reason it was given', async () => {

@@ -335,8 +335,8 @@ export class ContainerService {
 
   /** A container's releases, newest first, each saying whether its image is still there to roll back to. */
   async listReleases(caller: Caller, containerId: string, page: PageRequest): Promise<Page<ReleaseView>> {
-    const container = await this.get(caller, containerId);
-    const releases = await this.core.store.listReleases(container.id, page);
+    // Read beside the container whose visibility decides: after the credential, one round trip.
+    const [, releases] = await Promise.all([this.get(caller, containerId), this.core.store.listReleases(containerId, page)]);
     const views = await Promise.all(releases.items.map(async (release) => releaseView(release, await this.imageAvailable(release))));
     return { ...releases, items: views };
   }

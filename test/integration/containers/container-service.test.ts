@@ -687,6 +687,34 @@ describe('ContainerService visibility', () => {
     expect(awsCalls()).toEqual([runTask(running, 1)]);
   });
 
+  it("reads a container's releases beside the container, whose visibility decides: one round trip after the credential, and NotFoundError to a stranger", async () => {
+    const created = await containerService.create(owner, spec());
+    let answerContainer!: () => void;
+    const containerAnswered = new Promise<void>((resolve) => {
+      answerContainer = resolve;
+    });
+    const readContainer = containerStore.get.bind(containerStore);
+    const heldRead = vi.spyOn(containerStore, 'get').mockImplementation(async (id) => {
+      await containerAnswered;
+      return readContainer(id);
+    });
+    const listReleases = vi.spyOn(containerStore, 'listReleases');
+
+    const listing = containerService.listReleases(owner, created.id, { limit: 10 });
+    await pollUntil(
+      async () => listReleases.mock.calls.length,
+      (calls) => calls > 0,
+      2_000,
+    );
+    // Asked for while the container's read has not answered.
+    expect(listReleases).toHaveBeenCalledWith(created.id, { limit: 10 });
+    answerContainer();
+    expect((await listing).items.map((release) => release.version)).toEqual([1]);
+    heldRead.mockRestore();
+    await expect(containerService.listReleases(stranger, created.id, { limit: 10 })).rejects.toBeInstanceOf(NotFoundError);
+    listReleases.mockRestore();
+  });
+
   it('lists only the caller’s own containers, and every container for an admin', async () => {
     const lister: Caller = { userId: newId(), role: 'user' };
     const mine = await containerService.create(lister, spec());

@@ -11,7 +11,7 @@
  * on the same engine, which adds the client's start and its own round trips; against it, ours as
  * a person types it too: `container-hosting deploy DIR`, from the CLI's start to its exit once the
  * deploy is live (client to client). Ours through the API is read every
- * 250 ms, not timed by its reads: the CLI reads a deploy once a second, and a read every 20 ms (a
+ * 250 ms, not timed by its reads (the CLI reads a deploy every 100 ms, every 50 ms once deploying), and a read every 20 ms (a
  * credential and two items each, 150 DynamoDB Local calls a second) took the cores the engine's
  * build and start need, so the bench slowed what it measured (docs/measurements.md, "Deploy →
  * live"). Each context differs (its index.html), so no side reuses another's build. Where our time goes comes,
@@ -37,7 +37,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const WATCHED_RUNS = Number(process.env.BENCH_WATCHED_RUNS ?? 3);
 const IMAGE = 'localhost/container-hosting-test/web:1';
 const POLL_MS = 20;
-/** How often a deploy's state is read while it goes live (the CLI reads it every 1 s). */
+/** How often a deploy's state is read while it goes live (the CLI: every 100 ms, every 50 ms once deploying, for 5 s). */
 const DEPLOY_READ_MS = 250;
 /**
  * How long after a deploy went live the next measurement waits: the old task's drain and stop

@@ -62,6 +62,7 @@ export class StartWait {
     let interval = this.options.pollIntervalMs;
     const describer = this.describer();
     const watch = this.core.changes.watch(container.id);
+    let lastRead: StoredContainer | undefined;
     try {
       for (;;) {
         const described = current.taskArn ? await describer(current.taskArn) : 'skipped';
@@ -72,6 +73,7 @@ export class StartWait {
               ? (await this.events.observe(described, { polled: true })).container
               : await this.containerOfMissingTask(current);
         if (!latest) throw new NotFoundError('Container not found');
+        lastRead = latest;
         // The swap this wait joined has attached its task: the same start.
         const attachedBySwap = latest.version === current.version && !current.taskArn && current.swapStartedAt !== undefined;
         if (latest.version !== current.version || (latest.taskArn !== current.taskArn && !attachedBySwap)) {
@@ -90,8 +92,15 @@ export class StartWait {
           throw new TimeoutError('The container is still starting; start it again to keep waiting');
         }
         const written = await watch.pause(Math.min(interval, remaining));
-        // Running on the task it started, as the write that said so answered: nothing is left to read.
-        if (written?.state === 'running' && written.version === current.version && written.taskArn === current.taskArn && current.taskArn)
+        // Running on the task it started, as the write that said so answered, and written after the record this wait
+        // last read (news can arrive while a read is under way): nothing is left to read.
+        if (
+          written?.state === 'running' &&
+          newerThan(written, lastRead) &&
+          written.version === current.version &&
+          written.taskArn === current.taskArn &&
+          current.taskArn
+        )
           return written;
         interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
       }
@@ -114,6 +123,7 @@ export class StartWait {
     let interval = this.options.pollIntervalMs;
     const describer = this.describer();
     const watch = this.core.changes.watch(pending.id);
+    let lastRead: StoredContainer | undefined;
     try {
       for (;;) {
         const described = await describer(newTaskArn);
@@ -122,6 +132,7 @@ export class StartWait {
             ? (await this.events.observe(described, { polled: true })).container
             : await store.get(pending.id);
         if (!latest) throw new NotFoundError('Container not found');
+        lastRead = latest;
         if (latest.version !== version) throw new ConflictError('The container was changed by another request while it was restarting');
         if (latest.taskArn === newTaskArn && latest.state === 'running') return latest;
         if (latest.taskArn === oldTaskArn && latest.pendingTaskArn !== newTaskArn && latest.state === 'running') {
@@ -136,8 +147,9 @@ export class StartWait {
         if (remaining <= 0)
           throw new TimeoutError('The container is still restarting; its current task keeps answering until the new one is ready');
         const written = await watch.pause(Math.min(interval, remaining));
-        // The new task promoted, as the write that promoted it answered: the restart is done without another read.
-        if (written?.state === 'running' && written.version === version && written.taskArn === newTaskArn) return written;
+        // The new task promoted, as the write that promoted it answered, after the record this wait last read: done without another read.
+        if (written?.state === 'running' && newerThan(written, lastRead) && written.version === version && written.taskArn === newTaskArn)
+          return written;
         interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
       }
     } finally {
@@ -271,3 +283,11 @@ export class StartWait {
     return failed ?? (await store.get(container.id));
   }
 }
+
+/**
+ * Whether a record the news carried was stamped after the one a wait read last (each write stamps `updatedAt`, ISO,
+ * so ordered as strings): news that arrived while the wait's own read was under way may be older than that read,
+ * and a record not stamped later is read again rather than trusted.
+ */
+const newerThan = (written: StoredContainer, lastRead: StoredContainer | undefined): boolean =>
+  !lastRead || written.updatedAt > lastRead.updatedAt;

@@ -970,6 +970,39 @@ describe('ContainerService with the local runtime', () => {
     expect(settled?.state).toBe('failed');
     expect(awsCalls()).toEqual([]);
   });
+
+  it("ends a restart on the record its promotion's write answered: no read of the container after it", async () => {
+    const runtime = new LocalRuntime({ rootDir: config.LOCAL_CONTAINER_DIR, readyAfterMs: 50 });
+    const service = new ContainerService(containerStore, runtime, new LocalMetrics(runtime), { startBudgetMs: 5000 });
+    runtime.onTaskStatus((status) => service.applyTaskStatus(status));
+    const created = await service.create(owner, spec());
+    await pollUntil(
+      () => containerStore.get(created.id),
+      (container) => container?.state === 'running',
+    );
+    const events: string[] = [];
+    const promote = containerStore.promotePendingTask.bind(containerStore);
+    const promoted = vi.spyOn(containerStore, 'promotePendingTask').mockImplementation(async (...args) => {
+      const written = await promote(...args);
+      events.push('promoted');
+      return written;
+    });
+    const read = containerStore.get.bind(containerStore);
+    const reads = vi.spyOn(containerStore, 'get').mockImplementation(async (id) => {
+      events.push('read');
+      return read(id);
+    });
+
+    const restarted = await service.restart(owner, created.id);
+    events.push('answered');
+    promoted.mockRestore();
+    reads.mockRestore();
+
+    expect(restarted).toMatchObject({ state: 'running', version: created.version + 1 });
+    expect(restarted.taskArn).not.toBe(created.taskArn);
+    expect(events.slice(events.indexOf('promoted'))).toEqual(['promoted', 'answered']);
+    await service.stop(owner, created.id);
+  });
 });
 
 describe('the restart policy and state_reason (ContainerService.applyTaskStatus, on ECS)', () => {

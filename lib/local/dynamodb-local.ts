@@ -88,13 +88,6 @@ const OUTPUT_TAIL_CHARS = 4_000;
 const NO_BROWSER_ORIGIN = 'http://no-browser-origin.invalid';
 const PID_FILE = 'dynamodb-local.pid';
 
-/**
- * C1 only (`TieredStopAtLevel=1`): C2's compiler threads spend seconds of CPU optimising code for
- * a server that lives as long as a developer's session, and the serial collector has no
- * concurrent threads: both took the CPU the engine's builds and task starts needed.
- */
-export const JVM_OPTIONS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
-
 class EarlyExitError extends Error {}
 
 const MISSING_JAVA =
@@ -113,11 +106,6 @@ export function dynamoDbLocalCommand(port: number, dataDir: string | undefined, 
   return {
     command: 'java',
     args: [
-      // A developer's database on the cores the engine builds and starts on: the JIT's first tier only, and one GC thread.
-      // Measured on this 2-core machine: 2.7 against 7.2 ms of Java CPU per GetItem over its first 200 calls, 0.6 against
-      // 1.1 ms after 1,600, a start 1.4 s against 1.7 s, and a deploy → live ratio 1.22–1.33× against 1.37–1.50×
-      // (docs/measurements.md, "DynamoDB Local's JIT").
-      ...JVM_OPTIONS,
       `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
       // Its main class is DynamoDB Local's own unless the loopback launcher is there to run it.
       ...(launcherDir ? ['-cp', [launcherDir, jar, join(jarDir, 'DynamoDBLocal_lib', '*')].join(':'), LAUNCHER_CLASS] : ['-jar', jar]),

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { stat } from 'node:fs/promises';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { dynamoDbLocalCommand, JVM_OPTIONS, localAccessKey, startDynamoDbLocal } from '../../../lib/local/dynamodb-local.js';
+import { dynamoDbLocalCommand, localAccessKey, startDynamoDbLocal } from '../../../lib/local/dynamodb-local.js';
 import { isRunning } from '../../support/processes.js';
 
 /*
@@ -53,15 +53,6 @@ describe('DynamoDB Local as the local stack starts it', () => {
     const onDisk = dynamoDbLocalCommand(8000, '/tmp/db').args;
     expect(onDisk.slice(onDisk.indexOf('-dbPath'), onDisk.indexOf('-dbPath') + 2)).toEqual(['-dbPath', '/tmp/db']);
     expect(onDisk).not.toContain('-inMemory');
-  });
-
-  it("runs its JVM with the JIT's first tier only and the serial collector, which leave the engine its CPU", async () => {
-    const running = (await javaProcessOnPort()).args.split(' ');
-    for (const option of JVM_OPTIONS) expect(running).toContain(option);
-    // JVM options come before the main class or jar, or Java passes them to DynamoDB Local as its own arguments.
-    const { args } = dynamoDbLocalCommand(8000, undefined);
-    const main = Math.max(args.indexOf('-cp'), args.indexOf('-jar'));
-    for (const option of JVM_OPTIONS) expect(args.indexOf(option)).toBeLessThan(main);
   });
 });
 

@@ -92,16 +92,8 @@ export class StartWait {
           throw new TimeoutError('The container is still starting; start it again to keep waiting');
         }
         const written = await watch.pause(Math.min(interval, remaining));
-        // Running on the task it started, as the write that said so answered, and written after the record this wait
-        // last read (news can arrive while a read is under way): nothing is left to read.
-        if (
-          written?.state === 'running' &&
-          newerThan(written, lastRead) &&
-          written.version === current.version &&
-          written.taskArn === current.taskArn &&
-          current.taskArn
-        )
-          return written;
+        // Running on the task it started, as the write that said so answered: nothing is left to read.
+        if (runningOn(written, lastRead, current.version, current.taskArn)) return written;
         interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
       }
     } finally {
@@ -147,9 +139,8 @@ export class StartWait {
         if (remaining <= 0)
           throw new TimeoutError('The container is still restarting; its current task keeps answering until the new one is ready');
         const written = await watch.pause(Math.min(interval, remaining));
-        // The new task promoted, as the write that promoted it answered, after the record this wait last read: done without another read.
-        if (written?.state === 'running' && newerThan(written, lastRead) && written.version === version && written.taskArn === newTaskArn)
-          return written;
+        // The new task promoted, as the write that promoted it answered: done without another read.
+        if (runningOn(written, lastRead, version, newTaskArn)) return written;
         interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
       }
     } finally {
@@ -285,9 +276,21 @@ export class StartWait {
 }
 
 /**
- * Whether a record the news carried was stamped after the one a wait read last (each write stamps `updatedAt`, ISO,
- * so ordered as strings): news that arrived while the wait's own read was under way may be older than that read,
- * and a record not stamped later is read again rather than trusted.
+ * Whether the record the news carried (`written`) shows the container running on `taskArn` at `version`, and was
+ * stamped after the record the wait last read (each write stamps `updatedAt`, ISO, so ordered as strings): news
+ * that arrived while the wait's own read was under way may be older than that read, and is then read again, not trusted.
  */
-const newerThan = (written: StoredContainer, lastRead: StoredContainer | undefined): boolean =>
-  !lastRead || written.updatedAt > lastRead.updatedAt;
+function runningOn(
+  written: StoredContainer | undefined,
+  lastRead: StoredContainer | undefined,
+  version: number,
+  taskArn: string | undefined,
+): written is StoredContainer {
+  return (
+    written?.state === 'running' &&
+    (!lastRead || written.updatedAt > lastRead.updatedAt) &&
+    written.version === version &&
+    taskArn !== undefined &&
+    written.taskArn === taskArn
+  );
+}

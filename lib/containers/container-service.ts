@@ -399,7 +399,8 @@ export class ContainerService {
   ): Promise<StoredContainer> {
     const changed = await this.changeWorkload(caller, container, workload, cause, made);
     if (changed.state !== 'running' && changed.state !== 'provisioning') return changed;
-    return this.transitions.transition(caller, changed.id, 'restart');
+    // The record as its write answered: the restart is conditional on its version, so it is not read again.
+    return this.transitions.transition(caller, changed.id, 'restart', undefined, changed);
   }
 
   /**

@@ -133,6 +133,13 @@ export interface ContainerRuntime {
    * makes its own. Answers how to take it back when the launch will not come.
    */
   prepareLaunch?(launch: TaskLaunch): PreparedLaunch;
+  /**
+   * Present where each status change of a task is delivered in this process as it happens (the
+   * local runtimes, once a listener applies them): a wait for a task then reads the container
+   * when a change arrives, and its own periodic reads are only a net for a change lost. Absent on
+   * ECS, whose events reach another function.
+   */
+  reportsStatusChanges?(): boolean;
 }
 
 /** What `prepareLaunch` made, until a launch takes it. */

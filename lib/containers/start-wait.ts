@@ -91,7 +91,7 @@ export class StartWait {
         if (remaining <= 0) {
           throw new TimeoutError('The container is still starting; start it again to keep waiting');
         }
-        const written = await watch.pause(Math.min(interval, remaining));
+        const written = await watch.pause(Math.min(this.pauseMs(interval, current.taskArn), remaining));
         // Running on the task it started, as the write that said so answered: nothing is left to read.
         if (runningOn(written, lastRead, current.version, current.taskArn)) return written;
         interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
@@ -138,7 +138,7 @@ export class StartWait {
         const remaining = deadline - this.core.now();
         if (remaining <= 0)
           throw new TimeoutError('The container is still restarting; its current task keeps answering until the new one is ready');
-        const written = await watch.pause(Math.min(interval, remaining));
+        const written = await watch.pause(Math.min(this.pauseMs(interval, newTaskArn), remaining));
         // The new task promoted, as the write that promoted it answered: done without another read.
         if (runningOn(written, lastRead, version, newTaskArn)) return written;
         interval = Math.min(interval * 2, this.options.maxPollIntervalMs);
@@ -226,6 +226,18 @@ export class StartWait {
     } finally {
       watch.stop();
     }
+  }
+
+  /**
+   * The pause before the next read of a wait for a task. Where the runtime delivers each of its
+   * task's changes in this process (ContainerRuntime.reportsStatusChanges), each change ends the
+   * pause and is read then, so the wait's own reads are only a net for a change lost, at the
+   * longest pause: they read the container beside the task's start, on the cores it needs (a
+   * deploy's new task started in 220 to 240 ms, against 150 for the engine's own run: 2026-11-30).
+   * Not while the wait has no task to be told of (another request attaches it).
+   */
+  private pauseMs(interval: number, taskArn: string | undefined): number {
+    return taskArn && this.core.runtime.reportsStatusChanges?.() ? this.options.maxPollIntervalMs : interval;
   }
 
   /**

@@ -194,6 +194,10 @@ export class DockerRuntime implements ReconcilableRuntime {
     this.book.onTaskStatus(listener);
   }
 
+  reportsStatusChanges(): boolean {
+    return this.book.hasListener();
+  }
+
   async runTask(launch: TaskLaunch): Promise<string> {
     const existing = this.book.existing(launch);
     if (existing) return existing;

@@ -122,6 +122,10 @@ export class LocalRuntime implements ReconcilableRuntime {
     this.book.onTaskStatus(listener);
   }
 
+  reportsStatusChanges(): boolean {
+    return this.book.hasListener();
+  }
+
   async runTask(launch: TaskLaunch): Promise<string> {
     const existing = this.book.existing(launch);
     if (existing) return existing;

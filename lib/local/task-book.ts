@@ -67,6 +67,11 @@ export class TaskBook<T extends BookedTask> {
     this.listener = listener;
   }
 
+  /** Whether each status is delivered to a listener (ContainerRuntime.reportsStatusChanges). */
+  hasListener(): boolean {
+    return this.listener !== undefined;
+  }
+
   /** The task already run for this launch's client token, as ECS answers a repeated RunTask. */
   existing(launch: TaskLaunch): string | undefined {
     return this.taskByClientToken.get(launch.clientToken);

@@ -1003,6 +1003,62 @@ describe('ContainerService with the local runtime', () => {
     expect(events.slice(events.indexOf('promoted'))).toEqual(['promoted', 'answered']);
     await service.stop(owner, created.id);
   });
+
+  it("waits for a new task on the runtime's reports of it, not on reads every 100 ms while it starts", async () => {
+    // A task that answers 800 ms after it is asked for: polled from 100 ms, doubling, the wait would read at 0, 100, 300 and 700 ms.
+    const runtime = new LocalRuntime({ rootDir: config.LOCAL_CONTAINER_DIR, readyAfterMs: 800 });
+    const service = new ContainerService(containerStore, runtime, new LocalMetrics(runtime), { startBudgetMs: 5000 });
+    runtime.onTaskStatus((status) => service.applyTaskStatus(status));
+    const created = await service.create(owner, spec());
+    await pollUntil(
+      () => containerStore.get(created.id),
+      (container) => container?.state === 'running',
+      10_000,
+    );
+    const read = containerStore.get.bind(containerStore);
+    const reads = vi.spyOn(containerStore, 'get').mockImplementation((id) => read(id));
+
+    const began = performance.now();
+    const restarted = await service.restart(owner, created.id);
+    const tookMs = performance.now() - began;
+    const readsMade = reads.mock.calls.length;
+    reads.mockRestore();
+
+    expect(restarted).toMatchObject({ state: 'running', version: created.version + 1 });
+    expect(tookMs).toBeGreaterThanOrEqual(800);
+    // The restart's own read, the wait's first, and one on each status the runtime reported (PROVISIONING, RUNNING).
+    expect(readsMade).toBeLessThanOrEqual(4);
+    await service.stop(owner, created.id);
+  });
+
+  it("restarts a rollback on the record its release's write answered: no read between the release and the restart's claim", async () => {
+    const runtime = new LocalRuntime({ rootDir: config.LOCAL_CONTAINER_DIR, readyAfterMs: 50 });
+    const service = new ContainerService(containerStore, runtime, new LocalMetrics(runtime), { startBudgetMs: 5000 });
+    runtime.onTaskStatus((status) => service.applyTaskStatus(status));
+    const created = await service.create(owner, spec());
+    await pollUntil(
+      () => containerStore.get(created.id),
+      (container) => container?.state === 'running',
+    );
+    const events: string[] = [];
+    const spyOn = <K extends 'updateWorkload' | 'beginTransition' | 'get'>(method: K) => {
+      const original = (containerStore[method] as (...args: unknown[]) => Promise<unknown>).bind(containerStore);
+      return vi.spyOn(containerStore, method).mockImplementation((async (...args: unknown[]) => {
+        const answer = await original(...args);
+        events.push(method);
+        return answer;
+      }) as never);
+    };
+    const spies = [spyOn('updateWorkload'), spyOn('beginTransition'), spyOn('get')];
+
+    const rolledBack = await service.rollback(owner, created.id, 1);
+    for (const spy of spies) spy.mockRestore();
+
+    expect(rolledBack).toMatchObject({ state: 'running', release: 2 });
+    const released = events.indexOf('updateWorkload');
+    expect(events.slice(released, released + 2)).toEqual(['updateWorkload', 'beginTransition']);
+    await service.stop(owner, created.id);
+  });
 });
 
 describe('the restart policy and state_reason (ContainerService.applyTaskStatus, on ECS)', () => {

@@ -1,3 +1,5 @@
+// Over 300 lines because it holds the three waits of a start (a task running, a restart's new task
+// taking over, a volume's swap), which share their reads, pauses and failures.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConflictError, ContainerFailedError, NotFoundError, ServiceBusyError, TimeoutError } from '../errors.js';
 import { log } from '../log.js';
@@ -229,12 +231,10 @@ export class StartWait {
   }
 
   /**
-   * The pause before the next read of a wait for a task. Where the runtime delivers each of its
-   * task's changes in this process (ContainerRuntime.reportsStatusChanges), each change ends the
-   * pause and is read then, so the wait's own reads are only a net for a change lost, at the
-   * longest pause: they read the container beside the task's start, on the cores it needs (a
-   * deploy's new task started in 220 to 240 ms, against 150 for the engine's own run: 2026-11-30).
-   * Not while the wait has no task to be told of (another request attaches it).
+   * The pause before a wait's next read. Where the runtime tells each change of its tasks in this
+   * process (ContainerRuntime.reportsStatusChanges), each change ends the pause, so the wait's own
+   * reads are only a net, at the longest pause: a read every 100 ms took the cores the task's start
+   * needed. Not while the wait has no task to be told of (another request attaches it).
    */
   private pauseMs(interval: number, taskArn: string | undefined): number {
     return taskArn && this.core.runtime.reportsStatusChanges?.() ? this.options.maxPollIntervalMs : interval;

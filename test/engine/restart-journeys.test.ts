@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { ROUTE_MEMORY_MS } from '../../lib/local/app-proxy.js';
 import type { ApiResponse } from '../support/api-client.js';
 import { appRequest } from '../support/app-request.js';
 import { TEST_IMAGE } from '../support/global-engine.js';
@@ -70,7 +71,14 @@ describe.concurrent('restarts on the engine', () => {
     console.info(`restart after PATCH: ${patchStatuses.length} requests, ${patchStatuses.filter((s) => s !== 200).length} failed`);
     expect(restartedAgain.body.data?.state, JSON.stringify(restartedAgain.body)).toBe('running');
     expect(patchStatuses.filter((status) => status !== 200)).toEqual([]);
-    expect((await appRequest(running.url)).text).toBe('version=two\n');
+    // The proxy follows the new task once the route it read last is ROUTE_MEMORY_MS old (docs/containers.md,
+    // "Restart"): the old task, draining, may answer until then.
+    const served = await pollUntil(
+      () => appRequest(running.url),
+      (answer) => answer.text === 'version=two\n',
+      ROUTE_MEMORY_MS + 1000,
+    );
+    expect(served.text).toBe('version=two\n');
   });
 
   it('restarts a crash loop five times with backoff, then stays failed with the exit code', { timeout: 130_000 }, async ({ expect }) => {

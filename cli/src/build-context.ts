@@ -2,15 +2,24 @@ import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import dockerignore, { type Ignore } from '@balena/dockerignore';
-import { pack } from 'tar-stream';
+import type { Ignore } from '@balena/dockerignore';
 
 const gzipped = promisify(gzip);
 
 // A CommonJS module whose export is the factory and also its `default`: either way of loading it finds one.
 type IgnoreFactory = () => Ignore;
-const loaded = dockerignore as unknown as IgnoreFactory & { default?: IgnoreFactory };
-const ignore: IgnoreFactory = typeof loaded.default === 'function' ? loaded.default : loaded;
+
+/**
+ * The packing libraries, loaded when a context is packed, not when the CLI starts: every other
+ * command goes without them, and `deploy` loads them while its first request is under way (they
+ * took 17 to 21 ms to load, before the CLI's first request, 2026-11-30).
+ */
+async function packingLibraries(): Promise<{ ignore: IgnoreFactory; pack: typeof import('tar-stream').pack }> {
+  const [dockerignore, tar] = await Promise.all([import('@balena/dockerignore'), import('tar-stream')]);
+  const loaded = dockerignore as unknown as IgnoreFactory & { default?: IgnoreFactory };
+  const ignore: IgnoreFactory = typeof loaded.default === 'function' ? loaded.default : loaded;
+  return { ignore, pack: tar.pack };
+}
 
 /** The context's paths in tar form: forward slashes, relative to the directory. */
 const tarPathOf = (root: string, path: string): string => relative(root, path).split(sep).join('/');
@@ -22,7 +31,7 @@ const tarPathOf = (root: string, path: string): string => relative(root, path).s
  * followed, so nothing outside the directory is read.
  */
 export async function packBuildContext(dir: string, dockerfile = 'Dockerfile'): Promise<Buffer> {
-  const rules = await readFile(join(dir, '.dockerignore'), 'utf8').catch(() => '');
+  const [{ ignore, pack }, rules] = await Promise.all([packingLibraries(), readFile(join(dir, '.dockerignore'), 'utf8').catch(() => '')]);
   const ignored = ignore().add(rules.split(/\r?\n/));
   const alwaysKept = new Set([dockerfile, '.dockerignore']);
   const archive = pack();

@@ -494,12 +494,14 @@ async function deploy(
   const api = apiOf(command);
   const json = globals(command).json;
   const dockerfile = options.dockerfile ?? 'Dockerfile';
-  // Packed while the container is looked up: neither waits for the other.
+  // Packed while the container is looked up: neither waits for the other, and the lookup is asked first.
+  const lookup = findContainer(api, options.container);
+  lookup.catch(() => undefined);
   const packed = packBuildContext(resolve(dir ?? '.'), dockerfile);
   packed.catch(() => undefined);
   let container: ContainerRecord;
   try {
-    container = await findContainer(api, options.container);
+    container = await lookup;
   } catch (error) {
     if (!(options.create && error instanceof CliError && error.code === 'NOT_FOUND')) throw error;
     // A directory that cannot be packed (missing, unreadable) creates nothing.

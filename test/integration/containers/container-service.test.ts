@@ -971,15 +971,22 @@ describe('ContainerService with the local runtime', () => {
     expect(awsCalls()).toEqual([]);
   });
 
-  it("ends a restart on the record its promotion's write answered: no read of the container after it", async () => {
-    const runtime = new LocalRuntime({ rootDir: config.LOCAL_CONTAINER_DIR, readyAfterMs: 50 });
+  /** A container running on the process runtime, whose task statuses its service applies as the local stack does. */
+  async function runningOnProcessRuntime(readyAfterMs: number): Promise<{ service: ContainerService; created: StoredContainer }> {
+    const runtime = new LocalRuntime({ rootDir: config.LOCAL_CONTAINER_DIR, readyAfterMs });
     const service = new ContainerService(containerStore, runtime, new LocalMetrics(runtime), { startBudgetMs: 5000 });
     runtime.onTaskStatus((status) => service.applyTaskStatus(status));
     const created = await service.create(owner, spec());
     await pollUntil(
       () => containerStore.get(created.id),
       (container) => container?.state === 'running',
+      10_000,
     );
+    return { service, created };
+  }
+
+  it("ends a restart on the record its promotion's write answered: no read of the container after it", async () => {
+    const { service, created } = await runningOnProcessRuntime(50);
     const events: string[] = [];
     const promote = containerStore.promotePendingTask.bind(containerStore);
     const promoted = vi.spyOn(containerStore, 'promotePendingTask').mockImplementation(async (...args) => {
@@ -1006,15 +1013,7 @@ describe('ContainerService with the local runtime', () => {
 
   it("waits for a new task on the runtime's reports of it, not on reads every 100 ms while it starts", async () => {
     // A task that answers 800 ms after it is asked for: polled from 100 ms, doubling, the wait read at 0, 100, 300 and 700 ms (8 reads in all).
-    const runtime = new LocalRuntime({ rootDir: config.LOCAL_CONTAINER_DIR, readyAfterMs: 800 });
-    const service = new ContainerService(containerStore, runtime, new LocalMetrics(runtime), { startBudgetMs: 5000 });
-    runtime.onTaskStatus((status) => service.applyTaskStatus(status));
-    const created = await service.create(owner, spec());
-    await pollUntil(
-      () => containerStore.get(created.id),
-      (container) => container?.state === 'running',
-      10_000,
-    );
+    const { service, created } = await runningOnProcessRuntime(800);
     // Counted until the promotion: the old task's stop after it is told, and read, as the restart answers.
     const events: string[] = [];
     const read = containerStore.get.bind(containerStore);
@@ -1044,14 +1043,7 @@ describe('ContainerService with the local runtime', () => {
   });
 
   it("restarts a rollback on the record its release's write answered: no read between the release and the restart's claim", async () => {
-    const runtime = new LocalRuntime({ rootDir: config.LOCAL_CONTAINER_DIR, readyAfterMs: 50 });
-    const service = new ContainerService(containerStore, runtime, new LocalMetrics(runtime), { startBudgetMs: 5000 });
-    runtime.onTaskStatus((status) => service.applyTaskStatus(status));
-    const created = await service.create(owner, spec());
-    await pollUntil(
-      () => containerStore.get(created.id),
-      (container) => container?.state === 'running',
-    );
+    const { service, created } = await runningOnProcessRuntime(50);
     const events: string[] = [];
     const spyOn = <K extends 'updateWorkload' | 'beginTransition' | 'get'>(method: K) => {
       const original = (containerStore[method] as (...args: unknown[]) => Promise<unknown>).bind(containerStore);

@@ -34,6 +34,7 @@ import {
   readCredentials,
   saveSignIn,
 } from './session.js';
+import { sendToPresigned } from './transport.js';
 
 /**
  * `container-hosting`, the service's command-line client (docs/clients.md, "Command-line client").
@@ -516,7 +517,7 @@ async function deploy(
   if (!created.upload) throw new CliError('The service answered no upload URL', { code: 'NO_UPLOAD' });
   say(`Uploading ${context.length} bytes of context for deploy ${created.id}`);
   // Not the API's origin on AWS (a presigned S3 URL), so no credential goes with it: the URL is the permission.
-  const put = await fetch(created.upload.url, { method: 'PUT', headers: created.upload.headers, body: context });
+  const put = await sendToPresigned(new URL(created.upload.url), { method: 'PUT', headers: created.upload.headers, body: context });
   if (!put.ok)
     throw new CliError(`The upload was refused (${put.status}): ${(await put.text()).slice(0, 500)}`, { code: 'UPLOAD_REFUSED' });
   const logsPath = `/api/v1/containers/${container.id}/deploys/${created.id}/logs`;

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { ErrorEnvelope, FieldProblem, OAuthErrorBody, TokenResponse } from '../../lib/http/api-types.js';
 import { CliError, EXIT } from './errors.js';
-import { assertTransportAllowed, sendSameOrigin } from './transport.js';
+import { type Answer, assertTransportAllowed, sendSameOrigin } from './transport.js';
 
 /**
  * Where `container-hosting` keeps its sign-ins: one entry per API URL, in
@@ -157,7 +157,7 @@ export async function apiCall<Data>(
   method: string,
   path: string,
   { body, query, signal }: { body?: unknown; query?: Query; signal?: AbortSignal } = {},
-): Promise<{ data: Data; headers: Headers }> {
+): Promise<{ data: Data; headers: Answer['headers'] }> {
   const url = new URL(`${api}${path}`);
   for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
   const attempt = async (token: string) =>
@@ -196,7 +196,7 @@ export async function apiCall<Data>(
 }
 
 /** Seconds a 429 or 503 asks the client to wait (Retry-After in seconds, at most a minute); undefined otherwise. */
-function retryAfterSeconds(response: Response): number | undefined {
+function retryAfterSeconds(response: Answer): number | undefined {
   if (response.status !== 429 && response.status !== 503) return undefined;
   const seconds = Number(response.headers.get('retry-after'));
   return seconds > 0 ? Math.min(seconds, 60) : undefined;
@@ -207,7 +207,9 @@ export async function apiList<Item>(api: string, path: string, query: Query): Pr
   const items: Item[] = [];
   let next: { path: string; query: Query } | undefined = { path, query };
   while (next) {
-    const { data, headers }: { data: Item[]; headers: Headers } = await apiCall<Item[]>(api, 'GET', next.path, { query: next.query });
+    const { data, headers }: { data: Item[]; headers: Answer['headers'] } = await apiCall<Item[]>(api, 'GET', next.path, {
+      query: next.query,
+    });
     items.push(...data);
     const link = /<([^>]+)>;\s*rel="next"/.exec(headers.get('link') ?? '');
     if (!link) break;

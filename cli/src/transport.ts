@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { CliError, EXIT } from './errors.js';
 
 /**
@@ -37,19 +38,79 @@ export function assertTransportAllowed(api: URL, insecure: boolean): void {
 export interface Request {
   method: string;
   headers: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
   /** Ends the wait for an answer the CLI no longer needs (a start whose image pull already failed). */
   signal?: AbortSignal;
 }
 
-async function sendOnce(url: URL, request: Request): Promise<Response> {
+/** An answer, read whole: the API's bodies are small JSON envelopes. */
+export interface Answer {
+  status: number;
+  ok: boolean;
+  headers: { get(name: string): string | null };
+  text(): Promise<string>;
+  json(): Promise<unknown>;
+}
+
+/**
+ * One exchange over node:http(s), not the global fetch: fetch loads undici on its first call,
+ * 35–45 ms on this machine before any byte is sent, against 7 ms for node:http's first request,
+ * and every command of the CLI pays it once (docs/measurements.md, "The CLI's first request").
+ * The whole body is read before the answer resolves, so no unread answer holds a socket open and
+ * keeps the process from exiting.
+ */
+async function exchange(url: URL, request: Request): Promise<Answer> {
+  // https is loaded only for an https API: its TLS stack is 7–8 ms more of a local command's start.
+  const { request: send } = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  // One content-length, of the body sent: a presigned upload names it too, as `Content-Length`.
+  const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name.toLowerCase() !== 'content-length'));
+  if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(request.body));
+  return new Promise<Answer>((resolve, reject) => {
+    const outgoing = send(url, { method: request.method, headers, signal: request.signal }, (incoming: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+      incoming.on('error', reject);
+      incoming.on('close', () => {
+        if (!incoming.complete) return reject(new Error('the connection closed before the answer was whole'));
+        const text = Buffer.concat(chunks).toString('utf8');
+        const status = incoming.statusCode ?? 0;
+        resolve({
+          status,
+          ok: status >= 200 && status < 300,
+          headers: { get: (name) => headerValue(incoming, name) },
+          text: async () => text,
+          json: async () => JSON.parse(text),
+        });
+      });
+    });
+    outgoing.on('error', reject);
+    outgoing.end(request.body);
+  });
+}
+
+function headerValue(incoming: IncomingMessage, name: string): string | null {
+  const value = incoming.headers[name.toLowerCase()];
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+async function sendOnce(url: URL, request: Request): Promise<Answer> {
   try {
-    return await fetch(url, { ...request, redirect: 'manual' });
+    return await exchange(url, request);
   } catch (error) {
     if (request.signal?.aborted) throw error;
-    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
-    throw new CliError(`Cannot reach ${url.origin}: ${cause}`, { code: 'NETWORK_ERROR' });
+    throw new CliError(`Cannot reach ${url.origin}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+      code: 'NETWORK_ERROR',
+    });
   }
+}
+
+/**
+ * Sends to a URL that is its own permission (a presigned upload): no credential goes with it, and
+ * no redirect is followed (an S3 presigned URL names its bucket's own regional endpoint).
+ */
+export function sendToPresigned(url: URL, request: Omit<Request, 'signal'>): Promise<Answer> {
+  return sendOnce(url, request);
 }
 
 /**
@@ -59,7 +120,7 @@ async function sendOnce(url: URL, request: Request): Promise<Response> {
  * the request carries a bearer token or an OAuth secret (refresh token, device code) in its
  * headers or body, and a mere 307 must not forward it.
  */
-export async function sendSameOrigin(url: URL, request: Request): Promise<Response> {
+export async function sendSameOrigin(url: URL, request: Request): Promise<Answer> {
   let current = url;
   let next = request;
   for (let hop = 0; ; hop += 1) {
@@ -75,7 +136,6 @@ export async function sendSameOrigin(url: URL, request: Request): Promise<Respon
     }
     if (hop >= MAX_REDIRECTS)
       throw new CliError(`${url.origin} redirected more than ${MAX_REDIRECTS} times`, { code: 'TOO_MANY_REDIRECTS' });
-    await response.body?.cancel();
     const becomesGet = response.status === 303 || ((response.status === 301 || response.status === 302) && next.method === 'POST');
     if (becomesGet) {
       const { 'content-type': _dropped, ...headers } = next.headers;

@@ -164,14 +164,29 @@ describe('container-hosting and redirects', () => {
 });
 
 describe('container-hosting and plain http', () => {
-  /** A fetch that records where it was asked to go and goes nowhere: the test makes no connection off this machine. */
-  async function fetchRecorder(): Promise<{ preload: string; log: string }> {
-    const log = join(home, `fetches-${Date.now()}.log`);
+  /**
+   * node:http and node:https requests (the CLI's transport) that record where they were asked to
+   * go and go nowhere: the test makes no connection off this machine.
+   */
+  async function requestRecorder(): Promise<{ preload: string; log: string }> {
+    const log = join(home, `requests-${Date.now()}.log`);
     const preload = join(home, 'no-network.mjs');
     await writeFile(
       preload,
       `import { appendFileSync } from 'node:fs';
-globalThis.fetch = async (url) => { appendFileSync(${JSON.stringify(log)}, String(url) + '\\n'); throw new TypeError('fetch failed', { cause: { code: 'ENETUNREACH' } }); };
+import http from 'node:http';
+import https from 'node:https';
+import { syncBuiltinESMExports } from 'node:module';
+import { PassThrough } from 'node:stream';
+const nowhere = (url) => {
+  appendFileSync(${JSON.stringify(log)}, String(url) + '\\n');
+  const request = new PassThrough();
+  setImmediate(() => request.emit('error', Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH' })));
+  return request;
+};
+http.request = nowhere;
+https.request = nowhere;
+syncBuiltinESMExports();
 `,
     );
     return { preload, log };
@@ -179,7 +194,7 @@ globalThis.fetch = async (url) => { appendFileSync(${JSON.stringify(log)}, Strin
 
   it('refuses plain http to an API on another machine before any request, saying how to allow it', async () => {
     // Prepare
-    const { preload, log } = await fetchRecorder();
+    const { preload, log } = await requestRecorder();
 
     // Act
     const result = await run(['whoami', '--api', 'http://10.0.0.5:3000'], {
@@ -196,7 +211,7 @@ globalThis.fetch = async (url) => { appendFileSync(${JSON.stringify(log)}, Strin
 
   it('sends to such an API only with --insecure', async () => {
     // Prepare
-    const { preload, log } = await fetchRecorder();
+    const { preload, log } = await requestRecorder();
 
     // Act
     const result = await run(['whoami', '--insecure', '--api', 'http://10.0.0.5:3000'], {

@@ -527,37 +527,58 @@ async function deploy(
     for (const line of linesAfter(lines, position)) say(logLine(line));
     position = positionAfter(lines, position);
   };
-  let current = created;
-  let logsReadAt = Date.now();
-  // The state is read often at first, then once a second: a small context on a local engine goes live in under a
-  // second (a read a second once kept the CLI waiting up to a second more), a build on AWS takes minutes.
+  // The build's output, once a second, until the build is seen ended: its logs are complete then, and read once more.
+  const logsEnd = new AbortController();
+  const following = (async () => {
+    try {
+      for (;;) {
+        await sleep(STATE_POLL_MS, undefined, { signal: logsEnd.signal });
+        await printNewLines();
+      }
+    } catch (error) {
+      if (!logsEnd.signal.aborted) throw error;
+    }
+  })();
+  following.catch(() => undefined);
+  let lastLines: Promise<void> | undefined;
+  const readLastLines = () => {
+    logsEnd.abort();
+    lastLines ??= following.then(printNewLines);
+    lastLines.catch(() => undefined);
+  };
+  const deployPath = `/api/v1/containers/${container.id}/deploys/${created.id}`;
+  // Each read asks to be answered once the deploy has left the state last seen (`changed_from`): the local stack
+  // answers the moment it changes, AWS at once (docs/deploys.md, "Waiting for a change"). A read that answers the
+  // state it was asked about is asked again after an interval: often at first (a small context on a local engine
+  // goes live in under a second), then once a second (a build on AWS takes minutes). The upload answered once the
+  // deploy left waiting_for_upload where the stack receives it; on AWS an S3 event moves it a moment later.
+  let seen: DeployRecord['state'] = 'building';
+  /** False against a service older than `changed_from`, which refuses the parameter: then plain reads. */
+  let waits = true;
   const uploadedAt = Date.now();
-  /** Whether the logs were read after the build was seen ended (deploying): they hold its last lines. */
-  let lastLinesRead = false;
-  let readAt = uploadedAt;
+  let current = created;
   for (;;) {
-    const buildEnded = current.state === 'deploying';
-    // A read every interval from the last one's start, not an interval after its answer; quicker still while the new
-    // release starts (deploying), which on a local engine lasts a few hundred ms.
-    const quick = Date.now() - uploadedAt < DEPLOY_QUICK_POLLS_FOR_MS;
-    const interval = quick ? (buildEnded ? DEPLOYING_POLL_MS : DEPLOY_QUICK_POLL_MS) : STATE_POLL_MS;
-    await sleep(Math.max(0, readAt + interval - Date.now()));
-    readAt = Date.now();
-    // Once a second, and once as soon as the build is seen ended, beside the state: its logs are complete then, so
-    // the reads every 50 ms while the new release starts ask for the state alone (each read takes the service's
-    // CPU that the new task's start needs on a local engine), and none is left for after the last state.
-    const logsRead = (buildEnded && !lastLinesRead) || Date.now() - logsReadAt >= STATE_POLL_MS;
-    if (logsRead) logsReadAt = Date.now();
-    if (logsRead && buildEnded) lastLinesRead = true;
-    const [state] = await Promise.all([
-      apiCall<DeployRecord>(api, 'GET', `/api/v1/containers/${container.id}/deploys/${created.id}`),
-      logsRead ? printNewLines() : undefined,
-    ]);
-    current = state.data;
+    const readAt = Date.now();
+    try {
+      current = (await apiCall<DeployRecord>(api, 'GET', deployPath, { query: waits ? { changed_from: seen } : {} })).data;
+    } catch (error) {
+      if (!(waits && error instanceof ApiError && error.details.some((problem) => problem.field === 'changed_from'))) throw error;
+      waits = false;
+      continue;
+    }
     if (DEPLOY_FINAL_STATES.includes(current.state)) break;
+    if (current.state === 'deploying') readLastLines();
+    if (current.state !== seen) {
+      seen = current.state;
+      continue;
+    }
+    const quick = Date.now() - uploadedAt < DEPLOY_QUICK_POLLS_FOR_MS;
+    const interval = quick ? (current.state === 'deploying' ? DEPLOYING_POLL_MS : DEPLOY_QUICK_POLL_MS) : STATE_POLL_MS;
+    await sleep(Math.max(0, readAt + interval - Date.now()));
   }
   // The build's last lines, written before the state that ended the wait.
-  if (!lastLinesRead) await printNewLines();
+  readLastLines();
+  await lastLines;
   if (json) printJson(current);
   else if (current.state === 'live') out(container.url ?? `${container.hostname} runs release ${current.release}`);
   if (current.state !== 'live') {

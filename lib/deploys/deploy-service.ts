@@ -19,6 +19,7 @@ import { newId } from '../ids.js';
 import { describeError, log } from '../log.js';
 import type { BuildDeadlines, BuildStatus, BuiltImages, ContextUploads, DeployRef, ImageBuilder, UploadTarget } from './builds.js';
 import { type BuildLogs, type Deploy, type DeployState, type DeployStore, FINAL_DEPLOY_STATES } from './deploy.js';
+import type { DeployChanges } from './deploy-changes.js';
 
 export interface DeployRequest {
   sizeBytes: number;
@@ -55,10 +56,18 @@ export type BuildSite =
       deadlines?: BuildDeadlines;
       /** What keeps a release's image and removes the rest (docs/deploys.md, "Retention"). */
       images?: BuiltImages;
+      /** Where builds report in the process that answers reads (the local stack): reads may wait for a change. */
+      changes?: DeployChanges;
     }
   | { refusal: string };
 
 /** What a build status change did, for the listener's caller and the tests. */
+/** A read that waits while its deploy is in `changedFrom`, up to `ms` (where the process hears of changes). */
+export interface DeployWait {
+  changedFrom: DeployState;
+  ms: number;
+}
+
 export type BuildOutcome = 'ignored' | 'building' | 'deploying' | 'failed' | 'live' | 'superseded';
 
 export const UPLOAD_EXPIRED = 'upload expired: the context was not uploaded before its URL expired';
@@ -91,14 +100,22 @@ const ownerOf = (container: StoredContainer): Caller => ({
 export class DeployService {
   private readonly now: () => number;
 
+  private readonly store: DeployStore;
+
   constructor(
-    private readonly store: DeployStore,
+    store: DeployStore,
     private readonly containers: DeployTarget,
     private readonly site: BuildSite,
     private readonly limits: DeployLimits,
     now?: () => number,
   ) {
     this.now = now ?? Date.now;
+    const changes = this.changes;
+    this.store = changes ? tellingChanges(store, changes) : store;
+  }
+
+  private get changes(): DeployChanges | undefined {
+    return 'changes' in this.site ? this.site.changes : undefined;
   }
 
   private isoNow(): string {
@@ -173,10 +190,26 @@ export class DeployService {
    * One deploy of a container the caller may see; one whose upload expired unused says so. The deploy is read beside
    * the container whose visibility decides (both keyed by the path's ids): after the credential, one round trip.
    */
-  async get(caller: Caller, containerId: string, deployId: string): Promise<Deploy> {
-    const [container, deploy] = await Promise.all([this.containers.get(caller, containerId), this.store.get(containerId, deployId)]);
-    if (!deploy || deploy.containerId !== container.id) throw new NotFoundError('Deploy not found');
-    return this.expiredUploadSettled(deploy);
+  async get(caller: Caller, containerId: string, deployId: string, wait?: DeployWait): Promise<Deploy> {
+    const changes = wait && this.changes;
+    // Listening from before the read: a change between the read and the wait still wakes it.
+    let listening = changes?.listen(deployId, wait!.ms);
+    try {
+      const [container, found] = await Promise.all([this.containers.get(caller, containerId), this.store.get(containerId, deployId)]);
+      if (!found || found.containerId !== container.id) throw new NotFoundError('Deploy not found');
+      let deploy = await this.expiredUploadSettled(found);
+      if (!changes || !listening) return deploy;
+      // Only its own deploy's state, once its visibility was decided: one read a change.
+      const deadline = this.now() + wait!.ms;
+      while (deploy.state === wait!.changedFrom && this.now() < deadline) {
+        await listening.changed;
+        listening = changes.listen(deployId, Math.max(0, deadline - this.now()));
+        deploy = (await this.store.get(containerId, deployId)) ?? deploy;
+      }
+      return deploy;
+    } finally {
+      listening?.stop();
+    }
   }
 
   async list(
@@ -552,4 +585,21 @@ export class DeployService {
     await this.store.freeBuildSlot(deploy.userId, deploy.id);
     if ('uploads' in this.site) await this.site.uploads.discard(refOf(deploy)).catch(() => undefined);
   }
+}
+
+/** The store whose every transition that wrote is told to the reads waiting on its deploy. */
+function tellingChanges(store: DeployStore, changes: DeployChanges): DeployStore {
+  return {
+    create: (deploy) => store.create(deploy),
+    get: (containerId, deployId) => store.get(containerId, deployId),
+    list: (containerId, page) => store.list(containerId, page),
+    transition: async (...args) => {
+      const moved = await store.transition(...args);
+      if (moved) changes.tell(moved.id);
+      return moved;
+    },
+    takeBuildSlot: (...args) => store.takeBuildSlot(...args),
+    readBuildSlots: (userId) => store.readBuildSlots(userId),
+    freeBuildSlot: (userId, deployId) => store.freeBuildSlot(userId, deployId),
+  };
 }

@@ -5,7 +5,8 @@ import type { UploadTarget } from './builds.js';
  * live, or failed (with `state_reason`), or superseded when a newer deploy of the same container
  * went live first.
  */
-export type DeployState = 'waiting_for_upload' | 'building' | 'deploying' | 'live' | 'failed' | 'superseded';
+export const DEPLOY_STATES = ['waiting_for_upload', 'building', 'deploying', 'live', 'failed', 'superseded'] as const;
+export type DeployState = (typeof DEPLOY_STATES)[number];
 
 export const FINAL_DEPLOY_STATES: readonly DeployState[] = ['live', 'failed', 'superseded'];
 

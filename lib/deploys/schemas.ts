@@ -1,3 +1,4 @@
+import { DEPLOY_STATES } from './deploy.js';
 import * as z from '../zod.js';
 
 const BUILD_ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -25,5 +26,28 @@ export const createDeployBody = z.strictObject({
       )
       .check(z.refine((args) => Object.keys(args).length <= MAX_BUILD_ARGS, `must hold at most ${MAX_BUILD_ARGS} arguments`)),
     {},
+  ),
+});
+
+/** The longest a read of a deploy waits for its change, and how long when `wait_s` is not given (docs/deploys.md, "Waiting for a change"). */
+export const MAX_DEPLOY_WAIT_S = 20;
+export const DEFAULT_DEPLOY_WAIT_S = 10;
+
+/**
+ * GET /api/v1/containers/{id}/deploys/{deploy_id}: with `changed_from`, the answer waits while the
+ * deploy is in that state, up to `wait_s` seconds, where the service hears of changes in the
+ * process that answers (the local stack); elsewhere it answers at once. Either way the record as it is then.
+ */
+export const deployReadQuery = z.strictObject({
+  changed_from: z.optional(z.enum(DEPLOY_STATES, { error: `must be one of ${DEPLOY_STATES.join(', ')}` })),
+  wait_s: z._default(
+    z.pipe(
+      z.pipe(
+        z.string().check(z.regex(/^\d{1,2}$/, `must be a whole number of seconds from 1 to ${MAX_DEPLOY_WAIT_S}`)),
+        z.transform(Number),
+      ),
+      z.int().check(z.minimum(1, 'must be at least 1'), z.maximum(MAX_DEPLOY_WAIT_S, `must be at most ${MAX_DEPLOY_WAIT_S}`)),
+    ),
+    DEFAULT_DEPLOY_WAIT_S,
   ),
 });

@@ -2427,7 +2427,10 @@ export interface operations {
     };
     getDeploy: {
         parameters: {
-            query?: never;
+            query?: {
+                changed_from?: "waiting_for_upload" | "building" | "deploying" | "live" | "failed" | "superseded";
+                wait_s?: string;
+            };
             header?: never;
             path: {
                 container_id: string;
@@ -2448,6 +2451,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];

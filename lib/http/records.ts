@@ -14,7 +14,7 @@ import type { MetricsPoint } from '../containers/metrics-history.js';
 import type { QuotaView } from '../containers/quota.js';
 import type { ReleaseView } from '../containers/release.js';
 import { workloadShape as workloadRequestShape } from '../containers/schemas.js';
-import type { DeployView } from '../deploys/deploy.js';
+import { DEPLOY_STATES, type DeployView } from '../deploys/deploy.js';
 import type { issuedPersonalAccessTokenView, personalAccessTokenView, sessionView, userView } from '../identity/views.js';
 import type { authorizationServerMetadata } from '../oauth/metadata.js';
 import type { protectedResourceMetadata } from '../oauth/resources.js';
@@ -77,7 +77,7 @@ export const release = z.object({
 export const deploy = z.object({
   id,
   container_id: id,
-  state: z.enum(['waiting_for_upload', 'building', 'deploying', 'live', 'failed', 'superseded']),
+  state: z.enum(DEPLOY_STATES),
   state_reason: z.nullable(z.string()),
   size_bytes: z.int(),
   dockerfile: z.string(),

@@ -9,6 +9,7 @@ import { onShutdown } from '../local/lifecycle.js';
 import { EngineBuiltImages, EngineImageBuilder, LocalBuildLeftovers, LocalBuildLogs } from '../local/engine-builds.js';
 import type { BuildLeftovers } from '../deploys/deploy-leftovers.js';
 import type { DeployRef } from '../deploys/builds.js';
+import { DeployChanges } from '../deploys/deploy-changes.js';
 import { EngineImageDigests } from '../local/engine-image-digests.js';
 import { engineClient } from '../local/docker-engine.js';
 import { BUILD_STATUS_FUNCTION_ID, runningFunction } from '../local/running-function.js';
@@ -98,6 +99,8 @@ export function localBuildSite(): LocalBuildSite {
     logs: new LocalBuildLogs(join(root, 'logs')),
     images: new EngineBuiltImages(engine),
     leftovers: new LocalBuildLeftovers(engineClient(config.DOCKER_HOST), join(root, 'logs')),
+    // Builds report in this process, so a read asked to wait for a deploy's change is woken by it.
+    changes: new DeployChanges(),
     // Where the host rules cannot be set, a build is no more isolated than a container would be: admins only, as for containers.
     get adminsOnly() {
       return runtime.isolationRefusal();

@@ -321,9 +321,12 @@ describe('deploys from source on the engine', () => {
     const built = deploys.find((one: any) => one.state === 'live' || one.image)!;
 
     // Act
+    const asked = performance.now();
     const responses = await Promise.all([
       api('GET', `/api/v1/containers/${containerId}/deploys`, undefined, otherToken),
       api('GET', `/api/v1/containers/${containerId}/deploys/${built.id}`, undefined, otherToken),
+      // Asked to wait while the deploy is in the state it is in: still 404, at once.
+      api('GET', `/api/v1/containers/${containerId}/deploys/${built.id}?changed_from=${built.state}&wait_s=20`, undefined, otherToken),
       api('GET', `/api/v1/containers/${containerId}/deploys/${built.id}/logs`, undefined, otherToken),
       api('GET', `/api/v1/containers/${containerId}/releases`, undefined, otherToken),
       api('POST', `/api/v1/containers/${containerId}/deploys`, { size_bytes: 100 }, otherToken),
@@ -337,7 +340,8 @@ describe('deploys from source on the engine', () => {
     );
 
     // Assess
-    expect(responses.map((response) => response.status)).toEqual([404, 404, 404, 404, 404, 404]);
+    expect(responses.map((response) => response.status)).toEqual([404, 404, 404, 404, 404, 404, 404]);
+    expect(performance.now() - asked).toBeLessThan(10_000);
     expect(stolen.status).toBe(400);
     expect(JSON.stringify(stolen.body)).toMatch(/another account/);
   });
@@ -409,6 +413,42 @@ describe('deploys from source on the engine', () => {
       expect(final.state_reason).toMatch(reason);
     }
     expect(await served()).not.toBe('never served');
+  });
+
+  it('answers a read asked to wait while the deploy moves on (changed_from) at its change: no read between, live at the end', async () => {
+    // Prepare
+    const context = await packBuildContext(await contextServing('waited for'));
+    const created = (await api('POST', `/api/v1/containers/${containerId}/deploys`, { size_bytes: context.length })).body.data;
+    const put = await fetch(created.upload.url, { method: 'PUT', headers: created.upload.headers, body: context });
+    expect(put.status).toBe(200);
+
+    // Act: each read asks to be answered once the deploy left the state the last one saw, up to 20 s.
+    const seen: string[] = [];
+    let state = 'building';
+    const asked = performance.now();
+    while (!['live', 'failed', 'superseded'].includes(state) && seen.length < 6) {
+      const read = await api('GET', `/api/v1/containers/${containerId}/deploys/${created.id}?changed_from=${state}&wait_s=20`);
+      expect(read.status, JSON.stringify(read.body)).toBe(200);
+      state = read.body.data.state;
+      seen.push(state);
+    }
+    const ms = performance.now() - asked;
+
+    // Assess: every answer was a change (building → deploying → live, or straight to live), none a poll's same state.
+    expect(seen.at(-1)).toBe('live');
+    expect(seen).not.toContain('building');
+    expect(seen.length).toBeLessThanOrEqual(2);
+    expect(ms).toBeLessThan(20_000);
+    expect(await served()).toBe('waited for');
+    const refused = await Promise.all([
+      api('GET', `/api/v1/containers/${containerId}/deploys/${created.id}?changed_from=live&wait_s=21`),
+      api('GET', `/api/v1/containers/${containerId}/deploys/${created.id}?changed_from=done`),
+    ]);
+    expect(refused.map((response) => [response.status, response.body.error.details[0].field])).toEqual([
+      [400, 'wait_s'],
+      [400, 'changed_from'],
+    ]);
+    expect(refused[0].body.error.message).toMatch(/at most 20/);
   });
 
   it('measures deploy → live against an engine build plus run of the same context', async () => {

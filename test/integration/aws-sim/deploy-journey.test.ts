@@ -73,6 +73,11 @@ describe('a deploy from source on the AWS simulator', () => {
         10_000,
       );
       expect((await aws.deploys.get(aws.stack.caller, containerId, deploy.id)).state).toBe('building');
+      // A read asked to wait while it builds answers at once on AWS: the build's news reaches another function.
+      const asked = performance.now();
+      const waited = await aws.deploys.get(aws.stack.caller, containerId, deploy.id, { changedFrom: 'building', ms: 20_000 });
+      expect(waited.state).toBe('building');
+      expect(performance.now() - asked).toBeLessThan(5_000);
 
       // The delayed message is due after BUILD_TIMEOUT_S + 60 s; the test asks as it would arrive.
       const outcome = await aws.deploys.checkBuild({ accountId: aws.stack.caller.userId, containerId, deployId: deploy.id });

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { StoredContainer } from '../../../lib/containers/container.js';
 import type { BuildStatus, BuiltImages, DeployRef, ImageBuilder } from '../../../lib/deploys/builds.js';
 import type { BuildSlotsRead, Deploy, DeployChange, DeployState, DeployStore, TransitionGuard } from '../../../lib/deploys/deploy.js';
+import { DeployChanges } from '../../../lib/deploys/deploy-changes.js';
 import { type DeployTarget, DeployService, UPLOAD_EXPIRED } from '../../../lib/deploys/deploy-service.js';
 import { BadRequestError, NotFoundError, TimeoutError } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
@@ -50,7 +51,7 @@ class MemoryDeployStore implements DeployStore {
   }
 }
 
-function setUp(options: { refusal?: string; now?: () => number; images?: BuiltImages; local?: boolean } = {}) {
+function setUp(options: { refusal?: string; now?: () => number; images?: BuiltImages; local?: boolean; changes?: DeployChanges } = {}) {
   const container = {
     id: newId(),
     userId: owner.userId,
@@ -112,6 +113,7 @@ function setUp(options: { refusal?: string; now?: () => number; images?: BuiltIm
         // The local stack plans no looks: its process waits.
         ...(options.local ? {} : { deadlines: { checkLater: vi.fn(async (_ref: DeployRef, _afterS: number) => undefined) } }),
         ...(options.images ? { images: options.images } : {}),
+        ...(options.changes ? { changes: options.changes } : {}),
       };
   const service = new DeployService(
     store,
@@ -409,6 +411,78 @@ describe('DeployService', () => {
     const stranger = { userId: newId(), role: 'user' as const };
     await expect(service.get(stranger, container.id, deploy.id)).rejects.toMatchObject({ statusCode: 404 });
     await expect(service.list(stranger, container.id, { limit: 10 })).rejects.toMatchObject({ statusCode: 404 });
+  });
+
+  it('answers a read that waits while the deploy is building once the build moves it on, reading nothing while it waits', async () => {
+    // Prepare
+    const changes = new DeployChanges();
+    const { service, store, container, started, status } = setUp({ local: true, changes });
+    const deploy = await started();
+    const readDeploy = vi.spyOn(store, 'get');
+    const asked = performance.now();
+    const reading = service.get(owner, container.id, deploy.id, { changedFrom: 'building', ms: 5000 });
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(changes.listeners(deploy.id)).toBe(1);
+    expect(readDeploy).toHaveBeenCalledOnce();
+
+    // Act
+    await service.applyBuildStatus(status(deploy, { image: `localhost/deploys/x@${DIGEST}` }));
+
+    // Assess: woken by the write that moved it on, long before its 5 s.
+    const answered = await reading;
+    expect(performance.now() - asked).toBeLessThan(1500);
+    expect(answered.state).not.toBe('building');
+    expect(changes.listeners(deploy.id)).toBe(0);
+  });
+
+  it('answers a waiting read with the same state once its wait ran out, at once when the state already differs, and at once where no change is heard (AWS)', async () => {
+    // Prepare
+    const changes = new DeployChanges();
+    const local = setUp({ local: true, changes });
+    const deploy = await local.started();
+    const aws = setUp();
+    const elsewhere = await aws.started();
+
+    // Act
+    const waited = performance.now();
+    const unchanged = await local.service.get(owner, local.container.id, deploy.id, { changedFrom: 'building', ms: 300 });
+    const waitedMs = performance.now() - waited;
+    const differs = performance.now();
+    const already = await local.service.get(owner, local.container.id, deploy.id, { changedFrom: 'waiting_for_upload', ms: 5000 });
+    const differsMs = performance.now() - differs;
+    const onAws = performance.now();
+    const atOnce = await aws.service.get(owner, aws.container.id, elsewhere.id, { changedFrom: 'building', ms: 5000 });
+    const onAwsMs = performance.now() - onAws;
+
+    // Assess
+    expect(unchanged.state).toBe('building');
+    expect(waitedMs).toBeGreaterThanOrEqual(290);
+    expect(waitedMs).toBeLessThan(2000);
+    expect(already.state).toBe('building');
+    expect(differsMs).toBeLessThan(1000);
+    expect(atOnce.state).toBe('building');
+    expect(onAwsMs).toBeLessThan(1000);
+    expect(changes.listeners(deploy.id)).toBe(0);
+  });
+
+  it("answers another account's waiting read 404 at once, without waiting", async () => {
+    // Prepare
+    const changes = new DeployChanges();
+    const { service, container, target, started } = setUp({ local: true, changes });
+    const deploy = await started();
+    target.get = async () => {
+      throw new NotFoundError('Container not found');
+    };
+    const stranger = { userId: newId(), role: 'user' as const };
+
+    // Act
+    const asked = performance.now();
+    const read = service.get(stranger, container.id, deploy.id, { changedFrom: 'building', ms: 5000 });
+
+    // Assess
+    await expect(read).rejects.toMatchObject({ statusCode: 404 });
+    expect(performance.now() - asked).toBeLessThan(1000);
+    expect(changes.listeners(deploy.id)).toBe(0);
   });
 
   it('refuses every deploy where nothing builds, with the reason it was given', async () => {

@@ -113,7 +113,8 @@ describe('used_gb on AWS (issue 34 item 5)', () => {
     const volume = await aws.volumes.create(owner, { name: 'data', size_gb: 1 });
     aws.sim.taskEvents.loseNext((task) => task.startedBy !== 'volume-chore' && task.lastStatus === 'RUNNING');
     const container = await aws.containers.create(owner, simWorkload(`usage-lost-${process.pid}`, [{ volume: volume.id, path: '/data' }]));
-    expect((await aws.running(owner, container.id)).state).toBe('running');
+    const running = await aws.running(owner, container.id);
+    expect(running.state, running.stateReason ?? undefined).toBe('running');
 
     // Act: the app writes 3 MiB to its volume
     expect(

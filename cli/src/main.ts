@@ -34,7 +34,7 @@ import {
   readCredentials,
   saveSignIn,
 } from './session.js';
-import { sendToPresigned } from './transport.js';
+import { CLI_VERSION, sendToPresigned } from './transport.js';
 
 /**
  * `container-hosting`, the service's command-line client (docs/clients.md, "Command-line client").
@@ -53,6 +53,8 @@ const DEPLOY_QUICK_POLL_MS = 100;
 const DEPLOY_QUICK_POLLS_FOR_MS = 5000;
 /** Within those, how often while the deploy's new release starts (`deploying`). */
 const DEPLOYING_POLL_MS = 50;
+/** How long a read of a deploy asks the service to wait for its change: the most it waits (docs/deploys.md, "Waiting for a change"). */
+const DEPLOY_WAIT_S = 20;
 /** The columns of `ls`, checked against the record's type; the rest is for `get`. */
 const LIST_COLUMNS = ['hostname', 'state', 'image', 'cpu_cores', 'memory_mb', 'url', 'id'] as const satisfies ReadonlyArray<
   keyof ContainerRecord
@@ -522,59 +524,59 @@ async function deploy(
     throw new CliError(`The upload was refused (${put.status}): ${(await put.text()).slice(0, 500)}`, { code: 'UPLOAD_REFUSED' });
   const logsPath = `/api/v1/containers/${container.id}/deploys/${created.id}/logs`;
   let position: FollowPosition = { since: created.created_at, readAtSince: 0 };
+  let logsUnreadable = false;
+  // The build's output is told beside its outcome, not instead of it: a read of it that fails is said once, and the
+  // deploy is followed on to its end, which decides the exit code.
   const printNewLines = async () => {
-    const lines = await apiList<LogLine>(api, logsPath, { since: position.since, limit: 1000 });
-    for (const line of linesAfter(lines, position)) say(logLine(line));
-    position = positionAfter(lines, position);
+    try {
+      const lines = await apiList<LogLine>(api, logsPath, { since: position.since, limit: 1000 });
+      for (const line of linesAfter(lines, position)) say(logLine(line));
+      position = positionAfter(lines, position);
+    } catch (error) {
+      if (!logsUnreadable) say(`Could not read the build's output: ${error instanceof Error ? error.message : String(error)}`);
+      logsUnreadable = true;
+    }
   };
   // The build's output, once a second, until the build is seen ended: its logs are complete then, and read once more.
   const logsEnd = new AbortController();
   const following = (async () => {
-    try {
-      for (;;) {
-        await sleep(STATE_POLL_MS, undefined, { signal: logsEnd.signal });
-        await printNewLines();
-      }
-    } catch (error) {
-      if (!logsEnd.signal.aborted) throw error;
+    while (!logsEnd.signal.aborted) {
+      await sleep(STATE_POLL_MS, undefined, { signal: logsEnd.signal }).catch(() => undefined);
+      if (!logsEnd.signal.aborted) await printNewLines();
     }
   })();
-  following.catch(() => undefined);
   let lastLines: Promise<void> | undefined;
   const readLastLines = () => {
     logsEnd.abort();
     lastLines ??= following.then(printNewLines);
-    lastLines.catch(() => undefined);
   };
   const deployPath = `/api/v1/containers/${container.id}/deploys/${created.id}`;
-  // Each read asks to be answered once the deploy has left the state last seen (`changed_from`): the local stack
-  // answers the moment it changes, AWS at once (docs/deploys.md, "Waiting for a change"). A read that answers the
-  // state it was asked about is asked again after an interval: often at first (a small context on a local engine
-  // goes live in under a second), then once a second (a build on AWS takes minutes). The upload answered once the
-  // deploy left waiting_for_upload where the stack receives it; on AWS an S3 event moves it a moment later.
+  // Each read asks to be answered once the deploy has left the state last seen (`changed_from`), waiting up to
+  // DEPLOY_WAIT_S: the local stack answers the moment it changes, AWS at once (docs/deploys.md, "Waiting for a
+  // change"), and a service older than the parameter ignores it and answers at once. A read that answers the state it
+  // was asked about is asked again after an interval: often at first (a small context on a local engine goes live
+  // in under a second), then once a second (a build on AWS takes minutes). The upload answered once the deploy left
+  // waiting_for_upload where the stack receives it; on AWS an S3 event moves it a moment later.
   let seen: DeployRecord['state'] = 'building';
-  /** False against a service older than `changed_from`, which refuses the parameter: then plain reads. */
-  let waits = true;
   const uploadedAt = Date.now();
   let current = created;
-  for (;;) {
-    const readAt = Date.now();
-    try {
-      current = (await apiCall<DeployRecord>(api, 'GET', deployPath, { query: waits ? { changed_from: seen } : {} })).data;
-    } catch (error) {
-      if (!(waits && error instanceof ApiError && error.details.some((problem) => problem.field === 'changed_from'))) throw error;
-      waits = false;
-      continue;
+  try {
+    for (;;) {
+      const readAt = Date.now();
+      current = (await apiCall<DeployRecord>(api, 'GET', deployPath, { query: { changed_from: seen, wait_s: DEPLOY_WAIT_S } })).data;
+      if (DEPLOY_FINAL_STATES.includes(current.state)) break;
+      if (current.state === 'deploying') readLastLines();
+      if (current.state !== seen) {
+        seen = current.state;
+        continue;
+      }
+      const quick = Date.now() - uploadedAt < DEPLOY_QUICK_POLLS_FOR_MS;
+      const interval = quick ? (current.state === 'deploying' ? DEPLOYING_POLL_MS : DEPLOY_QUICK_POLL_MS) : STATE_POLL_MS;
+      await sleep(Math.max(0, readAt + interval - Date.now()));
     }
-    if (DEPLOY_FINAL_STATES.includes(current.state)) break;
-    if (current.state === 'deploying') readLastLines();
-    if (current.state !== seen) {
-      seen = current.state;
-      continue;
-    }
-    const quick = Date.now() - uploadedAt < DEPLOY_QUICK_POLLS_FOR_MS;
-    const interval = quick ? (current.state === 'deploying' ? DEPLOYING_POLL_MS : DEPLOY_QUICK_POLL_MS) : STATE_POLL_MS;
-    await sleep(Math.max(0, readAt + interval - Date.now()));
+  } finally {
+    // Whatever ended the following (a state read that failed too), the output's reads end with it.
+    logsEnd.abort();
   }
   // The build's last lines, written before the state that ended the wait.
   readLastLines();
@@ -617,7 +619,7 @@ const program = new Program();
 program
   .name('container-hosting')
   .description('Run containers on the container hosting service from your terminal.')
-  .version(process.env.npm_package_version ?? '0.1.0')
+  .version(CLI_VERSION)
   .addOption(new Option('--api <url>', 'the service, e.g. http://127.0.0.1:3000').env('CONTAINER_HOSTING_API'))
   .option('--json', "print the API's data as JSON, and errors as the API's envelope on stderr")
   .option('--insecure', 'allow plain http to an API on another machine (credentials cross the network in the clear)')

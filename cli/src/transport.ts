@@ -52,26 +52,39 @@ export interface Answer {
   json(): Promise<unknown>;
 }
 
+/** The CLI's version, as `--version` prints it and every request names it (`User-Agent`). */
+export const CLI_VERSION = process.env.npm_package_version ?? '0.1.0';
+const USER_AGENT = `container-hosting-cli/${CLI_VERSION}`;
+/**
+ * How long a connection may stay silent before the request is given up: undici's own header and
+ * body timeouts, which the CLI had with fetch. Longer than any wait a read asks for (`wait_s`, 20 s).
+ */
+const SILENCE_TIMEOUT_MS = 300_000;
+
 /**
  * One exchange over node:http(s), not the global fetch: fetch loads undici on its first call,
  * 35–45 ms on this machine before any byte is sent, against 7 ms for node:http's first request,
  * and every command of the CLI pays it once (docs/measurements.md, "The CLI's first request").
  * The whole body is read before the answer resolves, so no unread answer holds a socket open and
- * keeps the process from exiting.
+ * keeps the process from exiting. Header values are trimmed as fetch trims them (a token pasted
+ * with its newline still works).
  */
 async function exchange(url: URL, request: Request): Promise<Answer> {
   // https is loaded only for an https API: its TLS stack is 7–8 ms more of a local command's start.
   const { request: send } = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  const headers: Record<string, string> = { 'user-agent': USER_AGENT };
   // One content-length, of the body sent: a presigned upload names it too, as `Content-Length`.
-  const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name.toLowerCase() !== 'content-length'));
+  for (const [name, value] of Object.entries(request.headers)) if (name.toLowerCase() !== 'content-length') headers[name] = value.trim();
   if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(request.body));
   return new Promise<Answer>((resolve, reject) => {
+    let answered = false;
     const outgoing = send(url, { method: request.method, headers, signal: request.signal }, (incoming: IncomingMessage) => {
+      answered = true;
       const chunks: Buffer[] = [];
       incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
       incoming.on('error', reject);
-      incoming.on('close', () => {
-        if (!incoming.complete) return reject(new Error('the connection closed before the answer was whole'));
+      incoming.on('end', () => {
+        if (request.signal?.aborted) return reject(request.signal.reason);
         const text = Buffer.concat(chunks).toString('utf8');
         const status = incoming.statusCode ?? 0;
         resolve({
@@ -82,8 +95,16 @@ async function exchange(url: URL, request: Request): Promise<Answer> {
           json: async () => JSON.parse(text),
         });
       });
+      incoming.on('close', () => {
+        if (!incoming.complete) reject(new Error('the connection closed before the answer was whole'));
+      });
     });
-    outgoing.on('error', reject);
+    outgoing.setTimeout(SILENCE_TIMEOUT_MS, () => outgoing.destroy(Object.assign(new Error('no answer'), { code: 'ETIMEDOUT' })));
+    // A service that answers (a refusal, say) before the whole body was written may close the connection under the
+    // rest of it: the answer is what the client reads, not the write it cut short.
+    outgoing.on('error', (error) => {
+      if (!answered) reject(error);
+    });
     outgoing.end(request.body);
   });
 }
@@ -99,9 +120,12 @@ async function sendOnce(url: URL, request: Request): Promise<Answer> {
     return await exchange(url, request);
   } catch (error) {
     if (request.signal?.aborted) throw error;
-    throw new CliError(`Cannot reach ${url.origin}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
-      code: 'NETWORK_ERROR',
-    });
+    const code = (error as NodeJS.ErrnoException).code;
+    // Not the network's doing: a header value HTTP does not allow (a control character inside a token, say).
+    if (code?.startsWith('ERR_INVALID_')) {
+      throw new CliError(`The request could not be sent: ${(error as Error).message}`, { code: 'INVALID_REQUEST', exitCode: EXIT.usage });
+    }
+    throw new CliError(`Cannot reach ${url.origin}: ${code ?? (error as Error).message}`, { code: 'NETWORK_ERROR' });
   }
 }
 

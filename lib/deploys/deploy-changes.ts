@@ -22,7 +22,9 @@ export class DeployChanges {
     const changed = new Promise<void>((resolve) => {
       const listeners = this.waiting.get(deployId) ?? new Set<() => void>();
       this.waiting.set(deployId, listeners);
+      // Unreferenced: a read's wait never keeps the process alive.
       const timer = setTimeout(() => stop(), ms);
+      timer.unref();
       stop = () => {
         clearTimeout(timer);
         listeners.delete(stop);

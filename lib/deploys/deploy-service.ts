@@ -61,13 +61,13 @@ export type BuildSite =
     }
   | { refusal: string };
 
-/** What a build status change did, for the listener's caller and the tests. */
 /** A read that waits while its deploy is in `changedFrom`, up to `ms` (where the process hears of changes). */
 export interface DeployWait {
   changedFrom: DeployState;
   ms: number;
 }
 
+/** What a build status change did, for the listener's caller and the tests. */
 export type BuildOutcome = 'ignored' | 'building' | 'deploying' | 'failed' | 'live' | 'superseded';
 
 export const UPLOAD_EXPIRED = 'upload expired: the context was not uploaded before its URL expired';
@@ -192,6 +192,8 @@ export class DeployService {
    */
   async get(caller: Caller, containerId: string, deployId: string, wait?: DeployWait): Promise<Deploy> {
     const changes = wait && this.changes;
+    // In real time, as the listening's timers run (not the service's clock, which tests may set).
+    const deadline = Date.now() + (wait?.ms ?? 0);
     // Listening from before the read: a change between the read and the wait still wakes it.
     let listening = changes?.listen(deployId, wait!.ms);
     try {
@@ -199,12 +201,20 @@ export class DeployService {
       if (!found || found.containerId !== container.id) throw new NotFoundError('Deploy not found');
       let deploy = await this.expiredUploadSettled(found);
       if (!changes || !listening) return deploy;
-      // Only its own deploy's state, once its visibility was decided: one read a change.
-      const deadline = this.now() + wait!.ms;
-      while (deploy.state === wait!.changedFrom && this.now() < deadline) {
-        await listening.changed;
-        listening = changes.listen(deployId, Math.max(0, deadline - this.now()));
-        deploy = (await this.store.get(containerId, deployId)) ?? deploy;
+      // Only its own deploy once its visibility was decided: one read a change. An upload that expires meanwhile ends
+      // the wait at its expiry, settled as a plain read settles it.
+      const until = deploy.state === 'waiting_for_upload' ? Math.min(deadline, Date.parse(deploy.uploadExpiresAt) + 1) : deadline;
+      while (deploy.state === wait!.changedFrom && Date.now() < until) {
+        const timer = new AbortController();
+        await Promise.race([
+          listening.changed,
+          sleep(Math.max(0, until - Date.now()), undefined, { signal: timer.signal, ref: false }).catch(() => undefined),
+        ]);
+        timer.abort();
+        listening.stop();
+        listening = changes.listen(deployId, Math.max(0, until - Date.now()));
+        const again = await this.store.get(containerId, deployId);
+        if (again) deploy = await this.expiredUploadSettled(again);
       }
       return deploy;
     } finally {

@@ -465,6 +465,22 @@ describe('DeployService', () => {
     expect(changes.listeners(deploy.id)).toBe(0);
   });
 
+  it('ends a read waiting on an upload at the upload URL’s expiry, with the deploy failed as a plain read would find it', async () => {
+    // Prepare: a deploy whose upload URL expires in 300 ms
+    const changes = new DeployChanges();
+    const { service, store, container } = setUp({ local: true, changes });
+    const { deploy } = await service.create(owner, container.id, { sizeBytes: 100, dockerfile: 'Dockerfile', buildArgs: {} });
+    store.deploys.get(deploy.id)!.uploadExpiresAt = new Date(Date.now() + 300).toISOString();
+
+    // Act
+    const asked = performance.now();
+    const read = await service.get(owner, container.id, deploy.id, { changedFrom: 'waiting_for_upload', ms: 5000 });
+
+    // Assess
+    expect(read).toMatchObject({ state: 'failed', stateReason: UPLOAD_EXPIRED });
+    expect(performance.now() - asked).toBeLessThan(2000);
+  });
+
   it("answers another account's waiting read 404 at once, without waiting", async () => {
     // Prepare
     const changes = new DeployChanges();

@@ -189,6 +189,8 @@ export class DeployService {
   /**
    * One deploy of a container the caller may see; one whose upload expired unused says so. The deploy is read beside
    * the container whose visibility decides (both keyed by the path's ids): after the credential, one round trip.
+   * With `wait`, where this process hears of its deploys' changes (the local stack), the answer waits while the
+   * deploy is in `wait.changedFrom`, up to `wait.ms`, reading it again on each change; elsewhere it answers at once.
    */
   async get(caller: Caller, containerId: string, deployId: string, wait?: DeployWait): Promise<Deploy> {
     const changes = wait && this.changes;

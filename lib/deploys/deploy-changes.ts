@@ -1,3 +1,5 @@
+import type { Deploy } from './deploy.js';
+
 /**
  * News of deploys' changes within one process. The local stack applies a build's statuses in the
  * process that answers reads, so a read asked to wait for a change (`changed_from`) is woken by
@@ -5,35 +7,36 @@
  * function, so there is none and a read answers at once (docs/deploys.md, "Waiting for a change").
  */
 export class DeployChanges {
-  private readonly waiting = new Map<string, Set<() => void>>();
+  private readonly waiting = new Map<string, Set<(deploy?: Deploy) => void>>();
 
-  /** Wakes every read waiting on this deploy. */
-  tell(deployId: string): void {
-    for (const wake of this.waiting.get(deployId) ?? []) wake();
+  /** Wakes every read waiting on this deploy with the record its change wrote. */
+  tell(deploy: Deploy): void {
+    for (const wake of this.waiting.get(deploy.id) ?? []) wake(deploy);
   }
 
   /**
    * Listens for the deploy's next change from now on, up to `ms`: asked before the read that
    * decides whether to wait, so a change between that read and the wait is not missed.
-   * `changed` resolves on the change or once `ms` passed; `stop` ends the listening early.
+   * `changed` resolves with the record the change wrote, or with nothing once `ms` passed or `stop`
+   * ended the listening.
    */
-  listen(deployId: string, ms: number): { changed: Promise<void>; stop: () => void } {
-    let stop = () => {};
-    const changed = new Promise<void>((resolve) => {
-      const listeners = this.waiting.get(deployId) ?? new Set<() => void>();
+  listen(deployId: string, ms: number): { changed: Promise<Deploy | undefined>; stop: () => void } {
+    let stop = (_deploy?: Deploy) => {};
+    const changed = new Promise<Deploy | undefined>((resolve) => {
+      const listeners = this.waiting.get(deployId) ?? new Set<(deploy?: Deploy) => void>();
       this.waiting.set(deployId, listeners);
       // Unreferenced: a read's wait never keeps the process alive.
       const timer = setTimeout(() => stop(), ms);
       timer.unref();
-      stop = () => {
+      stop = (deploy?: Deploy) => {
         clearTimeout(timer);
         listeners.delete(stop);
         if (listeners.size === 0 && this.waiting.get(deployId) === listeners) this.waiting.delete(deployId);
-        resolve();
+        resolve(deploy);
       };
       listeners.add(stop);
     });
-    return { changed, stop };
+    return { changed, stop: () => stop() };
   }
 
   /** How many reads wait on this deploy (for tests: none is left behind). */

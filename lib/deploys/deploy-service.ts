@@ -190,7 +190,7 @@ export class DeployService {
    * One deploy of a container the caller may see; one whose upload expired unused says so. The deploy is read beside
    * the container whose visibility decides (both keyed by the path's ids): after the credential, one round trip.
    * With `wait`, where this process hears of its deploys' changes (the local stack), the answer waits while the
-   * deploy is in `wait.changedFrom`, up to `wait.ms`, reading it again on each change; elsewhere it answers at once.
+   * deploy is in `wait.changedFrom`, up to `wait.ms`, woken by each change with the record it wrote; elsewhere it answers at once.
    */
   async get(caller: Caller, containerId: string, deployId: string, wait?: DeployWait): Promise<Deploy> {
     const changes = wait && this.changes;
@@ -208,14 +208,18 @@ export class DeployService {
       const until = deploy.state === 'waiting_for_upload' ? Math.min(deadline, Date.parse(deploy.uploadExpiresAt) + 1) : deadline;
       while (deploy.state === wait!.changedFrom && Date.now() < until) {
         const timer = new AbortController();
-        await Promise.race([
+        const news = await Promise.race([
           listening.changed,
-          sleep(Math.max(0, until - Date.now()), undefined, { signal: timer.signal, ref: false }).catch(() => undefined),
+          sleep(Math.max(0, until - Date.now()), undefined, { signal: timer.signal, ref: false }).then(
+            () => undefined,
+            () => undefined,
+          ),
         ]);
         timer.abort();
         listening.stop();
         listening = changes.listen(deployId, Math.max(0, until - Date.now()));
-        const again = await this.store.get(containerId, deployId);
+        // A change comes with the record its write answered; a wait that ran out reads the deploy once more.
+        const again = news ?? (await this.store.get(containerId, deployId));
         if (again) deploy = await this.expiredUploadSettled(again);
       }
       return deploy;
@@ -607,7 +611,7 @@ function tellingChanges(store: DeployStore, changes: DeployChanges): DeployStore
     list: (containerId, page) => store.list(containerId, page),
     transition: async (...args) => {
       const moved = await store.transition(...args);
-      if (moved) changes.tell(moved.id);
+      if (moved) changes.tell(moved);
       return moved;
     },
     takeBuildSlot: (...args) => store.takeBuildSlot(...args),

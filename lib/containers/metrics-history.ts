@@ -1,4 +1,5 @@
 import * as z from '../zod.js';
+import { wholeNumberParam } from '../http/query-numbers.js';
 import type { Caller } from './container.js';
 import { containerVisibleTo } from './container-access.js';
 import type { ContainerStore } from './container-store.js';
@@ -43,13 +44,7 @@ const HISTORY_TASKS = 5;
 
 /** Query of GET /api/v1/containers/{id}/metrics/history. */
 export const metricsHistoryQuerySchema = z.strictObject({
-  minutes: z._default(
-    z.pipe(
-      z.pipe(z.string().check(z.regex(/^\d{1,4}$/, `must be a whole number from 1 to ${MAX_HISTORY_MINUTES}`)), z.transform(Number)),
-      z.int().check(z.minimum(1, 'must be at least 1'), z.maximum(MAX_HISTORY_MINUTES, `must be at most ${MAX_HISTORY_MINUTES}`)),
-    ),
-    60,
-  ),
+  minutes: wholeNumberParam(MAX_HISTORY_MINUTES, 60),
 });
 
 /**

@@ -1,5 +1,6 @@
 import { DEPLOY_STATES } from './deploy.js';
 import * as z from '../zod.js';
+import { wholeNumberParam } from '../http/query-numbers.js';
 
 const BUILD_ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const MAX_BUILD_ARGS = 64;
@@ -40,14 +41,5 @@ export const DEFAULT_DEPLOY_WAIT_S = 10;
  */
 export const deployReadQuery = z.strictObject({
   changed_from: z.optional(z.enum(DEPLOY_STATES, { error: `must be one of ${DEPLOY_STATES.join(', ')}` })),
-  wait_s: z._default(
-    z.pipe(
-      z.pipe(
-        z.string().check(z.regex(/^\d{1,2}$/, `must be a whole number of seconds from 1 to ${MAX_DEPLOY_WAIT_S}`)),
-        z.transform(Number),
-      ),
-      z.int().check(z.minimum(1, 'must be at least 1'), z.maximum(MAX_DEPLOY_WAIT_S, `must be at most ${MAX_DEPLOY_WAIT_S}`)),
-    ),
-    DEFAULT_DEPLOY_WAIT_S,
-  ),
+  wait_s: wholeNumberParam(MAX_DEPLOY_WAIT_S, DEFAULT_DEPLOY_WAIT_S, 'seconds'),
 });

@@ -1,17 +1,12 @@
 import * as z from '../zod.js';
 import type { Page } from '../page.js';
 import type { ApiRequest } from './api-request.js';
+import { wholeNumberParam } from './query-numbers.js';
 import { ok, type Reply } from './reply.js';
 
 /** docs/api-rules.md: `limit` 1..1000 (default 100) and an opaque `cursor`. */
 export const pageQuerySchema = z.strictObject({
-  limit: z._default(
-    z.pipe(
-      z.pipe(z.string().check(z.regex(/^\d{1,4}$/, 'must be a whole number from 1 to 1000')), z.transform(Number)),
-      z.int().check(z.minimum(1, 'must be at least 1'), z.maximum(1000, 'must be at most 1000')),
-    ),
-    100,
-  ),
+  limit: wholeNumberParam(1000, 100),
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(2048))),
 });
 

@@ -15,21 +15,17 @@ export class DeployChanges {
   }
 
   /**
-   * Listens for the deploy's next change from now on, up to `ms`: asked before the read that
-   * decides whether to wait, so a change between that read and the wait is not missed.
-   * `changed` resolves with the record the change wrote, or with nothing once `ms` passed or `stop`
-   * ended the listening.
+   * Listens for the deploy's next change from now on: asked before the read that decides whether
+   * to wait, so a change between that read and the wait is not missed. `changed` resolves with the
+   * record the change wrote, or with nothing once `stop` ended the listening (the reader's own
+   * deadline sets how long it waits).
    */
-  listen(deployId: string, ms: number): { changed: Promise<Deploy | undefined>; stop: () => void } {
+  listen(deployId: string): { changed: Promise<Deploy | undefined>; stop: () => void } {
     let stop = (_deploy?: Deploy) => {};
     const changed = new Promise<Deploy | undefined>((resolve) => {
       const listeners = this.waiting.get(deployId) ?? new Set<(deploy?: Deploy) => void>();
       this.waiting.set(deployId, listeners);
-      // Unreferenced: a read's wait never keeps the process alive.
-      const timer = setTimeout(() => stop(), ms);
-      timer.unref();
       stop = (deploy?: Deploy) => {
-        clearTimeout(timer);
         listeners.delete(stop);
         if (listeners.size === 0 && this.waiting.get(deployId) === listeners) this.waiting.delete(deployId);
         resolve(deploy);

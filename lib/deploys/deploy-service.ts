@@ -194,10 +194,10 @@ export class DeployService {
    */
   async get(caller: Caller, containerId: string, deployId: string, wait?: DeployWait): Promise<Deploy> {
     const changes = wait && this.changes;
-    // In real time, as the listening's timers run (not the service's clock, which tests may set).
+    // In real time, as the wait's timer runs (not the service's clock, which tests may set).
     const deadline = Date.now() + (wait?.ms ?? 0);
     // Listening from before the read: a change between the read and the wait still wakes it.
-    let listening = changes?.listen(deployId, wait!.ms);
+    let listening = changes?.listen(deployId);
     try {
       const [container, found] = await Promise.all([this.containers.get(caller, containerId), this.store.get(containerId, deployId)]);
       if (!found || found.containerId !== container.id) throw new NotFoundError('Deploy not found');
@@ -217,7 +217,7 @@ export class DeployService {
         ]);
         timer.abort();
         listening.stop();
-        listening = changes.listen(deployId, Math.max(0, until - Date.now()));
+        listening = changes.listen(deployId);
         // A change comes with the record its write answered; a wait that ran out reads the deploy once more.
         const again = news ?? (await this.store.get(containerId, deployId));
         if (again) deploy = await this.expiredUploadSettled(again);

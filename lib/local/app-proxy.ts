@@ -6,13 +6,14 @@ import { ConflictError, ForbiddenError, QuotaExceededError, TimeoutError } from 
 import { type AppAnswer, appPage, HOP_BY_HOP, refusedAnswer, startingAnswer, wakeRefusalOf } from '../http/app-pages.js';
 import { describeError, log } from '../log.js';
 import { inFlightRequests } from './in-flight-requests.js';
+import type { TaskAddress } from './task-book.js';
 
 /** What the proxy needs to find a hostname's process. */
 export interface AppRouting {
   containerIdOfHostname(hostname: string): Promise<string | undefined>;
   container(containerId: string): Promise<StoredContainer | undefined>;
-  /** The loopback port of a running local task's process. */
-  portOf(taskArn: string): number | undefined;
+  /** Where a running local task's app answers. */
+  addressOf(taskArn: string): TaskAddress | undefined;
   /** A request for the container arrived (its idleness, lib/containers/idle-sleep.ts). */
   requestSeen?(containerId: string): void;
   /** Calls `listener` after a task status of a container was applied to its record in this process; answers how to stop. */
@@ -61,7 +62,7 @@ export const ROUTE_MEMORY_MS = 250;
 
 type Route =
   /** `sent` ends the request's count of the task's requests in flight (lib/local/in-flight-requests.ts). */
-  | { kind: 'running'; port: number; containerId: string; taskArn: string; sent: () => void }
+  | { kind: 'running'; address: TaskAddress; containerId: string; taskArn: string; sent: () => void }
   | { kind: 'unavailable'; container: StoredContainer }
   | { kind: 'unknown' };
 
@@ -71,9 +72,9 @@ type Route =
  * comes before and the task is not chosen, or after and waits for this request.
  */
 function routeToTask(taskArn: string, containerId: string, routing: AppRouting): (Route & { kind: 'running' }) | undefined {
-  const port = routing.portOf(taskArn);
-  if (port === undefined) return undefined;
-  return { kind: 'running', port, containerId, taskArn, sent: inFlightRequests.begin(taskArn) };
+  const address = routing.addressOf(taskArn);
+  if (address === undefined) return undefined;
+  return { kind: 'running', address, containerId, taskArn, sent: inFlightRequests.begin(taskArn) };
 }
 
 /**
@@ -120,7 +121,7 @@ function rememberedStarting(hostname: string, routing: AppRouting): { route?: Ro
 /**
  * The task of a starting container (`provisioning`, neither a swap nor a wake: those hold their
  * requests and route once they end) that its runtime serves already: the runtime counts a task
- * running, and gives its port, only once it answers and the host rules were checked after its
+ * running, and gives its address, only once it answers and the host rules were checked after its
  * network was set up (lib/local/docker-runtime.ts), so it is sent requests from then on, as a
  * load balancer sends them to a target once its health check passes, without waiting for the
  * record's RUNNING to be written and read again (docs/measurements.md, "A new container at the
@@ -151,7 +152,7 @@ async function routeFor(hostname: string, routing: AppRouting): Promise<Route> {
   if (!container) return { kind: 'unknown' };
   // Running on a task that is no longer routable: the read began before a change that stopped the task (a restart's
   // swap, on a machine slow enough that the read outlasted the drain). The table knows what came after.
-  if (container.state === 'running' && container.taskArn && routing.portOf(container.taskArn) === undefined) {
+  if (container.state === 'running' && container.taskArn && routing.addressOf(container.taskArn) === undefined) {
     container = (await routing.container(container.id)) ?? container;
   }
   const route =
@@ -327,7 +328,7 @@ async function holdWhileStarting(container: StoredContainer, routing: AppRouting
 
 /**
  * Looks every STARTING_LOOK_MS at what the runtime serves (no table read: the runtime counts a
- * task running, and gives its port, once it answers and the host rules were checked), and reads
+ * task running, and gives its address, once it answers and the host rules were checked), and reads
  * the record again when a status of the container was applied in this process, or every 250 ms.
  */
 async function watchStarting(container: StoredContainer, routing: AppRouting, watch: StartingWatch): Promise<StartingOutcome> {
@@ -339,7 +340,7 @@ async function watchStarting(container: StoredContainer, routing: AppRouting, wa
   });
   try {
     for (;;) {
-      const served = current.taskArn !== undefined && routing.portOf(current.taskArn) !== undefined;
+      const served = current.taskArn !== undefined && routing.addressOf(current.taskArn) !== undefined;
       if (served && (current.state === 'running' || startsOnItsOwn(current))) return { kind: 'served', taskArn: current.taskArn! };
       if (!startsOnItsOwn(current)) return { kind: 'unavailable', container: current };
       if (Date.now() >= watch.giveUpAt) return 'budget';
@@ -386,7 +387,7 @@ async function forward(
   onFirstByte?: () => void,
 ): Promise<'done' | { code: string }> {
   try {
-    return await sendTo(request, response, hostname, headers, route.port, onFirstByte);
+    return await sendTo(request, response, hostname, headers, route.address, onFirstByte);
   } finally {
     route.sent();
   }
@@ -397,12 +398,19 @@ function sendTo(
   response: ServerResponse,
   hostname: string,
   headers: IncomingHttpHeaders,
-  port: number,
+  address: TaskAddress,
   onFirstByte?: () => void,
 ): Promise<'done' | { code: string }> {
   const retryable = mayRetry(request);
   return new Promise((resolve) => {
-    const upstream = httpRequest({ host: '127.0.0.1', port, method: request.method, path: request.url, headers, agent: upstreamAgent });
+    const upstream = httpRequest({
+      host: address.host,
+      port: address.port,
+      method: request.method,
+      path: request.url,
+      headers,
+      agent: upstreamAgent,
+    });
     upstream.on('response', (answer) => {
       onFirstByte?.();
       response.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardable(answer.headers));
@@ -521,7 +529,7 @@ async function untilRoutable(containerId: string, routing: AppRouting, ended: ()
       // The start decided first; this promise then never settles, and nothing holds on to it.
       if (ended()) return new Promise<never>(() => undefined);
       const current = await routing.container(containerId).catch(() => undefined);
-      if (current?.state === 'running' && current.taskArn && routing.portOf(current.taskArn) !== undefined) {
+      if (current?.state === 'running' && current.taskArn && routing.addressOf(current.taskArn) !== undefined) {
         return { kind: 'running', taskArn: current.taskArn };
       }
     }

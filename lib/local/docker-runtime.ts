@@ -15,7 +15,7 @@ import type {
 } from '../containers/runtime.js';
 import { describeError, log } from '../log.js';
 import { callEngine, callEngineOrWarn, ENGINE_CALLS } from './engine-calls.js';
-import { engineContainerSpec, engineNameOf, LABEL } from './engine-container-spec.js';
+import { type EngineReach, engineContainerSpec, engineNameOf, LABEL } from './engine-container-spec.js';
 import { DiskLimits, type EngineVolumes } from './engine-disk-limits.js';
 import { type EngineContainerEvent, EngineEvents } from './engine-events.js';
 import { ensureImageFor } from './engine-image-pull.js';
@@ -27,7 +27,7 @@ import { onThisMachinesBridge } from './bridge-address.js';
 import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
 import { type SpareEngineContainer, SpareEngineContainers } from './spare-engine-containers.js';
 import { IN_FLIGHT_DRAIN_MAX_MS, inFlightRequests } from './in-flight-requests.js';
-import { type BookedTask, TaskBook } from './task-book.js';
+import { type BookedTask, type TaskAddress, TaskBook } from './task-book.js';
 
 export { engineNameOf, LABEL } from './engine-container-spec.js';
 export type { EngineVolumes } from './engine-disk-limits.js';
@@ -115,6 +115,11 @@ export class DockerRuntime implements ReconcilableRuntime {
   private readonly isolation: HostIsolation;
   private readonly diskLimits: DiskLimits<EngineTask>;
   private readonly volumes: EngineVolumes | undefined;
+  /**
+   * Whether the engine's bridges are this machine's, so a task is reached at its own address
+   * (EngineReach): learnt from each task started, false until the first.
+   */
+  private bridgeIsHere = false;
   /** Whether the engine initializes a container ahead of its start (Podman); unknown until first asked. */
   private initializes: boolean | undefined;
 
@@ -140,7 +145,7 @@ export class DockerRuntime implements ReconcilableRuntime {
         create: async (taskId, launch, known) => {
           await this.assertMountable(launch);
           const network = known ?? (await ensureContainerNetwork(this.engine, this.stackId, launch.containerId));
-          await this.engine.createContainer(engineContainerSpec(this.stackId, this.book.taskArnOf(taskId), launch, network));
+          await this.engine.createContainer(engineContainerSpec(this.stackId, this.book.taskArnOf(taskId), launch, network, this.reach()));
           return network;
         },
         nameOf: (taskId) => engineNameOf(this.book.taskArnOf(taskId)),
@@ -306,9 +311,9 @@ export class DockerRuntime implements ReconcilableRuntime {
     return described;
   }
 
-  /** Where a running task answers on 127.0.0.1, for the local stack's proxy. */
-  portOf(taskArn: string): number | undefined {
-    return this.book.portOf(taskArn);
+  /** Where a running task answers (its address on the bridge, or its port published on 127.0.0.1), for the local stack's proxy. */
+  addressOf(taskArn: string): TaskAddress | undefined {
+    return this.book.addressOf(taskArn);
   }
 
   knownTaskArns(): ReadonlySet<string> {
@@ -417,16 +422,10 @@ export class DockerRuntime implements ReconcilableRuntime {
       if ('startedAhead' in made) void this.settleFromEngine(task);
       // A spare initialized ahead has had its port and address since its init: the probes begin as its start answers.
       const inspected = made.initialized ?? (await this.engine.getContainer(engineNameOf(task.taskArn)).inspect());
-      const binding = inspected.NetworkSettings.Ports?.[`${launch.port}/tcp`]?.[0];
-      task.port = binding ? Number(binding.HostPort) : undefined;
-      if (!task.port) throw new ProvisioningFailed(`the engine published no port for ${launch.port}`);
-      const address = inspected.NetworkSettings.Networks?.[network]?.IPAddress;
-      const target: ProbeTarget = {
-        hostPort: task.port,
-        containerPort: launch.port,
-        healthCheck: launch.healthCheck,
-        ...(address && onThisMachinesBridge(address) ? { address } : {}),
-      };
+      const reached = this.reachedAt(inspected, network, launch.port);
+      if (!reached) throw new ProvisioningFailed(`this machine reaches neither its address nor a port published for ${launch.port}`);
+      task.address = reached.address;
+      const target: ProbeTarget = { ...reached, containerPort: launch.port, healthCheck: launch.healthCheck };
       const [ready, firewall] = await Promise.all([awaitReady(target, task.abort.signal), isolated ?? this.keepIsolated()]);
       if (task.lastStatus === 'STOPPED' || task.desiredStatus !== 'RUNNING') return;
       if (!firewall.ok) {
@@ -459,6 +458,28 @@ export class DockerRuntime implements ReconcilableRuntime {
     }
   }
 
+  /** How the next engine container is reached (EngineReach): at its address once a task's was seen on this machine's bridge. */
+  private reach(): EngineReach {
+    return this.bridgeIsHere ? 'bridge' : 'published-port';
+  }
+
+  /**
+   * Where this machine reaches a started task's app: its own address, when that is on a bridge of
+   * this machine (learnt here, so the tasks made after it publish no port), or else the port the
+   * engine published on 127.0.0.1; undefined when neither.
+   */
+  private reachedAt(
+    inspected: Docker.ContainerInspectInfo,
+    network: string,
+    port: number,
+  ): { address: TaskAddress; direct: boolean } | undefined {
+    const own = inspected.NetworkSettings.Networks?.[network]?.IPAddress;
+    this.bridgeIsHere = !!own && onThisMachinesBridge(own);
+    if (own && this.bridgeIsHere) return { address: { host: own, port }, direct: true };
+    const published = inspected.NetworkSettings.Ports?.[`${port}/tcp`]?.[0]?.HostPort;
+    return published ? { address: { host: '127.0.0.1', port: Number(published) }, direct: false } : undefined;
+  }
+
   /** Pulls the image if need be, creates the task's engine container and starts it; answers its network, or undefined when the task was stopped meanwhile. */
   private async createAndStart(task: EngineTask, launch: TaskLaunch): Promise<string | undefined> {
     // The image, the mounts and the network are independent of each other: asked for together.
@@ -471,7 +492,9 @@ export class DockerRuntime implements ReconcilableRuntime {
     // The owner's own mistakes first: an image that does not pull, a volume it may not mount.
     for (const outcome of [image, mounts, network]) if (outcome.status === 'rejected') throw outcome.reason;
     if (task.desiredStatus !== 'RUNNING' || network.status !== 'fulfilled') return void this.settle(task, {});
-    const engineContainer = await this.engine.createContainer(engineContainerSpec(this.stackId, task.taskArn, launch, network.value));
+    const engineContainer = await this.engine.createContainer(
+      engineContainerSpec(this.stackId, task.taskArn, launch, network.value, this.reach()),
+    );
     if (task.desiredStatus !== 'RUNNING') {
       await callEngineOrWarn(this.engine, ENGINE_CALLS.remove(engineContainer.id, true));
       return void this.settle(task, {});

@@ -22,13 +22,29 @@ const KEPT_CAPABILITIES = ['CHOWN', 'FOWNER', 'SETUID', 'SETGID', 'NET_BIND_SERV
 const PIDS_LIMIT = 512;
 
 /**
+ * How the local proxy reaches a task's app. `bridge`: at the engine container's own address, on
+ * a bridge of this machine (a rootful engine on Linux), so no port is published: the engine's
+ * start then sets up no port forwarding, 35 to 40 ms of each start on Podman 4.3
+ * (docs/measurements.md, "A start without a published port"). `published-port`: through a port
+ * the engine publishes on 127.0.0.1, where the bridges are elsewhere (Docker Desktop's VM,
+ * rootless Podman's namespace), or not yet known to be here.
+ */
+export type EngineReach = 'bridge' | 'published-port';
+
+/**
  * The engine container for one task of the stack `stackId`, as the engine's create takes it: the
  * image's entrypoint with `command` as its CMD, on its container's own network, the port
- * published on 127.0.0.1 only (the proxy's way in), the size as limits, and none of the host: no
- * path of it mounted, no privileges, most capabilities dropped, no privilege gain, a pid limit.
- * Pure: the same launch always makes the same spec (a spare made ahead is the task's own).
+ * published on 127.0.0.1 only where the proxy needs it (`reach`), the size as limits, and none
+ * of the host: no path of it mounted, no privileges, most capabilities dropped, no privilege
+ * gain, a pid limit. Pure: the same launch always makes the same spec (a spare made ahead is the task's own).
  */
-export function engineContainerSpec(stackId: string, taskArn: string, launch: TaskLaunch, network: string): Docker.ContainerCreateOptions {
+export function engineContainerSpec(
+  stackId: string,
+  taskArn: string,
+  launch: TaskLaunch,
+  network: string,
+  reach: EngineReach,
+): Docker.ContainerCreateOptions {
   const env = { ...launch.env, PORT: String(launch.port), CONTAINER_HOSTNAME: launch.hostname };
   const memoryBytes = launch.memoryMb * 1024 * 1024;
   return {
@@ -41,7 +57,7 @@ export function engineContainerSpec(stackId: string, taskArn: string, launch: Ta
     HostConfig: {
       NetworkMode: network,
       // An empty HostPort lets the engine pick a free one.
-      PortBindings: { [`${launch.port}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: '' }] },
+      ...(reach === 'published-port' ? { PortBindings: { [`${launch.port}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: '' }] } } : {}),
       NanoCpus: Math.round(launch.cpuCores * 1e9),
       Memory: memoryBytes,
       // No swap beyond the memory limit, so the limit is what the container gets.

@@ -24,7 +24,7 @@ import { LocalLogWriter, localLogDir, localLogFile } from './local-logs.js';
 import { killTaskProcesses, TASK_MARKER } from './process-tree.js';
 import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
 import { IN_FLIGHT_DRAIN_MAX_MS, inFlightRequests } from './in-flight-requests.js';
-import { type BookedTask, TaskBook } from './task-book.js';
+import { type BookedTask, type TaskAddress, TaskBook } from './task-book.js';
 import type { TaskMount } from '../volumes/volume-backend.js';
 
 export interface LocalRuntimeOptions {
@@ -139,8 +139,9 @@ export class LocalRuntime implements ReconcilableRuntime {
     }));
     this.ensureShutdownHook();
     try {
-      task.port = await freeLoopbackPort();
-      this.spawnProcess(task, launch, task.port);
+      const port = await freeLoopbackPort();
+      task.address = { host: '127.0.0.1', port };
+      this.spawnProcess(task, launch, port);
     } catch (error) {
       this.settle(task, undefined, undefined, `The process could not start: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -188,11 +189,11 @@ export class LocalRuntime implements ReconcilableRuntime {
   }
 
   /**
-   * Where a running task's process listens, for the local stack's proxy; undefined unless it
-   * runs and nobody has asked it to stop.
+   * Where a running task's process listens (a loopback port), for the local stack's proxy;
+   * undefined unless it runs and nobody has asked it to stop.
    */
-  portOf(taskArn: string): number | undefined {
-    return this.book.portOf(taskArn);
+  addressOf(taskArn: string): TaskAddress | undefined {
+    return this.book.addressOf(taskArn);
   }
 
   /** Every task this runtime knows; a fresh runtime knows none. */
@@ -295,7 +296,7 @@ export class LocalRuntime implements ReconcilableRuntime {
     (child.stderr as unknown as { unref?: () => void }).unref?.();
     child.once('error', (error) => this.settle(task, undefined, undefined, `The process could not start: ${error.message}`));
     child.once('exit', (code, signal) => this.settle(task, code, signal));
-    void this.awaitReadiness(task, { hostPort: port, containerPort: port, healthCheck: launch.healthCheck });
+    void this.awaitReadiness(task, { address: { host: '127.0.0.1', port }, containerPort: port, healthCheck: launch.healthCheck });
   }
 
   /** RUNNING once the process answers and has stayed up `readyAfterMs`; ended with the reason when it never does. */

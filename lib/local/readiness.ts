@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HealthCheck } from '../containers/runtime.js';
 import { type ProbeOnceResult, probeOnce as probeOnceAt } from '../readiness/probe-once.js';
+import type { TaskAddress } from './task-book.js';
 
 /** The API's defaults (docs/containers.md, "Readiness"), used when a container declares no check. */
 export const DEFAULT_INTERVAL_S = 10;
@@ -25,26 +26,31 @@ export type ProbeResult = ProbeOnceResult;
 
 /** Where a task answers on this machine, and what its owner knows it by. */
 export interface ProbeTarget {
-  /** The loopback port the probe connects to (a published engine port or the process's PORT). */
-  hostPort: number;
+  /** Where the probe connects: the proxy's way to the task (TaskBook.addressOf). */
+  address: TaskAddress;
+  /**
+   * Only the app itself can accept there: the task's own address on its engine network. A TCP
+   * check then needs no hold; through a published port an engine's userland proxy accepts
+   * whether or not the app listens, so the check holds the connection to see it stay open.
+   */
+  direct?: boolean;
   /** The port the container listens on, as its owner declared it; named in failures. */
   containerPort: number;
   healthCheck: HealthCheck | null;
-  /**
-   * The task's own address on its engine network, when this machine reaches it: a TCP check
-   * connects there, where only the app can accept, so it needs no hold (through a published
-   * port an engine's userland proxy accepts whether or not the app listens).
-   */
-  address?: string;
 }
 
 /** One check from this machine (lib/readiness/probe-once.ts), with the check's timeout or the API's default. */
 export function probeOnce(target: ProbeTarget): Promise<ProbeResult> {
   const timeoutMs = (target.healthCheck?.timeoutS ?? DEFAULT_TIMEOUT_S) * 1000;
-  const { containerPort, healthCheck } = target;
-  if (!healthCheck && target.address)
-    return probeOnceAt({ host: target.address, port: containerPort, containerPort, healthCheck, timeoutMs, heldOpenMs: 0 });
-  return probeOnceAt({ host: '127.0.0.1', port: target.hostPort, containerPort, healthCheck, timeoutMs });
+  const { address, containerPort, healthCheck } = target;
+  return probeOnceAt({
+    host: address.host,
+    port: address.port,
+    containerPort,
+    healthCheck,
+    timeoutMs,
+    ...(target.direct ? { heldOpenMs: 0 } : {}),
+  });
 }
 
 /**

@@ -35,7 +35,7 @@ const repositoryRoot = new URL('../../', import.meta.url);
 const NO_APP_ROUTING: AppRouting = {
   containerIdOfHostname: async () => undefined,
   container: async () => undefined,
-  portOf: () => undefined,
+  addressOf: () => undefined,
 };
 
 export interface LocalServerOptions {

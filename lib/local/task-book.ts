@@ -12,6 +12,16 @@ import {
 import { describeError, log } from '../log.js';
 
 /** What both local runtimes record of a task, in ECS's terms. */
+/**
+ * Where a running task's app answers from this machine: a loopback port (the process runtime's
+ * PORT, or an engine port published on 127.0.0.1), or the engine container's own address on a
+ * bridge of this machine with the port it listens on (lib/local/docker-runtime.ts).
+ */
+export interface TaskAddress {
+  host: string;
+  port: number;
+}
+
 export interface BookedTask {
   taskArn: string;
   containerId: string;
@@ -28,8 +38,8 @@ export interface BookedTask {
   exitCode?: number;
   /** Why it was asked to stop, once it was. */
   stopRequest?: string;
-  /** The loopback port the local proxy reaches the task's app on. */
-  port?: number;
+  /** Where the local proxy reaches the task's app. */
+  address?: TaskAddress;
   /** Aborted once the task is asked to stop or has stopped: ends pulls and readiness waits. */
   abort: AbortController;
   endHealthWatch?: () => void;
@@ -148,10 +158,10 @@ export class TaskBook<T extends BookedTask> {
     return task ? { taskArn, createdAt: task.createdAt, status: this.statusOf(task) } : undefined;
   }
 
-  /** Where a task's app answers on 127.0.0.1: only while it runs and nobody has asked it to stop. */
-  portOf(taskArn: string): number | undefined {
+  /** Where a task's app answers: only while it runs and nobody has asked it to stop. */
+  addressOf(taskArn: string): TaskAddress | undefined {
     const task = this.tasks.get(taskArn);
-    return task?.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING' ? task.port : undefined;
+    return task?.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING' ? task.address : undefined;
   }
 
   /** The tasks that still run or start: one that stopped (the stack's shutdown stopped them all) is lost to its container. */

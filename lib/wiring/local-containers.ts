@@ -17,6 +17,7 @@ import { onShutdown, stackIsStopping } from '../local/lifecycle.js';
 import { describeError, log } from '../log.js';
 import { LocalMetrics } from '../local/local-metrics.js';
 import type { AppRouting } from '../local/app-proxy.js';
+import type { TaskAddress } from '../local/task-book.js';
 import { RECONCILE_FUNCTION_ID, runningFunction, TASK_STATE_FUNCTION_ID } from '../local/running-function.js';
 import { LocalContainerLogs } from '../local/local-logs.js';
 import { LocalRuntime } from '../local/local-runtime.js';
@@ -36,7 +37,7 @@ import { volumeStore } from './volumes.js';
 /** A local runtime as the stack uses it beyond the runtime port. */
 interface LocalRuntimePort extends ReconcilableRuntime {
   onTaskStatus(listener: TaskStatusListener): void;
-  portOf(taskArn: string): number | undefined;
+  addressOf(taskArn: string): TaskAddress | undefined;
   knownTaskArns(): ReadonlySet<string>;
 }
 
@@ -248,7 +249,7 @@ export function localAppRouting(): AppRouting {
   return {
     containerIdOfHostname: (hostname) => containerStore.containerIdOfHostname(hostname),
     container: (containerId) => containerStore.get(containerId),
-    portOf: (taskArn) => (isLocal() ? localContainers().runtime.portOf(taskArn) : undefined),
+    addressOf: (taskArn) => (isLocal() ? localContainers().runtime.addressOf(taskArn) : undefined),
     requestSeen: (containerId) => requestActivity.seen(containerId),
     onContainerChanged: (listener) => {
       taskStatusApplied.on('changed', listener);

@@ -18,6 +18,8 @@ import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startEngineBenchStack } from '../support/engine-bench-stack.js';
 import { percentile } from '../support/percentiles.js';
+import type { TaskAddress } from '../../lib/local/task-book.js';
+import { onThisMachinesBridge } from '../../lib/local/bridge-address.js';
 
 const WAKES = Number(process.env.BENCH_WAKES ?? 20);
 const CONCURRENT = 5;
@@ -31,10 +33,10 @@ const { LABEL, engineNameOf } = await import('../../lib/local/docker-runtime.js'
 const { engineContainerSpec } = await import('../../lib/local/engine-container-spec.js');
 const { ensureContainerNetwork } = await import('../../lib/local/engine-networks.js');
 
-/** One GET through the stack's proxy (Host names the container) or straight to a port; answers the status, 0 for a connection error. */
-function get(port: number, host: string): Promise<number> {
+/** One GET through the stack's proxy (Host names the container) or straight to a task; answers the status, 0 for a connection error. */
+function get(at: TaskAddress, host: string): Promise<number> {
   return new Promise((resolve) => {
-    const outgoing = request({ host: '127.0.0.1', port, path: '/', headers: { host }, agent: false }, (response) => {
+    const outgoing = request({ host: at.host, port: at.port, path: '/', headers: { host }, agent: false }, (response) => {
       response.resume();
       response.on('end', () => resolve(response.statusCode ?? 0));
       response.on('error', () => resolve(0));
@@ -44,19 +46,19 @@ function get(port: number, host: string): Promise<number> {
   });
 }
 
-async function until200(port: number, host: string, deadline = Date.now() + 60_000): Promise<void> {
-  while ((await get(port, host)) !== 200) {
+async function until200(at: TaskAddress, host: string, deadline = Date.now() + 60_000): Promise<void> {
+  while ((await get(at, host)) !== 200) {
     if (Date.now() > deadline) throw new Error(`no 200 from ${host} within 60 s`);
     await sleep(POLL_MS);
   }
 }
 
-const stackPort = Number(new URL(stack.baseUrl).port);
+const stackAt: TaskAddress = { host: '127.0.0.1', port: Number(new URL(stack.baseUrl).port) };
 const urlHost = (url: string) => new URL(url).host;
 
 /**
  * The bare engine container: the same container our runtime creates for the same request (its
- * spec, from lib/local/engine-container-spec.ts, on a network of its own made with the same
+ * spec, from lib/local/engine-container-spec.ts, reached at its address as our runtime's tasks are, on a network of its own made with the same
  * options: the engine's isolation of it is part of the engine's start), created and started
  * past our runtime under a stack id of its own, which our runtime ignores.
  */
@@ -82,16 +84,21 @@ async function bareContainer(name: string) {
         clientToken: name,
       },
       networkName,
+      'bridge',
     ),
   );
   return { network: engine.getNetwork(networkName), container };
 }
 
-async function hostPortOf(container: {
-  inspect(): Promise<{ NetworkSettings: { Ports?: Record<string, Array<{ HostPort: string }> | null> } }>;
-}): Promise<number> {
+/** Where the bare container answers: its own address, as our runtime reaches its tasks on a bridge of this machine. */
+async function addressOf(container: {
+  inspect(): Promise<{ NetworkSettings: { Networks?: Record<string, { IPAddress: string }> } }>;
+}): Promise<TaskAddress> {
   const inspected = await container.inspect();
-  return Number(inspected.NetworkSettings.Ports?.['8080/tcp']?.[0]?.HostPort);
+  const own = Object.values(inspected.NetworkSettings.Networks ?? {})[0]?.IPAddress ?? '';
+  if (!onThisMachinesBridge(own))
+    throw new Error(`the bare container's address (${own}) is not on a bridge of this machine: a rootful engine on Linux is needed`);
+  return { host: own, port: 8080 };
 }
 
 // 1. Wake against the bare engine's start of a stopped container.
@@ -104,7 +111,7 @@ const service = new SleepingContainerService(containerStore, runtime, usage, con
 const created = await api('POST', '/api/v1/containers', { hostname: `bench-wake-${process.pid}`, image: IMAGE, idle_timeout_s: 86_400 });
 if (created.status !== 200) throw new Error(`create answered ${created.status}: ${created.text}`);
 const sleeper = created.body.data as { id: string; url: string };
-await until200(stackPort, urlHost(sleeper.url));
+await until200(stackAt, urlHost(sleeper.url));
 // The proxy sends requests to a task as soon as its runtime serves it, a moment before its record says running,
 // and only a running container sleeps (as the idle sweep finds it).
 for (const deadline = Date.now() + 15_000; (await containerStore.get(sleeper.id))?.state !== 'running'; await sleep(20)) {
@@ -144,7 +151,7 @@ for (let round = 0; round < WAKES; round += 1) {
   let first = 0;
   const statuses = await Promise.all(
     Array.from({ length: CONCURRENT }, () =>
-      get(stackPort, urlHost(sleeper.url)).then((status) => {
+      get(stackAt, urlHost(sleeper.url)).then((status) => {
         if (status === 200 && !first) first = performance.now() - startedAt;
         return status;
       }),
@@ -173,7 +180,7 @@ for (let round = 0; round < WAKES; round += 1) {
   const slept = await putToSleep();
   const bareAt = performance.now();
   await slept.start();
-  await until200(await hostPortOf(slept), 'bare');
+  await until200(await addressOf(slept), 'bare');
   bareStartMs.push(performance.now() - bareAt);
   await slept.stop({ t: 0 });
 }
@@ -194,7 +201,7 @@ for (let run = 0; run < NEW_RUNS; run += 1) {
   if (response.status !== 200) throw new Error(`create answered ${response.status}: ${response.text}`);
   newPostMs.push(performance.now() - startedAt);
   const { id, url } = response.body.data as { id: string; url: string };
-  await until200(stackPort, urlHost(url));
+  await until200(stackAt, urlHost(url));
   newMs.push(performance.now() - startedAt);
   // As for a wake: the record's own time of turning running, read once, not polled while timed.
   const createdRecord = (await api('GET', `/api/v1/containers/${id}`)).body.data as { state?: string; updated_at?: string } | undefined;
@@ -212,7 +219,7 @@ for (let run = 0; run < NEW_RUNS; run += 1) {
   barePhases.created.push(performance.now() - bareAt);
   await fresh.container.start();
   barePhases.started.push(performance.now() - bareAt);
-  await until200(await hostPortOf(fresh.container), 'bare');
+  await until200(await addressOf(fresh.container), 'bare');
   bareRunMs.push(performance.now() - bareAt);
   await fresh.container.remove({ force: true });
   await fresh.network.remove().catch(() => undefined);

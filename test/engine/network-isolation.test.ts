@@ -47,7 +47,8 @@ interface Running {
   engineName: string;
   address: string;
   gateway: string;
-  hostPort: number;
+  /** The port the engine published for it on 127.0.0.1: none once the runtime reaches its tasks at their addresses. */
+  hostPort?: number;
 }
 
 let counter = 0;
@@ -78,8 +79,15 @@ async function runningTaskOf(id: string, token: string): Promise<Running> {
   expect(running).toHaveLength(1);
   const inspected = await engine.getContainer(running[0]!.Id).inspect();
   const network = Object.values(inspected.NetworkSettings.Networks)[0]!;
-  const hostPort = Number(inspected.NetworkSettings.Ports['8080/tcp']![0]!.HostPort);
-  return { id, url: last.body.data.url, engineName: running[0]!.Id, address: network.IPAddress, gateway: network.Gateway, hostPort };
+  const published = inspected.NetworkSettings.Ports?.['8080/tcp']?.[0]?.HostPort;
+  return {
+    id,
+    url: last.body.data.url,
+    engineName: running[0]!.Id,
+    address: network.IPAddress,
+    gateway: network.Gateway,
+    ...(published ? { hostPort: Number(published) } : {}),
+  };
 }
 
 /** Runs a shell script in the container, as the container's own code (its user, its network). */
@@ -154,7 +162,9 @@ describe('a container on the engine, on the network', () => {
   });
 
   it("opens no connection to another account's container, at its address or its published port; the proxy still reaches both", async () => {
-    const targets = [`${victim.address}:8080`, ...[victim.gateway, ...hostAddresses()].map((address) => `${address}:${victim.hostPort}`)];
+    const publishedAt = (container: Running) =>
+      container.hostPort === undefined ? [] : [container.gateway, ...hostAddresses()].map((address) => `${address}:${container.hostPort}`);
+    const targets = [`${victim.address}:8080`, ...publishedAt(victim)];
 
     const reached = await reachableFrom(mallory, targets);
 
@@ -303,6 +313,8 @@ describe.skipIf(!asRoot)('a container on the engine, after its task changes', ()
     );
 
     expect(victim.engineName).not.toBe(before);
+    // Its task was made once the runtime had seen its first tasks' addresses on this machine's bridges: the proxy reaches it there, and no port is published.
+    expect(victim.hostPort).toBeUndefined();
     await expectIsolated([mallory, victim]);
   }, 90_000);
 

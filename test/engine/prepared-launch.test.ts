@@ -78,7 +78,10 @@ async function runningContainer(volume?: string): Promise<{ containerId: string;
   return { containerId, taskArn };
 }
 
-const serves = async (taskArn: string) => (await fetch(`http://127.0.0.1:${runtime.portOf(taskArn)}/`)).status;
+const serves = async (taskArn: string) => {
+  const address = runtime.addressOf(taskArn)!;
+  return (await fetch(`http://${address.host}:${address.port}/`)).status;
+};
 
 describe("a deploy's new task made ahead", () => {
   it('runs in the engine before the restart asks for it, beside the running task, which keeps serving; the restart takes it', async () => {
@@ -104,7 +107,7 @@ describe("a deploy's new task made ahead", () => {
     const after = await engineContainersOf(containerId);
     expect(after.get(made[0]![0])).toBe('running');
     expect(after.size).toBe(before.size + 1);
-    expect(runtime.portOf(restarted)).not.toBe(runtime.portOf(old));
+    expect(runtime.addressOf(restarted)).not.toEqual(runtime.addressOf(old));
     expect(await serves(old)).toBe(200);
     expect(await serves(restarted)).toBe(200);
   }, 120_000);

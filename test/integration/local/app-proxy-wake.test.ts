@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StoredContainer } from '../../../lib/containers/container.js';
 import { type AppRouting, proxyToContainer, type Waking } from '../../../lib/local/app-proxy.js';
+import { atLoopback } from '../../support/loopback-address.js';
 
 /*
  * The local proxy's wake of a sleeping container (issue 26), in front of a real HTTP server
@@ -44,7 +45,7 @@ function sleeper(hostname: string, ports: Map<string, number>, options: { wakeMs
   const routing: AppRouting = {
     containerIdOfHostname: async (name) => (name === hostname ? container.id : undefined),
     container: async (id) => (id === container.id ? { ...container } : undefined),
-    portOf: (taskArn) => ports.get(taskArn),
+    addressOf: (taskArn) => atLoopback(ports.get(taskArn)),
     waking,
   };
   return { routing, container, starts, recorded };
@@ -157,7 +158,7 @@ function starting(hostname: string, ports: Map<string, number>, budgetMs: number
       reads.push(id);
       return id === container.id ? { ...container } : undefined;
     },
-    portOf: (taskArn) => ports.get(taskArn),
+    addressOf: (taskArn) => atLoopback(ports.get(taskArn)),
     waking: {
       sleeps: () => false,
       wake: async (containerId) => void wakes.push(containerId),

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { StoredContainer } from '../../../lib/containers/container.js';
 import { type AppRouting, proxyToContainer, ROUTE_MEMORY_MS } from '../../../lib/local/app-proxy.js';
 import { inFlightRequests } from '../../../lib/local/in-flight-requests.js';
+import { atLoopback } from '../../support/loopback-address.js';
 
 async function pollUntilTrue(check: () => boolean): Promise<void> {
   const giveUpAt = Date.now() + 5_000;
@@ -39,7 +40,7 @@ function routingFor(hostname: string, ports: Map<string, number>) {
   const routing: AppRouting = {
     containerIdOfHostname: async (name) => (name === hostname ? container.id : undefined),
     container: async (id) => (id === container.id ? { ...container } : undefined),
-    portOf: (taskArn) => ports.get(taskArn),
+    addressOf: (taskArn) => atLoopback(ports.get(taskArn)),
   };
   return { routing, container };
 }
@@ -184,7 +185,7 @@ describe('the local proxy while a new container starts', () => {
         reads.push(id);
         return id === container.id ? { ...container } : undefined;
       },
-      portOf: (taskArn) => (taskArn === 'first' ? task.port : undefined),
+      addressOf: (taskArn) => atLoopback(taskArn === 'first' ? task.port : undefined),
       onContainerChanged: (listener) => {
         applied.on('changed', listener);
         return () => applied.off('changed', listener);
@@ -223,7 +224,7 @@ describe('the local proxy while a new container starts', () => {
         reads.push(id);
         return id === container.id ? { ...container } : undefined;
       },
-      portOf: (taskArn) => ports.get(taskArn),
+      addressOf: (taskArn) => atLoopback(ports.get(taskArn)),
       onContainerChanged: () => () => undefined,
     };
     const proxy = await proxyServer(hostname, routing);

@@ -22,7 +22,7 @@ const launch = (overrides: Partial<TaskLaunch> = {}): TaskLaunch => ({
 
 describe('the engine container of a task, as the docker runtime creates it', () => {
   it('runs the image with its owner’s env, PORT and CONTAINER_HOSTNAME, on the container’s own network, named and labelled after the task', () => {
-    const spec = engineContainerSpec('stack-a', taskArn, launch(), 'container-hosting-c-1');
+    const spec = engineContainerSpec('stack-a', taskArn, launch(), 'container-hosting-c-1', 'bridge');
 
     expect(spec.name).toBe('container-hosting-0123456789abcdef');
     expect(spec.Image).toBe('nginx:1.27');
@@ -32,15 +32,22 @@ describe('the engine container of a task, as the docker runtime creates it', () 
     expect(spec.HostConfig?.NetworkMode).toBe('container-hosting-c-1');
   });
 
-  it('publishes the app’s port on 127.0.0.1 only, on a port the engine picks', () => {
-    const spec = engineContainerSpec('stack-a', taskArn, launch({ port: 3000 }), 'net');
+  it('publishes the app’s port on 127.0.0.1 only, on a port the engine picks, where the proxy cannot reach the task’s own address', () => {
+    const spec = engineContainerSpec('stack-a', taskArn, launch({ port: 3000 }), 'net', 'published-port');
 
     expect(spec.ExposedPorts).toEqual({ '3000/tcp': {} });
     expect(spec.HostConfig?.PortBindings).toEqual({ '3000/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] });
   });
 
+  it('publishes no port where the proxy reaches the task at its address on a bridge of this machine', () => {
+    const spec = engineContainerSpec('stack-a', taskArn, launch({ port: 3000 }), 'net', 'bridge');
+
+    expect(spec.ExposedPorts).toEqual({ '3000/tcp': {} });
+    expect(spec.HostConfig?.PortBindings).toBeUndefined();
+  });
+
   it('gives the size as limits: CPU in nano-CPUs, memory without swap beyond it, a pid limit', () => {
-    const { HostConfig } = engineContainerSpec('stack-a', taskArn, launch({ cpuCores: 1.5, memoryMb: 1024 }), 'net');
+    const { HostConfig } = engineContainerSpec('stack-a', taskArn, launch({ cpuCores: 1.5, memoryMb: 1024 }), 'net', 'bridge');
 
     expect(HostConfig?.NanoCpus).toBe(1_500_000_000);
     expect(HostConfig?.Memory).toBe(1024 * 1024 * 1024);
@@ -49,7 +56,7 @@ describe('the engine container of a task, as the docker runtime creates it', () 
   });
 
   it('gives nothing of the host: no privileges, every capability dropped but a web server’s few, no privilege gain, no path bound, no engine restarts', () => {
-    const { HostConfig } = engineContainerSpec('stack-a', taskArn, launch(), 'net');
+    const { HostConfig } = engineContainerSpec('stack-a', taskArn, launch(), 'net', 'bridge');
 
     expect(HostConfig?.Privileged).toBe(false);
     expect(HostConfig?.CapDrop).toEqual(['ALL']);
@@ -68,6 +75,7 @@ describe('the engine container of a task, as the docker runtime creates it', () 
         mounts: [{ volumeId: 'v-1', path: '/data', backendRef: 'container-hosting-v-1' }],
       }),
       'net',
+      'bridge',
     );
 
     expect(spec.Cmd).toEqual(['node', 'server.js']);
@@ -75,6 +83,8 @@ describe('the engine container of a task, as the docker runtime creates it', () 
   });
 
   it('makes the same spec from the same launch: a spare made ahead is the task’s own', () => {
-    expect(engineContainerSpec('stack-a', taskArn, launch(), 'net')).toEqual(engineContainerSpec('stack-a', taskArn, launch(), 'net'));
+    expect(engineContainerSpec('stack-a', taskArn, launch(), 'net', 'bridge')).toEqual(
+      engineContainerSpec('stack-a', taskArn, launch(), 'net', 'bridge'),
+    );
   });
 });

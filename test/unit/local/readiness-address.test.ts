@@ -35,16 +35,21 @@ describe("readiness at a task's own address (the docker runtime on a rootful eng
 
     // Through a published port the accept proves nothing, so the probe holds the connection and sees it closed;
     // at the task's own address only the app can accept, so the accept is the answer.
-    expect((await probeOnce({ hostPort: port, containerPort: port, healthCheck: null })).ok).toBe(false);
-    expect(await probeOnce({ hostPort: 1, containerPort: port, healthCheck: null, address: '127.0.0.1' })).toEqual({ ok: true });
-    expect(await probeOnce({ hostPort: 1, containerPort: await listening(), healthCheck: null, address: '127.0.0.1' })).toEqual({
+    expect((await probeOnce({ address: { host: '127.0.0.1', port }, containerPort: port, healthCheck: null })).ok).toBe(false);
+    expect(await probeOnce({ address: { host: '127.0.0.1', port }, direct: true, containerPort: port, healthCheck: null })).toEqual({
+      ok: true,
+    });
+    const appPort = await listening();
+    expect(
+      await probeOnce({ address: { host: '127.0.0.1', port: appPort }, direct: true, containerPort: appPort, healthCheck: null }),
+    ).toEqual({
       ok: true,
     });
   });
 
   it('does not count an address where nothing listens as ready', async () => {
     const port = await freePort();
-    expect(await probeOnce({ hostPort: 1, containerPort: port, healthCheck: null, address: '127.0.0.1' })).toEqual({
+    expect(await probeOnce({ address: { host: '127.0.0.1', port }, direct: true, containerPort: port, healthCheck: null })).toEqual({
       ok: false,
       failure: `nothing accepted connections on port ${port}`,
     });

@@ -38,7 +38,7 @@ import { CLI_VERSION, sendToPresigned } from './transport.js';
 
 /**
  * `container-hosting`, the service's command-line client (docs/clients.md, "Command-line client").
- * Built by `npm ci` (the `prepare` script, scripts/build-cli.ts) into one file beside two small
+ * Built by `npm ci` (the `prepare` script, scripts/build-cli.ts) into one file with its
  * dependencies, so it starts in well under 300 ms. Exit codes: EXIT (cli/src/errors.ts).
  */
 

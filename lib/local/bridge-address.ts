@@ -1,22 +1,22 @@
 import { networkInterfaces } from 'node:os';
 
 /**
- * Whether an engine container's address is on a bridge of this machine (an interface whose
- * subnet holds it), so that connecting to it reaches the container itself: true for a rootful
- * engine on Linux, false where the engine's networks live elsewhere (Docker Desktop's VM,
- * rootless Podman's namespace), where the same address could even be another host's.
+ * Whether an engine container's address is on its network's bridge, as an interface of this
+ * machine (`bridge`, the name the network was made with) whose subnet holds the address, so that
+ * connecting to it reaches the container itself: true for a rootful engine on Linux. False where
+ * the engine's networks live elsewhere (Docker Desktop's VM, rootless Podman's namespace), even
+ * when a LAN or VPN interface of this machine happens to hold the same subnet: the address is
+ * then another host's, and the proxy must not send anyone's requests there.
  */
-export function onThisMachinesBridge(address: string, interfaces = networkInterfaces()): boolean {
+export function onItsBridge(address: string, bridge: string, interfaces = networkInterfaces()): boolean {
   const target = ipv4ToNumber(address);
   if (target === undefined) return false;
-  return Object.values(interfaces).some((entries) =>
-    (entries ?? []).some((entry) => {
-      if (entry.family !== 'IPv4' || entry.internal) return false;
-      const own = ipv4ToNumber(entry.address);
-      const mask = ipv4ToNumber(entry.netmask);
-      return own !== undefined && mask !== undefined && mask !== 0 && own !== target && (own & mask) >>> 0 === (target & mask) >>> 0;
-    }),
-  );
+  return (interfaces[bridge] ?? []).some((entry) => {
+    if (entry.family !== 'IPv4' || entry.internal) return false;
+    const own = ipv4ToNumber(entry.address);
+    const mask = ipv4ToNumber(entry.netmask);
+    return own !== undefined && mask !== undefined && mask !== 0 && own !== target && (own & mask) >>> 0 === (target & mask) >>> 0;
+  });
 }
 
 function ipv4ToNumber(address: string): number | undefined {

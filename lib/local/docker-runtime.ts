@@ -21,9 +21,9 @@ import { type EngineContainerEvent, EngineEvents } from './engine-events.js';
 import { ensureImageFor } from './engine-image-pull.js';
 import type { FirewallStatus } from './engine-firewall.js';
 import { type HostFirewall, HostIsolation } from './engine-host-isolation.js';
-import { ensureContainerNetwork, networkNameOf, removeContainerNetwork, removeUnusedNetworks } from './engine-networks.js';
+import { bridgeNameOf, ensureContainerNetwork, networkNameOf, removeContainerNetwork, removeUnusedNetworks } from './engine-networks.js';
 import { onShutdown } from './lifecycle.js';
-import { onThisMachinesBridge } from './bridge-address.js';
+import { onItsBridge } from './bridge-address.js';
 import { awaitReady, type ProbeTarget, watchHealth } from './readiness.js';
 import { type SpareEngineContainer, SpareEngineContainers } from './spare-engine-containers.js';
 import { IN_FLIGHT_DRAIN_MAX_MS, inFlightRequests } from './in-flight-requests.js';
@@ -76,7 +76,7 @@ export interface DockerRuntimeOptions {
   volumes?: EngineVolumes;
 }
 
-/** A task of this runtime: an engine container; `port` is the loopback port the engine published its app's port on. */
+/** A task of this runtime: an engine container; `address` is where the proxy reaches its app (DockerRuntime.reachedAt). */
 interface EngineTask extends BookedTask {
   launch: TaskLaunch;
   memoryMb: number;
@@ -422,8 +422,14 @@ export class DockerRuntime implements ReconcilableRuntime {
       if ('startedAhead' in made) void this.settleFromEngine(task);
       // A spare initialized ahead has had its port and address since its init: the probes begin as its start answers.
       const inspected = made.initialized ?? (await this.engine.getContainer(engineNameOf(task.taskArn)).inspect());
-      const reached = this.reachedAt(inspected, network, launch.port);
-      if (!reached) throw new ProvisioningFailed(`this machine reaches neither its address nor a port published for ${launch.port}`);
+      const reached = this.reachedAt(inspected, network, launch);
+      if (!reached) {
+        // An app that exited at once has lost its address: its exit says more.
+        if (await this.settleFromEngine(task)) return;
+        task.failing = `could not start: this machine reaches neither its address nor a port published for ${launch.port}`;
+        await this.stopEngineContainer(task.taskArn, 0);
+        return this.settle(task, { reason: task.failing });
+      }
       task.address = reached.address;
       const target: ProbeTarget = { ...reached, containerPort: launch.port, healthCheck: launch.healthCheck };
       const [ready, firewall] = await Promise.all([awaitReady(target, task.abort.signal), isolated ?? this.keepIsolated()]);
@@ -464,19 +470,21 @@ export class DockerRuntime implements ReconcilableRuntime {
   }
 
   /**
-   * Where this machine reaches a started task's app: its own address, when that is on a bridge of
-   * this machine (learnt here, so the tasks made after it publish no port), or else the port the
-   * engine published on 127.0.0.1; undefined when neither.
+   * Where this machine reaches a started task's app: its own address, when that is on its
+   * network's bridge as an interface of this machine (learnt here from each task that has an
+   * address, so the tasks made after it publish no port), or else the port the engine published
+   * on 127.0.0.1; undefined when neither.
    */
   private reachedAt(
     inspected: Docker.ContainerInspectInfo,
     network: string,
-    port: number,
+    launch: TaskLaunch,
   ): { address: TaskAddress; direct: boolean } | undefined {
     const own = inspected.NetworkSettings.Networks?.[network]?.IPAddress;
-    this.bridgeIsHere = !!own && onThisMachinesBridge(own);
-    if (own && this.bridgeIsHere) return { address: { host: own, port }, direct: true };
-    const published = inspected.NetworkSettings.Ports?.[`${port}/tcp`]?.[0]?.HostPort;
+    // A task that exited already has no address, which says nothing of where the bridges are.
+    if (own) this.bridgeIsHere = onItsBridge(own, bridgeNameOf(launch.containerId));
+    if (own && this.bridgeIsHere) return { address: { host: own, port: launch.port }, direct: true };
+    const published = inspected.NetworkSettings.Ports?.[`${launch.port}/tcp`]?.[0]?.HostPort;
     return published ? { address: { host: '127.0.0.1', port: Number(published) }, direct: false } : undefined;
   }
 

@@ -1,6 +1,6 @@
 /**
  * The requests the local proxy has sent to each task and not yet seen answered. A task's stop
- * takes it out of the routes at once (lib/local/task-book.ts, `portOf`), then waits for these
+ * takes it out of the routes at once (lib/local/task-book.ts, `addressOf`), then waits for these
  * before the engine signals the process, up to IN_FLIGHT_DRAIN_MAX_MS: a load balancer's
  * deregistration does the same, sending nothing new to a draining target and completing at once
  * when it has no requests in flight

@@ -11,7 +11,6 @@ import {
 } from '../containers/runtime.js';
 import { describeError, log } from '../log.js';
 
-/** What both local runtimes record of a task, in ECS's terms. */
 /**
  * Where a running task's app answers from this machine: a loopback port (the process runtime's
  * PORT, or an engine port published on 127.0.0.1), or the engine container's own address on a
@@ -22,6 +21,7 @@ export interface TaskAddress {
   port: number;
 }
 
+/** What both local runtimes record of a task, in ECS's terms. */
 export interface BookedTask {
   taskArn: string;
   containerId: string;

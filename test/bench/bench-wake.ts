@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startEngineBenchStack } from '../support/engine-bench-stack.js';
 import { percentile } from '../support/percentiles.js';
 import type { TaskAddress } from '../../lib/local/task-book.js';
-import { onThisMachinesBridge } from '../../lib/local/bridge-address.js';
+import { onItsBridge } from '../../lib/local/bridge-address.js';
 
 const WAKES = Number(process.env.BENCH_WAKES ?? 20);
 const CONCURRENT = 5;
@@ -31,7 +31,7 @@ const stack = await startEngineBenchStack('bench-wake');
 const { api, dockerHost, engine } = stack;
 const { LABEL, engineNameOf } = await import('../../lib/local/docker-runtime.js');
 const { engineContainerSpec } = await import('../../lib/local/engine-container-spec.js');
-const { ensureContainerNetwork } = await import('../../lib/local/engine-networks.js');
+const { bridgeNameOf, ensureContainerNetwork } = await import('../../lib/local/engine-networks.js');
 
 /** One GET through the stack's proxy (Host names the container) or straight to a task; answers the status, 0 for a connection error. */
 function get(at: TaskAddress, host: string): Promise<number> {
@@ -87,16 +87,17 @@ async function bareContainer(name: string) {
       'bridge',
     ),
   );
-  return { network: engine.getNetwork(networkName), container };
+  return { network: engine.getNetwork(networkName), container, containerId };
 }
 
-/** Where the bare container answers: its own address, as our runtime reaches its tasks on a bridge of this machine. */
-async function addressOf(container: {
-  inspect(): Promise<{ NetworkSettings: { Networks?: Record<string, { IPAddress: string }> } }>;
-}): Promise<TaskAddress> {
+/** Where the bare container (on the network of `containerId`) answers: its own address, as our runtime reaches its tasks on their bridge. */
+async function addressOf(
+  container: { inspect(): Promise<{ NetworkSettings: { Networks?: Record<string, { IPAddress: string }> } }> },
+  containerId: string,
+): Promise<TaskAddress> {
   const inspected = await container.inspect();
   const own = Object.values(inspected.NetworkSettings.Networks ?? {})[0]?.IPAddress ?? '';
-  if (!onThisMachinesBridge(own))
+  if (!onItsBridge(own, bridgeNameOf(containerId)))
     throw new Error(`the bare container's address (${own}) is not on a bridge of this machine: a rootful engine on Linux is needed`);
   return { host: own, port: 8080 };
 }
@@ -176,11 +177,11 @@ for (let round = 0; round < WAKES; round += 1) {
 
   // The bare engine's own start of the same stopped container: the engine container of the task
   // that just slept (its image, spec, network and firewall rules), started past our runtime, which
-  // ignores it (its task is stopped), until its first 200 on its published port, then stopped again.
+  // ignores it (its task is stopped), until its first 200 at its address, then stopped again.
   const slept = await putToSleep();
   const bareAt = performance.now();
   await slept.start();
-  await until200(await addressOf(slept), 'bare');
+  await until200(await addressOf(slept, sleeper.id), 'bare');
   bareStartMs.push(performance.now() - bareAt);
   await slept.stop({ t: 0 });
 }
@@ -219,7 +220,7 @@ for (let run = 0; run < NEW_RUNS; run += 1) {
   barePhases.created.push(performance.now() - bareAt);
   await fresh.container.start();
   barePhases.started.push(performance.now() - bareAt);
-  await until200(await addressOf(fresh.container), 'bare');
+  await until200(await addressOf(fresh.container, fresh.containerId), 'bare');
   bareRunMs.push(performance.now() - bareAt);
   await fresh.container.remove({ force: true });
   await fresh.network.remove().catch(() => undefined);

@@ -8,14 +8,18 @@ const execFileAsync = promisify(execFile);
 /**
  * The engine's own build and run of a build context, the baseline a deploy is measured against:
  * as `podman build` then `podman run` would, POST /build tagged `tag`, then create + start of the
- * image with its port 8080 published on loopback, until its first 200 (60 s at the most, asked
- * every `pollMs`). Answers how long that took and the container, which the caller removes.
+ * image, until its first 200 (60 s at the most, asked every `pollMs`): with its port 8080
+ * published on loopback (`podman run -p`), or, `atItsAddress`, at its own address on the engine's
+ * default network with nothing published, as our runtime reaches its tasks on a rootful engine
+ * (lib/local/engine-container-spec.ts, EngineReach). Answers how long that took and the
+ * container, which the caller removes.
  */
 export async function engineBuildAndRun(
   engine: Docker,
   context: Buffer,
   tag: string,
   pollMs: number,
+  atItsAddress = false,
 ): Promise<{ ms: number; container: Docker.Container }> {
   const startedAt = performance.now();
   const progress = await engine.buildImage(context as never, { t: tag });
@@ -23,12 +27,16 @@ export async function engineBuildAndRun(
   const container = await engine.createContainer({
     Image: tag,
     Env: ['PORT=8080'],
-    HostConfig: { PortBindings: { '8080/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] } },
+    ...(atItsAddress ? {} : { HostConfig: { PortBindings: { '8080/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] } } }),
     ExposedPorts: { '8080/tcp': {} },
   });
   await container.start();
-  const port = Number((await container.inspect()).NetworkSettings.Ports['8080/tcp']![0]!.HostPort);
-  await untilFirst200(port, pollMs);
+  const { NetworkSettings } = await container.inspect();
+  const address = Object.values(NetworkSettings.Networks ?? {})[0]?.IPAddress ?? '';
+  await untilFirst200(
+    atItsAddress ? { host: address, port: 8080 } : { host: '127.0.0.1', port: Number(NetworkSettings.Ports['8080/tcp']![0]!.HostPort) },
+    pollMs,
+  );
   return { ms: performance.now() - startedAt, container };
 }
 
@@ -51,7 +59,7 @@ export async function podmanCliBuildAndRun(dockerHost: string, dir: string, tag:
   const id = await podman('run', '--detach', '--publish', '127.0.0.1::8080', '--env', 'PORT=8080', tag);
   try {
     const port = Number((await podman('port', id, '8080')).split(':').pop());
-    await untilFirst200(port, pollMs);
+    await untilFirst200({ host: '127.0.0.1', port }, pollMs);
     return performance.now() - startedAt;
   } finally {
     await podman('rm', '--force', '--time', '0', id).catch(() => undefined);
@@ -59,11 +67,11 @@ export async function podmanCliBuildAndRun(dockerHost: string, dir: string, tag:
   }
 }
 
-/** Asks 127.0.0.1:`port` every `pollMs` until it answers 200, for 60 s at the most. */
-async function untilFirst200(port: number, pollMs: number): Promise<void> {
+/** Asks `at` every `pollMs` until it answers 200, for 60 s at the most. */
+async function untilFirst200(at: { host: string; port: number }, pollMs: number): Promise<void> {
   await pollUntil(
     () =>
-      fetch(`http://127.0.0.1:${port}/`).then(
+      fetch(`http://${at.host}:${at.port}/`).then(
         (response) => response.status,
         () => 0,
       ),

@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { NetworkInterfaceInfo } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { onThisMachinesBridge } from '../../../lib/local/bridge-address.js';
+import { onItsBridge } from '../../../lib/local/bridge-address.js';
 import { probeOnce } from '../../../lib/local/readiness.js';
 
 const servers: Server[] = [];
@@ -56,7 +56,7 @@ describe("readiness at a task's own address (the docker runtime on a rootful eng
   });
 });
 
-describe("whether an engine container's address is on this machine's bridge", () => {
+describe("whether an engine container's address is on its bridge, an interface of this machine", () => {
   const bridge = (address: string, netmask: string): NetworkInterfaceInfo => ({
     address,
     netmask,
@@ -67,19 +67,24 @@ describe("whether an engine container's address is on this machine's bridge", ()
   });
   const machine = {
     lo: [{ ...bridge('127.0.0.1', '255.0.0.0'), internal: true }],
-    eth0: [bridge('192.0.2.2', '255.255.255.0')],
-    'cni-podman1': [bridge('10.89.3.1', '255.255.255.0')],
+    eth0: [bridge('10.0.0.5', '255.0.0.0')],
+    chs0123456789ab: [bridge('10.89.3.1', '255.255.255.0')],
   };
 
-  it('is, for an address in the subnet of a bridge the engine made here (rootful Podman or Docker on Linux)', () => {
-    expect(onThisMachinesBridge('10.89.3.2', machine)).toBe(true);
+  it('is, for an address in the subnet of the bridge the engine made here for its network (rootful Podman or Docker on Linux)', () => {
+    expect(onItsBridge('10.89.3.2', 'chs0123456789ab', machine)).toBe(true);
   });
 
-  it('is not, for an address in no subnet of this machine (Docker Desktop, rootless Podman), nor for loopback or nonsense', () => {
-    expect(onThisMachinesBridge('10.88.0.7', machine)).toBe(false);
-    expect(onThisMachinesBridge('127.0.0.5', machine)).toBe(false);
-    expect(onThisMachinesBridge('10.89.3.1', machine)).toBe(false);
-    expect(onThisMachinesBridge('', machine)).toBe(false);
-    expect(onThisMachinesBridge('10.89.3.999', machine)).toBe(false);
+  it('is not where its bridge is no interface here, though a LAN interface holds the subnet (rootless Podman, Docker Desktop): that address is another host', () => {
+    expect(onItsBridge('10.89.7.2', 'chsfedcba987654', machine)).toBe(false);
+    expect(onItsBridge('10.89.7.2', 'eth0', { eth0: machine.eth0 })).toBe(true);
+  });
+
+  it('is not for an address outside its bridge’s subnet, the bridge’s own address, loopback or nonsense', () => {
+    expect(onItsBridge('10.88.0.7', 'chs0123456789ab', machine)).toBe(false);
+    expect(onItsBridge('10.89.3.1', 'chs0123456789ab', machine)).toBe(false);
+    expect(onItsBridge('127.0.0.5', 'lo', machine)).toBe(false);
+    expect(onItsBridge('', 'chs0123456789ab', machine)).toBe(false);
+    expect(onItsBridge('10.89.3.999', 'chs0123456789ab', machine)).toBe(false);
   });
 });

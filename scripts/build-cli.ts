@@ -45,7 +45,8 @@ export function buildCli(root: string = repositoryRoot): string {
         'const require = createRequireForBundledPackages(import.meta.url);',
       ].join('\n'),
     },
-    define: contractDefines(root),
+    // Its version from package.json: the built file runs without npm, so no npm_package_version is set.
+    define: { ...contractDefines(root), CLI_PACKAGE_VERSION: JSON.stringify(packageVersion(root)) },
     legalComments: 'none',
     metafile: true,
     logLevel: 'warning',
@@ -57,6 +58,9 @@ export function buildCli(root: string = repositoryRoot): string {
   renameSync(partial, outfile);
   return outfile;
 }
+
+const packageVersion = (root: string): string =>
+  (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 
 /** Each bundled package's name, version and licence text, from its own package.json and LICENSE file. */
 function noticesOf(root: string, metafile: Metafile): string {

@@ -52,8 +52,10 @@ export interface Answer {
   json(): Promise<unknown>;
 }
 
+/** package.json's version, defined when the CLI is built (scripts/build-cli.ts). */
+declare const CLI_PACKAGE_VERSION: string;
 /** The CLI's version, as `--version` prints it and every request names it (`User-Agent`). */
-export const CLI_VERSION = process.env.npm_package_version ?? '0.1.0';
+export const CLI_VERSION = CLI_PACKAGE_VERSION;
 const USER_AGENT = `container-hosting-cli/${CLI_VERSION}`;
 /**
  * How long a connection may stay silent before the request is given up: undici's own header and

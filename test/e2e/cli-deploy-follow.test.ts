@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -133,7 +134,8 @@ describe('container-hosting deploy against a service that answers every read at 
     // 50 ms deploying), not at once; the one after a change goes at once.
     const gaps = states.slice(1).map((read, index) => read.at - states[index]!.at);
     for (const gap of [...gaps.slice(0, 4), gaps[5]!]) expect(gap).toBeGreaterThanOrEqual(45);
-    expect(states.every((read) => read.headers['user-agent']?.startsWith('container-hosting-cli/'))).toBe(true);
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(states.every((read) => read.headers['user-agent'] === `container-hosting-cli/${version}`)).toBe(true);
   });
 
   it('exits 1 with the service’s message when a state read fails, without reading on', async () => {
